@@ -1,0 +1,1 @@
+from .value import Value

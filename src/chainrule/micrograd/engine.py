@@ -1,0 +1,5 @@
+"""``micrograd.engine``: the Value class."""
+
+from ..value import Value
+
+__all__ = ["Value"]

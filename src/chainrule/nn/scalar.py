@@ -1,0 +1,140 @@
+"""Neural networks of scalar Values: micrograd's Neuron, Layer and MLP.
+
+Same names, arguments and parameter counts as micrograd (``MLP(2, [16, 16, 1])`` has
+337 parameters, initialised with ``random.uniform(-1, 1)`` in the same order, so
+``random.seed(1337)`` gives micrograd's own initial weights). What is added:
+
+* ``rng=``: an int seed or a ``random.Random`` for a reproducible initialisation
+  (the default, ``None``, draws from the ``random`` module, as micrograd does);
+* ``nonlin=`` may name the activation (``"relu"``, ``"tanh"``, ``"sigmoid"``) as well
+  as be True (ReLU) or False (linear); ``MLP(..., activate_output=True)`` applies it on
+  the last layer too (microcrad's variant);
+* a neuron's weighted sum is one graph node (``Value.linear``), which makes training
+  several times faster; ``fused=False`` builds micrograd's chain of ``*`` and ``+``
+  nodes, for pictures of small graphs where every multiplication should show;
+* ``MLP(2, [16, 1, 1])`` works (micrograd crashes on a one-neuron hidden layer).
+"""
+
+import random
+from numbers import Real
+
+from ..value import Value
+from .module import Module
+
+__all__ = ["Neuron", "Layer", "MLP", "make_rng"]
+
+_ACTIVATIONS = {
+    "relu": ("ReLU", Value.relu),
+    "tanh": ("Tanh", Value.tanh),
+    "sigmoid": ("Sigmoid", Value.sigmoid),
+    "linear": ("Linear", None),
+}
+
+
+def make_rng(rng):
+    """A source of random numbers from None (Python's global one), a seed, or a Random."""
+    if rng is None or rng is random:
+        return random
+    if isinstance(rng, random.Random):
+        return rng
+    if isinstance(rng, int) and not isinstance(rng, bool):
+        return random.Random(rng)
+    raise TypeError(f"rng: expected None, an int seed or a random.Random, "
+                    f"got {type(rng).__name__} {rng!r}")
+
+
+def _activation_name(nonlin):
+    if nonlin is True:
+        return "relu"
+    if nonlin is False or nonlin is None:
+        return "linear"
+    if isinstance(nonlin, str) and nonlin.lower() in _ACTIVATIONS:
+        return nonlin.lower()
+    raise ValueError(f"nonlin: expected True, False or one of "
+                     f"{', '.join(map(repr, _ACTIVATIONS))}, got {nonlin!r}")
+
+
+class Neuron(Module):
+    """``activation(b + w1*x1 + ... + wn*xn)`` with weights drawn from U(-1, 1), bias 0."""
+
+    def __init__(self, nin, nonlin=True, rng=None, fused=True):
+        if not isinstance(nin, int) or nin < 1:
+            raise ValueError(f"Neuron: nin must be a positive int, got {nin!r}")
+        rng = make_rng(rng)
+        self.w = [Value(rng.uniform(-1, 1)) for _ in range(nin)]
+        self.b = Value(0)
+        self.activation = _activation_name(nonlin)
+        self.nonlin = self.activation != "linear"
+        self.fused = fused
+
+    def __call__(self, x):
+        if isinstance(x, (Value, Real)):  # a neuron with a single input takes a scalar
+            x = [x]
+        x = list(x)
+        if len(x) != len(self.w):
+            raise ValueError(f"Neuron: expected {len(self.w)} inputs, got {len(x)}")
+        if self.fused:
+            act = Value.linear(self.w, x, self.b)
+        else:
+            act = sum((wi * xi for wi, xi in zip(self.w, x)), self.b)
+        apply = _ACTIVATIONS[self.activation][1]
+        return apply(act) if apply else act
+
+    def parameters(self):
+        return self.w + [self.b]
+
+    def __repr__(self):
+        return f"{_ACTIVATIONS[self.activation][0]}Neuron({len(self.w)})"
+
+
+class Layer(Module):
+    """``nout`` neurons that read the same inputs. Returns a list, or a Value when nout == 1."""
+
+    def __init__(self, nin, nout, **kwargs):
+        kwargs["rng"] = make_rng(kwargs.get("rng"))  # one stream for all neurons
+        self.neurons = [Neuron(nin, **kwargs) for _ in range(nout)]
+
+    def outputs(self, x):
+        """The outputs as a list, always (also for a single neuron)."""
+        return [n(x) for n in self.neurons]
+
+    def __call__(self, x):
+        out = self.outputs(x)
+        return out[0] if len(out) == 1 else out
+
+    def parameters(self):
+        return [p for n in self.neurons for p in n.parameters()]
+
+    def __repr__(self):
+        return f"Layer of [{', '.join(str(n) for n in self.neurons)}]"
+
+
+class MLP(Module):
+    """A multi-layer perceptron: ``MLP(2, [16, 16, 1])`` maps 2 inputs to 1 output.
+
+    Hidden layers apply ``nonlin`` (ReLU by default); the last layer is linear unless
+    ``activate_output=True``. Returns a Value when the last layer has one neuron.
+    """
+
+    def __init__(self, nin, nouts, nonlin=True, activate_output=False, rng=None,
+                 fused=True):
+        rng = make_rng(rng)
+        sizes = [nin] + list(nouts)
+        last = len(nouts) - 1
+        self.layers = [
+            Layer(sizes[i], sizes[i + 1], nonlin=(nonlin if (i != last or activate_output)
+                                                  else False), rng=rng, fused=fused)
+            for i in range(len(nouts))
+        ]
+
+    def __call__(self, x):
+        # Layers pass lists to each other, so a one-neuron hidden layer is no special case.
+        for layer in self.layers:
+            x = layer.outputs(x)
+        return x[0] if len(x) == 1 else x
+
+    def parameters(self):
+        return [p for layer in self.layers for p in layer.parameters()]
+
+    def __repr__(self):
+        return f"MLP of [{', '.join(str(layer) for layer in self.layers)}]"
