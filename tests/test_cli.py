@@ -1,0 +1,98 @@
+"""The command line: `chainrule train` and `chainrule graph`, as a user runs them."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from chainrule.cli import main
+
+
+def test_help_lists_the_commands(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--help"])
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    assert "train" in out and "graph" in out
+
+
+def test_train_help_documents_every_option(capsys):
+    with pytest.raises(SystemExit):
+        main(["train", "--help"])
+    out = capsys.readouterr().out
+    for option in ("--seed", "--steps", "--lr", "--out", "moons", "toy"):
+        assert option in out
+
+
+def test_python_dash_m_and_the_console_script_both_run():
+    for command in ([sys.executable, "-m", "chainrule", "--help"],
+                    [str(__import__("pathlib").Path(sys.executable).with_name("chainrule")),
+                     "--help"]):
+        result = subprocess.run(command, capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0, result.stderr
+        assert "usage: chainrule" in result.stdout
+
+
+def test_train_moons_reaches_100_percent_and_writes_its_outputs(tmp_path, capsys):
+    """micrograd's demo, from the command line: 100% training accuracy, metrics and a picture."""
+    assert main(["train", "moons", "--quiet", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "train accuracy 100.0%" in out
+    metrics = json.loads((tmp_path / "metrics.json").read_text())
+    assert metrics["train_accuracy"] == 1.0
+    assert metrics["steps"] == 100 and metrics["parameters"] == 337
+    assert metrics["loss"] < 0.05 and metrics["wall_time_s"] > 0
+    assert len(metrics["loss_history"]) == 100
+    assert metrics["loss_history"][-1] < metrics["loss_history"][0]
+    png = (tmp_path / "decision_boundary.png").read_bytes()
+    assert png.startswith(b"\x89PNG")
+
+
+def test_train_is_reproducible_from_its_seed(tmp_path):
+    for run in ("a", "b"):
+        assert main(["train", "moons", "--quiet", "--steps", "5", "--seed", "3",
+                     "--out", str(tmp_path / run)]) == 0
+    a = json.loads((tmp_path / "a" / "metrics.json").read_text())
+    b = json.loads((tmp_path / "b" / "metrics.json").read_text())
+    assert a["loss_history"] == b["loss_history"]
+
+
+def test_train_toy_fits_the_bump(tmp_path, capsys):
+    """microcrad's toy regression: the error falls well below the target's variance (0.047)."""
+    assert main(["train", "toy", "--quiet", "--out", str(tmp_path)]) == 0
+    assert "mean squared error" in capsys.readouterr().out
+    metrics = json.loads((tmp_path / "metrics.json").read_text())
+    assert metrics["mse"] < 0.01
+    assert (tmp_path / "fit.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_a_diverging_run_stops_with_a_clear_error(capsys):
+    assert main(["train", "toy", "--quiet", "--lr", "50", "--steps", "200"]) == 1
+    err = capsys.readouterr().err
+    assert "diverged" in err and "smaller learning rate" in err
+
+
+def test_graph_prints_gradients_and_renders(tmp_path, capsys):
+    out_file = tmp_path / "g.dot"
+    assert main(["graph", "x*y + x", "--at", "x=2,y=3", "-o", str(out_file)]) == 0
+    out = capsys.readouterr().out
+    assert "value = 8.0" in out
+    assert "d/dx = 4.0" in out and "d/dy = 2.0" in out
+    assert "digraph" in out_file.read_text()
+
+
+def test_graph_refuses_code_and_runs_none_of_it(tmp_path, capsys):
+    marker = tmp_path / "pwned"
+    code = f"__import__('os').system('touch {marker}')"
+    assert main(["graph", code, "-o", str(tmp_path / "g.svg")]) == 2
+    assert "not an allowed function" in capsys.readouterr().err
+    assert not marker.exists()
+    assert not (tmp_path / "g.svg").exists()
+
+
+def test_graph_reports_unknown_variables_and_domain_errors(tmp_path, capsys):
+    assert main(["graph", "x + z", "--at", "x=1", "-o", str(tmp_path / "g.dot")]) == 2
+    assert "z" in capsys.readouterr().err
+    assert main(["graph", "log(x)", "--at", "x=0", "-o", str(tmp_path / "g.dot")]) == 2
+    assert "log" in capsys.readouterr().err
