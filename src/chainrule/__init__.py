@@ -9,6 +9,7 @@
 
 from .value import (Value, absolute, cos, exp, log, power, relu, sigmoid, sin, sqrt,
                     tanh)
+from .viz import draw_graph, render_graph
 
 abs = absolute  # like numpy.abs
 

@@ -135,6 +135,9 @@ def _graph(args):
     except GraphvizNotFound as err:
         print(f"chainrule graph: {err}", file=sys.stderr)
         return 1
+    except (ValueError, ImportError) as err:  # an unknown picture format; no graphviz package
+        print(f"chainrule graph: error: {err}", file=sys.stderr)
+        return 2
     print(f"wrote {path}")
     return 0
 
