@@ -10,6 +10,7 @@ network written in PyTorch.
 import math
 import random
 
+import numpy as np
 import pytest
 import torch
 
@@ -328,3 +329,45 @@ def test_relu_neuron_outputs_zero_for_negative_sums():
     n.w[0].data, n.w[1].data = 1.0, 1.0
     assert n([-1.0, -2.0]).data == 0.0
     assert n([1.0, 2.0]).data == 3.0
+
+
+# ---------------------------------------------------------------------------------------
+# Karpathy's lecture: calling _backward() by hand, and adding an operation with a closure
+# ---------------------------------------------------------------------------------------
+
+def test_backpropagating_by_hand_with_underscore_backward():
+    """The lecture sets o.grad = 1 and calls each node's _backward() in reverse order."""
+    from chainrule.micrograd.engine import Value
+    x1, x2, w1, w2, b = Value(2.0), Value(0.0), Value(-3.0), Value(1.0), Value(6.8813735870195432)
+    x1w1, x2w2 = x1 * w1, x2 * w2
+    s = x1w1 + x2w2
+    n = s + b
+    o = n.tanh()
+    o.grad = 1.0
+    for node in (o, n, s, x1w1, x2w2):
+        node._backward()
+    t = torch.tensor([2.0, 0.0, -3.0, 1.0, 6.8813735870195432], dtype=torch.float64,
+                     requires_grad=True)
+    torch.tanh(t[0] * t[2] + t[1] * t[3] + t[4]).backward()
+    ours = [x1.grad, x2.grad, w1.grad, w2.grad, b.grad]
+    np.testing.assert_allclose(ours, t.grad.numpy(), rtol=1e-12, atol=1e-15)
+
+
+def test_an_operation_added_micrograd_style_with_a_closure():
+    """micrograd code defines new operations by assigning out._backward; that still works."""
+    from chainrule.micrograd.engine import Value
+
+    def cube(self):
+        out = Value(self.data ** 3, (self,), "cube")
+
+        def _backward():
+            self.grad += 3 * self.data ** 2 * out.grad
+        out._backward = _backward
+        return out
+
+    x = Value(1.5)
+    y = cube(x * 2.0) + x
+    y.backward()
+    assert x.grad == pytest.approx(3 * (2 * 1.5) ** 2 * 2 + 1, rel=1e-15)
+    with pytest.raises(TypeError, match="hand-written _backward closure"):
+        cube(Value(1.0)).backward(create_graph=True)

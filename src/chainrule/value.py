@@ -50,9 +50,11 @@ __all__ = [
 # ---------------------------------------------------------------------------------------
 
 DERIVATIVES = {
-    # --- arithmetic.  a - b is a + (-1 * b) and a / b is a * b**-1, as in micrograd ---
+    # --- arithmetic.  a - b is a + (-1 * b), as in micrograd. a / b is its own
+    #     operation: as a * b**-1 it would overflow for a tiny b even when a / b is finite ---
     "+":       lambda ans, a, b: (1.0, 1.0),
     "*":       lambda ans, a, b: (b, a),
+    "/":       lambda ans, a, b: (1.0 / b, -ans / b),   # d/db a/b = -a/b**2
     "**":      lambda ans, a, b: (d_power_base(a, b), d_power_exponent(ans, a, b)),
 
     # --- exponential and logarithm ---
@@ -88,18 +90,18 @@ def power_rule(n):
 
 
 def exponential_rule(base):
-    """The rule for base ** x with a constant base: d/dx = base**x * ln(base).
-
-    0 ** x is 0 for every x > 0, so its derivative is 0 (not 0 * ln 0).
-    """
-    if base == 0:
-        return lambda ans, x: (0.0,)
-    return lambda ans, x: (ans * log(base),)
+    """The rule for base ** x with a constant base: d/dx = base**x * ln(base)."""
+    return lambda ans, x: (d_power_exponent(ans, base, x),)
 
 
 def d_power_base(a, b):
-    """d/da a**b = b * a**(b-1); 0 when b = 0, since a**0 = 1 whatever a is."""
-    if value_of(b) == 0:
+    """d/da a**b = b * a**(b-1).
+
+    At a = 0 and b = 0 the formula reads 0 * 0**-1; a**0 = 1 whatever a is, so the
+    derivative is 0. Elsewhere the formula stands, even at b = 0 (where it is 0), so
+    that its derivative with respect to b is right: d/db (b * a**(b-1)) = 1/a at b = 0.
+    """
+    if value_of(b) == 0 and value_of(a) == 0:
         return 0.0
     return b * power(a, b - 1)
 
@@ -207,13 +209,21 @@ class Value:
             return NotImplemented
         if other.data == 0:
             raise ValueError(f"/: division by zero ({self.data!r} / {other.data!r})")
-        return self * other ** -1
+        return Value(self.data / other.data, (self, other), "/")
+
+    # Reflected operators (2 + x): the operands keep the order in which they were written.
 
     def __radd__(self, other):
-        return self + other
+        other = _operand(other)
+        if other is None:
+            return NotImplemented
+        return other + self
 
     def __rmul__(self, other):
-        return self * other
+        other = _operand(other)
+        if other is None:
+            return NotImplemented
+        return other * self
 
     def __rsub__(self, other):
         other = _operand(other)
@@ -301,10 +311,18 @@ class Value:
         for node in order:  # interior nodes start from zero at every pass
             node.grad = 0.0
         self.grad = seed
+        if not create_graph:
+            for node in reversed(order):
+                node._chain_rule()
+            return
         for node in reversed(order):
-            node._backward(create_graph)
+            node._chain_rule(create_graph=True)
+            # Once passed on, an interior node keeps the number, not the graph: that
+            # graph is made of the nodes that use this one, so keeping it would make
+            # a reference cycle. The leaves get the differentiable gradients.
+            node.grad = node.grad.data
 
-    def _backward(self, create_graph=False):
+    def _chain_rule(self, create_graph=False):
         """One step of the chain rule: pass this node's gradient on to its operands.
 
         micrograd stores this step as a closure; here it is a method that reads the
@@ -314,6 +332,9 @@ class Value:
         if not operands:
             return
         rule = self._rule
+        if type(rule) is _HandWrittenStep:
+            rule.run(self, create_graph)
+            return
         if rule is None:
             raise TypeError(f"backward: no derivative rule for the operation {self._op!r} "
                             f"of {self!r}; known operations: {', '.join(DERIVATIVES)}")
@@ -330,6 +351,39 @@ class Value:
             inputs = ", ".join(repr(operand.data) for operand in operands)
             raise ValueError(f"backward through {self._op!r} (operands {inputs}): the "
                              f"derivative is not a finite real number: {err}") from None
+
+
+    # micrograd's name for the step, for code that calls it by hand (as Karpathy's
+    # lecture does: o.grad = 1.0; o._backward()) or that defines its own operations by
+    # assigning a closure: out._backward = _backward.
+
+    @property
+    def _backward(self):
+        rule = self._rule
+        return rule.step if type(rule) is _HandWrittenStep else self._chain_rule
+
+    @_backward.setter
+    def _backward(self, step):
+        self._rule = _HandWrittenStep(step)
+
+
+class _HandWrittenStep:
+    """A backward step written as a micrograd closure. It computes floats, so it cannot
+    build the graph of a gradient; and it usually captures its own output node, a
+    reference cycle the garbage collector has to break (micrograd's own behaviour)."""
+
+    __slots__ = ("step",)
+
+    def __init__(self, step):
+        self.step = step
+
+    def run(self, node, create_graph):
+        if create_graph:
+            raise TypeError(
+                f"backward(create_graph=True): the operation {node._op!r} has a "
+                f"hand-written _backward closure, which computes floats and cannot build "
+                f"the graph of a gradient; add its rule to DERIVATIVES instead")
+        self.step()
 
 
 def _is_number(x):
