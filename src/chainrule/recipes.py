@@ -13,7 +13,7 @@ from .nn import MLP
 from .progress import progress
 from .value import Value
 
-__all__ = ["train_moons", "train_toy", "moons_loss", "TrainingDiverged"]
+__all__ = ["train_moons", "train_toy", "moons_loss", "gradient_descent", "TrainingDiverged"]
 
 
 class TrainingDiverged(ArithmeticError):
@@ -39,6 +39,32 @@ def moons_loss(model, X, y, alpha=1e-4):
     return data_loss + reg_loss, correct / len(y)
 
 
+def gradient_descent(task, model, loss_and_status, steps, rate_at, show_progress=True):
+    """The loop of micrograd's notebook: forward, zero_grad, backward, a step downhill.
+
+    ``loss_and_status()`` returns the loss Value and a short text for the progress bar;
+    ``rate_at(k)`` is the learning rate of step k. Returns the loss of every step.
+    Raises TrainingDiverged as soon as the loss is not a finite number.
+    """
+    bar = progress(steps, task, enabled=show_progress)
+    history = []
+    try:
+        for k in range(steps):
+            loss, status = loss_and_status()
+            _check_finite(task, k, loss.data, rate_at(0))
+            model.zero_grad()
+            loss.backward()
+            rate = rate_at(k)
+            for p in model.parameters():
+                p.data -= rate * p.grad
+            history.append(loss.data)
+            bar.set_postfix_str(status)
+            bar.update()
+    finally:
+        bar.close()
+    return history
+
+
 def train_moons(steps=100, lr=1.0, seed=0, n_samples=100, noise=0.1, show_progress=True):
     """micrograd's demo: MLP(2, [16, 16, 1]) on two moons, full batch, SVM loss.
 
@@ -49,21 +75,14 @@ def train_moons(steps=100, lr=1.0, seed=0, n_samples=100, noise=0.1, show_progre
     X = X.tolist()
     y = [2 * int(label) - 1 for label in labels]
     model = MLP(2, [16, 16, 1], rng=seed)
-    bar = progress(steps, "moons", enabled=show_progress)
-    start = time.perf_counter()
-    history = []
-    for k in range(steps):
+
+    def loss_and_status():
         loss, accuracy = moons_loss(model, X, y)
-        _check_finite("moons", k, loss.data, lr)
-        model.zero_grad()
-        loss.backward()
-        rate = lr * (1.0 - 0.9 * k / steps)
-        for p in model.parameters():
-            p.data -= rate * p.grad
-        history.append(loss.data)
-        bar.set_postfix_str(f"loss {loss.data:.4f} acc {accuracy:.0%}")
-        bar.update()
-    bar.close()
+        return loss, f"loss {loss.data:.4f} acc {accuracy:.0%}"
+
+    start = time.perf_counter()
+    history = gradient_descent("moons", model, loss_and_status, steps,
+                               lambda k: lr * (1.0 - 0.9 * k / steps), show_progress)
     loss, accuracy = moons_loss(model, X, y)  # after the last update
     metrics = {
         "task": "moons", "engine": "scalar", "steps": steps, "lr": lr, "seed": seed,
@@ -83,25 +102,18 @@ def train_toy(steps=500, lr=0.1, seed=0, n_samples=64, show_progress=True):
     X, y = make_toy_regression(n_samples, seed=seed)
     X, y = X.tolist(), y.tolist()
     model = MLP(2, [8, 8, 1], nonlin="tanh", rng=seed)
-    bar = progress(steps, "toy", enabled=show_progress)
-    start = time.perf_counter()
-    history = []
 
     def mse():
         errors = [(model([Value(a), Value(b)]) - target) ** 2 for (a, b), target in zip(X, y)]
         return sum(errors) * (1.0 / len(errors))
 
-    for k in range(steps):
+    def loss_and_status():
         loss = mse()
-        _check_finite("toy", k, loss.data, lr)
-        model.zero_grad()
-        loss.backward()
-        for p in model.parameters():
-            p.data -= lr * p.grad
-        history.append(loss.data)
-        bar.set_postfix_str(f"mse {loss.data:.5f}")
-        bar.update()
-    bar.close()
+        return loss, f"mse {loss.data:.5f}"
+
+    start = time.perf_counter()
+    history = gradient_descent("toy", model, loss_and_status, steps, lambda k: lr,
+                               show_progress)
     final = mse().data
     metrics = {
         "task": "toy", "engine": "scalar", "steps": steps, "lr": lr, "seed": seed,
