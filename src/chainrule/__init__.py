@@ -1,14 +1,28 @@
 """chainrule: automatic differentiation you can read.
 
-    from chainrule import Value
+    from chainrule import Value                     # the scalar engine (micrograd's API)
     a, b = Value(2.0), Value(3.0)
     c = a * b + a
     c.backward()
-    a.grad, b.grad          # (4.0, 2.0)
+    a.grad, b.grad                                  # (4.0, 2.0)
+
+    import chainrule as cr                          # the tensor engine (PyTorch-shaped)
+    x = cr.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    (x @ x.T).relu().sum().backward()
+    x.grad                                          # an ndarray, the shape of x
 """
 
-from .value import (Value, absolute, cos, exp, log, power, relu, sigmoid, sin, sqrt,
-                    tanh)
+from .derivatives import (absolute, add, broadcast_to, clip, concatenate, cos, divide, dot,
+                          erf, exp, expand, expand_dims, flatten, gelu, leaky_relu, log,
+                          log1p, log_softmax, logsumexp, matmul, max, maximum, mean, min,
+                          minimum, multiply, negative, norm, outer, permute, power, prod,
+                          relu, reshape, sigmoid, sign, sin, softmax, softplus, split, sqrt,
+                          squeeze, stack, std, subtract, sum, swapaxes, tan, tanh,
+                          transpose, unsqueeze, var, where)
+from .graph import detect_anomaly, enable_grad, is_grad_enabled, no_grad
+from .tensor import (Primitive, Tensor, arange, eye, full, linspace, ones, ones_like,
+                     primitive, rand, randn, tensor, zeros, zeros_like)
+from .value import Value
 from .viz import draw_graph, render_graph
 
 abs = absolute  # like numpy.abs
@@ -16,6 +30,20 @@ abs = absolute  # like numpy.abs
 __version__ = "0.1.0"
 
 __all__ = [
-    "Value", "draw_graph", "render_graph",
-    "exp", "log", "sqrt", "power", "sin", "cos", "tanh", "sigmoid", "relu", "absolute", "abs",
+    # the engines
+    "Value", "Tensor", "tensor", "zeros", "ones", "full", "eye", "arange", "linspace",
+    "zeros_like", "ones_like", "rand", "randn", "Primitive", "primitive",
+    # modes
+    "no_grad", "enable_grad", "is_grad_enabled", "detect_anomaly",
+    # operations (on Tensors, arrays and numbers; the unary functions on Values too)
+    "add", "subtract", "multiply", "divide", "power", "negative", "matmul", "dot", "outer",
+    "exp", "log", "log1p", "sqrt", "abs", "absolute", "sin", "cos", "tan", "tanh",
+    "sigmoid", "erf", "relu", "leaky_relu", "gelu", "softplus", "clip", "sign",
+    "maximum", "minimum", "where",
+    "sum", "mean", "max", "min", "prod", "var", "std", "logsumexp", "softmax",
+    "log_softmax", "norm",
+    "reshape", "transpose", "permute", "swapaxes", "expand", "broadcast_to", "squeeze",
+    "unsqueeze", "expand_dims", "flatten", "concatenate", "stack", "split",
+    # pictures
+    "draw_graph", "render_graph",
 ]

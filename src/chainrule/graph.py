@@ -36,3 +36,74 @@ def topological_order(root):
             stack.pop()
             order.append(node)
     return order
+
+
+# ---------------------------------------------------------------------------------------
+# Modes: whether operations record a graph, and whether to stop at the first NaN or inf.
+# Both are per thread, so one thread's no_grad() does not switch off another's training.
+# ---------------------------------------------------------------------------------------
+
+import contextlib as _contextlib
+import threading as _threading
+
+__all__ += ["no_grad", "enable_grad", "is_grad_enabled", "detect_anomaly",
+            "is_anomaly_enabled"]
+
+
+class _Modes(_threading.local):
+    grad_enabled = True
+    anomaly = False
+
+
+_modes = _Modes()
+
+
+def is_grad_enabled():
+    """True unless inside ``no_grad()``: operations record their operands for backward."""
+    return _modes.grad_enabled
+
+
+def is_anomaly_enabled():
+    return _modes.anomaly
+
+
+class _SwitchMode(_contextlib.ContextDecorator):
+    """A context manager that is also a decorator, and restores the previous setting."""
+
+    attribute = value = None
+
+    def __enter__(self):
+        self._previous = getattr(_modes, self.attribute)
+        setattr(_modes, self.attribute, self.value)
+        return self
+
+    def __exit__(self, *exc):
+        setattr(_modes, self.attribute, self._previous)
+        return False
+
+    def _recreate_cm(self):  # a fresh one per call when used as a decorator (re-entrant)
+        return type(self)()
+
+
+class no_grad(_SwitchMode):
+    """Inside it, operations record no graph: for evaluation and for updating weights.
+
+        with cr.no_grad():
+            y = model(x)          # y.requires_grad is False
+    """
+
+    attribute, value = "grad_enabled", False
+
+
+class enable_grad(_SwitchMode):
+    """Switches recording back on inside a ``no_grad()`` block."""
+
+    attribute, value = "grad_enabled", True
+
+
+class detect_anomaly(_SwitchMode):
+    """Inside it, the first operation that makes a NaN or an infinity, in the forward
+    or the backward pass, raises ``FloatingPointError`` naming the operation and the
+    line of your code that created the tensor. Slower: for hunting bugs."""
+
+    attribute, value = "anomaly", True

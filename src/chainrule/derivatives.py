@@ -1,0 +1,753 @@
+"""The tensor engine's derivative table: every operation, its forward computation in
+NumPy, and its rules, reverse mode (VJP) beside forward mode (JVP).
+
+How to read a rule:
+
+    exp.defvjp(lambda g, ans, x: g * ans)     # reverse: gradient of the input from g
+    exp.defjvp(lambda t, ans, x: t * ans)     # forward: tangent of the output from t
+
+``g`` is the gradient arriving at the result ``ans``; ``t`` is the tangent of one input.
+The rules are written with the operations of this table, so they run on raw arrays
+in an ordinary backward pass and on Tensors with ``backward(create_graph=True)``,
+giving derivatives of any order from this one table. Two things the engine does for
+every rule, so no rule has to: a VJP's result is summed back to its input's shape
+(``unbroadcast``) and cast to its dtype; a JVP's result is broadcast to the output's.
+
+Masks (where x > 0, where a tie is) are computed on the raw numbers with ``_raw``: they
+are piecewise constant, so their own derivative is 0.
+
+Conventions (docs/conventions.md gives the reasons): relu'(0) = abs'(0) = 0; ties in
+max, min, maximum and minimum share the gradient evenly; d/dx x**0 = 0 at x = 0 and
+d/dy 0**y = 0 for y > 0; the gradient of norm at 0 is 0.
+"""
+
+import builtins
+import math
+from numbers import Number
+
+import numpy as np
+
+from .tensor import Primitive, Tensor, _raw
+
+_SQRT_2 = math.sqrt(2.0)
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+
+def _primitive(name):
+    return lambda forward: Primitive(forward, name)
+
+
+def _linear_jvp(prim, argnum=0):
+    """The JVP of an operation that is linear in argument ``argnum``: apply it to the tangent."""
+    def jvp(t, ans, *args, **kwargs):
+        args = list(args)
+        args[argnum] = t
+        return prim(*args, **kwargs)
+    return jvp
+
+
+# ---------------------------------------------------------------------------------------
+# Arithmetic (NumPy broadcasting; the engine sums each gradient back to its input's shape)
+# ---------------------------------------------------------------------------------------
+
+add = Primitive(np.add, "add")
+add.defvjp(lambda g, ans, a, b: g,
+           lambda g, ans, a, b: g)
+add.defjvp(lambda t, ans, a, b: t,
+           lambda t, ans, a, b: t)
+
+subtract = Primitive(np.subtract, "subtract")
+subtract.defvjp(lambda g, ans, a, b: g,
+                lambda g, ans, a, b: -g)
+subtract.defjvp(lambda t, ans, a, b: t,
+                lambda t, ans, a, b: -t)
+
+multiply = Primitive(np.multiply, "multiply")
+multiply.defvjp(lambda g, ans, a, b: g * b,
+                lambda g, ans, a, b: g * a)
+multiply.defjvp(lambda t, ans, a, b: t * b,
+                lambda t, ans, a, b: a * t)
+
+divide = Primitive(np.true_divide, "divide")
+divide.defvjp(lambda g, ans, a, b: g / b,
+              lambda g, ans, a, b: -g * ans / b)          # d/db a/b = -a/b**2
+divide.defjvp(lambda t, ans, a, b: t / b,
+              lambda t, ans, a, b: -t * ans / b)
+
+negative = Primitive(np.negative, "negative")
+negative.defvjp(lambda g, ans, x: -g)
+negative.defjvp(lambda t, ans, x: -t)
+
+
+def _d_power_base(a, b):
+    """d/da a**b = b * a**(b-1), and 0 where b = 0 (a**0 = 1), even at a = 0."""
+    if isinstance(b, Number):
+        return b * a ** (b - 1) if b != 0 else 0.0 * a
+    return b * where(_raw(b) == 0, 1.0, a) ** (b - 1)
+
+
+def _d_power_exponent(ans, a, b):
+    """d/db a**b = a**b * ln a, and 0 where a = 0 (0**b = 0 for b > 0)."""
+    return ans * log(where(_raw(a) == 0, 1.0, a))
+
+
+power = Primitive(np.power, "power")
+power.defvjp(lambda g, ans, a, b: g * _d_power_base(a, b),
+             lambda g, ans, a, b: g * _d_power_exponent(ans, a, b))
+power.defjvp(lambda t, ans, a, b: t * _d_power_base(a, b),
+             lambda t, ans, a, b: t * _d_power_exponent(ans, a, b))
+
+
+# ---------------------------------------------------------------------------------------
+# Exponentials, logarithms, trigonometric and hyperbolic functions
+# ---------------------------------------------------------------------------------------
+
+exp = Primitive(np.exp, "exp")
+exp.defvjp(lambda g, ans, x: g * ans)
+exp.defjvp(lambda t, ans, x: t * ans)
+
+log = Primitive(np.log, "log")
+log.defvjp(lambda g, ans, x: g / x)
+log.defjvp(lambda t, ans, x: t / x)
+
+log1p = Primitive(np.log1p, "log1p")
+log1p.defvjp(lambda g, ans, x: g / (1 + x))
+log1p.defjvp(lambda t, ans, x: t / (1 + x))
+
+sqrt = Primitive(np.sqrt, "sqrt")
+sqrt.defvjp(lambda g, ans, x: g / (2 * ans))
+sqrt.defjvp(lambda t, ans, x: t / (2 * ans))
+
+sin = Primitive(np.sin, "sin")
+sin.defvjp(lambda g, ans, x: g * cos(x))
+sin.defjvp(lambda t, ans, x: t * cos(x))
+
+cos = Primitive(np.cos, "cos")
+cos.defvjp(lambda g, ans, x: -g * sin(x))
+cos.defjvp(lambda t, ans, x: -t * sin(x))
+
+tan = Primitive(np.tan, "tan")
+tan.defvjp(lambda g, ans, x: g * (1 + ans * ans))         # sec^2 = 1 + tan^2
+tan.defjvp(lambda t, ans, x: t * (1 + ans * ans))
+
+tanh = Primitive(np.tanh, "tanh")
+tanh.defvjp(lambda g, ans, x: g * (1 - ans * ans))
+tanh.defjvp(lambda t, ans, x: t * (1 - ans * ans))
+
+
+@_primitive("sigmoid")
+def sigmoid(x):
+    """1 / (1 + e**-x), without overflow: e**-|x| never exceeds 1."""
+    e = np.exp(-np.abs(x))
+    return np.where(np.asarray(x) >= 0, 1 / (1 + e), e / (1 + e))
+
+
+sigmoid.defvjp(lambda g, ans, x: g * ans * (1 - ans))
+sigmoid.defjvp(lambda t, ans, x: t * ans * (1 - ans))
+
+
+@_primitive("erf")
+def erf(x):
+    """The error function, 2/sqrt(pi) times the integral of e**-t**2 from 0 to x."""
+    return np.vectorize(math.erf, otypes=[np.result_type(x, np.float32)])(x)
+
+
+erf.defvjp(lambda g, ans, x: g * _TWO_OVER_SQRT_PI * exp(-x * x))
+erf.defjvp(lambda t, ans, x: t * _TWO_OVER_SQRT_PI * exp(-x * x))
+
+
+# ---------------------------------------------------------------------------------------
+# Kinks: the derivative at a kink is 0
+# ---------------------------------------------------------------------------------------
+
+@_primitive("relu")
+def relu(x):
+    return np.maximum(x, 0)
+
+
+relu.defvjp(lambda g, ans, x: g * (_raw(x) > 0))
+relu.defjvp(lambda t, ans, x: t * (_raw(x) > 0))
+
+
+@_primitive("leaky_relu")
+def leaky_relu(x, negative_slope=0.01):
+    return np.where(np.asarray(x) > 0, x, np.multiply(x, negative_slope))
+
+
+leaky_relu.defvjp(lambda g, ans, x, negative_slope=0.01:
+                  where(_raw(x) > 0, g, g * negative_slope))
+leaky_relu.defjvp(lambda t, ans, x, negative_slope=0.01:
+                  where(_raw(x) > 0, t, t * negative_slope))
+
+absolute = Primitive(np.abs, "abs")
+absolute.defvjp(lambda g, ans, x: g * np.sign(_raw(x)))
+absolute.defjvp(lambda t, ans, x: t * np.sign(_raw(x)))
+
+sign = Primitive(np.sign, "sign")                        # flat almost everywhere
+sign.defvjp(lambda g, ans, x: 0 * g)
+sign.defjvp(lambda t, ans, x: 0 * t)
+
+
+@_primitive("clip")
+def clip(x, a_min=None, a_max=None):
+    return np.clip(x, a_min, a_max)
+
+
+def _inside(x, a_min, a_max):
+    """Where clip lets x through (bounds included, as in PyTorch's clamp)."""
+    x = _raw(x)
+    inside = np.ones(np.shape(x), dtype=bool)
+    if a_min is not None:
+        inside &= x >= a_min
+    if a_max is not None:
+        inside &= x <= a_max
+    return inside
+
+
+clip.defvjp(lambda g, ans, x, a_min=None, a_max=None: g * _inside(x, a_min, a_max))
+clip.defjvp(lambda t, ans, x, a_min=None, a_max=None: t * _inside(x, a_min, a_max))
+
+
+@_primitive("softplus")
+def softplus(x):
+    """log(1 + e**x), computed without overflow."""
+    return np.logaddexp(0, x)
+
+
+softplus.defvjp(lambda g, ans, x: g * sigmoid(x))
+softplus.defjvp(lambda t, ans, x: t * sigmoid(x))
+
+
+def _tie_share(a, b):
+    """1 where a wins, 0 where it loses, 1/2 at a tie: ties share the gradient evenly."""
+    a, b = _raw(a), _raw(b)
+    return np.where(a > b, 1.0, np.where(a == b, 0.5, 0.0))
+
+
+maximum = Primitive(np.maximum, "maximum")
+maximum.defvjp(lambda g, ans, a, b: g * _tie_share(a, b),
+               lambda g, ans, a, b: g * _tie_share(b, a))
+maximum.defjvp(lambda t, ans, a, b: t * _tie_share(a, b),
+               lambda t, ans, a, b: t * _tie_share(b, a))
+
+minimum = Primitive(np.minimum, "minimum")
+minimum.defvjp(lambda g, ans, a, b: g * _tie_share(b, a),
+               lambda g, ans, a, b: g * _tie_share(a, b))
+minimum.defjvp(lambda t, ans, a, b: t * _tie_share(b, a),
+               lambda t, ans, a, b: t * _tie_share(a, b))
+
+
+@_primitive("where")
+def _where(condition, a, b):
+    return np.where(condition, a, b)
+
+
+_where.defvjp(None,
+              lambda g, ans, c, a, b: _where(c, g, 0 * g),
+              lambda g, ans, c, a, b: _where(c, 0 * g, g))
+_where.defjvp(None,
+              lambda t, ans, c, a, b: _where(c, t, 0 * t),
+              lambda t, ans, c, a, b: _where(c, 0 * t, t))
+
+
+def where(condition, a, b):
+    """``a`` where ``condition`` holds, else ``b`` (differentiable in a and b)."""
+    return _where(_raw(condition), a, b)
+
+
+# ---------------------------------------------------------------------------------------
+# Reductions: the gradient of a reduced axis is spread back along it (expand_reduced)
+# ---------------------------------------------------------------------------------------
+
+def _axes(axis, ndim):
+    if axis is None:
+        return tuple(range(ndim))
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    return tuple(sorted(a % ndim if ndim else a for a in axes))
+
+
+def expand_reduced(g, shape, axis=None, keepdims=False):
+    """Broadcast the gradient of a reduction back to the shape it reduced."""
+    if not keepdims and np.ndim(g) != len(shape):
+        kept = list(shape)
+        for a in _axes(axis, len(shape)):
+            kept[a] = 1
+        g = reshape(g, tuple(kept))
+    return broadcast_to(g, shape)
+
+
+def unbroadcast(g, shape):
+    """Sum a gradient of a broadcast result back to an operand's shape: first the
+    leading axes the operand lacked, then the axes where it had size 1."""
+    shape = tuple(shape)
+    extra = np.ndim(g) - len(shape)
+    axes = tuple(range(extra)) + tuple(extra + i for i, n in enumerate(shape)
+                                       if n == 1 and np.shape(g)[extra + i] != 1)
+    if axes:
+        g = sum(g, axis=axes)
+    return reshape(g, shape) if np.shape(g) != shape else g
+
+
+@_primitive("sum")
+def sum(x, axis=None, keepdims=False):  # noqa: A001  (cr.sum, like np.sum)
+    return np.sum(x, axis=axis, keepdims=keepdims)
+
+
+sum.defvjp(lambda g, ans, x, axis=None, keepdims=False:
+           expand_reduced(g, np.shape(x), axis, keepdims))
+sum.defjvp(_linear_jvp(sum))
+
+
+def _count(x, ans):
+    return np.size(x) // builtins.max(np.size(ans), 1) if np.size(x) else 0
+
+
+@_primitive("mean")
+def mean(x, axis=None, keepdims=False):
+    return np.mean(x, axis=axis, keepdims=keepdims)
+
+
+mean.defvjp(lambda g, ans, x, axis=None, keepdims=False:
+            expand_reduced(g, np.shape(x), axis, keepdims) / _count(x, ans))
+mean.defjvp(_linear_jvp(mean))
+
+
+def _extremum_share(x, ans, axis, keepdims):
+    """Where x attains its max (or min): ties share evenly, so the shares sum to 1."""
+    x = _raw(x)
+    hit = x == expand_reduced(_raw(ans), x.shape, axis, keepdims)
+    return hit / np.sum(hit, axis=_axes(axis, x.ndim), keepdims=True)
+
+
+@_primitive("max")
+def max(x, axis=None, keepdims=False):  # noqa: A001
+    return np.max(x, axis=axis, keepdims=keepdims)
+
+
+@_primitive("min")
+def min(x, axis=None, keepdims=False):  # noqa: A001
+    return np.min(x, axis=axis, keepdims=keepdims)
+
+
+for _extremum in (max, min):
+    _extremum.defvjp(lambda g, ans, x, axis=None, keepdims=False:
+                     expand_reduced(g, np.shape(x), axis, keepdims)
+                     * _extremum_share(x, ans, axis, keepdims))
+    _extremum.defjvp(lambda t, ans, x, axis=None, keepdims=False:
+                     sum(t * _extremum_share(x, ans, axis, keepdims), axis, keepdims))
+
+
+@_primitive("prod")
+def prod(x, axis=None, keepdims=False):
+    return np.prod(x, axis=axis, keepdims=keepdims)
+
+
+def _product_of_the_others(x, axis):
+    """For each element, the product of the other elements along ``axis``; exact with
+    zeros (ans / x would divide by zero): with one zero, only that element's entry is
+    not 0; with two or more, every entry is 0."""
+    raw = _raw(x)
+    is_zero = raw == 0
+    nonzero = where(is_zero, 1.0, x)
+    product = expand_reduced(prod(nonzero, axis, True), raw.shape, axis, True)
+    zeros = np.sum(is_zero, axis=_axes(axis, raw.ndim), keepdims=True)
+    return where(zeros == 0, product / nonzero,
+                 where((zeros == 1) & is_zero, product, 0 * product))
+
+
+prod.defvjp(lambda g, ans, x, axis=None, keepdims=False:
+            expand_reduced(g, np.shape(x), axis, keepdims) * _product_of_the_others(x, axis))
+prod.defjvp(lambda t, ans, x, axis=None, keepdims=False:
+            sum(t * _product_of_the_others(x, axis), axis, keepdims))
+
+
+def var(x, axis=None, ddof=0, keepdims=False):
+    """Variance, NumPy's default ``ddof=0`` (PyTorch's ``correction=0``)."""
+    centred = x - mean(x, axis, keepdims=True)
+    n = _count(x, np.sum(_raw(x), axis=axis, keepdims=keepdims))
+    return sum(centred * centred, axis, keepdims) / (n - ddof)
+
+
+def std(x, axis=None, ddof=0, keepdims=False):
+    return sqrt(var(x, axis, ddof, keepdims))
+
+
+@_primitive("logsumexp")
+def logsumexp(x, axis=None, keepdims=False):
+    """log(sum(exp(x))), shifted by the max so that nothing overflows."""
+    x = np.asarray(x)
+    m = np.max(x, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0)
+    out = m + np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True))
+    return out if keepdims else np.squeeze(out, axis=_axes(axis, x.ndim))
+
+
+def _softmax_of(x, ans, axis, keepdims):
+    return exp(x - expand_reduced(ans, np.shape(x), axis, keepdims))
+
+
+logsumexp.defvjp(lambda g, ans, x, axis=None, keepdims=False:
+                 expand_reduced(g, np.shape(x), axis, keepdims)
+                 * _softmax_of(x, ans, axis, keepdims))
+logsumexp.defjvp(lambda t, ans, x, axis=None, keepdims=False:
+                 sum(t * _softmax_of(x, ans, axis, keepdims), axis, keepdims))
+
+
+@_primitive("softmax")
+def softmax(x, axis=-1):
+    shifted = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return shifted / np.sum(shifted, axis=axis, keepdims=True)
+
+
+softmax.defvjp(lambda g, ans, x, axis=-1: ans * (g - sum(g * ans, axis, keepdims=True)))
+softmax.defjvp(lambda t, ans, x, axis=-1: ans * (t - sum(t * ans, axis, keepdims=True)))
+
+
+@_primitive("log_softmax")
+def log_softmax(x, axis=-1):
+    return x - logsumexp.forward(x, axis=axis, keepdims=True)
+
+
+log_softmax.defvjp(lambda g, ans, x, axis=-1: g - exp(ans) * sum(g, axis, keepdims=True))
+log_softmax.defjvp(lambda t, ans, x, axis=-1: t - sum(exp(ans) * t, axis, keepdims=True))
+
+
+@_primitive("norm")
+def norm(x, axis=None, keepdims=False):
+    """The 2-norm of a vector, the Frobenius norm of a matrix (or along ``axis``)."""
+    return np.sqrt(np.sum(np.square(x), axis=axis, keepdims=keepdims))
+
+
+def _safe_reciprocal(ans):
+    """1 / ans, and 0 where ans = 0: at 0 the norm's gradient is 0 (PyTorch's choice)."""
+    return 1 / where(_raw(ans) == 0, np.inf, ans)
+
+
+norm.defvjp(lambda g, ans, x, axis=None, keepdims=False:
+            x * expand_reduced(g * _safe_reciprocal(ans), np.shape(x), axis, keepdims))
+norm.defjvp(lambda t, ans, x, axis=None, keepdims=False:
+            sum(t * x, axis, keepdims) * _safe_reciprocal(ans))
+
+
+# ---------------------------------------------------------------------------------------
+# Linear algebra
+# ---------------------------------------------------------------------------------------
+
+def _matmul_vjp_a(g, a, b):
+    """d/da (a @ b) applied to g: g @ b^T. A 1-D operand is promoted to a matrix, as
+    np.matmul does (b to a column, a to a row), and the extra axis dropped again."""
+    if np.ndim(b) == 1:
+        g, b = expand_dims(g, -1), reshape(b, (1, -1))
+    else:
+        b = swapaxes(b, -1, -2)
+    if np.ndim(a) == 1:
+        return squeeze(matmul(expand_dims(g, -2), b), -2)
+    return matmul(g, b)
+
+
+def _matmul_vjp_b(g, a, b):
+    """d/db (a @ b) applied to g: a^T @ g, with 1-D operands promoted likewise."""
+    if np.ndim(b) == 1:
+        g = expand_dims(g, -1)
+    if np.ndim(a) == 1:
+        g, a = expand_dims(g, -2), reshape(a, (-1, 1))
+    else:
+        a = swapaxes(a, -1, -2)
+    out = matmul(a, g)
+    return squeeze(out, -1) if np.ndim(b) == 1 else out
+
+
+matmul = Primitive(np.matmul, "matmul")
+matmul.defvjp(lambda g, ans, a, b: _matmul_vjp_a(g, a, b),
+              lambda g, ans, a, b: _matmul_vjp_b(g, a, b))
+matmul.defjvp(lambda t, ans, a, b: matmul(t, b),
+              lambda t, ans, a, b: matmul(a, t))
+
+
+def dot(a, b):
+    """The dot product of vectors, matrix-vector and matrix-matrix products (up to 2-D)."""
+    if np.ndim(a) > 2 or np.ndim(b) > 2:
+        raise ValueError(f"dot: operands of shapes {np.shape(a)} and {np.shape(b)}; "
+                         f"expected at most 2-D; use matmul for batches")
+    if np.ndim(a) == 0 or np.ndim(b) == 0:
+        return multiply(a, b)
+    return matmul(a, b)
+
+
+def outer(a, b):
+    """The outer product of two vectors (flattened first, as np.outer does)."""
+    return multiply(reshape(a, (-1, 1)), reshape(b, (1, -1)))
+
+
+# ---------------------------------------------------------------------------------------
+# Shapes: the gradient is the inverse reshaping of g
+# ---------------------------------------------------------------------------------------
+
+@_primitive("reshape")
+def reshape(x, shape):
+    return np.reshape(x, shape)
+
+
+reshape.defvjp(lambda g, ans, x, shape: reshape(g, np.shape(x)))
+reshape.defjvp(_linear_jvp(reshape))
+
+
+@_primitive("transpose")
+def transpose(x, axes=None):
+    return np.transpose(x, axes)
+
+
+def _inverse_axes(axes, ndim):
+    return None if axes is None else tuple(np.argsort([a % ndim for a in axes]))
+
+
+transpose.defvjp(lambda g, ans, x, axes=None:
+                 transpose(g, _inverse_axes(axes, np.ndim(x))))
+transpose.defjvp(_linear_jvp(transpose))
+
+
+def permute(x, *axes):
+    """PyTorch's name for transpose with an explicit order of axes."""
+    if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+        axes = tuple(axes[0])
+    return transpose(x, axes)
+
+
+@_primitive("swapaxes")
+def swapaxes(x, axis1, axis2):
+    return np.swapaxes(x, axis1, axis2)
+
+
+swapaxes.defvjp(lambda g, ans, x, axis1, axis2: swapaxes(g, axis1, axis2))
+swapaxes.defjvp(_linear_jvp(swapaxes))
+
+
+@_primitive("broadcast_to")
+def broadcast_to(x, shape):
+    return np.broadcast_to(x, shape)
+
+
+broadcast_to.defvjp(lambda g, ans, x, shape: g)           # the engine sums it back
+broadcast_to.defjvp(_linear_jvp(broadcast_to))
+
+
+def expand(x, *shape):
+    """PyTorch's name for broadcast_to; -1 keeps a size."""
+    shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+    lead = len(shape) - np.ndim(x)
+    shape = tuple(np.shape(x)[i - lead] if n == -1 else n for i, n in enumerate(shape))
+    return broadcast_to(x, shape)
+
+
+@_primitive("squeeze")
+def squeeze(x, axis=None):
+    return np.squeeze(x, axis)
+
+
+squeeze.defvjp(lambda g, ans, x, axis=None: reshape(g, np.shape(x)))
+squeeze.defjvp(_linear_jvp(squeeze))
+
+
+@_primitive("expand_dims")
+def expand_dims(x, axis):
+    return np.expand_dims(x, axis)
+
+
+expand_dims.defvjp(lambda g, ans, x, axis: reshape(g, np.shape(x)))
+expand_dims.defjvp(_linear_jvp(expand_dims))
+
+unsqueeze = expand_dims
+
+
+def flatten(x, start_dim=0, end_dim=-1):
+    """Merge the axes from start_dim to end_dim into one (PyTorch's flatten)."""
+    shape = np.shape(x)
+    if not shape:
+        return reshape(x, (1,))
+    start, end = start_dim % len(shape), end_dim % len(shape)
+    merged = int(np.prod(shape[start:end + 1]))
+    return reshape(x, shape[:start] + (merged,) + shape[end + 1:])
+
+
+@_primitive("astype")
+def astype(x, dtype):
+    return np.asarray(x).astype(dtype)
+
+
+astype.defvjp(lambda g, ans, x, dtype: astype(g, np.asarray(_raw(x)).dtype))
+astype.defjvp(_linear_jvp(astype))
+
+
+def _slice_along(axis, ndim, index):
+    axis = axis % ndim
+    return (slice(None),) * axis + (index,)
+
+
+@_primitive("concatenate")
+def _concatenate(*arrays, axis=0):
+    return np.concatenate(arrays, axis=axis)
+
+
+def _piece(argnum, arrays, axis):
+    """Where argument ``argnum`` sits along ``axis`` in the concatenation."""
+    sizes = [np.shape(a)[axis] for a in arrays]
+    start = int(np.sum(sizes[:argnum]))
+    return _slice_along(axis, np.ndim(arrays[0]), slice(start, start + sizes[argnum]))
+
+
+_concatenate.defvjp_any(lambda argnum, g, ans, *arrays, axis=0:
+                        getitem(g, index=_piece(argnum, arrays, axis)))
+_concatenate.defjvp_any(lambda argnum, t, ans, *arrays, axis=0:
+                        index_set(0 * ans, t, index=_piece(argnum, arrays, axis)))
+
+
+def concatenate(tensors, axis=0):
+    """Join tensors along an existing axis."""
+    return _concatenate(*tensors, axis=axis)
+
+
+@_primitive("stack")
+def _stack(*arrays, axis=0):
+    return np.stack(arrays, axis=axis)
+
+
+_stack.defvjp_any(lambda argnum, g, ans, *arrays, axis=0:
+                  getitem(g, index=_slice_along(axis, np.ndim(ans), argnum)))
+_stack.defjvp_any(lambda argnum, t, ans, *arrays, axis=0:
+                  index_set(0 * ans, t, index=_slice_along(axis, np.ndim(ans), argnum)))
+
+
+def stack(tensors, axis=0):
+    """Join tensors along a new axis."""
+    return _stack(*tensors, axis=axis)
+
+
+def split(x, indices_or_sections, axis=0):
+    """Split into pieces along ``axis``, as np.split does (each piece is differentiable)."""
+    n = np.shape(x)[axis]
+    if isinstance(indices_or_sections, int):
+        if n % indices_or_sections:
+            raise ValueError(f"split: axis {axis} of size {n} does not divide into "
+                             f"{indices_or_sections} equal sections")
+        step = n // indices_or_sections
+        bounds = list(range(0, n + 1, step))
+    else:
+        bounds = [0, *indices_or_sections, n]
+    ndim = np.ndim(x)
+    return [getitem(x, index=_slice_along(axis, ndim, slice(lo, hi)))
+            for lo, hi in zip(bounds[:-1], bounds[1:])]
+
+
+# ---------------------------------------------------------------------------------------
+# Indexing, and JAX's functional updates x.at[index].set(v) / .add(v)
+# ---------------------------------------------------------------------------------------
+
+def _is_basic(index):
+    """Basic indexing (ints, slices, None, ...) never repeats an element."""
+    parts = index if isinstance(index, tuple) else (index,)
+    return all(isinstance(p, (int, np.integer, slice)) or p is None or p is Ellipsis
+               for p in parts)
+
+
+@_primitive("getitem")
+def getitem(x, index):
+    return np.asarray(x)[index]
+
+
+@_primitive("index_set")
+def index_set(x, value, index):
+    out = np.array(x, copy=True)
+    out[index] = value
+    return out
+
+
+@_primitive("index_add")
+def index_add(x, value, index):
+    out = np.array(x, dtype=np.result_type(x, value), copy=True)
+    if _is_basic(index) or (isinstance(index, np.ndarray) and index.dtype == bool):
+        out[index] += value
+    else:
+        np.add.at(out, index, value)  # repeated indices add up
+    return out
+
+
+getitem.defvjp(lambda g, ans, x, index: index_add(_zeros_like_raw(x, g), g, index=index))
+getitem.defjvp(_linear_jvp(getitem))
+
+index_set.defvjp(lambda g, ans, x, value, index: index_set(g, 0, index=index),
+                 lambda g, ans, x, value, index: getitem(g, index=index))
+index_set.defjvp(lambda t, ans, x, value, index: index_set(t, 0, index=index),
+                 lambda t, ans, x, value, index: index_set(0 * ans, t, index=index))
+
+index_add.defvjp(lambda g, ans, x, value, index: g,
+                 lambda g, ans, x, value, index: getitem(g, index=index))
+index_add.defjvp(lambda t, ans, x, value, index: t,
+                 lambda t, ans, x, value, index: index_add(0 * ans, t, index=index))
+
+
+def _zeros_like_raw(x, g):
+    """A zero array shaped like x, with the dtype of the gradient (a constant)."""
+    return np.zeros(np.shape(x), dtype=np.result_type(_raw(g)))
+
+
+# ---------------------------------------------------------------------------------------
+# Compositions (no rules of their own: the rules of their parts do it all)
+# ---------------------------------------------------------------------------------------
+
+def gelu(x, approximate="none"):
+    """x * Phi(x), Phi the standard normal CDF; ``approximate="tanh"`` as in PyTorch."""
+    if approximate == "tanh":
+        return 0.5 * x * (1 + tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+    if approximate != "none":
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    return 0.5 * x * (1 + erf(x / _SQRT_2))
+
+
+# The scalar engine's own versions, for cr.exp(Value(...)) and the like.
+def _connect_scalar_engine():
+    from . import value
+    for prim, impl in [(exp, value.exp), (log, value.log), (sqrt, value.sqrt),
+                       (sin, value.sin), (cos, value.cos), (tanh, value.tanh),
+                       (sigmoid, value.sigmoid), (relu, value.relu),
+                       (absolute, value.absolute), (power, value.power)]:
+        prim.value_impl = impl
+
+
+_connect_scalar_engine()
+
+
+# ---------------------------------------------------------------------------------------
+# The methods of Tensor that are operations of this table
+# ---------------------------------------------------------------------------------------
+
+def _install_methods():
+    methods = {
+        "exp": exp, "log": log, "log1p": log1p, "sqrt": sqrt, "abs": absolute,
+        "sin": sin, "cos": cos, "tan": tan, "tanh": tanh, "sigmoid": sigmoid,
+        "relu": relu, "leaky_relu": leaky_relu, "gelu": gelu, "softplus": softplus,
+        "clip": clip, "sign": sign, "erf": erf,
+        "sum": sum, "mean": mean, "max": max, "min": min, "prod": prod, "var": var,
+        "std": std, "logsumexp": logsumexp, "softmax": softmax, "log_softmax": log_softmax,
+        "norm": norm, "dot": dot, "outer": outer, "matmul": matmul,
+        "transpose": lambda x, *axes: permute(x, *axes) if axes else transpose(x),
+        "permute": permute, "swapaxes": swapaxes, "expand": expand,
+        "broadcast_to": broadcast_to, "squeeze": squeeze, "unsqueeze": expand_dims,
+        "expand_dims": expand_dims, "flatten": flatten, "split": split,
+        "maximum": maximum, "minimum": minimum,
+        "reshape": lambda x, *shape: reshape(
+            x, tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list))
+            else shape),
+    }
+    for name, function in methods.items():
+        setattr(Tensor, name, _as_method(function, name))
+
+
+def _as_method(function, name):
+    def method(self, *args, **kwargs):
+        return function(self, *args, **kwargs)
+    method.__name__ = name
+    method.__doc__ = function.__doc__
+    return method
+
+
+_install_methods()

@@ -1,0 +1,655 @@
+"""The tensor engine: NumPy arrays that remember how they were made.
+
+Read this file in three parts:
+
+1. **Primitive**: an operation on raw NumPy arrays together with its derivative rules
+   (``defvjp`` for reverse mode, ``defjvp`` for forward mode). Called on Tensors that
+   require grad, it records a graph node; called on plain numbers and arrays, it is just
+   the NumPy function. All operations, with their rules, are in ``derivatives.py``.
+2. **Tensor**: the array, its gradient, and the methods and operators users type.
+3. **backward()**: walk the graph from the output back to the inputs; at each node, ask
+   the rule of each operand for its vector-Jacobian product, fit it to the operand
+   (undo broadcasting, keep the dtype), and pass it on.
+
+The rules are written with the same operations, so during an ordinary backward pass
+they run on raw arrays (fast), and with ``create_graph=True`` on Tensors, building the
+graph of the gradient, which can be differentiated again.
+"""
+
+import traceback
+from numbers import Number
+
+import numpy as np
+
+from .graph import _modes, topological_order
+from .value import Value
+
+__all__ = ["Tensor", "Primitive", "primitive", "tensor", "zeros", "ones", "full", "eye",
+           "arange", "linspace", "zeros_like", "ones_like", "rand", "randn"]
+
+
+# ---------------------------------------------------------------------------------------
+# 1. Primitive
+# ---------------------------------------------------------------------------------------
+
+class Primitive:
+    """An operation NumPy can compute, made differentiable by its rules.
+
+    ``forward(*args, **kwargs)`` works on raw arrays and numbers. ``defvjp`` takes one
+    function per positional argument, ``vjp(g, ans, *args, **kwargs)``: given the
+    gradient ``g`` of the result, the gradient with respect to that argument (its
+    shape may be the broadcast shape: the engine sums it back). ``defjvp`` takes
+    ``jvp(t, ans, *args, **kwargs)``: the tangent of the result caused by the tangent
+    ``t`` of that argument. An argument without a rule is not differentiable.
+    """
+
+
+    def __init__(self, forward, name=None):
+        self.forward = forward
+        self.name = name or forward.__name__
+        self.vjps = {}
+        self.jvps = {}
+        self.vjp_any = None  # for operations with any number of arguments (concatenate)
+        self.jvp_any = None
+        self.value_impl = None  # the scalar engine's version, for Value arguments
+        self.__doc__ = forward.__doc__
+        self.__wrapped__ = forward
+
+    def __repr__(self):
+        return f"<primitive {self.name}>"
+
+    def defvjp(self, *vjps):
+        for argnum, vjp in enumerate(vjps):
+            if vjp is not None:
+                self.vjps[argnum] = vjp
+        return self
+
+    def defjvp(self, *jvps):
+        for argnum, jvp in enumerate(jvps):
+            if jvp is not None:
+                self.jvps[argnum] = jvp
+        return self
+
+    def defvjp_any(self, vjp):
+        """One rule for every argument: ``vjp(argnum, g, ans, *args, **kwargs)``."""
+        self.vjp_any = vjp
+        return self
+
+    def defjvp_any(self, jvp):
+        self.jvp_any = jvp
+        return self
+
+    def vjp_rule(self, argnum):
+        rule = self.vjps.get(argnum)
+        if rule is None and self.vjp_any is not None:
+            any_rule = self.vjp_any
+            return lambda g, ans, *args, **kwargs: any_rule(argnum, g, ans, *args, **kwargs)
+        return rule
+
+    def __call__(self, *args, **kwargs):
+        for arg in args:
+            if isinstance(arg, Tensor):
+                return _apply(self, args, kwargs)
+        if self.value_impl is not None:
+            for arg in args:
+                if isinstance(arg, Value):
+                    return self.value_impl(*args, **kwargs)
+        return self.forward(*args, **kwargs)
+
+
+def primitive(forward=None, *, name=None):
+    """Decorator: turn a NumPy function into a differentiable operation (add its rules
+    with ``.defvjp`` and ``.defjvp``)."""
+    if forward is None:
+        return lambda f: Primitive(f, name)
+    return Primitive(forward, name)
+
+
+def _apply(prim, args, kwargs):
+    """Run a primitive on arguments among which are Tensors; record a node if needed."""
+    raw = [arg._data if isinstance(arg, Tensor) else arg for arg in args]
+    ans = prim.forward(*raw, **kwargs)
+    if not isinstance(ans, np.ndarray):
+        ans = np.asarray(ans)
+    anomaly = _modes.anomaly
+    if anomaly:
+        _check_finite(ans, f"{prim.name} (forward)", None)
+    if not _modes.grad_enabled:
+        return Tensor._make(ans)
+    parents = tuple(arg for arg in args if isinstance(arg, Tensor) and arg.requires_grad)
+    if not parents:
+        return Tensor._make(ans)
+    for argnum, arg in enumerate(args):
+        if isinstance(arg, Tensor) and arg.requires_grad and prim.vjp_rule(argnum) is None:
+            raise TypeError(f"{prim.name}: argument {argnum} requires grad, but the "
+                            f"operation is not differentiable with respect to it")
+    node = Tensor._make(ans, requires_grad=True)
+    node._prev = parents
+    node._op = prim
+    node._args = args
+    node._kwargs = kwargs
+    node._versions = tuple(arg._version for arg in args if isinstance(arg, Tensor))
+    if anomaly:
+        node._origin = _user_frame()
+    return node
+
+
+def _user_frame():
+    """'file:line in function' of the first caller outside chainrule."""
+    for frame in reversed(traceback.extract_stack()[:-2]):
+        if "/chainrule/" not in frame.filename.replace("\\", "/"):
+            return f"{frame.filename}:{frame.lineno} in {frame.name}"
+    return "unknown"
+
+
+def _check_finite(array, what, node):
+    array = array._data if isinstance(array, Tensor) else np.asarray(array)
+    if array.dtype.kind in "fc" and not np.isfinite(array).all():
+        bad = "nan" if np.isnan(array).any() else "inf"
+        where = f"; the tensor was created at {node._origin}" if node is not None else ""
+        raise FloatingPointError(f"detect_anomaly: {what} produced {bad}{where}")
+
+
+# ---------------------------------------------------------------------------------------
+# 2. Tensor
+# ---------------------------------------------------------------------------------------
+
+class Tensor:
+    """An n-dimensional array that records the operations that made it.
+
+    >>> x = tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> y = (x @ x.T).relu().sum()
+    >>> y.backward()
+    >>> x.grad            # an ndarray, same shape as x
+    array([[ 8., 12.],
+           [ 8., 12.]])
+
+    ``data`` is the ndarray, ``grad`` the accumulated gradient (an ndarray, or None).
+    A Tensor made by an operation on tensors that require grad requires grad too, and
+    keeps its operands (``_prev``), its operation (``_op``), and the arguments the rules
+    need (``_args``, ``_kwargs``).
+    """
+
+    __slots__ = ("_data", "grad", "requires_grad", "_prev", "_op", "_args", "_kwargs",
+                 "_versions", "_version", "_retain", "_origin", "_name", "__weakref__")
+
+    __array_priority__ = 1000  # ndarray + Tensor calls Tensor.__radd__
+
+    def __init__(self, data, requires_grad=False, dtype=None):
+        self._data = _as_array(data, dtype)
+        self._init(requires_grad)
+
+    @classmethod
+    def _make(cls, array, requires_grad=False):
+        self = object.__new__(cls)
+        self._data = array
+        self._init(requires_grad)
+        return self
+
+    def _init(self, requires_grad):
+        if requires_grad and self._data.dtype.kind not in "fc":
+            raise TypeError(f"tensor: only floating-point tensors can require grad, "
+                            f"got dtype {self._data.dtype}")
+        self.grad = None
+        self.requires_grad = bool(requires_grad)
+        self._prev = ()
+        self._op = None
+        self._args = self._kwargs = None
+        self._versions = ()
+        self._version = 0
+        self._retain = False
+        self._origin = _user_frame() if _modes.anomaly else None
+        self._name = None
+
+    # --- the array -----------------------------------------------------------------
+
+    @property
+    def data(self):
+        return self._data
+
+    @data.setter
+    def data(self, value):
+        # Replacing the array (t.data = ..., t.data += ...) bumps the version, so a
+        # backward pass that saved the old values can tell, and refuse.
+        self._data = _as_array(value, None) if not isinstance(value, np.ndarray) else value
+        self._version += 1
+
+    shape = property(lambda self: self._data.shape)
+    ndim = property(lambda self: self._data.ndim)
+    size = property(lambda self: self._data.size)
+    dtype = property(lambda self: self._data.dtype)
+    is_leaf = property(lambda self: not self._prev)
+
+    @property
+    def T(self):
+        return _ops.transpose(self)
+
+    def item(self):
+        return self._data.item()
+
+    def numpy(self):
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        if dtype is not None and dtype != self._data.dtype:
+            return self._data.astype(dtype)
+        return self._data.copy() if copy else self._data
+
+    def __len__(self):
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return len(self._data)
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    def __float__(self):
+        return float(self._data)
+
+    def __int__(self):
+        return int(self._data)
+
+    def __bool__(self):
+        return bool(self._data)
+
+    def __repr__(self):
+        body = np.array2string(self._data, separator=", ", prefix="tensor(")
+        extras = ""
+        if self._data.dtype != np.float64:
+            extras += f", dtype={self._data.dtype}"
+        if self._op is not None:
+            extras += f", grad_fn={self._op.name}"
+        elif self.requires_grad:
+            extras += ", requires_grad=True"
+        return f"tensor({body}{extras})"
+
+    def detach(self):
+        """The same array, cut from the graph (no copy)."""
+        return Tensor._make(self._data)
+
+    def requires_grad_(self, requires_grad=True):
+        if self._prev and not requires_grad:
+            raise RuntimeError("requires_grad_: the result of an operation cannot stop "
+                               "requiring grad; use .detach() for a copy outside the graph")
+        self._init_flag(requires_grad)
+        return self
+
+    def _init_flag(self, requires_grad):
+        if requires_grad and self._data.dtype.kind not in "fc":
+            raise TypeError(f"requires_grad_: only floating-point tensors can require "
+                            f"grad, got dtype {self._data.dtype}")
+        self.requires_grad = bool(requires_grad)
+
+    def zero_grad(self):
+        self.grad = None
+
+    def retain_grad(self):
+        """Keep the gradient of this intermediate result in ``.grad`` at backward()."""
+        if not self.requires_grad:
+            raise RuntimeError("retain_grad: the tensor does not require grad")
+        self._retain = True
+        return self
+
+    def astype(self, dtype):
+        return _ops.astype(self, np.dtype(dtype))
+
+    # --- in-place updates: allowed on tensors outside the graph only ----------------
+
+    def __setitem__(self, index, value):
+        if self.requires_grad:
+            raise RuntimeError(
+                f"tensor[{_describe_index(index)}] = ...: this tensor requires grad, and "
+                f"writing into it would make its gradient wrong; use the differentiable "
+                f"x.at[index].set(value) (or .add(value)), which returns a new tensor")
+        self._data[_raw_index(index)] = value._data if isinstance(value, Tensor) else value
+        self._version += 1
+
+    def _inplace(self, name, ufunc, other):
+        if self.requires_grad:
+            raise RuntimeError(
+                f"{name}: in-place operations on a tensor that requires grad would make "
+                f"its gradient wrong; write x = x {name[0]} y, or update x.data inside "
+                f"cr.no_grad() (as an optimizer does)")
+        ufunc(self._data, other._data if isinstance(other, Tensor) else other,
+              out=self._data, casting="same_kind")
+        self._version += 1
+        return self
+
+    def __iadd__(self, other):
+        return self._inplace("+=", np.add, other)
+
+    def __isub__(self, other):
+        return self._inplace("-=", np.subtract, other)
+
+    def __imul__(self, other):
+        return self._inplace("*=", np.multiply, other)
+
+    def __itruediv__(self, other):
+        return self._inplace("/=", np.true_divide, other)
+
+    @property
+    def at(self):
+        """JAX's functional updates: ``x.at[idx].set(v)`` and ``x.at[idx].add(v)``
+        return new tensors, differentiable in both x and v."""
+        return _IndexUpdater(self)
+
+    # --- operators (the operations themselves, with rules, are in derivatives.py) ---
+
+    def __add__(self, other): return _ops.add(self, other)
+    def __radd__(self, other): return _ops.add(other, self)
+    def __sub__(self, other): return _ops.subtract(self, other)
+    def __rsub__(self, other): return _ops.subtract(other, self)
+    def __mul__(self, other): return _ops.multiply(self, other)
+    def __rmul__(self, other): return _ops.multiply(other, self)
+    def __truediv__(self, other): return _ops.divide(self, other)
+    def __rtruediv__(self, other): return _ops.divide(other, self)
+    def __pow__(self, other): return _ops.power(self, other)
+    def __rpow__(self, other): return _ops.power(other, self)
+    def __matmul__(self, other): return _ops.matmul(self, other)
+    def __rmatmul__(self, other): return _ops.matmul(other, self)
+    def __neg__(self): return _ops.negative(self)
+    def __pos__(self): return self
+    def __abs__(self): return _ops.absolute(self)
+    def __getitem__(self, index): return _ops.getitem(self, _raw_index(index))
+
+    # comparisons give boolean tensors, outside the graph (they have no derivative)
+    def __lt__(self, other): return Tensor._make(self._data < _raw(other))
+    def __le__(self, other): return Tensor._make(self._data <= _raw(other))
+    def __gt__(self, other): return Tensor._make(self._data > _raw(other))
+    def __ge__(self, other): return Tensor._make(self._data >= _raw(other))
+    def __eq__(self, other): return Tensor._make(self._data == _raw(other))
+    def __ne__(self, other): return Tensor._make(self._data != _raw(other))
+    __hash__ = object.__hash__  # identity, as for any graph node
+
+    # --- 3. backward -----------------------------------------------------------------
+
+    def backward(self, gradient=None, create_graph=False):
+        """Accumulate d(self)/d(leaf), times ``gradient``, into ``.grad`` of every leaf
+        that requires grad (a vector-Jacobian product: ``gradient`` is the vector).
+
+        A scalar needs no ``gradient``; for a non-scalar, pass one of its shape (or
+        reduce first, with ``.sum()``). Gradients accumulate over calls, as in PyTorch:
+        clear them with ``zero_grad()``. Intermediate results keep their gradient only
+        if you asked with ``retain_grad()``. With ``create_graph=True`` the gradients
+        are Tensors that can be differentiated again.
+        """
+        if not self.requires_grad:
+            raise RuntimeError("backward: this tensor does not require grad, so there is "
+                               "no graph to differentiate; create the inputs with "
+                               "requires_grad=True")
+        seed = _seed_gradient(self, gradient)
+        if create_graph:
+            seed = Tensor._make(seed)
+        _backpropagate(self, seed, create_graph)
+
+
+def _seed_gradient(root, gradient):
+    if gradient is None:
+        if root._data.size != 1:
+            raise RuntimeError(
+                f"backward: the output has shape {root._data.shape}, not a scalar; pass "
+                f"gradient= (an array of that shape: the vector of the vector-Jacobian "
+                f"product) or reduce the output first, e.g. y.sum().backward()")
+        return np.ones_like(root._data)
+    gradient = np.asarray(gradient._data if isinstance(gradient, Tensor) else gradient,
+                          dtype=root._data.dtype)
+    if gradient.shape != root._data.shape:
+        raise ValueError(f"backward: gradient has shape {gradient.shape}, expected the "
+                         f"output's shape {root._data.shape}")
+    return gradient
+
+
+def _backpropagate(root, seed, create_graph):
+    """The chain rule over the whole graph, from ``root`` back to its leaves."""
+    order = topological_order(root)
+    if not order:  # the root is a leaf
+        _accumulate_leaf(root, seed, owned=False)
+        return
+    grads = {id(root): (seed, False)}  # node -> (gradient, whether we own the array)
+    anomaly = _modes.anomaly
+    for node in reversed(order):
+        g, owned = grads.pop(id(node), (None, False))
+        if g is None:  # no path from the root carries a gradient here
+            continue
+        if node._retain:
+            _accumulate_leaf(node, g, owned)
+            owned = False
+        _check_versions(node)
+        prim, args, kwargs = node._op, node._args, node._kwargs
+        if create_graph:
+            ans, rule_args = node, args
+        else:
+            ans = node._data
+            rule_args = [a._data if isinstance(a, Tensor) else a for a in args]
+        for argnum, arg in enumerate(args):
+            if not (isinstance(arg, Tensor) and arg.requires_grad):
+                continue
+            vjp = prim.vjp_rule(argnum)(g, ans, *rule_args, **kwargs)
+            vjp, fresh = _fit(vjp, arg, g, create_graph)
+            if anomaly:
+                _check_finite(vjp, f"the backward of {prim.name} (argument {argnum})", node)
+            if arg._prev:  # interior: collect, it passes the gradient on later
+                previous = grads.get(id(arg))
+                if previous is None:
+                    grads[id(arg)] = (vjp, fresh)
+                else:
+                    grads[id(arg)] = (previous[0] + vjp, True)
+            else:
+                _accumulate_leaf(arg, vjp, fresh)
+
+
+def _fit(vjp, arg, g, create_graph):
+    """Make a rule's result the shape and dtype of its argument: sum away broadcast
+    axes (the one place broadcasting is undone) and cast back (float32 stays float32).
+
+    Also says whether the array is new (owned): a leaf's .grad must never share memory
+    with another array, so a borrowed one is copied before it is stored.
+    """
+    if create_graph:
+        if not isinstance(vjp, Tensor):
+            vjp = Tensor._make(np.asarray(vjp))
+        if vjp.shape != arg.shape:
+            vjp = _ops.unbroadcast(vjp, arg.shape)
+        if vjp.dtype != arg.dtype:
+            vjp = _ops.astype(vjp, arg.dtype)
+        return vjp, True
+    if not isinstance(vjp, np.ndarray):
+        vjp = np.asarray(vjp)
+    fresh = vjp is not g and vjp.base is None
+    if vjp.shape != arg._data.shape:
+        vjp = _ops.unbroadcast(vjp, arg._data.shape)
+        fresh = vjp.base is None
+    if vjp.dtype != arg._data.dtype:
+        vjp = vjp.astype(arg._data.dtype)
+        fresh = True
+    return vjp, fresh
+
+
+def _accumulate_leaf(leaf, g, owned):
+    if leaf.grad is None:
+        if isinstance(g, np.ndarray) and not owned:
+            g = g.copy()
+        leaf.grad = g
+    else:
+        leaf.grad = leaf.grad + g
+
+
+def _check_versions(node):
+    tensors = [arg for arg in node._args if isinstance(arg, Tensor)]
+    for arg, saved in zip(tensors, node._versions):
+        if arg._version != saved:
+            raise RuntimeError(
+                f"backward: a tensor of shape {arg.shape} used by {node._op.name} was "
+                f"modified in place after it was used (version {arg._version}, saved at "
+                f"version {saved}), so the gradient would be wrong; compute the graph "
+                f"again after changing the data, or use x = x + y instead of x += y")
+    if node._version != 0:
+        raise RuntimeError(f"backward: the result of {node._op.name} (shape {node.shape}) "
+                           f"was modified in place after it was computed")
+
+
+# ---------------------------------------------------------------------------------------
+# Indexing helpers, x.at[...]
+# ---------------------------------------------------------------------------------------
+
+def _raw(x):
+    return x._data if isinstance(x, Tensor) else x
+
+
+def _raw_index(index):
+    """An index with Tensors replaced by their arrays (integer or boolean)."""
+    if isinstance(index, tuple):
+        return tuple(_raw(i) for i in index)
+    if isinstance(index, list):
+        return np.asarray([_raw(i) for i in index])
+    return _raw(index)
+
+
+def _describe_index(index):
+    parts = index if isinstance(index, tuple) else (index,)
+    out = []
+    for part in parts:
+        if isinstance(part, slice):
+            out.append(":" if part == slice(None) else
+                       f"{'' if part.start is None else part.start}:"
+                       f"{'' if part.stop is None else part.stop}")
+        elif part is Ellipsis:
+            out.append("...")
+        elif isinstance(part, (int, np.integer)) or part is None:
+            out.append(repr(part))
+        else:
+            out.append(type(part).__name__)
+    return ", ".join(out)
+
+
+class _IndexUpdater:
+    __slots__ = ("tensor",)
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+
+    def __getitem__(self, index):
+        return _IndexedUpdate(self.tensor, _raw_index(index))
+
+
+class _IndexedUpdate:
+    __slots__ = ("tensor", "index")
+
+    def __init__(self, tensor, index):
+        self.tensor, self.index = tensor, index
+
+    def set(self, value):
+        """A copy of the tensor with ``value`` written at the index."""
+        return _ops.index_set(self.tensor, value, index=self.index)
+
+    def add(self, value):
+        """A copy of the tensor with ``value`` added at the index (repeated indices add up)."""
+        return _ops.index_add(self.tensor, value, index=self.index)
+
+
+# ---------------------------------------------------------------------------------------
+# Creation
+# ---------------------------------------------------------------------------------------
+
+def _as_array(data, dtype):
+    if isinstance(data, Tensor):
+        data = data._data
+    if dtype is not None:
+        return np.array(data, dtype=dtype)
+    array = np.array(data)
+    if array.dtype.kind == "f" or array.dtype.kind == "c":
+        return array
+    if array.dtype.kind in "biu" or array.dtype == object and _all_numbers(array):
+        return array.astype(np.float64)
+    raise TypeError(f"tensor: cannot make a numeric tensor from {type(data).__name__} "
+                    f"of dtype {array.dtype}")
+
+
+def _all_numbers(array):
+    return all(isinstance(x, Number) for x in array.flat)
+
+
+def tensor(data, dtype=None, requires_grad=False):
+    """A Tensor from a number, a (nested) list, an ndarray, or a list that holds Tensors
+    (then the result is their differentiable stack).
+
+    float64 unless ``dtype`` says otherwise (a float32 array stays float32).
+    """
+    if isinstance(data, (list, tuple)) and _holds_tensor(data):
+        parts = [tensor(part, dtype=dtype) if not isinstance(part, Tensor) else part
+                 for part in data]
+        out = _ops.stack(parts, axis=0)
+        if dtype is not None and out.dtype != np.dtype(dtype):
+            out = out.astype(dtype)
+        if requires_grad:
+            raise ValueError("tensor: a list that holds Tensors is already part of a "
+                             "graph; set requires_grad on its parts instead")
+        return out
+    return Tensor(data, requires_grad=requires_grad, dtype=dtype)
+
+
+def _holds_tensor(items):
+    return any(isinstance(x, Tensor) or (isinstance(x, (list, tuple)) and _holds_tensor(x))
+               for x in items)
+
+
+def _default(dtype):
+    return np.float64 if dtype is None else dtype
+
+
+def zeros(*shape, dtype=None, requires_grad=False):
+    return Tensor._make(np.zeros(_shape(shape), dtype=_default(dtype)), requires_grad)
+
+
+def ones(*shape, dtype=None, requires_grad=False):
+    return Tensor._make(np.ones(_shape(shape), dtype=_default(dtype)), requires_grad)
+
+
+def full(shape, fill_value, dtype=None, requires_grad=False):
+    return Tensor._make(np.full(_shape((shape,)), fill_value, dtype=_default(dtype)),
+                        requires_grad)
+
+
+def eye(n, m=None, dtype=None, requires_grad=False):
+    return Tensor._make(np.eye(n, m, dtype=_default(dtype)), requires_grad)
+
+
+def arange(*args, dtype=None, requires_grad=False):
+    return Tensor._make(np.arange(*args, dtype=_default(dtype)), requires_grad)
+
+
+def linspace(start, stop, num=50, dtype=None, requires_grad=False):
+    return Tensor._make(np.linspace(start, stop, num, dtype=_default(dtype)), requires_grad)
+
+
+def zeros_like(x, dtype=None, requires_grad=False):
+    return Tensor._make(np.zeros_like(_raw(x), dtype=dtype), requires_grad)
+
+
+def ones_like(x, dtype=None, requires_grad=False):
+    return Tensor._make(np.ones_like(_raw(x), dtype=dtype), requires_grad)
+
+
+def _rng(seed):
+    return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+
+
+def rand(*shape, seed=None, dtype=None, requires_grad=False):
+    """Uniform on [0, 1); ``seed`` is an int or a ``numpy.random.Generator``."""
+    array = _rng(seed).random(_shape(shape)).astype(_default(dtype), copy=False)
+    return Tensor._make(array, requires_grad)
+
+
+def randn(*shape, seed=None, dtype=None, requires_grad=False):
+    """Standard normal; ``seed`` is an int or a ``numpy.random.Generator``."""
+    array = _rng(seed).standard_normal(_shape(shape)).astype(_default(dtype), copy=False)
+    return Tensor._make(array, requires_grad)
+
+
+def _shape(shape):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        return tuple(shape[0])
+    return tuple(shape)
+
+
+from . import derivatives as _ops  # noqa: E402  (the operations need Tensor defined)
