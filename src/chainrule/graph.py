@@ -72,6 +72,14 @@ class _SwitchMode(_contextlib.ContextDecorator):
 
     attribute = value = None
 
+    def __new__(cls, function=None):
+        mode = super().__new__(cls)
+        # @no_grad without parentheses decorates the function directly.
+        return mode(function) if callable(function) else mode
+
+    def __init__(self, function=None):
+        pass
+
     def __enter__(self):
         self._previous = getattr(_modes, self.attribute)
         setattr(_modes, self.attribute, self.value)

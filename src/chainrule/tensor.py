@@ -111,27 +111,37 @@ def _apply(prim, args, kwargs):
     ans = prim.forward(*raw, **kwargs)
     if not isinstance(ans, np.ndarray):
         ans = np.asarray(ans)
-    anomaly = _modes.anomaly
-    if anomaly:
-        _check_finite(ans, f"{prim.name} (forward)", None)
-    if not _modes.grad_enabled:
-        return Tensor._make(ans)
-    parents = tuple(arg for arg in args if isinstance(arg, Tensor) and arg.requires_grad)
-    if not parents:
-        return Tensor._make(ans)
-    for argnum, arg in enumerate(args):
-        if isinstance(arg, Tensor) and arg.requires_grad and prim.vjp_rule(argnum) is None:
+    if _modes.anomaly:
+        _check_finite(ans, f"{prim.name} (forward)", _user_frame())
+    grad_argnums = ()
+    if _modes.grad_enabled:
+        grad_argnums = tuple(i for i, arg in enumerate(args)
+                             if isinstance(arg, Tensor) and arg.requires_grad)
+    node = Tensor._make(ans, requires_grad=bool(grad_argnums))
+    if ans.base is not None:  # a view: writing into it writes into its operand
+        _share_version_counter(node, args)
+    if not grad_argnums:
+        return node
+    for argnum in grad_argnums:
+        if prim.vjp_rule(argnum) is None:
             raise TypeError(f"{prim.name}: argument {argnum} requires grad, but the "
                             f"operation is not differentiable with respect to it")
-    node = Tensor._make(ans, requires_grad=True)
-    node._prev = parents
+    node._prev = tuple(args[i] for i in grad_argnums)
     node._op = prim
     node._args = args
     node._kwargs = kwargs
-    node._versions = tuple(arg._version for arg in args if isinstance(arg, Tensor))
-    if anomaly:
-        node._origin = _user_frame()
+    node._grad_argnums = grad_argnums
+    # What backward will read must not change before it runs: remember the versions.
+    node._versions = tuple(arg._version[0] for arg in args if isinstance(arg, Tensor)) + (
+        node._version[0],)
     return node
+
+
+def _share_version_counter(view, args):
+    for arg in args:
+        if isinstance(arg, Tensor) and np.may_share_memory(view._data, arg._data):
+            view._version = arg._version
+            return
 
 
 def _user_frame():
@@ -142,11 +152,13 @@ def _user_frame():
     return "unknown"
 
 
-def _check_finite(array, what, node):
+def _check_finite(array, what, origin):
     array = array._data if isinstance(array, Tensor) else np.asarray(array)
     if array.dtype.kind in "fc" and not np.isfinite(array).all():
         bad = "nan" if np.isnan(array).any() else "inf"
-        where = f"; the tensor was created at {node._origin}" if node is not None else ""
+        where = (f"; the tensor was created at {origin}" if origin else
+                 "; run the forward pass inside detect_anomaly() too, to see the line "
+                 "that created the tensor")
         raise FloatingPointError(f"detect_anomaly: {what} produced {bad}{where}")
 
 
@@ -171,7 +183,8 @@ class Tensor:
     """
 
     __slots__ = ("_data", "grad", "requires_grad", "_prev", "_op", "_args", "_kwargs",
-                 "_versions", "_version", "_retain", "_origin", "_name", "__weakref__")
+                 "_grad_argnums", "_versions", "_version", "_retain", "_origin",
+                 "__weakref__")
 
     __array_priority__ = 1000  # ndarray + Tensor calls Tensor.__radd__
 
@@ -195,11 +208,12 @@ class Tensor:
         self._prev = ()
         self._op = None
         self._args = self._kwargs = None
-        self._versions = ()
-        self._version = 0
+        self._grad_argnums = self._versions = ()
+        # In-place writes bump the version; views and detach() share their base's
+        # counter (a one-element list), as they share its memory.
+        self._version = [0]
         self._retain = False
         self._origin = _user_frame() if _modes.anomaly else None
-        self._name = None
 
     # --- the array -----------------------------------------------------------------
 
@@ -212,7 +226,7 @@ class Tensor:
         # Replacing the array (t.data = ..., t.data += ...) bumps the version, so a
         # backward pass that saved the old values can tell, and refuse.
         self._data = _as_array(value, None) if not isinstance(value, np.ndarray) else value
-        self._version += 1
+        self._version[0] += 1
 
     shape = property(lambda self: self._data.shape)
     ndim = property(lambda self: self._data.ndim)
@@ -264,8 +278,10 @@ class Tensor:
         return f"tensor({body}{extras})"
 
     def detach(self):
-        """The same array, cut from the graph (no copy)."""
-        return Tensor._make(self._data)
+        """The same array, cut from the graph (no copy, so it shares the version counter)."""
+        out = Tensor._make(self._data)
+        out._version = self._version
+        return out
 
     def requires_grad_(self, requires_grad=True):
         if self._prev and not requires_grad:
@@ -302,7 +318,7 @@ class Tensor:
                 f"writing into it would make its gradient wrong; use the differentiable "
                 f"x.at[index].set(value) (or .add(value)), which returns a new tensor")
         self._data[_raw_index(index)] = value._data if isinstance(value, Tensor) else value
-        self._version += 1
+        self._version[0] += 1
 
     def _inplace(self, name, ufunc, other):
         if self.requires_grad:
@@ -312,7 +328,7 @@ class Tensor:
                 f"cr.no_grad() (as an optimizer does)")
         ufunc(self._data, other._data if isinstance(other, Tensor) else other,
               out=self._data, casting="same_kind")
-        self._version += 1
+        self._version[0] += 1
         return self
 
     def __iadd__(self, other):
@@ -421,13 +437,13 @@ def _backpropagate(root, seed, create_graph):
         else:
             ans = node._data
             rule_args = [a._data if isinstance(a, Tensor) else a for a in args]
-        for argnum, arg in enumerate(args):
-            if not (isinstance(arg, Tensor) and arg.requires_grad):
-                continue
+        for argnum in node._grad_argnums:  # as recorded when the node was made
+            arg = args[argnum]
             vjp = prim.vjp_rule(argnum)(g, ans, *rule_args, **kwargs)
             vjp, fresh = _fit(vjp, arg, g, create_graph)
             if anomaly:
-                _check_finite(vjp, f"the backward of {prim.name} (argument {argnum})", node)
+                _check_finite(vjp, f"the backward of {prim.name} (argument {argnum})",
+                              node._origin)
             if arg._prev:  # interior: collect, it passes the gradient on later
                 previous = grads.get(id(arg))
                 if previous is None:
@@ -475,17 +491,16 @@ def _accumulate_leaf(leaf, g, owned):
 
 
 def _check_versions(node):
-    tensors = [arg for arg in node._args if isinstance(arg, Tensor)]
+    tensors = [arg for arg in node._args if isinstance(arg, Tensor)] + [node]
     for arg, saved in zip(tensors, node._versions):
-        if arg._version != saved:
+        if arg._version[0] != saved:
+            what = (f"the result of {node._op.name}" if arg is node else
+                    f"a tensor of shape {arg.shape} used by {node._op.name}")
             raise RuntimeError(
-                f"backward: a tensor of shape {arg.shape} used by {node._op.name} was "
-                f"modified in place after it was used (version {arg._version}, saved at "
-                f"version {saved}), so the gradient would be wrong; compute the graph "
-                f"again after changing the data, or use x = x + y instead of x += y")
-    if node._version != 0:
-        raise RuntimeError(f"backward: the result of {node._op.name} (shape {node.shape}) "
-                           f"was modified in place after it was computed")
+                f"backward: {what} was modified in place after the graph was "
+                f"built (version {arg._version[0]}, saved at version {saved}), so the "
+                f"gradient would be wrong; compute the graph again after changing the "
+                f"data, or write x = x + y instead of x += y")
 
 
 # ---------------------------------------------------------------------------------------

@@ -1,0 +1,1182 @@
+"""The tensor engine's derivative table (``chainrule.derivatives``), op by op, checked
+against references that share no code with it.
+
+Every operation of the table is one or more *cases* in ``CASES`` below: the chainrule
+expression, the same expression in PyTorch, and the inputs it is evaluated at (their
+shapes and a domain that keeps them away from kinks and from the edges of domains).
+Each case then runs through the generic checks, top to bottom:
+
+1. value and full vector-Jacobian product against PyTorch float64: ``(y * w).sum()``
+   with a fixed random cotangent ``w`` (not just ones), relative error <= 1e-10;
+2. the same gradient against central differences along a random direction;
+3. second order: ``backward(create_graph=True)``, then the Hessian-vector product,
+   against PyTorch's double backward and against central differences of the gradient;
+4. forward mode: the JVP rules of the primitive, called directly on NumPy arrays,
+   against central differences (only for cases that are a single ``Primitive`` call);
+5. float32 in, float32 out (values and gradients), against PyTorch float32.
+
+Then the conventions at kinks, ties, zeros and huge arguments (exact values), and the
+losses of ``chainrule.nn.functional``.
+"""
+
+import math
+import operator
+import re
+import warnings
+import zlib
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as TF
+
+import chainrule as cr
+import chainrule.nn.functional as F
+from chainrule import derivatives as D
+from chainrule.tensor import Primitive
+
+# ---------------------------------------------------------------------------------------
+# Helpers (local to this file)
+# ---------------------------------------------------------------------------------------
+
+REL64 = 1e-10   # float64 against float64: only rounding may differ
+REL32 = 1e-5    # float32 against float32
+FD_EPS = 1e-6   # step of the central differences (first derivatives)
+FD_REL = 2e-8   # what central differences with that step can promise (truncation
+#                ~1e-12, rounding ~1e-16 / 1e-6; the worst case here is ~6e-10)
+
+
+def draw(rng, shape, domain):
+    """Random inputs in a domain where the op is smooth and the references agree.
+
+    any: |x| in [0.2, 1.5], either sign (away from the kinks of relu, abs, sign at 0,
+    and from 0 for division); pos: [0.5, 2] (log, sqrt, a base of a real power);
+    unit: [-0.9, 0.9] (tan, log1p); wide: normal with scale 2 (softmax, logsumexp);
+    prob: [0.05, 0.95] (targets of a binary cross-entropy).
+    """
+    if domain == "any":
+        out = rng.uniform(0.2, 1.5, shape) * rng.choice([-1.0, 1.0], shape)
+    elif domain == "pos":
+        out = rng.uniform(0.5, 2.0, shape)
+    elif domain == "unit":
+        out = rng.uniform(-0.9, 0.9, shape)
+    elif domain == "wide":
+        out = 2.0 * rng.standard_normal(shape)
+    elif domain == "prob":
+        out = rng.uniform(0.05, 0.95, shape)
+    else:
+        raise ValueError(domain)
+    return np.asarray(out, dtype=np.float64)
+
+
+def seeded(*parts):
+    """A generator seeded by the case's name: every run draws the same numbers."""
+    return np.random.default_rng(zlib.crc32("/".join(map(str, parts)).encode()))
+
+
+class Case:
+    """One operation at one set of shapes.
+
+    ``fn(*tensors)`` is the chainrule expression, ``ref(*torch_tensors)`` the PyTorch
+    one (either may return a list of outputs, as split does). ``specs`` gives one
+    ``(shape, domain)`` per differentiable input. ``prim(*arrays)``, when the
+    expression is a single primitive call, returns ``(primitive, args, kwargs)``: the
+    same call, for the JVP check (an argument that *is* one of the arrays is
+    differentiated). ``fd=False`` for an op whose output is rounded to float32 (finite
+    differences mean nothing there); ``f32=False`` for a case that changes dtype.
+    """
+
+    def __init__(self, id, fn, ref, specs, prim=None, fd=True, f32=True):
+        self.id, self.fn, self.ref, self.specs = id, fn, ref, list(specs)
+        self.prim, self.fd, self.f32 = prim, fd, f32
+
+    def arrays(self, dtype=np.float64):
+        rng = seeded(self.id)
+        return [draw(rng, shape, domain).astype(dtype) for shape, domain in self.specs]
+
+    def __repr__(self):
+        return self.id
+
+
+CASES = []
+
+
+def case(id, fn, ref, *specs, **options):
+    CASES.append(Case(id, fn, ref, specs, **options))
+
+
+def as_list(out):
+    return list(out) if isinstance(out, (list, tuple)) else [out]
+
+
+def cotangents(case, outputs, dtype):
+    """The fixed random cotangent ``w`` of each output (the vector of the VJP)."""
+    rng = seeded(case.id, "cotangent")
+    return [rng.standard_normal(np.shape(o)).astype(dtype) for o in outputs]
+
+
+def assert_close(actual, expected, rel, what):
+    """Same shape, and |actual - expected| <= rel * (|expected| + max|expected|):
+    relative per element, with a floor at the array's own scale (so that an entry
+    that cancels to ~0 is not held to a relative error of its rounding noise)."""
+    actual = np.asarray(actual)
+    expected = np.asarray(expected)
+    assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
+    scale = float(np.max(np.abs(expected))) if expected.size else 0.0
+    np.testing.assert_allclose(actual, expected, rtol=rel, atol=rel * scale, err_msg=what)
+
+
+def to_torch(a):
+    return torch.tensor(np.asarray(a), requires_grad=True)
+
+
+# --- running one case in each world --------------------------------------------------
+
+def cr_forward(case, arrays):
+    """Outputs as ndarrays, without recording a graph: what central differences use."""
+    with cr.no_grad():
+        return [np.asarray(o.data) for o in as_list(case.fn(*[cr.tensor(a) for a in arrays]))]
+
+
+def cr_vjp(case, arrays, ws):
+    """chainrule: outputs and the gradient of sum(w * y) with respect to every input."""
+    xs = [cr.tensor(a, requires_grad=True) for a in arrays]
+    outs = as_list(case.fn(*xs))
+    loss = sum((o * w).sum() for o, w in zip(outs, ws))
+    loss.backward()
+    grads = [np.zeros_like(a) if x.grad is None else x.grad for x, a in zip(xs, arrays)]
+    return [o.data for o in outs], grads
+
+
+def torch_vjp(case, arrays, ws):
+    xs = [to_torch(a) for a in arrays]
+    outs = as_list(case.ref(*xs))
+    loss = sum((o * torch.from_numpy(w)).sum() for o, w in zip(outs, ws))
+    grads = torch.autograd.grad(loss, xs, allow_unused=True)
+    grads = [torch.zeros_like(x) if g is None else g for x, g in zip(xs, grads)]
+    return ([o.detach().numpy() for o in outs],
+            [g.numpy() for g in grads])
+
+
+def second_order_loss(outs, ws):
+    """L = <w, y> + |y|^2 / 2. Its Hessian has the op's own second derivative (through
+    w) and J^T J (through |y|^2), so even a linear op like reshape or getitem has a
+    Hessian, which its VJP rule must produce when it runs on Tensors."""
+    return sum((o * w).sum() + 0.5 * (o * o).sum() for o, w in zip(outs, ws))
+
+
+def cr_hvp(case, arrays, ws, vs):
+    xs = [cr.tensor(a, requires_grad=True) for a in arrays]
+    second_order_loss(as_list(case.fn(*xs)), ws).backward(create_graph=True)
+    grads = [x.grad for x in xs]
+    for x in xs:
+        x.zero_grad()
+    s = sum((g * v).sum() for g, v in zip(grads, vs) if g is not None)
+    s.backward()
+    return [np.zeros_like(a) if x.grad is None else np.asarray(x.grad.data if
+            isinstance(x.grad, cr.Tensor) else x.grad) for x, a in zip(xs, arrays)]
+
+
+def cr_grad_of_second_order_loss(case, arrays, ws):
+    xs = [cr.tensor(a, requires_grad=True) for a in arrays]
+    second_order_loss(as_list(case.fn(*xs)), ws).backward()
+    return [np.zeros_like(a) if x.grad is None else x.grad for x, a in zip(xs, arrays)]
+
+
+def torch_hvp(case, arrays, ws, vs):
+    xs = [to_torch(a) for a in arrays]
+    outs = as_list(case.ref(*xs))
+    loss = second_order_loss(outs, [torch.from_numpy(w) for w in ws])
+    grads = torch.autograd.grad(loss, xs, create_graph=True, allow_unused=True)
+    s = sum((g * torch.from_numpy(v)).sum() for g, v in zip(grads, vs) if g is not None)
+    if not (isinstance(s, torch.Tensor) and s.requires_grad):
+        return [np.zeros_like(a) for a in arrays]
+    hv = torch.autograd.grad(s, xs, allow_unused=True)
+    return [np.zeros_like(a) if h is None else h.detach().numpy() for h, a in zip(hv, arrays)]
+
+
+# --- PyTorch spellings of NumPy-style reductions -------------------------------------
+
+def dims_of(x, axis):
+    if axis is None:
+        return tuple(range(x.ndim))
+    return axis if isinstance(axis, tuple) else (axis,)
+
+
+def t_reduction(reduce):
+    """``reduce(x, dims, keepdim)`` with NumPy's axis=None and 0-d semantics."""
+    def ref(x, axis=None, keepdims=False):
+        if x.ndim == 0:
+            return reduce(x.reshape(1), (0,), False).reshape(())
+        return reduce(x, dims_of(x, axis), keepdims)
+    return ref
+
+
+def _t_prod(x, dims, keepdim):
+    for d in sorted((d % x.ndim for d in dims), reverse=True):
+        x = x.prod(dim=d, keepdim=True)
+    return x if keepdim else x.reshape([n for i, n in enumerate(x.shape)
+                                        if i not in {d % x.ndim for d in dims}])
+
+
+T_REDUCE = {
+    "sum": t_reduction(lambda x, d, k: torch.sum(x, dim=d, keepdim=k)),
+    "mean": t_reduction(lambda x, d, k: torch.mean(x, dim=d, keepdim=k)),
+    "max": t_reduction(lambda x, d, k: torch.amax(x, dim=d, keepdim=k)),
+    "min": t_reduction(lambda x, d, k: torch.amin(x, dim=d, keepdim=k)),
+    "prod": t_reduction(_t_prod),
+    "logsumexp": t_reduction(lambda x, d, k: torch.logsumexp(x, dim=d, keepdim=k)),
+    "norm": t_reduction(lambda x, d, k: torch.linalg.vector_norm(x, 2, dim=d, keepdim=k)),
+    "var": t_reduction(lambda x, d, k: torch.var(x, dim=d, correction=0, keepdim=k)),
+    "std": t_reduction(lambda x, d, k: torch.std(x, dim=d, correction=0, keepdim=k)),
+}
+
+
+def t_index(index):
+    """The same index for a torch tensor (arrays become tensors, lists stay lists)."""
+    if isinstance(index, tuple):
+        return tuple(t_index(i) for i in index)
+    if isinstance(index, np.ndarray):
+        return torch.from_numpy(index)
+    return index
+
+
+# ---------------------------------------------------------------------------------------
+# The cases: every operation of the table
+# ---------------------------------------------------------------------------------------
+
+# --- elementwise, one argument: (name, chainrule, torch, primitive, domain) -----------
+
+UNARY = [
+    ("exp", cr.exp, torch.exp, D.exp, "any"),
+    ("log", cr.log, torch.log, D.log, "pos"),
+    ("log1p", cr.log1p, torch.log1p, D.log1p, "unit"),
+    ("sqrt", cr.sqrt, torch.sqrt, D.sqrt, "pos"),
+    ("abs", cr.abs, torch.abs, D.absolute, "any"),
+    ("sin", cr.sin, torch.sin, D.sin, "any"),
+    ("cos", cr.cos, torch.cos, D.cos, "any"),
+    ("tan", cr.tan, torch.tan, D.tan, "unit"),
+    ("tanh", cr.tanh, torch.tanh, D.tanh, "any"),
+    ("sigmoid", cr.sigmoid, torch.sigmoid, D.sigmoid, "wide"),
+    ("erf", cr.erf, torch.erf, D.erf, "any"),
+    ("relu", cr.relu, torch.relu, D.relu, "any"),
+    ("softplus", cr.softplus, TF.softplus, D.softplus, "wide"),
+    ("sign", cr.sign, torch.sign, D.sign, "any"),
+    ("negative", cr.negative, torch.neg, D.negative, "any"),
+]
+SHAPES = [(), (3,), (2, 3)]
+
+for _name, _f, _t, _p, _dom in UNARY:
+    for _shape in SHAPES:
+        case(f"{_name}{_shape}", _f, _t, (_shape, _dom),
+             prim=lambda x, _p=_p: (_p, (x,), {}))
+
+# the same operations as Tensor methods and operators
+for _name, _f, _t, _p, _dom in UNARY:
+    if hasattr(cr.Tensor, _name):
+        case(f"x.{_name}()", lambda x, _n=_name: getattr(x, _n)(), _t, ((2, 3), _dom))
+case("-x", operator.neg, operator.neg, ((2, 3), "any"),
+     prim=lambda x: (D.negative, (x,), {}))
+case("abs(x)", abs, abs, ((2, 3), "any"), prim=lambda x: (D.absolute, (x,), {}))
+
+# with parameters
+for _shape in SHAPES:
+    case(f"leaky_relu{_shape}", cr.leaky_relu, TF.leaky_relu, (_shape, "any"),
+         prim=lambda x: (D.leaky_relu, (x,), {}))
+    case(f"leaky_relu(0.2){_shape}", lambda x: cr.leaky_relu(x, 0.2),
+         lambda x: TF.leaky_relu(x, 0.2), (_shape, "any"),
+         prim=lambda x: (D.leaky_relu, (x,), {"negative_slope": 0.2}))
+    case(f"clip(-0.5,0.5){_shape}", lambda x: cr.clip(x, -0.5, 0.5),
+         lambda x: torch.clamp(x, -0.5, 0.5), (_shape, "any"),
+         prim=lambda x: (D.clip, (x, -0.5, 0.5), {}))
+    for _approximate in ("none", "tanh"):
+        case(f"gelu({_approximate}){_shape}", lambda x, a=_approximate: cr.gelu(x, a),
+             lambda x, a=_approximate: TF.gelu(x, approximate=a), (_shape, "any"))
+case("clip(a_min)", lambda x: cr.clip(x, a_min=-0.5), lambda x: torch.clamp(x, min=-0.5),
+     ((2, 3), "any"), prim=lambda x: (D.clip, (x,), {"a_min": -0.5}))
+case("clip(a_max)", lambda x: cr.clip(x, a_max=0.5), lambda x: torch.clamp(x, max=0.5),
+     ((2, 3), "any"), prim=lambda x: (D.clip, (x,), {"a_max": 0.5}))
+case("x.clip()", lambda x: x.clip(-0.5, 0.5), lambda x: x.clamp(-0.5, 0.5), ((2, 3), "any"))
+case("x.leaky_relu(0.2)", lambda x: x.leaky_relu(0.2), lambda x: TF.leaky_relu(x, 0.2),
+     ((2, 3), "any"))
+case("x.gelu(tanh)", lambda x: x.gelu("tanh"), lambda x: TF.gelu(x, approximate="tanh"),
+     ((2, 3), "any"))
+
+# --- elementwise, two arguments, with broadcasting ------------------------------------
+
+BINARY = [
+    # name, operator (or None), chainrule function, torch, primitive, domains
+    ("add", operator.add, cr.add, torch.add, D.add, ("any", "any")),
+    ("subtract", operator.sub, cr.subtract, torch.sub, D.subtract, ("any", "any")),
+    ("multiply", operator.mul, cr.multiply, torch.mul, D.multiply, ("any", "any")),
+    ("divide", operator.truediv, cr.divide, torch.div, D.divide, ("any", "any")),
+    ("power", operator.pow, cr.power, torch.pow, D.power, ("pos", "any")),
+    ("maximum", None, cr.maximum, torch.maximum, D.maximum, ("any", "any")),
+    ("minimum", None, cr.minimum, torch.minimum, D.minimum, ("any", "any")),
+]
+BROADCAST_PAIRS = [((), ()), ((3,), (3,)), ((2, 3), (2, 3)), ((), (2, 3)), ((2, 3), ()),
+                   ((3, 1), (4,)), ((2, 1, 3), (4, 1))]
+
+for _name, _op, _f, _t, _p, (_da, _db) in BINARY:
+    for _sa, _sb in BROADCAST_PAIRS:
+        for _how, _call in (("op", _op), ("fn", _f)):
+            if _call is not None:
+                case(f"{_name}[{_how}]{_sa}{_sb}", _call, _t, (_sa, _da), (_sb, _db),
+                     prim=lambda a, b, _p=_p: (_p, (a, b), {}))
+case("x.maximum(y)", lambda a, b: a.maximum(b), torch.maximum, ((3,), "any"), ((2, 3), "any"))
+case("x.minimum(y)", lambda a, b: a.minimum(b), torch.minimum, ((3,), "any"), ((2, 3), "any"))
+
+# with constants: Python numbers and ndarrays on either side (the reflected operators)
+C23 = seeded("constant").uniform(0.5, 2.0, (2, 3))
+
+
+def _const(x, like):
+    """C23 with the dtype of ``like`` (float32 stays float32 in the float32 check)."""
+    if isinstance(like, torch.Tensor):
+        return torch.tensor(x, dtype=like.dtype)
+    return np.asarray(x, dtype=like.dtype)
+
+
+SCALAR_FORMS = [
+    ("x+2.5", lambda x: x + 2.5, "any", D.add, lambda x: (x, 2.5)),
+    ("2.5+x", lambda x: 2.5 + x, "any", D.add, lambda x: (2.5, x)),
+    ("x-2.5", lambda x: x - 2.5, "any", D.subtract, lambda x: (x, 2.5)),
+    ("2.5-x", lambda x: 2.5 - x, "any", D.subtract, lambda x: (2.5, x)),
+    ("3*x", lambda x: 3.0 * x, "any", D.multiply, lambda x: (3.0, x)),
+    ("x*3", lambda x: x * 3.0, "any", D.multiply, lambda x: (x, 3.0)),
+    ("x/4", lambda x: x / 4.0, "any", D.divide, lambda x: (x, 4.0)),
+    ("4/x", lambda x: 4.0 / x, "any", D.divide, lambda x: (4.0, x)),
+    ("x**3", lambda x: x ** 3, "any", D.power, lambda x: (x, 3)),
+    ("x**2.5", lambda x: x ** 2.5, "pos", D.power, lambda x: (x, 2.5)),
+    ("x**-1.5", lambda x: x ** -1.5, "pos", D.power, lambda x: (x, -1.5)),
+    ("x**0.5", lambda x: x ** 0.5, "pos", D.power, lambda x: (x, 0.5)),
+    ("x**0", lambda x: x ** 0, "any", D.power, lambda x: (x, 0)),
+    ("2**x", lambda x: 2.0 ** x, "any", D.power, lambda x: (2.0, x)),
+]
+for _name, _expr, _dom, _p, _args in SCALAR_FORMS:
+    case(_name, _expr, _expr, ((2, 3), _dom),
+         prim=lambda x, _p=_p, _args=_args: (_p, _args(x), {}))
+
+NDARRAY_FORMS = [  # C23 (2, 3) on the left of a Tensor (3,): ndarray op Tensor
+    ("C+x", operator.add, D.add), ("C-x", operator.sub, D.subtract),
+    ("C*x", operator.mul, D.multiply), ("C/x", operator.truediv, D.divide),
+    ("C**x", operator.pow, D.power), ("x-C", lambda c, x: x - c, None),
+]
+for _name, _op, _p in NDARRAY_FORMS:
+    case(_name, lambda x, _op=_op: _op(_const(C23, x), x),
+         lambda x, _op=_op: _op(_const(C23, x), x), ((3,), "any"),
+         prim=None if _p is None else
+         lambda x, _p=_p: (_p, (np.asarray(C23, x.dtype), x), {}))
+case("float64(2)*x", lambda x: np.float64(2.0) * x, lambda x: 2.0 * x, ((3,), "any"),
+     f32=False)
+
+# where: the condition is a constant (an array, or a comparison of tensors)
+COND23 = np.array([[True, False, True], [False, False, True]])
+COND31 = np.array([[True], [False], [True]])
+case("where(2,3)", lambda a, b: cr.where(COND23, a, b),
+     lambda a, b: torch.where(torch.from_numpy(COND23), a, b), ((2, 3), "any"), ((2, 3), "any"),
+     prim=lambda a, b: (D._where, (COND23, a, b), {}))
+case("where(3,1)(4,)()", lambda a, b: cr.where(COND31, a, b),
+     lambda a, b: torch.where(torch.from_numpy(COND31), a, b), ((4,), "any"), ((), "any"),
+     prim=lambda a, b: (D._where, (COND31, a, b), {}))
+case("where(a>0,a,b)", lambda a, b: cr.where(a > 0, a, b),
+     lambda a, b: torch.where(a > 0, a, b), ((2, 3), "any"), ((3,), "any"))
+case("where(c,a,0.0)", lambda a: cr.where(COND23, a, 0.0),
+     lambda a: torch.where(torch.from_numpy(COND23), a, 0.0), ((2, 3), "any"),
+     prim=lambda a: (D._where, (COND23, a, 0.0), {}))
+
+# --- reductions: every axis form, keepdims or not --------------------------------------
+
+REDUCE = [
+    ("sum", cr.sum, D.sum, "any"), ("mean", cr.mean, D.mean, "any"),
+    ("max", cr.max, D.max, "any"), ("min", cr.min, D.min, "any"),
+    ("prod", cr.prod, D.prod, "any"), ("logsumexp", cr.logsumexp, D.logsumexp, "wide"),
+    ("norm", cr.norm, D.norm, "any"), ("var", cr.var, None, "any"),
+    ("std", cr.std, None, "any"),
+]
+AXES = [((), None), ((3,), None), ((3,), 0), ((3,), -1), ((2, 3), None), ((2, 3), 0),
+        ((2, 3), 1), ((2, 3), (0, 1)), ((2, 3, 4), None), ((2, 3, 4), 1), ((2, 3, 4), -1),
+        ((2, 3, 4), (0, 2)), ((2, 3, 4), (-1, 0))]
+
+for _name, _f, _p, _dom in REDUCE:
+    for _shape, _axis in AXES:
+        if _name == "std" and _shape == ():
+            continue  # the std of one number is 0, where sqrt has no derivative
+        for _keep in (False, True):
+            case(f"{_name}{_shape}axis={_axis},keepdims={_keep}",
+                 lambda x, _f=_f, a=_axis, k=_keep: _f(x, axis=a, keepdims=k),
+                 lambda x, _n=_name, a=_axis, k=_keep: T_REDUCE[_n](x, a, k),
+                 (_shape, _dom),
+                 prim=None if _p is None else
+                 lambda x, _p=_p, a=_axis, k=_keep: (_p, (x,), {"axis": a, "keepdims": k}))
+    case(f"x.{_name}(1)", lambda x, _n=_name: getattr(x, _n)(1),
+         lambda x, _n=_name: T_REDUCE[_n](x, 1, False), ((2, 3), _dom))
+for _fname, _tname in (("var", "var"), ("std", "std")):
+    for _axis in (None, 1):
+        case(f"{_fname}(ddof=1,axis={_axis})",
+             lambda x, _f=getattr(cr, _fname), a=_axis: _f(x, axis=a, ddof=1),
+             lambda x, _t=getattr(torch, _tname), a=_axis:
+             _t(x, dim=dims_of(x, a), correction=1), ((2, 3), "any"))
+
+SOFTMAX_AXES = [((3,), 0), ((3,), -1), ((2, 3), 0), ((2, 3), 1), ((2, 3, 4), 1),
+                ((2, 3, 4), -1)]
+for _name, _f, _t, _p in (("softmax", cr.softmax, torch.softmax, D.softmax),
+                          ("log_softmax", cr.log_softmax, torch.log_softmax, D.log_softmax)):
+    for _shape, _axis in SOFTMAX_AXES:
+        case(f"{_name}{_shape}axis={_axis}", lambda x, _f=_f, a=_axis: _f(x, axis=a),
+             lambda x, _t=_t, a=_axis: _t(x, dim=a), (_shape, "wide"),
+             prim=lambda x, _p=_p, a=_axis: (_p, (x,), {"axis": a}))
+    case(f"{_name}(default axis)", _f, lambda x, _t=_t: _t(x, dim=-1), ((2, 3), "wide"),
+         prim=lambda x, _p=_p: (_p, (x,), {}))
+    case(f"x.{_name}(0)", lambda x, _n=_name: getattr(x, _n)(0),
+         lambda x, _t=_t: _t(x, dim=0), ((2, 3), "wide"))
+
+# --- linear algebra ---------------------------------------------------------------------
+
+MATMUL_PAIRS = [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((2, 3), (3, 4)),
+                ((5, 2, 3), (5, 3, 4)), ((5, 2, 3), (3, 4)), ((2, 3), (5, 3, 4)),
+                ((5, 2, 3), (3,)), ((3,), (5, 3, 4)), ((2, 1, 2, 3), (5, 3, 4)),
+                ((5, 1, 2, 3), (1, 4, 3, 2))]
+for _sa, _sb in MATMUL_PAIRS:
+    case(f"a@b{_sa}{_sb}", operator.matmul, operator.matmul, (_sa, "any"), (_sb, "any"),
+         prim=lambda a, b: (D.matmul, (a, b), {}))
+    case(f"matmul{_sa}{_sb}", cr.matmul, torch.matmul, (_sa, "any"), (_sb, "any"))
+case("a.matmul(b)", lambda a, b: a.matmul(b), torch.matmul, ((2, 3), "any"), ((3, 4), "any"))
+case("ndarray@x", lambda x: _const(C23, x) @ x, lambda x: _const(C23, x) @ x,
+     ((3, 4), "any"))
+
+for _sa, _sb in [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((2, 3), (3, 4))]:
+    case(f"dot{_sa}{_sb}", cr.dot, torch.matmul, (_sa, "any"), (_sb, "any"))
+case("dot()(3,)", cr.dot, torch.mul, ((), "any"), ((3,), "any"))
+case("x.dot(y)", lambda a, b: a.dot(b), torch.dot, ((3,), "any"), ((3,), "any"))
+case("outer(3,)(4,)", cr.outer, torch.outer, ((3,), "any"), ((4,), "any"))
+case("outer(2,2)(3,)", cr.outer, lambda a, b: torch.outer(a.flatten(), b),
+     ((2, 2), "any"), ((3,), "any"))
+case("x.outer(y)", lambda a, b: a.outer(b), torch.outer, ((2,), "any"), ((3,), "any"))
+
+# --- shapes -----------------------------------------------------------------------------
+
+for _shape, _new in [((2, 3), (3, 2)), ((2, 3), (6,)), ((2, 3, 4), (4, -1)), ((), (1, 1)),
+                     ((6,), (2, 1, 3))]:
+    case(f"reshape{_shape}->{_new}", lambda x, s=_new: cr.reshape(x, s),
+         lambda x, s=_new: x.reshape(s), (_shape, "any"),
+         prim=lambda x, s=_new: (D.reshape, (x, s), {}))
+case("x.reshape(3,2)", lambda x: x.reshape(3, 2), lambda x: x.reshape(3, 2), ((2, 3), "any"))
+case("x.reshape((3,2))", lambda x: x.reshape((3, 2)), lambda x: x.reshape(3, 2),
+     ((2, 3), "any"))
+
+case("x.T", lambda x: x.T, lambda x: x.T, ((2, 3), "any"),
+     prim=lambda x: (D.transpose, (x,), {}))
+case("transpose(2,3,4)", cr.transpose, lambda x: x.permute(2, 1, 0), ((2, 3, 4), "any"),
+     prim=lambda x: (D.transpose, (x,), {}))
+for _axes in [(1, 2, 0), (2, 0, 1), (-1, 0, 1)]:
+    case(f"transpose{_axes}", lambda x, a=_axes: cr.transpose(x, a),
+         lambda x, a=_axes: x.permute(*a), ((2, 3, 4), "any"),
+         prim=lambda x, a=_axes: (D.transpose, (x, a), {}))
+case("permute(x,2,0,1)", lambda x: cr.permute(x, 2, 0, 1), lambda x: x.permute(2, 0, 1),
+     ((2, 3, 4), "any"))
+case("x.permute((1,2,0))", lambda x: x.permute((1, 2, 0)), lambda x: x.permute(1, 2, 0),
+     ((2, 3, 4), "any"))
+case("x.transpose(1,0,2)", lambda x: x.transpose(1, 0, 2), lambda x: x.permute(1, 0, 2),
+     ((2, 3, 4), "any"))
+for _a1, _a2 in [(0, 2), (-1, 0), (1, 1)]:
+    case(f"swapaxes({_a1},{_a2})", lambda x, a=_a1, b=_a2: cr.swapaxes(x, a, b),
+         lambda x, a=_a1, b=_a2: torch.swapaxes(x, a, b), ((2, 3, 4), "any"),
+         prim=lambda x, a=_a1, b=_a2: (D.swapaxes, (x, a, b), {}))
+
+for _shape, _to in [((3,), (2, 3)), ((3, 1), (2, 3, 4)), ((), (2, 2)), ((1, 3), (1, 3))]:
+    case(f"broadcast_to{_shape}->{_to}", lambda x, s=_to: cr.broadcast_to(x, s),
+         lambda x, s=_to: torch.broadcast_to(x, s), (_shape, "any"),
+         prim=lambda x, s=_to: (D.broadcast_to, (x, s), {}))
+case("expand(x,2,-1,4)", lambda x: cr.expand(x, 2, -1, 4), lambda x: x.expand(2, -1, 4),
+     ((3, 1), "any"))
+case("x.expand((4,3))", lambda x: x.expand((4, 3)), lambda x: x.expand(4, 3), ((1, 3), "any"))
+case("x.broadcast_to((2,3))", lambda x: x.broadcast_to((2, 3)),
+     lambda x: x.broadcast_to((2, 3)), ((3,), "any"))
+
+for _axis, _tdim in [(None, None), (0, 0), (-1, -1), ((0, 2), (0, 2))]:
+    case(f"squeeze(axis={_axis})", lambda x, a=_axis: cr.squeeze(x, a),
+         lambda x, d=_tdim: x.squeeze() if d is None else x.squeeze(d), ((1, 3, 1), "any"),
+         prim=lambda x, a=_axis: (D.squeeze, (x, a), {}))
+case("x.squeeze()", lambda x: x.squeeze(), lambda x: x.squeeze(), ((1, 3), "any"))
+for _axis in (0, 1, -1):
+    case(f"unsqueeze({_axis})", lambda x, a=_axis: cr.unsqueeze(x, a),
+         lambda x, a=_axis: x.unsqueeze(a), ((2, 3), "any"),
+         prim=lambda x, a=_axis: (D.expand_dims, (x, a), {}))
+case("expand_dims(x,0)()", lambda x: cr.expand_dims(x, 0), lambda x: x.unsqueeze(0),
+     ((), "any"))
+case("x.unsqueeze(1)", lambda x: x.unsqueeze(1), lambda x: x.unsqueeze(1), ((3,), "any"))
+case("x.expand_dims(-1)", lambda x: x.expand_dims(-1), lambda x: x.unsqueeze(-1),
+     ((3,), "any"))
+
+for _shape, _args in [((2, 3, 4), ()), ((2, 3, 4), (1,)), ((2, 3, 4), (0, 1)), ((), ()),
+                      ((3,), ())]:
+    case(f"flatten{_shape}{_args}", lambda x, a=_args: cr.flatten(x, *a),
+         lambda x, a=_args: torch.flatten(x, *a), (_shape, "any"))
+case("x.flatten(1)", lambda x: x.flatten(1), lambda x: x.flatten(1), ((2, 3, 4), "any"))
+
+# concatenate and stack: any number of tensors; the same tensor twice accumulates
+for _shapes, _axis in [([(2, 3), (1, 3)], 0), ([(2, 3), (2, 2), (2, 1)], 1),
+                       ([(2, 3), (2, 2)], -1), ([(3,), (2,)], 0), ([(2, 3, 1), (2, 3, 2)], 2)]:
+    case(f"concatenate{_shapes}axis={_axis}",
+         lambda *xs, a=_axis: cr.concatenate(list(xs), axis=a),
+         lambda *xs, a=_axis: torch.cat(xs, dim=a), *[(s, "any") for s in _shapes],
+         prim=lambda *xs, a=_axis: (D._concatenate, xs, {"axis": a}))
+case("concatenate([x,x])", lambda x: cr.concatenate([x, x]), lambda x: torch.cat([x, x]),
+     ((2, 3), "any"), prim=lambda x: (D._concatenate, (x, x), {}))
+case("concatenate([x,ndarray])",
+     lambda x: cr.concatenate([x, _const(C23, x)], axis=0),
+     lambda x: torch.cat([x, _const(C23, x)], dim=0), ((1, 3), "any"),
+     prim=lambda x: (D._concatenate, (x, np.asarray(C23, x.dtype)), {"axis": 0}))
+for _shapes, _axis in [([(2, 3), (2, 3)], 0), ([(2, 3), (2, 3)], 1), ([(2, 3), (2, 3)], -1),
+                       ([(2, 3), (2, 3), (2, 3)], 2), ([(), ()], 0)]:
+    case(f"stack{_shapes}axis={_axis}", lambda *xs, a=_axis: cr.stack(list(xs), axis=a),
+         lambda *xs, a=_axis: torch.stack(xs, dim=a), *[(s, "any") for s in _shapes],
+         prim=lambda *xs, a=_axis: (D._stack, xs, {"axis": a}))
+case("stack([x,x])", lambda x: cr.stack([x, x], axis=1),
+     lambda x: torch.stack([x, x], dim=1), ((3,), "any"),
+     prim=lambda x: (D._stack, (x, x), {"axis": 1}))
+case("tensor([x,y])", lambda a, b: cr.tensor([a, b]), lambda a, b: torch.stack([a, b]),
+     ((3,), "any"), ((3,), "any"))
+
+# split returns a list of pieces: each gets its own cotangent
+for _shape, _sections, _axis in [((6,), 3, 0), ((2, 6), [1, 4], 1), ((4, 3), 2, 0),
+                                 ((2, 6), 3, -1)]:
+    case(f"split{_shape},{_sections},axis={_axis}",
+         lambda x, s=_sections, a=_axis: cr.split(x, s, axis=a),
+         lambda x, s=_sections, a=_axis: torch.tensor_split(x, s, dim=a), (_shape, "any"))
+case("x.split(2)", lambda x: x.split(2), lambda x: torch.tensor_split(x, 2), ((4,), "any"))
+
+# --- indexing: every kind of index; repeated indices must accumulate ---------------------
+
+MASK45 = seeded("mask").random((4, 5)) > 0.5
+INDEXES = [
+    ("1", 1), ("-1", -1), ("1:3", slice(1, 3)), ("::2", slice(None, None, 2)),
+    (":,1:4", (slice(None), slice(1, 4))), ("1,2:", (1, slice(2, None))),
+    ("...,1", (Ellipsis, 1)), ("1,...", (1, Ellipsis)), ("None", None),
+    (":,None,2", (slice(None), None, 2)),
+    ("mask45", MASK45), ("rowmask", np.array([True, False, True, True])),
+    (":,colmask", (slice(None), np.array([True, False, True, False, True]))),
+    ("[T,F,T,T],1", ([True, False, True, True], 1)),
+    ("[0,2,2,0,3]", np.array([0, 2, 2, 0, 3])), ("[[0,1],[1,1]]", np.array([[0, 1], [1, 1]])),
+    ("rows,cols repeated", (np.array([0, 0, 1, 3]), np.array([1, 1, 4, 1]))),
+    ("list [3,3,1]", [3, 3, 1]), ("[2,2],1:4", (np.array([2, 2]), slice(1, 4))),
+    ("1,[0,0,4]", (1, np.array([0, 0, 4]))),
+]
+for _name, _index in INDEXES:
+    case(f"x[{_name}]", lambda x, i=_index: x[i], lambda x, i=_index: x[t_index(i)],
+         ((4, 5), "any"),
+         prim=lambda x, i=_index: (D.getitem, (x,),
+                                   {"index": np.asarray(i) if isinstance(i, list) else i}))
+case("x[...,[1,1]](2,3,4)", lambda x: x[..., np.array([1, 1])],
+     lambda x: x[..., torch.tensor([1, 1])], ((2, 3, 4), "any"))
+case("x[int tensor]", lambda x: x[cr.tensor([1, 1, 0], dtype=np.int64)],
+     lambda x: x[torch.tensor([1, 1, 0])], ((3,), "any"))
+case("x[1](3,)", lambda x: x[1], lambda x: x[1], ((3,), "any"))
+
+
+# x.at[index].set(v) / .add(v): differentiable in x and in v
+def _t_set(x, v, index):
+    y = x.clone()
+    y[t_index(index)] = v
+    return y
+
+
+def _t_add(x, v, index):
+    parts = index if isinstance(index, tuple) else (index,)
+    if all(isinstance(p, np.ndarray) for p in parts):  # advanced: repeated indices add up
+        return x.index_put(tuple(torch.from_numpy(p) for p in parts), v, accumulate=True)
+    y = x.clone()
+    y[t_index(index)] = y[t_index(index)] + v
+    return y
+
+
+AT = [  # (name, index, shape of v); no repeated index for set (which write wins is unspecified)
+    ("1", 1, (5,)), ("1:3,2", (slice(1, 3), 2), ()), ("mask45", MASK45, (int(MASK45.sum()),)),
+    ("[0,2]", np.array([0, 2]), (2, 5)), ("...,0", (Ellipsis, 0), (4,)),
+    ("1:3 bcast", slice(1, 3), (5,)), ("rows,cols", (np.array([0, 3]), np.array([1, 4])), (2,)),
+]
+AT_ADD_ONLY = [
+    ("[0,2,0]", np.array([0, 2, 0]), (3, 5)),
+    ("rows,cols repeated", (np.array([0, 0, 1]), np.array([1, 1, 4])), (3,)),
+]
+for _k, (_name, _index, _vshape) in enumerate(AT + AT_ADD_ONLY):
+    if _k < len(AT):
+        case(f"x.at[{_name}].set(v)", lambda x, v, i=_index: x.at[i].set(v),
+             lambda x, v, i=_index: _t_set(x, v, i), ((4, 5), "any"), (_vshape, "any"),
+             prim=lambda x, v, i=_index: (D.index_set, (x, v), {"index": i}))
+    case(f"x.at[{_name}].add(v)", lambda x, v, i=_index: x.at[i].add(v),
+         lambda x, v, i=_index: _t_add(x, v, i), ((4, 5), "any"), (_vshape, "any"),
+         prim=lambda x, v, i=_index: (D.index_add, (x, v), {"index": i}))
+case("x.at[1].set(2.0)", lambda x: x.at[1].set(2.0), lambda x: _t_set(x, 2.0, 1),
+     ((4, 5), "any"), prim=lambda x: (D.index_set, (x, 2.0), {"index": 1}))
+
+# --- dtype ------------------------------------------------------------------------------
+
+case("x.astype(float32)", lambda x: x.astype(np.float32), lambda x: x.to(torch.float32),
+     ((2, 3), "any"), fd=False)
+case("x.astype(float64)", lambda x: x.astype("float64"), lambda x: x.to(torch.float64),
+     ((2, 3), "any"), f32=False, prim=lambda x: (D.astype, (x, np.dtype(np.float64)), {}))
+
+# --- losses (chainrule.nn.functional) -----------------------------------------------------
+
+LABELS = np.array([2, 0, 3])
+case("cross_entropy", lambda z: F.cross_entropy(z, LABELS),
+     lambda z: TF.cross_entropy(z, torch.from_numpy(LABELS)), ((3, 4), "wide"),
+     prim=lambda z: (F._cross_entropy, (z, LABELS), {}))
+case("cross_entropy(N=1)", lambda z: F.cross_entropy(z, [1]),
+     lambda z: TF.cross_entropy(z, torch.tensor([1])), ((1, 5), "wide"))
+case("mse_loss", F.mse_loss, TF.mse_loss, ((2, 3), "any"), ((2, 3), "any"))
+case("binary_cross_entropy_with_logits", F.binary_cross_entropy_with_logits,
+     TF.binary_cross_entropy_with_logits, ((2, 3), "wide"), ((2, 3), "prob"))
+_PM1 = np.array([1.0, -1.0, -1.0, 1.0])
+case("hinge_loss", lambda s: F.hinge_loss(s, _const(_PM1, s)),
+     lambda s: torch.relu(1 - _const(_PM1, s) * s).mean(), ((4,), "wide"))
+
+CASE_PARAMS = [pytest.param(c, id=c.id) for c in CASES]
+FD_PARAMS = [pytest.param(c, id=c.id) for c in CASES if c.fd]
+JVP_PARAMS = [pytest.param(c, id=c.id) for c in CASES if c.prim is not None]
+F32_PARAMS = [pytest.param(c, id=c.id) for c in CASES if c.f32]
+
+
+def test_case_ids_are_unique():
+    ids = [c.id for c in CASES]
+    assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)
+
+
+def test_every_public_operation_has_a_case():
+    """The table above covers every operation ``chainrule`` exports (by name)."""
+    names = ["add", "subtract", "multiply", "divide", "power", "negative", "matmul", "dot",
+             "outer", "exp", "log", "log1p", "sqrt", "abs", "sin", "cos", "tan", "tanh",
+             "sigmoid", "erf", "relu", "leaky_relu", "gelu", "softplus", "clip", "sign",
+             "maximum", "minimum", "where", "sum", "mean", "max", "min", "prod", "var",
+             "std", "logsumexp", "softmax", "log_softmax", "norm", "reshape", "transpose",
+             "permute", "swapaxes", "expand", "broadcast_to", "squeeze", "unsqueeze",
+             "expand_dims", "flatten", "concatenate", "stack", "split", "astype", "at["]
+    assert set(names) - {"astype", "at["} <= set(cr.__all__)
+    missing = [n for n in names if not any(n in c.id for c in CASES)]
+    assert not missing, f"no case for {missing}"
+
+
+def test_every_primitive_has_a_jvp_case():
+    """Every Primitive of the table (and the fused cross_entropy) is checked in forward
+    mode below, and has a JVP rule for each argument that has a VJP rule."""
+    primitives = {obj for obj in vars(D).values() if isinstance(obj, Primitive)}
+    primitives.add(F._cross_entropy)
+    covered = {c.prim(*c.arrays())[0] for c in CASES if c.prim is not None}
+    assert primitives - covered == set(), sorted(p.name for p in primitives - covered)
+    for p in primitives:
+        assert (p.vjp_any is None) == (p.jvp_any is None), p
+        assert set(p.vjps) == set(p.jvps), p
+
+
+# ---------------------------------------------------------------------------------------
+# 1. Value and vector-Jacobian product against PyTorch float64
+# ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("case", CASE_PARAMS)
+def test_value_and_gradient_match_torch(case):
+    arrays = case.arrays()
+    with torch.no_grad():
+        shapes = [o.shape for o in as_list(case.ref(*[torch.from_numpy(a) for a in arrays]))]
+    ws = cotangents(case, [np.empty(s) for s in shapes], np.float64)
+    outs, grads = cr_vjp(case, arrays, ws)
+    t_outs, t_grads = torch_vjp(case, arrays, ws)
+    assert len(outs) == len(t_outs)
+    for i, (o, t) in enumerate(zip(outs, t_outs)):
+        assert o.dtype == t.dtype, f"output {i}: dtype {o.dtype}, torch {t.dtype}"
+        assert_close(o, t, REL64, f"output {i}")
+    for i, (g, t, a) in enumerate(zip(grads, t_grads, arrays)):
+        # (np.shape/np.asarray: a 0-d .grad may be a NumPy scalar, see
+        # test_grad_of_a_0d_tensor_is_an_ndarray)
+        assert np.shape(g) == a.shape and np.asarray(g).dtype == a.dtype, f"grad {i}: {g!r}"
+        assert_close(g, t, REL64, f"gradient of input {i}")
+
+
+@pytest.mark.xfail(strict=True, reason="BUG: the .grad of a 0-d tensor becomes a NumPy "
+                   "scalar (np.float64), not an ndarray, once two gradients are added up")
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_grad_of_a_0d_tensor_is_an_ndarray(dtype):
+    """.grad is documented as an ndarray the shape of the tensor. For a 0-d tensor used
+    twice (x * x), _accumulate_leaf adds two 0-d arrays, and NumPy returns a scalar."""
+    x = cr.tensor(np.asarray(2.0, dtype=dtype), requires_grad=True)
+    (x * x).backward()
+    assert float(x.grad) == 4.0 and x.grad.dtype == dtype  # the value is right
+    assert isinstance(x.grad, np.ndarray), type(x.grad)
+
+
+# ---------------------------------------------------------------------------------------
+# 2. The same gradients against central differences along a random direction
+# ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("case", FD_PARAMS)
+def test_gradient_matches_central_differences(case):
+    """<grad L, d> == (L(x + h d) - L(x - h d)) / 2h with L = sum(w * y), h = 1e-6."""
+    arrays = case.arrays()
+    ws = cotangents(case, cr_forward(case, arrays), np.float64)
+    _, grads = cr_vjp(case, arrays, ws)
+    rng = seeded(case.id, "direction")
+    ds = [rng.standard_normal(a.shape) for a in arrays]
+
+    def loss(sign):
+        outs = cr_forward(case, [a + sign * FD_EPS * d for a, d in zip(arrays, ds)])
+        return sum(float(np.sum(o * w)) for o, w in zip(outs, ws))
+
+    fd = (loss(+1) - loss(-1)) / (2 * FD_EPS)
+    directional = sum(float(np.sum(g * d)) for g, d in zip(grads, ds))
+    scale = max(1.0, sum(float(np.sum(np.abs(g * d))) for g, d in zip(grads, ds)))
+    assert abs(directional - fd) <= FD_REL * scale, (directional, fd)
+
+
+# ---------------------------------------------------------------------------------------
+# 3. Second order: Hessian-vector products through backward(create_graph=True)
+# ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("case", FD_PARAMS)
+def test_hessian_vector_product(case):
+    """d/dx <grad L(x), v> for L = <w, y> + |y|^2/2, against PyTorch's double backward
+    and against (grad L(x + h v) - grad L(x - h v)) / 2h (first-order gradients only)."""
+    arrays = case.arrays()
+    ws = cotangents(case, cr_forward(case, arrays), np.float64)
+    rng = seeded(case.id, "hvp")
+    vs = [rng.standard_normal(a.shape) for a in arrays]
+    hv = cr_hvp(case, arrays, ws, vs)
+    t_hv = torch_hvp(case, arrays, ws, vs)
+    h = 1e-5
+    plus = cr_grad_of_second_order_loss(case, [a + h * v for a, v in zip(arrays, vs)], ws)
+    minus = cr_grad_of_second_order_loss(case, [a - h * v for a, v in zip(arrays, vs)], ws)
+    for i, (mine, theirs, p, m) in enumerate(zip(hv, t_hv, plus, minus)):
+        assert_close(mine, theirs, 1e-9, f"Hv, input {i}, vs torch")
+        assert_close(mine, (p - m) / (2 * h), 1e-6, f"Hv, input {i}, vs differences")
+
+
+@pytest.mark.xfail(strict=True, reason="BUG: prod's VJP rule is not differentiable at a "
+                   "zero: the Hessian of prod([0, 3, 2]) has H[1, 0] = 0, should be 2")
+def test_prod_hessian_at_a_zero():
+    """f = x0 x1 x2 at x = (0, 3, 2): d2f/dx1 dx0 = x2 = 2, d2f/dx0 dx1 = x2 = 2 (the
+    Hessian is symmetric). The rule builds df/dx1 as a where() that is constantly 0 when
+    x0 == 0, so its derivative with respect to x0 is lost."""
+    x = cr.tensor([0.0, 3.0, 2.0], requires_grad=True)
+    cr.prod(x).backward(create_graph=True)
+    g = x.grad
+    x.zero_grad()
+    g[1].backward()
+    t = torch.tensor([0.0, 3.0, 2.0], dtype=torch.float64, requires_grad=True)
+    (tg,) = torch.autograd.grad(t.prod(), t, create_graph=True)
+    (expected,) = torch.autograd.grad(tg[1], t)
+    np.testing.assert_array_equal(expected.numpy(), [2.0, 0.0, 0.0])  # the reference
+    np.testing.assert_array_equal(x.grad.data, [2.0, 0.0, 0.0])
+
+
+def test_third_derivative_of_a_chain():
+    """Derivatives of any order from the one table: d3/dx3 of tanh(sin(x) * x**2)."""
+    x0 = 0.7
+    x = cr.tensor(x0, requires_grad=True)
+    grads = []
+    y = cr.tanh(cr.sin(x) * x ** 2)
+    for _ in range(3):
+        y.backward(create_graph=True)
+        y, x.grad = x.grad, None
+        grads.append(float(y.data))
+    t = torch.tensor(x0, dtype=torch.float64, requires_grad=True)
+    ty = torch.tanh(torch.sin(t) * t ** 2)
+    expected = []
+    for _ in range(3):
+        (ty,) = torch.autograd.grad(ty, t, create_graph=True)
+        expected.append(ty.item())
+    np.testing.assert_allclose(grads, expected, rtol=1e-12)
+
+
+# ---------------------------------------------------------------------------------------
+# 4. Forward mode: the JVP rules, called directly on NumPy arrays
+# ---------------------------------------------------------------------------------------
+
+def jvp_of(prim, args, kwargs, tangent_of):
+    """sum_i p.jvp_i(t_i, ans, *args, **kw) over the differentiated arguments,
+    each broadcast to the output's shape (what the engine does with it)."""
+    ans = np.asarray(prim.forward(*args, **kwargs))
+    total = np.zeros(ans.shape)
+    for i, arg in enumerate(args):
+        t = tangent_of(arg)
+        if t is None:
+            continue
+        rule = prim.jvps.get(i)
+        if rule is None:
+            assert prim.jvp_any is not None, f"{prim.name}: no JVP rule for argument {i}"
+            out = prim.jvp_any(i, t, ans, *args, **kwargs)
+        else:
+            out = rule(t, ans, *args, **kwargs)
+        assert not isinstance(out, cr.Tensor), "a rule on arrays must return an array"
+        total = total + np.broadcast_to(np.asarray(out), ans.shape)
+    return ans, total
+
+
+@pytest.mark.parametrize("case", JVP_PARAMS)
+def test_jvp_rules_match_central_differences(case):
+    """Forward mode: the tangent of the output, J t, against
+    (f(x + h t) - f(x - h t)) / 2h, every differentiable argument moved at once."""
+    arrays = case.arrays()
+    rng = seeded(case.id, "tangent")
+    tangents = [rng.standard_normal(a.shape) for a in arrays]
+    prim, args, kwargs = case.prim(*arrays)
+    assert isinstance(prim, Primitive)
+
+    def tangent_of(arg):
+        for a, t in zip(arrays, tangents):
+            if arg is a:
+                return t
+        return None
+
+    assert any(tangent_of(arg) is not None for arg in args), "no differentiable argument"
+    ans, jvp = jvp_of(prim, args, kwargs, tangent_of)
+
+    def f(sign):
+        p, shifted_args, kw = case.prim(*[a + sign * FD_EPS * t for a, t in zip(arrays, tangents)])
+        return np.asarray(p.forward(*shifted_args, **kw))
+
+    fd = (f(+1) - f(-1)) / (2 * FD_EPS)
+    assert jvp.shape == ans.shape
+    np.testing.assert_allclose(jvp, fd, rtol=FD_REL, atol=FD_REL * max(1.0, np.max(np.abs(fd),
+                                                                                    initial=0)))
+
+
+def test_astype_jvp_casts_the_tangent():
+    """astype to float32 (where differences are useless): the tangent is cast too."""
+    x = np.array([1.0, 2.0, 3.0])
+    t = np.array([0.1, -0.2, 1.0 / 3.0])
+    ans = D.astype.forward(x, np.dtype(np.float32))
+    out = D.astype.jvps[0](t, ans, x, np.dtype(np.float32))
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(out, t.astype(np.float32))
+
+
+# ---------------------------------------------------------------------------------------
+# 5. float32 stays float32, and agrees with PyTorch float32
+# ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("case", F32_PARAMS)
+def test_float32_stays_float32(case):
+    arrays = case.arrays(np.float32)
+    with torch.no_grad():
+        shapes = [o.shape for o in as_list(case.ref(*[torch.from_numpy(a) for a in arrays]))]
+    ws = cotangents(case, [np.empty(s) for s in shapes], np.float32)
+    outs, grads = cr_vjp(case, arrays, ws)
+    t_outs, t_grads = torch_vjp(case, arrays, ws)
+    for i, (o, t) in enumerate(zip(outs, t_outs)):
+        assert o.dtype == np.float32, f"output {i} is {o.dtype}"
+        assert_close(o, t, REL32, f"output {i}")
+    for i, (g, t) in enumerate(zip(grads, t_grads)):
+        assert g.dtype == np.float32, f"gradient of input {i} is {g.dtype}"
+        assert_close(g, t, REL32, f"gradient of input {i}")
+
+
+def test_float32_to_float64_and_back():
+    """astype is differentiable both ways; each gradient has its input's dtype."""
+    x = cr.tensor(np.array([1.5, -2.0], dtype=np.float32), requires_grad=True)
+    y = x.astype(np.float64)
+    assert y.dtype == np.float64
+    (y * np.array([1.0 / 3.0, 2.0])).sum().backward()
+    assert x.grad.dtype == np.float32
+    np.testing.assert_array_equal(x.grad, np.array([1.0 / 3.0, 2.0], dtype=np.float32))
+
+
+# ---------------------------------------------------------------------------------------
+# 6. Conventions at kinks, ties and zeros, and huge arguments (exact values)
+# ---------------------------------------------------------------------------------------
+
+def grad_of(f, *values):
+    """The value of f and the gradient of sum(f) for each input, all float64."""
+    xs = [cr.tensor(v, requires_grad=True) for v in values]
+    out = f(*xs)
+    out.sum().backward()
+    return out.data, [x.grad for x in xs]
+
+
+def torch_grad_of(f, *values):
+    xs = [torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in values]
+    out = f(*xs)
+    grads = torch.autograd.grad(out.sum(), xs)
+    return out.detach().numpy(), [g.numpy() for g in grads]
+
+
+def test_relu_and_abs_have_zero_derivative_at_zero():
+    _, (g,) = grad_of(cr.relu, [0.0, -1.0, 2.0])
+    np.testing.assert_array_equal(g, [0.0, 0.0, 1.0])
+    _, (g,) = grad_of(cr.abs, [0.0, -1.0, 2.0])
+    np.testing.assert_array_equal(g, [0.0, -1.0, 1.0])
+    _, (g,) = grad_of(cr.sign, [0.0, -1.0, 2.0])
+    np.testing.assert_array_equal(g, [0.0, 0.0, 0.0])
+
+
+def test_leaky_relu_and_clip_at_their_kinks_match_torch():
+    """leaky_relu'(0) is the negative slope; clip lets the bounds themselves through
+    (PyTorch's clamp does both the same way)."""
+    _, (g,) = grad_of(lambda x: cr.leaky_relu(x, 0.2), [0.0, 1.0])
+    np.testing.assert_array_equal(g, [0.2, 1.0])
+    value, (g,) = grad_of(lambda x: cr.clip(x, -1.0, 1.0), [-1.0, 1.0, 2.0, -3.0])
+    _, (tg,) = torch_grad_of(lambda x: torch.clamp(x, -1.0, 1.0), [-1.0, 1.0, 2.0, -3.0])
+    np.testing.assert_array_equal(value, [-1.0, 1.0, 1.0, -1.0])
+    np.testing.assert_array_equal(g, tg)
+    np.testing.assert_array_equal(g, [1.0, 1.0, 0.0, 0.0])
+
+
+@pytest.mark.parametrize("reduce, values, expected", [
+    ("max", [1.0, 3.0, 3.0], [0.0, 0.5, 0.5]),
+    ("min", [2.0, 1.0, 1.0], [0.0, 0.5, 0.5]),
+    ("max", [2.0, 2.0, 2.0, 2.0], [0.25] * 4),
+])
+def test_max_min_ties_share_the_gradient_evenly(reduce, values, expected):
+    _, (g,) = grad_of(getattr(cr, reduce), values)
+    np.testing.assert_array_equal(g, expected)
+    _, (tg,) = torch_grad_of(getattr(torch, "a" + reduce), values)
+    np.testing.assert_array_equal(g, tg)
+
+
+def test_max_ties_along_an_axis():
+    x = [[0.0, 3.0, 3.0], [5.0, 5.0, 5.0], [0.0, 1.0, 2.0]]
+    _, (g,) = grad_of(lambda t: cr.max(t, axis=1), x)
+    np.testing.assert_array_equal(g, [[0, 0.5, 0.5], [1 / 3, 1 / 3, 1 / 3], [0, 0, 1]])
+    _, (g,) = grad_of(lambda t: cr.min(t, axis=0, keepdims=True), x)
+    np.testing.assert_array_equal(g, [[0.5, 0, 0], [0, 0, 0], [0.5, 1, 1]])
+    _, (tg,) = torch_grad_of(lambda t: torch.amin(t, dim=0, keepdim=True), x)
+    np.testing.assert_array_equal(g, tg)
+
+
+@pytest.mark.parametrize("op", ["maximum", "minimum"])
+def test_maximum_minimum_ties_share_evenly(op):
+    _, (ga, gb) = grad_of(getattr(cr, op), [1.0, 2.0, 3.0], [1.0, 0.0, 5.0])
+    big = op == "maximum"
+    np.testing.assert_array_equal(ga, [0.5, 1.0 if big else 0.0, 0.0 if big else 1.0])
+    np.testing.assert_array_equal(gb, [0.5, 0.0 if big else 1.0, 1.0 if big else 0.0])
+    _, (tga, tgb) = torch_grad_of(getattr(torch, op), [1.0, 2.0, 3.0], [1.0, 0.0, 5.0])
+    np.testing.assert_array_equal(ga, tga)
+    np.testing.assert_array_equal(gb, tgb)
+    _, (g,) = grad_of(lambda a: getattr(cr, op)(a, a), [1.0, 2.0])   # 1/2 + 1/2
+    np.testing.assert_array_equal(g, [1.0, 1.0])
+
+
+def test_x_to_the_zero_has_derivative_zero_at_zero():
+    """d/dx x**0 = 0 everywhere, 0 included, for a number or a tensor exponent of 0;
+    d/dy x**y at y = 0 is ln x (0 at x = 0). Checked against PyTorch as well."""
+    _, (g,) = grad_of(lambda x: x ** 0, [0.0, 2.0])
+    np.testing.assert_array_equal(g, [0.0, 0.0])
+    _, (g,) = grad_of(lambda x: x ** 0.0, [0.0, -2.0])
+    np.testing.assert_array_equal(g, [0.0, 0.0])
+    value, (gx, gy) = grad_of(operator.pow, [0.0, 2.0], [0.0, 0.0])
+    _, (tgx, tgy) = torch_grad_of(torch.pow, [0.0, 2.0], [0.0, 0.0])
+    np.testing.assert_array_equal(value, [1.0, 1.0])
+    np.testing.assert_array_equal(gx, [0.0, 0.0])
+    np.testing.assert_array_equal(gy, [0.0, math.log(2.0)])
+    np.testing.assert_array_equal(gx, tgx)
+    np.testing.assert_array_equal(gy, tgy)
+
+
+def test_zero_to_a_positive_power_has_exponent_derivative_zero():
+    """d/dy 0**y = 0 for y > 0 (not 0 * log 0 = nan); d/dx x**y at x = 0 is y 0**(y-1)."""
+    with np.errstate(divide="ignore"):
+        value, (gx, gy) = grad_of(operator.pow, [0.0, 0.0, 0.0], [0.5, 1.0, 2.0])
+    _, (tgx, tgy) = torch_grad_of(torch.pow, [0.0, 0.0, 0.0], [0.5, 1.0, 2.0])
+    np.testing.assert_array_equal(value, [0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(gy, [0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(gx, [np.inf, 1.0, 0.0])
+    np.testing.assert_array_equal(gx, tgx)
+    np.testing.assert_array_equal(gy, tgy)
+
+
+@pytest.mark.parametrize("axis, keepdims", [(None, False), (None, True), (1, False), (0, True)])
+def test_norm_at_zero_has_gradient_zero(axis, keepdims):
+    x = [[0.0, 0.0], [3.0, 4.0]] if axis == 1 else [[0.0, 0.0], [0.0, 0.0]]
+    value, (g,) = grad_of(lambda t: cr.norm(t, axis=axis, keepdims=keepdims), x)
+    assert np.isfinite(g).all()
+    expected = [[0.0, 0.0], [0.6, 0.8]] if axis == 1 else [[0.0, 0.0], [0.0, 0.0]]
+    np.testing.assert_allclose(g, expected, rtol=1e-15, atol=0)
+    _, (tg,) = torch_grad_of(lambda t: torch.linalg.vector_norm(
+        t, dim=None if axis is None else axis, keepdim=keepdims), x)
+    np.testing.assert_allclose(g, tg, rtol=1e-15, atol=0)
+
+
+@pytest.mark.parametrize("values, axis", [
+    ([0.0, 2.0, 3.0], None),                       # one zero: only its entry survives
+    ([0.0, 0.0, 3.0], None),                       # two zeros: every entry is 0
+    ([[0.0, 2.0, 3.0], [0.0, 0.0, 4.0], [1.0, 2.0, 3.0], [5.0, 0.0, -2.0]], 1),
+    ([[0.0, 2.0], [0.0, 0.0], [1.0, 0.0]], 0),
+])
+def test_prod_gradient_is_exact_with_zeros(values, axis):
+    _, (g,) = grad_of(lambda t: cr.prod(t, axis=axis), values)
+    _, (tg,) = torch_grad_of(lambda t: torch.prod(t) if axis is None else
+                             torch.prod(t, dim=axis), values)
+    assert np.isfinite(g).all()
+    np.testing.assert_array_equal(g, tg)
+
+
+def test_log_softmax_of_far_apart_logits():
+    value, (g,) = grad_of(cr.log_softmax, [1000.0, 0.0, -1000.0])
+    np.testing.assert_allclose(value, [0.0, -1000.0, -2000.0], rtol=0, atol=1e-12)
+    # the gradient of sum(log_softmax(x)) is 1 - 3 softmax(x)
+    np.testing.assert_allclose(g, [-2.0, 1.0, 1.0], rtol=0, atol=1e-12)
+
+
+def test_cross_entropy_through_far_apart_logits_is_finite():
+    logits = cr.tensor([[1000.0, 0.0, -1000.0]], requires_grad=True)
+    loss = F.cross_entropy(logits, [2])
+    assert float(loss.data) == pytest.approx(2000.0, rel=1e-15)
+    loss.backward()
+    np.testing.assert_allclose(logits.grad, [[1.0, 0.0, -1.0]], rtol=0, atol=1e-15)
+    # and through the composed log_softmax, picking the label by indexing
+    logits.zero_grad()
+    (-cr.log_softmax(logits, axis=1)[0, 2]).backward()
+    assert np.isfinite(logits.grad).all()
+    np.testing.assert_allclose(logits.grad, [[1.0, 0.0, -1.0]], rtol=0, atol=1e-15)
+
+
+@pytest.mark.parametrize("values", [[1e308, 1e308, 0.0], [1000.0, 999.0, -1000.0],
+                                    [-1e308, -1e308]])
+def test_softmax_of_huge_values_is_finite(values):
+    value, (g,) = grad_of(lambda x: cr.softmax(x) * cr.tensor(np.arange(len(values)) + 1.0),
+                          values)
+    assert np.isfinite(value).all() and np.isfinite(g).all()
+    t_value, (tg,) = torch_grad_of(
+        lambda x: torch.softmax(x, 0) * (torch.arange(len(values)) + 1.0), values)
+    np.testing.assert_allclose(value, t_value, rtol=1e-12, atol=1e-300)
+    np.testing.assert_allclose(g, tg, rtol=1e-12, atol=1e-15)
+
+
+def test_logsumexp_of_minus_infinity_and_of_large_values():
+    with np.errstate(divide="ignore", invalid="ignore"):
+        assert float(cr.logsumexp(cr.tensor([-np.inf, -np.inf])).data) == -np.inf
+    value, (g,) = grad_of(cr.logsumexp, [-np.inf, 0.0])
+    assert float(value) == 0.0
+    np.testing.assert_array_equal(g, [0.0, 1.0])
+    value, (g,) = grad_of(cr.logsumexp, [1000.0, 1000.0])
+    assert float(value) == pytest.approx(1000.0 + math.log(2.0), rel=1e-15)
+    # exp(x - lse): lse = 1000 + ln 2 is rounded (to ~1e-13), so ~1e-13 relative
+    np.testing.assert_allclose(g, [0.5, 0.5], rtol=1e-12)
+    _, (tg,) = torch_grad_of(lambda x: torch.logsumexp(x, 0), [1000.0, 1000.0])
+    np.testing.assert_allclose(g, tg, rtol=1e-12)
+    value, (g,) = grad_of(lambda x: cr.logsumexp(x, axis=1), [[1e308, 1e308], [-1e308, 0.0]])
+    np.testing.assert_array_equal(value, [1e308, 0.0])  # finite: no overflow
+    assert np.isfinite(g).all()
+
+
+@pytest.mark.xfail(strict=True, reason="BUG: logsumexp's gradient exp(x - ans) is off when "
+                   "ln(sum) is below the rounding of ans: logsumexp([1e16, 1e16]) gets "
+                   "gradient [1, 1], should be softmax = [0.5, 0.5] (PyTorch does the same)")
+@pytest.mark.parametrize("big", [1e15, 1e16, 1e308])
+def test_logsumexp_gradient_is_softmax_for_large_values(big):
+    """The gradient of logsumexp is softmax(x): for two equal entries [0.5, 0.5],
+    whatever their size. The rule exp(x - logsumexp(x)) subtracts a rounded ans
+    (1e16 + ln 2 rounds to 1e16) and gets [1, 1] (and [0.47, 0.47] at 1e15)."""
+    _, (g,) = grad_of(cr.logsumexp, [big, big])
+    np.testing.assert_allclose(g, [0.5, 0.5], rtol=1e-12)
+    np.testing.assert_allclose(np.sum(g), 1.0, rtol=1e-12)  # softmax sums to 1
+
+
+@pytest.mark.xfail(strict=True, reason="BUG: log_softmax computes x - logsumexp(x), which "
+                   "loses everything below the rounding of x: log_softmax([1e16, 1e16]) "
+                   "is [0, 0], should be [-ln 2, -ln 2] (PyTorch: (x - max) - ln sum)")
+@pytest.mark.parametrize("big", [1e15, 1e16, 1e308])
+def test_log_softmax_is_shift_invariant_for_large_values(big):
+    """log_softmax(x + c) == log_softmax(x): for [c, c], [-ln 2, -ln 2] and gradient
+    (of the first entry) [1/2, -1/2]; cross_entropy of [[c, c]] is ln 2. PyTorch gets
+    all of these; chainrule returns [0, 0] (or [-0.75, -0.75] at 1e15)."""
+    value, (g,) = grad_of(lambda x: cr.log_softmax(x)[0], [big, big])
+    t_value, (tg,) = torch_grad_of(lambda x: torch.log_softmax(x, 0)[0], [big, big])
+    np.testing.assert_allclose(t_value, -math.log(2.0), rtol=1e-15)   # the reference
+    np.testing.assert_allclose(tg, [0.5, -0.5], rtol=1e-15)
+    assert float(F.cross_entropy(cr.tensor([[big, big]]), [0]).data) == pytest.approx(
+        math.log(2.0), rel=1e-12)
+    np.testing.assert_allclose(value, t_value, rtol=1e-12)
+    np.testing.assert_allclose(g, tg, rtol=1e-12)
+
+
+@pytest.mark.parametrize("x", [-1000.0, 1000.0])
+def test_sigmoid_and_softplus_of_huge_arguments(x):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow on the way
+        value, (g,) = grad_of(cr.sigmoid, [x])
+        np.testing.assert_array_equal(value, [1.0 if x > 0 else 0.0])
+        np.testing.assert_array_equal(g, [0.0])
+        value, (g,) = grad_of(cr.softplus, [x])
+        np.testing.assert_array_equal(value, [max(x, 0.0)])
+        np.testing.assert_array_equal(g, [1.0 if x > 0 else 0.0])
+
+
+def test_repeated_indices_accumulate():
+    """x[[0, 0, 0, 2]] reads x[0] three times: its gradient is 3 (not 1)."""
+    _, (g,) = grad_of(lambda x: x[[0, 0, 0, 2]], [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(g, [3.0, 0.0, 1.0])
+    _, (g, gv) = grad_of(lambda x, v: x.at[np.array([1, 1])].add(v) * 2.0, [1.0, 2.0, 3.0],
+                         [10.0, 20.0])
+    np.testing.assert_array_equal(g, [2.0, 2.0, 2.0])
+    np.testing.assert_array_equal(gv, [2.0, 2.0])
+    _, (g, gv) = grad_of(lambda x, v: x.at[1].set(v) * 3.0, [1.0, 2.0, 3.0], 5.0)
+    np.testing.assert_array_equal(g, [3.0, 0.0, 3.0])  # the overwritten entry gets none
+    np.testing.assert_array_equal(gv, 3.0)
+
+
+def test_gelu_rejects_an_unknown_approximation():
+    with pytest.raises(ValueError, match="approximate must be 'none' or 'tanh', got 'erf'"):
+        cr.gelu(cr.tensor([1.0]), "erf")
+
+
+def test_dot_rejects_batches():
+    with pytest.raises(ValueError, match=re.escape("dot: operands of shapes (2, 2, 2) and (2,)")):
+        cr.dot(cr.ones(2, 2, 2), cr.ones(2))
+
+
+def test_split_into_unequal_sections_is_an_error():
+    with pytest.raises(ValueError, match="axis 0 of size 5 does not divide into 2 equal"):
+        cr.split(cr.ones(5), 2)
+
+
+# ---------------------------------------------------------------------------------------
+# 7. Losses (chainrule.nn.functional): more shapes, and their error messages
+# ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("n, c", [(1, 2), (4, 3), (5, 7)])
+@pytest.mark.parametrize("labels_as", ["int64", "float", "tensor", "list"])
+def test_cross_entropy_matches_torch(n, c, labels_as):
+    rng = seeded("ce", n, c)
+    logits = 3.0 * rng.standard_normal((n, c))
+    labels = rng.integers(0, c, n)
+    given = {"int64": labels, "float": labels.astype(np.float64),
+             "tensor": cr.tensor(labels), "list": labels.tolist()}[labels_as]
+    z = cr.tensor(logits, requires_grad=True)
+    loss = F.cross_entropy(z, given)
+    loss.backward()
+    tz = to_torch(logits)
+    t_loss = TF.cross_entropy(tz, torch.from_numpy(labels))
+    t_loss.backward()
+    assert_close(loss.data, t_loss.detach().numpy(), REL64, "loss")
+    assert_close(z.grad, tz.grad.numpy(), REL64, "gradient")
+
+
+@pytest.mark.parametrize("logits_shape, labels, message", [
+    ((3, 4), np.zeros((3, 1), dtype=int),
+     "logits of shape (3, 4) and labels of shape (3, 1); expected (N, C) and (N,)"),
+    ((3, 4), np.zeros(2, dtype=int),
+     "logits of shape (3, 4) and labels of shape (2,); expected (N, C) and (N,)"),
+    ((4,), np.zeros(4, dtype=int),
+     "logits of shape (4,) and labels of shape (4,); expected (N, C) and (N,)"),
+    ((3, 4), np.array([0, 4, 1]), "labels must lie in [0, 4), got values from 0 to 4"),
+    ((3, 4), np.array([0, -1, 3]), "labels must lie in [0, 4), got values from -1 to 3"),
+    ((3, 4), np.array([0.0, 1.5, 2.0]), "labels must be integer class indices"),
+])
+def test_cross_entropy_rejects_bad_labels(logits_shape, labels, message):
+    with pytest.raises(ValueError, match=re.escape("cross_entropy: " + message)):
+        F.cross_entropy(cr.ones(*logits_shape, requires_grad=True), labels)
+
+
+def test_losses_accept_plain_arrays():
+    """Without Tensors the losses are plain NumPy (values agree with PyTorch)."""
+    rng = seeded("plain losses")
+    p, y = rng.standard_normal((2, 3)), rng.uniform(0, 1, (2, 3))
+    pairs = [
+        (F.mse_loss(p, y), TF.mse_loss(torch.from_numpy(p), torch.from_numpy(y))),
+        (F.binary_cross_entropy_with_logits(p, y),
+         TF.binary_cross_entropy_with_logits(torch.from_numpy(p), torch.from_numpy(y))),
+        (F.cross_entropy(p, [0, 2]), TF.cross_entropy(torch.from_numpy(p), torch.tensor([0, 2]))),
+    ]
+    for mine, theirs in pairs:
+        assert not isinstance(mine, cr.Tensor)
+        assert float(mine) == pytest.approx(float(theirs), rel=1e-12)
