@@ -157,7 +157,7 @@ erf.defjvp(lambda t, ans, x: t * _TWO_OVER_SQRT_PI * exp(-x * x))
 
 
 # ---------------------------------------------------------------------------------------
-# Kinks: the derivative at a kink is 0
+# Kinks: relu'(0) = abs'(0) = 0; leaky_relu'(0) is its slope, as in PyTorch
 # ---------------------------------------------------------------------------------------
 
 @_primitive("relu")
@@ -189,23 +189,43 @@ sign.defjvp(lambda t, ans, x: 0 * t)
 
 
 @_primitive("clip")
-def clip(x, a_min=None, a_max=None):
+def _clip(x, a_min, a_max):
     return np.clip(x, a_min, a_max)
 
 
 def _inside(x, a_min, a_max):
     """Where clip lets x through (bounds included, as in PyTorch's clamp)."""
-    x = _raw(x)
+    x, a_min, a_max = _raw(x), _raw(a_min), _raw(a_max)
     inside = np.ones(np.shape(x), dtype=bool)
     if a_min is not None:
-        inside &= x >= a_min
+        inside = inside & (x >= a_min)
     if a_max is not None:
-        inside &= x <= a_max
+        inside = inside & (x <= a_max)
     return inside
 
 
-clip.defvjp(lambda g, ans, x, a_min=None, a_max=None: g * _inside(x, a_min, a_max))
-clip.defjvp(lambda t, ans, x, a_min=None, a_max=None: t * _inside(x, a_min, a_max))
+def _below(x, bound):
+    return _raw(x) < _raw(bound)
+
+
+def _above(x, bound):
+    return _raw(x) > _raw(bound)
+
+
+# x passes where it is inside; a bound passes where x is beyond it.
+_clip.defvjp(lambda g, ans, x, lo, hi: g * _inside(x, lo, hi),
+             lambda g, ans, x, lo, hi: g * (_below(x, lo) & ~_above(x, hi) if hi is not None
+                                            else _below(x, lo)),
+             lambda g, ans, x, lo, hi: g * _above(x, hi))
+_clip.defjvp(lambda t, ans, x, lo, hi: t * _inside(x, lo, hi),
+             lambda t, ans, x, lo, hi: t * (_below(x, lo) & ~_above(x, hi) if hi is not None
+                                            else _below(x, lo)),
+             lambda t, ans, x, lo, hi: t * _above(x, hi))
+
+
+def clip(x, a_min=None, a_max=None):
+    """x limited to [a_min, a_max] (either may be None); the bounds may be Tensors."""
+    return _clip(x, a_min, a_max)
 
 
 @_primitive("softplus")
@@ -343,16 +363,29 @@ def prod(x, axis=None, keepdims=False):
 
 
 def _product_of_the_others(x, axis):
-    """For each element, the product of the other elements along ``axis``; exact with
-    zeros (ans / x would divide by zero): with one zero, only that element's entry is
-    not 0; with two or more, every entry is 0."""
+    """For each element, the product of the other elements along ``axis``.
+
+    ans / x would divide by zero, so the zeros are kept apart: the product of the
+    non-zero others (exact) times the product of the *other zeros*, written so that it
+    stays differentiable in those zeros (their value is 0, their derivative is not):
+    with one zero z, that product is z for every other element and 1 for z itself; with
+    two zeros z1, z2, it is z1 * z2, or the other zero for each of them. With three or
+    more zeros it is 0 with a first derivative of 0, exact to second order.
+    """
     raw = _raw(x)
     is_zero = raw == 0
     nonzero = where(is_zero, 1.0, x)
-    product = expand_reduced(prod(nonzero, axis, True), raw.shape, axis, True)
-    zeros = np.sum(is_zero, axis=_axes(axis, raw.ndim), keepdims=True)
-    return where(zeros == 0, product / nonzero,
-                 where((zeros == 1) & is_zero, product, 0 * product))
+    others_nonzero = expand_reduced(prod(nonzero, axis, True), raw.shape, axis, True) / nonzero
+    count = np.sum(is_zero, axis=_axes(axis, raw.ndim), keepdims=True)
+    if not count.any():
+        return others_nonzero
+    zeros = where(is_zero, x, 0.0)                       # the zeros themselves, else 0
+    e1 = expand_reduced(sum(zeros, axis, True), raw.shape, axis, True)
+    e2 = expand_reduced((sum(zeros, axis, True) ** 2 - sum(zeros * zeros, axis, True)) / 2,
+                        raw.shape, axis, True)           # z1 * z2 for two zeros
+    other_zeros = where(count == 1, where(is_zero, 1.0, e1),
+                        where(count == 2, where(is_zero, e1 - zeros, e2), 0.0 * e1))
+    return where(count == 0, others_nonzero, others_nonzero * other_zeros)
 
 
 prod.defvjp(lambda g, ans, x, axis=None, keepdims=False:
@@ -382,15 +415,20 @@ def logsumexp(x, axis=None, keepdims=False):
     return out if keepdims else np.squeeze(out, axis=_axes(axis, x.ndim))
 
 
-def _softmax_of(x, ans, axis, keepdims):
-    return exp(x - expand_reduced(ans, np.shape(x), axis, keepdims))
+def _softmax_of(x, axis):
+    """exp(x - logsumexp(x)) over ``axis``, computed as exp(x - m) / sum(exp(x - m)) with
+    m the max, a constant (the softmax does not change when x shifts): subtracting a
+    rounded logsumexp instead would lose every digit for huge x."""
+    raw = _raw(x)
+    shift = np.max(raw, axis=_axes(axis, raw.ndim), keepdims=True)
+    shifted = exp(x - np.where(np.isfinite(shift), shift, 0))
+    return shifted / expand_reduced(sum(shifted, axis, True), raw.shape, axis, True)
 
 
 logsumexp.defvjp(lambda g, ans, x, axis=None, keepdims=False:
-                 expand_reduced(g, np.shape(x), axis, keepdims)
-                 * _softmax_of(x, ans, axis, keepdims))
+                 expand_reduced(g, np.shape(x), axis, keepdims) * _softmax_of(x, axis))
 logsumexp.defjvp(lambda t, ans, x, axis=None, keepdims=False:
-                 sum(t * _softmax_of(x, ans, axis, keepdims), axis, keepdims))
+                 sum(t * _softmax_of(x, axis), axis, keepdims))
 
 
 @_primitive("softmax")
@@ -405,7 +443,9 @@ softmax.defjvp(lambda t, ans, x, axis=-1: ans * (t - sum(t * ans, axis, keepdims
 
 @_primitive("log_softmax")
 def log_softmax(x, axis=-1):
-    return x - logsumexp.forward(x, axis=axis, keepdims=True)
+    """(x - m) - log(sum(exp(x - m))), m the max: exact even for huge x."""
+    shifted = x - np.max(x, axis=axis, keepdims=True)
+    return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
 
 
 log_softmax.defvjp(lambda g, ans, x, axis=-1: g - exp(ans) * sum(g, axis, keepdims=True))

@@ -487,7 +487,9 @@ def _accumulate_leaf(leaf, g, owned):
             g = g.copy()
         leaf.grad = g
     else:
-        leaf.grad = leaf.grad + g
+        total = leaf.grad + g
+        # NumPy gives a scalar for two 0-d arrays; .grad stays an ndarray
+        leaf.grad = np.asarray(total) if isinstance(leaf.grad, np.ndarray) else total
 
 
 def _check_versions(node):
