@@ -131,9 +131,11 @@ def _apply(prim, args, kwargs):
     node._args = args
     node._kwargs = kwargs
     node._grad_argnums = grad_argnums
-    # What backward will read must not change before it runs: remember the versions.
-    node._versions = tuple(arg._version[0] for arg in args if isinstance(arg, Tensor)) + (
-        node._version[0],)
+    # What backward will read must not change before it runs: remember the versions
+    # (each version counter with its value now; the counters, not the tensors, so that
+    # the node holds no reference to itself).
+    node._versions = tuple((arg._version, arg._version[0]) for arg in args
+                           if isinstance(arg, Tensor)) + ((node._version, node._version[0]),)
     return node
 
 
@@ -439,7 +441,8 @@ def _backpropagate(root, seed, create_graph):
             rule_args = [a._data if isinstance(a, Tensor) else a for a in args]
         for argnum in node._grad_argnums:  # as recorded when the node was made
             arg = args[argnum]
-            vjp = prim.vjp_rule(argnum)(g, ans, *rule_args, **kwargs)
+            rule = prim.vjps.get(argnum) or prim.vjp_rule(argnum)
+            vjp = rule(g, ans, *rule_args, **kwargs)
             vjp, fresh = _fit(vjp, arg, g, create_graph)
             if anomaly:
                 _check_finite(vjp, f"the backward of {prim.name} (argument {argnum})",
@@ -493,9 +496,10 @@ def _accumulate_leaf(leaf, g, owned):
 
 
 def _check_versions(node):
-    tensors = [arg for arg in node._args if isinstance(arg, Tensor)] + [node]
-    for arg, saved in zip(tensors, node._versions):
-        if arg._version[0] != saved:
+    for counter, saved in node._versions:
+        if counter[0] != saved:
+            arg = next((a for a in node._args if isinstance(a, Tensor)
+                        and a._version is counter), node)
             what = (f"the result of {node._op.name}" if arg is node else
                     f"a tensor of shape {arg.shape} used by {node._op.name}")
             raise RuntimeError(
