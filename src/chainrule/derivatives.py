@@ -7,6 +7,9 @@ How to read a rule:
     exp.defjvp(lambda t, ans, x: t * ans)     # forward: tangent of the output from t
 
 ``g`` is the gradient arriving at the result ``ans``; ``t`` is the tangent of one input.
+A VJP rule must also work when ``g`` carries extra *leading* axes, a batch of
+cotangents (the rows of an identity, for a whole Jacobian in one backward pass): so the
+rules address axes from the end and build shapes as ``_lead(g, ans) + shape``.
 The rules are written with the operations of this table, so they run on raw arrays
 in an ordinary backward pass and on Tensors with ``backward(create_graph=True)``,
 giving derivatives of any order from this one table. Two things the engine does for
@@ -286,14 +289,29 @@ def _axes(axis, ndim):
     return tuple(sorted(a % ndim if ndim else a for a in axes))
 
 
+def _lead(g, ans):
+    """The leading batch axes of a gradient: those beyond the result's own axes."""
+    return tuple(np.shape(g)[:np.ndim(g) - np.ndim(ans)])
+
+
+def _from_end(axis, ndim):
+    """Axes counted from the end (-1 is the last), so that batch axes in front are ignored."""
+    return tuple(a - ndim for a in _axes(axis, ndim))
+
+
 def expand_reduced(g, shape, axis=None, keepdims=False):
-    """Broadcast the gradient of a reduction back to the shape it reduced."""
-    if not keepdims and np.ndim(g) != len(shape):
+    """Broadcast the gradient of a reduction back to the shape it reduced (keeping any
+    leading batch axes of g)."""
+    shape = tuple(shape)
+    axes = _axes(axis, len(shape))
+    lead = tuple(np.shape(g)[:np.ndim(g) - (len(shape) if keepdims else
+                                             len(shape) - len(axes))])
+    if not keepdims:
         kept = list(shape)
-        for a in _axes(axis, len(shape)):
+        for a in axes:
             kept[a] = 1
-        g = reshape(g, tuple(kept))
-    return broadcast_to(g, shape)
+        g = reshape(g, lead + tuple(kept))
+    return broadcast_to(g, lead + shape)
 
 
 def unbroadcast(g, shape):
@@ -437,8 +455,10 @@ def softmax(x, axis=-1):
     return shifted / np.sum(shifted, axis=axis, keepdims=True)
 
 
-softmax.defvjp(lambda g, ans, x, axis=-1: ans * (g - sum(g * ans, axis, keepdims=True)))
-softmax.defjvp(lambda t, ans, x, axis=-1: ans * (t - sum(t * ans, axis, keepdims=True)))
+softmax.defvjp(lambda g, ans, x, axis=-1:
+               ans * (g - sum(g * ans, _from_end(axis, np.ndim(ans)), keepdims=True)))
+softmax.defjvp(lambda t, ans, x, axis=-1:
+               ans * (t - sum(t * ans, _from_end(axis, np.ndim(ans)), keepdims=True)))
 
 
 @_primitive("log_softmax")
@@ -448,8 +468,10 @@ def log_softmax(x, axis=-1):
     return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
 
 
-log_softmax.defvjp(lambda g, ans, x, axis=-1: g - exp(ans) * sum(g, axis, keepdims=True))
-log_softmax.defjvp(lambda t, ans, x, axis=-1: t - sum(exp(ans) * t, axis, keepdims=True))
+log_softmax.defvjp(lambda g, ans, x, axis=-1:
+                   g - exp(ans) * sum(g, _from_end(axis, np.ndim(ans)), keepdims=True))
+log_softmax.defjvp(lambda t, ans, x, axis=-1:
+                   t - sum(exp(ans) * t, _from_end(axis, np.ndim(ans)), keepdims=True))
 
 
 @_primitive("norm")
@@ -528,7 +550,7 @@ def reshape(x, shape):
     return np.reshape(x, shape)
 
 
-reshape.defvjp(lambda g, ans, x, shape: reshape(g, np.shape(x)))
+reshape.defvjp(lambda g, ans, x, shape: reshape(g, _lead(g, ans) + np.shape(x)))
 reshape.defjvp(_linear_jvp(reshape))
 
 
@@ -537,12 +559,15 @@ def transpose(x, axes=None):
     return np.transpose(x, axes)
 
 
-def _inverse_axes(axes, ndim):
-    return None if axes is None else tuple(np.argsort([a % ndim for a in axes]))
+def _transpose_back(g, ans, axes):
+    """Undo a transpose, leaving g's leading batch axes where they are."""
+    ndim, lead = np.ndim(ans), len(_lead(g, ans))
+    order = range(ndim)[::-1] if axes is None else [a % ndim for a in axes]
+    inverse = np.argsort(order)
+    return transpose(g, tuple(range(lead)) + tuple(lead + int(a) for a in inverse))
 
 
-transpose.defvjp(lambda g, ans, x, axes=None:
-                 transpose(g, _inverse_axes(axes, np.ndim(x))))
+transpose.defvjp(lambda g, ans, x, axes=None: _transpose_back(g, ans, axes))
 transpose.defjvp(_linear_jvp(transpose))
 
 
@@ -558,7 +583,8 @@ def swapaxes(x, axis1, axis2):
     return np.swapaxes(x, axis1, axis2)
 
 
-swapaxes.defvjp(lambda g, ans, x, axis1, axis2: swapaxes(g, axis1, axis2))
+swapaxes.defvjp(lambda g, ans, x, axis1, axis2:
+                swapaxes(g, *_from_end((axis1, axis2), np.ndim(ans))))
 swapaxes.defjvp(_linear_jvp(swapaxes))
 
 
@@ -584,7 +610,7 @@ def squeeze(x, axis=None):
     return np.squeeze(x, axis)
 
 
-squeeze.defvjp(lambda g, ans, x, axis=None: reshape(g, np.shape(x)))
+squeeze.defvjp(lambda g, ans, x, axis=None: reshape(g, _lead(g, ans) + np.shape(x)))
 squeeze.defjvp(_linear_jvp(squeeze))
 
 
@@ -593,7 +619,7 @@ def expand_dims(x, axis):
     return np.expand_dims(x, axis)
 
 
-expand_dims.defvjp(lambda g, ans, x, axis: reshape(g, np.shape(x)))
+expand_dims.defvjp(lambda g, ans, x, axis: reshape(g, _lead(g, ans) + np.shape(x)))
 expand_dims.defjvp(_linear_jvp(expand_dims))
 
 unsqueeze = expand_dims
@@ -619,8 +645,8 @@ astype.defjvp(_linear_jvp(astype))
 
 
 def _slice_along(axis, ndim, index):
-    axis = axis % ndim
-    return (slice(None),) * axis + (index,)
+    """An index that takes ``index`` along ``axis``, written from the end (batch-safe)."""
+    return (Ellipsis, index) + (slice(None),) * (ndim - 1 - axis % ndim)
 
 
 @_primitive("concatenate")
@@ -711,23 +737,33 @@ def index_add(x, value, index):
     return out
 
 
-getitem.defvjp(lambda g, ans, x, index: index_add(_zeros_like_raw(x, g), g, index=index))
+def _behind(lead, index):
+    """The same index, after the leading batch axes of a gradient."""
+    if not lead:
+        return index
+    return (slice(None),) * len(lead) + (index if isinstance(index, tuple) else (index,))
+
+
+getitem.defvjp(lambda g, ans, x, index:
+               index_add(_zeros_like_raw(_lead(g, ans) + np.shape(x), g), g,
+                         index=_behind(_lead(g, ans), index)))
 getitem.defjvp(_linear_jvp(getitem))
 
-index_set.defvjp(lambda g, ans, x, value, index: index_set(g, 0, index=index),
-                 lambda g, ans, x, value, index: getitem(g, index=index))
+index_set.defvjp(lambda g, ans, x, value, index:
+                 index_set(g, 0, index=_behind(_lead(g, ans), index)),
+                 lambda g, ans, x, value, index: getitem(g, index=_behind(_lead(g, ans), index)))
 index_set.defjvp(lambda t, ans, x, value, index: index_set(t, 0, index=index),
                  lambda t, ans, x, value, index: index_set(0 * ans, t, index=index))
 
 index_add.defvjp(lambda g, ans, x, value, index: g,
-                 lambda g, ans, x, value, index: getitem(g, index=index))
+                 lambda g, ans, x, value, index: getitem(g, index=_behind(_lead(g, ans), index)))
 index_add.defjvp(lambda t, ans, x, value, index: t,
                  lambda t, ans, x, value, index: index_add(0 * ans, t, index=index))
 
 
-def _zeros_like_raw(x, g):
-    """A zero array shaped like x, with the dtype of the gradient (a constant)."""
-    return np.zeros(np.shape(x), dtype=np.result_type(_raw(g)))
+def _zeros_like_raw(shape, g):
+    """A zero array of this shape, with the dtype of the gradient (a constant)."""
+    return np.zeros(shape, dtype=np.result_type(_raw(g)))
 
 
 # ---------------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ import numpy as np
 from .graph import _modes, topological_order
 from .value import Value
 
-__all__ = ["Tensor", "Primitive", "primitive", "tensor", "zeros", "ones", "full", "eye",
+__all__ = ["Tensor", "Primitive", "primitive", "gradients", "tensor", "zeros", "ones", "full", "eye",
            "arange", "linspace", "zeros_like", "ones_like", "rand", "randn"]
 
 
@@ -417,21 +417,78 @@ def _seed_gradient(root, gradient):
     return gradient
 
 
-def _backpropagate(root, seed, create_graph):
-    """The chain rule over the whole graph, from ``root`` back to its leaves."""
+def _backpropagate(root, seed, create_graph, batch_shape=()):
+    """The chain rule over the whole graph, from ``root`` back to its leaves, whose
+    ``.grad`` accumulate (and that of intermediates that asked, with retain_grad).
+
+    ``seed`` may carry leading ``batch_shape`` axes: a batch of cotangents, each
+    propagated as if alone, in one pass (a whole Jacobian, row by row).
+    """
     order = topological_order(root)
     if not order:  # the root is a leaf
         _accumulate_leaf(root, seed, owned=False)
         return
-    grads = {id(root): (seed, False)}  # node -> (gradient, whether we own the array)
+    _chain_rule({id(root): (seed, False)}, order, create_graph, batch_shape,
+                stop_at=None, arrive=_accumulate_leaf, needed=None)
+
+
+def gradients(roots, seeds, targets, create_graph=False, batch_shape=()):
+    """The gradient of ``sum(seed * root)`` with respect to each target Tensor.
+
+    Unlike ``backward()``, it reads and writes no ``.grad``: the function transforms
+    use it, so that they never disturb a user's accumulated gradients, and nested
+    transforms never see each other's. Only nodes that depend on a target are visited,
+    and the walk stops at the targets. A target the roots do not depend on gets None.
+    """
+    order = topological_order(_Roots(roots))[:-1]
+    index = {id(t): i for i, t in enumerate(targets)}
+    depends = set(index)  # the targets, and every node computed from one
+    for node in order:
+        if id(node) not in depends and any(id(p) in depends for p in node._prev):
+            depends.add(id(node))
+    grads = {}
+    for root, seed in zip(roots, seeds):
+        if id(root) in depends:
+            previous = grads.get(id(root))
+            grads[id(root)] = (seed if previous is None else previous[0] + seed, False)
+    order = [node for node in order if id(node) in depends and id(node) not in index]
+    found = {}
+
+    def arrive(target, g, owned):
+        previous = found.get(id(target))
+        found[id(target)] = g if previous is None else previous + g
+
+    _chain_rule(grads, order, create_graph, batch_shape, stop_at=index, arrive=arrive,
+                needed=depends)
+    for target in targets:  # roots that are targets themselves, untouched by the walk
+        if id(target) in grads and id(target) not in found:
+            found[id(target)] = grads[id(target)][0]
+    return [found.get(id(t)) for t in targets]
+
+
+class _Roots:
+    """A stand-in node whose operands are several outputs, to walk them in one order."""
+
+    __slots__ = ("_prev",)
+
+    def __init__(self, roots):
+        self._prev = tuple(roots)
+
+
+def _chain_rule(grads, order, create_graph, batch_shape, stop_at, arrive, needed):
+    """Visit ``order`` backwards; at each node, turn its gradient into its operands'.
+
+    ``grads`` holds the gradients collected so far (node id -> (gradient, owned)).
+    A gradient reaching a leaf, or a node in ``stop_at``, goes to ``arrive`` instead.
+    Operands outside ``needed`` (when given) get nothing: no target lies behind them.
+    """
     anomaly = _modes.anomaly
     for node in reversed(order):
         g, owned = grads.pop(id(node), (None, False))
         if g is None:  # no path from the root carries a gradient here
             continue
-        if node._retain:
+        if node._retain and stop_at is None:
             _accumulate_leaf(node, g, owned)
-            owned = False
         _check_versions(node)
         prim, args, kwargs = node._op, node._args, node._kwargs
         if create_graph:
@@ -441,42 +498,45 @@ def _backpropagate(root, seed, create_graph):
             rule_args = [a._data if isinstance(a, Tensor) else a for a in args]
         for argnum in node._grad_argnums:  # as recorded when the node was made
             arg = args[argnum]
+            if needed is not None and id(arg) not in needed:
+                continue
             rule = prim.vjps.get(argnum) or prim.vjp_rule(argnum)
             vjp = rule(g, ans, *rule_args, **kwargs)
-            vjp, fresh = _fit(vjp, arg, g, create_graph)
+            vjp, fresh = _fit(vjp, arg, g, create_graph, batch_shape)
             if anomaly:
                 _check_finite(vjp, f"the backward of {prim.name} (argument {argnum})",
                               node._origin)
-            if arg._prev:  # interior: collect, it passes the gradient on later
+            if not arg._prev or (stop_at is not None and id(arg) in stop_at):
+                arrive(arg, vjp, fresh)
+            else:  # interior: collect, it passes the gradient on later
                 previous = grads.get(id(arg))
                 if previous is None:
                     grads[id(arg)] = (vjp, fresh)
                 else:
                     grads[id(arg)] = (previous[0] + vjp, True)
-            else:
-                _accumulate_leaf(arg, vjp, fresh)
 
 
-def _fit(vjp, arg, g, create_graph):
+def _fit(vjp, arg, g, create_graph, batch_shape=()):
     """Make a rule's result the shape and dtype of its argument: sum away broadcast
     axes (the one place broadcasting is undone) and cast back (float32 stays float32).
 
     Also says whether the array is new (owned): a leaf's .grad must never share memory
     with another array, so a borrowed one is copied before it is stored.
     """
+    shape = batch_shape + arg._data.shape
     if create_graph:
         if not isinstance(vjp, Tensor):
             vjp = Tensor._make(np.asarray(vjp))
-        if vjp.shape != arg.shape:
-            vjp = _ops.unbroadcast(vjp, arg.shape)
+        if vjp.shape != shape:
+            vjp = _ops.unbroadcast(vjp, shape)
         if vjp.dtype != arg.dtype:
             vjp = _ops.astype(vjp, arg.dtype)
         return vjp, True
     if not isinstance(vjp, np.ndarray):
         vjp = np.asarray(vjp)
     fresh = vjp is not g and vjp.base is None
-    if vjp.shape != arg._data.shape:
-        vjp = _ops.unbroadcast(vjp, arg._data.shape)
+    if vjp.shape != shape:
+        vjp = _ops.unbroadcast(vjp, shape)
         fresh = vjp.base is None
     if vjp.dtype != arg._data.dtype:
         vjp = vjp.astype(arg._data.dtype)

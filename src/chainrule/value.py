@@ -32,7 +32,7 @@ from numbers import Real
 from .graph import topological_order
 
 __all__ = [
-    "Value", "DERIVATIVES",
+    "Value", "DERIVATIVES", "gradients",
     "exp", "log", "sqrt", "power", "sin", "cos", "tanh", "sigmoid", "relu", "absolute",
 ]
 
@@ -71,6 +71,9 @@ DERIVATIVES = {
     # --- kinks: the derivative at the kink is taken to be 0 (PyTorch and JAX agree) ---
     "ReLU":    lambda ans, x: (step(x),),
     "abs":     lambda ans, x: (sign(x),),
+
+    # --- the identity: how a function transform marks its input (cr.grad, cr.jacrev) ---
+    "identity": lambda ans, x: (1.0,),
 
     # --- a neuron's weighted sum  b + w1*x1 + ... + wn*xn  as one node, with operands
     #     (b, w1..wn, x1..xn): d/db = 1, d/dwi = xi, d/dxi = wi ---
@@ -339,14 +342,24 @@ class Value:
             raise TypeError(f"backward: no derivative rule for the operation {self._op!r} "
                             f"of {self!r}; known operations: {', '.join(DERIVATIVES)}")
         g = self.grad
+        if create_graph:
+            for operand, d in zip(operands, self._partials(True)):
+                operand.grad = operand.grad + d * g
+        else:
+            for operand, d in zip(operands, self._partials(False)):
+                operand.grad += d * g
+
+    def _partials(self, create_graph):
+        """The table's partial derivatives at this node: floats, or Values that can be
+        differentiated again."""
+        operands, rule = self._prev, self._rule
+        if rule is None:
+            raise TypeError(f"backward: no derivative rule for the operation {self._op!r} "
+                            f"of {self!r}; known operations: {', '.join(DERIVATIVES)}")
         try:
             if create_graph:
-                for operand, d in zip(operands, rule(self, *operands)):
-                    operand.grad = operand.grad + d * g
-            else:
-                partials = rule(self.data, *[operand.data for operand in operands])
-                for operand, d in zip(operands, partials):
-                    operand.grad += d * g
+                return rule(self, *operands)
+            return rule(self.data, *[operand.data for operand in operands])
         except (ValueError, ZeroDivisionError, OverflowError) as err:
             inputs = ", ".join(repr(operand.data) for operand in operands)
             raise ValueError(f"backward through {self._op!r} (operands {inputs}): the "
@@ -384,6 +397,52 @@ class _HandWrittenStep:
                 f"hand-written _backward closure, which computes floats and cannot build "
                 f"the graph of a gradient; add its rule to DERIVATIVES instead")
         self.step()
+
+
+class _Roots:
+    """A stand-in node whose operands are several outputs, to walk them in one order."""
+
+    __slots__ = ("_prev",)
+
+    def __init__(self, roots):
+        self._prev = tuple(roots)
+
+
+def gradients(roots, seeds, targets, create_graph=False):
+    """The gradient of ``sum(seed * root)`` with respect to each target, as a list.
+
+    Unlike ``backward()``, it reads and writes no ``.grad``: the function transforms
+    (``cr.grad`` and the others) use it, so that a transform never disturbs the
+    gradients a user is accumulating, and nested transforms never see each other's.
+    Only the nodes that depend on a target are visited, and the walk stops at the
+    targets. A target that the roots do not depend on gets 0.0.
+    """
+    order = topological_order(_Roots(roots))[:-1]
+    index = {id(t): i for i, t in enumerate(targets)}
+    depends = set(index)  # the targets, and every node computed from one
+    for node in order:
+        if id(node) not in depends and any(id(p) in depends for p in node._prev):
+            depends.add(id(node))
+    grads = {}
+    for root, seed in zip(roots, seeds):
+        if id(root) in depends:
+            grads[id(root)] = grads[id(root)] + seed if id(root) in grads else seed
+    for node in reversed(order):
+        if id(node) in index or id(node) not in depends:
+            continue
+        g = grads.pop(id(node), None)
+        if g is None:
+            continue
+        if type(node._rule) is _HandWrittenStep:
+            raise TypeError(f"{node._op!r}: an operation with a hand-written _backward "
+                            f"closure cannot be used inside cr.grad and the other "
+                            f"transforms; add its rule to DERIVATIVES instead")
+        for operand, d in zip(node._prev, node._partials(create_graph)):
+            if id(operand) in depends:
+                contribution = d * g
+                previous = grads.get(id(operand))
+                grads[id(operand)] = contribution if previous is None else previous + contribution
+    return [grads.get(id(t), 0.0) for t in targets]
 
 
 def _is_number(x):

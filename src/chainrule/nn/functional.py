@@ -33,6 +33,7 @@ def _cross_entropy_vjp(g, ans, logits, labels):
     """(softmax(logits) - one_hot(labels)) / N: one fused step instead of four."""
     one_hot = np.zeros(np.shape(logits), dtype=np.result_type(_raw(logits)))
     one_hot[np.arange(len(labels)), labels] = 1
+    g = ops.reshape(g, np.shape(g) + (1, 1))  # (a batch of) scalars, against (N, C)
     return (ops.softmax(logits, axis=-1) - one_hot) * (g / len(labels))
 
 
