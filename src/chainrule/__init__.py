@@ -19,6 +19,9 @@ from .derivatives import (absolute, add, broadcast_to, clip, concatenate, cos, d
                           relu, reshape, sigmoid, sign, sin, softmax, softplus, split, sqrt,
                           squeeze, stack, std, subtract, sum, swapaxes, tan, tanh,
                           transpose, unsqueeze, var, where)
+from .functional import (GradcheckError, grad, gradcheck, hessian, hessian_operator, hvp,
+                         jacfwd, jacobian, jacrev, jvp, linear_operator, tree_flatten,
+                         tree_unflatten, value_and_grad, vjp)
 from .graph import detect_anomaly, enable_grad, is_grad_enabled, no_grad
 from .tensor import (Primitive, Tensor, arange, eye, full, linspace, ones, ones_like,
                      primitive, rand, randn, tensor, zeros, zeros_like)
@@ -33,6 +36,10 @@ __all__ = [
     # the engines
     "Value", "Tensor", "tensor", "zeros", "ones", "full", "eye", "arange", "linspace",
     "zeros_like", "ones_like", "rand", "randn", "Primitive", "primitive",
+    # function transforms
+    "grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "jacobian", "hessian",
+    "hvp", "linear_operator", "hessian_operator", "gradcheck", "GradcheckError",
+    "tree_flatten", "tree_unflatten",
     # modes
     "no_grad", "enable_grad", "is_grad_enabled", "detect_anomaly",
     # operations (on Tensors, arrays and numbers; the unary functions on Values too)

@@ -314,16 +314,19 @@ def expand_reduced(g, shape, axis=None, keepdims=False):
     return broadcast_to(g, lead + shape)
 
 
-def unbroadcast(g, shape):
+def unbroadcast(g, shape, batch_ndim=0):
     """Sum a gradient of a broadcast result back to an operand's shape: first the
-    leading axes the operand lacked, then the axes where it had size 1."""
+    leading axes the operand lacked, then the axes where it had size 1. The first
+    ``batch_ndim`` axes of g (a batch of cotangents) are kept as they are."""
     shape = tuple(shape)
-    extra = np.ndim(g) - len(shape)
-    axes = tuple(range(extra)) + tuple(extra + i for i, n in enumerate(shape)
-                                       if n == 1 and np.shape(g)[extra + i] != 1)
+    batch = tuple(np.shape(g)[:batch_ndim])
+    extra = np.ndim(g) - batch_ndim - len(shape)
+    start = batch_ndim + extra
+    axes = tuple(range(batch_ndim, start)) + tuple(
+        start + i for i, n in enumerate(shape) if n == 1 and np.shape(g)[start + i] != 1)
     if axes:
         g = sum(g, axis=axes)
-    return reshape(g, shape) if np.shape(g) != shape else g
+    return reshape(g, batch + shape) if np.shape(g) != batch + shape else g
 
 
 @_primitive("sum")
@@ -766,6 +769,16 @@ def _zeros_like_raw(shape, g):
     return np.zeros(shape, dtype=np.result_type(_raw(g)))
 
 
+@_primitive("identity")
+def identity(x):
+    """x itself (a view): how a function transform marks an input already in a graph."""
+    return np.asarray(x).view()
+
+
+identity.defvjp(lambda g, ans, x: g)
+identity.defjvp(lambda t, ans, x: t)
+
+
 # ---------------------------------------------------------------------------------------
 # Compositions (no rules of their own: the rules of their parts do it all)
 # ---------------------------------------------------------------------------------------
@@ -796,8 +809,12 @@ _connect_scalar_engine()
 # The methods of Tensor that are operations of this table
 # ---------------------------------------------------------------------------------------
 
+_METHODS = {}
+
+
 def _install_methods():
-    methods = {
+    methods = _METHODS
+    methods.update({
         "exp": exp, "log": log, "log1p": log1p, "sqrt": sqrt, "abs": absolute,
         "sin": sin, "cos": cos, "tan": tan, "tanh": tanh, "sigmoid": sigmoid,
         "relu": relu, "leaky_relu": leaky_relu, "gelu": gelu, "softplus": softplus,
@@ -813,7 +830,7 @@ def _install_methods():
         "reshape": lambda x, *shape: reshape(
             x, tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list))
             else shape),
-    }
+    })
     for name, function in methods.items():
         setattr(Tensor, name, _as_method(function, name))
 

@@ -88,13 +88,24 @@ class Primitive:
 
     def __call__(self, *args, **kwargs):
         for arg in args:
+            if isinstance(arg, Traced):  # forward mode: carry tangents (forward.py)
+                return arg._apply_primitive(self, args, kwargs)
+        for arg in args:
             if isinstance(arg, Tensor):
                 return _apply(self, args, kwargs)
-        if self.value_impl is not None:
-            for arg in args:
-                if isinstance(arg, Value):
+        for arg in args:
+            if isinstance(arg, Value):
+                if self.value_impl is not None:
                     return self.value_impl(*args, **kwargs)
+                return _apply_to_values(self, args, kwargs)
         return self.forward(*args, **kwargs)
+
+
+class Traced:
+    """The base of values that carry more than a number through the operations: the
+    forward-mode tracer of ``forward.py``. A Primitive called on one hands over to it."""
+
+    __slots__ = ()
 
 
 def primitive(forward=None, *, name=None):
@@ -144,6 +155,24 @@ def _share_version_counter(view, args):
         if isinstance(arg, Tensor) and np.may_share_memory(view._data, arg._data):
             view._version = arg._version
             return
+
+
+def _apply_to_values(prim, args, kwargs):
+    """A primitive on the scalar engine: one Value node whose partial derivatives are
+    the VJP rules at g = 1 (for a scalar function, the VJP is g times the derivative)."""
+    for argnum, arg in enumerate(args):
+        if isinstance(arg, Value) and prim.vjp_rule(argnum) is None:
+            raise TypeError(f"{prim.name}: argument {argnum} is a Value, but the operation "
+                            f"has no VJP rule for it; define one with .defvjp()")
+    operands = tuple(arg if isinstance(arg, Value) else Value(arg) for arg in args)
+    data = prim.forward(*[operand.data for operand in operands], **kwargs)
+    rules = [prim.vjp_rule(argnum) for argnum in range(len(args))]
+
+    def partials(ans, *xs):
+        return tuple(0.0 if rule is None else rule(1.0, ans, *xs, **kwargs)
+                     for rule in rules)
+
+    return Value(float(data), operands, prim.name, partials)
 
 
 def _user_frame():
@@ -528,7 +557,7 @@ def _fit(vjp, arg, g, create_graph, batch_shape=()):
         if not isinstance(vjp, Tensor):
             vjp = Tensor._make(np.asarray(vjp))
         if vjp.shape != shape:
-            vjp = _ops.unbroadcast(vjp, shape)
+            vjp = _ops.unbroadcast(vjp, arg._data.shape, len(batch_shape))
         if vjp.dtype != arg.dtype:
             vjp = _ops.astype(vjp, arg.dtype)
         return vjp, True
@@ -536,7 +565,7 @@ def _fit(vjp, arg, g, create_graph, batch_shape=()):
         vjp = np.asarray(vjp)
     fresh = vjp is not g and vjp.base is None
     if vjp.shape != shape:
-        vjp = _ops.unbroadcast(vjp, shape)
+        vjp = _ops.unbroadcast(vjp, arg._data.shape, len(batch_shape))
         fresh = vjp.base is None
     if vjp.dtype != arg._data.dtype:
         vjp = vjp.astype(arg._data.dtype)

@@ -1,0 +1,145 @@
+"""Forward mode: numbers that carry their tangent through every operation.
+
+``jvp(f, primals, tangents)`` calls ``f`` on ``JVPTracer``s, pairs (primal, tangent).
+Each Primitive called on a tracer computes its result from the primals and the result's
+tangent from its JVP rules (``derivatives.py``), in the same pass: the cost of one
+evaluation of f, whatever the number of outputs.
+
+Nested transforms and perturbation confusion. In
+``jvp(lambda x: x * jvp(lambda y: x + y, (1.0,), (1.0,))[1], ...)`` the inner tangent
+must not be mistaken for the outer one, though both flow through the same ``+``. So each
+``jvp`` call draws a fresh *level* (a counter that only grows) and tags its tracers with
+it. An operation on tracers of several levels works for the highest (innermost) level
+only: those tracers are split into (primal, tangent); tracers of lower levels are left
+whole inside the primals, so computing the primal result recurses into the outer
+transform, which handles its own tangents the same way. Tangents of different
+transforms never meet. (This is the scheme of JAX's autodidax: levels as tags.)
+"""
+
+import itertools
+
+import numpy as np
+
+from .tensor import Tensor, Traced
+
+__all__ = ["JVPTracer", "new_level"]
+
+_levels = itertools.count(1)
+
+
+def new_level():
+    """A tag that no earlier transform used."""
+    return next(_levels)
+
+
+class JVPTracer(Traced):
+    """A primal value with its tangent, for one level of forward-mode differentiation."""
+
+    __slots__ = ("primal", "tangent", "level")
+
+    def __init__(self, primal, tangent, level):
+        self.primal, self.tangent, self.level = primal, tangent, level
+
+    def __repr__(self):
+        return f"JVPTracer(primal={self.primal!r}, tangent={self.tangent!r}, level={self.level})"
+
+    @staticmethod
+    def _apply_primitive(prim, args, kwargs):
+        level = max(a.level for a in args if isinstance(a, JVPTracer))
+        primals = [a.primal if isinstance(a, JVPTracer) and a.level == level else a
+                   for a in args]
+        ans = prim(*primals, **kwargs)  # may recurse into an outer level's tracers
+        tangent = None
+        for argnum, arg in enumerate(args):
+            if not (isinstance(arg, JVPTracer) and arg.level == level):
+                continue
+            rule = prim.jvps.get(argnum)
+            if rule is None and prim.jvp_any is not None:
+                contribution = prim.jvp_any(argnum, arg.tangent, ans, *primals, **kwargs)
+            elif rule is None:
+                raise TypeError(f"jvp: the operation {prim.name} has no forward-mode rule "
+                                f"for argument {argnum}; define one with .defjvp()")
+            else:
+                contribution = rule(arg.tangent, ans, *primals, **kwargs)
+            tangent = contribution if tangent is None else tangent + contribution
+        return JVPTracer(ans, _broadcast_like(tangent, ans), level)
+
+    # the same surface as a Tensor, so that f can be written once for both
+    shape = property(lambda self: np.shape(self.primal))
+    ndim = property(lambda self: np.ndim(self.primal))
+    size = property(lambda self: np.size(self.primal))
+    dtype = property(lambda self: np.result_type(_innermost(self.primal)))
+
+    @property
+    def data(self):
+        return self.primal
+
+    @property
+    def T(self):
+        return _ops.transpose(self)
+
+    def __len__(self):
+        return len(self.primal)
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    def __add__(self, other): return _ops.add(self, other)
+    def __radd__(self, other): return _ops.add(other, self)
+    def __sub__(self, other): return _ops.subtract(self, other)
+    def __rsub__(self, other): return _ops.subtract(other, self)
+    def __mul__(self, other): return _ops.multiply(self, other)
+    def __rmul__(self, other): return _ops.multiply(other, self)
+    def __truediv__(self, other): return _ops.divide(self, other)
+    def __rtruediv__(self, other): return _ops.divide(other, self)
+    def __pow__(self, other): return _ops.power(self, other)
+    def __rpow__(self, other): return _ops.power(other, self)
+    def __matmul__(self, other): return _ops.matmul(self, other)
+    def __rmatmul__(self, other): return _ops.matmul(other, self)
+    def __neg__(self): return _ops.negative(self)
+    def __pos__(self): return self
+    def __abs__(self): return _ops.absolute(self)
+
+    def __getitem__(self, index):
+        from .tensor import _raw_index
+        return _ops.getitem(self, index=_raw_index(index))
+
+    # comparisons look at the primal: they have no derivative
+    def __lt__(self, other): return _innermost(self) < _innermost(other)
+    def __le__(self, other): return _innermost(self) <= _innermost(other)
+    def __gt__(self, other): return _innermost(self) > _innermost(other)
+    def __ge__(self, other): return _innermost(self) >= _innermost(other)
+
+    def relu(self):
+        return _ops.relu(self)
+
+
+def _innermost(x):
+    """The plain number or array under any number of tracers and Tensors."""
+    while isinstance(x, JVPTracer):
+        x = x.primal
+    if isinstance(x, Tensor):
+        return x._data
+    if type(x).__name__ == "Value":
+        return x.data
+    return x
+
+
+def _broadcast_like(tangent, ans):
+    """A tangent the shape of the result (a rule for a broadcast operand gives its own)."""
+    if np.shape(tangent) == np.shape(ans):
+        return tangent
+    return _ops.broadcast_to(tangent, np.shape(ans))
+
+
+from . import derivatives as _ops  # noqa: E402
+
+
+def _install_methods():
+    from .derivatives import _METHODS, _as_method
+    for name, function in _METHODS.items():
+        if not hasattr(JVPTracer, name):
+            setattr(JVPTracer, name, _as_method(function, name))
+
+
+_install_methods()

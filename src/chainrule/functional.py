@@ -1,0 +1,673 @@
+"""Function transforms in the style of JAX: grad, value_and_grad, vjp, jvp, jacrev,
+jacfwd, hessian, hvp, linear operators, and gradcheck.
+
+They take a function and give a function. Inputs may be Python floats, Values, NumPy
+arrays or Tensors, and tuples, lists and dicts of those, nested (pytrees); results come
+back in the kind that went in (a float for a float, an ndarray for an ndarray).
+
+How reverse mode works here: each input is replaced by a fresh node to differentiate
+with respect to (a *target*): a new leaf for a plain number or array, or an ``identity``
+node on top of a Value or Tensor that is already part of a graph (an outer transform's,
+or the user's). The function runs on the targets, and ``gradients()`` walks back from
+its output to the targets only, stopping there and writing no ``.grad``. Floats and
+Values use the scalar engine; arrays and Tensors the tensor engine.
+
+Why nesting is safe (no perturbation confusion). In
+``grad(lambda x: x * grad(lambda y: x + y)(1.0))(1.0)`` the inner transform
+differentiates with respect to its own target ``y``, a node of its own; the outer ``x``
+is just another operand, whose path the inner walk never follows. The inner gradient
+is built from the engine's operations when an outer transform is running (or when the
+inputs belong to a graph), so the outer one differentiates through it: derivatives of
+any order. Forward mode tags its tangents with levels instead (``forward.py``).
+"""
+
+from numbers import Real
+
+import numpy as np
+
+from . import derivatives as ops
+from .forward import JVPTracer, _innermost, new_level
+from .graph import enable_grad
+from .tensor import Tensor
+from .tensor import gradients as tensor_gradients
+from .value import Value
+from .value import gradients as value_gradients
+
+__all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "jacobian",
+           "hessian", "hvp", "linear_operator", "hessian_operator", "gradcheck",
+           "GradcheckError", "tree_flatten", "tree_unflatten"]
+
+
+# ---------------------------------------------------------------------------------------
+# Pytrees: tuples, lists and dicts of leaves, nested
+# ---------------------------------------------------------------------------------------
+
+def tree_flatten(tree):
+    """``(leaves, treedef)``: the leaves in order, and what rebuilds the containers."""
+    leaves = []
+
+    def walk(node):
+        if isinstance(node, (tuple, list)):
+            return (type(node), [walk(child) for child in node])
+        if isinstance(node, dict):
+            return (dict, [(key, walk(child)) for key, child in node.items()])
+        leaves.append(node)
+        return None
+
+    return leaves, walk(tree)
+
+
+def tree_unflatten(treedef, leaves):
+    """The inverse of ``tree_flatten``."""
+    leaves = iter(leaves)
+
+    def build(node):
+        if node is None:
+            return next(leaves)
+        kind, children = node
+        if kind is dict:
+            return {key: build(child) for key, child in children}
+        items = [build(child) for child in children]
+        return kind(*items) if hasattr(kind, "_fields") else kind(items)
+
+    return build(treedef)
+
+
+def _tree_map(function, tree):
+    leaves, treedef = tree_flatten(tree)
+    return tree_unflatten(treedef, [function(leaf) for leaf in leaves])
+
+
+# ---------------------------------------------------------------------------------------
+# Inputs in, results out, in the kind that went in
+# ---------------------------------------------------------------------------------------
+
+_depth = [0]  # how many transforms are running their function right now
+
+
+class _Running:
+    """While a transform runs its function: counts the nesting, records graphs."""
+
+    def __enter__(self):
+        self._grad = enable_grad()
+        self._grad.__enter__()
+        _depth[0] += 1
+
+    def __exit__(self, *exc):
+        _depth[0] -= 1
+        self._grad.__exit__(*exc)
+        return False
+
+
+def _kind(x):
+    if isinstance(x, JVPTracer):
+        raise TypeError("grad, vjp and jacrev inside jvp or jacfwd (forward-over-reverse) "
+                        "are not supported: differentiate the other way round, e.g. "
+                        "jacrev(grad(f)) or jvp(...) inside grad(...)")
+    if isinstance(x, Value):
+        return "value"
+    if isinstance(x, Tensor):
+        return "tensor"
+    if isinstance(x, np.ndarray) or (isinstance(x, (list, tuple)) and x):
+        return "array"
+    if isinstance(x, Real):
+        return "float"
+    raise TypeError(f"expected a float, Value, NumPy array or Tensor to differentiate, "
+                    f"got {type(x).__name__} {x!r}")
+
+
+def _target(x, kind, tensor_engine):
+    """The node to differentiate with respect to, standing for the input x."""
+    if kind == "value":
+        return Value(x.data, (x,), "identity")
+    if kind == "tensor":
+        if x.dtype.kind not in "fc":
+            raise TypeError(f"cannot differentiate with respect to a tensor of dtype "
+                            f"{x.dtype}; make it float")
+        return ops.identity(x) if x.requires_grad else Tensor._make(x._data, True)
+    if kind == "float" and not tensor_engine:
+        return Value(float(x))
+    array = np.asarray(x)
+    if array.dtype.kind not in "fc":
+        array = array.astype(np.float64)
+    return Tensor._make(array, requires_grad=True)
+
+
+def _result(x, kind, like, create_graph):
+    """A gradient (or value) in the kind of the input it belongs to."""
+    if x is None:  # the output does not depend on this input
+        x = np.zeros(np.shape(_innermost(like)), dtype=_float_dtype(like))
+    if kind == "float":
+        return float(_innermost(x))
+    if kind == "value":
+        return x if isinstance(x, Value) else Value(float(_innermost(x)))
+    if kind == "array":
+        return np.asarray(_innermost(x))
+    if isinstance(x, Tensor):
+        return x if create_graph else x.detach()
+    return Tensor._make(np.asarray(_innermost(x)))
+
+
+def _float_dtype(x):
+    dtype = np.result_type(_innermost(x))
+    return dtype if dtype.kind in "fc" else np.float64
+
+
+def _argnums(argnums, nargs, name):
+    many = not isinstance(argnums, int)
+    nums = tuple(argnums) if many else (argnums,)
+    for n in nums:
+        if not -nargs <= n < nargs:
+            raise ValueError(f"{name}: argnums {argnums} is out of range for a function "
+                             f"called with {nargs} positional arguments")
+    return tuple(n % nargs for n in nums), many
+
+
+class _Trace:
+    """One run of f on targets standing for its inputs, ready for reverse passes."""
+
+    def __init__(self, f, args, kwargs, argnums, has_aux, name):
+        self.name = name
+        self.argnums, self.many = _argnums(argnums, len(args), name)
+        self.input_trees = []
+        kinds = []
+        for n in self.argnums:
+            leaves, treedef = tree_flatten(args[n])
+            self.input_trees.append((leaves, treedef))
+            kinds.extend(_kind(leaf) for leaf in leaves)
+        # Floats ride on the tensor engine when arrays are about (a float times an
+        # array is a tensor operation); otherwise on the scalar engine.
+        self.tensor_engine = any(k in ("array", "tensor") for k in kinds)
+        self.kinds = kinds
+        self.nested = _depth[0] > 0
+        new_args = list(args)
+        self.targets = []
+        kind_iter = iter(kinds)
+        for n, (leaves, treedef) in zip(self.argnums, self.input_trees):
+            targets = [_target(leaf, next(kind_iter), self.tensor_engine) for leaf in leaves]
+            self.targets.extend(targets)
+            new_args[n] = tree_unflatten(treedef, targets)
+        self.inputs = [leaf for leaves, _ in self.input_trees for leaf in leaves]
+        with _Running():
+            out = f(*new_args, **kwargs)
+        if has_aux:
+            if not (isinstance(out, tuple) and len(out) == 2):
+                raise TypeError(f"{name}(..., has_aux=True): the function must return a "
+                                f"pair (output, aux), got {type(out).__name__}")
+            out, self.aux = out
+        else:
+            self.aux = None
+        self.out = out
+        self.out_leaves, self.out_def = tree_flatten(out)
+        # Build the gradient's own graph only when someone can differentiate it: an
+        # outer transform, or inputs that are themselves part of a graph.
+        self.create_graph = self.nested or any(
+            (k == "value") or (k == "tensor" and x.requires_grad)
+            for k, x in zip(kinds, self.inputs))
+        self.out_kind = ("tensor" if "tensor" in kinds else "value" if "value" in kinds
+                         else "array" if "array" in kinds else "float")
+
+    def output(self, tree=None):
+        """The output (or aux) with traced values turned into the inputs' kind."""
+        tree = self.out if tree is None else tree
+        return _tree_map(lambda leaf: _plain(leaf, self.out_kind, self.create_graph), tree)
+
+    def pullback(self, cotangents, batch_shape=()):
+        """Gradients for every input leaf, given one cotangent per output leaf."""
+        roots, seeds = [], []
+        for leaf, cot in zip(self.out_leaves, cotangents):
+            if isinstance(leaf, (Value, Tensor)):
+                roots.append(leaf)
+                seeds.append(self._seed(leaf, cot))
+        if not roots:
+            grads = [None] * len(self.targets)
+        elif self.tensor_engine:
+            grads = tensor_gradients(roots, seeds, self.targets, self.create_graph,
+                                     batch_shape)
+        else:
+            grads = value_gradients(roots, seeds, self.targets, self.create_graph)
+        return grads
+
+    def _seed(self, leaf, cot):
+        if isinstance(leaf, Value):
+            if isinstance(cot, Value):
+                return cot
+            return Value(float(np.asarray(_innermost(cot)))) if self.create_graph else \
+                float(np.asarray(_innermost(cot)))
+        if isinstance(cot, Tensor):
+            return cot if self.create_graph else cot._data
+        array = np.asarray(cot, dtype=leaf.dtype)
+        return Tensor._make(array) if self.create_graph else array
+
+    def input_results(self, grads, batch_shape=()):
+        """Per argnum, the gradients rebuilt into the input's structure and kind."""
+        out, i = [], 0
+        for leaves, treedef in self.input_trees:
+            results = []
+            for leaf in leaves:
+                g = grads[i]
+                if g is None and batch_shape:
+                    g = np.zeros(batch_shape + np.shape(_innermost(leaf)),
+                                 dtype=_float_dtype(leaf))
+                if isinstance(g, Value) and self.kinds[i] != "value" and not self.create_graph:
+                    g = g.data
+                results.append(_result(g, self.kinds[i], leaf, self.create_graph))
+                i += 1
+            out.append(tree_unflatten(treedef, results))
+        return tuple(out) if self.many else out[0]
+
+
+def _plain(leaf, kind, create_graph):
+    if isinstance(leaf, Value):
+        return leaf if kind == "value" else (leaf.data if kind == "float" else leaf)
+    if isinstance(leaf, Tensor):
+        if kind == "tensor":
+            return leaf if create_graph else leaf.detach()
+        if kind == "float" and leaf.size == 1:
+            return float(leaf._data)
+        return leaf._data
+    return leaf
+
+
+# ---------------------------------------------------------------------------------------
+# Reverse mode: grad, value_and_grad, vjp
+# ---------------------------------------------------------------------------------------
+
+def value_and_grad(f, argnums=0, has_aux=False):
+    """``f`` and its gradient in one call: ``(value, grad)``, or ``((value, aux), grad)``.
+
+    ``f`` must return a scalar. ``argnums`` picks the argument(s) to differentiate
+    (an int, or a tuple: then the gradient is a tuple).
+
+    >>> value_and_grad(lambda x: x ** 3)(2.0)
+    (8.0, 12.0)
+    """
+    def value_and_grad_f(*args, **kwargs):
+        trace = _Trace(f, args, kwargs, argnums, has_aux, "grad")
+        if len(trace.out_leaves) != 1 or np.size(_innermost(trace.out_leaves[0])) != 1:
+            shape = [np.shape(_innermost(leaf)) for leaf in trace.out_leaves]
+            raise TypeError(f"grad: the function must return a scalar, but it returned "
+                            f"{'shapes ' if len(shape) != 1 else 'shape '}"
+                            f"{shape if len(shape) != 1 else shape[0]}; use cr.jacobian for "
+                            f"the derivatives of every output, or reduce it with .sum()")
+        leaf = trace.out_leaves[0]
+        seed = 1.0 if not isinstance(leaf, Tensor) else np.ones(leaf.shape, leaf.dtype)
+        grads = trace.input_results(trace.pullback([seed]))
+        value = trace.output()
+        if has_aux:
+            return (value, trace.output(trace.aux)), grads
+        return value, grads
+
+    return value_and_grad_f
+
+
+def grad(f, argnums=0, has_aux=False):
+    """The gradient of a scalar function: ``grad(f)(x)`` has the shape of x.
+
+    >>> grad(lambda x: x * x + 3 * x)(2.0)
+    7.0
+    """
+    value_and_grad_f = value_and_grad(f, argnums, has_aux)
+
+    def grad_f(*args, **kwargs):
+        (value_aux), grads = value_and_grad_f(*args, **kwargs)
+        return (grads, value_aux[1]) if has_aux else grads
+
+    return grad_f
+
+
+def vjp(f, *primals, has_aux=False):
+    """``(out, vjp_fn)``: f at the primals, and the function that takes a cotangent
+    (shaped like out) to the vector-Jacobian products, a tuple with one entry per primal.
+
+    >>> out, f_vjp = vjp(lambda x, y: x * y, 2.0, 3.0)
+    >>> f_vjp(1.0)
+    (3.0, 2.0)
+    """
+    trace = _Trace(f, primals, {}, tuple(range(len(primals))), has_aux, "vjp")
+
+    def vjp_fn(cotangent):
+        leaves, treedef = tree_flatten(cotangent)
+        if len(leaves) != len(trace.out_leaves):
+            raise ValueError(f"vjp: the cotangent has {len(leaves)} leaves, but the "
+                             f"output has {len(trace.out_leaves)}")
+        for leaf, out in zip(leaves, trace.out_leaves):
+            if np.shape(_innermost(leaf)) != np.shape(_innermost(out)):
+                raise ValueError(f"vjp: a cotangent of shape {np.shape(_innermost(leaf))} "
+                                 f"for an output of shape {np.shape(_innermost(out))}")
+        return trace.input_results(trace.pullback(leaves))
+
+    out = trace.output()
+    return (out, vjp_fn, trace.output(trace.aux)) if has_aux else (out, vjp_fn)
+
+
+# ---------------------------------------------------------------------------------------
+# Forward mode: jvp
+# ---------------------------------------------------------------------------------------
+
+def jvp(f, primals, tangents, has_aux=False):
+    """``(out, tangent_out)``: f at the primals and its directional derivative along the
+    tangents, in one forward pass (forward mode: the cost of one evaluation of f).
+
+    >>> jvp(lambda x: x ** 3, (2.0,), (1.0,))
+    (8.0, 12.0)
+    """
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError("jvp: primals and tangents must be tuples, one entry per argument")
+    if len(primals) != len(tangents):
+        raise ValueError(f"jvp: {len(primals)} primals but {len(tangents)} tangents")
+    level = new_level()
+    tracers = []
+    kinds = []
+    for primal, tangent in zip(primals, tangents):
+        p_leaves, p_def = tree_flatten(primal)
+        t_leaves, _ = tree_flatten(tangent)
+        if len(p_leaves) != len(t_leaves):
+            raise ValueError("jvp: primals and tangents must have the same structure")
+        leaf_tracers = []
+        for p, t in zip(p_leaves, t_leaves):
+            kinds.append(_kind(p))
+            if np.shape(_innermost(p)) != np.shape(_innermost(t)):
+                raise ValueError(f"jvp: a tangent of shape {np.shape(_innermost(t))} for a "
+                                 f"primal of shape {np.shape(_innermost(p))}")
+            p = np.asarray(p, dtype=np.float64) if isinstance(p, (list, tuple)) else p
+            t = t if isinstance(t, (Tensor, Value, JVPTracer)) else np.asarray(
+                t, dtype=_float_dtype(p))
+            leaf_tracers.append(JVPTracer(p, t, level))
+        tracers.append(tree_unflatten(p_def, leaf_tracers))
+    with _Running():
+        out = f(*tracers)
+    if has_aux:
+        out, aux = out
+    out_kind = ("tensor" if "tensor" in kinds else "value" if "value" in kinds
+                else "array" if "array" in kinds else "float")
+
+    def split(leaf, want_tangent):
+        if isinstance(leaf, JVPTracer) and leaf.level == level:
+            value = leaf.tangent if want_tangent else leaf.primal
+        else:  # does not depend on the inputs
+            value = np.zeros(np.shape(_innermost(leaf))) if want_tangent else leaf
+        return _forward_result(value, out_kind)
+
+    primal_out = _tree_map(lambda leaf: split(leaf, False), out)
+    tangent_out = _tree_map(lambda leaf: split(leaf, True), out)
+    if has_aux:
+        return primal_out, tangent_out, aux
+    return primal_out, tangent_out
+
+
+def _forward_result(x, kind):
+    if isinstance(x, (JVPTracer, Value)) or (isinstance(x, Tensor) and kind == "tensor"):
+        return x
+    inner = _innermost(x)
+    if kind == "float" and np.size(inner) == 1:
+        return float(np.asarray(inner))
+    if kind == "tensor":
+        return Tensor._make(np.asarray(inner))
+    if kind == "value":
+        return Value(float(np.asarray(inner))) if np.size(inner) == 1 else np.asarray(inner)
+    return np.asarray(inner)
+
+
+# ---------------------------------------------------------------------------------------
+# Jacobians and Hessians
+# ---------------------------------------------------------------------------------------
+
+def jacrev(f, argnums=0):
+    """The Jacobian by reverse mode, shape ``out.shape + in.shape``: for the tensor
+    engine, one backward pass seeded with all the rows of an identity at once.
+
+    >>> jacrev(lambda x: x ** 2)(np.array([1.0, 2.0]))
+    array([[2., 0.],
+           [0., 4.]])
+    """
+    def jacrev_f(*args, **kwargs):
+        trace = _Trace(f, args, kwargs, argnums, False, "jacrev")
+        per_output = []
+        for leaf in trace.out_leaves:
+            shape = np.shape(_innermost(leaf))
+            size = int(np.prod(shape))
+            if trace.tensor_engine and isinstance(leaf, Tensor):
+                seed = np.eye(size, dtype=_float_dtype(leaf)).reshape((size,) + shape)
+                grads = trace.pullback_batched(leaf, seed, (size,))
+                blocks = trace.input_results(grads, (size,))
+                per_output.append(_tree_map_pair(blocks, trace, shape))
+            else:  # the scalar engine: one pass per output (each output is one number)
+                cot = [1.0 if other is leaf else 0.0 for other in trace.out_leaves]
+                per_output.append(trace.input_results(trace.pullback(cot)))
+        return tree_unflatten(trace.out_def, per_output)
+
+    return jacrev_f
+
+
+def _pullback_batched(self, leaf, seed, batch_shape):
+    seed = Tensor._make(seed) if self.create_graph else seed
+    return tensor_gradients([leaf], [seed], self.targets, self.create_graph, batch_shape)
+
+
+_Trace.pullback_batched = _pullback_batched
+
+
+def _tree_map_pair(blocks, trace, out_shape):
+    """Move the batch axis of each gradient into the output's shape: out.shape + in.shape."""
+    def reshape(block):
+        if isinstance(block, (Tensor, np.ndarray)):
+            return ops.reshape(block, out_shape + tuple(np.shape(block)[1:]))
+        return block
+    if trace.many:
+        return tuple(_tree_map(reshape, b) for b in blocks)
+    return _tree_map(reshape, blocks)
+
+
+def jacfwd(f, argnums=0):
+    """The Jacobian by forward mode (one jvp per input coordinate), shape
+    ``out.shape + in.shape``."""
+    def jacfwd_f(*args, **kwargs):
+        nums, many = _argnums(argnums, len(args), "jacfwd")
+        blocks = []
+        for n in nums:
+            leaves, treedef = tree_flatten(args[n])
+            columns_per_leaf = []
+            for k, leaf in enumerate(leaves):
+                base = np.asarray(_innermost(leaf), dtype=_float_dtype(leaf))
+                columns = []
+                for i in range(base.size):
+                    direction = np.zeros(base.size, dtype=base.dtype)
+                    direction[i] = 1
+                    tangent_leaves = [np.zeros(np.shape(_innermost(other)),
+                                               dtype=_float_dtype(other)) for other in leaves]
+                    tangent_leaves[k] = direction.reshape(base.shape)
+                    tangents = tuple(tree_unflatten(treedef, tangent_leaves) if m == n
+                                     else _tree_map(lambda x: np.zeros(np.shape(_innermost(x))),
+                                                    args[m]) for m in range(len(args)))
+                    _, column = jvp(lambda *a: f(*a, **kwargs), tuple(args), tangents)
+                    columns.append(column)
+                columns_per_leaf.append((base.shape, columns))
+            blocks.append((treedef, columns_per_leaf))
+        results = []
+        for treedef, columns_per_leaf in blocks:
+            per_leaf = []
+            for shape, columns in columns_per_leaf:
+                per_leaf.append(_assemble_columns(columns, shape))
+            results.append(per_leaf)
+        # results[argnum][leaf] is a pytree shaped like the output; regroup as JAX does:
+        # the output's structure outside, the inputs' inside.
+        first = results[0][0]
+        out_leaves, out_def = tree_flatten(first)
+        regrouped = []
+        for j in range(len(out_leaves)):
+            per_arg = []
+            for (treedef, _), per_leaf in zip(blocks, results):
+                per_arg.append(tree_unflatten(treedef, [tree_flatten(t)[0][j]
+                                                        for t in per_leaf]))
+            regrouped.append(tuple(per_arg) if many else per_arg[0])
+        return tree_unflatten(out_def, regrouped)
+
+    return jacfwd_f
+
+
+def _assemble_columns(columns, in_shape):
+    """Columns J e_i (each shaped like the output) into J: out.shape + in.shape."""
+    leaves_per_column = [tree_flatten(c)[0] for c in columns]
+    _, out_def = tree_flatten(columns[0])
+    assembled = []
+    for j in range(len(leaves_per_column[0])):
+        parts = [col[j] for col in leaves_per_column]
+        if all(isinstance(p, float) for p in parts) and in_shape == ():
+            assembled.append(parts[0])
+            continue
+        if any(isinstance(p, (Tensor, JVPTracer, Value)) for p in parts):
+            stacked = ops.stack([p if not isinstance(p, float) else np.asarray(p)
+                                 for p in parts], axis=-1)
+            out_shape = tuple(np.shape(_innermost(parts[0])))
+            assembled.append(ops.reshape(stacked, out_shape + tuple(in_shape)))
+        else:
+            stacked = np.stack([np.asarray(p) for p in parts], axis=-1)
+            assembled.append(stacked.reshape(np.shape(parts[0]) + tuple(in_shape)))
+    return tree_unflatten(out_def, assembled)
+
+
+jacobian = jacrev
+
+
+def hessian(f, argnums=0):
+    """The matrix of second derivatives, shape ``in.shape + in.shape``.
+
+    Computed as the reverse-mode Jacobian of the gradient: the gradient's own graph is
+    built, then differentiated in one batched backward pass.
+    """
+    return jacrev(jacrev(f, argnums), argnums)
+
+
+def hvp(f, x, v):
+    """The Hessian of scalar ``f`` at ``x`` times ``v``, without forming the Hessian:
+    the gradient of ``<grad f(x), v>``, two backward passes."""
+    def directional(x):
+        g = grad(f)(x)
+        g_leaves, _ = tree_flatten(g)
+        v_leaves, _ = tree_flatten(v)
+        total = 0.0
+        for gl, vl in zip(g_leaves, v_leaves):
+            total = total + ops.sum(gl * np.asarray(vl)) if not isinstance(gl, (Value, float)) \
+                else total + gl * float(vl)
+        return total
+    return grad(directional)(x)
+
+
+# ---------------------------------------------------------------------------------------
+# Matrix-free operators for SciPy's Krylov methods
+# ---------------------------------------------------------------------------------------
+
+def _linear_operator_class():
+    try:
+        from scipy.sparse.linalg import LinearOperator
+    except ImportError:
+        raise ImportError("linear_operator needs SciPy: pip install 'chainrule[scipy]'") \
+            from None
+    return LinearOperator
+
+
+def linear_operator(f, x):
+    """The Jacobian of ``f`` at ``x`` as a ``scipy.sparse.linalg.LinearOperator``:
+    ``matvec`` is a jvp, ``rmatvec`` a vjp; the matrix is never formed."""
+    LinearOperator = _linear_operator_class()
+    x = np.asarray(x, dtype=np.float64)
+    out, f_vjp = vjp(f, x)
+    out = np.asarray(out)
+
+    def matvec(v):
+        return np.asarray(jvp(f, (x,), (np.reshape(v, x.shape),))[1]).ravel()
+
+    def rmatvec(u):
+        return np.asarray(f_vjp(np.reshape(u, out.shape))).ravel()
+
+    return LinearOperator((out.size, x.size), matvec=matvec, rmatvec=rmatvec,
+                          dtype=np.float64)
+
+
+def hessian_operator(f, x):
+    """The Hessian of scalar ``f`` at ``x`` as a symmetric ``LinearOperator`` (hvp)."""
+    LinearOperator = _linear_operator_class()
+    x = np.asarray(x, dtype=np.float64)
+
+    def matvec(v):
+        return np.asarray(hvp(f, x, np.reshape(v, x.shape))).ravel()
+
+    return LinearOperator((x.size, x.size), matvec=matvec, rmatvec=matvec, dtype=np.float64)
+
+
+# ---------------------------------------------------------------------------------------
+# gradcheck: compare derivatives with central differences, as JAX's check_grads
+# ---------------------------------------------------------------------------------------
+
+class GradcheckError(AssertionError):
+    """The library's derivative and the central difference disagree."""
+
+
+def gradcheck(f, *inputs, order=2, modes=("fwd", "rev"), eps=1e-6, atol=1e-5, rtol=1e-3,
+              seed=0):
+    """Check f's derivatives against central differences along random directions, in
+    forward and reverse mode, up to ``order``; True if they agree, else GradcheckError.
+
+    The inputs are floats or arrays; f must also accept them plainly (it is evaluated
+    on shifted inputs for the differences).
+    """
+    rng = np.random.default_rng(seed)
+    inputs = tuple(float(x) if isinstance(x, Real) else np.asarray(x, dtype=np.float64)
+                   for x in inputs)
+    for mode in modes:
+        if mode not in ("fwd", "rev"):
+            raise ValueError(f"gradcheck: modes must be 'fwd' or 'rev', got {mode!r}")
+    _check_order(f, inputs, order, modes, eps, atol, rtol, rng, "f")
+    return True
+
+
+def _random_like(x, rng):
+    return float(rng.standard_normal()) if isinstance(x, float) else rng.standard_normal(
+        np.shape(x))
+
+
+def _shift(inputs, directions, step):
+    return tuple(x + step * d for x, d in zip(inputs, directions))
+
+
+def _dot(a, b):
+    return float(np.sum(np.asarray(a, dtype=np.float64) * np.asarray(b, dtype=np.float64)))
+
+
+def _check_order(f, inputs, order, modes, eps, atol, rtol, rng, name):
+    directions = tuple(_random_like(x, rng) for x in inputs)
+    plus = np.asarray(_innermost(f(*_shift(inputs, directions, eps))), dtype=np.float64)
+    minus = np.asarray(_innermost(f(*_shift(inputs, directions, -eps))), dtype=np.float64)
+    numeric = (plus - minus) / (2 * eps)
+    if "fwd" in modes:
+        _, tangent = jvp(f, inputs, directions)
+        _compare(np.asarray(_innermost(tangent), dtype=np.float64), numeric, atol, rtol,
+                 f"forward mode (jvp) of {name}")
+    if "rev" in modes:
+        out, f_vjp = vjp(f, *inputs)
+        u = _random_like(out if np.ndim(_innermost(out)) else 0.0, rng) \
+            if np.ndim(_innermost(out)) else float(rng.standard_normal())
+        grads = f_vjp(np.asarray(u) if np.ndim(_innermost(out)) else u)
+        ours = sum(_dot(g, d) for g, d in zip(grads, directions))
+        _compare(np.asarray(ours), np.asarray(_dot(u, numeric)), atol, rtol,
+                 f"reverse mode (vjp) of {name}")
+    if order > 1:
+        if "fwd" in modes:
+            _check_order(lambda *xs: jvp(f, xs, directions)[1], inputs, order - 1,
+                         modes, eps, atol, rtol, rng, f"the jvp of {name}")
+        if "rev" in modes:
+            def pulled(*xs):
+                out, f_vjp = vjp(f, *xs)
+                seed = np.ones(np.shape(_innermost(out))) if np.ndim(_innermost(out)) else 1.0
+                return f_vjp(seed)[0]
+            _check_order(pulled, inputs, order - 1, modes, eps, atol, rtol, rng,
+                         f"the vjp of {name}")
+
+
+def _compare(ours, numeric, atol, rtol, what):
+    if not np.allclose(ours, numeric, atol=atol, rtol=rtol):
+        worst = float(np.max(np.abs(ours - numeric)))
+        raise GradcheckError(f"gradcheck: {what} disagrees with central differences:\n"
+                             f"  chainrule: {ours}\n  numeric:   {numeric}\n"
+                             f"  largest difference {worst:.3g} (atol {atol}, rtol {rtol})")
