@@ -632,6 +632,11 @@ case("x.astype(float32)", lambda x: x.astype(np.float32), lambda x: x.to(torch.f
 case("x.astype(float64)", lambda x: x.astype("float64"), lambda x: x.to(torch.float64),
      ((2, 3), "any"), f32=False, prim=lambda x: (D.astype, (x, np.dtype(np.float64)), {}))
 
+# --- identity: how the function transforms mark an input already in a graph -------------
+
+case("identity", lambda x: D.identity(x), lambda x: x.view_as(x), ((2, 3), "any"),
+     prim=lambda x: (D.identity, (x,), {}))
+
 # --- losses (chainrule.nn.functional) -----------------------------------------------------
 
 LABELS = np.array([2, 0, 3])
