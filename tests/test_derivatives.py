@@ -1250,3 +1250,33 @@ def test_clip_bounds_given_as_tensors_get_gradients_like_torch_clamp():
                                                       dtype=torch.float64)).sum().backward()
     np.testing.assert_array_equal(x.grad, xt.grad.numpy())
     assert lo.grad == lot.grad.item() and hi.grad == hit.grad.item()
+
+
+# ---------------------------------------------------------------------------------------
+# 8. A batch of cotangents in one backward pass (what jacrev uses): every rule must work
+#    when the gradient carries extra leading axes. Checked row by row against PyTorch.
+# ---------------------------------------------------------------------------------------
+
+BATCH = 3
+
+
+@pytest.mark.parametrize("case", CASE_PARAMS)
+def test_a_batch_of_cotangents_in_one_pass(case):
+    from chainrule.tensor import gradients
+    arrays = case.arrays()
+    xs = [cr.tensor(a, requires_grad=True) for a in arrays]
+    outs = as_list(case.fn(*xs))
+    rng = seeded(case.id, "batch")
+    seeds = [rng.standard_normal((BATCH,) + tuple(o.shape)) for o in outs]
+    grads = gradients(outs, seeds, xs, batch_shape=(BATCH,))
+    xt = [to_torch(a) for a in arrays]
+    outs_t = as_list(case.ref(*xt))
+    for b in range(BATCH):
+        expected = torch.autograd.grad(outs_t, xt, [torch.from_numpy(np.asarray(s[b]))
+                                                    for s in seeds],
+                                       retain_graph=True, allow_unused=True)
+        for x, g, e in zip(xs, grads, expected):
+            e = np.zeros(x.shape) if e is None else e.numpy()
+            got = np.zeros(x.shape) if g is None else np.asarray(g)[b]
+            rel = 1e-10 if case.fd else 1e-6  # (a cast to float32 rounds)
+            assert_close(got, e, rel, f"{case.id}: row {b} of a batched VJP")
