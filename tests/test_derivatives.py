@@ -1280,3 +1280,32 @@ def test_a_batch_of_cotangents_in_one_pass(case):
             got = np.zeros(x.shape) if g is None else np.asarray(g)[b]
             rel = 1e-10 if case.fd else 1e-6  # (a cast to float32 rounds)
             assert_close(got, e, rel, f"{case.id}: row {b} of a batched VJP")
+
+
+# ---------------------------------------------------------------------------------------
+# 9. A batch of tangents in one forward pass (what jacfwd uses), through the forward-mode
+#    tracer; each row against central differences along that row's direction.
+# ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("case", JVP_PARAMS)
+def test_a_batch_of_tangents_in_one_pass(case):
+    from chainrule.forward import JVPTracer, new_level
+    arrays = case.arrays()
+    rng = seeded(case.id, "tangent batch")
+    tangents = [rng.standard_normal((BATCH,) + a.shape) for a in arrays]
+    prim, args, kwargs = case.prim(*arrays)
+    level = new_level()
+    traced = [next((JVPTracer(a, t, level) for a, t in zip(arrays, tangents) if arg is a), arg)
+              for arg in args]
+    out = prim(*traced, **kwargs)
+    ans = np.asarray(prim.forward(*args, **kwargs))
+    assert np.shape(out.tangent) == (BATCH,) + ans.shape
+
+    def f(b, sign):
+        p, shifted, kw = case.prim(*[a + sign * FD_EPS * t[b] for a, t in zip(arrays, tangents)])
+        return np.asarray(p.forward(*shifted, **kw))
+
+    for b in range(BATCH):
+        fd = (f(b, +1) - f(b, -1)) / (2 * FD_EPS)
+        np.testing.assert_allclose(np.asarray(out.tangent)[b], fd, rtol=FD_REL,
+                                   atol=FD_REL * max(1.0, np.max(np.abs(fd), initial=0)))

@@ -40,13 +40,16 @@ def _primitive(name):
     return lambda forward: Primitive(forward, name)
 
 
-def _linear_jvp(prim, argnum=0):
-    """The JVP of an operation that is linear in argument ``argnum``: apply it to the tangent."""
-    def jvp(t, ans, *args, **kwargs):
-        args = list(args)
-        args[argnum] = t
-        return prim(*args, **kwargs)
-    return jvp
+def _tangent_lead(t, x):
+    """The leading batch axes of a tangent: those beyond its input's own axes."""
+    return tuple(np.shape(t)[:np.ndim(t) - np.ndim(x)])
+
+
+def _broadcasting(*prims):
+    """Mark operations that broadcast their operands against each other: the engine pads
+    a batched tangent to the result's rank first, so that batch axes stay in front."""
+    for prim in prims:
+        prim.broadcasts = True
 
 
 # ---------------------------------------------------------------------------------------
@@ -336,7 +339,8 @@ def sum(x, axis=None, keepdims=False):  # noqa: A001  (cr.sum, like np.sum)
 
 sum.defvjp(lambda g, ans, x, axis=None, keepdims=False:
            expand_reduced(g, np.shape(x), axis, keepdims))
-sum.defjvp(_linear_jvp(sum))
+sum.defjvp(lambda t, ans, x, axis=None, keepdims=False:
+           sum(t, _from_end(axis, np.ndim(x)), keepdims))
 
 
 def _count(x, ans):
@@ -350,7 +354,8 @@ def mean(x, axis=None, keepdims=False):
 
 mean.defvjp(lambda g, ans, x, axis=None, keepdims=False:
             expand_reduced(g, np.shape(x), axis, keepdims) / _count(x, ans))
-mean.defjvp(_linear_jvp(mean))
+mean.defjvp(lambda t, ans, x, axis=None, keepdims=False:
+            mean(t, _from_end(axis, np.ndim(x)), keepdims))
 
 
 def _extremum_share(x, ans, axis, keepdims):
@@ -375,7 +380,8 @@ for _extremum in (max, min):
                      expand_reduced(g, np.shape(x), axis, keepdims)
                      * _extremum_share(x, ans, axis, keepdims))
     _extremum.defjvp(lambda t, ans, x, axis=None, keepdims=False:
-                     sum(t * _extremum_share(x, ans, axis, keepdims), axis, keepdims))
+                     sum(t * _extremum_share(x, ans, axis, keepdims),
+                         _from_end(axis, np.ndim(x)), keepdims))
 
 
 @_primitive("prod")
@@ -412,7 +418,7 @@ def _product_of_the_others(x, axis):
 prod.defvjp(lambda g, ans, x, axis=None, keepdims=False:
             expand_reduced(g, np.shape(x), axis, keepdims) * _product_of_the_others(x, axis))
 prod.defjvp(lambda t, ans, x, axis=None, keepdims=False:
-            sum(t * _product_of_the_others(x, axis), axis, keepdims))
+            sum(t * _product_of_the_others(x, axis), _from_end(axis, np.ndim(x)), keepdims))
 
 
 def var(x, axis=None, ddof=0, keepdims=False):
@@ -449,7 +455,7 @@ def _softmax_of(x, axis):
 logsumexp.defvjp(lambda g, ans, x, axis=None, keepdims=False:
                  expand_reduced(g, np.shape(x), axis, keepdims) * _softmax_of(x, axis))
 logsumexp.defjvp(lambda t, ans, x, axis=None, keepdims=False:
-                 sum(t * _softmax_of(x, axis), axis, keepdims))
+                 sum(t * _softmax_of(x, axis), _from_end(axis, np.ndim(x)), keepdims))
 
 
 @_primitive("softmax")
@@ -491,7 +497,7 @@ def _safe_reciprocal(ans):
 norm.defvjp(lambda g, ans, x, axis=None, keepdims=False:
             x * expand_reduced(g * _safe_reciprocal(ans), np.shape(x), axis, keepdims))
 norm.defjvp(lambda t, ans, x, axis=None, keepdims=False:
-            sum(t * x, axis, keepdims) * _safe_reciprocal(ans))
+            sum(t * x, _from_end(axis, np.ndim(x)), keepdims) * _safe_reciprocal(ans))
 
 
 # ---------------------------------------------------------------------------------------
@@ -525,8 +531,34 @@ def _matmul_vjp_b(g, a, b):
 matmul = Primitive(np.matmul, "matmul")
 matmul.defvjp(lambda g, ans, a, b: _matmul_vjp_a(g, a, b),
               lambda g, ans, a, b: _matmul_vjp_b(g, a, b))
-matmul.defjvp(lambda t, ans, a, b: matmul(t, b),
-              lambda t, ans, a, b: matmul(a, t))
+def _pad(t, lead, core, ndim):
+    """Reshape a tangent to lead + (1, ...) + core, with ``ndim`` axes after the lead."""
+    return reshape(t, lead + (1,) * (ndim - len(core)) + core)
+
+
+def _matmul_jvp_a(t, a, b):
+    """t @ b, with a batched tangent: a 1-D a is promoted to a row explicitly (as
+    np.matmul does inside) and padded, so that the batch axes of t stay in front."""
+    lead = _tangent_lead(t, a)
+    core = (1,) + np.shape(a) if np.ndim(a) == 1 else np.shape(a)
+    t = _pad(t, lead, core, builtins.max(len(core), np.ndim(b), 2))
+    out = matmul(t, b)
+    if np.ndim(a) == 1:
+        out = squeeze(out, -1 if np.ndim(b) == 1 else -2)
+    return out
+
+
+def _matmul_jvp_b(t, a, b):
+    """a @ t, likewise: a 1-D b is promoted to a column."""
+    lead = _tangent_lead(t, b)
+    core = np.shape(b) + (1,) if np.ndim(b) == 1 else np.shape(b)
+    t = _pad(t, lead, core, builtins.max(len(core), np.ndim(a), 2))
+    out = matmul(a, t)
+    return squeeze(out, -1) if np.ndim(b) == 1 else out
+
+
+matmul.defjvp(lambda t, ans, a, b: _matmul_jvp_a(t, a, b),
+              lambda t, ans, a, b: _matmul_jvp_b(t, a, b))
 
 
 def dot(a, b):
@@ -554,7 +586,7 @@ def reshape(x, shape):
 
 
 reshape.defvjp(lambda g, ans, x, shape: reshape(g, _lead(g, ans) + np.shape(x)))
-reshape.defjvp(_linear_jvp(reshape))
+reshape.defjvp(lambda t, ans, x, shape: reshape(t, _tangent_lead(t, x) + np.shape(ans)))
 
 
 @_primitive("transpose")
@@ -571,7 +603,14 @@ def _transpose_back(g, ans, axes):
 
 
 transpose.defvjp(lambda g, ans, x, axes=None: _transpose_back(g, ans, axes))
-transpose.defjvp(_linear_jvp(transpose))
+def _transpose_forward(t, x, axes):
+    """The same transpose, behind a tangent's leading batch axes."""
+    ndim, lead = np.ndim(x), len(_tangent_lead(t, x))
+    order = range(ndim)[::-1] if axes is None else [a % ndim for a in axes]
+    return transpose(t, tuple(range(lead)) + tuple(lead + a for a in order))
+
+
+transpose.defjvp(lambda t, ans, x, axes=None: _transpose_forward(t, x, axes))
 
 
 def permute(x, *axes):
@@ -588,7 +627,8 @@ def swapaxes(x, axis1, axis2):
 
 swapaxes.defvjp(lambda g, ans, x, axis1, axis2:
                 swapaxes(g, *_from_end((axis1, axis2), np.ndim(ans))))
-swapaxes.defjvp(_linear_jvp(swapaxes))
+swapaxes.defjvp(lambda t, ans, x, axis1, axis2:
+                swapaxes(t, *_from_end((axis1, axis2), np.ndim(x))))
 
 
 @_primitive("broadcast_to")
@@ -597,7 +637,9 @@ def broadcast_to(x, shape):
 
 
 broadcast_to.defvjp(lambda g, ans, x, shape: g)           # the engine sums it back
-broadcast_to.defjvp(_linear_jvp(broadcast_to))
+broadcast_to.defjvp(lambda t, ans, x, shape: broadcast_to(
+    reshape(t, _tangent_lead(t, x) + (1,) * (len(shape) - np.ndim(x)) + np.shape(x)),
+    _tangent_lead(t, x) + tuple(shape)))
 
 
 def expand(x, *shape):
@@ -614,7 +656,7 @@ def squeeze(x, axis=None):
 
 
 squeeze.defvjp(lambda g, ans, x, axis=None: reshape(g, _lead(g, ans) + np.shape(x)))
-squeeze.defjvp(_linear_jvp(squeeze))
+squeeze.defjvp(lambda t, ans, x, axis=None: reshape(t, _tangent_lead(t, x) + np.shape(ans)))
 
 
 @_primitive("expand_dims")
@@ -623,7 +665,8 @@ def expand_dims(x, axis):
 
 
 expand_dims.defvjp(lambda g, ans, x, axis: reshape(g, _lead(g, ans) + np.shape(x)))
-expand_dims.defjvp(_linear_jvp(expand_dims))
+expand_dims.defjvp(lambda t, ans, x, axis:
+                   reshape(t, _tangent_lead(t, x) + np.shape(ans)))
 
 unsqueeze = expand_dims
 
@@ -644,7 +687,7 @@ def astype(x, dtype):
 
 
 astype.defvjp(lambda g, ans, x, dtype: astype(g, np.asarray(_raw(x)).dtype))
-astype.defjvp(_linear_jvp(astype))
+astype.defjvp(lambda t, ans, x, dtype: astype(t, dtype))
 
 
 def _slice_along(axis, ndim, index):
@@ -667,7 +710,9 @@ def _piece(argnum, arrays, axis):
 _concatenate.defvjp_any(lambda argnum, g, ans, *arrays, axis=0:
                         getitem(g, index=_piece(argnum, arrays, axis)))
 _concatenate.defjvp_any(lambda argnum, t, ans, *arrays, axis=0:
-                        index_set(0 * ans, t, index=_piece(argnum, arrays, axis)))
+                        index_set(_zeros_like_raw(_tangent_lead(t, arrays[argnum])
+                                                  + np.shape(ans), t), t,
+                                  index=_piece(argnum, arrays, axis)))
 
 
 def concatenate(tensors, axis=0):
@@ -683,7 +728,9 @@ def _stack(*arrays, axis=0):
 _stack.defvjp_any(lambda argnum, g, ans, *arrays, axis=0:
                   getitem(g, index=_slice_along(axis, np.ndim(ans), argnum)))
 _stack.defjvp_any(lambda argnum, t, ans, *arrays, axis=0:
-                  index_set(0 * ans, t, index=_slice_along(axis, np.ndim(ans), argnum)))
+                  index_set(_zeros_like_raw(_tangent_lead(t, arrays[argnum]) + np.shape(ans),
+                                            t), t,
+                            index=_slice_along(axis, np.ndim(ans), argnum)))
 
 
 def stack(tensors, axis=0):
@@ -750,18 +797,32 @@ def _behind(lead, index):
 getitem.defvjp(lambda g, ans, x, index:
                index_add(_zeros_like_raw(_lead(g, ans) + np.shape(x), g), g,
                          index=_behind(_lead(g, ans), index)))
-getitem.defjvp(_linear_jvp(getitem))
+getitem.defjvp(lambda t, ans, x, index: getitem(t, index=_behind(_tangent_lead(t, x), index)))
 
 index_set.defvjp(lambda g, ans, x, value, index:
                  index_set(g, 0, index=_behind(_lead(g, ans), index)),
                  lambda g, ans, x, value, index: getitem(g, index=_behind(_lead(g, ans), index)))
-index_set.defjvp(lambda t, ans, x, value, index: index_set(t, 0, index=index),
-                 lambda t, ans, x, value, index: index_set(0 * ans, t, index=index))
+index_set.defjvp(lambda t, ans, x, value, index:
+                 index_set(t, 0, index=_behind(_tangent_lead(t, x), index)),
+                 lambda t, ans, x, value, index:
+                 _place(index_set, t, _tangent_lead(t, value), ans, index))
 
 index_add.defvjp(lambda g, ans, x, value, index: g,
                  lambda g, ans, x, value, index: getitem(g, index=_behind(_lead(g, ans), index)))
 index_add.defjvp(lambda t, ans, x, value, index: t,
-                 lambda t, ans, x, value, index: index_add(0 * ans, t, index=index))
+                 lambda t, ans, x, value, index:
+                 _place(index_add, t, _tangent_lead(t, value), ans, index))
+
+
+def _place(update, t, lead, ans, index):
+    """The tangent of the written values, placed at the index in zeros shaped like the
+    result (behind any batch axes)."""
+    zeros = _zeros_like_raw(lead + np.shape(ans), t)
+    if lead:  # the batch axes of t must line up with those of the zeros
+        region = np.shape(np.zeros(np.shape(ans))[index])
+        t = broadcast_to(reshape(t, lead + (1,) * (len(region) - (np.ndim(t) - len(lead)))
+                                 + np.shape(t)[len(lead):]), lead + region)
+    return update(zeros, t, index=_behind(lead, index))
 
 
 def _zeros_like_raw(shape, g):
@@ -790,6 +851,9 @@ def gelu(x, approximate="none"):
     if approximate != "none":
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
     return 0.5 * x * (1 + erf(x / _SQRT_2))
+
+
+_broadcasting(add, subtract, multiply, divide, power, maximum, minimum, _where, _clip)
 
 
 # The scalar engine's own versions, for cr.exp(Value(...)) and the like.

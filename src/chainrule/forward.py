@@ -36,6 +36,7 @@ class JVPTracer(Traced):
     """A primal value with its tangent, for one level of forward-mode differentiation."""
 
     __slots__ = ("primal", "tangent", "level")
+    __array_priority__ = 1000  # ndarray @ tracer calls tracer.__rmatmul__, as for Tensor
 
     def __init__(self, primal, tangent, level):
         self.primal, self.tangent, self.level = primal, tangent, level
@@ -50,19 +51,26 @@ class JVPTracer(Traced):
                    for a in args]
         ans = prim(*primals, **kwargs)  # may recurse into an outer level's tracers
         tangent = None
+        lead = ()
         for argnum, arg in enumerate(args):
             if not (isinstance(arg, JVPTracer) and arg.level == level):
                 continue
+            t = arg.tangent
+            lead = tuple(np.shape(t)[:np.ndim(t) - np.ndim(arg.primal)])  # batch axes
+            if prim.broadcasts and lead and np.ndim(arg.primal) < np.ndim(ans):
+                # pad to the result's rank behind the batch axes, so they stay in front
+                t = _ops.reshape(t, lead + (1,) * (np.ndim(ans) - np.ndim(arg.primal))
+                                 + np.shape(arg.primal))
             rule = prim.jvps.get(argnum)
             if rule is None and prim.jvp_any is not None:
-                contribution = prim.jvp_any(argnum, arg.tangent, ans, *primals, **kwargs)
+                contribution = prim.jvp_any(argnum, t, ans, *primals, **kwargs)
             elif rule is None:
                 raise TypeError(f"jvp: the operation {prim.name} has no forward-mode rule "
                                 f"for argument {argnum}; define one with .defjvp()")
             else:
-                contribution = rule(arg.tangent, ans, *primals, **kwargs)
+                contribution = rule(t, ans, *primals, **kwargs)
             tangent = contribution if tangent is None else tangent + contribution
-        return JVPTracer(ans, _broadcast_like(tangent, ans), level)
+        return JVPTracer(ans, _broadcast_like(tangent, ans, lead), level)
 
     # the same surface as a Tensor, so that f can be written once for both
     shape = property(lambda self: np.shape(self.primal))
@@ -125,11 +133,13 @@ def _innermost(x):
     return x
 
 
-def _broadcast_like(tangent, ans):
-    """A tangent the shape of the result (a rule for a broadcast operand gives its own)."""
-    if np.shape(tangent) == np.shape(ans):
+def _broadcast_like(tangent, ans, lead=()):
+    """A tangent the shape of the result, behind its batch axes (a rule for a broadcast
+    operand gives its own shape)."""
+    shape = tuple(lead) + np.shape(ans)
+    if np.shape(tangent) == shape:
         return tangent
-    return _ops.broadcast_to(tangent, np.shape(ans))
+    return _ops.broadcast_to(tangent, shape)
 
 
 from . import derivatives as _ops  # noqa: E402

@@ -460,71 +460,65 @@ def _tree_map_pair(blocks, trace, out_shape):
 
 
 def jacfwd(f, argnums=0):
-    """The Jacobian by forward mode (one jvp per input coordinate), shape
-    ``out.shape + in.shape``."""
+    """The Jacobian by forward mode, shape ``out.shape + in.shape``: one forward pass
+    per input, carrying all the columns of an identity as a batch of tangents.
+
+    >>> jacfwd(lambda x: x ** 2)(np.array([1.0, 2.0]))
+    array([[2., 0.],
+           [0., 4.]])
+    """
     def jacfwd_f(*args, **kwargs):
         nums, many = _argnums(argnums, len(args), "jacfwd")
-        blocks = []
+        kinds = [_kind(leaf) for n in nums for leaf in tree_flatten(args[n])[0]]
+        out_kind = ("tensor" if "tensor" in kinds else "value" if "value" in kinds
+                    else "array" if "array" in kinds else "float")
+        per_arg, out_def = [], None
         for n in nums:
             leaves, treedef = tree_flatten(args[n])
-            columns_per_leaf = []
-            for k, leaf in enumerate(leaves):
-                base = np.asarray(_innermost(leaf), dtype=_float_dtype(leaf))
-                columns = []
-                for i in range(base.size):
-                    direction = np.zeros(base.size, dtype=base.dtype)
-                    direction[i] = 1
-                    tangent_leaves = [np.zeros(np.shape(_innermost(other)),
-                                               dtype=_float_dtype(other)) for other in leaves]
-                    tangent_leaves[k] = direction.reshape(base.shape)
-                    tangents = tuple(tree_unflatten(treedef, tangent_leaves) if m == n
-                                     else _tree_map(lambda x: np.zeros(np.shape(_innermost(x))),
-                                                    args[m]) for m in range(len(args)))
-                    _, column = jvp(lambda *a: f(*a, **kwargs), tuple(args), tangents)
-                    columns.append(column)
-                columns_per_leaf.append((base.shape, columns))
-            blocks.append((treedef, columns_per_leaf))
-        results = []
-        for treedef, columns_per_leaf in blocks:
             per_leaf = []
-            for shape, columns in columns_per_leaf:
-                per_leaf.append(_assemble_columns(columns, shape))
-            results.append(per_leaf)
-        # results[argnum][leaf] is a pytree shaped like the output; regroup as JAX does:
-        # the output's structure outside, the inputs' inside.
-        first = results[0][0]
-        out_leaves, out_def = tree_flatten(first)
+            for k, leaf in enumerate(leaves):
+                blocks, out_def = _forward_columns(f, args, kwargs, n, leaves, treedef, k,
+                                                   out_kind)
+                per_leaf.append(blocks)
+            per_arg.append((treedef, per_leaf))
+        # The output's structure outside, the inputs' inside (as JAX arranges it).
         regrouped = []
-        for j in range(len(out_leaves)):
-            per_arg = []
-            for (treedef, _), per_leaf in zip(blocks, results):
-                per_arg.append(tree_unflatten(treedef, [tree_flatten(t)[0][j]
-                                                        for t in per_leaf]))
-            regrouped.append(tuple(per_arg) if many else per_arg[0])
+        for j in range(len(per_arg[0][1][0])):
+            per_num = [tree_unflatten(treedef, [blocks[j] for blocks in per_leaf])
+                       for treedef, per_leaf in per_arg]
+            regrouped.append(tuple(per_num) if many else per_num[0])
         return tree_unflatten(out_def, regrouped)
 
     return jacfwd_f
 
 
-def _assemble_columns(columns, in_shape):
-    """Columns J e_i (each shaped like the output) into J: out.shape + in.shape."""
-    leaves_per_column = [tree_flatten(c)[0] for c in columns]
-    _, out_def = tree_flatten(columns[0])
-    assembled = []
-    for j in range(len(leaves_per_column[0])):
-        parts = [col[j] for col in leaves_per_column]
-        if all(isinstance(p, float) for p in parts) and in_shape == ():
-            assembled.append(parts[0])
-            continue
-        if any(isinstance(p, (Tensor, JVPTracer, Value)) for p in parts):
-            stacked = ops.stack([p if not isinstance(p, float) else np.asarray(p)
-                                 for p in parts], axis=-1)
-            out_shape = tuple(np.shape(_innermost(parts[0])))
-            assembled.append(ops.reshape(stacked, out_shape + tuple(in_shape)))
-        else:
-            stacked = np.stack([np.asarray(p) for p in parts], axis=-1)
-            assembled.append(stacked.reshape(np.shape(parts[0]) + tuple(in_shape)))
-    return tree_unflatten(out_def, assembled)
+def _forward_columns(f, args, kwargs, n, leaves, treedef, k, out_kind):
+    """d out / d leaves[k] of argument n, for every output leaf: out.shape + in.shape."""
+    leaf = leaves[k]
+    if isinstance(leaf, (list, tuple)):
+        leaf = np.asarray(leaf, dtype=np.float64)
+    in_shape = np.shape(_innermost(leaf))
+    size = int(np.prod(in_shape))
+    columns = np.eye(size, dtype=_float_dtype(leaf)).reshape((size,) + in_shape)
+    level = new_level()
+    traced = list(leaves)
+    traced[k] = JVPTracer(leaf, columns, level)
+    new_args = list(args)
+    new_args[n] = tree_unflatten(treedef, traced)
+    with _Running():
+        out = f(*new_args, **kwargs)
+    out_leaves, out_def = tree_flatten(out)
+    blocks = []
+    for o in out_leaves:
+        out_shape = np.shape(_innermost(o))
+        if isinstance(o, JVPTracer) and o.level == level:
+            tangent = o.tangent  # (size,) + out.shape: move the batch axis to the end
+            order = tuple(range(1, len(out_shape) + 1)) + (0,)
+            block = ops.reshape(ops.transpose(tangent, order), out_shape + in_shape)
+        else:  # this output does not depend on the input
+            block = np.zeros(out_shape + in_shape)
+        blocks.append(_forward_result(block, out_kind))
+    return blocks, out_def
 
 
 jacobian = jacrev

@@ -52,6 +52,7 @@ class Primitive:
         self.vjp_any = None  # for operations with any number of arguments (concatenate)
         self.jvp_any = None
         self.value_impl = None  # the scalar engine's version, for Value arguments
+        self.broadcasts = False  # broadcasts its operands against each other (add, ...)
         self.__doc__ = forward.__doc__
         self.__wrapped__ = forward
 
@@ -686,7 +687,7 @@ def tensor(data, dtype=None, requires_grad=False):
     float64 unless ``dtype`` says otherwise (a float32 array stays float32).
     """
     if isinstance(data, (list, tuple)) and _holds_tensor(data):
-        parts = [tensor(part, dtype=dtype) if not isinstance(part, Tensor) else part
+        parts = [part if isinstance(part, (Tensor, Traced)) else tensor(part, dtype=dtype)
                  for part in data]
         out = _ops.stack(parts, axis=0)
         if dtype is not None and out.dtype != np.dtype(dtype):
@@ -699,8 +700,9 @@ def tensor(data, dtype=None, requires_grad=False):
 
 
 def _holds_tensor(items):
-    return any(isinstance(x, Tensor) or (isinstance(x, (list, tuple)) and _holds_tensor(x))
-               for x in items)
+    """Whether a (nested) list holds Tensors, or forward-mode tracers of them."""
+    return any(isinstance(x, (Tensor, Traced)) or
+               (isinstance(x, (list, tuple)) and _holds_tensor(x)) for x in items)
 
 
 def _default(dtype):

@@ -40,7 +40,7 @@ def _cross_entropy_vjp(g, ans, logits, labels):
 _cross_entropy.name = "cross_entropy"
 _cross_entropy.defvjp(_cross_entropy_vjp)
 _cross_entropy.defjvp(lambda t, ans, logits, labels:
-                      ops.sum(_cross_entropy_vjp(1.0, ans, logits, labels) * t))
+                      ops.sum(_cross_entropy_vjp(1.0, ans, logits, labels) * t, axis=(-2, -1)))
 
 
 def cross_entropy(logits, labels):
