@@ -530,6 +530,13 @@ def test_jacfwd_is_one_forward_pass_per_input():
         return cube(x) * y.sum()
 
     x, y = RNG.standard_normal(5), RNG.standard_normal(4)
+    # A user's rule is called once per row of the batch, unless it says it takes batches
+    # (an elementwise rule like this one does).
+    Jx, Jy = cr.jacfwd(f, argnums=(0, 1))(x, y)
+    close(Jx, np.diag(3 * x ** 2 * y.sum()))
+    assert len(calls) == 2 and len(rule_calls) == 5
+    calls.clear(), rule_calls.clear()
+    cube.batch_safe = True
     Jx, Jy = cr.jacfwd(f, argnums=(0, 1))(x, y)
     close(Jx, np.diag(3 * x ** 2 * y.sum()))
     close(Jy, np.outer(x ** 3, np.ones(4)))
@@ -617,6 +624,11 @@ def test_jacrev_is_one_batched_backward_pass():
 
     cube.defvjp(lambda g, ans, x: (calls.append(1), g * 3 * x ** 2)[1])
     x = RNG.standard_normal(7)
+    J = cr.jacrev(cube)(x)  # a user's rule: one row at a time, unless it takes batches
+    close(J, np.diag(3 * x ** 2))
+    assert len(calls) == 7
+    calls.clear()
+    cube.batch_safe = True
     J = cr.jacrev(cube)(x)
     close(J, np.diag(3 * x ** 2))
     assert len(calls) == 1
@@ -1263,56 +1275,40 @@ def test_jvp_vjp_duality_against_torch(xs, which):
 
 
 # ---------------------------------------------------------------------------------------
-# 15. Known bugs (strict xfails: they pass, and flag, once fixed)
+# 15. Corners that were once wrong: forward over forward, gradcheck's defaults, jvp's
+#     has_aux, var/std in forward mode, jacfwd on Values and on users' broadcasting rules
 # ---------------------------------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="BUG: jvp inside jvp whose inner primal is an "
-                   "outer tracer raises the 'forward-over-reverse' TypeError: _kind() "
-                   "rejects every JVPTracer, also in jvp itself (forward-over-forward)")
-def test_bug_jvp_of_jvp_forward_over_forward():
+def test_jvp_of_jvp_forward_over_forward():
     # f(x) = x^3 (floats); d2f/dx2 at 2 = 12
     out, tangent = cr.jvp(lambda x: cr.jvp(lambda y: y ** 3, (x,), (1.0,))[1],
                           (2.0,), (1.0,))
     assert (out, tangent) == (12.0, 12.0)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: forward-over-forward: jacfwd(jacfwd(f)) "
-                   "raises TypeError")
-def test_bug_jacfwd_of_jacfwd():
+def test_jacfwd_of_jacfwd():
     f, f_t, shape = HESSIAN_CASES["logsumexp"]
     x = RNG.standard_normal(shape)
     close(cr.jacfwd(cr.jacfwd(f))(x), torch.func.hessian(f_t)(t64(x)), rtol=1e-9)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: gradcheck's default (order=2, modes="
-                   "('fwd','rev')) raises TypeError for every correct function: it checks "
-                   "jvp of jvp (unsupported, see above) and jvp of vjp (forward-over-"
-                   "reverse, unsupported by design)")
 @pytest.mark.parametrize("name", ["sin_exp_float", "tanh_matmul"])
-def test_bug_gradcheck_default_order_two(name):
+def test_gradcheck_default_order_two(name):
     f, inputs = GRADCHECK_CASES[name]
     assert cr.gradcheck(f, *inputs) is True
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: gradcheck(order=2, modes=('fwd',)) raises "
-                   "TypeError (jvp of jvp)")
-def test_bug_gradcheck_forward_order_two():
+def test_gradcheck_forward_order_two():
     assert cr.gradcheck(lambda x: cr.sin(x) * cr.exp(x), 0.3, order=2, modes=("fwd",)) is True
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: jvp(..., has_aux=True) does not check that "
-                   "f returned a pair: a length-2 array output is unpacked into (out, aux), "
-                   "leaking a JVPTracer as aux")
-def test_bug_jvp_has_aux_with_an_array_output():
+def test_jvp_has_aux_with_an_array_output():
     with pytest.raises(TypeError, match="pair"):
         cr.jvp(lambda x: x * np.ones(2), (1.0,), (1.0,), has_aux=True)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: cr.var/cr.std under jvp or jacfwd raise "
-                   "TypeError: sum() got an unexpected keyword argument 'out' (var calls "
-                   "np.sum(_raw(x)) and _raw does not unwrap a JVPTracer)")
 @pytest.mark.parametrize("op", ["var", "std"])
-def test_bug_var_std_in_forward_mode(op):
+def test_var_std_in_forward_mode(op):
     x = np.array([1.0, 2.0, 4.0])
     f = getattr(cr, op)
     f_t = lambda x: getattr(torch, op)(x, unbiased=False)  # noqa: E731
@@ -1322,22 +1318,14 @@ def test_bug_var_std_in_forward_mode(op):
         lambda X: getattr(torch, op)(X, 0, unbiased=False))(t64(X23)))
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: jacfwd on a Value input raises TypeError: "
-                   "float() argument must be a string or a real number, not 'Value' "
-                   "(jvp and jacrev on the same Value work)")
-def test_bug_jacfwd_on_values():
+def test_jacfwd_on_values():
     cube = make_cube()
     J = cr.jacfwd(cube)(Value(2.0))
     assert isinstance(J, Value) and J.data == 12.0
     assert cr.jacfwd(lambda x: x * x)(Value(2.0)).data == 4.0
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: jacfwd feeds a user primitive's forward rule "
-                   "a batch of tangents without padding them to the result's rank (only "
-                   "built-ins with .broadcasts = True are padded), so a user primitive "
-                   "whose operands broadcast fails: 'operands could not be broadcast "
-                   "together with shapes (3,3) (2,3)'; jvp and jacrev are right")
-def test_bug_jacfwd_user_primitive_with_broadcast_operands():
+def test_jacfwd_user_primitive_with_broadcast_operands():
     mulpow = make_mulpow()
     x, y = RNG.standard_normal((2, 3)), RNG.standard_normal(3)
     ref = torch.func.jacrev(lambda y: t64(x) * y ** 2)(t64(y))

@@ -424,7 +424,8 @@ prod.defjvp(lambda t, ans, x, axis=None, keepdims=False:
 def var(x, axis=None, ddof=0, keepdims=False):
     """Variance, NumPy's default ``ddof=0`` (PyTorch's ``correction=0``)."""
     centred = x - mean(x, axis, keepdims=True)
-    n = _count(x, np.sum(_raw(x), axis=axis, keepdims=keepdims))
+    shape = np.shape(_raw(x))
+    n = int(np.prod([shape[a] for a in _axes(axis, len(shape))]))
     return sum(centred * centred, axis, keepdims) / (n - ddof)
 
 
@@ -856,6 +857,14 @@ def gelu(x, approximate="none"):
 _broadcasting(add, subtract, multiply, divide, power, maximum, minimum, _where, _clip)
 
 
+def _declare_batch_safe():
+    """Every rule of this table works on batches (tests/test_derivatives.py, sections 8
+    and 9, check each one); users' primitives are treated row by row."""
+    for value in list(globals().values()):
+        if isinstance(value, Primitive):
+            value.batch_safe = True
+
+
 # The scalar engine's own versions, for cr.exp(Value(...)) and the like.
 def _connect_scalar_engine():
     from . import value
@@ -867,6 +876,7 @@ def _connect_scalar_engine():
 
 
 _connect_scalar_engine()
+_declare_batch_safe()
 
 
 # ---------------------------------------------------------------------------------------

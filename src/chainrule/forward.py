@@ -63,10 +63,14 @@ class JVPTracer(Traced):
                                  + np.shape(arg.primal))
             rule = prim.jvps.get(argnum)
             if rule is None and prim.jvp_any is not None:
-                contribution = prim.jvp_any(argnum, t, ans, *primals, **kwargs)
+                rule = _bind(prim.jvp_any, argnum)
             elif rule is None:
                 raise TypeError(f"jvp: the operation {prim.name} has no forward-mode rule "
                                 f"for argument {argnum}; define one with .defjvp()")
+            if lead and not prim.batch_safe:  # a user's rule: one row of the batch at a time
+                rows = [_broadcast_like(rule(t[i], ans, *primals, **kwargs), ans)
+                        for i in np.ndindex(*lead)]
+                contribution = _ops.reshape(_ops.stack(rows), lead + np.shape(ans))
             else:
                 contribution = rule(t, ans, *primals, **kwargs)
             tangent = contribution if tangent is None else tangent + contribution
@@ -120,6 +124,10 @@ class JVPTracer(Traced):
 
     def relu(self):
         return _ops.relu(self)
+
+
+def _bind(rule_any, argnum):
+    return lambda t, ans, *args, **kwargs: rule_any(argnum, t, ans, *args, **kwargs)
 
 
 def _innermost(x):

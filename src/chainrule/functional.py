@@ -99,8 +99,10 @@ class _Running:
         return False
 
 
-def _kind(x):
+def _kind(x, tracer_ok=False):
     if isinstance(x, JVPTracer):
+        if tracer_ok:  # forward over forward: the kind of what the tracer carries
+            return _kind(x.primal, True)
         raise TypeError("grad, vjp and jacrev inside jvp or jacfwd (forward-over-reverse) "
                         "are not supported: differentiate the other way round, e.g. "
                         "jacrev(grad(f)) or jvp(...) inside grad(...)")
@@ -366,7 +368,7 @@ def jvp(f, primals, tangents, has_aux=False):
             raise ValueError("jvp: primals and tangents must have the same structure")
         leaf_tracers = []
         for p, t in zip(p_leaves, t_leaves):
-            kinds.append(_kind(p))
+            kinds.append(_kind(p, tracer_ok=True))
             if np.shape(_innermost(p)) != np.shape(_innermost(t)):
                 raise ValueError(f"jvp: a tangent of shape {np.shape(_innermost(t))} for a "
                                  f"primal of shape {np.shape(_innermost(p))}")
@@ -378,6 +380,9 @@ def jvp(f, primals, tangents, has_aux=False):
     with _Running():
         out = f(*tracers)
     if has_aux:
+        if not (isinstance(out, tuple) and len(out) == 2):
+            raise TypeError(f"jvp(..., has_aux=True): the function must return a pair "
+                            f"(output, aux), got {type(out).__name__}")
         out, aux = out
     out_kind = ("tensor" if "tensor" in kinds else "value" if "value" in kinds
                 else "array" if "array" in kinds else "float")
@@ -469,7 +474,8 @@ def jacfwd(f, argnums=0):
     """
     def jacfwd_f(*args, **kwargs):
         nums, many = _argnums(argnums, len(args), "jacfwd")
-        kinds = [_kind(leaf) for n in nums for leaf in tree_flatten(args[n])[0]]
+        kinds = [_kind(leaf, tracer_ok=True) for n in nums
+                 for leaf in tree_flatten(args[n])[0]]
         out_kind = ("tensor" if "tensor" in kinds else "value" if "value" in kinds
                     else "array" if "array" in kinds else "float")
         per_arg, out_def = [], None
@@ -499,7 +505,9 @@ def _forward_columns(f, args, kwargs, n, leaves, treedef, k, out_kind):
         leaf = np.asarray(leaf, dtype=np.float64)
     in_shape = np.shape(_innermost(leaf))
     size = int(np.prod(in_shape))
-    columns = np.eye(size, dtype=_float_dtype(leaf)).reshape((size,) + in_shape)
+    scalar = in_shape == ()  # one column: a plain tangent of 1, no batch axis
+    columns = 1.0 if scalar else np.eye(size, dtype=_float_dtype(leaf)).reshape(
+        (size,) + in_shape)
     level = new_level()
     traced = list(leaves)
     traced[k] = JVPTracer(leaf, columns, level)
@@ -511,7 +519,9 @@ def _forward_columns(f, args, kwargs, n, leaves, treedef, k, out_kind):
     blocks = []
     for o in out_leaves:
         out_shape = np.shape(_innermost(o))
-        if isinstance(o, JVPTracer) and o.level == level:
+        if isinstance(o, JVPTracer) and o.level == level and scalar:
+            block = o.tangent
+        elif isinstance(o, JVPTracer) and o.level == level:
             tangent = o.tangent  # (size,) + out.shape: move the batch axis to the end
             order = tuple(range(1, len(out_shape) + 1)) + (0,)
             block = ops.reshape(ops.transpose(tangent, order), out_shape + in_shape)
@@ -647,10 +657,13 @@ def _check_order(f, inputs, order, modes, eps, atol, rtol, rng, name):
         _compare(np.asarray(ours), np.asarray(_dot(u, numeric)), atol, rtol,
                  f"reverse mode (vjp) of {name}")
     if order > 1:
+        # The derivative of a jvp is checked both ways; that of a vjp in reverse mode
+        # only (forward over reverse is not supported).
         if "fwd" in modes:
             _check_order(lambda *xs: jvp(f, xs, directions)[1], inputs, order - 1,
                          modes, eps, atol, rtol, rng, f"the jvp of {name}")
         if "rev" in modes:
+            modes = ("rev",)
             def pulled(*xs):
                 out, f_vjp = vjp(f, *xs)
                 seed = np.ones(np.shape(_innermost(out))) if np.ndim(_innermost(out)) else 1.0

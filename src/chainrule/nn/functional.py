@@ -38,6 +38,7 @@ def _cross_entropy_vjp(g, ans, logits, labels):
 
 
 _cross_entropy.name = "cross_entropy"
+_cross_entropy.batch_safe = True  # its rules address axes from the end
 _cross_entropy.defvjp(_cross_entropy_vjp)
 _cross_entropy.defjvp(lambda t, ans, logits, labels:
                       ops.sum(_cross_entropy_vjp(1.0, ans, logits, labels) * t, axis=(-2, -1)))
