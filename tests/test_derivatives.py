@@ -1309,3 +1309,33 @@ def test_a_batch_of_tangents_in_one_pass(case):
         fd = (f(b, +1) - f(b, -1)) / (2 * FD_EPS)
         np.testing.assert_allclose(np.asarray(out.tangent)[b], fd, rtol=FD_REL,
                                    atol=FD_REL * max(1.0, np.max(np.abs(fd), initial=0)))
+
+
+# ---------------------------------------------------------------------------------------
+# 10. Every operation passes cr.gradcheck, the check users run on their own rules: to
+#     second order, forward and reverse mode, against central differences.
+# ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("case", FD_PARAMS)
+def test_every_operation_passes_gradcheck_to_second_order(case):
+    arrays = [np.asarray(a) for a in case.arrays()]
+
+    def f(*xs):
+        out = case.fn(*[cr.tensor(x) if isinstance(x, np.ndarray) else x for x in xs])
+        return out[0] if isinstance(out, (list, tuple)) else out
+
+    assert cr.gradcheck(f, *arrays, order=2, modes=("fwd", "rev"), atol=1e-5, rtol=1e-4)
+
+
+def test_erf_of_a_python_float_is_float64():
+    """NumPy 2 treats a Python float as 'weak': float32 must not leak in from a default."""
+    assert cr.erf(0.7).dtype == np.float64
+    assert cr.erf(0.7) == pytest.approx(math.erf(0.7), rel=1e-15)
+    assert cr.erf(np.float32(0.7)).dtype == np.float32
+
+
+def test_an_array_valued_operation_on_a_value_says_to_use_arrays():
+    """The scalar engine holds single numbers: reshaping one into a matrix is refused."""
+    with pytest.raises(TypeError, match="scalar engine holds single numbers"):
+        cr.broadcast_to(cr.Value(2.0), (2, 2))
+    assert cr.sum(cr.Value(2.0)).data == 2.0   # reductions of one number are fine

@@ -155,7 +155,8 @@ sigmoid.defjvp(lambda t, ans, x: t * ans * (1 - ans))
 @_primitive("erf")
 def erf(x):
     """The error function, 2/sqrt(pi) times the integral of e**-t**2 from 0 to x."""
-    return np.vectorize(math.erf, otypes=[np.result_type(x, np.float32)])(x)
+    dtype = np.asarray(x).dtype  # float32 stays float32; anything else is float64
+    return np.vectorize(math.erf, otypes=[dtype if dtype.kind == "f" else np.float64])(x)
 
 
 erf.defvjp(lambda g, ans, x: g * _TWO_OVER_SQRT_PI * exp(-x * x))
@@ -361,8 +362,8 @@ mean.defjvp(lambda t, ans, x, axis=None, keepdims=False:
 def _extremum_share(x, ans, axis, keepdims):
     """Where x attains its max (or min): ties share evenly, so the shares sum to 1."""
     x = _raw(x)
-    hit = x == expand_reduced(_raw(ans), x.shape, axis, keepdims)
-    return hit / np.sum(hit, axis=_axes(axis, x.ndim), keepdims=True)
+    hit = x == expand_reduced(_raw(ans), np.shape(x), axis, keepdims)
+    return hit / np.sum(hit, axis=_axes(axis, np.ndim(x)), keepdims=True)
 
 
 @_primitive("max")
@@ -399,7 +400,7 @@ def _product_of_the_others(x, axis):
     two zeros z1, z2, it is z1 * z2, or the other zero for each of them. With three or
     more zeros it is 0 with a first derivative of 0, exact to second order.
     """
-    raw = _raw(x)
+    raw = np.asarray(_raw(x))
     is_zero = raw == 0
     nonzero = where(is_zero, 1.0, x)
     others_nonzero = expand_reduced(prod(nonzero, axis, True), raw.shape, axis, True) / nonzero
@@ -447,7 +448,7 @@ def _softmax_of(x, axis):
     """exp(x - logsumexp(x)) over ``axis``, computed as exp(x - m) / sum(exp(x - m)) with
     m the max, a constant (the softmax does not change when x shifts): subtracting a
     rounded logsumexp instead would lose every digit for huge x."""
-    raw = _raw(x)
+    raw = np.asarray(_raw(x))
     shift = np.max(raw, axis=_axes(axis, raw.ndim), keepdims=True)
     shifted = exp(x - np.where(np.isfinite(shift), shift, 0))
     return shifted / expand_reduced(sum(shifted, axis, True), raw.shape, axis, True)

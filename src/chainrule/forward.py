@@ -90,6 +90,11 @@ class JVPTracer(Traced):
     def T(self):
         return _ops.transpose(self)
 
+    @property
+    def at(self):
+        from .tensor import _IndexUpdater
+        return _IndexUpdater(self)
+
     def __len__(self):
         return len(self.primal)
 
@@ -124,6 +129,9 @@ class JVPTracer(Traced):
 
     def relu(self):
         return _ops.relu(self)
+
+    def astype(self, dtype):
+        return _ops.astype(self, np.dtype(dtype))
 
 
 def _bind(rule_any, argnum):

@@ -627,12 +627,15 @@ def gradcheck(f, *inputs, order=2, modes=("fwd", "rev"), eps=1e-6, atol=1e-5, rt
 
 
 def _random_like(x, rng):
-    return float(rng.standard_normal()) if isinstance(x, float) else rng.standard_normal(
-        np.shape(x))
+    return float(rng.standard_normal()) if isinstance(x, float) else np.asarray(
+        rng.standard_normal(np.shape(x)))
 
 
 def _shift(inputs, directions, step):
-    return tuple(x + step * d for x, d in zip(inputs, directions))
+    """The inputs moved along the directions, each kept in its kind (a 0-d array stays
+    an array, so it keeps to the tensor engine)."""
+    return tuple(x + step * d if isinstance(x, float) else np.asarray(x + step * d)
+                 for x, d in zip(inputs, directions))
 
 
 def _dot(a, b):

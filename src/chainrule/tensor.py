@@ -168,21 +168,30 @@ def _share_version_counter(view, args):
 
 
 def _apply_to_values(prim, args, kwargs):
-    """A primitive on the scalar engine: one Value node whose partial derivatives are
-    the VJP rules at g = 1 (for a scalar function, the VJP is g times the derivative)."""
-    for argnum, arg in enumerate(args):
-        if isinstance(arg, Value) and prim.vjp_rule(argnum) is None:
+    """A primitive on the scalar engine: one Value node whose operands are the Value
+    arguments (the others, axis=None and the like, are constants) and whose partial
+    derivatives are the VJP rules at g = 1 (for a scalar function, the VJP is g times
+    the derivative)."""
+    positions = [i for i, arg in enumerate(args) if isinstance(arg, Value)]
+    for argnum in positions:
+        if prim.vjp_rule(argnum) is None:
             raise TypeError(f"{prim.name}: argument {argnum} is a Value, but the operation "
                             f"has no VJP rule for it; define one with .defvjp()")
-    operands = tuple(arg if isinstance(arg, Value) else Value(arg) for arg in args)
-    data = prim.forward(*[operand.data for operand in operands], **kwargs)
-    rules = [prim.vjp_rule(argnum) for argnum in range(len(args))]
+    data = np.asarray(prim.forward(*[a.data if isinstance(a, Value) else a for a in args],
+                                   **kwargs))
+    if data.shape != ():
+        raise TypeError(f"{prim.name} on a Value gives an array of shape {data.shape}; "
+                        f"the scalar engine holds single numbers: use a NumPy array or "
+                        f"a Tensor")
+    rules = [prim.vjp_rule(argnum) for argnum in positions]
 
-    def partials(ans, *xs):
-        return tuple(0.0 if rule is None else rule(1.0, ans, *xs, **kwargs)
-                     for rule in rules)
+    def partials(ans, *operands):
+        full = list(args)
+        for argnum, operand in zip(positions, operands):
+            full[argnum] = operand
+        return tuple(rule(1.0, ans, *full, **kwargs) for rule in rules)
 
-    return Value(float(data), operands, prim.name, partials)
+    return Value(float(data), tuple(args[i] for i in positions), prim.name, partials)
 
 
 def _user_frame():
