@@ -215,10 +215,12 @@ class _Trace:
         return _tree_map(lambda leaf: _plain(leaf, self.out_kind, self.create_graph), tree)
 
     def pullback(self, cotangents, batch_shape=()):
-        """Gradients for every input leaf, given one cotangent per output leaf."""
+        """Gradients for every input leaf, given one cotangent per output leaf (None for
+        an output to leave out). With ``batch_shape``, each cotangent is a batch of them,
+        all carried through in one backward pass."""
         roots, seeds = [], []
         for leaf, cot in zip(self.out_leaves, cotangents):
-            if isinstance(leaf, (Value, Tensor)):
+            if cot is not None and isinstance(leaf, (Value, Tensor)):
                 roots.append(leaf)
                 seeds.append(self._seed(leaf, cot))
         if not roots:
@@ -434,9 +436,10 @@ def jacrev(f, argnums=0):
             size = int(np.prod(shape))
             if trace.tensor_engine and isinstance(leaf, Tensor):
                 seed = np.eye(size, dtype=_float_dtype(leaf)).reshape((size,) + shape)
-                grads = trace.pullback_batched(leaf, seed, (size,))
+                cotangents = [seed if other is leaf else None for other in trace.out_leaves]
+                grads = trace.pullback(cotangents, (size,))
                 blocks = trace.input_results(grads, (size,))
-                per_output.append(_tree_map_pair(blocks, trace, shape))
+                per_output.append(_batch_axis_into_output_shape(blocks, trace, shape))
             else:  # the scalar engine: one pass per output (each output is one number)
                 cot = [1.0 if other is leaf else 0.0 for other in trace.out_leaves]
                 per_output.append(trace.input_results(trace.pullback(cot)))
@@ -445,15 +448,7 @@ def jacrev(f, argnums=0):
     return jacrev_f
 
 
-def _pullback_batched(self, leaf, seed, batch_shape):
-    seed = Tensor._make(seed) if self.create_graph else seed
-    return tensor_gradients([leaf], [seed], self.targets, self.create_graph, batch_shape)
-
-
-_Trace.pullback_batched = _pullback_batched
-
-
-def _tree_map_pair(blocks, trace, out_shape):
+def _batch_axis_into_output_shape(blocks, trace, out_shape):
     """Move the batch axis of each gradient into the output's shape: out.shape + in.shape."""
     def reshape(block):
         if isinstance(block, (Tensor, np.ndarray)):
