@@ -22,7 +22,7 @@ import numpy as np
 
 from .tensor import Tensor, Traced
 
-__all__ = ["JVPTracer", "new_level"]
+__all__ = ["JVPTracer", "new_level", "tangent_of_result"]
 
 _levels = itertools.count(1)
 
@@ -50,31 +50,10 @@ class JVPTracer(Traced):
         primals = [a.primal if isinstance(a, JVPTracer) and a.level == level else a
                    for a in args]
         ans = prim(*primals, **kwargs)  # may recurse into an outer level's tracers
-        tangent = None
-        lead = ()
-        for argnum, arg in enumerate(args):
-            if not (isinstance(arg, JVPTracer) and arg.level == level):
-                continue
-            t = arg.tangent
-            lead = tuple(np.shape(t)[:np.ndim(t) - np.ndim(arg.primal)])  # batch axes
-            if prim.broadcasts and lead and np.ndim(arg.primal) < np.ndim(ans):
-                # pad to the result's rank behind the batch axes, so they stay in front
-                t = _ops.reshape(t, lead + (1,) * (np.ndim(ans) - np.ndim(arg.primal))
-                                 + np.shape(arg.primal))
-            rule = prim.jvps.get(argnum)
-            if rule is None and prim.jvp_any is not None:
-                rule = _bind(prim.jvp_any, argnum)
-            elif rule is None:
-                raise TypeError(f"jvp: the operation {prim.name} has no forward-mode rule "
-                                f"for argument {argnum}; define one with .defjvp()")
-            if lead and not prim.batch_safe:  # a user's rule: one row of the batch at a time
-                rows = [_broadcast_like(rule(t[i], ans, *primals, **kwargs), ans)
-                        for i in np.ndindex(*lead)]
-                contribution = _ops.reshape(_ops.stack(rows), lead + np.shape(ans))
-            else:
-                contribution = rule(t, ans, *primals, **kwargs)
-            tangent = contribution if tangent is None else tangent + contribution
-        return JVPTracer(ans, _broadcast_like(tangent, ans, lead), level)
+        tangents = {argnum: arg.tangent for argnum, arg in enumerate(args)
+                    if isinstance(arg, JVPTracer) and arg.level == level}
+        return JVPTracer(ans, tangent_of_result(prim, tangents, ans, primals, kwargs), level)
+
 
     # the same surface as a Tensor, so that f can be written once for both
     shape = property(lambda self: np.shape(self.primal))
@@ -134,6 +113,36 @@ class JVPTracer(Traced):
         return _ops.astype(self, np.dtype(dtype))
 
 
+def tangent_of_result(prim, tangents, ans, args, kwargs):
+    """The tangent of ``ans = prim(*args)`` given the tangents of some arguments
+    ({argnum: tangent}): the sum of their JVP rules, broadcast to the result's shape.
+    Tangents may carry leading batch axes (jacfwd's columns)."""
+    tangent = None
+    lead = ()
+    for argnum, t in tangents.items():
+        primal = args[argnum]
+        lead = tuple(np.shape(t)[:np.ndim(t) - np.ndim(_innermost(primal))])  # batch axes
+        if prim.broadcasts and lead and np.ndim(_innermost(primal)) < np.ndim(_innermost(ans)):
+            # pad to the result's rank behind the batch axes, so they stay in front
+            t = _ops.reshape(t, lead + (1,) * (np.ndim(_innermost(ans))
+                                               - np.ndim(_innermost(primal)))
+                             + np.shape(_innermost(primal)))
+        rule = prim.jvps.get(argnum)
+        if rule is None and prim.jvp_any is not None:
+            rule = _bind(prim.jvp_any, argnum)
+        elif rule is None:
+            raise TypeError(f"jvp: the operation {prim.name} has no forward-mode rule "
+                            f"for argument {argnum}; define one with .defjvp()")
+        if lead and not prim.batch_safe:  # a user's rule: one row of the batch at a time
+            rows = [_broadcast_like(rule(t[i], ans, *args, **kwargs), ans)
+                    for i in np.ndindex(*lead)]
+            contribution = _ops.reshape(_ops.stack(rows), lead + np.shape(_innermost(ans)))
+        else:
+            contribution = rule(t, ans, *args, **kwargs)
+        tangent = contribution if tangent is None else tangent + contribution
+    return _broadcast_like(tangent, ans, lead)
+
+
 def _bind(rule_any, argnum):
     return lambda t, ans, *args, **kwargs: rule_any(argnum, t, ans, *args, **kwargs)
 
@@ -152,7 +161,7 @@ def _innermost(x):
 def _broadcast_like(tangent, ans, lead=()):
     """A tangent the shape of the result, behind its batch axes (a rule for a broadcast
     operand gives its own shape)."""
-    shape = tuple(lead) + np.shape(ans)
+    shape = tuple(lead) + np.shape(_innermost(ans))
     if np.shape(tangent) == shape:
         return tangent
     return _ops.broadcast_to(tangent, shape)

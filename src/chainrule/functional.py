@@ -26,9 +26,10 @@ from numbers import Real
 import numpy as np
 
 from . import derivatives as ops
-from .forward import JVPTracer, _innermost, new_level
+from .forward import JVPTracer, _innermost, new_level, tangent_of_result
+from .graph import topological_order
 from .graph import enable_grad
-from .tensor import Tensor
+from .tensor import Tensor, _Roots
 from .tensor import gradients as tensor_gradients
 from .value import Value
 from .value import gradients as value_gradients
@@ -103,9 +104,9 @@ def _kind(x, tracer_ok=False):
     if isinstance(x, JVPTracer):
         if tracer_ok:  # forward over forward: the kind of what the tracer carries
             return _kind(x.primal, True)
-        raise TypeError("grad, vjp and jacrev inside jvp or jacfwd (forward-over-reverse) "
-                        "are not supported: differentiate the other way round, e.g. "
-                        "jacrev(grad(f)) or jvp(...) inside grad(...)")
+        raise TypeError("grad, vjp and jacrev inside several nested jvp/jacfwd at once "
+                        "are not supported; nest at most one forward-mode transform "
+                        "around them")
     if isinstance(x, Value):
         return "value"
     if isinstance(x, Tensor):
@@ -173,9 +174,23 @@ class _Trace:
         self.argnums, self.many = _argnums(argnums, len(args), name)
         self.input_trees = []
         kinds = []
+        # Forward mode around this transform (jvp or jacfwd of a gradient): inputs may be
+        # tracers, (primal, tangent). The transform then runs on their primals, building
+        # the graph of its results, and replays that graph forward with the JVP rules
+        # from the inputs' tangents (forward over reverse, as JAX does). A tracer that f
+        # captures instead (from an enclosing jvp) makes f's output carry a tangent; as
+        # mixed partial derivatives commute, that tangent's gradient is the gradient's
+        # tangent: one more reverse pass (see _tangent_pullback).
+        input_tangents = []
         for n in self.argnums:
             leaves, treedef = tree_flatten(args[n])
+            tangents = [leaf.tangent if isinstance(leaf, JVPTracer) else None
+                        for leaf in leaves]
+            levels = {leaf.level for leaf in leaves if isinstance(leaf, JVPTracer)}
+            leaves = [leaf.primal if isinstance(leaf, JVPTracer) else leaf for leaf in leaves]
             self.input_trees.append((leaves, treedef))
+            input_tangents.extend(tangents)
+            self._levels = getattr(self, "_levels", set()) | levels
             kinds.extend(_kind(leaf) for leaf in leaves)
         # Floats ride on the tensor engine when arrays are about (a float times an
         # array is a tensor operation); otherwise on the scalar engine.
@@ -185,10 +200,12 @@ class _Trace:
         new_args = list(args)
         self.targets = []
         kind_iter = iter(kinds)
+        levels = getattr(self, "_levels", set())
         for n, (leaves, treedef) in zip(self.argnums, self.input_trees):
             targets = [_target(leaf, next(kind_iter), self.tensor_engine) for leaf in leaves]
             self.targets.extend(targets)
             new_args[n] = tree_unflatten(treedef, targets)
+        self.input_tangents = input_tangents
         self.inputs = [leaf for leaves, _ in self.input_trees for leaf in leaves]
         with _Running():
             out = f(*new_args, **kwargs)
@@ -200,19 +217,44 @@ class _Trace:
         else:
             self.aux = None
         self.out = out
-        self.out_leaves, self.out_def = tree_flatten(out)
+        out_leaves, self.out_def = tree_flatten(out)
+        levels |= {leaf.level for leaf in out_leaves if isinstance(leaf, JVPTracer)}
+        if len(levels) > 1:
+            raise TypeError(f"{name} inside several nested jvp/jacfwd at once is not "
+                            f"supported; nest at most one forward-mode transform around it")
+        self.level = max(levels) if levels else None
+        self.out_leaves = [leaf.primal if isinstance(leaf, JVPTracer) else leaf
+                           for leaf in out_leaves]
+        self.out_tangents = [leaf.tangent if isinstance(leaf, JVPTracer) else None
+                             for leaf in out_leaves]
         # Build the gradient's own graph only when someone can differentiate it: an
         # outer transform, or inputs that are themselves part of a graph.
         self.create_graph = self.nested or any(
             (k == "value") or (k == "tensor" and x.requires_grad)
-            for k, x in zip(kinds, self.inputs))
+            for k, x in zip(kinds, self.inputs)) or any(
+            t is not None for t in self.input_tangents)  # the replay needs the graph
         self.out_kind = ("tensor" if "tensor" in kinds else "value" if "value" in kinds
                          else "array" if "array" in kinds else "float")
 
     def output(self, tree=None):
         """The output (or aux) with traced values turned into the inputs' kind."""
         tree = self.out if tree is None else tree
-        return _tree_map(lambda leaf: _plain(leaf, self.out_kind, self.create_graph), tree)
+
+        def plain(leaf):
+            if isinstance(leaf, JVPTracer):
+                return JVPTracer(plain(leaf.primal), plain(leaf.tangent), leaf.level)
+            return _plain(leaf, self.out_kind, self.create_graph)
+
+        if self.level is not None and any(t is not None for t in self.input_tangents):
+            leaves, treedef = tree_flatten(tree)
+            primals = [leaf.primal if isinstance(leaf, JVPTracer) else leaf for leaf in leaves]
+            captured = [leaf.tangent if isinstance(leaf, JVPTracer) else None
+                        for leaf in leaves]
+            tangents = _add_tangents(self._replay(primals), captured)
+            tree = tree_unflatten(treedef, [
+                leaf if t is None else JVPTracer(leaf, t, self.level)
+                for leaf, t in zip(primals, tangents)])
+        return _tree_map(plain, tree)
 
     def pullback(self, cotangents, batch_shape=()):
         """Gradients for every input leaf, given one cotangent per output leaf (None for
@@ -223,14 +265,59 @@ class _Trace:
             if cot is not None and isinstance(leaf, (Value, Tensor)):
                 roots.append(leaf)
                 seeds.append(self._seed(leaf, cot))
+        grads = self._gradients(roots, seeds, batch_shape)
+        if self.level is None:
+            return grads
+        tangents = _add_tangents(self._replay(grads),
+                                 self._tangent_pullback(cotangents, batch_shape))
+        return [JVPTracer(g, t, self.level) for g, t in zip(grads, tangents)]
+
+    def _replay(self, results):
+        """The tangents of results computed from the targets, given the inputs' tangents:
+        forward mode over the recorded graph (one pass, batches of tangents welcome)."""
+        start = {id(target): t for target, t in zip(self.targets, self.input_tangents)
+                 if t is not None}
+        if not start:
+            return [None] * len(results)
+        return _replay(results, start, self.nested)
+
+    def _gradients(self, roots, seeds, batch_shape):
         if not roots:
-            grads = [None] * len(self.targets)
-        elif self.tensor_engine:
-            grads = tensor_gradients(roots, seeds, self.targets, self.create_graph,
-                                     batch_shape)
-        else:
-            grads = value_gradients(roots, seeds, self.targets, self.create_graph)
-        return grads
+            return [None] * len(self.targets)
+        if self.tensor_engine:
+            return tensor_gradients(roots, seeds, self.targets, self.create_graph,
+                                    batch_shape)
+        return value_gradients(roots, seeds, self.targets, self.create_graph)
+
+    def _tangent_pullback(self, cotangents, batch_shape):
+        """The tangents of the gradients: the gradients of the output's tangent. A batch
+        of tangents (jacfwd's columns, axes ``lead`` in front) is pulled back column by
+        column, as a batch of cotangents; the result keeps the columns in front."""
+        roots, seeds, lead = [], [], ()
+        for leaf, tangent, cot in zip(self.out_leaves, self.out_tangents, cotangents):
+            if cot is None or not isinstance(tangent, (Value, Tensor)):
+                continue
+            lead = tuple(np.shape(_innermost(tangent))[
+                :np.ndim(_innermost(tangent)) - np.ndim(_innermost(leaf))])
+            cot = np.asarray(_innermost(cot), dtype=np.float64)
+            if lead:  # cotangent b for column j: cot[b] at column j, zeros elsewhere
+                size = int(np.prod(lead))
+                columns = np.eye(size).reshape(lead + lead)
+                out_ndim = np.ndim(_innermost(leaf))
+                cot = (cot.reshape(tuple(batch_shape) + (1,) * (2 * len(lead))
+                                   + cot.shape[len(batch_shape):])
+                       * columns.reshape((1,) * len(batch_shape) + lead + lead
+                                         + (1,) * out_ndim))
+            roots.append(tangent)
+            seeds.append(self._seed(tangent, cot))
+        tangents = self._gradients(roots, seeds, tuple(batch_shape) + lead)
+        if not lead or not batch_shape:
+            return tangents
+        # gradients come as batch + lead + input; a tracer's tangent wants lead in front
+        nb, nl = len(batch_shape), len(lead)
+        return [None if t is None else ops.transpose(
+            t, tuple(range(nb, nb + nl)) + tuple(range(nb))
+            + tuple(range(nb + nl, np.ndim(_innermost(t))))) for t in tangents]
 
     def _seed(self, leaf, cot):
         if isinstance(leaf, Value):
@@ -243,6 +330,29 @@ class _Trace:
         array = np.asarray(cot, dtype=leaf.dtype)
         return Tensor._make(array) if self.create_graph else array
 
+    def _traced_result(self, g, i, leaf, batch_shape):
+        """A gradient that carries a tangent: both parts in the input's kind."""
+        shape = tuple(batch_shape) + np.shape(_innermost(leaf))
+        primal = g.primal if g.primal is not None else np.zeros(shape, _float_dtype(leaf))
+        tangent = g.tangent
+        if tangent is None:
+            lead = self._tangent_lead()
+            tangent = np.zeros(lead + shape, _float_dtype(leaf))
+        if isinstance(primal, Value) and self.kinds[i] != "value" and not self.create_graph:
+            primal = primal.data
+        if isinstance(tangent, Value) and self.kinds[i] != "value" and not self.create_graph:
+            tangent = tangent.data
+        return JVPTracer(_result(primal, self.kinds[i], leaf, self.create_graph),
+                         _result(tangent, self.kinds[i], tangent, self.create_graph),
+                         g.level)
+
+    def _tangent_lead(self):
+        for leaf, tangent in zip(self.out_leaves, self.out_tangents):
+            if tangent is not None:
+                return tuple(np.shape(_innermost(tangent))[
+                    :np.ndim(_innermost(tangent)) - np.ndim(_innermost(leaf))])
+        return ()
+
     def input_results(self, grads, batch_shape=()):
         """Per argnum, the gradients rebuilt into the input's structure and kind."""
         out, i = [], 0
@@ -250,6 +360,10 @@ class _Trace:
             results = []
             for leaf in leaves:
                 g = grads[i]
+                if isinstance(g, JVPTracer):
+                    results.append(self._traced_result(g, i, leaf, batch_shape))
+                    i += 1
+                    continue
                 if g is None and batch_shape:
                     g = np.zeros(batch_shape + np.shape(_innermost(leaf)),
                                  dtype=_float_dtype(leaf))
@@ -259,6 +373,41 @@ class _Trace:
                 i += 1
             out.append(tree_unflatten(treedef, results))
         return tuple(out) if self.many else out[0]
+
+
+def _add_tangents(first, second):
+    return [b if a is None else a if b is None else a + b for a, b in zip(first, second)]
+
+
+def _replay(results, start, nested):
+    """Forward mode over a graph that is already recorded: the tangent of each result,
+    given the tangents of some of its nodes ({id: tangent}), by the JVP rules of every
+    node in turn (for Values, the partial derivatives of the table)."""
+    roots = [r for r in results if isinstance(r, (Tensor, Value))]
+    tangents = dict(start)
+    for node in topological_order(_Roots(roots))[:-1]:
+        if id(node) in tangents:
+            continue
+        if isinstance(node, Value):
+            total = None
+            for operand, d in zip(node._prev, node._partials(nested)):
+                t = tangents.get(id(operand))
+                if t is not None:
+                    total = d * t if total is None else total + d * t
+        else:
+            args = node._args
+            given = {i: tangents[id(a)] for i, a in enumerate(args)
+                     if isinstance(a, Tensor) and id(a) in tangents}
+            if not given:
+                continue
+            if nested:
+                total = tangent_of_result(node._op, given, node, args, node._kwargs)
+            else:
+                raw = [a._data if isinstance(a, Tensor) else a for a in args]
+                total = tangent_of_result(node._op, given, node._data, raw, node._kwargs)
+        if total is not None:
+            tangents[id(node)] = total
+    return [tangents.get(id(r)) if isinstance(r, (Tensor, Value)) else None for r in results]
 
 
 def _plain(leaf, kind, create_graph):
@@ -451,7 +600,7 @@ def jacrev(f, argnums=0):
 def _batch_axis_into_output_shape(blocks, trace, out_shape):
     """Move the batch axis of each gradient into the output's shape: out.shape + in.shape."""
     def reshape(block):
-        if isinstance(block, (Tensor, np.ndarray)):
+        if isinstance(block, (Tensor, np.ndarray, JVPTracer)):
             return ops.reshape(block, out_shape + tuple(np.shape(block)[1:]))
         return block
     if trace.many:
@@ -532,10 +681,14 @@ jacobian = jacrev
 def hessian(f, argnums=0):
     """The matrix of second derivatives, shape ``in.shape + in.shape``.
 
-    Computed as the reverse-mode Jacobian of the gradient: the gradient's own graph is
-    built, then differentiated in one batched backward pass.
+    Forward over reverse, as in JAX: the gradient's graph is built once, then replayed
+    forward with all the columns of an identity as one batch of tangents.
+
+    >>> hessian(lambda x: x[0] ** 2 * x[1])(np.array([1.0, 2.0]))
+    array([[4., 2.],
+           [2., 0.]])
     """
-    return jacrev(jacrev(f, argnums), argnums)
+    return jacfwd(jacrev(f, argnums), argnums)
 
 
 def hvp(f, x, v):
@@ -655,13 +808,12 @@ def _check_order(f, inputs, order, modes, eps, atol, rtol, rng, name):
         _compare(np.asarray(ours), np.asarray(_dot(u, numeric)), atol, rtol,
                  f"reverse mode (vjp) of {name}")
     if order > 1:
-        # The derivative of a jvp is checked both ways; that of a vjp in reverse mode
-        # only (forward over reverse is not supported).
+        # Each first derivative is itself checked in every mode: forward over forward,
+        # reverse over forward, forward over reverse, reverse over reverse.
         if "fwd" in modes:
             _check_order(lambda *xs: jvp(f, xs, directions)[1], inputs, order - 1,
                          modes, eps, atol, rtol, rng, f"the jvp of {name}")
         if "rev" in modes:
-            modes = ("rev",)
             def pulled(*xs):
                 out, f_vjp = vjp(f, *xs)
                 seed = np.ones(np.shape(_innermost(out))) if np.ndim(_innermost(out)) else 1.0
