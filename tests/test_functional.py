@@ -1355,3 +1355,12 @@ def test_jacfwd_user_primitive_with_broadcast_operands():
     ref = torch.func.jacrev(lambda y: t64(x) * y ** 2)(t64(y))
     close(cr.jacrev(lambda y: mulpow(x, y))(y), ref)  # holds
     close(cr.jacfwd(lambda y: mulpow(x, y))(y), ref)
+
+
+def test_a_function_that_loops_over_its_input_works_in_every_mode():
+    """len() and iteration work on whatever the transforms pass in (Tensors, tracers)."""
+    f = lambda x: sum(xi * xi for xi in x) + len(x)
+    x = np.array([1.0, 2.0, 3.0])
+    close(cr.grad(f)(x), 2 * x)
+    close(cr.jacfwd(f)(x), 2 * x)
+    assert cr.jvp(f, (x,), (np.ones(3),))[1] == pytest.approx(12.0)

@@ -20,7 +20,7 @@ import itertools
 
 import numpy as np
 
-from .tensor import Tensor, Traced
+from .tensor import ArrayOperators, Tensor, Traced
 
 __all__ = ["JVPTracer", "new_level", "tangent_of_result"]
 
@@ -32,7 +32,7 @@ def new_level():
     return next(_levels)
 
 
-class JVPTracer(Traced):
+class JVPTracer(Traced, ArrayOperators):
     """A primal value with its tangent, for one level of forward-mode differentiation."""
 
     __slots__ = ("primal", "tangent", "level")
@@ -65,40 +65,11 @@ class JVPTracer(Traced):
     def data(self):
         return self.primal
 
-    @property
-    def T(self):
-        return _ops.transpose(self)
-
-    @property
-    def at(self):
-        from .tensor import _IndexUpdater
-        return _IndexUpdater(self)
-
     def __len__(self):
         return len(self.primal)
 
     def __iter__(self):
         return (self[i] for i in range(len(self)))
-
-    def __add__(self, other): return _ops.add(self, other)
-    def __radd__(self, other): return _ops.add(other, self)
-    def __sub__(self, other): return _ops.subtract(self, other)
-    def __rsub__(self, other): return _ops.subtract(other, self)
-    def __mul__(self, other): return _ops.multiply(self, other)
-    def __rmul__(self, other): return _ops.multiply(other, self)
-    def __truediv__(self, other): return _ops.divide(self, other)
-    def __rtruediv__(self, other): return _ops.divide(other, self)
-    def __pow__(self, other): return _ops.power(self, other)
-    def __rpow__(self, other): return _ops.power(other, self)
-    def __matmul__(self, other): return _ops.matmul(self, other)
-    def __rmatmul__(self, other): return _ops.matmul(other, self)
-    def __neg__(self): return _ops.negative(self)
-    def __pos__(self): return self
-    def __abs__(self): return _ops.absolute(self)
-
-    def __getitem__(self, index):
-        from .tensor import _raw_index
-        return _ops.getitem(self, index=_raw_index(index))
 
     # comparisons look at the primal: they have no derivative
     def __lt__(self, other): return _innermost(self) < _innermost(other)
@@ -108,9 +79,6 @@ class JVPTracer(Traced):
 
     def relu(self):
         return _ops.relu(self)
-
-    def astype(self, dtype):
-        return _ops.astype(self, np.dtype(dtype))
 
 
 def tangent_of_result(prim, tangents, ans, args, kwargs):

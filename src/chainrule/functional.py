@@ -27,9 +27,9 @@ import numpy as np
 
 from . import derivatives as ops
 from .forward import JVPTracer, _innermost, new_level, tangent_of_result
-from .graph import topological_order
+from .graph import Roots, topological_order
 from .graph import enable_grad
-from .tensor import Tensor, _Roots
+from .tensor import Tensor
 from .tensor import gradients as tensor_gradients
 from .value import Value
 from .value import gradients as value_gradients
@@ -182,15 +182,15 @@ class _Trace:
         # mixed partial derivatives commute, that tangent's gradient is the gradient's
         # tangent: one more reverse pass (see _tangent_pullback).
         input_tangents = []
+        levels = set()
         for n in self.argnums:
             leaves, treedef = tree_flatten(args[n])
             tangents = [leaf.tangent if isinstance(leaf, JVPTracer) else None
                         for leaf in leaves]
-            levels = {leaf.level for leaf in leaves if isinstance(leaf, JVPTracer)}
+            levels |= {leaf.level for leaf in leaves if isinstance(leaf, JVPTracer)}
             leaves = [leaf.primal if isinstance(leaf, JVPTracer) else leaf for leaf in leaves]
             self.input_trees.append((leaves, treedef))
             input_tangents.extend(tangents)
-            self._levels = getattr(self, "_levels", set()) | levels
             kinds.extend(_kind(leaf) for leaf in leaves)
         # Floats ride on the tensor engine when arrays are about (a float times an
         # array is a tensor operation); otherwise on the scalar engine.
@@ -200,7 +200,6 @@ class _Trace:
         new_args = list(args)
         self.targets = []
         kind_iter = iter(kinds)
-        levels = getattr(self, "_levels", set())
         for n, (leaves, treedef) in zip(self.argnums, self.input_trees):
             targets = [_target(leaf, next(kind_iter), self.tensor_engine) for leaf in leaves]
             self.targets.extend(targets)
@@ -385,7 +384,7 @@ def _replay(results, start, nested):
     node in turn (for Values, the partial derivatives of the table)."""
     roots = [r for r in results if isinstance(r, (Tensor, Value))]
     tangents = dict(start)
-    for node in topological_order(_Roots(roots))[:-1]:
+    for node in topological_order(Roots(roots))[:-1]:
         if id(node) in tangents:
             continue
         if isinstance(node, Value):

@@ -5,7 +5,7 @@ operands). A node with no operands is a leaf: an input or a parameter. This modu
 knows nothing else about nodes, so the scalar engine and the tensor engine use it alike.
 """
 
-__all__ = ["topological_order"]
+__all__ = ["topological_order", "Roots", "nodes_towards"]
 
 
 def topological_order(root):
@@ -36,6 +36,27 @@ def topological_order(root):
             stack.pop()
             order.append(node)
     return order
+
+
+class Roots:
+    """A stand-in node whose operands are several outputs, to walk them in one order."""
+
+    __slots__ = ("_prev",)
+
+    def __init__(self, roots):
+        self._prev = tuple(roots)
+
+
+def nodes_towards(roots, targets):
+    """``(order, depends)``: the interior nodes behind ``roots``, operands first, and
+    the ids of the targets and of every node computed from one (the only nodes a
+    gradient with respect to the targets has to visit)."""
+    order = topological_order(Roots(roots))[:-1]
+    depends = {id(t) for t in targets}
+    for node in order:
+        if id(node) not in depends and any(id(p) in depends for p in node._prev):
+            depends.add(id(node))
+    return order, depends
 
 
 # ---------------------------------------------------------------------------------------

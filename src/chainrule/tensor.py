@@ -21,7 +21,7 @@ from numbers import Number
 
 import numpy as np
 
-from .graph import _modes, topological_order
+from .graph import _modes, nodes_towards, topological_order
 from .value import Value
 
 __all__ = ["Tensor", "Primitive", "primitive", "gradients", "tensor", "zeros", "ones", "full", "eye",
@@ -216,7 +216,44 @@ def _check_finite(array, what, origin):
 # 2. Tensor
 # ---------------------------------------------------------------------------------------
 
-class Tensor:
+class ArrayOperators:
+    """The operators of anything the operations of derivatives.py accept: Tensor, and
+    the forward-mode tracer. Each is the module's differentiable operation."""
+
+    __slots__ = ()
+
+    def __add__(self, other): return _ops.add(self, other)
+    def __radd__(self, other): return _ops.add(other, self)
+    def __sub__(self, other): return _ops.subtract(self, other)
+    def __rsub__(self, other): return _ops.subtract(other, self)
+    def __mul__(self, other): return _ops.multiply(self, other)
+    def __rmul__(self, other): return _ops.multiply(other, self)
+    def __truediv__(self, other): return _ops.divide(self, other)
+    def __rtruediv__(self, other): return _ops.divide(other, self)
+    def __pow__(self, other): return _ops.power(self, other)
+    def __rpow__(self, other): return _ops.power(other, self)
+    def __matmul__(self, other): return _ops.matmul(self, other)
+    def __rmatmul__(self, other): return _ops.matmul(other, self)
+    def __neg__(self): return _ops.negative(self)
+    def __pos__(self): return self
+    def __abs__(self): return _ops.absolute(self)
+    def __getitem__(self, index): return _ops.getitem(self, index=_raw_index(index))
+
+    @property
+    def T(self):
+        return _ops.transpose(self)
+
+    @property
+    def at(self):
+        """JAX's functional updates: ``x.at[idx].set(v)`` and ``x.at[idx].add(v)``
+        return new tensors, differentiable in both x and v."""
+        return _IndexUpdater(self)
+
+    def astype(self, dtype):
+        return _ops.astype(self, np.dtype(dtype))
+
+
+class Tensor(ArrayOperators):
     """An n-dimensional array that records the operations that made it.
 
     >>> x = tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
@@ -283,10 +320,6 @@ class Tensor:
     size = property(lambda self: self._data.size)
     dtype = property(lambda self: self._data.dtype)
     is_leaf = property(lambda self: not self._prev)
-
-    @property
-    def T(self):
-        return _ops.transpose(self)
 
     def item(self):
         return self._data.item()
@@ -356,9 +389,6 @@ class Tensor:
         self._retain = True
         return self
 
-    def astype(self, dtype):
-        return _ops.astype(self, np.dtype(dtype))
-
     # --- in-place updates: allowed on tensors outside the graph only ----------------
 
     def __setitem__(self, index, value):
@@ -393,30 +423,8 @@ class Tensor:
     def __itruediv__(self, other):
         return self._inplace("/=", np.true_divide, other)
 
-    @property
-    def at(self):
-        """JAX's functional updates: ``x.at[idx].set(v)`` and ``x.at[idx].add(v)``
-        return new tensors, differentiable in both x and v."""
-        return _IndexUpdater(self)
-
-    # --- operators (the operations themselves, with rules, are in derivatives.py) ---
-
-    def __add__(self, other): return _ops.add(self, other)
-    def __radd__(self, other): return _ops.add(other, self)
-    def __sub__(self, other): return _ops.subtract(self, other)
-    def __rsub__(self, other): return _ops.subtract(other, self)
-    def __mul__(self, other): return _ops.multiply(self, other)
-    def __rmul__(self, other): return _ops.multiply(other, self)
-    def __truediv__(self, other): return _ops.divide(self, other)
-    def __rtruediv__(self, other): return _ops.divide(other, self)
-    def __pow__(self, other): return _ops.power(self, other)
-    def __rpow__(self, other): return _ops.power(other, self)
-    def __matmul__(self, other): return _ops.matmul(self, other)
-    def __rmatmul__(self, other): return _ops.matmul(other, self)
-    def __neg__(self): return _ops.negative(self)
-    def __pos__(self): return self
-    def __abs__(self): return _ops.absolute(self)
-    def __getitem__(self, index): return _ops.getitem(self, _raw_index(index))
+    # The operators (+, @, [], ...) come from ArrayOperators; the operations themselves,
+    # with their rules, are in derivatives.py.
 
     # comparisons give boolean tensors, outside the graph (they have no derivative)
     def __lt__(self, other): return Tensor._make(self._data < _raw(other))
@@ -488,12 +496,8 @@ def gradients(roots, seeds, targets, create_graph=False, batch_shape=()):
     transforms never see each other's. Only nodes that depend on a target are visited,
     and the walk stops at the targets. A target the roots do not depend on gets None.
     """
-    order = topological_order(_Roots(roots))[:-1]
+    order, depends = nodes_towards(roots, targets)
     index = {id(t): i for i, t in enumerate(targets)}
-    depends = set(index)  # the targets, and every node computed from one
-    for node in order:
-        if id(node) not in depends and any(id(p) in depends for p in node._prev):
-            depends.add(id(node))
     grads = {}
     for root, seed in zip(roots, seeds):
         if id(root) in depends:
@@ -512,15 +516,6 @@ def gradients(roots, seeds, targets, create_graph=False, batch_shape=()):
         if id(target) in grads and id(target) not in found:
             found[id(target)] = grads[id(target)][0]
     return [found.get(id(t)) for t in targets]
-
-
-class _Roots:
-    """A stand-in node whose operands are several outputs, to walk them in one order."""
-
-    __slots__ = ("_prev",)
-
-    def __init__(self, roots):
-        self._prev = tuple(roots)
 
 
 def _chain_rule(grads, order, create_graph, batch_shape, stop_at, arrive, needed):

@@ -29,7 +29,7 @@ under the hood, each for a reason:
 import math
 from numbers import Real
 
-from .graph import topological_order
+from .graph import nodes_towards, topological_order
 
 __all__ = [
     "Value", "DERIVATIVES", "gradients",
@@ -399,15 +399,6 @@ class _HandWrittenStep:
         self.step()
 
 
-class _Roots:
-    """A stand-in node whose operands are several outputs, to walk them in one order."""
-
-    __slots__ = ("_prev",)
-
-    def __init__(self, roots):
-        self._prev = tuple(roots)
-
-
 def gradients(roots, seeds, targets, create_graph=False):
     """The gradient of ``sum(seed * root)`` with respect to each target, as a list.
 
@@ -417,12 +408,8 @@ def gradients(roots, seeds, targets, create_graph=False):
     Only the nodes that depend on a target are visited, and the walk stops at the
     targets. A target that the roots do not depend on gets 0.0.
     """
-    order = topological_order(_Roots(roots))[:-1]
+    order, depends = nodes_towards(roots, targets)
     index = {id(t): i for i, t in enumerate(targets)}
-    depends = set(index)  # the targets, and every node computed from one
-    for node in order:
-        if id(node) not in depends and any(id(p) in depends for p in node._prev):
-            depends.add(id(node))
     grads = {}
     for root, seed in zip(roots, seeds):
         if id(root) in depends:
