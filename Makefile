@@ -16,7 +16,7 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 
 $(VENV)/.demo-deps: pyproject.toml | $(PY)
-	$(PY) -m pip install -q -e '.[viz,cli]'
+	$(PY) -m pip install -q -e '.[viz,cli,data]'
 	touch $@
 
 $(VENV)/.test-deps: pyproject.toml | $(PY)

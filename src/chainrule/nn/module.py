@@ -1,18 +1,133 @@
-"""Module: the base of every model, holding parameters that training updates."""
+"""Module: the base of every model, holding the parameters that training updates.
 
-__all__ = ["Module"]
+PyTorch's shape: a module's parameters are found by walking its attributes (Parameters,
+Values, other modules, and lists of those), so a model is written as plain attributes.
+micrograd's scalar modules (Neuron, Layer, MLP) are modules too.
+"""
+
+import numpy as np
+
+from ..tensor import Tensor
+from ..value import Value
+
+__all__ = ["Module", "Parameter"]
+
+
+class Parameter(Tensor):
+    """A Tensor that a Module trains: it requires grad and is listed by parameters()."""
+
+    __slots__ = ()
+
+    def __init__(self, data, dtype=None):
+        super().__init__(data, requires_grad=True, dtype=dtype)
+
+
+def _is_parameter(x):
+    return isinstance(x, (Parameter, Value))
 
 
 class Module:
-    """A model or a part of one. Subclasses list their parameters in ``parameters()``.
+    """A model or a part of one.
 
-    As in micrograd, ``zero_grad()`` resets the gradients that ``backward()``
-    accumulates, before the next training step.
+    ``parameters()`` lists the Parameters (and scalar Values) held in attributes, in the
+    order they were set; ``zero_grad()`` clears their gradients before the next step
+    (as micrograd's Module does); ``train()`` / ``eval()`` switch modes such as Dropout;
+    ``state_dict()`` / ``load_state_dict()`` save and restore the numbers.
     """
+
+    training = True
+
+    def __call__(self, *args, **kwargs):
+        return self.forward(*args, **kwargs)
+
+    def forward(self, *args, **kwargs):
+        raise TypeError(f"{type(self).__name__} defines no forward(); a Module subclass "
+                        f"computes its output in forward(self, x)")
+
+    # --- what the module holds ------------------------------------------------------
+
+    def named_children(self):
+        for name, value in vars(self).items():
+            if isinstance(value, Module):
+                yield name, value
+            elif isinstance(value, (list, tuple)):
+                for i, item in enumerate(value):
+                    if isinstance(item, Module):
+                        yield f"{name}.{i}", item
+
+    def named_parameters(self, prefix=""):
+        """(name, parameter) pairs, names like ``layers.0.weight``."""
+        for name, value in vars(self).items():
+            full = f"{prefix}{name}"
+            if _is_parameter(value):
+                yield full, value
+            elif isinstance(value, Module):
+                yield from value.named_parameters(full + ".")
+            elif isinstance(value, (list, tuple)):
+                for i, item in enumerate(value):
+                    if _is_parameter(item):
+                        yield f"{full}.{i}", item
+                    elif isinstance(item, Module):
+                        yield from item.named_parameters(f"{full}.{i}.")
+
+    def parameters(self):
+        return [p for _, p in self.named_parameters()]
 
     def zero_grad(self):
         for p in self.parameters():
-            p.grad = 0.0
+            p.grad = 0.0 if isinstance(p, Value) else None
 
-    def parameters(self):
-        return []
+    # --- modes ----------------------------------------------------------------------
+
+    def train(self, mode=True):
+        self.training = bool(mode)
+        for _, child in self.named_children():
+            child.train(mode)
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+    # --- saving and restoring -------------------------------------------------------
+
+    def state_dict(self):
+        """Name -> a copy of the parameter's numbers (an ndarray)."""
+        return {name: np.array(p.data, copy=True) for name, p in self.named_parameters()}
+
+    def load_state_dict(self, state):
+        """Copy numbers in; names and shapes must match exactly (the error names both)."""
+        own = dict(self.named_parameters())
+        missing = [name for name in own if name not in state]
+        unexpected = [name for name in state if name not in own]
+        if missing or unexpected:
+            raise ValueError(f"load_state_dict: {type(self).__name__} does not match: "
+                             f"missing {missing or 'nothing'}, unexpected "
+                             f"{unexpected or 'nothing'}")
+        for name, p in own.items():
+            array = np.asarray(state[name].data if isinstance(state[name], Tensor)
+                               else state[name])
+            shape = np.shape(p.data)
+            if array.shape != shape:
+                raise ValueError(f"load_state_dict: parameter {name!r} has shape {shape} "
+                                 f"in the model but {array.shape} in the state")
+            if isinstance(p, Value):
+                p.data = float(array)
+            else:
+                p.data = array.astype(p.dtype, copy=True)
+        return self
+
+    # --- a tree for repr ------------------------------------------------------------
+
+    def extra_repr(self):
+        return ""
+
+    def __repr__(self):
+        children = list(self.named_children())
+        head = f"{type(self).__name__}({self.extra_repr()}"
+        if not children:
+            return head + ")"
+        lines = [head]
+        for name, child in children:
+            body = repr(child).replace("\n", "\n  ")
+            lines.append(f"  ({name}): {body}")
+        return "\n".join(lines) + "\n)"
