@@ -1,9 +1,20 @@
-"""The synthetic data sets: seeded, the right shapes, and the shapes they promise."""
+"""The synthetic data sets (seeded, the right shapes, and the shapes they promise),
+mini-batches, and scikit-learn's digits split by class."""
+
+import sys
 
 import numpy as np
 import pytest
 
-from chainrule.data import make_moons, make_toy_regression
+from chainrule.data import (
+    batches,
+    load_digits_split,
+    make_blobs,
+    make_circles,
+    make_moons,
+    make_spirals,
+    make_toy_regression,
+)
 from chainrule.data.synthetic import toy_target
 
 
@@ -52,3 +63,165 @@ def test_toy_regression_is_the_target_function_and_non_negative():
     np.testing.assert_array_equal(y, toy_target(X))
     assert (y >= 0).all()
     assert toy_target(np.array([0.0, 0.0])) == pytest.approx(1.0)
+
+
+# --- circles, blobs, spirals ---------------------------------------------------------
+
+def _same_data(a, b):
+    return np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+
+
+def test_circles_shapes_labels_and_balance():
+    X, y = make_circles(101, seed=0)
+    assert X.shape == (101, 2) and y.shape == (101,) and y.dtype == np.int64
+    assert (y == 0).sum() == 51 and (y == 1).sum() == 50
+
+
+def test_circles_without_noise_lie_on_radii_one_and_factor():
+    X, y = make_circles(200, noise=0.0, factor=0.3, seed=1)
+    radius = np.hypot(X[:, 0], X[:, 1])
+    np.testing.assert_allclose(radius[y == 0], 1.0, atol=1e-12)
+    np.testing.assert_allclose(radius[y == 1], 0.3, atol=1e-12)
+    # evenly spread in angle: the mean of each circle is its centre
+    np.testing.assert_allclose(X[y == 0].mean(axis=0), 0.0, atol=1e-12)
+
+
+def test_circles_seeded_and_checked():
+    assert _same_data(make_circles(50, seed=4), make_circles(50, seed=4))
+    assert not _same_data(make_circles(50, seed=4), make_circles(50, seed=5))
+    with pytest.raises(ValueError, match="factor"):
+        make_circles(10, factor=1.0)
+    with pytest.raises(ValueError, match="n_samples"):
+        make_circles(1)
+    with pytest.raises(ValueError, match="noise"):
+        make_circles(10, noise=-0.1)
+
+
+def test_blobs_shapes_labels_and_balance():
+    X, y = make_blobs(100, centers=3, n_features=4, seed=0)
+    assert X.shape == (100, 4) and y.shape == (100,) and y.dtype == np.int64
+    assert np.bincount(y).tolist() == [34, 33, 33]
+
+
+def test_blobs_cluster_around_given_centres_with_given_spread():
+    centres = np.array([[0.0, 0.0], [20.0, 0.0], [0.0, 20.0]])
+    X, y = make_blobs(3000, centers=centres, cluster_std=[0.5, 1.0, 2.0], seed=2)
+    for k, std in enumerate([0.5, 1.0, 2.0]):
+        members = X[y == k]
+        np.testing.assert_allclose(members.mean(axis=0), centres[k], atol=0.2)
+        np.testing.assert_allclose(members.std(axis=0), std, rtol=0.1)
+
+
+def test_blobs_seeded_and_checked():
+    assert _same_data(make_blobs(60, seed=3), make_blobs(60, seed=3))
+    assert not _same_data(make_blobs(60, seed=3), make_blobs(60, seed=4))
+    with pytest.raises(ValueError, match="cluster_std"):
+        make_blobs(10, centers=3, cluster_std=[1.0, 2.0])
+    with pytest.raises(ValueError, match="centers"):
+        make_blobs(10, centers=0)
+    with pytest.raises(ValueError, match="n_samples"):
+        make_blobs(2, centers=3)
+
+
+def test_spirals_shapes_labels_and_balance():
+    X, y = make_spirals(300, n_classes=3, seed=0)
+    assert X.shape == (300, 2) and y.shape == (300,) and y.dtype == np.int64
+    assert np.bincount(y).tolist() == [100, 100, 100]
+
+
+def test_spirals_without_noise_follow_their_arm():
+    """Arm k: radius r in (0, 1] and angle 2 pi (turns r + k / n_classes), modulo 2 pi."""
+    turns, n_classes = 1.5, 3
+    X, y = make_spirals(301, n_classes=n_classes, noise=0.0, turns=turns, seed=5)
+    r = np.hypot(X[:, 0], X[:, 1])
+    assert (r > 0).all() and (r <= 1 + 1e-12).all() and r.max() == pytest.approx(1.0)
+    expected = 2 * np.pi * (turns * r + y / n_classes)
+    gap = np.angle(np.exp(1j * (np.arctan2(X[:, 1], X[:, 0]) - expected)))
+    np.testing.assert_allclose(gap, 0.0, atol=1e-9)
+
+
+def test_spirals_seeded_and_checked():
+    assert _same_data(make_spirals(40, seed=1), make_spirals(40, seed=1))
+    assert not _same_data(make_spirals(40, seed=1), make_spirals(40, seed=2))
+    with pytest.raises(ValueError, match="n_classes"):
+        make_spirals(10, n_classes=0)
+    with pytest.raises(ValueError, match="turns"):
+        make_spirals(10, turns=0)
+
+
+# --- batches ---------------------------------------------------------------------------
+
+def test_batches_cover_every_row_once_in_order_without_shuffle():
+    X, y = np.arange(20).reshape(10, 2), np.arange(10)
+    got = list(batches(X, y, 4, shuffle=False))
+    assert [len(b[1]) for b in got] == [4, 4, 2]
+    np.testing.assert_array_equal(np.concatenate([b[0] for b in got]), X)
+    np.testing.assert_array_equal(np.concatenate([b[1] for b in got]), y)
+
+
+def test_batches_shuffle_keeps_pairs_and_is_seeded():
+    X, y = np.arange(50)[:, None] * 10, np.arange(50)
+    first = list(batches(X, y, 8, seed=3))
+    for xb, yb in first:
+        np.testing.assert_array_equal(xb[:, 0], yb * 10)  # rows stay with their labels
+    order = np.concatenate([yb for _, yb in first])
+    assert sorted(order.tolist()) == list(range(50)) and not np.array_equal(order, y)
+    again = np.concatenate([yb for _, yb in batches(X, y, 8, seed=3)])
+    other = np.concatenate([yb for _, yb in batches(X, y, 8, seed=4)])
+    np.testing.assert_array_equal(order, again)
+    assert not np.array_equal(order, other)
+
+
+def test_batches_with_one_generator_reshuffle_each_epoch():
+    X, y = np.zeros((30, 1)), np.arange(30)
+    rng = np.random.default_rng(0)
+    epoch1 = np.concatenate([yb for _, yb in batches(X, y, 7, seed=rng)])
+    epoch2 = np.concatenate([yb for _, yb in batches(X, y, 7, seed=rng)])
+    assert not np.array_equal(epoch1, epoch2)
+
+
+def test_batches_drop_last():
+    X, y = np.zeros((10, 3)), np.zeros(10)
+    assert [len(yb) for _, yb in batches(X, y, 4, drop_last=True, seed=0)] == [4, 4]
+    assert [len(yb) for _, yb in batches(X, y, 5, drop_last=True, seed=0)] == [5, 5]
+    assert list(batches(X, y, 11, drop_last=True)) == []
+
+
+def test_batches_check_their_arguments_at_the_call():
+    X, y = np.zeros((10, 2)), np.zeros(10)
+    with pytest.raises(ValueError, match="batch_size must be at least 1, got 0"):
+        batches(X, y, 0)
+    with pytest.raises(TypeError, match="batch_size must be an int"):
+        batches(X, y, 2.5)
+    with pytest.raises(ValueError, match="same number of rows, got 10 and 9"):
+        batches(X, y[:9], 2)
+
+
+# --- scikit-learn digits ---------------------------------------------------------------
+
+def test_digits_split_shapes_range_and_strata():
+    X_train, y_train, X_test, y_test = load_digits_split(seed=0, test_fraction=0.2)
+    assert X_train.shape[1] == X_test.shape[1] == 64
+    assert len(X_train) + len(X_test) == 1797 and len(y_train) == len(X_train)
+    assert 350 <= len(X_test) <= 370
+    assert X_train.dtype == np.float64 and y_train.dtype == np.int64
+    assert X_train.min() == 0.0 and X_train.max() == 1.0 and X_test.max() <= 1.0
+    counts_test, counts_all = np.bincount(y_test), np.bincount(np.concatenate([y_train, y_test]))
+    # every class gives round(20%) of its images to the test part
+    np.testing.assert_array_equal(counts_test, np.round(counts_all * 0.2).astype(int))
+    assert not np.array_equal(y_train[:50], np.sort(y_train[:50]))  # shuffled
+
+
+def test_digits_split_is_seeded_and_checked():
+    a, b, c = load_digits_split(seed=1), load_digits_split(seed=1), load_digits_split(seed=2)
+    for u, v in zip(a, b):
+        np.testing.assert_array_equal(u, v)
+    assert not np.array_equal(a[0], c[0])
+    with pytest.raises(ValueError, match="test_fraction"):
+        load_digits_split(test_fraction=1.0)
+
+
+def test_digits_split_without_scikit_learn_says_how_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "sklearn.datasets", None)  # makes the import fail
+    with pytest.raises(ImportError, match=r"pip install 'chainrule\[data\]'"):
+        load_digits_split()

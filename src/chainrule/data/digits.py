@@ -1,0 +1,35 @@
+"""scikit-learn's 8x8 handwritten digits (1,797 images), split by class."""
+
+import numpy as np
+
+from ._split import generator, stratified_split
+
+__all__ = ["load_digits_split"]
+
+
+def load_digits_split(seed=0, test_fraction=0.2):
+    """The 8x8 digits, split into train and test with the same share of every class.
+
+    Returns ``(X_train, y_train, X_test, y_test)``: X of shape (n, 64), float64 pixels in
+    [0, 1] (the raw 0..16 divided by 16); y int64 labels 0..9. Each digit gives
+    ``round(count * test_fraction)`` of its images to the test part (about 360 in all
+    for 0.2); both parts are shuffled. ``seed`` (int, None or Generator) fixes the split.
+    """
+    if not 0 < test_fraction < 1:
+        raise ValueError(
+            f"load_digits_split: test_fraction must be between 0 and 1 (exclusive), "
+            f"got {test_fraction}"
+        )
+    try:
+        from sklearn.datasets import load_digits
+    except ImportError:
+        raise ImportError(
+            "load_digits_split needs scikit-learn: pip install 'chainrule[data]'"
+        ) from None
+    digits = load_digits()
+    X = np.asarray(digits.data, dtype=np.float64) / 16.0
+    y = np.asarray(digits.target, dtype=np.int64)
+    labels, counts = np.unique(y, return_counts=True)
+    n_test = {label: int(round(count * test_fraction)) for label, count in zip(labels, counts)}
+    train, test = stratified_split(y, n_test, generator(seed))
+    return X[train], y[train], X[test], y[test]
