@@ -96,3 +96,57 @@ def test_graph_reports_unknown_variables_and_domain_errors(tmp_path, capsys):
     assert "z" in capsys.readouterr().err
     assert main(["graph", "log(x)", "--at", "x=0", "-o", str(tmp_path / "g.dot")]) == 2
     assert "log" in capsys.readouterr().err
+
+
+# --- the data sets, eval, data fetch -------------------------------------------------
+
+def test_train_mnist_writes_metrics_checkpoint_and_pictures(tmp_path, capsys):
+    out = tmp_path / "mnist"
+    assert main(["train", "mnist", "--quiet", "--epochs", "3", "--out", str(out)]) == 0
+    assert "test accuracy" in capsys.readouterr().out
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["config"]["dataset"] == "mnist" and metrics["config"]["epochs"] == 3
+    assert len(metrics["confusion_matrix"]) == 10
+    for picture in ("curves.png", "confusion.png", "misclassified.png"):
+        assert (out / picture).read_bytes().startswith(b"\x89PNG")
+    # the checkpoint evaluates to the same accuracy
+    assert main(["eval", str(out / "model.npz"), "--data", "mnist"]) == 0
+    printed = capsys.readouterr().out
+    assert f"test accuracy {metrics['test_accuracy']:.2%}" in printed
+    assert "confusion matrix" in printed
+
+
+def test_eval_refuses_a_model_trained_on_another_data_set(tmp_path, capsys):
+    assert main(["train", "digits", "--quiet", "--epochs", "1", "--out", str(tmp_path)]) == 0
+    capsys.readouterr()
+    assert main(["eval", str(tmp_path / "model.npz"), "--data", "mnist"]) == 2
+    assert "64 inputs" in capsys.readouterr().err
+
+
+def test_train_on_a_2d_set_draws_the_decision_boundary(tmp_path, capsys):
+    assert main(["train", "circles", "--quiet", "--out", str(tmp_path)]) == 0
+    assert "train accuracy 100.0%" in capsys.readouterr().out
+    assert (tmp_path / "decision_boundary.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_unknown_data_set_lists_the_known_ones(capsys):
+    with pytest.raises(SystemExit):
+        main(["train", "cifar"])
+    err = capsys.readouterr().err
+    assert "mnist" in err and "moons" in err
+
+
+def test_a_data_dir_without_the_idx_files_says_what_is_missing_and_how_to_fetch(tmp_path,
+                                                                                capsys):
+    assert main(["train", "mnist", "--quiet", "--data-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "train-images-idx3-ubyte" in err and "chainrule data fetch mnist" in err
+
+
+def test_data_fetch_reports_a_failed_download_in_one_line(tmp_path, capsys):
+    """No server answers on this port: a clear error, and no files left behind."""
+    assert main(["data", "fetch", "mnist", "--to", str(tmp_path / "m"),
+                 "--base-url", "http://127.0.0.1:9/"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("chainrule data fetch: error:") and "\n" not in err
+    assert not list((tmp_path / "m").glob("*.gz"))

@@ -25,6 +25,8 @@ from .functional import (GradcheckError, grad, gradcheck, hessian, hessian_opera
 from .graph import detect_anomaly, enable_grad, is_grad_enabled, no_grad
 from .tensor import (Primitive, Tensor, arange, eye, full, linspace, ones, ones_like,
                      primitive, rand, randn, tensor, zeros, zeros_like)
+from . import checkpoint, nn, optim
+from .checkpoint import load, save
 from .value import Value
 from .viz import draw_graph, render_graph
 
@@ -51,6 +53,8 @@ __all__ = [
     "log_softmax", "norm",
     "reshape", "transpose", "permute", "swapaxes", "expand", "broadcast_to", "squeeze",
     "unsqueeze", "expand_dims", "flatten", "concatenate", "stack", "split",
+    # training
+    "nn", "optim", "checkpoint", "save", "load",
     # pictures
     "draw_graph", "render_graph",
 ]

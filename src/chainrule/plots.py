@@ -86,7 +86,10 @@ def plot_history(history, path, title=""):
             right.plot(epochs, values, marker="o", markersize=3, label=label)
     right.set_xlabel("epoch")
     right.set_ylabel("accuracy")
-    right.legend()
+    if right.get_lines():
+        right.legend()
+    else:  # a regression: no accuracy to show
+        right.set_axis_off()
     fig.suptitle(title)
     fig.tight_layout()
     fig.savefig(path, dpi=100)

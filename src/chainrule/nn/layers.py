@@ -154,7 +154,7 @@ class MLP(Sequential):
     """
 
     def __new__(cls, *args, **kwargs):
-        if cls is MLP and args and isinstance(args[0], Integral):
+        if cls is MLP and ((args and isinstance(args[0], Integral)) or "nin" in kwargs):
             return ScalarMLP(*args, **kwargs)  # micrograd's MLP(nin, nouts)
         return super().__new__(cls)
 

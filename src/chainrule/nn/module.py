@@ -56,19 +56,27 @@ class Module:
                         yield f"{name}.{i}", item
 
     def named_parameters(self, prefix=""):
-        """(name, parameter) pairs, names like ``layers.0.weight``."""
+        """(name, parameter) pairs, names like ``layers.0.weight``. A parameter shared by
+        two layers is listed once (under its first name), so an optimizer steps it once."""
+        seen = set()
+        for name, p in self._walk_parameters(prefix):
+            if id(p) not in seen:
+                seen.add(id(p))
+                yield name, p
+
+    def _walk_parameters(self, prefix):
         for name, value in vars(self).items():
             full = f"{prefix}{name}"
             if _is_parameter(value):
                 yield full, value
             elif isinstance(value, Module):
-                yield from value.named_parameters(full + ".")
+                yield from value._walk_parameters(full + ".")
             elif isinstance(value, (list, tuple)):
                 for i, item in enumerate(value):
                     if _is_parameter(item):
                         yield f"{full}.{i}", item
                     elif isinstance(item, Module):
-                        yield from item.named_parameters(f"{full}.{i}.")
+                        yield from item._walk_parameters(f"{full}.{i}.")
 
     def parameters(self):
         return [p for _, p in self.named_parameters()]
@@ -103,13 +111,17 @@ class Module:
             raise ValueError(f"load_state_dict: {type(self).__name__} does not match: "
                              f"missing {missing or 'nothing'}, unexpected "
                              f"{unexpected or 'nothing'}")
-        for name, p in own.items():
+        arrays = {}
+        for name, p in own.items():  # check every shape before changing anything
             array = np.asarray(state[name].data if isinstance(state[name], Tensor)
                                else state[name])
             shape = np.shape(p.data)
             if array.shape != shape:
                 raise ValueError(f"load_state_dict: parameter {name!r} has shape {shape} "
                                  f"in the model but {array.shape} in the state")
+            arrays[name] = array
+        for name, p in own.items():
+            array = arrays[name]
             if isinstance(p, Value):
                 p.data = float(array)
             else:

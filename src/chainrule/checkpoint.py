@@ -1,0 +1,321 @@
+"""Checkpoints: a model's weights in one ``.npz`` file that loading cannot run code from.
+
+A checkpoint is an ordinary NumPy ``.npz`` archive (a zip of ``.npy`` files): one array
+per entry of the state dict, under its name (``"layers.0.weight"``), plus one extra entry,
+``"__chainrule__"``, the UTF-8 bytes of a JSON header::
+
+    {"format": "chainrule", "version": 1, "architecture": ..., "names": [...]}
+
+``architecture`` is whatever JSON the caller (or ``module.architecture()``) gave to
+rebuild the model, or null; ``names`` lists the arrays in state-dict order.
+
+    save(model, "model.ckpt", architecture={"sizes": [2, 16, 1]})
+    weights = load("model.ckpt")          # {"layers.0.weight": ndarray, ...}
+    load_header("model.ckpt")["architecture"]
+
+Why this shape:
+
+* **Loading runs no code.** Arrays are read with ``allow_pickle=False``; a file that
+  holds a pickled Python object is refused, never unpickled.
+* **A crash never destroys the last good checkpoint.** ``save`` writes a temporary
+  file in the same directory and renames it over the target (``os.replace``, atomic on
+  POSIX and Windows), so the target is either the old file or the new one.
+* **Exactly the path given.** ``np.savez`` appends ``.npz`` to a name without it;
+  ``save`` and ``load`` use the path as written, whatever its suffix.
+* **One error type.** Anything wrong with a file (missing, truncated, corrupted, not a
+  checkpoint, a newer format) raises ``CheckpointError``, a ``ValueError`` whose message
+  names the file and the problem.
+"""
+
+import contextlib
+import json
+import os
+import secrets
+import zipfile
+import zlib
+from collections.abc import Mapping
+
+import numpy as np
+
+from .tensor import Tensor
+from .value import Value
+
+__all__ = ["save", "load", "load_header", "CheckpointError", "CheckpointNotFoundError",
+           "HEADER_KEY", "FORMAT_VERSION"]
+
+HEADER_KEY = "__chainrule__"
+FORMAT_VERSION = 1  # the newest format this code writes and reads
+
+_ZIP_STARTS = (b"PK\x03\x04", b"PK\x05\x06")  # a zip's first entry, or an empty zip
+_NPY_START = b"\x93NUMPY"
+
+
+class CheckpointError(ValueError):
+    """A checkpoint file is missing, unreadable, corrupted, or not a checkpoint."""
+
+
+class CheckpointNotFoundError(CheckpointError, FileNotFoundError):
+    """The checkpoint file does not exist (also a ``FileNotFoundError``)."""
+
+
+# ---------------------------------------------------------------------------------------
+# Saving
+# ---------------------------------------------------------------------------------------
+
+def save(module_or_state, path, architecture=None, *, compress=False):
+    """Write a model's weights to ``path`` (a str or ``pathlib.Path``, used as is).
+
+    ``module_or_state`` is anything with ``state_dict()`` (a Module) or a dict
+    ``name -> array``, whose values may be ndarrays, Tensors, Values or numbers. Dtypes
+    and shapes (0-d included) are kept exactly. ``architecture`` is any JSON-able
+    description of the model; when omitted, ``module.architecture()`` is used if the
+    module has it. ``compress=True`` deflates the arrays (smaller, slower).
+
+        save({"w": np.eye(2, dtype=np.float32), "step": 3}, "tiny.ckpt")
+        load("tiny.ckpt")["w"].dtype        # dtype('float32')
+    """
+    path = os.fspath(path)
+    state = _state_of(module_or_state)
+    arrays = {}
+    for name, value in state.items():
+        _check_name(name)
+        arrays[name] = _as_array(name, value)
+    if architecture is None:
+        describe = getattr(module_or_state, "architecture", None)
+        if callable(describe) and not isinstance(module_or_state, Mapping):
+            architecture = describe()
+    header = {"format": "chainrule", "version": FORMAT_VERSION,
+              "architecture": architecture, "names": list(arrays)}
+    try:
+        text = json.dumps(header, default=_json_default)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"checkpoint.save: the architecture must be JSON data (dicts, "
+                        f"lists, strings, numbers, booleans, None): {err}") from None
+    header_array = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+    _write_atomically(path, [(HEADER_KEY, header_array), *arrays.items()], compress)
+
+
+def _state_of(module_or_state):
+    if isinstance(module_or_state, Mapping):
+        return module_or_state
+    state_dict = getattr(module_or_state, "state_dict", None)
+    if not callable(state_dict):
+        raise TypeError(f"checkpoint.save: expected a Module (with state_dict()) or a dict "
+                        f"name -> array, got {type(module_or_state).__name__}")
+    state = state_dict()
+    if not isinstance(state, Mapping):
+        raise TypeError(f"checkpoint.save: {type(module_or_state).__name__}.state_dict() "
+                        f"returned {type(state).__name__}; expected a dict name -> array")
+    return state
+
+
+def _check_name(name):
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"checkpoint.save: every name must be a non-empty string, got "
+                        f"{name!r}")
+    if name == HEADER_KEY:
+        raise ValueError(f"checkpoint.save: the name {HEADER_KEY!r} is reserved for the "
+                         f"checkpoint's header; rename that entry")
+    if "\x00" in name:  # a zip entry name ends at the first NUL
+        raise ValueError(f"checkpoint.save: the name {name!r} contains a NUL character")
+
+
+def _as_array(name, value):
+    if isinstance(value, Tensor):
+        value = value.data
+    elif isinstance(value, Value):
+        value = value.data
+    array = np.asarray(value)
+    if array.dtype.kind not in "biufc":
+        # Anything else (objects, strings) would need pickle, or is not a weight.
+        raise TypeError(f"checkpoint.save: {name!r} has dtype {array.dtype} (from "
+                        f"{type(value).__name__}); expected numbers: an array, Tensor, "
+                        f"Value, int or float")
+    return array
+
+
+def _json_default(obj):
+    # NumPy numbers and arrays in an architecture are written as plain JSON.
+    if isinstance(obj, (np.generic, np.ndarray)):
+        return obj.tolist()
+    raise TypeError(f"{type(obj).__name__} {obj!r} is not JSON-serializable")
+
+
+def _write_atomically(path, entries, compress):
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise FileNotFoundError(f"checkpoint.save: cannot write {path!r}: the directory "
+                                f"{directory!r} does not exist")
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"checkpoint.save: cannot write {path!r}: it is a directory")
+    # Same directory as the target, so os.replace is a rename within one file system.
+    temporary = os.path.join(directory, f".{os.path.basename(path)}."
+                                        f"{secrets.token_hex(6)}.tmp")
+    # O_EXCL: never clobber another file; mode 0o666 lets the umask decide, as open() does.
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0),
+                 0o666)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            method = zipfile.ZIP_DEFLATED if compress else zipfile.ZIP_STORED
+            with zipfile.ZipFile(f, "w", compression=method) as archive:
+                for name, array in entries:
+                    # The layout np.savez writes: "<name>.npy" members, zip64 allowed.
+                    with archive.open(name + ".npy", "w", force_zip64=True) as member:
+                        np.lib.format.write_array(member, array, allow_pickle=False)
+            f.flush()
+            os.fsync(f.fileno())  # the data is on disk before the name points at it
+        os.replace(temporary, path)
+    except BaseException:  # KeyboardInterrupt too: never leave the temporary behind
+        with contextlib.suppress(OSError):
+            os.remove(temporary)
+        raise
+    _sync_directory(directory)
+
+
+def _sync_directory(directory):
+    """Make the rename itself durable (POSIX); a no-op where directories cannot be opened."""
+    with contextlib.suppress(OSError, AttributeError):
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+# ---------------------------------------------------------------------------------------
+# Loading
+# ---------------------------------------------------------------------------------------
+
+def load(path):
+    """The arrays of a checkpoint: a dict ``name -> ndarray``, in the order saved.
+
+    Raises ``CheckpointError`` (naming the file and the problem) for a missing,
+    truncated, corrupted or foreign file, or one written by a newer chainrule.
+
+        model.load_state_dict(load("model.ckpt"))
+    """
+    path = os.fspath(path)
+    with _open(path) as archive:
+        header = _read_header(archive, path)
+        names = header["names"]
+        stored = [key for key in archive.files if key != HEADER_KEY]
+        if sorted(stored) != sorted(names):
+            missing = sorted(set(names) - set(stored))
+            extra = sorted(set(stored) - set(names))
+            raise CheckpointError(f"{path}: corrupted checkpoint: the header lists "
+                                  f"{len(names)} arrays, the file holds {len(stored)}"
+                                  f"{'; missing: ' + ', '.join(missing) if missing else ''}"
+                                  f"{'; unlisted: ' + ', '.join(extra) if extra else ''}")
+        return {name: _read_array(archive, name, path) for name in names}
+
+
+def load_header(path):
+    """The checkpoint's JSON header as a dict: ``format``, ``version``,
+    ``architecture`` and ``names``. Reads no array but the header.
+
+        load_header("model.ckpt")["architecture"]     # {'sizes': [2, 16, 1]}
+    """
+    path = os.fspath(path)
+    with _open(path) as archive:
+        return _read_header(archive, path)
+
+
+@contextlib.contextmanager
+def _open(path):
+    """The file as an open ``NpzFile``, after checking it is there and is a zip."""
+    if not os.path.exists(path):
+        hint = ""
+        if os.path.exists(path + ".npz"):
+            hint = f" (there is {path + '.npz'!r}: np.savez adds .npz to names without it)"
+        raise CheckpointNotFoundError(f"{path}: no such checkpoint file{hint}")
+    if os.path.isdir(path):
+        raise CheckpointError(f"{path}: is a directory, not a checkpoint file")
+    try:
+        f = open(path, "rb")
+    except OSError as err:
+        raise CheckpointError(f"{path}: cannot read the file: {err.strerror or err}") from None
+    with f:
+        start = f.read(len(_NPY_START))
+        if not start:
+            raise CheckpointError(f"{path}: the file is empty, not a chainrule checkpoint")
+        if not start.startswith(_ZIP_STARTS):
+            if any(z.startswith(start) for z in _ZIP_STARTS):
+                problem = "truncated (it ends after a few bytes)"
+            elif start.startswith(_NPY_START):
+                problem = "a single .npy array, not a chainrule checkpoint (.npz archive)"
+            else:
+                problem = "not a chainrule checkpoint (not a .npz archive)"
+            raise CheckpointError(f"{path}: {problem}")
+        f.seek(0)
+        try:
+            # allow_pickle=False: a pickle inside is refused when read, never executed.
+            archive = np.load(f, allow_pickle=False)
+        except (zipfile.BadZipFile, ValueError, OSError, EOFError, RuntimeError,
+                NotImplementedError) as err:
+            raise CheckpointError(f"{path}: truncated or corrupted checkpoint (cannot "
+                                  f"read the archive: {err})") from None
+        try:
+            yield archive
+        finally:
+            archive.close()
+
+
+def _read_array(archive, name, path):
+    try:
+        array = archive[name]
+    except ValueError as err:
+        if "pickle" in str(err).lower():
+            raise CheckpointError(f"{path}: {name!r} holds pickled Python objects; "
+                                  f"refusing to load it, since unpickling can run "
+                                  f"arbitrary code (a checkpoint holds numbers only)"
+                                  ) from None
+        raise CheckpointError(f"{path}: corrupted checkpoint: cannot read {name!r}: "
+                              f"{err}") from None
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, KeyError, OverflowError,
+            # zipfile's answers to flag bits flipped by corruption: "encrypted",
+            # "unsupported compression method", "zip file version 16.1"
+            RuntimeError, NotImplementedError) as err:
+        raise CheckpointError(f"{path}: truncated or corrupted checkpoint: cannot read "
+                              f"{name!r}: {err}") from None
+    except MemoryError:  # the shape is read before the checksum: a damaged one can be huge
+        raise CheckpointError(f"{path}: cannot read {name!r}: its shape asks for more "
+                              f"memory than is available (a corrupted checkpoint, or one "
+                              f"too big for this machine)") from None
+    if not isinstance(array, np.ndarray):  # NumPy hands back raw bytes for a non-.npy entry
+        raise CheckpointError(f"{path}: corrupted checkpoint: {name!r} is not a .npy array")
+    return array
+
+
+def _read_header(archive, path):
+    if HEADER_KEY not in archive.files:
+        found = ", ".join(archive.files[:5]) + (", ..." if len(archive.files) > 5 else "")
+        raise CheckpointError(f"{path}: not a chainrule checkpoint: no {HEADER_KEY!r} "
+                              f"header (a plain .npz? it holds: {found or 'nothing'})")
+    raw = _read_array(archive, HEADER_KEY, path)
+    try:
+        if raw.dtype != np.uint8 or raw.ndim != 1:
+            raise ValueError(f"expected a 1-d uint8 array, got {raw.dtype} {raw.shape}")
+        header = json.loads(raw.tobytes().decode("utf-8"))
+        if not isinstance(header, dict):
+            raise ValueError(f"expected a JSON object, got {type(header).__name__}")
+    except (ValueError, UnicodeDecodeError) as err:
+        raise CheckpointError(f"{path}: corrupted checkpoint header: {err}") from None
+    if header.get("format") != "chainrule":
+        raise CheckpointError(f"{path}: not a chainrule checkpoint: the header's format is "
+                              f"{header.get('format')!r}, expected 'chainrule'")
+    version = header.get("version")
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise CheckpointError(f"{path}: corrupted checkpoint header: version {version!r}, "
+                              f"expected a positive integer")
+    if version > FORMAT_VERSION:
+        raise CheckpointError(f"{path}: written in checkpoint format version {version}, "
+                              f"newer than this chainrule reads (up to {FORMAT_VERSION}); "
+                              f"upgrade chainrule to load it")
+    names = header.get("names")
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise CheckpointError(f"{path}: corrupted checkpoint header: 'names' should be a "
+                              f"list of strings, got {names!r}")
+    if len(set(names)) != len(names):
+        raise CheckpointError(f"{path}: corrupted checkpoint header: 'names' repeats a name")
+    header.setdefault("architecture", None)
+    return header

@@ -1,0 +1,549 @@
+"""Optimizers and learning-rate schedules, with PyTorch's semantics, for both engines.
+
+An optimizer holds parameters and moves them against their gradients at each
+``step()``. A parameter is either
+
+* a scalar ``Value``: ``.data`` and ``.grad`` are floats. A grad of 0.0 is a real
+  gradient (a dead ReLU unit's, say): momentum and weight decay still apply, as they
+  do in PyTorch for a zero gradient. Only a grad of None is skipped; or
+* a ``Tensor``: ``.data`` an ndarray, ``.grad`` an ndarray of the same shape, or None
+  (skipped, as PyTorch skips a parameter without a gradient).
+
+Both go through one code path: the parameter's numbers are read as NumPy values, the
+update is computed with NumPy, and the result is written back (a Value keeps a Python
+float; a Tensor keeps its dtype, so float32 stays float32). Per-parameter state
+(momentum buffers, Adam's moments) is NumPy too.
+
+    opt = SGD(model.parameters(), lr=0.1, momentum=0.9)
+    for x, y in batches:
+        opt.zero_grad()
+        loss(model(x), y).backward()
+        opt.step()
+
+Schedules change ``lr`` in the optimizer's groups: after ``k`` calls of
+``scheduler.step()`` the learning rate is what PyTorch's scheduler of the same name
+gives after ``k`` calls. Call it once per epoch (or per step), after ``opt.step()``.
+"""
+
+import math
+from numbers import Real
+
+import numpy as np
+
+from .graph import enable_grad, no_grad
+from .tensor import Tensor
+from .value import Value
+
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW",
+           "LRScheduler", "StepLR", "CosineAnnealingLR", "LinearLR", "LinearWarmup",
+           "LambdaLR"]
+
+
+# ---------------------------------------------------------------------------------------
+# Reading and writing a parameter: the only place that knows the two engines apart
+# ---------------------------------------------------------------------------------------
+
+def _read(p):
+    """``(data, grad)`` of a parameter as NumPy values; grad is None if there is none."""
+    if isinstance(p, Tensor):
+        data, grad = p.data, p.grad
+        if grad is None:
+            return data, None
+        if isinstance(grad, Tensor):  # left by backward(create_graph=True)
+            grad = grad.data
+        grad = np.asarray(grad, dtype=data.dtype)  # no copy when the dtype already fits
+        if grad.shape != data.shape:
+            raise ValueError(f"optimizer: a parameter of shape {data.shape} has a gradient "
+                             f"of shape {grad.shape}; expected the parameter's shape")
+        return data, grad
+    grad = p.grad
+    if isinstance(grad, Value):  # left by backward(create_graph=True)
+        grad = grad.data
+    if grad is None:
+        return None, None
+    return np.asarray(p.data, dtype=np.float64), np.asarray(grad, dtype=np.float64)
+
+
+def _write(p, new):
+    if isinstance(p, Tensor):
+        # NumPy turns 0-d results into scalars, and a float64 hyperparameter could widen
+        # a float32 update: the array written back is always the parameter's own dtype.
+        p.data = np.asarray(new, dtype=p.dtype)
+    else:
+        p.data = float(new)
+
+
+def _describe(p):
+    if isinstance(p, Tensor):
+        return f"Tensor of shape {p.shape}"
+    return repr(p)
+
+
+# ---------------------------------------------------------------------------------------
+# Optimizer
+# ---------------------------------------------------------------------------------------
+
+class Optimizer:
+    """The base of every optimizer: parameter groups, per-parameter state, ``step()``.
+
+    ``params`` is an iterable of Values or Tensors (or of ``(name, parameter)`` pairs,
+    as ``named_parameters()`` gives), or of dicts (parameter groups), each with a
+    ``"params"`` list and any hyperparameters that differ from ``defaults``::
+
+        SGD([{"params": body.parameters()},
+             {"params": head.parameters(), "lr": 1e-3}], lr=1e-2)
+
+    A subclass validates its hyperparameters in ``_check(group)`` and computes one
+    parameter's update in ``_update(data, grad, state, group) -> new data``, with NumPy
+    (``data`` and ``grad`` are arrays of the same shape; 0-d for a Value).
+    """
+
+    def __init__(self, params, defaults):
+        self.defaults = dict(defaults)
+        self.param_groups = []
+        self.state = {}  # parameter -> its state (a dict), created at its first update
+        if isinstance(params, (Tensor, Value)):
+            raise TypeError(f"{self._name}: params should be an iterable of Values or "
+                            f"Tensors (or of dicts), got a single {type(params).__name__}; "
+                            f"wrap it in a list")
+        if isinstance(params, dict):
+            params = [params]
+        try:
+            params = list(params)
+        except TypeError:
+            raise TypeError(f"{self._name}: params should be an iterable of Values or "
+                            f"Tensors (or of dicts), got {type(params).__name__}") from None
+        if not params:
+            raise ValueError(f"{self._name}: got an empty parameter list; expected at least "
+                             f"one Value or Tensor (did the model define its parameters?)")
+        if not isinstance(params[0], dict):  # one group of parameters
+            params = [{"params": params}]
+        for group in params:
+            self.add_param_group(group)
+
+    @property
+    def _name(self):
+        return type(self).__name__
+
+    def __repr__(self):
+        lines = [f"{self._name} ("]
+        for i, group in enumerate(self.param_groups):
+            settings = ", ".join(f"{k}={v!r}" for k, v in group.items() if k != "params")
+            lines.append(f"  group {i}: {len(group['params'])} parameters, {settings}")
+        return "\n".join(lines + [")"])
+
+    def add_param_group(self, group):
+        """Add a dict ``{"params": [...], **hyperparameters}``; missing ones come from
+        the defaults."""
+        if not isinstance(group, dict) or "params" not in group:
+            raise TypeError(f"{self._name}: a parameter group should be a dict with a "
+                            f"'params' key, got {type(group).__name__}")
+        params = group["params"]
+        if isinstance(params, (Tensor, Value)):
+            params = [params]
+        # (name, parameter) pairs, as named_parameters() gives, are taken too.
+        params = [p[1] if _is_named(p) else p for p in params]
+        seen = {id(p) for g in self.param_groups for p in g["params"]}
+        for p in params:
+            if not isinstance(p, (Tensor, Value)):
+                raise TypeError(f"{self._name}: can only optimize Values and Tensors, got "
+                                f"{type(p).__name__} {p!r}")
+            if isinstance(p, Tensor) and not p.is_leaf:
+                raise ValueError(f"{self._name}: can only optimize leaf tensors (inputs and "
+                                 f"parameters), got the result of an operation "
+                                 f"({_describe(p)}); optimize the tensors it was made from")
+            if id(p) in seen:
+                raise ValueError(f"{self._name}: the same parameter ({_describe(p)}) appears "
+                                 f"twice; each parameter may be listed once, in one group")
+            seen.add(id(p))
+        group = {**self.defaults, **group, "params": params}
+        self._check(group)
+        self.param_groups.append(group)
+
+    def _check(self, group):
+        lr = group.get("lr")
+        _require_number(self._name, "lr", lr)
+        if not lr >= 0:
+            raise ValueError(f"{self._name}: lr must be >= 0, got {lr!r}")
+
+    def _update(self, data, grad, state, group):
+        raise NotImplementedError
+
+    def zero_grad(self, set_to_none=True):
+        """Clear the gradients before the next backward pass: a Tensor's ``.grad``
+        becomes None (or zeros, with ``set_to_none=False``), a Value's 0.0."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                if isinstance(p, Value):
+                    p.grad = 0.0
+                elif set_to_none or p.grad is None:
+                    p.grad = None
+                else:
+                    p.grad = np.zeros_like(p.data)
+
+    def step(self, closure=None):
+        """Update every parameter that has a gradient, once.
+
+        ``closure``, if given, is called first (with gradients switched on) to compute
+        the loss and the gradients again; its result is returned.
+        """
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
+        with no_grad():  # the update itself is not part of any graph
+            for group in self.param_groups:
+                for p in group["params"]:
+                    data, grad = _read(p)
+                    if grad is None:
+                        continue
+                    state = self.state.setdefault(p, {})
+                    _write(p, self._update(data, grad, state, group))
+        return loss
+
+    # --- saving and resuming ------------------------------------------------------
+
+    def state_dict(self):
+        """``{"state": {index: {name: array}}, "param_groups": [...]}``, PyTorch's layout:
+        parameters are numbered across groups in order, and stored by number."""
+        index = {}
+        groups = []
+        for group in self.param_groups:
+            numbers = []
+            for p in group["params"]:
+                index[id(p)] = len(index)
+                numbers.append(index[id(p)])
+            groups.append({**{k: v for k, v in group.items() if k != "params"},
+                           "params": numbers})
+        state = {}
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p in self.state:
+                    state[index[id(p)]] = {k: _copy(v) for k, v in self.state[p].items()}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict):
+        """Resume from ``state_dict()``: same groups, same number of parameters in each."""
+        try:
+            groups, state = state_dict["param_groups"], state_dict["state"]
+        except (KeyError, TypeError):
+            raise ValueError(f"{self._name}.load_state_dict: expected a dict with "
+                             f"'state' and 'param_groups', as state_dict() returns") from None
+        if len(groups) != len(self.param_groups):
+            raise ValueError(f"{self._name}.load_state_dict: the saved state has "
+                             f"{len(groups)} parameter groups, this optimizer "
+                             f"{len(self.param_groups)}")
+        for i, (saved, own) in enumerate(zip(groups, self.param_groups)):
+            if len(saved["params"]) != len(own["params"]):
+                raise ValueError(f"{self._name}.load_state_dict: group {i} has "
+                                 f"{len(saved['params'])} parameters in the saved state, "
+                                 f"{len(own['params'])} here")
+        by_number = {}
+        for saved, own in zip(groups, self.param_groups):
+            by_number.update(zip(saved["params"], own["params"]))
+        new_state = {}
+        for number, entries in state.items():
+            p = by_number.get(int(number))
+            if p is None:
+                raise ValueError(f"{self._name}.load_state_dict: the saved state refers to "
+                                 f"parameter {number}, which no group lists")
+            shape = p.shape if isinstance(p, Tensor) else ()
+            for name, v in entries.items():
+                if isinstance(v, np.ndarray) and v.ndim and v.shape != shape:
+                    raise ValueError(f"{self._name}.load_state_dict: {name!r} of parameter "
+                                     f"{number} has shape {v.shape}, expected {shape}")
+            new_state[p] = {k: _copy(v) for k, v in entries.items()}
+        for saved, own in zip(groups, self.param_groups):
+            own.update({k: v for k, v in saved.items() if k != "params"})
+        self.state = new_state
+
+
+def _is_named(item):
+    return (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)
+            and isinstance(item[1], (Tensor, Value)))
+
+
+def _copy(v):
+    return v.copy() if isinstance(v, (np.ndarray, np.generic)) else v
+
+
+def _require_number(owner, name, value):
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise TypeError(f"{owner}: {name} must be a real number, got "
+                        f"{type(value).__name__} {value!r}")
+
+
+def _require_nonnegative(owner, name, value):
+    _require_number(owner, name, value)
+    if not value >= 0:  # also refuses NaN
+        raise ValueError(f"{owner}: {name} must be >= 0, got {value!r}")
+
+
+# ---------------------------------------------------------------------------------------
+# SGD, Adam, AdamW
+# ---------------------------------------------------------------------------------------
+
+class SGD(Optimizer):
+    """Stochastic gradient descent, with optional momentum, Nesterov and L2 decay.
+
+    With gradient ``g`` (plus ``weight_decay * p``) and a buffer ``b`` started at the
+    first ``g``, then ``b = momentum * b + (1 - dampening) * g``::
+
+        p -= lr * b                          # momentum
+        p -= lr * (g + momentum * b)         # nesterov=True
+        p -= lr * g                          # momentum=0
+
+    >>> x = Value(1.0); opt = SGD([x], lr=0.1)
+    >>> (x * x).backward(); opt.step(); x.data    # 1 - 0.1 * 2
+    0.8
+    """
+
+    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, nesterov=False,
+                 weight_decay=0):
+        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
+                                      nesterov=nesterov, weight_decay=weight_decay))
+
+    def _check(self, group):
+        super()._check(group)
+        _require_nonnegative("SGD", "momentum", group["momentum"])
+        _require_number("SGD", "dampening", group["dampening"])
+        _require_nonnegative("SGD", "weight_decay", group["weight_decay"])
+        if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
+            raise ValueError(f"SGD: nesterov=True needs momentum > 0 and dampening = 0, "
+                             f"got momentum={group['momentum']!r}, "
+                             f"dampening={group['dampening']!r}")
+
+    def _update(self, p, g, state, group):
+        lr, momentum, decay = group["lr"], group["momentum"], group["weight_decay"]
+        if decay:
+            g = g + decay * p
+        if momentum:
+            buf = state.get("momentum_buffer")
+            # The first step takes the gradient as it is, undamped (PyTorch does so).
+            buf = g.copy() if buf is None else buf * momentum + (1 - group["dampening"]) * g
+            state["momentum_buffer"] = buf
+            g = g + momentum * buf if group["nesterov"] else buf
+        return p - lr * g
+
+
+class Adam(Optimizer):
+    """Adam (Kingma and Ba), as PyTorch computes it.
+
+    Moments ``m = beta1*m + (1-beta1)*g`` and ``v = beta2*v + (1-beta2)*g*g``, corrected
+    for their zero start, give ``p -= lr/(1-beta1**t) * m / (sqrt(v/(1-beta2**t)) + eps)``
+    at step ``t``. ``weight_decay`` adds ``weight_decay * p`` to the gradient (L2, which
+    Adam rescales); ``AdamW`` decays the weights directly instead.
+
+    >>> x = Value(1.0); opt = Adam([x], lr=0.1)
+    >>> (x * x).backward(); opt.step(); round(x.data, 6)   # the first step is ~lr long
+    0.9
+    """
+
+    _decoupled = False
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0):
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps,
+                                      weight_decay=weight_decay))
+
+    def _check(self, group):
+        super()._check(group)
+        name = self._name
+        betas = group["betas"]
+        if not isinstance(betas, (tuple, list)) or len(betas) != 2:
+            raise ValueError(f"{name}: betas must be a pair (beta1, beta2), got {betas!r}")
+        for i, beta in enumerate(betas):
+            _require_number(name, f"betas[{i}]", beta)
+            if not 0 <= beta < 1:
+                raise ValueError(f"{name}: betas[{i}] must be in [0, 1), got {beta!r}")
+        group["betas"] = tuple(betas)
+        _require_nonnegative(name, "eps", group["eps"])
+        _require_nonnegative(name, "weight_decay", group["weight_decay"])
+
+    def _update(self, p, g, state, group):
+        lr, eps, decay = group["lr"], group["eps"], group["weight_decay"]
+        beta1, beta2 = group["betas"]
+        if decay:
+            if self._decoupled:
+                p = p * (1 - lr * decay)
+            else:
+                g = g + decay * p
+        if not state:
+            state["step"] = 0
+            state["exp_avg"] = np.zeros_like(p)
+            state["exp_avg_sq"] = np.zeros_like(p)
+        t = state["step"] = state["step"] + 1
+        m = state["exp_avg"]
+        m = state["exp_avg"] = m + (1 - beta1) * (g - m)
+        v = state["exp_avg_sq"] = state["exp_avg_sq"] * beta2 + (1 - beta2) * g * g
+        step_size = lr / (1 - beta1 ** t)
+        denom = np.sqrt(v) / math.sqrt(1 - beta2 ** t) + eps
+        return p - step_size * (m / denom)
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (Loshchilov and Hutter): each step first shrinks
+    the weights, ``p *= 1 - lr * weight_decay``, then takes Adam's step on the plain
+    gradient.
+
+    >>> x = Value(1.0); opt = AdamW([x], lr=0.1, weight_decay=0.5)
+    >>> (x * x).backward(); opt.step(); round(x.data, 6)   # 1 * 0.95 - 0.1
+    0.85
+    """
+
+    _decoupled = True
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
+        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
+
+
+# ---------------------------------------------------------------------------------------
+# Learning-rate schedules
+# ---------------------------------------------------------------------------------------
+
+class LRScheduler:
+    """The base of the schedules: ``lr_at(base_lr, k)`` is the learning rate after ``k``
+    calls of ``step()``, computed from each group's learning rate at construction.
+
+    Constructing a schedule sets the learning rate for k = 0 at once (as PyTorch does).
+    One schedule per optimizer: each sets ``lr`` outright; to chain a warm-up and a
+    decay, write the product in one ``LambdaLR``.
+    """
+
+    def __init__(self, optimizer):
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(self).__name__}: expected an Optimizer, got "
+                            f"{type(optimizer).__name__}")
+        self.optimizer = optimizer
+        for group in optimizer.param_groups:
+            # The first schedule records the starting lr; later ones reuse it, so a
+            # schedule made after another does not start from an already-decayed lr.
+            group.setdefault("initial_lr", group["lr"])
+        self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
+        self.last_epoch = 0
+        self._apply()
+
+    def lr_at(self, base_lr, k):
+        raise NotImplementedError
+
+    def step(self):
+        """Advance the schedule by one and set the groups' learning rates."""
+        self.last_epoch += 1
+        self._apply()
+
+    def get_last_lr(self):
+        """The learning rate of each group, as last set: a list, one per group."""
+        return list(self._last_lr)
+
+    def _apply(self):
+        self._last_lr = [self.lr_at(base, self.last_epoch) for base in self.base_lrs]
+        for group, lr in zip(self.optimizer.param_groups, self._last_lr):
+            group["lr"] = lr
+
+    def state_dict(self):
+        return {"last_epoch": self.last_epoch, "base_lrs": list(self.base_lrs)}
+
+    def load_state_dict(self, state_dict):
+        self.last_epoch = int(state_dict["last_epoch"])
+        self.base_lrs = list(state_dict["base_lrs"])
+        self._apply()
+
+
+def _require_positive_int(owner, name, value):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{owner}: {name} must be a positive integer, got {value!r}")
+
+
+def _require_fraction(owner, name, value):
+    _require_number(owner, name, value)
+    if not 0 <= value <= 1:
+        raise ValueError(f"{owner}: {name} must be in [0, 1], got {value!r}")
+
+
+class StepLR(LRScheduler):
+    """Multiply the learning rate by ``gamma`` every ``step_size`` steps:
+    ``lr = base_lr * gamma ** (k // step_size)``.
+
+        sched = StepLR(opt, step_size=10, gamma=0.5)   # 10 steps at lr, 10 at lr/2, ...
+    """
+
+    def __init__(self, optimizer, step_size, gamma=0.1):
+        _require_positive_int("StepLR", "step_size", step_size)
+        _require_nonnegative("StepLR", "gamma", gamma)
+        self.step_size, self.gamma = int(step_size), gamma
+        super().__init__(optimizer)
+
+    def lr_at(self, base_lr, k):
+        return base_lr * self.gamma ** (k // self.step_size)
+
+
+class CosineAnnealingLR(LRScheduler):
+    """Half a cosine from the base learning rate down to ``eta_min`` over ``T_max``
+    steps: ``lr = eta_min + (base_lr - eta_min) * (1 + cos(pi * k / T_max)) / 2``.
+    Past ``T_max`` it rises again (the cosine goes on), as in PyTorch.
+
+        sched = CosineAnnealingLR(opt, T_max=100)     # lr/2 after 50 steps, 0 after 100
+    """
+
+    def __init__(self, optimizer, T_max, eta_min=0.0):
+        _require_positive_int("CosineAnnealingLR", "T_max", T_max)
+        _require_nonnegative("CosineAnnealingLR", "eta_min", eta_min)
+        self.T_max, self.eta_min = int(T_max), eta_min
+        super().__init__(optimizer)
+
+    def lr_at(self, base_lr, k):
+        cosine = math.cos(math.pi * k / self.T_max)
+        return self.eta_min + (base_lr - self.eta_min) * (1 + cosine) / 2
+
+
+class LinearLR(LRScheduler):
+    """Scale the learning rate by a factor going linearly from ``start_factor`` to
+    ``end_factor`` over ``total_iters`` steps, then staying there (PyTorch's LinearLR).
+
+        sched = LinearLR(opt, start_factor=0.5, total_iters=4)   # lr * .5 .625 .75 .875 1
+    """
+
+    def __init__(self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5):
+        name = type(self).__name__
+        _require_fraction(name, "start_factor", start_factor)
+        _require_fraction(name, "end_factor", end_factor)
+        _require_positive_int(name, "total_iters", total_iters)
+        self.start_factor, self.end_factor = start_factor, end_factor
+        self.total_iters = int(total_iters)
+        super().__init__(optimizer)
+
+    def lr_at(self, base_lr, k):
+        done = min(k, self.total_iters) / self.total_iters
+        return base_lr * (self.start_factor + (self.end_factor - self.start_factor) * done)
+
+
+class LinearWarmup(LinearLR):
+    """Warm up: the learning rate rises linearly from ``start_factor * lr`` to ``lr``
+    over ``warmup_steps`` steps, then stays at ``lr``. ``start_factor=0`` starts at 0.
+    The same as ``LinearLR(optimizer, start_factor, 1.0, warmup_steps)``.
+
+        sched = LinearWarmup(opt, warmup_steps=3, start_factor=0.25)  # lr * .25 .5 .75 1 1
+    """
+
+    def __init__(self, optimizer, warmup_steps, start_factor=1.0 / 3):
+        _require_positive_int("LinearWarmup", "warmup_steps", warmup_steps)
+        super().__init__(optimizer, start_factor=start_factor, end_factor=1.0,
+                         total_iters=warmup_steps)
+
+
+class LambdaLR(LRScheduler):
+    """``lr = base_lr * lr_lambda(k)``, for any schedule; e.g. warm-up then cosine::
+
+        warm, total = 100, 1000
+        LambdaLR(opt, lambda k: min(1, (k + 1) / warm)
+                 * (1 + math.cos(math.pi * min(k, total) / total)) / 2)
+    """
+
+    def __init__(self, optimizer, lr_lambda):
+        if not callable(lr_lambda):
+            raise TypeError(f"LambdaLR: lr_lambda must be a function of the step count, "
+                            f"got {type(lr_lambda).__name__}")
+        self.lr_lambda = lr_lambda
+        super().__init__(optimizer)
+
+    def lr_at(self, base_lr, k):
+        return base_lr * self.lr_lambda(k)

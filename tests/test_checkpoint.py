@@ -1,0 +1,425 @@
+"""chainrule.checkpoint: round trips, the header, atomic writes, and refusing bad files.
+
+1. Round trips keep names (dots too), dtypes, shapes (0-d too) and exact values; Tensors,
+   Values, numbers and modules are accepted; the path is used exactly as given.
+2. The header: format, version, architecture (given, or from module.architecture()).
+3. A crash in the middle of save leaves the old file intact and no temporary behind.
+4. Every kind of bad file gives a CheckpointError naming the file and the problem:
+   missing, empty, text, a plain .npz, a .npy, truncated, corrupted, a newer version,
+   and a pickle inside (refused, never executed).
+"""
+
+import json
+import os
+import pathlib
+import zipfile
+
+import numpy as np
+import pytest
+
+import chainrule as cr
+from chainrule import checkpoint
+from chainrule.checkpoint import (HEADER_KEY, CheckpointError, CheckpointNotFoundError,
+                                  load, load_header, save)
+from chainrule.value import Value
+
+
+def sample_state():
+    rng = np.random.default_rng(0)
+    return {
+        "layers.0.weight": rng.standard_normal((3, 2)).astype(np.float32),
+        "layers.0.bias": rng.standard_normal(3).astype(np.float32),
+        "layers.1.weight": rng.standard_normal((1, 3)),                # float64
+        "scale": np.array(0.1, dtype=np.float64),                      # 0-d
+        "steps": np.int64(1234),                                       # a NumPy scalar
+        "mask": np.array([True, False, True]),
+        "empty": np.zeros((0, 4), dtype=np.float16),
+        "fortran": np.asfortranarray(rng.standard_normal((2, 3))),
+    }
+
+
+def assert_same(loaded, state):
+    assert list(loaded) == list(state)
+    for name, value in state.items():
+        value = np.asarray(value)
+        assert loaded[name].dtype == value.dtype, name
+        assert loaded[name].shape == value.shape, name
+        np.testing.assert_array_equal(loaded[name], value)
+
+
+def write_npz(path, **arrays):
+    """An .npz written straight with NumPy (so np.savez's naming can be controlled)."""
+    with open(path, "wb") as f:
+        np.savez(f, **arrays)
+
+
+def header_bytes(**fields):
+    header = {"format": "chainrule", "version": 1, "architecture": None, "names": []}
+    header.update(fields)
+    return np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
+
+
+# ---------------------------------------------------------------------------------------
+# 1. Round trips
+# ---------------------------------------------------------------------------------------
+
+def test_round_trip_keeps_names_dtypes_shapes_and_values(tmp_path):
+    state = sample_state()
+    save(state, tmp_path / "model.ckpt")
+    assert_same(load(tmp_path / "model.ckpt"), state)
+
+
+def test_extreme_values_round_trip_bit_for_bit(tmp_path):
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, np.finfo(float).max])
+    state = {"special": special,
+             "f32": np.float32([1 / 3, np.nextafter(1, 2, dtype=np.float32)]),
+             "complex": np.array([1 + 2j])}
+    save(state, tmp_path / "x.ckpt")
+    loaded = load(tmp_path / "x.ckpt")
+    assert loaded["special"].tobytes() == special.tobytes()  # -0.0 and NaN bits too
+    assert_same({k: v for k, v in loaded.items() if k != "special"},
+                {k: v for k, v in state.items() if k != "special"})
+
+
+@pytest.mark.parametrize("as_type", [str, pathlib.Path])
+def test_paths_as_str_or_path(tmp_path, as_type):
+    path = as_type(tmp_path / "weights.ckpt")
+    save({"w": np.ones(2)}, path)
+    assert_same(load(path), {"w": np.ones(2)})
+    assert load_header(path)["names"] == ["w"]
+
+
+@pytest.mark.parametrize("filename", ["model", "model.ckpt", "model.npz", "model.tar.gz"])
+def test_the_path_is_used_exactly_as_given(tmp_path, filename):
+    """np.savez would write 'model.npz' for 'model'; save writes 'model'."""
+    save({"w": np.arange(3.0)}, tmp_path / filename)
+    assert sorted(os.listdir(tmp_path)) == [filename]
+    assert_same(load(tmp_path / filename), {"w": np.arange(3.0)})
+
+
+def test_a_missing_npz_suffix_gets_a_hint(tmp_path):
+    write_npz(tmp_path / "old.npz", w=np.ones(1))
+    with pytest.raises(CheckpointNotFoundError, match=r"there is .*old\.npz"):
+        load(tmp_path / "old")
+
+
+def test_tensors_values_and_numbers_are_accepted(tmp_path):
+    state = {"t": cr.tensor(np.ones((2, 2), dtype=np.float32)),
+             "v": Value(2.5), "f": 0.5, "i": 7}
+    save(state, tmp_path / "c.ckpt")
+    loaded = load(tmp_path / "c.ckpt")
+    assert loaded["t"].dtype == np.float32 and loaded["t"].shape == (2, 2)
+    assert loaded["v"].shape == () and loaded["v"] == 2.5 and loaded["v"].dtype == np.float64
+    assert loaded["f"] == 0.5 and loaded["i"] == 7 and loaded["i"].dtype.kind == "i"
+
+
+class TinyModule:
+    """Anything with state_dict() will do (the nn.Module being built has it)."""
+
+    def __init__(self):
+        self.weight = cr.tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
+        self.bias = cr.tensor(np.zeros(2, dtype=np.float32))
+
+    def state_dict(self):
+        return {"linear.weight": self.weight.data, "linear.bias": self.bias.data}
+
+    def architecture(self):
+        return {"kind": "Linear", "in": np.int64(3), "out": 2}
+
+
+def test_a_module_is_saved_with_its_architecture(tmp_path):
+    model = TinyModule()
+    save(model, tmp_path / "m.ckpt")
+    assert_same(load(tmp_path / "m.ckpt"), model.state_dict())
+    header = load_header(tmp_path / "m.ckpt")
+    assert header["architecture"] == {"kind": "Linear", "in": 3, "out": 2}
+    save(model, tmp_path / "m.ckpt", architecture={"given": True})  # an explicit one wins
+    assert load_header(tmp_path / "m.ckpt")["architecture"] == {"given": True}
+
+
+def test_the_header(tmp_path):
+    save(sample_state(), tmp_path / "h.ckpt", architecture={"sizes": [2, 16, 1]})
+    header = load_header(tmp_path / "h.ckpt")
+    assert header == {"format": "chainrule", "version": 1,
+                      "architecture": {"sizes": [2, 16, 1]}, "names": list(sample_state())}
+    save({"w": np.ones(1)}, tmp_path / "n.ckpt")
+    assert load_header(tmp_path / "n.ckpt")["architecture"] is None
+
+
+def test_the_file_is_a_plain_npz_any_numpy_can_read(tmp_path):
+    save(sample_state(), tmp_path / "p.ckpt")
+    with np.load(tmp_path / "p.ckpt", allow_pickle=False) as archive:
+        assert set(archive.files) == set(sample_state()) | {HEADER_KEY}
+        np.testing.assert_array_equal(archive["layers.1.weight"],
+                                      sample_state()["layers.1.weight"])
+
+
+def test_compressed_round_trip(tmp_path):
+    state = {"zeros": np.zeros((100, 100))}
+    save(state, tmp_path / "plain.ckpt")
+    save(state, tmp_path / "small.ckpt", compress=True)
+    small, plain = (os.path.getsize(tmp_path / name) for name in ("small.ckpt", "plain.ckpt"))
+    assert small < plain / 10
+    assert_same(load(tmp_path / "small.ckpt"), state)
+
+
+def test_saving_again_replaces_the_file(tmp_path):
+    save({"w": np.ones(2)}, tmp_path / "r.ckpt")
+    save({"v": np.zeros(3)}, tmp_path / "r.ckpt")
+    assert_same(load(tmp_path / "r.ckpt"), {"v": np.zeros(3)})
+    assert os.listdir(tmp_path) == ["r.ckpt"]
+
+
+@pytest.mark.parametrize("state, error, match", [
+    ({HEADER_KEY: np.ones(1)}, ValueError, "reserved"),
+    ({"": np.ones(1)}, TypeError, "non-empty string"),
+    ({3: np.ones(1)}, TypeError, "non-empty string"),
+    ({"o": np.array([object()])}, TypeError, "dtype object"),
+    ({"s": np.array(["text"])}, TypeError, "expected numbers"),
+    ([np.ones(1)], TypeError, "expected a Module"),
+])
+def test_bad_states_are_refused_before_anything_is_written(tmp_path, state, error, match):
+    with pytest.raises(error, match=match):
+        save(state, tmp_path / "bad.ckpt")
+    assert os.listdir(tmp_path) == []
+
+
+def test_an_architecture_that_is_not_json_is_refused(tmp_path):
+    with pytest.raises(TypeError, match="architecture must be JSON"):
+        save({"w": np.ones(1)}, tmp_path / "a.ckpt", architecture={"f": print})
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_missing_directory_is_reported(tmp_path):
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        save({"w": np.ones(1)}, tmp_path / "nowhere" / "w.ckpt")
+
+
+# ---------------------------------------------------------------------------------------
+# 3. Atomic writes
+# ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("exception", [OSError("disk full"), KeyboardInterrupt()])
+def test_a_crash_mid_save_leaves_the_old_file_intact(tmp_path, monkeypatch, exception):
+    path = tmp_path / "model.ckpt"
+    save({"w": np.ones(3)}, path)
+    before = path.read_bytes()
+
+    real_write_array = np.lib.format.write_array
+    calls = []
+
+    def write_then_fail(*args, **kwargs):  # the header and one array go out, then a crash
+        calls.append(1)
+        if len(calls) == 3:
+            raise exception
+        return real_write_array(*args, **kwargs)
+
+    monkeypatch.setattr(np.lib.format, "write_array", write_then_fail)
+    with pytest.raises(type(exception)):
+        save({"a": np.zeros(1000), "b": np.zeros(1000), "c": np.zeros(10)}, path)
+    assert len(calls) == 3
+    assert path.read_bytes() == before
+    assert os.listdir(tmp_path) == ["model.ckpt"]  # no temporary left behind
+    monkeypatch.undo()
+    assert_same(load(path), {"w": np.ones(3)})
+
+
+def test_a_crash_while_renaming_leaves_the_old_file_intact(tmp_path, monkeypatch):
+    path = tmp_path / "model.ckpt"
+    save({"w": np.ones(3)}, path)
+    before = path.read_bytes()
+
+    def fail(src, dst):
+        raise OSError("rename failed")
+
+    monkeypatch.setattr(os, "replace", fail)
+    with pytest.raises(OSError, match="rename failed"):
+        save({"w": np.zeros(3)}, path)
+    assert path.read_bytes() == before and os.listdir(tmp_path) == ["model.ckpt"]
+
+
+def test_save_refuses_a_directory_as_target(tmp_path):
+    (tmp_path / "d.ckpt").mkdir()
+    with pytest.raises(IsADirectoryError, match="is a directory"):
+        save({"w": np.ones(1)}, tmp_path / "d.ckpt")
+
+
+# ---------------------------------------------------------------------------------------
+# 4. Bad files: one clear CheckpointError each, naming the file
+# ---------------------------------------------------------------------------------------
+
+def assert_refused(path, match, error=CheckpointError):
+    for reader in (load, load_header):
+        with pytest.raises(error, match=match) as info:
+            reader(path)
+        assert str(path) in str(info.value)
+        assert isinstance(info.value, ValueError)
+        # no chained traceback from inside NumPy or zipfile
+        err = info.value
+        assert err.__cause__ is None and (err.__context__ is None or err.__suppress_context__)
+
+
+def test_a_missing_file(tmp_path):
+    assert_refused(tmp_path / "nothing.ckpt", "no such checkpoint file",
+                   CheckpointNotFoundError)
+    with pytest.raises(FileNotFoundError):
+        load(tmp_path / "nothing.ckpt")
+
+
+def test_a_directory(tmp_path):
+    assert_refused(tmp_path, "is a directory")
+
+
+def test_an_empty_file(tmp_path):
+    (tmp_path / "e.ckpt").write_bytes(b"")
+    assert_refused(tmp_path / "e.ckpt", "empty")
+
+
+def test_a_text_file(tmp_path):
+    (tmp_path / "notes.txt").write_text("these are not weights\n")
+    assert_refused(tmp_path / "notes.txt",
+                   r"not a chainrule checkpoint \(not a .npz archive\)")
+
+
+def test_a_single_npy_file(tmp_path):
+    np.save(tmp_path / "a.npy", np.ones(3))
+    assert_refused(tmp_path / "a.npy", "a single .npy array")
+
+
+def test_a_plain_npz_without_the_header(tmp_path):
+    write_npz(tmp_path / "plain.npz", weight=np.ones(2), bias=np.zeros(1))
+    assert_refused(tmp_path / "plain.npz", r"no '__chainrule__' header .*weight")
+
+
+def test_another_format_in_the_header(tmp_path):
+    write_npz(tmp_path / "o.npz", **{HEADER_KEY: header_bytes(format="other")})
+    assert_refused(tmp_path / "o.npz", "format is 'other'")
+
+
+def test_a_newer_version(tmp_path):
+    write_npz(tmp_path / "new.ckpt", w=np.ones(1),
+              **{HEADER_KEY: header_bytes(version=2, names=["w"])})
+    assert_refused(tmp_path / "new.ckpt", "format version 2, newer .* upgrade chainrule")
+
+
+@pytest.mark.parametrize("header, match", [
+    (np.frombuffer(b"{not json", dtype=np.uint8), "corrupted checkpoint header"),
+    (np.frombuffer(b"\xff\xfe", dtype=np.uint8), "corrupted checkpoint header"),
+    (np.frombuffer(b"[1, 2]", dtype=np.uint8), "expected a JSON object"),
+    (np.ones(3), "expected a 1-d uint8 array"),
+    (header_bytes(version="1"), "version '1'"),
+    (header_bytes(names="w"), "'names' should be a list of strings"),
+])
+def test_a_corrupted_header(tmp_path, header, match):
+    write_npz(tmp_path / "h.ckpt", **{HEADER_KEY: header})
+    assert_refused(tmp_path / "h.ckpt", match)
+
+
+def test_names_that_disagree_with_the_header(tmp_path):
+    write_npz(tmp_path / "n.ckpt", w=np.ones(1), extra=np.ones(1),
+              **{HEADER_KEY: header_bytes(names=["w", "gone"])})
+    with pytest.raises(CheckpointError, match="missing: gone; unlisted: extra"):
+        load(tmp_path / "n.ckpt")
+
+
+@pytest.mark.parametrize("keep", [3, 20, 100, 0.5, 0.9, -22, -1])
+def test_a_truncated_file(tmp_path, keep):
+    save(sample_state(), tmp_path / "full.ckpt")
+    data = (tmp_path / "full.ckpt").read_bytes()
+    cut = int(len(data) * keep) if isinstance(keep, float) else keep
+    (tmp_path / "cut.ckpt").write_bytes(data[:cut])
+    assert_refused(tmp_path / "cut.ckpt", "truncated")
+
+
+def test_corrupted_array_bytes_are_caught_by_the_checksum(tmp_path):
+    save({"w": np.arange(1000.0)}, tmp_path / "c.ckpt")
+    data = bytearray((tmp_path / "c.ckpt").read_bytes())
+    middle = data.find(np.arange(1000.0)[500:501].tobytes())
+    data[middle] ^= 0xFF
+    (tmp_path / "c.ckpt").write_bytes(bytes(data))
+    assert load_header(tmp_path / "c.ckpt")["names"] == ["w"]  # the header is intact
+    with pytest.raises(CheckpointError, match="corrupted checkpoint: cannot read 'w'.*CRC"):
+        load(tmp_path / "c.ckpt")
+
+
+@pytest.mark.parametrize("shape, match", [
+    (b"(99999999999999,)", "more memory than is available"),   # 800 TB: MemoryError
+    (b"(999999999999999999999,)", "corrupted checkpoint: cannot read 'w'"),  # > intp
+    (b"(2000,)", "truncated or corrupted checkpoint: cannot read 'w'"),  # past the end
+])
+def test_a_corrupted_shape(tmp_path, shape, match):
+    """The .npy header is parsed before the checksum is checked: a damaged shape must
+    still end in a CheckpointError."""
+    save({"w": np.ones(1000)}, tmp_path / "s.ckpt")
+    data = (tmp_path / "s.ckpt").read_bytes()
+    old = b"'shape': (1000,), }"
+    new = b"'shape': " + shape + b", }"
+    # the .npy header is padded with spaces up to its newline: same length, same offsets
+    width = data.find(b"\n", data.find(old)) - data.find(old)
+    old, new = old.ljust(width), new.ljust(width)
+    assert len(new) == width
+    (tmp_path / "s.ckpt").write_bytes(data.replace(old, new))
+    with pytest.raises(CheckpointError, match=match):
+        load(tmp_path / "s.ckpt")
+
+
+@pytest.mark.parametrize("compress", [False, True])
+@pytest.mark.parametrize("seed", range(5))
+def test_random_corruption_never_escapes_as_another_error(tmp_path, seed, compress):
+    save(sample_state(), tmp_path / "c.ckpt", architecture={"a": 1}, compress=compress)
+    data = bytearray((tmp_path / "c.ckpt").read_bytes())
+    rng = np.random.default_rng(seed)
+    for i in rng.integers(0, len(data), size=20):
+        data[i] ^= int(rng.integers(1, 256))
+    (tmp_path / "c.ckpt").write_bytes(bytes(data))
+    for reader in (load, load_header):
+        try:
+            out = reader(tmp_path / "c.ckpt")
+        except CheckpointError as err:
+            assert str(tmp_path / "c.ckpt") in str(err)
+        else:  # damage outside the checksummed data: what loads is still right
+            if reader is load:
+                assert_same(out, sample_state())
+
+
+class Exploit:
+    """Unpickling this would create a file: proof that code ran."""
+
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (pathlib.Path.touch, (pathlib.Path(self.marker),))
+
+
+def test_a_pickle_inside_is_refused_not_executed(tmp_path):
+    marker = tmp_path / "pwned"
+    payload = np.array([Exploit(marker)], dtype=object)
+    with open(tmp_path / "evil.ckpt", "wb") as f:
+        np.savez(f, allow_pickle=True, weight=payload,
+                 **{HEADER_KEY: header_bytes(names=["weight"])})
+    with pytest.raises(CheckpointError, match="'weight' holds pickled Python objects; "
+                                              "refusing"):
+        load(tmp_path / "evil.ckpt")
+    assert not marker.exists()
+
+
+def test_a_raw_pickle_file_is_refused_not_executed(tmp_path):
+    import pickle
+    marker = tmp_path / "pwned"
+    (tmp_path / "evil.pkl").write_bytes(pickle.dumps(Exploit(marker)))
+    assert_refused(tmp_path / "evil.pkl", "not a chainrule checkpoint")
+    assert not marker.exists()
+
+
+def test_a_member_that_is_not_an_array(tmp_path):
+    save({"w": np.ones(1)}, tmp_path / "z.ckpt")
+    with zipfile.ZipFile(tmp_path / "z.ckpt", "a") as archive:
+        archive.writestr("notes.txt", "hello")
+    with pytest.raises(CheckpointError, match="unlisted: notes.txt"):
+        load(tmp_path / "z.ckpt")
+
+
+def test_checkpoint_error_is_exported():
+    assert issubclass(checkpoint.CheckpointError, ValueError)
+    assert issubclass(checkpoint.CheckpointNotFoundError, FileNotFoundError)
