@@ -417,7 +417,7 @@ class TestScalarMLPDispatch:
         a, b = nn.MLP(2, [4, 1], rng=7), nn.MLP(2, [4, 1], rng=7)
         assert [p.data for p in a.parameters()] == [p.data for p in b.parameters()]
 
-        def test_micrograd_signature_by_keyword(self):
+    def test_micrograd_signature_by_keyword(self):
         model = nn.MLP(nin=2, nouts=[16, 16, 1])
         assert isinstance(model, scalar.MLP) and len(model.parameters()) == 337
 
