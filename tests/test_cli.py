@@ -107,6 +107,11 @@ def test_train_mnist_writes_metrics_checkpoint_and_pictures(tmp_path, capsys):
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["config"]["dataset"] == "mnist" and metrics["config"]["epochs"] == 3
     assert len(metrics["confusion_matrix"]) == 10
+    # per-epoch loss and accuracy, the test accuracy of the last epoch reported as such
+    history = metrics["history"]
+    assert len(history["loss"]) == len(history["train_accuracy"]) == 3
+    assert [epoch for epoch, _ in history["test_accuracy"]] == [1, 2, 3]
+    assert history["test_accuracy"][-1][1] == metrics["test_accuracy"]
     for picture in ("curves.png", "confusion.png", "misclassified.png"):
         assert (out / picture).read_bytes().startswith(b"\x89PNG")
     # the checkpoint evaluates to the same accuracy

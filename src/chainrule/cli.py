@@ -168,6 +168,21 @@ def _report(task, config, result):
     rate = metrics.get("samples_per_second")
     line += f", {metrics['wall_time_s']:.1f} s" + (f" ({rate:,.0f} samples/s)" if rate else "")
     print(line)
+    if "history" in metrics and metrics["history"].get("train_accuracy"):
+        _print_table(metrics["history"])
+
+
+def _print_table(history, rows=8):
+    """A few epochs of the run: loss, running training accuracy, test accuracy."""
+    train = dict(history["train_accuracy"])
+    test = dict(history.get("test_accuracy") or [])
+    epochs = sorted(train)
+    k = min(rows, len(epochs))  # k epochs spread evenly, first and last included
+    shown = sorted({epochs[round(i * (len(epochs) - 1) / max(k - 1, 1))] for i in range(k)})
+    print(f"{'epoch':>7} {'loss':>9} {'train':>8} {'test':>8}")
+    for epoch in shown:
+        test_text = f"{test[epoch]:8.1%}" if epoch in test else f"{'':>8}"
+        print(f"{epoch:>7} {history['loss'][epoch - 1]:9.4f} {train[epoch]:8.1%} {test_text}")
 
 
 def _write_outputs(task, config, result, out):
