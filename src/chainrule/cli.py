@@ -130,18 +130,13 @@ def _train(args):
             result = (model, data, metrics)
     except (ImportError, FileNotFoundError, ValueError) as err:
         return _error("train", err)
-    except (training.TrainingDiverged, _recipe_diverged()) as err:
+    except training.TrainingDiverged as err:
         print(f"chainrule train: error: {err}", file=sys.stderr)
         return 1
     _report(args.task, config, result)
     if args.out is not None:
         _write_outputs(args.task, config, result, args.out)
     return 0
-
-
-def _recipe_diverged():
-    from .recipes import TrainingDiverged
-    return TrainingDiverged
 
 
 def _train_recipe(task, config, quiet):

@@ -18,6 +18,7 @@ from .nn import MLP
 from .nn.functional import cross_entropy
 from .nn.scalar import MLP as ScalarMLP
 from .progress import progress
+from .recipes import TrainingDiverged
 from .tensor import tensor
 from .value import Value
 
@@ -71,10 +72,6 @@ DEFAULTS = {
     ("mnist", "scalar"): dict(hidden=[32], epochs=1, batch_size=16, lr=5e-3,
                               optimizer="adam"),
 }
-
-
-class TrainingDiverged(ArithmeticError):
-    """The loss stopped being a finite number: the learning rate is too large."""
 
 
 def load_dataset(name, seed=0, data_dir=""):

@@ -14,6 +14,16 @@ __all__ = [
 ]
 
 
+def _shuffled_with_noise(parts, labels, noise, rng):
+    """The classes' points joined, shuffled together, and moved by Gaussian noise."""
+    X, y = np.concatenate(parts), np.concatenate(labels)
+    order = rng.permutation(len(X))
+    X, y = X[order], y[order]
+    if noise:
+        X = X + rng.normal(scale=noise, size=X.shape)
+    return X, y
+
+
 def make_moons(n_samples=100, noise=0.1, seed=None):
     """Two interleaving half circles in the plane, the set micrograd's demo learns.
 
@@ -69,12 +79,7 @@ def make_circles(n_samples=100, noise=0.05, factor=0.5, seed=None):
         t = np.linspace(0.0, 2 * np.pi, n, endpoint=False)
         parts.append(radius * np.stack([np.cos(t), np.sin(t)], axis=1))
         labels.append(np.full(n, label, dtype=np.int64))
-    X, y = np.concatenate(parts), np.concatenate(labels)
-    order = rng.permutation(n_samples)
-    X, y = X[order], y[order]
-    if noise:
-        X = X + rng.normal(scale=noise, size=X.shape)
-    return X, y
+    return _shuffled_with_noise(parts, labels, noise, rng)
 
 
 def make_blobs(n_samples=100, centers=3, n_features=2, cluster_std=1.0, seed=None):
@@ -143,12 +148,7 @@ def make_spirals(n_samples=200, n_classes=2, noise=0.1, turns=1.5, seed=None):
         angle = 2 * np.pi * (turns * t + label / n_classes)
         parts.append(t[:, None] * np.stack([np.cos(angle), np.sin(angle)], axis=1))
         labels.append(np.full(n, label, dtype=np.int64))
-    X, y = np.concatenate(parts), np.concatenate(labels)
-    order = rng.permutation(n_samples)
-    X, y = X[order], y[order]
-    if noise:
-        X = X + rng.normal(scale=noise, size=X.shape)
-    return X, y
+    return _shuffled_with_noise(parts, labels, noise, rng)
 
 
 def toy_target(X):
