@@ -67,7 +67,8 @@ def test_runs_are_reproducible_from_the_seed():
 
 
 def test_a_diverging_run_stops_with_a_clear_error():
-    with pytest.raises(training.TrainingDiverged, match="smaller learning rate"):
+    with np.errstate(over="ignore", invalid="ignore"), \
+            pytest.raises(training.TrainingDiverged, match="smaller learning rate"):
         train(config("toy", "tensor", lr=1e6, epochs=50), load_dataset("toy"),
               show_progress=False)
 
