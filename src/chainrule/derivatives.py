@@ -36,13 +36,24 @@ _SQRT_2 = math.sqrt(2.0)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 
+def _ndim(x):
+    """x.ndim for arrays, Tensors and tracers (an attribute: NumPy's np.ndim is slower)."""
+    ndim = getattr(x, "ndim", None)
+    return np.ndim(x) if ndim is None else ndim
+
+
+def _shape(x):
+    shape = getattr(x, "shape", None)
+    return np.shape(x) if shape is None else tuple(shape)
+
+
 def _primitive(name):
     return lambda forward: Primitive(forward, name)
 
 
 def _tangent_lead(t, x):
     """The leading batch axes of a tangent: those beyond its input's own axes."""
-    return tuple(np.shape(t)[:np.ndim(t) - np.ndim(x)])
+    return tuple(_shape(t)[:_ndim(t) - _ndim(x)])
 
 
 def _broadcasting(*prims):
@@ -203,7 +214,7 @@ def _clip(x, a_min, a_max):
 def _inside(x, a_min, a_max):
     """Where clip lets x through (bounds included, as in PyTorch's clamp)."""
     x, a_min, a_max = _raw(x), _raw(a_min), _raw(a_max)
-    inside = np.ones(np.shape(x), dtype=bool)
+    inside = np.ones(_shape(x), dtype=bool)
     if a_min is not None:
         inside = inside & (x >= a_min)
     if a_max is not None:
@@ -295,7 +306,7 @@ def _axes(axis, ndim):
 
 def _lead(g, ans):
     """The leading batch axes of a gradient: those beyond the result's own axes."""
-    return tuple(np.shape(g)[:np.ndim(g) - np.ndim(ans)])
+    return tuple(_shape(g)[:_ndim(g) - _ndim(ans)])
 
 
 def _from_end(axis, ndim):
@@ -308,7 +319,7 @@ def expand_reduced(g, shape, axis=None, keepdims=False):
     leading batch axes of g)."""
     shape = tuple(shape)
     axes = _axes(axis, len(shape))
-    lead = tuple(np.shape(g)[:np.ndim(g) - (len(shape) if keepdims else
+    lead = tuple(_shape(g)[:_ndim(g) - (len(shape) if keepdims else
                                              len(shape) - len(axes))])
     if not keepdims:
         kept = list(shape)
@@ -323,25 +334,27 @@ def unbroadcast(g, shape, batch_ndim=0):
     leading axes the operand lacked, then the axes where it had size 1. The first
     ``batch_ndim`` axes of g (a batch of cotangents) are kept as they are."""
     shape = tuple(shape)
-    batch = tuple(np.shape(g)[:batch_ndim])
-    extra = np.ndim(g) - batch_ndim - len(shape)
+    batch = tuple(_shape(g)[:batch_ndim])
+    extra = _ndim(g) - batch_ndim - len(shape)
     start = batch_ndim + extra
     axes = tuple(range(batch_ndim, start)) + tuple(
-        start + i for i, n in enumerate(shape) if n == 1 and np.shape(g)[start + i] != 1)
+        start + i for i, n in enumerate(shape) if n == 1 and _shape(g)[start + i] != 1)
     if axes:
         g = sum(g, axis=axes)
-    return reshape(g, batch + shape) if np.shape(g) != batch + shape else g
+    return reshape(g, batch + shape) if _shape(g) != batch + shape else g
 
 
 @_primitive("sum")
 def sum(x, axis=None, keepdims=False):  # noqa: A001  (cr.sum, like np.sum)
+    if type(x) is np.ndarray and x.dtype.kind == "f":  # the ufunc itself: no wrapper
+        return np.add.reduce(x, axis=axis, keepdims=keepdims)
     return np.sum(x, axis=axis, keepdims=keepdims)
 
 
 sum.defvjp(lambda g, ans, x, axis=None, keepdims=False:
-           expand_reduced(g, np.shape(x), axis, keepdims))
+           expand_reduced(g, _shape(x), axis, keepdims))
 sum.defjvp(lambda t, ans, x, axis=None, keepdims=False:
-           sum(t, _from_end(axis, np.ndim(x)), keepdims))
+           sum(t, _from_end(axis, _ndim(x)), keepdims))
 
 
 def _count(x, ans):
@@ -354,16 +367,16 @@ def mean(x, axis=None, keepdims=False):
 
 
 mean.defvjp(lambda g, ans, x, axis=None, keepdims=False:
-            expand_reduced(g, np.shape(x), axis, keepdims) / _count(x, ans))
+            expand_reduced(g, _shape(x), axis, keepdims) / _count(x, ans))
 mean.defjvp(lambda t, ans, x, axis=None, keepdims=False:
-            mean(t, _from_end(axis, np.ndim(x)), keepdims))
+            mean(t, _from_end(axis, _ndim(x)), keepdims))
 
 
 def _extremum_share(x, ans, axis, keepdims):
     """Where x attains its max (or min): ties share evenly, so the shares sum to 1."""
     x = _raw(x)
-    hit = x == expand_reduced(_raw(ans), np.shape(x), axis, keepdims)
-    return hit / np.sum(hit, axis=_axes(axis, np.ndim(x)), keepdims=True)
+    hit = x == expand_reduced(_raw(ans), _shape(x), axis, keepdims)
+    return hit / np.sum(hit, axis=_axes(axis, _ndim(x)), keepdims=True)
 
 
 @_primitive("max")
@@ -378,11 +391,11 @@ def min(x, axis=None, keepdims=False):  # noqa: A001
 
 for _extremum in (max, min):
     _extremum.defvjp(lambda g, ans, x, axis=None, keepdims=False:
-                     expand_reduced(g, np.shape(x), axis, keepdims)
+                     expand_reduced(g, _shape(x), axis, keepdims)
                      * _extremum_share(x, ans, axis, keepdims))
     _extremum.defjvp(lambda t, ans, x, axis=None, keepdims=False:
                      sum(t * _extremum_share(x, ans, axis, keepdims),
-                         _from_end(axis, np.ndim(x)), keepdims))
+                         _from_end(axis, _ndim(x)), keepdims))
 
 
 @_primitive("prod")
@@ -417,15 +430,15 @@ def _product_of_the_others(x, axis):
 
 
 prod.defvjp(lambda g, ans, x, axis=None, keepdims=False:
-            expand_reduced(g, np.shape(x), axis, keepdims) * _product_of_the_others(x, axis))
+            expand_reduced(g, _shape(x), axis, keepdims) * _product_of_the_others(x, axis))
 prod.defjvp(lambda t, ans, x, axis=None, keepdims=False:
-            sum(t * _product_of_the_others(x, axis), _from_end(axis, np.ndim(x)), keepdims))
+            sum(t * _product_of_the_others(x, axis), _from_end(axis, _ndim(x)), keepdims))
 
 
 def var(x, axis=None, ddof=0, keepdims=False):
     """Variance, NumPy's default ``ddof=0`` (PyTorch's ``correction=0``)."""
     centred = x - mean(x, axis, keepdims=True)
-    shape = np.shape(_raw(x))
+    shape = _shape(_raw(x))
     n = int(np.prod([shape[a] for a in _axes(axis, len(shape))]))
     return sum(centred * centred, axis, keepdims) / (n - ddof)
 
@@ -455,34 +468,36 @@ def _softmax_of(x, axis):
 
 
 logsumexp.defvjp(lambda g, ans, x, axis=None, keepdims=False:
-                 expand_reduced(g, np.shape(x), axis, keepdims) * _softmax_of(x, axis))
+                 expand_reduced(g, _shape(x), axis, keepdims) * _softmax_of(x, axis))
 logsumexp.defjvp(lambda t, ans, x, axis=None, keepdims=False:
-                 sum(t * _softmax_of(x, axis), _from_end(axis, np.ndim(x)), keepdims))
+                 sum(t * _softmax_of(x, axis), _from_end(axis, _ndim(x)), keepdims))
 
 
 @_primitive("softmax")
 def softmax(x, axis=-1):
-    shifted = np.exp(x - np.max(x, axis=axis, keepdims=True))
-    return shifted / np.sum(shifted, axis=axis, keepdims=True)
+    x = np.asarray(x)
+    shifted = np.exp(x - x.max(axis=axis, keepdims=True))
+    return shifted / shifted.sum(axis=axis, keepdims=True)
 
 
 softmax.defvjp(lambda g, ans, x, axis=-1:
-               ans * (g - sum(g * ans, _from_end(axis, np.ndim(ans)), keepdims=True)))
+               ans * (g - sum(g * ans, _from_end(axis, _ndim(ans)), keepdims=True)))
 softmax.defjvp(lambda t, ans, x, axis=-1:
-               ans * (t - sum(t * ans, _from_end(axis, np.ndim(ans)), keepdims=True)))
+               ans * (t - sum(t * ans, _from_end(axis, _ndim(ans)), keepdims=True)))
 
 
 @_primitive("log_softmax")
 def log_softmax(x, axis=-1):
     """(x - m) - log(sum(exp(x - m))), m the max: exact even for huge x."""
-    shifted = x - np.max(x, axis=axis, keepdims=True)
-    return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+    x = np.asarray(x)
+    shifted = x - x.max(axis=axis, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
 
 
 log_softmax.defvjp(lambda g, ans, x, axis=-1:
-                   g - exp(ans) * sum(g, _from_end(axis, np.ndim(ans)), keepdims=True))
+                   g - exp(ans) * sum(g, _from_end(axis, _ndim(ans)), keepdims=True))
 log_softmax.defjvp(lambda t, ans, x, axis=-1:
-                   t - sum(exp(ans) * t, _from_end(axis, np.ndim(ans)), keepdims=True))
+                   t - sum(exp(ans) * t, _from_end(axis, _ndim(ans)), keepdims=True))
 
 
 @_primitive("norm")
@@ -497,9 +512,9 @@ def _safe_reciprocal(ans):
 
 
 norm.defvjp(lambda g, ans, x, axis=None, keepdims=False:
-            x * expand_reduced(g * _safe_reciprocal(ans), np.shape(x), axis, keepdims))
+            x * expand_reduced(g * _safe_reciprocal(ans), _shape(x), axis, keepdims))
 norm.defjvp(lambda t, ans, x, axis=None, keepdims=False:
-            sum(t * x, _from_end(axis, np.ndim(x)), keepdims) * _safe_reciprocal(ans))
+            sum(t * x, _from_end(axis, _ndim(x)), keepdims) * _safe_reciprocal(ans))
 
 
 # ---------------------------------------------------------------------------------------
@@ -509,25 +524,25 @@ norm.defjvp(lambda t, ans, x, axis=None, keepdims=False:
 def _matmul_vjp_a(g, a, b):
     """d/da (a @ b) applied to g: g @ b^T. A 1-D operand is promoted to a matrix, as
     np.matmul does (b to a column, a to a row), and the extra axis dropped again."""
-    if np.ndim(b) == 1:
+    if _ndim(b) == 1:
         g, b = expand_dims(g, -1), reshape(b, (1, -1))
     else:
         b = swapaxes(b, -1, -2)
-    if np.ndim(a) == 1:
+    if _ndim(a) == 1:
         return squeeze(matmul(expand_dims(g, -2), b), -2)
     return matmul(g, b)
 
 
 def _matmul_vjp_b(g, a, b):
     """d/db (a @ b) applied to g: a^T @ g, with 1-D operands promoted likewise."""
-    if np.ndim(b) == 1:
+    if _ndim(b) == 1:
         g = expand_dims(g, -1)
-    if np.ndim(a) == 1:
+    if _ndim(a) == 1:
         g, a = expand_dims(g, -2), reshape(a, (-1, 1))
     else:
         a = swapaxes(a, -1, -2)
     out = matmul(a, g)
-    return squeeze(out, -1) if np.ndim(b) == 1 else out
+    return squeeze(out, -1) if _ndim(b) == 1 else out
 
 
 matmul = Primitive(np.matmul, "matmul")
@@ -542,21 +557,21 @@ def _matmul_jvp_a(t, a, b):
     """t @ b, with a batched tangent: a 1-D a is promoted to a row explicitly (as
     np.matmul does inside) and padded, so that the batch axes of t stay in front."""
     lead = _tangent_lead(t, a)
-    core = (1,) + np.shape(a) if np.ndim(a) == 1 else np.shape(a)
-    t = _pad(t, lead, core, builtins.max(len(core), np.ndim(b), 2))
+    core = (1,) + _shape(a) if _ndim(a) == 1 else _shape(a)
+    t = _pad(t, lead, core, builtins.max(len(core), _ndim(b), 2))
     out = matmul(t, b)
-    if np.ndim(a) == 1:
-        out = squeeze(out, -1 if np.ndim(b) == 1 else -2)
+    if _ndim(a) == 1:
+        out = squeeze(out, -1 if _ndim(b) == 1 else -2)
     return out
 
 
 def _matmul_jvp_b(t, a, b):
     """a @ t, likewise: a 1-D b is promoted to a column."""
     lead = _tangent_lead(t, b)
-    core = np.shape(b) + (1,) if np.ndim(b) == 1 else np.shape(b)
-    t = _pad(t, lead, core, builtins.max(len(core), np.ndim(a), 2))
+    core = _shape(b) + (1,) if _ndim(b) == 1 else _shape(b)
+    t = _pad(t, lead, core, builtins.max(len(core), _ndim(a), 2))
     out = matmul(a, t)
-    return squeeze(out, -1) if np.ndim(b) == 1 else out
+    return squeeze(out, -1) if _ndim(b) == 1 else out
 
 
 matmul.defjvp(lambda t, ans, a, b: _matmul_jvp_a(t, a, b),
@@ -565,10 +580,10 @@ matmul.defjvp(lambda t, ans, a, b: _matmul_jvp_a(t, a, b),
 
 def dot(a, b):
     """The dot product of vectors, matrix-vector and matrix-matrix products (up to 2-D)."""
-    if np.ndim(a) > 2 or np.ndim(b) > 2:
-        raise ValueError(f"dot: operands of shapes {np.shape(a)} and {np.shape(b)}; "
+    if _ndim(a) > 2 or _ndim(b) > 2:
+        raise ValueError(f"dot: operands of shapes {_shape(a)} and {_shape(b)}; "
                          f"expected at most 2-D; use matmul for batches")
-    if np.ndim(a) == 0 or np.ndim(b) == 0:
+    if _ndim(a) == 0 or _ndim(b) == 0:
         return multiply(a, b)
     return matmul(a, b)
 
@@ -587,8 +602,8 @@ def reshape(x, shape):
     return np.reshape(x, shape)
 
 
-reshape.defvjp(lambda g, ans, x, shape: reshape(g, _lead(g, ans) + np.shape(x)))
-reshape.defjvp(lambda t, ans, x, shape: reshape(t, _tangent_lead(t, x) + np.shape(ans)))
+reshape.defvjp(lambda g, ans, x, shape: reshape(g, _lead(g, ans) + _shape(x)))
+reshape.defjvp(lambda t, ans, x, shape: reshape(t, _tangent_lead(t, x) + _shape(ans)))
 
 
 @_primitive("transpose")
@@ -598,7 +613,7 @@ def transpose(x, axes=None):
 
 def _transpose_back(g, ans, axes):
     """Undo a transpose, leaving g's leading batch axes where they are."""
-    ndim, lead = np.ndim(ans), len(_lead(g, ans))
+    ndim, lead = _ndim(ans), len(_lead(g, ans))
     order = range(ndim)[::-1] if axes is None else [a % ndim for a in axes]
     inverse = np.argsort(order)
     return transpose(g, tuple(range(lead)) + tuple(lead + int(a) for a in inverse))
@@ -607,7 +622,7 @@ def _transpose_back(g, ans, axes):
 transpose.defvjp(lambda g, ans, x, axes=None: _transpose_back(g, ans, axes))
 def _transpose_forward(t, x, axes):
     """The same transpose, behind a tangent's leading batch axes."""
-    ndim, lead = np.ndim(x), len(_tangent_lead(t, x))
+    ndim, lead = _ndim(x), len(_tangent_lead(t, x))
     order = range(ndim)[::-1] if axes is None else [a % ndim for a in axes]
     return transpose(t, tuple(range(lead)) + tuple(lead + a for a in order))
 
@@ -628,9 +643,9 @@ def swapaxes(x, axis1, axis2):
 
 
 swapaxes.defvjp(lambda g, ans, x, axis1, axis2:
-                swapaxes(g, *_from_end((axis1, axis2), np.ndim(ans))))
+                swapaxes(g, *_from_end((axis1, axis2), _ndim(ans))))
 swapaxes.defjvp(lambda t, ans, x, axis1, axis2:
-                swapaxes(t, *_from_end((axis1, axis2), np.ndim(x))))
+                swapaxes(t, *_from_end((axis1, axis2), _ndim(x))))
 
 
 @_primitive("broadcast_to")
@@ -640,15 +655,15 @@ def broadcast_to(x, shape):
 
 broadcast_to.defvjp(lambda g, ans, x, shape: g)           # the engine sums it back
 broadcast_to.defjvp(lambda t, ans, x, shape: broadcast_to(
-    reshape(t, _tangent_lead(t, x) + (1,) * (len(shape) - np.ndim(x)) + np.shape(x)),
+    reshape(t, _tangent_lead(t, x) + (1,) * (len(shape) - _ndim(x)) + _shape(x)),
     _tangent_lead(t, x) + tuple(shape)))
 
 
 def expand(x, *shape):
     """PyTorch's name for broadcast_to; -1 keeps a size."""
     shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
-    lead = len(shape) - np.ndim(x)
-    shape = tuple(np.shape(x)[i - lead] if n == -1 else n for i, n in enumerate(shape))
+    lead = len(shape) - _ndim(x)
+    shape = tuple(_shape(x)[i - lead] if n == -1 else n for i, n in enumerate(shape))
     return broadcast_to(x, shape)
 
 
@@ -657,8 +672,8 @@ def squeeze(x, axis=None):
     return np.squeeze(x, axis)
 
 
-squeeze.defvjp(lambda g, ans, x, axis=None: reshape(g, _lead(g, ans) + np.shape(x)))
-squeeze.defjvp(lambda t, ans, x, axis=None: reshape(t, _tangent_lead(t, x) + np.shape(ans)))
+squeeze.defvjp(lambda g, ans, x, axis=None: reshape(g, _lead(g, ans) + _shape(x)))
+squeeze.defjvp(lambda t, ans, x, axis=None: reshape(t, _tangent_lead(t, x) + _shape(ans)))
 
 
 @_primitive("expand_dims")
@@ -666,16 +681,16 @@ def expand_dims(x, axis):
     return np.expand_dims(x, axis)
 
 
-expand_dims.defvjp(lambda g, ans, x, axis: reshape(g, _lead(g, ans) + np.shape(x)))
+expand_dims.defvjp(lambda g, ans, x, axis: reshape(g, _lead(g, ans) + _shape(x)))
 expand_dims.defjvp(lambda t, ans, x, axis:
-                   reshape(t, _tangent_lead(t, x) + np.shape(ans)))
+                   reshape(t, _tangent_lead(t, x) + _shape(ans)))
 
 unsqueeze = expand_dims
 
 
 def flatten(x, start_dim=0, end_dim=-1):
     """Merge the axes from start_dim to end_dim into one (PyTorch's flatten)."""
-    shape = np.shape(x)
+    shape = _shape(x)
     if not shape:
         return reshape(x, (1,))
     start, end = start_dim % len(shape), end_dim % len(shape)
@@ -704,16 +719,16 @@ def _concatenate(*arrays, axis=0):
 
 def _piece(argnum, arrays, axis):
     """Where argument ``argnum`` sits along ``axis`` in the concatenation."""
-    sizes = [np.shape(a)[axis] for a in arrays]
+    sizes = [_shape(a)[axis] for a in arrays]
     start = int(np.sum(sizes[:argnum]))
-    return _slice_along(axis, np.ndim(arrays[0]), slice(start, start + sizes[argnum]))
+    return _slice_along(axis, _ndim(arrays[0]), slice(start, start + sizes[argnum]))
 
 
 _concatenate.defvjp_any(lambda argnum, g, ans, *arrays, axis=0:
                         getitem(g, index=_piece(argnum, arrays, axis)))
 _concatenate.defjvp_any(lambda argnum, t, ans, *arrays, axis=0:
                         index_set(_zeros_like_raw(_tangent_lead(t, arrays[argnum])
-                                                  + np.shape(ans), t), t,
+                                                  + _shape(ans), t), t,
                                   index=_piece(argnum, arrays, axis)))
 
 
@@ -728,11 +743,11 @@ def _stack(*arrays, axis=0):
 
 
 _stack.defvjp_any(lambda argnum, g, ans, *arrays, axis=0:
-                  getitem(g, index=_slice_along(axis, np.ndim(ans), argnum)))
+                  getitem(g, index=_slice_along(axis, _ndim(ans), argnum)))
 _stack.defjvp_any(lambda argnum, t, ans, *arrays, axis=0:
-                  index_set(_zeros_like_raw(_tangent_lead(t, arrays[argnum]) + np.shape(ans),
+                  index_set(_zeros_like_raw(_tangent_lead(t, arrays[argnum]) + _shape(ans),
                                             t), t,
-                            index=_slice_along(axis, np.ndim(ans), argnum)))
+                            index=_slice_along(axis, _ndim(ans), argnum)))
 
 
 def stack(tensors, axis=0):
@@ -742,7 +757,7 @@ def stack(tensors, axis=0):
 
 def split(x, indices_or_sections, axis=0):
     """Split into pieces along ``axis``, as np.split does (each piece is differentiable)."""
-    n = np.shape(x)[axis]
+    n = _shape(x)[axis]
     if isinstance(indices_or_sections, int):
         if n % indices_or_sections:
             raise ValueError(f"split: axis {axis} of size {n} does not divide into "
@@ -751,7 +766,7 @@ def split(x, indices_or_sections, axis=0):
         bounds = list(range(0, n + 1, step))
     else:
         bounds = [0, *indices_or_sections, n]
-    ndim = np.ndim(x)
+    ndim = _ndim(x)
     return [getitem(x, index=_slice_along(axis, ndim, slice(lo, hi)))
             for lo, hi in zip(bounds[:-1], bounds[1:])]
 
@@ -797,7 +812,7 @@ def _behind(lead, index):
 
 
 getitem.defvjp(lambda g, ans, x, index:
-               index_add(_zeros_like_raw(_lead(g, ans) + np.shape(x), g), g,
+               index_add(_zeros_like_raw(_lead(g, ans) + _shape(x), g), g,
                          index=_behind(_lead(g, ans), index)))
 getitem.defjvp(lambda t, ans, x, index: getitem(t, index=_behind(_tangent_lead(t, x), index)))
 
@@ -819,11 +834,11 @@ index_add.defjvp(lambda t, ans, x, value, index: t,
 def _place(update, t, lead, ans, index):
     """The tangent of the written values, placed at the index in zeros shaped like the
     result (behind any batch axes)."""
-    zeros = _zeros_like_raw(lead + np.shape(ans), t)
+    zeros = _zeros_like_raw(lead + _shape(ans), t)
     if lead:  # the batch axes of t must line up with those of the zeros
-        region = np.shape(np.zeros(np.shape(ans))[index])
-        t = broadcast_to(reshape(t, lead + (1,) * (len(region) - (np.ndim(t) - len(lead)))
-                                 + np.shape(t)[len(lead):]), lead + region)
+        region = _shape(np.zeros(_shape(ans))[index])
+        t = broadcast_to(reshape(t, lead + (1,) * (len(region) - (_ndim(t) - len(lead)))
+                                 + _shape(t)[len(lead):]), lead + region)
     return update(zeros, t, index=_behind(lead, index))
 
 

@@ -98,6 +98,12 @@ class Primitive:
 
     def __call__(self, *args, **kwargs):
         for arg in args:
+            if type(arg) not in _PLAIN:  # a Tensor, tracer or Value among the arguments
+                return self._dispatch(args, kwargs)
+        return self.forward(*args, **kwargs)
+
+    def _dispatch(self, args, kwargs):
+        for arg in args:
             if isinstance(arg, Traced):  # forward mode: carry tangents (forward.py)
                 return arg._apply_primitive(self, args, kwargs)
         for arg in args:
@@ -118,6 +124,12 @@ class Traced:
     __slots__ = ()
 
 
+# Arguments that need no dispatch: what a rule passes around in an ordinary backward
+# pass. One set lookup per argument keeps a primitive on raw arrays nearly free.
+_PLAIN = frozenset({np.ndarray, float, int, bool, np.float64, np.float32, np.int64,
+                    np.bool_, type(None), tuple, list, slice, str, np.dtype})
+
+
 def primitive(forward=None, *, name=None):
     """Decorator: turn a NumPy function into a differentiable operation (add its rules
     with ``.defvjp`` and ``.defjvp``)."""
@@ -136,18 +148,19 @@ def _apply(prim, args, kwargs):
         _check_finite(ans, f"{prim.name} (forward)", _user_frame())
     grad_argnums = ()
     if _modes.grad_enabled:
-        grad_argnums = tuple(i for i, arg in enumerate(args)
-                             if isinstance(arg, Tensor) and arg.requires_grad)
+        grad_argnums = tuple([i for i, arg in enumerate(args)
+                              if isinstance(arg, Tensor) and arg.requires_grad])
     node = Tensor._make(ans, requires_grad=bool(grad_argnums))
     if ans.base is not None:  # a view: writing into it writes into its operand
         _share_version_counter(node, args)
     if not grad_argnums:
         return node
+    vjps = prim.vjps
     for argnum in grad_argnums:
-        if prim.vjp_rule(argnum) is None:
+        if argnum not in vjps and prim.vjp_any is None:
             raise TypeError(f"{prim.name}: argument {argnum} requires grad, but the "
                             f"operation is not differentiable with respect to it")
-    node._prev = tuple(args[i] for i in grad_argnums)
+    node._prev = tuple([args[i] for i in grad_argnums])
     node._op = prim
     node._args = args
     node._kwargs = kwargs
@@ -155,8 +168,11 @@ def _apply(prim, args, kwargs):
     # What backward will read must not change before it runs: remember the versions
     # (each version counter with its value now; the counters, not the tensors, so that
     # the node holds no reference to itself).
-    node._versions = tuple((arg._version, arg._version[0]) for arg in args
-                           if isinstance(arg, Tensor)) + ((node._version, node._version[0]),)
+    versions = [(node._version, node._version[0])]
+    for arg in args:
+        if isinstance(arg, Tensor):
+            versions.append((arg._version, arg._version[0]))
+    node._versions = versions
     return node
 
 
