@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: demo test clean
+.PHONY: demo test bench clean
 
 # The main job: micrograd's moons on the scalar engine, then the MNIST subset on the
 # tensor engine; metrics, checkpoints and pictures land in out/moons and out/mnist.
@@ -16,8 +16,23 @@ demo: $(VENV)/.demo-deps
 test: $(VENV)/.test-deps
 	$(PY) -m pytest -q
 
+# The benchmark suite (benchmarks/README.md), in its own venv with the libraries it
+# compares against. `make bench QUICK=1` runs it in about a minute.
+VENV_BENCH := .venv-bench
+
+bench: $(VENV_BENCH)/.bench-deps
+	$(VENV_BENCH)/bin/python benchmarks/run.py $(if $(QUICK),--quick,)
+
 $(PY):
 	$(PYTHON) -m venv $(VENV)
+
+$(VENV_BENCH)/bin/python:
+	$(PYTHON) -m venv $(VENV_BENCH)
+
+# torch comes pinned with the test extra; never install it unpinned here
+$(VENV_BENCH)/.bench-deps: pyproject.toml | $(VENV_BENCH)/bin/python
+	$(VENV_BENCH)/bin/python -m pip install -q -e '.[test]' micrograd autograd 'jax[cpu]'
+	touch $@
 
 $(VENV)/.demo-deps: pyproject.toml | $(PY)
 	$(PY) -m pip install -q -e '.[viz,cli,data]'
@@ -28,4 +43,4 @@ $(VENV)/.test-deps: pyproject.toml | $(PY)
 	touch $@
 
 clean:
-	rm -rf $(VENV) out build src/*.egg-info .pytest_cache
+	rm -rf $(VENV) $(VENV_BENCH) out build src/*.egg-info .pytest_cache

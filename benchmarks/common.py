@@ -1,0 +1,260 @@
+"""What every benchmark workload shares: the interface, timing, checks, machine info.
+
+The interface
+=============
+
+A workload is a module ``benchmarks/wN_<name>.py`` (N = 1..9) with
+
+* ``NAME``: a short title, e.g. ``"1 scalar moons step"``;
+* ``run(size) -> list[dict]`` with ``size`` one of ``SIZES``:
+
+  - ``"tiny"``: every case once, at a tiny size, for the smoke test (timings meaningless);
+  - ``"quick"``: small enough that the whole suite takes under a minute;
+  - ``"full"``: the real measurement;
+
+* optionally ``TARGETS``: a list of callables ``target(rows) -> (name, ok, detail)``,
+  where ``rows`` are the rows of every workload that ran, ``ok`` is True, False, or
+  None (could not be checked, e.g. a library is missing), and ``detail`` says by how
+  much a target is met or missed.
+
+Each row (make it with ``row(...)``) is a dict with the keys of ``ROW_KEYS``::
+
+    {"workload": NAME, "case": "gc by hand", "library": "chainrule",
+     "median_s": ..., "min_s": ..., "max_s": ..., "repeats": ...}
+
+``library`` is one of ``LIBRARIES``. Optional extra keys: ``nodes``, ``peak_mb``,
+``accuracy``, ``gflops``, ``note``, ``error`` (a case that could not run: then the
+times are None), and anything else a workload wants to record.
+
+Rules
+=====
+
+* A library that is not installed is skipped: import it with ``optional(name)``.
+* Before timing, compare the results of the libraries with ``checked(a, b, rtol)``:
+  a benchmark of a wrong computation is worthless, so it raises if they differ.
+* Time with ``interleave(...)``: a warm-up, then many repeats, the libraries
+  interleaved (A B A B ...) so that drift (frequency scaling, other processes) hits
+  them alike; report the median, with min and max.
+"""
+
+import gc
+import importlib
+import math
+import os
+import platform
+import statistics
+import sys
+import time
+
+__all__ = [
+    "SIZES", "ROW_KEYS", "LIBRARIES", "pick", "optional", "row", "error_row",
+    "interleave", "time_calls", "checked", "MismatchError", "machine_info",
+]
+
+SIZES = ("tiny", "quick", "full")
+ROW_KEYS = ("workload", "case", "library", "median_s", "min_s", "max_s", "repeats")
+LIBRARIES = ("chainrule", "micrograd", "torch", "numpy", "autograd", "jax", "jax-jit")
+
+
+def pick(size, tiny, quick, full):
+    """The parameter for ``size``: ``pick(size, 1, 20, 200)``."""
+    if size not in SIZES:
+        raise ValueError(f"size: expected one of {SIZES}, got {size!r}")
+    return {"tiny": tiny, "quick": quick, "full": full}[size]
+
+
+def optional(name):
+    """The module ``name``, or None when it is not installed (or fails to import)."""
+    try:
+        return importlib.import_module(name)
+    except Exception:  # ImportError, or a broken install: skip the library either way
+        return None
+
+
+def row(workload, case, library, times, **extra):
+    """A result row from a list of times in seconds (one per repeat)."""
+    times = list(times)
+    if not times:
+        raise ValueError(f"{workload} / {case} / {library}: no times")
+    out = {
+        "workload": workload, "case": case, "library": library,
+        "median_s": statistics.median(times), "min_s": min(times), "max_s": max(times),
+        "repeats": len(times),
+    }
+    out.update(extra)
+    return out
+
+
+def error_row(workload, case, library, error, **extra):
+    """A row for a case that could not run (e.g. micrograd's RecursionError)."""
+    out = {"workload": workload, "case": case, "library": library,
+           "median_s": None, "min_s": None, "max_s": None, "repeats": 0,
+           "error": error}
+    out.update(extra)
+    return out
+
+
+def time_calls(fn, repeats, warmup=1, collect=False, self_timed=False):
+    """Times of ``repeats`` calls of ``fn`` (one library alone); see ``interleave``."""
+    return interleave({"only": fn}, repeats, warmup, collect, self_timed)["only"]
+
+
+def interleave(fns, repeats, warmup=1, collect=False, self_timed=False):
+    """Time several functions, interleaved: ``{name: [seconds per call]}``.
+
+    ``fns`` maps a name (a library) to a function of no arguments. First each is
+    called ``warmup`` times (untimed), then the rounds ``fns[a](); fns[b](); ...`` are
+    repeated ``repeats`` times, so slow drift of the machine hits every name alike.
+
+    ``collect=True`` is "gc by hand": the automatic cyclic collector is off during the
+    measurement, and a ``gc.collect()`` after each call is part of its time, so a
+    library that leaves reference cycles pays for collecting them, every call.
+    Otherwise the collector runs as it does by default (its pauses land wherever
+    they fall, which is part of the measurement too).
+
+    ``self_timed=True``: each function measures itself and returns its time in
+    seconds (to leave set-up, such as building a graph before timing its backward
+    pass, out of the time).
+    """
+    clock = time.perf_counter
+    times = {name: [] for name in fns}
+    gc.collect()
+    was_enabled = gc.isenabled()
+    if collect:
+        gc.disable()
+    try:
+        for _ in range(warmup):
+            for fn in fns.values():
+                fn()
+                if collect:
+                    gc.collect()
+        for _ in range(repeats):
+            for name, fn in fns.items():
+                t0 = clock()
+                out = fn()
+                if self_timed:
+                    if collect:
+                        t1 = clock()
+                        gc.collect()
+                        out += clock() - t1
+                    times[name].append(out)
+                    continue
+                if collect:
+                    gc.collect()
+                times[name].append(clock() - t0)
+                del out
+    finally:
+        if was_enabled:
+            gc.enable()
+    return times
+
+
+class MismatchError(AssertionError):
+    """Two libraries computed different results: the benchmark would be worthless."""
+
+
+def _flatten(x):
+    """Numbers from a number, a Value-like (``.data``), an array, a tensor, or nests of them."""
+    if hasattr(x, "detach"):  # torch
+        x = x.detach().cpu().numpy()
+    if hasattr(x, "tolist") and not isinstance(x, (list, tuple)):  # numpy, jax
+        x = x.tolist()
+    if isinstance(x, (list, tuple)):
+        out = []
+        for item in x:
+            out.extend(_flatten(item))
+        return out
+    if hasattr(x, "data") and not isinstance(x, (int, float, complex)):
+        return _flatten(x.data)
+    return [float(x)]
+
+
+def checked(a, b, rtol=1e-9, atol=0.0, what="result"):
+    """Raise ``MismatchError`` unless ``a`` and ``b`` agree to ``rtol`` (elementwise,
+    relative to the larger magnitude of the whole result, plus ``atol``); return ``a``.
+
+    ``a`` and ``b`` may be numbers, Values (their ``.data``), NumPy arrays, tensors,
+    or lists/tuples of those. NaN never matches.
+    """
+    fa, fb = _flatten(a), _flatten(b)
+    if len(fa) != len(fb):
+        raise MismatchError(f"{what}: {len(fa)} numbers vs {len(fb)}")
+    scale = max([abs(v) for v in fa + fb if math.isfinite(v)] + [0.0])
+    worst, where = 0.0, None
+    for i, (x, y) in enumerate(zip(fa, fb)):
+        if x == y:
+            continue
+        if not (math.isfinite(x) and math.isfinite(y)):
+            raise MismatchError(f"{what}: element {i} is {x!r} vs {y!r}")
+        diff = abs(x - y)
+        if diff > atol + rtol * scale and diff > worst:
+            worst, where = diff, i
+    if where is not None:
+        raise MismatchError(f"{what}: element {where} differs: {fa[where]!r} vs "
+                            f"{fb[where]!r} (|diff| {worst:.3g} > atol {atol:g} + rtol "
+                            f"{rtol:g} * scale {scale:.3g})")
+    return a
+
+
+def _blas_info():
+    """Which BLAS NumPy uses: threadpoolctl if present, else np.show_config."""
+    tpc = optional("threadpoolctl")
+    if tpc is not None:
+        try:
+            pools = tpc.threadpool_info()
+            if pools:
+                return "; ".join(
+                    f"{p.get('internal_api')} {p.get('version') or ''} "
+                    f"({p.get('num_threads')} threads)".replace("  ", " ")
+                    for p in pools)
+        except Exception:
+            pass
+    np = optional("numpy")
+    if np is None:
+        return None
+    try:
+        cfg = np.show_config(mode="dicts")
+        blas = cfg.get("Build Dependencies", {}).get("blas", {})
+        return f"{blas.get('name')} {blas.get('version', '')}".strip()
+    except Exception:
+        return None
+
+
+def machine_info():
+    """The machine and the library versions, recorded with every result."""
+    info = {
+        "python": sys.version.split()[0],
+        "implementation": platform.python_implementation(),
+        "platform": platform.platform(),
+        "processor": platform.processor() or platform.machine(),
+        "cpu_count": os.cpu_count(),
+    }
+    try:
+        info["cpus_usable"] = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        pass
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    info["cpu_model"] = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    versions = {}
+    for name in ("chainrule", "numpy", "torch", "micrograd", "autograd", "jax"):
+        mod = optional(name)
+        if mod is not None:
+            versions[name] = getattr(mod, "__version__", "installed")
+    if "micrograd" in versions:
+        try:
+            from importlib.metadata import version
+            versions["micrograd"] = version("micrograd")
+        except Exception:
+            pass
+    info["versions"] = versions
+    info["numpy_blas"] = _blas_info()
+    torch = sys.modules.get("torch") or None
+    if torch is not None:
+        info["torch_threads"] = torch.get_num_threads()
+    return info

@@ -1,0 +1,109 @@
+"""Smoke test of the benchmark suite: every workload runs at its tiny size, and run.py
+writes its table, JSON and plot. No timing is asserted (tiny timings mean nothing)."""
+
+import importlib
+import json
+import math
+import os
+import sys
+
+import pytest
+
+BENCH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks")
+sys.path.insert(0, BENCH)
+
+import common  # noqa: E402
+import run as bench_run  # noqa: E402
+
+WORKLOADS = bench_run.discover()
+
+_results = {}
+
+
+def tiny_rows(n):
+    """Each workload runs once for the whole test module."""
+    if n not in _results:
+        module = importlib.import_module(WORKLOADS[n])
+        _results[n] = (module, module.run("tiny"))
+    return _results[n]
+
+
+def test_workloads_are_found():
+    assert 1 in WORKLOADS and 2 in WORKLOADS
+
+
+@pytest.mark.parametrize("n", sorted(WORKLOADS))
+def test_workload_tiny(n):
+    module, rows = tiny_rows(n)
+    assert isinstance(module.NAME, str) and module.NAME
+    assert rows, f"{WORKLOADS[n]} returned no rows"
+    assert any(r["library"] == "chainrule" for r in rows)
+    for r in rows:
+        missing = [k for k in common.ROW_KEYS if k not in r]
+        assert not missing, f"{r} lacks {missing}"
+        assert r["workload"] == module.NAME
+        assert r["library"] in common.LIBRARIES, r
+        if r.get("error"):  # a case that cannot run (micrograd's recursion limit)
+            assert r["median_s"] is None
+            continue
+        assert r["repeats"] >= 1
+        for k in ("median_s", "min_s", "max_s"):
+            assert isinstance(r[k], float) and r[k] > 0 and math.isfinite(r[k]), r
+        assert r["min_s"] <= r["median_s"] <= r["max_s"]
+    json.dumps(rows)  # the rows go to a JSON file
+    for target in getattr(module, "TARGETS", []):
+        name, ok, detail = target(rows)
+        assert isinstance(name, str) and ok in (True, False, None) and isinstance(detail, str)
+
+
+def test_checked_raises_on_a_mismatch():
+    assert common.checked([1.0, 2.0], [1.0, 2.0 + 1e-13]) == [1.0, 2.0]
+    with pytest.raises(common.MismatchError):
+        common.checked([1.0, 2.0], [1.0, 2.1], rtol=1e-6)
+    with pytest.raises(common.MismatchError):
+        common.checked(1.0, float("nan"))
+    with pytest.raises(common.MismatchError):
+        common.checked([1.0], [1.0, 2.0])
+
+
+def test_interleave_times_each_function():
+    calls = []
+    times = common.interleave({"a": lambda: calls.append("a"), "b": lambda: calls.append("b")},
+                              repeats=3, warmup=1, collect=True)
+    assert calls == ["a", "b"] * 4  # warm-up, then A B A B A B
+    assert {k: len(v) for k, v in times.items()} == {"a": 3, "b": 3}
+    r = common.row("w", "c", "chainrule", times["a"])
+    assert r["min_s"] <= r["median_s"] <= r["max_s"] and r["repeats"] == 3
+
+
+def test_machine_info():
+    info = common.machine_info()
+    assert info["cpu_count"] and info["python"]
+
+
+def test_run_writes_table_json_and_plot(tmp_path):
+    rows, targets, modules = [], [], []
+    for n in sorted(WORKLOADS):
+        module, got = tiny_rows(n)
+        modules.append(module)
+        rows.extend(dict(r) for r in got)
+    bench_run.add_ratios(rows)
+    for r in rows:
+        if r["library"] == "chainrule" and r.get("median_s"):
+            assert r["ratio"] == pytest.approx(1.0)
+    targets = bench_run.check_targets(modules, rows)
+    failures = [{"workload": "w9", "error": "no module benchmarks/w9_*.py"}]
+    machine = common.machine_info()
+    table = bench_run.format_table(rows, targets, failures, machine, title="tiny")
+    assert "| workload" in table and "chainrule" in table and "w9" in table
+    json_path, png_path = bench_run.write_results(str(tmp_path), rows, targets, failures,
+                                                  machine, "tiny", date="2000-01-01")
+    assert os.path.basename(json_path) == "2000-01-01-tiny.json"
+    doc = json.loads(open(json_path).read())
+    assert doc["rows"] and doc["machine"]["cpu_count"] and "targets" in doc
+    assert png_path is None or os.path.getsize(png_path) > 0
+
+
+def test_a_failing_workload_is_reported_not_fatal(monkeypatch):
+    rows, modules, failures = bench_run.run_workloads("tiny", only=[99], log=lambda m: None)
+    assert rows == [] and failures and failures[0]["workload"] == "w99"
