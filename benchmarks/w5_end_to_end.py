@@ -187,8 +187,10 @@ class TorchRun:
         import torch
         import torch.nn.functional as F
         self.torch, self.F = torch, F
-        self.model = torch.nn.Sequential(torch.nn.Linear(784, 128), torch.nn.ReLU(),
-                                         torch.nn.Linear(128, 10))
+        dtype = torch.from_numpy(init[0]).dtype  # the run's dtype, whatever torch's default
+        self.model = torch.nn.Sequential(torch.nn.Linear(784, 128, dtype=dtype),
+                                         torch.nn.ReLU(),
+                                         torch.nn.Linear(128, 10, dtype=dtype))
         with torch.no_grad():
             for layer, (W, b) in zip((self.model[0], self.model[2]),
                                      zip(init[0::2], init[1::2])):

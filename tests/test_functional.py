@@ -31,7 +31,16 @@ from hypothesis import strategies as st
 import chainrule as cr
 from chainrule import Tensor, Value
 
-torch.set_default_dtype(torch.float64)
+
+
+@pytest.fixture(autouse=True)
+def torch_in_float64():
+    """PyTorch's references in float64 while these tests run, restored afterwards (a
+    global change would leak into other test modules)."""
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    yield
+    torch.set_default_dtype(previous)
 
 
 def t64(x):
