@@ -29,10 +29,7 @@ import time
 
 import numpy as np
 
-try:
-    from common import interleave as _interleave, row as _row
-except ImportError:  # run without benchmarks/common.py
-    _interleave = _row = None
+from common import interleave as _interleave, row as _row  # noqa: E402
 
 NAME = "tensor_mlp"
 LR = 0.01
@@ -60,20 +57,7 @@ def _blas_threads():
 
 def interleaved(fns, repeats, warmup=2):
     """{name: [seconds, ...]}: each callable run ``repeats`` times, taking turns."""
-    if _interleave is not None:
-        return _interleave(fns, repeats, warmup)
-    names = list(fns)
-    for _ in range(warmup):
-        for n in names:
-            fns[n]()
-    times = {n: [] for n in names}
-    for r in range(repeats):
-        for n in (names if r % 2 == 0 else names[::-1]):
-            t0 = time.perf_counter()
-            fns[n]()
-            times[n].append(time.perf_counter() - t0)
-    return times
-
+    return _interleave(fns, repeats, warmup)
 
 def choose_repeats(fns, budget_s, lo, hi):
     """Repeats so that one interleaved pass over ``fns`` fits ``budget_s`` (one timed call each)."""

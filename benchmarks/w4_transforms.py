@@ -23,38 +23,18 @@ import time
 
 import numpy as np
 
-try:
-    from common import interleave as _interleave, row as _row
-except ImportError:  # run without benchmarks/common.py
-    _interleave = _row = None
+from common import interleave as _interleave, row as _row  # noqa: E402
 
 NAME = "transforms"
 
 
 def interleaved(fns, repeats, warmup=1):
-    if _interleave is not None:
-        return _interleave(fns, repeats, warmup)
-    names = list(fns)
-    for _ in range(warmup):
-        for n in names:
-            fns[n]()
-    times = {n: [] for n in names}
-    for _ in range(repeats):
-        for n in names:
-            t0 = time.perf_counter()
-            fns[n]()
-            times[n].append(time.perf_counter() - t0)
-    return times
+    """{name: [seconds, ...]}: each callable run ``repeats`` times, taking turns."""
+    return _interleave(fns, repeats, warmup)
 
 
 def make_row(workload, case, library, ts, **extra):
-    if _row is not None:
-        return _row(workload, case, library, ts, **extra)
-    out = {"workload": workload, "case": case, "library": library,
-           "median_s": statistics.median(ts), "min_s": min(ts), "max_s": max(ts),
-           "repeats": len(ts)}
-    out.update(extra)
-    return out
+    return _row(workload, case, library, ts, **extra)
 
 
 # ---------------------------------------------------------------------------------------

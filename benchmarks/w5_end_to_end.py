@@ -27,10 +27,7 @@ import time
 
 import numpy as np
 
-try:
-    from common import row as _row
-except ImportError:  # run without benchmarks/common.py
-    _row = None
+from common import row as _row  # noqa: E402
 
 NAME = "end_to_end"
 SIZES = [784, 128, 10]
@@ -39,13 +36,7 @@ DTYPE = np.float32
 
 
 def make_row(workload, case, library, ts, **extra):
-    if _row is not None:
-        return _row(workload, case, library, ts, **extra)
-    out = {"workload": workload, "case": case, "library": library,
-           "median_s": statistics.median(ts), "min_s": min(ts), "max_s": max(ts),
-           "repeats": len(ts)}
-    out.update(extra)
-    return out
+    return _row(workload, case, library, ts, **extra)
 
 
 # ---------------------------------------------------------------------------------------
