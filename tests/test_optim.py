@@ -514,3 +514,14 @@ def test_a_second_schedule_starts_from_the_initial_lr():
     assert opt.param_groups[0]["lr"] == pytest.approx(0.1)
     second = CosineAnnealingLR(opt, T_max=4)
     assert second.base_lrs == [1.0] and math.isclose(opt.param_groups[0]["lr"], 1.0)
+
+
+def test_the_base_classes_say_what_to_use_instead():
+    """Optimizer and LRScheduler are bases: using them directly is a clear error."""
+    p = Tensor(np.array([1.0]), requires_grad=True)
+    p.grad = np.array([1.0])
+    base = cr.optim.Optimizer([p], {"lr": 0.1})
+    with pytest.raises(TypeError, match="use SGD, Adam or AdamW"):
+        base.step()
+    with pytest.raises(TypeError, match="use StepLR"):
+        cr.optim.LRScheduler(SGD([p], lr=0.1))

@@ -136,10 +136,11 @@ def _target(x, kind, tensor_engine):
     return Tensor._make(array, requires_grad=True)
 
 
-def _result(x, kind, like, create_graph):
-    """A gradient (or value) in the kind of the input it belongs to."""
-    if x is None:  # the output does not depend on this input
-        x = np.zeros(np.shape(_innermost(like)), dtype=_float_dtype(like))
+def _result(x, kind, like, create_graph, lead=()):
+    """A gradient (or value) in the kind of the input it belongs to; zeros (behind any
+    ``lead`` batch axes) where the output does not depend on the input."""
+    if x is None:
+        x = np.zeros(tuple(lead) + np.shape(_innermost(like)), dtype=_float_dtype(like))
     if kind == "float":
         return float(_innermost(x))
     if kind == "value":
@@ -329,21 +330,13 @@ class _Trace:
         array = np.asarray(cot, dtype=leaf.dtype)
         return Tensor._make(array) if self.create_graph else array
 
-    def _traced_result(self, g, i, leaf, batch_shape):
+    def _traced_result(self, g, kind, leaf, batch_shape):
         """A gradient that carries a tangent: both parts in the input's kind."""
-        shape = tuple(batch_shape) + np.shape(_innermost(leaf))
-        primal = g.primal if g.primal is not None else np.zeros(shape, _float_dtype(leaf))
-        tangent = g.tangent
-        if tangent is None:
-            lead = self._tangent_lead()
-            tangent = np.zeros(lead + shape, _float_dtype(leaf))
-        if isinstance(primal, Value) and self.kinds[i] != "value" and not self.create_graph:
-            primal = primal.data
-        if isinstance(tangent, Value) and self.kinds[i] != "value" and not self.create_graph:
-            tangent = tangent.data
-        return JVPTracer(_result(primal, self.kinds[i], leaf, self.create_graph),
-                         _result(tangent, self.kinds[i], tangent, self.create_graph),
-                         g.level)
+        return JVPTracer(
+            _result(g.primal, kind, leaf, self.create_graph, batch_shape),
+            _result(g.tangent, kind, leaf, self.create_graph,
+                    self._tangent_lead() + tuple(batch_shape)),
+            g.level)
 
     def _tangent_lead(self):
         for leaf, tangent in zip(self.out_leaves, self.out_tangents):
@@ -358,17 +351,11 @@ class _Trace:
         for leaves, treedef in self.input_trees:
             results = []
             for leaf in leaves:
-                g = grads[i]
+                g, kind = grads[i], self.kinds[i]
                 if isinstance(g, JVPTracer):
-                    results.append(self._traced_result(g, i, leaf, batch_shape))
-                    i += 1
-                    continue
-                if g is None and batch_shape:
-                    g = np.zeros(batch_shape + np.shape(_innermost(leaf)),
-                                 dtype=_float_dtype(leaf))
-                if isinstance(g, Value) and self.kinds[i] != "value" and not self.create_graph:
-                    g = g.data
-                results.append(_result(g, self.kinds[i], leaf, self.create_graph))
+                    results.append(self._traced_result(g, kind, leaf, batch_shape))
+                else:
+                    results.append(_result(g, kind, leaf, self.create_graph, batch_shape))
                 i += 1
             out.append(tree_unflatten(treedef, results))
         return tuple(out) if self.many else out[0]

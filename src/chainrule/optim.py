@@ -167,7 +167,10 @@ class Optimizer:
             raise ValueError(f"{self._name}: lr must be >= 0, got {lr!r}")
 
     def _update(self, data, grad, state, group):
-        raise NotImplementedError
+        """The new value of one parameter; each optimizer defines its own rule."""
+        raise TypeError(f"{type(self).__name__} defines no update rule: use SGD, Adam or "
+                        f"AdamW, or subclass Optimizer and define "
+                        f"_update(self, data, grad, state, group) -> new data")
 
     def zero_grad(self, set_to_none=True):
         """Clear the gradients before the next backward pass: a Tensor's ``.grad``
@@ -423,7 +426,10 @@ class LRScheduler:
         self._apply()
 
     def lr_at(self, base_lr, k):
-        raise NotImplementedError
+        """The learning rate after ``k`` steps; each schedule defines its own."""
+        raise TypeError(f"{type(self).__name__} defines no schedule: use StepLR, "
+                        f"CosineAnnealingLR, LinearLR, LinearWarmup or LambdaLR, or "
+                        f"subclass LRScheduler and define lr_at(self, base_lr, k)")
 
     def step(self):
         """Advance the schedule by one and set the groups' learning rates."""

@@ -48,7 +48,6 @@ class Primitive:
     elementwise rule like ``g * 3 * x ** 2`` does).
     """
 
-
     def __init__(self, forward, name=None):
         self.forward = forward
         self.name = name or forward.__name__
@@ -69,12 +68,14 @@ class Primitive:
         return f"<primitive {self.name}>"
 
     def defvjp(self, *vjps):
+        """Reverse-mode rules, one per positional argument (None: not differentiable)."""
         for argnum, vjp in enumerate(vjps):
             if vjp is not None:
                 self.vjps[argnum] = vjp
         return self
 
     def defjvp(self, *jvps):
+        """Forward-mode rules, one per positional argument (None: not differentiable)."""
         for argnum, jvp in enumerate(jvps):
             if jvp is not None:
                 self.jvps[argnum] = jvp
@@ -86,10 +87,12 @@ class Primitive:
         return self
 
     def defjvp_any(self, jvp):
+        """One forward-mode rule for every argument: ``jvp(argnum, t, ans, *args)``."""
         self.jvp_any = jvp
         return self
 
     def vjp_rule(self, argnum):
+        """The reverse-mode rule for argument ``argnum``, or None."""
         rule = self.vjps.get(argnum)
         if rule is None and self.vjp_any is not None:
             any_rule = self.vjp_any
@@ -189,8 +192,9 @@ def _apply_to_values(prim, args, kwargs):
     derivatives are the VJP rules at g = 1 (for a scalar function, the VJP is g times
     the derivative)."""
     positions = [i for i, arg in enumerate(args) if isinstance(arg, Value)]
-    for argnum in positions:
-        if prim.vjp_rule(argnum) is None:
+    rules = [prim.vjp_rule(argnum) for argnum in positions]
+    for argnum, rule in zip(positions, rules):
+        if rule is None:
             raise TypeError(f"{prim.name}: argument {argnum} is a Value, but the operation "
                             f"has no VJP rule for it; define one with .defvjp()")
     data = np.asarray(prim.forward(*[a.data if isinstance(a, Value) else a for a in args],
@@ -199,7 +203,6 @@ def _apply_to_values(prim, args, kwargs):
         raise TypeError(f"{prim.name} on a Value gives an array of shape {data.shape}; "
                         f"the scalar engine holds single numbers: use a NumPy array or "
                         f"a Tensor")
-    rules = [prim.vjp_rule(argnum) for argnum in positions]
 
     def partials(ans, *operands):
         full = list(args)
@@ -257,6 +260,7 @@ class ArrayOperators:
 
     @property
     def T(self):
+        """The axes in reverse order (a transpose, differentiable)."""
         return _ops.transpose(self)
 
     @property
@@ -266,6 +270,7 @@ class ArrayOperators:
         return _IndexUpdater(self)
 
     def astype(self, dtype):
+        """The values cast to ``dtype``; the gradient is cast back."""
         return _ops.astype(self, np.dtype(dtype))
 
 
@@ -303,11 +308,8 @@ class Tensor(ArrayOperators):
         return self
 
     def _init(self, requires_grad):
-        if requires_grad and self._data.dtype.kind not in "fc":
-            raise TypeError(f"tensor: only floating-point tensors can require grad, "
-                            f"got dtype {self._data.dtype}")
+        self._set_requires_grad(requires_grad, "tensor")
         self.grad = None
-        self.requires_grad = bool(requires_grad)
         self._prev = ()
         self._op = None
         self._args = self._kwargs = None
@@ -338,9 +340,11 @@ class Tensor(ArrayOperators):
     is_leaf = property(lambda self: not self._prev)
 
     def item(self):
+        """The single number of a one-element tensor, as a Python number."""
         return self._data.item()
 
     def numpy(self):
+        """The ndarray itself (no copy)."""
         return self._data
 
     def __array__(self, dtype=None, copy=None):
@@ -383,19 +387,21 @@ class Tensor(ArrayOperators):
         return out
 
     def requires_grad_(self, requires_grad=True):
+        """Switch recording on (or off, for a leaf) for this tensor, in place."""
         if self._prev and not requires_grad:
             raise RuntimeError("requires_grad_: the result of an operation cannot stop "
                                "requiring grad; use .detach() for a copy outside the graph")
-        self._init_flag(requires_grad)
+        self._set_requires_grad(requires_grad, "requires_grad_")
         return self
 
-    def _init_flag(self, requires_grad):
+    def _set_requires_grad(self, requires_grad, who):
         if requires_grad and self._data.dtype.kind not in "fc":
-            raise TypeError(f"requires_grad_: only floating-point tensors can require "
-                            f"grad, got dtype {self._data.dtype}")
+            raise TypeError(f"{who}: only floating-point tensors can require grad, "
+                            f"got dtype {self._data.dtype}")
         self.requires_grad = bool(requires_grad)
 
     def zero_grad(self):
+        """Forget the accumulated gradient (``.grad`` becomes None)."""
         self.grad = None
 
     def retain_grad(self):

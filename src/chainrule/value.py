@@ -338,9 +338,6 @@ class Value:
         if type(rule) is _HandWrittenStep:
             rule.run(self, create_graph)
             return
-        if rule is None:
-            raise TypeError(f"backward: no derivative rule for the operation {self._op!r} "
-                            f"of {self!r}; known operations: {', '.join(DERIVATIVES)}")
         g = self.grad
         if create_graph:
             for operand, d in zip(operands, self._partials(True)):
@@ -364,7 +361,6 @@ class Value:
             inputs = ", ".join(repr(operand.data) for operand in operands)
             raise ValueError(f"backward through {self._op!r} (operands {inputs}): the "
                              f"derivative is not a finite real number: {err}") from None
-
 
     # micrograd's name for the step, for code that calls it by hand (as Karpathy's
     # lecture does: o.grad = 1.0; o._backward()) or that defines its own operations by
