@@ -6,7 +6,8 @@ __all__ = ["progress"]
 
 
 class _PlainProgress:
-    """What tqdm would show, printed every tenth of the way (tqdm is an optional extra)."""
+    """What tqdm would show, printed every tenth of the way (tqdm is an optional extra);
+    with ``file=None``, nothing at all (a quiet run)."""
 
     def __init__(self, total, desc, file):
         self.total, self.desc, self.file = total, desc, file
@@ -18,7 +19,7 @@ class _PlainProgress:
 
     def update(self, n=1):
         self.n += n
-        if self.n % self._every == 0 or self.n == self.total:
+        if self.file is not None and (self.n % self._every == 0 or self.n == self.total):
             print(f"{self.desc}: {self.n}/{self.total} {self.postfix}", file=self.file)
 
     def close(self):
@@ -29,14 +30,10 @@ def progress(total, desc, enabled=True, file=None):
     """An object with ``update()``, ``set_postfix_str()`` and ``close()``."""
     file = file or sys.stderr
     if not enabled:
-        return _PlainProgress(total, desc, open_null())
+        return _PlainProgress(total, desc, None)
     try:
         from tqdm import tqdm
     except ImportError:
         return _PlainProgress(total, desc, file)
     return tqdm(total=total, desc=desc, file=file, leave=True, dynamic_ncols=True)
 
-
-def open_null():
-    import os
-    return open(os.devnull, "w")
