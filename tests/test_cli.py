@@ -155,3 +155,11 @@ def test_data_fetch_reports_a_failed_download_in_one_line(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert err.startswith("chainrule data fetch: error:") and "\n" not in err
     assert not list((tmp_path / "m").glob("*.gz"))
+
+
+def test_the_moons_demo_checkpoint_evaluates_to_its_accuracy(tmp_path, capsys):
+    """The scalar model saved by `train moons` rebuilds from its own architecture()."""
+    assert main(["train", "moons", "--quiet", "--out", str(tmp_path)]) == 0
+    capsys.readouterr()
+    assert main(["eval", str(tmp_path / "model.npz"), "--data", "moons"]) == 0
+    assert "moons: train accuracy 100.00%" in capsys.readouterr().out

@@ -371,3 +371,15 @@ def test_an_operation_added_micrograd_style_with_a_closure():
     assert x.grad == pytest.approx(3 * (2 * 1.5) ** 2 * 2 + 1, rel=1e-15)
     with pytest.raises(TypeError, match="hand-written _backward closure"):
         cube(Value(1.0)).backward(create_graph=True)
+
+
+def test_a_scalar_mlp_describes_how_to_rebuild_it():
+    """architecture() is what a checkpoint stores; rebuilding from it gives the same shape."""
+    model = MLP(3, [4, 4, 2], nonlin="tanh", rng=0)
+    arch = model.architecture()
+    assert arch == {"type": "ScalarMLP", "nin": 3, "nouts": [4, 4, 2], "nonlin": "tanh",
+                    "activate_output": False}
+    again = MLP(arch["nin"], arch["nouts"], nonlin=arch["nonlin"],
+                activate_output=arch["activate_output"])
+    assert repr(again) == repr(model)
+    assert len(again.parameters()) == len(model.parameters())

@@ -140,22 +140,27 @@ def _train(args):
 
 
 def _train_recipe(task, config, quiet):
-    """micrograd's moons demo and microcrad's toy regression, exactly as they were."""
+    """micrograd's moons demo and microcrad's toy regression, exactly as they were;
+    the result shaped like training.train's: (model, data, metrics)."""
+    import numpy as np
+
     from . import recipes
     train = recipes.train_moons if task == "moons" else recipes.train_toy
     model, X, y, metrics = train(steps=config.epochs, lr=config.lr, seed=config.seed,
                                  show_progress=not quiet)
     metrics["config"] = {**config.__dict__}
-    return model, (model, X, y, metrics)
+    metrics["history"] = {"loss": metrics["loss_history"]}
+    data = dict(X_train=np.asarray(X), y_train=np.asarray(y), X_test=None, y_test=None,
+                n_classes=1, image=None, regression=task == "toy")
+    return model, (model, data, metrics)
 
 
 def _report(task, config, result):
+    metrics = result[2]
     if task == "toy":
-        metrics = result[3] if len(result) == 4 else result[2]
         print(f"toy ({config.engine} engine): {config.epochs} steps, mean squared error "
               f"{metrics['mse']:.5f}, {metrics['wall_time_s']:.1f} s")
         return
-    metrics = result[3] if len(result) == 4 else result[2]
     line = (f"{task} ({config.engine} engine): {config.epochs} epochs, loss "
             f"{metrics['loss']:.4f}, train accuracy {metrics['train_accuracy']:.1%}")
     if "test_accuracy" in metrics:
@@ -183,60 +188,38 @@ def _print_table(history, rows=8):
 def _write_outputs(task, config, result, out):
     from . import checkpoint, training
     out.mkdir(parents=True, exist_ok=True)
-    written = []
     try:
         from . import plots
     except ImportError:
         plots = None
-    if len(result) == 4:  # the scalar recipes
-        model, X, y, metrics = result
-        architecture = {"type": "ScalarMLP", "nin": 2,
-                        "nouts": list(config.hidden) + [1],
-                        "nonlin": "tanh" if task == "toy" else "relu"}
-        history = {"loss": metrics["loss_history"]}
-        pictures = []
-        if plots is not None:
-            if task == "moons":
-                pictures.append(plots.plot_decision_boundary(
-                    model, X, y, out / "decision_boundary.png",
-                    title=f"moons: train accuracy {metrics['train_accuracy']:.0%}"))
-            else:
-                from .data.synthetic import toy_target
-                pictures.append(plots.plot_toy_fit(model, X, y, toy_target, out / "fit.png"))
-            pictures.append(plots.plot_history(history, out / "curves.png", title=task))
-        metrics["history"] = history
-    else:
-        model, data, metrics = result
-        architecture = ({**model.architecture(), "engine": "tensor"}
-                        if config.engine == "tensor" else
-                        {"type": "ScalarMLP", "nin": data["X_train"].shape[1],
-                         "nouts": list(config.hidden) + [data["n_classes"]], "nonlin": "relu"})
-        pictures = []
-        if plots is not None:
-            pictures.append(plots.plot_history(metrics["history"], out / "curves.png",
-                                               title=f"{task} ({config.engine})"))
-            if data.get("regression"):
-                from .data.synthetic import toy_target
-                pictures.append(plots.plot_toy_fit(
-                    model, data["X_train"], data["y_train"], toy_target, out / "fit.png",
-                    predict=lambda points: training.scores(model, points, config.engine)[:, 0]))
-            elif data["image"] is None:
-                def predict(points):
-                    s = training.scores(model, points, config.engine)
-                    return s[:, 1] - s[:, 0]
-                pictures.append(plots.plot_decision_boundary(
-                    model, data["X_train"], data["y_train"], out / "decision_boundary.png",
-                    title=f"{task}: train accuracy {metrics['train_accuracy']:.0%}",
-                    predict=predict))
-            else:
-                acc, matrix, predicted = training.evaluate(model, data, config.engine)
-                metrics["confusion_matrix"] = matrix.tolist()
-                pictures.append(plots.plot_confusion(matrix, out / "confusion.png",
-                                                     title=f"{task}: test accuracy {acc:.1%}"))
-                pictures.append(plots.plot_misclassified(
-                    data["X_test"], data["y_test"], predicted, data["image"],
-                    out / "misclassified.png"))
-    architecture["engine"] = config.engine
+    model, data, metrics = result
+    pictures = []
+    if plots is not None:
+        pictures.append(plots.plot_history(metrics["history"], out / "curves.png",
+                                           title=f"{task} ({config.engine})"))
+
+        def score(points):  # one output: its sign; two: the margin of class 1
+            s = training.scores(model, points, config.engine)
+            return s[:, 0] if s.shape[1] == 1 else s[:, 1] - s[:, 0]
+
+        if data.get("regression"):
+            from .data.synthetic import toy_target
+            pictures.append(plots.plot_toy_fit(model, data["X_train"], data["y_train"],
+                                               toy_target, out / "fit.png", predict=score))
+        elif data["image"] is None:
+            pictures.append(plots.plot_decision_boundary(
+                model, data["X_train"], data["y_train"], out / "decision_boundary.png",
+                title=f"{task}: train accuracy {metrics['train_accuracy']:.0%}",
+                predict=score))
+        else:
+            acc, matrix, predicted = training.evaluate(model, data, config.engine)
+            metrics["confusion_matrix"] = matrix.tolist()
+            pictures.append(plots.plot_confusion(matrix, out / "confusion.png",
+                                                 title=f"{task}: test accuracy {acc:.1%}"))
+            pictures.append(plots.plot_misclassified(
+                data["X_test"], data["y_test"], predicted, data["image"],
+                out / "misclassified.png"))
+    architecture = {**model.architecture(), "engine": config.engine}
     checkpoint.save(model, out / "model.npz", architecture=architecture)
     _write_json(out / "metrics.json", metrics)
     written = [out / "metrics.json", out / "model.npz"] + [p for p in pictures if p]
@@ -254,7 +237,8 @@ def _eval(args):
         if arch.get("type") == "MLP":
             model, engine = MLP(arch["sizes"], activation=arch.get("activation", "relu")), "tensor"
         elif arch.get("type") == "ScalarMLP":
-            model = ScalarMLP(arch["nin"], arch["nouts"], nonlin=arch.get("nonlin", "relu"))
+            model = ScalarMLP(arch["nin"], arch["nouts"], nonlin=arch.get("nonlin", "relu"),
+                              activate_output=arch.get("activate_output", False))
             engine = "scalar"
         else:
             return _error("eval", f"{args.model}: no architecture this command can rebuild "

@@ -136,5 +136,13 @@ class MLP(Module):
     def parameters(self):
         return [p for layer in self.layers for p in layer.parameters()]
 
+    def architecture(self):
+        """What rebuilds this model (stored in checkpoints)."""
+        first, last = self.layers[0].neurons[0], self.layers[-1].neurons[0]
+        return {"type": "ScalarMLP", "nin": len(first.w),
+                "nouts": [len(layer.neurons) for layer in self.layers],
+                "nonlin": first.activation if len(self.layers) > 1 else last.activation,
+                "activate_output": last.activation != "linear"}
+
     def __repr__(self):
         return f"MLP of [{', '.join(str(layer) for layer in self.layers)}]"
