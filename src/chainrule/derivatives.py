@@ -180,6 +180,7 @@ erf.defjvp(lambda t, ans, x: t * _TWO_OVER_SQRT_PI * exp(-x * x))
 
 @_primitive("relu")
 def relu(x):
+    """max(x, 0), elementwise."""
     return np.maximum(x, 0)
 
 
@@ -189,6 +190,7 @@ relu.defjvp(lambda t, ans, x: t * (_raw(x) > 0))
 
 @_primitive("leaky_relu")
 def leaky_relu(x, negative_slope=0.01):
+    """x where x > 0, else negative_slope * x."""
     return np.where(np.asarray(x) > 0, x, np.multiply(x, negative_slope))
 
 
@@ -346,6 +348,7 @@ def unbroadcast(g, shape, batch_ndim=0):
 
 @_primitive("sum")
 def sum(x, axis=None, keepdims=False):  # noqa: A001  (cr.sum, like np.sum)
+    """The sum over ``axis`` (an int, a tuple, or None for all), like np.sum."""
     if type(x) is np.ndarray and x.dtype.kind == "f":  # the ufunc itself: no wrapper
         return np.add.reduce(x, axis=axis, keepdims=keepdims)
     return np.sum(x, axis=axis, keepdims=keepdims)
@@ -363,6 +366,7 @@ def _count(x, ans):
 
 @_primitive("mean")
 def mean(x, axis=None, keepdims=False):
+    """The mean over ``axis`` (an int, a tuple, or None for all), like np.mean."""
     return np.mean(x, axis=axis, keepdims=keepdims)
 
 
@@ -381,11 +385,13 @@ def _extremum_share(x, ans, axis, keepdims):
 
 @_primitive("max")
 def max(x, axis=None, keepdims=False):  # noqa: A001
+    """The largest entry over ``axis``; ties share the gradient evenly."""
     return np.max(x, axis=axis, keepdims=keepdims)
 
 
 @_primitive("min")
 def min(x, axis=None, keepdims=False):  # noqa: A001
+    """The smallest entry over ``axis``; ties share the gradient evenly."""
     return np.min(x, axis=axis, keepdims=keepdims)
 
 
@@ -400,6 +406,7 @@ for _extremum in (max, min):
 
 @_primitive("prod")
 def prod(x, axis=None, keepdims=False):
+    """The product over ``axis``; its gradient is exact with zeros among the entries."""
     return np.prod(x, axis=axis, keepdims=keepdims)
 
 
@@ -444,6 +451,7 @@ def var(x, axis=None, ddof=0, keepdims=False):
 
 
 def std(x, axis=None, ddof=0, keepdims=False):
+    """Standard deviation, the square root of var (``ddof=0`` as NumPy)."""
     return sqrt(var(x, axis, ddof, keepdims))
 
 
@@ -475,6 +483,7 @@ logsumexp.defjvp(lambda t, ans, x, axis=None, keepdims=False:
 
 @_primitive("softmax")
 def softmax(x, axis=-1):
+    """exp(x) / sum(exp(x)) along ``axis``, shifted by the max so nothing overflows."""
     x = np.asarray(x)
     shifted = np.exp(x - x.max(axis=axis, keepdims=True))
     return shifted / shifted.sum(axis=axis, keepdims=True)
@@ -599,6 +608,7 @@ def outer(a, b):
 
 @_primitive("reshape")
 def reshape(x, shape):
+    """The same entries in a new shape (a view when NumPy can make one)."""
     return np.reshape(x, shape)
 
 
@@ -608,6 +618,7 @@ reshape.defjvp(lambda t, ans, x, shape: reshape(t, _tangent_lead(t, x) + _shape(
 
 @_primitive("transpose")
 def transpose(x, axes=None):
+    """Axes permuted (reversed when ``axes`` is None), like np.transpose."""
     return np.transpose(x, axes)
 
 
@@ -639,6 +650,7 @@ def permute(x, *axes):
 
 @_primitive("swapaxes")
 def swapaxes(x, axis1, axis2):
+    """Two axes exchanged."""
     return np.swapaxes(x, axis1, axis2)
 
 
@@ -650,6 +662,7 @@ swapaxes.defjvp(lambda t, ans, x, axis1, axis2:
 
 @_primitive("broadcast_to")
 def broadcast_to(x, shape):
+    """x repeated along new or size-1 axes to ``shape`` (a read-only view)."""
     return np.broadcast_to(x, shape)
 
 
@@ -669,6 +682,7 @@ def expand(x, *shape):
 
 @_primitive("squeeze")
 def squeeze(x, axis=None):
+    """Size-1 axes removed (all of them, or those in ``axis``)."""
     return np.squeeze(x, axis)
 
 
@@ -678,6 +692,7 @@ squeeze.defjvp(lambda t, ans, x, axis=None: reshape(t, _tangent_lead(t, x) + _sh
 
 @_primitive("expand_dims")
 def expand_dims(x, axis):
+    """A size-1 axis inserted at ``axis`` (PyTorch's unsqueeze)."""
     return np.expand_dims(x, axis)
 
 
@@ -902,6 +917,18 @@ _declare_batch_safe()
 _METHODS = {}
 
 
+def _transpose_method(x, *axes):
+    """Axes permuted: ``x.transpose()`` reverses them, ``x.transpose(1, 0, 2)`` orders them."""
+    return permute(x, *axes) if axes else transpose(x)
+
+
+def _reshape_method(x, *shape):
+    """The same entries in a new shape: ``x.reshape(2, 3)`` or ``x.reshape((2, 3))``."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    return reshape(x, shape)
+
+
 def _install_methods():
     methods = _METHODS
     methods.update({
@@ -912,14 +939,12 @@ def _install_methods():
         "sum": sum, "mean": mean, "max": max, "min": min, "prod": prod, "var": var,
         "std": std, "logsumexp": logsumexp, "softmax": softmax, "log_softmax": log_softmax,
         "norm": norm, "dot": dot, "outer": outer, "matmul": matmul,
-        "transpose": lambda x, *axes: permute(x, *axes) if axes else transpose(x),
+        "transpose": _transpose_method,
         "permute": permute, "swapaxes": swapaxes, "expand": expand,
         "broadcast_to": broadcast_to, "squeeze": squeeze, "unsqueeze": expand_dims,
         "expand_dims": expand_dims, "flatten": flatten, "split": split,
         "maximum": maximum, "minimum": minimum,
-        "reshape": lambda x, *shape: reshape(
-            x, tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list))
-            else shape),
+        "reshape": _reshape_method,
     })
     for name, function in methods.items():
         setattr(Tensor, name, _as_method(function, name))

@@ -77,8 +77,6 @@ class JVPTracer(Traced, ArrayOperators):
     def __gt__(self, other): return _innermost(self) > _innermost(other)
     def __ge__(self, other): return _innermost(self) >= _innermost(other)
 
-    def relu(self):
-        return _ops.relu(self)
 
 
 def tangent_of_result(prim, tangents, ans, args, kwargs):

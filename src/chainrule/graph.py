@@ -85,6 +85,7 @@ def is_grad_enabled():
 
 
 def is_anomaly_enabled():
+    """True inside ``detect_anomaly()``."""
     return _modes.anomaly
 
 

@@ -446,9 +446,11 @@ class LRScheduler:
             group["lr"] = lr
 
     def state_dict(self):
+        """The schedule's position and settings, to save with a checkpoint."""
         return {"last_epoch": self.last_epoch, "base_lrs": list(self.base_lrs)}
 
     def load_state_dict(self, state_dict):
+        """Restore what state_dict() returned."""
         self.last_epoch = int(state_dict["last_epoch"])
         self.base_lrs = list(state_dict["base_lrs"])
         self._apply()
@@ -479,6 +481,7 @@ class StepLR(LRScheduler):
         super().__init__(optimizer)
 
     def lr_at(self, base_lr, k):
+        """base_lr * gamma ** (k // step_size)."""
         return base_lr * self.gamma ** (k // self.step_size)
 
 
@@ -497,6 +500,7 @@ class CosineAnnealingLR(LRScheduler):
         super().__init__(optimizer)
 
     def lr_at(self, base_lr, k):
+        """eta_min + (base_lr - eta_min) * (1 + cos(pi * k / T_max)) / 2."""
         cosine = math.cos(math.pi * k / self.T_max)
         return self.eta_min + (base_lr - self.eta_min) * (1 + cosine) / 2
 
@@ -518,6 +522,7 @@ class LinearLR(LRScheduler):
         super().__init__(optimizer)
 
     def lr_at(self, base_lr, k):
+        """base_lr times a factor going linearly from start_factor to end_factor."""
         done = min(k, self.total_iters) / self.total_iters
         return base_lr * (self.start_factor + (self.end_factor - self.start_factor) * done)
 
@@ -552,4 +557,5 @@ class LambdaLR(LRScheduler):
         super().__init__(optimizer)
 
     def lr_at(self, base_lr, k):
+        """base_lr * lr_lambda(k)."""
         return base_lr * self.lr_lambda(k)

@@ -760,35 +760,43 @@ def _default(dtype):
 
 
 def zeros(*shape, dtype=None, requires_grad=False):
+    """A Tensor of zeros: ``zeros(2, 3)`` or ``zeros((2, 3))``; float64 unless told."""
     return Tensor._make(np.zeros(_shape(shape), dtype=_default(dtype)), requires_grad)
 
 
 def ones(*shape, dtype=None, requires_grad=False):
+    """A Tensor of ones: ``ones(2, 3)`` or ``ones((2, 3))``; float64 unless told."""
     return Tensor._make(np.ones(_shape(shape), dtype=_default(dtype)), requires_grad)
 
 
 def full(shape, fill_value, dtype=None, requires_grad=False):
+    """A Tensor of ``shape`` filled with ``fill_value``."""
     return Tensor._make(np.full(_shape((shape,)), fill_value, dtype=_default(dtype)),
                         requires_grad)
 
 
 def eye(n, m=None, dtype=None, requires_grad=False):
+    """The n x m identity matrix (n x n when m is None)."""
     return Tensor._make(np.eye(n, m, dtype=_default(dtype)), requires_grad)
 
 
 def arange(*args, dtype=None, requires_grad=False):
+    """Evenly spaced values in [start, stop) with ``step``, like np.arange."""
     return Tensor._make(np.arange(*args, dtype=_default(dtype)), requires_grad)
 
 
 def linspace(start, stop, num=50, dtype=None, requires_grad=False):
+    """``num`` evenly spaced values from start to stop inclusive."""
     return Tensor._make(np.linspace(start, stop, num, dtype=_default(dtype)), requires_grad)
 
 
 def zeros_like(x, dtype=None, requires_grad=False):
+    """Zeros with the shape (and dtype, unless given) of x."""
     return Tensor._make(np.zeros_like(_raw(x), dtype=dtype), requires_grad)
 
 
 def ones_like(x, dtype=None, requires_grad=False):
+    """Ones with the shape (and dtype, unless given) of x."""
     return Tensor._make(np.ones_like(_raw(x), dtype=dtype), requires_grad)
 
 

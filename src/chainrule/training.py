@@ -103,6 +103,7 @@ def load_dataset(name, seed=0, data_dir=""):
 
 
 def build_model(config, n_inputs, n_classes):
+    """The MLP a config asks for: tensor or scalar, hidden sizes, tanh for the toy set."""
     sizes = [n_inputs] + list(config.hidden) + [n_classes]
     activation = "tanh" if config.dataset == "toy" else "relu"
     if config.engine == "tensor":

@@ -243,30 +243,39 @@ class Value:
     # --- functions ----------------------------------------------------------------
 
     def relu(self):
+        """max(x, 0); its derivative at 0 is taken to be 0."""
         return Value(0.0 if self.data < 0 else self.data, (self,), "ReLU")
 
     def exp(self):
+        """e ** self (inf, not OverflowError, for huge inputs)."""
         return Value(_float_exp(self.data), (self,), "exp")
 
     def log(self):
+        """The natural logarithm; ValueError for a value <= 0."""
         return Value(_float_log(self.data), (self,), "log")
 
     def sqrt(self):
+        """The square root; ValueError for a negative value."""
         return Value(_float_sqrt(self.data), (self,), "sqrt")
 
     def sin(self):
+        """The sine."""
         return Value(_float_sin(self.data), (self,), "sin")
 
     def cos(self):
+        """The cosine."""
         return Value(_float_cos(self.data), (self,), "cos")
 
     def tanh(self):
+        """The hyperbolic tangent (1 with derivative 0 far out: no overflow)."""
         return Value(math.tanh(self.data), (self,), "tanh")
 
     def sigmoid(self):
+        """1 / (1 + e**-self), computed without overflow."""
         return Value(_float_sigmoid(self.data), (self,), "sigmoid")
 
     def abs(self):
+        """The absolute value; its derivative at 0 is taken to be 0."""
         return Value(abs(self.data), (self,), "abs")
 
     __abs__ = abs
@@ -486,14 +495,17 @@ def power(a, b):
 
 
 def sin(x):
+    """The sine of a number or a Value."""
     return x.sin() if isinstance(x, Value) else _float_sin(x)
 
 
 def cos(x):
+    """The cosine of a number or a Value."""
     return x.cos() if isinstance(x, Value) else _float_cos(x)
 
 
 def tanh(x):
+    """The hyperbolic tangent of a number or a Value."""
     return x.tanh() if isinstance(x, Value) else math.tanh(x)
 
 
@@ -503,10 +515,12 @@ def sigmoid(x):
 
 
 def relu(x):
+    """max(x, 0) of a number or a Value."""
     return x.relu() if isinstance(x, Value) else (0.0 if x < 0 else float(x))
 
 
 def absolute(x):
+    """|x| of a number or a Value."""
     return x.abs() if isinstance(x, Value) else abs(float(x))
 
 

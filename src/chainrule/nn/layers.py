@@ -53,6 +53,7 @@ class Linear(Module):
         self.bias = Parameter(np.zeros(out_features), dtype=dtype) if bias else None
 
     def forward(self, x):
+        """x @ weight + bias; x's last axis must be in_features."""
         if x.shape[-1] != self.in_features:
             raise ValueError(f"Linear: input of shape {tuple(x.shape)}, expected the last "
                              f"axis to be in_features = {self.in_features}")
@@ -60,6 +61,7 @@ class Linear(Module):
         return y + self.bias if self.bias is not None else y
 
     def extra_repr(self):
+        """in_features, out_features and bias, for repr."""
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"bias={self.bias is not None}")
 
@@ -74,6 +76,7 @@ class Sequential(Module):
         self.layers = list(modules)
 
     def forward(self, x):
+        """Each module applied to the previous one's output."""
         for layer in self.layers:
             x = layer(x)
         return x
@@ -85,30 +88,43 @@ class Sequential(Module):
         return len(self.layers)
 
     def named_children(self):
+        """The modules, named by their position: '0', '1', ..."""
         for i, layer in enumerate(self.layers):
             yield str(i), layer
 
 
 class ReLU(Module):
+    """max(x, 0), elementwise."""
+
     def forward(self, x):
+        """max(x, 0)."""
         return ops.relu(x)
 
 
 class Tanh(Module):
+    """tanh(x), elementwise."""
+
     def forward(self, x):
+        """tanh(x)."""
         return ops.tanh(x)
 
 
 class Sigmoid(Module):
+    """1 / (1 + e**-x), elementwise."""
+
     def forward(self, x):
+        """sigmoid(x)."""
         return ops.sigmoid(x)
 
 
 class GELU(Module):
+    """x * Phi(x), Phi the normal CDF; ``approximate="tanh"`` as in PyTorch."""
+
     def __init__(self, approximate="none"):
         self.approximate = approximate
 
     def forward(self, x):
+        """gelu(x)."""
         return ops.gelu(x, approximate=self.approximate)
 
 
@@ -126,12 +142,14 @@ class Dropout(Module):
         self.rng = make_generator(rng)
 
     def forward(self, x):
+        """x with entries dropped at random in training; x itself in eval."""
         if not self.training or self.p == 0:
             return x
         keep = self.rng.random(x.shape) >= self.p
         return x * (keep / (1 - self.p)).astype(x.dtype)
 
     def extra_repr(self):
+        """p, for repr."""
         return f"p={self.p}"
 
 
@@ -142,6 +160,7 @@ class Flatten(Module):
         self.start_dim = start_dim
 
     def forward(self, x):
+        """x with the axes from start_dim on merged into one."""
         return ops.flatten(x, self.start_dim)
 
 
@@ -189,14 +208,21 @@ class CrossEntropyLoss(Module):
     """``nn.functional.cross_entropy`` as a module: logits (N, C), integer labels (N,)."""
 
     def forward(self, logits, labels):
+        """Mean cross-entropy of integer labels (N,) under logits (N, C)."""
         return F.cross_entropy(logits, labels)
 
 
 class MSELoss(Module):
+    """``nn.functional.mse_loss`` as a module."""
+
     def forward(self, prediction, target):
+        """Mean of (prediction - target) ** 2."""
         return F.mse_loss(prediction, target)
 
 
 class BCEWithLogitsLoss(Module):
+    """``nn.functional.binary_cross_entropy_with_logits`` as a module."""
+
     def forward(self, logits, targets):
+        """Mean binary cross-entropy of targets in [0, 1] under logits."""
         return F.binary_cross_entropy_with_logits(logits, targets)

@@ -41,12 +41,14 @@ class Module:
         return self.forward(*args, **kwargs)
 
     def forward(self, *args, **kwargs):
+        """The computation of the module; subclasses define it."""
         raise TypeError(f"{type(self).__name__} defines no forward(); a Module subclass "
                         f"computes its output in forward(self, x)")
 
     # --- what the module holds ------------------------------------------------------
 
     def named_children(self):
+        """(name, module) pairs of the submodules held in attributes."""
         for name, value in vars(self).items():
             if isinstance(value, Module):
                 yield name, value
@@ -79,21 +81,25 @@ class Module:
                         yield from item._walk_parameters(f"{full}.{i}.")
 
     def parameters(self):
+        """The parameters, each once, in the order they were set."""
         return [p for _, p in self.named_parameters()]
 
     def zero_grad(self):
+        """Clear the gradients: None for Tensors, 0.0 for scalar Values."""
         for p in self.parameters():
             p.grad = 0.0 if isinstance(p, Value) else None
 
     # --- modes ----------------------------------------------------------------------
 
     def train(self, mode=True):
+        """Training mode (Dropout active) for this module and all below it."""
         self.training = bool(mode)
         for _, child in self.named_children():
             child.train(mode)
         return self
 
     def eval(self):
+        """Evaluation mode: ``train(False)``."""
         return self.train(False)
 
     # --- saving and restoring -------------------------------------------------------
@@ -131,6 +137,7 @@ class Module:
     # --- a tree for repr ------------------------------------------------------------
 
     def extra_repr(self):
+        """What repr shows inside the parentheses (a subclass's settings)."""
         return ""
 
     def __repr__(self):

@@ -81,6 +81,7 @@ class Neuron(Module):
         return apply(act) if apply else act
 
     def parameters(self):
+        """The weights, then the bias (micrograd's order)."""
         return self.w + [self.b]
 
     def __repr__(self):
@@ -103,6 +104,7 @@ class Layer(Module):
         return out[0] if len(out) == 1 else out
 
     def parameters(self):
+        """Every neuron's parameters, neuron by neuron."""
         return [p for n in self.neurons for p in n.parameters()]
 
     def __repr__(self):
@@ -134,6 +136,7 @@ class MLP(Module):
         return x[0] if len(x) == 1 else x
 
     def parameters(self):
+        """Every layer's parameters, layer by layer."""
         return [p for layer in self.layers for p in layer.parameters()]
 
     def architecture(self):
