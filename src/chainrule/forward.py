@@ -21,6 +21,7 @@ import itertools
 import numpy as np
 
 from .tensor import ArrayOperators, Tensor, Traced
+from .value import Value
 
 __all__ = ["JVPTracer", "new_level", "tangent_of_result"]
 
@@ -119,7 +120,7 @@ def _innermost(x):
         x = x.primal
     if isinstance(x, Tensor):
         return x._data
-    if type(x).__name__ == "Value":
+    if isinstance(x, Value):
         return x.data
     return x
 
