@@ -5,6 +5,7 @@
     chainrule eval out/mnist/model.npz --data mnist
     chainrule data fetch mnist --to ~/mnist        the full set, where a network is
     chainrule graph "x*y + tanh(x)" --at x=2,y=3 -o graph.svg
+    chainrule graph "x*y + x" --at x=2,y=3 --explain   each chain-rule step, printed
 
 This is the one module that knows every other; the engines know nothing of it.
 """
@@ -89,6 +90,8 @@ def _build_parser():
     graph.add_argument("expression", help='for example "x*y + tanh(x)"')
     graph.add_argument("--at", default="", metavar="NAME=VALUE,...",
                        help="values of the variables, for example x=2,y=3")
+    graph.add_argument("--explain", action="store_true",
+                       help="print each step of the chain rule as backward takes it")
     graph.add_argument("-o", "--output", type=Path, default=Path("graph.svg"),
                        help="picture to write: .svg, .png, .pdf, or .dot for the "
                             "Graphviz source only (default graph.svg)")
@@ -290,8 +293,10 @@ def _graph(args):
     except ExpressionError as err:
         print(f"chainrule graph: error: {err}", file=sys.stderr)
         return 2
+    if root._prev:
+        root.label = "f"  # the expression's name in the explanation and the picture
     try:
-        root.backward()
+        root.backward(explain=variables if args.explain else False)
     except ValueError as err:
         print(f"chainrule graph: error: {err}", file=sys.stderr)
         return 2

@@ -210,7 +210,7 @@ def _apply_to_values(prim, args, kwargs):
             full[argnum] = operand
         return tuple(rule(1.0, ans, *full, **kwargs) for rule in rules)
 
-    return Value(float(data), tuple(args[i] for i in positions), prim.name, partials)
+    return Value(float(data), tuple(args[i] for i in positions), prim.name, _rule=partials)
 
 
 def _user_frame():
@@ -459,7 +459,7 @@ class Tensor(ArrayOperators):
 
     # --- 3. backward -----------------------------------------------------------------
 
-    def backward(self, gradient=None, create_graph=False):
+    def backward(self, gradient=None, create_graph=False, explain=False):
         """Accumulate d(self)/d(leaf), times ``gradient``, into ``.grad`` of every leaf
         that requires grad (a vector-Jacobian product: ``gradient`` is the vector).
 
@@ -468,6 +468,10 @@ class Tensor(ArrayOperators):
         clear them with ``zero_grad()``. Intermediate results keep their gradient only
         if you asked with ``retain_grad()``. With ``create_graph=True`` the gradients
         are Tensors that can be differentiated again.
+
+        ``explain=True`` prints each vector-Jacobian product as it is taken, with the
+        shapes it maps between (see chainrule.explain); ``explain={"x": x, ...}`` (or
+        ``locals()``) names the tensors.
         """
         if not self.requires_grad:
             raise RuntimeError("backward: this tensor does not require grad, so there is "
@@ -476,7 +480,7 @@ class Tensor(ArrayOperators):
         seed = _seed_gradient(self, gradient)
         if create_graph:
             seed = Tensor._make(seed)
-        _backpropagate(self, seed, create_graph)
+        _backpropagate(self, seed, create_graph, explain=explain)
 
 
 def _seed_gradient(root, gradient):
@@ -495,7 +499,7 @@ def _seed_gradient(root, gradient):
     return gradient
 
 
-def _backpropagate(root, seed, create_graph, batch_shape=()):
+def _backpropagate(root, seed, create_graph, batch_shape=(), explain=False):
     """The chain rule over the whole graph, from ``root`` back to its leaves, whose
     ``.grad`` accumulate (and that of intermediates that asked, with retain_grad).
 
@@ -506,8 +510,14 @@ def _backpropagate(root, seed, create_graph, batch_shape=()):
     if not order:  # the root is a leaf
         _accumulate_leaf(root, seed, owned=False)
         return
+    story = None
+    if explain:
+        from .explain import TensorStory  # only the explaining pass needs it
+        story = TensorStory(root, explain)
+        story.plan(order)
+        story.start(seed)
     _chain_rule({id(root): (seed, False)}, order, create_graph, batch_shape,
-                stop_at=None, arrive=_accumulate_leaf, needed=None)
+                stop_at=None, arrive=_accumulate_leaf, needed=None, story=story)
 
 
 def gradients(roots, seeds, targets, create_graph=False, batch_shape=()):
@@ -540,12 +550,14 @@ def gradients(roots, seeds, targets, create_graph=False, batch_shape=()):
     return [found.get(id(t)) for t in targets]
 
 
-def _chain_rule(grads, order, create_graph, batch_shape, stop_at, arrive, needed):
+def _chain_rule(grads, order, create_graph, batch_shape, stop_at, arrive, needed,
+                story=None):
     """Visit ``order`` backwards; at each node, turn its gradient into its operands'.
 
     ``grads`` holds the gradients collected so far (node id -> (gradient, owned)).
     A gradient reaching a leaf, or a node in ``stop_at``, goes to ``arrive`` instead.
     Operands outside ``needed`` (when given) get nothing: no target lies behind them.
+    A ``story`` (backward(explain=True)) is told each step.
     """
     anomaly = _modes.anomaly
     for node in reversed(order):
@@ -570,7 +582,11 @@ def _chain_rule(grads, order, create_graph, batch_shape, stop_at, arrive, needed
                 vjp = _row_by_row(rule, g, len(batch_shape), ans, rule_args, kwargs)
             else:
                 vjp = rule(g, ans, *rule_args, **kwargs)
+            if story is not None:
+                raw = vjp
             vjp, fresh = _fit(vjp, arg, g, create_graph, batch_shape)
+            if story is not None:
+                story.step(node, argnum, g, raw, vjp, first=argnum == node._grad_argnums[0])
             if anomaly:
                 _check_finite(vjp, f"the backward of {prim.name} (argument {argnum})",
                               node._origin)

@@ -157,13 +157,14 @@ class Value:
     """
 
     # __slots__: a Value is small and quick to make; no __dict__ per node.
-    __slots__ = ("data", "grad", "_prev", "_op", "_rule", "__weakref__")
+    __slots__ = ("data", "grad", "_prev", "_op", "_rule", "label", "__weakref__")
 
-    def __init__(self, data, _children=(), _op="", _rule=None):
+    def __init__(self, data, _children=(), _op="", label="", _rule=None):
         self.data = data if type(data) is float else _as_float(data)
         self.grad = 0.0
         self._prev = tuple(_children)
         self._op = _op
+        self.label = label  # a name for pictures and explanations, as in micrograd's lecture
         # A node built by hand, micrograd style (Value(x, (a, b), '*')), finds its rule
         # by its label.
         self._rule = _rule if (_rule is not None or not _children) else DERIVATIVES.get(_op)
@@ -190,12 +191,14 @@ class Value:
             return Value(_float_pow(self.data, other.data), (self, other), "**")
         if not _is_number(other):
             return NotImplemented
-        return Value(_float_pow(self.data, other), (self,), f"**{other}", power_rule(other))
+        return Value(_float_pow(self.data, other), (self,), f"**{other}",
+                     _rule=power_rule(other))
 
     def __rpow__(self, base):  # number ** Value
         if not _is_number(base):
             return NotImplemented
-        return Value(_float_pow(base, self.data), (self,), f"{base}**", exponential_rule(base))
+        return Value(_float_pow(base, self.data), (self,), f"{base}**",
+                     _rule=exponential_rule(base))
 
     def __neg__(self):
         return self * -1
@@ -302,7 +305,7 @@ class Value:
 
     # --- backpropagation ------------------------------------------------------------
 
-    def backward(self, gradient=1.0, create_graph=False):
+    def backward(self, gradient=1.0, create_graph=False, explain=False):
         """Fill ``.grad`` of every node this one depends on with d(self)/d(node).
 
         Leaves (inputs and parameters) *accumulate*: calling backward twice doubles
@@ -314,6 +317,17 @@ class Value:
         own operations, so they can be differentiated again (a second derivative).
         The gradient graph refers back to the nodes it was computed from, so reset the
         leaves' ``.grad`` (and drop those gradients) when you are done with them.
+
+        ``explain=True`` prints each step of the chain rule as it is taken, with its
+        numbers (see chainrule.explain); ``explain={"a": a, ...}`` (or ``locals()``)
+        also names the nodes.
+
+        >>> a, b = Value(2.0, label="a"), Value(3.0, label="b")
+        >>> c = a * b; c.label = "c"
+        >>> c.backward(explain=True)
+        c.grad = 1.0   (the start: dc/dc = 1)
+        c = a * b   a.grad += b.data * c.grad = 3.0 * 1.0 -> 3.0
+                    b.grad += a.data * c.grad = 2.0 * 1.0 -> 2.0
         """
         order = topological_order(self)
         seed = Value(gradient) if create_graph else _as_float(gradient)
@@ -323,6 +337,9 @@ class Value:
         for node in order:  # interior nodes start from zero at every pass
             node.grad = 0.0
         self.grad = seed
+        if explain:
+            self._explained_backward(order, seed, explain, create_graph)
+            return
         if not create_graph:
             for node in reversed(order):
                 node._chain_rule()
@@ -333,6 +350,17 @@ class Value:
             # graph is made of the nodes that use this one, so keeping it would make
             # a reference cycle. The leaves get the differentiable gradients.
             node.grad = node.grad.data
+
+    def _explained_backward(self, order, seed, names, create_graph):
+        """The same walk as backward(), telling each step before taking it."""
+        from .explain import ScalarStory  # only the explaining pass needs it
+        story = ScalarStory(self, names)
+        story.plan(order)
+        story.start(seed)
+        for node in reversed(order):
+            story.step(node, lambda: node._chain_rule(create_graph))
+            if create_graph:
+                node.grad = node.grad.data
 
     def _chain_rule(self, create_graph=False):
         """One step of the chain rule: pass this node's gradient on to its operands.

@@ -42,8 +42,8 @@ class GraphvizNotFound(RuntimeError):
 def draw_graph(root, rankdir="LR", labels=None):
     """The computation graph of ``root`` as a ``graphviz.Digraph``, like micrograd's draw_dot.
 
-    Every Value is one box showing its name (if ``labels``, a mapping from Value to name,
-    has one), its data and its grad; every interior Value gets a small node for its
+    Every Value is one box showing its name (from ``labels``, a mapping from Value to
+    name, or else its own ``label``, if either has one), its data and its grad; every interior Value gets a small node for its
     operation, with edges operand -> operation -> result. Edges leave the operands in
     operand order, and the layout keeps that order (``ordering=in``), so ``a - b`` and
     ``b - a`` look different. A Value used twice is drawn once.
@@ -74,8 +74,9 @@ def draw_graph(root, rankdir="LR", labels=None):
     horizontal = "{{ {} }}" if rankdir in ("LR", "RL") else "{}"
     for i, node in enumerate(nodes):
         fields = [f"data {_number(node.data)}", f"grad {_number(node.grad)}"]
-        if node in labels:
-            fields.insert(0, _record_text(str(labels[node])))
+        name = labels.get(node) or node.label
+        if name:
+            fields.insert(0, _record_text(str(name)))
         dot.node(f"v{i}", horizontal.format(" | ".join(fields)))
         if node._prev:
             op = f"v{i}op"
