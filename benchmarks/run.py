@@ -34,7 +34,7 @@ for path in (HERE, os.path.dirname(HERE)):  # `import common` and `import benchm
     if path not in sys.path:
         sys.path.insert(0, path)
 
-from common import SIZES, machine_info  # noqa: E402
+from common import SIZES, keep_freed_memory, machine_info  # noqa: E402
 
 __all__ = ["discover", "run_workloads", "add_ratios", "check_targets", "format_table",
            "write_results", "main"]
@@ -238,7 +238,11 @@ def main(argv=None):
     ap.add_argument("--size", choices=SIZES, help="tiny (smoke test), quick or full")
     ap.add_argument("--only", help="workload numbers, e.g. 1,3")
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
+    ap.add_argument("--default-malloc", action="store_true",
+                    help="leave glibc's malloc as it is (see common.keep_freed_memory)")
     args = ap.parse_args(argv)
+    if not args.default_malloc:
+        keep_freed_memory()
     size = args.size or ("quick" if args.quick else "full")
     only = [int(x) for x in args.only.split(",") if x.strip()] if args.only else None
 

@@ -3,8 +3,8 @@
 784-128-10 and 784-512-512-10 (ReLU, cross-entropy), batch 128 and 1024, float32 and
 float64. Every library gets the same data, the same initial weights and the same math:
 
-* chainrule  - raw ``cr.tensor`` parameters and ops (``x @ W + b``, ``.relu()``,
-               ``nn.functional.cross_entropy``), as benchmarks/tensor_mlp.py does. This was
+* chainrule  - raw ``cr.tensor`` parameters and ops (``nn.functional.linear``, the fused
+               ``x @ W + b`` that nn.Linear uses, ``.relu()``, ``nn.functional.cross_entropy``). This was
                measured against ``nn.MLP`` + ``optim.SGD``: the raw form is the faster one
                (no per-layer shape check, no optimizer bookkeeping), and the math is the same.
 * numpy      - forward and backward written by hand: the floor for any NumPy engine.
@@ -15,7 +15,8 @@ float64. Every library gets the same data, the same initial weights and the same
 
 Before any timing each library's gradients (one step at lr = 0) are compared with the
 hand-written NumPy ones; a mismatch raises. Timing is interleaved (the libraries take
-turns, the order reversed every other round), after a warm-up; the median is reported.
+turns of one untimed and 5 timed steps, see common.interleave), after a warm-up; the
+median is reported.
 GFLOP/s counts the matmul flops of forward and backward (2*B*a*b per matmul; the first
 layer's input gradient is not computed) against a measured large GEMM (np.matmul of
 2048x2048), the ceiling of this machine.
@@ -55,9 +56,14 @@ def _blas_threads():
     return os.cpu_count() or 1
 
 
-def interleaved(fns, repeats, warmup=2):
+# Steps timed in turns of 5 (after one untimed step), libraries alternating turn by
+# turn: what each library costs in a training loop, where steps follow each other.
+BLOCK = 5
+
+
+def interleaved(fns, repeats, warmup=2, block=BLOCK):
     """{name: [seconds, ...]}: each callable run ``repeats`` times, taking turns."""
-    return _interleave(fns, repeats, warmup)
+    return _interleave(fns, repeats, warmup, block=block)
 
 def choose_repeats(fns, budget_s, lo, hi):
     """Repeats so that one interleaved pass over ``fns`` fits ``budget_s`` (one timed call each)."""
@@ -148,22 +154,21 @@ def make_numpy(x, y, raw):
 
 def make_chainrule(x, y, raw):
     import chainrule as cr
-    from chainrule.nn.functional import cross_entropy
+    from chainrule.nn.functional import cross_entropy, linear
 
     def step(xt, params, lr):
         h = xt
         n_layers = len(params) // 2
         for i in range(n_layers):
-            h = h @ params[2 * i] + params[2 * i + 1]
+            h = linear(h, params[2 * i], params[2 * i + 1])
             if i < n_layers - 1:
                 h = h.relu()
         loss = cross_entropy(h, y)
         for p in params:
             p.grad = None
         loss.backward()
-        with cr.no_grad():
-            for p in params:
-                p.data -= lr * p.grad
+        for p in params:  # on the arrays themselves: nothing is recorded
+            p.data -= lr * p.grad
         return [p.grad for p in params]
 
     xt = cr.tensor(x)
@@ -482,5 +487,7 @@ def _print(rows):
 
 
 if __name__ == "__main__":
+    from common import keep_freed_memory
+    keep_freed_memory()  # as run.py does
     _print(run(sys.argv[1] if len(sys.argv) > 1 else "quick",
                include_chainrule_nn="--nn" in sys.argv))

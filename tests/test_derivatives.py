@@ -634,6 +634,10 @@ case("x.astype(float64)", lambda x: x.astype("float64"), lambda x: x.to(torch.fl
 
 # --- identity: how the function transforms mark an input already in a graph -------------
 
+for _sx in [(2, 3), (3,), (5, 2, 3)]:  # a layer's x @ W + b, fused
+    case(f"linear{_sx}", F.linear, lambda x, w, b: x @ w + b, (_sx, "any"), ((3, 4), "any"),
+         ((4,), "any"), prim=lambda x, w, b: (D.linear, (x, w, b), {}))
+
 case("identity", lambda x: D.identity(x), lambda x: x.view_as(x), ((2, 3), "any"),
      prim=lambda x: (D.identity, (x,), {}))
 

@@ -154,7 +154,19 @@ tanh.defjvp(lambda t, ans, x: t * (1 - ans * ans))
 
 @_primitive("sigmoid")
 def sigmoid(x):
-    """1 / (1 + e**-x), without overflow: e**-|x| never exceeds 1."""
+    """The logistic function 1 / (1 + e**-x), elementwise (the shape of x).
+
+    Computed without overflow (e**-|x| never exceeds 1); its derivative is
+    sigmoid(x) * (1 - sigmoid(x)).
+
+    >>> x = cr.tensor([0.0, -1000.0], requires_grad=True)
+    >>> y = cr.sigmoid(x)                     # or x.sigmoid()
+    >>> y
+    tensor([0.5, 0. ], grad_fn=sigmoid)
+    >>> y.sum().backward()
+    >>> x.grad.tolist()                       # 0.5 * (1 - 0.5), and flat far out
+    [0.25, 0.0]
+    """
     e = np.exp(-np.abs(x))
     return np.where(np.asarray(x) >= 0, 1 / (1 + e), e / (1 + e))
 
@@ -165,7 +177,16 @@ sigmoid.defjvp(lambda t, ans, x: t * ans * (1 - ans))
 
 @_primitive("erf")
 def erf(x):
-    """The error function, 2/sqrt(pi) times the integral of e**-t**2 from 0 to x."""
+    """The error function, elementwise: 2/sqrt(pi) times the integral of e**-t**2 from 0 to x.
+
+    Its derivative is 2/sqrt(pi) * e**-x**2; the result has the shape of x.
+
+    >>> x = cr.tensor([0.0, 1.0], requires_grad=True)
+    >>> y = cr.erf(x)
+    >>> y.sum().backward()
+    >>> np.round(y.data, 4).tolist(), np.round(x.grad, 4).tolist()
+    ([0.0, 0.8427], [1.1284, 0.4151])
+    """
     dtype = np.asarray(x).dtype  # float32 stays float32; anything else is float64
     return np.vectorize(math.erf, otypes=[dtype if dtype.kind == "f" else np.float64])(x)
 
@@ -180,7 +201,18 @@ erf.defjvp(lambda t, ans, x: t * _TWO_OVER_SQRT_PI * exp(-x * x))
 
 @_primitive("relu")
 def relu(x):
-    """max(x, 0), elementwise."""
+    """max(x, 0), elementwise (the shape of x); its derivative is 1 where x > 0, else 0.
+
+    At the kink, relu'(0) is taken to be 0, as in PyTorch and JAX.
+
+    >>> x = cr.tensor([-1.0, 0.0, 2.0], requires_grad=True)
+    >>> y = cr.relu(x)                        # or x.relu()
+    >>> y
+    tensor([0., 0., 2.], grad_fn=relu)
+    >>> y.sum().backward()
+    >>> x.grad.tolist()
+    [0.0, 0.0, 1.0]
+    """
     return np.maximum(x, 0)
 
 
@@ -190,7 +222,16 @@ relu.defjvp(lambda t, ans, x: t * (_raw(x) > 0))
 
 @_primitive("leaky_relu")
 def leaky_relu(x, negative_slope=0.01):
-    """x where x > 0, else negative_slope * x."""
+    """x where x > 0, else ``negative_slope * x``, elementwise (the shape of x).
+
+    >>> x = cr.tensor([-2.0, 3.0], requires_grad=True)
+    >>> y = cr.leaky_relu(x, negative_slope=0.1)
+    >>> y.data.tolist()
+    [-0.2, 3.0]
+    >>> y.sum().backward()
+    >>> x.grad.tolist()                       # the slope on each side
+    [0.1, 1.0]
+    """
     return np.where(np.asarray(x) > 0, x, np.multiply(x, negative_slope))
 
 
@@ -244,13 +285,37 @@ _clip.defjvp(lambda t, ans, x, lo, hi: t * _inside(x, lo, hi),
 
 
 def clip(x, a_min=None, a_max=None):
-    """x limited to [a_min, a_max] (either may be None); the bounds may be Tensors."""
+    """x limited to [a_min, a_max], elementwise; either bound may be None (no limit).
+
+    The bounds may be numbers, arrays or Tensors that broadcast against x; the result
+    has the broadcast shape. The gradient passes where x is inside the bounds (bounds
+    included, as PyTorch's clamp) and goes to the bound where x is clipped.
+
+    >>> x = cr.tensor([-2.0, 0.5, 3.0], requires_grad=True)
+    >>> y = cr.clip(x, 0.0, 1.0)              # or x.clip(0.0, 1.0)
+    >>> y
+    tensor([0. , 0.5, 1. ], grad_fn=clip)
+    >>> y.sum().backward()
+    >>> x.grad.tolist()
+    [0.0, 1.0, 0.0]
+    """
     return _clip(x, a_min, a_max)
 
 
 @_primitive("softplus")
 def softplus(x):
-    """log(1 + e**x), computed without overflow."""
+    """log(1 + e**x), elementwise (the shape of x), computed without overflow.
+
+    A smooth relu; its derivative is sigmoid(x).
+
+    >>> x = cr.tensor([0.0, 1000.0], requires_grad=True)
+    >>> y = cr.softplus(x)
+    >>> np.round(y.data, 4).tolist()          # log 2, and no overflow at 1000
+    [0.6931, 1000.0]
+    >>> y.sum().backward()
+    >>> x.grad.tolist()
+    [0.5, 1.0]
+    """
     return np.logaddexp(0, x)
 
 
@@ -291,7 +356,20 @@ _where.defjvp(None,
 
 
 def where(condition, a, b):
-    """``a`` where ``condition`` holds, else ``b`` (differentiable in a and b)."""
+    """``a`` where ``condition`` holds, else ``b``, elementwise (np.where).
+
+    ``condition`` is a boolean array or Tensor (it gets no gradient); a and b are
+    differentiable, each receiving the gradient where it was chosen. The three
+    broadcast together; the result has the broadcast shape.
+
+    >>> x = cr.tensor([-1.0, 2.0], requires_grad=True)
+    >>> y = cr.where(x > 0, x, x * x)         # x for positives, x**2 elsewhere
+    >>> y.data.tolist()
+    [1.0, 2.0]
+    >>> y.sum().backward()
+    >>> x.grad.tolist()                       # 2x on the left, 1 on the right
+    [-2.0, 1.0]
+    """
     return _where(_raw(condition), a, b)
 
 
@@ -348,7 +426,21 @@ def unbroadcast(g, shape, batch_ndim=0):
 
 @_primitive("sum")
 def sum(x, axis=None, keepdims=False):  # noqa: A001  (cr.sum, like np.sum)
-    """The sum over ``axis`` (an int, a tuple, or None for all), like np.sum."""
+    """The sum over ``axis`` (an int, a tuple, or None for all), like np.sum.
+
+    The result has x's shape without the summed axes (kept as size 1 with
+    ``keepdims=True``). Every entry counts once, so the gradient is g spread back
+    over the summed axes.
+
+    >>> x = cr.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)  # (2, 3)
+    >>> cr.sum(x, axis=0)                     # shape (3,); or x.sum(axis=0)
+    tensor([5., 7., 9.], grad_fn=sum)
+    >>> x.sum(axis=1, keepdims=True).shape
+    (2, 1)
+    >>> x.sum().backward()
+    >>> x.grad.tolist()
+    [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]
+    """
     if type(x) is np.ndarray and x.dtype.kind == "f":  # the ufunc itself: no wrapper
         return np.add.reduce(x, axis=axis, keepdims=keepdims)
     return np.sum(x, axis=axis, keepdims=keepdims)
@@ -366,7 +458,18 @@ def _count(x, ans):
 
 @_primitive("mean")
 def mean(x, axis=None, keepdims=False):
-    """The mean over ``axis`` (an int, a tuple, or None for all), like np.mean."""
+    """The mean over ``axis`` (an int, a tuple, or None for all), like np.mean.
+
+    Shapes as for ``sum``; each of the n averaged entries gets 1/n of the gradient.
+
+    >>> x = cr.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    >>> m = cr.mean(x)                        # or x.mean()
+    >>> m
+    tensor(2.5, grad_fn=mean)
+    >>> m.backward()
+    >>> x.grad.tolist()
+    [0.25, 0.25, 0.25, 0.25]
+    """
     return np.mean(x, axis=axis, keepdims=keepdims)
 
 
@@ -385,13 +488,37 @@ def _extremum_share(x, ans, axis, keepdims):
 
 @_primitive("max")
 def max(x, axis=None, keepdims=False):  # noqa: A001
-    """The largest entry over ``axis``; ties share the gradient evenly."""
+    """The largest entry over ``axis`` (an int, a tuple, or None for all), like np.max.
+
+    Shapes as for ``sum``. The gradient goes to the largest entry; entries tied for
+    the maximum share it evenly.
+
+    >>> x = cr.tensor([1.0, 3.0, 3.0], requires_grad=True)
+    >>> m = cr.max(x)                         # or x.max()
+    >>> m.item()
+    3.0
+    >>> m.backward()
+    >>> x.grad.tolist()                       # a tie: half each
+    [0.0, 0.5, 0.5]
+    """
     return np.max(x, axis=axis, keepdims=keepdims)
 
 
 @_primitive("min")
 def min(x, axis=None, keepdims=False):  # noqa: A001
-    """The smallest entry over ``axis``; ties share the gradient evenly."""
+    """The smallest entry over ``axis`` (an int, a tuple, or None for all), like np.min.
+
+    Shapes as for ``sum``. The gradient goes to the smallest entry; entries tied for
+    the minimum share it evenly.
+
+    >>> x = cr.tensor([[2.0, 1.0], [0.0, 5.0]], requires_grad=True)
+    >>> m = cr.min(x, axis=1)                 # the smallest of each row, shape (2,)
+    >>> m.data.tolist()
+    [1.0, 0.0]
+    >>> m.sum().backward()
+    >>> x.grad.tolist()
+    [[0.0, 1.0], [1.0, 0.0]]
+    """
     return np.min(x, axis=axis, keepdims=keepdims)
 
 
@@ -406,7 +533,19 @@ for _extremum in (max, min):
 
 @_primitive("prod")
 def prod(x, axis=None, keepdims=False):
-    """The product over ``axis``; its gradient is exact with zeros among the entries."""
+    """The product over ``axis`` (an int, a tuple, or None for all), like np.prod.
+
+    Shapes as for ``sum``. The derivative with respect to an entry is the product of
+    the others, computed without dividing by the entry, so it is exact with zeros.
+
+    >>> x = cr.tensor([2.0, 0.0, 4.0], requires_grad=True)
+    >>> p = cr.prod(x)                        # or x.prod()
+    >>> p.item()
+    0.0
+    >>> p.backward()
+    >>> x.grad.tolist()                       # 0*4, 2*4, 2*0
+    [0.0, 8.0, 0.0]
+    """
     return np.prod(x, axis=axis, keepdims=keepdims)
 
 
@@ -443,7 +582,19 @@ prod.defjvp(lambda t, ans, x, axis=None, keepdims=False:
 
 
 def var(x, axis=None, ddof=0, keepdims=False):
-    """Variance, NumPy's default ``ddof=0`` (PyTorch's ``correction=0``)."""
+    """The variance over ``axis``: the mean of (x - mean(x))**2, divided by n - ddof.
+
+    ``ddof=0`` by default, as NumPy (PyTorch's ``correction=0``); ``ddof=1`` gives the
+    unbiased estimate. Shapes as for ``sum``.
+
+    >>> x = cr.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    >>> v = cr.var(x)                         # or x.var()
+    >>> v.item(), round(cr.var(x, ddof=1).item(), 4)
+    (1.25, 1.6667)
+    >>> v.backward()
+    >>> x.grad.tolist()                       # 2 * (x - 2.5) / 4
+    [-0.75, -0.25, 0.25, 0.75]
+    """
     centred = x - mean(x, axis, keepdims=True)
     shape = _shape(_raw(x))
     n = int(np.prod([shape[a] for a in _axes(axis, len(shape))]))
@@ -451,13 +602,35 @@ def var(x, axis=None, ddof=0, keepdims=False):
 
 
 def std(x, axis=None, ddof=0, keepdims=False):
-    """Standard deviation, the square root of var (``ddof=0`` as NumPy)."""
+    """The standard deviation over ``axis``, the square root of ``var`` (``ddof=0``).
+
+    Shapes as for ``sum``.
+
+    >>> x = cr.tensor([1.0, 3.0], requires_grad=True)
+    >>> s = cr.std(x)                         # or x.std()
+    >>> s.item()
+    1.0
+    >>> s.backward()
+    >>> x.grad.tolist()                       # (x - mean) / (n * std)
+    [-0.5, 0.5]
+    """
     return sqrt(var(x, axis, ddof, keepdims))
 
 
 @_primitive("logsumexp")
 def logsumexp(x, axis=None, keepdims=False):
-    """log(sum(exp(x))), shifted by the max so that nothing overflows."""
+    """log(sum(exp(x))) over ``axis``, shifted by the max so that nothing overflows.
+
+    Shapes as for ``sum``; its gradient is the softmax of x along the reduced axes.
+
+    >>> x = cr.tensor([1000.0, 1000.0], requires_grad=True)
+    >>> y = cr.logsumexp(x)                   # exp(1000) alone would overflow
+    >>> round(y.item(), 4)                    # 1000 + log 2
+    1000.6931
+    >>> y.backward()
+    >>> x.grad.tolist()
+    [0.5, 0.5]
+    """
     x = np.asarray(x)
     m = np.max(x, axis=axis, keepdims=True)
     m = np.where(np.isfinite(m), m, 0)
@@ -483,10 +656,26 @@ logsumexp.defjvp(lambda t, ans, x, axis=None, keepdims=False:
 
 @_primitive("softmax")
 def softmax(x, axis=-1):
-    """exp(x) / sum(exp(x)) along ``axis``, shifted by the max so nothing overflows."""
+    """exp(x) / sum(exp(x)) along ``axis`` (the last by default), the shape of x.
+
+    Shifted by the max first, so nothing overflows. The derivative of entry i with
+    respect to x is p_i * (onehot_i - p).
+
+    >>> x = cr.tensor([0.0, np.log(3.0)], requires_grad=True)
+    >>> p = cr.softmax(x)                     # or x.softmax()
+    >>> p
+    tensor([0.25, 0.75], grad_fn=softmax)
+    >>> p[0].backward()
+    >>> x.grad.tolist()                       # 0.25 * ([1, 0] - [0.25, 0.75])
+    [0.1875, -0.1875]
+    """
     x = np.asarray(x)
-    shifted = np.exp(x - x.max(axis=axis, keepdims=True))
-    return shifted / shifted.sum(axis=axis, keepdims=True)
+    shifted = np.asarray(x - x.max(axis=axis, keepdims=True))  # 0-d stays an array
+    if shifted.dtype.kind != "f":  # integers: a float result, as np.exp gives
+        shifted = shifted.astype(np.result_type(shifted, np.float64))
+    np.exp(shifted, out=shifted)  # in place: the array is ours
+    shifted /= shifted.sum(axis=axis, keepdims=True)
+    return shifted
 
 
 softmax.defvjp(lambda g, ans, x, axis=-1:
@@ -497,7 +686,19 @@ softmax.defjvp(lambda t, ans, x, axis=-1:
 
 @_primitive("log_softmax")
 def log_softmax(x, axis=-1):
-    """(x - m) - log(sum(exp(x - m))), m the max: exact even for huge x."""
+    """The log of the softmax along ``axis`` (the last by default), the shape of x.
+
+    Computed as (x - m) - log(sum(exp(x - m))) with m the max: exact even for huge x,
+    where log(softmax(x)) would give log(0). Its gradient is g - softmax(x) * sum(g).
+
+    >>> x = cr.tensor([1000.0, 0.0], requires_grad=True)
+    >>> y = cr.log_softmax(x)                 # or x.log_softmax()
+    >>> y
+    tensor([    0., -1000.], grad_fn=log_softmax)
+    >>> y[1].backward()
+    >>> x.grad.tolist()                       # [0, 1] - softmax(x) = [0, 1] - [1, 0]
+    [-1.0, 1.0]
+    """
     x = np.asarray(x)
     shifted = x - x.max(axis=axis, keepdims=True)
     return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
@@ -511,7 +712,20 @@ log_softmax.defjvp(lambda t, ans, x, axis=-1:
 
 @_primitive("norm")
 def norm(x, axis=None, keepdims=False):
-    """The 2-norm of a vector, the Frobenius norm of a matrix (or along ``axis``)."""
+    """The 2-norm sqrt(sum(x**2)) over ``axis`` (None: all entries, so the Frobenius
+    norm of a matrix).
+
+    Shapes as for ``sum``. The gradient is x / norm, and 0 where the norm is 0
+    (PyTorch's choice).
+
+    >>> x = cr.tensor([3.0, 4.0], requires_grad=True)
+    >>> n = cr.norm(x)                        # or x.norm()
+    >>> n.item()
+    5.0
+    >>> n.backward()
+    >>> np.round(x.grad, 6).tolist()          # x / 5
+    [0.6, 0.8]
+    """
     return np.sqrt(np.sum(np.square(x), axis=axis, keepdims=keepdims))
 
 
@@ -587,8 +801,56 @@ matmul.defjvp(lambda t, ans, a, b: _matmul_jvp_a(t, a, b),
               lambda t, ans, a, b: _matmul_jvp_b(t, a, b))
 
 
+# A layer's affine map x @ W + b as one operation, as torch.addmm is: one node instead of
+# two, so the tensor engine spends less Python per layer. Its rules are matmul's and add's.
+
+@_primitive("linear")
+def linear(x, weight, bias):
+    """``x @ weight + bias``: x (..., in), weight (in, out), bias (out,) -> (..., out).
+
+    >>> import chainrule as cr
+    >>> from chainrule.nn.functional import linear
+    >>> x = cr.tensor([[1.0, 2.0]])
+    >>> W = cr.tensor([[1.0, 0.0], [0.0, 1.0]], requires_grad=True)
+    >>> b = cr.tensor([10.0, 20.0], requires_grad=True)
+    >>> y = linear(x, W, b)
+    >>> y.data.tolist()
+    [[11.0, 22.0]]
+    >>> y.sum().backward()
+    >>> W.grad.tolist(), b.grad.tolist()
+    ([[1.0, 1.0], [2.0, 2.0]], [1.0, 1.0])
+    """
+    out = np.matmul(x, weight)
+    if (type(out) is np.ndarray and type(bias) is np.ndarray and bias.dtype == out.dtype
+            and bias.ndim <= 1):
+        return np.add(out, bias, out=out)  # the product is a new array: add in place
+    return out + bias
+
+
+linear.defvjp(lambda g, ans, x, weight, bias: _matmul_vjp_a(g, x, weight),
+              lambda g, ans, x, weight, bias: _matmul_vjp_b(g, x, weight),
+              lambda g, ans, x, weight, bias: g)   # summed over the batch by the engine
+linear.defjvp(lambda t, ans, x, weight, bias: _matmul_jvp_a(t, x, weight),
+              lambda t, ans, x, weight, bias: _matmul_jvp_b(t, x, weight),
+              lambda t, ans, x, weight, bias:   # batch axes kept in front of the result's
+              _pad(t, _tangent_lead(t, bias), _shape(bias), _ndim(ans)))
+
+
 def dot(a, b):
-    """The dot product of vectors, matrix-vector and matrix-matrix products (up to 2-D)."""
+    """The dot product of two vectors, or a matrix-vector or matrix-matrix product.
+
+    Operands of at most 2 axes (np.dot's cases; ``matmul`` takes batches); a 0-d
+    operand multiplies.
+
+    >>> a = cr.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> b = cr.tensor([4.0, 5.0, 6.0], requires_grad=True)
+    >>> y = cr.dot(a, b)                      # or a.dot(b): 4 + 10 + 18
+    >>> y.item()
+    32.0
+    >>> y.backward()
+    >>> a.grad.tolist(), b.grad.tolist()      # each gradient is the other vector
+    ([4.0, 5.0, 6.0], [1.0, 2.0, 3.0])
+    """
     if _ndim(a) > 2 or _ndim(b) > 2:
         raise ValueError(f"dot: operands of shapes {_shape(a)} and {_shape(b)}; "
                          f"expected at most 2-D; use matmul for batches")
@@ -598,7 +860,19 @@ def dot(a, b):
 
 
 def outer(a, b):
-    """The outer product of two vectors (flattened first, as np.outer does)."""
+    """The outer product: ``out[i, j] = a[i] * b[j]``, of shape (a.size, b.size).
+
+    Operands with more axes are flattened first, as np.outer does.
+
+    >>> a = cr.tensor([1.0, 2.0], requires_grad=True)
+    >>> b = cr.tensor([3.0, 4.0, 5.0], requires_grad=True)
+    >>> y = cr.outer(a, b)                    # shape (2, 3)
+    >>> y.data.tolist()
+    [[3.0, 4.0, 5.0], [6.0, 8.0, 10.0]]
+    >>> y.sum().backward()
+    >>> a.grad.tolist(), b.grad.tolist()      # sum(b) for each a[i], sum(a) for each b[j]
+    ([12.0, 12.0], [3.0, 3.0, 3.0])
+    """
     return multiply(reshape(a, (-1, 1)), reshape(b, (1, -1)))
 
 
@@ -608,7 +882,18 @@ def outer(a, b):
 
 @_primitive("reshape")
 def reshape(x, shape):
-    """The same entries in a new shape (a view when NumPy can make one)."""
+    """The same entries in a new shape (one entry may be -1: whatever fits).
+
+    A view when NumPy can make one; the gradient is reshaped back to x's shape.
+
+    >>> x = cr.arange(6.0, requires_grad=True)
+    >>> y = cr.reshape(x, (2, 3))             # or x.reshape(2, 3)
+    >>> y.data.tolist()
+    [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    >>> y[1].sum().backward()                 # only the second row is used
+    >>> x.grad.tolist()
+    [0.0, 0.0, 0.0, 1.0, 1.0, 1.0]
+    """
     return np.reshape(x, shape)
 
 
@@ -618,7 +903,16 @@ reshape.defjvp(lambda t, ans, x, shape: reshape(t, _tangent_lead(t, x) + _shape(
 
 @_primitive("transpose")
 def transpose(x, axes=None):
-    """Axes permuted (reversed when ``axes`` is None), like np.transpose."""
+    """The axes in the order ``axes`` gives (reversed when None), like np.transpose.
+
+    Axis i of the result is axis ``axes[i]`` of x; the gradient is transposed back.
+
+    >>> x = cr.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    >>> cr.transpose(x).data.tolist()         # or x.T
+    [[1.0, 4.0], [2.0, 5.0], [3.0, 6.0]]
+    >>> cr.transpose(cr.zeros(2, 3, 4), (1, 0, 2)).shape
+    (3, 2, 4)
+    """
     return np.transpose(x, axes)
 
 
@@ -642,7 +936,12 @@ transpose.defjvp(lambda t, ans, x, axes=None: _transpose_forward(t, x, axes))
 
 
 def permute(x, *axes):
-    """PyTorch's name for transpose with an explicit order of axes."""
+    """The axes in the given order: PyTorch's name for ``transpose(x, axes)``.
+
+    >>> x = cr.zeros(2, 3, 4)
+    >>> cr.permute(x, 2, 0, 1).shape          # or x.permute(2, 0, 1)
+    (4, 2, 3)
+    """
     if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
         axes = tuple(axes[0])
     return transpose(x, axes)
@@ -650,7 +949,13 @@ def permute(x, *axes):
 
 @_primitive("swapaxes")
 def swapaxes(x, axis1, axis2):
-    """Two axes exchanged."""
+    """x with axes ``axis1`` and ``axis2`` exchanged.
+
+    >>> cr.swapaxes(cr.zeros(2, 3, 4), 0, 2).shape      # or x.swapaxes(0, 2)
+    (4, 3, 2)
+    """
+    if type(x) is np.ndarray:  # the method: np.swapaxes adds a wrapper's cost
+        return x.swapaxes(axis1, axis2)
     return np.swapaxes(x, axis1, axis2)
 
 
@@ -662,7 +967,18 @@ swapaxes.defjvp(lambda t, ans, x, axis1, axis2:
 
 @_primitive("broadcast_to")
 def broadcast_to(x, shape):
-    """x repeated along new or size-1 axes to ``shape`` (a read-only view)."""
+    """x repeated along new leading axes and size-1 axes to ``shape`` (a read-only view).
+
+    Every copy of an entry contributes, so the gradient sums them back.
+
+    >>> x = cr.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = cr.broadcast_to(x, (3, 2))        # three copies of the row
+    >>> y.data.tolist()
+    [[1.0, 2.0], [1.0, 2.0], [1.0, 2.0]]
+    >>> y.sum().backward()
+    >>> x.grad.tolist()
+    [3.0, 3.0]
+    """
     return np.broadcast_to(x, shape)
 
 
@@ -673,7 +989,12 @@ broadcast_to.defjvp(lambda t, ans, x, shape: broadcast_to(
 
 
 def expand(x, *shape):
-    """PyTorch's name for broadcast_to; -1 keeps a size."""
+    """PyTorch's name for ``broadcast_to``; a size of -1 keeps x's size on that axis.
+
+    >>> x = cr.tensor([[1.0], [2.0]])         # shape (2, 1)
+    >>> cr.expand(x, -1, 3).data.tolist()     # or x.expand(-1, 3)
+    [[1.0, 1.0, 1.0], [2.0, 2.0, 2.0]]
+    """
     shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
     lead = len(shape) - _ndim(x)
     shape = tuple(_shape(x)[i - lead] if n == -1 else n for i, n in enumerate(shape))
@@ -682,7 +1003,12 @@ def expand(x, *shape):
 
 @_primitive("squeeze")
 def squeeze(x, axis=None):
-    """Size-1 axes removed (all of them, or those in ``axis``)."""
+    """x without its size-1 axes (all of them, or those in ``axis``).
+
+    >>> x = cr.zeros(1, 3, 1)
+    >>> cr.squeeze(x).shape, cr.squeeze(x, 0).shape       # or x.squeeze()
+    ((3,), (3, 1))
+    """
     return np.squeeze(x, axis)
 
 
@@ -692,7 +1018,12 @@ squeeze.defjvp(lambda t, ans, x, axis=None: reshape(t, _tangent_lead(t, x) + _sh
 
 @_primitive("expand_dims")
 def expand_dims(x, axis):
-    """A size-1 axis inserted at ``axis`` (PyTorch's unsqueeze)."""
+    """x with a new axis of size 1 at position ``axis`` (PyTorch's ``unsqueeze``).
+
+    >>> x = cr.zeros(3)
+    >>> cr.expand_dims(x, 0).shape, cr.unsqueeze(x, -1).shape   # or x.unsqueeze(0)
+    ((1, 3), (3, 1))
+    """
     return np.expand_dims(x, axis)
 
 
@@ -704,7 +1035,14 @@ unsqueeze = expand_dims
 
 
 def flatten(x, start_dim=0, end_dim=-1):
-    """Merge the axes from start_dim to end_dim into one (PyTorch's flatten)."""
+    """The axes from ``start_dim`` to ``end_dim`` (both included) merged into one.
+
+    PyTorch's flatten; by default all axes, giving a vector.
+
+    >>> x = cr.zeros(2, 3, 4)
+    >>> cr.flatten(x).shape, cr.flatten(x, 1).shape     # or x.flatten(1)
+    ((24,), (2, 12))
+    """
     shape = _shape(x)
     if not shape:
         return reshape(x, (1,))
@@ -748,7 +1086,19 @@ _concatenate.defjvp_any(lambda argnum, t, ans, *arrays, axis=0:
 
 
 def concatenate(tensors, axis=0):
-    """Join tensors along an existing axis."""
+    """Tensors joined along an existing ``axis``; the other axes must agree.
+
+    Each input gets back the slice of the gradient where it went.
+
+    >>> a = cr.tensor([1.0, 2.0], requires_grad=True)
+    >>> b = cr.tensor([3.0], requires_grad=True)
+    >>> c = cr.concatenate([a, b])            # shape (3,)
+    >>> c.data.tolist()
+    [1.0, 2.0, 3.0]
+    >>> (c * cr.tensor([10.0, 20.0, 30.0])).sum().backward()
+    >>> a.grad.tolist(), b.grad.tolist()
+    ([10.0, 20.0], [30.0])
+    """
     return _concatenate(*tensors, axis=axis)
 
 
@@ -766,12 +1116,33 @@ _stack.defjvp_any(lambda argnum, t, ans, *arrays, axis=0:
 
 
 def stack(tensors, axis=0):
-    """Join tensors along a new axis."""
+    """Tensors of one shape joined along a new ``axis``: n of shape s give (n, *s).
+
+    >>> a = cr.tensor([1.0, 2.0], requires_grad=True)
+    >>> b = cr.tensor([3.0, 4.0], requires_grad=True)
+    >>> cr.stack([a, b]).data.tolist()
+    [[1.0, 2.0], [3.0, 4.0]]
+    >>> s = cr.stack([a, b], axis=1)          # shape (2, 2): columns a and b
+    >>> s[0].sum().backward()                 # the first row: a[0] + b[0]
+    >>> a.grad.tolist(), b.grad.tolist()
+    ([1.0, 0.0], [1.0, 0.0])
+    """
     return _stack(*tensors, axis=axis)
 
 
 def split(x, indices_or_sections, axis=0):
-    """Split into pieces along ``axis``, as np.split does (each piece is differentiable)."""
+    """A list of pieces of x along ``axis``, as np.split: n equal ones, or cut at indices.
+
+    Each piece is differentiable; the gradient of x gathers theirs.
+
+    >>> x = cr.arange(6.0, requires_grad=True)
+    >>> [p.data.tolist() for p in cr.split(x, 3)]       # or x.split(3)
+    [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]
+    >>> first, middle, last = cr.split(x, [1, 4])       # cut before 1 and before 4
+    >>> middle.sum().backward()
+    >>> x.grad.tolist()
+    [0.0, 1.0, 1.0, 1.0, 0.0, 0.0]
+    """
     n = _shape(x)[axis]
     if isinstance(indices_or_sections, int):
         if n % indices_or_sections:
@@ -877,7 +1248,17 @@ identity.defjvp(lambda t, ans, x: t)
 # ---------------------------------------------------------------------------------------
 
 def gelu(x, approximate="none"):
-    """x * Phi(x), Phi the standard normal CDF; ``approximate="tanh"`` as in PyTorch."""
+    """The GELU activation x * Phi(x), elementwise, Phi the standard normal CDF.
+
+    ``approximate="tanh"`` uses PyTorch's tanh formula instead of erf. A composition
+    of table operations, so it needs no rule of its own.
+
+    >>> x = cr.tensor([0.0, 1.0], requires_grad=True)
+    >>> y = cr.gelu(x)                        # or x.gelu()
+    >>> y.sum().backward()
+    >>> np.round(y.data, 4).tolist(), np.round(x.grad, 4).tolist()   # Phi(x) + x phi(x)
+    ([0.0, 0.8413], [0.5, 1.0833])
+    """
     if approximate == "tanh":
         return 0.5 * x * (1 + tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
     if approximate != "none":
@@ -911,6 +1292,228 @@ _declare_batch_safe()
 
 
 # ---------------------------------------------------------------------------------------
+# The docstrings of the operations that NumPy computes directly (a Primitive takes its
+# forward function's docstring; NumPy's own would describe out= and where=, which these
+# operations do not differentiate through). The Tensor methods made below carry them too.
+# ---------------------------------------------------------------------------------------
+
+add.__doc__ = """a + b, elementwise, with NumPy broadcasting (the result has the broadcast shape).
+
+    Each gradient is g, summed back to its input's shape where that input was broadcast.
+
+    >>> a = cr.tensor([1.0, 2.0], requires_grad=True)
+    >>> b = cr.tensor(10.0, requires_grad=True)     # a 0-d tensor, broadcast to (2,)
+    >>> c = cr.add(a, b)                            # the same as a + b
+    >>> c
+    tensor([11., 12.], grad_fn=add)
+    >>> c.sum().backward()
+    >>> a.grad.tolist(), b.grad.tolist()            # b was used twice: 1 + 1
+    ([1.0, 1.0], 2.0)
+    """
+
+subtract.__doc__ = """a - b, elementwise, with NumPy broadcasting; the gradients are g and -g.
+
+    >>> a = cr.tensor(5.0, requires_grad=True)
+    >>> b = cr.tensor(3.0, requires_grad=True)
+    >>> c = cr.subtract(a, b)                       # the same as a - b
+    >>> c.backward()
+    >>> c.item(), a.grad.tolist(), b.grad.tolist()
+    (2.0, 1.0, -1.0)
+    """
+
+multiply.__doc__ = """a * b, elementwise, with NumPy broadcasting; d/da = b and d/db = a.
+
+    >>> a = cr.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> b = cr.tensor([4.0, 5.0, 6.0], requires_grad=True)
+    >>> cr.multiply(a, b).sum().backward()          # sum(a * b)
+    >>> a.grad.tolist(), b.grad.tolist()
+    ([4.0, 5.0, 6.0], [1.0, 2.0, 3.0])
+    """
+
+divide.__doc__ = """a / b, elementwise, with NumPy broadcasting; d/da = 1/b and d/db = -a/b**2.
+
+    >>> a = cr.tensor(6.0, requires_grad=True)
+    >>> b = cr.tensor(2.0, requires_grad=True)
+    >>> c = cr.divide(a, b)                         # the same as a / b
+    >>> c.backward()
+    >>> c.item(), a.grad.tolist(), b.grad.tolist()  # 3, 1/2, -6/4
+    (3.0, 0.5, -1.5)
+    """
+
+negative.__doc__ = """-x, elementwise (the shape of x); the gradient is -g.
+
+    >>> x = cr.tensor([1.0, -2.0], requires_grad=True)
+    >>> y = cr.negative(x)                          # the same as -x
+    >>> y.data.tolist()
+    [-1.0, 2.0]
+    >>> y.sum().backward()
+    >>> x.grad.tolist()
+    [-1.0, -1.0]
+    """
+
+power.__doc__ = """a ** b, elementwise, with NumPy broadcasting; both base and exponent may vary.
+
+    d/da = b * a**(b-1) and d/db = a**b * log(a). Where the formulas would say NaN
+    for a finite function, the derivative is 0: d/da a**0 at a = 0, and d/db 0**b.
+
+    >>> x = cr.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> cr.power(x, 2).sum().backward()             # the same as (x ** 2).sum()
+    >>> x.grad.tolist()                             # 2 * x
+    [2.0, 4.0, 6.0]
+    >>> b = cr.tensor(3.0, requires_grad=True)
+    >>> y = cr.power(2.0, b)                        # 2 ** b
+    >>> y.backward()
+    >>> y.item(), round(b.grad.item(), 4)           # 8 * log(2)
+    (8.0, 5.5452)
+    """
+
+exp.__doc__ = """e**x, elementwise (the shape of x); its derivative is itself.
+
+    Like the other functions of one argument, it also takes a Value (and gives one),
+    a NumPy array or a number.
+
+    >>> x = cr.tensor([0.0, 1.0], requires_grad=True)
+    >>> y = cr.exp(x)                               # or x.exp()
+    >>> y.sum().backward()
+    >>> np.round(y.data, 4).tolist(), np.round(x.grad, 4).tolist()
+    ([1.0, 2.7183], [1.0, 2.7183])
+    >>> cr.exp(cr.Value(0.0)).data                  # the scalar engine
+    1.0
+    """
+
+log.__doc__ = """The natural logarithm, elementwise (the shape of x); its derivative is 1/x.
+
+    On tensors, log(0) is -inf and a negative x gives nan, as in NumPy
+    (``cr.detect_anomaly()`` stops there); on a Value it is a ValueError.
+
+    >>> x = cr.tensor([1.0, 4.0], requires_grad=True)
+    >>> y = cr.log(x)                               # or x.log()
+    >>> y.sum().backward()
+    >>> x.grad.tolist()
+    [1.0, 0.25]
+    """
+
+log1p.__doc__ = """log(1 + x), elementwise, accurate for tiny x; its derivative is 1/(1 + x).
+
+    >>> x = cr.tensor([0.0, 1.0], requires_grad=True)
+    >>> cr.log1p(x).sum().backward()                # or x.log1p()
+    >>> x.grad.tolist()
+    [1.0, 0.5]
+    >>> float(cr.log1p(1e-20)), float(np.log(1 + 1e-20))     # 1 + 1e-20 rounds to 1
+    (1e-20, 0.0)
+    """
+
+sqrt.__doc__ = """The square root, elementwise (the shape of x); its derivative is 1 / (2 sqrt(x)).
+
+    >>> x = cr.tensor([1.0, 4.0], requires_grad=True)
+    >>> y = cr.sqrt(x)                              # or x.sqrt()
+    >>> y.sum().backward()
+    >>> y.data.tolist(), x.grad.tolist()
+    ([1.0, 2.0], [0.5, 0.25])
+    """
+
+sin.__doc__ = """The sine, elementwise (the shape of x); its derivative is cos(x).
+
+    >>> x = cr.tensor([0.0, np.pi / 2], requires_grad=True)
+    >>> y = cr.sin(x)                               # or x.sin()
+    >>> y.sum().backward()
+    >>> np.round(y.data, 6).tolist(), np.round(x.grad, 6).tolist()
+    ([0.0, 1.0], [1.0, 0.0])
+    """
+
+cos.__doc__ = """The cosine, elementwise (the shape of x); its derivative is -sin(x).
+
+    >>> x = cr.tensor(np.pi / 2, requires_grad=True)
+    >>> y = cr.cos(x)                               # or x.cos()
+    >>> y.backward()
+    >>> round(y.item(), 6), x.grad.tolist()         # cos(pi/2) = 0, -sin(pi/2) = -1
+    (0.0, -1.0)
+    """
+
+tan.__doc__ = """The tangent, elementwise (the shape of x); its derivative is 1 + tan(x)**2.
+
+    >>> x = cr.tensor([0.0, np.pi / 4], requires_grad=True)
+    >>> y = cr.tan(x)                               # or x.tan()
+    >>> y.sum().backward()
+    >>> np.round(y.data, 6).tolist(), np.round(x.grad, 6).tolist()
+    ([0.0, 1.0], [1.0, 2.0])
+    """
+
+tanh.__doc__ = """The hyperbolic tangent, elementwise; its derivative is 1 - tanh(x)**2.
+
+    No overflow far from 0: tanh(100) is 1 with derivative 0. Derivatives of any
+    order come from the same rule.
+
+    >>> x = cr.tensor([0.0, 100.0], requires_grad=True)
+    >>> y = cr.tanh(x)                              # or x.tanh()
+    >>> y.sum().backward()
+    >>> y.data.tolist(), x.grad.tolist()
+    ([0.0, 1.0], [1.0, 0.0])
+    >>> round(cr.grad(cr.grad(cr.tanh))(0.5), 6)    # -2 tanh(x) (1 - tanh(x)**2)
+    -0.726862
+    """
+
+absolute.__doc__ = """|x|, elementwise (the shape of x); ``cr.abs`` is the same function.
+
+    Its derivative is sign(x), taken to be 0 at the kink x = 0.
+
+    >>> x = cr.tensor([-2.0, 0.0, 3.0], requires_grad=True)
+    >>> y = cr.abs(x)                               # or abs(x), x.abs()
+    >>> y.sum().backward()
+    >>> y.data.tolist(), x.grad.tolist()
+    ([2.0, 0.0, 3.0], [-1.0, 0.0, 1.0])
+    """
+
+sign.__doc__ = """-1, 0 or 1 by the sign of x, elementwise; flat, so its gradient is 0.
+
+    >>> x = cr.tensor([-2.0, 0.0, 3.0], requires_grad=True)
+    >>> y = cr.sign(x)                              # or x.sign()
+    >>> y.sum().backward()
+    >>> y.data.tolist(), x.grad.tolist()
+    ([-1.0, 0.0, 1.0], [0.0, 0.0, 0.0])
+    """
+
+maximum.__doc__ = """The larger of a and b, elementwise, with NumPy broadcasting.
+
+    The gradient goes to the larger one; at a tie, half to each.
+
+    >>> a = cr.tensor([1.0, 5.0, 3.0], requires_grad=True)
+    >>> b = cr.tensor([4.0, 2.0, 3.0], requires_grad=True)
+    >>> y = cr.maximum(a, b)                        # or a.maximum(b)
+    >>> y.sum().backward()
+    >>> y.data.tolist(), a.grad.tolist(), b.grad.tolist()
+    ([4.0, 5.0, 3.0], [0.0, 1.0, 0.5], [1.0, 0.0, 0.5])
+    """
+
+minimum.__doc__ = """The smaller of a and b, elementwise, with NumPy broadcasting.
+
+    The gradient goes to the smaller one; at a tie, half to each.
+
+    >>> a = cr.tensor([1.0, 5.0, 3.0], requires_grad=True)
+    >>> y = cr.minimum(a, 2.0)                      # a number broadcasts
+    >>> y.sum().backward()
+    >>> y.data.tolist(), a.grad.tolist()
+    ([1.0, 2.0, 2.0], [1.0, 0.0, 0.0])
+    """
+
+matmul.__doc__ = """The matrix product a @ b, as np.matmul: 1-D, 2-D and batches of matrices.
+
+    Shapes (n, k) @ (k, m) -> (n, m); a 1-D operand is a row (on the left) or a column
+    (on the right), and its axis is dropped from the result; leading axes are batches,
+    broadcast. The gradients are g @ b.T and a.T @ g.
+
+    >>> a = cr.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)   # (2, 2)
+    >>> b = cr.tensor([1.0, 1.0], requires_grad=True)                  # (2,)
+    >>> y = cr.matmul(a, b)                         # the same as a @ b, shape (2,)
+    >>> y.data.tolist()
+    [3.0, 7.0]
+    >>> y.sum().backward()
+    >>> a.grad.tolist(), b.grad.tolist()            # g b^T and a^T g, g = [1, 1]
+    ([[1.0, 1.0], [1.0, 1.0]], [4.0, 6.0])
+    """
+
+
+# ---------------------------------------------------------------------------------------
 # The methods of Tensor that are operations of this table
 # ---------------------------------------------------------------------------------------
 
@@ -918,12 +1521,24 @@ _METHODS = {}
 
 
 def _transpose_method(x, *axes):
-    """Axes permuted: ``x.transpose()`` reverses them, ``x.transpose(1, 0, 2)`` orders them."""
+    """Axes permuted: ``x.transpose()`` reverses them, ``x.transpose(1, 0, 2)`` orders them.
+
+    >>> x = cr.zeros(2, 3, 4)
+    >>> x.transpose().shape, x.transpose(1, 0, 2).shape
+    ((4, 3, 2), (3, 2, 4))
+    """
     return permute(x, *axes) if axes else transpose(x)
 
 
 def _reshape_method(x, *shape):
-    """The same entries in a new shape: ``x.reshape(2, 3)`` or ``x.reshape((2, 3))``."""
+    """The same entries in a new shape: ``x.reshape(2, 3)`` or ``x.reshape((2, 3))``.
+
+    >>> x = cr.arange(6.0)
+    >>> x.reshape(2, 3).data.tolist()
+    [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    >>> x.reshape((3, -1)).shape              # -1: whatever fits
+    (3, 2)
+    """
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
     return reshape(x, shape)

@@ -33,6 +33,18 @@ class Linear(Module):
     transpose per step.) ``init="he"`` draws N(0, 2 / in_features), right for ReLU;
     ``"xavier"`` draws U(-a, a) with a = sqrt(6 / (in + out)), right for tanh. The bias
     starts at 0. ``rng`` is a seed or a ``numpy.random.Generator``.
+
+    Input (..., in_features), output (..., out_features).
+
+    >>> layer = cr.nn.Linear(3, 2, rng=0)
+    >>> layer.weight.shape, layer.bias.shape
+    ((3, 2), (2,))
+    >>> y = layer(cr.ones(4, 3))                  # a batch of 4 rows
+    >>> y.shape
+    (4, 2)
+    >>> y.sum().backward()
+    >>> layer.bias.grad.tolist()                  # each row adds 1
+    [4.0, 4.0]
     """
 
     def __init__(self, in_features, out_features, bias=True, init="he", rng=None,
@@ -57,8 +69,7 @@ class Linear(Module):
         if x.shape[-1] != self.in_features:
             raise ValueError(f"Linear: input of shape {tuple(x.shape)}, expected the last "
                              f"axis to be in_features = {self.in_features}")
-        y = x @ self.weight
-        return y + self.bias if self.bias is not None else y
+        return F.linear(x, self.weight, self.bias)
 
     def extra_repr(self):
         """in_features, out_features and bias, for repr."""
@@ -67,7 +78,19 @@ class Linear(Module):
 
 
 class Sequential(Module):
-    """Modules applied one after the other: ``Sequential(Linear(2, 16), ReLU(), ...)``."""
+    """Modules applied one after the other: ``Sequential(Linear(2, 16), ReLU(), ...)``.
+
+    >>> model = cr.nn.Sequential(cr.nn.Linear(2, 4, rng=0), cr.nn.Tanh(),
+    ...                          cr.nn.Linear(4, 1, rng=0))
+    >>> model
+    Sequential(
+      (0): Linear(in_features=2, out_features=4, bias=True)
+      (1): Tanh()
+      (2): Linear(in_features=4, out_features=1, bias=True)
+    )
+    >>> model(cr.ones(3, 2)).shape, len(model), type(model[1]).__name__
+    ((3, 1), 3, 'Tanh')
+    """
 
     def __init__(self, *modules):
         for m in modules:
@@ -94,7 +117,11 @@ class Sequential(Module):
 
 
 class ReLU(Module):
-    """max(x, 0), elementwise."""
+    """max(x, 0), elementwise, as a module (``cr.relu``); any shape.
+
+    >>> cr.nn.ReLU()(cr.tensor([-1.0, 2.0]))
+    tensor([0., 2.])
+    """
 
     def forward(self, x):
         """max(x, 0)."""
@@ -102,7 +129,11 @@ class ReLU(Module):
 
 
 class Tanh(Module):
-    """tanh(x), elementwise."""
+    """tanh(x), elementwise, as a module (``cr.tanh``); any shape.
+
+    >>> cr.nn.Tanh()(cr.tensor([0.0, 100.0])).data.tolist()
+    [0.0, 1.0]
+    """
 
     def forward(self, x):
         """tanh(x)."""
@@ -110,7 +141,11 @@ class Tanh(Module):
 
 
 class Sigmoid(Module):
-    """1 / (1 + e**-x), elementwise."""
+    """1 / (1 + e**-x), elementwise, as a module (``cr.sigmoid``); any shape.
+
+    >>> cr.nn.Sigmoid()(cr.tensor([0.0, -1000.0])).data.tolist()
+    [0.5, 0.0]
+    """
 
     def forward(self, x):
         """sigmoid(x)."""
@@ -118,7 +153,16 @@ class Sigmoid(Module):
 
 
 class GELU(Module):
-    """x * Phi(x), Phi the normal CDF; ``approximate="tanh"`` as in PyTorch."""
+    """x * Phi(x), Phi the normal CDF, as a module (``cr.gelu``); any shape.
+
+    ``approximate="tanh"`` uses PyTorch's tanh formula.
+
+    >>> x = cr.tensor([0.0, 1.0])
+    >>> np.round(cr.nn.GELU()(x).data, 4).tolist()
+    [0.0, 0.8413]
+    >>> np.round(cr.nn.GELU(approximate="tanh")(x).data, 4).tolist()
+    [0.0, 0.8412]
+    """
 
     def __init__(self, approximate="none"):
         self.approximate = approximate
@@ -133,7 +177,16 @@ ACTIVATIONS = {"relu": ReLU, "tanh": Tanh, "sigmoid": Sigmoid, "gelu": GELU}
 
 class Dropout(Module):
     """In training, zero each entry with probability p and scale the rest by 1/(1-p),
-    so the expected output is unchanged; in eval mode, the identity."""
+    so the expected output is unchanged; in eval mode, the identity.
+
+    Any shape; ``rng`` (a seed or a Generator) fixes which entries are dropped.
+
+    >>> drop = cr.nn.Dropout(0.5, rng=0)
+    >>> drop(cr.ones(8)).data.tolist()            # kept entries are scaled by 2
+    [2.0, 0.0, 0.0, 0.0, 2.0, 2.0, 2.0, 2.0]
+    >>> drop.eval()(cr.ones(3)).data.tolist()
+    [1.0, 1.0, 1.0]
+    """
 
     def __init__(self, p=0.5, rng=None):
         if not 0 <= p < 1:
@@ -154,7 +207,11 @@ class Dropout(Module):
 
 
 class Flatten(Module):
-    """Merge all axes from ``start_dim`` on (axis 0 is the batch)."""
+    """Merge all axes from ``start_dim`` on (axis 0 is the batch): (N, ...) -> (N, -1).
+
+    >>> cr.nn.Flatten()(cr.zeros(5, 2, 3)).shape
+    (5, 6)
+    """
 
     def __init__(self, start_dim=1):
         self.start_dim = start_dim
@@ -170,6 +227,14 @@ class MLP(Sequential):
 
     ``nn.MLP(nin, nouts)`` with an int first, micrograd's signature, builds micrograd's
     scalar MLP instead (``MLP(2, [16, 16, 1])``).
+
+    >>> model = cr.nn.MLP([2, 16, 1], rng=0)
+    >>> [type(layer).__name__ for layer in model]
+    ['Linear', 'ReLU', 'Linear']
+    >>> model(cr.ones(5, 2)).shape               # (N, 2) -> (N, 1)
+    (5, 1)
+    >>> type(cr.nn.MLP(2, [16, 1], rng=0)).__module__   # micrograd's signature: Values
+    'chainrule.nn.scalar'
     """
 
     def __new__(cls, *args, **kwargs):
@@ -205,7 +270,13 @@ class MLP(Sequential):
 
 
 class CrossEntropyLoss(Module):
-    """``nn.functional.cross_entropy`` as a module: logits (N, C), integer labels (N,)."""
+    """``nn.functional.cross_entropy`` as a module: logits (N, C), integer labels (N,).
+
+    >>> loss_fn = cr.nn.CrossEntropyLoss()
+    >>> logits = cr.tensor([[0.0, 0.0], [0.0, 0.0]])
+    >>> round(loss_fn(logits, np.array([0, 1])).item(), 4)    # log 2: a coin toss
+    0.6931
+    """
 
     def forward(self, logits, labels):
         """Mean cross-entropy of integer labels (N,) under logits (N, C)."""
@@ -213,7 +284,11 @@ class CrossEntropyLoss(Module):
 
 
 class MSELoss(Module):
-    """``nn.functional.mse_loss`` as a module."""
+    """``nn.functional.mse_loss`` as a module: the mean of (prediction - target)**2.
+
+    >>> cr.nn.MSELoss()(cr.tensor([1.0, 2.0]), cr.tensor([1.0, 4.0])).item()   # (0 + 4) / 2
+    2.0
+    """
 
     def forward(self, prediction, target):
         """Mean of (prediction - target) ** 2."""
@@ -221,7 +296,12 @@ class MSELoss(Module):
 
 
 class BCEWithLogitsLoss(Module):
-    """``nn.functional.binary_cross_entropy_with_logits`` as a module."""
+    """``nn.functional.binary_cross_entropy_with_logits`` as a module.
+
+    >>> loss_fn = cr.nn.BCEWithLogitsLoss()
+    >>> round(loss_fn(cr.tensor([0.0, 0.0]), cr.tensor([1.0, 0.0])).item(), 4)  # log 2
+    0.6931
+    """
 
     def forward(self, logits, targets):
         """Mean binary cross-entropy of targets in [0, 1] under logits."""
