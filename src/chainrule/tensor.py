@@ -586,7 +586,7 @@ class Tensor(ArrayOperators):
         >>> (x + b).sum().backward()
         >>> b.grad.tolist()
         2.0
-        >>> type(b.grad).__name__    # BUG: np.float64 after broadcasting  # doctest: +SKIP
+        >>> type(b.grad).__name__    # an ndarray, 0-d here, like b
         'ndarray'
         """
         if not self.requires_grad:
@@ -745,7 +745,8 @@ def _fit(vjp, arg, g, create_graph, batch_shape=()):
         vjp = np.asarray(vjp)
     fresh = vjp is not g and vjp.base is None
     if vjp.shape != shape:
-        vjp = _ops.unbroadcast(vjp, arg._data.shape, len(batch_shape))
+        # (summing to shape () gives a NumPy scalar: keep .grad an ndarray)
+        vjp = np.asarray(_ops.unbroadcast(vjp, arg._data.shape, len(batch_shape)))
         fresh = vjp.base is None
     dtype = arg._data.dtype
     if vjp.dtype is not dtype and vjp.dtype != dtype:  # (NumPy's dtypes are mostly shared)

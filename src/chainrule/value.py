@@ -144,10 +144,10 @@ def value_of(x):
 class Value:
     """A scalar that records the operations that made it, so it can be differentiated.
 
-    >>> a, b = Value(2.0), Value(3.0)
+    >>> a, b = cr.Value(2.0), cr.Value(3.0)
     >>> c = a * b + a
     >>> c.backward()
-    >>> a.grad, b.grad
+    >>> a.grad, b.grad                    # dc/da = b + 1, dc/db = a
     (4.0, 2.0)
 
     ``data`` is the number (a float), ``grad`` the derivative of the output that
@@ -246,39 +246,106 @@ class Value:
     # --- functions ----------------------------------------------------------------
 
     def relu(self):
-        """max(x, 0); its derivative at 0 is taken to be 0."""
+        """max(x, 0); its derivative is 1 for x > 0, else 0 (0 at the kink, too).
+
+        >>> a, b = cr.Value(-2.0), cr.Value(3.0)
+        >>> y = a.relu() + b.relu()
+        >>> y.backward()
+        >>> y.data, a.grad, b.grad        # 0 + 3; flat on the left, slope 1 on the right
+        (3.0, 0.0, 1.0)
+        """
         return Value(0.0 if self.data < 0 else self.data, (self,), "ReLU")
 
     def exp(self):
-        """e ** self (inf, not OverflowError, for huge inputs)."""
+        """e ** self; its derivative is itself (inf, not OverflowError, for huge inputs).
+
+        >>> x = cr.Value(1.0)
+        >>> y = x.exp()
+        >>> y.backward()
+        >>> round(y.data, 4), round(x.grad, 4)       # e, and e again
+        (2.7183, 2.7183)
+        """
         return Value(_float_exp(self.data), (self,), "exp")
 
     def log(self):
-        """The natural logarithm; ValueError for a value <= 0."""
+        """The natural logarithm; its derivative is 1/x. ValueError for a value <= 0.
+
+        >>> x = cr.Value(4.0)
+        >>> y = x.log()
+        >>> y.backward()
+        >>> round(y.data, 4), x.grad                 # log 4, and 1/4
+        (1.3863, 0.25)
+        >>> cr.Value(0.0).log()
+        Traceback (most recent call last):
+        ...
+        ValueError: log: 0.0 is outside the domain of log (x > 0)
+        """
         return Value(_float_log(self.data), (self,), "log")
 
     def sqrt(self):
-        """The square root; ValueError for a negative value."""
+        """The square root; its derivative is 1 / (2 sqrt(x)). ValueError for x < 0.
+
+        >>> x = cr.Value(4.0)
+        >>> y = x.sqrt()
+        >>> y.backward()
+        >>> y.data, x.grad                           # 2, and 1 / (2 * 2)
+        (2.0, 0.25)
+        """
         return Value(_float_sqrt(self.data), (self,), "sqrt")
 
     def sin(self):
-        """The sine."""
+        """The sine; its derivative is the cosine.
+
+        >>> x = cr.Value(0.0)
+        >>> y = x.sin()
+        >>> y.backward()
+        >>> y.data, x.grad                           # sin 0, cos 0
+        (0.0, 1.0)
+        """
         return Value(_float_sin(self.data), (self,), "sin")
 
     def cos(self):
-        """The cosine."""
+        """The cosine; its derivative is minus the sine.
+
+        >>> x = cr.Value(np.pi / 2)
+        >>> y = x.cos()
+        >>> y.backward()
+        >>> round(y.data, 6), x.grad                 # cos(pi/2) = 0, -sin(pi/2) = -1
+        (0.0, -1.0)
+        """
         return Value(_float_cos(self.data), (self,), "cos")
 
     def tanh(self):
-        """The hyperbolic tangent (1 with derivative 0 far out: no overflow)."""
+        """The hyperbolic tangent; its derivative is 1 - tanh**2 (no overflow far out).
+
+        >>> x = cr.Value(0.5)
+        >>> y = x.tanh()
+        >>> y.backward()
+        >>> round(y.data, 4), round(x.grad, 4)       # tanh(0.5), 1 - tanh(0.5)**2
+        (0.4621, 0.7864)
+        """
         return Value(math.tanh(self.data), (self,), "tanh")
 
     def sigmoid(self):
-        """1 / (1 + e**-self), computed without overflow."""
+        """1 / (1 + e**-self), computed without overflow; its derivative is s * (1 - s).
+
+        >>> x = cr.Value(0.0)
+        >>> y = x.sigmoid()
+        >>> y.backward()
+        >>> y.data, x.grad                           # 1/2, and 1/2 * 1/2
+        (0.5, 0.25)
+        """
         return Value(_float_sigmoid(self.data), (self,), "sigmoid")
 
     def abs(self):
-        """The absolute value; its derivative at 0 is taken to be 0."""
+        """The absolute value, also ``abs(x)``; its derivative is the sign (0 at 0).
+
+        >>> x = cr.Value(-3.0)
+        >>> y = abs(x)
+        >>> y.backward()
+        >>> y.data, x.grad
+        (3.0, -1.0)
+        """
         return Value(abs(self.data), (self,), "abs")
 
     __abs__ = abs
@@ -291,6 +358,14 @@ class Value:
         2n + 1 operands gives the same numbers (the same float operations in the same
         order) and backpropagates several times faster, because Python's cost is per
         node. Numbers among the inputs are treated as constants.
+
+        >>> w = [cr.Value(2.0), cr.Value(-1.0)]
+        >>> y = cr.Value.linear(w, [3.0, 4.0], bias=cr.Value(0.5))   # 0.5 + 2*3 - 1*4
+        >>> y.data
+        2.5
+        >>> y.backward()
+        >>> [wi.grad for wi in w]                    # each weight's gradient is its input
+        [3.0, 4.0]
         """
         weights = [w if isinstance(w, Value) else _constant(w, "linear") for w in weights]
         inputs = [x if isinstance(x, Value) else _constant(x, "linear") for x in inputs]

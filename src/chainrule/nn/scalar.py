@@ -55,7 +55,18 @@ def _activation_name(nonlin):
 
 
 class Neuron(Module):
-    """``activation(b + w1*x1 + ... + wn*xn)`` with weights drawn from U(-1, 1), bias 0."""
+    """``activation(b + w1*x1 + ... + wn*xn)`` with weights drawn from U(-1, 1), bias 0.
+
+    Takes a list of ``nin`` numbers or Values and gives one Value.
+
+    >>> n = cr.nn.Neuron(2, nonlin=False, rng=0)     # linear: no activation
+    >>> len(n.parameters())                          # two weights and the bias
+    3
+    >>> y = n([1.0, 2.0])
+    >>> y.backward()
+    >>> [w.grad for w in n.w]                        # each weight's gradient is its input
+    [1.0, 2.0]
+    """
 
     def __init__(self, nin, nonlin=True, rng=None, fused=True):
         if not isinstance(nin, int) or nin < 1:
@@ -89,7 +100,12 @@ class Neuron(Module):
 
 
 class Layer(Module):
-    """``nout`` neurons that read the same inputs. Returns a list, or a Value when nout == 1."""
+    """``nout`` neurons that read the same inputs. Returns a list, or a Value when nout == 1.
+
+    >>> layer = cr.nn.Layer(2, 3, rng=0)             # 3 neurons of 2 inputs
+    >>> len(layer([1.0, 2.0])), len(layer.parameters())
+    (3, 9)
+    """
 
     def __init__(self, nin, nout, **kwargs):
         kwargs["rng"] = make_rng(kwargs.get("rng"))  # one stream for all neurons
@@ -116,6 +132,12 @@ class MLP(Module):
 
     Hidden layers apply ``nonlin`` (ReLU by default); the last layer is linear unless
     ``activate_output=True``. Returns a Value when the last layer has one neuron.
+
+    >>> model = cr.nn.MLP(2, [16, 16, 1], rng=0)    # micrograd's demo network
+    >>> len(model.parameters())                     # (2*16 + 16) + (16*16 + 16) + (16 + 1)
+    337
+    >>> type(model([1.0, -1.0])).__name__
+    'Value'
     """
 
     def __init__(self, nin, nouts, nonlin=True, activate_output=False, rng=None,
