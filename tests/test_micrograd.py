@@ -178,7 +178,8 @@ def test_seeded_model_does_not_touch_the_global_random_state():
 
 
 def test_bad_rng_and_nonlin_are_rejected():
-    with pytest.raises(TypeError, match="rng: expected None, an int seed or a random.Random"):
+    with pytest.raises(TypeError, match="rng: expected None, an int seed, a random.Random or a "
+                                        "numpy.random.Generator, got str"):
         MLP(2, [1], rng="seed")
     with pytest.raises(ValueError, match="nonlin: expected"):
         Neuron(2, nonlin="swish", rng=0)

@@ -22,6 +22,7 @@ import gc
 import math
 import operator
 import os
+import runpy
 import sys
 import threading
 import weakref
@@ -1412,3 +1413,16 @@ def test_a_broadcast_scalar_parameter_gets_a_0d_ndarray_gradient():
     b = cr.tensor(0.5, requires_grad=True)
     (x + b).sum().backward()
     assert type(b.grad) is np.ndarray and b.grad.shape == () and b.grad == 2.0
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered in log:RuntimeWarning")
+def test_anomaly_names_a_users_file_even_inside_a_folder_called_chainrule(tmp_path):
+    """Frames are skipped by the package's own directory, not by a folder's name: a clone
+    of this project is often a folder called chainrule."""
+    script = tmp_path / "chainrule" / "examples" / "mine.py"
+    script.parent.mkdir(parents=True)
+    script.write_text("import chainrule as cr\n"
+                      "with cr.detect_anomaly():\n"
+                      "    cr.log(cr.tensor([-1.0], requires_grad=True))\n")
+    with pytest.raises(FloatingPointError, match=r"mine\.py:3"):
+        runpy.run_path(str(script))

@@ -413,15 +413,14 @@ def unbroadcast(g, shape, batch_ndim=0):
     """Sum a gradient of a broadcast result back to an operand's shape: first the
     leading axes the operand lacked, then the axes where it had size 1. The first
     ``batch_ndim`` axes of g (a batch of cotangents) are kept as they are."""
-    shape = tuple(shape)
-    batch = tuple(_shape(g)[:batch_ndim])
-    extra = _ndim(g) - batch_ndim - len(shape)
-    start = batch_ndim + extra
+    shape, g_shape = tuple(shape), _shape(g)
+    start = len(g_shape) - len(shape)  # the operand's first axis in g
     axes = tuple(range(batch_ndim, start)) + tuple(
-        start + i for i, n in enumerate(shape) if n == 1 and _shape(g)[start + i] != 1)
+        start + i for i, n in enumerate(shape) if n == 1 and g_shape[start + i] != 1)
     if axes:
         g = sum(g, axis=axes)
-    return reshape(g, batch + shape) if _shape(g) != batch + shape else g
+    target = g_shape[:batch_ndim] + shape
+    return reshape(g, target) if _shape(g) != target else g
 
 
 @_primitive("sum")
@@ -670,11 +669,11 @@ def softmax(x, axis=-1):
     [0.1875, -0.1875]
     """
     x = np.asarray(x)
-    shifted = np.asarray(x - x.max(axis=axis, keepdims=True))  # 0-d stays an array
+    shifted = np.asarray(x - np.maximum.reduce(x, axis=axis, keepdims=True))  # 0-d: an array
     if shifted.dtype.kind != "f":  # integers: a float result, as np.exp gives
         shifted = shifted.astype(np.result_type(shifted, np.float64))
     np.exp(shifted, out=shifted)  # in place: the array is ours
-    shifted /= shifted.sum(axis=axis, keepdims=True)
+    shifted /= np.add.reduce(shifted, axis=axis, keepdims=True)  # (x.sum adds a wrapper)
     return shifted
 
 
@@ -700,8 +699,8 @@ def log_softmax(x, axis=-1):
     [-1.0, 1.0]
     """
     x = np.asarray(x)
-    shifted = x - x.max(axis=axis, keepdims=True)
-    return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+    shifted = x - np.maximum.reduce(x, axis=axis, keepdims=True)  # the ufuncs themselves:
+    return shifted - np.log(np.add.reduce(np.exp(shifted), axis=axis, keepdims=True))
 
 
 log_softmax.defvjp(lambda g, ans, x, axis=-1:

@@ -16,6 +16,7 @@ they run on raw arrays (fast), and with ``create_graph=True`` on Tensors, buildi
 graph of the gradient, which can be differentiated again.
 """
 
+import os
 import traceback
 from numbers import Number
 
@@ -242,10 +243,14 @@ def _apply_to_values(prim, args, kwargs):
     return Value(float(data), tuple(args[i] for i in positions), prim.name, _rule=partials)
 
 
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
 def _user_frame():
-    """'file:line in function' of the first caller outside chainrule."""
+    """'file:line in function' of the first caller outside chainrule's own files (not
+    any folder that happens to be called chainrule, such as a clone of this project)."""
     for frame in reversed(traceback.extract_stack()[:-2]):
-        if "/chainrule/" not in frame.filename.replace("\\", "/"):
+        if not os.path.abspath(frame.filename).startswith(_PACKAGE_DIR):
             return f"{frame.filename}:{frame.lineno} in {frame.name}"
     return "unknown"
 

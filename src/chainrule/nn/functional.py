@@ -55,7 +55,8 @@ def _check_labels(logits, labels):
         if not np.all(labels == np.round(labels)):
             raise ValueError("cross_entropy: labels must be integer class indices")
         labels = labels.astype(np.int64)
-    if labels.size and (labels.min() < 0 or labels.max() >= logits.shape[1]):
+    if labels.size and (np.minimum.reduce(labels) < 0
+                        or np.maximum.reduce(labels) >= logits.shape[1]):
         raise ValueError(f"cross_entropy: labels must lie in [0, {logits.shape[1]}), got "
                          f"values from {labels.min()} to {labels.max()}")
     return labels
@@ -64,7 +65,7 @@ def _check_labels(logits, labels):
 @Primitive
 def _cross_entropy(logits, labels):
     log_p = ops.log_softmax.forward(logits, axis=-1)
-    return -log_p[np.arange(len(labels)), labels].sum() / len(labels)
+    return -np.add.reduce(log_p[np.arange(len(labels)), labels]) / len(labels)
 
 
 def _cross_entropy_vjp(g, ans, logits, labels):

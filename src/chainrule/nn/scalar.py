@@ -4,7 +4,8 @@ Same names, arguments and parameter counts as micrograd (``MLP(2, [16, 16, 1])``
 337 parameters, initialised with ``random.uniform(-1, 1)`` in the same order, so
 ``random.seed(1337)`` gives micrograd's own initial weights). What is added:
 
-* ``rng=``: an int seed or a ``random.Random`` for a reproducible initialisation
+* ``rng=``: an int seed, a ``random.Random`` or a ``numpy.random.Generator`` for a
+  reproducible initialisation
   (the default, ``None``, draws from the ``random`` module, as micrograd does);
 * ``nonlin=`` may name the activation (``"relu"``, ``"tanh"``, ``"sigmoid"``) as well
   as be True (ReLU) or False (linear); ``MLP(..., activate_output=True)`` applies it on
@@ -32,15 +33,16 @@ _ACTIVATIONS = {
 
 
 def make_rng(rng):
-    """A source of random numbers from None (Python's global one), a seed, or a Random."""
+    """A source of random numbers from None (Python's global one), a seed, a
+    ``random.Random`` or a ``numpy.random.Generator`` (anything with ``uniform(a, b)``)."""
     if rng is None or rng is random:
         return random
-    if isinstance(rng, random.Random):
-        return rng
     if isinstance(rng, int) and not isinstance(rng, bool):
         return random.Random(rng)
-    raise TypeError(f"rng: expected None, an int seed or a random.Random, "
-                    f"got {type(rng).__name__} {rng!r}")
+    if callable(getattr(rng, "uniform", None)):  # random.Random, numpy's Generator
+        return rng
+    raise TypeError(f"rng: expected None, an int seed, a random.Random or a "
+                    f"numpy.random.Generator, got {type(rng).__name__} {rng!r}")
 
 
 def _activation_name(nonlin):
