@@ -4,8 +4,9 @@ The convention, for every page: its ```python blocks run in order, in one namesp
 an empty temporary directory, and a line ``print(...)  # text`` promises that this print
 shows ``text`` and the block prints nothing else (a ```text block right after a python
 block is instead its whole output; ```python skip is shown, not run: say why). In ```sh
-and ```console blocks (``$ `` marks a command in console), each ``chainrule ...``
-command must exit 0, and any other command must be listed in NOT_RUN.
+and ```console blocks (``$ `` marks a command in console, and the lines under it, if
+any, are its whole output), each ``chainrule ...`` command must exit 0, and any other
+command must be listed in NOT_RUN.
 """
 
 import contextlib
@@ -53,14 +54,17 @@ def expected_output(code, text_after):
 
 
 def shell_commands(language, code):
+    """(words of a command, the output lines shown under it: console blocks only)."""
+    commands = []
     for line in code.splitlines():
-        if language == "console":
-            if not line.startswith("$ "):
-                continue  # the output of the command above
-            line = line[2:]
-        words = shlex.split(line, comments=True)
+        if language == "console" and not line.startswith("$ "):
+            if commands:
+                commands[-1][1].append(line.rstrip())  # the output of the command above
+            continue
+        words = shlex.split(line[2:] if language == "console" else line, comments=True)
         if words:
-            yield words
+            commands.append((words, []))
+    return commands
 
 
 def run_python(code, page, line, namespace):
@@ -71,7 +75,8 @@ def run_python(code, page, line, namespace):
     return [text.rstrip() for text in stdout.getvalue().splitlines()]
 
 
-def run_shell(words):
+def run_shell(words, shown):
+    """Run a chainrule command; the output a console block shows must be its output."""
     text = " ".join(words).replace(".venv/bin/chainrule", "chainrule")
     if text.startswith(NOT_RUN):
         return
@@ -80,6 +85,8 @@ def run_shell(words):
     done = subprocess.run([sys.executable, "-m", "chainrule", *words[1:]],
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, f"`{text}` exited {done.returncode}:\n{done.stderr[-2000:]}"
+    if shown:
+        assert [line.rstrip() for line in done.stdout.splitlines()] == shown, text
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda page: str(page.relative_to(ROOT)))
@@ -94,8 +101,8 @@ def test_every_code_block_runs_and_shows_what_it_promises(page, tmp_path, monkey
                 shown = run_python(code, page, line, namespace)
                 assert shown == expected_output(code, text_after)
             elif language in ("sh", "console"):
-                for words in shell_commands(language, code):
-                    run_shell(words)
+                for words, shown in shell_commands(language, code):
+                    run_shell(words, shown)
         except Exception as err:
             raise AssertionError(f"{where}: {type(err).__name__}: {err}") from err
 
