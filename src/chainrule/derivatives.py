@@ -417,9 +417,12 @@ def unbroadcast(g, shape, batch_ndim=0):
     start = len(g_shape) - len(shape)  # the operand's first axis in g
     axes = tuple(range(batch_ndim, start)) + tuple(
         start + i for i, n in enumerate(shape) if n == 1 and g_shape[start + i] != 1)
+    target = g_shape[:batch_ndim] + shape
+    if type(g) is np.ndarray:  # an ordinary backward pass: NumPy directly
+        g = np.add.reduce(g, axis=axes) if axes else g
+        return g.reshape(target) if g.shape != target else g
     if axes:
         g = sum(g, axis=axes)
-    target = g_shape[:batch_ndim] + shape
     return reshape(g, target) if _shape(g) != target else g
 
 
@@ -746,6 +749,8 @@ norm.defjvp(lambda t, ans, x, axis=None, keepdims=False:
 def _matmul_vjp_a(g, a, b):
     """d/da (a @ b) applied to g: g @ b^T. A 1-D operand is promoted to a matrix, as
     np.matmul does (b to a column, a to a row), and the extra axis dropped again."""
+    if type(g) is type(a) is type(b) is np.ndarray and a.ndim > 1 and b.ndim > 1:
+        return np.matmul(g, b.swapaxes(-1, -2))  # plain matrices: the formula as it reads
     if _ndim(b) == 1:
         g, b = expand_dims(g, -1), reshape(b, (1, -1))
     else:
@@ -757,6 +762,8 @@ def _matmul_vjp_a(g, a, b):
 
 def _matmul_vjp_b(g, a, b):
     """d/db (a @ b) applied to g: a^T @ g, with 1-D operands promoted likewise."""
+    if type(g) is type(a) is type(b) is np.ndarray and a.ndim > 1 and b.ndim > 1:
+        return np.matmul(a.swapaxes(-1, -2), g)
     if _ndim(b) == 1:
         g = expand_dims(g, -1)
     if _ndim(a) == 1:

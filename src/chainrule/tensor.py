@@ -681,24 +681,28 @@ def _chain_rule(grads, order, create_graph, batch_shape, stop_at, arrive, needed
     A ``story`` (backward(explain=True)) is told each step.
     """
     anomaly = _modes.anomaly
+    nothing = (None, False)
     for node in reversed(order):
-        g, owned = grads.pop(id(node), (None, False))
+        g, owned = grads.pop(id(node), nothing)
         if g is None:  # no path from the root carries a gradient here
             continue
         if node._retain and stop_at is None:
             _accumulate_leaf(node, g, owned)
-        _check_versions(node)
+        for counter, saved in node._versions:
+            if counter[0] != saved:
+                _refuse_modified(node, counter, saved)
         prim, args, kwargs = node._op, node._args, node._kwargs
         if create_graph:
             ans, rule_args = node, args
         else:
             ans = node._data
             rule_args = [a._data if isinstance(a, Tensor) else a for a in args]
+        vjps = prim.vjps
         for argnum in node._grad_argnums:  # as recorded when the node was made
             arg = args[argnum]
             if needed is not None and id(arg) not in needed:
                 continue
-            rule = prim.vjps.get(argnum) or prim.vjp_rule(argnum)
+            rule = vjps.get(argnum) or prim.vjp_rule(argnum)
             if batch_shape and not prim.batch_safe:
                 vjp = _row_by_row(rule, g, len(batch_shape), ans, rule_args, kwargs)
             else:
@@ -737,7 +741,11 @@ def _fit(vjp, arg, g, create_graph, batch_shape=()):
     Also says whether the array is new (owned): a leaf's .grad must never share memory
     with another array, so a borrowed one is copied before it is stored.
     """
-    shape = batch_shape + arg._data.shape
+    data = arg._data
+    if not create_graph and type(vjp) is np.ndarray and not batch_shape and \
+            vjp.shape == data.shape and vjp.dtype is data.dtype:
+        return vjp, vjp is not g and vjp.base is None  # already fits: the usual case
+    shape = batch_shape + data.shape
     if create_graph:
         if not isinstance(vjp, Tensor):
             vjp = Tensor._make(np.asarray(vjp))
@@ -771,18 +779,17 @@ def _accumulate_leaf(leaf, g, owned):
         leaf.grad = np.asarray(total) if isinstance(leaf.grad, np.ndarray) else total
 
 
-def _check_versions(node):
-    for counter, saved in node._versions:
-        if counter[0] != saved:
-            arg = next((a for a in node._args if isinstance(a, Tensor)
-                        and a._version is counter), node)
-            what = (f"the result of {node._op.name}" if arg is node else
-                    f"a tensor of shape {arg.shape} used by {node._op.name}")
-            raise RuntimeError(
-                f"backward: {what} was modified in place after the graph was "
-                f"built (version {arg._version[0]}, saved at version {saved}), so the "
-                f"gradient would be wrong; compute the graph again after changing the "
-                f"data, or write x = x + y instead of x += y")
+def _refuse_modified(node, counter, saved):
+    """Raise: a tensor this node saved was written in place since (its version moved)."""
+    arg = next((a for a in node._args if isinstance(a, Tensor) and a._version is counter),
+               node)
+    what = (f"the result of {node._op.name}" if arg is node else
+            f"a tensor of shape {arg.shape} used by {node._op.name}")
+    raise RuntimeError(
+        f"backward: {what} was modified in place after the graph was built (version "
+        f"{arg._version[0]}, saved at version {saved}), so the gradient would be wrong; "
+        f"compute the graph again after changing the data, or write x = x + y instead "
+        f"of x += y")
 
 
 # ---------------------------------------------------------------------------------------
