@@ -1426,3 +1426,38 @@ def test_anomaly_names_a_users_file_even_inside_a_folder_called_chainrule(tmp_pa
                       "    cr.log(cr.tensor([-1.0], requires_grad=True))\n")
     with pytest.raises(FloatingPointError, match=r"mine\.py:3"):
         runpy.run_path(str(script))
+
+
+def test_a_primitive_can_keep_a_residual_for_its_backward_pass():
+    """forward_with_residual: what the forward computed anyway reaches the VJP rule in an
+    ordinary backward pass, and None where the gradient's own graph is built."""
+    seen = []
+
+    @cr.primitive
+    def square(x):
+        return x * x
+
+    square.forward_with_residual = lambda x: (x * x, 2 * x)  # the residual: d/dx x**2
+
+    def vjp(g, ans, x, residual=None):
+        seen.append(None if residual is None else residual.tolist())
+        return g * (residual if residual is not None else 2 * x)
+
+    square.defvjp(vjp)
+    x = cr.tensor([1.0, 3.0], requires_grad=True)
+    square(x).sum().backward()
+    assert x.grad.tolist() == [2.0, 6.0] and seen == [[2.0, 6.0]]
+    x.grad = None
+    square(x).sum().backward(create_graph=True)
+    assert seen[-1] is None and x.grad.data.tolist() == [2.0, 6.0]
+    assert square(np.array([2.0])).tolist() == [4.0]  # plain arrays: the plain forward
+
+
+def test_cross_entropy_backward_twice_accumulates_exactly_twice():
+    """Its VJP reuses the softmax the forward kept; it must not consume it."""
+    logits = cr.tensor([[1.0, 2.0, 0.5], [0.1, -1.0, 2.0]], requires_grad=True)
+    loss = cr.nn.functional.cross_entropy(logits, [1, 2])
+    loss.backward()
+    once = logits.grad.copy()
+    loss.backward()
+    np.testing.assert_array_equal(logits.grad, 2 * once)

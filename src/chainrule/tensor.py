@@ -75,6 +75,12 @@ class Primitive:
         # axes). The library's are written so, and tested; a user's rules are called
         # once per row of the batch unless the user says so.
         self.batch_safe = False
+        # Optionally, a forward that also returns what the VJP can reuse instead of
+        # computing it again (JAX calls these residuals): (*args) -> (ans, residual).
+        # A recorded node keeps the residual, and an ordinary backward pass gives it to
+        # the VJP rules as ``residual=``; a rule must also work without it (None), as
+        # it is when the gradient's own graph is built (create_graph).
+        self.forward_with_residual = None
         self.__doc__ = forward.__doc__
         self.__wrapped__ = forward
 
@@ -184,7 +190,11 @@ def _apply(prim, args, kwargs):
                 grad_argnums.append(i)
         else:
             raw.append(arg)
-    ans = prim.forward(*raw, **kwargs)
+    keeping = prim.forward_with_residual is not None and grad_argnums
+    if keeping:
+        ans, residual = prim.forward_with_residual(*raw, **kwargs)
+    else:
+        ans = prim.forward(*raw, **kwargs)
     if type(ans) is not np.ndarray:
         ans = np.asarray(ans)
     if _modes.anomaly:
@@ -206,6 +216,8 @@ def _apply(prim, args, kwargs):
     node._grad_argnums = tuple(grad_argnums)
     versions.append((node._version, node._version[0]))
     node._versions = versions
+    if keeping:
+        node._residual = residual
     return node
 
 
@@ -349,7 +361,7 @@ class Tensor(ArrayOperators):
     """
 
     __slots__ = ("_data", "grad", "requires_grad", "_prev", "_op", "_args", "_kwargs",
-                 "_grad_argnums", "_versions", "_version", "_retain", "_origin",
+                 "_grad_argnums", "_versions", "_version", "_retain", "_origin", "_residual",
                  "__weakref__")
 
     __array_priority__ = 1000  # ndarray + Tensor calls Tensor.__radd__
@@ -705,6 +717,8 @@ def _chain_rule(grads, order, create_graph, batch_shape, stop_at, arrive, needed
             rule = vjps.get(argnum) or prim.vjp_rule(argnum)
             if batch_shape and not prim.batch_safe:
                 vjp = _row_by_row(rule, g, len(batch_shape), ans, rule_args, kwargs)
+            elif prim.forward_with_residual is not None and not create_graph:
+                vjp = rule(g, ans, *rule_args, residual=node._residual, **kwargs)
             else:
                 vjp = rule(g, ans, *rule_args, **kwargs)
             if story is not None:

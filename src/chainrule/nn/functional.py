@@ -62,17 +62,30 @@ def _check_labels(logits, labels):
     return labels
 
 
+def _cross_entropy_and_softmax(logits, labels):
+    """The mean of -log softmax(logits)[label], and the softmax, which the forward pass
+    computes anyway and the backward pass needs: kept, it is not computed twice."""
+    logits = np.asarray(logits)
+    rows = np.arange(len(labels))
+    shifted = logits - np.maximum.reduce(logits, axis=-1, keepdims=True)  # nothing overflows
+    exp = np.exp(shifted)
+    total = np.add.reduce(exp, axis=-1, keepdims=True)
+    log_p = shifted[rows, labels] - np.log(total[rows, 0])  # the labels' log-probabilities
+    exp /= total
+    return -np.add.reduce(log_p) / len(labels), exp
+
+
 @Primitive
 def _cross_entropy(logits, labels):
-    log_p = ops.log_softmax.forward(logits, axis=-1)
-    return -np.add.reduce(log_p[np.arange(len(labels)), labels]) / len(labels)
+    return _cross_entropy_and_softmax(logits, labels)[0]
 
 
-def _cross_entropy_vjp(g, ans, logits, labels):
+def _cross_entropy_vjp(g, ans, logits, labels, residual=None):
     """(softmax(logits) - one_hot(labels)) * g / N: one fused step instead of four."""
     if type(logits) is np.ndarray and np.ndim(g) == 0:
-        # An ordinary backward pass: the same formula on a fresh array, in place
-        d = ops.softmax.forward(logits, axis=-1)
+        # An ordinary backward pass: the same formula, in place on a copy of the softmax
+        # the forward pass kept (a copy: backward may run again on the same graph)
+        d = residual.copy() if residual is not None else ops.softmax.forward(logits, axis=-1)
         d[np.arange(len(labels)), labels] -= 1
         d *= g / len(labels)
         return d
@@ -83,6 +96,7 @@ def _cross_entropy_vjp(g, ans, logits, labels):
 
 
 _cross_entropy.name = "cross_entropy"
+_cross_entropy.forward_with_residual = _cross_entropy_and_softmax
 _cross_entropy.batch_safe = True  # its rules address axes from the end
 _cross_entropy.defvjp(_cross_entropy_vjp)
 _cross_entropy.defjvp(lambda t, ans, logits, labels:
