@@ -17,10 +17,15 @@ test: $(VENV)/.test-deps
 	$(PY) -m pytest -q
 
 # The benchmark suite (benchmarks/README.md), in its own venv with the libraries it
-# compares against. `make bench QUICK=1` runs it in about a minute.
+# compares against. `make bench QUICK=1` runs it in about a minute. BLAS (and torch)
+# run single-threaded unless BLAS_THREADS says otherwise: on a small shared machine a
+# multi-threaded BLAS swings by 30-100x whenever another process runs.
 VENV_BENCH := .venv-bench
+BLAS_THREADS ?= 1
 
 bench: $(VENV_BENCH)/.bench-deps
+	OPENBLAS_NUM_THREADS=$(BLAS_THREADS) OMP_NUM_THREADS=$(BLAS_THREADS) \
+	MKL_NUM_THREADS=$(BLAS_THREADS) \
 	$(VENV_BENCH)/bin/python benchmarks/run.py $(if $(QUICK),--quick,)
 
 $(PY):

@@ -14,8 +14,10 @@ ratio = (the other library's median) / (chainrule's median), for the same worklo
 case: above 1, chainrule is faster; below 1, the other library is. chainrule's own rows
 have ratio 1.
 
-A workload whose module is missing or raises is reported, not fatal. See common.py
-for the interface a workload implements.
+Each workload runs in a fresh Python process of its own (``--in-process``: all in this
+one), with glibc told to keep freed memory (``--default-malloc``: not); see
+run_workloads and common.keep_freed_memory for why. A workload whose module is missing
+or raises is reported, not fatal. See common.py for the interface a workload implements.
 """
 
 import argparse
@@ -25,6 +27,7 @@ import importlib
 import json
 import os
 import re
+import subprocess
 import sys
 import time
 import traceback
@@ -51,12 +54,17 @@ def discover():
     return dict(sorted(found.items()))
 
 
-def run_workloads(size, only=None, log=print):
+def run_workloads(size, only=None, log=print, isolate=False, default_malloc=False):
     """Run the workloads: returns (rows, modules, failures).
 
     ``only``: workload numbers to run (None: all). ``failures`` is a list of
     ``{"workload": ..., "error": ...}`` for a module that is missing, fails to import
     or raises; the other workloads run all the same.
+
+    ``isolate=True`` runs each workload in a fresh Python process (as pyperf does), so
+    that none inherits the heap, caches and garbage of the ones before it: the scalar
+    workloads leave millions of freed objects behind, and the tensor steps timed after
+    them in the same process came out up to 5% slower, chainrule's and NumPy's unevenly.
     """
     found = discover()
     rows, modules, failures = [], [], []
@@ -71,7 +79,7 @@ def run_workloads(size, only=None, log=print):
             module = importlib.import_module(name)
             label = getattr(module, "NAME", name)
             log(f"workload {label} ({size}) ...")
-            got = module.run(size)
+            got = _run_in_worker(n, size, default_malloc) if isolate else module.run(size)
             modules.append(module)
         except Exception as err:
             failures.append({"workload": name, "error": f"{type(err).__name__}: {err}",
@@ -81,6 +89,31 @@ def run_workloads(size, only=None, log=print):
         rows.extend(got)
         log(f"  {len(got)} rows in {time.perf_counter() - t0:.1f} s")
     return rows, modules, failures
+
+
+def _run_in_worker(n, size, default_malloc):
+    """Workload ``n`` in a child process (``run.py --worker N``); its rows, as JSON."""
+    command = [sys.executable, os.path.abspath(__file__), "--worker", str(n), "--size", size]
+    if default_malloc:
+        command.append("--default-malloc")
+    done = subprocess.run(command, stdout=subprocess.PIPE, text=True)  # stderr: the log
+    if done.returncode != 0:
+        raise RuntimeError(f"the worker process exited with {done.returncode} (its "
+                           f"traceback is above)")
+    return json.loads(done.stdout)
+
+
+def _worker(n, size):
+    """In the child: run one workload and write its rows to stdout as JSON (anything the
+    workload prints goes to stderr, so that stdout holds nothing but the rows)."""
+    module = importlib.import_module(discover()[n])
+    real_stdout, sys.stdout = sys.stdout, sys.stderr
+    try:
+        got = module.run(size)
+    finally:
+        sys.stdout = real_stdout
+    json.dump(got, sys.stdout)
+    return 0
 
 
 def add_ratios(rows):
@@ -240,15 +273,21 @@ def main(argv=None):
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
     ap.add_argument("--default-malloc", action="store_true",
                     help="leave glibc's malloc as it is (see common.keep_freed_memory)")
+    ap.add_argument("--in-process", action="store_true",
+                    help="run every workload in this process, not each in its own")
+    ap.add_argument("--worker", type=int, help=argparse.SUPPRESS)  # see _worker
     args = ap.parse_args(argv)
     if not args.default_malloc:
         keep_freed_memory()
+    if args.worker is not None:
+        return _worker(args.worker, args.size or "full")
     size = args.size or ("quick" if args.quick else "full")
     only = [int(x) for x in args.only.split(",") if x.strip()] if args.only else None
 
     t0 = time.perf_counter()
     log = lambda msg: print(msg, file=sys.stderr, flush=True)
-    rows, modules, failures = run_workloads(size, only, log)
+    rows, modules, failures = run_workloads(size, only, log, isolate=not args.in_process,
+                                            default_malloc=args.default_malloc)
     elapsed = time.perf_counter() - t0
     add_ratios(rows)
     targets = check_targets(modules, rows)

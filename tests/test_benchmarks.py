@@ -107,3 +107,19 @@ def test_run_writes_table_json_and_plot(tmp_path):
 def test_a_failing_workload_is_reported_not_fatal(monkeypatch):
     rows, modules, failures = bench_run.run_workloads("tiny", only=[99], log=lambda m: None)
     assert rows == [] and failures and failures[0]["workload"] == "w99"
+
+
+def test_a_workload_runs_in_its_own_process_and_returns_its_rows():
+    """run.py's default: each workload in a fresh process, its rows sent back as JSON."""
+    rows, modules, failures = bench_run.run_workloads("tiny", only=[2], log=lambda m: None,
+                                                      isolate=True)
+    assert failures == [] and [m.__name__ for m in modules] == [WORKLOADS[2]]
+    assert rows and all(r["workload"] == modules[0].NAME for r in rows)
+
+
+def test_blocks_of_calls_take_turns():
+    calls = []
+    times = common.interleave({"a": lambda: calls.append("a"), "b": lambda: calls.append("b")},
+                              repeats=4, warmup=0, block=2)
+    assert calls == ["a"] * 3 + ["b"] * 3 + ["a"] * 3 + ["b"] * 3  # one untimed, then 2 timed
+    assert {k: len(v) for k, v in times.items()} == {"a": 4, "b": 4}
