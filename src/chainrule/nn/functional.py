@@ -51,12 +51,11 @@ def _check_labels(logits, labels):
     if logits.ndim != 2 or labels.shape != (logits.shape[0],):
         raise ValueError(f"cross_entropy: logits of shape {logits.shape} and labels of "
                          f"shape {labels.shape}; expected (N, C) and (N,)")
-    if labels.dtype.kind not in "iu":
-        if not np.all(labels == np.round(labels)):
-            raise ValueError("cross_entropy: labels must be integer class indices")
-        labels = labels.astype(np.int64)
-    if labels.size and (np.minimum.reduce(labels) < 0
-                        or np.maximum.reduce(labels) >= logits.shape[1]):
+    if labels.dtype.kind not in "iu" and not np.all(labels == np.round(labels)):
+        raise ValueError("cross_entropy: labels must be integer class indices")
+    labels = labels.astype(np.intp, copy=False)  # NumPy's index type: no copy if it is one
+    # Seen as unsigned, a negative label is huge: one comparison checks both ends.
+    if labels.size and np.maximum.reduce(labels.view(np.uintp)) >= logits.shape[1]:
         raise ValueError(f"cross_entropy: labels must lie in [0, {logits.shape[1]}), got "
                          f"values from {labels.min()} to {labels.max()}")
     return labels
