@@ -222,17 +222,18 @@ def plot(rows, path):
     colors = {lib: f"C{i}" for i, lib in enumerate(libs)}
     height = max(2.5, 0.3 * len(bars) + 1.2)
     fig, ax = plt.subplots(figsize=(9, height))
-    labels = [f"{r['workload']} | {r['case']}" for r in bars]
+    labels = [_short(f"{r['workload']} | {r['case']}") for r in bars]
     ys = list(range(len(bars)))[::-1]
-    ax.barh(ys, [r["ratio"] for r in bars], color=[colors[r["library"]] for r in bars])
+    for lib in libs:  # one call per library, so that the legend has its colour
+        mine = [(y, r["ratio"]) for y, r in zip(ys, bars) if r["library"] == lib]
+        ax.barh([y for y, _ in mine], [ratio for _, ratio in mine], color=colors[lib],
+                label=lib)
     ax.set_yticks(ys)
     ax.set_yticklabels(labels, fontsize=7)
     ax.axvline(1.0, color="k", lw=1)
     if bars:
         ax.set_xscale("log")
     ax.set_xlabel("other library's time / chainrule's time  (>1: chainrule is faster)")
-    for lib in libs:
-        ax.barh([], [], color=colors[lib], label=lib)
     if libs:
         ax.legend(loc="best", fontsize=8)
     ax.set_title("chainrule's speed relative to other libraries")
@@ -240,6 +241,10 @@ def plot(rows, path):
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+def _short(label, limit=42):
+    return label if len(label) <= limit else label[:limit - 3] + "..."
 
 
 def write_results(out_dir, rows, targets, failures, machine, size, date=None,
