@@ -32,6 +32,8 @@ RUNS = [
       "misclassified.png": "mnist_misclassified.png"}),
     (["graph", "x*y + tanh(x)", "--at", "x=2,y=3", "-o", "{dir}/graph.svg"],
      {"graph.svg": "graph.svg"}),
+    (["graph", "a*b + a", "--at", "a=2,b=3", "-o", "{dir}/graph.svg"],  # tutorial.md, 2
+     {"graph.svg": "a_used_twice.svg"}),
 ]
 
 
