@@ -49,7 +49,7 @@ import time
 __all__ = [
     "SIZES", "ROW_KEYS", "LIBRARIES", "pick", "optional", "row", "error_row",
     "interleave", "time_calls", "checked", "MismatchError", "machine_info",
-    "keep_freed_memory",
+    "keep_freed_memory", "print_targets",
 ]
 
 SIZES = ("tiny", "quick", "full")
@@ -170,6 +170,14 @@ def _time_call(fn, clock, collect, self_timed):
     elapsed = clock() - t0
     del out
     return elapsed
+
+
+def print_targets(targets, rows):
+    """Each target checked on ``rows``, a line each: MET, MISSED or N/A, its name and how
+    much (what a workload prints when run as a script; run.py makes its own table)."""
+    for target in targets:
+        name, ok, detail = target(rows)
+        print({True: "MET   ", False: "MISSED", None: "N/A   "}[ok], name, "|", detail)
 
 
 class MismatchError(AssertionError):

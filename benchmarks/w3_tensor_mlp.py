@@ -30,7 +30,7 @@ import time
 
 import numpy as np
 
-from common import interleave as _interleave, row as _row  # noqa: E402
+from common import interleave as _interleave, print_targets, row as _row  # noqa: E402
 
 NAME = "tensor_mlp"
 LR = 0.01
@@ -481,9 +481,7 @@ def _print(rows):
         extra = f"  {r['gflops']:.1f} GFLOP/s" if "gflops" in r else ""
         print(f"{r['case']:32s} {r['library']:14s} {r['median_s'] * 1e3:10.3f} ms "
               f"(n={r['repeats']}){extra}")
-    for t in TARGETS:
-        name, ok, detail = t(rows)
-        print(("MET   " if ok else "MISSED"), name, "|", detail)
+    print_targets(TARGETS, rows)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ import time
 
 import numpy as np
 
-from common import interleave as _interleave, row as _row  # noqa: E402
+from common import interleave as _interleave, print_targets, row as _row  # noqa: E402
 
 NAME = "transforms"
 
@@ -278,9 +278,7 @@ def _print(rows):
     for r in rows:
         print(f"{r['case']:16s} {r['library']:10s} {r['median_s'] * 1e3:11.3f} ms "
               f"(n={r['repeats']}) {r.get('note', '')}")
-    for t in TARGETS:
-        name, ok, detail = t(rows)
-        print({True: "MET   ", False: "MISSED", None: "N/A   "}[ok], name, "|", detail)
+    print_targets(TARGETS, rows)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,8 @@ import time
 
 import numpy as np
 
-from common import row as _row  # noqa: E402
+from common import print_targets, row as _row  # noqa: E402
+from w3_tensor_mlp import worst_relative_difference  # noqa: E402
 
 NAME = "end_to_end"
 SIZES = [784, 128, 10]
@@ -235,11 +236,6 @@ def available_libraries():
     return libs
 
 
-def _worst(ref, other):
-    return max(float(np.max(np.abs(a - np.asarray(b))) / (np.max(np.abs(a)) + 1e-30))
-               for a, b in zip(ref, other))
-
-
 # ---------------------------------------------------------------------------------------
 # run
 # ---------------------------------------------------------------------------------------
@@ -264,7 +260,7 @@ def run(size="quick"):
     ref = NumpyRun(init).grads(X[order[0]], y[order[0]])
     for lib, cls in libs.items():
         if lib != "numpy":
-            worst = _worst(ref, cls(init).grads(X[order[0]], y[order[0]]))
+            worst = worst_relative_difference(ref, cls(init).grads(X[order[0]], y[order[0]]))
             if not worst <= 1e-4:
                 raise AssertionError(f"{NAME}: {lib}'s first-batch gradients differ from "
                                      f"the hand-written NumPy ones (worst relative "
@@ -292,7 +288,7 @@ def run(size="quick"):
             final[lib] = [np.array(w) for w in model.weights()]
     rows = []
     for lib in libs:
-        drift = _worst(final["numpy"], final[lib])
+        drift = worst_relative_difference(final["numpy"], final[lib])
         note = (f"threads={threads}; {len(order)} steps; final weights vs NumPy's: worst "
                 f"relative difference {drift:.1e}")
         if lib == "chainrule":
@@ -335,9 +331,7 @@ def _print(rows):
     for r in rows:
         print(f"{r['library']:10s} {r['median_s']:8.3f} s (n={r['repeats']}) "
               f"accuracy {r['accuracy']:.3f}  {r['note']}")
-    for t in TARGETS:
-        name, ok, detail = t(rows)
-        print({True: "MET   ", False: "MISSED", None: "N/A   "}[ok], name, "|", detail)
+    print_targets(TARGETS, rows)
 
 
 if __name__ == "__main__":
