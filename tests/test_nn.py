@@ -944,3 +944,15 @@ def test_a_refused_load_changes_nothing():
         model.load_state_dict(bad)
     np.testing.assert_array_equal(model.state_dict()["layers.0.weight"],
                                   before["layers.0.weight"])
+
+
+def test_functional_linear_without_bias_is_a_matmul_and_checks_its_shapes():
+    x = cr.tensor([[1.0, 2.0]])
+    w = cr.tensor([[1.0, 0.0, 2.0], [0.0, 1.0, 3.0]], requires_grad=True)
+    y = cr.nn.functional.linear(x, w)
+    assert y.data.tolist() == [[1.0, 2.0, 8.0]] and y._op.name == "matmul"
+    with pytest.raises(ValueError, match=r"linear: input of shape \(1, 2\) and weight of "
+                                         r"shape \(3, 2\); expected \(\.\.\., in\) and \(in, out\)"):
+        cr.nn.functional.linear(x, cr.tensor(np.ones((3, 2))))
+    with pytest.raises(ValueError, match=r"linear: bias of shape \(2,\), expected \(3,\)"):
+        cr.nn.functional.linear(x, w, cr.tensor([1.0, 2.0]))

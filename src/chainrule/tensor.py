@@ -756,26 +756,23 @@ def _fit(vjp, arg, g, create_graph, batch_shape=()):
     with another array, so a borrowed one is copied before it is stored.
     """
     data = arg._data
-    if not create_graph and type(vjp) is np.ndarray and not batch_shape and \
-            vjp.shape == data.shape and vjp.dtype is data.dtype:
-        return vjp, vjp is not g and vjp.base is None  # already fits: the usual case
     shape = batch_shape + data.shape
     if create_graph:
         if not isinstance(vjp, Tensor):
             vjp = Tensor._make(np.asarray(vjp))
         if vjp.shape != shape:
-            vjp = _ops.unbroadcast(vjp, arg._data.shape, len(batch_shape))
-        if vjp.dtype != arg.dtype:
-            vjp = _ops.astype(vjp, arg.dtype)
+            vjp = _ops.unbroadcast(vjp, data.shape, len(batch_shape))
+        if vjp.dtype != data.dtype:
+            vjp = _ops.astype(vjp, data.dtype)
         return vjp, True
     if type(vjp) is not np.ndarray:
         vjp = np.asarray(vjp)
     fresh = vjp is not g and vjp.base is None
     if vjp.shape != shape:
         # (summing to shape () gives a NumPy scalar: keep .grad an ndarray)
-        vjp = np.asarray(_ops.unbroadcast(vjp, arg._data.shape, len(batch_shape)))
+        vjp = np.asarray(_ops.unbroadcast(vjp, data.shape, len(batch_shape)))
         fresh = vjp.base is None
-    dtype = arg._data.dtype
+    dtype = data.dtype
     if vjp.dtype is not dtype and vjp.dtype != dtype:  # (NumPy's dtypes are mostly shared)
         vjp = vjp.astype(dtype)
         fresh = True
