@@ -105,7 +105,8 @@ def interleave(fns, repeats, warmup=1, collect=False, self_timed=False, block=1)
 
     ``fns`` maps a name (a library) to a function of no arguments. First each is
     called ``warmup`` times (untimed), then the rounds ``fns[a](); fns[b](); ...`` are
-    repeated ``repeats`` times, so slow drift of the machine hits every name alike.
+    repeated ``repeats`` times, so slow drift of the machine hits every name alike;
+    with three names or more, the order rotates by one name each round.
 
     ``collect=True`` is "gc by hand": the automatic cyclic collector is off during the
     measurement, and a ``gc.collect()`` after each call is part of its time, so a
@@ -138,8 +139,9 @@ def interleave(fns, repeats, warmup=1, collect=False, self_timed=False, block=1)
                     gc.collect()
         # a turn: (timed?) for each call a library makes before the next one's turn
         turn = [True] if block == 1 else [False] + [True] * block
+        order = list(fns.items())
         while any(len(t) < repeats for t in times.values()):
-            for name, fn in fns.items():
+            for name, fn in order:
                 for timed in turn:
                     if len(times[name]) == repeats:
                         break
@@ -149,6 +151,12 @@ def interleave(fns, repeats, warmup=1, collect=False, self_timed=False, block=1)
                         fn()
                         if collect:
                             gc.collect()
+            # Rotate, so that each library follows each of the others (in a fixed
+            # order, the first library always ran right after JAX's, whose threads
+            # were still winding down, and came out 1-2% slower for it). Two already
+            # alternate; rotating them would run one twice in a row.
+            if len(order) > 2:
+                order = order[1:] + order[:1]
     finally:
         if was_enabled:
             gc.enable()
@@ -279,6 +287,30 @@ def keep_freed_memory(limit=32 * 2**20):
     return ok
 
 
+def pin_to_one_cpu():
+    """Run this process (and the workers it starts) on one CPU, when BLAS is told to use
+    one thread (``OPENBLAS_NUM_THREADS=1``, as ``make bench`` sets by default).
+
+    BLAS and torch obey their thread settings; XLA does not. Measured on this 2-core
+    machine, 784-512-512-10 batch 128: a jitted JAX step used 1.75 cores (0.52 s of CPU
+    in 0.30 s), and its threads, still winding down, slowed whichever library ran next.
+    ``XLA_FLAGS=--xla_cpu_multi_thread_eigen=false`` changed nothing; pinning the
+    process to one CPU (JAX's issue 1539 gives the same advice) gives every library one
+    core. Returns the CPU, or None where nothing was pinned.
+    """
+    if os.environ.get("OPENBLAS_NUM_THREADS") != "1" or not hasattr(os, "sched_setaffinity"):
+        return None
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        return None
+    os.sched_setaffinity(0, {cpus[-1]})
+    _PINNED["cpu"] = cpus[-1]
+    return cpus[-1]
+
+
+_PINNED = {"cpu": None}
+
+
 def machine_info():
     """The machine and the library versions, recorded with every result."""
     info = {
@@ -315,6 +347,8 @@ def machine_info():
     info["numpy_blas"] = _blas_info()
     info["malloc"] = ("glibc, freed memory kept (common.keep_freed_memory)"
                       if _MALLOC_SETTING["applied"] else "default")
+    if _PINNED["cpu"] is not None:
+        info["pinned_to_cpu"] = _PINNED["cpu"]
     torch = sys.modules.get("torch") or None
     if torch is not None:
         info["torch_threads"] = torch.get_num_threads()

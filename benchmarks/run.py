@@ -16,7 +16,9 @@ have ratio 1.
 
 Each workload runs in a fresh Python process of its own (``--in-process``: all in this
 one), with glibc told to keep freed memory (``--default-malloc``: not); see
-run_workloads and common.keep_freed_memory for why. A workload whose module is missing
+run_workloads and common.keep_freed_memory for why. With BLAS single-threaded (as make
+bench sets it), the run is pinned to one CPU (``--all-cpus``: not), since JAX ignores
+thread settings (common.pin_to_one_cpu). A workload whose module is missing
 or raises is reported, not fatal. See common.py for the interface a workload implements.
 """
 
@@ -37,7 +39,7 @@ for path in (HERE, os.path.dirname(HERE)):  # `import common` and `import benchm
     if path not in sys.path:
         sys.path.insert(0, path)
 
-from common import SIZES, keep_freed_memory, machine_info  # noqa: E402
+from common import SIZES, keep_freed_memory, machine_info, pin_to_one_cpu  # noqa: E402
 
 __all__ = ["discover", "run_workloads", "add_ratios", "check_targets", "format_table",
            "write_results", "main"]
@@ -280,10 +282,14 @@ def main(argv=None):
                     help="leave glibc's malloc as it is (see common.keep_freed_memory)")
     ap.add_argument("--in-process", action="store_true",
                     help="run every workload in this process, not each in its own")
+    ap.add_argument("--all-cpus", action="store_true",
+                    help="do not pin the run to one CPU (see common.pin_to_one_cpu)")
     ap.add_argument("--worker", type=int, help=argparse.SUPPRESS)  # see _worker
     args = ap.parse_args(argv)
     if not args.default_malloc:
         keep_freed_memory()
+    if args.worker is None and not args.all_cpus:
+        pin_to_one_cpu()  # the workers inherit it
     if args.worker is not None:
         return _worker(args.worker, args.size or "full")
     size = args.size or ("quick" if args.quick else "full")

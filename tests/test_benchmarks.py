@@ -5,6 +5,7 @@ import importlib
 import json
 import math
 import os
+import subprocess
 import sys
 
 import pytest
@@ -70,10 +71,33 @@ def test_interleave_times_each_function():
     calls = []
     times = common.interleave({"a": lambda: calls.append("a"), "b": lambda: calls.append("b")},
                               repeats=3, warmup=1, collect=True)
-    assert calls == ["a", "b"] * 4  # warm-up, then A B A B A B
+    assert calls == ["a", "b"] * 4  # warm-up, then A B A B A B (two names: no rotation)
     assert {k: len(v) for k, v in times.items()} == {"a": 3, "b": 3}
     r = common.row("w", "c", "chainrule", times["a"])
     assert r["min_s"] <= r["median_s"] <= r["max_s"] and r["repeats"] == 3
+
+
+def test_interleave_rotates_so_each_library_follows_each_other_alike():
+    calls = []
+    fns = {k: (lambda k=k: calls.append(k)) for k in "abc"}
+    common.interleave(fns, repeats=6, warmup=0)
+    follows = [calls[i - 1] + calls[i] for i in range(1, len(calls)) if calls[i - 1] != calls[i]]
+    assert set(follows) == {"ab", "bc", "ca", "ba", "cb", "ac"}  # fixed order: ab bc ca only
+
+
+def test_pin_to_one_cpu_only_when_blas_is_single_threaded(monkeypatch):
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    assert common.pin_to_one_cpu() is None
+    if not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs two CPUs to pin to one")
+    code = ("import os, sys; sys.path.insert(0, %r); import common; "
+            "cpu = common.pin_to_one_cpu(); "
+            "print(cpu, sorted(os.sched_getaffinity(0)), common.machine_info()['pinned_to_cpu'])"
+            % os.path.dirname(common.__file__))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "OPENBLAS_NUM_THREADS": "1"}).stdout.split(maxsplit=1)
+    cpu = int(out[0])
+    assert out[1].strip() == f"[{cpu}] {cpu}"
 
 
 def test_machine_info():

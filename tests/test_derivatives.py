@@ -638,6 +638,21 @@ for _sx in [(2, 3), (3,), (5, 2, 3)]:  # a layer's x @ W + b, fused
     case(f"linear{_sx}", F.linear, lambda x, w, b: x @ w + b, (_sx, "any"), ((3, 4), "any"),
          ((4,), "any"), prim=lambda x, w, b: (D.linear, (x, w, b), {}))
 
+for _sx in [(2, 3), (3,), (5, 2, 3)]:  # a hidden layer's relu(x @ W + b), fused
+    case(f"linear_relu{_sx}", lambda x, w, b: F.linear(x, w, b, activation="relu"),
+         lambda x, w, b: torch.relu(x @ w + b), (_sx, "any"), ((3, 4), "any"),
+         ((4,), "any"), prim=lambda x, w, b: (D.linear_relu, (x, w, b), {}))
+
+
+def test_linear_relu_cases_stay_away_from_the_kink():
+    """Finite differences across relu's kink mean nothing: every pre-activation of the
+    linear_relu cases is at least 0.05 away from 0 (or the cases must change)."""
+    for c in CASES:
+        if c.id.startswith("linear_relu"):
+            x, w, b = c.arrays()
+            assert np.min(np.abs(x @ w + b)) > 0.05, c.id
+
+
 case("identity", lambda x: D.identity(x), lambda x: x.view_as(x), ((2, 3), "any"),
      prim=lambda x: (D.identity, (x,), {}))
 
@@ -686,11 +701,17 @@ def test_every_primitive_has_a_jvp_case():
     mode below, and has a JVP rule for each argument that has a VJP rule."""
     primitives = {obj for obj in vars(D).values() if isinstance(obj, Primitive)}
     primitives.add(F._cross_entropy)
-    covered = {c.prim(*c.arrays())[0] for c in CASES if c.prim is not None}
+    calls = [c.prim(*c.arrays()) for c in CASES if c.prim is not None]
+    covered = {prim for prim, _, _ in calls}
     assert primitives - covered == set(), sorted(p.name for p in primitives - covered)
     for p in primitives:
         assert (p.vjp_any is None) == (p.jvp_any is None), p
-        assert set(p.vjps) == set(p.jvps), p
+        if p.vjp_all is not None:  # one VJP rule for every positional argument
+            n_args = {len(args) for prim, args, _ in calls if prim is p}
+            assert p.vjps == {} and n_args == {len(p.jvps)}, p
+            assert set(p.jvps) == set(range(len(p.jvps))), p
+        else:
+            assert set(p.vjps) == set(p.jvps), p
 
 
 # ---------------------------------------------------------------------------------------

@@ -956,3 +956,37 @@ def test_functional_linear_without_bias_is_a_matmul_and_checks_its_shapes():
         cr.nn.functional.linear(x, cr.tensor(np.ones((3, 2))))
     with pytest.raises(ValueError, match=r"linear: bias of shape \(2,\), expected \(3,\)"):
         cr.nn.functional.linear(x, w, cr.tensor([1.0, 2.0]))
+
+
+def test_functional_linear_activations():
+    x = cr.tensor([[1.0, -2.0]])
+    w = cr.tensor([[1.0, 0.0], [0.0, 1.0]], requires_grad=True)
+    b = cr.tensor([0.5, 0.5], requires_grad=True)
+    F = cr.nn.functional
+    assert F.linear(x, w, b, activation="relu").data.tolist() == [[1.5, 0.0]]
+    np.testing.assert_allclose(F.linear(x, w, b, activation="tanh").data, np.tanh([[1.5, -1.5]]))
+    assert F.linear(x, w, b, activation="tanh")._op.name == "tanh"   # not fused: a second op
+    assert F.linear(x, w, activation="relu")._op.name == "relu"      # no bias: matmul, relu
+    with pytest.raises(ValueError, match=r"linear: activation must be None or one of relu, "
+                                         r"tanh, sigmoid, gelu, got 'softmax'"):
+        F.linear(x, w, b, activation="softmax")
+
+
+def test_sequential_runs_a_linear_then_a_relu_as_one_operation():
+    """The same numbers as the two modules one after the other, one node fewer."""
+    model = nn.MLP([3, 5, 4, 2], rng=0)
+    x = cr.tensor(np.random.default_rng(1).standard_normal((6, 3)))
+    out = model(x)
+    step = x
+    for layer in model.layers:
+        step = layer(step)
+    np.testing.assert_allclose(out.data, step.data, rtol=1e-15)
+    ops = []
+    node = out
+    while node._prev:
+        ops.append(node._op.name)
+        node = node._prev[0]
+    assert ops == ["linear", "linear_relu", "linear_relu"]
+    # a ReLU that follows something else, or a Linear followed by another activation
+    other = nn.Sequential(nn.Linear(3, 2, rng=0), nn.Tanh(), nn.ReLU())
+    assert other(x)._op.name == "relu" and other(x)._prev[0]._op.name == "tanh"

@@ -1461,3 +1461,55 @@ def test_cross_entropy_backward_twice_accumulates_exactly_twice():
     once = logits.grad.copy()
     loss.backward()
     np.testing.assert_array_equal(logits.grad, 2 * once)
+
+
+def test_a_primitive_can_give_all_its_gradients_in_one_rule():
+    """defvjp_all: one call returns every argument's gradient (they share work), told by
+    ``needs`` which ones anyone asked for. It works in a backward pass, second order,
+    row by row in jacrev (a user's rule is not batch safe), and on Values."""
+    calls = []
+
+    @cr.primitive
+    def scaled_product(x, y):
+        return 3.0 * x * y
+
+    def vjp_all(g, ans, x, y, needs):
+        calls.append(needs)
+        shared = 3.0 * g  # the work both gradients share
+        return (shared * y if needs[0] else None, shared * x if needs[1] else None)
+
+    scaled_product.defvjp_all(vjp_all)
+    x = cr.tensor([1.0, 2.0], requires_grad=True)
+    y = cr.tensor([5.0, 7.0])                           # needs no gradient
+    scaled_product(x, y).sum().backward()
+    assert x.grad.tolist() == [15.0, 21.0] and calls == [(True, False)]
+
+    y.requires_grad_()
+    x.grad = None
+    scaled_product(x, y).sum().backward()
+    assert calls[-1] == (True, True) and y.grad.tolist() == [3.0, 6.0]
+
+    # d/dx of sum(d/dx 3 x^2 y) = 6 y, through a graph of the gradient
+    dx = cr.grad(lambda x: scaled_product(x, x).sum())
+    np.testing.assert_allclose(cr.jacrev(dx)(np.array([1.0, 2.0])), 6.0 * np.eye(2))
+    np.testing.assert_allclose(cr.jacrev(lambda x: scaled_product(x, x))(np.array([1.0, 2.0])),
+                               np.diag([6.0, 12.0]))
+    a = cr.Value(2.0)
+    out = scaled_product(a, cr.Value(4.0))
+    out.backward()
+    assert out.data == 24.0 and a.grad == 12.0
+
+
+def test_linear_relu_is_relu_of_linear_in_one_node():
+    rng = np.random.default_rng(0)
+    x, w, b = rng.standard_normal((5, 3)), rng.standard_normal((3, 4)), rng.standard_normal(4)
+    fused = [cr.tensor(a, requires_grad=True) for a in (x, w, b)]
+    plain = [cr.tensor(a, requires_grad=True) for a in (x, w, b)]
+    y = cr.nn.functional.linear(*fused, activation="relu")
+    z = cr.relu(cr.nn.functional.linear(*plain))
+    assert y._op.name == "linear_relu" and y._prev == tuple(fused)
+    np.testing.assert_array_equal(y.data, z.data)
+    (y * y).sum().backward()
+    (z * z).sum().backward()
+    for f, p in zip(fused, plain):
+        np.testing.assert_allclose(f.grad, p.grad, rtol=1e-15, atol=1e-15)

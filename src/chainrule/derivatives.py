@@ -415,8 +415,10 @@ def unbroadcast(g, shape, batch_ndim=0):
     ``batch_ndim`` axes of g (a batch of cotangents) are kept as they are."""
     shape, g_shape = tuple(shape), _shape(g)
     start = len(g_shape) - len(shape)  # the operand's first axis in g
-    axes = tuple(range(batch_ndim, start)) + tuple(
-        start + i for i, n in enumerate(shape) if n == 1 and g_shape[start + i] != 1)
+    axes = tuple(range(batch_ndim, start))
+    if 1 in shape:
+        axes += tuple(start + i for i, n in enumerate(shape)
+                      if n == 1 and g_shape[start + i] != 1)
     target = g_shape[:batch_ndim] + shape
     if type(g) is np.ndarray:  # an ordinary backward pass: NumPy directly
         g = np.add.reduce(g, axis=axes) if axes else g
@@ -833,13 +835,58 @@ def linear(x, weight, bias):
     return out + bias
 
 
-linear.defvjp(lambda g, ans, x, weight, bias: _matmul_vjp_a(g, x, weight),
-              lambda g, ans, x, weight, bias: _matmul_vjp_b(g, x, weight),
-              lambda g, ans, x, weight, bias: g)   # summed over the batch by the engine
+def _linear_vjp(g, ans, x, weight, bias, needs):
+    """matmul's rules and add's, in one call: g @ W^T, x^T @ g, and g itself for the
+    bias (summed over the batch by the engine). Only what ``needs`` asks for is
+    computed: the first layer's input needs no gradient."""
+    return (_matmul_vjp_a(g, x, weight) if needs[0] else None,
+            _matmul_vjp_b(g, x, weight) if needs[1] else None,
+            g)
+
+
+linear.defvjp_all(_linear_vjp)
 linear.defjvp(lambda t, ans, x, weight, bias: _matmul_jvp_a(t, x, weight),
               lambda t, ans, x, weight, bias: _matmul_jvp_b(t, x, weight),
               lambda t, ans, x, weight, bias:   # batch axes kept in front of the result's
               _pad(t, _tangent_lead(t, bias), _shape(bias), _ndim(ans)))
+
+
+# A hidden layer, relu(x @ W + b), as one operation too: a node and a pass over the
+# activations fewer per layer. relu'(z) is 1 where z > 0, that is where the output is > 0
+# (0 at the kink, as for relu itself); the gradient is masked once and then goes through
+# linear's rules.
+
+@_primitive("linear_relu")
+def linear_relu(x, weight, bias):
+    """``relu(x @ weight + bias)``: x (..., in), weight (in, out), bias (out,) -> (..., out).
+
+    >>> import chainrule as cr
+    >>> from chainrule.nn.functional import linear
+    >>> x = cr.tensor([[1.0, 2.0]])
+    >>> W = cr.tensor([[1.0, -1.0], [1.0, -1.0]], requires_grad=True)
+    >>> b = cr.tensor([0.0, 1.0], requires_grad=True)
+    >>> y = linear(x, W, b, activation="relu")
+    >>> y
+    tensor([[3., 0.]], grad_fn=linear_relu)
+    >>> y.sum().backward()
+    >>> W.grad.tolist(), b.grad.tolist()          # the second unit is off: no gradient
+    ([[1.0, 0.0], [2.0, 0.0]], [1.0, 0.0])
+    """
+    out = linear.forward(x, weight, bias)
+    return np.maximum(out, 0, out=out) if type(out) is np.ndarray else np.maximum(out, 0)
+
+
+def _linear_relu_vjp(g, ans, x, weight, bias, needs):
+    """relu's rule (mask g where the output is positive), then linear's."""
+    g = g * (_raw(ans) > 0)
+    return _linear_vjp(g, ans, x, weight, bias, needs)
+
+
+linear_relu.defvjp_all(_linear_relu_vjp)
+linear_relu.defjvp(lambda t, ans, x, weight, bias: _matmul_jvp_a(t, x, weight) * (_raw(ans) > 0),
+                   lambda t, ans, x, weight, bias: _matmul_jvp_b(t, x, weight) * (_raw(ans) > 0),
+                   lambda t, ans, x, weight, bias:
+                   _pad(t, _tangent_lead(t, bias), _shape(bias), _ndim(ans)) * (_raw(ans) > 0))
 
 
 def dot(a, b):

@@ -68,6 +68,7 @@ class Primitive:
         self.vjps = {}
         self.jvps = {}
         self.vjp_any = None  # for operations with any number of arguments (concatenate)
+        self.vjp_all = None  # one rule for every argument at once (shared work: linear)
         self.jvp_any = None
         self.value_impl = None  # the scalar engine's version, for Value arguments
         self.broadcasts = False  # broadcasts its operands against each other (add, ...)
@@ -106,6 +107,24 @@ class Primitive:
         self.vjp_any = vjp
         return self
 
+    def defvjp_all(self, vjp):
+        """One rule for all the arguments at once, for operations whose gradients share
+        work (as PyTorch's ``autograd.Function.backward`` and JAX's ``custom_vjp``
+        return them together): ``vjp(g, ans, *args, needs=(bool, ...), **kwargs)``
+        returns a tuple with the gradient of each positional argument, None where
+        ``needs`` says no one asked for it. Every positional argument is differentiable.
+
+        >>> mul = cr.Primitive(lambda x, y: x * y, "mul")
+        >>> _ = mul.defvjp_all(lambda g, ans, x, y, needs:
+        ...                    (g * y if needs[0] else None, g * x if needs[1] else None))
+        >>> x = cr.tensor(3.0, requires_grad=True)
+        >>> mul(x, cr.tensor(4.0)).backward()         # needs is (True, False) here
+        >>> x.grad.tolist()
+        4.0
+        """
+        self.vjp_all = vjp
+        return self
+
     def defjvp_any(self, jvp):
         """One forward-mode rule for every argument: ``jvp(argnum, t, ans, *args)``."""
         self.jvp_any = jvp
@@ -117,6 +136,13 @@ class Primitive:
         if rule is None and self.vjp_any is not None:
             any_rule = self.vjp_any
             return lambda g, ans, *args, **kwargs: any_rule(argnum, g, ans, *args, **kwargs)
+        if rule is None and self.vjp_all is not None:
+            all_rule = self.vjp_all
+
+            def one_of_all(g, ans, *args, **kwargs):
+                needs = tuple(i == argnum for i in range(len(args)))
+                return all_rule(g, ans, *args, needs=needs, **kwargs)[argnum]
+            return one_of_all
         return rule
 
     def __call__(self, *args, **kwargs):
@@ -126,12 +152,14 @@ class Primitive:
         return self.forward(*args, **kwargs)
 
     def _dispatch(self, args, kwargs):
+        tensors = False
         for arg in args:
             if isinstance(arg, Traced):  # forward mode: carry tangents (forward.py)
                 return arg._apply_primitive(self, args, kwargs)
-        for arg in args:
             if isinstance(arg, Tensor):
-                return _apply(self, args, kwargs)
+                tensors = True
+        if tensors:
+            return _apply(self, args, kwargs)
         for arg in args:
             if isinstance(arg, Value):
                 if self.value_impl is not None:
@@ -204,7 +232,7 @@ def _apply(prim, args, kwargs):
         _share_version_counter(node, args)
     if not grad_argnums:
         return node
-    if prim.vjp_any is None:
+    if prim.vjp_any is None and prim.vjp_all is None:
         for argnum in grad_argnums:
             if argnum not in prim.vjps:
                 raise TypeError(f"{prim.name}: argument {argnum} requires grad, but the "
@@ -710,17 +738,27 @@ def _chain_rule(grads, order, create_graph, batch_shape, stop_at, arrive, needed
             ans = node._data
             rule_args = [a._data if isinstance(a, Tensor) else a for a in args]
         vjps = prim.vjps
+        row_by_row = batch_shape and not prim.batch_safe
+        extra = kwargs
+        if prim.forward_with_residual is not None and not create_graph:
+            extra = dict(kwargs, residual=node._residual)
+        together = None
+        if prim.vjp_all is not None and not row_by_row:  # one call gives them all
+            needs = [False] * len(args)
+            for argnum in node._grad_argnums:
+                needs[argnum] = needed is None or id(args[argnum]) in needed
+            together = prim.vjp_all(g, ans, *rule_args, needs=tuple(needs), **extra)
         for argnum in node._grad_argnums:  # as recorded when the node was made
             arg = args[argnum]
             if needed is not None and id(arg) not in needed:
                 continue
-            rule = vjps.get(argnum) or prim.vjp_rule(argnum)
-            if batch_shape and not prim.batch_safe:
-                vjp = _row_by_row(rule, g, len(batch_shape), ans, rule_args, kwargs)
-            elif prim.forward_with_residual is not None and not create_graph:
-                vjp = rule(g, ans, *rule_args, residual=node._residual, **kwargs)
+            if together is not None:
+                vjp = together[argnum]
+            elif row_by_row:
+                vjp = _row_by_row(prim.vjp_rule(argnum), g, len(batch_shape), ans,
+                                  rule_args, kwargs)
             else:
-                vjp = rule(g, ans, *rule_args, **kwargs)
+                vjp = (vjps.get(argnum) or prim.vjp_rule(argnum))(g, ans, *rule_args, **extra)
             if story is not None:
                 raw = vjp
             vjp, fresh = _fit(vjp, arg, g, create_graph, batch_shape)

@@ -17,11 +17,16 @@ __all__ = ["linear", "cross_entropy", "mse_loss", "binary_cross_entropy_with_log
            "hinge_loss"]
 
 
-def linear(x, weight, bias=None):
+def linear(x, weight, bias=None, activation=None):
     """``x @ weight + bias``, the map of a ``Linear`` layer, as one operation.
 
     x (..., in), weight (in, out), bias (out,) or None -> (..., out). The weight is
     stored (in, out), so no transpose is needed (PyTorch stores it (out, in)).
+
+    ``activation="relu"`` gives ``relu(x @ weight + bias)``, a hidden layer, still as one
+    operation (as Keras's ``Dense(..., activation="relu")``); ``Sequential`` and ``MLP``
+    use it for a Linear followed by a ReLU. The other activations ("tanh", "sigmoid",
+    "gelu") are applied after the linear map, as a second operation.
 
     >>> import chainrule as cr
     >>> x = cr.tensor([[1.0, 2.0]])
@@ -38,12 +43,19 @@ def linear(x, weight, bias=None):
     if len(w_shape) != 2 or not x_shape or x_shape[-1] != w_shape[0]:
         raise ValueError(f"linear: input of shape {x_shape} and weight of shape {w_shape}; "
                          f"expected (..., in) and (in, out)")
-    if bias is None:
-        return ops.matmul(x, weight)
-    if ops._shape(bias) not in ((w_shape[1],), ()):
+    if bias is not None and ops._shape(bias) not in ((w_shape[1],), ()):
         raise ValueError(f"linear: bias of shape {ops._shape(bias)}, expected "
                          f"({w_shape[1]},) for a weight of shape {w_shape}")
-    return ops.linear(x, weight, bias)
+    if activation is not None and activation not in _ACTIVATIONS:
+        raise ValueError(f"linear: activation must be None or one of "
+                         f"{', '.join(_ACTIVATIONS)}, got {activation!r}")
+    if activation == "relu" and bias is not None:
+        return ops.linear_relu(x, weight, bias)
+    out = ops.matmul(x, weight) if bias is None else ops.linear(x, weight, bias)
+    return out if activation is None else _ACTIVATIONS[activation](out)
+
+
+_ACTIVATIONS = {"relu": ops.relu, "tanh": ops.tanh, "sigmoid": ops.sigmoid, "gelu": ops.gelu}
 
 
 def _check_labels(logits, labels):
