@@ -3,9 +3,10 @@
 784-128-10 and 784-512-512-10 (ReLU, cross-entropy), batch 128 and 1024, float32 and
 float64. Every library gets the same data, the same initial weights and the same math:
 
-* chainrule  - raw ``cr.tensor`` parameters and ops (``nn.functional.linear``: the fused
-               ``x @ W + b`` of the output layer and ``relu(x @ W + b)`` of a hidden one, as
-               nn.Sequential runs a Linear followed by a ReLU; ``nn.functional.cross_entropy``). This was
+* chainrule  - raw ``cr.tensor`` parameters and ops: ``nn.functional.linear``, the fused
+               ``x @ W + b`` of the output layer and ``relu(x @ W + b)`` of a hidden
+               one (as nn.Sequential runs a Linear followed by a ReLU), and
+               ``nn.functional.cross_entropy``. This was
                measured against ``nn.MLP`` + ``optim.SGD``: the raw form is the faster one
                (no per-layer shape check, no optimizer bookkeeping), and the math is the same.
 * numpy      - forward and backward written by hand: the floor for any NumPy engine.
