@@ -1513,3 +1513,17 @@ def test_linear_relu_is_relu_of_linear_in_one_node():
     (z * z).sum().backward()
     for f, p in zip(fused, plain):
         np.testing.assert_allclose(f.grad, p.grad, rtol=1e-15, atol=1e-15)
+
+
+def test_a_joint_rule_that_leaves_out_a_needed_gradient_is_an_error():
+    half = cr.Primitive(lambda x, y: x * y, "half_rule").defvjp_all(
+        lambda g, ans, x, y, needs: (g * y, None))
+    x, y = cr.tensor(1.0, requires_grad=True), cr.tensor(2.0, requires_grad=True)
+    with pytest.raises(TypeError, match="half_rule: its defvjp_all rule gave None for "
+                                        "argument 1, which needs a gradient"):
+        half(x, y).backward()
+    short = cr.Primitive(lambda x, y: x * y, "short_rule").defvjp_all(
+        lambda g, ans, x, y, needs: g * y)
+    with pytest.raises(TypeError, match="short_rule: its defvjp_all rule must return a "
+                                        "tuple of 2 gradients, one per argument; got"):
+        short(x, y).backward()

@@ -748,12 +748,19 @@ def _chain_rule(grads, order, create_graph, batch_shape, stop_at, arrive, needed
             for argnum in node._grad_argnums:
                 needs[argnum] = needed is None or id(args[argnum]) in needed
             together = prim.vjp_all(g, ans, *rule_args, needs=tuple(needs), **extra)
+            if not isinstance(together, (tuple, list)) or len(together) != len(args):
+                raise TypeError(f"{prim.name}: its defvjp_all rule must return a tuple of "
+                                f"{len(args)} gradients, one per argument; got "
+                                f"{type(together).__name__}")
         for argnum in node._grad_argnums:  # as recorded when the node was made
             arg = args[argnum]
             if needed is not None and id(arg) not in needed:
                 continue
             if together is not None:
                 vjp = together[argnum]
+                if vjp is None:
+                    raise TypeError(f"{prim.name}: its defvjp_all rule gave None for "
+                                    f"argument {argnum}, which needs a gradient")
             elif row_by_row:
                 vjp = _row_by_row(prim.vjp_rule(argnum), g, len(batch_shape), ans,
                                   rule_args, kwargs)
