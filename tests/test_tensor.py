@@ -1527,3 +1527,6 @@ def test_a_joint_rule_that_leaves_out_a_needed_gradient_is_an_error():
     with pytest.raises(TypeError, match="short_rule: its defvjp_all rule must return a "
                                         "tuple of 2 gradients, one per argument; got"):
         short(x, y).backward()
+    with pytest.raises(TypeError, match="half_rule: its defvjp_all rule gave None for "
+                                        "argument 1"):  # row by row, in jacrev
+        cr.jacrev(lambda v: half(v, v))(np.array([1.0, 2.0]))

@@ -882,11 +882,13 @@ def _linear_relu_vjp(g, ans, x, weight, bias, needs):
     return _linear_vjp(g, ans, x, weight, bias, needs)
 
 
+def _masked_by_relu(linear_jvp):
+    """linear's tangent rule for one argument, then relu's: zero where the output is."""
+    return lambda t, ans, *args: linear_jvp(t, ans, *args) * (_raw(ans) > 0)
+
+
 linear_relu.defvjp_all(_linear_relu_vjp)
-linear_relu.defjvp(lambda t, ans, x, weight, bias: _matmul_jvp_a(t, x, weight) * (_raw(ans) > 0),
-                   lambda t, ans, x, weight, bias: _matmul_jvp_b(t, x, weight) * (_raw(ans) > 0),
-                   lambda t, ans, x, weight, bias:
-                   _pad(t, _tangent_lead(t, bias), _shape(bias), _ndim(ans)) * (_raw(ans) > 0))
+linear_relu.defjvp(*[_masked_by_relu(linear.jvps[argnum]) for argnum in range(3)])
 
 
 def dot(a, b):

@@ -141,7 +141,11 @@ class Primitive:
 
             def one_of_all(g, ans, *args, **kwargs):
                 needs = tuple(i == argnum for i in range(len(args)))
-                return all_rule(g, ans, *args, needs=needs, **kwargs)[argnum]
+                vjp = all_rule(g, ans, *args, needs=needs, **kwargs)[argnum]
+                if vjp is None:
+                    raise TypeError(f"{self.name}: its defvjp_all rule gave None for "
+                                    f"argument {argnum}, which needs a gradient")
+                return vjp
             return one_of_all
         return rule
 
