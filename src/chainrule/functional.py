@@ -407,8 +407,8 @@ def _replay(results, start, nested):
             if nested:
                 total = tangent_of_result(node._op, given, node, args, node._kwargs)
             else:
-                raw = [a._data if isinstance(a, Tensor) else a for a in args]
-                total = tangent_of_result(node._op, given, node._data, raw, node._kwargs)
+                total = tangent_of_result(node._op, given, node._data, node._raw_args,
+                                          node._kwargs)
         if total is not None:
             tangents[id(node)] = total
     return [tangents.get(id(r)) if isinstance(r, (Tensor, Value)) else None for r in results]

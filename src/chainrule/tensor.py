@@ -213,12 +213,14 @@ def _apply(prim, args, kwargs):
     (the counters are kept, not the tensors, so the node holds no reference to itself).
     """
     recording = _modes.grad_enabled
-    raw, grad_argnums, versions = [], [], []
+    raw, operands, grad_argnums, versions = [], [], [], []
     for i, arg in enumerate(args):
         if isinstance(arg, Tensor):
             raw.append(arg._data)
-            versions.append((arg._version, arg._version[0]))
+            version = arg._version
+            versions.append((version, version[0]))
             if recording and arg.requires_grad:
+                operands.append(arg)
                 grad_argnums.append(i)
         else:
             raw.append(arg)
@@ -241,9 +243,10 @@ def _apply(prim, args, kwargs):
             if argnum not in prim.vjps:
                 raise TypeError(f"{prim.name}: argument {argnum} requires grad, but the "
                                 f"operation is not differentiable with respect to it")
-    node._prev = tuple([args[i] for i in grad_argnums])
+    node._prev = tuple(operands)
     node._op = prim
     node._args = args
+    node._raw_args = raw  # what the rules take; the version check guards it
     node._kwargs = kwargs
     node._grad_argnums = tuple(grad_argnums)
     versions.append((node._version, node._version[0]))
@@ -393,8 +396,8 @@ class Tensor(ArrayOperators):
     """
 
     __slots__ = ("_data", "grad", "requires_grad", "_prev", "_op", "_args", "_kwargs",
-                 "_grad_argnums", "_versions", "_version", "_retain", "_origin", "_residual",
-                 "__weakref__")
+                 "_raw_args", "_grad_argnums", "_versions", "_version", "_retain", "_origin",
+                 "_residual", "__weakref__")
 
     __array_priority__ = 1000  # ndarray + Tensor calls Tensor.__radd__
 
@@ -410,10 +413,9 @@ class Tensor(ArrayOperators):
         return self
 
     def _init(self, requires_grad):
-        if requires_grad:
-            self._set_requires_grad(True, "tensor")
-        else:
-            self.requires_grad = False
+        if requires_grad and self._data.dtype.kind not in "fc":
+            self._set_requires_grad(True, "tensor")  # raises, naming the dtype
+        self.requires_grad = bool(requires_grad)
         self.grad = None
         self._prev = ()
         self._op = None
@@ -655,6 +657,8 @@ def _seed_gradient(root, gradient):
                 f"backward: the output has shape {root._data.shape}, not a scalar; pass "
                 f"gradient= (an array of that shape: the vector of the vector-Jacobian "
                 f"product) or reduce the output first, e.g. y.sum().backward()")
+        if root._data.ndim == 0:  # the usual loss (np.array is 3x faster than ones_like)
+            return np.array(1, root._data.dtype)
         return np.ones_like(root._data)
     gradient = np.asarray(gradient._data if isinstance(gradient, Tensor) else gradient,
                           dtype=root._data.dtype)
@@ -740,7 +744,7 @@ def _chain_rule(grads, order, create_graph, batch_shape, stop_at, arrive, needed
             ans, rule_args = node, args
         else:
             ans = node._data
-            rule_args = [a._data if isinstance(a, Tensor) else a for a in args]
+            rule_args = node._raw_args
         vjps = prim.vjps
         row_by_row = batch_shape and not prim.batch_safe
         extra = kwargs

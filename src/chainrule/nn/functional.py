@@ -74,16 +74,20 @@ def _check_labels(logits, labels):
 
 
 def _cross_entropy_and_softmax(logits, labels):
-    """The mean of -log softmax(logits)[label], and the softmax, which the forward pass
-    computes anyway and the backward pass needs: kept, it is not computed twice."""
+    """The mean of -log softmax(logits)[label], and what the backward pass needs: the
+    softmax, which the forward pass computes anyway (kept, it is not computed twice),
+    and where the labels sit in the logits seen as one flat array (indexing a flat
+    array with one index array is about twice as fast as with a pair)."""
     logits = np.asarray(logits)
-    rows = np.arange(len(labels))
+    n, classes = logits.shape
+    picked = np.arange(n) * classes + labels
     shifted = logits - np.maximum.reduce(logits, axis=-1, keepdims=True)  # nothing overflows
     exp = np.exp(shifted)
     total = np.add.reduce(exp, axis=-1, keepdims=True)
-    log_p = shifted[rows, labels] - np.log(total[rows, 0])  # the labels' log-probabilities
+    # -log softmax[label] = log(total) - shifted[label], summed over the rows
+    loss = (np.add.reduce(np.log(total), axis=None) - np.add.reduce(shifted.take(picked))) / n
     exp /= total
-    return -np.add.reduce(log_p) / len(labels), exp
+    return loss, (exp, picked)
 
 
 @Primitive
@@ -96,8 +100,11 @@ def _cross_entropy_vjp(g, ans, logits, labels, residual=None):
     if type(logits) is np.ndarray and np.ndim(g) == 0:
         # An ordinary backward pass: the same formula, in place on a copy of the softmax
         # the forward pass kept (a copy: backward may run again on the same graph)
-        d = residual.copy() if residual is not None else ops.softmax.forward(logits, axis=-1)
-        d[np.arange(len(labels)), labels] -= 1
+        if residual is None:
+            residual = _cross_entropy_and_softmax(logits, labels)[1]
+        softmax, picked = residual
+        d = softmax.copy()
+        d.reshape(-1)[picked] -= 1  # a view of d: subtracts the one-hot in place
         d *= g / len(labels)
         return d
     one_hot = np.zeros(np.shape(logits), dtype=np.result_type(_raw(logits)))
