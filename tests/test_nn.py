@@ -972,6 +972,28 @@ def test_functional_linear_activations():
         F.linear(x, w, b, activation="softmax")
 
 
+@pytest.mark.parametrize("activation", [None, "relu"])
+@pytest.mark.parametrize("x_shape,b_shape", [((4, 3), (2,)), ((4, 3), ()), ((5, 4, 3), (2,)),
+                                             ((3,), (2,))])
+def test_functional_linear_bias_gradient_sums_every_row(x_shape, b_shape, activation):
+    """The bias gradient is g summed over every axis the bias was broadcast along: the
+    rows of a batch, the leading axes of a 3-D input, and all of them for a 0-d bias
+    (linear sums a batch of rows itself, the engine the rest)."""
+    rng = np.random.default_rng(3)
+    x, w, b = (rng.standard_normal(s) for s in (x_shape, (3, 2), b_shape))
+    xs, ws, bs = (cr.tensor(a, requires_grad=True) for a in (x, w, b))
+    out = cr.nn.functional.linear(xs, ws, bs, activation=activation)
+    weights = rng.standard_normal(out.shape)
+    (out * cr.tensor(weights)).sum().backward()
+    xt, wt, bt = torch_leaf(x), torch_leaf(w), torch_leaf(b)
+    ref = xt @ wt + bt
+    ref = torch.relu(ref) if activation == "relu" else ref
+    (ref * torch.tensor(weights)).sum().backward()
+    assert_rel(out, ref, what="output")
+    for mine, theirs, name in ((xs, xt, "x"), (ws, wt, "W"), (bs, bt, "b")):
+        assert_rel(mine.grad, theirs.grad, what=f"d/d{name}")
+
+
 def test_sequential_runs_a_linear_then_a_relu_as_one_operation():
     """The same numbers as the two modules one after the other, one node fewer."""
     model = nn.MLP([3, 5, 4, 2], rng=0)

@@ -59,16 +59,16 @@ _ACTIVATIONS = {"relu": ops.relu, "tanh": ops.tanh, "sigmoid": ops.sigmoid, "gel
 
 
 def _check_labels(logits, labels):
-    logits, labels = np.asarray(_raw(logits)), np.asarray(_raw(labels))
-    if logits.ndim != 2 or labels.shape != (logits.shape[0],):
-        raise ValueError(f"cross_entropy: logits of shape {logits.shape} and labels of "
+    shape, labels = ops._shape(logits), np.asarray(_raw(labels))
+    if len(shape) != 2 or labels.shape != shape[:1]:
+        raise ValueError(f"cross_entropy: logits of shape {shape} and labels of "
                          f"shape {labels.shape}; expected (N, C) and (N,)")
     if labels.dtype.kind not in "iu" and not np.all(labels == np.round(labels)):
         raise ValueError("cross_entropy: labels must be integer class indices")
     labels = labels.astype(np.intp, copy=False)  # NumPy's index type: no copy if it is one
     # Seen as unsigned, a negative label is huge: one comparison checks both ends.
-    if labels.size and np.maximum.reduce(labels.view(np.uintp)) >= logits.shape[1]:
-        raise ValueError(f"cross_entropy: labels must lie in [0, {logits.shape[1]}), got "
+    if labels.size and np.maximum.reduce(labels.view(np.uintp)) >= shape[1]:
+        raise ValueError(f"cross_entropy: labels must lie in [0, {shape[1]}), got "
                          f"values from {labels.min()} to {labels.max()}")
     return labels
 
