@@ -39,7 +39,8 @@ for path in (HERE, os.path.dirname(HERE)):  # `import common` and `import benchm
     if path not in sys.path:
         sys.path.insert(0, path)
 
-from common import SIZES, keep_freed_memory, machine_info, pin_to_one_cpu  # noqa: E402
+from common import (SIZES, keep_freed_memory, machine_info, pin_to_one_cpu,  # noqa: E402
+                    small_op_speed)
 
 __all__ = ["discover", "run_workloads", "add_ratios", "check_targets", "format_table",
            "write_results", "main"]
@@ -210,7 +211,15 @@ def _machine_line(m):
             f"{m.get('cpus_usable', m.get('cpu_count'))} CPUs usable "
             f"({m.get('cpu_count')} in all), Python {m.get('python')}, "
             f"NumPy BLAS: {m.get('numpy_blas')}, torch threads: {m.get('torch_threads', '-')}; "
-            f"{libs}")
+            f"{libs}" + _small_op_note(m.get("small_op_ns")))
+
+
+def _small_op_note(ns):
+    """The small-operation probe (common.small_op_speed) at the start and end of a run."""
+    if not ns:
+        return ""
+    return (f"; a 2-element NumPy add took {' then '.join(f'{n:.0f}' for n in ns)} ns "
+            f"(start, end of the run)")
 
 
 def plot(rows, path):
@@ -296,13 +305,15 @@ def main(argv=None):
     only = [int(x) for x in args.only.split(",") if x.strip()] if args.only else None
 
     t0 = time.perf_counter()
+    small_op_ns = [small_op_speed()]  # the machine's state, at the start and the end
     log = lambda msg: print(msg, file=sys.stderr, flush=True)
     rows, modules, failures = run_workloads(size, only, log, isolate=not args.in_process,
                                             default_malloc=args.default_malloc)
+    small_op_ns.append(small_op_speed())
     elapsed = time.perf_counter() - t0
     add_ratios(rows)
     targets = check_targets(modules, rows)
-    machine = machine_info()
+    machine = dict(machine_info(), small_op_ns=small_op_ns)
     date = datetime.date.today().isoformat()
     print(format_table(rows, targets, failures, machine,
                        title=f"chainrule benchmarks, {date}, {size} ({elapsed:.0f} s)"))

@@ -105,6 +105,14 @@ def test_machine_info():
     assert info["cpu_count"] and info["python"]
 
 
+def test_the_small_operation_probe_is_reported_with_the_machine():
+    ns = common.small_op_speed(calls=200)
+    assert 1 < ns < 1e6  # nanoseconds per 2-element add: far from both ends
+    line = bench_run._machine_line(dict(common.machine_info(), small_op_ns=[ns, 2 * ns]))
+    assert f"a 2-element NumPy add took {ns:.0f} then {2 * ns:.0f} ns" in line
+    assert "2-element" not in bench_run._machine_line(common.machine_info())
+
+
 def test_run_writes_table_json_and_plot(tmp_path):
     rows, targets, modules = [], [], []
     for n in sorted(WORKLOADS):

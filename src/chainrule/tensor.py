@@ -392,7 +392,7 @@ class Tensor(ArrayOperators):
     ``data`` is the ndarray, ``grad`` the accumulated gradient (an ndarray, or None).
     A Tensor made by an operation on tensors that require grad requires grad too, and
     keeps its operands (``_prev``), its operation (``_op``), and the arguments the rules
-    need (``_args``, ``_kwargs``).
+    need (``_args``, ``_kwargs``, and ``_raw_args``: the same with each Tensor's array).
     """
 
     __slots__ = ("_data", "grad", "requires_grad", "_prev", "_op", "_args", "_kwargs",
