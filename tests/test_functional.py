@@ -410,6 +410,9 @@ JACOBIAN_CASES = {
     "elementwise": (lambda x: cr.sin(x) * cr.exp(x) + x ** 2,
                     lambda x: torch.sin(x) * torch.exp(x) + x ** 2, (4,)),
     "matmul": (lambda x: cr.tanh(x) @ W.T, lambda x: torch.tanh(x) @ t64(W.T), (3,)),
+    # matrix @ vector, where a batch of cotangents or tangents is one matrix product
+    "matvec": (lambda x: cr.tanh(cr.tensor(W) @ x) + x[0] * (W @ x),
+               lambda x: torch.tanh(t64(W) @ x) + x[0] * (t64(W) @ x), (3,)),
     "reductions": (lambda x: cr.stack([x.sum(), (x ** 2).mean(), cr.logsumexp(x),
                                        cr.norm(x), x.max()]),
                    lambda x: torch.stack([x.sum(), (x ** 2).mean(), torch.logsumexp(x, 0),
@@ -655,6 +658,9 @@ HESSIAN_CASES = {
                   lambda x: torch.logsumexp(x @ t64(W.T), 0), (3,)),
     "cross_entropy": (lambda x: -cr.log_softmax(cr.tanh(x) @ W.T)[2],
                       lambda x: -torch.log_softmax(torch.tanh(x) @ t64(W.T), -1)[2], (3,)),
+    "matvec": (lambda x: cr.log(1 + x ** 2).sum() + (cr.tanh(cr.tensor(W) @ x) ** 2).sum(),
+               lambda x: torch.log(1 + x ** 2).sum() + (torch.tanh(t64(W) @ x) ** 2).sum(),
+               (3,)),
     "matrix_input": (lambda X: (cr.sin(X) * X.T.sum(axis=1)).sum() ** 2,
                      lambda X: (torch.sin(X) * X.T.sum(1)).sum() ** 2, (3, 3)),
 }

@@ -753,6 +753,8 @@ def _matmul_vjp_a(g, a, b):
     np.matmul does (b to a column, a to a row), and the extra axis dropped again."""
     if type(g) is type(a) is type(b) is np.ndarray and a.ndim > 1 and b.ndim > 1:
         return np.matmul(g, b.swapaxes(-1, -2))  # plain matrices: the formula as it reads
+    if _ndim(a) == 1 and _ndim(b) == 2:  # vector @ matrix: b g for each row g, all at once
+        return matmul(g, swapaxes(b, -1, -2))
     if _ndim(b) == 1:
         g, b = expand_dims(g, -1), reshape(b, (1, -1))
     else:
@@ -766,6 +768,8 @@ def _matmul_vjp_b(g, a, b):
     """d/db (a @ b) applied to g: a^T @ g, with 1-D operands promoted likewise."""
     if type(g) is type(a) is type(b) is np.ndarray and a.ndim > 1 and b.ndim > 1:
         return np.matmul(a.swapaxes(-1, -2), g)
+    if _ndim(a) == 2 and _ndim(b) == 1:  # matrix @ vector: a^T g for each row g, as g @ a
+        return matmul(g, a)
     if _ndim(b) == 1:
         g = expand_dims(g, -1)
     if _ndim(a) == 1:
@@ -787,6 +791,8 @@ def _pad(t, lead, core, ndim):
 def _matmul_jvp_a(t, a, b):
     """t @ b, with a batched tangent: a 1-D a is promoted to a row explicitly (as
     np.matmul does inside) and padded, so that the batch axes of t stay in front."""
+    if _ndim(a) == 1 and _ndim(b) == 2:  # vector @ matrix: every row of t times b at once
+        return matmul(t, b)
     lead = _tangent_lead(t, a)
     core = (1,) + _shape(a) if _ndim(a) == 1 else _shape(a)
     t = _pad(t, lead, core, builtins.max(len(core), _ndim(b), 2))
@@ -798,6 +804,8 @@ def _matmul_jvp_a(t, a, b):
 
 def _matmul_jvp_b(t, a, b):
     """a @ t, likewise: a 1-D b is promoted to a column."""
+    if _ndim(a) == 2 and _ndim(b) == 1:  # matrix @ vector: a t for each row t, as t @ a^T
+        return matmul(t, swapaxes(a, -1, -2))
     lead = _tangent_lead(t, b)
     core = _shape(b) + (1,) if _ndim(b) == 1 else _shape(b)
     t = _pad(t, lead, core, builtins.max(len(core), _ndim(a), 2))
