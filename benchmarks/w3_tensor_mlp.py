@@ -388,7 +388,7 @@ CONFIGS = {
              for dt in ("float32", "float64")],
 }
 # (seconds per config for one library's timed calls, min repeats, max repeats)
-BUDGET = {"tiny": (0.0, 1, 1), "quick": (0.6, 5, 60), "full": (4.0, 15, 400)}
+BUDGET = {"tiny": (0.0, 1, 1), "quick": (0.45, 5, 45), "full": (4.0, 15, 400)}
 
 
 def run(size="quick", include_chainrule_nn=False):

@@ -174,7 +174,7 @@ CASES = {
     "full": [(k, n) for n in (100, 1000) for k in KINDS],
 }
 # (seconds of timed calls per library and case, min repeats, max repeats)
-BUDGET = {"tiny": (0.0, 1, 1), "quick": (0.4, 3, 100), "full": (4.0, 5, 500)}
+BUDGET = {"tiny": (0.0, 1, 1), "quick": (0.3, 3, 100), "full": (4.0, 5, 500)}
 # A library slower than SKIP_S per call is called once, not timed in a loop (quick only).
 SKIP_S = {"tiny": None, "quick": 1.0, "full": None}
 # In quick, n = 1000 runs only these (torch.func takes ~1 s per Hessian, autograd ~4 s,
