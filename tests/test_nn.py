@@ -825,6 +825,21 @@ class TestLossModules:
         assert_rel(loss, loss_t, what="loss")
         assert_rel(x.grad, x_t.grad, what="logits grad")
 
+    def test_cross_entropy_of_transposed_logits(self):
+        """Logits that are a transposed view (Fortran order): the labels are picked
+        through a flat index in C order, which must still address the right entries."""
+        rng = np.random.default_rng(2)
+        stored = rng.normal(size=(4, 5))            # (C, N), so stored.T is (N, C)
+        labels = np.array([0, 3, 1, 2, 3])
+        x = cr.tensor(stored, requires_grad=True)
+        loss = nn.functional.cross_entropy(x.T, labels)
+        loss.backward()
+        x_t = torch_leaf(stored)
+        loss_t = torch.nn.functional.cross_entropy(x_t.T, torch.from_numpy(labels))
+        loss_t.backward()
+        assert_rel(loss, loss_t, what="loss")
+        assert_rel(x.grad, x_t.grad, what="logits grad")
+
     def test_cross_entropy_rejects_bad_labels(self):
         with pytest.raises(ValueError, match="labels"):
             nn.CrossEntropyLoss()(cr.zeros(3, 4), np.array([0, 1, 4]))
