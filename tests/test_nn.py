@@ -993,7 +993,7 @@ def test_functional_linear_activations():
 def test_functional_linear_bias_gradient_sums_every_row(x_shape, b_shape, activation):
     """The bias gradient is g summed over every axis the bias was broadcast along: the
     rows of a batch, the leading axes of a 3-D input, and all of them for a 0-d bias
-    (linear sums a batch of rows itself, the engine the rest)."""
+    (the engine's unbroadcast sums them, as for any broadcast operand)."""
     rng = np.random.default_rng(3)
     x, w, b = (rng.standard_normal(s) for s in (x_shape, (3, 2), b_shape))
     xs, ws, bs = (cr.tensor(a, requires_grad=True) for a in (x, w, b))

@@ -849,16 +849,7 @@ def _linear_vjp(g, ans, x, weight, bias, needs):
     computed: the first layer's input needs no gradient."""
     return (_matmul_vjp_a(g, x, weight) if needs[0] else None,
             _matmul_vjp_b(g, x, weight) if needs[1] else None,
-            _bias_vjp(g, ans))
-
-
-def _bias_vjp(g, ans):
-    """The bias was added to every row of the result: its gradient is g summed over
-    the rows. A batch of rows (N, out) is summed here in one reduction; any other
-    shape is left to the engine's general unbroadcast."""
-    if type(g) is np.ndarray and g.ndim == 2 and _ndim(ans) == 2:
-        return np.add.reduce(g, axis=0)
-    return g
+            g)
 
 
 linear.defvjp_all(_linear_vjp)
