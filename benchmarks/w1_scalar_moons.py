@@ -202,7 +202,7 @@ def run(size="quick"):
     for name, ts in times.items():
         rows.append(row(NAME, "gc by hand", name, ts, **extra(name)))
 
-    rounds, block = pick(size, (1, 1), (2, 2), (8, 4))
+    rounds, block = pick(size, (1, 1), (1, 2), (8, 4))
     times = time_default_gc(steps, rounds, block)
     for name, ts in times.items():
         rows.append(row(NAME, "default gc", name, ts, **extra(name),
