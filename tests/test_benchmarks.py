@@ -155,3 +155,31 @@ def test_blocks_of_calls_take_turns():
                               repeats=4, warmup=0, block=2)
     assert calls == ["a"] * 3 + ["b"] * 3 + ["a"] * 3 + ["b"] * 3  # one untimed, then 2 timed
     assert {k: len(v) for k, v in times.items()} == {"a": 4, "b": 4}
+
+
+def _w3_rows(medians):
+    """Workload-3 rows from {(case, library): median seconds}."""
+    w3 = importlib.import_module(WORKLOADS[3])
+    return w3, [common.row(w3.NAME, case, lib, [t], small_op_ns=[310.0, 320.0])
+                for (case, lib), t in medians.items()]
+
+
+def test_w3_judges_the_ratio_of_chainrule_and_numpy_timed_as_a_pair():
+    case = "a b128 float32"
+    pair = importlib.import_module(WORKLOADS[3]).pair_case(case)
+    w3, rows = _w3_rows({(case, "chainrule"): 1.12, (case, "numpy"): 1.0,
+                         (case, "torch"): 1.3,
+                         (pair, "chainrule"): 1.06, (pair, "numpy"): 1.0})
+    name, ok, detail = w3.target_vs_numpy(rows)
+    assert ok is True
+    assert "a b128 float32: 1.06x (1.12x with all libraries)" in detail
+    assert "310-320 ns" in detail  # the machine's state around it
+    _, faster, _ = w3.target_vs_torch(rows)  # torch is only in the all-library case
+    assert faster is True
+
+
+def test_w3_says_by_how_much_a_configuration_misses():
+    w3, rows = _w3_rows({("a", "chainrule"): 1.21, ("a", "numpy"): 1.0,
+                         ("b", "chainrule"): 1.0, ("b", "numpy"): 1.0})
+    name, ok, detail = w3.target_vs_numpy(rows)  # no pair cases: the all-library ratio
+    assert ok is False and "a: 1.21x" in detail and "missed by a: 1.10x" in detail
