@@ -18,9 +18,10 @@ float64. Every library gets the same data, the same initial weights and the same
 Before any timing each library's gradients (one step at lr = 0) are compared with the
 hand-written NumPy ones; a mismatch raises. Timing is interleaved (the libraries take
 turns of one untimed and 5 timed steps, see common.interleave), after a warm-up. Each
-configuration is timed in 3 windows (quick and full), one pass over all configurations
-after another, and the median of the pooled steps is reported: the machine's slow
-periods last seconds to minutes, and one short window can fall in one.
+configuration is timed in 3 windows at full size (quick: 1, to stay within a minute),
+one pass over all configurations after another, and the median of the pooled steps is
+reported: the machine's slow periods last seconds to minutes, and one short window can
+fall in one.
 GFLOP/s counts the matmul flops of forward and backward (2*B*a*b per matmul; the first
 layer's input gradient is not computed) against a measured large GEMM (np.matmul of
 2048x2048), the ceiling of this machine.
@@ -418,21 +419,6 @@ def run(size="quick", include_chainrule_nn=False):
                              gflops=ceiling[dt],
                              note=f"np.matmul ceiling; BLAS threads={_blas_threads()}"))
     budget, lo, hi = BUDGET[size]
-    prepared = []  # (case, sizes, batch, dtype, step functions, repeats per pass)
-    for arch, batch, dt in CONFIGS[size]:
-        sizes = ARCHS[arch]
-        case = f"{arch} b{batch} {dt}"
-        x, y, raw = make_problem(sizes, batch, dt)
-        steps = {lib: make(x, y, raw) for lib, make in libs.items()}
-        check_gradients(steps, dt, case)
-        fns = {lib: s[0] for lib, s in steps.items()}
-        if size == "tiny":
-            repeats = 1
-        else:
-            for f in fns.values():  # jit compiles, caches warm up
-                f()
-            repeats = max(1, choose_repeats(fns, budget, lo, hi) // PASSES[size])
-        prepared.append((case, sizes, batch, dt, fns, repeats))
     # Every configuration is measured in PASSES windows spread over the workload, and
     # its samples pooled: one window of a few seconds can fall in one of the machine's
     # slow periods (see README, "The machine's state"), several seldom all do.
@@ -442,23 +428,35 @@ def run(size="quick", include_chainrule_nn=False):
     # libraries' steps in between, chainrule's step is slower by a few percent and
     # NumPy's is not (README, "All libraries or a pair"), a cost of running them side
     # by side that no user pays.
-    groups = []  # (case, sizes, batch, dtype, step functions, repeats), pair after all
-    for case, sizes, batch, dt, fns, repeats in prepared:
-        groups.append((case, sizes, batch, dt, fns, repeats))
+    groups = []  # (case, sizes, batch, dtype, step functions, repeats per window)
+    for arch, batch, dt in CONFIGS[size]:
+        sizes = ARCHS[arch]
+        case = f"{arch} b{batch} {dt}"
+        x, y, raw = make_problem(sizes, batch, dt)
+        steps = {lib: make(x, y, raw) for lib, make in libs.items()}
+        check_gradients(steps, dt, case)
+        fns = {lib: s[0] for lib, s in steps.items()}
+        windows = [(case, fns)]
         if "chainrule" in fns and "numpy" in fns and len(fns) > 2:
             pair = {lib: fns[lib] for lib in ("chainrule", "numpy")}
-            if size != "tiny":  # the same time budget as the others have
-                repeats = max(1, choose_repeats(pair, budget, lo, hi) // PASSES[size])
-            groups.append((pair_case(case), sizes, batch, dt, pair, repeats))
+            windows.append((pair_case(case), pair))
+        if size != "tiny":
+            for f in fns.values():  # jit compiles, caches warm up
+                f()
+        for name, group in windows:  # each with the same time budget per library
+            repeats = 1 if size == "tiny" else max(
+                1, choose_repeats(group, budget, lo, hi) // PASSES[size])
+            groups.append((name, sizes, batch, dt, group, repeats))
     times = {case: {lib: [] for lib in fns} for case, _, _, _, fns, _ in groups}
     probes = {case: [] for case in times}
+    probe_calls = 2000 if size == "tiny" else 20000
     for _ in range(PASSES[size]):
         for case, _, _, _, fns, repeats in groups:
             # The machine's state around this window (common.small_op_speed): a slow
             # period costs the library with more small operations per step the most.
-            probes[case].append(small_op_speed(2000 if size == "tiny" else 20000))
+            probes[case].append(small_op_speed(probe_calls))
             got = interleaved(fns, repeats, 0 if size == "tiny" else 2)
-            probes[case].append(small_op_speed(2000 if size == "tiny" else 20000))
+            probes[case].append(small_op_speed(probe_calls))
             for lib, ts in got.items():
                 times[case][lib].extend(ts)
     for case, sizes, batch, dt, _, _ in groups:
@@ -523,7 +521,8 @@ def target_vs_numpy(rows):
         detail += (f" (around {worst}, a 2-element NumPy add took "
                    f"{min(probe):.0f}-{max(probe):.0f} ns)")
     if bad:
-        detail += "; missed by " + ", ".join(f"{c}: {r / 1.10:.2f}x" for c, r in bad.items())
+        detail += "; missed by " + ", ".join(f"{c}: {r / 1.10:.2f}x"
+                                             for c, r in bad.items())
     return name, not bad, detail
 
 
