@@ -29,7 +29,8 @@ import chainrule  # noqa: E402
 # The top-level names that are not operations, by section; every other name in
 # chainrule.__all__ that is not a module is an operation.
 ENGINES = ["Value", "Tensor", "tensor", "zeros", "ones", "full", "eye", "arange",
-           "linspace", "zeros_like", "ones_like", "rand", "randn", "Primitive", "primitive"]
+           "linspace", "zeros_like", "ones_like", "rand", "randn", "Primitive", "primitive",
+           "elementwise"]
 TRANSFORMS = ["grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "jacobian",
               "hessian", "hvp", "linear_operator", "hessian_operator", "gradcheck",
               "GradcheckError", "tree_flatten", "tree_unflatten"]
@@ -265,8 +266,7 @@ def _method_signature(cls, name, function):
     sig = signature_of(function, drop_first=True)
     if sig != "(*args, **kwargs)":
         return sig
-    table = getattr(importlib.import_module("chainrule.derivatives"), "_METHODS", {})
-    operation = table.get(name)
+    operation = getattr(function, "operation", None)
     if operation is None:
         return sig
     return signature_of(operation, drop_first=True)

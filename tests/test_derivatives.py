@@ -1,4 +1,4 @@
-"""The tensor engine's derivative table (``chainrule.derivatives``), op by op, checked
+"""The tensor engine's derivative table (``chainrule.rules``), op by op, checked
 against references that share no code with it.
 
 Every operation of the table is one or more *cases* in ``CASES`` below: the chainrule
@@ -32,8 +32,19 @@ import torch.nn.functional as TF
 
 import chainrule as cr
 import chainrule.nn.functional as F
-from chainrule import derivatives as D
-from chainrule.tensor import Primitive
+import types
+
+from chainrule import fast, rules
+from chainrule.primitive import Primitive
+from chainrule.rules import elementwise, shapes
+
+# The table's operations, with the primitives behind its wrappers (concatenate, stack,
+# where, clip) and the fused operations of chainrule.fast, which are checked the same way.
+D = types.SimpleNamespace(**{name: value for name, value in vars(rules).items()
+                             if not name.startswith("_")},
+                          _concatenate=shapes._concatenate, _stack=shapes._stack,
+                          _where=elementwise._where, _clip=elementwise._clip,
+                          linear=fast.linear, linear_relu=fast.linear_relu)
 
 # ---------------------------------------------------------------------------------------
 # Helpers (local to this file)
@@ -256,6 +267,7 @@ UNARY = [
     ("sin", cr.sin, torch.sin, D.sin, "any"),
     ("cos", cr.cos, torch.cos, D.cos, "any"),
     ("tan", cr.tan, torch.tan, D.tan, "unit"),
+    ("arctan", cr.arctan, torch.arctan, D.arctan, "any"),
     ("tanh", cr.tanh, torch.tanh, D.tanh, "any"),
     ("sigmoid", cr.sigmoid, torch.sigmoid, D.sigmoid, "wide"),
     ("erf", cr.erf, torch.erf, D.erf, "any"),
@@ -661,7 +673,7 @@ case("identity", lambda x: D.identity(x), lambda x: x.view_as(x), ((2, 3), "any"
 LABELS = np.array([2, 0, 3])
 case("cross_entropy", lambda z: F.cross_entropy(z, LABELS),
      lambda z: TF.cross_entropy(z, torch.from_numpy(LABELS)), ((3, 4), "wide"),
-     prim=lambda z: (F._cross_entropy, (z, LABELS), {}))
+     prim=lambda z: (fast.cross_entropy, (z, LABELS), {}))
 case("cross_entropy(N=1)", lambda z: F.cross_entropy(z, [1]),
      lambda z: TF.cross_entropy(z, torch.tensor([1])), ((1, 5), "wide"))
 case("mse_loss", F.mse_loss, TF.mse_loss, ((2, 3), "any"), ((2, 3), "any"))
@@ -684,13 +696,9 @@ def test_case_ids_are_unique():
 
 def test_every_public_operation_has_a_case():
     """The table above covers every operation ``chainrule`` exports (by name)."""
-    names = ["add", "subtract", "multiply", "divide", "power", "negative", "matmul", "dot",
-             "outer", "exp", "log", "log1p", "sqrt", "abs", "sin", "cos", "tan", "tanh",
-             "sigmoid", "erf", "relu", "leaky_relu", "gelu", "softplus", "clip", "sign",
-             "maximum", "minimum", "where", "sum", "mean", "max", "min", "prod", "var",
-             "std", "logsumexp", "softmax", "log_softmax", "norm", "reshape", "transpose",
-             "permute", "swapaxes", "expand", "broadcast_to", "squeeze", "unsqueeze",
-             "expand_dims", "flatten", "concatenate", "stack", "split", "astype", "at["]
+    # every public operation of the table (cr.abs is the case id of absolute), and two
+    # that are reached as methods
+    names = sorted(set(rules.__all__) - {"absolute"} | {"abs", "astype", "at["})
     assert set(names) - {"astype", "at["} <= set(cr.__all__)
     missing = [n for n in names if not any(n in c.id for c in CASES)]
     assert not missing, f"no case for {missing}"
@@ -700,18 +708,12 @@ def test_every_primitive_has_a_jvp_case():
     """Every Primitive of the table (and the fused cross_entropy) is checked in forward
     mode below, and has a JVP rule for each argument that has a VJP rule."""
     primitives = {obj for obj in vars(D).values() if isinstance(obj, Primitive)}
-    primitives.add(F._cross_entropy)
+    primitives.add(fast.cross_entropy)
     calls = [c.prim(*c.arrays()) for c in CASES if c.prim is not None]
     covered = {prim for prim, _, _ in calls}
     assert primitives - covered == set(), sorted(p.name for p in primitives - covered)
-    for p in primitives:
-        assert (p.vjp_any is None) == (p.jvp_any is None), p
-        if p.vjp_all is not None:  # one VJP rule for every positional argument
-            n_args = {len(args) for prim, args, _ in calls if prim is p}
-            assert p.vjps == {} and n_args == {len(p.jvps)}, p
-            assert set(p.jvps) == set(range(len(p.jvps))), p
-        else:
-            assert set(p.vjps) == set(p.jvps), p
+    for p in primitives:  # (a variadic operation has one rule of each kind, for all)
+        assert set(p.vjps) == set(p.jvps), p
 
 
 # ---------------------------------------------------------------------------------------
@@ -840,12 +842,7 @@ def jvp_of(prim, args, kwargs, tangent_of):
         t = tangent_of(arg)
         if t is None:
             continue
-        rule = prim.jvps.get(i)
-        if rule is None:
-            assert prim.jvp_any is not None, f"{prim.name}: no JVP rule for argument {i}"
-            out = prim.jvp_any(i, t, ans, *args, **kwargs)
-        else:
-            out = rule(t, ans, *args, **kwargs)
+        out = prim.jvp(i)(t, ans, *args, **kwargs)
         assert not isinstance(out, cr.Tensor), "a rule on arrays must return an array"
         total = total + np.broadcast_to(np.asarray(out), ans.shape)
     return ans, total
@@ -1287,7 +1284,7 @@ BATCH = 3
 
 @pytest.mark.parametrize("case", CASE_PARAMS)
 def test_a_batch_of_cotangents_in_one_pass(case):
-    from chainrule.tensor import gradients
+    from chainrule.functional import tensor_gradients as gradients
     arrays = case.arrays()
     xs = [cr.tensor(a, requires_grad=True) for a in arrays]
     outs = as_list(case.fn(*xs))

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 import chainrule
-from chainrule.tensor import Primitive
+from chainrule.primitive import Primitive
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -101,9 +101,9 @@ def test_docstring_examples_print_what_they_show(module_name):
 
 def test_the_primitives_are_found():
     """The operations NumPy computes are Primitive objects; their examples run too."""
-    names = [test.name for test in examples_of(importlib.import_module("chainrule.derivatives"))]
-    assert "chainrule.derivatives.exp" in names
-    assert "chainrule.derivatives.sigmoid" in names
+    names = [test.name for test in examples_of(importlib.import_module("chainrule.rules"))]
+    assert "chainrule.rules.exp" in names
+    assert "chainrule.rules.sigmoid" in names
 
 
 def _missing_examples():

@@ -548,7 +548,7 @@ def test_jacfwd_is_one_forward_pass_per_input():
     close(Jx, np.diag(3 * x ** 2 * y.sum()))
     assert len(calls) == 2 and len(rule_calls) == 5
     calls.clear(), rule_calls.clear()
-    cube.batch_safe = True
+    cube.batched = True
     Jx, Jy = cr.jacfwd(f, argnums=(0, 1))(x, y)
     close(Jx, np.diag(3 * x ** 2 * y.sum()))
     close(Jy, np.outer(x ** 3, np.ones(4)))
@@ -640,7 +640,7 @@ def test_jacrev_is_one_batched_backward_pass():
     close(J, np.diag(3 * x ** 2))
     assert len(calls) == 7
     calls.clear()
-    cube.batch_safe = True
+    cube.batched = True
     J = cr.jacrev(cube)(x)
     close(J, np.diag(3 * x ** 2))
     assert len(calls) == 1

@@ -12,6 +12,7 @@ import sys
 import pytest
 
 from chainrule.graph import topological_order
+from chainrule.nn.scalar import linear
 from chainrule.value import Value
 
 
@@ -131,7 +132,7 @@ def test_order_of_an_expression_using_every_operation():
     a, b = Value(0.7), Value(1.3)
     t = (a * b + a - b / 2.0) ** 2
     u = (t + 1.0).log() + t.sqrt() + 2 ** a + a ** b + (-t).relu() + t.exp().tanh() \
-        + t.sigmoid() + t.sin() + t.cos() + abs(t) + Value.linear([a, t], [b, a], 0.5)
+        + t.sigmoid() + t.sin() + t.cos() + abs(t) + linear([a, t], [b, a], 0.5)
     assert_topological(topological_order(u), u)
 
 

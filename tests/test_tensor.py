@@ -1428,31 +1428,6 @@ def test_anomaly_names_a_users_file_even_inside_a_folder_called_chainrule(tmp_pa
         runpy.run_path(str(script))
 
 
-def test_a_primitive_can_keep_a_residual_for_its_backward_pass():
-    """forward_with_residual: what the forward computed anyway reaches the VJP rule in an
-    ordinary backward pass, and None where the gradient's own graph is built."""
-    seen = []
-
-    @cr.primitive
-    def square(x):
-        return x * x
-
-    square.forward_with_residual = lambda x: (x * x, 2 * x)  # the residual: d/dx x**2
-
-    def vjp(g, ans, x, residual=None):
-        seen.append(None if residual is None else residual.tolist())
-        return g * (residual if residual is not None else 2 * x)
-
-    square.defvjp(vjp)
-    x = cr.tensor([1.0, 3.0], requires_grad=True)
-    square(x).sum().backward()
-    assert x.grad.tolist() == [2.0, 6.0] and seen == [[2.0, 6.0]]
-    x.grad = None
-    square(x).sum().backward(create_graph=True)
-    assert seen[-1] is None and x.grad.data.tolist() == [2.0, 6.0]
-    assert square(np.array([2.0])).tolist() == [4.0]  # plain arrays: the plain forward
-
-
 def test_cross_entropy_backward_twice_accumulates_exactly_twice():
     """Its VJP reuses the softmax the forward kept; it must not consume it."""
     logits = cr.tensor([[1.0, 2.0, 0.5], [0.1, -1.0, 2.0]], requires_grad=True)
@@ -1461,43 +1436,6 @@ def test_cross_entropy_backward_twice_accumulates_exactly_twice():
     once = logits.grad.copy()
     loss.backward()
     np.testing.assert_array_equal(logits.grad, 2 * once)
-
-
-def test_a_primitive_can_give_all_its_gradients_in_one_rule():
-    """defvjp_all: one call returns every argument's gradient (they share work), told by
-    ``needs`` which ones anyone asked for. It works in a backward pass, second order,
-    row by row in jacrev (a user's rule is not batch safe), and on Values."""
-    calls = []
-
-    @cr.primitive
-    def scaled_product(x, y):
-        return 3.0 * x * y
-
-    def vjp_all(g, ans, x, y, needs):
-        calls.append(needs)
-        shared = 3.0 * g  # the work both gradients share
-        return (shared * y if needs[0] else None, shared * x if needs[1] else None)
-
-    scaled_product.defvjp_all(vjp_all)
-    x = cr.tensor([1.0, 2.0], requires_grad=True)
-    y = cr.tensor([5.0, 7.0])                           # needs no gradient
-    scaled_product(x, y).sum().backward()
-    assert x.grad.tolist() == [15.0, 21.0] and calls == [(True, False)]
-
-    y.requires_grad_()
-    x.grad = None
-    scaled_product(x, y).sum().backward()
-    assert calls[-1] == (True, True) and y.grad.tolist() == [3.0, 6.0]
-
-    # d/dx of sum(d/dx 3 x^2 y) = 6 y, through a graph of the gradient
-    dx = cr.grad(lambda x: scaled_product(x, x).sum())
-    np.testing.assert_allclose(cr.jacrev(dx)(np.array([1.0, 2.0])), 6.0 * np.eye(2))
-    np.testing.assert_allclose(cr.jacrev(lambda x: scaled_product(x, x))(np.array([1.0, 2.0])),
-                               np.diag([6.0, 12.0]))
-    a = cr.Value(2.0)
-    out = scaled_product(a, cr.Value(4.0))
-    out.backward()
-    assert out.data == 24.0 and a.grad == 12.0
 
 
 def test_linear_relu_is_relu_of_linear_in_one_node():
@@ -1513,20 +1451,3 @@ def test_linear_relu_is_relu_of_linear_in_one_node():
     (z * z).sum().backward()
     for f, p in zip(fused, plain):
         np.testing.assert_allclose(f.grad, p.grad, rtol=1e-15, atol=1e-15)
-
-
-def test_a_joint_rule_that_leaves_out_a_needed_gradient_is_an_error():
-    half = cr.Primitive(lambda x, y: x * y, "half_rule").defvjp_all(
-        lambda g, ans, x, y, needs: (g * y, None))
-    x, y = cr.tensor(1.0, requires_grad=True), cr.tensor(2.0, requires_grad=True)
-    with pytest.raises(TypeError, match="half_rule: its defvjp_all rule gave None for "
-                                        "argument 1, which needs a gradient"):
-        half(x, y).backward()
-    short = cr.Primitive(lambda x, y: x * y, "short_rule").defvjp_all(
-        lambda g, ans, x, y, needs: g * y)
-    with pytest.raises(TypeError, match="short_rule: its defvjp_all rule must return a "
-                                        "tuple of 2 gradients, one per argument; got"):
-        short(x, y).backward()
-    with pytest.raises(TypeError, match="half_rule: its defvjp_all rule gave None for "
-                                        "argument 1"):  # row by row, in jacrev
-        cr.jacrev(lambda v: half(v, v))(np.array([1.0, 2.0]))

@@ -26,6 +26,7 @@ import pytest
 import torch
 
 from chainrule import value as V
+from chainrule.nn.scalar import linear
 from chainrule.graph import topological_order
 from chainrule.value import Value
 
@@ -175,10 +176,10 @@ def test_binary_op_value_and_gradients_match_torch(op, left, right, i):
     ([0.1 * k - 0.45 for k in range(10)], [0.9 - 0.17 * k for k in range(10)], 0.0),
 ], ids=["n=3", "n=1", "n=10"])
 def test_linear_matches_torch(weights, inputs, bias):
-    """Value.linear(w, x, b) = b + sum w_i x_i, as one node with 2n + 1 operands:
+    """linear(w, x, b) = b + sum w_i x_i, as one node with 2n + 1 operands:
     value and all gradients (d/db = 1, d/dw_i = x_i, d/dx_i = w_i) agree with torch."""
     W, X, B = [Value(w) for w in weights], [Value(x) for x in inputs], Value(bias)
-    y = Value.linear(W, X, B)
+    y = linear(W, X, B)
     y.backward()
     tw = torch.tensor(weights, dtype=torch.float64, requires_grad=True)
     tx = torch.tensor(inputs, dtype=torch.float64, requires_grad=True)
@@ -197,7 +198,7 @@ def test_linear_with_numbers_treats_them_as_constants():
     """Numbers among the inputs (and the default bias 0) are constants; the weights'
     gradients are still the inputs."""
     W = [Value(0.5), Value(-2.0), Value(1.25)]
-    y = Value.linear(W, [3, -1.5, 0.2])
+    y = linear(W, [3, -1.5, 0.2])
     y.backward()
     tw = torch.tensor([0.5, -2.0, 1.25], dtype=torch.float64, requires_grad=True)
     ty = (tw * torch.tensor([3, -1.5, 0.2], dtype=torch.float64)).sum()
@@ -218,15 +219,15 @@ def test_linear_is_micrograd_sum_bit_for_bit():
     expected = b.data
     for w, x in zip(W, X):
         expected += w.data * x.data
-    assert Value.linear(W, X, b).data == chain.data == expected
+    assert linear(W, X, b).data == chain.data == expected
 
 
 def test_linear_errors():
     """One weight per input, and only Values or numbers."""
     with pytest.raises(ValueError, match="linear: 2 weights but 3 inputs"):
-        Value.linear([Value(1.0), Value(2.0)], [1.0, 2.0, 3.0])
+        linear([Value(1.0), Value(2.0)], [1.0, 2.0, 3.0])
     with pytest.raises(TypeError, match="linear: .*str 'x'"):
-        Value.linear([Value(1.0)], ["x"])
+        linear([Value(1.0)], ["x"])
 
 
 def test_module_functions_work_on_numbers_and_values():
@@ -274,10 +275,10 @@ def test_binary_gradients_match_finite_difference(op, i):
 def test_linear_gradients_match_finite_difference():
     ws, xs, b0 = [0.3, -1.2, 0.7], [1.5, 0.4, -2.0], 0.25
     W, X, B = [Value(w) for w in ws], [Value(x) for x in xs], Value(b0)
-    Value.linear(W, X, B).backward()
+    linear(W, X, B).backward()
 
     def f(ws_, xs_, b_):
-        return Value.linear([Value(w) for w in ws_], [Value(x) for x in xs_], Value(b_)).data
+        return linear([Value(w) for w in ws_], [Value(x) for x in xs_], Value(b_)).data
 
     assert_fd(B.grad, central_difference(lambda v: f(ws, xs, v), b0))
     for k in range(3):
@@ -374,7 +375,7 @@ HESSIAN_CASES = {
     "x/y":              (lambda x, y: x / y, (1.2, -0.8)),
     "composite":        (lambda x, y: (x * y).sin() + x.exp() / y + (x ** 2 + y ** 2).sqrt(),
                          (0.6, 1.4)),
-    "linear":           (lambda w, x, b: Value.linear([w], [x], b).tanh()
+    "linear":           (lambda w, x, b: linear([w], [x], b).tanh()
                          if isinstance(w, Value) else (b + w * x).tanh(), (0.7, -1.1, 0.3)),
 }
 
@@ -731,7 +732,7 @@ def _every_op_graph(a, b, rounds=12):
         u = ((t + 1.0).log() + (t + 1.0).sqrt() + 2 ** a + a ** b + (-t).relu()
              + t.exp().tanh() + t.sigmoid() + t.sin() + t.cos() + abs(t - 1.0)
              + 1 - t + 3 / (t + 1.0))                        # every function, r-ops
-        acc = Value.linear([u, acc], [a, b], b).tanh() * 0.5
+        acc = linear([u, acc], [a, b], b).tanh() * 0.5
     nodes, stack, seen = [], [acc], set()
     while stack:  # every node of the graph, leaves included (constants too)
         n = stack.pop()
@@ -841,7 +842,7 @@ def _random_expression(seed, n_leaves=6, n_ops=400):
         lambda a, b: (a + b).sigmoid(),
         lambda a, b: a.sin() * b.cos(),
         lambda a, b: (a - b).tanh() + a / (b.abs() + 1.0),
-        lambda a, b: Value.linear([a, b], [b, a], 0.1).tanh(),
+        lambda a, b: linear([a, b], [b, a], 0.1).tanh(),
         lambda a, b: ((a * b) ** 2 + 1.0).log() - (b * b + 0.5).sqrt() + 2 ** a.tanh(),
     ]
     for _ in range(n_ops):
@@ -873,7 +874,7 @@ def test_prev_is_the_tuple_of_operands_in_operand_order():
         assert node._prev[0] is a and node._prev[1] is b and len(node._prev) == 2
     assert (b + a)._prev[0] is b and (b * a)._prev[0] is b
     assert a._prev == () and a._op == ""
-    lin = Value.linear([a, b], [c, a], b)
+    lin = linear([a, b], [c, a], b)
     assert [id(n) for n in lin._prev] == [id(b), id(a), id(b), id(c), id(a)]  # b, w.., x..
     diff = a - b  # a + (-1 * b)
     assert diff._prev[0] is a and diff._prev[1]._prev[0] is b

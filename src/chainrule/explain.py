@@ -21,60 +21,16 @@ Nodes are named by their ``label`` (Values), by the ``names`` given to backward
 (``explain={"x": x, "W": W}``; ``explain=locals()`` works too), or else numbered in
 the order they are met (v1, v2, ... for Values; t1, t2, ... for Tensors).
 
-The formulas printed here are text for the reader; the numbers come from the derivative
-tables themselves (value.DERIVATIVES, derivatives.py), so what is printed is what ran.
-tests/test_explain.py checks that every formula, evaluated, gives the table's number.
+Each rule carries its own formula as text (``texts`` of a ``value.DERIVATIVES`` entry,
+of a ``Primitive`` of ``chainrule.rules``); the numbers come from the rules themselves,
+so what is printed is what ran. tests/test_explain.py checks that every formula,
+evaluated, gives the rule's number. The backward passes call ``step`` (their
+``on_step`` hook) at each node; this module knows nothing else of them.
 """
 
 import numpy as np
 
-from .value import _HandWrittenStep
-
-__all__ = ["ScalarStory", "TensorStory", "SCALAR_FORMULAS", "TENSOR_FORMULAS"]
-
-
-# The partial derivative of a Value operation with respect to each operand, as text:
-# {0}, {1} stand for the operands' data, {out} for the result's data.
-SCALAR_FORMULAS = {
-    "+": ("1", "1"),
-    "*": ("{1}", "{0}"),
-    "/": ("1 / {1}", "-{out} / {1}"),
-    "**": ("{1} * {0}**({1} - 1)", "{out} * log({0})"),
-    "exp": ("{out}",),
-    "log": ("1 / {0}",),
-    "sqrt": ("0.5 / {out}",),
-    "sin": ("cos({0})",),
-    "cos": ("-sin({0})",),
-    "tanh": ("(1 - {out}**2)",),
-    "sigmoid": ("{out} * (1 - {out})",),
-    "ReLU": ("({0} > 0)",),
-    "abs": ("sign({0})",),
-    "identity": ("1",),
-}
-
-# A tensor operation's vector-Jacobian product for each argument, as text: {g} is the
-# gradient arriving at the result, {0}, {1} the arguments, {out} the result.
-TENSOR_FORMULAS = {
-    "add": ("{g}", "{g}"),
-    "subtract": ("{g}", "-{g}"),
-    "multiply": ("{g} * {1}", "{g} * {0}"),
-    "divide": ("{g} / {1}", "-{g} * {out} / {1}"),
-    "negative": ("-{g}",),
-    "power": ("{g} * {1} * {0}**({1} - 1)", "{g} * {out} * log({0})"),
-    "matmul": ("{g} @ {1}.T", "{0}.T @ {g}"),
-    "exp": ("{g} * {out}",),
-    "log": ("{g} / {0}",),
-    "sqrt": ("{g} / (2 * {out})",),
-    "tanh": ("{g} * (1 - {out}**2)",),
-    "sigmoid": ("{g} * {out} * (1 - {out})",),
-    "relu": ("{g} * ({0} > 0)",),
-    "sum": ("{g} copied to every summed position",),
-    "mean": ("{g} / n copied to every averaged position",),
-    "reshape": ("{g} reshaped back",),
-    "transpose": ("{g} transposed back",),
-    "getitem": ("zeros with {g} placed at the index",),
-    "cross_entropy": ("(softmax({0}) - one_hot) * {g} / N",),
-}
+__all__ = ["ScalarStory", "TensorStory"]
 
 _INFIX = {"+": "+", "*": "*", "/": "/", "**": "**",
           "add": "+", "subtract": "-", "multiply": "*", "divide": "/", "power": "**",
@@ -88,11 +44,14 @@ def _number(x):
 
 
 class _Story:
-    """Names nodes and prints the lines of one backward pass, aligned in two columns."""
+    """Names nodes and prints the lines of one backward pass, aligned in two columns.
+
+    Made when the pass starts, with the walk's ``order`` and the ``seed``: it names the
+    nodes and prints the start; the pass then calls ``step`` at each node."""
 
     prefix = "v"
 
-    def __init__(self, root, names=None, print_line=print):
+    def __init__(self, root, names, order, seed, print_line=print):
         self.print_line = print_line
         self.names = {}
         if isinstance(names, dict):  # e.g. locals(): keep only the graph's nodes
@@ -102,6 +61,8 @@ class _Story:
         self.count = 0
         self.root = root
         self.width = 0
+        self.plan(order)
+        self.start(seed)
 
     def name(self, node):
         key = id(node)
@@ -155,33 +116,29 @@ class ScalarStory(_Story):
         return f"{self.name(node)} = {function}({', '.join(names)})"
 
     def formulas(self, node):
-        """The partial derivative of the node with respect to each operand, as text."""
-        op, operands = node._op, node._prev
+        """The partial derivative of the node with respect to each operand, as text:
+        the formulas its rule carries, with the operands' names filled in."""
+        operands = node._prev
         data = [f"{self.name(p)}.data" for p in operands]
-        out = f"{self.name(node)}.data"
-        if op in SCALAR_FORMULAS and len(SCALAR_FORMULAS[op]) == len(operands):
-            return [f.format(*data, out=out) for f in SCALAR_FORMULAS[op]]
-        if op.startswith("**") and len(operands) == 1:
-            n = float(op[2:])
-            return ["0" if n == 0 else f"{op[2:]} * {data[0]}**{n - 1:g}"]
-        if op.endswith("**") and len(operands) == 1:
-            return [f"{out} * log({op[:-2]})"]
-        if op == "linear":
-            n = (len(operands) - 1) // 2
-            return ["1", *data[n + 1:], *data[1:n + 1]]
+        texts = getattr(node._rule, "texts", None)
+        if callable(texts):  # a rule for any number of operands (a neuron's sum)
+            texts = texts(len(operands))
+        if texts and len(texts) == len(operands):
+            return [t.format(*data, out=f"{self.name(node)}.data") for t in texts]
         return [f"d{self.name(node)}/d{self.name(p)}" for p in operands]
 
-    def step(self, node, run):
-        """Tell one node's step of the chain rule, then take it with ``run()``.
+    def step(self, node, take_step):
+        """Tell one node's step of the chain rule, and take it with ``take_step()``.
 
-        The partials are the table's own (``node._partials``); the running totals are
-        the operands' gradients as the step adds to them, in the same order.
+        The partials are the rule's own (``node._partials``); the running totals are
+        the operands' gradients as the step adds to them, in the same order. A node
+        with a hand-written micrograd closure is shown by its effect, after it ran.
         """
         operands = node._prev
         if not operands:
             return
-        if type(node._rule) is _HandWrittenStep:  # a micrograd closure: show its effect
-            run()
+        if getattr(node, "_closure", None) is not None:
+            take_step()
             for i, operand in enumerate(operands):
                 self.say(self.definition(node) if i == 0 else "",
                          f"{self.name(operand)}.grad -> {_number(operand.grad)}   "
@@ -196,7 +153,7 @@ class ScalarStory(_Story):
             self.say(self.definition(node) if i == 0 else "",
                      f"{self.name(operand)}.grad += {formula} * {self.name(node)}.grad = "
                      f"{_number(_data(d))} * {_number(g)} -> {_number(running[id(operand)])}")
-        run()
+        take_step()
 
 
 def _data(x):
@@ -233,17 +190,17 @@ class TensorStory(_Story):
         return f"{self.name(node)} = {prim.name}({', '.join(names + options)})"
 
     def formula(self, node, argnum):
-        texts = TENSOR_FORMULAS.get(node._op.name)
+        text = node._op.texts.get(argnum)
         names = [self._argument(a) for a in node._args]
-        if texts and argnum < len(texts):
-            return texts[argnum].format(*names, g=f"{self.name(node)}.grad",
-                                        out=self.name(node))
+        if text:
+            return text.format(*names, g=f"{self.name(node)}.grad", out=self.name(node))
         return f"vjp of {node._op.name} (argument {argnum + 1}) applied to " \
                f"{self.name(node)}.grad"
 
-    def step(self, node, argnum, g, raw, fitted, first):
+    def step(self, node, argnum, g, raw, fitted):
         """One vector-Jacobian product: from the node's gradient to one argument's."""
         arg = node._args[argnum]
+        first = argnum == node._grad_argnums[0]
         shapes = f"{_shape(g)} -> {_shape(raw)}"
         if np.shape(raw) != np.shape(fitted):
             shapes += f", summed over broadcast axes to {_shape(fitted)}"

@@ -2,7 +2,7 @@
 
 ``jvp(f, primals, tangents)`` calls ``f`` on ``JVPTracer``s, pairs (primal, tangent).
 Each Primitive called on a tracer computes its result from the primals and the result's
-tangent from its JVP rules (``derivatives.py``), in the same pass: the cost of one
+tangent from its JVP rules (``chainrule.rules``), in the same pass: the cost of one
 evaluation of f, whatever the number of outputs.
 
 Nested transforms and perturbation confusion. In
@@ -20,8 +20,9 @@ import itertools
 
 import numpy as np
 
-from .tensor import ArrayOperators, Tensor, Traced
-from .value import Value
+from . import rules as ops
+from .primitive import raw
+from .tensor import ArrayMethods
 
 __all__ = ["JVPTracer", "new_level", "tangent_of_result"]
 
@@ -33,20 +34,25 @@ def new_level():
     return next(_levels)
 
 
-class JVPTracer(Traced, ArrayOperators):
+class JVPTracer(ArrayMethods):
     """A primal value with its tangent, for one level of forward-mode differentiation."""
 
-    __slots__ = ("primal", "tangent", "level")
+    __slots__ = ("primal", "tangent", "_level")
     __array_priority__ = 1000  # ndarray @ tracer calls tracer.__rmatmul__, as for Tensor
 
     def __init__(self, primal, tangent, level):
-        self.primal, self.tangent, self.level = primal, tangent, level
+        self.primal, self.tangent, self._level = primal, tangent, level
+
+    level = property(lambda self: self._level, doc="The transform this tracer belongs to.")
 
     def __repr__(self):
         return f"JVPTracer(primal={self.primal!r}, tangent={self.tangent!r}, level={self.level})"
 
-    @staticmethod
-    def _apply_primitive(prim, args, kwargs):
+    def _contents(self):
+        return self.primal
+
+    @classmethod
+    def _apply_primitive(cls, prim, args, kwargs):
         level = max(a.level for a in args if isinstance(a, JVPTracer))
         primals = [a.primal if isinstance(a, JVPTracer) and a.level == level else a
                    for a in args]
@@ -60,7 +66,7 @@ class JVPTracer(Traced, ArrayOperators):
     shape = property(lambda self: np.shape(self.primal))
     ndim = property(lambda self: np.ndim(self.primal))
     size = property(lambda self: np.size(self.primal))
-    dtype = property(lambda self: np.result_type(_innermost(self.primal)))
+    dtype = property(lambda self: np.result_type(raw(self.primal)))
 
     @property
     def data(self):
@@ -73,10 +79,10 @@ class JVPTracer(Traced, ArrayOperators):
         return (self[i] for i in range(len(self)))
 
     # comparisons look at the primal: they have no derivative
-    def __lt__(self, other): return _innermost(self) < _innermost(other)
-    def __le__(self, other): return _innermost(self) <= _innermost(other)
-    def __gt__(self, other): return _innermost(self) > _innermost(other)
-    def __ge__(self, other): return _innermost(self) >= _innermost(other)
+    def __lt__(self, other): return raw(self) < raw(other)
+    def __le__(self, other): return raw(self) <= raw(other)
+    def __gt__(self, other): return raw(self) > raw(other)
+    def __ge__(self, other): return raw(self) >= raw(other)
 
 
 
@@ -87,61 +93,22 @@ def tangent_of_result(prim, tangents, ans, args, kwargs):
     tangent = None
     lead = ()
     for argnum, t in tangents.items():
-        primal = args[argnum]
-        lead = tuple(np.shape(t)[:np.ndim(t) - np.ndim(_innermost(primal))])  # batch axes
-        if prim.broadcasts and lead and np.ndim(_innermost(primal)) < np.ndim(_innermost(ans)):
-            # pad to the result's rank behind the batch axes, so they stay in front
-            t = _ops.reshape(t, lead + (1,) * (np.ndim(_innermost(ans))
-                                               - np.ndim(_innermost(primal)))
-                             + np.shape(_innermost(primal)))
-        rule = prim.jvps.get(argnum)
-        if rule is None and prim.jvp_any is not None:
-            rule = _bind(prim.jvp_any, argnum)
-        elif rule is None:
-            raise TypeError(f"jvp: the operation {prim.name} has no forward-mode rule "
-                            f"for argument {argnum}; define one with .defjvp()")
-        if lead and not prim.batch_safe:  # a user's rule: one row of the batch at a time
+        rule = prim.jvp(argnum)
+        lead = tuple(np.shape(t)[:np.ndim(t) - np.ndim(raw(args[argnum]))])  # batch axes
+        if lead and not prim.batched:  # a user's rule: one row of the batch at a time
             rows = [_broadcast_like(rule(t[i], ans, *args, **kwargs), ans)
                     for i in np.ndindex(*lead)]
-            contribution = _ops.reshape(_ops.stack(rows), lead + np.shape(_innermost(ans)))
+            contribution = ops.reshape(ops.stack(rows), lead + np.shape(raw(ans)))
         else:
             contribution = rule(t, ans, *args, **kwargs)
         tangent = contribution if tangent is None else tangent + contribution
     return _broadcast_like(tangent, ans, lead)
 
 
-def _bind(rule_any, argnum):
-    return lambda t, ans, *args, **kwargs: rule_any(argnum, t, ans, *args, **kwargs)
-
-
-def _innermost(x):
-    """The plain number or array under any number of tracers and Tensors."""
-    while isinstance(x, JVPTracer):
-        x = x.primal
-    if isinstance(x, Tensor):
-        return x._data
-    if isinstance(x, Value):
-        return x.data
-    return x
-
-
 def _broadcast_like(tangent, ans, lead=()):
     """A tangent the shape of the result, behind its batch axes (a rule for a broadcast
     operand gives its own shape)."""
-    shape = tuple(lead) + np.shape(_innermost(ans))
+    shape = tuple(lead) + np.shape(raw(ans))
     if np.shape(tangent) == shape:
         return tangent
-    return _ops.broadcast_to(tangent, shape)
-
-
-from . import derivatives as _ops  # noqa: E402
-
-
-def _install_methods():
-    from .derivatives import _METHODS, _as_method
-    for name, function in _METHODS.items():
-        if not hasattr(JVPTracer, name):
-            setattr(JVPTracer, name, _as_method(function, name))
-
-
-_install_methods()
+    return ops.broadcast_to(tangent, shape)

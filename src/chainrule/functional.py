@@ -25,18 +25,67 @@ from numbers import Real
 
 import numpy as np
 
-from . import derivatives as ops
-from .forward import JVPTracer, _innermost, new_level, tangent_of_result
-from .graph import Roots, topological_order
-from .graph import enable_grad
-from .tensor import Tensor
-from .tensor import gradients as tensor_gradients
+from . import rules as ops
+from .forward import JVPTracer, new_level, tangent_of_result
+from .graph import Roots, enable_grad, nodes_towards, topological_order
+from .primitive import raw as _innermost
+from .tensor import Tensor, backward_pass
 from .value import Value
-from .value import gradients as value_gradients
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "jacobian",
            "hessian", "hvp", "linear_operator", "hessian_operator", "gradcheck",
            "GradcheckError", "tree_flatten", "tree_unflatten"]
+
+
+# ---------------------------------------------------------------------------------------
+# Gradients with respect to chosen nodes, for the transforms. Unlike backward(), these
+# read and write no .grad: a transform never disturbs the gradients a user is
+# accumulating, and nested transforms never see each other's. Only the nodes that depend
+# on a target are visited, and the walk stops at the targets.
+# ---------------------------------------------------------------------------------------
+
+def tensor_gradients(roots, seeds, targets, create_graph=False, batch_shape=()):
+    """The gradient of ``sum(seed * root)`` with respect to each target Tensor (None for
+    a target the roots do not depend on)."""
+    order, depends = nodes_towards(roots, targets)
+    stop_at = {id(t) for t in targets}
+    grads = {}
+    for root, seed in zip(roots, seeds):
+        if id(root) in depends:
+            previous = grads.get(id(root))
+            grads[id(root)] = (root, seed if previous is None else previous[1] + seed, False)
+    order = [node for node in order if id(node) in depends and id(node) not in stop_at]
+    arrived = backward_pass(grads, order, create_graph, batch_shape, stop_at=stop_at,
+                            needed=depends)
+    found = []
+    for target in targets:  # what arrived, plus a seed if the target is a root itself
+        parts = [entry[1] for entry in (arrived.get(id(target)), grads.get(id(target)))
+                 if entry is not None]
+        found.append(None if not parts else parts[0] if len(parts) == 1
+                     else parts[0] + parts[1])
+    return found
+
+
+def value_gradients(roots, seeds, targets, create_graph=False):
+    """The same for the scalar engine: a target the roots do not depend on gets 0.0."""
+    order, depends = nodes_towards(roots, targets)
+    index = {id(t) for t in targets}
+    grads = {}
+    for root, seed in zip(roots, seeds):
+        if id(root) in depends:
+            grads[id(root)] = grads[id(root)] + seed if id(root) in grads else seed
+    for node in reversed(order):
+        if id(node) in index or id(node) not in depends:
+            continue
+        g = grads.pop(id(node), None)
+        if g is None:
+            continue
+        for operand, d in zip(node._prev, node._partials(create_graph)):
+            if id(operand) in depends:
+                contribution = d * g
+                previous = grads.get(id(operand))
+                grads[id(operand)] = contribution if previous is None else previous + contribution
+    return [grads.get(id(t), 0.0) for t in targets]
 
 
 # ---------------------------------------------------------------------------------------

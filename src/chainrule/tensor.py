@@ -2,18 +2,17 @@
 
 Read this file in three parts:
 
-1. **Primitive**: an operation on raw NumPy arrays together with its derivative rules
-   (``defvjp`` for reverse mode, ``defjvp`` for forward mode). Called on Tensors that
-   require grad, it records a graph node; called on plain numbers and arrays, it is just
-   the NumPy function. All operations, with their rules, are in ``derivatives.py``.
+1. **Recording**: an operation (a ``Primitive`` of ``chainrule.rules``) called on Tensors
+   that require grad computes its result from their arrays and records a graph node:
+   its operands, its operation, and the arguments its rules will need.
 2. **Tensor**: the array, its gradient, and the methods and operators users type.
-3. **backward()**: walk the graph from the output back to the inputs; at each node, ask
-   the rule of each operand for its vector-Jacobian product, fit it to the operand
-   (undo broadcasting, keep the dtype), and pass it on.
+3. **The backward pass**: walk the graph from the output back to the inputs; at each
+   node, ask the operation's rules for each operand's vector-Jacobian product, fit it
+   to the operand (undo broadcasting, keep the dtype), and pass it on.
 
-The rules are written with the same operations, so during an ordinary backward pass
-they run on raw arrays (fast), and with ``create_graph=True`` on Tensors, building the
-graph of the gradient, which can be differentiated again.
+The rules are written with the table's own operations, so during an ordinary backward
+pass they run on raw arrays (fast), and with ``create_graph=True`` on Tensors, building
+the graph of the gradient, which can be differentiated again.
 """
 
 import os
@@ -22,189 +21,19 @@ from numbers import Number
 
 import numpy as np
 
-from .graph import _modes, nodes_towards, topological_order
-from .value import Value
+from . import rules as ops
+from .graph import _modes, topological_order
+from .primitive import Box, raw
 
-__all__ = ["Tensor", "Primitive", "primitive", "gradients", "tensor", "zeros", "ones", "full", "eye",
-           "arange", "linspace", "zeros_like", "ones_like", "rand", "randn"]
+__all__ = ["Tensor", "ArrayMethods", "backward_pass", "tensor", "zeros", "ones", "full",
+           "eye", "arange", "linspace", "zeros_like", "ones_like", "rand", "randn"]
 
 
 # ---------------------------------------------------------------------------------------
-# 1. Primitive
+# 1. Recording
 # ---------------------------------------------------------------------------------------
 
-class Primitive:
-    """An operation NumPy can compute, made differentiable by its rules.
-
-    ``forward(*args, **kwargs)`` works on raw arrays and numbers. ``defvjp`` takes one
-    function per positional argument, ``vjp(g, ans, *args, **kwargs)``: given the
-    gradient ``g`` of the result, the gradient with respect to that argument (its
-    shape may be the broadcast shape: the engine sums it back). ``defjvp`` takes
-    ``jvp(t, ans, *args, **kwargs)``: the tangent of the result caused by the tangent
-    ``t`` of that argument. An argument without a rule is not differentiable.
-
-    ``jacrev`` and ``jacfwd`` push a whole batch of cotangents or tangents through the
-    rules at once (extra leading axes). A user's rule is called once per row of that
-    batch, unless ``prim.batch_safe = True`` says it handles leading axes itself (an
-    elementwise rule like ``g * 3 * x ** 2`` does).
-
-    >>> cube = cr.Primitive(lambda x: x ** 3, "cube")
-    >>> _ = cube.defvjp(lambda g, ans, x: g * 3 * x ** 2)      # d/dx x**3 = 3x**2
-    >>> _ = cube.defjvp(lambda t, ans, x: t * 3 * x ** 2)
-    >>> x = cr.tensor([1.0, 2.0], requires_grad=True)
-    >>> y = cube(x)
-    >>> y
-    tensor([1., 8.], grad_fn=cube)
-    >>> y.sum().backward()
-    >>> x.grad.tolist()
-    [3.0, 12.0]
-    >>> cr.jvp(cube, (2.0,), (1.0,))                # forward mode uses the jvp rule
-    (8.0, 12.0)
-    """
-
-    def __init__(self, forward, name=None):
-        self.forward = forward
-        self.name = name or forward.__name__
-        self.vjps = {}
-        self.jvps = {}
-        self.vjp_any = None  # for operations with any number of arguments (concatenate)
-        self.vjp_all = None  # one rule for every argument at once (shared work: linear)
-        self.jvp_any = None
-        self.value_impl = None  # the scalar engine's version, for Value arguments
-        self.broadcasts = False  # broadcasts its operands against each other (add, ...)
-        # Whether the rules work on a batch of cotangents or tangents (extra leading
-        # axes). The library's are written so, and tested; a user's rules are called
-        # once per row of the batch unless the user says so.
-        self.batch_safe = False
-        # Optionally, a forward that also returns what the VJP can reuse instead of
-        # computing it again (JAX calls these residuals): (*args) -> (ans, residual).
-        # A recorded node keeps the residual, and an ordinary backward pass gives it to
-        # the VJP rules as ``residual=``; a rule must also work without it (None), as
-        # it is when the gradient's own graph is built (create_graph).
-        self.forward_with_residual = None
-        self.__doc__ = forward.__doc__
-        self.__wrapped__ = forward
-
-    def __repr__(self):
-        return f"<primitive {self.name}>"
-
-    def defvjp(self, *vjps):
-        """Reverse-mode rules, one per positional argument (None: not differentiable)."""
-        for argnum, vjp in enumerate(vjps):
-            if vjp is not None:
-                self.vjps[argnum] = vjp
-        return self
-
-    def defjvp(self, *jvps):
-        """Forward-mode rules, one per positional argument (None: not differentiable)."""
-        for argnum, jvp in enumerate(jvps):
-            if jvp is not None:
-                self.jvps[argnum] = jvp
-        return self
-
-    def defvjp_any(self, vjp):
-        """One rule for every argument: ``vjp(argnum, g, ans, *args, **kwargs)``."""
-        self.vjp_any = vjp
-        return self
-
-    def defvjp_all(self, vjp):
-        """One rule for all the arguments at once, for operations whose gradients share
-        work (as PyTorch's ``autograd.Function.backward`` and JAX's ``custom_vjp``
-        return them together): ``vjp(g, ans, *args, needs=(bool, ...), **kwargs)``
-        returns a tuple with the gradient of each positional argument, None where
-        ``needs`` says no one asked for it. Every positional argument is differentiable.
-
-        >>> mul = cr.Primitive(lambda x, y: x * y, "mul")
-        >>> _ = mul.defvjp_all(lambda g, ans, x, y, needs:
-        ...                    (g * y if needs[0] else None, g * x if needs[1] else None))
-        >>> x = cr.tensor(3.0, requires_grad=True)
-        >>> mul(x, cr.tensor(4.0)).backward()         # needs is (True, False) here
-        >>> x.grad.tolist()
-        4.0
-        """
-        self.vjp_all = vjp
-        return self
-
-    def defjvp_any(self, jvp):
-        """One forward-mode rule for every argument: ``jvp(argnum, t, ans, *args)``."""
-        self.jvp_any = jvp
-        return self
-
-    def vjp_rule(self, argnum):
-        """The reverse-mode rule for argument ``argnum``, or None."""
-        rule = self.vjps.get(argnum)
-        if rule is None and self.vjp_any is not None:
-            any_rule = self.vjp_any
-            return lambda g, ans, *args, **kwargs: any_rule(argnum, g, ans, *args, **kwargs)
-        if rule is None and self.vjp_all is not None:
-            all_rule = self.vjp_all
-
-            def one_of_all(g, ans, *args, **kwargs):
-                needs = tuple(i == argnum for i in range(len(args)))
-                vjp = all_rule(g, ans, *args, needs=needs, **kwargs)[argnum]
-                if vjp is None:
-                    raise TypeError(f"{self.name}: its defvjp_all rule gave None for "
-                                    f"argument {argnum}, which needs a gradient")
-                return vjp
-            return one_of_all
-        return rule
-
-    def __call__(self, *args, **kwargs):
-        for arg in args:
-            if type(arg) not in _PLAIN:  # a Tensor, tracer or Value among the arguments
-                return self._dispatch(args, kwargs)
-        return self.forward(*args, **kwargs)
-
-    def _dispatch(self, args, kwargs):
-        tensors = False
-        for arg in args:
-            if isinstance(arg, Traced):  # forward mode: carry tangents (forward.py)
-                return arg._apply_primitive(self, args, kwargs)
-            if isinstance(arg, Tensor):
-                tensors = True
-        if tensors:
-            return _apply(self, args, kwargs)
-        for arg in args:
-            if isinstance(arg, Value):
-                if self.value_impl is not None:
-                    return self.value_impl(*args, **kwargs)
-                return _apply_to_values(self, args, kwargs)
-        return self.forward(*args, **kwargs)
-
-
-class Traced:
-    """The base of values that carry more than a number through the operations: the
-    forward-mode tracer of ``forward.py``. A Primitive called on one hands over to it."""
-
-    __slots__ = ()
-
-
-# Arguments that need no dispatch: what a rule passes around in an ordinary backward
-# pass. One set lookup per argument keeps a primitive on raw arrays nearly free.
-_PLAIN = frozenset({np.ndarray, float, int, bool, np.float64, np.float32, np.int64,
-                    np.bool_, type(None), tuple, list, slice, str, np.dtype})
-
-
-def primitive(forward=None, *, name=None):
-    """Decorator: turn a NumPy function into a differentiable operation (add its rules
-    with ``.defvjp`` and ``.defjvp``).
-
-    The operation then works on Tensors, arrays, numbers and Values, in every
-    transform; ``cr.gradcheck`` checks the rules against central differences.
-
-    >>> @cr.primitive
-    ... def cube(x):
-    ...     return x ** 3
-    >>> _ = cube.defvjp(lambda g, ans, x: g * 3 * x ** 2)
-    >>> cr.grad(cube)(2.0)                          # 3 * 2**2
-    12.0
-    """
-    if forward is None:
-        return lambda f: Primitive(f, name)
-    return Primitive(forward, name)
-
-
-def _apply(prim, args, kwargs):
+def _record(prim, args, kwargs):
     """Run a primitive on arguments among which are Tensors; record a node if needed.
 
     One pass over the arguments collects what the forward needs (the arrays) and what
@@ -213,22 +42,22 @@ def _apply(prim, args, kwargs):
     (the counters are kept, not the tensors, so the node holds no reference to itself).
     """
     recording = _modes.grad_enabled
-    raw, operands, grad_argnums, versions = [], [], [], []
+    arrays, operands, grad_argnums, versions = [], [], [], []
     for i, arg in enumerate(args):
         if isinstance(arg, Tensor):
-            raw.append(arg._data)
+            arrays.append(arg._data)
             version = arg._version
             versions.append((version, version[0]))
             if recording and arg.requires_grad:
                 operands.append(arg)
                 grad_argnums.append(i)
         else:
-            raw.append(arg)
-    keeping = prim.forward_with_residual is not None and grad_argnums
-    if keeping:
-        ans, residual = prim.forward_with_residual(*raw, **kwargs)
+            arrays.append(arg)
+    keeping = prim.keeps_residual and grad_argnums
+    if keeping:  # a speed override (chainrule.fast) keeps what its VJP can reuse
+        ans, residual = prim.forward_keeping(*arrays, **kwargs)
     else:
-        ans = prim.forward(*raw, **kwargs)
+        ans = prim.forward(*arrays, **kwargs)
     if type(ans) is not np.ndarray:
         ans = np.asarray(ans)
     if _modes.anomaly:
@@ -238,15 +67,14 @@ def _apply(prim, args, kwargs):
         _share_version_counter(node, args)
     if not grad_argnums:
         return node
-    if prim.vjp_any is None and prim.vjp_all is None:
-        for argnum in grad_argnums:
-            if argnum not in prim.vjps:
-                raise TypeError(f"{prim.name}: argument {argnum} requires grad, but the "
-                                f"operation is not differentiable with respect to it")
+    for argnum in grad_argnums:
+        if not prim.differentiable(argnum):
+            raise TypeError(f"{prim.name}: argument {argnum} requires grad, but the "
+                            f"operation is not differentiable with respect to it")
     node._prev = tuple(operands)
     node._op = prim
     node._args = args
-    node._raw_args = raw  # what the rules take; the version check guards it
+    node._raw_args = arrays  # what the rules take; the version check guards it
     node._kwargs = kwargs
     node._grad_argnums = tuple(grad_argnums)
     versions.append((node._version, node._version[0]))
@@ -261,33 +89,6 @@ def _share_version_counter(view, args):
         if isinstance(arg, Tensor) and np.may_share_memory(view._data, arg._data):
             view._version = arg._version
             return
-
-
-def _apply_to_values(prim, args, kwargs):
-    """A primitive on the scalar engine: one Value node whose operands are the Value
-    arguments (the others, axis=None and the like, are constants) and whose partial
-    derivatives are the VJP rules at g = 1 (for a scalar function, the VJP is g times
-    the derivative)."""
-    positions = [i for i, arg in enumerate(args) if isinstance(arg, Value)]
-    rules = [prim.vjp_rule(argnum) for argnum in positions]
-    for argnum, rule in zip(positions, rules):
-        if rule is None:
-            raise TypeError(f"{prim.name}: argument {argnum} is a Value, but the operation "
-                            f"has no VJP rule for it; define one with .defvjp()")
-    data = np.asarray(prim.forward(*[a.data if isinstance(a, Value) else a for a in args],
-                                   **kwargs))
-    if data.shape != ():
-        raise TypeError(f"{prim.name} on a Value gives an array of shape {data.shape}; "
-                        f"the scalar engine holds single numbers: use a NumPy array or "
-                        f"a Tensor")
-
-    def partials(ans, *operands):
-        full = list(args)
-        for argnum, operand in zip(positions, operands):
-            full[argnum] = operand
-        return tuple(rule(1.0, ans, *full, **kwargs) for rule in rules)
-
-    return Value(float(data), tuple(args[i] for i in positions), prim.name, _rule=partials)
 
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -316,28 +117,92 @@ def _check_finite(array, what, origin):
 # 2. Tensor
 # ---------------------------------------------------------------------------------------
 
-class ArrayOperators:
-    """The operators of anything the operations of derivatives.py accept: Tensor, and
-    the forward-mode tracer. Each is the module's differentiable operation."""
+def _method(function, name):
+    """An operation as a method: ``x.exp()`` is ``exp(x)``, with the same documentation."""
+    def method(self, *args, **kwargs):
+        return function(self, *args, **kwargs)
+    method.__name__ = name
+    method.__doc__ = function.__doc__
+    method.operation = function  # for the reference's signature (scripts/make_api_docs.py)
+    return method
+
+
+def _transpose(x, *axes):
+    """Axes permuted: ``x.transpose()`` reverses them, ``x.transpose(1, 0, 2)`` orders them.
+
+    >>> x = cr.zeros(2, 3, 4)
+    >>> x.transpose().shape, x.transpose(1, 0, 2).shape
+    ((4, 3, 2), (3, 2, 4))
+    """
+    return ops.permute(x, *axes) if axes else ops.transpose(x)
+
+
+def _reshape(x, *shape):
+    """The same entries in a new shape: ``x.reshape(2, 3)`` or ``x.reshape((2, 3))``.
+
+    >>> x = cr.arange(6.0)
+    >>> x.reshape(2, 3).data.tolist()
+    [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    >>> x.reshape((3, -1)).shape              # -1: whatever fits
+    (3, 2)
+    """
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    return ops.reshape(x, shape)
+
+
+class ArrayMethods(Box):
+    """The operators and methods of anything the operations of ``chainrule.rules``
+    accept: Tensor, and the forward-mode tracer. Each is the table's operation."""
 
     __slots__ = ()
 
-    def __add__(self, other): return _ops.add(self, other)
-    def __radd__(self, other): return _ops.add(other, self)
-    def __sub__(self, other): return _ops.subtract(self, other)
-    def __rsub__(self, other): return _ops.subtract(other, self)
-    def __mul__(self, other): return _ops.multiply(self, other)
-    def __rmul__(self, other): return _ops.multiply(other, self)
-    def __truediv__(self, other): return _ops.divide(self, other)
-    def __rtruediv__(self, other): return _ops.divide(other, self)
-    def __pow__(self, other): return _ops.power(self, other)
-    def __rpow__(self, other): return _ops.power(other, self)
-    def __matmul__(self, other): return _ops.matmul(self, other)
-    def __rmatmul__(self, other): return _ops.matmul(other, self)
-    def __neg__(self): return _ops.negative(self)
+    def __add__(self, other): return ops.add(self, other)
+    def __radd__(self, other): return ops.add(other, self)
+    def __sub__(self, other): return ops.subtract(self, other)
+    def __rsub__(self, other): return ops.subtract(other, self)
+    def __mul__(self, other): return ops.multiply(self, other)
+    def __rmul__(self, other): return ops.multiply(other, self)
+    def __truediv__(self, other): return ops.divide(self, other)
+    def __rtruediv__(self, other): return ops.divide(other, self)
+    def __pow__(self, other): return ops.power(self, other)
+    def __rpow__(self, other): return ops.power(other, self)
+    def __matmul__(self, other): return ops.matmul(self, other)
+    def __rmatmul__(self, other): return ops.matmul(other, self)
+    def __neg__(self): return ops.negative(self)
     def __pos__(self): return self
-    def __abs__(self): return _ops.absolute(self)
-    def __getitem__(self, index): return _ops.getitem(self, index=_raw_index(index))
+    def __abs__(self): return ops.absolute(self)
+    def __getitem__(self, index): return ops.getitem(self, index=_raw_index(index))
+
+    exp, log, log1p, sqrt = (_method(ops.exp, "exp"), _method(ops.log, "log"),
+                             _method(ops.log1p, "log1p"), _method(ops.sqrt, "sqrt"))
+    sin, cos, tan, tanh = (_method(ops.sin, "sin"), _method(ops.cos, "cos"),
+                           _method(ops.tan, "tan"), _method(ops.tanh, "tanh"))
+    abs, sign, erf = (_method(ops.absolute, "abs"), _method(ops.sign, "sign"),
+                      _method(ops.erf, "erf"))
+    sigmoid, relu, softplus = (_method(ops.sigmoid, "sigmoid"), _method(ops.relu, "relu"),
+                               _method(ops.softplus, "softplus"))
+    leaky_relu, gelu = _method(ops.leaky_relu, "leaky_relu"), _method(ops.gelu, "gelu")
+    clip, maximum = _method(ops.clip, "clip"), _method(ops.maximum, "maximum")
+    minimum = _method(ops.minimum, "minimum")
+    sum, mean, prod = (_method(ops.sum, "sum"), _method(ops.mean, "mean"),
+                       _method(ops.prod, "prod"))
+    max, min = _method(ops.max, "max"), _method(ops.min, "min")
+    var, std, norm = (_method(ops.var, "var"), _method(ops.std, "std"),
+                      _method(ops.norm, "norm"))
+    logsumexp = _method(ops.logsumexp, "logsumexp")
+    softmax = _method(ops.softmax, "softmax")
+    log_softmax = _method(ops.log_softmax, "log_softmax")
+    dot, outer, matmul = (_method(ops.dot, "dot"), _method(ops.outer, "outer"),
+                          _method(ops.matmul, "matmul"))
+    transpose, reshape = _method(_transpose, "transpose"), _method(_reshape, "reshape")
+    permute, swapaxes = _method(ops.permute, "permute"), _method(ops.swapaxes, "swapaxes")
+    expand = _method(ops.expand, "expand")
+    broadcast_to = _method(ops.broadcast_to, "broadcast_to")
+    squeeze, flatten = _method(ops.squeeze, "squeeze"), _method(ops.flatten, "flatten")
+    unsqueeze = _method(ops.expand_dims, "unsqueeze")
+    expand_dims = _method(ops.expand_dims, "expand_dims")
+    split = _method(ops.split, "split")
 
     @property
     def T(self):
@@ -346,7 +211,7 @@ class ArrayOperators:
         >>> cr.tensor([[1.0, 2.0, 3.0]]).T.shape       # (1, 3) -> (3, 1)
         (3, 1)
         """
-        return _ops.transpose(self)
+        return ops.transpose(self)
 
     @property
     def at(self):
@@ -376,10 +241,10 @@ class ArrayOperators:
         >>> x.grad.dtype
         dtype('float64')
         """
-        return _ops.astype(self, np.dtype(dtype))
+        return ops.astype(self, np.dtype(dtype))
 
 
-class Tensor(ArrayOperators):
+class Tensor(ArrayMethods):
     """An n-dimensional array that records the operations that made it.
 
     >>> x = cr.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
@@ -398,6 +263,7 @@ class Tensor(ArrayOperators):
     __slots__ = ("_data", "grad", "requires_grad", "_prev", "_op", "_args", "_kwargs",
                  "_raw_args", "_grad_argnums", "_versions", "_version", "_retain", "_origin",
                  "_residual", "__weakref__")
+    _level = 0  # a forward-mode tracer (level >= 1) handles an operation before a Tensor
 
     __array_priority__ = 1000  # ndarray + Tensor calls Tensor.__radd__
 
@@ -426,6 +292,13 @@ class Tensor(ArrayOperators):
         self._version = [0]
         self._retain = False
         self._origin = _user_frame() if _modes.anomaly else None
+
+    def _contents(self):
+        return self._data
+
+    @classmethod
+    def _apply_primitive(cls, prim, args, kwargs):
+        return _record(prim, args, kwargs)
 
     # --- the array -----------------------------------------------------------------
 
@@ -597,19 +470,19 @@ class Tensor(ArrayOperators):
     def __itruediv__(self, other):
         return self._inplace("/=", np.true_divide, other)
 
-    # The operators (+, @, [], ...) come from ArrayOperators; the operations themselves,
-    # with their rules, are in derivatives.py.
+    # The operators (+, @, [], ...) and methods (.exp(), .sum(), ...) come from
+    # ArrayMethods; the operations themselves, with their rules, are in chainrule.rules.
 
     # comparisons give boolean tensors, outside the graph (they have no derivative)
-    def __lt__(self, other): return Tensor._make(self._data < _raw(other))
-    def __le__(self, other): return Tensor._make(self._data <= _raw(other))
-    def __gt__(self, other): return Tensor._make(self._data > _raw(other))
-    def __ge__(self, other): return Tensor._make(self._data >= _raw(other))
-    def __eq__(self, other): return Tensor._make(self._data == _raw(other))
-    def __ne__(self, other): return Tensor._make(self._data != _raw(other))
+    def __lt__(self, other): return Tensor._make(self._data < raw(other))
+    def __le__(self, other): return Tensor._make(self._data <= raw(other))
+    def __gt__(self, other): return Tensor._make(self._data > raw(other))
+    def __ge__(self, other): return Tensor._make(self._data >= raw(other))
+    def __eq__(self, other): return Tensor._make(self._data == raw(other))
+    def __ne__(self, other): return Tensor._make(self._data != raw(other))
     __hash__ = object.__hash__  # identity, as for any graph node
 
-    # --- 3. backward -----------------------------------------------------------------
+    # --- backward (part 3) -------------------------------------------------------------
 
     def backward(self, gradient=None, create_graph=False, explain=False):
         """Accumulate d(self)/d(leaf), times ``gradient``, into ``.grad`` of every leaf
@@ -647,7 +520,16 @@ class Tensor(ArrayOperators):
         seed = _seed_gradient(self, gradient)
         if create_graph:
             seed = Tensor._make(seed)
-        _backpropagate(self, seed, create_graph, explain=explain)
+        order = topological_order(self)
+        on_step = None
+        if explain:  # tell each step (chainrule.explain); it prints the start now
+            from .explain import TensorStory
+            on_step = TensorStory(self, explain, order, seed).step
+        seeds = {id(self): (self, seed, False)}
+        arrived = backward_pass(seeds, order, create_graph, on_step=on_step) if order \
+            else seeds  # the root is a leaf: d(self)/d(self) = 1
+        for node, g, owned in arrived.values():
+            _accumulate(node, g, owned)
 
 
 def _seed_gradient(root, gradient):
@@ -668,128 +550,72 @@ def _seed_gradient(root, gradient):
     return gradient
 
 
-def _backpropagate(root, seed, create_graph, batch_shape=(), explain=False):
-    """The chain rule over the whole graph, from ``root`` back to its leaves, whose
-    ``.grad`` accumulate (and that of intermediates that asked, with retain_grad).
+# ---------------------------------------------------------------------------------------
+# 3. The backward pass
+# ---------------------------------------------------------------------------------------
 
-    ``seed`` may carry leading ``batch_shape`` axes: a batch of cotangents, each
-    propagated as if alone, in one pass (a whole Jacobian, row by row).
+_NOTHING = (None, None, False)
+
+
+def backward_pass(grads, order, create_graph=False, batch_shape=(), stop_at=(),
+                  needed=None, on_step=None):
+    """The chain rule over ``order`` (each node after its operands), walked backwards.
+
+    ``grads`` maps node ids to ``(node, gradient, owned)`` (the seeds). Each node's
+    gradient becomes its operands'; a gradient reaching a leaf, a node in ``stop_at``
+    or one that asked with ``retain_grad`` is handed back, as ``{id: (node, gradient,
+    owned)}`` (owned: a new array, safe to keep). With ``needed`` (a set of ids), only
+    those operands get gradients; ``batch_shape`` leading axes carry many cotangents in
+    one pass; ``on_step(node, argnum, g, vjp, fitted)`` is told each step.
     """
-    order = topological_order(root)
-    if not order:  # the root is a leaf
-        _accumulate_leaf(root, seed, owned=False)
-        return
-    story = None
-    if explain:
-        from .explain import TensorStory  # only the explaining pass needs it
-        story = TensorStory(root, explain)
-        story.plan(order)
-        story.start(seed)
-    _chain_rule({id(root): (seed, False)}, order, create_graph, batch_shape,
-                stop_at=None, arrive=_accumulate_leaf, needed=None, story=story)
-
-
-def gradients(roots, seeds, targets, create_graph=False, batch_shape=()):
-    """The gradient of ``sum(seed * root)`` with respect to each target Tensor.
-
-    Unlike ``backward()``, it reads and writes no ``.grad``: the function transforms
-    use it, so that they never disturb a user's accumulated gradients, and nested
-    transforms never see each other's. Only nodes that depend on a target are visited,
-    and the walk stops at the targets. A target the roots do not depend on gets None.
-    """
-    order, depends = nodes_towards(roots, targets)
-    index = {id(t): i for i, t in enumerate(targets)}
-    grads = {}
-    for root, seed in zip(roots, seeds):
-        if id(root) in depends:
-            previous = grads.get(id(root))
-            grads[id(root)] = (seed if previous is None else previous[0] + seed, False)
-    order = [node for node in order if id(node) in depends and id(node) not in index]
-    found = {}
-
-    def arrive(target, g, owned):
-        previous = found.get(id(target))
-        found[id(target)] = g if previous is None else previous + g
-
-    _chain_rule(grads, order, create_graph, batch_shape, stop_at=index, arrive=arrive,
-                needed=depends)
-    for target in targets:  # roots that are targets themselves, untouched by the walk
-        if id(target) in grads and id(target) not in found:
-            found[id(target)] = grads[id(target)][0]
-    return [found.get(id(t)) for t in targets]
-
-
-def _chain_rule(grads, order, create_graph, batch_shape, stop_at, arrive, needed,
-                story=None):
-    """Visit ``order`` backwards; at each node, turn its gradient into its operands'.
-
-    ``grads`` holds the gradients collected so far (node id -> (gradient, owned)).
-    A gradient reaching a leaf, or a node in ``stop_at``, goes to ``arrive`` instead.
-    Operands outside ``needed`` (when given) get nothing: no target lies behind them.
-    A ``story`` (backward(explain=True)) is told each step.
-    """
+    arrived = {}
     anomaly = _modes.anomaly
-    nothing = (None, False)
+    stop_at = stop_at or ()
     for node in reversed(order):
-        g, owned = grads.pop(id(node), nothing)
-        if g is None:  # no path from the root carries a gradient here
+        _, g, owned = grads.pop(id(node), _NOTHING)
+        if g is None:  # no path from the roots carries a gradient here
             continue
-        if node._retain and stop_at is None:
-            _accumulate_leaf(node, g, owned)
-        for counter, saved in node._versions:
-            if counter[0] != saved:
-                _refuse_modified(node, counter, saved)
-        prim, args, kwargs = node._op, node._args, node._kwargs
-        if create_graph:
-            ans, rule_args = node, args
-        else:
-            ans = node._data
-            rule_args = node._raw_args
-        vjps = prim.vjps
-        row_by_row = batch_shape and not prim.batch_safe
-        extra = kwargs
-        if prim.forward_with_residual is not None and not create_graph:
-            extra = dict(kwargs, residual=node._residual)
-        together = None
-        if prim.vjp_all is not None and not row_by_row:  # one call gives them all
-            needs = [False] * len(args)
-            for argnum in node._grad_argnums:
-                needs[argnum] = needed is None or id(args[argnum]) in needed
-            together = prim.vjp_all(g, ans, *rule_args, needs=tuple(needs), **extra)
-            if not isinstance(together, (tuple, list)) or len(together) != len(args):
-                raise TypeError(f"{prim.name}: its defvjp_all rule must return a tuple of "
-                                f"{len(args)} gradients, one per argument; got "
-                                f"{type(together).__name__}")
-        for argnum in node._grad_argnums:  # as recorded when the node was made
+        if node._retain:
+            arrived[id(node)] = (node, g, owned)
+        _check_versions(node)
+        args = node._args
+        argnums = [i for i in node._grad_argnums if needed is None or id(args[i]) in needed]
+        for argnum, vjp in zip(argnums, _pullback(node, g, argnums, create_graph,
+                                                  batch_shape)):
             arg = args[argnum]
-            if needed is not None and id(arg) not in needed:
-                continue
-            if together is not None:
-                vjp = together[argnum]
-                if vjp is None:
-                    raise TypeError(f"{prim.name}: its defvjp_all rule gave None for "
-                                    f"argument {argnum}, which needs a gradient")
-            elif row_by_row:
-                vjp = _row_by_row(prim.vjp_rule(argnum), g, len(batch_shape), ans,
-                                  rule_args, kwargs)
-            else:
-                vjp = (vjps.get(argnum) or prim.vjp_rule(argnum))(g, ans, *rule_args, **extra)
-            if story is not None:
-                raw = vjp
-            vjp, fresh = _fit(vjp, arg, g, create_graph, batch_shape)
-            if story is not None:
-                story.step(node, argnum, g, raw, vjp, first=argnum == node._grad_argnums[0])
+            fitted, fresh = _fit(vjp, arg, g, create_graph, batch_shape)
+            if on_step is not None:
+                on_step(node, argnum, g, vjp, fitted)
             if anomaly:
-                _check_finite(vjp, f"the backward of {prim.name} (argument {argnum})",
-                              node._origin)
-            if not arg._prev or (stop_at is not None and id(arg) in stop_at):
-                arrive(arg, vjp, fresh)
-            else:  # interior: collect, it passes the gradient on later
-                previous = grads.get(id(arg))
-                if previous is None:
-                    grads[id(arg)] = (vjp, fresh)
-                else:
-                    grads[id(arg)] = (previous[0] + vjp, True)
+                _check_finite(fitted, f"the backward of {node._op.name} (argument "
+                                      f"{argnum})", node._origin)
+            into = arrived if not arg._prev or id(arg) in stop_at else grads
+            _add_gradient(into, arg, fitted, fresh)
+    return arrived
+
+
+def _add_gradient(into, node, g, fresh):
+    previous = into.get(id(node))
+    if previous is None:
+        into[id(node)] = (node, g, fresh)
+        return
+    total = previous[1] + g
+    if isinstance(total, np.generic):  # NumPy gives a scalar for two 0-d arrays
+        total = np.asarray(total)
+    into[id(node)] = (node, total, True)
+
+
+def _pullback(node, g, argnums, create_graph, batch_shape):
+    """The operation's VJPs at this node: on the raw arrays it saw, or, to build the
+    gradient's own graph (create_graph), on the Tensors themselves."""
+    prim, kwargs = node._op, node._kwargs
+    ans, args = (node, node._args) if create_graph else (node._data, node._raw_args)
+    if batch_shape and not prim.batched:  # a user's rule: one row of the batch at a time
+        return [_row_by_row(prim.vjp(argnum), g, len(batch_shape), ans, args, kwargs)
+                for argnum in argnums]
+    if prim.keeps_residual and not create_graph:
+        return prim.pullback(g, ans, args, kwargs, argnums, residual=node._residual)
+    return prim.pullback(g, ans, args, kwargs, argnums)
 
 
 def _row_by_row(rule, g, batch_ndim, ans, args, kwargs):
@@ -797,8 +623,8 @@ def _row_by_row(rule, g, batch_ndim, ans, args, kwargs):
     batch = np.shape(g)[:batch_ndim]
     rows = [rule(g[i], ans, *args, **kwargs) for i in np.ndindex(*batch)]
     shape = np.broadcast_shapes(*[np.shape(r) for r in rows])
-    rows = [_ops.broadcast_to(r, shape) for r in rows]
-    return _ops.reshape(_ops.stack(rows), batch + shape)
+    rows = [ops.broadcast_to(r, shape) for r in rows]
+    return ops.reshape(ops.stack(rows), batch + shape)
 
 
 def _fit(vjp, arg, g, create_graph, batch_shape=()):
@@ -814,16 +640,16 @@ def _fit(vjp, arg, g, create_graph, batch_shape=()):
         if not isinstance(vjp, Tensor):
             vjp = Tensor._make(np.asarray(vjp))
         if vjp.shape != shape:
-            vjp = _ops.unbroadcast(vjp, data.shape, len(batch_shape))
+            vjp = ops.unbroadcast(vjp, data.shape, len(batch_shape))
         if vjp.dtype != data.dtype:
-            vjp = _ops.astype(vjp, data.dtype)
+            vjp = ops.astype(vjp, data.dtype)
         return vjp, True
     if type(vjp) is not np.ndarray:
         vjp = np.asarray(vjp)
     fresh = vjp is not g and vjp.base is None
     if vjp.shape != shape:
         # (summing to shape () gives a NumPy scalar: keep .grad an ndarray)
-        vjp = np.asarray(_ops.unbroadcast(vjp, data.shape, len(batch_shape)))
+        vjp = np.asarray(ops.unbroadcast(vjp, data.shape, len(batch_shape)))
         fresh = vjp.base is None
     dtype = data.dtype
     if vjp.dtype is not dtype and vjp.dtype != dtype:  # (NumPy's dtypes are mostly shared)
@@ -832,7 +658,8 @@ def _fit(vjp, arg, g, create_graph, batch_shape=()):
     return vjp, fresh
 
 
-def _accumulate_leaf(leaf, g, owned):
+def _accumulate(leaf, g, owned):
+    """Add a gradient into a leaf's (or a retained node's) .grad."""
     if leaf.grad is None:
         if isinstance(g, np.ndarray) and not owned:
             g = g.copy()
@@ -843,37 +670,32 @@ def _accumulate_leaf(leaf, g, owned):
         leaf.grad = np.asarray(total) if isinstance(leaf.grad, np.ndarray) else total
 
 
-def _refuse_modified(node, counter, saved):
-    """Raise: a tensor this node saved was written in place since (its version moved)."""
-    arg = next((a for a in node._args if isinstance(a, Tensor) and a._version is counter),
-               node)
-    what = (f"the result of {node._op.name}" if arg is node else
-            f"a tensor of shape {arg.shape} used by {node._op.name}")
-    raise RuntimeError(
-        f"backward: {what} was modified in place after the graph was built (version "
-        f"{arg._version[0]}, saved at version {saved}), so the gradient would be wrong; "
-        f"compute the graph again after changing the data, or write x = x + y instead "
-        f"of x += y")
+def _check_versions(node):
+    """Raise if a tensor this node saved was written in place since (its version moved)."""
+    for counter, saved in node._versions:
+        if counter[0] != saved:
+            arg = next((a for a in node._args
+                        if isinstance(a, Tensor) and a._version is counter), node)
+            what = (f"the result of {node._op.name}" if arg is node else
+                    f"a tensor of shape {arg.shape} used by {node._op.name}")
+            raise RuntimeError(
+                f"backward: {what} was modified in place after the graph was built "
+                f"(version {arg._version[0]}, saved at version {saved}), so the gradient "
+                f"would be wrong; compute the graph again after changing the data, or "
+                f"write x = x + y instead of x += y")
 
 
 # ---------------------------------------------------------------------------------------
 # Indexing helpers, x.at[...]
 # ---------------------------------------------------------------------------------------
 
-def _raw(x):
-    """The plain number or array inside a Tensor (or a forward-mode tracer of one)."""
-    while isinstance(x, Traced):
-        x = x.primal
-    return x._data if isinstance(x, Tensor) else x
-
-
 def _raw_index(index):
     """An index with Tensors replaced by their arrays (integer or boolean)."""
     if isinstance(index, tuple):
-        return tuple(_raw(i) for i in index)
+        return tuple(raw(i) for i in index)
     if isinstance(index, list):
-        return np.asarray([_raw(i) for i in index])
-    return _raw(index)
+        return np.asarray([raw(i) for i in index])
+    return raw(index)
 
 
 def _describe_index(index):
@@ -911,11 +733,11 @@ class _IndexedUpdate:
 
     def set(self, value):
         """A copy of the tensor with ``value`` written at the index."""
-        return _ops.index_set(self.tensor, value, index=self.index)
+        return ops.index_set(self.tensor, value, index=self.index)
 
     def add(self, value):
         """A copy of the tensor with ``value`` added at the index (repeated indices add up)."""
-        return _ops.index_add(self.tensor, value, index=self.index)
+        return ops.index_add(self.tensor, value, index=self.index)
 
 
 # ---------------------------------------------------------------------------------------
@@ -956,9 +778,9 @@ def tensor(data, dtype=None, requires_grad=False):
     dtype('float32')
     """
     if isinstance(data, (list, tuple)) and _holds_tensor(data):
-        parts = [part if isinstance(part, (Tensor, Traced)) else tensor(part, dtype=dtype)
+        parts = [part if isinstance(part, Box) else tensor(part, dtype=dtype)
                  for part in data]
-        out = _ops.stack(parts, axis=0)
+        out = ops.stack(parts, axis=0)
         if dtype is not None and out.dtype != np.dtype(dtype):
             out = out.astype(dtype)
         if requires_grad:
@@ -970,7 +792,7 @@ def tensor(data, dtype=None, requires_grad=False):
 
 def _holds_tensor(items):
     """Whether a (nested) list holds Tensors, or forward-mode tracers of them."""
-    return any(isinstance(x, (Tensor, Traced)) or
+    return any(isinstance(x, Box) or
                (isinstance(x, (list, tuple)) and _holds_tensor(x)) for x in items)
 
 
@@ -1048,7 +870,7 @@ def zeros_like(x, dtype=None, requires_grad=False):
     >>> cr.zeros_like(np.ones(2, dtype=np.float32))
     tensor([0., 0.], dtype=float32)
     """
-    return Tensor._make(np.zeros_like(_raw(x), dtype=dtype), requires_grad)
+    return Tensor._make(np.zeros_like(raw(x), dtype=dtype), requires_grad)
 
 
 def ones_like(x, dtype=None, requires_grad=False):
@@ -1057,7 +879,7 @@ def ones_like(x, dtype=None, requires_grad=False):
     >>> cr.ones_like(cr.zeros(2, 3)).shape
     (2, 3)
     """
-    return Tensor._make(np.ones_like(_raw(x), dtype=dtype), requires_grad)
+    return Tensor._make(np.ones_like(raw(x), dtype=dtype), requires_grad)
 
 
 def _rng(seed):
@@ -1098,6 +920,3 @@ def _shape(shape):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         return tuple(shape[0])
     return tuple(shape)
-
-
-from . import derivatives as _ops  # noqa: E402  (the operations need Tensor defined)

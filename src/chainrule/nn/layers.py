@@ -6,7 +6,8 @@ from numbers import Integral
 
 import numpy as np
 
-from .. import derivatives as ops
+from .. import fast
+from .. import rules as ops
 from . import functional as F
 from .module import Module, Parameter
 from .scalar import MLP as ScalarMLP
@@ -102,12 +103,13 @@ class Sequential(Module):
     def forward(self, x):
         """Each module applied to the previous one's output.
 
-        A Linear followed by a ReLU runs as one operation, ``linear_relu``: the same
-        numbers, one graph node and one pass over the activations fewer."""
-        layers, i = self.layers, 0
+        With the speed overrides on (``chainrule.fast``), a Linear followed by a ReLU
+        runs as one operation, ``linear_relu``: the same numbers, one graph node and one
+        pass over the activations fewer."""
+        layers, i, fuse = self.layers, 0, fast.enabled()
         while i < len(layers):
             layer = layers[i]
-            if (type(layer) is Linear and i + 1 < len(layers)
+            if (fuse and type(layer) is Linear and i + 1 < len(layers)
                     and type(layers[i + 1]) is ReLU):
                 x = layer.forward(x, activation="relu")
                 i += 2

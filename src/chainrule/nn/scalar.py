@@ -10,7 +10,7 @@ Same names, arguments and parameter counts as micrograd (``MLP(2, [16, 16, 1])``
 * ``nonlin=`` may name the activation (``"relu"``, ``"tanh"``, ``"sigmoid"``) as well
   as be True (ReLU) or False (linear); ``MLP(..., activate_output=True)`` applies it on
   the last layer too (microcrad's variant);
-* a neuron's weighted sum is one graph node (``Value.linear``), which makes training
+* a neuron's weighted sum is one graph node (``linear`` below), which makes training
   several times faster; ``fused=False`` builds micrograd's chain of ``*`` and ``+``
   nodes, for pictures of small graphs where every multiplication should show;
 * ``MLP(2, [16, 1, 1])`` works (micrograd crashes on a one-neuron hidden layer).
@@ -22,7 +22,58 @@ from numbers import Real
 from ..value import Value
 from .module import Module
 
-__all__ = ["Neuron", "Layer", "MLP", "make_rng"]
+__all__ = ["Neuron", "Layer", "MLP", "make_rng", "linear"]
+
+
+# A neuron's weighted sum b + w1*x1 + ... + wn*xn as one node with operands
+# (b, w1..wn, x1..xn): d/db = 1, d/dwi = xi, d/dxi = wi.
+def _linear_partials(ans, b, *wx):
+    n = len(wx) // 2
+    return (1.0, *wx[n:], *wx[:n])
+
+
+def _linear_texts(count):  # the formulas for `count` operands: 1, the xs, the ws
+    n = count // 2
+    return ("1", *[f"{{{n + 1 + i}}}" for i in range(n)], *[f"{{{1 + i}}}" for i in range(n)])
+
+
+_linear_partials.texts = _linear_texts
+
+
+def linear(weights, inputs, bias=0.0):
+    """``bias + w1*x1 + ... + wn*xn`` as one node: what a neuron computes.
+
+    micrograd builds this sum from 2n nodes (n products and n sums); one node with
+    2n + 1 operands gives the same numbers (the same float operations in the same
+    order) and backpropagates several times faster, because Python's cost is per
+    node. Numbers among the inputs are treated as constants.
+
+    >>> from chainrule.nn.scalar import linear
+    >>> w = [cr.Value(2.0), cr.Value(-1.0)]
+    >>> y = linear(w, [3.0, 4.0], bias=cr.Value(0.5))      # 0.5 + 2*3 - 1*4
+    >>> y.data
+    2.5
+    >>> y.backward()
+    >>> [wi.grad for wi in w]                    # each weight's gradient is its input
+    [3.0, 4.0]
+    """
+    weights = [w if isinstance(w, Value) else _constant(w) for w in weights]
+    inputs = [x if isinstance(x, Value) else _constant(x) for x in inputs]
+    if len(weights) != len(inputs):
+        raise ValueError(f"linear: {len(weights)} weights but {len(inputs)} inputs; "
+                         f"expected one weight per input")
+    bias = bias if isinstance(bias, Value) else _constant(bias)
+    total = bias.data
+    for w, x in zip(weights, inputs):
+        total += w.data * x.data
+    return type(bias)(total, (bias, *weights, *inputs), "linear", _rule=_linear_partials)
+
+
+def _constant(x):
+    if not isinstance(x, Real):
+        raise TypeError(f"linear: expected a Value or a real number, got "
+                        f"{type(x).__name__} {x!r}")
+    return Value(x)
 
 _ACTIVATIONS = {
     "relu": ("ReLU", Value.relu),
@@ -70,12 +121,14 @@ class Neuron(Module):
     [1.0, 2.0]
     """
 
+    value = Value  # the kind of its parameters (chainrule.micrograd's Value there)
+
     def __init__(self, nin, nonlin=True, rng=None, fused=True):
         if not isinstance(nin, int) or nin < 1:
             raise ValueError(f"Neuron: nin must be a positive int, got {nin!r}")
         rng = make_rng(rng)
-        self.w = [Value(rng.uniform(-1, 1)) for _ in range(nin)]
-        self.b = Value(0)
+        self.w = [self.value(rng.uniform(-1, 1)) for _ in range(nin)]
+        self.b = self.value(0)
         self.activation = _activation_name(nonlin)
         self.nonlin = self.activation != "linear"
         self.fused = fused
@@ -87,7 +140,7 @@ class Neuron(Module):
         if len(x) != len(self.w):
             raise ValueError(f"Neuron: expected {len(self.w)} inputs, got {len(x)}")
         if self.fused:
-            act = Value.linear(self.w, x, self.b)
+            act = linear(self.w, x, self.b)
         else:
             act = sum((wi * xi for wi, xi in zip(self.w, x)), self.b)
         apply = _ACTIVATIONS[self.activation][1]
@@ -109,9 +162,11 @@ class Layer(Module):
     (3, 9)
     """
 
+    neuron = Neuron
+
     def __init__(self, nin, nout, **kwargs):
         kwargs["rng"] = make_rng(kwargs.get("rng"))  # one stream for all neurons
-        self.neurons = [Neuron(nin, **kwargs) for _ in range(nout)]
+        self.neurons = [self.neuron(nin, **kwargs) for _ in range(nout)]
 
     def outputs(self, x):
         """The outputs as a list, always (also for a single neuron)."""
@@ -142,13 +197,15 @@ class MLP(Module):
     'Value'
     """
 
+    layer = Layer
+
     def __init__(self, nin, nouts, nonlin=True, activate_output=False, rng=None,
                  fused=True):
         rng = make_rng(rng)
         sizes = [nin] + list(nouts)
         last = len(nouts) - 1
         self.layers = [
-            Layer(sizes[i], sizes[i + 1], nonlin=(nonlin if (i != last or activate_output)
+            self.layer(sizes[i], sizes[i + 1], nonlin=(nonlin if (i != last or activate_output)
                                                   else False), rng=rng, fused=fused)
             for i in range(len(nouts))
         ]

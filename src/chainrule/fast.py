@@ -1,0 +1,236 @@
+"""Speed overrides: faster versions of a few plain rules, each beside the plain one it
+replaces and tested to give the same numbers (``tests/test_fast.py``: forward,
+backward, second order).
+
+The plain library is complete without this module: set ``CHAINRULE_FAST=0`` in the
+environment (or call ``set_enabled(False)``) and every operation runs its plain rules,
+slower. What is here earned its place in ``make bench`` (the MLP step of workload 3):
+
+* ``linear``: a layer's ``x @ W + b`` as one node, as ``torch.addmm`` is, instead of a
+  matmul node and an add node (plain: ``matmul(x, W) + b``);
+* ``linear_relu``: a hidden layer's ``relu(x @ W + b)`` as one node, the gradient
+  masked once for both weight and input (plain: ``relu(linear(...))``); ``Sequential``
+  uses it for a Linear followed by a ReLU;
+* ``cross_entropy``: the loss as one node that keeps the softmax its forward computed,
+  for the VJP to reuse (plain: the composition of log_softmax and indexing).
+
+A fused operation has the same rules as the operations it fuses; it only shares their
+work, through ``pullback``, which gets every needed gradient in one call.
+"""
+
+import os
+
+import numpy as np
+
+from . import rules as ops
+from .primitive import Primitive, ndim_of, raw, shape_of
+from .rules.common import tangent_lead
+from .rules.linalg import matmul_jvp_a, matmul_jvp_b, matmul_vjp_a, matmul_vjp_b
+
+__all__ = ["enabled", "set_enabled", "Fused", "linear", "linear_relu", "cross_entropy"]
+
+_enabled = [os.environ.get("CHAINRULE_FAST", "1") != "0"]
+
+
+def enabled():
+    """Whether the overrides are used (``CHAINRULE_FAST=0`` turns them off)."""
+    return _enabled[0]
+
+
+def set_enabled(flag):
+    """Use the overrides or not, from now on; returns the previous setting."""
+    previous, _enabled[0] = _enabled[0], bool(flag)
+    return previous
+
+
+class Fused(Primitive):
+    """An operation whose VJPs share work: ``shared_pullback(g, ans, *args, needs,
+    residual)`` returns every argument's gradient in one call (None where ``needs``
+    says no one asked). It also has the plain per-argument rules (``defvjp``), which
+    build the gradient's graph (``create_graph``) and take batches, so derivatives of
+    any order come from the same formulas.
+
+    >>> from chainrule import fast
+    >>> def both(g, ans, x, y, needs, residual):     # 3 g is the work both share
+    ...     shared = 3.0 * g
+    ...     return (shared * y if needs[0] else None, shared * x if needs[1] else None)
+    >>> product = fast.Fused(lambda x, y: 3.0 * x * y, "product", both)
+    >>> _ = product.defvjp(lambda g, ans, x, y: 3 * g * y, lambda g, ans, x, y: 3 * g * x)
+    >>> x = cr.tensor([1.0, 2.0], requires_grad=True)
+    >>> product(x, cr.tensor([5.0, 7.0])).sum().backward()
+    >>> x.grad.tolist()
+    [15.0, 21.0]
+    """
+
+    def __init__(self, forward, name, shared_pullback, *, batched=False):
+        super().__init__(forward, name, batched=batched)
+        self.shared_pullback = shared_pullback
+
+    def differentiable(self, argnum):
+        return True  # the shared pullback answers for every argument
+
+    def pullback(self, g, ans, args, kwargs, argnums, residual=None):
+        if type(g) is not np.ndarray:  # building the gradient's graph: the plain rules
+            return super().pullback(g, ans, args, kwargs, argnums)
+        needs = tuple(i in argnums for i in range(len(args)))
+        grads = self.shared_pullback(g, ans, *args, needs=needs, residual=residual,
+                                     **kwargs)
+        if not isinstance(grads, (tuple, list)) or len(grads) != len(args):
+            raise TypeError(f"{self.name}: its shared pullback must return a tuple of "
+                            f"{len(args)} gradients, one per argument; got "
+                            f"{type(grads).__name__}")
+        for i in argnums:
+            if grads[i] is None:
+                raise TypeError(f"{self.name}: its shared pullback gave None for argument "
+                                f"{i}, which needs a gradient")
+        return [grads[i] for i in argnums]
+
+
+# ---------------------------------------------------------------------------------------
+# linear: x @ W + b
+# ---------------------------------------------------------------------------------------
+
+def _linear(x, weight, bias):
+    """``x @ weight + bias``: x (..., in), weight (in, out), bias (out,) -> (..., out).
+
+    >>> from chainrule import fast
+    >>> x = cr.tensor([[1.0, 2.0]])
+    >>> W = cr.tensor([[1.0, 0.0], [0.0, 1.0]], requires_grad=True)
+    >>> b = cr.tensor([10.0, 20.0], requires_grad=True)
+    >>> y = fast.linear(x, W, b)
+    >>> y.data.tolist()
+    [[11.0, 22.0]]
+    >>> y.sum().backward()
+    >>> W.grad.tolist(), b.grad.tolist()
+    ([[1.0, 1.0], [2.0, 2.0]], [1.0, 1.0])
+    """
+    out = np.matmul(x, weight)
+    if (type(out) is np.ndarray and type(bias) is np.ndarray and bias.dtype == out.dtype
+            and bias.ndim <= 1):
+        return np.add(out, bias, out=out)  # the product is a new array: add in place
+    return out + bias
+
+
+def _linear_pullback(g, ans, x, weight, bias, needs, residual=None):
+    """matmul's rules and add's: g @ W^T, x^T @ g, and g for the bias (the engine sums
+    it over the rows). Plain 2-D arrays take NumPy directly."""
+    if type(x) is type(weight) is np.ndarray and x.ndim == 2 and weight.ndim == 2:
+        return (np.matmul(g, weight.T) if needs[0] else None,
+                np.matmul(x.T, g) if needs[1] else None, g)
+    return (matmul_vjp_a(g, x, weight) if needs[0] else None,
+            matmul_vjp_b(g, x, weight) if needs[1] else None, g)
+
+
+linear = Fused(_linear, "linear", _linear_pullback, batched=True)
+linear.defvjp(lambda g, ans, x, weight, bias: matmul_vjp_a(g, x, weight),
+              lambda g, ans, x, weight, bias: matmul_vjp_b(g, x, weight),
+              lambda g, ans, x, weight, bias: g,
+              text=("{g} @ {1}.T", "{0}.T @ {g}", "{g}"))
+linear.defjvp(lambda t, ans, x, weight, bias: matmul_jvp_a(t, x, weight),
+              lambda t, ans, x, weight, bias: matmul_jvp_b(t, x, weight),
+              lambda t, ans, x, weight, bias:   # batch axes kept in front of the result's
+              ops.reshape(t, tangent_lead(t, bias) + (1,) * (ndim_of(ans) - ndim_of(bias))
+                          + shape_of(bias)))
+
+
+# ---------------------------------------------------------------------------------------
+# linear_relu: relu(x @ W + b). relu'(z) is 1 where z > 0, that is where the output is
+# > 0 (0 at the kink, as for relu itself): the gradient is masked once, then linear's.
+# ---------------------------------------------------------------------------------------
+
+def _linear_relu(x, weight, bias):
+    """``relu(x @ weight + bias)``: x (..., in), weight (in, out), bias (out,) -> (..., out).
+
+    >>> from chainrule import fast
+    >>> x = cr.tensor([[1.0, 2.0]])
+    >>> W = cr.tensor([[1.0, -1.0], [1.0, -1.0]], requires_grad=True)
+    >>> b = cr.tensor([0.0, 1.0], requires_grad=True)
+    >>> y = fast.linear_relu(x, W, b)
+    >>> y
+    tensor([[3., 0.]], grad_fn=linear_relu)
+    >>> y.sum().backward()
+    >>> W.grad.tolist(), b.grad.tolist()          # the second unit is off: no gradient
+    ([[1.0, 0.0], [2.0, 0.0]], [1.0, 0.0])
+    """
+    out = _linear(x, weight, bias)
+    return np.maximum(out, 0, out=out) if type(out) is np.ndarray else np.maximum(out, 0)
+
+
+def _linear_relu_pullback(g, ans, x, weight, bias, needs, residual=None):
+    return _linear_pullback(g * (ans > 0), ans, x, weight, bias, needs)
+
+
+linear_relu = Fused(_linear_relu, "linear_relu", _linear_relu_pullback, batched=True)
+linear_relu.defvjp(*[lambda g, ans, *args, _rule=linear.vjps[i]:
+                     _rule(g * (raw(ans) > 0), ans, *args) for i in range(3)])
+linear_relu.defjvp(*[lambda t, ans, *args, _rule=linear.jvps[i]:
+                     _rule(t, ans, *args) * (raw(ans) > 0) for i in range(3)])
+
+
+# ---------------------------------------------------------------------------------------
+# cross_entropy: mean of -log softmax(logits)[label], keeping the softmax for backward
+# ---------------------------------------------------------------------------------------
+
+def _cross_entropy_and_softmax(logits, labels):
+    """The loss, and what the backward pass reuses: the softmax, which the forward
+    computes anyway, and where the labels sit in the logits seen as one flat array
+    (indexing a flat array with one index array is about twice as fast as with a pair)."""
+    logits = np.asarray(logits)
+    n, classes = logits.shape
+    picked = np.arange(n) * classes + labels
+    shifted = logits - np.maximum.reduce(logits, axis=-1, keepdims=True)  # no overflow
+    exp = np.exp(shifted)
+    total = np.add.reduce(exp, axis=-1, keepdims=True)
+    # -log softmax[label] = log(total) - shifted[label], summed over the rows
+    loss = (np.add.reduce(np.log(total), axis=None) - np.add.reduce(shifted.take(picked))) / n
+    exp /= total
+    return loss, (exp, picked)
+
+
+def _cross_entropy(logits, labels):
+    """The mean over the rows of -log softmax(logits)[label]: logits (N, C), integer
+    labels (N,) already checked (``nn.functional.cross_entropy`` checks them).
+
+    >>> from chainrule import fast
+    >>> logits = cr.tensor([[0.0, 0.0]], requires_grad=True)
+    >>> loss = fast.cross_entropy(logits, np.array([1]))
+    >>> round(loss.item(), 4)
+    0.6931
+    """
+    return _cross_entropy_and_softmax(logits, labels)[0]
+
+
+def _cross_entropy_vjp(g, ans, logits, labels):
+    """(softmax(logits) - one_hot(labels)) * g / N, written with the table's operations."""
+    one_hot = np.zeros(np.shape(raw(logits)), dtype=np.result_type(raw(logits)))
+    one_hot[np.arange(len(labels)), labels] = 1
+    g = ops.reshape(g, np.shape(g) + (1, 1))  # (a batch of) scalars, against (N, C)
+    return (ops.softmax(logits, axis=-1) - one_hot) * (g / len(labels))
+
+
+def _cross_entropy_pullback(g, ans, logits, labels, needs, residual=None):
+    """The same formula on the softmax the forward kept, in place on a copy of it (a
+    copy: backward may run again on the same graph)."""
+    if np.ndim(g) != 0:  # a batch of cotangents (jacrev): the plain rule
+        return (_cross_entropy_vjp(g, ans, logits, labels), None)
+    if residual is None:
+        residual = _cross_entropy_and_softmax(logits, labels)[1]
+    softmax, picked = residual
+    d = softmax.copy()
+    d.reshape(-1)[picked] -= 1  # a view of d: subtracts the one-hot in place
+    d *= g / len(labels)
+    return (d, None)
+
+
+class _KeepingSoftmax(Fused):
+    keeps_residual = True
+
+    def forward_keeping(self, logits, labels):
+        return _cross_entropy_and_softmax(logits, labels)
+
+
+cross_entropy = _KeepingSoftmax(_cross_entropy, "cross_entropy", _cross_entropy_pullback, batched=True)
+cross_entropy.defvjp(_cross_entropy_vjp, text=("(softmax({0}) - one_hot) * {g} / N",))
+cross_entropy.defjvp(lambda t, ans, logits, labels:
+                     ops.sum(_cross_entropy_vjp(1.0, ans, logits, labels) * t,
+                             axis=(-2, -1)))

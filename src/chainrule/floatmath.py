@@ -1,0 +1,60 @@
+"""Float arithmetic for the scalar engine, with clear errors: a ValueError naming the
+operation and the value outside its domain (as Python's ``math`` does, but saying
+which operation), and inf rather than OverflowError for results too large for a float.
+"""
+
+import math
+from numbers import Real
+
+__all__ = ["as_float", "float_exp", "float_log", "float_sqrt", "float_sin", "float_cos", "float_pow",
+           "float_sigmoid"]
+
+
+def _domain(function, x, name, valid):
+    """function(x) of ``math``, or a ValueError naming the operation, the value and
+    where the function is defined (``valid``)."""
+    try:
+        return function(x)
+    except ValueError:
+        raise ValueError(f"{name}: {x!r} is outside the domain of {name} ({valid})") from None
+
+
+def as_float(x):
+    if isinstance(x, Real):
+        return float(x)
+    raise TypeError(f"Value: expected a real number (int or float), got "
+                    f"{type(x).__name__} {x!r}")
+
+
+def float_log(x): return _domain(math.log, x, "log", "x > 0")
+def float_sqrt(x): return _domain(math.sqrt, x, "sqrt", "x >= 0")
+def float_sin(x): return _domain(math.sin, x, "sin", "finite numbers")
+def float_cos(x): return _domain(math.cos, x, "cos", "finite numbers")
+
+
+def float_exp(x):
+    try:
+        return math.exp(x)
+    except OverflowError:  # inf, not OverflowError, for huge inputs
+        return math.inf
+
+
+def float_pow(a, b):
+    if a == 0 and b < 0:
+        raise ValueError(f"**: {a!r} ** {b!r} is undefined (0 to a negative power "
+                         f"divides by zero)")
+    if a < 0 and not float(b).is_integer():
+        raise ValueError(f"**: {a!r} ** {b!r} is not a real number (a negative base "
+                         f"needs an integer exponent)")
+    try:
+        return float(a) ** b
+    except OverflowError:
+        odd = float(b).is_integer() and int(b) % 2 == 1
+        return -math.inf if (a < 0 and odd) else math.inf
+
+
+def float_sigmoid(x):
+    if x >= 0:
+        return 1.0 / (1.0 + math.exp(-x))
+    e = float_exp(x)  # x < 0: e**x cannot overflow, and 1 + e**-x might
+    return e / (1.0 + e)

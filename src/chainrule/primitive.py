@@ -1,0 +1,254 @@
+"""An operation and its derivative rules: the one shape every rule in chainrule has.
+
+An operation is a forward function on NumPy arrays and numbers, and, for each of its
+differentiable positional arguments, two rules::
+
+    vjp(g, ans, *args, **kwargs)   reverse mode: the gradient with respect to this
+                                   argument, given the gradient g arriving at ans
+    jvp(t, ans, *args, **kwargs)   forward mode: the tangent of ans caused by the
+                                   tangent t of this argument
+
+``ans`` is the forward's result. A VJP may return a result of the broadcast shape: the
+engine sums it back to the argument's shape (``unbroadcast``) and casts it to its
+dtype. An argument without rules is not differentiable (a label, an index, a flag).
+
+Two shorthands keep the table short:
+
+* ``elementwise(forward, name, *partials)``: an operation that works entry by entry
+  (with NumPy broadcasting) is defined by its partial derivatives, one per argument:
+  ``partial(ans, *args)``. Both rules follow from it: g * partial and t * partial.
+* ``defvjp(..., symmetric=True)``: where the Jacobian is symmetric (softmax), the same
+  rules serve forward mode, with t in place of g.
+
+Operations built from others (``a - b`` as ``a + (-b)``, ``gelu``) need no rules at all.
+
+Who runs what: calling a Primitive on plain arrays and numbers is the forward function
+and nothing else. Called with a *box* among its arguments (a ``Tensor`` that records a
+graph, a ``Value``, a forward-mode tracer), it hands the call to the box with the
+highest level, which records or propagates what it must and calls the rules.
+"""
+
+import numpy as np
+
+__all__ = ["Primitive", "primitive", "elementwise", "Box", "raw", "shape_of", "ndim_of"]
+
+
+class Box:
+    """The base of values that carry more than a number through the operations:
+    ``Value``, ``Tensor``, the forward-mode tracer.
+
+    Each kind defines ``_contents()`` (the number, array or inner box it carries) and
+    the class method ``_apply_primitive(prim, args, kwargs)`` (how it runs an
+    operation). ``_level`` decides which kind handles an operation on several: the
+    highest."""
+
+    __slots__ = ()
+    _level = 0
+
+
+# Arguments that are never boxes: what rules pass around in an ordinary backward pass.
+# One set lookup per argument keeps a primitive on raw arrays nearly free.
+_PLAIN = frozenset({np.ndarray, float, int, bool, np.float64, np.float32, np.int64,
+                    np.bool_, type(None), tuple, list, slice, str, np.dtype})
+
+
+def raw(x):
+    """The plain number or array inside any number of boxes (itself if not boxed).
+
+    Masks (where x > 0, where a tie is) are computed on raw numbers: they are piecewise
+    constant, so they take no part in differentiation."""
+    while isinstance(x, Box):
+        x = x._contents()
+    return x
+
+
+def shape_of(x):
+    """x.shape for arrays, boxes and numbers (an attribute: np.shape is slower)."""
+    shape = getattr(x, "shape", None)
+    return np.shape(x) if shape is None else tuple(shape)
+
+
+def ndim_of(x):
+    """x.ndim for arrays, boxes and numbers."""
+    ndim = getattr(x, "ndim", None)
+    return np.ndim(x) if ndim is None else ndim
+
+
+class Primitive:
+    """An operation NumPy can compute, made differentiable by its rules.
+
+    ``defvjp`` takes one reverse-mode rule per positional argument, ``defjvp`` one
+    forward-mode rule per positional argument (None where an argument is not
+    differentiable). ``variadic=True`` is for operations on any number of arrays
+    (``concatenate``): one rule serves every argument and is told which with
+    ``argnum=``. ``jacrev`` and ``jacfwd`` push a batch of cotangents or tangents through
+    the rules at once (extra leading axes); a rule is called once per row of the batch
+    unless ``batched=True`` says it handles leading axes itself (the library's do).
+    ``text`` (optional, one string per argument) shows a rule to a reader in
+    ``backward(explain=True)``: ``{g}`` is the incoming gradient, ``{out}`` the result,
+    ``{0}``, ``{1}`` the arguments.
+
+    >>> cube = cr.Primitive(lambda x: x ** 3, "cube")
+    >>> _ = cube.defvjp(lambda g, ans, x: g * 3 * x ** 2)      # d/dx x**3 = 3x**2
+    >>> _ = cube.defjvp(lambda t, ans, x: t * 3 * x ** 2)
+    >>> x = cr.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = cube(x)
+    >>> y
+    tensor([1., 8.], grad_fn=cube)
+    >>> y.sum().backward()
+    >>> x.grad.tolist()
+    [3.0, 12.0]
+    >>> cr.jvp(cube, (2.0,), (1.0,))                # forward mode uses the jvp rule
+    (8.0, 12.0)
+    """
+
+    keeps_residual = False  # a speed override (chainrule.fast) may keep what its VJP reuses
+
+    def __init__(self, forward, name=None, *, batched=False, variadic=False, doc=None):
+        self.forward = forward
+        self.name = name or forward.__name__
+        self.vjps = {}
+        self.jvps = {}
+        self.texts = {}
+        self.batched = batched
+        self.variadic = variadic
+        self.__doc__ = doc or forward.__doc__
+        self.__wrapped__ = forward
+
+    def __repr__(self):
+        return f"<primitive {self.name}>"
+
+    def defvjp(self, *rules, symmetric=False, text=()):
+        """Reverse-mode rules, one per positional argument (None: not differentiable).
+        ``symmetric=True``: the Jacobian is symmetric, so they are the JVPs too."""
+        self._check_count(rules, "defvjp")
+        for argnum, rule in enumerate(rules):
+            if rule is not None:
+                self.vjps[argnum] = rule
+                if symmetric:
+                    self.jvps[argnum] = rule
+        for argnum, words in enumerate(text):
+            self.texts[argnum] = words
+        return self
+
+    def defjvp(self, *rules):
+        """Forward-mode rules, one per positional argument (None: not differentiable)."""
+        self._check_count(rules, "defjvp")
+        for argnum, rule in enumerate(rules):
+            if rule is not None:
+                self.jvps[argnum] = rule
+        return self
+
+    def _check_count(self, rules, method):
+        if self.variadic and len(rules) != 1:
+            raise TypeError(f"{self.name}.{method}: a variadic operation takes one rule "
+                            f"for all its arguments (told which by argnum=)")
+
+    def vjp(self, argnum):
+        """The reverse-mode rule for argument ``argnum``; TypeError if there is none."""
+        return self._rule(self.vjps, argnum, "reverse-mode", "defvjp")
+
+    def jvp(self, argnum):
+        """The forward-mode rule for argument ``argnum``; TypeError if there is none."""
+        return self._rule(self.jvps, argnum, "forward-mode", "defjvp")
+
+    def _rule(self, rules, argnum, mode, method):
+        if self.variadic:
+            rule = rules.get(0)
+            if rule is not None:
+                return lambda d, ans, *args, **kwargs: rule(d, ans, *args, argnum=argnum,
+                                                            **kwargs)
+        else:
+            rule = rules.get(argnum)
+            if rule is not None:
+                return rule
+        raise TypeError(f"{self.name}: argument {argnum} needs a {mode} derivative, but "
+                        f"the operation has no {mode} rule for it; define one with "
+                        f".{method}() (or pass the argument as a constant)")
+
+    def differentiable(self, argnum):
+        """Whether argument ``argnum`` has a reverse-mode rule."""
+        return (0 if self.variadic else argnum) in self.vjps
+
+    def pullback(self, g, ans, args, kwargs, argnums):
+        """The gradients of the arguments in ``argnums``, in that order: what a backward
+        pass asks of a node. The plain way is one VJP rule per argument; a speed
+        override (``chainrule.fast``) may share work between them."""
+        return [self.vjp(argnum)(g, ans, *args, **kwargs) for argnum in argnums]
+
+    def __call__(self, *args, **kwargs):
+        top = None
+        for arg in args:
+            if type(arg) not in _PLAIN and isinstance(arg, Box):
+                if top is None or arg._level > top._level:
+                    top = arg
+        if top is None:
+            return self.forward(*args, **kwargs)
+        return top._apply_primitive(self, args, kwargs)
+
+
+def primitive(forward=None, *, name=None, batched=False):
+    """Decorator: turn a NumPy function into a differentiable operation (add its rules
+    with ``.defvjp`` and ``.defjvp``).
+
+    The operation then works on Tensors, arrays, numbers and Values, in every
+    transform; ``cr.gradcheck`` checks the rules against central differences.
+
+    >>> @cr.primitive
+    ... def cube(x):
+    ...     return x ** 3
+    >>> _ = cube.defvjp(lambda g, ans, x: g * 3 * x ** 2)
+    >>> cr.grad(cube)(2.0)                          # 3 * 2**2
+    12.0
+    """
+    if forward is None:
+        return lambda f: Primitive(f, name, batched=batched)
+    return Primitive(forward, name, batched=batched)
+
+
+def elementwise(forward, name, *partials, text=(), doc=None):
+    """An elementwise operation given by its partial derivatives, one per argument.
+
+    ``partial(ans, *args, **kwargs)`` is d ans / d arg, entry by entry (an array that
+    broadcasts against the result), or a constant number (1 for ``add``). The VJP is
+    ``g * partial`` and the JVP ``t * partial``: the Jacobian of an elementwise map is
+    diagonal. ``text`` shows each partial to a reader.
+
+    >>> square = cr.elementwise(np.square, "square", lambda ans, x: 2 * x)
+    >>> cr.grad(lambda x: cr.sum(square(x)))(np.array([1.0, 3.0]))
+    array([2., 6.])
+    """
+    prim = Primitive(forward, name, batched=True, doc=doc)
+    for argnum, partial in enumerate(partials):
+        if partial is None:
+            continue
+        prim.vjps[argnum] = _gradient_times(partial)
+        prim.jvps[argnum] = _tangent_times(partial, argnum)
+    for argnum, words in enumerate(text):  # a partial, or the whole VJP if it names {g}
+        prim.texts[argnum] = (words if "{g}" in words else
+                              "{g}" if words == "1" else f"{{g}} * {words}")
+    return prim
+
+
+def _gradient_times(partial):
+    if partial == 1:
+        return lambda g, ans, *args, **kwargs: g
+    if partial == -1:
+        return lambda g, ans, *args, **kwargs: -g
+    return lambda g, ans, *args, **kwargs: g * partial(ans, *args, **kwargs)
+
+
+def _tangent_times(partial, argnum):
+    """t * partial, with the tangent's batch axes (jacfwd's columns) kept in front: an
+    argument with fewer axes than the result is padded with 1s behind them first."""
+    def jvp(t, ans, *args, **kwargs):
+        arg_ndim, t_ndim = ndim_of(args[argnum]), ndim_of(t)
+        if t_ndim > arg_ndim and arg_ndim < ndim_of(ans):
+            lead = shape_of(t)[:t_ndim - arg_ndim]
+            t = t.reshape(lead + (1,) * (ndim_of(ans) - arg_ndim) + shape_of(args[argnum]))
+        if partial == 1:
+            return t
+        if partial == -1:
+            return -t
+        return t * partial(ans, *args, **kwargs)
+    return jvp

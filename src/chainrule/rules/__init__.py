@@ -1,0 +1,58 @@
+"""The tensor engine's derivative table: every operation, its forward computation in
+NumPy, and its rules, reverse mode (VJP) beside forward mode (JVP).
+
+How to read a rule (the shape is ``chainrule.primitive``'s)::
+
+    exp = elementwise(np.exp, "exp", lambda ans, x: ans)   # d/dx e^x = e^x: both rules
+    sum.defvjp(lambda g, ans, x, axis=None, keepdims=False: expand_reduced(g, ...))
+    sum.defjvp(lambda t, ans, x, axis=None, keepdims=False: sum(t, ...))
+
+``g`` is the gradient arriving at the result ``ans``; ``t`` is the tangent of one input.
+A rule must also work when ``g`` or ``t`` carries extra *leading* axes, a batch (a
+whole Jacobian in one pass), so the rules address axes from the end. The rules are
+written with the operations of this table, so they run on raw arrays in an ordinary
+backward pass and on Tensors with ``backward(create_graph=True)``: derivatives of any
+order come from this one table. The engine does two things for every rule: it sums a
+VJP's result back to its input's shape (``unbroadcast``) and casts it to its dtype, and
+broadcasts a JVP's result to the output's shape.
+
+The table, by topic:
+
+* ``elementwise``: arithmetic, exp/log, trigonometric, activations, kinks, ``where``;
+* ``reductions``: sum, mean, max, min, prod, var, std, norm, logsumexp, softmax;
+* ``linalg``: matmul, dot, outer;
+* ``shapes``: reshape, transpose, broadcasting, concatenate/stack/split, indexing.
+
+Plain rules only: faster versions of a few (fused layers, kept residuals) live in
+``chainrule.fast``, each tested equal to the rule it replaces.
+
+How to add an operation
+-----------------------
+1. In the topic file, write its forward function on NumPy arrays, with a docstring that
+   says what it computes and shows it (the docstring is the operation's documentation).
+2. Give its rules: ``elementwise(forward, name, *partials)`` if it works entry by entry,
+   else ``@op(name)`` and ``.defvjp(...)`` / ``.defjvp(...)``, one rule per
+   differentiable argument, written with the table's own operations. If it is a
+   composition of existing operations, it needs no rules at all (``gelu``, ``var``).
+3. Add its name to the topic file's ``__all__``: that makes it ``cr.NAME`` (and puts
+   it in docs/api.md: run ``python scripts/make_api_docs.py``). If NumPy has it as an
+   array method too, add one line to ``ArrayMethods`` in ``tensor.py``.
+4. Add one line to the case table of ``tests/test_derivatives.py``: it is checked there
+   against PyTorch and central differences, to second order, in both modes, batched.
+"""
+
+from .elementwise import *  # noqa: F401,F403
+from .elementwise import __all__ as _elementwise
+from .linalg import *  # noqa: F401,F403
+from .linalg import __all__ as _linalg
+from .reductions import *  # noqa: F401,F403
+from .reductions import __all__ as _reductions
+from .shapes import *  # noqa: F401,F403
+from .shapes import __all__ as _shapes
+
+from .linalg import matmul_jvp_a, matmul_jvp_b, matmul_vjp_a, matmul_vjp_b  # noqa: F401
+from .reductions import expand_reduced, unbroadcast  # noqa: F401
+from .shapes import astype, getitem, identity, index_add, index_set  # noqa: F401
+
+# The public operations (cr.NAME); the engines also use the helpers imported above.
+__all__ = [*_elementwise, *_reductions, *_linalg, *_shapes]

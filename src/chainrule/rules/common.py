@@ -1,0 +1,41 @@
+"""What the rules of the table share: the decorator that makes a library operation, and
+axis bookkeeping.
+
+A rule may receive a *batch* of cotangents or tangents: extra leading axes in front of
+the shape it would otherwise see (jacrev pushes every row of an identity through one
+backward pass, jacfwd every column through one forward pass). So the rules count axes
+from the end, and build shapes as ``lead(g, ans) + shape``.
+"""
+
+from ..primitive import Primitive, ndim_of, shape_of
+
+__all__ = ["op", "lead", "tangent_lead", "axes_of", "from_end"]
+
+
+def op(name, **options):
+    """Decorator: a forward function becomes a library operation of that name. Every
+    rule of the library handles batches (leading axes), and the table's tests check it."""
+    return lambda forward: Primitive(forward, name, batched=True, **options)
+
+
+def lead(g, ans):
+    """The leading batch axes of a gradient: those in front of the result's own axes."""
+    return tuple(shape_of(g)[:ndim_of(g) - ndim_of(ans)])
+
+
+def tangent_lead(t, x):
+    """The leading batch axes of a tangent: those in front of its input's own axes."""
+    return tuple(shape_of(t)[:ndim_of(t) - ndim_of(x)])
+
+
+def axes_of(axis, ndim):
+    """``axis`` (an int, a tuple or None for all) as a sorted tuple of positive axes."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    return tuple(sorted(a % ndim if ndim else a for a in axes))
+
+
+def from_end(axis, ndim):
+    """Axes counted from the end (-1 is the last), so that batch axes in front are ignored."""
+    return tuple(a - ndim for a in axes_of(axis, ndim))

@@ -1,0 +1,137 @@
+"""Linear algebra: the matrix product and what is built from it (dot, outer).
+
+matmul's rules are the two halves of the product rule for a @ b: g @ b^T for a, a^T @ g
+for b. 1-D operands are promoted to matrices as np.matmul does, and the extra axis is
+dropped again; every rule keeps a batch of cotangents or tangents in front.
+"""
+
+import builtins
+
+import numpy as np
+
+from ..primitive import Primitive, ndim_of, shape_of
+from .common import tangent_lead
+from .elementwise import multiply
+from .shapes import expand_dims, reshape, squeeze, swapaxes
+
+__all__ = ["matmul", "dot", "outer"]
+
+
+def matmul_vjp_a(g, a, b):
+    """d/da (a @ b) applied to g: g @ b^T. A 1-D operand is promoted to a matrix, as
+    np.matmul does (b to a column, a to a row), and the extra axis dropped again."""
+    if ndim_of(a) == 1 and ndim_of(b) == 2:  # vector @ matrix: b g for each row g, all at once
+        return matmul(g, swapaxes(b, -1, -2))
+    if ndim_of(b) == 1:
+        g, b = expand_dims(g, -1), reshape(b, (1, -1))
+    else:
+        b = swapaxes(b, -1, -2)
+    if ndim_of(a) == 1:
+        return squeeze(matmul(expand_dims(g, -2), b), -2)
+    return matmul(g, b)
+
+
+def matmul_vjp_b(g, a, b):
+    """d/db (a @ b) applied to g: a^T @ g, with 1-D operands promoted likewise."""
+    if ndim_of(a) == 2 and ndim_of(b) == 1:  # matrix @ vector: a^T g for each row g, as g @ a
+        return matmul(g, a)
+    if ndim_of(b) == 1:
+        g = expand_dims(g, -1)
+    if ndim_of(a) == 1:
+        g, a = expand_dims(g, -2), reshape(a, (-1, 1))
+    else:
+        a = swapaxes(a, -1, -2)
+    out = matmul(a, g)
+    return squeeze(out, -1) if ndim_of(b) == 1 else out
+
+
+def _pad(t, batch, core, ndim):
+    """Reshape a tangent to batch + (1, ...) + core, with ``ndim`` axes after the batch."""
+    return reshape(t, batch + (1,) * (ndim - len(core)) + core)
+
+
+def matmul_jvp_a(t, a, b):
+    """t @ b, with a batched tangent: a 1-D a is promoted to a row explicitly (as
+    np.matmul does inside) and padded, so that the batch axes of t stay in front."""
+    if ndim_of(a) == 1 and ndim_of(b) == 2:  # vector @ matrix: every row of t times b at once
+        return matmul(t, b)
+    batch = tangent_lead(t, a)
+    core = (1,) + shape_of(a) if ndim_of(a) == 1 else shape_of(a)
+    t = _pad(t, batch, core, builtins.max(len(core), ndim_of(b), 2))
+    out = matmul(t, b)
+    if ndim_of(a) == 1:
+        out = squeeze(out, -1 if ndim_of(b) == 1 else -2)
+    return out
+
+
+def matmul_jvp_b(t, a, b):
+    """a @ t, likewise: a 1-D b is promoted to a column."""
+    if ndim_of(a) == 2 and ndim_of(b) == 1:  # matrix @ vector: a t for each row t, as t @ a^T
+        return matmul(t, swapaxes(a, -1, -2))
+    batch = tangent_lead(t, b)
+    core = shape_of(b) + (1,) if ndim_of(b) == 1 else shape_of(b)
+    t = _pad(t, batch, core, builtins.max(len(core), ndim_of(a), 2))
+    out = matmul(a, t)
+    return squeeze(out, -1) if ndim_of(b) == 1 else out
+
+
+matmul = Primitive(np.matmul, "matmul", batched=True, doc="""The matrix product a @ b, as np.matmul: 1-D, 2-D and batches of matrices.
+
+    Shapes (n, k) @ (k, m) -> (n, m); a 1-D operand is a row (on the left) or a column
+    (on the right), and its axis is dropped from the result; leading axes are batches,
+    broadcast. The gradients are g @ b.T and a.T @ g.
+
+    >>> a = cr.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)   # (2, 2)
+    >>> b = cr.tensor([1.0, 1.0], requires_grad=True)                  # (2,)
+    >>> y = cr.matmul(a, b)                         # the same as a @ b, shape (2,)
+    >>> y.data.tolist()
+    [3.0, 7.0]
+    >>> y.sum().backward()
+    >>> a.grad.tolist(), b.grad.tolist()            # g b^T and a^T g, g = [1, 1]
+    ([[1.0, 1.0], [1.0, 1.0]], [4.0, 6.0])
+    """)
+matmul.defvjp(lambda g, ans, a, b: matmul_vjp_a(g, a, b),
+              lambda g, ans, a, b: matmul_vjp_b(g, a, b),
+              text=("{g} @ {1}.T", "{0}.T @ {g}"))
+matmul.defjvp(lambda t, ans, a, b: matmul_jvp_a(t, a, b),
+              lambda t, ans, a, b: matmul_jvp_b(t, a, b))
+
+
+def dot(a, b):
+    """The dot product of two vectors, or a matrix-vector or matrix-matrix product.
+
+    Operands of at most 2 axes (np.dot's cases; ``matmul`` takes batches); a 0-d
+    operand multiplies.
+
+    >>> a = cr.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> b = cr.tensor([4.0, 5.0, 6.0], requires_grad=True)
+    >>> y = cr.dot(a, b)                      # or a.dot(b): 4 + 10 + 18
+    >>> y.item()
+    32.0
+    >>> y.backward()
+    >>> a.grad.tolist(), b.grad.tolist()      # each gradient is the other vector
+    ([4.0, 5.0, 6.0], [1.0, 2.0, 3.0])
+    """
+    if ndim_of(a) > 2 or ndim_of(b) > 2:
+        raise ValueError(f"dot: operands of shapes {shape_of(a)} and {shape_of(b)}; "
+                         f"expected at most 2-D; use matmul for batches")
+    if ndim_of(a) == 0 or ndim_of(b) == 0:
+        return multiply(a, b)
+    return matmul(a, b)
+
+
+def outer(a, b):
+    """The outer product: ``out[i, j] = a[i] * b[j]``, of shape (a.size, b.size).
+
+    Operands with more axes are flattened first, as np.outer does.
+
+    >>> a = cr.tensor([1.0, 2.0], requires_grad=True)
+    >>> b = cr.tensor([3.0, 4.0, 5.0], requires_grad=True)
+    >>> y = cr.outer(a, b)                    # shape (2, 3)
+    >>> y.data.tolist()
+    [[3.0, 4.0, 5.0], [6.0, 8.0, 10.0]]
+    >>> y.sum().backward()
+    >>> a.grad.tolist(), b.grad.tolist()      # sum(b) for each a[i], sum(a) for each b[j]
+    ([12.0, 12.0], [3.0, 3.0, 3.0])
+    """
+    return multiply(reshape(a, (-1, 1)), reshape(b, (1, -1)))

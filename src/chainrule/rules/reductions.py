@@ -1,0 +1,370 @@
+"""Reductions (sum, mean, max, min, prod, var, std, norm, logsumexp) and the
+normalisations along an axis (softmax, log_softmax).
+
+A reduction's gradient is g spread back along the reduced axes (``expand_reduced``),
+times what each entry contributed. ``unbroadcast`` is the reverse: it sums a gradient
+back to the shape of an operand that was broadcast, the one place the engine undoes
+broadcasting.
+
+Conventions: ties in max and min share the gradient evenly; the gradient of norm at 0
+is 0 (PyTorch's choice); prod's gradient is exact with zeros among the entries.
+"""
+
+import builtins
+
+import numpy as np
+
+from ..primitive import ndim_of, raw, shape_of
+from .common import axes_of, from_end, op
+from .elementwise import exp, sqrt, where
+from .shapes import broadcast_to, reshape
+
+__all__ = ["sum", "mean", "max", "min", "prod", "var", "std", "logsumexp", "softmax",
+           "log_softmax", "norm"]
+
+
+def expand_reduced(g, shape, axis=None, keepdims=False):
+    """Broadcast the gradient of a reduction back to the shape it reduced (keeping any
+    leading batch axes of g)."""
+    shape = tuple(shape)
+    axes = axes_of(axis, len(shape))
+    batch = tuple(shape_of(g)[:ndim_of(g) - (len(shape) if keepdims else
+                                              len(shape) - len(axes))])
+    if not keepdims:
+        kept = list(shape)
+        for a in axes:
+            kept[a] = 1
+        g = reshape(g, batch + tuple(kept))
+    return broadcast_to(g, batch + shape)
+
+
+def unbroadcast(g, shape, batch_ndim=0):
+    """Sum a gradient of a broadcast result back to an operand's shape: first the
+    leading axes the operand lacked, then the axes where it had size 1. The first
+    ``batch_ndim`` axes of g (a batch of cotangents) are kept as they are."""
+    shape, g_shape = tuple(shape), shape_of(g)
+    start = len(g_shape) - len(shape)  # the operand's first axis in g
+    axes = tuple(range(batch_ndim, start))
+    if 1 in shape:
+        axes += tuple(start + i for i, n in enumerate(shape)
+                      if n == 1 and g_shape[start + i] != 1)
+    target = g_shape[:batch_ndim] + shape
+    if axes:
+        g = sum(g, axis=axes)
+    return reshape(g, target) if shape_of(g) != target else g
+
+
+@op("sum")
+def sum(x, axis=None, keepdims=False):  # noqa: A001  (cr.sum, like np.sum)
+    """The sum over ``axis`` (an int, a tuple, or None for all), like np.sum.
+
+    The result has x's shape without the summed axes (kept as size 1 with
+    ``keepdims=True``). Every entry counts once, so the gradient is g spread back
+    over the summed axes.
+
+    >>> x = cr.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)  # (2, 3)
+    >>> cr.sum(x, axis=0)                     # shape (3,); or x.sum(axis=0)
+    tensor([5., 7., 9.], grad_fn=sum)
+    >>> x.sum(axis=1, keepdims=True).shape
+    (2, 1)
+    >>> x.sum().backward()
+    >>> x.grad.tolist()
+    [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]
+    """
+    return np.sum(x, axis=axis, keepdims=keepdims)
+
+
+sum.defvjp(lambda g, ans, x, axis=None, keepdims=False:
+           expand_reduced(g, shape_of(x), axis, keepdims),
+           text=("{g} copied to every summed position",))
+sum.defjvp(lambda t, ans, x, axis=None, keepdims=False:
+           sum(t, from_end(axis, ndim_of(x)), keepdims))
+
+
+def _count(x, ans):
+    return np.size(x) // builtins.max(np.size(ans), 1) if np.size(x) else 0
+
+
+@op("mean")
+def mean(x, axis=None, keepdims=False):
+    """The mean over ``axis`` (an int, a tuple, or None for all), like np.mean.
+
+    Shapes as for ``sum``; each of the n averaged entries gets 1/n of the gradient.
+
+    >>> x = cr.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    >>> m = cr.mean(x)                        # or x.mean()
+    >>> m
+    tensor(2.5, grad_fn=mean)
+    >>> m.backward()
+    >>> x.grad.tolist()
+    [0.25, 0.25, 0.25, 0.25]
+    """
+    return np.mean(x, axis=axis, keepdims=keepdims)
+
+
+mean.defvjp(lambda g, ans, x, axis=None, keepdims=False:
+            expand_reduced(g, shape_of(x), axis, keepdims) / _count(x, ans),
+            text=("{g} / n copied to every averaged position",))
+mean.defjvp(lambda t, ans, x, axis=None, keepdims=False:
+            mean(t, from_end(axis, ndim_of(x)), keepdims))
+
+
+def _extremum_share(x, ans, axis, keepdims):
+    """Where x attains its max (or min): ties share evenly, so the shares sum to 1."""
+    x = raw(x)
+    hit = x == expand_reduced(raw(ans), shape_of(x), axis, keepdims)
+    return hit / np.sum(hit, axis=axes_of(axis, ndim_of(x)), keepdims=True)
+
+
+@op("max")
+def max(x, axis=None, keepdims=False):  # noqa: A001
+    """The largest entry over ``axis`` (an int, a tuple, or None for all), like np.max.
+
+    Shapes as for ``sum``. The gradient goes to the largest entry; entries tied for
+    the maximum share it evenly.
+
+    >>> x = cr.tensor([1.0, 3.0, 3.0], requires_grad=True)
+    >>> m = cr.max(x)                         # or x.max()
+    >>> m.item()
+    3.0
+    >>> m.backward()
+    >>> x.grad.tolist()                       # a tie: half each
+    [0.0, 0.5, 0.5]
+    """
+    return np.max(x, axis=axis, keepdims=keepdims)
+
+
+@op("min")
+def min(x, axis=None, keepdims=False):  # noqa: A001
+    """The smallest entry over ``axis`` (an int, a tuple, or None for all), like np.min.
+
+    Shapes as for ``sum``. The gradient goes to the smallest entry; entries tied for
+    the minimum share it evenly.
+
+    >>> x = cr.tensor([[2.0, 1.0], [0.0, 5.0]], requires_grad=True)
+    >>> m = cr.min(x, axis=1)                 # the smallest of each row, shape (2,)
+    >>> m.data.tolist()
+    [1.0, 0.0]
+    >>> m.sum().backward()
+    >>> x.grad.tolist()
+    [[0.0, 1.0], [1.0, 0.0]]
+    """
+    return np.min(x, axis=axis, keepdims=keepdims)
+
+
+for _extremum in (max, min):
+    _extremum.defvjp(lambda g, ans, x, axis=None, keepdims=False:
+                     expand_reduced(g, shape_of(x), axis, keepdims)
+                     * _extremum_share(x, ans, axis, keepdims))
+    _extremum.defjvp(lambda t, ans, x, axis=None, keepdims=False:
+                     sum(t * _extremum_share(x, ans, axis, keepdims),
+                         from_end(axis, ndim_of(x)), keepdims))
+
+
+@op("prod")
+def prod(x, axis=None, keepdims=False):
+    """The product over ``axis`` (an int, a tuple, or None for all), like np.prod.
+
+    Shapes as for ``sum``. The derivative with respect to an entry is the product of
+    the others, computed without dividing by the entry, so it is exact with zeros.
+
+    >>> x = cr.tensor([2.0, 0.0, 4.0], requires_grad=True)
+    >>> p = cr.prod(x)                        # or x.prod()
+    >>> p.item()
+    0.0
+    >>> p.backward()
+    >>> x.grad.tolist()                       # 0*4, 2*4, 2*0
+    [0.0, 8.0, 0.0]
+    """
+    return np.prod(x, axis=axis, keepdims=keepdims)
+
+
+def _product_of_the_others(x, axis):
+    """For each element, the product of the other elements along ``axis``.
+
+    ans / x would divide by zero, so the zeros are kept apart: the product of the
+    non-zero others (exact) times the product of the *other zeros*, written so that it
+    stays differentiable in those zeros (their value is 0, their derivative is not):
+    with one zero z, that product is z for every other element and 1 for z itself; with
+    two zeros z1, z2, it is z1 * z2, or the other zero for each of them. With three or
+    more zeros it is 0 with a first derivative of 0, exact to second order.
+    """
+    values = np.asarray(raw(x))
+    is_zero = values == 0
+    nonzero = where(is_zero, 1.0, x)
+    others_nonzero = expand_reduced(prod(nonzero, axis, True), values.shape, axis, True) / nonzero
+    count = np.sum(is_zero, axis=axes_of(axis, values.ndim), keepdims=True)
+    if not count.any():
+        return others_nonzero
+    zeros = where(is_zero, x, 0.0)                       # the zeros themselves, else 0
+    e1 = expand_reduced(sum(zeros, axis, True), values.shape, axis, True)
+    e2 = expand_reduced((sum(zeros, axis, True) ** 2 - sum(zeros * zeros, axis, True)) / 2,
+                        values.shape, axis, True)           # z1 * z2 for two zeros
+    other_zeros = where(count == 1, where(is_zero, 1.0, e1),
+                        where(count == 2, where(is_zero, e1 - zeros, e2), 0.0 * e1))
+    return where(count == 0, others_nonzero, others_nonzero * other_zeros)
+
+
+prod.defvjp(lambda g, ans, x, axis=None, keepdims=False:
+            expand_reduced(g, shape_of(x), axis, keepdims) * _product_of_the_others(x, axis))
+prod.defjvp(lambda t, ans, x, axis=None, keepdims=False:
+            sum(t * _product_of_the_others(x, axis), from_end(axis, ndim_of(x)), keepdims))
+
+
+def var(x, axis=None, ddof=0, keepdims=False):
+    """The variance over ``axis``: the mean of (x - mean(x))**2, divided by n - ddof.
+
+    ``ddof=0`` by default, as NumPy (PyTorch's ``correction=0``); ``ddof=1`` gives the
+    unbiased estimate. Shapes as for ``sum``.
+
+    >>> x = cr.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    >>> v = cr.var(x)                         # or x.var()
+    >>> v.item(), round(cr.var(x, ddof=1).item(), 4)
+    (1.25, 1.6667)
+    >>> v.backward()
+    >>> x.grad.tolist()                       # 2 * (x - 2.5) / 4
+    [-0.75, -0.25, 0.25, 0.75]
+    """
+    centred = x - mean(x, axis, keepdims=True)
+    shape = shape_of(raw(x))
+    n = int(np.prod([shape[a] for a in axes_of(axis, len(shape))]))
+    return sum(centred * centred, axis, keepdims) / (n - ddof)
+
+
+def std(x, axis=None, ddof=0, keepdims=False):
+    """The standard deviation over ``axis``, the square root of ``var`` (``ddof=0``).
+
+    Shapes as for ``sum``.
+
+    >>> x = cr.tensor([1.0, 3.0], requires_grad=True)
+    >>> s = cr.std(x)                         # or x.std()
+    >>> s.item()
+    1.0
+    >>> s.backward()
+    >>> x.grad.tolist()                       # (x - mean) / (n * std)
+    [-0.5, 0.5]
+    """
+    return sqrt(var(x, axis, ddof, keepdims))
+
+
+@op("logsumexp")
+def logsumexp(x, axis=None, keepdims=False):
+    """log(sum(exp(x))) over ``axis``, shifted by the max so that nothing overflows.
+
+    Shapes as for ``sum``; its gradient is the softmax of x along the reduced axes.
+
+    >>> x = cr.tensor([1000.0, 1000.0], requires_grad=True)
+    >>> y = cr.logsumexp(x)                   # exp(1000) alone would overflow
+    >>> round(y.item(), 4)                    # 1000 + log 2
+    1000.6931
+    >>> y.backward()
+    >>> x.grad.tolist()
+    [0.5, 0.5]
+    """
+    x = np.asarray(x)
+    m = np.max(x, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0)
+    out = m + np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True))
+    return out if keepdims else np.squeeze(out, axis=axes_of(axis, x.ndim))
+
+
+def _softmax_of(x, axis):
+    """exp(x - logsumexp(x)) over ``axis``, computed as exp(x - m) / sum(exp(x - m)) with
+    m the max, a constant (the softmax does not change when x shifts): subtracting a
+    rounded logsumexp instead would lose every digit for huge x."""
+    values = np.asarray(raw(x))
+    shift = np.max(values, axis=axes_of(axis, values.ndim), keepdims=True)
+    shifted = exp(x - np.where(np.isfinite(shift), shift, 0))
+    return shifted / expand_reduced(sum(shifted, axis, True), values.shape, axis, True)
+
+
+logsumexp.defvjp(lambda g, ans, x, axis=None, keepdims=False:
+                 expand_reduced(g, shape_of(x), axis, keepdims) * _softmax_of(x, axis))
+logsumexp.defjvp(lambda t, ans, x, axis=None, keepdims=False:
+                 sum(t * _softmax_of(x, axis), from_end(axis, ndim_of(x)), keepdims))
+
+
+@op("softmax")
+def softmax(x, axis=-1):
+    """exp(x) / sum(exp(x)) along ``axis`` (the last by default), the shape of x.
+
+    Shifted by the max first, so nothing overflows. The derivative of entry i with
+    respect to x is p_i * (onehot_i - p).
+
+    >>> x = cr.tensor([0.0, np.log(3.0)], requires_grad=True)
+    >>> p = cr.softmax(x)                     # or x.softmax()
+    >>> p
+    tensor([0.25, 0.75], grad_fn=softmax)
+    >>> p[0].backward()
+    >>> x.grad.tolist()                       # 0.25 * ([1, 0] - [0.25, 0.75])
+    [0.1875, -0.1875]
+    """
+    x = np.asarray(x)
+    shifted = np.asarray(x - np.maximum.reduce(x, axis=axis, keepdims=True))  # 0-d: an array
+    if shifted.dtype.kind != "f":  # integers: a float result, as np.exp gives
+        shifted = shifted.astype(np.result_type(shifted, np.float64))
+    np.exp(shifted, out=shifted)  # in place: the array is ours
+    shifted /= np.add.reduce(shifted, axis=axis, keepdims=True)  # (x.sum adds a wrapper)
+    return shifted
+
+
+softmax.defvjp(lambda g, ans, x, axis=-1:
+               ans * (g - sum(g * ans, from_end(axis, ndim_of(ans)), keepdims=True)))
+softmax.defjvp(lambda t, ans, x, axis=-1:
+               ans * (t - sum(t * ans, from_end(axis, ndim_of(ans)), keepdims=True)))
+
+
+@op("log_softmax")
+def log_softmax(x, axis=-1):
+    """The log of the softmax along ``axis`` (the last by default), the shape of x.
+
+    Computed as (x - m) - log(sum(exp(x - m))) with m the max: exact even for huge x,
+    where log(softmax(x)) would give log(0). Its gradient is g - softmax(x) * sum(g).
+
+    >>> x = cr.tensor([1000.0, 0.0], requires_grad=True)
+    >>> y = cr.log_softmax(x)                 # or x.log_softmax()
+    >>> y
+    tensor([    0., -1000.], grad_fn=log_softmax)
+    >>> y[1].backward()
+    >>> x.grad.tolist()                       # [0, 1] - softmax(x) = [0, 1] - [1, 0]
+    [-1.0, 1.0]
+    """
+    x = np.asarray(x)
+    shifted = x - np.maximum.reduce(x, axis=axis, keepdims=True)  # the ufuncs themselves:
+    return shifted - np.log(np.add.reduce(np.exp(shifted), axis=axis, keepdims=True))
+
+
+log_softmax.defvjp(lambda g, ans, x, axis=-1:
+                   g - exp(ans) * sum(g, from_end(axis, ndim_of(ans)), keepdims=True))
+log_softmax.defjvp(lambda t, ans, x, axis=-1:
+                   t - sum(exp(ans) * t, from_end(axis, ndim_of(ans)), keepdims=True))
+
+
+@op("norm")
+def norm(x, axis=None, keepdims=False):
+    """The 2-norm sqrt(sum(x**2)) over ``axis`` (None: all entries, so the Frobenius
+    norm of a matrix).
+
+    Shapes as for ``sum``. The gradient is x / norm, and 0 where the norm is 0
+    (PyTorch's choice).
+
+    >>> x = cr.tensor([3.0, 4.0], requires_grad=True)
+    >>> n = cr.norm(x)                        # or x.norm()
+    >>> n.item()
+    5.0
+    >>> n.backward()
+    >>> np.round(x.grad, 6).tolist()          # x / 5
+    [0.6, 0.8]
+    """
+    return np.sqrt(np.sum(np.square(x), axis=axis, keepdims=keepdims))
+
+
+def _safe_reciprocal(ans):
+    """1 / ans, and 0 where ans = 0: at 0 the norm's gradient is 0 (PyTorch's choice)."""
+    return 1 / where(raw(ans) == 0, np.inf, ans)
+
+
+norm.defvjp(lambda g, ans, x, axis=None, keepdims=False:
+            x * expand_reduced(g * _safe_reciprocal(ans), shape_of(x), axis, keepdims))
+norm.defjvp(lambda t, ans, x, axis=None, keepdims=False:
+            sum(t * x, from_end(axis, ndim_of(x)), keepdims) * _safe_reciprocal(ans))

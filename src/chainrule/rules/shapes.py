@@ -1,0 +1,376 @@
+"""Shapes, assembly and indexing: reshaping, transposing, broadcasting, joining and
+splitting arrays, reading and writing entries. These operations move entries without
+changing them, so each gradient is g moved back: reshaped, transposed, summed over the
+copies, sliced, or scattered into zeros.
+"""
+
+import numpy as np
+
+from ..primitive import ndim_of, raw, shape_of
+from .common import from_end, lead, op, tangent_lead
+
+__all__ = ["reshape", "transpose", "permute", "swapaxes", "broadcast_to", "expand",
+           "squeeze", "expand_dims", "unsqueeze", "flatten", "concatenate", "stack", "split"]
+
+
+@op("reshape")
+def reshape(x, shape):
+    """The same entries in a new shape (one entry may be -1: whatever fits).
+
+    A view when NumPy can make one; the gradient is reshaped back to x's shape.
+
+    >>> x = cr.arange(6.0, requires_grad=True)
+    >>> y = cr.reshape(x, (2, 3))             # or x.reshape(2, 3)
+    >>> y.data.tolist()
+    [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    >>> y[1].sum().backward()                 # only the second row is used
+    >>> x.grad.tolist()
+    [0.0, 0.0, 0.0, 1.0, 1.0, 1.0]
+    """
+    return np.reshape(x, shape)
+
+
+reshape.defvjp(lambda g, ans, x, shape: reshape(g, lead(g, ans) + shape_of(x)),
+               text=("{g} reshaped back",))
+reshape.defjvp(lambda t, ans, x, shape: reshape(t, tangent_lead(t, x) + shape_of(ans)))
+
+
+@op("transpose")
+def transpose(x, axes=None):
+    """The axes in the order ``axes`` gives (reversed when None), like np.transpose.
+
+    Axis i of the result is axis ``axes[i]`` of x; the gradient is transposed back.
+
+    >>> x = cr.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    >>> cr.transpose(x).data.tolist()         # or x.T
+    [[1.0, 4.0], [2.0, 5.0], [3.0, 6.0]]
+    >>> cr.transpose(cr.zeros(2, 3, 4), (1, 0, 2)).shape
+    (3, 2, 4)
+    """
+    return np.transpose(x, axes)
+
+
+def _transpose_back(g, ans, axes):
+    """Undo a transpose, leaving g's leading batch axes where they are."""
+    ndim, n = ndim_of(ans), len(lead(g, ans))
+    order = range(ndim)[::-1] if axes is None else [a % ndim for a in axes]
+    inverse = np.argsort(order)
+    return transpose(g, tuple(range(n)) + tuple(n + int(a) for a in inverse))
+
+
+def _transpose_forward(t, x, axes):
+    """The same transpose, behind a tangent's leading batch axes."""
+    ndim, n = ndim_of(x), len(tangent_lead(t, x))
+    order = range(ndim)[::-1] if axes is None else [a % ndim for a in axes]
+    return transpose(t, tuple(range(n)) + tuple(n + a for a in order))
+
+
+transpose.defvjp(lambda g, ans, x, axes=None: _transpose_back(g, ans, axes),
+                 text=("{g} transposed back",))
+transpose.defjvp(lambda t, ans, x, axes=None: _transpose_forward(t, x, axes))
+
+
+def permute(x, *axes):
+    """The axes in the given order: PyTorch's name for ``transpose(x, axes)``.
+
+    >>> x = cr.zeros(2, 3, 4)
+    >>> cr.permute(x, 2, 0, 1).shape          # or x.permute(2, 0, 1)
+    (4, 2, 3)
+    """
+    if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+        axes = tuple(axes[0])
+    return transpose(x, axes)
+
+
+@op("swapaxes")
+def swapaxes(x, axis1, axis2):
+    """x with axes ``axis1`` and ``axis2`` exchanged.
+
+    >>> cr.swapaxes(cr.zeros(2, 3, 4), 0, 2).shape      # or x.swapaxes(0, 2)
+    (4, 3, 2)
+    """
+    return np.swapaxes(x, axis1, axis2)
+
+
+swapaxes.defvjp(lambda g, ans, x, axis1, axis2:
+                swapaxes(g, *from_end((axis1, axis2), ndim_of(ans))))
+swapaxes.defjvp(lambda t, ans, x, axis1, axis2:
+                swapaxes(t, *from_end((axis1, axis2), ndim_of(x))))
+
+
+@op("broadcast_to")
+def broadcast_to(x, shape):
+    """x repeated along new leading axes and size-1 axes to ``shape`` (a read-only view).
+
+    Every copy of an entry contributes, so the gradient sums them back.
+
+    >>> x = cr.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = cr.broadcast_to(x, (3, 2))        # three copies of the row
+    >>> y.data.tolist()
+    [[1.0, 2.0], [1.0, 2.0], [1.0, 2.0]]
+    >>> y.sum().backward()
+    >>> x.grad.tolist()
+    [3.0, 3.0]
+    """
+    return np.broadcast_to(x, shape)
+
+
+broadcast_to.defvjp(lambda g, ans, x, shape: g)           # the engine sums it back
+broadcast_to.defjvp(lambda t, ans, x, shape: broadcast_to(
+    reshape(t, tangent_lead(t, x) + (1,) * (len(shape) - ndim_of(x)) + shape_of(x)),
+    tangent_lead(t, x) + tuple(shape)))
+
+
+def expand(x, *shape):
+    """PyTorch's name for ``broadcast_to``; a size of -1 keeps x's size on that axis.
+
+    >>> x = cr.tensor([[1.0], [2.0]])         # shape (2, 1)
+    >>> cr.expand(x, -1, 3).data.tolist()     # or x.expand(-1, 3)
+    [[1.0, 1.0, 1.0], [2.0, 2.0, 2.0]]
+    """
+    shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+    lead = len(shape) - ndim_of(x)
+    shape = tuple(shape_of(x)[i - lead] if n == -1 else n for i, n in enumerate(shape))
+    return broadcast_to(x, shape)
+
+
+@op("squeeze")
+def squeeze(x, axis=None):
+    """x without its size-1 axes (all of them, or those in ``axis``).
+
+    >>> x = cr.zeros(1, 3, 1)
+    >>> cr.squeeze(x).shape, cr.squeeze(x, 0).shape       # or x.squeeze()
+    ((3,), (3, 1))
+    """
+    return np.squeeze(x, axis)
+
+
+squeeze.defvjp(lambda g, ans, x, axis=None: reshape(g, lead(g, ans) + shape_of(x)))
+squeeze.defjvp(lambda t, ans, x, axis=None: reshape(t, tangent_lead(t, x) + shape_of(ans)))
+
+
+@op("expand_dims")
+def expand_dims(x, axis):
+    """x with a new axis of size 1 at position ``axis`` (PyTorch's ``unsqueeze``).
+
+    >>> x = cr.zeros(3)
+    >>> cr.expand_dims(x, 0).shape, cr.unsqueeze(x, -1).shape   # or x.unsqueeze(0)
+    ((1, 3), (3, 1))
+    """
+    return np.expand_dims(x, axis)
+
+
+expand_dims.defvjp(lambda g, ans, x, axis: reshape(g, lead(g, ans) + shape_of(x)))
+expand_dims.defjvp(lambda t, ans, x, axis:
+                   reshape(t, tangent_lead(t, x) + shape_of(ans)))
+
+unsqueeze = expand_dims
+
+
+def flatten(x, start_dim=0, end_dim=-1):
+    """The axes from ``start_dim`` to ``end_dim`` (both included) merged into one.
+
+    PyTorch's flatten; by default all axes, giving a vector.
+
+    >>> x = cr.zeros(2, 3, 4)
+    >>> cr.flatten(x).shape, cr.flatten(x, 1).shape     # or x.flatten(1)
+    ((24,), (2, 12))
+    """
+    shape = shape_of(x)
+    if not shape:
+        return reshape(x, (1,))
+    start, end = start_dim % len(shape), end_dim % len(shape)
+    merged = int(np.prod(shape[start:end + 1]))
+    return reshape(x, shape[:start] + (merged,) + shape[end + 1:])
+
+
+@op("astype")
+def astype(x, dtype):
+    return np.asarray(x).astype(dtype)
+
+
+astype.defvjp(lambda g, ans, x, dtype: astype(g, np.asarray(raw(x)).dtype))
+astype.defjvp(lambda t, ans, x, dtype: astype(t, dtype))
+
+
+def _slice_along(axis, ndim, index):
+    """An index that takes ``index`` along ``axis``, written from the end (batch-safe)."""
+    return (Ellipsis, index) + (slice(None),) * (ndim - 1 - axis % ndim)
+
+
+@op("concatenate", variadic=True)
+def _concatenate(*arrays, axis=0):
+    return np.concatenate(arrays, axis=axis)
+
+
+def _piece(argnum, arrays, axis):
+    """Where argument ``argnum`` sits along ``axis`` in the concatenation."""
+    sizes = [shape_of(a)[axis] for a in arrays]
+    start = int(np.sum(sizes[:argnum]))
+    return _slice_along(axis, ndim_of(arrays[0]), slice(start, start + sizes[argnum]))
+
+
+_concatenate.defvjp(lambda g, ans, *arrays, argnum, axis=0:
+                    getitem(g, index=_piece(argnum, arrays, axis)))
+_concatenate.defjvp(lambda t, ans, *arrays, argnum, axis=0:
+                    index_set(_zeros_like_raw(tangent_lead(t, arrays[argnum])
+                                              + shape_of(ans), t), t,
+                              index=_piece(argnum, arrays, axis)))
+
+
+def concatenate(tensors, axis=0):
+    """Tensors joined along an existing ``axis``; the other axes must agree.
+
+    Each input gets back the slice of the gradient where it went.
+
+    >>> a = cr.tensor([1.0, 2.0], requires_grad=True)
+    >>> b = cr.tensor([3.0], requires_grad=True)
+    >>> c = cr.concatenate([a, b])            # shape (3,)
+    >>> c.data.tolist()
+    [1.0, 2.0, 3.0]
+    >>> (c * cr.tensor([10.0, 20.0, 30.0])).sum().backward()
+    >>> a.grad.tolist(), b.grad.tolist()
+    ([10.0, 20.0], [30.0])
+    """
+    return _concatenate(*tensors, axis=axis)
+
+
+@op("stack", variadic=True)
+def _stack(*arrays, axis=0):
+    return np.stack(arrays, axis=axis)
+
+
+_stack.defvjp(lambda g, ans, *arrays, argnum, axis=0:
+              getitem(g, index=_slice_along(axis, ndim_of(ans), argnum)))
+_stack.defjvp(lambda t, ans, *arrays, argnum, axis=0:
+              index_set(_zeros_like_raw(tangent_lead(t, arrays[argnum]) + shape_of(ans), t),
+                        t, index=_slice_along(axis, ndim_of(ans), argnum)))
+
+
+def stack(tensors, axis=0):
+    """Tensors of one shape joined along a new ``axis``: n of shape s give (n, *s).
+
+    >>> a = cr.tensor([1.0, 2.0], requires_grad=True)
+    >>> b = cr.tensor([3.0, 4.0], requires_grad=True)
+    >>> cr.stack([a, b]).data.tolist()
+    [[1.0, 2.0], [3.0, 4.0]]
+    >>> s = cr.stack([a, b], axis=1)          # shape (2, 2): columns a and b
+    >>> s[0].sum().backward()                 # the first row: a[0] + b[0]
+    >>> a.grad.tolist(), b.grad.tolist()
+    ([1.0, 0.0], [1.0, 0.0])
+    """
+    return _stack(*tensors, axis=axis)
+
+
+def split(x, indices_or_sections, axis=0):
+    """A list of pieces of x along ``axis``, as np.split: n equal ones, or cut at indices.
+
+    Each piece is differentiable; the gradient of x gathers theirs.
+
+    >>> x = cr.arange(6.0, requires_grad=True)
+    >>> [p.data.tolist() for p in cr.split(x, 3)]       # or x.split(3)
+    [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]
+    >>> first, middle, last = cr.split(x, [1, 4])       # cut before 1 and before 4
+    >>> middle.sum().backward()
+    >>> x.grad.tolist()
+    [0.0, 1.0, 1.0, 1.0, 0.0, 0.0]
+    """
+    n = shape_of(x)[axis]
+    if isinstance(indices_or_sections, int):
+        if n % indices_or_sections:
+            raise ValueError(f"split: axis {axis} of size {n} does not divide into "
+                             f"{indices_or_sections} equal sections")
+        step = n // indices_or_sections
+        bounds = list(range(0, n + 1, step))
+    else:
+        bounds = [0, *indices_or_sections, n]
+    ndim = ndim_of(x)
+    return [getitem(x, index=_slice_along(axis, ndim, slice(lo, hi)))
+            for lo, hi in zip(bounds[:-1], bounds[1:])]
+
+
+# ---------------------------------------------------------------------------------------
+# Indexing, and JAX's functional updates x.at[index].set(v) / .add(v)
+# ---------------------------------------------------------------------------------------
+
+def _is_basic(index):
+    """Basic indexing (ints, slices, None, ...) never repeats an element."""
+    parts = index if isinstance(index, tuple) else (index,)
+    return all(isinstance(p, (int, np.integer, slice)) or p is None or p is Ellipsis
+               for p in parts)
+
+
+@op("getitem")
+def getitem(x, index):
+    return np.asarray(x)[index]
+
+
+@op("index_set")
+def index_set(x, value, index):
+    out = np.array(x, copy=True)
+    out[index] = value
+    return out
+
+
+@op("index_add")
+def index_add(x, value, index):
+    out = np.array(x, dtype=np.result_type(x, value), copy=True)
+    if _is_basic(index) or (isinstance(index, np.ndarray) and index.dtype == bool):
+        out[index] += value
+    else:
+        np.add.at(out, index, value)  # repeated indices add up
+    return out
+
+
+def _behind(batch, index):
+    """The same index, after the leading batch axes of a gradient."""
+    if not batch:
+        return index
+    return (slice(None),) * len(batch) + (index if isinstance(index, tuple) else (index,))
+
+
+getitem.defvjp(lambda g, ans, x, index:
+               index_add(_zeros_like_raw(lead(g, ans) + shape_of(x), g), g,
+                         index=_behind(lead(g, ans), index)),
+               text=("zeros with {g} placed at the index",))
+getitem.defjvp(lambda t, ans, x, index: getitem(t, index=_behind(tangent_lead(t, x), index)))
+
+index_set.defvjp(lambda g, ans, x, value, index:
+                 index_set(g, 0, index=_behind(lead(g, ans), index)),
+                 lambda g, ans, x, value, index: getitem(g, index=_behind(lead(g, ans), index)))
+index_set.defjvp(lambda t, ans, x, value, index:
+                 index_set(t, 0, index=_behind(tangent_lead(t, x), index)),
+                 lambda t, ans, x, value, index:
+                 _place(index_set, t, tangent_lead(t, value), ans, index))
+
+index_add.defvjp(lambda g, ans, x, value, index: g,
+                 lambda g, ans, x, value, index: getitem(g, index=_behind(lead(g, ans), index)))
+index_add.defjvp(lambda t, ans, x, value, index: t,
+                 lambda t, ans, x, value, index:
+                 _place(index_add, t, tangent_lead(t, value), ans, index))
+
+
+def _place(update, t, batch, ans, index):
+    """The tangent of the written values, placed at the index in zeros shaped like the
+    result (behind any batch axes)."""
+    zeros = _zeros_like_raw(batch + shape_of(ans), t)
+    if batch:  # the batch axes of t must line up with those of the zeros
+        region = shape_of(np.zeros(shape_of(ans))[index])
+        t = broadcast_to(reshape(t, batch + (1,) * (len(region) - (ndim_of(t) - len(batch)))
+                                 + shape_of(t)[len(batch):]), batch + region)
+    return update(zeros, t, index=_behind(batch, index))
+
+
+def _zeros_like_raw(shape, g):
+    """A zero array of this shape, with the dtype of the gradient (a constant)."""
+    return np.zeros(shape, dtype=np.result_type(raw(g)))
+
+
+@op("identity")
+def identity(x):
+    """x itself (a view): how a function transform marks an input already in a graph."""
+    return np.asarray(x).view()
+
+
+identity.defvjp(lambda g, ans, x: g)
+identity.defjvp(lambda t, ans, x: t)

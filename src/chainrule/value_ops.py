@@ -1,0 +1,41 @@
+"""An operation of the tensor table (``cr.exp``, a user's ``cr.primitive``) called on
+Values: one node of the scalar engine.
+
+Where the scalar engine has the operation itself (``cr.exp(v)`` is ``v.exp()``), that
+is used, so the node is the one a learner reads about in ``value.py``. Otherwise the
+node's partial derivatives are the operation's VJP rules at g = 1: for a function of
+numbers to a number, a VJP is g times the derivative.
+"""
+
+from .primitive import Box, raw
+
+__all__ = ["apply"]
+
+# the operations a Value has itself, by the tensor table's names
+_OWN = {"exp": "exp", "log": "log", "sqrt": "sqrt", "sin": "sin", "cos": "cos",
+        "tanh": "tanh", "sigmoid": "sigmoid", "relu": "relu", "abs": "abs"}
+
+
+def apply(cls, prim, args, kwargs):
+    """``prim(*args, **kwargs)`` as a Value node of class ``cls``. (The Values are the
+    only boxes among the arguments: a Tensor or a tracer would have taken the call.)"""
+    if prim.name in _OWN and len(args) == 1 and not kwargs:
+        return getattr(args[0], _OWN[prim.name])()
+    if prim.name == "power" and len(args) == 2 and not kwargs:
+        return args[0] ** args[1]
+    positions = [i for i, arg in enumerate(args) if isinstance(arg, Box)]
+    rules = [prim.vjp(i) for i in positions]
+    data = prim.forward(*[raw(a) for a in args], **kwargs)
+    if getattr(data, "shape", ()) != ():
+        raise TypeError(f"{prim.name} on a Value gives an array of shape {data.shape}; "
+                        f"the scalar engine holds single numbers: use a NumPy array or a "
+                        f"Tensor")
+
+    def partials(ans, *operands):
+        full = list(args)
+        for i, operand in zip(positions, operands):
+            full[i] = operand
+        found = [rule(1.0, ans, *full, **kwargs) for rule in rules]
+        return tuple(d if isinstance(d, Box) else float(d) for d in found)
+
+    return cls(float(data), [args[i] for i in positions], prim.name, _rule=partials)

@@ -1,0 +1,203 @@
+"""chainrule.fast: the speed overrides give the same numbers as the plain rules they
+replace (forward, backward, second order, forward mode), and the library without them
+is complete and correct.
+
+Each override is compared with the composition of plain operations it stands for:
+``linear`` with ``matmul(x, W) + b``, ``linear_relu`` with ``relu(matmul(x, W) + b)``,
+``cross_entropy`` with ``-mean(log_softmax(logits)[rows, labels])``.
+"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import chainrule as cr
+from chainrule import fast
+
+ROOT = Path(__file__).resolve().parents[1]
+RNG = np.random.default_rng(7)
+
+
+def plain_linear(x, w, b):
+    return cr.matmul(x, w) + b
+
+
+def plain_linear_relu(x, w, b):
+    return cr.relu(cr.matmul(x, w) + b)
+
+
+def plain_cross_entropy(logits, labels):
+    return -cr.mean(cr.log_softmax(logits, axis=-1)[np.arange(len(labels)), labels])
+
+
+def layer_inputs(batch_shape=(5,)):
+    x = RNG.standard_normal(batch_shape + (3,))
+    w = RNG.standard_normal((3, 4))
+    b = RNG.standard_normal(4)
+    # keep relu's inputs away from its kink, where a rounding could flip a mask
+    z = x @ w + b
+    b = b + np.where(np.abs(z).min(axis=tuple(range(z.ndim - 1))) < 0.05, 0.1, 0.0)
+    return x, w, b
+
+
+CASES = {
+    "linear": (fast.linear, plain_linear),
+    "linear_relu": (fast.linear_relu, plain_linear_relu),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("batch_shape", [(5,), (2, 3)], ids=["matrix", "batched"])
+def test_a_fused_layer_equals_its_plain_composition(name, batch_shape):
+    fused_op, plain_op = CASES[name]
+    arrays = layer_inputs(batch_shape)
+    fused = [cr.tensor(a, requires_grad=True) for a in arrays]
+    plain = [cr.tensor(a, requires_grad=True) for a in arrays]
+    y, z = fused_op(*fused), plain_op(*plain)
+    np.testing.assert_allclose(y.data, z.data, rtol=1e-14, atol=1e-14)
+    # backward, with a cotangent that is not all ones
+    u = RNG.standard_normal(y.shape)
+    (y * u).sum().backward()
+    (z * u).sum().backward()
+    for f, p in zip(fused, plain):
+        np.testing.assert_allclose(f.grad, p.grad, rtol=1e-13, atol=1e-13)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_a_fused_layer_has_the_plain_second_derivatives_and_tangents(name):
+    fused_op, plain_op = CASES[name]
+    x, w, b = layer_inputs()
+    for argnum in range(3):
+        def through(op):
+            def f(*args):
+                return cr.sum(cr.tanh(op(*args)))
+            return f
+        h_fused = cr.hessian(through(fused_op), argnums=argnum)(x, w, b)
+        h_plain = cr.hessian(through(plain_op), argnums=argnum)(x, w, b)
+        np.testing.assert_allclose(h_fused, h_plain, rtol=1e-12, atol=1e-12)
+        j_fused = cr.jacfwd(fused_op, argnums=argnum)(x, w, b)
+        j_plain = cr.jacfwd(plain_op, argnums=argnum)(x, w, b)
+        np.testing.assert_allclose(j_fused, j_plain, rtol=1e-13, atol=1e-13)
+
+
+def test_fused_cross_entropy_equals_the_plain_composition():
+    logits = RNG.standard_normal((6, 4))
+    labels = np.array([0, 3, 1, 1, 2, 0])
+    a, b = cr.tensor(logits, requires_grad=True), cr.tensor(logits, requires_grad=True)
+    fused, plain = fast.cross_entropy(a, labels), plain_cross_entropy(b, labels)
+    assert fused.item() == pytest.approx(plain.item(), rel=1e-14)
+    fused.backward(), plain.backward()
+    np.testing.assert_allclose(a.grad, b.grad, rtol=1e-13, atol=1e-15)
+    for transform in (cr.hessian, cr.jacfwd, cr.jacrev):
+        np.testing.assert_allclose(
+            transform(lambda z: fast.cross_entropy(z, labels))(logits),
+            transform(lambda z: plain_cross_entropy(z, labels))(logits),
+            rtol=1e-12, atol=1e-14)
+
+
+def test_nn_uses_the_plain_rules_when_the_overrides_are_off():
+    x, w, b = layer_inputs()
+    previous = fast.set_enabled(False)
+    try:
+        y = cr.nn.functional.linear(cr.tensor(x), cr.tensor(w, requires_grad=True),
+                                    cr.tensor(b), activation="relu")
+        loss = cr.nn.functional.cross_entropy(y, [0, 1, 2, 3, 0])
+        model = cr.nn.Sequential(cr.nn.Linear(3, 4, rng=0), cr.nn.ReLU())
+        out = model(cr.tensor(x))
+    finally:
+        fast.set_enabled(previous)
+    assert y._op.name == "relu" and loss._op.name != "cross_entropy"
+    assert out._op.name == "relu"
+    assert fast.enabled() is previous
+
+
+@pytest.mark.slow
+def test_the_library_without_overrides_passes_the_network_tests():
+    """CHAINRULE_FAST=0: the layers, losses and training against PyTorch, plain rules only."""
+    env = dict(os.environ, CHAINRULE_FAST="0")
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                             str(ROOT / "tests" / "test_nn.py"), "-k", "not one_operation"],
+                            env=env, capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+
+
+# ---------------------------------------------------------------------------------------
+# What the overrides rely on: a shared pullback, and a residual kept by the forward
+# ---------------------------------------------------------------------------------------
+
+def test_cross_entropy_keeps_its_softmax_for_an_ordinary_backward_pass_only():
+    """The softmax the forward computed reaches the pullback in an ordinary backward
+    pass; where the gradient's own graph is built (create_graph) the plain rule runs."""
+    seen = []
+    original = fast.cross_entropy.shared_pullback
+
+    def spy(g, ans, logits, labels, needs, residual=None):
+        seen.append(residual is not None)
+        return original(g, ans, logits, labels, needs, residual)
+
+    logits = cr.tensor([[1.0, 2.0, 0.5], [0.1, -1.0, 2.0]], requires_grad=True)
+    fast.cross_entropy.shared_pullback = spy
+    try:
+        fast.cross_entropy(logits, np.array([1, 2])).backward()
+        once = logits.grad.copy()
+        logits.grad = None
+        fast.cross_entropy(logits, np.array([1, 2])).backward(create_graph=True)
+    finally:
+        fast.cross_entropy.shared_pullback = original
+    assert seen == [True]
+    np.testing.assert_allclose(logits.grad.data, once, rtol=1e-15)
+
+
+def test_a_fused_operation_gives_all_its_gradients_in_one_call():
+    """One call returns every argument's gradient (they share work), told by ``needs``
+    which ones anyone asked for. It works in a backward pass, second order, row by row
+    in jacrev (a user's rules are not batched), and on Values."""
+    calls = []
+
+    def both(g, ans, x, y, needs, residual=None):
+        calls.append(needs)
+        shared = 3.0 * g  # the work both gradients share
+        return (shared * y if needs[0] else None, shared * x if needs[1] else None)
+
+    scaled_product = fast.Fused(lambda x, y: 3.0 * x * y, "scaled_product", both)
+    scaled_product.defvjp(lambda g, ans, x, y: 3.0 * g * y, lambda g, ans, x, y: 3.0 * g * x)
+    x = cr.tensor([1.0, 2.0], requires_grad=True)
+    y = cr.tensor([5.0, 7.0])                           # needs no gradient
+    scaled_product(x, y).sum().backward()
+    assert x.grad.tolist() == [15.0, 21.0] and calls == [(True, False)]
+
+    y.requires_grad_()
+    x.grad = None
+    scaled_product(x, y).sum().backward()
+    assert calls[-1] == (True, True) and y.grad.tolist() == [3.0, 6.0]
+
+    # d/dx of sum(d/dx 3 x^2 y) = 6 y, through a graph of the gradient
+    dx = cr.grad(lambda x: scaled_product(x, x).sum())
+    np.testing.assert_allclose(cr.jacrev(dx)(np.array([1.0, 2.0])), 6.0 * np.eye(2))
+    np.testing.assert_allclose(cr.jacrev(lambda x: scaled_product(x, x))(np.array([1.0, 2.0])),
+                               np.diag([6.0, 12.0]))
+    a = cr.Value(2.0)
+    out = scaled_product(a, cr.Value(4.0))
+    out.backward()
+    assert out.data == 24.0 and a.grad == 12.0
+
+
+def test_a_shared_pullback_that_leaves_out_a_needed_gradient_is_an_error():
+    half = fast.Fused(lambda x, y: x * y, "half_rule",
+                      lambda g, ans, x, y, needs, residual: (g * y, None))
+    x, y = cr.tensor(1.0, requires_grad=True), cr.tensor(2.0, requires_grad=True)
+    with pytest.raises(TypeError, match="half_rule: its shared pullback gave None for "
+                                        "argument 1, which needs a gradient"):
+        half(x, y).backward()
+    short = fast.Fused(lambda x, y: x * y, "short_rule",
+                       lambda g, ans, x, y, needs, residual: g * y)
+    with pytest.raises(TypeError, match="short_rule: its shared pullback must return a "
+                                        "tuple of 2 gradients, one per argument; got"):
+        short(x, y).backward()
+    with pytest.raises(TypeError, match="half_rule: argument 0 needs a reverse-mode "
+                                        "derivative"):  # row by row, in jacrev: its rules
+        cr.jacrev(lambda v: half(v, v))(np.array([1.0, 2.0]))
