@@ -151,10 +151,10 @@ def interleave(fns, repeats, warmup=1, collect=False, self_timed=False, block=1)
                         fn()
                         if collect:
                             gc.collect()
-            # Rotate, so that each library follows each of the others (in a fixed
-            # order, the first library always ran right after JAX's, whose threads
-            # were still winding down, and came out 1-2% slower for it). Two already
-            # alternate; rotating them would run one twice in a row.
+            # Rotate, so that each library follows each of the others: in a fixed
+            # order the first library always runs right after the last, and after
+            # JAX's, whose threads are still winding down, it measures 1-2% slower.
+            # Two already alternate; rotating them would run one twice in a row.
             if len(order) > 2:
                 order = order[1:] + order[:1]
     finally:
@@ -294,7 +294,7 @@ def pin_to_one_cpu():
     BLAS and torch obey their thread settings; XLA does not. Measured on this 2-core
     machine, 784-512-512-10 batch 128: a jitted JAX step used 1.75 cores (0.52 s of CPU
     in 0.30 s), and its threads, still winding down, slowed whichever library ran next.
-    ``XLA_FLAGS=--xla_cpu_multi_thread_eigen=false`` changed nothing; pinning the
+    ``XLA_FLAGS=--xla_cpu_multi_thread_eigen=false`` changes nothing; pinning the
     process to one CPU (JAX's issue 1539 gives the same advice) gives every library one
     core. Returns the CPU, or None where nothing was pinned.
     """

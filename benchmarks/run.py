@@ -67,7 +67,7 @@ def run_workloads(size, only=None, log=print, isolate=False, default_malloc=Fals
     ``isolate=True`` runs each workload in a fresh Python process (as pyperf does), so
     that none inherits the heap, caches and garbage of the ones before it: the scalar
     workloads leave millions of freed objects behind, and the tensor steps timed after
-    them in the same process came out up to 5% slower, chainrule's and NumPy's unevenly.
+    them in the same process come out up to 5% slower, chainrule's and NumPy's unevenly.
     """
     found = discover()
     rows, modules, failures = [], [], []

@@ -21,7 +21,7 @@ Times exclude Python's cyclic garbage collector: it is off while a call is timed
 a ``gc.collect()`` follows, untimed (its cost is workload 1's subject). The "chain
 backward 1e6 (default gc)" row (full size only) shows the largest chain with the
 collector on. Graphs are built with the collector off too: building is untimed, and a
-collector running over a growing million-node chain tripled the time it took.
+collector running over a growing million-node chain triples the time it takes.
 """
 
 import gc

@@ -16,7 +16,9 @@ differences; never with chainrule itself. The groups:
 10. transforms never read or write ``.grad``;
 11. users' own primitives (@cr.primitive, defvjp, defjvp);
 12. gradcheck; 13. errors; 14. dtypes;
-15. known bugs, as strict xfails (each says what it expects and what happens).
+15. corner cases: forward over forward, gradcheck's default order, jvp's has_aux,
+    var/std in forward mode, jacfwd on Values and on users' broadcasting rules,
+    functions that loop over their input.
 """
 
 import math
@@ -1314,8 +1316,9 @@ def test_jvp_vjp_duality_against_torch(xs, which):
 
 
 # ---------------------------------------------------------------------------------------
-# 15. Corners that were once wrong: forward over forward, gradcheck's defaults, jvp's
-#     has_aux, var/std in forward mode, jacfwd on Values and on users' broadcasting rules
+# 15. Corner cases: forward over forward, gradcheck's defaults, jvp's has_aux,
+#     var/std in forward mode, jacfwd on Values and on users' broadcasting rules,
+#     functions that loop over their input
 # ---------------------------------------------------------------------------------------
 
 def test_jvp_of_jvp_forward_over_forward():
@@ -1368,7 +1371,7 @@ def test_jacfwd_user_primitive_with_broadcast_operands():
     mulpow = make_mulpow()
     x, y = RNG.standard_normal((2, 3)), RNG.standard_normal(3)
     ref = torch.func.jacrev(lambda y: t64(x) * y ** 2)(t64(y))
-    close(cr.jacrev(lambda y: mulpow(x, y))(y), ref)  # holds
+    close(cr.jacrev(lambda y: mulpow(x, y))(y), ref)  # reverse mode, the same rule
     close(cr.jacfwd(lambda y: mulpow(x, y))(y), ref)
 
 
