@@ -6,6 +6,7 @@ import sys
 
 import pytest
 
+from chainrule import checkpoint
 from chainrule.cli import main
 
 
@@ -163,3 +164,37 @@ def test_the_moons_demo_checkpoint_evaluates_to_its_accuracy(tmp_path, capsys):
     capsys.readouterr()
     assert main(["eval", str(tmp_path / "model.npz"), "--data", "moons"]) == 0
     assert "moons: train accuracy 100.00%" in capsys.readouterr().out
+
+
+def test_train_on_the_scalar_engine_honours_every_option(tmp_path, capsys):
+    """--hidden, --optimizer, --batch-size, --lr, --epochs and --seed shape the scalar
+    run, and metrics.json and the checkpoint record what ran."""
+    out = tmp_path / "moons"
+    assert main(["train", "moons", "--engine", "scalar", "--quiet", "--hidden", "4,3",
+                 "--optimizer", "adam", "--lr", "0.05", "--batch-size", "25",
+                 "--epochs", "2", "--seed", "3", "--out", str(out)]) == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    config = metrics["config"]
+    assert (config["engine"], config["hidden"], config["optimizer"], config["lr"],
+            config["batch_size"], config["epochs"], config["seed"]) == (
+        "scalar", [4, 3], "adam", 0.05, 25, 2, 3)
+    assert metrics["optimizer"]["name"] == "Adam" and metrics["optimizer"]["lr"] == 0.05
+    assert metrics["steps"] == 8  # 100 points in batches of 25, for two epochs
+    assert metrics["parameters"] == (2 * 4 + 4) + (4 * 3 + 3) + (3 + 1)
+    architecture = checkpoint.load_header(out / "model.npz")["architecture"]
+    assert architecture["type"] == "ScalarMLP" and architecture["nouts"] == [4, 3, 1]
+    capsys.readouterr()
+    assert main(["eval", str(out / "model.npz"), "--data", "moons", "--seed", "3"]) == 0
+    assert f"train accuracy {metrics['train_accuracy']:.2%}" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("option, message", [
+    (["--batch-size", "-1"], "batch_size must be an int of at least 0, got -1"),
+    (["--hidden", "16,0"], "hidden must list positive layer sizes"),
+    (["--hidden", "a,b"], "--hidden must be sizes like 128,64"),
+    (["--epochs", "0"], "epochs must be an int of at least 1, got 0"),
+])
+def test_bad_training_options_are_refused_in_one_line(option, message, capsys):
+    assert main(["train", "moons", "--quiet"] + option) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("chainrule train: error:") and message in err and "\n" not in err

@@ -85,3 +85,99 @@ def test_evaluate_gives_the_confusion_matrix():
 def test_unknown_data_sets_are_named():
     with pytest.raises(ValueError, match="known: toy, moons"):
         load_dataset("cifar")
+
+
+# --- one loop for both engines: every setting of a config is used --------------------
+
+def scalar_moons(**changes):
+    """A short run of micrograd's demo on the scalar engine, with some settings changed."""
+    return train(config("moons", "scalar", **{"epochs": 2, **changes}),
+                 load_dataset("moons"), show_progress=False)
+
+
+def test_scalar_runs_build_the_hidden_layers_asked_for():
+    model, metrics = scalar_moons(hidden=[4, 3])
+    assert model.architecture()["nouts"] == [4, 3, 1]  # one output: the hinge loss's sign
+    assert metrics["parameters"] == (2 * 4 + 4) + (4 * 3 + 3) + (3 + 1)
+    assert metrics["config"]["hidden"] == [4, 3]
+
+
+def test_scalar_runs_step_with_the_optimizer_they_name():
+    """Adam's first step moves each parameter by about lr (less only where the gradient
+    is as small as Adam's eps) or not at all; SGD's by lr times the gradient, which
+    varies."""
+    moves = {}
+    for name in ("adam", "sgd"):
+        cfg = config("moons", "scalar", epochs=1, optimizer=name, lr=0.01)
+        before = np.array([p.data for p in training.build_model(cfg, 2, 2).parameters()])
+        model, metrics = train(cfg, load_dataset("moons"), show_progress=False)
+        moves[metrics["optimizer"]["name"]] = np.abs(
+            np.array([p.data for p in model.parameters()]) - before)
+    adam, sgd = moves["Adam"], moves["SGD"]
+    assert np.all((adam == 0) | ((adam > 0.009) & (adam < 0.01 + 1e-12)))
+    assert adam.max() > 0
+    assert sgd[sgd > 0].max() > 10 * sgd[sgd > 0].min()
+
+
+def test_scalar_runs_take_one_step_per_mini_batch():
+    _, full = scalar_moons()                    # 100 points at once: a step an epoch
+    _, batched = scalar_moons(batch_size=30)    # 30, 30, 30 and 10: four steps an epoch
+    assert full["steps"] == 2 and batched["steps"] == 8
+    assert len(batched["loss_history"]) == 8 and len(batched["history"]["loss"]) == 2
+
+
+def test_scalar_runs_use_their_learning_rate_momentum_epochs_and_seed():
+    _, base = scalar_moons()
+    _, faster = scalar_moons(lr=0.5)
+    _, momentum = scalar_moons(momentum=0.9, epochs=3)
+    _, longer = scalar_moons(epochs=3)
+    _, reseeded = scalar_moons(seed=1)
+    assert faster["optimizer"]["lr"] == 0.5
+    assert faster["loss_history"][0] == base["loss_history"][0]  # the same start
+    assert faster["loss_history"][1] != base["loss_history"][1]
+    assert momentum["optimizer"]["momentum"] == 0.9
+    assert momentum["loss_history"][2] != longer["loss_history"][2]  # the buffer counts
+    assert len(longer["history"]["loss"]) == 3
+    assert reseeded["loss_history"][0] != base["loss_history"][0]  # other initial weights
+
+
+def test_the_moons_recipe_is_the_scalar_run_of_the_cli():
+    from chainrule.recipes import train_moons
+    _, _, _, recipe = train_moons(steps=3, show_progress=False)
+    _, run = train(config("moons", "scalar", epochs=3), load_dataset("moons"),
+                   show_progress=False)
+    assert recipe["loss_history"] == run["loss_history"]
+    assert recipe["config"] == run["config"]
+
+
+def test_micrograd_demo_settings_train_the_tensor_engine_too():
+    """The same config on the other engine: hinge loss, L2, SGD with lr 1.0 -> 0.1."""
+    model, metrics = train(config("moons", "tensor", **DEFAULTS[("moons", "scalar")]),
+                           load_dataset("moons"), show_progress=False)
+    assert model.architecture()["sizes"] == [2, 16, 16, 1]
+    assert metrics["train_accuracy"] == 1.0 and metrics["steps"] == 100
+
+
+def test_a_loss_that_does_not_suit_the_data_set_is_named():
+    with pytest.raises(ValueError, match="moons is a classification set"):
+        scalar_moons(loss="mse")
+    with pytest.raises(ValueError, match="toy is a regression set"):
+        train(config("toy", "scalar", loss="hinge"), load_dataset("toy"), show_progress=False)
+    with pytest.raises(ValueError, match="hinge loss needs two classes; digits has 10"):
+        train(config("digits", loss="hinge"), load_dataset("digits"), show_progress=False)
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"hidden": [16, 0]}, "hidden must list positive layer sizes"),
+    ({"epochs": 0}, "epochs must be an int of at least 1, got 0"),
+    ({"batch_size": -1}, "batch_size must be an int of at least 0, got -1"),
+    ({"lr": -0.1}, "lr must be a number >= 0"),
+    ({"optimizer": "rmsprop"}, "unknown optimizer 'rmsprop'; known: sgd, adam"),
+    ({"engine": "gpu"}, "unknown engine 'gpu'; known: scalar, tensor"),
+    ({"schedule": "cosine"}, "unknown schedule 'cosine'; known: constant, linear"),
+])
+def test_bad_settings_are_refused_in_one_line(changes, message):
+    with pytest.raises(ValueError, match=message) as error:
+        Config(dataset="moons", **{**DEFAULTS[("moons", "scalar")], "engine": "scalar",
+                                   **changes})
+    assert "\n" not in str(error.value)

@@ -30,7 +30,7 @@ _ABOUT = {
 
 
 def _build_parser():
-    from .training import DATASETS, DEFAULT_ENGINE, DEFAULTS
+    from .training import DATASETS, DEFAULT_ENGINE, DEFAULTS, OPTIMIZERS
     parser = argparse.ArgumentParser(
         prog="chainrule",
         description="chainrule: automatic differentiation you can read. Train networks on "
@@ -39,8 +39,7 @@ def _build_parser():
 
     defaults = "; ".join(
         f"{name} ({engine}{', the default' if DEFAULT_ENGINE[name] == engine else ''}): "
-        f"hidden {','.join(map(str, d['hidden']))}, {d['epochs']} epochs, lr {d['lr']}, "
-        f"{d['optimizer']}" for (name, engine), d in DEFAULTS.items())
+        + _describe_defaults(d) for (name, engine), d in DEFAULTS.items())
     train = sub.add_parser(
         "train", help="train a network on a data set and report how it did",
         description="Train a network. " + " ".join(
@@ -55,7 +54,10 @@ def _build_parser():
                        help="the same as --epochs (full-batch sets take one step an epoch)")
     train.add_argument("--batch-size", type=int, help="samples a step (0: all at once)")
     train.add_argument("--lr", type=float, help="learning rate")
-    train.add_argument("--optimizer", choices=("sgd", "adam"))
+    train.add_argument("--optimizer", choices=OPTIMIZERS)
+    train.add_argument("--momentum", type=float,
+                       help="SGD's momentum (default 0.9; 0 in micrograd's recipes, moons "
+                            "and toy on the scalar engine)")
     train.add_argument("--seed", type=int, default=0,
                        help="seed for the data split and the initial weights (default 0)")
     train.add_argument("--data-dir", default="",
@@ -98,64 +100,63 @@ def _build_parser():
     return parser
 
 
+def _describe_defaults(settings):
+    """One data set's defaults, for the help: what differs from Config's is named."""
+    from .training import Config
+    config = Config("any", **settings)
+    text = (f"hidden {','.join(map(str, config.hidden))}, {config.epochs} epochs"
+            + (f" in batches of {config.batch_size}" if config.batch_size else "")
+            + f", lr {config.lr}, {config.optimizer}")
+    if config.optimizer == "sgd" and config.momentum:
+        text += f" with momentum {config.momentum}"
+    if config.schedule == "linear":
+        text += " (lr falling linearly to lr/10)"
+    if config.loss != "cross_entropy":
+        text += f", {config.loss} loss" + (f" + {config.l2} * sum(p**2)" if config.l2 else "")
+    if config.activation != "relu":
+        text += f", {config.activation}"
+    return text
+
+
 def _error(command, message):
     print(f"chainrule {command}: error: {message}", file=sys.stderr)
     return 2
 
 
 def _config(args):
+    """The data set's defaults on the chosen engine, with what the command line sets.
+    Raises ValueError (one line) for values a run cannot take."""
     from .training import DEFAULT_ENGINE, DEFAULTS, Config
     engine = args.engine or DEFAULT_ENGINE[args.task]
     values = dict(DEFAULTS[(args.task, engine)], engine=engine)
-    for key in ("epochs", "batch_size", "lr", "optimizer"):
+    for key in ("epochs", "batch_size", "lr", "optimizer", "momentum"):
         if getattr(args, key) is not None:
             values[key] = getattr(args, key)
     if args.hidden:
         try:
             values["hidden"] = [int(n) for n in args.hidden.split(",") if n.strip()]
         except ValueError:
-            raise SystemExit(_error("train", f"--hidden must be sizes like 128,64, "
-                                             f"got {args.hidden!r}")) from None
-    if values["epochs"] < 1:
-        raise SystemExit(_error("train", f"--epochs must be at least 1, got {values['epochs']}"))
+            raise ValueError(f"--hidden must be sizes like 128,64, got {args.hidden!r}") \
+                from None
     return Config(dataset=args.task, seed=args.seed, data_dir=args.data_dir, **values)
 
 
 def _train(args):
     from . import training
-    config = _config(args)
     try:
-        if args.task in ("moons", "toy") and config.engine == "scalar":
-            model, result = _train_recipe(args.task, config, args.quiet)
-        else:
-            data = training.load_dataset(args.task, config.seed, config.data_dir)
-            model, metrics = training.train(config, data, show_progress=not args.quiet)
-            result = (model, data, metrics)
+        config = _config(args)
+        data = training.load_dataset(args.task, config.seed, config.data_dir)
+        model, metrics = training.train(config, data, show_progress=not args.quiet)
     except (ImportError, FileNotFoundError, ValueError) as err:
         return _error("train", err)
     except training.TrainingDiverged as err:
         print(f"chainrule train: error: {err}", file=sys.stderr)
         return 1
+    result = (model, data, metrics)
     _report(args.task, config, result)
     if args.out is not None:
         _write_outputs(args.task, config, result, args.out)
     return 0
-
-
-def _train_recipe(task, config, quiet):
-    """micrograd's moons demo and microcrad's toy regression, exactly as they were;
-    the result shaped like training.train's: (model, data, metrics)."""
-    import numpy as np
-
-    from . import recipes
-    train = recipes.train_moons if task == "moons" else recipes.train_toy
-    model, X, y, metrics = train(steps=config.epochs, lr=config.lr, seed=config.seed,
-                                 show_progress=not quiet)
-    metrics["config"] = {**config.__dict__}
-    metrics["history"] = {"loss": metrics["loss_history"]}
-    data = dict(X_train=np.asarray(X), y_train=np.asarray(y), X_test=None, y_test=None,
-                n_classes=1, image=None, regression=task == "toy")
-    return model, (model, data, metrics)
 
 
 def _report(task, config, result):

@@ -1,60 +1,135 @@
-"""Training on the data sets, for the ``chainrule train`` and ``chainrule eval`` commands.
+"""Training: one loop for both engines, behind ``chainrule train``, ``chainrule eval``
+and the recipes (micrograd's moons demo, the toy regression).
 
-Each data set has defaults that train well on this engine; the CLI may override any of
-them. Two loops: the tensor engine (mini-batches through ``nn.MLP``, an optimizer from
-``optim``) and the scalar engine (an MLP of Values, one sample at a time summed into a
-mini-batch loss: slow but real, as microcrad's MNIST example).
+A run is a ``Config`` (data set, engine, network, optimizer, schedule, loss) and a data
+set from ``load_dataset`` (or ``as_dataset``). ``train`` runs the one loop: for each
+mini-batch, forward, loss, zero_grad, backward, an optimizer step and a schedule step
+from ``chainrule.optim``; then progress and metrics. What the engines do differently is
+an ``Engine``: a handful of small functions (build a model, pass a batch through it,
+its losses, the sum of squared weights), one set for the MLP of Values and one for the
+tensor MLP.
+
+Each data set has defaults (``DEFAULTS``) that train well on each engine; the CLI may
+override any of them, and metrics.json records the config that ran.
+
+>>> config = Config("moons", engine="scalar", hidden=[4], epochs=3, batch_size=50,
+...                 lr=0.1, optimizer="adam")
+>>> model, metrics = train(config, load_dataset("moons"), show_progress=False)
+>>> metrics["steps"], metrics["optimizer"]["name"], model.architecture()["nouts"]
+(6, 'Adam', [4, 2])
 """
 
 import math
 import time
 from dataclasses import asdict, dataclass, field
+from numbers import Integral, Real
+from typing import Callable
 
 import numpy as np
 
 from . import data as datasets
+from . import optim
 from .graph import no_grad
 from .nn import MLP
-from .nn.functional import cross_entropy
+from .nn.functional import cross_entropy, hinge_loss, mse_loss
 from .nn.scalar import MLP as ScalarMLP
 from .progress import progress
-from .recipes import TrainingDiverged
 from .tensor import tensor
 from .value import Value
 
-__all__ = ["Config", "DEFAULTS", "DATASETS", "load_dataset", "train", "evaluate",
-           "build_model", "TrainingDiverged"]
+__all__ = ["Config", "DEFAULTS", "DEFAULT_ENGINE", "DATASETS", "OPTIMIZERS", "SCHEDULES",
+           "LOSSES", "Engine", "ENGINES", "SCALAR", "TENSOR", "load_dataset", "as_dataset",
+           "train", "evaluate", "build_model", "make_optimizer", "make_schedule",
+           "batch_loss", "scores", "predictions", "accuracy", "confusion_matrix",
+           "TrainingDiverged"]
 
 DATASETS = ("toy", "moons", "circles", "spirals", "digits", "mnist")
+OPTIMIZERS = ("sgd", "adam")
+SCHEDULES = ("constant", "linear")
+LOSSES = ("cross_entropy", "hinge", "mse")
 
+
+class TrainingDiverged(ArithmeticError):
+    """The loss stopped being a finite number: the learning rate is too large."""
+
+
+# ---------------------------------------------------------------------------------------
+# What decides a run
+# ---------------------------------------------------------------------------------------
 
 @dataclass
 class Config:
-    """Everything that decides a run (written to metrics.json)."""
+    """Everything that decides a run (written to metrics.json as it ran).
+
+    ``batch_size`` 0 takes the whole training set at once. ``momentum`` is SGD's (Adam
+    has none). ``schedule``: ``"constant"``, or ``"linear"``, the learning rate falling
+    linearly from ``lr`` to ``lr / 10`` over the run (micrograd's demo). ``loss``:
+    ``"cross_entropy"`` (one output per class), ``"hinge"`` (micrograd's SVM loss, one
+    output whose sign is the class; two classes only) or ``"mse"`` (regression, one
+    output). ``l2`` adds ``l2 * sum(p**2)`` over the parameters to the loss.
+
+    >>> Config("moons", hidden=[0])
+    Traceback (most recent call last):
+    ...
+    ValueError: hidden must list positive layer sizes, like [16, 16]; got [0]
+    """
     dataset: str
     engine: str = "tensor"
     hidden: list = field(default_factory=lambda: [16, 16])
     epochs: int = 100
-    batch_size: int = 0            # 0: the whole training set at once
+    batch_size: int = 0
     lr: float = 0.01
     optimizer: str = "adam"
+    momentum: float = 0.9
+    schedule: str = "constant"
+    loss: str = "cross_entropy"
+    l2: float = 0.0
+    activation: str = "relu"
     seed: int = 0
     data_dir: str = ""
+
+    def __post_init__(self):
+        self.hidden = list(self.hidden)
+        if not all(_is_int(n) and n > 0 for n in self.hidden):
+            raise ValueError(f"hidden must list positive layer sizes, like [16, 16]; "
+                             f"got {self.hidden}")
+        for name, lowest in (("epochs", 1), ("batch_size", 0)):
+            value = getattr(self, name)
+            if not _is_int(value) or value < lowest:
+                raise ValueError(f"{name} must be an int of at least {lowest}, got {value!r}")
+        for name in ("lr", "momentum", "l2"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, Real) or not value >= 0:
+                raise ValueError(f"{name} must be a number >= 0, got {value!r}")
+        for name, known in (("engine", ENGINES), ("optimizer", OPTIMIZERS),
+                            ("schedule", SCHEDULES), ("loss", LOSSES)):
+            if getattr(self, name) not in known:
+                raise ValueError(f"unknown {name} {getattr(self, name)!r}; known: "
+                                 f"{', '.join(known)}")
+
+
+def _is_int(value):
+    return isinstance(value, Integral) and not isinstance(value, bool)
 
 
 DEFAULT_ENGINE = {"toy": "scalar", "moons": "scalar", "circles": "tensor",
                   "spirals": "tensor", "digits": "tensor", "mnist": "tensor"}
 
-# Settings that train well, per data set and engine. The scalar engine handles a few
-# hundred samples a second on the image sets, so its image defaults are small and short.
+# Settings that train well, per data set and engine; what is not given is Config's
+# default. The scalar engine handles a few hundred samples a second on the image sets,
+# so its image defaults are small and short.
 DEFAULTS = {
-    # micrograd's demo: full batch, SVM loss, SGD with lr 1.0 decaying to 0.1
+    # micrograd's demo: full batch, SVM loss with L2, SGD with lr 1.0 decaying to 0.1
     ("moons", "scalar"): dict(hidden=[16, 16], epochs=100, batch_size=0, lr=1.0,
-                              optimizer="sgd"),
+                              optimizer="sgd", momentum=0.0, schedule="linear",
+                              loss="hinge", l2=1e-4),
     ("moons", "tensor"): dict(hidden=[16, 16], epochs=300, batch_size=0, lr=0.02,
                               optimizer="adam"),
-    ("toy", "scalar"): dict(hidden=[8, 8], epochs=500, batch_size=0, lr=0.1, optimizer="sgd"),
-    ("toy", "tensor"): dict(hidden=[8, 8], epochs=500, batch_size=0, lr=0.1, optimizer="sgd"),
+    # microcrad's toy regression: tanh, mean squared error
+    ("toy", "scalar"): dict(hidden=[8, 8], epochs=500, batch_size=0, lr=0.1, optimizer="sgd",
+                            momentum=0.0, loss="mse", activation="tanh"),
+    ("toy", "tensor"): dict(hidden=[8, 8], epochs=500, batch_size=0, lr=0.1, optimizer="sgd",
+                            momentum=0.9, loss="mse", activation="tanh"),
     ("circles", "tensor"): dict(hidden=[16, 16], epochs=300, batch_size=0, lr=0.02,
                                 optimizer="adam"),
     ("circles", "scalar"): dict(hidden=[16, 16], epochs=150, batch_size=0, lr=0.02,
@@ -74,87 +149,103 @@ DEFAULTS = {
 }
 
 
+# ---------------------------------------------------------------------------------------
+# Data
+# ---------------------------------------------------------------------------------------
+
+def as_dataset(X, y, X_test=None, y_test=None, n_classes=None, image=None,
+               regression=False):
+    """The dict ``train`` takes: X_train, y_train, X_test, y_test (None when the set
+    reports training accuracy), n_classes, ``image`` (the side of a square image, or
+    None) and ``regression``.
+
+    >>> data = as_dataset([[0.0, 1.0], [1.0, 0.0]], [0, 1])
+    >>> data["n_classes"], data["X_train"].shape, data["regression"]
+    (2, (2, 2), False)
+    """
+    X, y = np.asarray(X), np.asarray(y)
+    if not np.issubdtype(X.dtype, np.floating):  # float32 and float64 stay as they are
+        X = X.astype(float)
+    if X.ndim != 2 or len(X) != len(y):
+        raise ValueError(f"expected X of shape (n, features) and y of n labels, got X of "
+                         f"shape {X.shape} and {len(y)} labels")
+    if n_classes is None:
+        n_classes = 1 if regression else int(np.max(y)) + 1
+    return dict(X_train=X, y_train=y, X_test=X_test, y_test=y_test, n_classes=n_classes,
+                image=image, regression=regression)
+
+
 def load_dataset(name, seed=0, data_dir=""):
-    """A dict: X_train, y_train, X_test, y_test (None for the 2-D sets, which report
-    training accuracy), n_classes, and ``image`` (the side of a square image, or None)."""
+    """A data set by name, as ``as_dataset`` describes it; ``data_dir`` (MNIST only) holds
+    the full set's IDX files."""
     if name == "toy":  # regression: one output, mean squared error
-        X, y = datasets.make_toy_regression(64, seed=seed)
-        return dict(X_train=X, y_train=y, X_test=None, y_test=None, n_classes=1,
-                    image=None, regression=True)
+        return as_dataset(*datasets.make_toy_regression(64, seed=seed), regression=True)
     if name == "moons":
-        X, y = datasets.make_moons(100, noise=0.1, seed=seed)
-    elif name == "circles":
-        X, y = datasets.make_circles(200, noise=0.05, seed=seed)
-    elif name == "spirals":
-        X, y = datasets.make_spirals(300, seed=seed)
-    elif name == "digits":
+        return as_dataset(*datasets.make_moons(100, noise=0.1, seed=seed))
+    if name == "circles":
+        return as_dataset(*datasets.make_circles(200, noise=0.05, seed=seed))
+    if name == "spirals":
+        return as_dataset(*datasets.make_spirals(300, seed=seed))
+    if name == "digits":
         X, y, Xt, yt = datasets.load_digits_split(seed=seed)
-        return dict(X_train=X, y_train=y, X_test=Xt, y_test=yt, n_classes=10, image=8)
-    elif name == "mnist":
+        return as_dataset(X, y, Xt, yt, n_classes=10, image=8)
+    if name == "mnist":
         if data_dir:
             X, y, Xt, yt = datasets.load_mnist(data_dir)
         else:
             X, y, Xt, yt = datasets.load_mnist_subset(seed=seed)
-        return dict(X_train=X, y_train=y, X_test=Xt, y_test=yt, n_classes=10, image=28)
-    else:
-        raise ValueError(f"unknown data set {name!r}; known: {', '.join(DATASETS)}")
-    return dict(X_train=X, y_train=np.asarray(y), X_test=None, y_test=None,
-                n_classes=int(np.max(y)) + 1, image=None)
-
-
-def build_model(config, n_inputs, n_classes):
-    """The MLP a config asks for: tensor or scalar, hidden sizes, tanh for the toy set."""
-    sizes = [n_inputs] + list(config.hidden) + [n_classes]
-    activation = "tanh" if config.dataset == "toy" else "relu"
-    if config.engine == "tensor":
-        return MLP(sizes, activation=activation, rng=config.seed)
-    return ScalarMLP(n_inputs, list(config.hidden) + [n_classes], nonlin=activation,
-                     rng=config.seed)
-
-
-def _optimizer(config, params):
-    from . import optim
-    if config.optimizer == "sgd":
-        return optim.SGD(params, lr=config.lr, momentum=0.9 if config.engine == "tensor"
-                         else 0.0)
-    if config.optimizer == "adam":
-        return optim.Adam(params, lr=config.lr)
-    raise ValueError(f"unknown optimizer {config.optimizer!r}; known: sgd, adam")
+        return as_dataset(X, y, Xt, yt, n_classes=10, image=28)
+    raise ValueError(f"unknown data set {name!r}; known: {', '.join(DATASETS)}")
 
 
 # ---------------------------------------------------------------------------------------
-# Predictions
+# The engines: what the loop needs from each, as small functions
 # ---------------------------------------------------------------------------------------
 
-def scores(model, X, engine, batch=2048):
-    """The model's class scores for every row of X, as an ndarray (N, n_classes)."""
-    if engine == "tensor":
-        with no_grad():
-            return np.concatenate([model(tensor(X[i:i + batch])).data
-                                   for i in range(0, len(X), batch)])
-    out = []
+@dataclass(frozen=True)
+class Engine:
+    """How one engine builds a model, passes a batch through it and scores the result.
+
+    ``build(sizes, activation, seed)`` gives an MLP; ``forward(model, X)`` the outputs of
+    a batch, in the engine's own kind; ``scores(outputs)`` them as an ndarray (N,
+    outputs); ``losses[name](outputs, targets)`` a mean over the batch;
+    ``squared_norm(parameters)`` the sum of p**2. ``test_every_epoch``: whether a pass
+    over the test set is cheap enough to make after every epoch.
+    """
+    name: str
+    build: Callable
+    forward: Callable
+    scores: Callable
+    losses: dict
+    squared_norm: Callable
+    test_every_epoch: bool
+
+
+def _scalar_mlp(sizes, activation, seed):
+    return ScalarMLP(sizes[0], sizes[1:], nonlin=activation, rng=seed)
+
+
+def _scalar_forward(model, X):
+    """One list of output Values per row of X."""
+    outputs = []
     for row in X:
-        result = model([Value(float(v)) for v in row])
-        result = result if isinstance(result, list) else [result]
-        out.append([v.data for v in result])
-    return np.asarray(out)
+        out = model([Value(float(v)) for v in row])
+        outputs.append(out if isinstance(out, list) else [out])
+    return outputs
 
 
-def accuracy(model, X, y, engine):
-    s = scores(model, X, engine)
-    predicted = s.argmax(axis=1) if s.shape[1] > 1 else (s[:, 0] > 0).astype(int)
-    return float(np.mean(predicted == y)), predicted
+def _scalar_scores(outputs):
+    return np.array([[v.data for v in out] for out in outputs])
 
 
-def confusion_matrix(y, predicted, n_classes):
-    matrix = np.zeros((n_classes, n_classes), dtype=np.int64)
-    np.add.at(matrix, (np.asarray(y), np.asarray(predicted)), 1)
-    return matrix
+def _scalar_mean(losses):
+    return sum(losses) * (1.0 / len(losses))
 
 
-# ---------------------------------------------------------------------------------------
-# The loops
-# ---------------------------------------------------------------------------------------
+def _scalar_cross_entropy(outputs, labels):
+    return _scalar_mean([_value_cross_entropy(out, int(label))
+                         for out, label in zip(outputs, labels)])
+
 
 def _value_cross_entropy(outputs, label):
     """-log softmax(outputs)[label] with Values, shifted by the max so exp cannot overflow."""
@@ -163,98 +254,305 @@ def _value_cross_entropy(outputs, label):
     return total.log() - (outputs[label] - m)
 
 
-def _batches(n, batch_size, rng):
-    order = rng.permutation(n)
-    size = batch_size or n
-    return [order[i:i + size] for i in range(0, n, size)]
+def _scalar_hinge(outputs, signs):
+    """micrograd's SVM loss: the mean of max(0, 1 - y * score), y in {-1, 1}."""
+    return _scalar_mean([(1 + -float(sign) * out[0]).relu()
+                         for out, sign in zip(outputs, signs)])
 
 
-def train(config, data, show_progress=True):
-    """Train a model on ``data`` (from load_dataset) as ``config`` says.
+def _scalar_squared_error(outputs, targets):
+    return _scalar_mean([(out[0] - float(target)) ** 2
+                         for out, target in zip(outputs, targets)])
 
-    Returns (model, metrics): metrics has the final loss, train (and test) accuracy, a
-    history per epoch, samples per second and the wall time.
+
+def _scalar_squared_norm(parameters):
+    return sum(p * p for p in parameters)
+
+
+def _tensor_mlp(sizes, activation, seed):
+    return MLP(sizes, activation=activation, rng=seed)
+
+
+def _tensor_forward(model, X):
+    return model(tensor(X))
+
+
+def _tensor_scores(logits):
+    return logits.data
+
+
+def _tensor_hinge(logits, signs):
+    return hinge_loss(logits[:, 0], tensor(signs))
+
+
+def _tensor_squared_error(logits, targets):
+    return mse_loss(logits[:, 0], tensor(targets))
+
+
+def _tensor_squared_norm(parameters):
+    return sum((p * p).sum() for p in parameters)
+
+
+SCALAR = Engine(
+    name="scalar", build=_scalar_mlp, forward=_scalar_forward, scores=_scalar_scores,
+    losses={"cross_entropy": _scalar_cross_entropy, "hinge": _scalar_hinge,
+            "mse": _scalar_squared_error},
+    squared_norm=_scalar_squared_norm,
+    test_every_epoch=False)  # a pass over the test set costs as much as training on it
+
+TENSOR = Engine(
+    name="tensor", build=_tensor_mlp, forward=_tensor_forward, scores=_tensor_scores,
+    losses={"cross_entropy": cross_entropy, "hinge": _tensor_hinge,
+            "mse": _tensor_squared_error},
+    squared_norm=_tensor_squared_norm,
+    test_every_epoch=True)
+
+ENGINES = {"scalar": SCALAR, "tensor": TENSOR}
+
+
+# ---------------------------------------------------------------------------------------
+# The pieces of a run: model, optimizer, schedule, loss
+# ---------------------------------------------------------------------------------------
+
+def _n_outputs(loss, n_classes):
+    """One score per class for cross-entropy; one number for the hinge loss (its sign
+    is the class) and for a regression."""
+    return n_classes if loss == "cross_entropy" else 1
+
+
+def build_model(config, n_inputs, n_classes):
+    """The MLP a config asks for, on its engine: ``n_inputs``, the hidden sizes, and as
+    many outputs as its loss needs.
+
+    >>> model = build_model(Config("moons", engine="scalar", hidden=[3]), 2, 2)
+    >>> model.architecture()["nouts"]
+    [3, 2]
     """
-    X, y = data["X_train"], data["y_train"]
+    sizes = [n_inputs] + list(config.hidden) + [_n_outputs(config.loss, n_classes)]
+    return ENGINES[config.engine].build(sizes, config.activation, config.seed)
+
+
+def make_optimizer(config, parameters):
+    """The config's optimizer from ``chainrule.optim``, over ``parameters``."""
+    if config.optimizer == "sgd":
+        return optim.SGD(parameters, lr=config.lr, momentum=config.momentum)
+    if config.optimizer == "adam":
+        return optim.Adam(parameters, lr=config.lr)
+    raise ValueError(f"unknown optimizer {config.optimizer!r}; known: "
+                     f"{', '.join(OPTIMIZERS)}")
+
+
+def make_schedule(config, optimizer, total_steps):
+    """The config's learning-rate schedule over a run of ``total_steps`` optimizer steps.
+
+    >>> opt = cr.optim.SGD([cr.Value(0.0)], lr=1.0)
+    >>> schedule = make_schedule(Config("moons", schedule="linear"), opt, total_steps=10)
+    >>> [round(schedule.lr_at(1.0, k), 2) for k in (0, 5, 9)]    # micrograd's 1.0 -> 0.1
+    [1.0, 0.55, 0.19]
+    """
+    if config.schedule == "linear":
+        return optim.LinearLR(optimizer, start_factor=1.0, end_factor=0.1,
+                              total_iters=total_steps)
+    if config.schedule == "constant":
+        return optim.LambdaLR(optimizer, lambda k: 1.0)
+    raise ValueError(f"unknown schedule {config.schedule!r}; known: {', '.join(SCHEDULES)}")
+
+
+def _describe_optimizer(optimizer):
+    """The optimizer's class and its hyperparameters at the start, for metrics.json."""
+    group = optimizer.param_groups[0]
+    settings = {k: v for k, v in group.items() if k not in ("params", "initial_lr")}
+    return {"name": type(optimizer).__name__, **settings,
+            "lr": group.get("initial_lr", group["lr"])}
+
+
+def _loss_targets(loss, labels):
+    """What the loss compares the outputs with: the hinge loss takes classes 0 and 1 as
+    -1 and 1; the others take the labels as they are."""
+    return 2.0 * np.asarray(labels) - 1.0 if loss == "hinge" else labels
+
+
+def batch_loss(engine, config, model, outputs, targets):
+    """The loss of one batch: the config's loss of the outputs, plus ``l2 * sum(p**2)``
+    over the parameters when ``config.l2`` is set."""
+    loss = engine.losses[config.loss](outputs, targets)
+    if config.l2:
+        loss = loss + config.l2 * engine.squared_norm(model.parameters())
+    return loss
+
+
+def _check_fits(config, data):
+    """The loss suits the data set: mse for a regression, a classification loss
+    otherwise, and the hinge loss only for two classes."""
     regression = data.get("regression", False)
-    model = build_model(config, X.shape[1], data["n_classes"])
-    optimizer = _optimizer(config, model.parameters())
-    rng = np.random.default_rng(config.seed)
-    bar = progress(config.epochs, config.dataset, enabled=show_progress)
-    history = {"loss": [], "train_accuracy": [], "test_accuracy": []}
-    start = time.perf_counter()
-    seen = 0
-    try:
-        for epoch in range(config.epochs):
-            total, count, correct = 0.0, 0, 0
-            if hasattr(model, "train"):
-                model.train()
-            for index in _batches(len(X), config.batch_size, rng):
-                if regression:
-                    loss = _mean_squared_error(model, X[index], y[index], config.engine)
-                elif config.engine == "tensor":
-                    logits = model(tensor(X[index]))
-                    loss = cross_entropy(logits, y[index])
-                    correct += int(np.sum(logits.data.argmax(axis=1) == y[index]))
-                else:
-                    outputs = [model([Value(float(v)) for v in X[i]]) for i in index]
-                    loss = sum(_value_cross_entropy(out, int(y[i]))
-                               for out, i in zip(outputs, index)) * (1 / len(index))
-                    correct += sum(int(np.argmax([v.data for v in out]) == y[i])
-                                   for out, i in zip(outputs, index))
-                value = float(loss.data)
-                if not math.isfinite(value):
-                    raise TrainingDiverged(
-                        f"{config.dataset}: the loss became {value} in epoch {epoch + 1}; "
-                        f"training diverged, try a smaller learning rate than {config.lr}")
-                optimizer.zero_grad()
-                loss.backward()
-                optimizer.step()
-                total += value * len(index)
-                count += len(index)
-            seen += count
-            history["loss"].append(total / count)
-            if hasattr(model, "eval"):
-                model.eval()
-            last = epoch == config.epochs - 1
-            if not regression:
-                # the running accuracy of the epoch's own forward passes: free to record
-                history["train_accuracy"].append((epoch + 1, correct / count))
-                # the test set every epoch on the tensor engine (cheap), at the end on
-                # the scalar one (a pass over it costs as much as training on it)
-                if data["X_test"] is not None and (config.engine == "tensor" or last):
-                    history["test_accuracy"].append(
-                        (epoch + 1, accuracy(model, data["X_test"], data["y_test"],
-                                             config.engine)[0]))
-            bar.set_postfix_str(f"loss {total / count:.4f}" + (
-                f" acc {history['train_accuracy'][-1][1]:.1%}" if not regression else ""))
-            bar.update()
-    finally:
-        bar.close()
-    wall = time.perf_counter() - start
-    metrics = {"config": asdict(config), "loss": history["loss"][-1],
-               "wall_time_s": wall, "samples_per_second": seen / wall,
-               "parameters": len(model.parameters()), "history": history}
-    if regression:
-        metrics["mse"] = float(_mean_squared_error(model, X, y, config.engine).data)
-    else:  # after the last update, over the whole training set
-        metrics["train_accuracy"] = accuracy(model, X, y, config.engine)[0]
-    if data["X_test"] is not None:
-        metrics["test_accuracy"] = history["test_accuracy"][-1][1]
-    return model, metrics
+    if regression != (config.loss == "mse"):
+        kind = "a regression set" if regression else "a classification set"
+        expected = "'mse'" if regression else "'cross_entropy' or 'hinge'"
+        raise ValueError(f"{config.dataset} is {kind}: the loss must be {expected}, "
+                         f"got {config.loss!r}")
+    if config.loss == "hinge" and data["n_classes"] != 2:
+        raise ValueError(f"the hinge loss needs two classes; {config.dataset} has "
+                         f"{data['n_classes']}")
 
 
-def _mean_squared_error(model, X, y, engine):
-    if engine == "tensor":
-        return ((model(tensor(X))[:, 0] - y) ** 2).mean()
-    errors = [(model([Value(float(a)), Value(float(b))]) - float(t)) ** 2
-              for (a, b), t in zip(X, y)]
-    return sum(errors) * (1 / len(errors))
+# ---------------------------------------------------------------------------------------
+# Predictions
+# ---------------------------------------------------------------------------------------
+
+def scores(model, X, engine, batch=2048):
+    """The model's outputs for every row of X, as an ndarray (N, outputs)."""
+    adapter = ENGINES[engine]
+    X = np.asarray(X)
+    with no_grad():
+        return np.concatenate([adapter.scores(adapter.forward(model, X[i:i + batch]))
+                               for i in range(0, len(X), batch)])
+
+
+def predictions(scores):
+    """The class of each row of scores: the largest score's, or with one score, 1 where
+    it is positive (the hinge loss's sign).
+
+    >>> predictions(np.array([[0.1, 0.9], [2.0, -1.0]])).tolist()
+    [1, 0]
+    >>> predictions(np.array([[-0.5], [0.5]])).tolist()
+    [0, 1]
+    """
+    return scores.argmax(axis=1) if scores.shape[1] > 1 else (scores[:, 0] > 0).astype(int)
+
+
+def accuracy(model, X, y, engine):
+    """(the fraction of rows classified right, the predicted classes)."""
+    predicted = predictions(scores(model, X, engine))
+    return float(np.mean(predicted == y)), predicted
+
+
+def confusion_matrix(y, predicted, n_classes):
+    """Counts of (true class, predicted class)."""
+    matrix = np.zeros((n_classes, n_classes), dtype=np.int64)
+    np.add.at(matrix, (np.asarray(y), np.asarray(predicted)), 1)
+    return matrix
 
 
 def evaluate(model, data, engine="tensor"):
-    """Test accuracy and the confusion matrix (rows: true class, columns: predicted)."""
+    """Test accuracy and the confusion matrix (rows: true class, columns: predicted);
+    the training set's when the data set has no test set."""
     X, y = (data["X_test"], data["y_test"]) if data["X_test"] is not None else (
         data["X_train"], data["y_train"])
     acc, predicted = accuracy(model, X, y, engine)
     return acc, confusion_matrix(y, predicted, data["n_classes"]), predicted
+
+
+# ---------------------------------------------------------------------------------------
+# The loop
+# ---------------------------------------------------------------------------------------
+
+def _batch_rows(n, batch_size, rng):
+    """The row numbers of each mini-batch of one epoch, in a fresh random order; all rows
+    in order when one batch holds them all (shuffling it would only reorder a sum)."""
+    if batch_size >= n:
+        return [np.arange(n)]
+    order = rng.permutation(n)
+    return [order[i:i + batch_size] for i in range(0, n, batch_size)]
+
+
+def _finite(loss, config, step, epoch):
+    """The loss as a float; TrainingDiverged if it is not a finite number."""
+    value = float(loss.data)
+    if not math.isfinite(value):
+        raise TrainingDiverged(
+            f"{config.dataset}: the loss became {value} at step {step} (epoch {epoch}); "
+            f"training diverged, try a smaller learning rate than {config.lr}")
+    return value
+
+
+def train(config, data, show_progress=True):
+    """Train the model ``config`` describes on ``data`` (from ``load_dataset`` or
+    ``as_dataset``): the one loop, for both engines.
+
+    Returns ``(model, metrics)``. metrics has the config and the optimizer that ran,
+    ``steps`` (optimizer steps taken), ``loss`` (the mean loss of the last epoch),
+    ``train_accuracy`` (the final model on the training set; ``mse`` for a regression),
+    ``test_accuracy`` when there is a test set, ``history`` per epoch, ``loss_history``
+    per step, samples per second and the wall time. Raises TrainingDiverged as soon as
+    the loss is not a finite number.
+    """
+    engine = ENGINES[config.engine]
+    _check_fits(config, data)
+    X = data["X_train"]
+    batch_size = min(config.batch_size or len(X), len(X))
+    model = build_model(config, X.shape[1], data["n_classes"])
+    optimizer = make_optimizer(config, model.parameters())
+    settings = _describe_optimizer(optimizer)
+    schedule = make_schedule(config, optimizer,
+                             config.epochs * math.ceil(len(X) / batch_size))
+    start = time.perf_counter()
+    history = _run_epochs(engine, config, model, optimizer, schedule, data, batch_size,
+                          show_progress)
+    wall = time.perf_counter() - start
+    metrics = {"config": asdict(config), "optimizer": settings,
+               "steps": len(history["step_loss"]), "loss": history["loss"][-1],
+               "wall_time_s": wall, "samples_per_second": config.epochs * len(X) / wall,
+               "parameters": len(model.parameters())}
+    metrics.update(_final_results(engine, model, data, history))
+    metrics["history"] = {k: history[k] for k in ("loss", "train_accuracy", "test_accuracy")}
+    metrics["loss_history"] = history["step_loss"]
+    return model, metrics
+
+
+def _run_epochs(engine, config, model, optimizer, schedule, data, batch_size,
+                show_progress):
+    """The loop: per batch forward, loss, zero_grad, backward, optimizer and schedule
+    steps; per epoch the mean loss and the accuracy, on the progress bar too."""
+    X, labels = data["X_train"], data["y_train"]
+    targets = _loss_targets(config.loss, labels)
+    classify = not data.get("regression", False)
+    rng = np.random.default_rng(config.seed)
+    history = {"loss": [], "train_accuracy": [], "test_accuracy": [], "step_loss": []}
+    bar = progress(config.epochs, config.dataset, enabled=show_progress)
+    try:
+        for epoch in range(1, config.epochs + 1):
+            model.train()
+            total, correct = 0.0, 0
+            for rows in _batch_rows(len(X), batch_size, rng):
+                outputs = engine.forward(model, X[rows])
+                loss = batch_loss(engine, config, model, outputs, targets[rows])
+                value = _finite(loss, config, len(history["step_loss"]) + 1, epoch)
+                if classify:
+                    correct += int(np.sum(predictions(engine.scores(outputs)) == labels[rows]))
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                schedule.step()
+                history["step_loss"].append(value)
+                total += value * len(rows)
+            model.eval()
+            history["loss"].append(total / len(X))
+            status = f"loss {total / len(X):.4f}"
+            if classify:
+                # the running accuracy of the epoch's own forward passes: free to record
+                history["train_accuracy"].append((epoch, correct / len(X)))
+                status += f" acc {correct / len(X):.1%}"
+                if data["X_test"] is not None and (engine.test_every_epoch
+                                                   or epoch == config.epochs):
+                    history["test_accuracy"].append(
+                        (epoch, accuracy(model, data["X_test"], data["y_test"],
+                                         engine.name)[0]))
+            bar.set_postfix_str(status)
+            bar.update()
+    finally:
+        bar.close()
+    return history
+
+
+def _final_results(engine, model, data, history):
+    """The trained model on the training set (mse, or accuracy), and the last test
+    accuracy."""
+    X, y = data["X_train"], data["y_train"]
+    if data.get("regression", False):
+        with no_grad():
+            error = engine.losses["mse"](engine.forward(model, X), y)
+        return {"mse": float(error.data)}
+    results = {"train_accuracy": accuracy(model, X, y, engine.name)[0]}
+    if data["X_test"] is not None:
+        results["test_accuracy"] = history["test_accuracy"][-1][1]
+    return results
