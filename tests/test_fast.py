@@ -135,7 +135,7 @@ def test_cross_entropy_keeps_its_softmax_for_an_ordinary_backward_pass_only():
     seen = []
     original = fast.cross_entropy.shared_pullback
 
-    def spy(g, ans, logits, labels, needs, residual=None):
+    def spy(g, ans, logits, labels, needs, residual):
         seen.append(residual is not None)
         return original(g, ans, logits, labels, needs, residual)
 
@@ -158,7 +158,7 @@ def test_a_fused_operation_gives_all_its_gradients_in_one_call():
     in jacrev (a user's rules are not batched), and on Values."""
     calls = []
 
-    def both(g, ans, x, y, needs, residual=None):
+    def both(g, ans, x, y, needs, residual):
         calls.append(needs)
         shared = 3.0 * g  # the work both gradients share
         return (shared * y if needs[0] else None, shared * x if needs[1] else None)

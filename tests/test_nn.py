@@ -26,6 +26,7 @@ import torch
 import torch.nn.functional as TF
 
 import chainrule as cr
+from chainrule import fast
 from chainrule import nn
 from chainrule.nn import scalar
 from chainrule.value import Value
@@ -1009,6 +1010,8 @@ def test_functional_linear_bias_gradient_sums_every_row(x_shape, b_shape, activa
         assert_rel(mine.grad, theirs.grad, what=f"d/d{name}")
 
 
+@pytest.mark.skipif(not fast.enabled(), reason="the speed overrides are off "
+                    "(CHAINRULE_FAST=0): no fused operation")
 def test_sequential_runs_a_linear_then_a_relu_as_one_operation():
     """The same numbers as the two modules one after the other, one node fewer."""
     model = nn.MLP([3, 5, 4, 2], rng=0)

@@ -20,7 +20,7 @@ def test_every_data_set_has_defaults_for_both_engines():
 
 
 def test_mnist_subset_reaches_92_percent_on_the_test_set():
-    """The issue's target: >= 92% test accuracy (the run takes ~10 s; not timed here)."""
+    """The MNIST subset trains to >= 92% test accuracy (the run takes ~10 s; not timed here)."""
     data = load_dataset("mnist", seed=0)
     model, metrics = train(config("mnist"), data, show_progress=False)
     assert metrics["test_accuracy"] >= 0.92

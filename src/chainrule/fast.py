@@ -45,8 +45,8 @@ def set_enabled(flag):
 
 class Fused(Primitive):
     """An operation whose VJPs share work: ``shared_pullback(g, ans, *args, needs,
-    residual)`` returns every argument's gradient in one call (None where ``needs``
-    says no one asked). It also has the plain per-argument rules (``defvjp``), which
+    residual)`` returns a tuple of every argument's gradient in one call (None where
+    ``needs`` says no one asked). It also has the plain per-argument rules (``defvjp``), which
     build the gradient's graph (``create_graph``) and take batches, so derivatives of
     any order come from the same formulas.
 
@@ -65,6 +65,7 @@ class Fused(Primitive):
     def __init__(self, forward, name, shared_pullback, *, batched=False):
         super().__init__(forward, name, batched=batched)
         self.shared_pullback = shared_pullback
+        self._needs = {}
 
     def differentiable(self, argnum):
         return True  # the shared pullback answers for every argument
@@ -72,18 +73,21 @@ class Fused(Primitive):
     def pullback(self, g, ans, args, kwargs, argnums, residual=None):
         if type(g) is not np.ndarray:  # building the gradient's graph: the plain rules
             return super().pullback(g, ans, args, kwargs, argnums)
-        needs = tuple(i in argnums for i in range(len(args)))
-        grads = self.shared_pullback(g, ans, *args, needs=needs, residual=residual,
-                                     **kwargs)
-        if not isinstance(grads, (tuple, list)) or len(grads) != len(args):
+        key = (len(args), tuple(argnums))
+        needs = self._needs.get(key)
+        if needs is None:  # which arguments need a gradient, as flags (kept per argnums)
+            needs = self._needs[key] = tuple([i in argnums for i in range(len(args))])
+        grads = self.shared_pullback(g, ans, *args, needs, residual, **kwargs)
+        if type(grads) is not tuple or len(grads) != len(args):
             raise TypeError(f"{self.name}: its shared pullback must return a tuple of "
                             f"{len(args)} gradients, one per argument; got "
                             f"{type(grads).__name__}")
-        for i in argnums:
-            if grads[i] is None:
+        picked = [grads[i] for i in argnums]
+        for i, grad in zip(argnums, picked):
+            if grad is None:
                 raise TypeError(f"{self.name}: its shared pullback gave None for argument "
                                 f"{i}, which needs a gradient")
-        return [grads[i] for i in argnums]
+        return picked
 
 
 # ---------------------------------------------------------------------------------------
@@ -111,7 +115,7 @@ def _linear(x, weight, bias):
     return out + bias
 
 
-def _linear_pullback(g, ans, x, weight, bias, needs, residual=None):
+def _linear_pullback(g, ans, x, weight, bias, needs, residual):
     """matmul's rules and add's: g @ W^T, x^T @ g, and g for the bias (the engine sums
     it over the rows). Plain 2-D arrays take NumPy directly."""
     if type(x) is type(weight) is np.ndarray and x.ndim == 2 and weight.ndim == 2:
@@ -156,8 +160,8 @@ def _linear_relu(x, weight, bias):
     return np.maximum(out, 0, out=out) if type(out) is np.ndarray else np.maximum(out, 0)
 
 
-def _linear_relu_pullback(g, ans, x, weight, bias, needs, residual=None):
-    return _linear_pullback(g * (ans > 0), ans, x, weight, bias, needs)
+def _linear_relu_pullback(g, ans, x, weight, bias, needs, residual):
+    return _linear_pullback(g * (ans > 0), ans, x, weight, bias, needs, residual)
 
 
 linear_relu = Fused(_linear_relu, "linear_relu", _linear_relu_pullback, batched=True)
@@ -208,7 +212,7 @@ def _cross_entropy_vjp(g, ans, logits, labels):
     return (ops.softmax(logits, axis=-1) - one_hot) * (g / len(labels))
 
 
-def _cross_entropy_pullback(g, ans, logits, labels, needs, residual=None):
+def _cross_entropy_pullback(g, ans, logits, labels, needs, residual):
     """The same formula on the softmax the forward kept, in place on a copy of it (a
     copy: backward may run again on the same graph)."""
     if np.ndim(g) != 0:  # a batch of cotangents (jacrev): the plain rule

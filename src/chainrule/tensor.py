@@ -68,7 +68,7 @@ def _record(prim, args, kwargs):
     if not grad_argnums:
         return node
     for argnum in grad_argnums:
-        if not prim.differentiable(argnum):
+        if argnum not in prim.vjps and not prim.differentiable(argnum):
             raise TypeError(f"{prim.name}: argument {argnum} requires grad, but the "
                             f"operation is not differentiable with respect to it")
     node._prev = tuple(operands)
@@ -577,9 +577,12 @@ def backward_pass(grads, order, create_graph=False, batch_shape=(), stop_at=(),
             continue
         if node._retain:
             arrived[id(node)] = (node, g, owned)
-        _check_versions(node)
+        for counter, saved in node._versions:  # nothing it saved was written since
+            if counter[0] != saved:
+                _refuse_modified(node, counter, saved)
         args = node._args
-        argnums = [i for i in node._grad_argnums if needed is None or id(args[i]) in needed]
+        argnums = node._grad_argnums if needed is None else \
+            [i for i in node._grad_argnums if id(args[i]) in needed]
         for argnum, vjp in zip(argnums, _pullback(node, g, argnums, create_graph,
                                                   batch_shape)):
             arg = args[argnum]
@@ -590,19 +593,17 @@ def backward_pass(grads, order, create_graph=False, batch_shape=(), stop_at=(),
                 _check_finite(fitted, f"the backward of {node._op.name} (argument "
                                       f"{argnum})", node._origin)
             into = arrived if not arg._prev or id(arg) in stop_at else grads
-            _add_gradient(into, arg, fitted, fresh)
+            previous = into.get(id(arg))
+            if previous is None:
+                into[id(arg)] = (arg, fitted, fresh)
+            else:  # a second path reaches arg: the chain rule sums over paths
+                into[id(arg)] = (arg, _sum(previous[1], fitted), True)
     return arrived
 
 
-def _add_gradient(into, node, g, fresh):
-    previous = into.get(id(node))
-    if previous is None:
-        into[id(node)] = (node, g, fresh)
-        return
-    total = previous[1] + g
-    if isinstance(total, np.generic):  # NumPy gives a scalar for two 0-d arrays
-        total = np.asarray(total)
-    into[id(node)] = (node, total, True)
+def _sum(a, b):
+    total = a + b
+    return np.asarray(total) if isinstance(total, np.generic) else total  # 0-d stays array
 
 
 def _pullback(node, g, argnums, create_graph, batch_shape):
@@ -647,9 +648,11 @@ def _fit(vjp, arg, g, create_graph, batch_shape=()):
     if type(vjp) is not np.ndarray:
         vjp = np.asarray(vjp)
     fresh = vjp is not g and vjp.base is None
-    if vjp.shape != shape:
-        # (summing to shape () gives a NumPy scalar: keep .grad an ndarray)
-        vjp = np.asarray(ops.unbroadcast(vjp, data.shape, len(batch_shape)))
+    if vjp.shape != shape:  # on arrays, unbroadcast's sum is NumPy's own
+        axes = ops.broadcast_axes(vjp.shape, data.shape, len(batch_shape))
+        vjp = np.asarray(np.add.reduce(vjp, axis=axes) if axes else vjp)  # (not a scalar)
+        if vjp.shape != shape:
+            vjp = vjp.reshape(shape)
         fresh = vjp.base is None
     dtype = data.dtype
     if vjp.dtype is not dtype and vjp.dtype != dtype:  # (NumPy's dtypes are mostly shared)
@@ -670,19 +673,17 @@ def _accumulate(leaf, g, owned):
         leaf.grad = np.asarray(total) if isinstance(leaf.grad, np.ndarray) else total
 
 
-def _check_versions(node):
-    """Raise if a tensor this node saved was written in place since (its version moved)."""
-    for counter, saved in node._versions:
-        if counter[0] != saved:
-            arg = next((a for a in node._args
-                        if isinstance(a, Tensor) and a._version is counter), node)
-            what = (f"the result of {node._op.name}" if arg is node else
-                    f"a tensor of shape {arg.shape} used by {node._op.name}")
-            raise RuntimeError(
-                f"backward: {what} was modified in place after the graph was built "
-                f"(version {arg._version[0]}, saved at version {saved}), so the gradient "
-                f"would be wrong; compute the graph again after changing the data, or "
-                f"write x = x + y instead of x += y")
+def _refuse_modified(node, counter, saved):
+    """Raise: a tensor this node saved was written in place since (its version moved)."""
+    arg = next((a for a in node._args if isinstance(a, Tensor) and a._version is counter),
+               node)
+    what = (f"the result of {node._op.name}" if arg is node else
+            f"a tensor of shape {arg.shape} used by {node._op.name}")
+    raise RuntimeError(
+        f"backward: {what} was modified in place after the graph was built (version "
+        f"{arg._version[0]}, saved at version {saved}), so the gradient would be wrong; "
+        f"compute the graph again after changing the data, or write x = x + y instead "
+        f"of x += y")
 
 
 # ---------------------------------------------------------------------------------------

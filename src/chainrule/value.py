@@ -83,8 +83,9 @@ def d_power_exponent(ans, a, b):
     if value_of(a) == 0:
         return 0.0
     if value_of(a) < 0:
-        raise ValueError(f"**: the derivative in the exponent b of a**b is not real for a "
-                         f"negative base a = {value_of(a)!r}; write a constant b as a number")
+        raise ValueError(f"**: the derivative in the exponent b of a**b is not real for "
+                         f"a negative base a = {value_of(a)!r}; write a constant b as a "
+                         f"number")
     return ans * log(a)
 
 
@@ -126,12 +127,12 @@ class Value(Box):
         return x if isinstance(x, Value) else type(self)(x) if isinstance(x, Real) else None
 
     def __add__(self, other):
-        other = self._operand(other)
+        other = other if isinstance(other, Value) else self._operand(other)
         return NotImplemented if other is None else \
             type(self)(self.data + other.data, (self, other), "+")
 
     def __mul__(self, other):
-        other = self._operand(other)
+        other = other if isinstance(other, Value) else self._operand(other)
         return NotImplemented if other is None else \
             type(self)(self.data * other.data, (self, other), "*")
 
@@ -160,11 +161,11 @@ class Value(Box):
     def __neg__(self): return self * -1
     def __sub__(self, other): return self + (-other) if isinstance(other, (Value, Real)) \
         else NotImplemented
-    # reflected operators (2 + x): the operands keep the order in which they were written
-    def __radd__(self, other): return _reflected(self, other, lambda o: o + self)
-    def __rmul__(self, other): return _reflected(self, other, lambda o: o * self)
-    def __rsub__(self, other): return _reflected(self, other, lambda o: o + (-self))
-    def __rtruediv__(self, other): return _reflected(self, other, lambda o: o / self)
+    # reflected operators (2 + x, never Value + Value): operands keep their written order
+    def __radd__(self, o): return type(self)(o) + self if _real(o) else NotImplemented
+    def __rmul__(self, o): return type(self)(o) * self if _real(o) else NotImplemented
+    def __rsub__(self, o): return type(self)(o) + (-self) if _real(o) else NotImplemented
+    def __rtruediv__(self, o): return type(self)(o) / self if _real(o) else NotImplemented
 
     # functions of one Value, each an operation of the table
 
@@ -260,8 +261,9 @@ class Value(Box):
                 on_step(node, lambda: node._chain_rule(create_graph))
             else:
                 node._chain_rule(create_graph)
-            if create_graph:  # an interior node keeps the number: its gradient's graph
-                node.grad = node.grad.data  # holds the nodes that use it (a cycle)
+        if create_graph:  # interior nodes keep the number: a gradient's graph holds the
+            for node in order:  # nodes that use it (a cycle); the leaves keep theirs
+                node.grad = node.grad.data
 
     def _chain_rule(self, create_graph=False):
         """One step of the chain rule: pass this node's gradient on to its operands."""
@@ -293,9 +295,7 @@ class Value(Box):
         return apply(cls, prim, args, kwargs)
 
 
-def _reflected(self, other, apply):
-    other = self._operand(other)
-    return NotImplemented if other is None else apply(other)
+def _real(x): return isinstance(x, Real)
 
 
 # ---------------------------------------------------------------------------------------

@@ -51,7 +51,7 @@ from .shapes import *  # noqa: F401,F403
 from .shapes import __all__ as _shapes
 
 from .linalg import matmul_jvp_a, matmul_jvp_b, matmul_vjp_a, matmul_vjp_b  # noqa: F401
-from .reductions import expand_reduced, unbroadcast  # noqa: F401
+from .reductions import broadcast_axes, expand_reduced, unbroadcast  # noqa: F401
 from .shapes import astype, getitem, identity, index_add, index_set  # noqa: F401
 
 # The public operations (cr.NAME); the engines also use the helpers imported above.

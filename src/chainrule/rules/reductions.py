@@ -38,16 +38,24 @@ def expand_reduced(g, shape, axis=None, keepdims=False):
     return broadcast_to(g, batch + shape)
 
 
-def unbroadcast(g, shape, batch_ndim=0):
-    """Sum a gradient of a broadcast result back to an operand's shape: first the
-    leading axes the operand lacked, then the axes where it had size 1. The first
-    ``batch_ndim`` axes of g (a batch of cotangents) are kept as they are."""
-    shape, g_shape = tuple(shape), shape_of(g)
+def broadcast_axes(g_shape, shape, batch_ndim=0):
+    """The axes of a gradient of shape ``g_shape`` to sum for an operand of ``shape``:
+    the leading ones it lacked (after ``batch_ndim`` batch axes), and those where it had
+    size 1."""
     start = len(g_shape) - len(shape)  # the operand's first axis in g
     axes = tuple(range(batch_ndim, start))
     if 1 in shape:
         axes += tuple(start + i for i, n in enumerate(shape)
                       if n == 1 and g_shape[start + i] != 1)
+    return axes
+
+
+def unbroadcast(g, shape, batch_ndim=0):
+    """Sum a gradient of a broadcast result back to an operand's shape: first the
+    leading axes the operand lacked, then the axes where it had size 1. The first
+    ``batch_ndim`` axes of g (a batch of cotangents) are kept as they are."""
+    shape, g_shape = tuple(shape), shape_of(g)
+    axes = broadcast_axes(g_shape, shape, batch_ndim)
     target = g_shape[:batch_ndim] + shape
     if axes:
         g = sum(g, axis=axes)
