@@ -310,6 +310,8 @@ class _Trace:
         def plain(leaf):
             if isinstance(leaf, JVPTracer):
                 return JVPTracer(plain(leaf.primal), plain(leaf.tangent), leaf.level)
+            if self.nested and _in_a_graph(leaf):  # as for the gradients (input_results)
+                return leaf
             return _plain(leaf, self.out_kind, self.create_graph)
 
         if self.level is not None and any(t is not None for t in self.input_tangents):
@@ -421,6 +423,11 @@ class _Trace:
                 g, kind = grads[i], self.kinds[i]
                 if isinstance(g, JVPTracer):
                     results.append(self._traced_result(g, kind, leaf, batch_shape))
+                elif self.nested and _in_a_graph(g):
+                    # inside an outer transform, a gradient that depends on the outer
+                    # variables stays a node of their graph: the outer transform
+                    # differentiates through it (closures over outer variables)
+                    results.append(g)
                 else:
                     results.append(_result(g, kind, leaf, self.create_graph, batch_shape))
                 i += 1
@@ -461,6 +468,12 @@ def _replay(results, start, nested):
         if total is not None:
             tangents[id(node)] = total
     return [tangents.get(id(r)) if isinstance(r, (Tensor, Value)) else None for r in results]
+
+
+def _in_a_graph(x):
+    """Whether x is a node of a graph some transform (or the user) differentiates."""
+    return (isinstance(x, Value) and bool(x._prev)) or \
+        (isinstance(x, Tensor) and x.requires_grad)
 
 
 def _plain(leaf, kind, create_graph):

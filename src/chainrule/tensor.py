@@ -296,9 +296,7 @@ class Tensor(ArrayMethods):
     def _contents(self):
         return self._data
 
-    @classmethod
-    def _apply_primitive(cls, prim, args, kwargs):
-        return _record(prim, args, kwargs)
+    _apply_primitive = staticmethod(_record)  # (prim, args, kwargs): record a node
 
     # --- the array -----------------------------------------------------------------
 
