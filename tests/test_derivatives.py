@@ -325,6 +325,7 @@ BINARY = [
     ("power", operator.pow, cr.power, torch.pow, D.power, ("pos", "any")),
     ("maximum", None, cr.maximum, torch.maximum, D.maximum, ("any", "any")),
     ("minimum", None, cr.minimum, torch.minimum, D.minimum, ("any", "any")),
+    ("remainder", operator.mod, cr.remainder, torch.remainder, D.remainder, ("any", "pos")),
 ]
 BROADCAST_PAIRS = [((), ()), ((3,), (3,)), ((2, 3), (2, 3)), ((), (2, 3)), ((2, 3), ()),
                    ((3, 1), (4,)), ((2, 1, 3), (4, 1))]

@@ -62,3 +62,80 @@ def test_a_vjp_with_an_output_that_is_also_the_input_sums_both_paths():
 ])
 def test_kinks_under_nested_transforms(program, point, expected):
     np.testing.assert_allclose(np.asarray(point(), dtype=float), expected)
+
+
+# ---------------------------------------------------------------------------------------
+# What a transform refuses, and what it leaves behind
+# ---------------------------------------------------------------------------------------
+
+TRANSFORMS = {
+    "grad": lambda f: cr.grad(f)(1.0),
+    "value_and_grad": lambda f: cr.value_and_grad(f)(1.0),
+    "vjp": lambda f: cr.vjp(f, 1.0),
+    "jvp": lambda f: cr.jvp(f, (1.0,), (1.0,)),
+    "jacrev": lambda f: cr.jacrev(f)(np.ones(2)),
+    "jacfwd": lambda f: cr.jacfwd(f)(np.ones(2)),
+    "hessian": lambda f: cr.hessian(f)(np.ones(2)),
+}
+
+
+@pytest.mark.parametrize("transform", sorted(TRANSFORMS))
+@pytest.mark.parametrize("returned, words", [(None, "a missing `return`"),
+                                             ("text", "str"), (object(), "object")])
+def test_a_function_that_returns_no_number_is_a_type_error(transform, returned, words):
+    with pytest.raises(TypeError, match=words):
+        TRANSFORMS[transform](lambda x: returned)
+
+
+def test_an_argument_named_twice_in_argnums_is_refused_as_jax_does():
+    with pytest.raises(ValueError, match=r"argnums \(0, 0\) names an argument twice"):
+        cr.grad(lambda x, y: x * x * y, argnums=(0, 0))(3.0, 2.0)
+
+
+def test_values_inside_a_numpy_array_are_refused_not_returned():
+    """A float times an array on the scalar engine would be an object array of Values."""
+    with pytest.raises(TypeError, match="array of Python objects"):
+        cr.jacobian(lambda x: x * np.array([1.0, 2.0]))(2.0)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: cr.grad(lambda x: cr.sum(cr.sin(x) * x))(np.ones(3)),
+    lambda: cr.grad(lambda x: x * x)(2.0),
+    lambda: cr.hessian(lambda x: cr.sum(x ** 3))(np.ones(3)),
+    lambda: cr.vjp(lambda x: x * 2, np.ones(2))[1](np.ones(2)),
+    lambda: cr.jvp(lambda x: x * 2, (np.ones(2),), (np.ones(2),)),
+    lambda: cr.jacrev(lambda x: x * 2)(np.ones(2)),
+    lambda: cr.grad(lambda x: x * cr.grad(lambda y: x * y)(2.0))(1.0),
+], ids=["grad", "grad-float", "hessian", "vjp", "jvp", "jacrev", "nested"])
+def test_a_transform_leaves_no_reference_cycles(call):
+    import gc
+    call()  # the first call may fill caches
+    gc.collect()
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        call()
+        assert gc.collect() == 0
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def test_the_nesting_depth_belongs_to_each_thread():
+    """A transform running in one thread does not make another thread's transform nested
+    (which would change what it returns)."""
+    import threading
+    started, release, seen = threading.Event(), threading.Event(), []
+
+    def outer(x):
+        started.set()
+        release.wait(5)
+        return x * x
+
+    worker = threading.Thread(target=lambda: seen.append(cr.grad(outer)(3.0)))
+    worker.start()
+    started.wait(5)
+    assert type(cr.grad(lambda x: x * x)(2.0)) is float  # not a graph node of a nesting
+    release.set()
+    worker.join(5)
+    assert seen == [6.0]

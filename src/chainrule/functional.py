@@ -21,6 +21,7 @@ inputs belong to a graph), so the outer one differentiates through it: derivativ
 any order. Forward mode tags its tangents with levels instead (``forward.py``).
 """
 
+import threading
 from numbers import Real
 
 import numpy as np
@@ -105,16 +106,18 @@ def tree_flatten(tree):
     {'w': [10.0, 20.0], 'b': 30.0}
     """
     leaves = []
+    return leaves, _walk(tree, leaves)
 
-    def walk(node):
-        if isinstance(node, (tuple, list)):
-            return (type(node), [walk(child) for child in node])
-        if isinstance(node, dict):
-            return (dict, [(key, walk(child)) for key, child in node.items()])
-        leaves.append(node)
-        return None
 
-    return leaves, walk(tree)
+# (module-level, not nested: a nested recursive function refers to itself through its
+# closure, a reference cycle left behind at every call)
+def _walk(node, leaves):
+    if isinstance(node, (tuple, list)):
+        return (type(node), [_walk(child, leaves) for child in node])
+    if isinstance(node, dict):
+        return (dict, [(key, _walk(child, leaves)) for key, child in node.items()])
+    leaves.append(node)
+    return None
 
 
 def tree_unflatten(treedef, leaves):
@@ -127,18 +130,17 @@ def tree_unflatten(treedef, leaves):
     >>> cr.grad(lambda p: p["w"] * p["b"])(params)    # gradients come back the same way
     {'w': 3.0, 'b': 2.0}
     """
-    leaves = iter(leaves)
+    return _build(treedef, iter(leaves))
 
-    def build(node):
-        if node is None:
-            return next(leaves)
-        kind, children = node
-        if kind is dict:
-            return {key: build(child) for key, child in children}
-        items = [build(child) for child in children]
-        return kind(*items) if hasattr(kind, "_fields") else kind(items)
 
-    return build(treedef)
+def _build(node, leaves):
+    if node is None:
+        return next(leaves)
+    kind, children = node
+    if kind is dict:
+        return {key: _build(child, leaves) for key, child in children}
+    items = [_build(child, leaves) for child in children]
+    return kind(*items) if hasattr(kind, "_fields") else kind(items)
 
 
 def _tree_map(function, tree):
@@ -150,7 +152,11 @@ def _tree_map(function, tree):
 # Inputs in, results out, in the kind that went in
 # ---------------------------------------------------------------------------------------
 
-_depth = [0]  # how many transforms are running their function right now
+class _Nesting(threading.local):
+    depth = 0  # how many transforms are running their function right now, per thread
+
+
+_nesting = _Nesting()
 
 
 class _Running:
@@ -159,12 +165,30 @@ class _Running:
     def __enter__(self):
         self._grad = enable_grad()
         self._grad.__enter__()
-        _depth[0] += 1
+        _nesting.depth += 1
 
     def __exit__(self, *exc):
-        _depth[0] -= 1
+        _nesting.depth -= 1
         self._grad.__exit__(*exc)
         return False
+
+
+_RESULTS = (Real, np.ndarray, np.generic, Value, Tensor, JVPTracer)
+
+
+def _checked_output(out, name):
+    """The function's output, if every leaf is a number, an array or a traced value."""
+    for leaf in tree_flatten(out)[0]:
+        if isinstance(leaf, np.ndarray) and leaf.dtype == object:
+            raise TypeError(f"{name}: the function returned an array of Python objects "
+                            f"(Values inside a NumPy array?); build it with cr.stack, or "
+                            f"use Tensors")
+        if not isinstance(leaf, _RESULTS) or isinstance(leaf, (bool, np.bool_)):
+            hint = " (a missing `return`?)" if leaf is None else ""
+            raise TypeError(f"{name}: the function returned {type(leaf).__name__} "
+                            f"{leaf!r:.60}{hint}; expected numbers, arrays or Tensors "
+                            f"(or tuples, lists and dicts of them)")
+    return out
 
 
 def _kind(x, tracer_ok=False):
@@ -231,7 +255,11 @@ def _argnums(argnums, nargs, name):
         if not -nargs <= n < nargs:
             raise ValueError(f"{name}: argnums {argnums} is out of range for a function "
                              f"called with {nargs} positional arguments")
-    return tuple(n % nargs for n in nums), many
+    nums = tuple(n % nargs for n in nums)
+    if len(set(nums)) != len(nums):
+        raise ValueError(f"{name}: argnums {argnums} names an argument twice; each "
+                         f"argument can be differentiated once (as in JAX)")
+    return nums, many
 
 
 class _Trace:
@@ -264,7 +292,7 @@ class _Trace:
         # array is a tensor operation); otherwise on the scalar engine.
         self.tensor_engine = any(k in ("array", "tensor") for k in kinds)
         self.kinds = kinds
-        self.nested = _depth[0] > 0
+        self.nested = _nesting.depth > 0
         new_args = list(args)
         self.targets = []
         kind_iter = iter(kinds)
@@ -283,7 +311,7 @@ class _Trace:
             out, self.aux = out
         else:
             self.aux = None
-        self.out = out
+        self.out = out = _checked_output(out, name)
         out_leaves, self.out_def = tree_flatten(out)
         levels |= {leaf.level for leaf in out_leaves if isinstance(leaf, JVPTracer)}
         if len(levels) > 1:
@@ -307,12 +335,7 @@ class _Trace:
         """The output (or aux) with traced values turned into the inputs' kind."""
         tree = self.out if tree is None else tree
 
-        def plain(leaf):
-            if isinstance(leaf, JVPTracer):
-                return JVPTracer(plain(leaf.primal), plain(leaf.tangent), leaf.level)
-            if self.nested and _in_a_graph(leaf):  # as for the gradients (input_results)
-                return leaf
-            return _plain(leaf, self.out_kind, self.create_graph)
+        plain = self._plain
 
         if self.level is not None and any(t is not None for t in self.input_tangents):
             leaves, treedef = tree_flatten(tree)
@@ -324,6 +347,13 @@ class _Trace:
                 leaf if t is None else JVPTracer(leaf, t, self.level)
                 for leaf, t in zip(primals, tangents)])
         return _tree_map(plain, tree)
+
+    def _plain(self, leaf):
+        if isinstance(leaf, JVPTracer):
+            return JVPTracer(self._plain(leaf.primal), self._plain(leaf.tangent), leaf.level)
+        if self.nested and _in_a_graph(leaf):  # as for the gradients (input_results)
+            return leaf
+        return _plain(leaf, self.out_kind, self.create_graph)
 
     def pullback(self, cotangents, batch_shape=()):
         """Gradients for every input leaf, given one cotangent per output leaf (None for
@@ -609,6 +639,7 @@ def jvp(f, primals, tangents, has_aux=False):
             raise TypeError(f"jvp(..., has_aux=True): the function must return a pair "
                             f"(output, aux), got {type(out).__name__}")
         out, aux = out
+    out = _checked_output(out, "jvp")
     out_kind = ("tensor" if "tensor" in kinds else "value" if "value" in kinds
                 else "array" if "array" in kinds else "float")
 
@@ -732,7 +763,7 @@ def _forward_columns(f, args, kwargs, n, leaves, treedef, k, out_kind):
     new_args = list(args)
     new_args[n] = tree_unflatten(treedef, traced)
     with _Running():
-        out = f(*new_args, **kwargs)
+        out = _checked_output(f(*new_args, **kwargs), "jacfwd")
     out_leaves, out_def = tree_flatten(out)
     blocks = []
     for o in out_leaves:

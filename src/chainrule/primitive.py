@@ -49,7 +49,7 @@ class Box:
 # Arguments that are never boxes: what rules pass around in an ordinary backward pass.
 # One set lookup per argument keeps a primitive on raw arrays nearly free.
 _PLAIN = frozenset({np.ndarray, float, int, bool, np.float64, np.float32, np.int64,
-                    np.bool_, type(None), tuple, list, slice, str, np.dtype})
+                    np.bool_, type(None), tuple, slice, str, np.dtype})
 
 
 def raw(x):
@@ -179,12 +179,40 @@ class Primitive:
     def __call__(self, *args, **kwargs):
         top = None
         for arg in args:
-            if type(arg) not in _PLAIN and isinstance(arg, Box):
-                if top is None or arg._level > top._level:
-                    top = arg
+            if type(arg) not in _PLAIN:
+                if isinstance(arg, Box):
+                    if top is None or arg._level > top._level:
+                        top = arg
+                elif type(arg) is list and _boxes_in(arg):
+                    # a list of Tensors is their stack (np.mean([x, y]) as cr.mean):
+                    # handing it to NumPy would cut them from the graph
+                    return self(*[_stacked(a) for a in args], **kwargs)
         if top is None:
             return self.forward(*args, **kwargs)
         return top._apply_primitive(self, args, kwargs)
+
+
+def _boxes_in(items):
+    """The boxes in a (nested) list."""
+    found = []
+    for item in items:
+        if isinstance(item, Box):
+            found.append(item)
+        elif isinstance(item, (list, tuple)):
+            found.extend(_boxes_in(item))
+    return found
+
+
+def _stacked(arg):
+    """A list that holds boxes, as one box (``_from_list`` of the highest kind)."""
+    boxes = _boxes_in(arg) if type(arg) is list else None
+    if not boxes:
+        return arg
+    top = max(boxes, key=lambda box: box._level)
+    if not hasattr(top, "_from_list"):
+        raise TypeError(f"a list of {type(top).__name__}s cannot be an array argument; "
+                        f"use Tensors (cr.tensor) for arrays")
+    return top._from_list(arg)
 
 
 def primitive(forward=None, *, name=None, batched=False):

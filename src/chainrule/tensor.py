@@ -21,6 +21,7 @@ from numbers import Number
 
 import numpy as np
 
+from . import numpy_protocol
 from . import rules as ops
 from .graph import _modes, topological_order
 from .primitive import Box, raw
@@ -117,6 +118,10 @@ def _check_finite(array, what, origin):
 # 2. Tensor
 # ---------------------------------------------------------------------------------------
 
+def _untracked(array):
+    return Tensor._make(array)
+
+
 def _method(function, name):
     """An operation as a method: ``x.exp()`` is ``exp(x)``, with the same documentation."""
     def method(self, *args, **kwargs):
@@ -173,6 +178,19 @@ class ArrayMethods(Box):
     def __pos__(self): return self
     def __abs__(self): return ops.absolute(self)
     def __getitem__(self, index): return ops.getitem(self, index=_raw_index(index))
+    def __mod__(self, other): return ops.remainder(self, other)
+    def __rmod__(self, other): return ops.remainder(other, self)
+
+    @staticmethod
+    def _from_list(items):  # a list of Tensors (or tracers) handed to an operation
+        return tensor(items)
+
+    # NumPy's functions on a Tensor run chainrule's operation, or raise (numpy_protocol)
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        return numpy_protocol.apply_ufunc(ufunc, method, inputs, kwargs, _untracked)
+
+    def __array_function__(self, func, types, args, kwargs):
+        return numpy_protocol.apply_function(func, args, kwargs, _untracked)
 
     exp, log, log1p, sqrt = (_method(ops.exp, "exp"), _method(ops.log, "log"),
                              _method(ops.log1p, "log1p"), _method(ops.sqrt, "sqrt"))

@@ -20,7 +20,7 @@ from ..primitive import Primitive, elementwise, raw, shape_of
 __all__ = ["add", "subtract", "multiply", "divide", "negative", "power", "exp", "log",
            "log1p", "sqrt", "sin", "cos", "tan", "tanh", "sigmoid", "erf", "relu",
            "leaky_relu", "absolute", "sign", "clip", "softplus", "maximum", "minimum",
-           "where", "gelu", "arctan"]
+           "where", "gelu", "arctan", "remainder"]
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
@@ -223,6 +223,23 @@ arctan = elementwise(np.arctan, "arctan", lambda ans, x: 1 / (1 + x * x),
     >>> y.sum().backward()
     >>> np.round(y.data, 4).tolist(), x.grad.tolist()       # pi/4 at 1
     ([0.0, 0.7854], [1.0, 0.5])
+    """)
+
+
+remainder = elementwise(np.remainder, "remainder", 1,
+                        lambda ans, a, b: -np.floor(raw(a) / raw(b)),
+                        text=("1", "-floor({0} / {1})"), doc="""a mod b, elementwise (``a % b``), with the sign of b as in NumPy and Python.
+
+    a - b * floor(a / b): its derivative is 1 in a and -floor(a / b) in b (the floor is
+    piecewise constant).
+
+    >>> x = cr.tensor([1.5, 2.5], requires_grad=True)
+    >>> y = x % 1.0
+    >>> y.data.tolist()
+    [0.5, 0.5]
+    >>> y.sum().backward()
+    >>> x.grad.tolist()
+    [1.0, 1.0]
     """)
 
 
