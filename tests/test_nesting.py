@@ -139,3 +139,73 @@ def test_the_nesting_depth_belongs_to_each_thread():
     release.set()
     worker.join(5)
     assert seen == [6.0]
+
+
+# ---------------------------------------------------------------------------------------
+# Edges: constants, one-element statistics, kinks at second order, complex numbers,
+# a user's tensor closed over, SciPy's operators inside a transform
+# ---------------------------------------------------------------------------------------
+
+def test_the_jacobian_of_a_constant_has_the_output_and_input_axes():
+    np.testing.assert_array_equal(cr.jacrev(lambda x: np.ones(4))(np.ones(3)),
+                                  np.zeros((4, 3)))
+    np.testing.assert_array_equal(cr.jacfwd(lambda x: np.ones(4))(np.ones(3)),
+                                  np.zeros((4, 3)))
+
+
+@pytest.mark.parametrize("f, jf", [
+    (lambda x: cr.sum(2 * x), lambda x: jnp.sum(2 * x)),
+    (lambda x: cr.sum(cr.relu(x)), lambda x: jnp.sum(jax.nn.relu(x))),
+], ids=["linear", "relu"])
+def test_the_hessian_of_a_function_with_a_constant_gradient_is_zero(f, jf):
+    x = np.array([1.0, -2.0, 3.0])
+    np.testing.assert_array_equal(cr.hessian(f)(x), np.asarray(jax.hessian(jf)(x)))
+
+
+@pytest.mark.parametrize("stat", ["std", "var"])
+def test_the_spread_of_one_entry_is_constant_so_its_gradient_is_zero(stat):
+    """PyTorch's and autograd's answer (JAX gives nan for std there)."""
+    assert cr.grad(lambda x: getattr(cr, stat)(x))(np.array([2.0])).tolist() == [0.0]
+
+
+@pytest.mark.parametrize("name, f", [
+    ("maximum", lambda m: lambda x: m.maximum(x, 1.0) * x * x),
+    ("minimum", lambda m: lambda x: m.minimum(x, 1.0) * x * x),
+    ("clip", lambda m: lambda x: m.clip(x, 0.0, 1.0) * x * x),
+    ("abs", lambda m: lambda x: m.abs(x) * x * x),
+])
+def test_second_derivatives_through_kinks_on_floats_match_jax(name, f):
+    for x in (0.5, 1.5, -0.5):
+        ours = cr.grad(cr.grad(f(cr)))(x)
+        theirs = jax.grad(jax.grad(f(jnp)))(x)
+        assert ours == pytest.approx(float(theirs), rel=1e-12), x
+
+
+def test_complex_numbers_are_refused_with_the_way_around():
+    with pytest.raises(TypeError, match="real and imaginary parts"):
+        cr.grad(lambda x: x ** 2)(1 + 2j)
+    with pytest.raises(TypeError, match="real and imaginary parts"):
+        cr.grad(lambda x: cr.sum(x * x))(np.array([1 + 2j]))
+    with pytest.raises(TypeError, match="real and imaginary parts"):
+        cr.tensor([1 + 2j], requires_grad=True)
+    assert cr.norm(np.array([3j, 4.0])) == pytest.approx(5.0)  # a norm is real
+
+
+def test_a_gradient_closing_over_a_users_tensor_stays_in_its_graph():
+    """d/dw sum(w * grad_x sum(w x^2)) = d/dw sum(2 w^2 x) = 4 w x (torch.func, JAX)."""
+    w = cr.tensor([1.0, 2.0], requires_grad=True)
+    x0 = np.array([1.0, 3.0])
+    cr.sum(w * cr.grad(lambda x: cr.sum(w * x * x))(x0)).backward()
+    theirs = jax.grad(lambda w: jnp.sum(w * jax.grad(lambda x: jnp.sum(w * x * x))(x0)))(
+        np.array([1.0, 2.0]))
+    np.testing.assert_allclose(w.grad, np.asarray(theirs), rtol=1e-14)
+
+
+@pytest.mark.parametrize("make", [
+    lambda a: cr.linear_operator(lambda x: a * x, np.ones(2)).matvec(np.ones(2)),
+    lambda a: cr.hessian_operator(lambda x: cr.sum(a * x ** 3), np.ones(2)).matvec(np.ones(2)),
+], ids=["linear_operator", "hessian_operator"])
+def test_scipy_operators_inside_a_transform_raise_instead_of_detaching(make):
+    pytest.importorskip("scipy")
+    with pytest.raises(TypeError, match="SciPy's operators work on numbers"):
+        cr.grad(lambda a: cr.sum(make(a)))(np.array(2.0))

@@ -14,9 +14,10 @@
 
 from . import rules as _rules
 from .rules import *  # noqa: F401,F403  (the operations: cr.exp, cr.sum, ...)
-from .functional import (GradcheckError, grad, gradcheck, hessian, hessian_operator, hvp,
-                         jacfwd, jacobian, jacrev, jvp, linear_operator, tree_flatten,
-                         tree_unflatten, value_and_grad, vjp)
+from .functional import (grad, hessian, hessian_operator, hvp, jacfwd, jacobian, jacrev,
+                         jvp, linear_operator, tree_flatten, tree_unflatten,
+                         value_and_grad, vjp)
+from .gradcheck import GradcheckError, gradcheck
 from .graph import detect_anomaly, enable_grad, is_grad_enabled, no_grad
 from .primitive import Primitive, elementwise, primitive
 from .tensor import (Tensor, arange, eye, full, linspace, ones, ones_like, rand, randn,

@@ -6,8 +6,8 @@ which operation), and inf rather than OverflowError for results too large for a 
 import math
 from numbers import Real
 
-__all__ = ["as_float", "float_exp", "float_log", "float_sqrt", "float_sin", "float_cos", "float_pow",
-           "float_sigmoid"]
+__all__ = ["as_float", "float_exp", "float_log", "float_sqrt", "float_sin", "float_cos",
+           "float_pow", "float_sigmoid"]
 
 
 def _domain(function, x, name, valid):

@@ -297,7 +297,7 @@ class Tensor(ArrayMethods):
         return self
 
     def _init(self, requires_grad):
-        if requires_grad and self._data.dtype.kind not in "fc":
+        if requires_grad and self._data.dtype.kind != "f":
             self._set_requires_grad(True, "tensor")  # raises, naming the dtype
         self.requires_grad = bool(requires_grad)
         self.grad = None
@@ -419,9 +419,12 @@ class Tensor(ArrayMethods):
         return self
 
     def _set_requires_grad(self, requires_grad, who):
-        if requires_grad and self._data.dtype.kind not in "fc":
-            raise TypeError(f"{who}: only floating-point tensors can require grad, "
-                            f"got dtype {self._data.dtype}")
+        if requires_grad and self._data.dtype.kind != "f":
+            raise TypeError(f"{who}: only real floating-point tensors can require grad, "
+                            f"got dtype {self._data.dtype}"
+                            + ("; write a complex number as its real and imaginary "
+                               "parts, two real tensors" if self._data.dtype.kind == "c"
+                               else ""))
         self.requires_grad = bool(requires_grad)
 
     def zero_grad(self):

@@ -29,7 +29,8 @@ _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 # Arithmetic
 # ---------------------------------------------------------------------------------------
 
-add = elementwise(np.add, "add", 1, 1, text=("1", "1"), doc="""a + b, elementwise, with NumPy broadcasting (the result has the broadcast shape).
+add = elementwise(np.add, "add", 1, 1, text=("1", "1"), doc="""\
+a + b, elementwise, with NumPy broadcasting (the result has the broadcast shape).
 
     Each gradient is g, summed back to its input's shape where that input was broadcast.
 
@@ -43,7 +44,8 @@ add = elementwise(np.add, "add", 1, 1, text=("1", "1"), doc="""a + b, elementwis
     ([1.0, 1.0], 2.0)
     """)
 
-subtract = elementwise(np.subtract, "subtract", 1, -1, text=("1", "-{g}"), doc="""a - b, elementwise, with NumPy broadcasting; the gradients are g and -g.
+subtract = elementwise(np.subtract, "subtract", 1, -1, text=("1", "-{g}"), doc="""\
+a - b, elementwise, with NumPy broadcasting; the gradients are g and -g.
 
     >>> a = cr.tensor(5.0, requires_grad=True)
     >>> b = cr.tensor(3.0, requires_grad=True)
@@ -56,7 +58,8 @@ subtract = elementwise(np.subtract, "subtract", 1, -1, text=("1", "-{g}"), doc="
 multiply = elementwise(np.multiply, "multiply",
                        lambda ans, a, b: b,
                        lambda ans, a, b: a,
-                       text=("{1}", "{0}"), doc="""a * b, elementwise, with NumPy broadcasting; d/da = b and d/db = a.
+                       text=("{1}", "{0}"), doc="""\
+a * b, elementwise, with NumPy broadcasting; d/da = b and d/db = a.
 
     >>> a = cr.tensor([1.0, 2.0, 3.0], requires_grad=True)
     >>> b = cr.tensor([4.0, 5.0, 6.0], requires_grad=True)
@@ -68,7 +71,8 @@ multiply = elementwise(np.multiply, "multiply",
 divide = elementwise(np.true_divide, "divide",
                      lambda ans, a, b: 1 / b,
                      lambda ans, a, b: -ans / b,                # d/db a/b = -a/b**2
-                     text=("{g} / {1}", "-{g} * {out} / {1}"), doc="""a / b, elementwise, with NumPy broadcasting; d/da = 1/b and d/db = -a/b**2.
+                     text=("{g} / {1}", "-{g} * {out} / {1}"), doc="""\
+a / b, elementwise, with NumPy broadcasting; d/da = 1/b and d/db = -a/b**2.
 
     >>> a = cr.tensor(6.0, requires_grad=True)
     >>> b = cr.tensor(2.0, requires_grad=True)
@@ -78,7 +82,8 @@ divide = elementwise(np.true_divide, "divide",
     (3.0, 0.5, -1.5)
     """)
 
-negative = elementwise(np.negative, "negative", -1, text=("-{g}",), doc="""-x, elementwise (the shape of x); the gradient is -g.
+negative = elementwise(np.negative, "negative", -1, text=("-{g}",), doc="""\
+-x, elementwise (the shape of x); the gradient is -g.
 
     >>> x = cr.tensor([1.0, -2.0], requires_grad=True)
     >>> y = cr.negative(x)                          # the same as -x
@@ -105,7 +110,8 @@ def _d_power_exponent(ans, a):
 power = elementwise(np.power, "power",
                     lambda ans, a, b: _d_power_base(a, b),
                     lambda ans, a, b: _d_power_exponent(ans, a),
-                    text=("{1} * {0}**({1} - 1)", "{out} * log({0})"), doc="""a ** b, elementwise, with NumPy broadcasting; both base and exponent may vary.
+                    text=("{1} * {0}**({1} - 1)", "{out} * log({0})"), doc="""\
+a ** b, elementwise, with NumPy broadcasting; both base and exponent may vary.
 
     d/da = b * a**(b-1) and d/db = a**b * log(a). Where the formulas would say NaN
     for a finite function, the derivative is 0: d/da a**0 at a = 0, and d/db 0**b.
@@ -126,7 +132,8 @@ power = elementwise(np.power, "power",
 # Exponentials, logarithms, trigonometric and hyperbolic functions
 # ---------------------------------------------------------------------------------------
 
-exp = elementwise(np.exp, "exp", lambda ans, x: ans, text=("{out}",), doc="""e**x, elementwise (the shape of x); its derivative is itself.
+exp = elementwise(np.exp, "exp", lambda ans, x: ans, text=("{out}",), doc="""\
+e**x, elementwise (the shape of x); its derivative is itself.
 
     Like the other functions of one argument, it also takes a Value (and gives one),
     a NumPy array or a number.
@@ -140,7 +147,8 @@ exp = elementwise(np.exp, "exp", lambda ans, x: ans, text=("{out}",), doc="""e**
     1.0
     """)
 
-log = elementwise(np.log, "log", lambda ans, x: 1 / x, text=("{g} / {0}",), doc="""The natural logarithm, elementwise (the shape of x); its derivative is 1/x.
+log = elementwise(np.log, "log", lambda ans, x: 1 / x, text=("{g} / {0}",), doc="""\
+The natural logarithm, elementwise (the shape of x); its derivative is 1/x.
 
     On tensors, log(0) is -inf and a negative x gives nan, as in NumPy
     (``cr.detect_anomaly()`` stops there); on a Value it is a ValueError.
@@ -152,7 +160,9 @@ log = elementwise(np.log, "log", lambda ans, x: 1 / x, text=("{g} / {0}",), doc=
     [1.0, 0.25]
     """)
 
-log1p = elementwise(np.log1p, "log1p", lambda ans, x: 1 / (1 + x), text=("{g} / (1 + {0})",), doc="""log(1 + x), elementwise, accurate for tiny x; its derivative is 1/(1 + x).
+log1p = elementwise(np.log1p, "log1p", lambda ans, x: 1 / (1 + x),
+                    text=("{g} / (1 + {0})",), doc="""\
+log(1 + x), elementwise, accurate for tiny x; its derivative is 1/(1 + x).
 
     >>> x = cr.tensor([0.0, 1.0], requires_grad=True)
     >>> cr.log1p(x).sum().backward()                # or x.log1p()
@@ -162,7 +172,9 @@ log1p = elementwise(np.log1p, "log1p", lambda ans, x: 1 / (1 + x), text=("{g} / 
     (1e-20, 0.0)
     """)
 
-sqrt = elementwise(np.sqrt, "sqrt", lambda ans, x: 0.5 / ans, text=("{g} / (2 * {out})",), doc="""The square root, elementwise (the shape of x); its derivative is 1 / (2 sqrt(x)).
+sqrt = elementwise(np.sqrt, "sqrt", lambda ans, x: 0.5 / ans, text=("{g} / (2 * {out})",),
+                   doc="""\
+The square root, elementwise (the shape of x); its derivative is 1 / (2 sqrt(x)).
 
     >>> x = cr.tensor([1.0, 4.0], requires_grad=True)
     >>> y = cr.sqrt(x)                              # or x.sqrt()
@@ -171,7 +183,8 @@ sqrt = elementwise(np.sqrt, "sqrt", lambda ans, x: 0.5 / ans, text=("{g} / (2 * 
     ([1.0, 2.0], [0.5, 0.25])
     """)
 
-sin = elementwise(np.sin, "sin", lambda ans, x: cos(x), text=("cos({0})",), doc="""The sine, elementwise (the shape of x); its derivative is cos(x).
+sin = elementwise(np.sin, "sin", lambda ans, x: cos(x), text=("cos({0})",), doc="""\
+The sine, elementwise (the shape of x); its derivative is cos(x).
 
     >>> x = cr.tensor([0.0, np.pi / 2], requires_grad=True)
     >>> y = cr.sin(x)                               # or x.sin()
@@ -180,7 +193,8 @@ sin = elementwise(np.sin, "sin", lambda ans, x: cos(x), text=("cos({0})",), doc=
     ([0.0, 1.0], [1.0, 0.0])
     """)
 
-cos = elementwise(np.cos, "cos", lambda ans, x: -sin(x), text=("-sin({0})",), doc="""The cosine, elementwise (the shape of x); its derivative is -sin(x).
+cos = elementwise(np.cos, "cos", lambda ans, x: -sin(x), text=("-sin({0})",), doc="""\
+The cosine, elementwise (the shape of x); its derivative is -sin(x).
 
     >>> x = cr.tensor(np.pi / 2, requires_grad=True)
     >>> y = cr.cos(x)                               # or x.cos()
@@ -190,7 +204,8 @@ cos = elementwise(np.cos, "cos", lambda ans, x: -sin(x), text=("-sin({0})",), do
     """)
 
 tan = elementwise(np.tan, "tan", lambda ans, x: 1 + ans * ans,     # sec^2 = 1 + tan^2
-                  text=("(1 + {out}**2)",), doc="""The tangent, elementwise (the shape of x); its derivative is 1 + tan(x)**2.
+                  text=("(1 + {out}**2)",), doc="""\
+The tangent, elementwise (the shape of x); its derivative is 1 + tan(x)**2.
 
     >>> x = cr.tensor([0.0, np.pi / 4], requires_grad=True)
     >>> y = cr.tan(x)                               # or x.tan()
@@ -200,7 +215,8 @@ tan = elementwise(np.tan, "tan", lambda ans, x: 1 + ans * ans,     # sec^2 = 1 +
     """)
 
 tanh = elementwise(np.tanh, "tanh", lambda ans, x: 1 - ans * ans,
-                   text=("(1 - {out}**2)",), doc="""The hyperbolic tangent, elementwise; its derivative is 1 - tanh(x)**2.
+                   text=("(1 - {out}**2)",), doc="""\
+The hyperbolic tangent, elementwise; its derivative is 1 - tanh(x)**2.
 
     No overflow far from 0: tanh(100) is 1 with derivative 0. Derivatives of any
     order come from the same rule.
@@ -216,7 +232,8 @@ tanh = elementwise(np.tanh, "tanh", lambda ans, x: 1 - ans * ans,
 
 
 arctan = elementwise(np.arctan, "arctan", lambda ans, x: 1 / (1 + x * x),
-                     text=("1 / (1 + {0}**2)",), doc="""The inverse tangent, elementwise, in (-pi/2, pi/2); its derivative is 1 / (1 + x**2).
+                     text=("1 / (1 + {0}**2)",), doc="""\
+The inverse tangent, elementwise, in (-pi/2, pi/2); its derivative is 1 / (1 + x**2).
 
     >>> x = cr.tensor([0.0, 1.0], requires_grad=True)
     >>> y = cr.arctan(x)
@@ -228,7 +245,8 @@ arctan = elementwise(np.arctan, "arctan", lambda ans, x: 1 / (1 + x * x),
 
 remainder = elementwise(np.remainder, "remainder", 1,
                         lambda ans, a, b: -np.floor(raw(a) / raw(b)),
-                        text=("1", "-floor({0} / {1})"), doc="""a mod b, elementwise (``a % b``), with the sign of b as in NumPy and Python.
+                        text=("1", "-floor({0} / {1})"), doc="""\
+a mod b, elementwise (``a % b``), with the sign of b as in NumPy and Python.
 
     a - b * floor(a / b): its derivative is 1 in a and -floor(a / b) in b (the floor is
     piecewise constant).
@@ -345,7 +363,8 @@ leaky_relu = elementwise(_leaky_relu, "leaky_relu",
                          lambda ans, x, negative_slope=0.01:
                          np.where(raw(x) > 0, 1.0, negative_slope))
 
-absolute = elementwise(np.abs, "abs", lambda ans, x: np.sign(raw(x)), text=("sign({0})",), doc="""|x|, elementwise (the shape of x); ``cr.abs`` is the same function.
+absolute = elementwise(np.abs, "abs", lambda ans, x: np.sign(raw(x)), text=("sign({0})",), doc="""\
+|x|, elementwise (the shape of x); ``cr.abs`` is the same function.
 
     Its derivative is sign(x), taken to be 0 at the kink x = 0.
 
@@ -356,7 +375,8 @@ absolute = elementwise(np.abs, "abs", lambda ans, x: np.sign(raw(x)), text=("sig
     ([2.0, 0.0, 3.0], [-1.0, 0.0, 1.0])
     """)
 
-sign = elementwise(np.sign, "sign", lambda ans, x: np.zeros_like(raw(ans)), text=("0",), doc="""-1, 0 or 1 by the sign of x, elementwise; flat, so its gradient is 0.
+sign = elementwise(np.sign, "sign", lambda ans, x: np.zeros_like(raw(ans)), text=("0",), doc="""\
+-1, 0 or 1 by the sign of x, elementwise; flat, so its gradient is 0.
 
     >>> x = cr.tensor([-2.0, 0.0, 3.0], requires_grad=True)
     >>> y = cr.sign(x)                              # or x.sign()
@@ -374,7 +394,8 @@ def _tie_share(a, b):
 
 maximum = elementwise(np.maximum, "maximum",
                       lambda ans, a, b: _tie_share(a, b),
-                      lambda ans, a, b: _tie_share(b, a), doc="""The larger of a and b, elementwise, with NumPy broadcasting.
+                      lambda ans, a, b: _tie_share(b, a), doc="""\
+The larger of a and b, elementwise, with NumPy broadcasting.
 
     The gradient goes to the larger one; at a tie, half to each.
 
@@ -388,7 +409,8 @@ maximum = elementwise(np.maximum, "maximum",
 
 minimum = elementwise(np.minimum, "minimum",
                       lambda ans, a, b: _tie_share(b, a),
-                      lambda ans, a, b: _tie_share(a, b), doc="""The smaller of a and b, elementwise, with NumPy broadcasting.
+                      lambda ans, a, b: _tie_share(a, b), doc="""\
+The smaller of a and b, elementwise, with NumPy broadcasting.
 
     The gradient goes to the smaller one; at a tie, half to each.
 

@@ -75,7 +75,8 @@ def matmul_jvp_b(t, a, b):
     return squeeze(out, -1) if ndim_of(b) == 1 else out
 
 
-matmul = Primitive(np.matmul, "matmul", batched=True, doc="""The matrix product a @ b, as np.matmul: 1-D, 2-D and batches of matrices.
+matmul = Primitive(np.matmul, "matmul", batched=True, doc="""\
+The matrix product a @ b, as np.matmul: 1-D, 2-D and batches of matrices.
 
     Shapes (n, k) @ (k, m) -> (n, m); a 1-D operand is a row (on the left) or a column
     (on the right), and its axis is dropped from the result; leading axes are batches,

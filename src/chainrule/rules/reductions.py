@@ -14,9 +14,9 @@ import builtins
 
 import numpy as np
 
-from ..primitive import ndim_of, raw, shape_of
+from ..primitive import elementwise, ndim_of, raw, shape_of
 from .common import axes_of, from_end, op
-from .elementwise import exp, sqrt, where
+from .elementwise import exp, where
 from .shapes import broadcast_to, reshape
 
 __all__ = ["sum", "mean", "max", "min", "prod", "var", "std", "logsumexp", "softmax",
@@ -252,7 +252,15 @@ def std(x, axis=None, ddof=0, keepdims=False):
     >>> x.grad.tolist()                       # (x - mean) / (n * std)
     [-0.5, 0.5]
     """
-    return sqrt(var(x, axis, ddof, keepdims))
+    return _root_of_variance(var(x, axis, ddof, keepdims))
+
+
+# sqrt, with derivative 0 where the variance is 0 (one entry, or all equal): there std
+# is constant (one entry) or has a kink, where PyTorch and autograd also give 0
+_root_of_variance = elementwise(
+    np.sqrt, "sqrt", lambda ans, v: 0.5 / where(raw(ans) == 0, np.inf, ans),
+    text=("{g} / (2 * {out}), 0 where {out} = 0",),
+    doc="The square root of a variance, with derivative 0 where it is 0 (see std).")
 
 
 @op("logsumexp")
@@ -364,6 +372,8 @@ def norm(x, axis=None, keepdims=False):
     >>> np.round(x.grad, 6).tolist()          # x / 5
     [0.6, 0.8]
     """
+    if np.iscomplexobj(x):  # |x|, so the norm is real
+        x = np.abs(x)
     return np.sqrt(np.sum(np.square(x), axis=axis, keepdims=keepdims))
 
 
