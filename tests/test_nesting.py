@@ -92,10 +92,15 @@ def test_an_argument_named_twice_in_argnums_is_refused_as_jax_does():
         cr.grad(lambda x, y: x * x * y, argnums=(0, 0))(3.0, 2.0)
 
 
+def test_a_float_follows_the_arrays_it_meets():
+    ours = cr.jacobian(lambda x: x * np.array([1.0, 2.0]))(2.0)
+    theirs = jax.jacobian(lambda x: x * jnp.array([1.0, 2.0]))(2.0)
+    np.testing.assert_array_equal(ours, np.asarray(theirs))
+
+
 def test_values_inside_a_numpy_array_are_refused_not_returned():
-    """A float times an array on the scalar engine would be an object array of Values."""
     with pytest.raises(TypeError, match="array of Python objects"):
-        cr.jacobian(lambda x: x * np.array([1.0, 2.0]))(2.0)
+        cr.jacobian(lambda v: np.array([v, 2 * v]))(cr.Value(1.0))
 
 
 @pytest.mark.parametrize("call", [
@@ -209,3 +214,36 @@ def test_scipy_operators_inside_a_transform_raise_instead_of_detaching(make):
     pytest.importorskip("scipy")
     with pytest.raises(TypeError, match="SciPy's operators work on numbers"):
         cr.grad(lambda a: cr.sum(make(a)))(np.array(2.0))
+
+
+# ---------------------------------------------------------------------------------------
+# Differentiating a vjp function with respect to its cotangent (it is linear there)
+# ---------------------------------------------------------------------------------------
+
+def pulled(vjp, sin):
+    """g(x, v) = v * 3 cos(x): the VJP of 3 sin at x, applied to the cotangent v."""
+    return lambda x, v: vjp(lambda y: 3 * sin(y), x)[1](v)[0]
+
+
+@pytest.mark.parametrize("point, direction", [
+    ((0.5, 0.25), (0.0, 1.0)),                     # the cotangent moves
+    ((0.5, 0.25), (1.0, 0.0)),                     # the point moves
+    ((0.5, 0.25), (0.7, -2.0)),                    # both
+    ((np.array([0.5]), np.array([0.25])), (np.array([0.3]), np.array([1.0]))),
+], ids=["cotangent", "point", "both", "one-element arrays"])
+def test_jvp_of_a_vjp_function_matches_jax(point, direction):
+    ours = cr.jvp(pulled(cr.vjp, cr.sin), point, direction)
+    theirs = jax.jvp(pulled(jax.vjp, jnp.sin), point, direction)
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(np.asarray(a, dtype=float), np.asarray(b), rtol=1e-12)
+
+
+def test_jacobians_of_a_vjp_function_in_its_cotangent_match_jax():
+    x, v = np.array([0.5, -1.0, 2.0]), np.array([0.25, 1.5, -0.5])
+    f = lambda vjp, sin: lambda v: vjp(lambda y: sin(y) * y[::-1], x)[1](v)[0]
+    for ours, theirs in [(cr.jacfwd, jax.jacfwd), (cr.jacrev, jax.jacrev)]:
+        np.testing.assert_allclose(ours(f(cr.vjp, cr.sin))(v),
+                                   np.asarray(theirs(f(jax.vjp, jnp.sin))(v)), rtol=1e-12)
+    np.testing.assert_allclose(cr.grad(lambda v: cr.sum(f(cr.vjp, cr.sin)(v)))(v),
+                               np.asarray(jax.grad(lambda v: jnp.sum(f(jax.vjp, jnp.sin)(v)))(v)),
+                               rtol=1e-12)

@@ -1,5 +1,5 @@
 """Function transforms in the style of JAX: grad, value_and_grad, vjp, jvp, jacrev,
-jacfwd, hessian, hvp, linear operators, and gradcheck.
+jacfwd, hessian, hvp, and linear operators.
 
 They take a function and give a function. Inputs may be Python floats, Values, NumPy
 arrays or Tensors, and tuples, lists and dicts of those, nested (pytrees); results come
@@ -8,17 +8,19 @@ back in the kind that went in (a float for a float, an ndarray for an ndarray).
 How reverse mode works here: each input is replaced by a fresh node to differentiate
 with respect to (a *target*): a new leaf for a plain number or array, or an ``identity``
 node on top of a Value or Tensor that is already part of a graph (an outer transform's,
-or the user's). The function runs on the targets, and ``gradients()`` walks back from
-its output to the targets only, stopping there and writing no ``.grad``. Floats and
-Values use the scalar engine; arrays and Tensors the tensor engine.
+or the user's). The function runs on the targets, and ``tensor_gradients()`` walks back
+from its output to the targets only, stopping there and writing no ``.grad``. Values use
+the scalar engine; floats, arrays and Tensors the tensor engine (a float is a 0-d array
+there, so it meets arrays as NumPy would).
 
 Why nesting is safe (no perturbation confusion). In
 ``grad(lambda x: x * grad(lambda y: x + y)(1.0))(1.0)`` the inner transform
 differentiates with respect to its own target ``y``, a node of its own; the outer ``x``
 is just another operand, whose path the inner walk never follows. The inner gradient
 is built from the engine's operations when an outer transform is running (or when the
-inputs belong to a graph), so the outer one differentiates through it: derivatives of
-any order. Forward mode tags its tangents with levels instead (``forward.py``).
+inputs belong to a graph), and stays a node of the outer graph, so the outer transform
+differentiates through it, closures over its variables included: derivatives of any
+order. Forward mode tags its tangents with levels instead (``forward.py``).
 """
 
 import threading
@@ -298,9 +300,9 @@ class _Trace:
             self.input_trees.append((leaves, treedef))
             input_tangents.extend(tangents)
             kinds.extend(_kind(leaf) for leaf in leaves)
-        # Floats ride on the tensor engine when arrays are about (a float times an
-        # array is a tensor operation); otherwise on the scalar engine.
-        self.tensor_engine = any(k in ("array", "tensor") for k in kinds)
+        # Floats ride on the tensor engine (as 0-d arrays), so that they follow any array
+        # they meet; the scalar engine takes the transforms of Values.
+        self.tensor_engine = "value" not in kinds
         self.kinds = kinds
         self.nested = _nesting.depth > 0
         new_args = list(args)
@@ -622,10 +624,39 @@ def vjp(f, *primals, has_aux=False):
             if np.shape(_innermost(leaf)) != np.shape(_innermost(out)):
                 raise ValueError(f"vjp: a cotangent of shape {np.shape(_innermost(leaf))} "
                                  f"for an output of shape {np.shape(_innermost(out))}")
+        if any(isinstance(leaf, JVPTracer) for leaf in leaves):
+            return _pull_traced_cotangent(trace, leaves)
         return trace.input_results(trace.pullback(leaves))
 
     out = trace.output()
     return (out, vjp_fn, trace.output(trace.aux)) if has_aux else (out, vjp_fn)
+
+
+def _pull_traced_cotangent(trace, leaves):
+    """vjp_fn at a cotangent that carries a tangent (jvp or jacfwd with respect to the
+    cotangent). A VJP is linear in its cotangent, so the tangent of J(x)^T c is
+    J(x)^T dc plus, where x is traced by the same transform, the tangent of J(x)^T c
+    through x: the pullback of the primal cotangent gives both, and the pullback of dc
+    (a batch of them, for jacfwd's columns) adds the first."""
+    level = max(leaf.level for leaf in leaves if isinstance(leaf, JVPTracer))
+    top = [isinstance(leaf, JVPTracer) and leaf.level == level for leaf in leaves]
+    primals = [leaf.primal if is_top else leaf for leaf, is_top in zip(leaves, top)]
+    through_x = trace.input_results(trace.pullback(primals))  # lower levels recurse here
+    lead = next(tuple(np.shape(_innermost(leaf.tangent))[
+        :np.ndim(_innermost(leaf.tangent)) - np.ndim(_innermost(leaf.primal))])
+        for leaf, is_top in zip(leaves, top) if is_top)
+    tangents = [leaf.tangent if is_top else None for leaf, is_top in zip(leaves, top)]
+    through_c = trace.input_results(trace.pullback(tangents, lead), lead)
+
+    def combine(a, b):
+        if isinstance(b, JVPTracer) and b.level == level:  # only dc's own product
+            b = b.primal
+        if isinstance(a, JVPTracer) and a.level == level:
+            return JVPTracer(a.primal, a.tangent + b, level)
+        return JVPTracer(a, b, level)
+
+    first, second = tree_flatten(through_x), tree_flatten(through_c)[0]
+    return tree_unflatten(first[1], [combine(a, b) for a, b in zip(first[0], second)])
 
 
 # ---------------------------------------------------------------------------------------
@@ -719,15 +750,16 @@ def jacrev(f, argnums=0):
             shape = np.shape(_innermost(leaf))
             size = int(np.prod(shape))
             constant = not isinstance(leaf, (Tensor, Value))  # depends on no input
-            if (trace.tensor_engine and isinstance(leaf, Tensor)) or (constant and shape):
+            if (trace.tensor_engine and isinstance(leaf, Tensor) and shape) or \
+                    (constant and shape):
                 seed = np.eye(size, dtype=_float_dtype(leaf)).reshape((size,) + shape)
                 cotangents = [seed if other is leaf else None for other in trace.out_leaves]
                 grads = trace.pullback(cotangents, (size,)) if not constant else \
                     [None] * len(trace.targets)
                 blocks = trace.input_results(grads, (size,))
                 per_output.append(_batch_axis_into_output_shape(blocks, trace, shape))
-            else:  # the scalar engine: one pass per output (each output is one number)
-                cot = [1.0 if other is leaf else 0.0 for other in trace.out_leaves]
+            else:  # a scalar output (or the scalar engine's): one pass per output
+                cot = [1.0 if other is leaf else None for other in trace.out_leaves]
                 per_output.append(trace.input_results(trace.pullback(cot)))
         return tree_unflatten(trace.out_def, per_output)
 
