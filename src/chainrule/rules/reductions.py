@@ -324,10 +324,10 @@ def softmax(x, axis=-1):
     return shifted
 
 
-softmax.defvjp(lambda g, ans, x, axis=-1:
-               ans * (g - sum(g * ans, from_end(axis, ndim_of(ans)), keepdims=True)))
-softmax.defjvp(lambda t, ans, x, axis=-1:
-               ans * (t - sum(t * ans, from_end(axis, ndim_of(ans)), keepdims=True)))
+# The Jacobian diag(p) - p p^T is symmetric: the same rule serves both modes (d for g or t)
+softmax.defvjp(lambda d, ans, x, axis=-1:
+               ans * (d - sum(d * ans, from_end(axis, ndim_of(ans)), keepdims=True)),
+               symmetric=True)
 
 
 @op("log_softmax")
