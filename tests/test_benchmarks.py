@@ -33,6 +33,7 @@ def test_workloads_are_found():
     assert 1 in WORKLOADS and 2 in WORKLOADS
 
 
+@pytest.mark.slow  # an end-to-end run: `make test-fast` leaves it out
 @pytest.mark.parametrize("n", sorted(WORKLOADS))
 def test_workload_tiny(n):
     module, rows = tiny_rows(n)
@@ -85,6 +86,7 @@ def test_interleave_rotates_so_each_library_follows_each_other_alike():
     assert set(follows) == {"ab", "bc", "ca", "ba", "cb", "ac"}  # fixed order: ab bc ca only
 
 
+@pytest.mark.slow  # an end-to-end run: `make test-fast` leaves it out
 def test_pin_to_one_cpu_only_when_blas_is_single_threaded(monkeypatch):
     monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
     assert common.pin_to_one_cpu() is None
@@ -113,6 +115,7 @@ def test_the_small_operation_probe_is_reported_with_the_machine():
     assert "2-element" not in bench_run._machine_line(common.machine_info())
 
 
+@pytest.mark.slow  # an end-to-end run: `make test-fast` leaves it out
 def test_run_writes_table_json_and_plot(tmp_path):
     rows, targets, modules = [], [], []
     for n in sorted(WORKLOADS):

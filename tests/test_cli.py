@@ -35,6 +35,7 @@ def test_python_dash_m_and_the_console_script_both_run():
         assert "usage: chainrule" in result.stdout
 
 
+@pytest.mark.slow  # an end-to-end run: `make test-fast` leaves it out
 def test_train_moons_reaches_100_percent_and_writes_its_outputs(tmp_path, capsys):
     """micrograd's demo, from the command line: 100% training accuracy, metrics and a picture."""
     assert main(["train", "moons", "--quiet", "--out", str(tmp_path)]) == 0
@@ -50,6 +51,7 @@ def test_train_moons_reaches_100_percent_and_writes_its_outputs(tmp_path, capsys
     assert png.startswith(b"\x89PNG")
 
 
+@pytest.mark.slow  # an end-to-end run: `make test-fast` leaves it out
 def test_train_is_reproducible_from_its_seed(tmp_path):
     for run in ("a", "b"):
         assert main(["train", "moons", "--quiet", "--steps", "5", "--seed", "3",
@@ -59,6 +61,7 @@ def test_train_is_reproducible_from_its_seed(tmp_path):
     assert a["loss_history"] == b["loss_history"]
 
 
+@pytest.mark.slow  # an end-to-end run: `make test-fast` leaves it out
 def test_train_toy_fits_the_bump(tmp_path, capsys):
     """microcrad's toy regression: the error falls well below the target's variance (0.047)."""
     assert main(["train", "toy", "--quiet", "--out", str(tmp_path)]) == 0
@@ -101,6 +104,7 @@ def test_graph_reports_unknown_variables_and_domain_errors(tmp_path, capsys):
 
 # --- the data sets, eval, data fetch -------------------------------------------------
 
+@pytest.mark.slow  # an end-to-end run: `make test-fast` leaves it out
 def test_train_mnist_writes_metrics_checkpoint_and_pictures(tmp_path, capsys):
     out = tmp_path / "mnist"
     assert main(["train", "mnist", "--quiet", "--epochs", "3", "--out", str(out)]) == 0
@@ -158,6 +162,7 @@ def test_data_fetch_reports_a_failed_download_in_one_line(tmp_path, capsys):
     assert not list((tmp_path / "m").glob("*.gz"))
 
 
+@pytest.mark.slow  # an end-to-end run: `make test-fast` leaves it out
 def test_the_moons_demo_checkpoint_evaluates_to_its_accuracy(tmp_path, capsys):
     """The scalar model saved by `train moons` rebuilds from its own architecture()."""
     assert main(["train", "moons", "--quiet", "--out", str(tmp_path)]) == 0

@@ -101,7 +101,12 @@ def run_shell(words, shown):
     return None
 
 
-@pytest.mark.parametrize("page", PAGES, ids=lambda page: str(page.relative_to(ROOT)))
+# README's shell blocks train on the moons and MNIST: a slow end-to-end run
+RUN_PAGES = [pytest.param(page, marks=pytest.mark.slow) if page.name == "README.md" else page
+             for page in PAGES]
+
+
+@pytest.mark.parametrize("page", RUN_PAGES, ids=lambda page: str(page.relative_to(ROOT)))
 def test_every_code_block_runs_and_shows_what_it_promises(page, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     namespace = {"__name__": "__main__"}
@@ -135,6 +140,7 @@ def test_the_pictures_a_page_shows_exist(page):
         assert (page.parent / image).is_file(), f"{page.name} shows {image}, which is missing"
 
 
+@pytest.mark.slow  # an end-to-end run: `make test-fast` leaves it out
 @pytest.mark.skipif(DOT_MISSING, reason=DOT_REASON)
 def test_the_doc_pictures_script_makes_every_picture(tmp_path):
     done = subprocess.run([sys.executable, str(ROOT / "scripts" / "make_doc_images.py"),

@@ -115,6 +115,7 @@ def test_trust_ncg_converges_like_scipy():
 
 # --- projectile.py ----------------------------------------------------------------------
 
+@pytest.mark.slow  # an end-to-end run: `make test-fast` leaves it out
 def test_projectile_gradient_matches_finite_differences():
     module, result, printed = run("projectile")
     g, fd = result["grad"], result["grad_fd"]
@@ -129,6 +130,7 @@ def test_projectile_gradient_matches_finite_differences():
     assert "central differences" in printed
 
 
+@pytest.mark.slow  # an end-to-end run: `make test-fast` leaves it out
 def test_projectile_hits_the_target():
     module, result, printed = run("projectile")
     assert result["miss"] < 1e-6

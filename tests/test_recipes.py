@@ -73,6 +73,7 @@ def test_a_training_step_makes_no_reference_cycles():
         gc.enable()
 
 
+@pytest.mark.slow  # an end-to-end run: `make test-fast` leaves it out
 def test_train_moons_is_micrograd_demo_and_reaches_100_percent():
     _, X, y, metrics = train_moons(steps=100, seed=1, show_progress=False)
     assert len(X) == 100 and set(y) == {-1, 1}

@@ -19,6 +19,7 @@ def test_every_data_set_has_defaults_for_both_engines():
         assert DEFAULT_ENGINE[name] in ("scalar", "tensor")
 
 
+@pytest.mark.slow  # an end-to-end run: `make test-fast` leaves it out
 def test_mnist_subset_reaches_92_percent_on_the_test_set():
     """The MNIST subset trains to >= 92% test accuracy (the run takes ~10 s; not timed here)."""
     data = load_dataset("mnist", seed=0)
@@ -35,6 +36,7 @@ def test_digits_reach_95_percent():
 
 @pytest.mark.parametrize("name, engine", [("moons", "tensor"), ("circles", "tensor"),
                                           ("circles", "scalar")])
+@pytest.mark.slow  # an end-to-end run: `make test-fast` leaves it out
 def test_two_dimensional_sets_reach_100_percent_train_accuracy(name, engine):
     model, metrics = train(config(name, engine), load_dataset(name, seed=0),
                            show_progress=False)
@@ -42,6 +44,7 @@ def test_two_dimensional_sets_reach_100_percent_train_accuracy(name, engine):
     assert "test_accuracy" not in metrics  # 2-D sets report training accuracy
 
 
+@pytest.mark.slow  # an end-to-end run: `make test-fast` leaves it out
 def test_the_scalar_engine_trains_digits_for_real():
     """An MLP of Values on 8x8 digits: far above chance (10%) after one short epoch."""
     data = load_dataset("digits", seed=0)

@@ -814,6 +814,7 @@ def test_graph_after_create_graph_is_collected_by_the_garbage_collector():
             gc.enable()
 
 
+@pytest.mark.slow  # an end-to-end run: `make test-fast` leaves it out
 def test_backward_through_a_chain_of_a_million_nodes():
     """The graph is walked with an explicit stack, so depth is not limited by Python's
     recursion limit (1000 here): x -> x*1 -> x*1+1 -> ... 1,000,000 operations."""
