@@ -247,3 +247,27 @@ def test_jacobians_of_a_vjp_function_in_its_cotangent_match_jax():
     np.testing.assert_allclose(cr.grad(lambda v: cr.sum(f(cr.vjp, cr.sin)(v)))(v),
                                np.asarray(jax.grad(lambda v: jnp.sum(f(jax.vjp, jnp.sin)(v)))(v)),
                                rtol=1e-12)
+
+
+# ---------------------------------------------------------------------------------------
+# Results that depend on an enclosing transform's variable stay in its graph, whichever
+# transform made them (found by the fuzzer, tests/test_fuzz.py)
+# ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name, program", [
+    ("a vjp function built outside, differentiated in its cotangent",
+     lambda grad, vjp, jvp: grad(lambda c: vjp(lambda x: x * x, 3.0)[1](c)[0])(1.0)),
+    ("jvp at a constant point whose body closes over the outer variable",
+     lambda grad, vjp, jvp: grad(lambda x: jvp(lambda y: x * y, (2.0,), (1.0,))[1])(3.0)),
+    ("grad inside jvp inside grad",
+     lambda grad, vjp, jvp: grad(lambda x: jvp(
+         lambda y: grad(lambda z: y * z * z)(1.0), (x,), (1.0,))[0])(3.0)),
+    ("jvp's tangent of a closure, under grad",
+     lambda grad, vjp, jvp: grad(lambda x: jvp(
+         lambda y: grad(lambda z: y * z * z)(1.0), (x,), (1.0,))[1])(3.0)),
+])
+def test_results_depending_on_an_outer_variable_are_differentiated_as_jax_does(name, program):
+    ours = program(cr.grad, cr.vjp, cr.jvp)
+    theirs = program(jax.grad, jax.vjp, jax.jvp)
+    assert type(ours) is float
+    assert ours == pytest.approx(float(theirs), rel=1e-12, abs=1e-12)

@@ -24,6 +24,7 @@ order. Forward mode tags its tangents with levels instead (``forward.py``).
 """
 
 import threading
+import weakref
 from numbers import Real
 
 import numpy as np
@@ -157,19 +158,28 @@ def _tree_map(function, tree):
 class _Nesting(threading.local):
     depth = 0  # how many transforms are running their function right now, per thread
 
+    def __init__(self):
+        self.live = set()  # ids of the targets of reverse transforms running right now
+
 
 _nesting = _Nesting()
 
 
 class _Running:
-    """While a transform runs its function: counts the nesting, records graphs."""
+    """While a transform runs its function: counts the nesting, records graphs, and
+    keeps its targets live (a result that depends on them is differentiated later)."""
+
+    def __init__(self, targets=()):
+        self.ids = {id(t) for t in targets} - _nesting.live
 
     def __enter__(self):
         self._grad = enable_grad()
         self._grad.__enter__()
         _nesting.depth += 1
+        _nesting.live |= self.ids
 
     def __exit__(self, *exc):
+        _nesting.live -= self.ids
         _nesting.depth -= 1
         self._grad.__exit__(*exc)
         return False
@@ -223,7 +233,11 @@ def _target(x, kind, tensor_engine):
         if x.dtype.kind != "f":
             raise TypeError(f"cannot differentiate with respect to a tensor of dtype "
                             f"{x.dtype}; {_REAL_ONLY}")
-        return ops.identity(x) if x.requires_grad else Tensor._make(x._data, True)
+        if x.requires_grad:
+            return ops.identity(x)
+        target = Tensor._make(x._data, True)
+        _TARGETS[id(target)] = target
+        return target
     if kind == "float" and not tensor_engine:
         return Value(float(x))
     array = np.asarray(x)
@@ -232,7 +246,9 @@ def _target(x, kind, tensor_engine):
                         f"{_REAL_ONLY}")
     if array.dtype.kind != "f":
         array = array.astype(np.float64)
-    return Tensor._make(array, requires_grad=True)
+    target = Tensor._make(array, requires_grad=True)
+    _TARGETS[id(target)] = target
+    return target
 
 
 _REAL_ONLY = ("chainrule differentiates real numbers only: write a complex number as "
@@ -314,7 +330,7 @@ class _Trace:
             new_args[n] = tree_unflatten(treedef, targets)
         self.input_tangents = input_tangents
         self.inputs = [leaf for leaves, _ in self.input_trees for leaf in leaves]
-        with _Running():
+        with _Running(self.targets):
             out = f(*new_args, **kwargs)
         if has_aux:
             if not (isinstance(out, tuple) and len(out) == 2):
@@ -367,7 +383,7 @@ class _Trace:
     def _plain(self, leaf):
         if isinstance(leaf, JVPTracer):
             return JVPTracer(self._plain(leaf.primal), self._plain(leaf.tangent), leaf.level)
-        if self.nested and _in_a_graph(leaf):  # as for the gradients (input_results)
+        if _depends_on_a_live_graph(leaf):  # as for the gradients (input_results)
             return leaf
         return _plain(leaf, self.out_kind, self.create_graph)
 
@@ -440,18 +456,22 @@ class _Trace:
                 return cot
             return Value(float(np.asarray(_innermost(cot)))) if self.create_graph else \
                 float(np.asarray(_innermost(cot)))
-        if isinstance(cot, Tensor):
-            return cot if self.create_graph else cot._data
+        if isinstance(cot, Tensor):  # one in a graph stays: the gradient is linear in it
+            return cot if self.create_graph or cot.requires_grad else cot._data
         array = np.asarray(cot, dtype=leaf.dtype)
         return Tensor._make(array) if self.create_graph else array
 
     def _traced_result(self, g, kind, leaf, batch_shape):
-        """A gradient that carries a tangent: both parts in the input's kind."""
-        return JVPTracer(
-            _result(g.primal, kind, leaf, self.create_graph, batch_shape),
-            _result(g.tangent, kind, leaf, self.create_graph,
-                    self._tangent_lead() + tuple(batch_shape)),
-            g.level)
+        """A gradient that carries a tangent: both parts in the input's kind (or kept,
+        where in a live graph, as input_results keeps them)."""
+
+        def part(x, lead):
+            return x if _depends_on_a_live_graph(x) else \
+                _result(x, kind, leaf, self.create_graph, lead)
+
+        return JVPTracer(part(g.primal, batch_shape),
+                         part(g.tangent, self._tangent_lead() + tuple(batch_shape)),
+                         g.level)
 
     def _tangent_lead(self):
         """The batch axes of the tangents (jacfwd's columns), from the outputs' or, where
@@ -465,7 +485,8 @@ class _Trace:
         return ()
 
     def input_results(self, grads, batch_shape=()):
-        """Per argnum, the gradients rebuilt into the input's structure and kind."""
+        """Per argnum, the gradients rebuilt into the input's structure and kind (those
+        in a live graph kept as they are: an outer transform differentiates them)."""
         out, i = [], 0
         for leaves, treedef in self.input_trees:
             results = []
@@ -473,7 +494,7 @@ class _Trace:
                 g, kind = grads[i], self.kinds[i]
                 if isinstance(g, JVPTracer):
                     results.append(self._traced_result(g, kind, leaf, batch_shape))
-                elif (self.nested or self.closes_over_a_graph) and _in_a_graph(g):
+                elif _depends_on_a_live_graph(g):
                     # inside an outer transform, a gradient that depends on the outer
                     # variables stays a node of their graph: the outer transform
                     # differentiates through it (closures over outer variables)
@@ -522,14 +543,35 @@ def _replay(results, start, nested):
 
 def _reaches_another_leaf(roots, targets):
     """Whether the graph behind the roots holds a Tensor that requires grad besides the
-    targets: a parameter of the user's that the function closes over."""
+    targets of transforms: a parameter of the user's that the function closes over."""
     targets = {id(t) for t in targets}
     nodes = [r for r in roots if isinstance(r, Tensor) and r._prev]
     for node in topological_order(Roots(nodes))[:-1] if nodes else ():
         for operand in node._prev:
-            if not operand._prev and id(operand) not in targets:
+            if not operand._prev and id(operand) not in targets \
+                    and _TARGETS.get(id(operand)) is not operand:
                 return True
     return False
+
+
+# the leaves transforms make to stand for their inputs, by id (a Tensor's == is elementwise)
+_TARGETS = weakref.WeakValueDictionary()
+
+
+def _depends_on_a_live_graph(x):
+    """Whether x depends on a variable someone will still differentiate with respect
+    to: a target of a reverse transform running now (an enclosing one), or a Tensor of
+    the user's that requires grad. Such a result stays a node of their graph; one that
+    depends only on the targets of a finished transform is a plain number."""
+    if isinstance(x, Value):
+        return bool(x._prev)
+    if not (isinstance(x, Tensor) and x.requires_grad):
+        return False
+    leaves = [x] if not x._prev else [
+        operand for node in topological_order(x) for operand in node._prev
+        if not operand._prev]
+    return any(_TARGETS.get(id(leaf)) is not leaf or id(leaf) in _nesting.live
+               for leaf in leaves)
 
 
 def _in_a_graph(x):
@@ -626,6 +668,7 @@ def vjp(f, *primals, has_aux=False):
                                  f"for an output of shape {np.shape(_innermost(out))}")
         if any(isinstance(leaf, JVPTracer) for leaf in leaves):
             return _pull_traced_cotangent(trace, leaves)
+        # a cotangent in a graph (an enclosing grad's variable) gives gradients in it
         return trace.input_results(trace.pullback(leaves))
 
     out = trace.output()
@@ -720,6 +763,8 @@ def jvp(f, primals, tangents, has_aux=False):
 
 def _forward_result(x, kind):
     if isinstance(x, (JVPTracer, Value)) or (isinstance(x, Tensor) and kind == "tensor"):
+        return x
+    if _depends_on_a_live_graph(x):  # on an enclosing transform's variable (a closure)
         return x
     inner = _innermost(x)
     if kind == "float" and np.size(inner) == 1:

@@ -656,7 +656,7 @@ def _fit(vjp, arg, g, create_graph, batch_shape=()):
     """
     data = arg._data
     shape = batch_shape + data.shape
-    if create_graph:
+    if create_graph or isinstance(vjp, Tensor):  # (a seed in a graph gives Tensors too)
         if not isinstance(vjp, Tensor):
             vjp = Tensor._make(np.asarray(vjp))
         if vjp.shape != shape:
