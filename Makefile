@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: demo test bench clean
+.PHONY: demo test test-fast fuzz bench clean
 
 # The main job: micrograd's moons on the scalar engine, then the MNIST subset on the
 # tensor engine; metrics, checkpoints and pictures land in out/moons and out/mnist.
@@ -15,6 +15,17 @@ demo: $(VENV)/.demo-deps
 
 test: $(VENV)/.test-deps
 	$(PY) -m pytest -q
+
+# The developer's loop: the whole suite but the slow end-to-end runs (about a minute).
+test-fast: $(VENV)/.test-deps
+	$(PY) -m pytest -q -m "not slow"
+
+# Differential fuzzing against JAX (tests/test_fuzz.py): N random programs through every
+# transform, nested three deep, compared at 1e-9; prints the outcomes (agree, wrong
+# number, error) per known defect class, and fails on anything unexpected.
+N ?= 2000
+fuzz: $(VENV)/.test-deps
+	$(PY) tests/test_fuzz.py $(N)
 
 # The benchmark suite (benchmarks/README.md), in its own venv with the libraries it
 # compares against. `make bench QUICK=1` runs it in about a minute. BLAS (and torch)

@@ -1,0 +1,1241 @@
+"""Random small differentiable programs, compiled twice: to chainrule and to jax.numpy.
+
+A program is one expression tree (``Node``) over a function's arguments. Every node
+knows its shape, so every program is valid by construction: broadcasting pairs agree,
+reductions name axes that exist, matrix products have matching inner dimensions. The
+tree may hold inner transforms (``grad(lambda y: ...)(point)``) whose body closes over
+the outer arguments, nested up to two deep; a ``Case`` puts one more transform around
+the whole program (grad, value_and_grad, vjp, jvp, jacrev, jacfwd, hessian, or a
+transform of a vjp function with respect to its cotangent): three levels in all.
+
+Values stay in safe domains by construction, never by looking at results:
+
+* log and sqrt see only positive things (``e * e + 1``, ``exp(e)``, ``sigmoid(e)``),
+  a division only a positive denominator, a fractional power only a positive base;
+* every node carries a rough bound on its magnitude, and a node that would grow too
+  large is squashed (``tanh``), so nothing overflows;
+* kinks (relu, abs, maximum, max, where) only see *fresh* arguments: an input plus a
+  random constant, whose entries are random numbers, never tied and never at the kink
+  (derivatives there are a convention, not a fact: chainrule and JAX differ at abs'(0)).
+
+Numbers are drawn with six decimals, so a printed program (``describe_case``) is the
+whole program: it can be pasted and run.
+
+``check`` runs a case in both libraries and names the outcome (agree, wrong, error);
+``shrink`` reduces a failing case to the smallest program that fails the same way (how
+the reproducers of the known defects were found). The tests, the known defects and the
+runner behind ``make fuzz`` are in ``tests/test_fuzz.py``.
+"""
+
+import math
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+
+import numpy as np
+
+import chainrule as cr
+
+# ---------------------------------------------------------------------------------------
+# The two libraries, behind the same names (a backend): the evaluator below calls
+# B.exp, B.sum, B.grad, ... and Python's operators, whichever library B is.
+# ---------------------------------------------------------------------------------------
+
+CHAINRULE = SimpleNamespace(
+    name="chainrule",
+    exp=cr.exp, sin=cr.sin, cos=cr.cos, tanh=cr.tanh, log=cr.log, sqrt=cr.sqrt,
+    sigmoid=cr.sigmoid, softplus=cr.softplus, relu=cr.relu, abs=cr.abs,
+    maximum=cr.maximum, where=cr.where,
+    sum=cr.sum, mean=cr.mean, max=cr.max,
+    matmul=cr.matmul, dot=cr.dot, outer=cr.outer,
+    stack=cr.stack, concatenate=cr.concatenate, reshape=cr.reshape, transpose=cr.transpose,
+    grad=cr.grad, value_and_grad=cr.value_and_grad, vjp=cr.vjp, jvp=cr.jvp,
+    jacrev=cr.jacrev, jacfwd=cr.jacfwd, hessian=cr.hessian,
+)
+
+
+def jax_backend():
+    """JAX in float64 (imported on first use: the generator itself needs no JAX)."""
+    import jax
+    import jax.numpy as jnp
+    jax.config.update("jax_enable_x64", True)
+    return SimpleNamespace(
+        name="jax",
+        exp=jnp.exp, sin=jnp.sin, cos=jnp.cos, tanh=jnp.tanh, log=jnp.log, sqrt=jnp.sqrt,
+        sigmoid=jax.nn.sigmoid, softplus=jax.nn.softplus, relu=jax.nn.relu, abs=jnp.abs,
+        maximum=jnp.maximum, where=jnp.where,
+        sum=jnp.sum, mean=jnp.mean, max=jnp.max,
+        matmul=jnp.matmul, dot=jnp.dot, outer=jnp.outer,
+        stack=jnp.stack, concatenate=jnp.concatenate, reshape=jnp.reshape,
+        transpose=jnp.transpose, stop_gradient=jax.lax.stop_gradient,
+        grad=jax.grad, value_and_grad=jax.value_and_grad, vjp=jax.vjp, jvp=jax.jvp,
+        jacrev=jax.jacrev, jacfwd=jax.jacfwd, hessian=jax.hessian,
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# Expression trees
+# ---------------------------------------------------------------------------------------
+
+@dataclass(eq=False)
+class Node:
+    """One operation: ``op`` on ``args`` (Nodes), with parameters in ``params``.
+
+    ``shape`` is the shape of its value; ``bound`` a rough bound on its magnitude."""
+    op: str
+    args: tuple = ()
+    shape: tuple = ()
+    bound: float = 1.0
+    params: dict = field(default_factory=dict)
+
+    def walk(self):
+        """This node and every node below it, inner transforms' bodies included."""
+        yield self
+        for child in self.args:
+            yield from child.walk()
+
+
+INNER_NAMES = ("y", "z", "w")  # the variables of inner transforms, outermost first
+INNER_TRANSFORMS = ("grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "hessian")
+FORWARD_MODE = ("jvp", "jacfwd", "hessian")  # hessian is jacfwd(jacrev(f)), as in JAX
+UNARY = ("exp", "sin", "cos", "tanh", "sigmoid", "softplus")
+KINKS = ("relu", "abs")
+
+
+def number_text(x):
+    return repr(float(x))
+
+
+def array_text(value):
+    if isinstance(value, float):
+        return number_text(value)
+    if value.ndim == 0:
+        return f"array({number_text(value)})"
+    return f"array({np.round(value, 6).tolist()!r})"
+
+
+def describe(node):
+    """The expression as Python source (chainrule's names without the ``cr.`` prefix)."""
+    op, a, p = node.op, node.args, node.params
+    text = [describe(child) for child in a]
+    if op == "var":
+        return p["name"] + "".join(f"[{key!r}]" for key in p["path"])
+    if op == "const":
+        return array_text(p["value"])
+    if op in ("add", "sub", "mul", "div", "matmul_op"):
+        symbol = {"add": "+", "sub": "-", "mul": "*", "div": "/", "matmul_op": "@"}[op]
+        return f"({text[0]} {symbol} {text[1]})"
+    if op == "literal":  # a Python number on one side of an operator
+        symbol, number, left = p["symbol"], number_text(p["number"]), p["left"]
+        return f"({number} {symbol} {text[0]})" if left else f"({text[0]} {symbol} {number})"
+    if op == "neg":
+        return f"(-{text[0]})"
+    if op == "power":
+        return f"({text[0]} ** {p['exponent']!r})"
+    if op in ("sum", "mean", "max"):
+        extra = "" if p["axis"] is None else f", axis={p['axis']}"
+        extra += ", keepdims=True" if p["keepdims"] else ""
+        return f"{op}({text[0]}{extra})"
+    if op in ("stack", "concatenate"):
+        return f"{op}([{', '.join(text)}], axis={p['axis']})"
+    if op == "reshape":
+        return f"reshape({text[0]}, {p['to']})"
+    if op == "transpose":
+        return f"{text[0]}.T" if p["method"] else f"transpose({text[0]})"
+    if op == "index":
+        return f"{text[0]}[{p['text']}]"
+    if op == "where":
+        return f"where({text[0]} > 0.0, {text[1]}, {text[2]})"
+    if op in INNER_TRANSFORMS:
+        return describe_inner(node, text)
+    return f"{op}({', '.join(text)})"  # exp, sin, ..., log, sqrt, maximum, dot, outer, matmul
+
+
+def describe_inner(node, text):
+    p = node.params
+    body = f"lambda {p['var']}: {text[0]}"
+    point = text[1]
+    if node.op == "vjp":
+        return f"vjp({body}, {point})[1]({text[2]})[0]"
+    if node.op == "jvp":
+        return f"(lambda p, t: p + t)(*jvp({body}, ({point},), ({text[2]},)))"
+    if node.op == "value_and_grad":
+        return f"(lambda v, g: v * g)(*value_and_grad({body})({point}))"
+    return f"{node.op}({body})({point})"
+
+
+# ---------------------------------------------------------------------------------------
+# Compiling: one evaluator for both libraries
+# ---------------------------------------------------------------------------------------
+
+def evaluate(node, env, B):
+    """The value of ``node`` with the variables in ``env`` ({name: value}), using B."""
+    op, p = node.op, node.params
+    if op == "var":
+        value = env[p["name"]]
+        for key in p["path"]:
+            value = value[key]
+        return value
+    if op == "const":
+        value = p["value"]
+        return value.copy() if isinstance(value, np.ndarray) else value
+    if op in INNER_TRANSFORMS:
+        return evaluate_inner(node, env, B)
+    a = [evaluate(child, env, B) for child in node.args]
+    if op == "add":
+        return a[0] + a[1]
+    if op == "sub":
+        return a[0] - a[1]
+    if op == "mul":
+        return a[0] * a[1]
+    if op == "div":
+        return a[0] / a[1]
+    if op == "matmul_op":
+        return a[0] @ a[1]
+    if op == "neg":
+        return -a[0]
+    if op == "power":
+        return a[0] ** p["exponent"]
+    if op == "literal":
+        number = p["number"]
+        x, y = (number, a[0]) if p["left"] else (a[0], number)
+        return {"+": lambda: x + y, "-": lambda: x - y, "*": lambda: x * y,
+                "/": lambda: x / y}[p["symbol"]]()
+    if op in ("sum", "mean", "max"):
+        return getattr(B, op)(a[0], axis=p["axis"], keepdims=p["keepdims"])
+    if op in ("stack", "concatenate"):
+        return getattr(B, op)(a, axis=p["axis"])
+    if op == "reshape":
+        return B.reshape(a[0], p["to"])
+    if op == "transpose":
+        return a[0].T if p["method"] else B.transpose(a[0])
+    if op == "index":
+        return a[0][p["index"]]
+    if op == "where":
+        return B.where(a[0] > 0.0, a[1], a[2])
+    return getattr(B, op)(*a)  # unary functions, log, sqrt, maximum, dot, outer, matmul
+
+
+def evaluate_inner(node, env, B):
+    """An inner transform: its body is a function of its own variable that closes over
+    every variable in ``env`` (the outer transforms' variables)."""
+    p = node.params
+    body, point_node = node.args[0], node.args[1]
+
+    def f(y):
+        return evaluate(body, {**env, p["var"]: y}, B)
+
+    point = evaluate(point_node, env, B)
+    if node.op == "grad":
+        return B.grad(f)(point)
+    if node.op == "value_and_grad":
+        value, gradient = B.value_and_grad(f)(point)
+        return value * gradient
+    if node.op == "vjp":
+        cotangent = evaluate(node.args[2], env, B)
+        if "model" in p:  # (JAX only: a known defect's model, see test_fuzz.py)
+            return p["model"](node, env, B, f, point, cotangent)
+        return B.vjp(f, point)[1](cotangent)[0]
+    if node.op == "jvp":
+        tangent = evaluate(node.args[2], env, B)
+        primal_out, tangent_out = B.jvp(f, (point,), (tangent,))
+        return primal_out + tangent_out
+    return getattr(B, node.op)(f)(point)  # jacrev, jacfwd, hessian
+
+
+def compile_program(outputs, arg_names, B):
+    """The program as a Python function of its arguments, in library B."""
+    def program(*args):
+        env = dict(zip(arg_names, args))
+        results = [evaluate(out, env, B) for out in outputs]
+        return results[0] if len(results) == 1 else tuple(results)
+    return program
+
+
+def to_chainrule(case):
+    return compile_program(case.outputs, [a.name for a in case.args], CHAINRULE)
+
+
+def to_jax(case):
+    return compile_program(case.outputs, [a.name for a in case.args], jax_backend())
+
+
+# ---------------------------------------------------------------------------------------
+# Generating: a tree of a wanted shape, over the variables in scope
+# ---------------------------------------------------------------------------------------
+
+CAP = 30.0         # a node whose bound passes this is squashed with tanh
+INNER_BOUND = 20.0  # what an inner transform's result is taken to be bounded by
+
+
+@dataclass(frozen=True)
+class Variable:
+    """A name the expression can read, with a path into a pytree (``p["w"]``)."""
+    name: str
+    path: tuple
+    shape: tuple
+    bound: float = 1.5
+
+    def node(self):
+        return Node("var", (), self.shape, self.bound, {"name": self.name, "path": self.path})
+
+
+class Generator:
+    """Random expression trees from one seeded NumPy generator."""
+
+    def __init__(self, rng):
+        self.rng = rng
+
+    # -- random choices ------------------------------------------------------------------
+    def chance(self, p):
+        return self.rng.random() < p
+
+    def pick(self, options, weights=None):
+        if weights is not None:
+            weights = np.asarray(weights, dtype=float)
+            weights = weights / weights.sum()
+        return options[self.rng.choice(len(options), p=weights)]
+
+    def dim(self):
+        return int(self.rng.integers(2, 5))
+
+    def numbers(self, shape):
+        """Random numbers away from 0, with six decimals (printed exactly)."""
+        magnitude = self.rng.uniform(0.2, 1.5, size=shape)
+        sign = self.rng.choice([-1.0, 1.0], size=shape)
+        return np.round(magnitude * sign, 6)
+
+    def constant(self, shape, as_float=False):
+        value = self.numbers(shape)
+        value = float(value) if as_float and shape == () else np.asarray(value)
+        return Node("const", (), shape, 1.5, {"value": value})
+
+    # -- leaves ----------------------------------------------------------------------------
+    def variable_leaves(self, shape, scope):
+        """Ways to read a variable as this shape: itself, an entry, a slice, a row."""
+        found = []
+        for var in scope:
+            if var.shape == shape:
+                found.append(var.node())
+            elif len(var.shape) == len(shape) + 1 and var.shape[1:] == shape:
+                i = int(self.rng.integers(-var.shape[0], var.shape[0]))
+                found.append(self.index(var.node(), i, str(i), shape))
+            elif len(var.shape) == 1 and len(shape) == 1 and var.shape[0] > shape[0]:
+                start = int(self.rng.integers(0, var.shape[0] - shape[0] + 1))
+                stop = start + shape[0]
+                text = f"{start}:{stop}" if start else f":{stop}"
+                if stop == var.shape[0]:
+                    text = f"{start}:"
+                found.append(self.index(var.node(), slice(start, stop), text, shape))
+        return found
+
+    def index(self, node, index, text, shape):
+        return Node("index", (node,), shape, node.bound, {"index": index, "text": text})
+
+    def leaf(self, shape, scope):
+        """A variable read as this shape where one fits (most often), else a constant.
+        An inner transform's own variable is preferred inside its body: the body should
+        depend on it."""
+        found = self.variable_leaves(shape, scope)
+        if found and self.chance(0.8):
+            innermost = [n for n in found if self.reads(n, scope[-1].name)]
+            if scope[-1].name in INNER_NAMES and innermost and self.chance(0.5):
+                return self.pick(innermost)
+            return self.pick(found)
+        return self.constant(shape, as_float=self.chance(0.5))
+
+    @staticmethod
+    def reads(node, name):
+        return any(n.op == "var" and n.params["name"] == name for n in node.walk())
+
+    def fresh(self, shape, scope):
+        """An argument for a kink: a variable (plus a random constant), whose entries are
+        random numbers, so never tied with each other and never exactly at a kink."""
+        found = self.variable_leaves(shape, scope)
+        if not found:
+            return None
+        node = self.pick(found)
+        if self.chance(0.5):
+            offset = self.constant(shape)
+            node = Node("add", (node, offset), shape, node.bound + 1.5)
+        return node
+
+    # -- composite nodes -------------------------------------------------------------------
+    def squash(self, node):
+        """tanh of a node that may be large: keeps every value and derivative finite."""
+        if node.bound <= CAP:
+            return node
+        return Node("tanh", (node,), node.shape, 1.0)
+
+    def build(self, shape, depth, scope, nest=0):
+        """A random expression of this shape. With ``nest`` > 0 it holds an inner
+        transform, whose body holds ``nest - 1`` more."""
+        if nest > 0:
+            return self.squash(self.carrier(shape, depth, scope, nest))
+        if depth <= 0 or self.chance(0.2):
+            return self.leaf(shape, scope)
+        makers = [self.unary, self.binary, self.literal, self.positive_domain,
+                  self.reduction, self.linear_algebra, self.assembly, self.rearrange,
+                  self.kink, self.where]
+        weights = [3, 4, 2, 2, 2, 2, 1.5, 1.5, 1.5, 1]
+        for _ in range(10):
+            node = self.pick(makers, weights)(shape, depth - 1, scope)
+            if node is not None:
+                return self.squash(node)
+        return self.leaf(shape, scope)
+
+    def carrier(self, shape, depth, scope, nest):
+        """An expression with an inner transform inside: the transform itself, or a
+        function, a sum, or arithmetic with another expression, of such an expression."""
+        if depth <= 1 or self.chance(0.4):
+            return self.inner_transform(shape, depth, scope, nest)
+        choice = self.pick(["unary", "sum", "arithmetic"])
+        if choice == "unary":
+            return self.unary_of(self.squash(self.carrier(shape, depth - 1, scope, nest)))
+        if choice == "sum" and shape == ():
+            n = self.dim()
+            child = self.squash(self.carrier((n,), depth - 1, scope, nest))
+            op = self.pick(["sum", "mean"])
+            return Node(op, (child,), (), child.bound * (n if op == "sum" else 1),
+                        {"axis": None, "keepdims": False})
+        child = self.squash(self.carrier(shape, depth - 1, scope, nest))
+        other = self.build(self.operand_shape(shape), depth - 1, scope)
+        pair = (child, other) if self.chance(0.5) else (other, child)
+        return self.arithmetic(self.pick(["add", "sub", "mul"]), pair[0], pair[1], shape)
+
+    # -- arithmetic -------------------------------------------------------------------
+    def unary_of(self, child):
+        op = self.pick(list(UNARY) + ["neg"])
+        if op == "exp" and child.bound > 3.0:
+            child = Node("tanh", (child,), child.shape, 1.0)
+        bound = {"exp": math.exp(min(child.bound, 3.0)), "softplus": child.bound + 0.7,
+                 "neg": child.bound}.get(op, 1.0)
+        return Node(op, (child,), child.shape, bound)
+
+    def unary(self, shape, depth, scope):
+        return self.unary_of(self.build(shape, depth, scope))
+
+    def operand_shape(self, shape):
+        """A shape that broadcasts against ``shape`` to give ``shape``."""
+        options, weights = [shape, ()], [6, 2]
+        if len(shape) == 2:
+            options += [shape[1:], (shape[0], 1)]
+            weights += [1.5, 1]
+        return self.pick(options, weights)
+
+    def arithmetic(self, op, left, right, shape):
+        bound = (left.bound * right.bound if op == "mul" else left.bound + right.bound)
+        return Node(op, (left, right), shape, bound)
+
+    def binary(self, shape, depth, scope):
+        op = self.pick(["add", "sub", "mul", "div"])
+        full = self.build(shape, depth, scope)
+        other_shape = self.operand_shape(shape)
+        if op == "div":  # a positive denominator, at least 1
+            denominator = self.positive(other_shape, depth, scope, at_least_one=True)
+            return Node("div", (full, denominator), shape, full.bound)
+        other = self.build(other_shape, depth, scope)
+        pair = (full, other) if self.chance(0.5) else (other, full)
+        return self.arithmetic(op, pair[0], pair[1], shape)
+
+    def literal(self, shape, depth, scope):
+        """A Python number on one side of an operator: 2.5 * e, e - 0.5, 1.5 / (e*e + 1)."""
+        symbol = self.pick(["+", "-", "*", "/"])
+        number = float(self.numbers(()))
+        left = self.chance(0.5)
+        if symbol == "/" and left:
+            child = self.positive(shape, depth, scope, at_least_one=True)
+            bound = abs(number)
+        else:
+            child = self.build(shape, depth, scope)
+            bound = child.bound * abs(number) if symbol == "*" else \
+                child.bound / abs(number) if symbol == "/" else child.bound + abs(number)
+        return Node("literal", (child,), shape, bound,
+                    {"symbol": symbol, "number": number, "left": left})
+
+    def positive(self, shape, depth, scope, at_least_one=False):
+        """A positive expression: e*e + 1, or (when it may be small) exp(e), sigmoid(e)."""
+        e = self.build(shape, depth, scope)
+        kind = "square" if at_least_one else self.pick(["square", "exp", "sigmoid"])
+        if kind == "exp" and e.bound > 3.0:
+            kind = "square"
+        if kind == "square":
+            squared = Node("mul", (e, e), shape, e.bound ** 2)
+            return Node("literal", (squared,), shape, e.bound ** 2 + 1.0,
+                        {"symbol": "+", "number": 1.0, "left": False})
+        if kind == "exp":
+            return Node("exp", (e,), shape, math.exp(e.bound))
+        return Node("sigmoid", (e,), shape, 1.0)
+
+    def positive_domain(self, shape, depth, scope):
+        """log, sqrt and powers, each of something positive (or an integer power)."""
+        op = self.pick(["log", "sqrt", "square", "cube", "fractional"])
+        if op in ("square", "cube"):
+            e = self.build(shape, depth, scope)
+            if e.bound > 4.0:
+                e = Node("tanh", (e,), shape, 1.0)
+            exponent = 2 if op == "square" else 3
+            return Node("power", (e,), shape, e.bound ** exponent, {"exponent": exponent})
+        e = self.positive(shape, depth, scope)
+        if op == "log":  # exp(u) and sigmoid(u) may be as small as e^-|u|
+            small = e.args[0].bound if e.op in ("exp", "sigmoid") else 0.0
+            return Node("log", (e,), shape, max(math.log(e.bound + 1.0), small + 1.0))
+        if op == "sqrt":
+            return Node("sqrt", (e,), shape, math.sqrt(e.bound))
+        if e.bound > 10.0:
+            return Node("sqrt", (e,), shape, math.sqrt(e.bound))
+        return Node("power", (e,), shape, e.bound ** 1.5, {"exponent": 1.5})
+
+    # -- reductions, linear algebra, assembly, rearranging ---------------------------
+    def reduction(self, shape, depth, scope):
+        """sum/mean/max over one axis or all of them; keepdims where the wanted shape
+        has an axis of 1 (a vector's total read back with [0])."""
+        op = self.pick(["sum", "mean", "max"], [3, 2, 1.5])
+        n, keepdims, read_back = self.dim(), False, None
+        if shape == ():
+            source = (n,) if self.chance(0.6) else (n, self.dim())
+            axis = self.pick([None, 0, -1]) if len(source) == 1 else None
+            if len(source) == 1 and self.chance(0.25):
+                keepdims, read_back = True, (0, "0")
+        elif len(shape) == 1:
+            axis = self.pick([0, 1, -1])
+            source = (n, shape[0]) if axis == 0 else (shape[0], n)
+        elif shape[1] == 1:
+            source, axis, keepdims = (shape[0], n), self.pick([1, -1]), True
+        elif shape[0] == 1:
+            source, axis, keepdims = (n, shape[1]), 0, True
+        else:
+            return None
+        child = self.fresh(source, scope) if op == "max" else self.build(source, depth, scope)
+        if child is None:
+            return None
+        count = int(np.prod(source)) if axis is None else source[axis]
+        reduced = (1,) if read_back else shape
+        node = Node(op, (child,), reduced, child.bound * (count if op == "sum" else 1),
+                    {"axis": axis, "keepdims": keepdims})
+        return self.index(node, *read_back, shape) if read_back else node
+
+    def linear_algebra(self, shape, depth, scope):
+        """matmul (as @ or cr.matmul), dot and outer, with inner dimensions that agree."""
+        k = self.dim()
+        if shape == ():
+            a, b = (k,), (k,)
+            op = self.pick(["dot", "matmul", "matmul_op"])
+        elif len(shape) == 1:
+            a, b = self.pick([((k,), (k, shape[0])), ((shape[0], k), (k,))])
+            op = self.pick(["matmul", "matmul_op", "dot"])
+        else:
+            if self.chance(0.35):
+                left = self.build((shape[0],), depth, scope)
+                right = self.build((shape[1],), depth, scope)
+                return Node("outer", (left, right), shape, left.bound * right.bound)
+            a, b = (shape[0], k), (k, shape[1])
+            op = self.pick(["matmul", "matmul_op"])
+        left, right = self.build(a, depth, scope), self.build(b, depth, scope)
+        return Node(op, (left, right), shape, k * left.bound * right.bound)
+
+    def assembly(self, shape, depth, scope):
+        """stack and concatenate of several expressions."""
+        if shape == ():
+            return None
+        if self.chance(0.5):  # stack along the first or the last axis
+            axis = self.pick([0, -1]) if len(shape) == 2 else 0
+            count = shape[0] if axis == 0 else shape[-1]
+            part = shape[1:] if axis == 0 else shape[:-1]
+            parts = [self.build(part, depth - 1, scope) for _ in range(count)]
+            return Node("stack", tuple(parts), shape, max(p.bound for p in parts),
+                        {"axis": axis})
+        axis = self.pick(range(len(shape)))
+        if shape[axis] < 2:
+            return None
+        first = int(self.rng.integers(1, shape[axis]))
+        sizes = (first, shape[axis] - first)
+        parts = []
+        for size in sizes:
+            part = list(shape)
+            part[axis] = size
+            parts.append(self.build(tuple(part), depth - 1, scope))
+        return Node("concatenate", tuple(parts), shape, max(p.bound for p in parts),
+                    {"axis": axis})
+
+    def rearrange(self, shape, depth, scope):
+        """reshape, transpose, and reading entries, slices, rows and columns."""
+        choice = self.pick(["reshape", "transpose", "index", "slice"])
+        if choice == "reshape":
+            if len(shape) == 2:
+                source = (shape[0] * shape[1],)
+            elif len(shape) == 1 and shape[0] == 4:
+                source = (2, 2)
+            else:
+                return None
+            child = self.build(source, depth, scope)
+            to = shape if self.chance(0.5) or len(shape) == 1 else (shape[0], -1)
+            return Node("reshape", (child,), shape, child.bound, {"to": to})
+        if choice == "transpose":
+            if len(shape) != 2:
+                return None
+            child = self.build((shape[1], shape[0]), depth, scope)
+            return Node("transpose", (child,), shape, child.bound,
+                        {"method": self.chance(0.5)})
+        if choice == "index":  # x[i] of a longer thing, or a column x[:, j]
+            if len(shape) == 1 and self.chance(0.4):
+                n = self.dim()
+                child = self.build((shape[0], n), depth, scope)
+                j = int(self.rng.integers(0, n))
+                return self.index(child, (slice(None), j), f":, {j}", shape)
+            if len(shape) >= 2:
+                return None
+            n = self.dim()
+            child = self.build((n,) + shape, depth, scope)
+            i = int(self.rng.integers(-n, n))
+            return self.index(child, i, str(i), shape)
+        if len(shape) != 1:  # a slice of a longer vector
+            return None
+        extra = int(self.rng.integers(1, 3))
+        child = self.build((shape[0] + extra,), depth, scope)
+        start = int(self.rng.integers(0, extra + 1))
+        if start == extra:
+            return self.index(child, slice(start, None), f"{start}:", shape)
+        return self.index(child, slice(start, start + shape[0]),
+                          f"{start}:{start + shape[0]}", shape)
+
+    # -- kinks -------------------------------------------------------------------------
+    def kink(self, shape, depth, scope):
+        """relu, abs or maximum of a fresh argument (see the module's docstring)."""
+        argument = self.fresh(shape, scope)
+        if argument is None:
+            return None
+        op = self.pick(list(KINKS) + ["maximum"])
+        if op == "maximum":
+            other = self.constant(self.operand_shape(shape))
+            pair = (argument, other) if self.chance(0.5) else (other, argument)
+            return Node("maximum", pair, shape, max(argument.bound, 1.5))
+        return Node(op, (argument,), shape, argument.bound)
+
+    def where(self, shape, depth, scope):
+        condition = self.fresh(shape, scope)
+        if condition is None:
+            return None
+        a = self.build(shape, depth, scope)
+        b = self.build(self.operand_shape(shape), depth, scope)
+        return Node("where", (condition, a, b), shape, max(a.bound, b.bound))
+
+    # -- inner transforms --------------------------------------------------------------
+    def inner_transform(self, shape, depth, scope, nest):
+        """A transform inside the program, of a body that closes over the outer
+        variables, at a point (and a tangent or cotangent) that may depend on them."""
+        options = ["grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd"]
+        if shape == () or (len(shape) == 2 and shape[0] == shape[1]):
+            options.append("hessian")
+        op = self.pick(options)
+        if op in ("grad", "value_and_grad"):
+            var_shape, body_shape = shape, ()
+        elif op == "vjp":
+            var_shape, body_shape = shape, self.pick([(), (self.dim(),)])
+        elif op == "jvp":
+            var_shape, body_shape = self.pick([(), (self.dim(),)]), shape
+        elif op == "hessian":
+            var_shape, body_shape = shape[:len(shape) // 2], ()
+        else:  # jacrev, jacfwd: out.shape + in.shape
+            split = int(self.rng.integers(0, len(shape) + 1))
+            body_shape, var_shape = shape[:split], shape[split:]
+        name = INNER_NAMES[len([v for v in scope if v.name in INNER_NAMES])]
+        point = self.point(var_shape, scope)
+        var = Variable(name, (), var_shape, point.bound)
+        inner_scope = scope + (var,)
+        for _ in range(5):  # a body that reads its own variable
+            body = self.build(body_shape, max(depth - 1, 2), inner_scope, nest - 1)
+            if self.reads(body, name):
+                break
+        else:
+            body = self.plus_a_function_of(body, var)
+        args = [body, point]
+        if op in ("vjp", "jvp"):  # a cotangent (shaped like the body) or a tangent
+            args.append(self.point(body_shape if op == "vjp" else var_shape, scope))
+        return Node(op, tuple(args), shape, INNER_BOUND, {"var": name})
+
+    def plus_a_function_of(self, body, var):
+        """body + sin(sum(var)): a body that depends on its variable, whatever its shape
+        (a derivative that is 0 by construction would test little)."""
+        read = var.node()
+        if var.shape:
+            read = Node("sum", (read,), (), read.bound * int(np.prod(var.shape)),
+                        {"axis": None, "keepdims": False})
+        return Node("add", (body, Node("sin", (read,), (), 1.0)), body.shape, body.bound + 1)
+
+    def point(self, shape, scope):
+        """Where an inner transform is taken: a constant (a Python float or an array),
+        or a constant plus an expression of the outer variables (whose derivative then
+        flows through the point). The constant keeps the entries apart (no ties)."""
+        constant = self.constant(shape, as_float=self.chance(0.5))
+        if self.chance(0.5):
+            return constant
+        moving = self.build(self.operand_shape(shape) if shape else (), 1, scope)
+        moving = Node("tanh", (moving,), moving.shape, 1.0) if moving.bound > 2 else moving
+        return Node("add", (moving, constant), shape, moving.bound + 1.5)
+
+
+# ---------------------------------------------------------------------------------------
+# Cases: a program, its arguments, and the transform around it
+# ---------------------------------------------------------------------------------------
+
+TOP_TRANSFORMS = ("grad", "value_and_grad", "vjp", "vjp_cotangent", "jvp", "jacrev",
+                  "jacfwd", "hessian")
+NESTING = (0, 1, 2)  # inner transforms inside the program, one inside the other
+PATTERNS = [(t, n) for n in NESTING for t in TOP_TRANSFORMS]
+ARG_KINDS = ("float", "array0", "vector", "tuple", "dict")
+COTANGENT_TRANSFORMS = ("jvp", "jacrev", "jacfwd", "grad")
+
+
+@dataclass
+class Argument:
+    name: str
+    kind: str      # float, array0, vector, tuple or dict
+    value: object  # a Python float, an ndarray, or a tuple or dict of them
+
+
+@dataclass
+class Case:
+    """One program and the transform around it, everything drawn from ``seed``."""
+    seed: int
+    transform: str
+    nest: int
+    args: list
+    argnums: object        # an int, or a tuple of ints
+    outputs: list          # one Node, or two (the function returns a tuple)
+    extras: dict = field(default_factory=dict)  # see random_directions
+
+    @property
+    def differentiated(self):
+        nums = (self.argnums,) if isinstance(self.argnums, int) else self.argnums
+        return [self.args[n] for n in nums]
+
+    def nodes(self):
+        for out in self.outputs:
+            yield from out.walk()
+
+
+def argument_leaves(arg):
+    """(path, shape, value) of each leaf of an argument."""
+    if isinstance(arg.value, tuple):
+        return [((i,), np.shape(v), v) for i, v in enumerate(arg.value)]
+    if isinstance(arg.value, dict):
+        return [((k,), np.shape(v), v) for k, v in arg.value.items()]
+    return [((), np.shape(arg.value), arg.value)]
+
+
+def make_argument(g, name, kind):
+    if kind == "float":
+        return Argument(name, kind, float(g.numbers(())))
+    if kind == "array0":
+        return Argument(name, kind, np.asarray(g.numbers(())))
+    if kind == "vector":
+        return Argument(name, kind, g.numbers((g.dim(),)))
+    if kind == "tuple":
+        return Argument(name, kind, (g.numbers((g.dim(),)), np.asarray(g.numbers(()))))
+    leaf = float(g.numbers(())) if g.chance(0.3) else np.asarray(g.numbers(()))
+    return Argument(name, kind, {"w": g.numbers((g.dim(),)), "b": leaf})
+
+
+def random_like(g, value):
+    """A random tangent or cotangent with the structure and kinds of ``value``."""
+    if isinstance(value, tuple):
+        return tuple(random_like(g, v) for v in value)
+    if isinstance(value, dict):
+        return {k: random_like(g, v) for k, v in value.items()}
+    if isinstance(value, float):
+        return float(g.numbers(()))
+    return np.asarray(g.numbers(np.shape(value)))
+
+
+def generate(seed):
+    """The case for a seed: the transform and nesting depth cycle with the seed (every
+    pattern once in any len(PATTERNS) seeds in a row); the rest is random."""
+    transform, nest = PATTERNS[seed % len(PATTERNS)]
+    g = Generator(np.random.default_rng(seed))
+    args = random_arguments(g)
+    case = Case(seed, transform, nest, args, random_argnums(g, len(args)), outputs=[])
+    case.outputs = random_outputs(g, case)
+    case.extras = random_directions(g, case)
+    return case
+
+
+def random_arguments(g):
+    """One to three arguments, x, p and q, of random kinds."""
+    names = ["x", "p", "q"][:int(g.rng.integers(1, 4))]
+    return [make_argument(g, name, g.pick(ARG_KINDS, [3, 2, 3, 1.5, 1.5])) for name in names]
+
+
+def random_argnums(g, count):
+    """One argument (an int), or some of them (a tuple)."""
+    if count > 1 and g.chance(0.35):
+        chosen = g.rng.choice(count, size=int(g.rng.integers(1, count + 1)), replace=False)
+        return tuple(sorted(chosen.tolist()))
+    return int(g.rng.integers(0, count))
+
+
+def random_outputs(g, case):
+    """The program's output: one expression (a scalar for grad, value_and_grad and
+    hessian), or two (the function returns a pair). The first holds the inner
+    transforms. Redrawn (a few times) until it reads a differentiated argument."""
+    scope = tuple(Variable(a.name, path, shape)
+                  for a in case.args for path, shape, _ in argument_leaves(a))
+    scalar = case.transform in ("grad", "value_and_grad", "hessian")
+    count = 1 if scalar or g.chance(0.7) else 2
+    depth = int(g.rng.integers(2, 5))
+    wanted = {a.name for a in case.differentiated}
+    for _ in range(20):
+        outputs = []
+        for k in range(count):
+            shape = () if scalar else g.pick([(), (g.dim(),), (g.dim(), g.dim())], [3, 3, 1])
+            outputs.append(g.build(shape, depth, scope, case.nest if k == 0 else 0))
+        if any(g.reads(out, name) for out in outputs for name in wanted):
+            break
+    return outputs
+
+
+def random_directions(g, case):
+    """What the transform needs besides the arguments: jvp's tangents, vjp's cotangent,
+    and for a transform of a vjp function, which one, the vjp built inside it or
+    before it, and its own tangent or weights."""
+    extras = {}
+    differentiated = tuple(a.value for a in case.differentiated)
+    if case.transform == "jvp":
+        extras["tangents"] = random_like(g, differentiated)
+    if case.transform in ("vjp", "vjp_cotangent"):
+        cotangents = [random_cotangent(g, out.shape) for out in case.outputs]
+        extras["cotangent"] = cotangents[0] if len(cotangents) == 1 else tuple(cotangents)
+    if case.transform == "vjp_cotangent":
+        extras["outer"] = g.pick(COTANGENT_TRANSFORMS)
+        extras["vjp_inside"] = g.chance(0.5)
+        extras["outer_tangent"] = random_like(g, extras["cotangent"])
+        extras["weights"] = random_like(g, differentiated)
+    return extras
+
+
+def random_cotangent(g, shape):
+    """Shaped like an output; for a scalar output, a Python float or a 0-d array."""
+    if shape == () and g.chance(0.5):
+        return float(g.numbers(()))
+    return np.asarray(g.numbers(shape))
+
+
+# ---------------------------------------------------------------------------------------
+# Questions about a case's structure (for telling classes of programs apart)
+# ---------------------------------------------------------------------------------------
+
+REVERSE_MODE = ("grad", "value_and_grad", "vjp", "jacrev")
+
+
+def innermost_transform(case):
+    """The transform whose variables the program's arguments are: the case's own (for
+    hessian, jacfwd of jacrev, its jacrev; for a vjp function's cotangent, the vjp)."""
+    return {"hessian": "jacrev", "vjp_cotangent": "vjp"}.get(case.transform, case.transform)
+
+
+def variables_read(node, differentiably=False):
+    """The names of the variables a node reads; ``differentiably``: not counting where's
+    condition, which only chooses a branch (no derivative flows through it)."""
+    if node.op == "var":
+        return {node.params["name"]}
+    children = node.args[1:] if differentiably and node.op == "where" else node.args
+    return set().union(*(variables_read(c, differentiably) for c in children))
+
+
+# The mode of the transform that traces a variable (hessian's innermost is jacrev).
+MODE = {"grad": "reverse", "value_and_grad": "reverse", "vjp": "reverse",
+        "jacrev": "reverse", "hessian": "reverse", "jvp": "forward", "jacfwd": "forward"}
+
+
+def traced_variables(case):
+    """{name: "reverse" or "forward"} for the variables some transform traces: the
+    differentiated arguments, and the inner transforms' variables. (The other
+    arguments are constants.)"""
+    traced = {a.name: MODE[innermost_transform(case)] for a in case.differentiated}
+    for site in inner_sites(case):
+        traced[site.var] = MODE[site.node.op]
+    return traced
+
+
+@dataclass
+class InnerSite:
+    """An inner transform, with what surrounds it."""
+    node: Node
+    outer: set      # the names of the variables it can close over
+
+    @property
+    def var(self):
+        return self.node.params["var"]
+
+    @property
+    def body(self):
+        return self.node.args[0]
+
+    @property
+    def point(self):
+        return self.node.args[1]
+
+    @property
+    def direction(self):
+        """The tangent of an inner jvp, or the cotangent of an inner vjp."""
+        return self.node.args[2] if len(self.node.args) > 2 else None
+
+
+def inner_sites(case):
+    """Every inner transform of the case, outermost first."""
+    found = []
+
+    def visit(node, outer):
+        if node.op in INNER_TRANSFORMS:
+            found.append(InnerSite(node, outer))
+            visit(node.args[0], outer | {node.params["var"]})
+            for child in node.args[1:]:
+                visit(child, outer)
+            return
+        for child in node.args:
+            visit(child, outer)
+
+    for out in case.outputs:
+        visit(out, {a.name for a in case.args})
+    return found
+
+
+# ---------------------------------------------------------------------------------------
+# Running a case in one library
+# ---------------------------------------------------------------------------------------
+
+def run(case, B):
+    """The transform of the program at the case's arguments, computed with library B."""
+    f = compile_program(case.outputs, [a.name for a in case.args], B)
+    args = [a.value for a in case.args]
+    nums = (case.argnums,) if isinstance(case.argnums, int) else case.argnums
+    t = case.transform
+    if t in ("grad", "value_and_grad", "jacrev", "jacfwd", "hessian"):
+        return getattr(B, t)(f, argnums=case.argnums)(*args)
+
+    def of_differentiated(*values):  # f as a function of the differentiated arguments
+        full = list(args)
+        for n, v in zip(nums, values):
+            full[n] = v
+        return f(*full)
+
+    primals = tuple(args[n] for n in nums)
+    if t == "jvp":
+        return B.jvp(of_differentiated, primals, case.extras["tangents"])
+    if t == "vjp":
+        out, vjp_fn = B.vjp(of_differentiated, *primals)
+        return out, vjp_fn(case.extras["cotangent"])
+    return run_vjp_cotangent(case, B, of_differentiated, primals)
+
+
+def run_vjp_cotangent(case, B, f, primals):
+    """A transform of the vjp function with respect to the cotangent (the vjp is built
+    inside the transformed function, or before it and closed over)."""
+    x = case.extras
+    if x["vjp_inside"]:
+        def pulled(c):
+            return B.vjp(f, *primals)[1](c)
+    else:
+        vjp_fn = B.vjp(f, *primals)[1]
+
+        def pulled(c):
+            return vjp_fn(c)
+    cot = x["cotangent"]
+    if x["outer"] == "jvp":
+        return B.jvp(pulled, (cot,), (x["outer_tangent"],))
+    if x["outer"] == "grad":
+        return B.grad(lambda c: weighted_total(B, pulled(c), x["weights"]))(cot)
+    return getattr(B, x["outer"])(pulled)(cot)
+
+
+def run_jax(case):
+    """The case in JAX, compiled as one program: the same numbers as JAX's eager mode,
+    in a tenth of the time (eager mode compiles each operation for each new shape)."""
+    import jax
+    backend = jax_backend()
+    return jax.jit(lambda: run(case, backend))()
+
+
+def weighted_total(B, tree, weights):
+    """sum(leaf * weight) over the leaves of a pytree: a scalar made of every leaf."""
+    total = 0.0
+    for leaf, w in zip(flatten(tree)[0], flatten(weights)[0]):
+        total = total + (leaf * w if isinstance(w, float) else B.sum(leaf * w))
+    return total
+
+
+# ---------------------------------------------------------------------------------------
+# Comparing, and the three outcomes
+# ---------------------------------------------------------------------------------------
+
+RTOL = 1e-9
+ATOL = 1e-12  # the floor, for entries that should be 0 and come out as round-off
+
+
+def flatten(tree):
+    """(leaves, structure) of nested tuples, lists and dicts; lists count as tuples."""
+    if isinstance(tree, (tuple, list)):
+        parts = [flatten(t) for t in tree]
+        return [l for p in parts for l in p[0]], ("tuple", tuple(p[1] for p in parts))
+    if isinstance(tree, dict):  # in the order of the keys, as JAX keeps them
+        parts = {k: flatten(tree[k]) for k in sorted(tree)}
+        return ([l for p in parts.values() for l in p[0]],
+                ("dict", tuple((k, p[1]) for k, p in parts.items())))
+    return [tree], "leaf"
+
+
+NUMBERS = (float, int, np.ndarray, np.floating)
+
+
+def as_numpy(tree):
+    """The tree with every leaf an ndarray (JAX's arrays included)."""
+    leaves, _ = flatten(tree)
+    if isinstance(tree, (tuple, list)):
+        return tuple(as_numpy(t) for t in tree)
+    if isinstance(tree, dict):
+        return {k: as_numpy(v) for k, v in tree.items()}
+    return np.asarray(leaves[0], dtype=float)
+
+
+def difference(ours, theirs):
+    """None if chainrule's numbers agree with JAX's, else what differs."""
+    our_leaves, our_structure = flatten(ours)
+    their_leaves, their_structure = flatten(theirs)
+    if our_structure != their_structure:
+        return f"structure differs: {our_structure} vs JAX's {their_structure}"
+    for i, (a, b) in enumerate(zip(our_leaves, their_leaves)):
+        if isinstance(a, (cr.Tensor, cr.Value)):  # the inputs were plain numbers
+            return (f"result leaf {i} comes back as a chainrule {type(a).__name__} (a node "
+                    f"of a graph), not a number: {a!r:.80}")
+        if not isinstance(a, NUMBERS):
+            return f"result leaf {i} is a {type(a).__name__}, not a number: {a!r:.80}"
+        a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+        if a.shape != b.shape:
+            return f"result leaf {i} has shape {a.shape}, JAX's {b.shape}"
+        err = np.abs(a - b)
+        allowed = RTOL * np.maximum(np.abs(a), np.abs(b)) + ATOL
+        if not np.all(err <= allowed) or np.any(np.isnan(a) != np.isnan(b)):
+            worst = np.unravel_index(np.argmax(err - allowed), a.shape) if a.shape else ()
+            return (f"result leaf {i} differs at {worst}: chainrule {a[worst]!r}, "
+                    f"JAX {b[worst]!r}")
+    return None
+
+
+@dataclass
+class Outcome:
+    kind: str       # "agree", "wrong" (a wrong number, no error) or "error"
+    detail: str     # what differs, or the error raised
+    ours: object = None
+    theirs: object = None
+
+    @property
+    def category(self):
+        """The kind of failure, for telling failures apart (and for shrinking one
+        without turning it into another): the error's first words, or what is wrong."""
+        if self.kind == "error":
+            return "error: " + self.detail.split(";")[0][:70]
+        if self.kind == "wrong":
+            for words in ("not a number", "structure", "shape"):
+                if words in self.detail:
+                    return "wrong: " + words
+            return "wrong: number"
+        return self.kind
+
+
+def check(case, theirs=None):
+    """Run the case in both libraries and compare (``theirs``: JAX's result, if it is
+    known already). JAX failing, or giving a number that is not finite, means the
+    generator made an invalid program: that raises."""
+    theirs = run_jax(case) if theirs is None else theirs
+    leaves = [np.asarray(leaf, dtype=float) for leaf in flatten(theirs)[0]]
+    if not all(np.all(np.isfinite(leaf)) for leaf in leaves):
+        raise AssertionError("invalid program (JAX's result is not finite):\n"
+                             + describe_case(case))
+    try:
+        ours = run(case, CHAINRULE)
+    except Exception as error:  # noqa: BLE001  (any error is an outcome to report)
+        return Outcome("error", f"{type(error).__name__}: {error}", None, theirs)
+    detail = difference(ours, theirs)
+    return Outcome("agree" if detail is None else "wrong", detail or "", ours, theirs)
+
+
+# ---------------------------------------------------------------------------------------
+# Shrinking: the smallest program that still fails the same way
+# ---------------------------------------------------------------------------------------
+
+KINK_OPS = ("relu", "abs", "maximum", "max", "where")
+
+
+def plain_constant(shape):
+    """A constant with distinct entries, for replacing a subtree."""
+    if shape == ():
+        return Node("const", (), (), 1.0, {"value": 0.7})
+    size = int(np.prod(shape))
+    value = np.round(np.linspace(0.3, 1.1, size).reshape(shape), 6)
+    return Node("const", (), shape, 1.1, {"value": value})
+
+
+def sites(node, scope, in_kink=False):
+    """(node, variables in scope there, inside a kink's argument?) for every node."""
+    yield node, scope, in_kink
+    if node.op in INNER_TRANSFORMS:
+        inner = scope + (Variable(node.params["var"], (), node.args[1].shape),)
+        yield from sites(node.args[0], inner, in_kink)
+        for child in node.args[1:]:
+            yield from sites(child, scope, in_kink)
+        return
+    for child in node.args:
+        yield from sites(child, scope, in_kink or node.op in KINK_OPS)
+
+
+def replaced(node, old, new):
+    """The tree with the node ``old`` (by identity) replaced by ``new``."""
+    if node is old:
+        return new
+    args = tuple(replaced(child, old, new) for child in node.args)
+    if all(a is b for a, b in zip(args, node.args)):
+        return node
+    return Node(node.op, args, node.shape, node.bound, dict(node.params))
+
+
+def simpler_versions(case):
+    """Cases one step simpler: a subtree replaced by a child of the same shape, by a
+    variable, or by a constant; or one of two outputs dropped."""
+    top = tuple(Variable(a.name, path, shape)
+                for a in case.args for path, shape, _ in argument_leaves(a))
+    if len(case.outputs) == 2:
+        for keep in (0, 1):
+            yield with_outputs(case, [case.outputs[keep]], keep)
+    yield from without_unused_arguments(case)
+    for k, out in enumerate(case.outputs):
+        for node, scope, in_kink in list(sites(out, top)):
+            options = [c for c in node.args if c.shape == node.shape]
+            if not in_kink:
+                options += [v.node() for v in scope if v.shape == node.shape]
+            if node.op != "const":
+                options.append(plain_constant(node.shape))
+            for new in options:
+                if new.op == node.op == "var" and new.params == node.params:
+                    continue
+                outputs = list(case.outputs)
+                outputs[k] = replaced(out, node, new)
+                yield with_outputs(case, outputs)
+
+
+def without_unused_arguments(case):
+    """The case without an argument that is neither read nor differentiated."""
+    nums = (case.argnums,) if isinstance(case.argnums, int) else case.argnums
+    for n, arg in enumerate(case.args):
+        if n in nums or any(Generator.reads(out, arg.name) for out in case.outputs):
+            continue
+        renumbered = tuple(m - (m > n) for m in nums)
+        argnums = renumbered[0] if isinstance(case.argnums, int) else renumbered
+        yield Case(case.seed, case.transform, case.nest, case.args[:n] + case.args[n + 1:],
+                   argnums, case.outputs, dict(case.extras))
+
+
+def with_outputs(case, outputs, keep=None):
+    extras = dict(case.extras)
+    if keep is not None:  # one output of two: its part of the (co)tangents
+        for key in ("cotangent", "outer_tangent"):
+            if key in extras:
+                extras[key] = extras[key][keep]
+    return Case(case.seed, case.transform, case.nest, case.args, case.argnums,
+                outputs, extras)
+
+
+def size(case):
+    return sum(1 for _ in case.nodes())
+
+
+def shrink(case, category, budget=400):
+    """Greedily simplify the case while it keeps failing in the same category."""
+    tries = 0
+    improved = True
+    while improved and tries < budget:
+        improved = False
+        for simpler in simpler_versions(case):
+            if size(simpler) >= size(case) and len(simpler.outputs) == len(case.outputs) \
+                    and len(simpler.args) == len(case.args):
+                continue
+            tries += 1
+            try:
+                outcome = check(simpler)
+            except Exception:  # noqa: BLE001  (an invalid program is no simpler case)
+                continue
+            if outcome.category == category:
+                case, improved = simpler, True
+                break
+            if tries >= budget:
+                break
+    return case
+
+
+# ---------------------------------------------------------------------------------------
+# Printing a case
+# ---------------------------------------------------------------------------------------
+
+def value_text(value):
+    if isinstance(value, tuple):
+        return "(" + ", ".join(value_text(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k!r}: {value_text(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(value_text(v) for v in value) + "]"
+    return array_text(value)
+
+
+def transform_text(case):
+    """The call of the transform, as Python."""
+    names = [a.name for a in case.args]
+    call_args = ", ".join(names)
+    t, x = case.transform, case.extras
+    if t in ("grad", "value_and_grad", "jacrev", "jacfwd", "hessian"):
+        return f"{t}(f, argnums={case.argnums!r})({call_args})"
+    nums = (case.argnums,) if isinstance(case.argnums, int) else case.argnums
+    diff = [names[n] for n in nums]
+    if len(diff) == len(names):
+        g, lines = "f", []
+    else:
+        g = "g"
+        lines = [f"g = lambda {', '.join(diff)}: f({call_args})"]
+    primals = ", ".join(diff)
+    if t == "jvp":
+        return "\n".join(lines + [f"jvp({g}, ({primals},), {value_text(x['tangents'])})"])
+    if t == "vjp":
+        return "\n".join(lines + [f"out, vjp_fn = vjp({g}, {primals})",
+                                  f"out, vjp_fn({value_text(x['cotangent'])})"])
+    if x["vjp_inside"]:
+        lines.append(f"pulled = lambda c: vjp({g}, {primals})[1](c)")
+    else:
+        lines += [f"vjp_fn = vjp({g}, {primals})[1]", "pulled = lambda c: vjp_fn(c)"]
+    cot = value_text(x["cotangent"])
+    if x["outer"] == "jvp":
+        lines.append(f"jvp(pulled, ({cot},), ({value_text(x['outer_tangent'])},))")
+    elif x["outer"] == "grad":
+        lines.append(f"grad(lambda c: weighted_total(pulled(c), "
+                     f"{value_text(x['weights'])}))({cot})   # sum(leaf * weight)")
+    else:
+        lines.append(f"{x['outer']}(pulled)({cot})")
+    return "\n".join(lines)
+
+
+def describe_case(case):
+    """The whole case as Python: the program, its arguments, and the transform."""
+    names = ", ".join(a.name for a in case.args)
+    outs = [describe(o) for o in case.outputs]
+    body = outs[0] if len(outs) == 1 else "(" + ", ".join(outs) + ")"
+    lines = [f"# seed {case.seed}: {case.transform}, {case.nest} inner transform(s)",
+             f"def f({names}):", f"    return {body}"]
+    lines += [f"{a.name} = {value_text(a.value)}   # {a.kind}" for a in case.args]
+    lines.append(transform_text(case))
+    return "\n".join(lines)
+
+
+def report(case, outcome):
+    """What a failure message shows: the program, the transform, both results."""
+    lines = [describe_case(case), f"outcome: {outcome.kind}: {outcome.detail}"]
+    if outcome.kind == "wrong":
+        lines.append(f"chainrule: {outcome.ours!r}")
+    lines.append(f"JAX:       {outcome.theirs!r}")
+    return "\n".join(lines)
+
