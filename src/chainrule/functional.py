@@ -354,8 +354,8 @@ class _Trace:
         # outer transform, inputs that are themselves part of a graph, or a user's
         # tensor that f closes over (the gradient then depends on it, and stays a
         # Tensor of its graph, as torch.func's does).
-        self.closes_over_a_graph = self.tensor_engine and _reaches_another_leaf(
-            self.out_leaves, self.targets)
+        self.closes_over_a_graph = self.tensor_engine and _closes_over_users_tensor(
+            self.out_leaves)
         self.create_graph = self.nested or self.closes_over_a_graph or any(
             (k == "value") or (k == "tensor" and x.requires_grad)
             for k, x in zip(kinds, self.inputs)) or any(
@@ -541,21 +541,28 @@ def _replay(results, start, nested):
     return [tangents.get(id(r)) if isinstance(r, (Tensor, Value)) else None for r in results]
 
 
-def _reaches_another_leaf(roots, targets):
-    """Whether the graph behind the roots holds a Tensor that requires grad besides the
-    targets of transforms: a parameter of the user's that the function closes over."""
-    targets = {id(t) for t in targets}
-    nodes = [r for r in roots if isinstance(r, Tensor) and r._prev]
-    for node in topological_order(Roots(nodes))[:-1] if nodes else ():
-        for operand in node._prev:
-            if not operand._prev and id(operand) not in targets \
-                    and _TARGETS.get(id(operand)) is not operand:
-                return True
-    return False
-
-
 # the leaves transforms make to stand for their inputs, by id (a Tensor's == is elementwise)
 _TARGETS = weakref.WeakValueDictionary()
+
+
+def _is_users(leaf):
+    """Whether a leaf is a Tensor of the user's, not one a transform made."""
+    return _TARGETS.get(id(leaf)) is not leaf
+
+
+def _leaves_behind(values):
+    """The leaves (Tensors that require grad) of the graph behind these values."""
+    tensors = [v for v in values if isinstance(v, Tensor) and v.requires_grad]
+    yield from (t for t in tensors if not t._prev)
+    interior = [t for t in tensors if t._prev]
+    for node in topological_order(Roots(interior))[:-1] if interior else ():
+        yield from (operand for operand in node._prev if not operand._prev)
+
+
+def _closes_over_users_tensor(outputs):
+    """Whether the outputs depend on a Tensor of the user's that requires grad: a
+    parameter the function closes over, whose graph the gradient must then join."""
+    return any(_is_users(leaf) for leaf in _leaves_behind(outputs))
 
 
 def _depends_on_a_live_graph(x):
@@ -565,19 +572,7 @@ def _depends_on_a_live_graph(x):
     depends only on the targets of a finished transform is a plain number."""
     if isinstance(x, Value):
         return bool(x._prev)
-    if not (isinstance(x, Tensor) and x.requires_grad):
-        return False
-    leaves = [x] if not x._prev else [
-        operand for node in topological_order(x) for operand in node._prev
-        if not operand._prev]
-    return any(_TARGETS.get(id(leaf)) is not leaf or id(leaf) in _nesting.live
-               for leaf in leaves)
-
-
-def _in_a_graph(x):
-    """Whether x is a node of a graph some transform (or the user) differentiates."""
-    return (isinstance(x, Value) and bool(x._prev)) or \
-        (isinstance(x, Tensor) and x.requires_grad)
+    return any(_is_users(leaf) or id(leaf) in _nesting.live for leaf in _leaves_behind([x]))
 
 
 def _plain(leaf, kind, create_graph):
@@ -973,8 +968,7 @@ def _numbers_for_scipy(x, name):
     """x as a float64 array, or a TypeError where that would cut it from a graph: inside
     another transform (x, or a variable f closes over, is traced), SciPy's operators,
     which work on numbers, would drop the gradient."""
-    if isinstance(x, JVPTracer) or _in_a_graph(x) or (
-            isinstance(x, Value) and not isinstance(x, float)):
+    if isinstance(x, (JVPTracer, Value)) or (isinstance(x, Tensor) and x.requires_grad):
         raise TypeError(f"{name}: the point or the function's result is part of a graph "
                         f"(inside another transform, or closing over a tensor that "
                         f"requires grad); SciPy's operators work on numbers, so no "

@@ -68,7 +68,7 @@ def _record(prim, args, kwargs):
         _share_version_counter(node, args)
     if not grad_argnums:
         return node
-    for argnum in grad_argnums:
+    for argnum in grad_argnums:  # (the dict first: no method call in the usual case)
         if argnum not in prim.vjps and not prim.differentiable(argnum):
             raise TypeError(f"{prim.name}: argument {argnum} requires grad, but the "
                             f"operation is not differentiable with respect to it")
