@@ -1,7 +1,7 @@
 """The shape of the package: the imports between chainrule's modules run one way.
 
-    graph <- primitive <- rules <- tensor, value <- forward <- functional
-          <- nn, optim, data, viz, explain, cli
+    graph <- primitive <- rules <- tensor, value <- tracer <- reverse, forward
+          <- functional <- nn, optim, data, viz, explain, cli
 
 Read from the source (every ``import`` statement, at the top of a module or inside a
 function), so the test sees what a reader sees. ``chainrule/__init__.py`` is the public
@@ -69,8 +69,8 @@ def test_no_module_imports_one_that_imports_it_back():
 
 @pytest.mark.parametrize("name", sorted(m for m in GRAPH if m.startswith("chainrule.rules")))
 def test_the_rule_table_imports_no_engine_and_none_of_their_users(name):
-    users = {"chainrule.tensor", "chainrule.value", "chainrule.forward",
-             "chainrule.functional", "chainrule.cli", "chainrule.fast"}
+    users = {"chainrule.tensor", "chainrule.value", "chainrule.tracer", "chainrule.forward",
+             "chainrule.reverse", "chainrule.functional", "chainrule.cli", "chainrule.fast"}
     reached = reachable(name)
     assert not reached & users, sorted(reached & users)
     assert not any(m.startswith(("chainrule.nn", "chainrule.data")) for m in reached)
@@ -80,9 +80,12 @@ def test_the_rule_table_imports_no_engine_and_none_of_their_users(name):
     ("chainrule.graph", "chainrule.tensor"),
     ("chainrule.primitive", "chainrule.rules.elementwise"),
     ("chainrule.rules.elementwise", "chainrule.tensor"),
-    ("chainrule.tensor", "chainrule.forward"),
+    ("chainrule.tensor", "chainrule.tracer"),
+    ("chainrule.tracer", "chainrule.forward"),
+    ("chainrule.tracer", "chainrule.reverse"),
     ("chainrule.value", "chainrule.functional"),
     ("chainrule.forward", "chainrule.functional"),
+    ("chainrule.reverse", "chainrule.functional"),
     ("chainrule.tensor", "chainrule.cli"),
     ("chainrule.tensor", "chainrule.optim"),
     ("chainrule.tensor", "chainrule.nn.layers"),
@@ -94,7 +97,8 @@ def test_the_arrows_run_one_way(lower, higher):
 
 def test_the_engines_know_nothing_of_training_pictures_or_the_command_line():
     for engine in ("chainrule.graph", "chainrule.primitive", "chainrule.value",
-                   "chainrule.tensor", "chainrule.forward", "chainrule.functional"):
+                   "chainrule.tensor", "chainrule.tracer", "chainrule.forward",
+                   "chainrule.reverse", "chainrule.functional"):
         reached = {m for m in reachable(engine) if not m.startswith("chainrule.rules")}
         assert not any(m.startswith(("chainrule.nn", "chainrule.optim", "chainrule.data",
                                      "chainrule.viz", "chainrule.cli", "chainrule.training"))

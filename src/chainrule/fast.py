@@ -71,7 +71,8 @@ class Fused(Primitive):
         return True  # the shared pullback answers for every argument
 
     def pullback(self, g, ans, args, kwargs, argnums, residual=None):
-        if type(g) is not np.ndarray:  # building the gradient's graph: the plain rules
+        if type(g) is not np.ndarray or type(ans) is not np.ndarray:
+            # building the gradient's graph (traced values): the plain rules
             return super().pullback(g, ans, args, kwargs, argnums)
         key = (len(args), tuple(argnums))
         needs = self._needs.get(key)

@@ -13,37 +13,27 @@ it. An operation on tracers of several levels works for the highest (innermost) 
 only: those tracers are split into (primal, tangent); tracers of lower levels are left
 whole inside the primals, so computing the primal result recurses into the outer
 transform, which handles its own tangents the same way. Tangents of different
-transforms never meet. (This is the scheme of JAX's autodidax: levels as tags.)
+transforms never meet. (This is the scheme of JAX's autodidax: levels as tags.) Reverse
+mode draws its levels from the same counter (``reverse.py``), so the two nest in any
+order and depth: a primal here may be a reverse-mode tracer, and the other way round.
 """
-
-import itertools
 
 import numpy as np
 
 from . import rules as ops
 from .primitive import raw
-from .tensor import ArrayMethods
+from .tracer import Tracer
 
-__all__ = ["JVPTracer", "new_level", "tangent_of_result"]
-
-_levels = itertools.count(1)
+__all__ = ["JVPTracer", "tangent_of_result"]
 
 
-def new_level():
-    """A tag that no earlier transform used."""
-    return next(_levels)
-
-
-class JVPTracer(ArrayMethods):
+class JVPTracer(Tracer):
     """A primal value with its tangent, for one level of forward-mode differentiation."""
 
     __slots__ = ("primal", "tangent", "_level")
-    __array_priority__ = 1000  # ndarray @ tracer calls tracer.__rmatmul__, as for Tensor
 
     def __init__(self, primal, tangent, level):
         self.primal, self.tangent, self._level = primal, tangent, level
-
-    level = property(lambda self: self._level, doc="The transform this tracer belongs to.")
 
     def __repr__(self):
         return f"JVPTracer(primal={self.primal!r}, tangent={self.tangent!r}, level={self.level})"
@@ -53,37 +43,13 @@ class JVPTracer(ArrayMethods):
 
     @classmethod
     def _apply_primitive(cls, prim, args, kwargs):
-        level = max(a.level for a in args if isinstance(a, JVPTracer))
-        primals = [a.primal if isinstance(a, JVPTracer) and a.level == level else a
+        level = max(a._level for a in args if isinstance(a, JVPTracer))
+        primals = [a.primal if isinstance(a, JVPTracer) and a._level == level else a
                    for a in args]
         ans = prim(*primals, **kwargs)  # may recurse into an outer level's tracers
         tangents = {argnum: arg.tangent for argnum, arg in enumerate(args)
-                    if isinstance(arg, JVPTracer) and arg.level == level}
+                    if isinstance(arg, JVPTracer) and arg._level == level}
         return JVPTracer(ans, tangent_of_result(prim, tangents, ans, primals, kwargs), level)
-
-
-    # the same surface as a Tensor, so that f can be written once for both
-    shape = property(lambda self: np.shape(self.primal))
-    ndim = property(lambda self: np.ndim(self.primal))
-    size = property(lambda self: np.size(self.primal))
-    dtype = property(lambda self: np.result_type(raw(self.primal)))
-
-    @property
-    def data(self):
-        return self.primal
-
-    def __len__(self):
-        return len(self.primal)
-
-    def __iter__(self):
-        return (self[i] for i in range(len(self)))
-
-    # comparisons look at the primal: they have no derivative
-    def __lt__(self, other): return raw(self) < raw(other)
-    def __le__(self, other): return raw(self) <= raw(other)
-    def __gt__(self, other): return raw(self) > raw(other)
-    def __ge__(self, other): return raw(self) >= raw(other)
-
 
 
 def tangent_of_result(prim, tangents, ans, args, kwargs):

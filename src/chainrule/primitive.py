@@ -28,9 +28,12 @@ graph, a ``Value``, a forward-mode tracer), it hands the call to the box with th
 highest level, which records or propagates what it must and calls the rules.
 """
 
+import itertools
+
 import numpy as np
 
-__all__ = ["Primitive", "primitive", "elementwise", "Box", "raw", "shape_of", "ndim_of"]
+__all__ = ["Primitive", "primitive", "elementwise", "Box", "raw", "shape_of", "ndim_of",
+           "new_level"]
 
 
 class Box:
@@ -44,6 +47,15 @@ class Box:
 
     __slots__ = ()
     _level = 0
+
+
+_levels = itertools.count(1)
+
+
+def new_level():
+    """A level for a transform starting now: one that no earlier call used, and higher
+    than any of the transforms running around it (their calls started before)."""
+    return next(_levels)
 
 
 # Arguments that are never boxes: what rules pass around in an ordinary backward pass.

@@ -24,7 +24,7 @@ import numpy as np
 from . import numpy_protocol
 from . import rules as ops
 from .graph import _modes, topological_order
-from .primitive import Box, raw
+from .primitive import Box, raw, shape_of
 
 __all__ = ["Tensor", "ArrayMethods", "backward_pass", "tensor", "zeros", "ones", "full",
            "eye", "arange", "linspace", "zeros_like", "ones_like", "rand", "randn"]
@@ -633,7 +633,7 @@ def _pullback(node, g, argnums, create_graph, batch_shape):
     if batch_shape and not prim.batched:  # a user's rule: one row of the batch at a time
         return [_row_by_row(prim.vjp(argnum), g, len(batch_shape), ans, args, kwargs)
                 for argnum in argnums]
-    if prim.keeps_residual and not create_graph:
+    if prim.keeps_residual and not create_graph and isinstance(node, Tensor):
         return prim.pullback(g, ans, args, kwargs, argnums, residual=node._residual)
     return prim.pullback(g, ans, args, kwargs, argnums)
 
@@ -655,15 +655,18 @@ def _fit(vjp, arg, g, create_graph, batch_shape=()):
     with another array, so a borrowed one is copied before it is stored.
     """
     data = arg._data
-    shape = batch_shape + data.shape
-    if create_graph or isinstance(vjp, Tensor):  # (a seed in a graph gives Tensors too)
-        if not isinstance(vjp, Tensor):
+    if create_graph or isinstance(vjp, Box) or type(data) is not np.ndarray:
+        # in a graph (create_graph, a seed in a graph, a transform's traced values):
+        # the same with the table's operations, so the gradient can be differentiated
+        if create_graph and not isinstance(vjp, Box):
             vjp = Tensor._make(np.asarray(vjp))
-        if vjp.shape != shape:
-            vjp = ops.unbroadcast(vjp, data.shape, len(batch_shape))
-        if vjp.dtype != data.dtype:
-            vjp = ops.astype(vjp, data.dtype)
+        if shape_of(vjp) != batch_shape + shape_of(data):
+            vjp = ops.unbroadcast(vjp, shape_of(data), len(batch_shape))
+        dtype = getattr(data, "dtype", None)  # (a Value has none: it is a float)
+        if dtype is not None and getattr(vjp, "dtype", dtype) != dtype:
+            vjp = ops.astype(vjp, dtype)
         return vjp, True
+    shape = batch_shape + data.shape
     if type(vjp) is not np.ndarray:
         vjp = np.asarray(vjp)
     fresh = vjp is not g and vjp.base is None

@@ -234,7 +234,7 @@ def var(x, axis=None, ddof=0, keepdims=False):
     [-0.75, -0.25, 0.25, 0.75]
     """
     centred = x - mean(x, axis, keepdims=True)
-    shape = shape_of(raw(x))
+    shape = shape_of(centred)  # x's (x may be a list)
     n = int(np.prod([shape[a] for a in axes_of(axis, len(shape))]))
     return sum(centred * centred, axis, keepdims) / (n - ddof)
 

@@ -1,0 +1,75 @@
+"""What the transforms' traced values share: an array's surface, and no way out.
+
+While ``grad`` or ``jvp`` runs a function, the function sees tracers where its inputs
+were: ``ReverseTracer`` (reverse mode, ``reverse.py``) and ``JVPTracer`` (forward mode,
+``forward.py``). Both stand for a number or an array, so they answer ``shape``,
+``dtype``, ``len`` and comparisons as it would, and take every operator and method of a
+Tensor (``ArrayMethods``).
+
+What they refuse is turning into a plain number (``float(x)``, ``x.item()``,
+``np.asarray(x)``): that number would carry no derivative, and whatever the function
+computed from it would silently get none. Comparisons and truth values are allowed,
+for ``if x > 0:``: they are piecewise constant, so they have no derivative to lose.
+"""
+
+import numpy as np
+
+from .primitive import raw, shape_of
+from .tensor import ArrayMethods
+
+__all__ = ["Tracer"]
+
+
+class Tracer(ArrayMethods):
+    """The base of the transforms' traced values: ``_level`` tells which transform."""
+
+    __slots__ = ()
+    __array_priority__ = 1000  # ndarray @ tracer calls tracer.__rmatmul__, as for Tensor
+
+    level = property(lambda self: self._level, doc="The transform this value belongs to.")
+    shape = property(lambda self: shape_of(self._contents()))
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: int(np.prod(self.shape)))
+    dtype = property(lambda self: np.result_type(raw(self)))
+
+    @property
+    def data(self):
+        return self._contents()
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of a 0-d array")
+        return self.shape[0]
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    # comparisons look at the numbers: they have no derivative
+    def __lt__(self, other): return raw(self) < raw(other)
+    def __le__(self, other): return raw(self) <= raw(other)
+    def __gt__(self, other): return raw(self) > raw(other)
+    def __ge__(self, other): return raw(self) >= raw(other)
+    def __eq__(self, other): return raw(self) == raw(other)
+    def __ne__(self, other): return raw(self) != raw(other)
+    __hash__ = object.__hash__  # identity, as for any graph node
+
+    def __bool__(self):
+        return bool(raw(self))
+
+    def _refuse(self, what):
+        raise TypeError(
+            f"{what} of a value a transform is differentiating (shape {self.shape}) would "
+            f"be a plain number with no derivative, and everything computed from it "
+            f"would silently get none; keep computing with it (cr.* operations), use "
+            f"cr.where for a choice, or compare it (x > 0) for Python control flow")
+
+    def __float__(self): self._refuse("float()")
+    def __int__(self): self._refuse("int()")
+    def __index__(self): self._refuse("using as an index")
+    def __complex__(self): self._refuse("complex()")
+    def item(self): self._refuse(".item()")
+    def tolist(self): self._refuse(".tolist()")
+    def numpy(self): self._refuse(".numpy()")
+
+    def __array__(self, dtype=None, copy=None):
+        self._refuse("np.asarray()")
