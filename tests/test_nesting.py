@@ -274,3 +274,83 @@ def test_results_depending_on_an_outer_variable_are_differentiated_as_jax_does(n
     theirs = program(jax.grad, jax.vjp, jax.jvp)
     assert type(ours) is float
     assert ours == pytest.approx(float(theirs), rel=1e-12, abs=1e-12)
+
+
+# ---------------------------------------------------------------------------------------
+# Every pairing: each inner transform, closing over the outer variable, under each outer
+# transform, at each kind of point. One program, written for both libraries (``lib`` is
+# chainrule, or JAX with jax.numpy's functions), must give JAX's numbers.
+# ---------------------------------------------------------------------------------------
+
+def _jax_lib():
+    import types
+    return types.SimpleNamespace(**{n: getattr(jax, n) for n in (
+        "grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "hessian")},
+        sin=jnp.sin, sum=jnp.sum, tanh=jnp.tanh, maximum=jnp.maximum)
+
+
+def _body(lib, x):
+    """A function of y that closes over x (elementwise, x and y of one shape)."""
+    return lambda y: lib.sin(x * y) + x * y ** 2 + lib.maximum(y, 0.3) * lib.tanh(x)
+
+
+INNER = {
+    "grad": lambda lib, x, y: lib.grad(lambda y: lib.sum(_body(lib, x)(y)))(y),
+    "value_and_grad": lambda lib, x, y: lib.value_and_grad(
+        lambda y: lib.sum(_body(lib, x)(y)))(y),
+    "vjp": lambda lib, x, y: lib.vjp(_body(lib, x), y)[1](x * y)[0],
+    "jvp": lambda lib, x, y: lib.jvp(_body(lib, x), (y,), (x + y,)),
+    "jacrev": lambda lib, x, y: lib.jacrev(_body(lib, x))(y),
+    "jacfwd": lambda lib, x, y: lib.jacfwd(_body(lib, x))(y),
+    "hessian": lambda lib, x, y: lib.hessian(lambda y: lib.sum(_body(lib, x)(y)))(y),
+}
+
+
+def _total(lib, tree):
+    return sum(lib.sum(leaf) for leaf in jax.tree_util.tree_leaves(tree)) if lib is not cr \
+        else sum(lib.sum(leaf) for leaf in cr.tree_flatten(tree)[0])
+
+
+def _scalar_program(lib, inner):
+    return lambda x: _total(lib, INNER[inner](lib, x, x * 0.5 + 0.25))
+
+
+OUTER = {
+    "grad": lambda lib, f, x: lib.grad(f)(x),
+    "jacrev": lambda lib, f, x: lib.jacrev(f)(x),
+    "jacfwd": lambda lib, f, x: lib.jacfwd(f)(x),
+    "hessian": lambda lib, f, x: lib.hessian(f)(x),
+    "jvp": lambda lib, f, x: lib.jvp(f, (x,), (x * 0 + 0.75,)),
+    "vjp": lambda lib, f, x: lib.vjp(f, x)[1](1.5),
+}
+
+POINTS = {
+    "float": (0.7, 0.7),
+    "0-d array": (np.array(0.7), np.array(0.7)),
+    "1-d array": (np.array([0.7, -0.4, 1.3]), np.array([0.7, -0.4, 1.3])),
+    "Tensor": (cr.tensor([0.7, -0.4]), np.array([0.7, -0.4])),
+}
+
+
+@pytest.mark.slow  # (168 programs, most of the time in JAX's tracing)
+@pytest.mark.parametrize("point", sorted(POINTS))
+@pytest.mark.parametrize("outer", sorted(OUTER))
+@pytest.mark.parametrize("inner", sorted(INNER))
+def test_every_inner_transform_under_every_outer_one_matches_jax(inner, outer, point):
+    ours_at, theirs_at = POINTS[point]
+    ours = OUTER[outer](cr, _scalar_program(cr, inner), ours_at)
+    theirs = OUTER[outer](_jax_lib(), _scalar_program(_jax_lib(), inner), theirs_at)
+    for a, b in zip(cr.tree_flatten(ours)[0], jax.tree_util.tree_leaves(theirs)):
+        a = a.data if isinstance(a, cr.Tensor) else a
+        np.testing.assert_allclose(np.asarray(a, dtype=float), np.asarray(b), rtol=1e-12,
+                                   atol=1e-12)
+
+
+def test_a_traced_value_cannot_become_a_plain_number():
+    """float(), .item() and np.asarray() of a traced value would drop its derivative."""
+    for leave in (float, lambda x: x.item(), np.asarray):
+        with pytest.raises(TypeError, match="no derivative"):
+            cr.grad(lambda x: leave(x) * x)(2.0)
+        with pytest.raises(TypeError, match="no derivative"):
+            cr.jvp(lambda x: leave(x) * x, (2.0,), (1.0,))
+    assert cr.grad(lambda x: x * x if x > 0 else -x)(2.0) == 4.0  # comparisons are fine
