@@ -63,7 +63,7 @@ def draw(rng, shape, domain):
     any: |x| in [0.2, 1.5], either sign (away from the kinks of relu, abs, sign at 0,
     and from 0 for division); pos: [0.5, 2] (log, sqrt, a base of a real power);
     unit: [-0.9, 0.9] (tan, log1p); wide: normal with scale 2 (softmax, logsumexp);
-    prob: [0.05, 0.95] (targets of a binary cross-entropy).
+    prob: [0.05, 0.95] (targets of a binary cross-entropy); gt1: [1.2, 3] (arccosh).
     """
     if domain == "any":
         out = rng.uniform(0.2, 1.5, shape) * rng.choice([-1.0, 1.0], shape)
@@ -75,6 +75,8 @@ def draw(rng, shape, domain):
         out = 2.0 * rng.standard_normal(shape)
     elif domain == "prob":
         out = rng.uniform(0.05, 0.95, shape)
+    elif domain == "gt1":
+        out = rng.uniform(1.2, 3.0, shape)
     else:
         raise ValueError(domain)
     return np.asarray(out, dtype=np.float64)
@@ -275,6 +277,37 @@ UNARY = [
     ("softplus", cr.softplus, TF.softplus, D.softplus, "wide"),
     ("sign", cr.sign, torch.sign, D.sign, "any"),
     ("negative", cr.negative, torch.neg, D.negative, "any"),
+    ("arcsin", cr.arcsin, torch.asin, D.arcsin, "unit"),
+    ("arccos", cr.arccos, torch.acos, D.arccos, "unit"),
+    ("sinh", cr.sinh, torch.sinh, D.sinh, "any"),
+    ("cosh", cr.cosh, torch.cosh, D.cosh, "any"),
+    ("arcsinh", cr.arcsinh, torch.asinh, D.arcsinh, "any"),
+    ("arccosh", cr.arccosh, torch.acosh, D.arccosh, "gt1"),
+    ("arctanh", cr.arctanh, torch.atanh, D.arctanh, "unit"),
+    ("expm1", cr.expm1, torch.expm1, D.expm1, "any"),
+    ("log2", cr.log2, torch.log2, D.log2, "pos"),
+    ("log10", cr.log10, torch.log10, D.log10, "pos"),
+    ("exp2", cr.exp2, torch.exp2, D.exp2, "any"),
+    ("square", cr.square, torch.square, D.square, "any"),
+    ("reciprocal", cr.reciprocal, torch.reciprocal, D.reciprocal, "any"),
+    ("sinc", cr.sinc, torch.sinc, D.sinc, "any"),
+    ("deg2rad", cr.deg2rad, torch.deg2rad, D.deg2rad, "any"),
+    ("rad2deg", cr.rad2deg, torch.rad2deg, D.rad2deg, "any"),
+    ("radians", cr.radians, torch.deg2rad, D.deg2rad, "any"),
+    ("degrees", cr.degrees, torch.rad2deg, D.rad2deg, "any"),
+    ("fabs", cr.fabs, torch.abs, D.absolute, "any"),
+    ("floor", cr.floor, torch.floor, D.floor, "any"),
+    ("ceil", cr.ceil, torch.ceil, D.ceil, "any"),
+    ("trunc", cr.trunc, torch.trunc, D.trunc, "any"),
+    ("fix", cr.fix, torch.trunc, D.trunc, "any"),
+    ("rint", cr.rint, torch.round, D.rint, "any"),
+    ("round", cr.round, torch.round, D.round, "any"),
+    ("around", cr.around, torch.round, D.round, "any"),
+    ("nan_to_num", cr.nan_to_num, torch.nan_to_num, D.nan_to_num, "any"),
+    ("real", cr.real, torch.real, D.real, "any"),
+    ("conj", cr.conj, torch.conj, D.conj, "any"),
+    ("conjugate", cr.conjugate, torch.conj, D.conj, "any"),
+    ("imag", cr.imag, lambda x: x * 0, D.imag, "any"),
 ]
 SHAPES = [(), (3,), (2, 3)]
 
@@ -326,6 +359,14 @@ BINARY = [
     ("maximum", None, cr.maximum, torch.maximum, D.maximum, ("any", "any")),
     ("minimum", None, cr.minimum, torch.minimum, D.minimum, ("any", "any")),
     ("remainder", operator.mod, cr.remainder, torch.remainder, D.remainder, ("any", "pos")),
+    ("mod", None, cr.mod, torch.remainder, D.remainder, ("any", "pos")),
+    ("fmod", None, cr.fmod, torch.fmod, D.fmod, ("any", "pos")),
+    ("arctan2", None, cr.arctan2, torch.atan2, D.arctan2, ("any", "any")),
+    ("hypot", None, cr.hypot, torch.hypot, D.hypot, ("any", "any")),
+    ("logaddexp", None, cr.logaddexp, torch.logaddexp, D.logaddexp, ("wide", "wide")),
+    ("logaddexp2", None, cr.logaddexp2, torch.logaddexp2, D.logaddexp2, ("wide", "wide")),
+    ("fmax", None, cr.fmax, torch.fmax, D.fmax, ("any", "any")),
+    ("fmin", None, cr.fmin, torch.fmin, D.fmin, ("any", "any")),
 ]
 BROADCAST_PAIRS = [((), ()), ((3,), (3,)), ((2, 3), (2, 3)), ((), (2, 3)), ((2, 3), ()),
                    ((3, 1), (4,)), ((2, 1, 3), (4, 1))]

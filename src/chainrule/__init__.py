@@ -14,6 +14,8 @@
 
 from . import rules as _rules
 from .rules import *  # noqa: F401,F403  (the operations: cr.exp, cr.sum, ...)
+from . import predicates as _predicates
+from .predicates import *  # noqa: F401,F403  (tests and indices: cr.isnan, cr.argmax, ...)
 from .functional import (grad, hessian, hessian_operator, hvp, jacfwd, jacobian, jacrev,
                          jvp, linear_operator, tree_flatten, tree_unflatten,
                          value_and_grad, vjp)
@@ -44,6 +46,8 @@ __all__ = [
     # operations (on Tensors, arrays and numbers; the unary functions on Values too),
     # every public operation of the rule table, and cr.abs
     *_rules.__all__, "abs",
+    # tests, logic and indices: no derivative, plain NumPy results
+    *_predicates.__all__,
     # training
     "nn", "optim", "checkpoint", "save", "load",
     # pictures

@@ -29,6 +29,15 @@ UFUNCS = {
     np.arctan: ops.arctan, np.absolute: ops.absolute, np.sign: ops.sign,
     np.maximum: ops.maximum, np.minimum: ops.minimum, np.matmul: ops.matmul,
     np.remainder: ops.remainder, np.positive: lambda x: x,
+    np.arcsin: ops.arcsin, np.arccos: ops.arccos, np.arctan2: ops.arctan2,
+    np.hypot: ops.hypot, np.sinh: ops.sinh, np.cosh: ops.cosh, np.arcsinh: ops.arcsinh,
+    np.arccosh: ops.arccosh, np.arctanh: ops.arctanh, np.expm1: ops.expm1,
+    np.log2: ops.log2, np.log10: ops.log10, np.exp2: ops.exp2, np.logaddexp: ops.logaddexp,
+    np.logaddexp2: ops.logaddexp2, np.square: ops.square, np.reciprocal: ops.reciprocal,
+    np.deg2rad: ops.deg2rad, np.rad2deg: ops.rad2deg, np.radians: ops.deg2rad,
+    np.degrees: ops.rad2deg, np.fabs: ops.fabs, np.fmax: ops.fmax, np.fmin: ops.fmin,
+    np.fmod: ops.fmod, np.floor: ops.floor, np.ceil: ops.ceil, np.trunc: ops.trunc,
+    np.rint: ops.rint, np.conjugate: ops.conj,
 }
 
 # reductions of a ufunc, called as ufunc.reduce(x, axis=..., keepdims=...)
@@ -40,7 +49,7 @@ REDUCTIONS = {np.add: ops.sum, np.maximum: ops.max, np.minimum: ops.min,
 CONSTANT_UFUNCS = {np.less, np.less_equal, np.greater, np.greater_equal, np.equal,
                    np.not_equal, np.isfinite, np.isnan, np.isinf, np.signbit,
                    np.logical_and, np.logical_or, np.logical_not, np.logical_xor,
-                   np.floor, np.ceil, np.trunc, np.rint, np.floor_divide}
+                   np.floor_divide}
 
 # functions of the array API, with chainrule's arguments as NumPy names them
 FUNCTIONS = {
@@ -51,6 +60,8 @@ FUNCTIONS = {
     np.squeeze: ops.squeeze, np.expand_dims: ops.expand_dims,
     np.concatenate: ops.concatenate, np.stack: ops.stack, np.split: ops.split,
     np.where: ops.where, np.clip: ops.clip, np.dot: ops.dot, np.outer: ops.outer,
+    np.sinc: ops.sinc, np.round: ops.round, np.around: ops.round, np.fix: ops.trunc,
+    np.nan_to_num: ops.nan_to_num, np.real: ops.real, np.imag: ops.imag, np.conj: ops.conj,
     np.linalg.norm: lambda x, ord=None, axis=None, keepdims=False: _norm(x, ord, axis, keepdims),
 }
 
@@ -66,7 +77,7 @@ QUERIES = {np.shape, np.ndim, np.size, np.result_type, np.may_share_memory,
            np.argmax, np.argmin, np.argsort, np.nonzero, np.count_nonzero, np.any,
            np.all, np.iscomplexobj, np.isrealobj, np.zeros_like, np.ones_like,
            np.empty_like, np.full_like, np.array2string, np.array_repr, np.array_str,
-           np.round, np.around, np.unique, np.searchsorted, np.copyto, np.can_cast,
+           np.unique, np.searchsorted, np.copyto, np.can_cast,
            np.min_scalar_type, np.argpartition, np.flatnonzero}
 
 

@@ -19,6 +19,7 @@ broadcasts a JVP's result to the output's shape.
 The table, by topic:
 
 * ``elementwise``: arithmetic, exp/log, trigonometric, activations, kinks, ``where``;
+* ``elementary``: inverse trigonometric and hyperbolic, other bases, rounding, fmod;
 * ``reductions``: sum, mean, max, min, prod, var, std, norm, logsumexp, softmax;
 * ``linalg``: matmul, dot, outer;
 * ``shapes``: reshape, transpose, broadcasting, concatenate/stack/split, indexing.
@@ -43,6 +44,8 @@ How to add an operation
 
 from .elementwise import *  # noqa: F401,F403
 from .elementwise import __all__ as _elementwise
+from .elementary import *  # noqa: F401,F403
+from .elementary import __all__ as _elementary
 from .linalg import *  # noqa: F401,F403
 from .linalg import __all__ as _linalg
 from .reductions import *  # noqa: F401,F403
@@ -55,4 +58,4 @@ from .reductions import broadcast_axes, expand_reduced, unbroadcast  # noqa: F40
 from .shapes import astype, getitem, identity, index_add, index_set  # noqa: F401
 
 # The public operations (cr.NAME); the engines also use the helpers imported above.
-__all__ = [*_elementwise, *_reductions, *_linalg, *_shapes]
+__all__ = [*_elementwise, *_elementary, *_reductions, *_linalg, *_shapes]

@@ -1,0 +1,217 @@
+"""More elementwise functions, NumPy's names: inverse trigonometric and hyperbolic
+functions, logarithms and exponentials in other bases, logaddexp, rounding, NaN-aware
+maximum and minimum, and what real arrays make of complex-number functions.
+
+Each is defined by its partial derivatives (``elementwise``), as in ``elementwise.py``:
+the VJP is g * partial and the JVP t * partial. Rounding (floor, ceil, round, trunc) is
+piecewise constant: its derivative is 0 wherever it exists, as in PyTorch and JAX.
+Where a partial is 0/0 at a point (hypot at the origin) the convention of ``norm`` holds:
+the gradient is 0 there.
+"""
+
+import math
+
+import numpy as np
+
+from ..primitive import elementwise, raw
+from .elementwise import absolute, cos, exp, sqrt, where
+from .elementwise import remainder as mod  # (NumPy's other name for it)
+
+__all__ = ["arcsin", "arccos", "arctan2", "hypot", "sinh", "cosh", "arcsinh", "arccosh",
+           "arctanh", "expm1", "log2", "log10", "exp2", "logaddexp", "logaddexp2",
+           "square", "reciprocal", "sinc", "deg2rad", "rad2deg", "radians", "degrees",
+           "fabs", "fmax", "fmin", "mod", "fmod", "floor", "ceil", "round", "around",
+           "rint", "trunc", "fix", "nan_to_num", "real", "imag", "conj", "conjugate"]
+
+_LN2, _LN10 = math.log(2.0), math.log(10.0)
+
+
+def _safe(x):
+    """x with its zeros replaced by 1: a denominator whose 0/0 points are masked by a
+    where, so that no infinity reaches a derivative (0 * inf would be NaN)."""
+    return where(raw(x) == 0, 1.0, x)
+
+
+# ---------------------------------------------------------------------------------------
+# Inverse trigonometric and hyperbolic functions
+# ---------------------------------------------------------------------------------------
+
+arcsin = elementwise(np.arcsin, "arcsin", lambda ans, x: 1 / sqrt(1 - x * x),
+                     text=("1 / sqrt(1 - {0}**2)",),
+                     doc="The inverse sine, in [-pi/2, pi/2]; d/dx = 1 / sqrt(1 - x**2).")
+arccos = elementwise(np.arccos, "arccos", lambda ans, x: -1 / sqrt(1 - x * x),
+                     text=("-1 / sqrt(1 - {0}**2)",),
+                     doc="The inverse cosine, in [0, pi]; d/dx = -1 / sqrt(1 - x**2).")
+arctan2 = elementwise(np.arctan2, "arctan2",
+                      lambda ans, y, x: x / (x * x + y * y),
+                      lambda ans, y, x: -y / (x * x + y * y),
+                      text=("{1} / ({0}**2 + {1}**2)", "-{0} / ({0}**2 + {1}**2)"), doc="""\
+The angle of the point (x, y), ``arctan2(y, x)``, in (-pi, pi], with broadcasting.
+
+    d/dy = x / (x**2 + y**2), d/dx = -y / (x**2 + y**2).
+
+    >>> y = cr.tensor(1.0, requires_grad=True)
+    >>> cr.arctan2(y, 1.0).backward()
+    >>> y.grad.tolist()
+    0.5
+    """)
+hypot = elementwise(np.hypot, "hypot",
+                    lambda ans, a, b: where(raw(ans) == 0, 0.0, a / _safe(ans)),
+                    lambda ans, a, b: where(raw(ans) == 0, 0.0, b / _safe(ans)),
+                    text=("{0} / {out}", "{1} / {out}"),
+                    doc="sqrt(a**2 + b**2) without overflow; d/da = a / hypot (0 at 0).")
+sinh = elementwise(np.sinh, "sinh", lambda ans, x: cosh(x), text=("cosh({0})",),
+                   doc="The hyperbolic sine; d/dx = cosh(x).")
+cosh = elementwise(np.cosh, "cosh", lambda ans, x: sinh(x), text=("sinh({0})",),
+                   doc="The hyperbolic cosine; d/dx = sinh(x).")
+arcsinh = elementwise(np.arcsinh, "arcsinh", lambda ans, x: 1 / sqrt(x * x + 1),
+                      text=("1 / sqrt({0}**2 + 1)",),
+                      doc="The inverse hyperbolic sine; d/dx = 1 / sqrt(x**2 + 1).")
+arccosh = elementwise(np.arccosh, "arccosh", lambda ans, x: 1 / sqrt(x * x - 1),
+                      text=("1 / sqrt({0}**2 - 1)",),
+                      doc="The inverse hyperbolic cosine (x >= 1); d/dx = 1 / sqrt(x**2 - 1).")
+arctanh = elementwise(np.arctanh, "arctanh", lambda ans, x: 1 / (1 - x * x),
+                      text=("1 / (1 - {0}**2)",),
+                      doc="The inverse hyperbolic tangent (|x| < 1); d/dx = 1 / (1 - x**2).")
+
+# ---------------------------------------------------------------------------------------
+# Exponentials and logarithms in other bases
+# ---------------------------------------------------------------------------------------
+
+expm1 = elementwise(np.expm1, "expm1", lambda ans, x: ans + 1, text=("({out} + 1)",),
+                    doc="exp(x) - 1, accurate for tiny x; d/dx = exp(x).")
+log2 = elementwise(np.log2, "log2", lambda ans, x: 1 / (x * _LN2), text=("1 / ({0} ln 2)",),
+                   doc="The base-2 logarithm; d/dx = 1 / (x ln 2).")
+log10 = elementwise(np.log10, "log10", lambda ans, x: 1 / (x * _LN10),
+                    text=("1 / ({0} ln 10)",),
+                    doc="The base-10 logarithm; d/dx = 1 / (x ln 10).")
+exp2 = elementwise(np.exp2, "exp2", lambda ans, x: ans * _LN2, text=("{out} ln 2",),
+                   doc="2**x; d/dx = 2**x ln 2.")
+logaddexp = elementwise(np.logaddexp, "logaddexp",
+                        lambda ans, a, b: exp(a - ans), lambda ans, a, b: exp(b - ans),
+                        text=("exp({0} - {out})", "exp({1} - {out})"), doc="""\
+log(exp(a) + exp(b)) without overflow; d/da = exp(a - result), a softmax weight.
+
+    >>> a = cr.tensor(0.0, requires_grad=True)
+    >>> cr.logaddexp(a, 0.0).backward()
+    >>> a.grad.tolist()
+    0.5
+    """)
+logaddexp2 = elementwise(np.logaddexp2, "logaddexp2",
+                         lambda ans, a, b: exp((a - ans) * _LN2),
+                         lambda ans, a, b: exp((b - ans) * _LN2),
+                         text=("2**({0} - {out})", "2**({1} - {out})"),
+                         doc="log2(2**a + 2**b); d/da = 2**(a - result).")
+
+# ---------------------------------------------------------------------------------------
+# Powers, angles, absolute values
+# ---------------------------------------------------------------------------------------
+
+square = elementwise(np.square, "square", lambda ans, x: 2 * x, text=("2 {0}",),
+                     doc="x * x; d/dx = 2x.")
+
+
+def _floats(x):
+    """x as an array of floats (integers become float64, as for a true division)."""
+    x = np.asarray(x)
+    return x if x.dtype.kind in "fc" else x.astype(np.float64)
+
+
+reciprocal = elementwise(lambda x: np.reciprocal(_floats(x)), "reciprocal",
+                         lambda ans, x: -(ans * ans), text=("-{out}**2",),
+                         doc="1 / x (integers become floats); d/dx = -1 / x**2.")
+
+
+def _sinc_slope(ans, x):
+    """d/dx sin(pi x) / (pi x) = (cos(pi x) - sinc(x)) / x; near 0, where that is 0/0,
+    its Taylor polynomial, whose own derivatives are right there too."""
+    small = np.abs(raw(x)) < 1e-3
+    px = np.pi * x
+    series = x * (-(np.pi ** 2) / 3 + (np.pi ** 4 / 30) * x * x)
+    return where(small, series, (cos(px) - ans) / where(small, 1.0, x))
+
+
+sinc = elementwise(np.sinc, "sinc", _sinc_slope, text=("(cos(pi {0}) - {out}) / {0}",),
+                   doc="sin(pi x) / (pi x), 1 at 0 (NumPy's normalised sinc).")
+deg2rad = elementwise(np.deg2rad, "deg2rad", lambda ans, x: np.pi / 180, text=("pi / 180",),
+                      doc="Degrees to radians: x pi / 180.")
+rad2deg = elementwise(np.rad2deg, "rad2deg", lambda ans, x: 180 / np.pi, text=("180 / pi",),
+                      doc="Radians to degrees: x 180 / pi.")
+radians, degrees = deg2rad, rad2deg
+fabs = absolute  # (NumPy's fabs is abs for reals: the same derivative, 0 at 0)
+
+
+def _nan_aware_share(a, b):
+    """fmax's share for a: 1 where a wins or b is NaN, 1/2 at a tie, else 0."""
+    a, b = raw(a), raw(b)
+    return np.where(np.isnan(b) & ~np.isnan(a), 1.0,
+                    np.where(a > b, 1.0, np.where(a == b, 0.5, 0.0)))
+
+
+fmax = elementwise(np.fmax, "fmax", lambda ans, a, b: _nan_aware_share(a, b),
+                   lambda ans, a, b: _nan_aware_share(b, a),
+                   doc="The larger of a and b, ignoring NaN; ties share the gradient.")
+fmin = elementwise(np.fmin, "fmin", lambda ans, a, b: _nan_aware_share(-raw(a), -raw(b)),
+                   lambda ans, a, b: _nan_aware_share(-raw(b), -raw(a)),
+                   doc="The smaller of a and b, ignoring NaN; ties share the gradient.")
+
+# ---------------------------------------------------------------------------------------
+# Remainders and rounding
+# ---------------------------------------------------------------------------------------
+
+fmod = elementwise(np.fmod, "fmod", 1, lambda ans, a, b: -np.trunc(raw(a) / raw(b)),
+                   text=("1", "-trunc({0} / {1})"), doc="""\
+The remainder of a / b with the sign of a (C's fmod): a - b * trunc(a / b).
+
+    Its derivative is 1 in a and -trunc(a / b) in b.
+    """)
+
+
+def _flat(name, forward, doc):
+    """A piecewise constant function: derivative 0 wherever it has one."""
+    return elementwise(forward, name, lambda ans, *args, **kwargs: np.zeros_like(raw(ans)),
+                       text=("0",), doc=doc + " Piecewise constant: its gradient is 0.")
+
+
+floor = _flat("floor", np.floor, "The largest integer <= x, elementwise.")
+ceil = _flat("ceil", np.ceil, "The smallest integer >= x, elementwise.")
+trunc = _flat("trunc", np.trunc, "x rounded towards 0, elementwise.")
+rint = _flat("rint", np.rint, "x rounded to the nearest integer (half to even).")
+fix = trunc
+round = _flat("round", lambda x, decimals=0: np.round(x, decimals),
+              "x rounded to ``decimals`` places (half to even, as NumPy).")
+around = round
+
+
+def _finite_slope(ans, x, nan=0.0, posinf=None, neginf=None):
+    return np.isfinite(raw(x)).astype(np.result_type(raw(x), np.float32))
+
+
+nan_to_num = elementwise(
+    lambda x, nan=0.0, posinf=None, neginf=None: np.nan_to_num(x, nan=nan, posinf=posinf,
+                                                             neginf=neginf),
+    "nan_to_num", _finite_slope, text=("1 where {0} is finite, else 0",),
+    doc="NaN and infinities replaced by numbers; the gradient passes where x is finite.")
+
+
+# ---------------------------------------------------------------------------------------
+# Complex-number functions on real arrays (chainrule differentiates real numbers only)
+# ---------------------------------------------------------------------------------------
+
+def _real_only(name):
+    def check(x):
+        x = np.asarray(x)
+        if x.dtype.kind == "c":
+            raise TypeError(f"{name}: chainrule differentiates real numbers only; got a "
+                            f"complex array (write it as two real arrays)")
+        return x
+    return check
+
+
+real = elementwise(lambda x: _real_only("real")(x).copy(), "real", 1, text=("1",),
+                   doc="x itself, for a real x (chainrule's numbers are real).")
+conj = elementwise(lambda x: _real_only("conj")(x).copy(), "conj", 1, text=("1",),
+                   doc="x itself, for a real x (chainrule's numbers are real).")
+conjugate = conj
+imag = _flat("imag", lambda x: np.zeros_like(_real_only("imag")(x)),
+             "0, the imaginary part of a real x.")
