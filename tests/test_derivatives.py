@@ -36,7 +36,7 @@ import types
 
 from chainrule import fast, rules
 from chainrule.primitive import Primitive
-from chainrule.rules import elementwise, shapes
+from chainrule.rules import elementwise, ordering, shapes
 
 # The table's operations, with the primitives behind its wrappers (concatenate, stack,
 # where, clip) and the fused operations of chainrule.fast, which are checked the same way.
@@ -44,6 +44,7 @@ D = types.SimpleNamespace(**{name: value for name, value in vars(rules).items()
                              if not name.startswith("_")},
                           _concatenate=shapes._concatenate, _stack=shapes._stack,
                           _where=elementwise._where, _clip=elementwise._clip,
+                          _cumsum=ordering._cumsum,
                           linear=fast.linear, linear_relu=fast.linear_relu)
 
 # ---------------------------------------------------------------------------------------
@@ -679,6 +680,153 @@ for _k, (_name, _index, _vshape) in enumerate(AT + AT_ADD_ONLY):
 case("x.at[1].set(2.0)", lambda x: x.at[1].set(2.0), lambda x: _t_set(x, 2.0, 1),
      ((4, 5), "any"), prim=lambda x: (D.index_set, (x, 2.0), {"index": 1}))
 
+# --- cumulative operations and ordering (rules/ordering.py) -------------------------------
+
+for _axis in (0, 1, -1):
+    case(f"cumsum(axis={_axis})", lambda x, a=_axis: cr.cumsum(x, a),
+         lambda x, a=_axis: torch.cumsum(x, a), ((3, 4), "any"),
+         prim=lambda x, a=_axis: (D._cumsum, (x, a - 2 if a >= 0 else a), {}))
+    case(f"cumprod(axis={_axis})", lambda x, a=_axis: cr.cumprod(x, a),
+         lambda x, a=_axis: torch.cumprod(x, a), ((3, 4), "any"))
+case("cumsum(flat)", cr.cumsum, lambda x: torch.cumsum(x.flatten(), 0), ((2, 3), "any"))
+case("cumprod(flat)", cr.cumprod, lambda x: torch.cumprod(x.flatten(), 0), ((2, 3), "any"))
+_ZERO_AT_1 = np.array([1.0, 0.0, 1.0, 1.0])  # cumprod through a zero: exact derivatives
+case("cumprod(with a zero)", lambda x: cr.cumprod(x * _const(_ZERO_AT_1, x)),
+     lambda x: torch.cumprod(x * _const(_ZERO_AT_1, x), 0), ((4,), "any"))
+case("diff", cr.diff, torch.diff, ((3, 4), "any"))
+case("diff(n=2,axis=0)", lambda x: cr.diff(x, 2, axis=0), lambda x: torch.diff(x, 2, dim=0),
+     ((4, 3), "any"))
+case("diff(prepend,append)", lambda x, p: cr.diff(x, prepend=p, append=0.5),
+     lambda x, p: torch.diff(x, prepend=p, append=torch.full((1,), 0.5, dtype=x.dtype)),
+     ((4,), "any"), ((1,), "any"))
+case("sort", cr.sort, lambda x: torch.sort(x).values, ((3, 4), "wide"))
+case("sort(axis=0)", lambda x: cr.sort(x, 0), lambda x: torch.sort(x, 0).values,
+     ((3, 4), "wide"))
+case("sort(axis=None)", lambda x: cr.sort(x, None), lambda x: torch.sort(x.flatten()).values,
+     ((3, 4), "wide"))
+case("partition(kth=1)", lambda x: cr.partition(x, 1),
+     lambda x: torch.gather(x, -1, torch.from_numpy(
+         np.argpartition(x.detach().numpy(), 1, -1))), ((3, 5), "wide"))
+_TAKE = np.array([2, 0, 2, 5])
+case("take(flat)", lambda x: cr.take(x, _TAKE),
+     lambda x: torch.take(x, torch.from_numpy(_TAKE)), ((2, 3), "any"))
+case("take(axis=1)", lambda x: cr.take(x, _TAKE[:3], axis=1),
+     lambda x: torch.index_select(x, 1, torch.from_numpy(_TAKE[:3])), ((2, 3), "any"))
+_ALONG = np.array([[0, 2], [1, 1], [2, 0]])
+case("take_along_axis", lambda x: cr.take_along_axis(x, _ALONG, axis=1),
+     lambda x: torch.take_along_dim(x, torch.from_numpy(_ALONG), 1), ((3, 3), "any"))
+
+# --- assembly (rules/assembly.py) ---------------------------------------------------------
+
+
+def _gather_ref(x, positions, axis):
+    """torch: the entries at NumPy-computed positions along an axis (pad's reference for
+    the modes torch's pad lacks or restricts to batched inputs)."""
+    return torch.index_select(x, axis, torch.from_numpy(positions))
+
+
+def _t_pad(x, widths, mode):
+    for axis, (before, after) in enumerate(widths):
+        x = _gather_ref(x, np.pad(np.arange(x.shape[axis]), (before, after), mode=mode), axis)
+    return x
+
+
+case("flip", cr.flip, lambda x: torch.flip(x, (0, 1)), ((2, 3), "any"))
+case("flip(axis=1)", lambda x: cr.flip(x, 1), lambda x: torch.flip(x, (1,)), ((2, 3), "any"))
+case("fliplr", cr.fliplr, torch.fliplr, ((2, 3), "any"))
+case("flipud", cr.flipud, torch.flipud, ((2, 3), "any"))
+for _k in (1, 2, 3):
+    case(f"rot90(k={_k})", lambda x, k=_k: cr.rot90(x, k), lambda x, k=_k: torch.rot90(x, k),
+         ((2, 3), "any"))
+case("moveaxis", lambda x: cr.moveaxis(x, 0, -1), lambda x: torch.movedim(x, 0, -1),
+     ((2, 3, 4), "any"))
+case("rollaxis", lambda x: cr.rollaxis(x, 2), lambda x: torch.movedim(x, 2, 0),
+     ((2, 3, 4), "any"))
+case("roll", lambda x: cr.roll(x, 2), lambda x: torch.roll(x, 2), ((2, 3), "any"))
+case("roll(axis)", lambda x: cr.roll(x, (1, -1), (0, 1)),
+     lambda x: torch.roll(x, (1, -1), (0, 1)), ((2, 3), "any"))
+case("tile", lambda x: cr.tile(x, (2, 1, 2)), lambda x: torch.tile(x, (2, 1, 2)),
+     ((2, 3), "any"))
+case("repeat", lambda x: cr.repeat(x, 2), lambda x: torch.repeat_interleave(x.flatten(), 2),
+     ((2, 3), "any"))
+case("repeat(counts,axis=0)", lambda x: cr.repeat(x, [1, 3], axis=0),
+     lambda x: torch.repeat_interleave(x, torch.tensor([1, 3]), 0), ((2, 3), "any"))
+_WIDTHS = ((1, 2), (2, 0))
+case("pad(constant)", lambda x: cr.pad(x, _WIDTHS, constant_values=0.5),
+     lambda x: TF.pad(x, (2, 0, 1, 2), value=0.5), ((3, 4), "any"))
+for _mode in ("edge", "reflect", "symmetric", "wrap"):
+    case(f"pad({_mode})", lambda x, m=_mode: cr.pad(x, _WIDTHS, mode=m),
+         lambda x, m=_mode: _t_pad(x, _WIDTHS, m), ((3, 4), "any"))
+for _k in (0, 1, -1):
+    case(f"tril(k={_k})", lambda x, k=_k: cr.tril(x, k), lambda x, k=_k: torch.tril(x, k),
+         ((3, 4), "any"))
+    case(f"triu(k={_k})", lambda x, k=_k: cr.triu(x, k), lambda x, k=_k: torch.triu(x, k),
+         ((2, 3, 4), "any"))
+    case(f"diagonal(offset={_k})", lambda x, k=_k: cr.diagonal(x, k),
+         lambda x, k=_k: torch.diagonal(x, k), ((3, 4), "any"))
+    case(f"diag(1-D, k={_k})", lambda x, k=_k: cr.diag(x, k), lambda x, k=_k: torch.diag(x, k),
+         ((3,), "any"))
+    case(f"diag(2-D, k={_k})", lambda x, k=_k: cr.diag(x, k), lambda x, k=_k: torch.diag(x, k),
+         ((3, 4), "any"))
+case("diagonal(axes 1,2)", lambda x: cr.diagonal(x, 0, 1, 2),
+     lambda x: torch.diagonal(x, 0, 1, 2), ((2, 3, 3), "any"))
+for _n, _t in ((1, torch.atleast_1d), (2, torch.atleast_2d), (3, torch.atleast_3d)):
+    for _shape in ((), (3,), (2, 3)):
+        case(f"atleast_{_n}d{_shape}", getattr(cr, f"atleast_{_n}d"), _t, (_shape, "any"))
+for _name, _t in (("hstack", torch.hstack), ("vstack", torch.vstack),
+                  ("dstack", torch.dstack), ("column_stack", torch.column_stack)):
+    for _shape in ((3,), (2, 3)):
+        case(f"{_name}{_shape}", lambda a, b, n=_name: getattr(cr, n)([a, b]),
+             lambda a, b, t=_t: t([a, b]), (_shape, "any"), (_shape, "any"))
+case("array_split(3)", lambda x: cr.array_split(x, 3),
+     lambda x: list(torch.tensor_split(x, 3)), ((7, 2), "any"))
+case("array_split([1,4],axis=1)", lambda x: cr.array_split(x, [1, 4], axis=1),
+     lambda x: list(torch.tensor_split(x, [1, 4], 1)), ((2, 6), "any"))
+case("hsplit", lambda x: cr.hsplit(x, 2), lambda x: list(torch.hsplit(x, 2)), ((2, 4), "any"))
+case("vsplit", lambda x: cr.vsplit(x, 2), lambda x: list(torch.vsplit(x, 2)), ((4, 2), "any"))
+case("dsplit", lambda x: cr.dsplit(x, [1]), lambda x: list(torch.dsplit(x, [1])),
+     ((2, 2, 3), "any"))
+case("ravel", cr.ravel, torch.ravel, ((2, 3), "any"))
+case("append", cr.append, lambda a, b: torch.cat([a.flatten(), b.flatten()]),
+     ((2, 3), "any"), ((2,), "any"))
+case("append(axis=0)", lambda a, b: cr.append(a, b, axis=0), lambda a, b: torch.cat([a, b]),
+     ((2, 3), "any"), ((1, 3), "any"))
+case("select", lambda x, y: cr.select([x < 0, y > 0], [x * y, y], 0.25),
+     lambda x, y: torch.where(x < 0, x * y, torch.where(y > 0, y, 0.25)),
+     ((2, 3), "any"), ((2, 3), "any"))
+
+# --- statistics (rules/statistics.py) -----------------------------------------------------
+
+_W = np.array([0.5, 2.0, 1.0, 1.5])
+case("average(weights)", lambda x: cr.average(x, axis=1, weights=_W),
+     lambda x: (x * _const(_W, x)).sum(1) / _W.sum(), ((3, 4), "any"))
+case("average(weights=y)", lambda x, w: cr.average(x, weights=w),
+     lambda x, w: (x * w).sum() / w.sum(), ((3, 4), "any"), ((3, 4), "pos"))
+case("average", cr.average, torch.mean, ((3, 4), "any"))
+for _q in (0.0, 0.3, 0.5, 1.0):
+    case(f"quantile({_q})", lambda x, q=_q: cr.quantile(x, q, axis=1),
+         lambda x, q=_q: torch.quantile(x, q, dim=1), ((3, 5), "wide"))
+case("quantile(q traced)", lambda x, q: cr.quantile(x, q),
+     lambda x, q: torch.quantile(x, q), ((6,), "wide"), ((), "prob"))
+case("quantile([0.2,0.7],keepdims)", lambda x: cr.quantile(x, [0.2, 0.7], 0, keepdims=True),
+     lambda x: torch.quantile(x, torch.tensor([0.2, 0.7], dtype=x.dtype), 0, keepdim=True),
+     ((5, 3), "wide"))
+case("percentile(40)", lambda x: cr.percentile(x, 40, axis=0),
+     lambda x: torch.quantile(x, 0.4, dim=0), ((5, 3), "wide"))
+case("median", cr.median, lambda x: torch.quantile(x, 0.5), ((2, 3), "wide"))
+case("median(odd,axis=0)", lambda x: cr.median(x, 0), lambda x: torch.median(x, 0).values,
+     ((5, 3), "wide"))
+_FW, _AW = np.array([1, 2, 1, 3, 1]), np.array([0.5, 1.0, 2.0, 1.0, 0.25])
+case("cov", cr.cov, torch.cov, ((3, 5), "wide"))
+case("cov(rowvar=False,bias)", lambda x: cr.cov(x, rowvar=False, bias=True),
+     lambda x: torch.cov(x.T, correction=0), ((5, 3), "wide"))
+case("cov(x,y)", cr.cov, lambda x, y: torch.cov(torch.stack([x, y])), ((5,), "wide"),
+     ((5,), "wide"))
+case("cov(weights)", lambda x: cr.cov(x, fweights=_FW, aweights=_AW),
+     lambda x: torch.cov(x, fweights=torch.from_numpy(_FW),
+                         aweights=torch.from_numpy(_AW).to(x.dtype)), ((3, 5), "wide"))
+case("corrcoef", cr.corrcoef, torch.corrcoef, ((3, 5), "wide"))
+
 # --- dtype ------------------------------------------------------------------------------
 
 case("x.astype(float32)", lambda x: x.astype(np.float32), lambda x: x.to(torch.float32),
@@ -686,7 +834,7 @@ case("x.astype(float32)", lambda x: x.astype(np.float32), lambda x: x.to(torch.f
 case("x.astype(float64)", lambda x: x.astype("float64"), lambda x: x.to(torch.float64),
      ((2, 3), "any"), f32=False, prim=lambda x: (D.astype, (x, np.dtype(np.float64)), {}))
 
-# --- identity: how the function transforms mark an input already in a graph -------------
+# --- the fused layers of chainrule.fast ------------------------------------------------------
 
 for _sx in [(2, 3), (3,), (5, 2, 3)]:  # a layer's x @ W + b, fused
     case(f"linear{_sx}", F.linear, lambda x, w, b: x @ w + b, (_sx, "any"), ((3, 4), "any"),
@@ -707,8 +855,6 @@ def test_linear_relu_cases_stay_away_from_the_kink():
             assert np.min(np.abs(x @ w + b)) > 0.05, c.id
 
 
-case("identity", lambda x: D.identity(x), lambda x: x.view_as(x), ((2, 3), "any"),
-     prim=lambda x: (D.identity, (x,), {}))
 
 # --- losses (chainrule.nn.functional) -----------------------------------------------------
 

@@ -11,6 +11,7 @@ everything in ``chainrule.__all__``, the public names of ``nn``, ``nn.functional
 ``optim``, ``data`` and ``checkpoint``, and the methods of Value, Tensor and Module.
 """
 
+import builtins
 import doctest
 import importlib
 import importlib.util
@@ -43,7 +44,10 @@ MODULES = ["chainrule"] + sorted(
     info.name for info in pkgutil.walk_packages(chainrule.__path__, "chainrule.")
     if info.name not in NOT_IMPORTED)
 
-GLOBS = {"np": np, "cr": chainrule}
+# (and Python's round, all, any and abs: a reader pastes an example where those are
+# Python's, though a module of chainrule may define its own, as NumPy does)
+GLOBS = {"np": np, "cr": chainrule, "round": builtins.round, "all": builtins.all,
+         "any": builtins.any, "abs": builtins.abs}
 OPTIONS = doctest.ELLIPSIS
 
 # NumPy's default print options, so that a setting made elsewhere cannot change a repr.

@@ -66,6 +66,16 @@ FUNCTIONS = {
 }
 
 
+# cumulative operations, ordering, assembly and statistics: the same names
+FUNCTIONS.update({getattr(np, name): getattr(ops, name) for name in (
+    "cumsum", "cumprod", "diff", "sort", "partition", "take", "take_along_axis", "flip",
+    "fliplr", "flipud", "rot90", "moveaxis", "rollaxis", "roll", "tile", "repeat", "pad",
+    "tril", "triu", "diagonal", "diag", "atleast_1d", "atleast_2d", "atleast_3d",
+    "hstack", "vstack", "dstack", "column_stack", "array_split", "hsplit", "vsplit",
+    "dsplit", "ravel", "append", "select", "average", "quantile", "percentile", "median",
+    "cov", "corrcoef")})
+
+
 def _norm(x, ord, axis, keepdims):
     if ord is not None:  # (a TypeError: apply_function refuses, naming np.linalg.norm)
         raise TypeError(f"np.linalg.norm: ord={ord!r}; chainrule's norm is the 2-norm")

@@ -13,25 +13,44 @@ __all__ = ["isfinite", "isnan", "isinf", "logical_and", "logical_or", "logical_n
            "equal", "not_equal", "argmax", "argmin", "argsort", "searchsorted"]
 
 
-def _on_numbers(numpy_function, what="a bool array, or a bool"):
+def _on_numbers(numpy_function, example, what="a bool array, or a bool"):
     def function(*args, **kwargs):
         return numpy_function(*[raw(a) for a in args],
                               **{k: raw(v) for k, v in kwargs.items()})
-    function.__name__ = numpy_function.__name__
-    function.__qualname__ = numpy_function.__name__
+    function.__name__ = function.__qualname__ = numpy_function.__name__
+    call, shown = example
     function.__doc__ = (f"np.{numpy_function.__name__} on the numbers inside ({what}): "
-                        f"it has no derivative.")
+                        f"it has no derivative.\n\n    >>> {call}\n    {shown}\n    ")
     return function
 
 
-isfinite, isnan, isinf = _on_numbers(np.isfinite), _on_numbers(np.isnan), _on_numbers(np.isinf)
-logical_and, logical_or = _on_numbers(np.logical_and), _on_numbers(np.logical_or)
-logical_not, logical_xor = _on_numbers(np.logical_not), _on_numbers(np.logical_xor)
-all, any = _on_numbers(np.all), _on_numbers(np.any)
-greater, greater_equal = _on_numbers(np.greater), _on_numbers(np.greater_equal)
-less, less_equal = _on_numbers(np.less), _on_numbers(np.less_equal)
-equal, not_equal = _on_numbers(np.equal), _on_numbers(np.not_equal)
-argmax = _on_numbers(np.argmax, "indices")
-argmin = _on_numbers(np.argmin, "indices")
-argsort = _on_numbers(np.argsort, "indices")
-searchsorted = _on_numbers(np.searchsorted, "indices")
+_X = "cr.tensor([1.0, 2.0])"
+isfinite = _on_numbers(np.isfinite, ("cr.isfinite(cr.tensor([1.0, np.inf]))",
+                                     "array([ True, False])"))
+isnan = _on_numbers(np.isnan, ("cr.isnan(cr.tensor([1.0, np.nan]))", "array([False,  True])"))
+isinf = _on_numbers(np.isinf, ("cr.isinf(cr.tensor([1.0, -np.inf]))",
+                               "array([False,  True])"))
+logical_and = _on_numbers(np.logical_and, (f"cr.logical_and({_X} > 1, [True, True])",
+                                           "array([False,  True])"))
+logical_or = _on_numbers(np.logical_or, (f"cr.logical_or({_X} > 1, [True, False])",
+                                         "array([ True,  True])"))
+logical_not = _on_numbers(np.logical_not, (f"cr.logical_not({_X} > 1)",
+                                           "array([ True, False])"))
+logical_xor = _on_numbers(np.logical_xor, ("cr.logical_xor([True, False], [True, True])",
+                                           "array([False,  True])"))
+all = _on_numbers(np.all, (f"bool(cr.all({_X} > 0))", "True"))
+any = _on_numbers(np.any, (f"bool(cr.any({_X} > 1.5))", "True"))
+greater = _on_numbers(np.greater, (f"cr.greater({_X}, 1.5)", "array([False,  True])"))
+greater_equal = _on_numbers(np.greater_equal, (f"cr.greater_equal({_X}, 2.0)",
+                                               "array([False,  True])"))
+less = _on_numbers(np.less, (f"cr.less({_X}, 1.5)", "array([ True, False])"))
+less_equal = _on_numbers(np.less_equal, (f"cr.less_equal({_X}, 1.0)",
+                                         "array([ True, False])"))
+equal = _on_numbers(np.equal, (f"cr.equal({_X}, 2.0)", "array([False,  True])"))
+not_equal = _on_numbers(np.not_equal, (f"cr.not_equal({_X}, 2.0)", "array([ True, False])"))
+_Y = "cr.tensor([1.0, 3.0, 2.0])"
+argmax = _on_numbers(np.argmax, (f"int(cr.argmax({_Y}))", "1"), "indices")
+argmin = _on_numbers(np.argmin, (f"int(cr.argmin({_Y}))", "0"), "indices")
+argsort = _on_numbers(np.argsort, (f"cr.argsort({_Y})", "array([0, 2, 1])"), "indices")
+searchsorted = _on_numbers(np.searchsorted, ("int(cr.searchsorted(cr.tensor([1.0, 2.0, 3.0]), "
+                                             "2.5))", "2"), "indices")

@@ -221,6 +221,9 @@ class ArrayMethods(Box):
     unsqueeze = _method(ops.expand_dims, "unsqueeze")
     expand_dims = _method(ops.expand_dims, "expand_dims")
     split = _method(ops.split, "split")
+    cumsum, cumprod = _method(ops.cumsum, "cumsum"), _method(ops.cumprod, "cumprod")
+    diagonal, ravel = _method(ops.diagonal, "diagonal"), _method(ops.ravel, "ravel")
+    round, take = _method(ops.round, "round"), _method(ops.take, "take")
 
     @property
     def T(self):
@@ -881,9 +884,18 @@ def arange(*args, dtype=None, requires_grad=False):
 def linspace(start, stop, num=50, dtype=None, requires_grad=False):
     """``num`` evenly spaced values from start to stop, both included.
 
+    Endpoints that are part of a graph (Tensors that require grad, traced values) give
+    a result differentiable in them: start + (stop - start) * i / (num - 1).
+
     >>> cr.linspace(0, 1, 5).data.tolist()
     [0.0, 0.25, 0.5, 0.75, 1.0]
     """
+    if isinstance(start, Box) or isinstance(stop, Box):
+        if requires_grad:
+            raise ValueError("linspace: endpoints in a graph already make the result "
+                             "differentiable; requires_grad=True would cut it from them")
+        fractions = np.linspace(0.0, 1.0, num, dtype=_default(dtype))
+        return ops.add(ops.multiply(ops.subtract(stop, start), fractions), start)
     return Tensor._make(np.linspace(start, stop, num, dtype=_default(dtype)), requires_grad)
 
 

@@ -22,7 +22,10 @@ The table, by topic:
 * ``elementary``: inverse trigonometric and hyperbolic, other bases, rounding, fmod;
 * ``reductions``: sum, mean, max, min, prod, var, std, norm, logsumexp, softmax;
 * ``linalg``: matmul, dot, outer;
-* ``shapes``: reshape, transpose, broadcasting, concatenate/stack/split, indexing.
+* ``shapes``: reshape, transpose, broadcasting, concatenate/stack/split, indexing;
+* ``ordering``: cumsum, cumprod, diff, sort, partition, take, take_along_axis;
+* ``assembly``: flips, tile, repeat, roll, pad, triangles, diagonals, stacking, splitting;
+* ``statistics``: average, quantile, percentile, median, cov, corrcoef.
 
 Plain rules only: faster versions of a few (fused layers, kept residuals) live in
 ``chainrule.fast``, each tested equal to the rule it replaces.
@@ -48,6 +51,12 @@ from .elementary import *  # noqa: F401,F403
 from .elementary import __all__ as _elementary
 from .linalg import *  # noqa: F401,F403
 from .linalg import __all__ as _linalg
+from .ordering import *  # noqa: F401,F403
+from .ordering import __all__ as _ordering
+from .assembly import *  # noqa: F401,F403
+from .assembly import __all__ as _assembly
+from .statistics import *  # noqa: F401,F403
+from .statistics import __all__ as _statistics
 from .reductions import *  # noqa: F401,F403
 from .reductions import __all__ as _reductions
 from .shapes import *  # noqa: F401,F403
@@ -55,7 +64,8 @@ from .shapes import __all__ as _shapes
 
 from .linalg import matmul_jvp_a, matmul_jvp_b, matmul_vjp_a, matmul_vjp_b  # noqa: F401
 from .reductions import broadcast_axes, expand_reduced, unbroadcast  # noqa: F401
-from .shapes import astype, getitem, identity, index_add, index_set  # noqa: F401
+from .shapes import astype, getitem, index_add, index_set  # noqa: F401
 
 # The public operations (cr.NAME); the engines also use the helpers imported above.
-__all__ = [*_elementwise, *_elementary, *_reductions, *_linalg, *_shapes]
+__all__ = [*_elementwise, *_elementary, *_reductions, *_linalg, *_shapes, *_ordering,
+           *_assembly, *_statistics]

@@ -38,10 +38,24 @@ def _safe(x):
 
 arcsin = elementwise(np.arcsin, "arcsin", lambda ans, x: 1 / sqrt(1 - x * x),
                      text=("1 / sqrt(1 - {0}**2)",),
-                     doc="The inverse sine, in [-pi/2, pi/2]; d/dx = 1 / sqrt(1 - x**2).")
+                     doc="""\
+The inverse sine, in [-pi/2, pi/2]; d/dx = 1 / sqrt(1 - x**2).
+
+    >>> x = cr.tensor(0.5, requires_grad=True)
+    >>> cr.arcsin(x).backward()
+    >>> round(x.grad.item(), 6)                 # 1 / sqrt(0.75)
+    1.154701
+    """)
 arccos = elementwise(np.arccos, "arccos", lambda ans, x: -1 / sqrt(1 - x * x),
                      text=("-1 / sqrt(1 - {0}**2)",),
-                     doc="The inverse cosine, in [0, pi]; d/dx = -1 / sqrt(1 - x**2).")
+                     doc="""\
+The inverse cosine, in [0, pi]; d/dx = -1 / sqrt(1 - x**2).
+
+    >>> x = cr.tensor(0.5, requires_grad=True)
+    >>> cr.arccos(x).backward()
+    >>> round(x.grad.item(), 6)
+    -1.154701
+    """)
 arctan2 = elementwise(np.arctan2, "arctan2",
                       lambda ans, y, x: x / (x * x + y * y),
                       lambda ans, y, x: -y / (x * x + y * y),
@@ -59,34 +73,87 @@ hypot = elementwise(np.hypot, "hypot",
                     lambda ans, a, b: where(raw(ans) == 0, 0.0, a / _safe(ans)),
                     lambda ans, a, b: where(raw(ans) == 0, 0.0, b / _safe(ans)),
                     text=("{0} / {out}", "{1} / {out}"),
-                    doc="sqrt(a**2 + b**2) without overflow; d/da = a / hypot (0 at 0).")
+                    doc="""\
+sqrt(a**2 + b**2) without overflow; d/da = a / hypot (0 at 0).
+
+    >>> a = cr.tensor(3.0, requires_grad=True)
+    >>> y = cr.hypot(a, 4.0)
+    >>> y.backward()
+    >>> y.item(), a.grad.item()                 # 5, 3/5
+    (5.0, 0.6)
+    """)
 sinh = elementwise(np.sinh, "sinh", lambda ans, x: cosh(x), text=("cosh({0})",),
-                   doc="The hyperbolic sine; d/dx = cosh(x).")
+                   doc="""\
+The hyperbolic sine; d/dx = cosh(x).
+
+    >>> cr.grad(cr.sinh)(0.0)                   # cosh(0)
+    1.0
+    """)
 cosh = elementwise(np.cosh, "cosh", lambda ans, x: sinh(x), text=("sinh({0})",),
-                   doc="The hyperbolic cosine; d/dx = sinh(x).")
+                   doc="""\
+The hyperbolic cosine; d/dx = sinh(x).
+
+    >>> cr.grad(cr.cosh)(0.0)                   # sinh(0)
+    0.0
+    """)
 arcsinh = elementwise(np.arcsinh, "arcsinh", lambda ans, x: 1 / sqrt(x * x + 1),
                       text=("1 / sqrt({0}**2 + 1)",),
-                      doc="The inverse hyperbolic sine; d/dx = 1 / sqrt(x**2 + 1).")
+                      doc="""\
+The inverse hyperbolic sine; d/dx = 1 / sqrt(x**2 + 1).
+
+    >>> cr.grad(cr.arcsinh)(0.0)
+    1.0
+    """)
 arccosh = elementwise(np.arccosh, "arccosh", lambda ans, x: 1 / sqrt(x * x - 1),
                       text=("1 / sqrt({0}**2 - 1)",),
-                      doc="The inverse hyperbolic cosine (x >= 1); d/dx = 1 / sqrt(x**2 - 1).")
+                      doc="""\
+The inverse hyperbolic cosine (x >= 1); d/dx = 1 / sqrt(x**2 - 1).
+
+    >>> round(cr.grad(cr.arccosh)(2.0), 6)      # 1 / sqrt(3)
+    0.57735
+    """)
 arctanh = elementwise(np.arctanh, "arctanh", lambda ans, x: 1 / (1 - x * x),
                       text=("1 / (1 - {0}**2)",),
-                      doc="The inverse hyperbolic tangent (|x| < 1); d/dx = 1 / (1 - x**2).")
+                      doc="""\
+The inverse hyperbolic tangent (|x| < 1); d/dx = 1 / (1 - x**2).
+
+    >>> cr.grad(cr.arctanh)(0.5)                # 1 / (1 - 0.25)
+    1.3333333333333333
+    """)
 
 # ---------------------------------------------------------------------------------------
 # Exponentials and logarithms in other bases
 # ---------------------------------------------------------------------------------------
 
 expm1 = elementwise(np.expm1, "expm1", lambda ans, x: ans + 1, text=("({out} + 1)",),
-                    doc="exp(x) - 1, accurate for tiny x; d/dx = exp(x).")
+                    doc="""\
+exp(x) - 1, accurate for tiny x; d/dx = exp(x).
+
+    >>> float(cr.expm1(1e-20))                  # exp(1e-20) - 1 would round to 0
+    1e-20
+    """)
 log2 = elementwise(np.log2, "log2", lambda ans, x: 1 / (x * _LN2), text=("1 / ({0} ln 2)",),
-                   doc="The base-2 logarithm; d/dx = 1 / (x ln 2).")
+                   doc="""\
+The base-2 logarithm; d/dx = 1 / (x ln 2).
+
+    >>> float(cr.log2(8.0)), round(cr.grad(cr.log2)(2.0), 6)
+    (3.0, 0.721348)
+    """)
 log10 = elementwise(np.log10, "log10", lambda ans, x: 1 / (x * _LN10),
                     text=("1 / ({0} ln 10)",),
-                    doc="The base-10 logarithm; d/dx = 1 / (x ln 10).")
+                    doc="""\
+The base-10 logarithm; d/dx = 1 / (x ln 10).
+
+    >>> float(cr.log10(1000.0)), round(cr.grad(cr.log10)(10.0), 6)
+    (3.0, 0.043429)
+    """)
 exp2 = elementwise(np.exp2, "exp2", lambda ans, x: ans * _LN2, text=("{out} ln 2",),
-                   doc="2**x; d/dx = 2**x ln 2.")
+                   doc="""\
+2**x; d/dx = 2**x ln 2.
+
+    >>> float(cr.exp2(3.0)), round(cr.grad(cr.exp2)(0.0), 6)      # ln 2
+    (8.0, 0.693147)
+    """)
 logaddexp = elementwise(np.logaddexp, "logaddexp",
                         lambda ans, a, b: exp(a - ans), lambda ans, a, b: exp(b - ans),
                         text=("exp({0} - {out})", "exp({1} - {out})"), doc="""\
@@ -101,14 +168,24 @@ logaddexp2 = elementwise(np.logaddexp2, "logaddexp2",
                          lambda ans, a, b: exp((a - ans) * _LN2),
                          lambda ans, a, b: exp((b - ans) * _LN2),
                          text=("2**({0} - {out})", "2**({1} - {out})"),
-                         doc="log2(2**a + 2**b); d/da = 2**(a - result).")
+                         doc="""\
+log2(2**a + 2**b); d/da = 2**(a - result).
+
+    >>> cr.grad(lambda a: cr.logaddexp2(a, 0.0))(0.0)
+    0.5
+    """)
 
 # ---------------------------------------------------------------------------------------
 # Powers, angles, absolute values
 # ---------------------------------------------------------------------------------------
 
 square = elementwise(np.square, "square", lambda ans, x: 2 * x, text=("2 {0}",),
-                     doc="x * x; d/dx = 2x.")
+                     doc="""\
+x * x; d/dx = 2x.
+
+    >>> cr.grad(lambda x: cr.sum(cr.square(x)))(np.array([1.0, 3.0]))
+    array([2., 6.])
+    """)
 
 
 def _floats(x):
@@ -119,7 +196,12 @@ def _floats(x):
 
 reciprocal = elementwise(lambda x: np.reciprocal(_floats(x)), "reciprocal",
                          lambda ans, x: -(ans * ans), text=("-{out}**2",),
-                         doc="1 / x (integers become floats); d/dx = -1 / x**2.")
+                         doc="""\
+1 / x (integers become floats); d/dx = -1 / x**2.
+
+    >>> float(cr.reciprocal(4.0)), cr.grad(cr.reciprocal)(2.0)
+    (0.25, -0.25)
+    """)
 
 
 def _sinc_slope(ans, x):
@@ -132,11 +214,28 @@ def _sinc_slope(ans, x):
 
 
 sinc = elementwise(np.sinc, "sinc", _sinc_slope, text=("(cos(pi {0}) - {out}) / {0}",),
-                   doc="sin(pi x) / (pi x), 1 at 0 (NumPy's normalised sinc).")
+                   doc="""\
+sin(pi x) / (pi x), 1 at 0 (NumPy's normalised sinc).
+
+    >>> float(cr.sinc(0.0)), cr.grad(cr.sinc)(0.0)
+    (1.0, -0.0)
+    >>> round(cr.grad(cr.grad(cr.sinc))(0.0), 6)      # -pi**2 / 3
+    -3.289868
+    """)
 deg2rad = elementwise(np.deg2rad, "deg2rad", lambda ans, x: np.pi / 180, text=("pi / 180",),
-                      doc="Degrees to radians: x pi / 180.")
+                      doc="""\
+Degrees to radians: x pi / 180.
+
+    >>> round(float(cr.deg2rad(180.0)), 6)
+    3.141593
+    """)
 rad2deg = elementwise(np.rad2deg, "rad2deg", lambda ans, x: 180 / np.pi, text=("180 / pi",),
-                      doc="Radians to degrees: x 180 / pi.")
+                      doc="""\
+Radians to degrees: x 180 / pi.
+
+    >>> round(float(cr.rad2deg(np.pi)), 6)
+    180.0
+    """)
 radians, degrees = deg2rad, rad2deg
 fabs = absolute  # (NumPy's fabs is abs for reals: the same derivative, 0 at 0)
 
@@ -150,10 +249,20 @@ def _nan_aware_share(a, b):
 
 fmax = elementwise(np.fmax, "fmax", lambda ans, a, b: _nan_aware_share(a, b),
                    lambda ans, a, b: _nan_aware_share(b, a),
-                   doc="The larger of a and b, ignoring NaN; ties share the gradient.")
+                   doc="""\
+The larger of a and b, ignoring NaN; ties share the gradient.
+
+    >>> cr.fmax(cr.tensor([1.0, np.nan]), cr.tensor([2.0, 0.5])).data.tolist()
+    [2.0, 0.5]
+    """)
 fmin = elementwise(np.fmin, "fmin", lambda ans, a, b: _nan_aware_share(-raw(a), -raw(b)),
                    lambda ans, a, b: _nan_aware_share(-raw(b), -raw(a)),
-                   doc="The smaller of a and b, ignoring NaN; ties share the gradient.")
+                   doc="""\
+The smaller of a and b, ignoring NaN; ties share the gradient.
+
+    >>> cr.fmin(cr.tensor([1.0, np.nan]), cr.tensor([2.0, 0.5])).data.tolist()
+    [1.0, 0.5]
+    """)
 
 # ---------------------------------------------------------------------------------------
 # Remainders and rounding
@@ -161,25 +270,52 @@ fmin = elementwise(np.fmin, "fmin", lambda ans, a, b: _nan_aware_share(-raw(a), 
 
 fmod = elementwise(np.fmod, "fmod", 1, lambda ans, a, b: -np.trunc(raw(a) / raw(b)),
                    text=("1", "-trunc({0} / {1})"), doc="""\
+""\
 The remainder of a / b with the sign of a (C's fmod): a - b * trunc(a / b).
 
     Its derivative is 1 in a and -trunc(a / b) in b.
+    ""
+
+    >>> cr.fmod(cr.tensor([-3.0, 3.0]), 2.0).data.tolist()     # the sign of a
+    [-1.0, 1.0]
+    >>> cr.grad(lambda b: cr.fmod(7.0, b))(2.0)               # -trunc(7 / 2)
+    -3.0
     """)
 
 
-def _flat(name, forward, doc):
+def _flat(name, forward, doc, example=""):
     """A piecewise constant function: derivative 0 wherever it has one."""
     return elementwise(forward, name, lambda ans, *args, **kwargs: np.zeros_like(raw(ans)),
-                       text=("0",), doc=doc + " Piecewise constant: its gradient is 0.")
+                       text=("0",), doc=f"{doc} Piecewise constant: its gradient is 0.\n"
+                                        f"{example}")
 
 
-floor = _flat("floor", np.floor, "The largest integer <= x, elementwise.")
-ceil = _flat("ceil", np.ceil, "The smallest integer >= x, elementwise.")
-trunc = _flat("trunc", np.trunc, "x rounded towards 0, elementwise.")
-rint = _flat("rint", np.rint, "x rounded to the nearest integer (half to even).")
+floor = _flat("floor", np.floor, "The largest integer <= x, elementwise.",
+              example="""
+    >>> cr.floor(cr.tensor([1.5, -1.5])).data.tolist(), cr.grad(cr.floor)(1.5)
+    ([1.0, -2.0], 0.0)
+    """)
+ceil = _flat("ceil", np.ceil, "The smallest integer >= x, elementwise.",
+             example="""
+    >>> cr.ceil(cr.tensor([1.5, -1.5])).data.tolist()
+    [2.0, -1.0]
+    """)
+trunc = _flat("trunc", np.trunc, "x rounded towards 0, elementwise.",
+              example="""
+    >>> cr.trunc(cr.tensor([1.5, -1.5])).data.tolist()
+    [1.0, -1.0]
+    """)
+rint = _flat("rint", np.rint, "x rounded to the nearest integer (half to even).",
+             example="""
+    >>> cr.rint(cr.tensor([0.5, 1.5, 2.5])).data.tolist()      # half to even
+    [0.0, 2.0, 2.0]
+    """)
 fix = trunc
 round = _flat("round", lambda x, decimals=0: np.round(x, decimals),
-              "x rounded to ``decimals`` places (half to even, as NumPy).")
+              "x rounded to ``decimals`` places (half to even, as NumPy).", example="""
+    >>> cr.round(cr.tensor([1.234, 5.678]), 1).data.tolist()
+    [1.2, 5.7]
+    """)
 around = round
 
 
@@ -191,7 +327,15 @@ nan_to_num = elementwise(
     lambda x, nan=0.0, posinf=None, neginf=None: np.nan_to_num(x, nan=nan, posinf=posinf,
                                                              neginf=neginf),
     "nan_to_num", _finite_slope, text=("1 where {0} is finite, else 0",),
-    doc="NaN and infinities replaced by numbers; the gradient passes where x is finite.")
+    doc="""\
+NaN and infinities replaced by numbers; the gradient passes where x is finite.
+
+    >>> x = cr.tensor([1.0, np.nan, np.inf], requires_grad=True)
+    >>> y = cr.nan_to_num(x, posinf=9.0)
+    >>> y.sum().backward()
+    >>> y.data.tolist(), x.grad.tolist()
+    ([1.0, 0.0, 9.0], [1.0, 0.0, 0.0])
+    """)
 
 
 # ---------------------------------------------------------------------------------------
@@ -209,9 +353,22 @@ def _real_only(name):
 
 
 real = elementwise(lambda x: _real_only("real")(x).copy(), "real", 1, text=("1",),
-                   doc="x itself, for a real x (chainrule's numbers are real).")
+                   doc="""\
+x itself, for a real x (chainrule's numbers are real).
+
+    >>> cr.grad(cr.real)(2.0)
+    1.0
+    """)
 conj = elementwise(lambda x: _real_only("conj")(x).copy(), "conj", 1, text=("1",),
-                   doc="x itself, for a real x (chainrule's numbers are real).")
+                   doc="""\
+x itself, for a real x (chainrule's numbers are real).
+
+    >>> cr.grad(cr.conj)(2.0)
+    1.0
+    """)
 conjugate = conj
 imag = _flat("imag", lambda x: np.zeros_like(_real_only("imag")(x)),
-             "0, the imaginary part of a real x.")
+             "0, the imaginary part of a real x.", example="""
+    >>> float(cr.imag(2.0)), cr.grad(cr.imag)(2.0)
+    (0.0, 0.0)
+    """)

@@ -10,7 +10,8 @@ from ..primitive import ndim_of, raw, shape_of
 from .common import from_end, lead, op, tangent_lead
 
 __all__ = ["reshape", "transpose", "permute", "swapaxes", "broadcast_to", "expand",
-           "squeeze", "expand_dims", "unsqueeze", "flatten", "concatenate", "stack", "split"]
+           "squeeze", "expand_dims", "unsqueeze", "flatten", "concatenate", "stack", "split",
+           "moveaxis"]
 
 
 @op("reshape")
@@ -289,6 +290,26 @@ def split(x, indices_or_sections, axis=0):
             for lo, hi in zip(bounds[:-1], bounds[1:])]
 
 
+def moveaxis(x, source, destination):
+    """x with axes moved from ``source`` to ``destination`` (ints or sequences), the
+    others keeping their order, as np.moveaxis (a transpose).
+
+    >>> cr.moveaxis(cr.zeros((2, 3, 4)), 0, -1).shape
+    (3, 4, 2)
+    """
+    ndim = ndim_of(x)
+    source = [a % ndim for a in np.atleast_1d(source).tolist()]
+    destination = [a % ndim for a in np.atleast_1d(destination).tolist()]
+    if len(source) != len(destination):
+        raise ValueError(f"moveaxis: {len(source)} source axes but {len(destination)} "
+                         f"destinations; give one destination per source axis")
+    order = [a for a in range(ndim) if a not in source]
+    for dest, src in sorted(zip(destination, source)):
+        order.insert(dest, src)
+    return transpose(x, tuple(order))
+
+
+
 # ---------------------------------------------------------------------------------------
 # Indexing, and JAX's functional updates x.at[index].set(v) / .add(v)
 # ---------------------------------------------------------------------------------------
@@ -364,13 +385,3 @@ def _place(update, t, batch, ans, index):
 def _zeros_like_raw(shape, g):
     """A zero array of this shape, with the dtype of the gradient (a constant)."""
     return np.zeros(shape, dtype=np.result_type(raw(g)))
-
-
-@op("identity")
-def identity(x):
-    """x itself (a view): how a function transform marks an input already in a graph."""
-    return np.asarray(x).view()
-
-
-identity.defvjp(lambda g, ans, x: g)
-identity.defjvp(lambda t, ans, x: t)

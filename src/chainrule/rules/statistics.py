@@ -1,0 +1,165 @@
+"""Statistics, NumPy's names and semantics: average (weighted), quantile, percentile,
+median, cov, corrcoef. (mean, var and std, with ``ddof``, are reductions.)
+
+All are compositions. A quantile interpolates linearly between two sorted entries, so
+its derivative goes to those two entries (in proportion), and, when q is differentiated,
+it is the slope between them.
+"""
+
+import numpy as np
+
+from ..primitive import Box, ndim_of, raw, shape_of
+from .assembly import atleast_2d, diagonal
+from .elementwise import clip, sqrt
+from .linalg import matmul
+from .ordering import sort, take
+from .reductions import mean, sum
+from .shapes import (broadcast_to, concatenate, expand_dims, reshape, squeeze, stack,
+                     transpose)
+
+__all__ = ["average", "quantile", "percentile", "median", "cov", "corrcoef"]
+
+
+def _float_dtype(x):
+    dtype = np.result_type(raw(x))
+    return dtype if dtype.kind == "f" else np.dtype(np.float64)
+
+
+def average(a, axis=None, weights=None, returned=False, keepdims=False):
+    """The weighted mean over ``axis``: sum(a * w) / sum(w), as np.average. 1-D weights
+    with an int axis weigh the entries along that axis.
+
+    >>> cr.average(cr.tensor([1.0, 2.0, 3.0]), weights=[3.0, 1.0, 0.0]).item()
+    1.25
+    """
+    if weights is None:
+        avg = mean(a, axis, keepdims=keepdims)
+        count = np.size(raw(a)) / np.size(raw(avg))
+        return (avg, np.full(shape_of(avg), count)) if returned else avg
+    if not isinstance(weights, Box):  # numbers take a's dtype (float32 stays float32)
+        weights = np.asarray(weights, dtype=_float_dtype(a))
+    if ndim_of(weights) != ndim_of(a):
+        if axis is None or ndim_of(weights) != 1:
+            raise ValueError(f"average: weights of shape {shape_of(weights)} for an "
+                             f"array of shape {shape_of(a)}; give weights of the same "
+                             f"shape, or 1-D weights along an int axis")
+        shape = [1] * ndim_of(a)
+        shape[axis] = shape_of(weights)[0]
+        weights = reshape(weights, tuple(shape))
+    total = sum(broadcast_to(weights, np.broadcast_shapes(shape_of(a), shape_of(weights))),
+                axis, keepdims)
+    avg = sum(a * weights, axis, keepdims) / total
+    return (avg, total) if returned else avg
+
+
+def quantile(a, q, axis=None, keepdims=False, method="linear"):
+    """The q-th quantile(s) over ``axis`` (None: all entries), linear interpolation
+    between the sorted entries (NumPy's default method). An array q puts its axes
+    first, as NumPy does.
+
+    >>> cr.quantile(cr.tensor([1.0, 2.0, 3.0, 4.0]), 0.5).item()
+    2.5
+    """
+    if method != "linear":
+        raise ValueError(f"quantile: method {method!r}; chainrule interpolates linearly "
+                         f"(method='linear', NumPy's default)")
+    if np.any((np.asarray(raw(q)) < 0) | (np.asarray(raw(q)) > 1)):
+        raise ValueError(f"quantile: q={raw(q)!r} must be in [0, 1]")
+    if np.ndim(raw(q)) > 0:
+        parts = [quantile(a, q[i], axis, keepdims) for i in range(len(raw(q)))]
+        return stack(parts, 0)
+    original = a
+    if axis is None:
+        a, axis = reshape(a, (-1,)), 0
+    axis = axis % ndim_of(a)
+    ordered = sort(a, axis)
+    n = shape_of(a)[axis]
+    position = float(raw(q)) * (n - 1)
+    below = int(np.floor(position))
+    above = min(below + 1, n - 1)
+    # (differentiable in q, if q is traced; a plain q keeps a's dtype)
+    fraction = q * (n - 1) - below if isinstance(q, Box) else position - below
+    low, high = take(ordered, [below], axis), take(ordered, [above], axis)
+    result = low + (high - low) * fraction
+    if keepdims:
+        if ndim_of(original) != ndim_of(a):  # axis None: every axis kept, of size 1
+            return reshape(result, (1,) * ndim_of(original))
+        return result
+    return squeeze(result, axis)
+
+
+def percentile(a, q, axis=None, keepdims=False, method="linear"):
+    """The q-th percentile(s), q in [0, 100]: ``quantile(a, q / 100)``.
+
+    >>> cr.percentile(cr.tensor([1.0, 2.0, 3.0, 4.0, 5.0]), 25).item()
+    2.0
+    """
+    q = q / 100 if isinstance(q, Box) else np.asarray(q, dtype=np.float64) / 100
+    return quantile(a, q, axis, keepdims, method)
+
+
+def median(a, axis=None, keepdims=False):
+    """The median over ``axis``: the middle entry, or the mean of the middle two.
+
+    >>> cr.median(cr.tensor([3.0, 1.0, 2.0, 10.0])).item()
+    2.5
+    """
+    return quantile(a, 0.5, axis, keepdims)
+
+
+def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None):
+    """The covariance matrix of the variables in the rows of m (columns with
+    ``rowvar=False``), as np.cov: divided by N - 1 (N with ``bias=True``, N - ddof if
+    given); ``fweights`` (integer counts) and ``aweights`` weigh the observations.
+
+    >>> cr.cov(cr.tensor([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]])).data.tolist()
+    [[1.0, -1.0], [-1.0, 1.0]]
+    """
+    x = atleast_2d(m)
+    if not rowvar and shape_of(x)[0] != 1:
+        x = transpose(x)
+    if y is not None:
+        y = atleast_2d(y)
+        if not rowvar and shape_of(y)[0] != 1:
+            y = transpose(y)
+        x = concatenate([x, y], 0)
+    if ddof is None:
+        ddof = 0 if bias else 1
+    weights = None
+    for given in (fweights, aweights):
+        if given is not None:
+            given = np.asarray(raw(given), dtype=_float_dtype(x))
+            weights = given if weights is None else weights * given
+    if weights is None:
+        centred = x - mean(x, 1, keepdims=True)
+        factor = shape_of(x)[1] - ddof
+        weighted = centred
+    else:
+        total = weights.sum()
+        centred = x - expand_dims(average(x, 1, weights), 1)
+        if ddof == 0:
+            factor = total
+        elif aweights is None:
+            factor = total - ddof
+        else:
+            factor = total - ddof * (weights * np.asarray(raw(aweights), weights.dtype)).sum() \
+                / total
+        weighted = centred * weights
+    c = matmul(weighted, transpose(centred)) / factor
+    return squeeze(c)
+
+
+def corrcoef(x, y=None, rowvar=True):
+    """The Pearson correlation coefficients of the rows of x (columns with
+    ``rowvar=False``), as np.corrcoef: the covariance over the product of the standard
+    deviations, clipped to [-1, 1].
+
+    >>> np.round(cr.corrcoef(cr.tensor([[0.0, 1.0, 2.0], [0.0, 1.0, 4.0]])).data, 4).tolist()
+    [[1.0, 0.9608], [0.9608, 1.0]]
+    """
+    c = cov(x, y, rowvar)
+    if ndim_of(c) == 0:
+        return c / c
+    spread = sqrt(diagonal(c))
+    c = c / expand_dims(spread, 1) / expand_dims(spread, 0)
+    return clip(c, -1.0, 1.0)
