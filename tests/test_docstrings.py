@@ -58,10 +58,11 @@ NUMPY_DEFAULTS = dict(precision=8, threshold=1000, edgeitems=3, linewidth=75,
 
 def _primitives_by_module():
     """The Primitives (objects, not functions: doctest's finder passes them by), each
-    under the first module, in name order, whose namespace holds it; the package, which
-    re-exports them all, comes last."""
+    under the first module, in name order, whose namespace holds it; the package and
+    chainrule.numpy, which re-export them all, come last."""
     owned, seen = {}, set()
-    for name in MODULES[1:] + MODULES[:1]:
+    exporters = ["chainrule.numpy", "chainrule"]
+    for name in [m for m in MODULES if m not in exporters] + exporters:
         for key, value in vars(importlib.import_module(name)).items():
             if isinstance(value, Primitive) and id(value) not in seen:
                 seen.add(id(value))

@@ -1454,3 +1454,31 @@ def test_linear_relu_is_relu_of_linear_in_one_node():
     (z * z).sum().backward()
     for f, p in zip(fused, plain):
         np.testing.assert_allclose(f.grad, p.grad, rtol=1e-15, atol=1e-15)
+
+
+# ---------------------------------------------------------------------------------------
+# What PyTorch users type first
+# ---------------------------------------------------------------------------------------
+
+def test_pytorch_names_of_the_axis_arguments_are_accepted():
+    x = cr.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    assert x.sum(dim=1).tolist() == [3.0, 12.0]
+    assert cr.mean(x, dim=0, keepdim=True).shape == (1, 3)
+    assert x.max(dim=1).tolist() == [2.0, 5.0]
+    assert cr.softmax(x, dim=0).shape == (2, 3)
+    assert cr.concatenate([x, x], dim=1).shape == (2, 6)
+    assert cr.var(x, dim=1).shape == (2,) and cr.cumsum(x, dim=1).shape == (2, 3)
+    with pytest.raises(TypeError, match="both axis= and dim="):
+        cr.sum(x, axis=0, dim=1)
+
+
+def test_pytorch_conveniences_on_a_tensor():
+    x = cr.tensor([1.0, 3.0, 2.0], requires_grad=True)
+    loss = (x * x).sum()
+    assert f"{loss:.2f}" == "14.00" and round(loss, 1) == 14.0
+    assert x.tolist() == [1.0, 3.0, 2.0] and int(x.argmax()) == 1 and int(x.argmin()) == 0
+    y = x.clone()
+    assert not np.shares_memory(y.data, x.data)
+    loss.backward(retain_graph=True)
+    loss.backward()
+    assert x.grad.tolist() == [4.0, 12.0, 8.0]

@@ -22,8 +22,9 @@ from .functional import (grad, hessian, hessian_operator, hvp, jacfwd, jacobian,
 from .gradcheck import GradcheckError, gradcheck
 from .graph import detect_anomaly, enable_grad, is_grad_enabled, no_grad
 from .primitive import Primitive, elementwise, primitive
-from .tensor import (Tensor, arange, eye, full, linspace, ones, ones_like, rand, randn,
-                     tensor, zeros, zeros_like)
+from .creation import (arange, eye, full, linspace, ones, ones_like, rand, randn, zeros,
+                       zeros_like)
+from .tensor import Tensor, tensor
 from . import checkpoint, nn, optim
 from .checkpoint import load, save
 from .value import Value

@@ -116,8 +116,10 @@ class Primitive:
 
     keeps_residual = False  # a speed override (chainrule.fast) may keep what its VJP reuses
 
-    def __init__(self, forward, name=None, *, batched=False, variadic=False, doc=None):
+    def __init__(self, forward, name=None, *, batched=False, variadic=False, doc=None,
+                 aliases=None):
         self.forward = forward
+        self.aliases = aliases  # other names of keyword arguments (PyTorch's dim=)
         self.name = name or forward.__name__
         self.vjps = {}
         self.jvps = {}
@@ -189,6 +191,8 @@ class Primitive:
         return [self.vjp(argnum)(g, ans, *args, **kwargs) for argnum in argnums]
 
     def __call__(self, *args, **kwargs):
+        if kwargs and self.aliases is not None:
+            kwargs = renamed(kwargs, self.aliases, self.name)
         top = None
         for arg in args:
             if type(arg) not in _PLAIN:
@@ -202,6 +206,19 @@ class Primitive:
         if top is None:
             return self.forward(*args, **kwargs)
         return top._apply_primitive(self, args, kwargs)
+
+
+def renamed(kwargs, aliases, name):
+    """kwargs with other names of an argument (``{"dim": "axis"}``) replaced by its own;
+    a TypeError if both are given."""
+    for other, own in aliases.items():
+        if other in kwargs:
+            if own in kwargs:
+                raise TypeError(f"{name}: got both {own}= and {other}= (another name for "
+                                f"it); give one")
+            kwargs = dict(kwargs)
+            kwargs[own] = kwargs.pop(other)
+    return kwargs
 
 
 def _boxes_in(items):

@@ -26,8 +26,7 @@ from . import rules as ops
 from .graph import _modes, topological_order
 from .primitive import Box, raw, shape_of
 
-__all__ = ["Tensor", "ArrayMethods", "backward_pass", "tensor", "zeros", "ones", "full",
-           "eye", "arange", "linspace", "zeros_like", "ones_like", "rand", "randn"]
+__all__ = ["Tensor", "ArrayMethods", "backward_pass", "tensor"]
 
 
 # ---------------------------------------------------------------------------------------
@@ -361,6 +360,55 @@ class Tensor(ArrayMethods):
         """
         return self._data
 
+    def tolist(self):
+        """The values as (nested) Python lists of numbers, as ndarray.tolist.
+
+        >>> cr.tensor([[1.0, 2.0]]).tolist()
+        [[1.0, 2.0]]
+        """
+        return self._data.tolist()
+
+    def clone(self):
+        """A copy of the values in new memory, in the graph (its gradient flows back to
+        this tensor), as PyTorch's clone.
+
+        >>> x = cr.tensor([1.0, 2.0], requires_grad=True)
+        >>> y = x.clone()
+        >>> y.sum().backward()
+        >>> x.grad.tolist(), np.shares_memory(x.data, y.data)
+        ([1.0, 1.0], False)
+        """
+        return ops.multiply(self, 1)
+
+    def argmax(self, axis=None, dim=None):
+        """The index of the largest entry (along ``axis``), an int or an int array.
+
+        >>> int(cr.tensor([1.0, 3.0, 2.0]).argmax())
+        1
+        """
+        return np.argmax(self._data, axis=axis if dim is None else dim)
+
+    def argmin(self, axis=None, dim=None):
+        """The index of the smallest entry (along ``axis``), an int or an int array.
+
+        >>> int(cr.tensor([1.0, 3.0, 2.0]).argmin())
+        0
+        """
+        return np.argmin(self._data, axis=axis if dim is None else dim)
+
+    def __format__(self, spec):
+        """A one-entry tensor formats as its number (``f"{loss:.4f}"``).
+
+        >>> f"{cr.tensor(0.123456):.3f}"
+        '0.123'
+        """
+        if spec and self._data.size == 1:
+            return format(self._data.item(), spec)
+        return format(str(self), spec)
+
+    def __round__(self, ndigits=None):
+        return round(self._data.item(), ndigits)
+
     def __array__(self, dtype=None, copy=None):
         if dtype is not None and dtype != self._data.dtype:
             return self._data.astype(dtype)
@@ -506,7 +554,7 @@ class Tensor(ArrayMethods):
 
     # --- backward (part 3) -------------------------------------------------------------
 
-    def backward(self, gradient=None, create_graph=False, explain=False):
+    def backward(self, gradient=None, create_graph=False, explain=False, retain_graph=None):
         """Accumulate d(self)/d(leaf), times ``gradient``, into ``.grad`` of every leaf
         that requires grad (a vector-Jacobian product: ``gradient`` is the vector).
 
@@ -515,6 +563,9 @@ class Tensor(ArrayMethods):
         clear them with ``zero_grad()``. Intermediate results keep their gradient only
         if you asked with ``retain_grad()``. With ``create_graph=True`` the gradients
         are Tensors that can be differentiated again.
+
+        ``retain_graph`` is accepted for PyTorch's code and changes nothing: the graph
+        is always kept, so backward can run through it again.
 
         ``explain=True`` prints each vector-Jacobian product as it is taken, with the
         shapes it maps between (see chainrule.explain); ``explain={"x": x, ...}`` (or
@@ -820,138 +871,3 @@ def _holds_tensor(items):
     """Whether a (nested) list holds Tensors, or forward-mode tracers of them."""
     return any(isinstance(x, Box) or
                (isinstance(x, (list, tuple)) and _holds_tensor(x)) for x in items)
-
-
-def _default(dtype):
-    return np.float64 if dtype is None else dtype
-
-
-def zeros(*shape, dtype=None, requires_grad=False):
-    """A Tensor of zeros: ``zeros(2, 3)`` or ``zeros((2, 3))``; float64 unless told.
-
-    >>> cr.zeros(2)
-    tensor([0., 0.])
-    >>> cr.zeros(2, 3).shape, cr.zeros((2, 3)).shape
-    ((2, 3), (2, 3))
-    """
-    return Tensor._make(np.zeros(_shape(shape), dtype=_default(dtype)), requires_grad)
-
-
-def ones(*shape, dtype=None, requires_grad=False):
-    """A Tensor of ones: ``ones(2, 3)`` or ``ones((2, 3))``; float64 unless told.
-
-    >>> cr.ones(2, dtype=np.float32)
-    tensor([1., 1.], dtype=float32)
-    """
-    return Tensor._make(np.ones(_shape(shape), dtype=_default(dtype)), requires_grad)
-
-
-def full(shape, fill_value, dtype=None, requires_grad=False):
-    """A Tensor of ``shape`` (an int or a tuple) filled with ``fill_value``.
-
-    >>> cr.full(3, 0.5)
-    tensor([0.5, 0.5, 0.5])
-    >>> cr.full((2, 2), 7.0).shape
-    (2, 2)
-    """
-    return Tensor._make(np.full(_shape((shape,)), fill_value, dtype=_default(dtype)),
-                        requires_grad)
-
-
-def eye(n, m=None, dtype=None, requires_grad=False):
-    """The n x m identity matrix (n x n when m is None): ones on the diagonal.
-
-    >>> cr.eye(2)
-    tensor([[1., 0.],
-            [0., 1.]])
-    >>> cr.eye(2, 3).shape
-    (2, 3)
-    """
-    return Tensor._make(np.eye(n, m, dtype=_default(dtype)), requires_grad)
-
-
-def arange(*args, dtype=None, requires_grad=False):
-    """Evenly spaced values in [start, stop) with ``step``, like np.arange (float64).
-
-    >>> cr.arange(4)
-    tensor([0., 1., 2., 3.])
-    >>> cr.arange(0, 1, 0.25).data.tolist()
-    [0.0, 0.25, 0.5, 0.75]
-    """
-    return Tensor._make(np.arange(*args, dtype=_default(dtype)), requires_grad)
-
-
-def linspace(start, stop, num=50, dtype=None, requires_grad=False):
-    """``num`` evenly spaced values from start to stop, both included.
-
-    Endpoints that are part of a graph (Tensors that require grad, traced values) give
-    a result differentiable in them: start + (stop - start) * i / (num - 1).
-
-    >>> cr.linspace(0, 1, 5).data.tolist()
-    [0.0, 0.25, 0.5, 0.75, 1.0]
-    """
-    if isinstance(start, Box) or isinstance(stop, Box):
-        if requires_grad:
-            raise ValueError("linspace: endpoints in a graph already make the result "
-                             "differentiable; requires_grad=True would cut it from them")
-        fractions = np.linspace(0.0, 1.0, num, dtype=_default(dtype))
-        return ops.add(ops.multiply(ops.subtract(stop, start), fractions), start)
-    return Tensor._make(np.linspace(start, stop, num, dtype=_default(dtype)), requires_grad)
-
-
-def zeros_like(x, dtype=None, requires_grad=False):
-    """Zeros with the shape (and dtype, unless given) of x, a Tensor or an array.
-
-    >>> cr.zeros_like(np.ones(2, dtype=np.float32))
-    tensor([0., 0.], dtype=float32)
-    """
-    return Tensor._make(np.zeros_like(raw(x), dtype=dtype), requires_grad)
-
-
-def ones_like(x, dtype=None, requires_grad=False):
-    """Ones with the shape (and dtype, unless given) of x, a Tensor or an array.
-
-    >>> cr.ones_like(cr.zeros(2, 3)).shape
-    (2, 3)
-    """
-    return Tensor._make(np.ones_like(raw(x), dtype=dtype), requires_grad)
-
-
-def _rng(seed):
-    return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-
-
-def rand(*shape, seed=None, dtype=None, requires_grad=False):
-    """Numbers drawn uniformly from [0, 1), of the given shape (float64 unless told).
-
-    ``seed`` is an int or a ``numpy.random.Generator``; the same seed gives the same
-    numbers.
-
-    >>> x = cr.rand(2, 3, seed=0)
-    >>> x.shape, bool(((0 <= x.data) & (x.data < 1)).all())
-    ((2, 3), True)
-    >>> x.data.tolist() == cr.rand(2, 3, seed=0).data.tolist()
-    True
-    """
-    array = _rng(seed).random(_shape(shape)).astype(_default(dtype), copy=False)
-    return Tensor._make(array, requires_grad)
-
-
-def randn(*shape, seed=None, dtype=None, requires_grad=False):
-    """Numbers drawn from the standard normal distribution (mean 0, variance 1).
-
-    Of the given shape, float64 unless told; ``seed`` is an int or a
-    ``numpy.random.Generator``, and the same seed gives the same numbers.
-
-    >>> x = cr.randn(1000, seed=0)
-    >>> x.shape, abs(float(x.data.mean())) < 0.1, round(float(x.data.std()), 1)
-    ((1000,), True, 1.0)
-    """
-    array = _rng(seed).standard_normal(_shape(shape)).astype(_default(dtype), copy=False)
-    return Tensor._make(array, requires_grad)
-
-
-def _shape(shape):
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        return tuple(shape[0])
-    return tuple(shape)

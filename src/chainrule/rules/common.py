@@ -7,9 +7,25 @@ backward pass, jacfwd every column through one forward pass). So the rules count
 from the end, and build shapes as ``lead(g, ans) + shape``.
 """
 
-from ..primitive import Primitive, ndim_of, shape_of
+import functools
 
-__all__ = ["op", "lead", "tangent_lead", "axes_of", "from_end"]
+from ..primitive import Primitive, ndim_of, renamed, shape_of
+
+__all__ = ["op", "lead", "tangent_lead", "axes_of", "from_end", "TORCH_NAMES",
+           "torch_names"]
+
+# PyTorch's names of NumPy's axis arguments, accepted too where they mean the same
+TORCH_NAMES = {"dim": "axis", "keepdim": "keepdims"}
+
+
+def torch_names(function):
+    """Decorator: a composed operation also takes PyTorch's dim= and keepdim=."""
+    @functools.wraps(function)
+    def with_torch_names(*args, **kwargs):
+        if kwargs:
+            kwargs = renamed(kwargs, TORCH_NAMES, function.__name__)
+        return function(*args, **kwargs)
+    return with_torch_names
 
 
 def op(name, **options):

@@ -12,7 +12,7 @@ selected (the order itself) is piecewise constant: it has no derivative.
 import numpy as np
 
 from ..primitive import Box, ndim_of, raw, shape_of
-from .common import op
+from .common import op, torch_names
 from .elementwise import where
 from .reductions import prod
 from .shapes import broadcast_to, concatenate, expand_dims, getitem, moveaxis, reshape
@@ -48,6 +48,7 @@ def _along(x, axis):
     return x, axis % ndim - ndim
 
 
+@torch_names
 def cumsum(x, axis=None):
     """The running sum along ``axis`` (None: of the flattened array), as np.cumsum.
 
@@ -60,6 +61,7 @@ def cumsum(x, axis=None):
     return _cumsum(x, axis)
 
 
+@torch_names
 def cumprod(x, axis=None):
     """The running product along ``axis`` (None: flattened), as np.cumprod; exact
     derivatives where entries are 0.

@@ -15,7 +15,7 @@ import builtins
 import numpy as np
 
 from ..primitive import elementwise, ndim_of, raw, shape_of
-from .common import axes_of, from_end, op
+from .common import TORCH_NAMES, axes_of, from_end, op, torch_names
 from .elementwise import exp, where
 from .shapes import broadcast_to, reshape
 
@@ -62,7 +62,7 @@ def unbroadcast(g, shape, batch_ndim=0):
     return reshape(g, target) if shape_of(g) != target else g
 
 
-@op("sum")
+@op("sum", aliases=TORCH_NAMES)
 def sum(x, axis=None, keepdims=False):  # noqa: A001  (cr.sum, like np.sum)
     """The sum over ``axis`` (an int, a tuple, or None for all), like np.sum.
 
@@ -93,7 +93,7 @@ def _count(x, ans):
     return np.size(x) // builtins.max(np.size(ans), 1) if np.size(x) else 0
 
 
-@op("mean")
+@op("mean", aliases=TORCH_NAMES)
 def mean(x, axis=None, keepdims=False):
     """The mean over ``axis`` (an int, a tuple, or None for all), like np.mean.
 
@@ -124,7 +124,7 @@ def _extremum_share(x, ans, axis, keepdims):
     return hit / np.sum(hit, axis=axes_of(axis, ndim_of(x)), keepdims=True)
 
 
-@op("max")
+@op("max", aliases=TORCH_NAMES)
 def max(x, axis=None, keepdims=False):  # noqa: A001
     """The largest entry over ``axis`` (an int, a tuple, or None for all), like np.max.
 
@@ -142,7 +142,7 @@ def max(x, axis=None, keepdims=False):  # noqa: A001
     return np.max(x, axis=axis, keepdims=keepdims)
 
 
-@op("min")
+@op("min", aliases=TORCH_NAMES)
 def min(x, axis=None, keepdims=False):  # noqa: A001
     """The smallest entry over ``axis`` (an int, a tuple, or None for all), like np.min.
 
@@ -169,7 +169,7 @@ for _extremum in (max, min):
                          from_end(axis, ndim_of(x)), keepdims))
 
 
-@op("prod")
+@op("prod", aliases=TORCH_NAMES)
 def prod(x, axis=None, keepdims=False):
     """The product over ``axis`` (an int, a tuple, or None for all), like np.prod.
 
@@ -219,6 +219,7 @@ prod.defjvp(lambda t, ans, x, axis=None, keepdims=False:
             sum(t * _product_of_the_others(x, axis), from_end(axis, ndim_of(x)), keepdims))
 
 
+@torch_names
 def var(x, axis=None, ddof=0, keepdims=False):
     """The variance over ``axis``: the mean of (x - mean(x))**2, divided by n - ddof.
 
@@ -239,6 +240,7 @@ def var(x, axis=None, ddof=0, keepdims=False):
     return sum(centred * centred, axis, keepdims) / (n - ddof)
 
 
+@torch_names
 def std(x, axis=None, ddof=0, keepdims=False):
     """The standard deviation over ``axis``, the square root of ``var`` (``ddof=0``).
 
@@ -263,7 +265,7 @@ _root_of_variance = elementwise(
     doc="The square root of a variance, with derivative 0 where it is 0 (see std).")
 
 
-@op("logsumexp")
+@op("logsumexp", aliases=TORCH_NAMES)
 def logsumexp(x, axis=None, keepdims=False):
     """log(sum(exp(x))) over ``axis``, shifted by the max so that nothing overflows.
 
@@ -300,7 +302,7 @@ logsumexp.defjvp(lambda t, ans, x, axis=None, keepdims=False:
                  sum(t * _softmax_of(x, axis), from_end(axis, ndim_of(x)), keepdims))
 
 
-@op("softmax")
+@op("softmax", aliases=TORCH_NAMES)
 def softmax(x, axis=-1):
     """exp(x) / sum(exp(x)) along ``axis`` (the last by default), the shape of x.
 
@@ -330,7 +332,7 @@ softmax.defvjp(lambda d, ans, x, axis=-1:
                symmetric=True)
 
 
-@op("log_softmax")
+@op("log_softmax", aliases=TORCH_NAMES)
 def log_softmax(x, axis=-1):
     """The log of the softmax along ``axis`` (the last by default), the shape of x.
 
@@ -356,7 +358,7 @@ log_softmax.defjvp(lambda t, ans, x, axis=-1:
                    t - sum(exp(ans) * t, from_end(axis, ndim_of(ans)), keepdims=True))
 
 
-@op("norm")
+@op("norm", aliases=TORCH_NAMES)
 def norm(x, axis=None, keepdims=False):
     """The 2-norm sqrt(sum(x**2)) over ``axis`` (None: all entries, so the Frobenius
     norm of a matrix).

@@ -7,7 +7,7 @@ copies, sliced, or scattered into zeros.
 import numpy as np
 
 from ..primitive import ndim_of, raw, shape_of
-from .common import from_end, lead, op, tangent_lead
+from .common import from_end, lead, op, tangent_lead, torch_names
 
 __all__ = ["reshape", "transpose", "permute", "swapaxes", "broadcast_to", "expand",
            "squeeze", "expand_dims", "unsqueeze", "flatten", "concatenate", "stack", "split",
@@ -219,6 +219,7 @@ _concatenate.defjvp(lambda t, ans, *arrays, argnum, axis=0:
                               index=_piece(argnum, arrays, axis)))
 
 
+@torch_names
 def concatenate(tensors, axis=0):
     """Tensors joined along an existing ``axis``; the other axes must agree.
 
@@ -248,6 +249,7 @@ _stack.defjvp(lambda t, ans, *arrays, argnum, axis=0:
                         t, index=_slice_along(axis, ndim_of(ans), argnum)))
 
 
+@torch_names
 def stack(tensors, axis=0):
     """Tensors of one shape joined along a new ``axis``: n of shape s give (n, *s).
 

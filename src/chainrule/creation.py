@@ -1,0 +1,150 @@
+"""Creating tensors: zeros, ones, full, eye, arange, linspace, the *_like functions and
+random ones (``tensor`` itself, which also stacks a list of Tensors, is in tensor.py).
+
+float64 unless ``dtype`` says otherwise; ``requires_grad=True`` makes a leaf whose
+operations are recorded. Random tensors take a seed or a ``numpy.random.Generator``.
+"""
+
+import numpy as np
+
+from . import rules as ops
+from .primitive import Box, raw
+from .tensor import Tensor
+
+__all__ = ["zeros", "ones", "full", "eye", "arange", "linspace", "zeros_like", "ones_like",
+           "rand", "randn"]
+
+
+def _default(dtype):
+    return np.float64 if dtype is None else dtype
+
+
+def zeros(*shape, dtype=None, requires_grad=False):
+    """A Tensor of zeros: ``zeros(2, 3)`` or ``zeros((2, 3))``; float64 unless told.
+
+    >>> cr.zeros(2)
+    tensor([0., 0.])
+    >>> cr.zeros(2, 3).shape, cr.zeros((2, 3)).shape
+    ((2, 3), (2, 3))
+    """
+    return Tensor._make(np.zeros(_shape(shape), dtype=_default(dtype)), requires_grad)
+
+
+def ones(*shape, dtype=None, requires_grad=False):
+    """A Tensor of ones: ``ones(2, 3)`` or ``ones((2, 3))``; float64 unless told.
+
+    >>> cr.ones(2, dtype=np.float32)
+    tensor([1., 1.], dtype=float32)
+    """
+    return Tensor._make(np.ones(_shape(shape), dtype=_default(dtype)), requires_grad)
+
+
+def full(shape, fill_value, dtype=None, requires_grad=False):
+    """A Tensor of ``shape`` (an int or a tuple) filled with ``fill_value``.
+
+    >>> cr.full(3, 0.5)
+    tensor([0.5, 0.5, 0.5])
+    >>> cr.full((2, 2), 7.0).shape
+    (2, 2)
+    """
+    return Tensor._make(np.full(_shape((shape,)), fill_value, dtype=_default(dtype)),
+                        requires_grad)
+
+
+def eye(n, m=None, dtype=None, requires_grad=False):
+    """The n x m identity matrix (n x n when m is None): ones on the diagonal.
+
+    >>> cr.eye(2)
+    tensor([[1., 0.],
+            [0., 1.]])
+    >>> cr.eye(2, 3).shape
+    (2, 3)
+    """
+    return Tensor._make(np.eye(n, m, dtype=_default(dtype)), requires_grad)
+
+
+def arange(*args, dtype=None, requires_grad=False):
+    """Evenly spaced values in [start, stop) with ``step``, like np.arange (float64).
+
+    >>> cr.arange(4)
+    tensor([0., 1., 2., 3.])
+    >>> cr.arange(0, 1, 0.25).data.tolist()
+    [0.0, 0.25, 0.5, 0.75]
+    """
+    return Tensor._make(np.arange(*args, dtype=_default(dtype)), requires_grad)
+
+
+def linspace(start, stop, num=50, dtype=None, requires_grad=False):
+    """``num`` evenly spaced values from start to stop, both included.
+
+    Endpoints that are part of a graph (Tensors that require grad, traced values) give
+    a result differentiable in them: start + (stop - start) * i / (num - 1).
+
+    >>> cr.linspace(0, 1, 5).data.tolist()
+    [0.0, 0.25, 0.5, 0.75, 1.0]
+    """
+    if isinstance(start, Box) or isinstance(stop, Box):
+        if requires_grad:
+            raise ValueError("linspace: endpoints in a graph already make the result "
+                             "differentiable; requires_grad=True would cut it from them")
+        fractions = np.linspace(0.0, 1.0, num, dtype=_default(dtype))
+        return ops.add(ops.multiply(ops.subtract(stop, start), fractions), start)
+    return Tensor._make(np.linspace(start, stop, num, dtype=_default(dtype)), requires_grad)
+
+
+def zeros_like(x, dtype=None, requires_grad=False):
+    """Zeros with the shape (and dtype, unless given) of x, a Tensor or an array.
+
+    >>> cr.zeros_like(np.ones(2, dtype=np.float32))
+    tensor([0., 0.], dtype=float32)
+    """
+    return Tensor._make(np.zeros_like(raw(x), dtype=dtype), requires_grad)
+
+
+def ones_like(x, dtype=None, requires_grad=False):
+    """Ones with the shape (and dtype, unless given) of x, a Tensor or an array.
+
+    >>> cr.ones_like(cr.zeros(2, 3)).shape
+    (2, 3)
+    """
+    return Tensor._make(np.ones_like(raw(x), dtype=dtype), requires_grad)
+
+
+def _rng(seed):
+    return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+
+
+def rand(*shape, seed=None, dtype=None, requires_grad=False):
+    """Numbers drawn uniformly from [0, 1), of the given shape (float64 unless told).
+
+    ``seed`` is an int or a ``numpy.random.Generator``; the same seed gives the same
+    numbers.
+
+    >>> x = cr.rand(2, 3, seed=0)
+    >>> x.shape, bool(((0 <= x.data) & (x.data < 1)).all())
+    ((2, 3), True)
+    >>> x.data.tolist() == cr.rand(2, 3, seed=0).data.tolist()
+    True
+    """
+    array = _rng(seed).random(_shape(shape)).astype(_default(dtype), copy=False)
+    return Tensor._make(array, requires_grad)
+
+
+def randn(*shape, seed=None, dtype=None, requires_grad=False):
+    """Numbers drawn from the standard normal distribution (mean 0, variance 1).
+
+    Of the given shape, float64 unless told; ``seed`` is an int or a
+    ``numpy.random.Generator``, and the same seed gives the same numbers.
+
+    >>> x = cr.randn(1000, seed=0)
+    >>> x.shape, abs(float(x.data.mean())) < 0.1, round(float(x.data.std()), 1)
+    ((1000,), True, 1.0)
+    """
+    array = _rng(seed).standard_normal(_shape(shape)).astype(_default(dtype), copy=False)
+    return Tensor._make(array, requires_grad)
+
+
+def _shape(shape):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        return tuple(shape[0])
+    return tuple(shape)

@@ -1,0 +1,70 @@
+"""chainrule.numpy: NumPy's namespace with chainrule's differentiable functions, so code
+written for autograd.numpy or jax.numpy ports by changing its import."""
+
+import inspect
+
+import numpy as np
+import pytest
+
+import chainrule as cr
+import chainrule.numpy as cnp
+from chainrule.primitive import Primitive
+
+jax = pytest.importorskip("jax")
+jax.config.update("jax_enable_x64", True)
+jnp = jax.numpy
+
+
+def kind_of(obj):
+    """How a public function of chainrule.numpy gets its derivative."""
+    if isinstance(obj, Primitive):
+        return "rule"
+    module = inspect.getmodule(obj).__name__
+    if module == "chainrule.predicates":
+        return "no derivative"  # tests and indices: plain NumPy results
+    if module.startswith("chainrule.rules") or module == "chainrule.numpy":
+        return "composed"
+    return module
+
+
+@pytest.mark.parametrize("name", cnp.__all__)
+def test_every_function_has_a_rule_composes_or_has_no_derivative(name):
+    obj = getattr(cnp, name)
+    kind = kind_of(obj)
+    assert kind in ("rule", "composed", "no derivative"), (name, kind)
+    if kind == "rule":  # a rule for every argument it differentiates, in both modes
+        assert obj.vjps and set(obj.vjps) == set(obj.jvps), name
+
+
+def test_the_rest_of_numpy_is_numpys_own():
+    assert cnp.pi == np.pi and cnp.float32 is np.float32 and cnp.newaxis is None
+    assert cnp.random is np.random
+    with pytest.raises(TypeError, match="np.convolve"):  # no derivative: refused, not cut
+        cr.grad(lambda x: cnp.sum(cnp.convolve(x, x)))(np.ones(3))
+    np.testing.assert_array_equal(cnp.convolve(np.ones(2), np.ones(2)), [1.0, 2.0, 1.0])
+
+
+def _logistic_loss(np_, w, x, y):
+    """An autograd-style function: written against a NumPy namespace passed in."""
+    z = np_.dot(x, w)
+    log_p = -np_.logaddexp(0.0, -z)
+    log_not_p = -np_.logaddexp(0.0, z)
+    pieces = np_.array([np_.mean(y * log_p), np_.mean((1 - y) * log_not_p)])
+    return -np_.sum(pieces) + 0.1 * np_.sum(np_.square(np_.clip(w, -1.0, 1.0)))
+
+
+def test_a_program_for_jax_numpy_ports_by_changing_the_import():
+    rng = np.random.default_rng(0)
+    w, x = rng.standard_normal(3), rng.standard_normal((8, 3))
+    y = (rng.uniform(size=8) > 0.5).astype(float)
+    ours = cr.grad(lambda w: _logistic_loss(cnp, w, x, y))(w)
+    theirs = jax.grad(lambda w: _logistic_loss(jnp, w, x, y))(w)
+    np.testing.assert_allclose(ours, np.asarray(theirs), rtol=1e-12)
+    ours_h = cr.hessian(lambda w: _logistic_loss(cnp, w, x, y))(w)
+    theirs_h = jax.hessian(lambda w: _logistic_loss(jnp, w, x, y))(w)
+    np.testing.assert_allclose(ours_h, np.asarray(theirs_h), rtol=1e-10, atol=1e-14)
+
+
+def test_array_stacks_traced_values_and_leaves_numbers_plain():
+    assert type(cnp.array([1.0, 2.0])) is np.ndarray
+    assert cr.grad(lambda x: cnp.sum(cnp.array([x, x * x]) ** 2))(2.0) == 2 * 2 + 4 * 2 ** 3
