@@ -299,7 +299,7 @@ def load(path):
 
 def load_header(path):
     """The checkpoint's JSON header as a dict: ``format``, ``version``,
-    ``architecture`` and ``names``. Reads no array but the header.
+    ``architecture``, ``names`` and ``metadata``. Reads no array but the header.
 
     >>> import pathlib, tempfile
     >>> folder = tempfile.TemporaryDirectory()
