@@ -44,7 +44,7 @@ __all__ = ["Config", "DEFAULTS", "DEFAULT_ENGINE", "DATASETS", "OPTIMIZERS", "SC
            "LOSSES", "Engine", "ENGINES", "SCALAR", "TENSOR", "load_dataset", "as_dataset",
            "train", "evaluate", "build_model", "make_optimizer", "make_schedule",
            "batch_loss", "scores", "predictions", "accuracy", "confusion_matrix",
-           "TrainingDiverged", "ConfigError", "check_model_size", "count_parameters",
+           "TrainingDiverged", "ConfigError", "mean_squared_error", "check_model_size", "count_parameters",
            "MAX_MODEL_BYTES"]
 
 DATASETS = ("toy", "moons", "circles", "spirals", "digits", "mnist")
@@ -491,7 +491,18 @@ def evaluate(model, data, engine="tensor"):
     X, y = (data["X_test"], data["y_test"]) if data["X_test"] is not None else (
         data["X_train"], data["y_train"])
     acc, predicted = accuracy(model, X, y, engine)
-    return acc, confusion_matrix(y, predicted, data["n_classes"]), predicted
+    # a model with more outputs than the set has classes can predict a class it lacks
+    n_classes = max(data["n_classes"], int(np.max(predicted, initial=-1)) + 1)
+    return acc, confusion_matrix(y, predicted, n_classes), predicted
+
+
+def mean_squared_error(model, data, engine="tensor"):
+    """A regression's error on its test set, or its training set when it has none; a
+    model's first output is its prediction."""
+    X, y = (data["X_test"], data["y_test"]) if data["X_test"] is not None else (
+        data["X_train"], data["y_train"])
+    predicted = scores(model, X, engine)[:, 0]
+    return float(np.mean((predicted - np.asarray(y, dtype=float)) ** 2))
 
 
 # ---------------------------------------------------------------------------------------
