@@ -435,7 +435,8 @@ def test_metadata_is_kept_in_the_header(tmp_path):
 
 
 def test_a_killed_save_leaves_a_temporary_that_the_next_save_removes(tmp_path):
-    """A dead writer's temporary goes; a live writer's, and other files, stay."""
+    """A dead writer's temporary goes, whichever file it was for; a live writer's, a
+    recent one without a process id, and other files stay; a day-old one goes."""
     import subprocess
     import sys
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
@@ -444,10 +445,12 @@ def test_a_killed_save_leaves_a_temporary_that_the_next_save_removes(tmp_path):
     abandoned = tmp_path / f".model.npz.{dead_pid}.0123456789ab.tmp"
     live = tmp_path / f".model.npz.{os.getppid()}.0123456789ab.tmp"
     other = tmp_path / f".other.npz.{dead_pid}.0123456789ab.tmp"
-    for f in (abandoned, live, other):
+    recent = tmp_path / ".model.npz.0123456789ab.tmp"
+    old = tmp_path / ".model.npz.ba9876543210.tmp"
+    user = tmp_path / "notes.tmp"
+    for f in (abandoned, live, other, recent, old, user):
         f.write_bytes(b"half a zip")
+    os.utime(old, (0, 0))
     checkpoint.save({"w": np.ones(2)}, tmp_path / "model.npz")
-    assert not abandoned.exists()
-    assert live.exists() and other.exists()
-    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith(".tmp")) == [
-        "model.npz"]
+    assert not abandoned.exists() and not other.exists() and not old.exists()
+    assert live.exists() and recent.exists() and user.exists()

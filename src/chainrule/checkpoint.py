@@ -23,8 +23,9 @@ Why this shape:
 * **A crash never destroys the last good checkpoint.** ``save`` writes a temporary
   file in the same directory and renames it over the target (``os.replace``, atomic on
   POSIX and Windows), so the target is either the old file or the new one. A save
-  that was killed leaves its hidden temporary behind; the next save of the same file
-  removes it (on POSIX, once the process that wrote it is gone; elsewhere, after a day).
+  that was killed leaves its hidden temporary behind; the next save into the same
+  folder removes it (once the process that wrote it is gone; where that cannot be
+  told, once it is a day old).
 * **Exactly the path given.** ``np.savez`` appends ``.npz`` to a name without it;
   ``save`` and ``load`` use the path as written, whatever its suffix.
 * **One error type.** Anything wrong with a file (missing, truncated, corrupted, not a
@@ -196,7 +197,7 @@ def _write_atomically(path, entries, compress):
                                 f"{directory!r} does not exist")
     if os.path.isdir(path):
         raise IsADirectoryError(f"checkpoint.save: cannot write {path!r}: it is a directory")
-    _remove_abandoned_temporaries(directory, os.path.basename(path))
+    _remove_abandoned_temporaries(directory)
     # Same directory as the target, so os.replace is a rename within one file system;
     # the process id in the name tells a later save whether its writer is still alive.
     temporary = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}."
@@ -225,22 +226,29 @@ def _write_atomically(path, entries, compress):
 _ABANDONED_AFTER_S = 24 * 3600  # where a process cannot be asked whether it lives
 
 
-def _remove_abandoned_temporaries(directory, name):
-    """Delete the temporaries of saves of ``name`` that were killed before their
+# ".model.npz.4242.0123456789ab.tmp": the target's name, the writer's process id (absent
+# in files of older versions) and a random part.
+_TEMPORARY = re.compile(r"\..+?\.(?:(\d+)\.)?[0-9a-f]{12}\.tmp")
+
+
+def _remove_abandoned_temporaries(directory):
+    """Delete the temporaries of saves into ``directory`` that were killed before their
     rename: those whose writing process has exited, or, where that cannot be told
-    (Windows), that are a day old. A save still running keeps its file."""
-    pattern = re.compile(r"\." + re.escape(name) + r"\.(\d+)\.[0-9a-f]{12}\.tmp")
+    (Windows, no process id in the name), that are a day old. A save still running
+    keeps its file."""
     with contextlib.suppress(OSError):
         for entry in os.scandir(directory):
-            match = pattern.fullmatch(entry.name)
-            if match and _abandoned(int(match.group(1)), entry):
+            match = _TEMPORARY.fullmatch(entry.name)
+            if match and entry.is_file(follow_symlinks=False) and _abandoned(
+                    match.group(1), entry):
                 with contextlib.suppress(OSError):
                     os.remove(entry.path)
 
 
 def _abandoned(pid, entry):
-    if os.name != "posix":
+    if pid is None or os.name != "posix":
         return time.time() - entry.stat().st_mtime > _ABANDONED_AFTER_S
+    pid = int(pid)
     if pid == os.getpid():
         return False  # another thread of this process may be writing it now
     try:

@@ -239,9 +239,9 @@ def _train(args):
     if interrupted:
         saved = ("saved " + " and ".join(str(p) for p in written) if written
                  else "nothing saved (no --out)")
-        print(f"chainrule train: interrupted after {_count(metrics['epochs_completed'], 'epoch')}"
-              f" of {config.epochs} ({_count(metrics['steps'], 'step')}); {saved}",
-              file=sys.stderr)
+        done = _count(metrics["epochs_completed"], "epoch")
+        print(f"chainrule train: interrupted after {done} of {config.epochs} "
+              f"({_count(metrics['steps'], 'step')}); {saved}", file=sys.stderr)
         return 130
     if written:
         print("wrote " + ", ".join(str(p) for p in written))
