@@ -281,7 +281,7 @@ def test_eval_of_a_regression_reports_its_error(toy_model):
     for extra in ([], ["--data", "toy"]):
         result = cli("eval", toy_model, *extra)
         assert result.returncode == 0 and result.stderr == "", result.stderr
-        assert result.stdout.startswith("toy: mean squared error ")
+        assert result.stdout.startswith("toy: train mean squared error ")
 
 
 def test_eval_on_the_stored_split_and_warnings_off_it(tmp_path):
@@ -310,10 +310,13 @@ def test_eval_on_the_stored_split_and_warnings_off_it(tmp_path):
     assert result.stdout.startswith("circles: train accuracy")
 
 
-def test_eval_of_an_old_checkpoint_without_a_data_set_needs_data(tmp_path):
+@pytest.mark.parametrize("metadata", [None, {"data": {"name": "moons", "seed": "x"}},
+                                      {"data": ["moons"]}])
+def test_eval_of_a_checkpoint_without_a_data_set_needs_data(metadata, tmp_path):
+    """An older checkpoint, or one whose record of its data is not one."""
     path = tmp_path / "model.npz"
     from chainrule.nn import MLP
-    checkpoint.save(MLP([2, 3, 2], rng=0), path)
+    checkpoint.save(MLP([2, 3, 2], rng=0), path, metadata=metadata)
     assert "--data is needed" in one_line_error(cli("eval", path))
     assert cli("eval", path, "--data", "moons").returncode == 0
 
@@ -445,3 +448,19 @@ def test_metrics_count_parameters_as_scalars_on_both_engines(engine, parameters,
     assert main(["train", "moons", "--quiet", "--engine", engine, "--hidden", "4",
                  "--epochs", "1", "--out", str(tmp_path)]) == 0
     assert json.loads((tmp_path / "metrics.json").read_text())["parameters"] == parameters
+
+
+@pytest.mark.parametrize("raised, code, message", [
+    (KeyboardInterrupt, 130, "chainrule eval: interrupted"),
+    (MemoryError, 1, "chainrule eval: error: out of memory"),
+])
+def test_an_interrupt_or_exhausted_memory_outside_training_is_one_line(
+        raised, code, message, monkeypatch, capsys):
+    from chainrule import cli as cli_module
+
+    def fail(args):
+        raise raised()
+
+    monkeypatch.setattr(cli_module, "_eval", fail)
+    assert main(["eval", "model.npz"]) == code
+    assert capsys.readouterr().err == message + "\n"

@@ -305,8 +305,10 @@ def _write_outputs(task, config, result, out, pictures=True):
     each of which may fail with a warning only. Returns the files written."""
     from . import checkpoint, training
     model, data, metrics = result
+    evaluation = None
     if pictures and data["image"] is not None:
-        metrics["confusion_matrix"] = training.evaluate(model, data, config.engine)[1].tolist()
+        evaluation = training.evaluate(model, data, config.engine)
+        metrics["confusion_matrix"] = evaluation[1].tolist()
     architecture = {**model.architecture(), "engine": config.engine}
     checkpoint.save(model, out / "model.npz", architecture=architecture,
                     metadata={"data": _split(task, config, data)})
@@ -318,12 +320,13 @@ def _write_outputs(task, config, result, out, pictures=True):
         except FileNotFoundError:
             pass
     if pictures:
-        written += _draw_pictures(task, config, result, out)
+        written += _draw_pictures(task, config, result, out, evaluation)
     return written
 
 
-def _draw_pictures(task, config, result, out):
-    """The run's pictures; a picture that cannot be drawn is a warning, never an error."""
+def _draw_pictures(task, config, result, out, evaluation=None):
+    """The run's pictures; a picture that cannot be drawn is a warning, never an error.
+    ``evaluation``: what ``training.evaluate`` gave for an image set."""
     from . import plots, training
     try:
         plots._pyplot()
@@ -347,7 +350,7 @@ def _draw_pictures(task, config, result, out):
             model, data["X_train"], data["y_train"], path,
             title=f"{task}: train accuracy {metrics['train_accuracy']:.0%}", predict=score)))
     else:
-        _, matrix, predicted = training.evaluate(model, data, config.engine)
+        _, matrix, predicted = evaluation or training.evaluate(model, data, config.engine)
         drawings.append(("confusion.png", lambda path: plots.plot_confusion(
             matrix, path, title=f"{task}: test accuracy {metrics['test_accuracy']:.1%}")))
         drawings.append(("misclassified.png", lambda path: plots.plot_misclassified(
@@ -388,14 +391,14 @@ def _eval(args):
     except (checkpoint.CheckpointError, OSError, ImportError, ValueError) as err:
         return _error("eval", err)
     _warn_about_the_split(split, name, seed, data)
+    which = "test" if data["X_test"] is not None else "train"
+    samples = len(data[f"y_{which}"])
     if data.get("regression"):
         error = training.mean_squared_error(model, data, engine)
-        print(f"{name}: mean squared error {error:.5f} ({len(data['y_train'])} samples)")
+        print(f"{name}: {which} mean squared error {error:.5f} ({samples} samples)")
         return 0
     acc, matrix, _ = training.evaluate(model, data, engine)
-    which = "test" if data["X_test"] is not None else "train"
-    print(f"{name}: {which} accuracy {acc:.2%} "
-          f"({len(data['y_test'] if which == 'test' else data['y_train'])} samples)")
+    print(f"{name}: {which} accuracy {acc:.2%} ({samples} samples)")
     print("confusion matrix (rows: true class, columns: predicted):")
     width = max(3, len(str(matrix.max())) + 1)
     print("    " + "".join(f"{j:>{width}}" for j in range(len(matrix))))
@@ -405,10 +408,16 @@ def _eval(args):
 
 
 def _stored_split(header):
-    """The data set and split a checkpoint of `chainrule train` records; {} if none."""
+    """The data set and split a checkpoint of `chainrule train` records; {} if none,
+    or if what it records is not one (a file from elsewhere)."""
+    from .training import DATASETS
     metadata = header.get("metadata")
     split = metadata.get("data") if isinstance(metadata, dict) else None
-    return split if isinstance(split, dict) else {}
+    if not (isinstance(split, dict) and split.get("name") in DATASETS
+            and isinstance(split.get("seed"), int) and split["seed"] >= 0
+            and isinstance(split.get("data_dir", ""), str)):
+        return {}
+    return split
 
 
 def _warn_about_the_split(split, name, seed, data):
