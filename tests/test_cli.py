@@ -100,6 +100,13 @@ def test_a_diverging_run_stops_with_a_clear_error(capsys):
     assert "diverged" in err and "smaller learning rate" in err
 
 
+@pytest.mark.parametrize("engine", ["scalar", "tensor"])
+def test_a_run_that_overflows_says_so_in_one_line(engine):
+    err = one_line_error(cli("train", "moons", "--engine", engine, "--lr", "1e300",
+                             "--quiet"), code=1)
+    assert "diverged" in err and "smaller learning rate" in err
+
+
 def test_graph_prints_gradients_and_renders(tmp_path, capsys):
     out_file = tmp_path / "g.dot"
     assert main(["graph", "x*y + x", "--at", "x=2,y=3", "-o", str(out_file)]) == 0

@@ -209,14 +209,19 @@ def _config(args):
 
 
 def _train(args):
+    import numpy as np
+
     from . import training
     try:
         config = _config(args)
         if args.out is not None:
             _check_out(args.out)
         data = training.load_dataset(args.task, config.seed, config.data_dir)
-        model, metrics = training.train(config, data, show_progress=not args.quiet,
-                                        stop_on_interrupt=True)
+        # Overflow on the way to a diverging loss is reported once, as TrainingDiverged,
+        # not as NumPy's warnings with source lines.
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            model, metrics = training.train(config, data, show_progress=not args.quiet,
+                                            stop_on_interrupt=True)
     except training.ConfigError as err:
         return _error("train", _flag_message(err))
     except (ImportError, OSError, ValueError) as err:
