@@ -235,3 +235,33 @@ def test_an_interrupted_run_stops_after_its_step_and_keeps_what_it_learned(monke
     assert metrics["epochs_completed"] == 1 and len(metrics["history"]["loss"]) == 1
     assert metrics["loss"] == metrics["history"]["loss"][0]
     assert "train_accuracy" in metrics and model is not None
+
+
+def test_a_run_interrupted_in_its_first_epoch_reports_the_steps_it_took(monkeypatch):
+    import os
+    import signal
+    real_step = training.optim.Adam.step
+
+    def step(self, *args):
+        os.kill(os.getpid(), signal.SIGINT)  # during the first step
+        return real_step(self, *args)
+
+    monkeypatch.setattr(training.optim.Adam, "step", step)
+    _, metrics = train(config("moons", "tensor", epochs=5, batch_size=25),
+                       load_dataset("moons"), show_progress=False, stop_on_interrupt=True)
+    assert metrics["interrupted"] and metrics["steps"] == 1
+    assert metrics["epochs_completed"] == 0 and metrics["history"]["loss"] == []
+    assert metrics["loss"] == metrics["loss_history"][0]
+    assert "train_accuracy" not in metrics and "test_accuracy" not in metrics
+
+
+def test_without_stop_on_interrupt_ctrl_c_raises_as_usual(monkeypatch):
+    import os
+    import signal
+
+    def step(self, *args):
+        os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(training.optim.Adam, "step", step)
+    with pytest.raises(KeyboardInterrupt):
+        train(config("moons", "tensor", epochs=5), load_dataset("moons"), show_progress=False)

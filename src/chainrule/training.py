@@ -533,7 +533,8 @@ def train(config, data, show_progress=True, stop_on_interrupt=False):
     ``as_dataset``): the one loop, for both engines.
 
     Returns ``(model, metrics)``. metrics has the config and the optimizer that ran,
-    ``steps`` (optimizer steps taken), ``loss`` (the mean loss of the last epoch),
+    ``steps`` (optimizer steps taken), ``epochs_completed``, ``loss`` (the mean loss of
+    the last epoch; of the steps taken, for a run interrupted in its first epoch),
     ``train_accuracy`` (the final model on the training set; ``mse`` for a regression),
     ``test_accuracy`` when there is a test set, ``history`` per epoch, ``loss_history``
     per step, ``parameters`` (the number of scalars learned), samples per second and
