@@ -396,7 +396,8 @@ def test_a_reused_out_loses_the_earlier_runs_pictures_only(tmp_path):
     out.mkdir()
     for name in ("fit.png", "confusion.png", "misclassified.png", "notes.png"):
         (out / name).write_bytes(b"old")
-    assert main(["train", "moons", "--quiet", "--epochs", "2", "--out", str(out)]) == 0
+    result = cli("train", "moons", "--quiet", "--epochs", "2", "--out", out)
+    assert result.returncode == 0 and result.stderr == ""
     names = {p.name for p in out.iterdir()}
     assert names == {"model.npz", "metrics.json", "curves.png", "decision_boundary.png",
                      "notes.png"}
@@ -440,20 +441,19 @@ def test_progress_into_a_pipe_is_a_plain_line_an_epoch(tmp_path):
     assert [line.split(" loss")[0] for line in lines] == [f"moons: {k}/3" for k in (1, 2, 3)]
 
 
-def test_one_epoch_is_singular(capsys):
-    assert main(["train", "moons", "--quiet", "--engine", "tensor", "--epochs", "1"]) == 0
-    out = capsys.readouterr().out
+def test_one_epoch_is_singular():
+    out = cli("train", "moons", "--quiet", "--engine", "tensor", "--epochs", "1").stdout
     assert "1 epoch," in out and "1 epochs" not in out
-    assert main(["train", "toy", "--quiet", "--steps", "1"]) == 0
-    out = capsys.readouterr().out
+    out = cli("train", "toy", "--quiet", "--steps", "1").stdout
     assert "1 step," in out and "1 steps" not in out
 
 
 @pytest.mark.parametrize("engine, parameters", [("scalar", 2 * 4 + 4 + 4 + 1),
                                                 ("tensor", 2 * 4 + 4 + (4 + 1) * 2)])
 def test_metrics_count_parameters_as_scalars_on_both_engines(engine, parameters, tmp_path):
-    assert main(["train", "moons", "--quiet", "--engine", engine, "--hidden", "4",
-                 "--epochs", "1", "--out", str(tmp_path)]) == 0
+    result = cli("train", "moons", "--quiet", "--engine", engine, "--hidden", "4",
+                 "--epochs", "1", "--out", tmp_path)
+    assert result.returncode == 0, result.stderr
     assert json.loads((tmp_path / "metrics.json").read_text())["parameters"] == parameters
 
 
