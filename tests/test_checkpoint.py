@@ -141,7 +141,8 @@ def test_the_header(tmp_path):
     save(sample_state(), tmp_path / "h.ckpt", architecture={"sizes": [2, 16, 1]})
     header = load_header(tmp_path / "h.ckpt")
     assert header == {"format": "chainrule", "version": 1,
-                      "architecture": {"sizes": [2, 16, 1]}, "names": list(sample_state())}
+                      "architecture": {"sizes": [2, 16, 1]}, "names": list(sample_state()),
+                      "metadata": None}
     save({"w": np.ones(1)}, tmp_path / "n.ckpt")
     assert load_header(tmp_path / "n.ckpt")["architecture"] is None
 
@@ -185,7 +186,7 @@ def test_bad_states_are_refused_before_anything_is_written(tmp_path, state, erro
 
 
 def test_an_architecture_that_is_not_json_is_refused(tmp_path):
-    with pytest.raises(TypeError, match="architecture must be JSON"):
+    with pytest.raises(TypeError, match=r"architecture \(and metadata\) must be JSON"):
         save({"w": np.ones(1)}, tmp_path / "a.ckpt", architecture={"f": print})
     assert os.listdir(tmp_path) == []
 
@@ -423,3 +424,33 @@ def test_a_member_that_is_not_an_array(tmp_path):
 def test_checkpoint_error_is_exported():
     assert issubclass(checkpoint.CheckpointError, ValueError)
     assert issubclass(checkpoint.CheckpointNotFoundError, FileNotFoundError)
+
+
+def test_metadata_is_kept_in_the_header(tmp_path):
+    path = tmp_path / "model.npz"
+    checkpoint.save({"w": np.ones(2)}, path, metadata={"data": {"name": "moons", "seed": 3}})
+    assert checkpoint.load_header(path)["metadata"] == {"data": {"name": "moons", "seed": 3}}
+    checkpoint.save({"w": np.ones(2)}, path)
+    assert checkpoint.load_header(path)["metadata"] is None
+
+
+def test_a_killed_save_leaves_a_temporary_that_the_next_save_removes(tmp_path):
+    """A dead writer's temporary goes, whichever file it was for; a live writer's, a
+    recent one without a process id, and other files stay; a day-old one goes."""
+    import subprocess
+    import sys
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    dead_pid = int(dead.stdout)  # that process has exited
+    abandoned = tmp_path / f".model.npz.{dead_pid}.0123456789ab.tmp"
+    live = tmp_path / f".model.npz.{os.getppid()}.0123456789ab.tmp"
+    other = tmp_path / f".other.npz.{dead_pid}.0123456789ab.tmp"
+    recent = tmp_path / ".model.npz.0123456789ab.tmp"
+    old = tmp_path / ".model.npz.ba9876543210.tmp"
+    user = tmp_path / "notes.tmp"
+    for f in (abandoned, live, other, recent, old, user):
+        f.write_bytes(b"half a zip")
+    os.utime(old, (0, 0))
+    checkpoint.save({"w": np.ones(2)}, tmp_path / "model.npz")
+    assert not abandoned.exists() and not other.exists() and not old.exists()
+    assert live.exists() and recent.exists() and user.exists()

@@ -1,13 +1,36 @@
 """The command line: `chainrule train` and `chainrule graph`, as a user runs them."""
 
 import json
+import os
+import signal
 import subprocess
 import sys
+from pathlib import Path
 
+import numpy as np
 import pytest
 
 from chainrule import checkpoint
-from chainrule.cli import main
+from chainrule.cli import PICTURES, main
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+
+def cli(*args, path_first=None, timeout=120, **kwargs):
+    """`python -m chainrule ARGS` in a subprocess, on this checkout's code (with
+    ``path_first`` ahead of it on the import path)."""
+    path = os.pathsep.join(str(p) for p in (path_first, SRC) if p)
+    env = {**os.environ, "PYTHONPATH": path}
+    return subprocess.run([sys.executable, "-m", "chainrule", *map(str, args)],
+                          capture_output=True, text=True, env=env, timeout=timeout, **kwargs)
+
+
+def one_line_error(result, code=2):
+    """The run failed with ``code`` and said why in one line, without a traceback."""
+    err = result.stderr.strip()
+    assert result.returncode == code, (result.returncode, result.stderr)
+    assert "Traceback" not in err and "\n" not in err, err
+    return err
 
 
 def test_help_lists_the_commands(capsys):
@@ -74,6 +97,13 @@ def test_train_toy_fits_the_bump(tmp_path, capsys):
 def test_a_diverging_run_stops_with_a_clear_error(capsys):
     assert main(["train", "toy", "--quiet", "--lr", "50", "--steps", "200"]) == 1
     err = capsys.readouterr().err
+    assert "diverged" in err and "smaller learning rate" in err
+
+
+@pytest.mark.parametrize("engine", ["scalar", "tensor"])
+def test_a_run_that_overflows_says_so_in_one_line(engine):
+    err = one_line_error(cli("train", "moons", "--engine", engine, "--lr", "1e300",
+                             "--quiet"), code=1)
     assert "diverged" in err and "smaller learning rate" in err
 
 
@@ -193,13 +223,251 @@ def test_train_on_the_scalar_engine_honours_every_option(tmp_path, capsys):
     assert f"train accuracy {metrics['train_accuracy']:.2%}" in capsys.readouterr().out
 
 
+# --- the CLI never loses work and never shows a traceback ------------------------------
+
 @pytest.mark.parametrize("option, message", [
-    (["--batch-size", "-1"], "batch_size must be an int of at least 0, got -1"),
-    (["--hidden", "16,0"], "hidden must list positive layer sizes"),
-    (["--hidden", "a,b"], "--hidden must be sizes like 128,64"),
-    (["--epochs", "0"], "epochs must be an int of at least 1, got 0"),
+    (["--batch-size", "-1"], "argument --batch-size: expected a number of samples >= 1 "
+                             "or 'all', got '-1'"),
+    (["--batch-size", "0"], "argument --batch-size: expected a number of samples >= 1 "
+                            "or 'all', got '0'"),
+    (["--hidden", "16,0"], "--hidden must be positive layer sizes, like 128,64, got 16,0"),
+    (["--hidden", "a,b"], "--hidden must be sizes like 128,64, got 'a,b'"),
+    (["--epochs", "0"], "--epochs must be an integer >= 1, got 0"),
+    (["--steps", "-3"], "--epochs must be an integer >= 1, got -3"),
+    (["--lr", "-1"], "--lr must be a finite number > 0, got -1.0"),
+    (["--lr", "0"], "--lr must be a finite number > 0, got 0.0"),
+    (["--lr", "nan"], "--lr must be a finite number > 0, got nan"),
+    (["--lr", "inf"], "--lr must be a finite number > 0, got inf"),
+    (["--momentum", "1"], "--momentum must be a number in [0, 1), got 1.0"),
+    (["--seed", "-1"], "argument --seed: expected an integer >= 0, got '-1'"),
+    (["--engine", "tensor", "--lr", "-1"], "--lr must be a finite number > 0, got -1.0"),
+    (["--hidden", "100000000"], "--hidden must be sizes whose network fits in 2 GiB"),
+    (["--hidden", "100000000", "--engine", "tensor"],
+     "--hidden must be sizes whose network fits in 2 GiB"),
 ])
-def test_bad_training_options_are_refused_in_one_line(option, message, capsys):
-    assert main(["train", "moons", "--quiet"] + option) == 2
-    err = capsys.readouterr().err.strip()
-    assert err.startswith("chainrule train: error:") and message in err and "\n" not in err
+def test_bad_training_options_are_refused_in_one_line_before_any_work(option, message,
+                                                                      tmp_path):
+    """Through the command itself: exit 2, one line naming the flag, the value and what
+    it must be; nothing trained, nothing written (the huge network is never built)."""
+    result = cli("train", "moons", "--out", tmp_path / "out", *option, timeout=30)
+    err = one_line_error(result)
+    assert err.startswith("chainrule train: error:") and message in err
+    assert result.stdout == "" and not (tmp_path / "out" / "model.npz").exists()
+
+
+def test_version_and_a_leading_minus_in_an_expression(tmp_path):
+    result = cli("--version")
+    assert result.returncode == 0 and result.stdout.strip() == "chainrule 0.1.0"
+    result = cli("graph", "-x*y", "--at", "x=2,y=3", "-o", tmp_path / "g.dot")
+    assert result.returncode == 0, result.stderr
+    assert "value = -6.0" in result.stdout and "d/dx = -3.0" in result.stdout
+
+
+def test_graph_into_a_missing_folder_is_one_line(tmp_path):
+    err = one_line_error(cli("graph", "x", "--at", "x=1", "-o", tmp_path / "no" / "g.dot"))
+    assert err.startswith("chainrule graph: error: -o ") and "does not exist" in err
+
+
+def test_an_unwritable_out_is_refused_before_training(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    for out in (blocker, blocker / "out"):
+        result = cli("train", "moons", "--epochs", "50", "--out", out)
+        err = one_line_error(result)
+        assert f"--out {out}" in err and result.stdout == ""  # no report: no training
+
+
+@pytest.fixture(scope="module")
+def toy_model(tmp_path_factory):
+    out = tmp_path_factory.mktemp("toy")
+    assert main(["train", "toy", "--quiet", "--epochs", "3", "--out", str(out)]) == 0
+    return out / "model.npz"
+
+
+def test_eval_of_a_regression_reports_its_error(toy_model):
+    for extra in ([], ["--data", "toy"]):
+        result = cli("eval", toy_model, *extra)
+        assert result.returncode == 0 and result.stderr == "", result.stderr
+        assert result.stdout.startswith("toy: train mean squared error ")
+
+
+def test_eval_on_the_stored_split_and_warnings_off_it(tmp_path):
+    """The checkpoint records the data set and its split; eval uses them by default and
+    warns (one line) when told to use another split, or another set of that width."""
+    out = tmp_path / "digits"
+    assert main(["train", "digits", "--quiet", "--epochs", "1", "--seed", "3",
+                 "--out", str(out)]) == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    split = checkpoint.load_header(out / "model.npz")["metadata"]["data"]
+    assert split == {"name": "digits", "seed": 3, "data_dir": "", "n_train": 1438,
+                     "n_test": 359, "n_features": 64}
+    result = cli("eval", out / "model.npz")
+    assert result.returncode == 0 and result.stderr == ""
+    assert f"digits: test accuracy {metrics['test_accuracy']:.2%}" in result.stdout
+    result = cli("eval", out / "model.npz", "--seed", "1")
+    assert result.returncode == 0
+    assert "warning" in one_line_error(result, code=0) and "overlaps" in result.stderr
+
+    moons = tmp_path / "moons"
+    assert main(["train", "moons", "--quiet", "--engine", "tensor", "--epochs", "1",
+                 "--out", str(moons)]) == 0
+    result = cli("eval", moons / "model.npz", "--data", "circles")
+    warning = one_line_error(result, code=0)
+    assert "trained on moons, not circles" in warning
+    assert result.stdout.startswith("circles: train accuracy")
+
+
+@pytest.mark.parametrize("metadata", [None, {"data": {"name": "moons", "seed": "x"}},
+                                      {"data": ["moons"]}])
+def test_eval_of_a_checkpoint_without_a_data_set_needs_data(metadata, tmp_path):
+    """An older checkpoint, or one whose record of its data is not one."""
+    path = tmp_path / "model.npz"
+    from chainrule.nn import MLP
+    checkpoint.save(MLP([2, 3, 2], rng=0), path, metadata=metadata)
+    assert "--data is needed" in one_line_error(cli("eval", path))
+    assert cli("eval", path, "--data", "moons").returncode == 0
+
+
+@pytest.mark.parametrize("architecture, message", [
+    ([2, 3, 2], "no architecture this command can rebuild"),
+    ({"type": "MLP", "sizes": [10**9, 10**9]}, "architecture has 1,000,000,001,000,000,000 "
+                                               "parameters but the file holds 2 numbers"),
+    ({"type": "MLP", "sizes": "2,3"}, "'sizes' should list at least two positive"),
+    ({"type": "ScalarMLP", "nin": 10**9, "nouts": [10**9]}, "parameters but the file"),
+    ({"type": "ScalarMLP", "nin": 2, "nouts": None}, "'nouts' a list of them"),
+])
+def test_a_checkpoint_with_a_damaged_architecture_is_one_line(architecture, message,
+                                                               tmp_path):
+    """Checked against the file's own arrays before anything is allocated."""
+    path = tmp_path / "model.npz"
+    checkpoint.save({"w": np.ones(2)}, path, architecture=architecture)
+    err = one_line_error(cli("eval", path, "--data", "moons", timeout=30))
+    assert err.startswith("chainrule eval: error:") and message in err
+
+
+def test_eval_into_a_closed_pipe_is_quiet(toy_model, tmp_path):
+    """`chainrule eval ... | head -1`: the reader is gone; no BrokenPipeError traceback."""
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    digits = tmp_path / "digits"
+    assert main(["train", "digits", "--quiet", "--epochs", "1", "--out", str(digits)]) == 0
+    process = subprocess.Popen([sys.executable, "-m", "chainrule", "eval",
+                                str(digits / "model.npz")], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, env=env)
+    process.stdout.close()  # as `head` does once it has its line
+    err = process.stderr.read().decode()
+    assert process.wait(timeout=60) == 141
+    assert err == ""
+
+
+def test_the_model_and_metrics_come_first_and_a_failing_picture_is_a_warning(tmp_path):
+    """matplotlib that fails to draw: the run succeeds, each picture a one-line warning."""
+    fake = tmp_path / "fake"
+    (fake / "matplotlib").mkdir(parents=True)
+    (fake / "matplotlib" / "__init__.py").write_text("def use(backend):\n    pass\n")
+    (fake / "matplotlib" / "pyplot.py").write_text(
+        "def __getattr__(name):\n    raise RuntimeError('the display is on fire')\n")
+    out = tmp_path / "out"
+    result = cli("train", "moons", "--epochs", "2", "--quiet", "--out", out,
+                 path_first=fake)
+    assert result.returncode == 0, result.stderr
+    warnings = result.stderr.strip().splitlines()
+    assert len(warnings) == 2 and "Traceback" not in result.stderr
+    assert all(w.startswith("chainrule train: warning: could not draw ") and
+               "the display is on fire" in w for w in warnings)
+    assert {p.name for p in out.iterdir()} == {"model.npz", "metrics.json"}
+    assert checkpoint.load(out / "model.npz")
+
+
+def test_without_matplotlib_the_run_saves_and_warns_once(tmp_path):
+    fake = tmp_path / "fake"
+    (fake / "matplotlib").mkdir(parents=True)
+    (fake / "matplotlib" / "__init__.py").write_text(
+        "raise ImportError(\"No module named 'matplotlib'\")\n")
+    out = tmp_path / "out"
+    result = cli("train", "moons", "--epochs", "2", "--quiet", "--out", out,
+                 path_first=fake)
+    warning = one_line_error(result, code=0)
+    assert warning.startswith("chainrule train: warning: no pictures: plots need matplotlib")
+    assert {p.name for p in out.iterdir()} == {"model.npz", "metrics.json"}
+
+
+def test_a_reused_out_loses_the_earlier_runs_pictures_only(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    for name in ("fit.png", "confusion.png", "misclassified.png", "notes.png"):
+        (out / name).write_bytes(b"old")
+    result = cli("train", "moons", "--quiet", "--epochs", "2", "--out", out)
+    assert result.returncode == 0 and result.stderr == ""
+    names = {p.name for p in out.iterdir()}
+    assert names == {"model.npz", "metrics.json", "curves.png", "decision_boundary.png",
+                     "notes.png"}
+    assert set(PICTURES) >= names - {"model.npz", "metrics.json", "notes.png"}
+
+
+@pytest.mark.parametrize("engine", ["scalar", "tensor"])
+def test_ctrl_c_saves_the_run_so_far_and_exits_130(engine, tmp_path):
+    """A real SIGINT, sent once the first epoch is reported: the step ends, the model
+    and the metrics so far are saved (marked interrupted), one line, exit 130."""
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "chainrule", "train", "moons", "--engine", engine,
+         "--epochs", "100000", "--batch-size", "10", "--out", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    first = process.stderr.readline()  # stderr is a pipe: a plain line an epoch
+    assert first.startswith("moons: 1/100000 loss ")
+    process.send_signal(signal.SIGINT)
+    out_text, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    last = err.strip().splitlines()[-1]
+    assert "Traceback" not in err
+    assert last.startswith("chainrule train: interrupted after ") and "of 100000" in last
+    assert f"saved {out / 'model.npz'} and {out / 'metrics.json'}" in last
+    assert out_text == ""
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["interrupted"] is True and metrics["epochs_completed"] >= 1
+    assert len(metrics["history"]["loss"]) == metrics["epochs_completed"]
+    assert len(metrics["loss_history"]) == metrics["steps"] >= 10
+    assert checkpoint.load_header(out / "model.npz")["metadata"]["data"]["name"] == "moons"
+    result = cli("eval", out / "model.npz")
+    assert result.returncode == 0 and "moons: train accuracy" in result.stdout
+
+
+def test_progress_into_a_pipe_is_a_plain_line_an_epoch(tmp_path):
+    result = cli("train", "moons", "--engine", "tensor", "--epochs", "3")
+    assert result.returncode == 0
+    lines = result.stderr.splitlines()
+    assert "\r" not in result.stderr and len(lines) == 3
+    assert [line.split(" loss")[0] for line in lines] == [f"moons: {k}/3" for k in (1, 2, 3)]
+
+
+def test_one_epoch_is_singular():
+    out = cli("train", "moons", "--quiet", "--engine", "tensor", "--epochs", "1").stdout
+    assert "1 epoch," in out and "1 epochs" not in out
+    out = cli("train", "toy", "--quiet", "--steps", "1").stdout
+    assert "1 step," in out and "1 steps" not in out
+
+
+@pytest.mark.parametrize("engine, parameters", [("scalar", 2 * 4 + 4 + 4 + 1),
+                                                ("tensor", 2 * 4 + 4 + (4 + 1) * 2)])
+def test_metrics_count_parameters_as_scalars_on_both_engines(engine, parameters, tmp_path):
+    result = cli("train", "moons", "--quiet", "--engine", engine, "--hidden", "4",
+                 "--epochs", "1", "--out", tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert json.loads((tmp_path / "metrics.json").read_text())["parameters"] == parameters
+
+
+@pytest.mark.parametrize("raised, code, message", [
+    (KeyboardInterrupt, 130, "chainrule eval: interrupted"),
+    (MemoryError, 1, "chainrule eval: error: out of memory"),
+])
+def test_an_interrupt_or_exhausted_memory_outside_training_is_one_line(
+        raised, code, message, monkeypatch, capsys):
+    from chainrule import cli as cli_module
+
+    def fail(args):
+        raise raised()
+
+    monkeypatch.setattr(cli_module, "_eval", fail)
+    assert main(["eval", "model.npz"]) == code
+    assert capsys.readouterr().err == message + "\n"

@@ -350,6 +350,20 @@ def test_wrong_types_are_refused_with_a_clear_error(make, match):
         make(params)
 
 
+@pytest.mark.parametrize("make", [
+    lambda p: SGD(p, 0.1, 0.9),
+    lambda p: SGD(p, 0.1, 0.9, 0, 1e-4),
+    lambda p: Adam(p, 0.1, (0.9, 0.99)),
+    lambda p: AdamW(p, 0.1, (0.9, 0.99), 1e-8, 0.1),
+])
+def test_hyperparameters_after_lr_are_keyword_only(make):
+    """PyTorch users pass them positionally in PyTorch's order; none is read by position."""
+    params = [cr.tensor([1.0], requires_grad=True)]
+    with pytest.raises(TypeError, match="positional"):
+        make(params)
+    assert SGD(params, 0.1).param_groups[0]["lr"] == 0.1  # lr itself may be positional
+
+
 def test_named_parameters_are_accepted():
     w, b = cr.tensor([1.0], requires_grad=True), Value(2.0)
     opt = SGD([("layer.weight", w), ("layer.bias", b)], lr=0.5)

@@ -171,16 +171,97 @@ def test_a_loss_that_does_not_suit_the_data_set_is_named():
 
 
 @pytest.mark.parametrize("changes, message", [
-    ({"hidden": [16, 0]}, "hidden must list positive layer sizes"),
-    ({"epochs": 0}, "epochs must be an int of at least 1, got 0"),
-    ({"batch_size": -1}, "batch_size must be an int of at least 0, got -1"),
-    ({"lr": -0.1}, "lr must be a number >= 0"),
-    ({"optimizer": "rmsprop"}, "unknown optimizer 'rmsprop'; known: sgd, adam"),
-    ({"engine": "gpu"}, "unknown engine 'gpu'; known: scalar, tensor"),
-    ({"schedule": "cosine"}, "unknown schedule 'cosine'; known: constant, linear"),
+    ({"hidden": [16, 0]}, r"hidden must be positive layer sizes"),
+    ({"hidden": []}, r"hidden must be positive layer sizes"),
+    ({"epochs": 0}, r"epochs must be an integer >= 1, got 0"),
+    ({"batch_size": -1}, r"batch_size must be an integer >= 0, got -1"),
+    ({"seed": -1}, r"seed must be an integer >= 0, got -1"),
+    ({"lr": -0.1}, r"lr must be a finite number > 0, got -0.1"),
+    ({"lr": 0.0}, r"lr must be a finite number > 0, got 0.0"),
+    ({"lr": float("nan")}, r"lr must be a finite number > 0, got nan"),
+    ({"lr": float("inf")}, r"lr must be a finite number > 0, got inf"),
+    ({"momentum": 1.0}, r"momentum must be a number in \[0, 1\), got 1.0"),
+    ({"momentum": -0.5}, r"momentum must be a number in \[0, 1\), got -0.5"),
+    ({"l2": float("inf")}, r"l2 must be a finite number >= 0, got inf"),
+    ({"optimizer": "rmsprop"}, r"optimizer must be one of sgd, adam, got 'rmsprop'"),
+    ({"engine": "gpu"}, r"engine must be one of scalar, tensor, got 'gpu'"),
+    ({"schedule": "cosine"}, r"schedule must be one of constant, linear, got 'cosine'"),
 ])
 def test_bad_settings_are_refused_in_one_line(changes, message):
     with pytest.raises(ValueError, match=message) as error:
         Config(dataset="moons", **{**DEFAULTS[("moons", "scalar")], "engine": "scalar",
                                    **changes})
     assert "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize("engine", ["scalar", "tensor"])
+def test_a_network_too_big_to_train_is_refused_before_it_is_built(engine, monkeypatch):
+    """The size is checked from the layer sizes alone: nothing is allocated."""
+    monkeypatch.setattr(training, "build_model", lambda *a: pytest.fail("built the model"))
+    with pytest.raises(training.ConfigError, match=r"hidden must be sizes whose network "
+                                                   r"fits in 2 GiB .* parameters"):
+        train(config("moons", engine, hidden=[10**8]), load_dataset("moons"),
+              show_progress=False)
+
+
+@pytest.mark.parametrize("engine", ["scalar", "tensor"])
+def test_parameters_counts_the_scalars_learned_on_both_engines(engine):
+    _, metrics = train(config("moons", engine, hidden=[4], epochs=1), load_dataset("moons"),
+                       show_progress=False)
+    outputs = 1 if engine == "scalar" else 2  # the hinge loss's one score, or two classes
+    assert metrics["parameters"] == (2 * 4 + 4) + (4 + 1) * outputs
+
+
+def test_an_interrupted_run_stops_after_its_step_and_keeps_what_it_learned(monkeypatch):
+    """SIGINT during a step: the step finishes, the loop stops, the metrics say so."""
+    import os
+    import signal
+    steps = []
+    real_step = training.optim.Adam.step
+
+    def step(self, *args):
+        steps.append(1)
+        if len(steps) == 5:  # mid-epoch: epoch 2 of moons in batches of 25 (4 a epoch)
+            os.kill(os.getpid(), signal.SIGINT)
+        return real_step(self, *args)
+
+    monkeypatch.setattr(training.optim.Adam, "step", step)
+    before = signal.getsignal(signal.SIGINT)
+    model, metrics = train(config("moons", "tensor", epochs=50, batch_size=25),
+                           load_dataset("moons"), show_progress=False,
+                           stop_on_interrupt=True)
+    assert signal.getsignal(signal.SIGINT) is before
+    assert metrics["interrupted"] is True and metrics["steps"] == 5
+    assert metrics["epochs_completed"] == 1 and len(metrics["history"]["loss"]) == 1
+    assert metrics["loss"] == metrics["history"]["loss"][0]
+    assert "train_accuracy" in metrics and model is not None
+
+
+def test_a_run_interrupted_in_its_first_epoch_reports_the_steps_it_took(monkeypatch):
+    import os
+    import signal
+    real_step = training.optim.Adam.step
+
+    def step(self, *args):
+        os.kill(os.getpid(), signal.SIGINT)  # during the first step
+        return real_step(self, *args)
+
+    monkeypatch.setattr(training.optim.Adam, "step", step)
+    _, metrics = train(config("moons", "tensor", epochs=5, batch_size=25),
+                       load_dataset("moons"), show_progress=False, stop_on_interrupt=True)
+    assert metrics["interrupted"] and metrics["steps"] == 1
+    assert metrics["epochs_completed"] == 0 and metrics["history"]["loss"] == []
+    assert metrics["loss"] == metrics["loss_history"][0]
+    assert "train_accuracy" not in metrics and "test_accuracy" not in metrics
+
+
+def test_without_stop_on_interrupt_ctrl_c_raises_as_usual(monkeypatch):
+    import os
+    import signal
+
+    def step(self, *args):
+        os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(training.optim.Adam, "step", step)
+    with pytest.raises(KeyboardInterrupt):
+        train(config("moons", "tensor", epochs=5), load_dataset("moons"), show_progress=False)

@@ -4,10 +4,13 @@ A checkpoint is an ordinary NumPy ``.npz`` archive (a zip of ``.npy`` files): on
 per entry of the state dict, under its name (``"layers.0.weight"``), plus one extra entry,
 ``"__chainrule__"``, the UTF-8 bytes of a JSON header::
 
-    {"format": "chainrule", "version": 1, "architecture": ..., "names": [...]}
+    {"format": "chainrule", "version": 1, "architecture": ..., "names": [...],
+     "metadata": ...}
 
 ``architecture`` is whatever JSON the caller (or ``module.architecture()``) gave to
-rebuild the model, or null; ``names`` lists the arrays in state-dict order.
+rebuild the model, or null; ``names`` lists the arrays in state-dict order;
+``metadata`` is any other JSON the caller keeps with the weights (``chainrule train``
+keeps the data set and its split), or null.
 
     save(model, "model.ckpt", architecture={"sizes": [2, 16, 1]})
     weights = load("model.ckpt")          # {"layers.0.weight": ndarray, ...}
@@ -19,7 +22,10 @@ Why this shape:
   holds a pickled Python object is refused, never unpickled.
 * **A crash never destroys the last good checkpoint.** ``save`` writes a temporary
   file in the same directory and renames it over the target (``os.replace``, atomic on
-  POSIX and Windows), so the target is either the old file or the new one.
+  POSIX and Windows), so the target is either the old file or the new one. A save
+  that was killed leaves its hidden temporary behind; the next save into the same
+  folder removes it (once the process that wrote it is gone; where that cannot be
+  told, once it is a day old).
 * **Exactly the path given.** ``np.savez`` appends ``.npz`` to a name without it;
   ``save`` and ``load`` use the path as written, whatever its suffix.
 * **One error type.** Anything wrong with a file (missing, truncated, corrupted, not a
@@ -39,7 +45,9 @@ Why this shape:
 import contextlib
 import json
 import os
+import re
 import secrets
+import time
 import zipfile
 import zlib
 from collections.abc import Mapping
@@ -92,7 +100,7 @@ class CheckpointNotFoundError(CheckpointError, FileNotFoundError):
 # Saving
 # ---------------------------------------------------------------------------------------
 
-def save(module_or_state, path, architecture=None, *, compress=False):
+def save(module_or_state, path, architecture=None, *, compress=False, metadata=None):
     """Write a model's weights to ``path`` (a str or ``pathlib.Path``, used as is).
 
     ``module_or_state`` is anything with ``state_dict()`` (a Module) or a dict
@@ -100,6 +108,8 @@ def save(module_or_state, path, architecture=None, *, compress=False):
     and shapes (0-d included) are kept exactly. ``architecture`` is any JSON-able
     description of the model; when omitted, ``module.architecture()`` is used if the
     module has it. ``compress=True`` deflates the arrays (smaller, slower).
+    ``metadata``: any other JSON-able facts to keep with the weights (``load_header``
+    returns them).
 
     >>> import pathlib, tempfile
     >>> folder = tempfile.TemporaryDirectory()
@@ -122,11 +132,14 @@ def save(module_or_state, path, architecture=None, *, compress=False):
             architecture = describe()
     header = {"format": "chainrule", "version": FORMAT_VERSION,
               "architecture": architecture, "names": list(arrays)}
+    if metadata is not None:
+        header["metadata"] = metadata
     try:
         text = json.dumps(header, default=_json_default)
     except (TypeError, ValueError) as err:
-        raise TypeError(f"checkpoint.save: the architecture must be JSON data (dicts, "
-                        f"lists, strings, numbers, booleans, None): {err}") from None
+        raise TypeError(f"checkpoint.save: the architecture (and metadata) must be JSON "
+                        f"data (dicts, lists, strings, numbers, booleans, None): {err}"
+                        ) from None
     header_array = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
     _write_atomically(path, [(HEADER_KEY, header_array), *arrays.items()], compress)
 
@@ -184,8 +197,10 @@ def _write_atomically(path, entries, compress):
                                 f"{directory!r} does not exist")
     if os.path.isdir(path):
         raise IsADirectoryError(f"checkpoint.save: cannot write {path!r}: it is a directory")
-    # Same directory as the target, so os.replace is a rename within one file system.
-    temporary = os.path.join(directory, f".{os.path.basename(path)}."
+    _remove_abandoned_temporaries(directory)
+    # Same directory as the target, so os.replace is a rename within one file system;
+    # the process id in the name tells a later save whether its writer is still alive.
+    temporary = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}."
                                         f"{secrets.token_hex(6)}.tmp")
     # O_EXCL: never clobber another file; mode 0o666 lets the umask decide, as open() does.
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0),
@@ -206,6 +221,43 @@ def _write_atomically(path, entries, compress):
             os.remove(temporary)
         raise
     _sync_directory(directory)
+
+
+_ABANDONED_AFTER_S = 24 * 3600  # where a process cannot be asked whether it lives
+
+
+# ".model.npz.4242.0123456789ab.tmp": the target's name, the writer's process id (absent
+# in files of older versions) and a random part.
+_TEMPORARY = re.compile(r"\..+?\.(?:(\d+)\.)?[0-9a-f]{12}\.tmp")
+
+
+def _remove_abandoned_temporaries(directory):
+    """Delete the temporaries of saves into ``directory`` that were killed before their
+    rename: those whose writing process has exited, or, where that cannot be told
+    (Windows, no process id in the name), that are a day old. A save still running
+    keeps its file."""
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(directory):
+            match = _TEMPORARY.fullmatch(entry.name)
+            if match and entry.is_file(follow_symlinks=False) and _abandoned(
+                    match.group(1), entry):
+                with contextlib.suppress(OSError):
+                    os.remove(entry.path)
+
+
+def _abandoned(pid, entry):
+    if pid is None or os.name != "posix":
+        return time.time() - entry.stat().st_mtime > _ABANDONED_AFTER_S
+    pid = int(pid)
+    if pid == os.getpid():
+        return False  # another thread of this process may be writing it now
+    try:
+        os.kill(pid, 0)  # signal 0: only asks whether the process exists
+    except ProcessLookupError:
+        return True
+    except OSError:  # it exists, under another user
+        return False
+    return False
 
 
 def _sync_directory(directory):
@@ -255,7 +307,7 @@ def load(path):
 
 def load_header(path):
     """The checkpoint's JSON header as a dict: ``format``, ``version``,
-    ``architecture`` and ``names``. Reads no array but the header.
+    ``architecture``, ``names`` and ``metadata``. Reads no array but the header.
 
     >>> import pathlib, tempfile
     >>> folder = tempfile.TemporaryDirectory()
@@ -368,4 +420,5 @@ def _read_header(archive, path):
     if len(set(names)) != len(names):
         raise CheckpointError(f"{path}: corrupted checkpoint header: 'names' repeats a name")
     header.setdefault("architecture", None)
+    header.setdefault("metadata", None)
     return header

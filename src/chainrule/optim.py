@@ -24,6 +24,10 @@ Schedules change ``lr`` in the optimizer's groups: after ``k`` calls of
 ``scheduler.step()`` the learning rate is what PyTorch's scheduler of the same name
 gives after ``k`` calls. Call it once per epoch (or per step), after ``opt.step()``.
 
+Every hyperparameter after ``lr`` is keyword-only: a call written for PyTorch's
+positional order (``SGD(p, 0.1, 0.9, 0, 1e-4)``, weight decay 1e-4 there) raises
+TypeError instead of setting some other hyperparameter.
+
 >>> w = cr.tensor([1.0, -2.0], requires_grad=True)
 >>> opt = cr.optim.SGD([w], lr=0.1)
 >>> for step in range(2):
@@ -320,7 +324,7 @@ class SGD(Optimizer):
     0.8
     """
 
-    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, nesterov=False,
+    def __init__(self, params, lr=1e-3, *, momentum=0, dampening=0, nesterov=False,
                  weight_decay=0):
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
                                       nesterov=nesterov, weight_decay=weight_decay))
@@ -363,7 +367,7 @@ class Adam(Optimizer):
 
     _decoupled = False
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0):
+    def __init__(self, params, lr=1e-3, *, betas=(0.9, 0.999), eps=1e-8, weight_decay=0):
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps,
                                       weight_decay=weight_decay))
 
@@ -414,7 +418,8 @@ class AdamW(Adam):
 
     _decoupled = True
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
+    def __init__(self, params, lr=1e-3, *, betas=(0.9, 0.999), eps=1e-8,
+                 weight_decay=1e-2):
         super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
 
 

@@ -19,7 +19,10 @@ override any of them, and metrics.json records the config that ran.
 (6, 'Adam', [4, 2])
 """
 
+import contextlib
 import math
+import signal
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from numbers import Integral, Real
@@ -41,7 +44,8 @@ __all__ = ["Config", "DEFAULTS", "DEFAULT_ENGINE", "DATASETS", "OPTIMIZERS", "SC
            "LOSSES", "Engine", "ENGINES", "SCALAR", "TENSOR", "load_dataset", "as_dataset",
            "train", "evaluate", "build_model", "make_optimizer", "make_schedule",
            "batch_loss", "scores", "predictions", "accuracy", "confusion_matrix",
-           "TrainingDiverged"]
+           "TrainingDiverged", "ConfigError", "mean_squared_error", "check_model_size", "count_parameters",
+           "MAX_MODEL_BYTES"]
 
 DATASETS = ("toy", "moons", "circles", "spirals", "digits", "mnist")
 OPTIMIZERS = ("sgd", "adam")
@@ -71,7 +75,7 @@ class Config:
     >>> Config("moons", hidden=[0])
     Traceback (most recent call last):
     ...
-    ValueError: hidden must list positive layer sizes, like [16, 16]; got [0]
+    chainrule.training.ConfigError: hidden must be positive layer sizes, like [16, 16], got [0]
     """
     dataset: str
     engine: str = "tensor"
@@ -90,22 +94,35 @@ class Config:
 
     def __post_init__(self):
         self.hidden = list(self.hidden)
-        if not all(_is_int(n) and n > 0 for n in self.hidden):
-            raise ValueError(f"hidden must list positive layer sizes, like [16, 16]; "
-                             f"got {self.hidden}")
-        for name, lowest in (("epochs", 1), ("batch_size", 0)):
+        if not self.hidden or not all(_is_int(n) and n > 0 for n in self.hidden):
+            raise ConfigError("hidden", self.hidden, "positive layer sizes, like [16, 16]")
+        for name, lowest in (("epochs", 1), ("batch_size", 0), ("seed", 0)):
             value = getattr(self, name)
             if not _is_int(value) or value < lowest:
-                raise ValueError(f"{name} must be an int of at least {lowest}, got {value!r}")
-        for name in ("lr", "momentum", "l2"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, Real) or not value >= 0:
-                raise ValueError(f"{name} must be a number >= 0, got {value!r}")
+                raise ConfigError(name, value, f"an integer >= {lowest}")
+        if not _is_real(self.lr) or not (0 < self.lr < math.inf):
+            raise ConfigError("lr", self.lr, "a finite number > 0")
+        if not _is_real(self.momentum) or not 0 <= self.momentum < 1:
+            raise ConfigError("momentum", self.momentum, "a number in [0, 1)")
+        if not _is_real(self.l2) or not (0 <= self.l2 < math.inf):
+            raise ConfigError("l2", self.l2, "a finite number >= 0")
         for name, known in (("engine", ENGINES), ("optimizer", OPTIMIZERS),
                             ("schedule", SCHEDULES), ("loss", LOSSES)):
             if getattr(self, name) not in known:
-                raise ValueError(f"unknown {name} {getattr(self, name)!r}; known: "
-                                 f"{', '.join(known)}")
+                raise ConfigError(name, getattr(self, name), "one of " + ", ".join(known))
+
+
+class ConfigError(ValueError):
+    """A setting a run cannot take; ``name`` is the Config field, ``value`` what was
+    given, ``expected`` what it must be (so the CLI can name its own flag)."""
+
+    def __init__(self, name, value, expected):
+        self.name, self.value, self.expected = name, value, expected
+        super().__init__(f"{name} must be {expected}, got {value!r}")
+
+
+def _is_real(value):
+    return isinstance(value, Real) and not isinstance(value, bool)
 
 
 def _is_int(value):
@@ -328,8 +345,43 @@ def build_model(config, n_inputs, n_classes):
     >>> model.architecture()["nouts"]
     [3, 2]
     """
-    sizes = [n_inputs] + list(config.hidden) + [_n_outputs(config.loss, n_classes)]
+    sizes = _layer_sizes(config, n_inputs, n_classes)
     return ENGINES[config.engine].build(sizes, config.activation, config.seed)
+
+
+# What one parameter costs while training: on the tensor engine a float64 weight, its
+# gradient and Adam's two moments; on the scalar engine a Value object with its gradient
+# and the optimizer's state (about 120 bytes measured, doubled for the graph of a step).
+BYTES_PER_PARAMETER = {"tensor": 4 * 8, "scalar": 256}
+MAX_MODEL_BYTES = 2 * 2**30  # beyond this a run is a typo, not a plan: refuse it up front
+
+
+def _layer_sizes(config, n_inputs, n_classes):
+    return [n_inputs] + list(config.hidden) + [_n_outputs(config.loss, n_classes)]
+
+
+def check_model_size(config, n_inputs, n_classes, limit=MAX_MODEL_BYTES):
+    """Raise ConfigError (naming ``hidden``) when the network the config asks for would
+    need more than ``limit`` bytes to train, before any of it is allocated.
+
+    >>> try:
+    ...     check_model_size(Config("moons", hidden=[10**8]), 2, 2)
+    ... except ConfigError as err:
+    ...     print(err.expected)
+    sizes whose network fits in 2 GiB (this one has 500,000,002 parameters, about 14.9 GiB to train)
+    """
+    sizes = _layer_sizes(config, n_inputs, n_classes)
+    count = sum((a + 1) * b for a, b in zip(sizes, sizes[1:]))
+    needed = count * BYTES_PER_PARAMETER[config.engine]
+    if needed > limit:
+        raise ConfigError("hidden", config.hidden,
+                          f"sizes whose network fits in {limit / 2**30:g} GiB (this one has "
+                          f"{count:,} parameters, about {needed / 2**30:.1f} GiB to train)")
+
+
+def count_parameters(model):
+    """The number of scalars a model learns: one per Value, a Tensor's size per Tensor."""
+    return int(sum(np.size(p.data) for p in model.parameters()))
 
 
 def make_optimizer(config, parameters):
@@ -439,7 +491,18 @@ def evaluate(model, data, engine="tensor"):
     X, y = (data["X_test"], data["y_test"]) if data["X_test"] is not None else (
         data["X_train"], data["y_train"])
     acc, predicted = accuracy(model, X, y, engine)
-    return acc, confusion_matrix(y, predicted, data["n_classes"]), predicted
+    # a model with more outputs than the set has classes can predict a class it lacks
+    n_classes = max(data["n_classes"], int(np.max(predicted, initial=-1)) + 1)
+    return acc, confusion_matrix(y, predicted, n_classes), predicted
+
+
+def mean_squared_error(model, data, engine="tensor"):
+    """A regression's error on its test set, or its training set when it has none; a
+    model's first output is its prediction."""
+    X, y = (data["X_test"], data["y_test"]) if data["X_test"] is not None else (
+        data["X_train"], data["y_train"])
+    predicted = scores(model, X, engine)[:, 0]
+    return float(np.mean((predicted - np.asarray(y, dtype=float)) ** 2))
 
 
 # ---------------------------------------------------------------------------------------
@@ -465,20 +528,27 @@ def _finite(loss, config, step, epoch):
     return value
 
 
-def train(config, data, show_progress=True):
+def train(config, data, show_progress=True, stop_on_interrupt=False):
     """Train the model ``config`` describes on ``data`` (from ``load_dataset`` or
     ``as_dataset``): the one loop, for both engines.
 
     Returns ``(model, metrics)``. metrics has the config and the optimizer that ran,
-    ``steps`` (optimizer steps taken), ``loss`` (the mean loss of the last epoch),
+    ``steps`` (optimizer steps taken), ``epochs_completed``, ``loss`` (the mean loss of
+    the last epoch; of the steps taken, for a run interrupted in its first epoch),
     ``train_accuracy`` (the final model on the training set; ``mse`` for a regression),
     ``test_accuracy`` when there is a test set, ``history`` per epoch, ``loss_history``
-    per step, samples per second and the wall time. Raises TrainingDiverged as soon as
-    the loss is not a finite number.
+    per step, ``parameters`` (the number of scalars learned), samples per second and
+    the wall time. Raises TrainingDiverged as soon as the loss is not a finite number.
+
+    ``stop_on_interrupt``: Ctrl-C (SIGINT) ends the run after the step it arrives in,
+    and the model and metrics so far are returned, with ``metrics["interrupted"]``
+    True; a second Ctrl-C interrupts at once. Only in the main thread, where Python
+    delivers signals.
     """
     engine = ENGINES[config.engine]
     _check_fits(config, data)
     X = data["X_train"]
+    check_model_size(config, X.shape[1], data["n_classes"])
     batch_size = min(config.batch_size or len(X), len(X))
     model = build_model(config, X.shape[1], data["n_classes"])
     optimizer = make_optimizer(config, model.parameters())
@@ -486,34 +556,75 @@ def train(config, data, show_progress=True):
     schedule = make_schedule(config, optimizer,
                              config.epochs * math.ceil(len(X) / batch_size))
     start = time.perf_counter()
-    history = _run_epochs(engine, config, model, optimizer, schedule, data, batch_size,
-                          show_progress)
+    with _interrupt_flag(stop_on_interrupt) as interrupted:
+        history = _run_epochs(engine, config, model, optimizer, schedule, data, batch_size,
+                              show_progress, interrupted)
     wall = time.perf_counter() - start
+    step_loss = history["step_loss"]
+    losses = history["loss"] or ([float(np.mean(step_loss))] if step_loss else [None])
     metrics = {"config": asdict(config), "optimizer": settings,
-               "steps": len(history["step_loss"]), "loss": history["loss"][-1],
-               "wall_time_s": wall, "samples_per_second": config.epochs * len(X) / wall,
-               "parameters": len(model.parameters())}
-    metrics.update(_final_results(engine, model, data, history))
+               "steps": len(step_loss), "epochs_completed": len(history["loss"]),
+               "loss": losses[-1], "wall_time_s": wall,
+               "samples_per_second": history["samples"] / wall if wall > 0 else None,
+               "parameters": count_parameters(model)}
+    if interrupted:
+        metrics["interrupted"] = True
+    metrics.update(_final_results(engine, model, data, history, bool(interrupted)))
     metrics["history"] = {k: history[k] for k in ("loss", "train_accuracy", "test_accuracy")}
-    metrics["loss_history"] = history["step_loss"]
+    metrics["loss_history"] = step_loss
     return model, metrics
 
 
+class _Flag:
+    """Set by the SIGINT handler; read by the loop after each step."""
+
+    def __init__(self):
+        self.raised = False
+
+    def __bool__(self):
+        return self.raised
+
+
+@contextlib.contextmanager
+def _interrupt_flag(enabled):
+    """While training, the first SIGINT sets a flag instead of raising; the handler
+    then steps aside, so a second SIGINT raises KeyboardInterrupt as usual."""
+    flag = _Flag()
+    if not enabled or threading.current_thread() is not threading.main_thread():
+        yield flag
+        return
+    previous = signal.getsignal(signal.SIGINT)
+
+    def handler(signum, frame):
+        flag.raised = True
+        signal.signal(signal.SIGINT, previous)
+
+    signal.signal(signal.SIGINT, handler)
+    try:
+        yield flag
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def _run_epochs(engine, config, model, optimizer, schedule, data, batch_size,
-                show_progress):
+                show_progress, interrupted=False):
     """The loop: per batch forward, loss, zero_grad, backward, optimizer and schedule
-    steps; per epoch the mean loss and the accuracy, on the progress bar too."""
+    steps; per epoch the mean loss and the accuracy, on the progress bar too. Stops
+    after the step in which ``interrupted`` turns true, keeping only finished epochs
+    in the per-epoch history."""
     X, labels = data["X_train"], data["y_train"]
     targets = _loss_targets(config.loss, labels)
     classify = not data.get("regression", False)
     rng = np.random.default_rng(config.seed)
-    history = {"loss": [], "train_accuracy": [], "test_accuracy": [], "step_loss": []}
+    history = {"loss": [], "train_accuracy": [], "test_accuracy": [], "step_loss": [],
+               "samples": 0}
     bar = progress(config.epochs, config.dataset, enabled=show_progress)
     try:
         for epoch in range(1, config.epochs + 1):
             model.train()
-            total, correct = 0.0, 0
-            for rows in _batch_rows(len(X), batch_size, rng):
+            total, correct, finished = 0.0, 0, True
+            batches = _batch_rows(len(X), batch_size, rng)
+            for k, rows in enumerate(batches, 1):
                 outputs = engine.forward(model, X[rows])
                 loss = batch_loss(engine, config, model, outputs, targets[rows])
                 value = _finite(loss, config, len(history["step_loss"]) + 1, epoch)
@@ -524,8 +635,14 @@ def _run_epochs(engine, config, model, optimizer, schedule, data, batch_size,
                 optimizer.step()
                 schedule.step()
                 history["step_loss"].append(value)
+                history["samples"] += len(rows)
                 total += value * len(rows)
+                if interrupted:
+                    finished = k == len(batches)
+                    break
             model.eval()
+            if not finished:
+                break  # an unfinished epoch's loss and accuracy cover part of the data
             history["loss"].append(total / len(X))
             status = f"loss {total / len(X):.4f}"
             if classify:
@@ -539,20 +656,28 @@ def _run_epochs(engine, config, model, optimizer, schedule, data, batch_size,
                                          engine.name)[0]))
             bar.set_postfix_str(status)
             bar.update()
+            if interrupted:
+                break
     finally:
         bar.close()
     return history
 
 
-def _final_results(engine, model, data, history):
+def _final_results(engine, model, data, history, interrupted=False):
     """The trained model on the training set (mse, or accuracy), and the last test
-    accuracy."""
+    accuracy. An interrupted run takes what its history holds instead of another pass
+    over the data (the user asked it to stop)."""
     X, y = data["X_train"], data["y_train"]
     if data.get("regression", False):
         with no_grad():
             error = engine.losses["mse"](engine.forward(model, X), y)
         return {"mse": float(error.data)}
-    results = {"train_accuracy": accuracy(model, X, y, engine.name)[0]}
-    if data["X_test"] is not None:
+    if interrupted:
+        results = {}
+        if history["train_accuracy"]:
+            results["train_accuracy"] = history["train_accuracy"][-1][1]
+    else:
+        results = {"train_accuracy": accuracy(model, X, y, engine.name)[0]}
+    if data["X_test"] is not None and history["test_accuracy"]:
         results["test_accuracy"] = history["test_accuracy"][-1][1]
     return results
