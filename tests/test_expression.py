@@ -158,7 +158,7 @@ def test_nothing_is_computed_before_the_whole_text_is_checked(monkeypatch):
     ("", "the expression is empty"),
     ("x + 0." + "0" * 9996 + "1", "too long: 10,003 characters"),
     ("-" * 9999 + "x", "nested too deeply"),
-    ("1+" * 4999 + "1", "nested too deeply"),
+    ("(" + "1+" * 4900 + "1)*2", "nested too deeply"),  # a deep term of a chain
     ("(" * 300 + "x" + ")" * 300, "syntax error"),
     ("1" * 5000, "syntax error"),  # over Python's limit on int digits
 ])
@@ -166,6 +166,19 @@ def test_syntax_length_and_depth_errors(text, message):
     with pytest.raises(ExpressionError) as caught:
         parse_expression(text, {"x": 2})
     assert message in str(caught.value)
+
+
+def test_a_long_flat_sum_or_product_is_not_too_deep():
+    """Python's parser nests a + b + ... to the left and gives up past a few thousand
+    terms; such a chain is parsed term by term instead."""
+    root, variables = parse_expression("1+" * 4999 + "x", {"x": 2})
+    root.backward()
+    assert root.data == 5001.0 and variables["x"].grad == 1.0
+    root, variables = parse_expression("-x+" + "*".join(["x"] * 2000), {"x": 1.0})
+    root.backward()
+    assert root.data == 0.0 and variables["x"].grad == 1999.0
+    with pytest.raises(ExpressionError, match=r"'foo' is not an allowed function.*column 6001"):
+        parse_expression("+".join(["x"] * 3000) + "+foo(x)", {"x": 1.0})
 
 
 def test_positions_count_characters_and_lines():

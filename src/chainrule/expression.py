@@ -164,10 +164,73 @@ def _parse(text):
             where = ""
         raise ExpressionError(f"syntax error{where}: {err.msg}") from None
     except (RecursionError, MemoryError):
-        # CPython's parser gives up on deep nesting with one of these.
-        raise ExpressionError("the expression is nested too deeply") from None
+        # CPython's parser gives up on deep nesting, and a long flat sum (a + b + ... is
+        # nested to the left) is deep: parse its terms one by one, and chain them here
+        chain = _long_chain(text)
+        if chain is None:
+            raise ExpressionError("the expression is nested too deeply") from None
+        return chain
     except ValueError as err:  # e.g. an integer literal with over 4300 digits
         raise ExpressionError(f"cannot parse the expression: {err}") from None
+
+
+_CHAINED = {"+": ast.Add, "-": ast.Sub, "*": ast.Mult, "/": ast.Div}
+
+
+def _long_chain(text):
+    """A long chain of + and - (or of * and /) at the top level, as the tree Python would
+    build (nested to the left), from its terms parsed one at a time; None if the text
+    is not such a chain or a term is itself too deep."""
+    import io
+    import tokenize
+    if "\n" in text:
+        return None
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    offsets = [0]  # the start of each line, to turn (row, column) into an offset
+    for line in text.splitlines(keepends=True):
+        offsets.append(offsets[-1] + len(line))
+    for operators in (("+", "-"), ("*", "/")):
+        depth, previous, cuts = 0, None, []
+        for token in tokens:
+            if token.string in "([{" and token.type == tokenize.OP:
+                depth += 1
+            elif token.string in ")]}" and token.type == tokenize.OP:
+                depth -= 1
+            elif depth == 0 and token.string in operators and previous is not None and (
+                    previous.type in (tokenize.NAME, tokenize.NUMBER) or previous.string == ")"):
+                cuts.append((offsets[token.start[0] - 1] + token.start[1], token.string))
+            if token.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT,
+                                  tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER):
+                previous = token
+        if len(cuts) < 2:
+            continue
+        starts = [0] + [at + 1 for at, _ in cuts]
+        ends = [at for at, _ in cuts] + [len(text)]
+        try:
+            terms = [_term(text, a, b) for a, b in zip(starts, ends)]
+        except (SyntaxError, RecursionError, MemoryError):
+            return None
+        tree = terms[0]
+        for (_, op), term in zip(cuts, terms[1:]):
+            tree = ast.BinOp(left=tree, op=_CHAINED[op](), right=term, lineno=1,
+                             col_offset=0, end_lineno=1, end_col_offset=term.end_col_offset)
+        return tree
+    return None
+
+
+def _term(text, start, end):
+    """text[start:end] parsed, its nodes placed where they are in the whole text."""
+    piece = text[start:end]
+    shift = start + len(piece) - len(piece.lstrip())
+    term = ast.parse(piece.strip(), mode="eval").body
+    for node in ast.walk(term):
+        if hasattr(node, "col_offset"):
+            node.col_offset += shift
+            node.end_col_offset += shift
+    return term
 
 
 def _check(tree, text, names):
