@@ -150,7 +150,7 @@ def test_train_mnist_writes_metrics_checkpoint_and_pictures(tmp_path, capsys):
     for picture in ("curves.png", "confusion.png", "misclassified.png"):
         assert (out / picture).read_bytes().startswith(b"\x89PNG")
     # the checkpoint evaluates to the same accuracy
-    assert main(["eval", str(out / "model.npz"), "--data", "mnist"]) == 0
+    assert main(["eval", str(out / "model.safetensors"), "--data", "mnist"]) == 0
     printed = capsys.readouterr().out
     assert f"test accuracy {metrics['test_accuracy']:.2%}" in printed
     assert "confusion matrix" in printed
@@ -159,7 +159,7 @@ def test_train_mnist_writes_metrics_checkpoint_and_pictures(tmp_path, capsys):
 def test_eval_refuses_a_model_trained_on_another_data_set(tmp_path, capsys):
     assert main(["train", "digits", "--quiet", "--epochs", "1", "--out", str(tmp_path)]) == 0
     capsys.readouterr()
-    assert main(["eval", str(tmp_path / "model.npz"), "--data", "mnist"]) == 2
+    assert main(["eval", str(tmp_path / "model.safetensors"), "--data", "mnist"]) == 2
     assert "64 inputs" in capsys.readouterr().err
 
 
@@ -197,7 +197,7 @@ def test_the_moons_demo_checkpoint_evaluates_to_its_accuracy(tmp_path, capsys):
     """The scalar model saved by `train moons` rebuilds from its own architecture()."""
     assert main(["train", "moons", "--quiet", "--out", str(tmp_path)]) == 0
     capsys.readouterr()
-    assert main(["eval", str(tmp_path / "model.npz"), "--data", "moons"]) == 0
+    assert main(["eval", str(tmp_path / "model.safetensors"), "--data", "moons"]) == 0
     assert "moons: train accuracy 100.00%" in capsys.readouterr().out
 
 
@@ -216,10 +216,10 @@ def test_train_on_the_scalar_engine_honours_every_option(tmp_path, capsys):
     assert metrics["optimizer"]["name"] == "Adam" and metrics["optimizer"]["lr"] == 0.05
     assert metrics["steps"] == 8  # 100 points in batches of 25, for two epochs
     assert metrics["parameters"] == (2 * 4 + 4) + (4 * 3 + 3) + (3 + 1)
-    architecture = checkpoint.load_header(out / "model.npz")["architecture"]
+    architecture = checkpoint.load_header(out / "model.safetensors")["architecture"]
     assert architecture["type"] == "ScalarMLP" and architecture["nouts"] == [4, 3, 1]
     capsys.readouterr()
-    assert main(["eval", str(out / "model.npz"), "--data", "moons", "--seed", "3"]) == 0
+    assert main(["eval", str(out / "model.safetensors"), "--data", "moons", "--seed", "3"]) == 0
     assert f"train accuracy {metrics['train_accuracy']:.2%}" in capsys.readouterr().out
 
 
@@ -252,7 +252,7 @@ def test_bad_training_options_are_refused_in_one_line_before_any_work(option, me
     result = cli("train", "moons", "--out", tmp_path / "out", *option, timeout=30)
     err = one_line_error(result)
     assert err.startswith("chainrule train: error:") and message in err
-    assert result.stdout == "" and not (tmp_path / "out" / "model.npz").exists()
+    assert result.stdout == "" and not (tmp_path / "out" / "model.safetensors").exists()
 
 
 def test_version_and_a_leading_minus_in_an_expression(tmp_path):
@@ -281,7 +281,7 @@ def test_an_unwritable_out_is_refused_before_training(tmp_path):
 def toy_model(tmp_path_factory):
     out = tmp_path_factory.mktemp("toy")
     assert main(["train", "toy", "--quiet", "--epochs", "3", "--out", str(out)]) == 0
-    return out / "model.npz"
+    return out / "model.safetensors"
 
 
 def test_eval_of_a_regression_reports_its_error(toy_model):
@@ -298,20 +298,20 @@ def test_eval_on_the_stored_split_and_warnings_off_it(tmp_path):
     assert main(["train", "digits", "--quiet", "--epochs", "1", "--seed", "3",
                  "--out", str(out)]) == 0
     metrics = json.loads((out / "metrics.json").read_text())
-    split = checkpoint.load_header(out / "model.npz")["metadata"]["data"]
+    split = checkpoint.load_header(out / "model.safetensors")["metadata"]["data"]
     assert split == {"name": "digits", "seed": 3, "data_dir": "", "n_train": 1438,
                      "n_test": 359, "n_features": 64}
-    result = cli("eval", out / "model.npz")
+    result = cli("eval", out / "model.safetensors")
     assert result.returncode == 0 and result.stderr == ""
     assert f"digits: test accuracy {metrics['test_accuracy']:.2%}" in result.stdout
-    result = cli("eval", out / "model.npz", "--seed", "1")
+    result = cli("eval", out / "model.safetensors", "--seed", "1")
     assert result.returncode == 0
     assert "warning" in one_line_error(result, code=0) and "overlaps" in result.stderr
 
     moons = tmp_path / "moons"
     assert main(["train", "moons", "--quiet", "--engine", "tensor", "--epochs", "1",
                  "--out", str(moons)]) == 0
-    result = cli("eval", moons / "model.npz", "--data", "circles")
+    result = cli("eval", moons / "model.safetensors", "--data", "circles")
     warning = one_line_error(result, code=0)
     assert "trained on moons, not circles" in warning
     assert result.stdout.startswith("circles: train accuracy")
@@ -321,7 +321,7 @@ def test_eval_on_the_stored_split_and_warnings_off_it(tmp_path):
                                       {"data": ["moons"]}])
 def test_eval_of_a_checkpoint_without_a_data_set_needs_data(metadata, tmp_path):
     """An older checkpoint, or one whose record of its data is not one."""
-    path = tmp_path / "model.npz"
+    path = tmp_path / "model.safetensors"
     from chainrule.nn import MLP
     checkpoint.save(MLP([2, 3, 2], rng=0), path, metadata=metadata)
     assert "--data is needed" in one_line_error(cli("eval", path))
@@ -339,7 +339,7 @@ def test_eval_of_a_checkpoint_without_a_data_set_needs_data(metadata, tmp_path):
 def test_a_checkpoint_with_a_damaged_architecture_is_one_line(architecture, message,
                                                                tmp_path):
     """Checked against the file's own arrays before anything is allocated."""
-    path = tmp_path / "model.npz"
+    path = tmp_path / "model.safetensors"
     checkpoint.save({"w": np.ones(2)}, path, architecture=architecture)
     err = one_line_error(cli("eval", path, "--data", "moons", timeout=30))
     assert err.startswith("chainrule eval: error:") and message in err
@@ -351,7 +351,7 @@ def test_eval_into_a_closed_pipe_is_quiet(toy_model, tmp_path):
     digits = tmp_path / "digits"
     assert main(["train", "digits", "--quiet", "--epochs", "1", "--out", str(digits)]) == 0
     process = subprocess.Popen([sys.executable, "-m", "chainrule", "eval",
-                                str(digits / "model.npz")], stdout=subprocess.PIPE,
+                                str(digits / "model.safetensors")], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, env=env)
     process.stdout.close()  # as `head` does once it has its line
     err = process.stderr.read().decode()
@@ -374,8 +374,8 @@ def test_the_model_and_metrics_come_first_and_a_failing_picture_is_a_warning(tmp
     assert len(warnings) == 2 and "Traceback" not in result.stderr
     assert all(w.startswith("chainrule train: warning: could not draw ") and
                "the display is on fire" in w for w in warnings)
-    assert {p.name for p in out.iterdir()} == {"model.npz", "metrics.json"}
-    assert checkpoint.load(out / "model.npz")
+    assert {p.name for p in out.iterdir()} == {"model.safetensors", "metrics.json"}
+    assert checkpoint.load(out / "model.safetensors")
 
 
 def test_without_matplotlib_the_run_saves_and_warns_once(tmp_path):
@@ -388,7 +388,7 @@ def test_without_matplotlib_the_run_saves_and_warns_once(tmp_path):
                  path_first=fake)
     warning = one_line_error(result, code=0)
     assert warning.startswith("chainrule train: warning: no pictures: plots need matplotlib")
-    assert {p.name for p in out.iterdir()} == {"model.npz", "metrics.json"}
+    assert {p.name for p in out.iterdir()} == {"model.safetensors", "metrics.json"}
 
 
 def test_a_reused_out_loses_the_earlier_runs_pictures_only(tmp_path):
@@ -399,9 +399,9 @@ def test_a_reused_out_loses_the_earlier_runs_pictures_only(tmp_path):
     result = cli("train", "moons", "--quiet", "--epochs", "2", "--out", out)
     assert result.returncode == 0 and result.stderr == ""
     names = {p.name for p in out.iterdir()}
-    assert names == {"model.npz", "metrics.json", "curves.png", "decision_boundary.png",
+    assert names == {"model.safetensors", "metrics.json", "curves.png", "decision_boundary.png",
                      "notes.png"}
-    assert set(PICTURES) >= names - {"model.npz", "metrics.json", "notes.png"}
+    assert set(PICTURES) >= names - {"model.safetensors", "metrics.json", "notes.png"}
 
 
 @pytest.mark.parametrize("engine", ["scalar", "tensor"])
@@ -422,14 +422,14 @@ def test_ctrl_c_saves_the_run_so_far_and_exits_130(engine, tmp_path):
     last = err.strip().splitlines()[-1]
     assert "Traceback" not in err
     assert last.startswith("chainrule train: interrupted after ") and "of 100000" in last
-    assert f"saved {out / 'model.npz'} and {out / 'metrics.json'}" in last
+    assert f"saved {out / 'model.safetensors'} and {out / 'metrics.json'}" in last
     assert out_text == ""
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["interrupted"] is True and metrics["epochs_completed"] >= 1
     assert len(metrics["history"]["loss"]) == metrics["epochs_completed"]
     assert len(metrics["loss_history"]) == metrics["steps"] >= 10
-    assert checkpoint.load_header(out / "model.npz")["metadata"]["data"]["name"] == "moons"
-    result = cli("eval", out / "model.npz")
+    assert checkpoint.load_header(out / "model.safetensors")["metadata"]["data"]["name"] == "moons"
+    result = cli("eval", out / "model.safetensors")
     assert result.returncode == 0 and "moons: train accuracy" in result.stdout
 
 
@@ -469,5 +469,5 @@ def test_an_interrupt_or_exhausted_memory_outside_training_is_one_line(
         raise raised()
 
     monkeypatch.setattr(cli_module, "_eval", fail)
-    assert main(["eval", "model.npz"]) == code
+    assert main(["eval", "model.safetensors"]) == code
     assert capsys.readouterr().err == message + "\n"

@@ -1,8 +1,10 @@
-"""Checkpoints: a model's weights in one ``.npz`` file that loading cannot run code from.
+"""Checkpoints: a model's weights in one file that loading cannot run code from.
 
-A checkpoint is an ordinary NumPy ``.npz`` archive (a zip of ``.npy`` files): one array
-per entry of the state dict, under its name (``"layers.0.weight"``), plus one extra entry,
-``"__chainrule__"``, the UTF-8 bytes of a JSON header::
+A checkpoint is a **safetensors** file, the ecosystem's format for weights (what
+Hugging Face and PyTorch users exchange; ``safetensors.torch.load_file`` reads ours):
+an 8-byte length, a JSON header giving each array's dtype, shape and byte range, then
+the raw bytes. chainrule's own facts ride in the header's ``__metadata__``, under
+``"chainrule"``, as JSON::
 
     {"format": "chainrule", "version": 1, "architecture": ..., "names": [...],
      "metadata": ...}
@@ -10,24 +12,28 @@ per entry of the state dict, under its name (``"layers.0.weight"``), plus one ex
 ``architecture`` is whatever JSON the caller (or ``module.architecture()``) gave to
 rebuild the model, or null; ``names`` lists the arrays in state-dict order;
 ``metadata`` is any other JSON the caller keeps with the weights (``chainrule train``
-keeps the data set and its split), or null.
+keeps the data set and its split), or null. A path ending in ``.npz`` is written in the
+older layout, a NumPy ``.npz`` archive with the same header as a ``"__chainrule__"``
+entry; both are read, whatever the name. A safetensors file written by another library
+loads too (its arrays, with no architecture).
 
-    save(model, "model.ckpt", architecture={"sizes": [2, 16, 1]})
-    weights = load("model.ckpt")          # {"layers.0.weight": ndarray, ...}
-    load_header("model.ckpt")["architecture"]
+    save(model, "model.safetensors", architecture={"sizes": [2, 16, 1]})
+    weights = load("model.safetensors")          # {"layers.0.weight": ndarray, ...}
+    load_header("model.safetensors")["architecture"]
 
 Why this shape:
 
-* **Loading runs no code.** Arrays are read with ``allow_pickle=False``; a file that
-  holds a pickled Python object is refused, never unpickled.
+* **Loading runs no code.** safetensors holds numbers only; ``.npz`` arrays are read
+  with ``allow_pickle=False``, so a pickled Python object is refused, never unpickled.
+  Every byte range and shape is checked against the file before anything is allocated.
 * **A crash never destroys the last good checkpoint.** ``save`` writes a temporary
   file in the same directory and renames it over the target (``os.replace``, atomic on
   POSIX and Windows), so the target is either the old file or the new one. A save
   that was killed leaves its hidden temporary behind; the next save into the same
   folder removes it (once the process that wrote it is gone; where that cannot be
   told, once it is a day old).
-* **Exactly the path given.** ``np.savez`` appends ``.npz`` to a name without it;
-  ``save`` and ``load`` use the path as written, whatever its suffix.
+* **Exactly the path given.** ``save`` and ``load`` use the path as written, whatever
+  its suffix.
 * **One error type.** Anything wrong with a file (missing, truncated, corrupted, not a
   checkpoint, a newer format) raises ``CheckpointError``, a ``ValueError`` whose message
   names the file and the problem.
@@ -80,7 +86,7 @@ class CheckpointError(ValueError):
     ...     cr.load(path)
     ... except cr.checkpoint.CheckpointError as err:
     ...     print(str(err).split(": ", 1)[1])
-    not a chainrule checkpoint (not a .npz archive)
+    not a chainrule checkpoint (neither safetensors nor a .npz archive)
     >>> folder.cleanup()
     """
 
@@ -140,8 +146,16 @@ def save(module_or_state, path, architecture=None, *, compress=False, metadata=N
         raise TypeError(f"checkpoint.save: the architecture (and metadata) must be JSON "
                         f"data (dicts, lists, strings, numbers, booleans, None): {err}"
                         ) from None
-    header_array = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
-    _write_atomically(path, [(HEADER_KEY, header_array), *arrays.items()], compress)
+    if path.endswith(".npz"):
+        header_array = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+        entries = [(HEADER_KEY, header_array), *arrays.items()]
+        _write_atomically(path, lambda f: _write_npz(f, entries, compress))
+        return
+    if compress:
+        raise ValueError(f"checkpoint.save: compress=True is for .npz files; a "
+                         f"safetensors file ({path!r}) holds the raw bytes (name the file "
+                         f"...npz to compress it)")
+    _write_atomically(path, lambda f: _write_safetensors(f, arrays, text, path))
 
 
 def _state_of(module_or_state):
@@ -190,7 +204,46 @@ def _json_default(obj):
     raise TypeError(f"{type(obj).__name__} {obj!r} is not JSON-serializable")
 
 
-def _write_atomically(path, entries, compress):
+# safetensors' dtype codes, by NumPy's kind and size (complex numbers have none)
+_SAFETENSORS_CODES = {"f8": "F64", "f4": "F32", "f2": "F16", "i8": "I64", "i4": "I32",
+                      "i2": "I16", "i1": "I8", "u8": "U64", "u4": "U32", "u2": "U16",
+                      "u1": "U8", "b1": "BOOL"}
+_SAFETENSORS_DTYPES = {code: np.dtype(f"<{kind}") if kind[0] != "b" else np.dtype(bool)
+                       for kind, code in _SAFETENSORS_CODES.items()}
+
+
+def _write_safetensors(f, arrays, text, path):
+    """The safetensors layout: the header's length (8 bytes, little-endian), the header
+    (JSON, padded with spaces to a multiple of 8 bytes), then each array's bytes."""
+    header, offset, blobs = {"__metadata__": {"chainrule": text}}, 0, []
+    for name, array in arrays.items():
+        code = _SAFETENSORS_CODES.get(f"{array.dtype.kind}{array.dtype.itemsize}")
+        if code is None:
+            raise TypeError(f"checkpoint.save: {name!r} has dtype {array.dtype}, which "
+                            f"safetensors cannot hold; save to a .npz path instead")
+        array = np.asarray(array, dtype=_SAFETENSORS_DTYPES[code], order="C")  # (0-d stays)
+        header[name] = {"dtype": code, "shape": list(array.shape),
+                        "data_offsets": [offset, offset + array.nbytes]}
+        offset += array.nbytes
+        blobs.append(array)
+    encoded = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    encoded += b" " * (-len(encoded) % 8)
+    f.write(len(encoded).to_bytes(8, "little"))
+    f.write(encoded)
+    for array in blobs:
+        f.write(array.tobytes() if array.ndim == 0 else array.data)
+
+
+def _write_npz(f, entries, compress):
+    method = zipfile.ZIP_DEFLATED if compress else zipfile.ZIP_STORED
+    with zipfile.ZipFile(f, "w", compression=method) as archive:
+        for name, array in entries:
+            # The layout np.savez writes: "<name>.npy" members, zip64 allowed.
+            with archive.open(name + ".npy", "w", force_zip64=True) as member:
+                np.lib.format.write_array(member, array, allow_pickle=False)
+
+
+def _write_atomically(path, write):
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
         raise FileNotFoundError(f"checkpoint.save: cannot write {path!r}: the directory "
@@ -207,12 +260,7 @@ def _write_atomically(path, entries, compress):
                  0o666)
     try:
         with os.fdopen(fd, "wb") as f:
-            method = zipfile.ZIP_DEFLATED if compress else zipfile.ZIP_STORED
-            with zipfile.ZipFile(f, "w", compression=method) as archive:
-                for name, array in entries:
-                    # The layout np.savez writes: "<name>.npy" members, zip64 allowed.
-                    with archive.open(name + ".npy", "w", force_zip64=True) as member:
-                        np.lib.format.write_array(member, array, allow_pickle=False)
+            write(f)
             f.flush()
             os.fsync(f.fileno())  # the data is on disk before the name points at it
         os.replace(temporary, path)
@@ -337,16 +385,20 @@ def _open(path):
     except OSError as err:
         raise CheckpointError(f"{path}: cannot read the file: {err.strerror or err}") from None
     with f:
-        start = f.read(len(_NPY_START))
+        start = f.read(8)  # (enough for every format's first bytes)
         if not start:
             raise CheckpointError(f"{path}: the file is empty, not a chainrule checkpoint")
+        if _looks_like_safetensors(f, start):
+            f.seek(0)
+            yield _Safetensors(f, path)
+            return
         if not start.startswith(_ZIP_STARTS):
             if any(z.startswith(start) for z in _ZIP_STARTS):
                 problem = "truncated (it ends after a few bytes)"
             elif start.startswith(_NPY_START):
                 problem = "a single .npy array, not a chainrule checkpoint (.npz archive)"
             else:
-                problem = "not a chainrule checkpoint (not a .npz archive)"
+                problem = "not a chainrule checkpoint (neither safetensors nor a .npz archive)"
             raise CheckpointError(f"{path}: {problem}")
         f.seek(0)
         try:
@@ -362,9 +414,88 @@ def _open(path):
             archive.close()
 
 
+def _looks_like_safetensors(f, start):
+    """A header length that fits in the file, followed by a JSON object."""
+    size = os.fstat(f.fileno()).st_size
+    if len(start) < 8:
+        return False
+    length = int.from_bytes(start[:8], "little")
+    if not 2 <= length <= size - 8:
+        return False
+    f.seek(8)
+    return f.read(1) == b"{"
+
+
+class _Safetensors:
+    """A safetensors file read as an ``NpzFile`` is: ``files`` (the names, the header
+    first) and ``archive[name]`` (one array, read when asked)."""
+
+    _MAX_HEADER = 100 * 2 ** 20
+
+    def __init__(self, f, path):
+        self.f, self.path = f, path
+        size = os.fstat(f.fileno()).st_size
+        length = int.from_bytes(f.read(8), "little")
+        if length > self._MAX_HEADER:
+            raise CheckpointError(f"{path}: corrupted checkpoint: a safetensors header of "
+                                  f"{length:,} bytes")
+        try:
+            entries = json.loads(f.read(length).decode("utf-8"))
+            if not isinstance(entries, dict):
+                raise ValueError("the header is not a JSON object")
+        except (ValueError, UnicodeDecodeError) as err:
+            raise CheckpointError(f"{path}: corrupted safetensors header: {err}") from None
+        metadata = entries.pop("__metadata__", None) or {}
+        self.start, data_size = 8 + length, size - 8 - length
+        self.entries = {}
+        for name, entry in entries.items():
+            self.entries[name] = self._checked(name, entry, data_size)
+        names = sorted(self.entries, key=lambda n: self.entries[n][2])
+        text = metadata.get("chainrule") if isinstance(metadata, dict) else None
+        if text is None:  # another library's file: its arrays, with nothing to rebuild
+            text = json.dumps({"format": "chainrule", "version": 1, "architecture": None,
+                               "names": names})
+        self.header = np.frombuffer(str(text).encode("utf-8"), dtype=np.uint8)
+        self.files = [HEADER_KEY, *names]
+
+    def _checked(self, name, entry, data_size):
+        """(dtype, shape, start, end) of an entry, after checking it against the file
+        (before any array is allocated: a damaged shape could ask for any amount)."""
+        try:
+            dtype = _SAFETENSORS_DTYPES[entry["dtype"]]
+            shape = tuple(entry["shape"])
+            begin, end = entry["data_offsets"]
+            if not all(isinstance(d, int) and d >= 0 for d in (*shape, begin, end)):
+                raise ValueError("negative or non-integer sizes")
+        except (KeyError, TypeError, ValueError) as err:
+            raise CheckpointError(f"{self.path}: corrupted safetensors header: the entry "
+                                  f"{name!r} is {entry!r:.80} ({err})") from None
+        if not begin <= end <= data_size or \
+                end - begin != int(np.prod(shape, dtype=object)) * dtype.itemsize:
+            raise CheckpointError(f"{self.path}: truncated or corrupted checkpoint: "
+                                  f"{name!r} (shape {shape}, {dtype}) does not fit bytes "
+                                  f"{begin}..{end} of the {data_size} after the header")
+        return dtype, shape, begin, end
+
+    def __getitem__(self, name):
+        if name == HEADER_KEY:
+            return self.header
+        dtype, shape, begin, end = self.entries[name]
+        self.f.seek(self.start + begin)
+        data = self.f.read(end - begin)
+        if len(data) != end - begin:
+            raise CheckpointError(f"{self.path}: truncated checkpoint: {name!r} ends early")
+        return np.frombuffer(bytearray(data), dtype=dtype).reshape(shape)
+
+    def close(self):
+        pass  # (the file is closed by _open)
+
+
 def _read_array(archive, name, path):
     try:
         array = archive[name]
+    except CheckpointError:
+        raise
     except ValueError as err:
         if "pickle" in str(err).lower():
             raise CheckpointError(f"{path}: {name!r} holds pickled Python objects; "

@@ -2,7 +2,7 @@
 
     chainrule train moons --out out/moons          micrograd's demo, on the scalar engine
     chainrule train mnist --out out/mnist          the 5,000-digit subset, tensor engine
-    chainrule eval out/mnist/model.npz --data mnist
+    chainrule eval out/mnist/model.safetensors --data mnist
     chainrule data fetch mnist --to ~/mnist        the full set, where a network is
     chainrule graph "x*y + tanh(x)" --at x=2,y=3 -o graph.svg
     chainrule graph "x*y + x" --at x=2,y=3 --explain   each chain-rule step, printed
@@ -103,7 +103,7 @@ def _build_parser():
     train.add_argument("--data-dir", default="",
                        help="mnist: a directory with the four IDX files (full MNIST)")
     train.add_argument("--out", type=Path, default=None, metavar="DIR",
-                       help="write model.npz, metrics.json and pictures into DIR "
+                       help="write model.safetensors, metrics.json and pictures into DIR "
                             "(checked before training starts)")
     train.add_argument("--quiet", action="store_true",
                        help="no progress (otherwise a bar on a terminal, a line an epoch "
@@ -114,7 +114,7 @@ def _build_parser():
         description="Print the test accuracy and confusion matrix (the error, for a "
                     "regression) of a model saved by `chainrule train --out`, on the "
                     "test split it was trained beside, which the checkpoint records.")
-    evaluate.add_argument("model", type=Path, help="the model.npz file")
+    evaluate.add_argument("model", type=Path, help="the model.safetensors file")
     evaluate.add_argument("--data", choices=DATASETS,
                           help="the data set (default: the one the model was trained on)")
     evaluate.add_argument("--data-dir", default=None,
@@ -315,10 +315,10 @@ def _write_outputs(task, config, result, out, pictures=True):
         evaluation = training.evaluate(model, data, config.engine)
         metrics["confusion_matrix"] = evaluation[1].tolist()
     architecture = {**model.architecture(), "engine": config.engine}
-    checkpoint.save(model, out / "model.npz", architecture=architecture,
+    checkpoint.save(model, out / "model.safetensors", architecture=architecture,
                     metadata={"data": _split(task, config, data)})
     _write_json(out / "metrics.json", metrics)
-    written = [out / "model.npz", out / "metrics.json"]
+    written = [out / "model.safetensors", out / "metrics.json"]
     for name in PICTURES:
         try:
             (out / name).unlink()
