@@ -38,6 +38,50 @@ PROGRAMS = {
 }
 
 
+# numpy.linalg and the contractions (rules.decompositions, .contractions): matrices
+# built from x and y, far from singular
+def _matrix(np_, x, y):
+    return np_.outer(x, y) + np_.outer(y * y, x) + 3.0 * np_.eye(3)
+
+
+def _spd(np_, x, y):
+    return np_.outer(x, x) + np_.outer(y, y) + 3.0 * np_.eye(3)
+
+
+WEIGHTS = np.arange(9.0).reshape(3, 3) / 9.0
+PROGRAMS.update({
+    "np.linalg.inv det slogdet solve": lambda np_, x, y: np_.sum(
+        np_.linalg.inv(_matrix(np_, x, y))) + np_.linalg.det(_matrix(np_, x, y))
+    + np_.linalg.slogdet(_matrix(np_, x, y))[1] + np_.sum(np_.linalg.solve(
+        _matrix(np_, x, y), y) * x) + np_.sum(np_.linalg.solve(_matrix(np_, x, y),
+                                                               np_.outer(y, x))),
+    "np.linalg.cholesky eigh eigvalsh": lambda np_, x, y: np_.sum(
+        np_.linalg.cholesky(_spd(np_, x, y)) * WEIGHTS) + np_.sum(
+        np_.linalg.eigh(_spd(np_, x, y))[0] * x) + np_.sum(
+        np_.linalg.eigh(_spd(np_, x, y))[1] ** 2 * WEIGHTS) + np_.sum(
+        np_.linalg.eigvalsh(_spd(np_, x, y)) ** 2),
+    "np.linalg.svd qr pinv": lambda np_, x, y: np_.sum(
+        np_.linalg.svd(_matrix(np_, x, y), full_matrices=False)[1] * y) + np_.sum(
+        np_.linalg.svd(_matrix(np_, x, y), full_matrices=False)[0] ** 2 * WEIGHTS) + np_.sum(
+        np_.linalg.qr(_matrix(np_, x, y))[1] ** 2 * WEIGHTS) + np_.sum(
+        np_.linalg.pinv(_matrix(np_, x, y)[:, :2])),
+    "np.linalg.norm ord axis": lambda np_, x, y: np_.linalg.norm(x, 1) + np_.linalg.norm(
+        y, np_.inf) + np_.linalg.norm(_matrix(np_, x, y), "nuc") + np_.linalg.norm(
+        _matrix(np_, x, y), 2) + np_.sum(np_.linalg.norm(_matrix(np_, x, y), 3, axis=0))
+    + np_.sum(np_.linalg.norm(_matrix(np_, x, y), np_.inf, axis=(1, 0), keepdims=True)),
+    "np.linalg.matrix_power lstsq": lambda np_, x, y: np_.sum(np_.linalg.matrix_power(
+        _matrix(np_, x, y), 3)) + np_.sum(np_.linalg.matrix_power(_matrix(np_, x, y), -2))
+    + np_.sum(np_.linalg.lstsq(_matrix(np_, x, y)[:, :2], y, rcond=None)[0]),
+    "np.einsum np.tensordot np.trace np.kron np.inner np.vdot np.cross":
+        lambda np_, x, y: np_.einsum("i,j,ij->", x, y, _matrix(np_, x, y)) + np_.sum(
+            np_.tensordot(_matrix(np_, x, y), _matrix(np_, y, x), axes=1) * WEIGHTS)
+        + np_.trace(_matrix(np_, x, y)) + np_.sum(np_.kron(x, y) ** 2) + np_.inner(x, y)
+        + np_.vdot(_matrix(np_, x, y), WEIGHTS) + np_.sum(np_.cross(x, y) * y)
+        + np_.einsum("ii", _matrix(np_, y, x)) + np_.sum(np_.dot(
+            np_.reshape(np_.outer(x, y), (3, 3, 1)) * x, y) ** 2),
+})
+
+
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_a_numpy_program_on_tensors_has_jaxs_gradient(name):
     program = PROGRAMS[name]

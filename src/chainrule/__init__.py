@@ -22,7 +22,7 @@ from .graph import detect_anomaly, enable_grad, is_grad_enabled, no_grad
 from .primitive import Primitive, elementwise, primitive
 from .tensor import (Tensor, arange, eye, full, linspace, ones, ones_like, rand, randn,
                      tensor, zeros, zeros_like)
-from . import checkpoint, nn, optim
+from . import checkpoint, linalg, nn, optim
 from .checkpoint import load, save
 from .value import Value
 from .viz import draw_graph, render_graph
@@ -46,6 +46,8 @@ __all__ = [
     *_rules.__all__, "abs",
     # training
     "nn", "optim", "checkpoint", "save", "load",
+    # numpy.linalg's names
+    "linalg",
     # pictures
     "draw_graph", "render_graph",
 ]

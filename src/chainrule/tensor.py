@@ -221,6 +221,7 @@ class ArrayMethods(Box):
     unsqueeze = _method(ops.expand_dims, "unsqueeze")
     expand_dims = _method(ops.expand_dims, "expand_dims")
     split = _method(ops.split, "split")
+    trace = _method(ops.trace, "trace")
 
     @property
     def T(self):

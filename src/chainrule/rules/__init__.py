@@ -21,6 +21,9 @@ The table, by topic:
 * ``elementwise``: arithmetic, exp/log, trigonometric, activations, kinks, ``where``;
 * ``reductions``: sum, mean, max, min, prod, var, std, norm, logsumexp, softmax;
 * ``linalg``: matmul, dot, outer;
+* ``decompositions``: inv, det, slogdet, solve, cholesky, eigh, svd, qr;
+* ``matrix_functions``: pinv, trace, matrix_power, lstsq, cr.linalg.norm's norms;
+* ``contractions``: einsum, and tensordot, inner, kron, vdot, cross built from it;
 * ``shapes``: reshape, transpose, broadcasting, concatenate/stack/split, indexing.
 
 Plain rules only: faster versions of a few (fused layers, kept residuals) live in
@@ -49,10 +52,18 @@ from .reductions import *  # noqa: F401,F403
 from .reductions import __all__ as _reductions
 from .shapes import *  # noqa: F401,F403
 from .shapes import __all__ as _shapes
+from .decompositions import *  # noqa: F401,F403
+from .decompositions import __all__ as _decompositions
+from .matrix_functions import *  # noqa: F401,F403
+from .matrix_functions import __all__ as _matrix_functions
+from .contractions import *  # noqa: F401,F403
+from .contractions import __all__ as _contractions
 
 from .linalg import matmul_jvp_a, matmul_jvp_b, matmul_vjp_a, matmul_vjp_b  # noqa: F401
+from .matrix_functions import linalg_norm  # noqa: F401  (cr.linalg.norm)
 from .reductions import broadcast_axes, expand_reduced, unbroadcast  # noqa: F401
 from .shapes import astype, getitem, identity, index_add, index_set  # noqa: F401
 
 # The public operations (cr.NAME); the engines also use the helpers imported above.
-__all__ = [*_elementwise, *_reductions, *_linalg, *_shapes]
+__all__ = [*_elementwise, *_reductions, *_linalg, *_shapes, *_decompositions,
+           *_matrix_functions, *_contractions]

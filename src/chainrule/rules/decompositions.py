@@ -1,0 +1,623 @@
+"""Linear algebra beyond the product: inverses, determinants, solves and the
+decompositions (cholesky, eigh, svd, qr). What composes from them (pinv, trace,
+matrix_power, lstsq, the norms of ``cr.linalg.norm``) is in ``matrix_functions``.
+
+Every function works on a matrix or on a batch of them (leading axes), as numpy.linalg
+does. The rules are written with the table's own operations (``solve``, ``inv``, the
+decompositions themselves), so derivatives of any order follow. Operations with several
+results (eigh, svd, qr) are one primitive whose result packs them side by side along a
+last axis (``_pack``): the engine sees one array, and the public function slices the
+pieces out again.
+
+Where a derivative does not exist (repeated eigenvalues or singular values, a singular
+matrix) the rules give inf or NaN, as PyTorch's and JAX's do; the docstrings say where.
+"""
+
+import builtins
+from collections import namedtuple
+
+import numpy as np
+
+from ..primitive import ndim_of, raw, shape_of
+from .common import op, tangent_lead
+from .linalg import matmul
+from .reductions import sum
+from .shapes import broadcast_to, concatenate, expand_dims, reshape, swapaxes
+
+__all__ = ["inv", "det", "slogdet", "solve", "solve_triangular", "cholesky", "eigh",
+           "eigvalsh", "svd", "svdvals", "qr"]
+
+EighResult = namedtuple("EighResult", "eigenvalues eigenvectors")
+SVDResult = namedtuple("SVDResult", "U S Vh")
+QRResult = namedtuple("QRResult", "Q R")
+SlogdetResult = namedtuple("SlogdetResult", "sign logabsdet")
+
+
+# ---------------------------------------------------------------------------------------
+# Helpers: transposes, diagonals and packing, all on the last two axes
+# ---------------------------------------------------------------------------------------
+
+def _T(x):
+    return swapaxes(x, -1, -2)
+
+
+def _sym(x):
+    return 0.5 * (x + _T(x))
+
+
+def _eye(n, like, k=0, m=None):
+    """An identity of x's dtype (float32 stays float32)."""
+    return np.eye(n, m, k, dtype=np.result_type(raw(like)))
+
+
+def _diag(x):
+    """The diagonal of each square matrix (last two axes), as a vector."""
+    return sum(x * _eye(shape_of(x)[-1], x), axis=-1)
+
+
+def _diag_embed(v):
+    """Each vector (last axis) as a diagonal matrix."""
+    return expand_dims(v, -1) * _eye(shape_of(v)[-1], v)
+
+
+def _mat(b):
+    """A vector right-hand side as a one-column matrix (solve's rules use matrices)."""
+    return expand_dims(b, -1)
+
+
+def _square(name, a):
+    shape = shape_of(a)
+    if len(shape) < 2 or shape[-1] != shape[-2]:
+        raise ValueError(f"{name}: a matrix of shape {shape}; expected square matrices "
+                         f"of shape (..., n, n)")
+
+
+def _matrix(name, a):
+    if ndim_of(a) < 2:
+        raise ValueError(f"{name}: an array of shape {shape_of(a)}; expected matrices of "
+                         f"shape (..., m, n)")
+
+
+def _pack_raw(parts, cores):
+    """Arrays with trailing shapes ``cores`` side by side along one last axis."""
+    return np.concatenate([np.reshape(p, np.shape(p)[:np.ndim(p) - len(c)] + (-1,))
+                           for p, c in zip(parts, cores)], axis=-1)
+
+
+def _pack(parts, cores):
+    """The same with the table's operations (for tangents: leading axes stay in front)."""
+    return concatenate([reshape(p, shape_of(p)[:ndim_of(p) - len(c)] + (-1,))
+                        for p, c in zip(parts, cores)], axis=-1)
+
+
+def _unpack(packed, cores):
+    """The pieces of a packed array (or gradient), each with its trailing shape."""
+    pieces, start = [], 0
+    for core in cores:
+        size = int(np.prod(core))
+        piece = packed[..., start:start + size]
+        pieces.append(reshape(piece, shape_of(piece)[:-1] + tuple(core)))
+        start += size
+    return pieces
+
+
+def _zero_gradient(g, a):
+    """The gradient of a result with derivative 0 (a sign), for each matrix of a."""
+    return broadcast_to(expand_dims(expand_dims(g, -1), -1) * 0.0,
+                        shape_of(g) + shape_of(a)[-2:])
+
+
+# ---------------------------------------------------------------------------------------
+# Inverse, determinant, solve
+# ---------------------------------------------------------------------------------------
+
+@op("inv")
+def inv(a):
+    """The inverse of a square matrix (or of each in a batch), as np.linalg.inv.
+
+    A singular matrix raises NumPy's LinAlgError. The gradient is -A^-T g A^-T.
+
+    >>> a = cr.tensor([[2.0, 0.0], [0.0, 4.0]], requires_grad=True)
+    >>> y = cr.inv(a)                         # or cr.linalg.inv(a)
+    >>> y.data.tolist()
+    [[0.5, 0.0], [0.0, 0.25]]
+    >>> y.sum().backward()
+    >>> a.grad.tolist()
+    [[-0.25, -0.125], [-0.125, -0.0625]]
+    """
+    _square("inv", a)
+    return np.linalg.inv(a)
+
+
+# Giles 2008, sec. 2.2.3: d(A^-1) = -A^-1 dA A^-1, so Abar = -A^-T Cbar A^-T.
+inv.defvjp(lambda g, ans, a: -matmul(matmul(_T(ans), g), _T(ans)))
+inv.defjvp(lambda t, ans, a: -matmul(matmul(ans, t), ans))
+
+
+@op("det")
+def det(a):
+    """The determinant of a square matrix (or of each in a batch), as np.linalg.det.
+
+    The gradient is det(A) A^-T (the cofactor matrix), computed through the inverse:
+    at a singular matrix it is not finite (NumPy's inv raises there).
+
+    >>> a = cr.tensor([[2.0, 1.0], [1.0, 3.0]], requires_grad=True)
+    >>> y = cr.det(a)                         # or cr.linalg.det(a)
+    >>> round(y.item(), 12)
+    5.0
+    >>> y.backward()
+    >>> np.round(a.grad, 12).tolist()         # the cofactors
+    [[3.0, -1.0], [-1.0, 2.0]]
+    """
+    _square("det", a)
+    return np.linalg.det(a)
+
+
+# Giles 2008, sec. 2.2.4: d det A = det A tr(A^-1 dA), so Abar = gbar det A A^-T.
+det.defvjp(lambda g, ans, a: expand_dims(expand_dims(g * ans, -1), -1) * _T(inv(a)))
+det.defjvp(lambda t, ans, a: ans * sum(_T(inv(a)) * t, axis=(-2, -1)))
+
+
+@op("logabsdet")
+def _logabsdet(a):
+    _square("slogdet", a)
+    return np.linalg.slogdet(a)[1]
+
+
+# d log|det A| = tr(A^-1 dA) (Giles 2008, sec. 2.2.4, divided by det A)
+_logabsdet.defvjp(lambda g, ans, a: expand_dims(expand_dims(g, -1), -1) * _T(inv(a)))
+_logabsdet.defjvp(lambda t, ans, a: sum(_T(inv(a)) * t, axis=(-2, -1)))
+
+
+@op("det_sign")
+def _det_sign(a):
+    return np.linalg.slogdet(a)[0]
+
+
+# the sign is piecewise constant: derivative 0 wherever it exists
+_det_sign.defvjp(lambda g, ans, a: _zero_gradient(g, a))
+_det_sign.defjvp(lambda t, ans, a: sum(t, axis=(-2, -1)) * 0.0)
+
+
+def slogdet(a):
+    """The sign and the log of the absolute value of the determinant, as
+    np.linalg.slogdet: ``(sign, logabsdet)``, det = sign * exp(logabsdet).
+
+    Unlike det it neither overflows nor underflows. The sign has derivative 0; the
+    gradient of logabsdet is A^-T.
+
+    >>> a = cr.tensor([[2.0, 1.0], [1.0, 3.0]], requires_grad=True)
+    >>> sign, logdet = cr.slogdet(a)          # or cr.linalg.slogdet(a)
+    >>> sign.item(), round(float(np.exp(logdet.item())), 12)
+    (1.0, 5.0)
+    >>> logdet.backward()
+    >>> np.round(a.grad, 12).tolist()         # inv(a).T
+    [[0.6, -0.2], [-0.2, 0.4]]
+    """
+    return SlogdetResult(_det_sign(a), _logabsdet(a))
+
+
+@op("solve")
+def solve(a, b):
+    """The solution x of a @ x = b, as np.linalg.solve: b is a vector (shape (n,)) or
+    a matrix of right-hand sides (shape (..., n, k)); a batch of a broadcasts.
+
+    The gradients are solve(a^T, g) for b and -solve(a^T, g) x^T for a.
+
+    >>> a = cr.tensor([[2.0, 0.0], [0.0, 4.0]], requires_grad=True)
+    >>> b = cr.tensor([2.0, 2.0], requires_grad=True)
+    >>> x = cr.solve(a, b)                    # or cr.linalg.solve(a, b)
+    >>> x.data.tolist()
+    [1.0, 0.5]
+    >>> x.sum().backward()
+    >>> b.grad.tolist(), a.grad.tolist()
+    ([0.5, 0.25], [[-0.5, -0.25], [-0.25, -0.125]])
+    """
+    _square("solve", a)
+    n = shape_of(a)[-1]
+    b_rows = shape_of(b)[0] if ndim_of(b) == 1 else shape_of(b)[-2] if ndim_of(b) >= 2 else None
+    if b_rows != n:
+        raise ValueError(f"solve: a of shape {shape_of(a)} and b of shape {shape_of(b)}; "
+                         f"expected b of shape ({n},) or (..., {n}, k)")
+    return np.linalg.solve(a, b)
+
+
+def _solve_vjp_b(g, ans, a, b):
+    """solve(a^T, g), with g a (batch of) vector(s) when b is one."""
+    if ndim_of(b) == 1:
+        return solve(_T(a), _mat(g))[..., 0]
+    return solve(_T(a), g)
+
+
+def _solve_vjp_a(g, ans, a, b):
+    gb = _solve_vjp_b(g, ans, a, b)
+    if ndim_of(b) == 1:  # -gb x^T, an outer product for each vector
+        return -expand_dims(gb, -1) * expand_dims(ans, -2)
+    return -matmul(gb, _T(ans))
+
+
+def _behind_batch(t, x, ndim):
+    """A tangent of x with 1s between its leading axes and x's, to ``ndim`` axes after
+    them: x broadcast against a longer batch, while the tangent's axes stay in front."""
+    return reshape(t, tangent_lead(t, x) + (1,) * (ndim - ndim_of(x)) + shape_of(x))
+
+
+def _solve_jvp_a(t, ans, a, b):
+    if ndim_of(b) == 1:
+        t = _behind_batch(t, a, ndim_of(ans) + 1)
+        return -solve(a, matmul(t, _mat(ans)))[..., 0]
+    return -solve(a, matmul(_behind_batch(t, a, ndim_of(ans)), ans))
+
+
+def _solve_jvp_b(t, ans, a, b):
+    t = _behind_batch(t, b, ndim_of(ans))
+    if ndim_of(b) == 1:
+        return solve(a, _mat(t))[..., 0]
+    return solve(a, t)
+
+
+# Giles 2008, sec. 2.3.1: x = A^-1 B; Bbar = A^-T xbar, Abar = -Bbar x^T;
+# dx = A^-1 (dB - dA x).
+solve.defvjp(_solve_vjp_a, _solve_vjp_b)
+solve.defjvp(_solve_jvp_a, _solve_jvp_b)
+
+
+def solve_triangular(a, b, lower=False):
+    """The solution x of a @ x = b for a triangular a, reading only the triangle
+    ``lower`` names (scipy.linalg.solve_triangular's default is upper, lower=False).
+
+    b as for ``solve``. Only the triangle of a gets a gradient: the other entries
+    take no part.
+
+    >>> a = cr.tensor([[2.0, 0.0], [1.0, 4.0]], requires_grad=True)
+    >>> cr.solve_triangular(a, cr.tensor([2.0, 5.0]), lower=True).data.tolist()
+    [1.0, 1.0]
+    """
+    _square("solve_triangular", a)
+    n = shape_of(a)[-1]
+    mask = np.tril(np.ones((n, n), dtype=bool)) if lower else np.triu(np.ones((n, n), bool))
+    return solve(a * mask.astype(np.result_type(raw(a))), b)
+
+
+# ---------------------------------------------------------------------------------------
+# Decompositions
+# ---------------------------------------------------------------------------------------
+
+@op("cholesky")
+def cholesky(a):
+    """The lower-triangular L with L @ L^T = a, for symmetric positive definite a
+    (or each of a batch), as np.linalg.cholesky.
+
+    The input is symmetrised first, (a + a^T)/2, as jax.numpy's cholesky does (NumPy
+    reads the lower triangle: the same for a symmetric a), so the gradient is
+    symmetric. A matrix that is not positive definite raises NumPy's LinAlgError.
+
+    >>> a = cr.tensor([[4.0, 2.0], [2.0, 5.0]], requires_grad=True)
+    >>> L = cr.cholesky(a)                    # or cr.linalg.cholesky(a)
+    >>> L.data.tolist()
+    [[2.0, 0.0], [1.0, 2.0]]
+    >>> L.sum().backward()
+    >>> a.grad.tolist()
+    [[0.1875, 0.125], [0.125, 0.25]]
+    """
+    _square("cholesky", a)
+    return np.linalg.cholesky(0.5 * (a + np.swapaxes(a, -1, -2)))
+
+
+def _phi(x):
+    """The lower triangle with the diagonal halved (Murray 2016's Phi)."""
+    n = shape_of(x)[-1]
+    return x * (np.tril(np.ones((n, n))) - 0.5 * np.eye(n)).astype(np.result_type(raw(x)))
+
+
+def _right_solve(y, L):
+    """y @ L^-1: (L^-T y^T)^T."""
+    return _T(solve(_T(L), _T(y)))
+
+
+def _cholesky_vjp(g, ans, a):
+    # Murray 2016, "Differentiation of the Cholesky decomposition", eq. 10:
+    # Abar = L^-T Phi(L^T Lbar) L^-1, symmetrised (the forward symmetrises a).
+    inner = _phi(matmul(_T(ans), g))
+    return _sym(_right_solve(solve(_T(ans), inner), ans))
+
+
+def _cholesky_jvp(t, ans, a):
+    # Murray 2016, eq. 7: dL = L Phi(L^-1 dA L^-T), dA symmetrised.
+    inner = _right_solve(solve(ans, _sym(t)), _T(ans))
+    return matmul(ans, _phi(inner))
+
+
+cholesky.defvjp(_cholesky_vjp)
+cholesky.defjvp(_cholesky_jvp)
+
+
+@op("eigh")
+def _eigh(a):
+    """eigh's two results packed: eigenvalues (n,), then eigenvectors (n, n)."""
+    _square("eigh", a)
+    n = shape_of(a)[-1]
+    w, v = np.linalg.eigh(0.5 * (a + np.swapaxes(a, -1, -2)))
+    return _pack_raw([w, v], [(n,), (n, n)])
+
+
+def _eigh_parts(ans, a):
+    n = shape_of(a)[-1]
+    return _unpack(ans, [(n,), (n, n)])
+
+
+def _eigen_gaps(w):
+    """F[i, j] = 1 / (w_j - w_i) off the diagonal, 0 on it."""
+    n = shape_of(w)[-1]
+    eye = _eye(n, w)
+    return 1.0 / (expand_dims(w, -2) - expand_dims(w, -1) + eye) - eye
+
+
+def _eigh_vjp(g, ans, a):
+    # Giles 2008, sec. 3.1 (real symmetric case):
+    # Abar = V (diag(wbar) + F o (V^T Vbar)) V^T, symmetrised (the forward symmetrises).
+    w, v = _eigh_parts(ans, a)
+    gw, gv = _eigh_parts(g, a)
+    inner = _diag_embed(gw) + _eigen_gaps(w) * matmul(_T(v), gv)
+    return _sym(matmul(matmul(v, inner), _T(v)))
+
+
+def _eigh_jvp(t, ans, a):
+    # Giles 2008, sec. 3.1: dw = diag(V^T dA V), dV = V (F o (V^T dA V)).
+    w, v = _eigh_parts(ans, a)
+    n = shape_of(a)[-1]
+    m = matmul(matmul(_T(v), _sym(t)), v)
+    return _pack([_diag(m), matmul(v, _eigen_gaps(w) * m)], [(n,), (n, n)])
+
+
+_eigh.defvjp(_eigh_vjp)
+_eigh.defjvp(_eigh_jvp)
+
+
+def eigh(a, UPLO="L"):
+    """The eigenvalues (ascending) and eigenvectors (columns) of a symmetric matrix, as
+    np.linalg.eigh: ``(eigenvalues, eigenvectors)``, batched on leading axes.
+
+    The input is symmetrised first, (a + a^T)/2, as jax.numpy's eigh does (NumPy
+    reads one triangle, ``UPLO``: the same for a symmetric a). Caveat: the derivative
+    of the eigenvectors involves 1 / (w_j - w_i); with repeated (degenerate)
+    eigenvalues it does not exist and the gradient is inf or NaN, as in PyTorch and
+    JAX. Eigenvalues alone are safe: use ``eigvalsh``. Each eigenvector's sign is
+    NumPy's choice; a loss should not depend on it.
+
+    >>> a = cr.tensor([[2.0, 1.0], [1.0, 2.0]], requires_grad=True)
+    >>> w, v = cr.eigh(a)                     # or cr.linalg.eigh(a)
+    >>> np.round(w.data, 12).tolist()
+    [1.0, 3.0]
+    >>> w[1].backward()                       # d w_max / dA = v v^T
+    >>> np.round(a.grad, 12).tolist()
+    [[0.5, 0.5], [0.5, 0.5]]
+    """
+    del UPLO  # the input is symmetrised, so both triangles count
+    _square("eigh", a)
+    return EighResult(*_eigh_parts(_eigh(a), a))
+
+
+@op("eigvalsh")
+def eigvalsh(a, UPLO="L"):
+    """The eigenvalues (ascending) of a symmetric matrix, as np.linalg.eigvalsh.
+
+    Symmetrised first as ``eigh``. The gradient V diag(g) V^T needs no eigenvalue
+    gaps: it exists for repeated eigenvalues too (where it is one of the
+    subgradients).
+
+    >>> a = cr.tensor([[2.0, 1.0], [1.0, 2.0]], requires_grad=True)
+    >>> np.round(cr.eigvalsh(a).data, 12).tolist()
+    [1.0, 3.0]
+    """
+    _square("eigvalsh", a)
+    return np.linalg.eigvalsh(0.5 * (a + np.swapaxes(a, -1, -2)))
+
+
+def _eigenvectors(a):
+    return eigh(a).eigenvectors
+
+
+# Giles 2008, sec. 3.1 with Vbar = 0: Abar = V diag(wbar) V^T; dw = diag(V^T dA V).
+eigvalsh.defvjp(lambda g, ans, a, UPLO="L": _sym(matmul(
+    _eigenvectors(a) * expand_dims(g, -2), _T(_eigenvectors(a)))))
+eigvalsh.defjvp(lambda t, ans, a, UPLO="L": _diag(matmul(
+    matmul(_T(_eigenvectors(a)), _sym(t)), _eigenvectors(a))))
+
+
+def _svd_cores(a):
+    m, n = shape_of(a)[-2:]
+    k = builtins.min(m, n)
+    return [(m, k), (k,), (k, n)]
+
+
+@op("svd")
+def _svd(a):
+    """svd's three results packed: U (m, k), S (k,), Vh (k, n)."""
+    _matrix("svd", a)
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    return _pack_raw([u, s, vh], _svd_cores(a))
+
+
+def _singular_gaps(s):
+    """F[i, j] = 1 / (s_j^2 - s_i^2) off the diagonal, 0 on it."""
+    return _eigen_gaps(s * s)
+
+
+def _svd_jvp(t, ans, a):
+    # Townsend 2016, "Differentiating the singular value decomposition", and JAX's
+    # svd_jvp_rule: with P = U^T dA V, dS = diag(P),
+    # dU = U (F o (P S + S P^T)) + (I - U U^T) dA V S^-1,
+    # dV = V (F o (S P + P^T S)) + (I - V V^T) dA^T U S^-1.
+    u, s, vh = _unpack(ans, _svd_cores(a))
+    m, n = shape_of(a)[-2:]
+    v = _T(vh)
+    p = matmul(matmul(_T(u), t), v)
+    f = _singular_gaps(s)
+    row, col = expand_dims(s, -2), expand_dims(s, -1)   # s_j across, s_i down
+    ps = p * row
+    sp = col * p
+    du = matmul(u, f * (ps + _T(ps)))
+    dv = matmul(v, f * (sp + _T(sp)))
+    if m > n:
+        dav = matmul(t, v)
+        du = du + (dav - matmul(u, matmul(_T(u), dav))) / row
+    if n > m:
+        dau = matmul(_T(t), u)
+        dv = dv + (dau - matmul(v, matmul(vh, dau))) / row
+    return _pack([du, _diag(p), _T(dv)], _svd_cores(a))
+
+
+def _svd_vjp(g, ans, a):
+    # The adjoint of _svd_jvp (the same sources): with X = F o (U^T Ubar),
+    # Y = F o (V^T Vbar), Pbar = diag(Sbar) + (X + X^T) S + S (Y + Y^T), and
+    # Abar = U Pbar V^T plus the two projections' terms.
+    u, s, vh = _unpack(ans, _svd_cores(a))
+    gu, gs, gvh = _unpack(g, _svd_cores(a))
+    m, n = shape_of(a)[-2:]
+    v, gv = _T(vh), _T(gvh)
+    f = _singular_gaps(s)
+    row, col = expand_dims(s, -2), expand_dims(s, -1)
+    x = f * matmul(_T(u), gu)
+    y = f * matmul(_T(v), gv)
+    pbar = _diag_embed(gs) + (x + _T(x)) * row + col * (y + _T(y))
+    abar = matmul(matmul(u, pbar), vh)
+    if m > n:
+        abar = abar + matmul((gu - matmul(u, matmul(_T(u), gu))) / row, vh)
+    if n > m:
+        abar = abar + matmul(u, _T((gv - matmul(v, matmul(vh, gv))) / row))
+    return abar
+
+
+_svd.defvjp(_svd_vjp)
+_svd.defjvp(_svd_jvp)
+
+
+def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
+    """The singular value decomposition a = U @ diag(S) @ Vh, as np.linalg.svd with
+    ``full_matrices=False`` (the reduced one, the only one differentiated here):
+    ``(U, S, Vh)`` with k = min(m, n) singular values, descending.
+
+    ``full_matrices`` must be passed as False (NumPy's default True makes U or Vh
+    square, and their extra columns are not determined by a). Caveat: the derivative
+    of U and Vh involves 1 / (s_j^2 - s_i^2); with repeated singular values it does
+    not exist and the gradient is inf or NaN (as in PyTorch and JAX), and for
+    m != n a zero singular value makes it infinite too. ``compute_uv=False`` gives S
+    alone (``svdvals``), whose gradient is safe.
+
+    >>> a = cr.tensor([[3.0, 0.0], [0.0, -2.0]], requires_grad=True)
+    >>> U, S, Vh = cr.svd(a, full_matrices=False)      # or cr.linalg.svd(...)
+    >>> S.data.tolist()
+    [3.0, 2.0]
+    >>> S.sum().backward()                    # the nuclear norm's gradient: U @ Vh
+    >>> np.round(a.grad, 12).tolist()
+    [[1.0, 0.0], [0.0, -1.0]]
+    """
+    del hermitian  # the general algorithm serves symmetric matrices too
+    if not compute_uv:
+        return svdvals(a)
+    if full_matrices:
+        raise ValueError(f"svd: full_matrices=True for shape {shape_of(a)}; chainrule "
+                         f"differentiates the reduced SVD only: pass full_matrices=False")
+    _matrix("svd", a)
+    return SVDResult(*_unpack(_svd(a), _svd_cores(a)))
+
+
+@op("svdvals")
+def svdvals(a):
+    """The singular values, descending, as np.linalg.svdvals (svd(a, compute_uv=False)).
+
+    The gradient U diag(g) Vh needs no gaps between singular values: it exists for
+    repeated ones too (where it is one of the subgradients).
+
+    >>> np.round(cr.svdvals(cr.tensor([[3.0, 0.0], [0.0, -2.0]])).data, 12).tolist()
+    [3.0, 2.0]
+    """
+    _matrix("svdvals", a)
+    return np.linalg.svd(a, compute_uv=False)
+
+
+def _uv(a):
+    u, _, vh = svd(a, full_matrices=False)
+    return u, vh
+
+
+def _svdvals_vjp(g, ans, a):
+    u, vh = _uv(a)  # Townsend 2016 with Ubar = Vbar = 0: Abar = U diag(Sbar) Vh
+    return matmul(u * expand_dims(g, -2), vh)
+
+
+def _svdvals_jvp(t, ans, a):
+    u, vh = _uv(a)  # dS = diag(U^T dA V)
+    return _diag(matmul(matmul(_T(u), t), _T(vh)))
+
+
+svdvals.defvjp(_svdvals_vjp)
+svdvals.defjvp(_svdvals_jvp)
+
+
+@op("qr")
+def _qr(a):
+    """qr's two results packed: Q (m, n), R (n, n), for m >= n."""
+    q, r = np.linalg.qr(a)
+    return _pack_raw([q, r], _qr_cores(a))
+
+
+def _qr_cores(a):
+    m, n = shape_of(a)[-2:]
+    return [(m, n), (n, n)]
+
+
+def _strictly_lower(x):
+    n = shape_of(x)[-1]
+    return x * np.tril(np.ones((n, n)), -1).astype(np.result_type(raw(x)))
+
+
+def _qr_jvp(t, ans, a):
+    # Walter & Lehmann 2018, "Algorithmic differentiation of linear algebra functions
+    # with application in optimum experimental design", and JAX's qr_jvp_rule:
+    # C = dA R^-1, B = Q^T C, W = tril(B, -1) - tril(B, -1)^T,
+    # dQ = Q (W - B) + C, dR = (B - W) R.
+    q, r = _unpack(ans, _qr_cores(a))
+    c = _right_solve(t, r)
+    b = matmul(_T(q), c)
+    low = _strictly_lower(b)
+    w = low - _T(low)
+    return _pack([matmul(q, w - b) + c, matmul(b - w, r)], _qr_cores(a))
+
+
+def _qr_vjp(g, ans, a):
+    # The adjoint of _qr_jvp: with M = Q^T Qbar - Rbar R^T,
+    # Bbar = tril(M - M^T, -1) - M, Cbar = Qbar + Q Bbar, Abar = Cbar R^-T.
+    q, r = _unpack(ans, _qr_cores(a))
+    gq, gr = _unpack(g, _qr_cores(a))
+    m = matmul(_T(q), gq) - matmul(gr, _T(r))
+    bbar = _strictly_lower(m - _T(m)) - m
+    cbar = gq + matmul(q, bbar)
+    return _T(solve(r, _T(cbar)))
+
+
+_qr.defvjp(_qr_vjp)
+_qr.defjvp(_qr_jvp)
+
+
+def qr(a, mode="reduced"):
+    """The reduced QR decomposition a = Q @ R, as np.linalg.qr: ``(Q, R)``, Q with
+    orthonormal columns (m, k), R upper triangular (k, n), k = min(m, n).
+
+    For m < n, R's last n - m columns are Q^T a[:, m:] (the first m columns
+    decide Q). The derivative needs R's first k columns invertible (full rank).
+
+    >>> a = cr.tensor([[3.0, 1.0], [4.0, 2.0]], requires_grad=True)
+    >>> Q, R = cr.qr(a)                       # or cr.linalg.qr(a)
+    >>> np.round(np.abs(R.data), 12).tolist()
+    [[5.0, 2.2], [0.0, 0.4]]
+    """
+    if mode != "reduced":
+        raise ValueError(f"qr: mode={mode!r}; chainrule differentiates mode='reduced' only")
+    _matrix("qr", a)
+    m, n = shape_of(a)[-2:]
+    if m >= n:
+        return QRResult(*_unpack(_qr(a), _qr_cores(a)))
+    q, r1 = _unpack(_qr(a[..., :m]), _qr_cores(a[..., :m]))
+    return QRResult(q, concatenate([r1, matmul(_T(q), a[..., m:])], axis=-1))
