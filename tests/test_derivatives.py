@@ -1379,6 +1379,75 @@ def test_dot_rejects_operands_that_do_not_align():
         cr.dot(cr.ones(2, 2, 3), cr.ones(2))
 
 
+@pytest.mark.parametrize("call, message", [
+    (lambda: cr.cholesky(cr.ones(2, 3)), "cholesky: a matrix of shape (2, 3); expected square"),
+    (lambda: cr.inv(cr.ones(3)), "inv: a matrix of shape (3,); expected square"),
+    (lambda: cr.solve(cr.eye(3), cr.ones(2)),
+     "solve: a of shape (3, 3) and b of shape (2,); expected b of shape (3,) or (..., 3, k)"),
+    (lambda: cr.svd(cr.ones(2, 3)), "svd: full_matrices=True for shape (2, 3)"),
+    (lambda: cr.einsum("ij,jk->ik", cr.ones(2, 3)), "einsum: subscripts 'ij,jk->ik' name 2"),
+    (lambda: cr.einsum("ijk->i", cr.ones(2, 3)), "einsum: labels 'ijk' for an operand of shape"),
+    (lambda: cr.tensordot(cr.ones(2, 3), cr.ones(2, 3), 1),
+     "tensordot: shapes (2, 3) and (2, 3) with axes [1] and [0]"),
+    (lambda: cr.linalg.norm(cr.ones(2, 3), "nuc", axis=1), "norm: ord='nuc' for a vector"),
+    (lambda: cr.cross(cr.ones(4), cr.ones(3)), "cross: vectors of sizes 4 and 3"),
+    (lambda: cr.trace(cr.ones(3)), "trace: an array of shape (3,); expected at least 2-D"),
+])
+def test_linear_algebra_errors_name_the_operation_and_the_shapes(call, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        call()
+
+
+@pytest.mark.parametrize("matrix", [
+    [[1.0, 2.0], [2.0, 4.0]],                                    # rank 1 of 2
+    [[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 1.0, 1.0]],         # rank 2 of 3
+    [[[2.0, 1.0], [1.0, 3.0]], [[1.0, 2.0], [2.0, 4.0]]],        # a batch, one singular
+])
+def test_det_of_a_singular_matrix_has_the_cofactors_as_gradient(matrix):
+    """d det A / dA is the matrix of cofactors, which exists where A has no inverse
+    (JAX's answer; PyTorch 2's det gives zeros at an exactly singular matrix)."""
+    a = np.array(matrix)
+    cofactors = np.empty_like(a)
+    for index in np.ndindex(*a.shape):
+        *batch, i, j = index
+        minor = np.delete(np.delete(a[tuple(batch)], i, axis=0), j, axis=1)
+        cofactors[index] = (-1) ** (i + j) * np.linalg.det(minor)
+    _, (g,) = grad_of(cr.det, a)
+    np.testing.assert_allclose(g, cofactors, rtol=1e-12, atol=1e-12)
+    _, tangent = cr.jvp(cr.det, (a,), (np.ones_like(a),))
+    np.testing.assert_allclose(tangent, cofactors.sum(axis=(-2, -1)), rtol=1e-12, atol=1e-12)
+
+
+def test_numpy_linalg_functions_on_tensors_run_chainrules_operations():
+    """np.linalg.solve(tensor, tensor), np.einsum(..., tensor) and the rest give Tensors
+    in the graph (numpy_protocol.LINALG_FUNCTIONS), with chainrule's gradients."""
+    a = cr.tensor([[3.0, 1.0], [1.0, 2.0]], requires_grad=True)
+    b = cr.tensor([1.0, -1.0], requires_grad=True)
+    outputs = [np.linalg.solve(a, b), np.linalg.inv(a), np.linalg.det(a),
+               np.linalg.slogdet(a)[1], np.linalg.cholesky(a), np.linalg.eigh(a)[0],
+               np.linalg.svd(a, full_matrices=False)[1], np.linalg.qr(a)[1],
+               np.linalg.pinv(a), np.linalg.norm(a, "nuc"), np.linalg.matrix_power(a, 2),
+               np.trace(a), np.einsum("ij,j->i", a, b), np.tensordot(a, b, 1),
+               np.inner(a, b), np.kron(a, b), np.vdot(a, a), np.linalg.eigvalsh(a)]
+    for out in outputs:
+        assert isinstance(out, cr.Tensor) and out.requires_grad, out
+    total = sum(cr.sum(out) for out in outputs)
+    total.backward()
+    ta = torch.tensor([[3.0, 1.0], [1.0, 2.0]], dtype=torch.float64, requires_grad=True)
+    tb = torch.tensor([1.0, -1.0], dtype=torch.float64, requires_grad=True)
+    sym = 0.5 * (ta + ta.T)
+    t_total = sum(o.sum() for o in [
+        torch.linalg.solve(ta, tb), torch.linalg.inv(ta), torch.linalg.det(ta),
+        torch.linalg.slogdet(ta)[1], torch.linalg.cholesky(sym), torch.linalg.eigh(sym)[0],
+        torch.linalg.svdvals(ta), torch.linalg.qr(ta)[1], torch.linalg.pinv(ta),
+        torch.linalg.matrix_norm(ta, "nuc"), ta @ ta, torch.trace(ta), ta @ tb, ta @ tb,
+        ta @ tb, torch.kron(ta, tb), (ta * ta).sum(), torch.linalg.eigvalsh(sym)])
+    t_total.backward()
+    assert_close(total.data, t_total.detach().numpy(), REL64, "value")
+    assert_close(a.grad, ta.grad.numpy(), REL64, "gradient of a")
+    assert_close(b.grad, tb.grad.numpy(), REL64, "gradient of b")
+
+
 def test_split_into_unequal_sections_is_an_error():
     with pytest.raises(ValueError, match="axis 0 of size 5 does not divide into 2 equal"):
         cr.split(cr.ones(5), 2)

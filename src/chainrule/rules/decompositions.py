@@ -21,7 +21,8 @@ import numpy as np
 from ..primitive import ndim_of, raw, shape_of
 from .common import op, tangent_lead
 from .linalg import matmul
-from .reductions import sum
+from .elementwise import where
+from .reductions import prod, sum
 from .shapes import broadcast_to, concatenate, expand_dims, reshape, swapaxes
 
 __all__ = ["inv", "det", "slogdet", "solve", "solve_triangular", "cholesky", "eigh",
@@ -138,8 +139,8 @@ inv.defjvp(lambda t, ans, a: -matmul(matmul(ans, t), ans))
 def det(a):
     """The determinant of a square matrix (or of each in a batch), as np.linalg.det.
 
-    The gradient is det(A) A^-T (the cofactor matrix), computed through the inverse:
-    at a singular matrix it is not finite (NumPy's inv raises there).
+    The gradient is det(A) A^-T, the matrix of cofactors, which exists at a singular
+    matrix too (computed there from the SVD).
 
     >>> a = cr.tensor([[2.0, 1.0], [1.0, 3.0]], requires_grad=True)
     >>> y = cr.det(a)                         # or cr.linalg.det(a)
@@ -153,9 +154,23 @@ def det(a):
     return np.linalg.det(a)
 
 
-# Giles 2008, sec. 2.2.4: d det A = det A tr(A^-1 dA), so Abar = gbar det A A^-T.
-det.defvjp(lambda g, ans, a: expand_dims(expand_dims(g * ans, -1), -1) * _T(inv(a)))
-det.defjvp(lambda t, ans, a: ans * sum(_T(inv(a)) * t, axis=(-2, -1)))
+def _cofactors(a, det_a):
+    """The matrix of cofactors, det(A) A^-T: through the inverse, or, when a matrix of
+    the batch is singular (no inverse, but cofactors all the same), through the SVD
+    A = U diag(s) Vh: det(U) det(Vh) U diag(prod_{j != i} s_j) Vh."""
+    if np.all(raw(det_a) != 0):
+        return expand_dims(expand_dims(det_a, -1), -1) * _T(inv(a))
+    u, s, vh = svd(a, full_matrices=False)
+    n = shape_of(a)[-1]
+    others = prod(where(np.eye(n, dtype=bool), 1.0, expand_dims(s, -2)), axis=-1)
+    signs = np.linalg.det(raw(u)) * np.linalg.det(raw(vh))  # piecewise constant
+    return matmul(u * expand_dims(others * expand_dims(signs, -1), -2), vh)
+
+
+# Giles 2008, sec. 2.2.4: d det A = det A tr(A^-1 dA), so Abar = gbar det A A^-T (the
+# cofactors, which exist at a singular A too).
+det.defvjp(lambda g, ans, a: expand_dims(expand_dims(g, -1), -1) * _cofactors(a, ans))
+det.defjvp(lambda t, ans, a: sum(_cofactors(a, ans) * t, axis=(-2, -1)))
 
 
 @op("logabsdet")
