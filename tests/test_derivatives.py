@@ -1385,6 +1385,7 @@ def test_dot_rejects_operands_that_do_not_align():
     (lambda: cr.solve(cr.eye(3), cr.ones(2)),
      "solve: a of shape (3, 3) and b of shape (2,); expected b of shape (3,) or (..., 3, k)"),
     (lambda: cr.svd(cr.ones(2, 3)), "svd: full_matrices=True for shape (2, 3)"),
+    (lambda: cr.svd(cr.ones(3)), "svd: an array of shape (3,); expected matrices"),
     (lambda: cr.einsum("ij,jk->ik", cr.ones(2, 3)), "einsum: subscripts 'ij,jk->ik' name 2"),
     (lambda: cr.einsum("ijk->i", cr.ones(2, 3)), "einsum: labels 'ijk' for an operand of shape"),
     (lambda: cr.tensordot(cr.ones(2, 3), cr.ones(2, 3), 1),
@@ -1416,6 +1417,21 @@ def test_det_of_a_singular_matrix_has_the_cofactors_as_gradient(matrix):
     np.testing.assert_allclose(g, cofactors, rtol=1e-12, atol=1e-12)
     _, tangent = cr.jvp(cr.det, (a,), (np.ones_like(a),))
     np.testing.assert_allclose(tangent, cofactors.sum(axis=(-2, -1)), rtol=1e-12, atol=1e-12)
+
+
+def test_repeated_eigenvalues_and_singular_values_keep_their_gradient_exact():
+    """At exactly repeated eigenvalues (singular values) the eigenvectors' derivative does
+    not exist; chainrule leaves those terms out (docs/conventions.md), so the values'
+    gradient is PyTorch's even when the vectors are computed and used too, and finite."""
+    a = np.diag([1.0, 1.0, 2.0])
+    weights = np.array([1.0, 1.0, 3.0])
+    _, (g,) = grad_of(lambda x: cr.sum(cr.eigh(x)[0] * weights), a)
+    _, (tg,) = torch_grad_of(lambda x: (torch.linalg.eigh(x)[0] * torch.tensor(weights)).sum(), a)
+    np.testing.assert_allclose(g, tg, rtol=1e-12, atol=1e-12)
+    _, (g,) = grad_of(lambda x: cr.sum(cr.eigh(x)[0]) + cr.sum(cr.eigh(x)[1] ** 3), a)
+    assert np.isfinite(g).all()
+    _, (g,) = grad_of(lambda x: cr.sum(cr.svd(x, full_matrices=False)[1]), np.eye(3))
+    np.testing.assert_allclose(g, np.eye(3), rtol=1e-12, atol=1e-12)
 
 
 def test_numpy_linalg_functions_on_tensors_run_chainrules_operations():

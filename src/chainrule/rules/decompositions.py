@@ -362,10 +362,11 @@ def _eigh_parts(ans, a):
 
 
 def _eigen_gaps(w):
-    """F[i, j] = 1 / (w_j - w_i) off the diagonal, 0 on it."""
-    n = shape_of(w)[-1]
-    eye = _eye(n, w)
-    return 1.0 / (expand_dims(w, -2) - expand_dims(w, -1) + eye) - eye
+    """F[i, j] = 1 / (w_j - w_i), and 0 where w_j == w_i (the diagonal, and exactly
+    repeated values: docs/conventions.md). The masked gap is inf before the division,
+    so that no derivative of F meets 1/0 either."""
+    gaps = expand_dims(w, -2) - expand_dims(w, -1)
+    return 1.0 / where(raw(gaps) == 0, np.inf, gaps)
 
 
 def _eigh_vjp(g, ans, a):
@@ -396,9 +397,11 @@ def eigh(a, UPLO="L"):
     The input is symmetrised first, (a + a^T)/2, as jax.numpy's eigh does (NumPy
     reads one triangle, ``UPLO``: the same for a symmetric a). Caveat: the derivative
     of the eigenvectors involves 1 / (w_j - w_i); with repeated (degenerate)
-    eigenvalues it does not exist and the gradient is inf or NaN, as in PyTorch and
-    JAX. Eigenvalues alone are safe: use ``eigvalsh``. Each eigenvector's sign is
-    NumPy's choice; a loss should not depend on it.
+    eigenvalues it does not exist, and near them it is very large (as in PyTorch and
+    JAX). At exactly equal eigenvalues chainrule leaves out the rotations within
+    their eigenspace (finite, where PyTorch and JAX give NaN: docs/conventions.md),
+    so the eigenvalues' gradient is exact there. Each eigenvector's sign is NumPy's choice; a
+    loss should not depend on it.
 
     >>> a = cr.tensor([[2.0, 1.0], [1.0, 2.0]], requires_grad=True)
     >>> w, v = cr.eigh(a)                     # or cr.linalg.eigh(a)
@@ -455,7 +458,7 @@ def _svd(a):
 
 
 def _singular_gaps(s):
-    """F[i, j] = 1 / (s_j^2 - s_i^2) off the diagonal, 0 on it."""
+    """F[i, j] = 1 / (s_j^2 - s_i^2), 0 on the diagonal and at equal values."""
     return _eigen_gaps(s * s)
 
 
@@ -513,12 +516,15 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     ``full_matrices=False`` (the reduced one, the only one differentiated here):
     ``(U, S, Vh)`` with k = min(m, n) singular values, descending.
 
-    ``full_matrices`` must be passed as False (NumPy's default True makes U or Vh
-    square, and their extra columns are not determined by a). Caveat: the derivative
+    ``full_matrices=True`` (NumPy's default) is the same for square matrices and
+    refused for others (it makes U or Vh square, and their extra columns are not
+    determined by a). Caveat: the derivative
     of U and Vh involves 1 / (s_j^2 - s_i^2); with repeated singular values it does
-    not exist and the gradient is inf or NaN (as in PyTorch and JAX), and for
-    m != n a zero singular value makes it infinite too. ``compute_uv=False`` gives S
-    alone (``svdvals``), whose gradient is safe.
+    not exist and the gradient is very large near them (as in PyTorch and JAX). At
+    exactly equal ones chainrule leaves out the rotations that mix them (finite, where
+    PyTorch and JAX give NaN), so S's gradient is exact there; for m != n a zero
+    singular value still makes U's or Vh's gradient infinite. ``compute_uv=False``
+    gives S alone (``svdvals``).
 
     >>> a = cr.tensor([[3.0, 0.0], [0.0, -2.0]], requires_grad=True)
     >>> U, S, Vh = cr.svd(a, full_matrices=False)      # or cr.linalg.svd(...)
@@ -531,10 +537,10 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     del hermitian  # the general algorithm serves symmetric matrices too
     if not compute_uv:
         return svdvals(a)
-    if full_matrices:
+    _matrix("svd", a)
+    if full_matrices and shape_of(a)[-1] != shape_of(a)[-2]:
         raise ValueError(f"svd: full_matrices=True for shape {shape_of(a)}; chainrule "
                          f"differentiates the reduced SVD only: pass full_matrices=False")
-    _matrix("svd", a)
     return SVDResult(*_unpack(_svd(a), _svd_cores(a)))
 
 
