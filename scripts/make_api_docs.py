@@ -147,10 +147,11 @@ def sections():
                 "unary functions on Values too). Most are also Tensor methods: "
                 "`cr.exp(x)` is `x.exp()`."),
         Section("Linear algebra", "chainrule.linalg",
-                [Entry("cr.linalg", linalg, "module")] + _entries("linalg.", linalg, ["norm"]),
+                [Entry("cr.linalg", linalg, "module")] + _entries("linalg.", linalg, ["norm", "vector_norm", "matrix_norm", "multi_dot"]),
                 "numpy.linalg's names: `cr.linalg.NAME` is the operation `cr.NAME` above "
                 "(inv, det, slogdet, solve, cholesky, eigh, svd, qr, pinv, ...), except "
-                "`norm`, which has np.linalg.norm's `ord`."),
+                "`norm`, which has np.linalg.norm's `ord`, and the names below, which "
+                "are only here."),
         Section("Methods of Value", "chainrule.Value",
                 _methods(cr.Value, "Value."),
                 "`data` is the number and `grad` the derivative found by `backward()`."),

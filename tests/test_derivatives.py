@@ -597,6 +597,17 @@ for _ord in [None, "fro", "nuc", 2, -2, 1, -1, np.inf, -np.inf]:
                                                     keepdim=True), ((2, 3, 4), "any"))
 case("linalg.norm(2,3,4)", cr.linalg.norm, lambda x: torch.linalg.vector_norm(x),
      ((2, 3, 4), "any"))
+for _ord, _axis in [(2, None), (1, (0, 2)), (np.inf, -1), (3, None)]:
+    case(f"linalg.vector_norm(2,3,4)ord={_ord},axis={_axis}",
+         lambda x, o=_ord, a=_axis: cr.linalg.vector_norm(x, a, ord=o),
+         lambda x, o=_ord, a=_axis: torch.linalg.vector_norm(x, o, dim=a), ((2, 3, 4), "any"))
+for _ord in ["fro", "nuc", 2, -np.inf]:
+    case(f"linalg.matrix_norm(2,3,4)ord={_ord}",
+         lambda x, o=_ord: cr.linalg.matrix_norm(x, keepdims=True, ord=o),
+         lambda x, o=_ord: torch.linalg.matrix_norm(x, o, keepdim=True), ((2, 3, 4), "any"))
+case("linalg.multi_dot", lambda a, b, c: cr.linalg.multi_dot([a, b, c]),
+     lambda a, b, c: torch.linalg.multi_dot([a, b, c]), ((3,), "any"), ((3, 4), "any"),
+     ((4, 2), "any"))
 
 # contractions: einsum in every spelling NumPy accepts
 EINSUMS = [

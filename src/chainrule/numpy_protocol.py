@@ -70,7 +70,9 @@ if hasattr(np.linalg, "svdvals"):  # NumPy 2's array-API spellings in numpy.lina
     LINALG_FUNCTIONS.update({
         np.linalg.svdvals: ops.svdvals, np.linalg.tensordot: ops.tensordot,
         np.linalg.cross: ops.cross, np.linalg.matmul: ops.matmul, np.linalg.outer: ops.outer,
-        np.linalg.trace: lambda x, offset=0, dtype=None: ops.trace(x, offset, -2, -1)})
+        np.linalg.trace: lambda x, offset=0, dtype=None: ops.trace(x, offset, -2, -1),
+        np.linalg.vector_norm: ops.vector_norm, np.linalg.matrix_norm: ops.matrix_norm})
+LINALG_FUNCTIONS[np.linalg.multi_dot] = ops.multi_dot
 FUNCTIONS.update(LINALG_FUNCTIONS)
 
 

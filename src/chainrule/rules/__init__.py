@@ -60,7 +60,8 @@ from .contractions import *  # noqa: F401,F403
 from .contractions import __all__ as _contractions
 
 from .linalg import matmul_jvp_a, matmul_jvp_b, matmul_vjp_a, matmul_vjp_b  # noqa: F401
-from .matrix_functions import linalg_norm  # noqa: F401  (cr.linalg.norm)
+from .matrix_functions import (linalg_norm, matrix_norm, multi_dot,  # noqa: F401
+                               vector_norm)  # (cr.linalg only)
 from .reductions import broadcast_axes, expand_reduced, unbroadcast  # noqa: F401
 from .shapes import astype, getitem, identity, index_add, index_set  # noqa: F401
 

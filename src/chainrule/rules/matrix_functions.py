@@ -223,3 +223,44 @@ def linalg_norm(x, ord=None, axis=None, keepdims=False):
         return _matrix_norm(x, ord, axes, keepdims)
     raise ValueError(f"norm: axis={axis!r}; expected an int or a pair of ints")
 
+
+
+def vector_norm(x, axis=None, keepdims=False, ord=2):
+    """The vector norm over ``axis`` (None: all entries, whatever the shape), as NumPy
+    2's np.linalg.vector_norm; ``ord`` as for the vector norms of ``cr.linalg.norm``.
+
+    >>> cr.linalg.vector_norm(cr.tensor([[3.0, 0.0], [0.0, -4.0]])).item()
+    5.0
+    >>> cr.linalg.vector_norm(cr.tensor([[3.0, 0.0], [0.0, -4.0]]), ord=1).item()
+    7.0
+    """
+    return _vector_norm(x, ord, axis if axis is None or not isinstance(axis, list)
+                        else tuple(axis), keepdims)
+
+
+def matrix_norm(x, keepdims=False, ord="fro"):
+    """The matrix norm of each matrix (last two axes), as NumPy 2's
+    np.linalg.matrix_norm; ``ord`` as for the matrix norms of ``cr.linalg.norm``.
+
+    >>> cr.linalg.matrix_norm(cr.tensor([[3.0, 0.0], [0.0, -4.0]]), ord="nuc").item()
+    7.0
+    """
+    _matrix("matrix_norm", x)
+    return _matrix_norm(x, ord, (-2, -1), keepdims)
+
+
+def multi_dot(arrays):
+    """The product of a list of matrices, as np.linalg.multi_dot: a first 1-D array is
+    a row, a last one a column. Built from matmul, left to right.
+
+    >>> a, b, c = cr.ones(2, 3), cr.ones(3, 4), cr.ones(4)
+    >>> cr.linalg.multi_dot([a, b, c]).data.tolist()
+    [12.0, 12.0]
+    """
+    arrays = list(arrays)
+    if len(arrays) < 2:
+        raise ValueError(f"multi_dot: {len(arrays)} array(s); expected at least 2")
+    result = arrays[0]
+    for array in arrays[1:]:
+        result = matmul(result, array)
+    return result
