@@ -125,3 +125,29 @@ def test_functions_without_a_derivative_give_plain_answers():
     less = np.zeros(3) < x
     assert isinstance(less, cr.Tensor) and less.data.tolist() == [True, False, True]
     assert np.floor(x).data.tolist() == [0.0, -2.0, 2.0]  # piecewise constant
+
+
+def test_a_gaussian_process_marginal_likelihood_has_jaxs_gradient():
+    """The program issue 16 names: a GP's negative log marginal likelihood, written with
+    NumPy (cholesky, solve, slogdet, einsum) and run on Tensors, differentiated in its
+    hyperparameters and its inputs, against the same program in jax.numpy."""
+    rng = np.random.default_rng(16)
+    inputs, targets = rng.uniform(-2.0, 2.0, 6), rng.standard_normal(6)
+
+    def nll(np_, log_scale, log_noise, x):
+        sq = (x[:, None] - x[None, :]) ** 2
+        k = np_.exp(-0.5 * sq / np_.exp(2.0 * log_scale)) + np_.exp(log_noise) * np_.eye(6)
+        chol = np_.linalg.cholesky(k)
+        alpha = np_.linalg.solve(k, targets)
+        logdet = np_.linalg.slogdet(k)[1]
+        half_logdet = np_.sum(np_.log(np_.einsum("ii->i", chol)))   # the same, from L
+        return (0.5 * np_.einsum("i,i->", targets, alpha) + 0.25 * logdet
+                + 0.5 * half_logdet + 3.0 * np_.log(2 * np_.pi))
+
+    args = (0.3, -1.0, inputs)
+    ours = cr.grad(lambda *a: nll(np, *a), argnums=(0, 1, 2))(*args)
+    theirs = jax.grad(lambda *a: nll(jnp, *a), argnums=(0, 1, 2))(*args)
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, np.asarray(b), rtol=1e-10, atol=1e-12)
+    value = float(nll(np, *[cr.tensor(a) for a in args]).data)
+    assert value == pytest.approx(float(nll(jnp, *args)), rel=1e-12)
