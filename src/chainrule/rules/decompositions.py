@@ -432,15 +432,18 @@ def eigvalsh(a, UPLO="L"):
     return np.linalg.eigvalsh(0.5 * (a + np.swapaxes(a, -1, -2)))
 
 
-def _eigenvectors(a):
-    return eigh(a).eigenvectors
+def _eigvalsh_vjp(g, ans, a, UPLO="L"):
+    v = eigh(a).eigenvectors  # Giles 2008, sec. 3.1 with Vbar = 0: Abar = V diag(wbar) V^T
+    return _sym(matmul(v * expand_dims(g, -2), _T(v)))
 
 
-# Giles 2008, sec. 3.1 with Vbar = 0: Abar = V diag(wbar) V^T; dw = diag(V^T dA V).
-eigvalsh.defvjp(lambda g, ans, a, UPLO="L": _sym(matmul(
-    _eigenvectors(a) * expand_dims(g, -2), _T(_eigenvectors(a)))))
-eigvalsh.defjvp(lambda t, ans, a, UPLO="L": _diag(matmul(
-    matmul(_T(_eigenvectors(a)), _sym(t)), _eigenvectors(a))))
+def _eigvalsh_jvp(t, ans, a, UPLO="L"):
+    v = eigh(a).eigenvectors  # dw = diag(V^T dA V)
+    return _diag(matmul(matmul(_T(v), _sym(t)), v))
+
+
+eigvalsh.defvjp(_eigvalsh_vjp)
+eigvalsh.defjvp(_eigvalsh_jvp)
 
 
 def _svd_cores(a):

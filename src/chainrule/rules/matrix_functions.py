@@ -134,7 +134,8 @@ def lstsq(a, b, rcond=None):
         else rcond
     p = pinv(a, cutoff)
     x = matmul(p, b)
-    rank = int(np.linalg.matrix_rank(raw(a), cutoff * np.max(raw(svdvals(raw(a))))))
+    singular = np.linalg.svd(raw(a), compute_uv=False)
+    rank = int(np.sum(singular > cutoff * singular[0])) if singular.size else 0
     if rank == n and m > n:
         r = b - matmul(a, x)
         residuals = sum(r * r, axis=0) if ndim_of(b) == 2 else reshape(sum(r * r), (1,))
