@@ -506,6 +506,17 @@ def _t_slogdet(x):
     return [sign + 0.0 * logdet, logdet]  # (a sign with a zero gradient, as chainrule's)
 
 
+def _eigh_invariants(w, v):
+    """What does not depend on the eigenvectors' signs (NumPy's and PyTorch's may differ):
+    the eigenvalues and the squared entries of the eigenvectors."""
+    return [w, v ** 2]
+
+
+def _svd_invariants(u, s, vh):
+    """Sign-free parts of an SVD: S, squared entries of U and Vh, and U @ Vh."""
+    return [s, u ** 2, vh ** 2, u @ vh]
+
+
 SQUARE = [(3, 3), (2, 3, 3)]
 for _s in SQUARE:
     case(f"inv{_s}", cr.inv, torch.linalg.inv, (_s, "wellcond"),
@@ -524,8 +535,8 @@ for _s in SQUARE:
          (_s, "spd"), prim=lambda x: (D.cholesky, (x,), {}))
     case(f"cholesky(spd(x)){_s}", lambda x: cr.linalg.cholesky(_spd(x)),
          lambda x: torch.linalg.cholesky(_spd(x)), (_s, "any"))
-    case(f"eigh{_s}", lambda x: [cr.eigh(x)[0], cr.eigh(x)[1] ** 2],
-         lambda x: [torch.linalg.eigh(_sym_t(x))[0], torch.linalg.eigh(_sym_t(x))[1] ** 2],
+    case(f"eigh{_s}", lambda x: _eigh_invariants(*cr.eigh(x)),
+         lambda x: _eigh_invariants(*torch.linalg.eigh(_sym_t(x))),
          (_s, "spd"), prim=lambda x: (_dc._eigh, (x,), {}))
     case(f"eigh(spd(x)){_s}", lambda x: cr.linalg.eigh(_spd(x)).eigenvalues,
          lambda x: torch.linalg.eigh(_spd(x))[0], (_s, "any"))
@@ -555,14 +566,8 @@ case("trace(offset=-1)", lambda x: cr.trace(x, -1), lambda x: torch.diagonal(x, 
 case("x.trace()", lambda x: x.trace(), torch.trace, ((3, 3), "any"))
 
 for _s in [(3, 3), (4, 2), (2, 4), (2, 3, 2)]:
-    case(f"svd{_s}", lambda x: [s for s in cr.svd(x, full_matrices=False)[1:2]]
-         + [cr.svd(x, full_matrices=False)[0] ** 2, cr.svd(x, full_matrices=False)[2] ** 2,
-            cr.svd(x, full_matrices=False)[0] @ cr.svd(x, full_matrices=False)[2]],
-         lambda x: [torch.linalg.svd(x, full_matrices=False)[1],
-                    torch.linalg.svd(x, full_matrices=False)[0] ** 2,
-                    torch.linalg.svd(x, full_matrices=False)[2] ** 2,
-                    torch.linalg.svd(x, full_matrices=False)[0]
-                    @ torch.linalg.svd(x, full_matrices=False)[2]],
+    case(f"svd{_s}", lambda x: _svd_invariants(*cr.svd(x, full_matrices=False)),
+         lambda x: _svd_invariants(*torch.linalg.svd(x, full_matrices=False)),
          (_s, "any"), prim=lambda x: (_dc._svd, (x,), {}))
     case(f"svdvals{_s}", cr.svdvals, torch.linalg.svdvals, (_s, "any"),
          prim=lambda x: (D.svdvals, (x,), {}))
