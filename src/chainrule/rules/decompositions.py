@@ -9,8 +9,12 @@ results (eigh, svd, qr) are one primitive whose result packs them side by side a
 last axis (``_pack``): the engine sees one array, and the public function slices the
 pieces out again.
 
-Where a derivative does not exist (repeated eigenvalues or singular values, a singular
-matrix) the rules give inf or NaN, as PyTorch's and JAX's do; the docstrings say where.
+Conventions (docs/conventions.md): cholesky and eigh symmetrise their input, as JAX
+does; at exactly repeated eigenvalues or singular values the vectors' gradient leaves
+out the rotations within the repeated space (finite, where PyTorch and JAX give NaN), so
+the values' gradient stays exact; det's gradient at a singular matrix is the matrix of
+cofactors. Near repeated values, and for inverses of nearly singular matrices, the
+gradients are as large as the calculus says.
 """
 
 import builtins
@@ -20,8 +24,8 @@ import numpy as np
 
 from ..primitive import ndim_of, raw, shape_of
 from .common import op, tangent_lead
-from .linalg import matmul
 from .elementwise import where
+from .linalg import matmul
 from .reductions import prod, sum
 from .shapes import broadcast_to, concatenate, expand_dims, reshape, swapaxes
 
@@ -47,7 +51,7 @@ def _sym(x):
 
 
 def _eye(n, like, k=0, m=None):
-    """An identity of x's dtype (float32 stays float32)."""
+    """An identity (or np.eye(n, m, k)) of like's dtype: float32 stays float32."""
     return np.eye(n, m, k, dtype=np.result_type(raw(like)))
 
 
