@@ -6,7 +6,7 @@ Every function works on a matrix or on a batch of them (leading axes), as numpy.
 does. The rules are written with the table's own operations (``solve``, ``inv``, the
 decompositions themselves), so derivatives of any order follow. Operations with several
 results (eigh, svd, qr) are one primitive whose result packs them side by side along a
-last axis (``_pack``): the engine sees one array, and the public function slices the
+last axis (``matrices._pack``): the engine sees one array, and the public function slices the
 pieces out again.
 
 Conventions (docs/conventions.md): cholesky and eigh symmetrise their input, as JAX
@@ -26,8 +26,10 @@ from ..primitive import ndim_of, raw, shape_of
 from .common import op, tangent_lead
 from .elementwise import where
 from .linalg import matmul
+from .matrices import (check_matrix, check_square, column, diag_embed, diagonal_of, mT,
+                       pack, pack_raw, symmetrised, unpack, zero_gradient)
 from .reductions import prod, sum
-from .shapes import broadcast_to, concatenate, expand_dims, reshape, swapaxes
+from .shapes import concatenate, expand_dims, reshape
 
 __all__ = ["inv", "det", "slogdet", "solve", "solve_triangular", "cholesky", "eigh",
            "eigvalsh", "svd", "svdvals", "qr"]
@@ -36,80 +38,6 @@ EighResult = namedtuple("EighResult", "eigenvalues eigenvectors")
 SVDResult = namedtuple("SVDResult", "U S Vh")
 QRResult = namedtuple("QRResult", "Q R")
 SlogdetResult = namedtuple("SlogdetResult", "sign logabsdet")
-
-
-# ---------------------------------------------------------------------------------------
-# Helpers: transposes, diagonals and packing, all on the last two axes
-# ---------------------------------------------------------------------------------------
-
-def _T(x):
-    return swapaxes(x, -1, -2)
-
-
-def _sym(x):
-    return 0.5 * (x + _T(x))
-
-
-def _eye(n, like, k=0, m=None):
-    """An identity (or np.eye(n, m, k)) of like's dtype: float32 stays float32."""
-    return np.eye(n, m, k, dtype=np.result_type(raw(like)))
-
-
-def _diag(x):
-    """The diagonal of each square matrix (last two axes), as a vector."""
-    return sum(x * _eye(shape_of(x)[-1], x), axis=-1)
-
-
-def _diag_embed(v):
-    """Each vector (last axis) as a diagonal matrix."""
-    return expand_dims(v, -1) * _eye(shape_of(v)[-1], v)
-
-
-def _mat(b):
-    """A vector right-hand side as a one-column matrix (solve's rules use matrices)."""
-    return expand_dims(b, -1)
-
-
-def _square(name, a):
-    shape = shape_of(a)
-    if len(shape) < 2 or shape[-1] != shape[-2]:
-        raise ValueError(f"{name}: a matrix of shape {shape}; expected square matrices "
-                         f"of shape (..., n, n)")
-
-
-def _matrix(name, a):
-    if ndim_of(a) < 2:
-        raise ValueError(f"{name}: an array of shape {shape_of(a)}; expected matrices of "
-                         f"shape (..., m, n)")
-
-
-def _pack_raw(parts, cores):
-    """Arrays with trailing shapes ``cores`` side by side along one last axis."""
-    return np.concatenate([np.reshape(p, np.shape(p)[:np.ndim(p) - len(c)] + (-1,))
-                           for p, c in zip(parts, cores)], axis=-1)
-
-
-def _pack(parts, cores):
-    """The same with the table's operations (for tangents: leading axes stay in front)."""
-    return concatenate([reshape(p, shape_of(p)[:ndim_of(p) - len(c)] + (-1,))
-                        for p, c in zip(parts, cores)], axis=-1)
-
-
-def _unpack(packed, cores):
-    """The pieces of a packed array (or gradient), each with its trailing shape."""
-    pieces, start = [], 0
-    for core in cores:
-        size = int(np.prod(core))
-        piece = packed[..., start:start + size]
-        pieces.append(reshape(piece, shape_of(piece)[:-1] + tuple(core)))
-        start += size
-    return pieces
-
-
-def _zero_gradient(g, a):
-    """The gradient of a result with derivative 0 (a sign), for each matrix of a."""
-    return broadcast_to(expand_dims(expand_dims(g, -1), -1) * 0.0,
-                        shape_of(g) + shape_of(a)[-2:])
 
 
 # ---------------------------------------------------------------------------------------
@@ -130,12 +58,12 @@ def inv(a):
     >>> a.grad.tolist()
     [[-0.25, -0.125], [-0.125, -0.0625]]
     """
-    _square("inv", a)
+    check_square("inv", a)
     return np.linalg.inv(a)
 
 
 # Giles 2008, sec. 2.2.3: d(A^-1) = -A^-1 dA A^-1, so Abar = -A^-T Cbar A^-T.
-inv.defvjp(lambda g, ans, a: -matmul(matmul(_T(ans), g), _T(ans)))
+inv.defvjp(lambda g, ans, a: -matmul(matmul(mT(ans), g), mT(ans)))
 inv.defjvp(lambda t, ans, a: -matmul(matmul(ans, t), ans))
 
 
@@ -154,7 +82,7 @@ def det(a):
     >>> np.round(a.grad, 12).tolist()         # the cofactors
     [[3.0, -1.0], [-1.0, 2.0]]
     """
-    _square("det", a)
+    check_square("det", a)
     return np.linalg.det(a)
 
 
@@ -163,7 +91,7 @@ def _cofactors(a, det_a):
     the batch is singular (no inverse, but cofactors all the same), through the SVD
     A = U diag(s) Vh: det(U) det(Vh) U diag(prod_{j != i} s_j) Vh."""
     if np.all(raw(det_a) != 0):
-        return expand_dims(expand_dims(det_a, -1), -1) * _T(inv(a))
+        return expand_dims(expand_dims(det_a, -1), -1) * mT(inv(a))
     u, s, vh = svd(a, full_matrices=False)
     n = shape_of(a)[-1]
     others = prod(where(np.eye(n, dtype=bool), 1.0, expand_dims(s, -2)), axis=-1)
@@ -179,13 +107,13 @@ det.defjvp(lambda t, ans, a: sum(_cofactors(a, ans) * t, axis=(-2, -1)))
 
 @op("logabsdet")
 def _logabsdet(a):
-    _square("slogdet", a)
+    check_square("slogdet", a)
     return np.linalg.slogdet(a)[1]
 
 
 # d log|det A| = tr(A^-1 dA) (Giles 2008, sec. 2.2.4, divided by det A)
-_logabsdet.defvjp(lambda g, ans, a: expand_dims(expand_dims(g, -1), -1) * _T(inv(a)))
-_logabsdet.defjvp(lambda t, ans, a: sum(_T(inv(a)) * t, axis=(-2, -1)))
+_logabsdet.defvjp(lambda g, ans, a: expand_dims(expand_dims(g, -1), -1) * mT(inv(a)))
+_logabsdet.defjvp(lambda t, ans, a: sum(mT(inv(a)) * t, axis=(-2, -1)))
 
 
 @op("det_sign")
@@ -194,7 +122,7 @@ def _det_sign(a):
 
 
 # the sign is piecewise constant: derivative 0 wherever it exists
-_det_sign.defvjp(lambda g, ans, a: _zero_gradient(g, a))
+_det_sign.defvjp(lambda g, ans, a: zero_gradient(g, a))
 _det_sign.defjvp(lambda t, ans, a: sum(t, axis=(-2, -1)) * 0.0)
 
 
@@ -232,7 +160,7 @@ def solve(a, b):
     >>> b.grad.tolist(), a.grad.tolist()
     ([0.5, 0.25], [[-0.5, -0.25], [-0.25, -0.125]])
     """
-    _square("solve", a)
+    check_square("solve", a)
     n = shape_of(a)[-1]
     b_rows = shape_of(b)[0] if ndim_of(b) == 1 else shape_of(b)[-2] if ndim_of(b) >= 2 else None
     if b_rows != n:
@@ -244,15 +172,15 @@ def solve(a, b):
 def _solve_vjp_b(g, ans, a, b):
     """solve(a^T, g), with g a (batch of) vector(s) when b is one."""
     if ndim_of(b) == 1:
-        return solve(_T(a), _mat(g))[..., 0]
-    return solve(_T(a), g)
+        return solve(mT(a), column(g))[..., 0]
+    return solve(mT(a), g)
 
 
 def _solve_vjp_a(g, ans, a, b):
     gb = _solve_vjp_b(g, ans, a, b)
     if ndim_of(b) == 1:  # -gb x^T, an outer product for each vector
         return -expand_dims(gb, -1) * expand_dims(ans, -2)
-    return -matmul(gb, _T(ans))
+    return -matmul(gb, mT(ans))
 
 
 def _behind_batch(t, x, ndim):
@@ -264,14 +192,14 @@ def _behind_batch(t, x, ndim):
 def _solve_jvp_a(t, ans, a, b):
     if ndim_of(b) == 1:
         t = _behind_batch(t, a, ndim_of(ans) + 1)
-        return -solve(a, matmul(t, _mat(ans)))[..., 0]
+        return -solve(a, matmul(t, column(ans)))[..., 0]
     return -solve(a, matmul(_behind_batch(t, a, ndim_of(ans)), ans))
 
 
 def _solve_jvp_b(t, ans, a, b):
     t = _behind_batch(t, b, ndim_of(ans))
     if ndim_of(b) == 1:
-        return solve(a, _mat(t))[..., 0]
+        return solve(a, column(t))[..., 0]
     return solve(a, t)
 
 
@@ -292,7 +220,7 @@ def solve_triangular(a, b, lower=False):
     >>> cr.solve_triangular(a, cr.tensor([2.0, 5.0]), lower=True).data.tolist()
     [1.0, 1.0]
     """
-    _square("solve_triangular", a)
+    check_square("solve_triangular", a)
     n = shape_of(a)[-1]
     mask = np.tril(np.ones((n, n), dtype=bool)) if lower else np.triu(np.ones((n, n), bool))
     return solve(a * mask.astype(np.result_type(raw(a))), b)
@@ -319,7 +247,7 @@ def cholesky(a):
     >>> a.grad.tolist()
     [[0.1875, 0.125], [0.125, 0.25]]
     """
-    _square("cholesky", a)
+    check_square("cholesky", a)
     return np.linalg.cholesky(0.5 * (a + np.swapaxes(a, -1, -2)))
 
 
@@ -331,19 +259,19 @@ def _phi(x):
 
 def _right_solve(y, L):
     """y @ L^-1: (L^-T y^T)^T."""
-    return _T(solve(_T(L), _T(y)))
+    return mT(solve(mT(L), mT(y)))
 
 
 def _cholesky_vjp(g, ans, a):
     # Murray 2016, "Differentiation of the Cholesky decomposition", eq. 10:
     # Abar = L^-T Phi(L^T Lbar) L^-1, symmetrised (the forward symmetrises a).
-    inner = _phi(matmul(_T(ans), g))
-    return _sym(_right_solve(solve(_T(ans), inner), ans))
+    inner = _phi(matmul(mT(ans), g))
+    return symmetrised(_right_solve(solve(mT(ans), inner), ans))
 
 
 def _cholesky_jvp(t, ans, a):
     # Murray 2016, eq. 7: dL = L Phi(L^-1 dA L^-T), dA symmetrised.
-    inner = _right_solve(solve(ans, _sym(t)), _T(ans))
+    inner = _right_solve(solve(ans, symmetrised(t)), mT(ans))
     return matmul(ans, _phi(inner))
 
 
@@ -354,15 +282,15 @@ cholesky.defjvp(_cholesky_jvp)
 @op("eigh")
 def _eigh(a):
     """eigh's two results packed: eigenvalues (n,), then eigenvectors (n, n)."""
-    _square("eigh", a)
+    check_square("eigh", a)
     n = shape_of(a)[-1]
     w, v = np.linalg.eigh(0.5 * (a + np.swapaxes(a, -1, -2)))
-    return _pack_raw([w, v], [(n,), (n, n)])
+    return pack_raw([w, v], [(n,), (n, n)])
 
 
 def _eigh_parts(ans, a):
     n = shape_of(a)[-1]
-    return _unpack(ans, [(n,), (n, n)])
+    return unpack(ans, [(n,), (n, n)])
 
 
 def _eigen_gaps(w):
@@ -378,16 +306,16 @@ def _eigh_vjp(g, ans, a):
     # Abar = V (diag(wbar) + F o (V^T Vbar)) V^T, symmetrised (the forward symmetrises).
     w, v = _eigh_parts(ans, a)
     gw, gv = _eigh_parts(g, a)
-    inner = _diag_embed(gw) + _eigen_gaps(w) * matmul(_T(v), gv)
-    return _sym(matmul(matmul(v, inner), _T(v)))
+    inner = diag_embed(gw) + _eigen_gaps(w) * matmul(mT(v), gv)
+    return symmetrised(matmul(matmul(v, inner), mT(v)))
 
 
 def _eigh_jvp(t, ans, a):
     # Giles 2008, sec. 3.1: dw = diag(V^T dA V), dV = V (F o (V^T dA V)).
     w, v = _eigh_parts(ans, a)
     n = shape_of(a)[-1]
-    m = matmul(matmul(_T(v), _sym(t)), v)
-    return _pack([_diag(m), matmul(v, _eigen_gaps(w) * m)], [(n,), (n, n)])
+    m = matmul(matmul(mT(v), symmetrised(t)), v)
+    return pack([diagonal_of(m), matmul(v, _eigen_gaps(w) * m)], [(n,), (n, n)])
 
 
 _eigh.defvjp(_eigh_vjp)
@@ -416,7 +344,7 @@ def eigh(a, UPLO="L"):
     [[0.5, 0.5], [0.5, 0.5]]
     """
     del UPLO  # the input is symmetrised, so both triangles count
-    _square("eigh", a)
+    check_square("eigh", a)
     return EighResult(*_eigh_parts(_eigh(a), a))
 
 
@@ -432,18 +360,18 @@ def eigvalsh(a, UPLO="L"):
     >>> np.round(cr.eigvalsh(a).data, 12).tolist()
     [1.0, 3.0]
     """
-    _square("eigvalsh", a)
+    check_square("eigvalsh", a)
     return np.linalg.eigvalsh(0.5 * (a + np.swapaxes(a, -1, -2)))
 
 
 def _eigvalsh_vjp(g, ans, a, UPLO="L"):
     v = eigh(a).eigenvectors  # Giles 2008, sec. 3.1 with Vbar = 0: Abar = V diag(wbar) V^T
-    return _sym(matmul(v * expand_dims(g, -2), _T(v)))
+    return symmetrised(matmul(v * expand_dims(g, -2), mT(v)))
 
 
 def _eigvalsh_jvp(t, ans, a, UPLO="L"):
     v = eigh(a).eigenvectors  # dw = diag(V^T dA V)
-    return _diag(matmul(matmul(_T(v), _sym(t)), v))
+    return diagonal_of(matmul(matmul(mT(v), symmetrised(t)), v))
 
 
 eigvalsh.defvjp(_eigvalsh_vjp)
@@ -459,9 +387,9 @@ def _svd_cores(a):
 @op("svd")
 def _svd(a):
     """svd's three results packed: U (m, k), S (k,), Vh (k, n)."""
-    _matrix("svd", a)
+    check_matrix("svd", a)
     u, s, vh = np.linalg.svd(a, full_matrices=False)
-    return _pack_raw([u, s, vh], _svd_cores(a))
+    return pack_raw([u, s, vh], _svd_cores(a))
 
 
 def _singular_gaps(s):
@@ -474,43 +402,43 @@ def _svd_jvp(t, ans, a):
     # svd_jvp_rule: with P = U^T dA V, dS = diag(P),
     # dU = U (F o (P S + S P^T)) + (I - U U^T) dA V S^-1,
     # dV = V (F o (S P + P^T S)) + (I - V V^T) dA^T U S^-1.
-    u, s, vh = _unpack(ans, _svd_cores(a))
+    u, s, vh = unpack(ans, _svd_cores(a))
     m, n = shape_of(a)[-2:]
-    v = _T(vh)
-    p = matmul(matmul(_T(u), t), v)
+    v = mT(vh)
+    p = matmul(matmul(mT(u), t), v)
     f = _singular_gaps(s)
     row, col = expand_dims(s, -2), expand_dims(s, -1)   # s_j across, s_i down
     ps = p * row
     sp = col * p
-    du = matmul(u, f * (ps + _T(ps)))
-    dv = matmul(v, f * (sp + _T(sp)))
+    du = matmul(u, f * (ps + mT(ps)))
+    dv = matmul(v, f * (sp + mT(sp)))
     if m > n:
         dav = matmul(t, v)
-        du = du + (dav - matmul(u, matmul(_T(u), dav))) / row
+        du = du + (dav - matmul(u, matmul(mT(u), dav))) / row
     if n > m:
-        dau = matmul(_T(t), u)
+        dau = matmul(mT(t), u)
         dv = dv + (dau - matmul(v, matmul(vh, dau))) / row
-    return _pack([du, _diag(p), _T(dv)], _svd_cores(a))
+    return pack([du, diagonal_of(p), mT(dv)], _svd_cores(a))
 
 
 def _svd_vjp(g, ans, a):
     # The adjoint of _svd_jvp (the same sources): with X = F o (U^T Ubar),
     # Y = F o (V^T Vbar), Pbar = diag(Sbar) + (X + X^T) S + S (Y + Y^T), and
     # Abar = U Pbar V^T plus the two projections' terms.
-    u, s, vh = _unpack(ans, _svd_cores(a))
-    gu, gs, gvh = _unpack(g, _svd_cores(a))
+    u, s, vh = unpack(ans, _svd_cores(a))
+    gu, gs, gvh = unpack(g, _svd_cores(a))
     m, n = shape_of(a)[-2:]
-    v, gv = _T(vh), _T(gvh)
+    v, gv = mT(vh), mT(gvh)
     f = _singular_gaps(s)
     row, col = expand_dims(s, -2), expand_dims(s, -1)
-    x = f * matmul(_T(u), gu)
-    y = f * matmul(_T(v), gv)
-    pbar = _diag_embed(gs) + (x + _T(x)) * row + col * (y + _T(y))
+    x = f * matmul(mT(u), gu)
+    y = f * matmul(mT(v), gv)
+    pbar = diag_embed(gs) + (x + mT(x)) * row + col * (y + mT(y))
     abar = matmul(matmul(u, pbar), vh)
     if m > n:
-        abar = abar + matmul((gu - matmul(u, matmul(_T(u), gu))) / row, vh)
+        abar = abar + matmul((gu - matmul(u, matmul(mT(u), gu))) / row, vh)
     if n > m:
-        abar = abar + matmul(u, _T((gv - matmul(v, matmul(vh, gv))) / row))
+        abar = abar + matmul(u, mT((gv - matmul(v, matmul(vh, gv))) / row))
     return abar
 
 
@@ -544,11 +472,11 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     del hermitian  # the general algorithm serves symmetric matrices too
     if not compute_uv:
         return svdvals(a)
-    _matrix("svd", a)
+    check_matrix("svd", a)
     if full_matrices and shape_of(a)[-1] != shape_of(a)[-2]:
         raise ValueError(f"svd: full_matrices=True for shape {shape_of(a)}; chainrule "
                          f"differentiates the reduced SVD only: pass full_matrices=False")
-    return SVDResult(*_unpack(_svd(a), _svd_cores(a)))
+    return SVDResult(*unpack(_svd(a), _svd_cores(a)))
 
 
 @op("svdvals")
@@ -561,7 +489,7 @@ def svdvals(a):
     >>> np.round(cr.svdvals(cr.tensor([[3.0, 0.0], [0.0, -2.0]])).data, 12).tolist()
     [3.0, 2.0]
     """
-    _matrix("svdvals", a)
+    check_matrix("svdvals", a)
     return np.linalg.svd(a, compute_uv=False)
 
 
@@ -577,7 +505,7 @@ def _svdvals_vjp(g, ans, a):
 
 def _svdvals_jvp(t, ans, a):
     u, vh = _uv(a)  # dS = diag(U^T dA V)
-    return _diag(matmul(matmul(_T(u), t), _T(vh)))
+    return diagonal_of(matmul(matmul(mT(u), t), mT(vh)))
 
 
 svdvals.defvjp(_svdvals_vjp)
@@ -588,7 +516,7 @@ svdvals.defjvp(_svdvals_jvp)
 def _qr(a):
     """qr's two results packed: Q (m, n), R (n, n), for m >= n."""
     q, r = np.linalg.qr(a)
-    return _pack_raw([q, r], _qr_cores(a))
+    return pack_raw([q, r], _qr_cores(a))
 
 
 def _qr_cores(a):
@@ -606,23 +534,23 @@ def _qr_jvp(t, ans, a):
     # with application in optimum experimental design", and JAX's qr_jvp_rule:
     # C = dA R^-1, B = Q^T C, W = tril(B, -1) - tril(B, -1)^T,
     # dQ = Q (W - B) + C, dR = (B - W) R.
-    q, r = _unpack(ans, _qr_cores(a))
+    q, r = unpack(ans, _qr_cores(a))
     c = _right_solve(t, r)
-    b = matmul(_T(q), c)
+    b = matmul(mT(q), c)
     low = _strictly_lower(b)
-    w = low - _T(low)
-    return _pack([matmul(q, w - b) + c, matmul(b - w, r)], _qr_cores(a))
+    w = low - mT(low)
+    return pack([matmul(q, w - b) + c, matmul(b - w, r)], _qr_cores(a))
 
 
 def _qr_vjp(g, ans, a):
     # The adjoint of _qr_jvp: with M = Q^T Qbar - Rbar R^T,
     # Bbar = tril(M - M^T, -1) - M, Cbar = Qbar + Q Bbar, Abar = Cbar R^-T.
-    q, r = _unpack(ans, _qr_cores(a))
-    gq, gr = _unpack(g, _qr_cores(a))
-    m = matmul(_T(q), gq) - matmul(gr, _T(r))
-    bbar = _strictly_lower(m - _T(m)) - m
+    q, r = unpack(ans, _qr_cores(a))
+    gq, gr = unpack(g, _qr_cores(a))
+    m = matmul(mT(q), gq) - matmul(gr, mT(r))
+    bbar = _strictly_lower(m - mT(m)) - m
     cbar = gq + matmul(q, bbar)
-    return _T(solve(r, _T(cbar)))
+    return mT(solve(r, mT(cbar)))
 
 
 _qr.defvjp(_qr_vjp)
@@ -643,9 +571,9 @@ def qr(a, mode="reduced"):
     """
     if mode != "reduced":
         raise ValueError(f"qr: mode={mode!r}; chainrule differentiates mode='reduced' only")
-    _matrix("qr", a)
+    check_matrix("qr", a)
     m, n = shape_of(a)[-2:]
     if m >= n:
-        return QRResult(*_unpack(_qr(a), _qr_cores(a)))
-    q, r1 = _unpack(_qr(a[..., :m]), _qr_cores(a[..., :m]))
-    return QRResult(q, concatenate([r1, matmul(_T(q), a[..., m:])], axis=-1))
+        return QRResult(*unpack(_qr(a), _qr_cores(a)))
+    q, r1 = unpack(_qr(a[..., :m]), _qr_cores(a[..., :m]))
+    return QRResult(q, concatenate([r1, matmul(mT(q), a[..., m:])], axis=-1))

@@ -10,9 +10,10 @@ import numpy as np
 
 from ..primitive import ndim_of, raw, shape_of
 from .common import op
-from .decompositions import _T, _eye, _matrix, _square, inv, svdvals
+from .decompositions import inv, svdvals
 from .elementwise import absolute, power, sign
 from .linalg import matmul
+from .matrices import check_matrix, check_square, eye_like, mT
 from .reductions import max, min, norm, sum
 from .shapes import reshape, transpose
 
@@ -31,7 +32,7 @@ def pinv(a, rcond=None, hermitian=False):
     >>> cr.pinv(a).data.tolist()              # or cr.linalg.pinv(a)
     [[1.0, 0.0, 0.0], [0.0, 0.5, 0.0]]
     """
-    _matrix("pinv", a)
+    check_matrix("pinv", a)
     return np.linalg.pinv(a, 1e-15 if rcond is None else rcond, hermitian)
 
 
@@ -39,10 +40,10 @@ def _pinv_jvp(t, ans, a, rcond=None, hermitian=False):
     # Golub & Pereyra 1973, "The differentiation of pseudo-inverses", eq. 4.12:
     # dP = -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P.
     p = ans
-    ta = _T(t)
+    ta = mT(t)
     first = -matmul(matmul(p, t), p)
-    second = matmul(matmul(p, _T(p)), ta - matmul(matmul(ta, a), p))
-    third = matmul(ta - matmul(p, matmul(a, ta)), matmul(_T(p), p))
+    second = matmul(matmul(p, mT(p)), ta - matmul(matmul(ta, a), p))
+    third = matmul(ta - matmul(p, matmul(a, ta)), matmul(mT(p), p))
     return first + second + third
 
 
@@ -50,10 +51,10 @@ def _pinv_vjp(g, ans, a, rcond=None, hermitian=False):
     # The adjoint of _pinv_jvp: Abar = -P^T G P^T + (I - A P) G^T P P^T
     #                                 + P^T P G^T (I - P A).
     p = ans
-    gt = _T(g)
-    first = -matmul(matmul(_T(p), g), _T(p))
-    second = matmul(gt - matmul(a, matmul(p, gt)), matmul(p, _T(p)))
-    third = matmul(matmul(_T(p), p), gt - matmul(matmul(gt, p), a))
+    gt = mT(g)
+    first = -matmul(matmul(mT(p), g), mT(p))
+    second = matmul(gt - matmul(a, matmul(p, gt)), matmul(p, mT(p)))
+    third = matmul(matmul(mT(p), p), gt - matmul(matmul(gt, p), a))
     return first + second + third
 
 
@@ -82,7 +83,7 @@ def trace(a, offset=0, axis1=0, axis2=1):
     rest = [i for i in range(nd) if i not in (ax1, ax2)]
     moved = transpose(a, tuple(rest + [ax1, ax2]))
     n, m = shape_of(a)[ax1], shape_of(a)[ax2]
-    return sum(moved * _eye(n, a, offset, m), axis=(-2, -1))
+    return sum(moved * eye_like(n, a, offset, m), axis=(-2, -1))
 
 
 def matrix_power(a, n):
@@ -94,11 +95,11 @@ def matrix_power(a, n):
     >>> cr.matrix_power(a, 3).data.tolist()   # or cr.linalg.matrix_power(a, 3)
     [[1.0, 3.0], [0.0, 1.0]]
     """
-    _square("matrix_power", a)
+    check_square("matrix_power", a)
     if not isinstance(n, (int, np.integer)):
         raise TypeError(f"matrix_power: exponent {n!r}; expected an integer")
     if n == 0:
-        return a * 0 + _eye(shape_of(a)[-1], a)
+        return a * 0 + eye_like(shape_of(a)[-1], a)
     if n < 0:
         a, n = inv(a), -n
     result, square = None, a
@@ -125,7 +126,7 @@ def lstsq(a, b, rcond=None):
     >>> np.round(x.data, 12).tolist(), rank
     ([1.333333333333, 1.333333333333], 2)
     """
-    _matrix("lstsq", a)
+    check_matrix("lstsq", a)
     if ndim_of(a) != 2 or ndim_of(b) not in (1, 2) or shape_of(b)[0] != shape_of(a)[0]:
         raise ValueError(f"lstsq: a of shape {shape_of(a)} and b of shape {shape_of(b)}; "
                          f"expected (m, n) and (m,) or (m, k)")
@@ -246,7 +247,7 @@ def matrix_norm(x, keepdims=False, ord="fro"):
     >>> cr.linalg.matrix_norm(cr.tensor([[3.0, 0.0], [0.0, -4.0]]), ord="nuc").item()
     7.0
     """
-    _matrix("matrix_norm", x)
+    check_matrix("matrix_norm", x)
     return _matrix_norm(x, ord, (-2, -1), keepdims)
 
 
