@@ -151,3 +151,27 @@ def test_a_gaussian_process_marginal_likelihood_has_jaxs_gradient():
         np.testing.assert_allclose(a, np.asarray(b), rtol=1e-10, atol=1e-12)
     value = float(nll(np, *[cr.tensor(a) for a in args]).data)
     assert value == pytest.approx(float(nll(jnp, *args)), rel=1e-12)
+
+
+def test_third_derivatives_through_the_decompositions_match_jax():
+    """Derivatives of any order: the rules of cholesky, eigh, slogdet, svd, qr, pinv and
+    einsum are written with the table's operations, so grad of grad of grad (and
+    forward mode over reverse mode) runs through them, and agrees with JAX."""
+    a = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
+    d = np.array([[0.3, -0.1, 0.2], [0.4, 0.1, -0.5], [0.0, 0.2, 0.1]])
+
+    def f(np_, t):
+        m = a + t * d
+        s = m + m.T
+        return (np_.sum(np_.linalg.cholesky(s) ** 2 * WEIGHTS)
+                + np_.sum(np_.linalg.eigh(s)[1] ** 2 * WEIGHTS) + np_.linalg.slogdet(m)[1]
+                + np_.sum(np_.linalg.svd(m, full_matrices=False)[1] ** 3)
+                + np_.sum(np_.linalg.qr(m)[1] ** 2 * WEIGHTS) + np_.sum(np_.linalg.pinv(m))
+                + np_.einsum("ij,jk,ki->", m, m, m))
+
+    ours, theirs = (lambda t: f(np, t)), (lambda t: f(jnp, t))
+    for _ in range(3):
+        ours, theirs = cr.grad(ours), jax.grad(theirs)
+        np.testing.assert_allclose(ours(0.1), float(theirs(0.1)), rtol=1e-9)
+    mixed = cr.jacfwd(cr.jacfwd(cr.grad(lambda t: f(np, t))))(0.1)
+    np.testing.assert_allclose(mixed, float(theirs(0.1)), rtol=1e-9)
