@@ -55,8 +55,8 @@ FUNCTIONS = {
 }
 
 
-# numpy.linalg and the contractions (chainrule.rules.decompositions, .contractions);
-# np.linalg.norm here, with ord, replaces the 2-norm-only adapter above
+# numpy.linalg and the contractions (rules.decompositions, .matrix_functions,
+# .contractions); np.linalg.norm here, with ord, replaces the 2-norm-only adapter above
 LINALG_FUNCTIONS = {
     np.linalg.inv: ops.inv, np.linalg.det: ops.det, np.linalg.slogdet: ops.slogdet,
     np.linalg.solve: ops.solve, np.linalg.cholesky: ops.cholesky, np.linalg.eigh: ops.eigh,
@@ -65,6 +65,7 @@ LINALG_FUNCTIONS = {
     np.linalg.lstsq: ops.lstsq, np.linalg.norm: ops.linalg_norm, np.trace: ops.trace,
     np.einsum: ops.einsum, np.tensordot: ops.tensordot, np.inner: ops.inner,
     np.kron: ops.kron, np.vdot: ops.vdot, np.cross: ops.cross,
+    np.linalg.multi_dot: ops.multi_dot,
 }
 if hasattr(np.linalg, "svdvals"):  # NumPy 2's array-API spellings in numpy.linalg
     LINALG_FUNCTIONS.update({
@@ -72,7 +73,6 @@ if hasattr(np.linalg, "svdvals"):  # NumPy 2's array-API spellings in numpy.lina
         np.linalg.cross: ops.cross, np.linalg.matmul: ops.matmul, np.linalg.outer: ops.outer,
         np.linalg.trace: lambda x, offset=0, dtype=None: ops.trace(x, offset, -2, -1),
         np.linalg.vector_norm: ops.vector_norm, np.linalg.matrix_norm: ops.matrix_norm})
-LINALG_FUNCTIONS[np.linalg.multi_dot] = ops.multi_dot
 FUNCTIONS.update(LINALG_FUNCTIONS)
 
 
