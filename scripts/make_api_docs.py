@@ -129,6 +129,7 @@ def sections():
     optim = importlib.import_module("chainrule.optim")
     data = importlib.import_module("chainrule.data")
     checkpoint = importlib.import_module("chainrule.checkpoint")
+    linalg = importlib.import_module("chainrule.linalg")
     placed = set(ENGINES + TRANSFORMS + MODES + PICTURES + CHECKPOINT_TOP)
     operations = [name for name in cr.__all__ if name not in placed
                   and not inspect.ismodule(getattr(cr, name))]
@@ -145,6 +146,12 @@ def sections():
                 "Differentiable operations on Tensors, NumPy arrays and numbers (the "
                 "unary functions on Values too). Most are also Tensor methods: "
                 "`cr.exp(x)` is `x.exp()`."),
+        Section("Linear algebra", "chainrule.linalg",
+                [Entry("cr.linalg", linalg, "module")] + _entries("linalg.", linalg, ["norm", "vector_norm", "matrix_norm", "multi_dot"]),
+                "numpy.linalg's names: `cr.linalg.NAME` is the operation `cr.NAME` above "
+                "(inv, det, slogdet, solve, cholesky, eigh, svd, qr, pinv, ...), except "
+                "`norm`, which has np.linalg.norm's `ord`, and the names below, which "
+                "are only here."),
         Section("Methods of Value", "chainrule.Value",
                 _methods(cr.Value, "Value."),
                 "`data` is the number and `grad` the derivative found by `backward()`."),

@@ -64,8 +64,16 @@ def draw(rng, shape, domain):
     any: |x| in [0.2, 1.5], either sign (away from the kinks of relu, abs, sign at 0,
     and from 0 for division); pos: [0.5, 2] (log, sqrt, a base of a real power);
     unit: [-0.9, 0.9] (tan, log1p); wide: normal with scale 2 (softmax, logsumexp);
-    prob: [0.05, 0.95] (targets of a binary cross-entropy); gt1: [1.2, 3] (arccosh).
+    prob: [0.05, 0.95] (targets of a binary cross-entropy); gt1: [1.2, 3] (arccosh);
+    spd: symmetric positive definite matrices on the last two axes (x x^T + n I from an
+    "any" x); wellcond: an "any" matrix plus 3 I (inverses, determinants and solves far
+    from singular).
     """
+    if domain in ("spd", "wellcond"):
+        x, n = draw(rng, shape, "any"), shape[-1]
+        if domain == "wellcond":
+            return x + 3.0 * np.eye(n)
+        return x @ np.swapaxes(x, -1, -2) + n * np.eye(n)
     if domain == "any":
         out = rng.uniform(0.2, 1.5, shape) * rng.choice([-1.0, 1.0], shape)
     elif domain == "pos":
@@ -512,6 +520,191 @@ case("outer(3,)(4,)", cr.outer, torch.outer, ((3,), "any"), ((4,), "any"))
 case("outer(2,2)(3,)", cr.outer, lambda a, b: torch.outer(a.flatten(), b),
      ((2, 2), "any"), ((3,), "any"))
 case("x.outer(y)", lambda a, b: a.outer(b), torch.outer, ((2,), "any"), ((3,), "any"))
+
+# --- Linear algebra: decompositions, solves, contractions ------------------------------
+
+from chainrule.rules import contractions as _cn, decompositions as _dc  # noqa: E402
+
+
+def _eye_like(x, n):
+    """An identity of x's kind and dtype (a torch tensor or an ndarray)."""
+    return torch.eye(n, dtype=x.dtype) if isinstance(x, torch.Tensor) else np.eye(n, dtype=x.dtype)
+
+
+def _spd(x):
+    """x x^T + n I: symmetric positive definite, built from a free matrix inside the
+    function, so that PyTorch, the differences and chainrule see the same function."""
+    n = x.shape[-1]
+    return x @ x.swapaxes(-1, -2) + n * _eye_like(x, n)
+
+
+def _sym_t(x):
+    """(x + x^T)/2 in PyTorch: chainrule's cholesky and eigh symmetrise their input (as
+    JAX's do), PyTorch's read one triangle; on this the two are the same function."""
+    return 0.5 * (x + x.mT)
+
+
+def _t_slogdet(x):
+    sign, logdet = torch.linalg.slogdet(x)
+    return [sign + 0.0 * logdet, logdet]  # (a sign with a zero gradient, as chainrule's)
+
+
+def _eigh_invariants(w, v):
+    """What does not depend on the eigenvectors' signs (NumPy's and PyTorch's may differ):
+    the eigenvalues and the squared entries of the eigenvectors."""
+    return [w, v ** 2]
+
+
+def _svd_invariants(u, s, vh):
+    """Sign-free parts of an SVD: S, squared entries of U and Vh, and U @ Vh."""
+    return [s, u ** 2, vh ** 2, u @ vh]
+
+
+SQUARE = [(3, 3), (2, 3, 3)]
+for _s in SQUARE:
+    case(f"inv{_s}", cr.inv, torch.linalg.inv, (_s, "wellcond"),
+         prim=lambda x: (D.inv, (x,), {}))
+    case(f"det{_s}", cr.det, torch.linalg.det, (_s, "wellcond"),
+         prim=lambda x: (D.det, (x,), {}))
+    case(f"slogdet{_s}", lambda x: list(cr.slogdet(x)), _t_slogdet, (_s, "wellcond"))
+    case(f"slogdet(-x){_s}", lambda x: list(cr.slogdet(-x)), lambda x: _t_slogdet(-x),
+         (_s, "wellcond"))
+    case(f"logabsdet{_s}", lambda x: cr.slogdet(x)[1], lambda x: torch.linalg.slogdet(x)[1],
+         (_s, "wellcond"), prim=lambda x: (_dc._logabsdet, (x,), {}))
+    case(f"slogdet sign{_s}", lambda x: cr.slogdet(x)[0] * x.sum(),
+         lambda x: torch.linalg.slogdet(x)[0] * x.sum(), (_s, "wellcond"),
+         prim=lambda x: (_dc._det_sign, (x,), {}))
+    case(f"cholesky{_s}", cr.cholesky, lambda x: torch.linalg.cholesky(_sym_t(x)),
+         (_s, "spd"), prim=lambda x: (D.cholesky, (x,), {}))
+    case(f"cholesky(spd(x)){_s}", lambda x: cr.linalg.cholesky(_spd(x)),
+         lambda x: torch.linalg.cholesky(_spd(x)), (_s, "any"))
+    case(f"eigh{_s}", lambda x: _eigh_invariants(*cr.eigh(x)),
+         lambda x: _eigh_invariants(*torch.linalg.eigh(_sym_t(x))),
+         (_s, "spd"), prim=lambda x: (_dc._eigh, (x,), {}))
+    case(f"eigh(spd(x)){_s}", lambda x: cr.linalg.eigh(_spd(x)).eigenvalues,
+         lambda x: torch.linalg.eigh(_spd(x))[0], (_s, "any"))
+    case(f"eigvalsh{_s}", cr.eigvalsh, lambda x: torch.linalg.eigvalsh(_sym_t(x)),
+         (_s, "spd"), prim=lambda x: (D.eigvalsh, (x,), {}))
+    case(f"trace{_s}", lambda x: cr.trace(x, axis1=-2, axis2=-1),
+         lambda x: torch.diagonal(x, 0, -2, -1).sum(-1), (_s, "any"))
+    for _n in (0, 1, 3, -2):
+        case(f"matrix_power({_n}){_s}", lambda x, n=_n: cr.matrix_power(x, n),
+             lambda x, n=_n: torch.linalg.matrix_power(x, n), (_s, "wellcond"))
+    for _lower in (True, False):
+        case(f"solve_triangular(lower={_lower}){_s}",
+             lambda a, b, lo=_lower: cr.solve_triangular(a, b, lower=lo),
+             lambda a, b, lo=_lower: torch.linalg.solve_triangular(a, b, upper=not lo),
+             (_s, "wellcond"), (_s[:-1] + (2,), "any"))
+for _sa, _sb in [((3, 3), (3,)), ((3, 3), (3, 2)), ((2, 3, 3), (3,)), ((2, 3, 3), (2, 3, 4)),
+                 ((2, 3, 3), (3, 4)), ((3, 3), (2, 3, 1))]:
+    case(f"solve{_sa}{_sb}", cr.solve, torch.linalg.solve, (_sa, "wellcond"), (_sb, "any"),
+         prim=lambda a, b: (D.solve, (a, b), {}))
+case("solve_triangular(3,3)(3,)", lambda a, b: cr.solve_triangular(a, b, lower=True),
+     lambda a, b: torch.linalg.solve_triangular(a, b[:, None], upper=False)[:, 0],
+     ((3, 3), "wellcond"), ((3,), "any"))
+case("trace(offset=1,axis1=2,axis2=0)", lambda x: cr.trace(x, 1, 2, 0),
+     lambda x: torch.diagonal(x, 1, 2, 0).sum(-1), ((3, 2, 4), "any"))
+case("trace(offset=-1)", lambda x: cr.trace(x, -1), lambda x: torch.diagonal(x, -1).sum(),
+     ((3, 4), "any"))
+case("x.trace()", lambda x: x.trace(), torch.trace, ((3, 3), "any"))
+
+for _s in [(3, 3), (4, 2), (2, 4), (2, 3, 2)]:
+    case(f"svd{_s}", lambda x: _svd_invariants(*cr.svd(x, full_matrices=False)),
+         lambda x: _svd_invariants(*torch.linalg.svd(x, full_matrices=False)),
+         (_s, "any"), prim=lambda x: (_dc._svd, (x,), {}))
+    case(f"svdvals{_s}", cr.svdvals, torch.linalg.svdvals, (_s, "any"),
+         prim=lambda x: (D.svdvals, (x,), {}))
+    case(f"qr{_s}", lambda x: list(cr.qr(x)), lambda x: list(torch.linalg.qr(x)), (_s, "any"),
+         prim=None if _s[-2] < _s[-1] else lambda x: (_dc._qr, (x,), {}))
+    case(f"pinv{_s}", cr.pinv, torch.linalg.pinv, (_s, "any"),
+         prim=lambda x: (D.pinv, (x,), {}))
+case("svd(compute_uv=False)", lambda x: cr.linalg.svd(x, compute_uv=False),
+     torch.linalg.svdvals, ((3, 2), "any"))
+for _sb in [(4,), (4, 2)]:
+    case(f"lstsq(4,2){_sb}", lambda a, b: list(cr.lstsq(a, b)[:2]),
+         lambda a, b: [torch.linalg.pinv(a) @ b,
+                       ((a @ (torch.linalg.pinv(a) @ b) - b) ** 2).sum(0).reshape(-1)],
+         ((4, 2), "any"), (_sb, "any"))
+
+# cr.linalg.norm: NumPy's ord, axis and keepdims, against torch's vector and matrix norms
+_VECTOR_ORDS = [None, 1, 2, np.inf, -np.inf, 3, 0.5]
+for _ord in _VECTOR_ORDS:
+    case(f"linalg.norm(3,)ord={_ord}", lambda x, o=_ord: cr.linalg.norm(x, o),
+         lambda x, o=_ord: torch.linalg.vector_norm(x, 2 if o is None else o), ((3,), "any"))
+    case(f"linalg.norm(2,3)ord={_ord},axis=1,keepdims",
+         lambda x, o=_ord: cr.linalg.norm(x, o, axis=1, keepdims=True),
+         lambda x, o=_ord: torch.linalg.vector_norm(x, 2 if o is None else o, dim=1,
+                                                    keepdim=True), ((2, 3), "any"))
+for _ord in [None, "fro", "nuc", 2, -2, 1, -1, np.inf, -np.inf]:
+    case(f"linalg.norm(3,4)ord={_ord}", lambda x, o=_ord: cr.linalg.norm(x, o),
+         lambda x, o=_ord: torch.linalg.matrix_norm(x, "fro" if o is None else o),
+         ((3, 4), "any"))
+    case(f"linalg.norm(2,3,4)ord={_ord},axis=(2,0),keepdims",
+         lambda x, o=_ord: cr.linalg.norm(x, o, axis=(2, 0), keepdims=True),
+         lambda x, o=_ord: torch.linalg.matrix_norm(x, "fro" if o is None else o, dim=(2, 0),
+                                                    keepdim=True), ((2, 3, 4), "any"))
+case("linalg.norm(2,3,4)", cr.linalg.norm, lambda x: torch.linalg.vector_norm(x),
+     ((2, 3, 4), "any"))
+for _ord, _axis in [(2, None), (1, (0, 2)), (np.inf, -1), (3, None)]:
+    case(f"linalg.vector_norm(2,3,4)ord={_ord},axis={_axis}",
+         lambda x, o=_ord, a=_axis: cr.linalg.vector_norm(x, a, ord=o),
+         lambda x, o=_ord, a=_axis: torch.linalg.vector_norm(x, o, dim=a), ((2, 3, 4), "any"))
+for _ord in ["fro", "nuc", 2, -np.inf]:
+    case(f"linalg.matrix_norm(2,3,4)ord={_ord}",
+         lambda x, o=_ord: cr.linalg.matrix_norm(x, keepdims=True, ord=o),
+         lambda x, o=_ord: torch.linalg.matrix_norm(x, o, keepdim=True), ((2, 3, 4), "any"))
+case("linalg.multi_dot", lambda a, b, c: cr.linalg.multi_dot([a, b, c]),
+     lambda a, b, c: torch.linalg.multi_dot([a, b, c]), ((3,), "any"), ((3, 4), "any"),
+     ((4, 2), "any"))
+
+# contractions: einsum in every spelling NumPy accepts
+EINSUMS = [
+    ("ij,jk->ik", [(2, 3), (3, 4)]), ("ij,jk", [(2, 3), (3, 4)]), ("ii->i", [(3, 3)]),
+    ("ii", [(3, 3)]), ("ij->", [(2, 3)]), ("ij->ji", [(2, 3)]), ("i,i->", [(3,), (3,)]),
+    ("i,j->ij", [(2,), (3,)]), ("...ij,...jk->...ik", [(5, 2, 3), (5, 3, 4)]),
+    ("...ij,jk", [(2, 2, 3), (3, 4)]), ("bij,bjk->bik", [(2, 2, 3), (2, 3, 4)]),
+    ("iij->j", [(3, 3, 2)]), ("iji->j", [(3, 2, 3)]), ("ij,ij->i", [(2, 3), (1, 3)]),
+    ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 2)]), ("ijk->kij", [(2, 3, 4)]),
+    ("i...->...", [(2, 3, 4)]), ("ik,k->i", [(2, 3), (3,)]), ("iii->i", [(2, 2, 2)]),
+    ("ij,k->ijk", [(2, 3), (2,)]), ("ij->i", [(2, 3)]), ("ijk,ik->", [(2, 3, 4), (2, 4)]),
+    ("...,...->...", [(2, 3), (3,)]),
+]
+for _sub, _shapes in EINSUMS:
+    case(f"einsum('{_sub}'){_shapes}", lambda *xs, s=_sub: cr.einsum(s, *xs),
+         lambda *xs, s=_sub: torch.einsum(s, *xs), *[(sh, "any") for sh in _shapes],
+         prim=lambda *xs, s=_sub: (_cn._einsum, xs, {"subscripts": s}))
+case("einsum('ij,ij->',x,x)", lambda x: cr.einsum("ij,ij->", x, x),
+     lambda x: torch.einsum("ij,ij->", x, x), ((2, 3), "any"))
+case("einsum(interleaved)", lambda a, b: cr.einsum(a, [0, 1], b, [1, 2], [0, 2]),
+     lambda a, b: a @ b, ((2, 3), "any"), ((3, 4), "any"))
+case("np.einsum(tensors)", lambda a, b: np.einsum("ij,jk->ik", a, b),
+     lambda a, b: a @ b, ((2, 3), "any"), ((3, 4), "any"))
+
+for _sa, _sb, _axes in [((2, 3, 4), (3, 4, 5), 2), ((2, 3), (3, 4), 1), ((2, 3), (4, 5), 0),
+                        ((2, 3, 4), (4, 3), ([1, 2], [1, 0])), ((3, 4), (2, 4), (1, 1))]:
+    case(f"tensordot{_sa}{_sb}axes={_axes}", lambda a, b, ax=_axes: cr.tensordot(a, b, ax),
+         lambda a, b, ax=_axes: torch.tensordot(a, b, dims=ax if isinstance(ax, int) else
+                                                [list(np.atleast_1d(d)) for d in ax]),
+         (_sa, "any"), (_sb, "any"))
+for _sa, _sb in [((3,), (3,)), ((2, 3), (4, 3)), ((2, 2, 3), (3,)), ((), (2, 3))]:
+    case(f"inner{_sa}{_sb}", cr.inner, torch.inner, (_sa, "any"), (_sb, "any"))
+for _sa, _sb in [((2,), (3,)), ((2, 2), (3, 2)), ((2,), (2, 3)), ((2, 1, 2), (3, 2))]:
+    case(f"kron{_sa}{_sb}", cr.kron, torch.kron, (_sa, "any"), (_sb, "any"))
+case("vdot(2,3)(3,2)", cr.vdot, lambda a, b: torch.vdot(a.flatten(), b.flatten()),
+     ((2, 3), "any"), ((3, 2), "any"))
+for _sa, _sb in [((3,), (3,)), ((2, 3), (3,)), ((4, 1, 3), (2, 3))]:
+    case(f"cross{_sa}{_sb}", cr.cross,
+         lambda a, b: torch.linalg.cross(*torch.broadcast_tensors(a, b)),
+         (_sa, "any"), (_sb, "any"))
+case("cross(axis=0)", lambda a, b: cr.cross(a, b, axis=0),
+     lambda a, b: torch.linalg.cross(a, b, dim=0), ((3, 2), "any"), ((3, 2), "any"))
+case("cross(2-vectors)", cr.cross, lambda a, b: a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0],
+     ((2, 2), "any"), ((2,), "any"))
+for _sa, _sb in [((2, 3, 4), (4,)), ((2, 3, 4), (4, 5)), ((3,), (2, 3, 4)),
+                 ((2, 3), (4, 3, 2))]:
+    case(f"dot{_sa}{_sb}", cr.dot,
+         lambda a, b: torch.tensordot(a, b, dims=([a.ndim - 1], [max(b.ndim - 2, 0)])),
+         (_sa, "any"), (_sb, "any"))
 
 # --- shapes -----------------------------------------------------------------------------
 
@@ -1385,9 +1578,94 @@ def test_gelu_rejects_an_unknown_approximation():
         cr.gelu(cr.tensor([1.0]), "erf")
 
 
-def test_dot_rejects_batches():
-    with pytest.raises(ValueError, match=re.escape("dot: operands of shapes (2, 2, 2) and (2,)")):
-        cr.dot(cr.ones(2, 2, 2), cr.ones(2))
+def test_dot_rejects_operands_that_do_not_align():
+    with pytest.raises(ValueError, match=re.escape("dot: operands of shapes (2, 2, 3) and (2,)")):
+        cr.dot(cr.ones(2, 2, 3), cr.ones(2))
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: cr.cholesky(cr.ones(2, 3)), "cholesky: a matrix of shape (2, 3); expected square"),
+    (lambda: cr.inv(cr.ones(3)), "inv: a matrix of shape (3,); expected square"),
+    (lambda: cr.solve(cr.eye(3), cr.ones(2)),
+     "solve: a of shape (3, 3) and b of shape (2,); expected b of shape (3,) or (..., 3, k)"),
+    (lambda: cr.svd(cr.ones(2, 3)), "svd: full_matrices=True for shape (2, 3)"),
+    (lambda: cr.svd(cr.ones(3)), "svd: an array of shape (3,); expected matrices"),
+    (lambda: cr.einsum("ij,jk->ik", cr.ones(2, 3)), "einsum: subscripts 'ij,jk->ik' name 2"),
+    (lambda: cr.einsum("ijk->i", cr.ones(2, 3)), "einsum: labels 'ijk' for an operand of shape"),
+    (lambda: cr.tensordot(cr.ones(2, 3), cr.ones(2, 3), 1),
+     "tensordot: shapes (2, 3) and (2, 3) with axes [1] and [0]"),
+    (lambda: cr.linalg.norm(cr.ones(2, 3), "nuc", axis=1), "norm: ord='nuc' for a vector"),
+    (lambda: cr.cross(cr.ones(4), cr.ones(3)), "cross: vectors of sizes 4 and 3"),
+    (lambda: cr.trace(cr.ones(3)), "trace: an array of shape (3,); expected at least 2-D"),
+])
+def test_linear_algebra_errors_name_the_operation_and_the_shapes(call, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        call()
+
+
+@pytest.mark.parametrize("matrix", [
+    [[1.0, 2.0], [2.0, 4.0]],                                    # rank 1 of 2
+    [[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 1.0, 1.0]],         # rank 2 of 3
+    [[[2.0, 1.0], [1.0, 3.0]], [[1.0, 2.0], [2.0, 4.0]]],        # a batch, one singular
+])
+def test_det_of_a_singular_matrix_has_the_cofactors_as_gradient(matrix):
+    """d det A / dA is the matrix of cofactors, which exists where A has no inverse
+    (JAX's answer; PyTorch 2's det gives zeros at an exactly singular matrix)."""
+    a = np.array(matrix)
+    cofactors = np.empty_like(a)
+    for index in np.ndindex(*a.shape):
+        *batch, i, j = index
+        minor = np.delete(np.delete(a[tuple(batch)], i, axis=0), j, axis=1)
+        cofactors[index] = (-1) ** (i + j) * np.linalg.det(minor)
+    _, (g,) = grad_of(cr.det, a)
+    np.testing.assert_allclose(g, cofactors, rtol=1e-12, atol=1e-12)
+    _, tangent = cr.jvp(cr.det, (a,), (np.ones_like(a),))
+    np.testing.assert_allclose(tangent, cofactors.sum(axis=(-2, -1)), rtol=1e-12, atol=1e-12)
+
+
+def test_repeated_eigenvalues_and_singular_values_keep_their_gradient_exact():
+    """At exactly repeated eigenvalues (singular values) the eigenvectors' derivative does
+    not exist; chainrule leaves those terms out (docs/conventions.md), so the values'
+    gradient is PyTorch's even when the vectors are computed and used too, and finite."""
+    a = np.diag([1.0, 1.0, 2.0])
+    weights = np.array([1.0, 1.0, 3.0])
+    _, (g,) = grad_of(lambda x: cr.sum(cr.eigh(x)[0] * weights), a)
+    _, (tg,) = torch_grad_of(lambda x: (torch.linalg.eigh(x)[0] * torch.tensor(weights)).sum(), a)
+    np.testing.assert_allclose(g, tg, rtol=1e-12, atol=1e-12)
+    _, (g,) = grad_of(lambda x: cr.sum(cr.eigh(x)[0]) + cr.sum(cr.eigh(x)[1] ** 3), a)
+    assert np.isfinite(g).all()
+    _, (g,) = grad_of(lambda x: cr.sum(cr.svd(x, full_matrices=False)[1]), np.eye(3))
+    np.testing.assert_allclose(g, np.eye(3), rtol=1e-12, atol=1e-12)
+
+
+def test_numpy_linalg_functions_on_tensors_run_chainrules_operations():
+    """np.linalg.solve(tensor, tensor), np.einsum(..., tensor) and the rest give Tensors
+    in the graph (numpy_protocol.LINALG_FUNCTIONS), with chainrule's gradients."""
+    a = cr.tensor([[3.0, 1.0], [1.0, 2.0]], requires_grad=True)
+    b = cr.tensor([1.0, -1.0], requires_grad=True)
+    outputs = [np.linalg.solve(a, b), np.linalg.inv(a), np.linalg.det(a),
+               np.linalg.slogdet(a)[1], np.linalg.cholesky(a), np.linalg.eigh(a)[0],
+               np.linalg.svd(a, full_matrices=False)[1], np.linalg.qr(a)[1],
+               np.linalg.pinv(a), np.linalg.norm(a, "nuc"), np.linalg.matrix_power(a, 2),
+               np.trace(a), np.einsum("ij,j->i", a, b), np.tensordot(a, b, 1),
+               np.inner(a, b), np.kron(a, b), np.vdot(a, a), np.linalg.eigvalsh(a)]
+    for out in outputs:
+        assert isinstance(out, cr.Tensor) and out.requires_grad, out
+    total = sum(cr.sum(out) for out in outputs)
+    total.backward()
+    ta = torch.tensor([[3.0, 1.0], [1.0, 2.0]], dtype=torch.float64, requires_grad=True)
+    tb = torch.tensor([1.0, -1.0], dtype=torch.float64, requires_grad=True)
+    sym = 0.5 * (ta + ta.T)
+    t_total = sum(o.sum() for o in [
+        torch.linalg.solve(ta, tb), torch.linalg.inv(ta), torch.linalg.det(ta),
+        torch.linalg.slogdet(ta)[1], torch.linalg.cholesky(sym), torch.linalg.eigh(sym)[0],
+        torch.linalg.svdvals(ta), torch.linalg.qr(ta)[1], torch.linalg.pinv(ta),
+        torch.linalg.matrix_norm(ta, "nuc"), ta @ ta, torch.trace(ta), ta @ tb, ta @ tb,
+        ta @ tb, torch.kron(ta, tb), (ta * ta).sum(), torch.linalg.eigvalsh(sym)])
+    t_total.backward()
+    assert_close(total.data, t_total.detach().numpy(), REL64, "value")
+    assert_close(a.grad, ta.grad.numpy(), REL64, "gradient of a")
+    assert_close(b.grad, tb.grad.numpy(), REL64, "gradient of b")
 
 
 def test_split_into_unequal_sections_is_an_error():

@@ -38,6 +38,50 @@ PROGRAMS = {
 }
 
 
+# numpy.linalg and the contractions (rules.decompositions, .contractions): matrices
+# built from x and y, far from singular
+def _matrix(np_, x, y):
+    return np_.outer(x, y) + np_.outer(y * y, x) + 3.0 * np_.eye(3)
+
+
+def _spd(np_, x, y):
+    return np_.outer(x, x) + np_.outer(y, y) + 3.0 * np_.eye(3)
+
+
+WEIGHTS = np.arange(9.0).reshape(3, 3) / 9.0
+PROGRAMS.update({
+    "np.linalg.inv det slogdet solve": lambda np_, x, y: np_.sum(
+        np_.linalg.inv(_matrix(np_, x, y))) + np_.linalg.det(_matrix(np_, x, y))
+    + np_.linalg.slogdet(_matrix(np_, x, y))[1] + np_.sum(np_.linalg.solve(
+        _matrix(np_, x, y), y) * x) + np_.sum(np_.linalg.solve(_matrix(np_, x, y),
+                                                               np_.outer(y, x))),
+    "np.linalg.cholesky eigh eigvalsh": lambda np_, x, y: np_.sum(
+        np_.linalg.cholesky(_spd(np_, x, y)) * WEIGHTS) + np_.sum(
+        np_.linalg.eigh(_spd(np_, x, y))[0] * x) + np_.sum(
+        np_.linalg.eigh(_spd(np_, x, y))[1] ** 2 * WEIGHTS) + np_.sum(
+        np_.linalg.eigvalsh(_spd(np_, x, y)) ** 2),
+    "np.linalg.svd qr pinv": lambda np_, x, y: np_.sum(
+        np_.linalg.svd(_matrix(np_, x, y), full_matrices=False)[1] * y) + np_.sum(
+        np_.linalg.svd(_matrix(np_, x, y), full_matrices=False)[0] ** 2 * WEIGHTS) + np_.sum(
+        np_.linalg.qr(_matrix(np_, x, y))[1] ** 2 * WEIGHTS) + np_.sum(
+        np_.linalg.pinv(_matrix(np_, x, y)[:, :2])),
+    "np.linalg.norm ord axis": lambda np_, x, y: np_.linalg.norm(x, 1) + np_.linalg.norm(
+        y, np_.inf) + np_.linalg.norm(_matrix(np_, x, y), "nuc") + np_.linalg.norm(
+        _matrix(np_, x, y), 2) + np_.sum(np_.linalg.norm(_matrix(np_, x, y), 3, axis=0))
+    + np_.sum(np_.linalg.norm(_matrix(np_, x, y), np_.inf, axis=(1, 0), keepdims=True)),
+    "np.linalg.matrix_power lstsq": lambda np_, x, y: np_.sum(np_.linalg.matrix_power(
+        _matrix(np_, x, y), 3)) + np_.sum(np_.linalg.matrix_power(_matrix(np_, x, y), -2))
+    + np_.sum(np_.linalg.lstsq(_matrix(np_, x, y)[:, :2], y, rcond=None)[0]),
+    "np.einsum np.tensordot np.trace np.kron np.inner np.vdot np.cross":
+        lambda np_, x, y: np_.einsum("i,j,ij->", x, y, _matrix(np_, x, y)) + np_.sum(
+            np_.tensordot(_matrix(np_, x, y), _matrix(np_, y, x), axes=1) * WEIGHTS)
+        + np_.trace(_matrix(np_, x, y)) + np_.sum(np_.kron(x, y) ** 2) + np_.inner(x, y)
+        + np_.vdot(_matrix(np_, x, y), WEIGHTS) + np_.sum(np_.cross(x, y) * y)
+        + np_.einsum("ii", _matrix(np_, y, x)) + np_.sum(np_.dot(
+            np_.reshape(np_.outer(x, y), (3, 3, 1)) * x, y) ** 2),
+})
+
+
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_a_numpy_program_on_tensors_has_jaxs_gradient(name):
     program = PROGRAMS[name]
@@ -117,3 +161,53 @@ def test_linspace_differentiates_through_endpoints_in_a_graph():
     start = cr.tensor(0.5, requires_grad=True)
     cr.sum(cr.linspace(start, 2.0, 3)).backward()
     assert start.grad.tolist() == 1.5  # d/ds of (s + (2 - s) i / 2) summed over i = 0, 1, 2
+
+
+def test_a_gaussian_process_marginal_likelihood_has_jaxs_gradient():
+    """The program issue 16 names: a GP's negative log marginal likelihood, written with
+    NumPy (cholesky, solve, slogdet, einsum) and run on Tensors, differentiated in its
+    hyperparameters and its inputs, against the same program in jax.numpy."""
+    rng = np.random.default_rng(16)
+    inputs, targets = rng.uniform(-2.0, 2.0, 6), rng.standard_normal(6)
+
+    def nll(np_, log_scale, log_noise, x):
+        sq = (x[:, None] - x[None, :]) ** 2
+        k = np_.exp(-0.5 * sq / np_.exp(2.0 * log_scale)) + np_.exp(log_noise) * np_.eye(6)
+        chol = np_.linalg.cholesky(k)
+        alpha = np_.linalg.solve(k, targets)
+        logdet = np_.linalg.slogdet(k)[1]
+        half_logdet = np_.sum(np_.log(np_.einsum("ii->i", chol)))   # the same, from L
+        return (0.5 * np_.einsum("i,i->", targets, alpha) + 0.25 * logdet
+                + 0.5 * half_logdet + 3.0 * np_.log(2 * np_.pi))
+
+    args = (0.3, -1.0, inputs)
+    ours = cr.grad(lambda *a: nll(np, *a), argnums=(0, 1, 2))(*args)
+    theirs = jax.grad(lambda *a: nll(jnp, *a), argnums=(0, 1, 2))(*args)
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, np.asarray(b), rtol=1e-10, atol=1e-12)
+    value = float(nll(np, *[cr.tensor(a) for a in args]).data)
+    assert value == pytest.approx(float(nll(jnp, *args)), rel=1e-12)
+
+
+def test_third_derivatives_through_the_decompositions_match_jax():
+    """Derivatives of any order: the rules of cholesky, eigh, slogdet, svd, qr, pinv and
+    einsum are written with the table's operations, so grad of grad of grad (and
+    forward mode over reverse mode) runs through them, and agrees with JAX."""
+    a = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
+    d = np.array([[0.3, -0.1, 0.2], [0.4, 0.1, -0.5], [0.0, 0.2, 0.1]])
+
+    def f(np_, t):
+        m = a + t * d
+        s = m + m.T
+        return (np_.sum(np_.linalg.cholesky(s) ** 2 * WEIGHTS)
+                + np_.sum(np_.linalg.eigh(s)[1] ** 2 * WEIGHTS) + np_.linalg.slogdet(m)[1]
+                + np_.sum(np_.linalg.svd(m, full_matrices=False)[1] ** 3)
+                + np_.sum(np_.linalg.qr(m)[1] ** 2 * WEIGHTS) + np_.sum(np_.linalg.pinv(m))
+                + np_.einsum("ij,jk,ki->", m, m, m))
+
+    ours, theirs = (lambda t: f(np, t)), (lambda t: f(jnp, t))
+    for _ in range(3):
+        ours, theirs = cr.grad(ours), jax.grad(theirs)
+        np.testing.assert_allclose(ours(0.1), float(theirs(0.1)), rtol=1e-9)
+    mixed = cr.jacfwd(cr.jacfwd(cr.grad(lambda t: f(np, t))))(0.1)
+    np.testing.assert_allclose(mixed, float(theirs(0.1)), rtol=1e-9)

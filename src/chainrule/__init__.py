@@ -25,7 +25,7 @@ from .primitive import Primitive, elementwise, primitive
 from .creation import (arange, eye, full, linspace, ones, ones_like, rand, randn, zeros,
                        zeros_like)
 from .tensor import Tensor, tensor
-from . import checkpoint, nn, optim
+from . import checkpoint, linalg, nn, optim
 from .checkpoint import load, save
 from .value import Value
 from .viz import draw_graph, render_graph
@@ -51,6 +51,8 @@ __all__ = [
     *_predicates.__all__,
     # training
     "nn", "optim", "checkpoint", "save", "load",
+    # numpy.linalg's names
+    "linalg",
     # pictures
     "draw_graph", "render_graph",
 ]

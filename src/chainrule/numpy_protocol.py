@@ -75,6 +75,26 @@ FUNCTIONS.update({getattr(np, name): getattr(ops, name) for name in (
     "dsplit", "ravel", "append", "select", "average", "quantile", "percentile", "median",
     "cov", "corrcoef")})
 
+# numpy.linalg and the contractions (rules.decompositions, .matrix_functions,
+# .contractions); np.linalg.norm here, with ord, replaces the 2-norm-only adapter above
+LINALG_FUNCTIONS = {
+    np.linalg.inv: ops.inv, np.linalg.det: ops.det, np.linalg.slogdet: ops.slogdet,
+    np.linalg.solve: ops.solve, np.linalg.cholesky: ops.cholesky, np.linalg.eigh: ops.eigh,
+    np.linalg.eigvalsh: ops.eigvalsh, np.linalg.svd: ops.svd, np.linalg.qr: ops.qr,
+    np.linalg.pinv: ops.pinv, np.linalg.matrix_power: ops.matrix_power,
+    np.linalg.lstsq: ops.lstsq, np.linalg.norm: ops.linalg_norm, np.trace: ops.trace,
+    np.einsum: ops.einsum, np.tensordot: ops.tensordot, np.inner: ops.inner,
+    np.kron: ops.kron, np.vdot: ops.vdot, np.cross: ops.cross,
+    np.linalg.multi_dot: ops.multi_dot,
+}
+if hasattr(np.linalg, "svdvals"):  # NumPy 2's array-API spellings in numpy.linalg
+    LINALG_FUNCTIONS.update({
+        np.linalg.svdvals: ops.svdvals, np.linalg.tensordot: ops.tensordot,
+        np.linalg.cross: ops.cross, np.linalg.matmul: ops.matmul, np.linalg.outer: ops.outer,
+        np.linalg.trace: lambda x, offset=0, dtype=None: ops.trace(x, offset, -2, -1),
+        np.linalg.vector_norm: ops.vector_norm, np.linalg.matrix_norm: ops.matrix_norm})
+FUNCTIONS.update(LINALG_FUNCTIONS)
+
 
 def _norm(x, ord, axis, keepdims):
     if ord is not None:  # (a TypeError: apply_function refuses, naming np.linalg.norm)

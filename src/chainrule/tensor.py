@@ -223,6 +223,7 @@ class ArrayMethods(Box):
     cumsum, cumprod = _method(ops.cumsum, "cumsum"), _method(ops.cumprod, "cumprod")
     diagonal, ravel = _method(ops.diagonal, "diagonal"), _method(ops.ravel, "ravel")
     round, take = _method(ops.round, "round"), _method(ops.take, "take")
+    trace = _method(ops.trace, "trace")
 
     @property
     def T(self):

@@ -25,7 +25,10 @@ The table, by topic:
 * ``shapes``: reshape, transpose, broadcasting, concatenate/stack/split, indexing;
 * ``ordering``: cumsum, cumprod, diff, sort, partition, take, take_along_axis;
 * ``assembly``: flips, tile, repeat, roll, pad, triangles, diagonals, stacking, splitting;
-* ``statistics``: average, quantile, percentile, median, cov, corrcoef.
+* ``statistics``: average, quantile, percentile, median, cov, corrcoef;
+* ``decompositions``: inv, det, slogdet, solve, cholesky, eigh, svd, qr;
+* ``matrix_functions``: pinv, trace, matrix_power, lstsq, cr.linalg.norm's norms;
+* ``contractions``: einsum, and tensordot, inner, kron, vdot, cross built from it.
 
 Plain rules only: faster versions of a few (fused layers, kept residuals) live in
 ``chainrule.fast``, each tested equal to the rule it replaces.
@@ -61,11 +64,19 @@ from .reductions import *  # noqa: F401,F403
 from .reductions import __all__ as _reductions
 from .shapes import *  # noqa: F401,F403
 from .shapes import __all__ as _shapes
+from .decompositions import *  # noqa: F401,F403
+from .decompositions import __all__ as _decompositions
+from .matrix_functions import *  # noqa: F401,F403
+from .matrix_functions import __all__ as _matrix_functions
+from .contractions import *  # noqa: F401,F403
+from .contractions import __all__ as _contractions
 
 from .linalg import matmul_jvp_a, matmul_jvp_b, matmul_vjp_a, matmul_vjp_b  # noqa: F401
+from .matrix_functions import (linalg_norm, matrix_norm, multi_dot,  # noqa: F401
+                               vector_norm)  # (cr.linalg only)
 from .reductions import broadcast_axes, expand_reduced, unbroadcast  # noqa: F401
 from .shapes import astype, getitem, index_add, index_set  # noqa: F401
 
 # The public operations (cr.NAME); the engines also use the helpers imported above.
 __all__ = [*_elementwise, *_elementary, *_reductions, *_linalg, *_shapes, *_ordering,
-           *_assembly, *_statistics]
+           *_assembly, *_statistics, *_decompositions, *_matrix_functions, *_contractions]

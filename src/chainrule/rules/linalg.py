@@ -1,4 +1,5 @@
 """Linear algebra: the matrix product and what is built from it (dot, outer).
+(Decompositions and solves are in ``decompositions``, einsum in ``contractions``.)
 
 matmul's rules are the two halves of the product rule for a @ b: g @ b^T for a, a^T @ g
 for b. 1-D operands are promoted to matrices as np.matmul does, and the extra axis is
@@ -11,6 +12,7 @@ import numpy as np
 
 from ..primitive import Primitive, ndim_of, shape_of
 from .common import tangent_lead
+from .contractions import tensordot
 from .elementwise import multiply
 from .shapes import expand_dims, reshape, squeeze, swapaxes
 
@@ -101,8 +103,9 @@ matmul.defjvp(lambda t, ans, a, b: matmul_jvp_a(t, a, b),
 def dot(a, b):
     """The dot product of two vectors, or a matrix-vector or matrix-matrix product.
 
-    Operands of at most 2 axes (np.dot's cases; ``matmul`` takes batches); a 0-d
-    operand multiplies.
+    NumPy's rule for any operands: a 0-d operand multiplies; otherwise the sum over
+    the last axis of a and the second-to-last of b (its only axis if 1-D), so the
+    result has a's other axes, then b's (unlike ``matmul``, which broadcasts batches).
 
     >>> a = cr.tensor([1.0, 2.0, 3.0], requires_grad=True)
     >>> b = cr.tensor([4.0, 5.0, 6.0], requires_grad=True)
@@ -113,11 +116,15 @@ def dot(a, b):
     >>> a.grad.tolist(), b.grad.tolist()      # each gradient is the other vector
     ([4.0, 5.0, 6.0], [1.0, 2.0, 3.0])
     """
-    if ndim_of(a) > 2 or ndim_of(b) > 2:
-        raise ValueError(f"dot: operands of shapes {shape_of(a)} and {shape_of(b)}; "
-                         f"expected at most 2-D; use matmul for batches")
     if ndim_of(a) == 0 or ndim_of(b) == 0:
         return multiply(a, b)
+    along = 0 if ndim_of(b) == 1 else -2
+    if shape_of(a)[-1] != shape_of(b)[along]:
+        raise ValueError(f"dot: operands of shapes {shape_of(a)} and {shape_of(b)}; "
+                         f"expected the last axis of a to match the "
+                         f"{'only' if along == 0 else 'second-to-last'} axis of b")
+    if ndim_of(a) > 2 or ndim_of(b) > 2:
+        return tensordot(a, b, axes=([-1], [along]))
     return matmul(a, b)
 
 

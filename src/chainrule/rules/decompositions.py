@@ -1,0 +1,579 @@
+"""Linear algebra beyond the product: inverses, determinants, solves and the
+decompositions (cholesky, eigh, svd, qr). What composes from them (pinv, trace,
+matrix_power, lstsq, the norms of ``cr.linalg.norm``) is in ``matrix_functions``.
+
+Every function works on a matrix or on a batch of them (leading axes), as numpy.linalg
+does. The rules are written with the table's own operations (``solve``, ``inv``, the
+decompositions themselves), so derivatives of any order follow. Operations with several
+results (eigh, svd, qr) are one primitive whose result packs them side by side along a
+last axis (``matrices._pack``): the engine sees one array, and the public function slices the
+pieces out again.
+
+Conventions (docs/conventions.md): cholesky and eigh symmetrise their input, as JAX
+does; at exactly repeated eigenvalues or singular values the vectors' gradient leaves
+out the rotations within the repeated space (finite, where PyTorch and JAX give NaN), so
+the values' gradient stays exact; det's gradient at a singular matrix is the matrix of
+cofactors. Near repeated values, and for inverses of nearly singular matrices, the
+gradients are as large as the calculus says.
+"""
+
+import builtins
+from collections import namedtuple
+
+import numpy as np
+
+from ..primitive import ndim_of, raw, shape_of
+from .common import op, tangent_lead
+from .elementwise import where
+from .linalg import matmul
+from .matrices import (check_matrix, check_square, column, diag_embed, diagonal_of, mT,
+                       pack, pack_raw, symmetrised, unpack, zero_gradient)
+from .reductions import prod, sum
+from .shapes import concatenate, expand_dims, reshape
+
+__all__ = ["inv", "det", "slogdet", "solve", "solve_triangular", "cholesky", "eigh",
+           "eigvalsh", "svd", "svdvals", "qr"]
+
+EighResult = namedtuple("EighResult", "eigenvalues eigenvectors")
+SVDResult = namedtuple("SVDResult", "U S Vh")
+QRResult = namedtuple("QRResult", "Q R")
+SlogdetResult = namedtuple("SlogdetResult", "sign logabsdet")
+
+
+# ---------------------------------------------------------------------------------------
+# Inverse, determinant, solve
+# ---------------------------------------------------------------------------------------
+
+@op("inv")
+def inv(a):
+    """The inverse of a square matrix (or of each in a batch), as np.linalg.inv.
+
+    A singular matrix raises NumPy's LinAlgError. The gradient is -A^-T g A^-T.
+
+    >>> a = cr.tensor([[2.0, 0.0], [0.0, 4.0]], requires_grad=True)
+    >>> y = cr.inv(a)                         # or cr.linalg.inv(a)
+    >>> y.data.tolist()
+    [[0.5, 0.0], [0.0, 0.25]]
+    >>> y.sum().backward()
+    >>> a.grad.tolist()
+    [[-0.25, -0.125], [-0.125, -0.0625]]
+    """
+    check_square("inv", a)
+    return np.linalg.inv(a)
+
+
+# Giles 2008, sec. 2.2.3: d(A^-1) = -A^-1 dA A^-1, so Abar = -A^-T Cbar A^-T.
+inv.defvjp(lambda g, ans, a: -matmul(matmul(mT(ans), g), mT(ans)))
+inv.defjvp(lambda t, ans, a: -matmul(matmul(ans, t), ans))
+
+
+@op("det")
+def det(a):
+    """The determinant of a square matrix (or of each in a batch), as np.linalg.det.
+
+    The gradient is det(A) A^-T, the matrix of cofactors, which exists at a singular
+    matrix too (computed there from the SVD).
+
+    >>> a = cr.tensor([[2.0, 1.0], [1.0, 3.0]], requires_grad=True)
+    >>> y = cr.det(a)                         # or cr.linalg.det(a)
+    >>> round(y.item(), 12)
+    5.0
+    >>> y.backward()
+    >>> np.round(a.grad, 12).tolist()         # the cofactors
+    [[3.0, -1.0], [-1.0, 2.0]]
+    """
+    check_square("det", a)
+    return np.linalg.det(a)
+
+
+def _cofactors(a, det_a):
+    """The matrix of cofactors, det(A) A^-T: through the inverse, or, when a matrix of
+    the batch is singular (no inverse, but cofactors all the same), through the SVD
+    A = U diag(s) Vh: det(U) det(Vh) U diag(prod_{j != i} s_j) Vh."""
+    if np.all(raw(det_a) != 0):
+        return expand_dims(expand_dims(det_a, -1), -1) * mT(inv(a))
+    u, s, vh = svd(a, full_matrices=False)
+    n = shape_of(a)[-1]
+    others = prod(where(np.eye(n, dtype=bool), 1.0, expand_dims(s, -2)), axis=-1)
+    signs = np.linalg.det(raw(u)) * np.linalg.det(raw(vh))  # piecewise constant
+    return matmul(u * expand_dims(others * expand_dims(signs, -1), -2), vh)
+
+
+# Giles 2008, sec. 2.2.4: d det A = det A tr(A^-1 dA), so Abar = gbar det A A^-T (the
+# cofactors, which exist at a singular A too).
+det.defvjp(lambda g, ans, a: expand_dims(expand_dims(g, -1), -1) * _cofactors(a, ans))
+det.defjvp(lambda t, ans, a: sum(_cofactors(a, ans) * t, axis=(-2, -1)))
+
+
+@op("logabsdet")
+def _logabsdet(a):
+    check_square("slogdet", a)
+    return np.linalg.slogdet(a)[1]
+
+
+# d log|det A| = tr(A^-1 dA) (Giles 2008, sec. 2.2.4, divided by det A)
+_logabsdet.defvjp(lambda g, ans, a: expand_dims(expand_dims(g, -1), -1) * mT(inv(a)))
+_logabsdet.defjvp(lambda t, ans, a: sum(mT(inv(a)) * t, axis=(-2, -1)))
+
+
+@op("det_sign")
+def _det_sign(a):
+    return np.linalg.slogdet(a)[0]
+
+
+# the sign is piecewise constant: derivative 0 wherever it exists
+_det_sign.defvjp(lambda g, ans, a: zero_gradient(g, a))
+_det_sign.defjvp(lambda t, ans, a: sum(t, axis=(-2, -1)) * 0.0)
+
+
+def slogdet(a):
+    """The sign and the log of the absolute value of the determinant, as
+    np.linalg.slogdet: ``(sign, logabsdet)``, det = sign * exp(logabsdet).
+
+    Unlike det it neither overflows nor underflows. The sign has derivative 0; the
+    gradient of logabsdet is A^-T.
+
+    >>> a = cr.tensor([[2.0, 1.0], [1.0, 3.0]], requires_grad=True)
+    >>> sign, logdet = cr.slogdet(a)          # or cr.linalg.slogdet(a)
+    >>> sign.item(), round(float(np.exp(logdet.item())), 12)
+    (1.0, 5.0)
+    >>> logdet.backward()
+    >>> np.round(a.grad, 12).tolist()         # inv(a).T
+    [[0.6, -0.2], [-0.2, 0.4]]
+    """
+    return SlogdetResult(_det_sign(a), _logabsdet(a))
+
+
+@op("solve")
+def solve(a, b):
+    """The solution x of a @ x = b, as np.linalg.solve: b is a vector (shape (n,)) or
+    a matrix of right-hand sides (shape (..., n, k)); a batch of a broadcasts.
+
+    The gradients are solve(a^T, g) for b and -solve(a^T, g) x^T for a.
+
+    >>> a = cr.tensor([[2.0, 0.0], [0.0, 4.0]], requires_grad=True)
+    >>> b = cr.tensor([2.0, 2.0], requires_grad=True)
+    >>> x = cr.solve(a, b)                    # or cr.linalg.solve(a, b)
+    >>> x.data.tolist()
+    [1.0, 0.5]
+    >>> x.sum().backward()
+    >>> b.grad.tolist(), a.grad.tolist()
+    ([0.5, 0.25], [[-0.5, -0.25], [-0.25, -0.125]])
+    """
+    check_square("solve", a)
+    n = shape_of(a)[-1]
+    b_rows = shape_of(b)[0] if ndim_of(b) == 1 else shape_of(b)[-2] if ndim_of(b) >= 2 else None
+    if b_rows != n:
+        raise ValueError(f"solve: a of shape {shape_of(a)} and b of shape {shape_of(b)}; "
+                         f"expected b of shape ({n},) or (..., {n}, k)")
+    return np.linalg.solve(a, b)
+
+
+def _solve_vjp_b(g, ans, a, b):
+    """solve(a^T, g), with g a (batch of) vector(s) when b is one."""
+    if ndim_of(b) == 1:
+        return solve(mT(a), column(g))[..., 0]
+    return solve(mT(a), g)
+
+
+def _solve_vjp_a(g, ans, a, b):
+    gb = _solve_vjp_b(g, ans, a, b)
+    if ndim_of(b) == 1:  # -gb x^T, an outer product for each vector
+        return -expand_dims(gb, -1) * expand_dims(ans, -2)
+    return -matmul(gb, mT(ans))
+
+
+def _behind_batch(t, x, ndim):
+    """A tangent of x with 1s between its leading axes and x's, to ``ndim`` axes after
+    them: x broadcast against a longer batch, while the tangent's axes stay in front."""
+    return reshape(t, tangent_lead(t, x) + (1,) * (ndim - ndim_of(x)) + shape_of(x))
+
+
+def _solve_jvp_a(t, ans, a, b):
+    if ndim_of(b) == 1:
+        t = _behind_batch(t, a, ndim_of(ans) + 1)
+        return -solve(a, matmul(t, column(ans)))[..., 0]
+    return -solve(a, matmul(_behind_batch(t, a, ndim_of(ans)), ans))
+
+
+def _solve_jvp_b(t, ans, a, b):
+    t = _behind_batch(t, b, ndim_of(ans))
+    if ndim_of(b) == 1:
+        return solve(a, column(t))[..., 0]
+    return solve(a, t)
+
+
+# Giles 2008, sec. 2.3.1: x = A^-1 B; Bbar = A^-T xbar, Abar = -Bbar x^T;
+# dx = A^-1 (dB - dA x).
+solve.defvjp(_solve_vjp_a, _solve_vjp_b)
+solve.defjvp(_solve_jvp_a, _solve_jvp_b)
+
+
+def solve_triangular(a, b, lower=False):
+    """The solution x of a @ x = b for a triangular a, reading only the triangle
+    ``lower`` names (scipy.linalg.solve_triangular's default is upper, lower=False).
+
+    b as for ``solve``. Only the triangle of a gets a gradient: the other entries
+    take no part.
+
+    >>> a = cr.tensor([[2.0, 0.0], [1.0, 4.0]], requires_grad=True)
+    >>> cr.solve_triangular(a, cr.tensor([2.0, 5.0]), lower=True).data.tolist()
+    [1.0, 1.0]
+    """
+    check_square("solve_triangular", a)
+    n = shape_of(a)[-1]
+    mask = np.tril(np.ones((n, n), dtype=bool)) if lower else np.triu(np.ones((n, n), bool))
+    return solve(a * mask.astype(np.result_type(raw(a))), b)
+
+
+# ---------------------------------------------------------------------------------------
+# Decompositions
+# ---------------------------------------------------------------------------------------
+
+@op("cholesky")
+def cholesky(a):
+    """The lower-triangular L with L @ L^T = a, for symmetric positive definite a
+    (or each of a batch), as np.linalg.cholesky.
+
+    The input is symmetrised first, (a + a^T)/2, as jax.numpy's cholesky does (NumPy
+    reads the lower triangle: the same for a symmetric a), so the gradient is
+    symmetric. A matrix that is not positive definite raises NumPy's LinAlgError.
+
+    >>> a = cr.tensor([[4.0, 2.0], [2.0, 5.0]], requires_grad=True)
+    >>> L = cr.cholesky(a)                    # or cr.linalg.cholesky(a)
+    >>> L.data.tolist()
+    [[2.0, 0.0], [1.0, 2.0]]
+    >>> L.sum().backward()
+    >>> a.grad.tolist()
+    [[0.1875, 0.125], [0.125, 0.25]]
+    """
+    check_square("cholesky", a)
+    return np.linalg.cholesky(0.5 * (a + np.swapaxes(a, -1, -2)))
+
+
+def _phi(x):
+    """The lower triangle with the diagonal halved (Murray 2016's Phi)."""
+    n = shape_of(x)[-1]
+    return x * (np.tril(np.ones((n, n))) - 0.5 * np.eye(n)).astype(np.result_type(raw(x)))
+
+
+def _right_solve(y, L):
+    """y @ L^-1: (L^-T y^T)^T."""
+    return mT(solve(mT(L), mT(y)))
+
+
+def _cholesky_vjp(g, ans, a):
+    # Murray 2016, "Differentiation of the Cholesky decomposition", eq. 10:
+    # Abar = L^-T Phi(L^T Lbar) L^-1, symmetrised (the forward symmetrises a).
+    inner = _phi(matmul(mT(ans), g))
+    return symmetrised(_right_solve(solve(mT(ans), inner), ans))
+
+
+def _cholesky_jvp(t, ans, a):
+    # Murray 2016, eq. 7: dL = L Phi(L^-1 dA L^-T), dA symmetrised.
+    inner = _right_solve(solve(ans, symmetrised(t)), mT(ans))
+    return matmul(ans, _phi(inner))
+
+
+cholesky.defvjp(_cholesky_vjp)
+cholesky.defjvp(_cholesky_jvp)
+
+
+@op("eigh")
+def _eigh(a):
+    """eigh's two results packed: eigenvalues (n,), then eigenvectors (n, n)."""
+    check_square("eigh", a)
+    n = shape_of(a)[-1]
+    w, v = np.linalg.eigh(0.5 * (a + np.swapaxes(a, -1, -2)))
+    return pack_raw([w, v], [(n,), (n, n)])
+
+
+def _eigh_parts(ans, a):
+    n = shape_of(a)[-1]
+    return unpack(ans, [(n,), (n, n)])
+
+
+def _eigen_gaps(w):
+    """F[i, j] = 1 / (w_j - w_i), and 0 where w_j == w_i (the diagonal, and exactly
+    repeated values: docs/conventions.md). The masked gap is inf before the division,
+    so that no derivative of F meets 1/0 either."""
+    gaps = expand_dims(w, -2) - expand_dims(w, -1)
+    return 1.0 / where(raw(gaps) == 0, np.inf, gaps)
+
+
+def _eigh_vjp(g, ans, a):
+    # Giles 2008, sec. 3.1 (real symmetric case):
+    # Abar = V (diag(wbar) + F o (V^T Vbar)) V^T, symmetrised (the forward symmetrises).
+    w, v = _eigh_parts(ans, a)
+    gw, gv = _eigh_parts(g, a)
+    inner = diag_embed(gw) + _eigen_gaps(w) * matmul(mT(v), gv)
+    return symmetrised(matmul(matmul(v, inner), mT(v)))
+
+
+def _eigh_jvp(t, ans, a):
+    # Giles 2008, sec. 3.1: dw = diag(V^T dA V), dV = V (F o (V^T dA V)).
+    w, v = _eigh_parts(ans, a)
+    n = shape_of(a)[-1]
+    m = matmul(matmul(mT(v), symmetrised(t)), v)
+    return pack([diagonal_of(m), matmul(v, _eigen_gaps(w) * m)], [(n,), (n, n)])
+
+
+_eigh.defvjp(_eigh_vjp)
+_eigh.defjvp(_eigh_jvp)
+
+
+def eigh(a, UPLO="L"):
+    """The eigenvalues (ascending) and eigenvectors (columns) of a symmetric matrix, as
+    np.linalg.eigh: ``(eigenvalues, eigenvectors)``, batched on leading axes.
+
+    The input is symmetrised first, (a + a^T)/2, as jax.numpy's eigh does (NumPy
+    reads one triangle, ``UPLO``: the same for a symmetric a). Caveat: the derivative
+    of the eigenvectors involves 1 / (w_j - w_i); with repeated (degenerate)
+    eigenvalues it does not exist, and near them it is very large (as in PyTorch and
+    JAX). At exactly equal eigenvalues chainrule leaves out the rotations within
+    their eigenspace (finite, where PyTorch and JAX give NaN: docs/conventions.md),
+    so the eigenvalues' gradient is exact there. Each eigenvector's sign is NumPy's choice; a
+    loss should not depend on it.
+
+    >>> a = cr.tensor([[2.0, 1.0], [1.0, 2.0]], requires_grad=True)
+    >>> w, v = cr.eigh(a)                     # or cr.linalg.eigh(a)
+    >>> np.round(w.data, 12).tolist()
+    [1.0, 3.0]
+    >>> w[1].backward()                       # d w_max / dA = v v^T
+    >>> np.round(a.grad, 12).tolist()
+    [[0.5, 0.5], [0.5, 0.5]]
+    """
+    del UPLO  # the input is symmetrised, so both triangles count
+    check_square("eigh", a)
+    return EighResult(*_eigh_parts(_eigh(a), a))
+
+
+@op("eigvalsh")
+def eigvalsh(a, UPLO="L"):
+    """The eigenvalues (ascending) of a symmetric matrix, as np.linalg.eigvalsh.
+
+    Symmetrised first as ``eigh``. The gradient V diag(g) V^T needs no eigenvalue
+    gaps: it exists for repeated eigenvalues too (where it is one of the
+    subgradients).
+
+    >>> a = cr.tensor([[2.0, 1.0], [1.0, 2.0]], requires_grad=True)
+    >>> np.round(cr.eigvalsh(a).data, 12).tolist()
+    [1.0, 3.0]
+    """
+    check_square("eigvalsh", a)
+    return np.linalg.eigvalsh(0.5 * (a + np.swapaxes(a, -1, -2)))
+
+
+def _eigvalsh_vjp(g, ans, a, UPLO="L"):
+    v = eigh(a).eigenvectors  # Giles 2008, sec. 3.1 with Vbar = 0: Abar = V diag(wbar) V^T
+    return symmetrised(matmul(v * expand_dims(g, -2), mT(v)))
+
+
+def _eigvalsh_jvp(t, ans, a, UPLO="L"):
+    v = eigh(a).eigenvectors  # dw = diag(V^T dA V)
+    return diagonal_of(matmul(matmul(mT(v), symmetrised(t)), v))
+
+
+eigvalsh.defvjp(_eigvalsh_vjp)
+eigvalsh.defjvp(_eigvalsh_jvp)
+
+
+def _svd_cores(a):
+    m, n = shape_of(a)[-2:]
+    k = builtins.min(m, n)
+    return [(m, k), (k,), (k, n)]
+
+
+@op("svd")
+def _svd(a):
+    """svd's three results packed: U (m, k), S (k,), Vh (k, n)."""
+    check_matrix("svd", a)
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    return pack_raw([u, s, vh], _svd_cores(a))
+
+
+def _singular_gaps(s):
+    """F[i, j] = 1 / (s_j^2 - s_i^2), 0 on the diagonal and at equal values."""
+    return _eigen_gaps(s * s)
+
+
+def _svd_jvp(t, ans, a):
+    # Townsend 2016, "Differentiating the singular value decomposition", and JAX's
+    # svd_jvp_rule: with P = U^T dA V, dS = diag(P),
+    # dU = U (F o (P S + S P^T)) + (I - U U^T) dA V S^-1,
+    # dV = V (F o (S P + P^T S)) + (I - V V^T) dA^T U S^-1.
+    u, s, vh = unpack(ans, _svd_cores(a))
+    m, n = shape_of(a)[-2:]
+    v = mT(vh)
+    p = matmul(matmul(mT(u), t), v)
+    f = _singular_gaps(s)
+    row, col = expand_dims(s, -2), expand_dims(s, -1)   # s_j across, s_i down
+    ps = p * row
+    sp = col * p
+    du = matmul(u, f * (ps + mT(ps)))
+    dv = matmul(v, f * (sp + mT(sp)))
+    if m > n:
+        dav = matmul(t, v)
+        du = du + (dav - matmul(u, matmul(mT(u), dav))) / row
+    if n > m:
+        dau = matmul(mT(t), u)
+        dv = dv + (dau - matmul(v, matmul(vh, dau))) / row
+    return pack([du, diagonal_of(p), mT(dv)], _svd_cores(a))
+
+
+def _svd_vjp(g, ans, a):
+    # The adjoint of _svd_jvp (the same sources): with X = F o (U^T Ubar),
+    # Y = F o (V^T Vbar), Pbar = diag(Sbar) + (X + X^T) S + S (Y + Y^T), and
+    # Abar = U Pbar V^T plus the two projections' terms.
+    u, s, vh = unpack(ans, _svd_cores(a))
+    gu, gs, gvh = unpack(g, _svd_cores(a))
+    m, n = shape_of(a)[-2:]
+    v, gv = mT(vh), mT(gvh)
+    f = _singular_gaps(s)
+    row, col = expand_dims(s, -2), expand_dims(s, -1)
+    x = f * matmul(mT(u), gu)
+    y = f * matmul(mT(v), gv)
+    pbar = diag_embed(gs) + (x + mT(x)) * row + col * (y + mT(y))
+    abar = matmul(matmul(u, pbar), vh)
+    if m > n:
+        abar = abar + matmul((gu - matmul(u, matmul(mT(u), gu))) / row, vh)
+    if n > m:
+        abar = abar + matmul(u, mT((gv - matmul(v, matmul(vh, gv))) / row))
+    return abar
+
+
+_svd.defvjp(_svd_vjp)
+_svd.defjvp(_svd_jvp)
+
+
+def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
+    """The singular value decomposition a = U @ diag(S) @ Vh, as np.linalg.svd with
+    ``full_matrices=False`` (the reduced one, the only one differentiated here):
+    ``(U, S, Vh)`` with k = min(m, n) singular values, descending.
+
+    ``full_matrices=True`` (NumPy's default) is the same for square matrices and
+    refused for others (it makes U or Vh square, and their extra columns are not
+    determined by a). Caveat: the derivative
+    of U and Vh involves 1 / (s_j^2 - s_i^2); with repeated singular values it does
+    not exist and the gradient is very large near them (as in PyTorch and JAX). At
+    exactly equal ones chainrule leaves out the rotations that mix them (finite, where
+    PyTorch and JAX give NaN), so S's gradient is exact there; for m != n a zero
+    singular value still makes U's or Vh's gradient infinite. ``compute_uv=False``
+    gives S alone (``svdvals``).
+
+    >>> a = cr.tensor([[3.0, 0.0], [0.0, -2.0]], requires_grad=True)
+    >>> U, S, Vh = cr.svd(a, full_matrices=False)      # or cr.linalg.svd(...)
+    >>> S.data.tolist()
+    [3.0, 2.0]
+    >>> S.sum().backward()                    # the nuclear norm's gradient: U @ Vh
+    >>> np.round(a.grad, 12).tolist()
+    [[1.0, 0.0], [0.0, -1.0]]
+    """
+    del hermitian  # the general algorithm serves symmetric matrices too
+    if not compute_uv:
+        return svdvals(a)
+    check_matrix("svd", a)
+    if full_matrices and shape_of(a)[-1] != shape_of(a)[-2]:
+        raise ValueError(f"svd: full_matrices=True for shape {shape_of(a)}; chainrule "
+                         f"differentiates the reduced SVD only: pass full_matrices=False")
+    return SVDResult(*unpack(_svd(a), _svd_cores(a)))
+
+
+@op("svdvals")
+def svdvals(a):
+    """The singular values, descending, as np.linalg.svdvals (svd(a, compute_uv=False)).
+
+    The gradient U diag(g) Vh needs no gaps between singular values: it exists for
+    repeated ones too (where it is one of the subgradients).
+
+    >>> np.round(cr.svdvals(cr.tensor([[3.0, 0.0], [0.0, -2.0]])).data, 12).tolist()
+    [3.0, 2.0]
+    """
+    check_matrix("svdvals", a)
+    return np.linalg.svd(a, compute_uv=False)
+
+
+def _uv(a):
+    u, _, vh = svd(a, full_matrices=False)
+    return u, vh
+
+
+def _svdvals_vjp(g, ans, a):
+    u, vh = _uv(a)  # Townsend 2016 with Ubar = Vbar = 0: Abar = U diag(Sbar) Vh
+    return matmul(u * expand_dims(g, -2), vh)
+
+
+def _svdvals_jvp(t, ans, a):
+    u, vh = _uv(a)  # dS = diag(U^T dA V)
+    return diagonal_of(matmul(matmul(mT(u), t), mT(vh)))
+
+
+svdvals.defvjp(_svdvals_vjp)
+svdvals.defjvp(_svdvals_jvp)
+
+
+@op("qr")
+def _qr(a):
+    """qr's two results packed: Q (m, n), R (n, n), for m >= n."""
+    q, r = np.linalg.qr(a)
+    return pack_raw([q, r], _qr_cores(a))
+
+
+def _qr_cores(a):
+    m, n = shape_of(a)[-2:]
+    return [(m, n), (n, n)]
+
+
+def _strictly_lower(x):
+    n = shape_of(x)[-1]
+    return x * np.tril(np.ones((n, n)), -1).astype(np.result_type(raw(x)))
+
+
+def _qr_jvp(t, ans, a):
+    # Walter & Lehmann 2018, "Algorithmic differentiation of linear algebra functions
+    # with application in optimum experimental design", and JAX's qr_jvp_rule:
+    # C = dA R^-1, B = Q^T C, W = tril(B, -1) - tril(B, -1)^T,
+    # dQ = Q (W - B) + C, dR = (B - W) R.
+    q, r = unpack(ans, _qr_cores(a))
+    c = _right_solve(t, r)
+    b = matmul(mT(q), c)
+    low = _strictly_lower(b)
+    w = low - mT(low)
+    return pack([matmul(q, w - b) + c, matmul(b - w, r)], _qr_cores(a))
+
+
+def _qr_vjp(g, ans, a):
+    # The adjoint of _qr_jvp: with M = Q^T Qbar - Rbar R^T,
+    # Bbar = tril(M - M^T, -1) - M, Cbar = Qbar + Q Bbar, Abar = Cbar R^-T.
+    q, r = unpack(ans, _qr_cores(a))
+    gq, gr = unpack(g, _qr_cores(a))
+    m = matmul(mT(q), gq) - matmul(gr, mT(r))
+    bbar = _strictly_lower(m - mT(m)) - m
+    cbar = gq + matmul(q, bbar)
+    return mT(solve(r, mT(cbar)))
+
+
+_qr.defvjp(_qr_vjp)
+_qr.defjvp(_qr_jvp)
+
+
+def qr(a, mode="reduced"):
+    """The reduced QR decomposition a = Q @ R, as np.linalg.qr: ``(Q, R)``, Q with
+    orthonormal columns (m, k), R upper triangular (k, n), k = min(m, n).
+
+    For m < n, R's last n - m columns are Q^T a[:, m:] (the first m columns
+    decide Q). The derivative needs R's first k columns invertible (full rank).
+
+    >>> a = cr.tensor([[3.0, 1.0], [4.0, 2.0]], requires_grad=True)
+    >>> Q, R = cr.qr(a)                       # or cr.linalg.qr(a)
+    >>> np.round(np.abs(R.data), 12).tolist()
+    [[5.0, 2.2], [0.0, 0.4]]
+    """
+    if mode != "reduced":
+        raise ValueError(f"qr: mode={mode!r}; chainrule differentiates mode='reduced' only")
+    check_matrix("qr", a)
+    m, n = shape_of(a)[-2:]
+    if m >= n:
+        return QRResult(*unpack(_qr(a), _qr_cores(a)))
+    q, r1 = unpack(_qr(a[..., :m]), _qr_cores(a[..., :m]))
+    return QRResult(q, concatenate([r1, matmul(mT(q), a[..., m:])], axis=-1))

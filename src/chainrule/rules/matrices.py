@@ -1,0 +1,86 @@
+"""What the linear-algebra rules (``decompositions``, ``matrix_functions``) share:
+transposes and diagonals on the last two axes, identities of the operand's dtype, the
+shape checks behind their error messages, and the packing of several results (eigh's,
+svd's, qr's) into one array, so that each is a single primitive with one result.
+"""
+
+import numpy as np
+
+from ..primitive import ndim_of, raw, shape_of
+from .reductions import sum
+from .shapes import broadcast_to, concatenate, expand_dims, reshape, swapaxes
+
+__all__ = ["mT", "symmetrised", "eye_like", "diagonal_of", "diag_embed", "column",
+           "check_square", "check_matrix", "pack_raw", "pack", "unpack", "zero_gradient"]
+
+
+def mT(x):
+    """Each matrix transposed (the last two axes swapped), as PyTorch's x.mT."""
+    return swapaxes(x, -1, -2)
+
+
+def symmetrised(x):
+    """(x + x^T) / 2 for each matrix."""
+    return 0.5 * (x + mT(x))
+
+
+def eye_like(n, like, k=0, m=None):
+    """An identity (or np.eye(n, m, k)) of like's dtype: float32 stays float32."""
+    return np.eye(n, m, k, dtype=np.result_type(raw(like)))
+
+
+def diagonal_of(x):
+    """The diagonal of each square matrix (last two axes), as a vector."""
+    return sum(x * eye_like(shape_of(x)[-1], x), axis=-1)
+
+
+def diag_embed(v):
+    """Each vector (last axis) as a diagonal matrix."""
+    return expand_dims(v, -1) * eye_like(shape_of(v)[-1], v)
+
+
+def column(b):
+    """A vector right-hand side as a one-column matrix (solve's rules use matrices)."""
+    return expand_dims(b, -1)
+
+
+def check_square(name, a):
+    shape = shape_of(a)
+    if len(shape) < 2 or shape[-1] != shape[-2]:
+        raise ValueError(f"{name}: a matrix of shape {shape}; expected square matrices "
+                         f"of shape (..., n, n)")
+
+
+def check_matrix(name, a):
+    if ndim_of(a) < 2:
+        raise ValueError(f"{name}: an array of shape {shape_of(a)}; expected matrices of "
+                         f"shape (..., m, n)")
+
+
+def pack_raw(parts, cores):
+    """Arrays with trailing shapes ``cores`` side by side along one last axis."""
+    return np.concatenate([np.reshape(p, np.shape(p)[:np.ndim(p) - len(c)] + (-1,))
+                           for p, c in zip(parts, cores)], axis=-1)
+
+
+def pack(parts, cores):
+    """The same with the table's operations (for tangents: leading axes stay in front)."""
+    return concatenate([reshape(p, shape_of(p)[:ndim_of(p) - len(c)] + (-1,))
+                        for p, c in zip(parts, cores)], axis=-1)
+
+
+def unpack(packed, cores):
+    """The pieces of a packed array (or gradient), each with its trailing shape."""
+    pieces, start = [], 0
+    for core in cores:
+        size = int(np.prod(core))
+        piece = packed[..., start:start + size]
+        pieces.append(reshape(piece, shape_of(piece)[:-1] + tuple(core)))
+        start += size
+    return pieces
+
+
+def zero_gradient(g, a):
+    """The gradient of a result with derivative 0 (a sign), for each matrix of a."""
+    return broadcast_to(expand_dims(expand_dims(g, -1), -1) * 0.0,
+                        shape_of(g) + shape_of(a)[-2:])
