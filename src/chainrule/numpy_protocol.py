@@ -62,7 +62,6 @@ FUNCTIONS = {
     np.where: ops.where, np.clip: ops.clip, np.dot: ops.dot, np.outer: ops.outer,
     np.sinc: ops.sinc, np.round: ops.round, np.around: ops.round, np.fix: ops.trunc,
     np.nan_to_num: ops.nan_to_num, np.real: ops.real, np.imag: ops.imag, np.conj: ops.conj,
-    np.linalg.norm: lambda x, ord=None, axis=None, keepdims=False: _norm(x, ord, axis, keepdims),
 }
 
 
@@ -76,7 +75,7 @@ FUNCTIONS.update({getattr(np, name): getattr(ops, name) for name in (
     "cov", "corrcoef")})
 
 # numpy.linalg and the contractions (rules.decompositions, .matrix_functions,
-# .contractions); np.linalg.norm here, with ord, replaces the 2-norm-only adapter above
+# .contractions)
 LINALG_FUNCTIONS = {
     np.linalg.inv: ops.inv, np.linalg.det: ops.det, np.linalg.slogdet: ops.slogdet,
     np.linalg.solve: ops.solve, np.linalg.cholesky: ops.cholesky, np.linalg.eigh: ops.eigh,
@@ -94,12 +93,6 @@ if hasattr(np.linalg, "svdvals"):  # NumPy 2's array-API spellings in numpy.lina
         np.linalg.trace: lambda x, offset=0, dtype=None: ops.trace(x, offset, -2, -1),
         np.linalg.vector_norm: ops.vector_norm, np.linalg.matrix_norm: ops.matrix_norm})
 FUNCTIONS.update(LINALG_FUNCTIONS)
-
-
-def _norm(x, ord, axis, keepdims):
-    if ord is not None:  # (a TypeError: apply_function refuses, naming np.linalg.norm)
-        raise TypeError(f"np.linalg.norm: ord={ord!r}; chainrule's norm is the 2-norm")
-    return ops.norm(x, axis, keepdims)
 
 # functions whose result carries no derivative: they run on the arrays
 QUERIES = {np.shape, np.ndim, np.size, np.result_type, np.may_share_memory,
