@@ -337,7 +337,8 @@ class LayerNorm(Module):
 
 class Embedding(Module):
     """A table of ``num_embeddings`` vectors of size ``embedding_dim``; the input is an
-    int array of indices (any shape), the output the rows it picks, with one more axis.
+    int array of indices (any shape; a float array of whole numbers, as ``cr.tensor``
+    makes of ints, is read the same), the output the rows it picks, with one more axis.
 
     ``weight`` (num_embeddings, embedding_dim) starts N(0, 1), as PyTorch's; a row used
     twice gets both gradients added.
@@ -363,8 +364,11 @@ class Embedding(Module):
         """weight[indices]: the rows of the table, shape indices.shape + (embedding_dim,)."""
         array = np.asarray(raw(indices))
         if array.dtype.kind not in "iu":
-            raise TypeError(f"Embedding: indices must be an int array, got dtype "
-                            f"{array.dtype}")
+            # cr.tensor makes floats of ints: whole numbers are read as the indices
+            if array.dtype.kind != "f" or not np.all(array == np.round(array)):
+                raise TypeError(f"Embedding: indices must be whole numbers (an int "
+                                f"array), got dtype {array.dtype}")
+            array = array.astype(np.intp)
         if array.size and (array.min() < 0 or array.max() >= self.num_embeddings):
             raise IndexError(f"Embedding: indices must lie in [0, {self.num_embeddings}), "
                              f"got values from {array.min()} to {array.max()}")
