@@ -16,17 +16,13 @@ from .. import rules as ops
 from ..primitive import raw as _raw, shape_of
 
 __all__ = ["linear", "cross_entropy", "mse_loss", "binary_cross_entropy_with_logits",
-           "hinge_loss", "check_reduction"]
+           "hinge_loss"]
 
 REDUCTIONS = ("mean", "sum", "none")
 
 
-def check_reduction(op, reduction):
-    """``reduction`` if it is "mean", "sum" or "none"; else a ValueError naming ``op``.
-
-    >>> cr.nn.functional.check_reduction("mse_loss", "sum")
-    'sum'
-    """
+def _check_reduction(op, reduction):
+    """``reduction`` if it is "mean", "sum" or "none"; else a ValueError naming ``op``."""
     if not isinstance(reduction, str) or reduction not in REDUCTIONS:
         raise ValueError(f"{op}: reduction must be 'mean', 'sum' or 'none', got "
                          f"{reduction!r}")
@@ -117,7 +113,7 @@ def cross_entropy(logits, labels, reduction="mean"):
     >>> np.round(cr.nn.functional.cross_entropy(logits, [0, 1], reduction="none").data, 4)
     array([0.6931, 2.1269])
     """
-    check_reduction("cross_entropy", reduction)
+    _check_reduction("cross_entropy", reduction)
     labels = _check_labels(logits, labels)
     if reduction == "mean" and fast.enabled():
         return fast.cross_entropy(logits, labels)
@@ -137,7 +133,7 @@ def mse_loss(prediction, target, reduction="mean"):
     >>> prediction.grad.tolist()                  # 2 (prediction - target) / 2
     [0.0, -2.0]
     """
-    check_reduction("mse_loss", reduction)
+    _check_reduction("mse_loss", reduction)
     diff = prediction - target
     return _reduce(diff * diff, reduction)
 
@@ -157,7 +153,7 @@ def binary_cross_entropy_with_logits(logits, targets, reduction="mean"):
     >>> x.grad.tolist()                           # (0.5 - y) / 2
     [-0.25, 0.25]
     """
-    check_reduction("binary_cross_entropy_with_logits", reduction)
+    _check_reduction("binary_cross_entropy_with_logits", reduction)
     return _reduce(ops.softplus(logits) - logits * targets, reduction)
 
 
@@ -176,5 +172,5 @@ def hinge_loss(scores, labels, reduction="mean"):
     >>> scores.grad.tolist()
     [0.0, -0.25, 0.0, -0.25]
     """
-    check_reduction("hinge_loss", reduction)
+    _check_reduction("hinge_loss", reduction)
     return _reduce(ops.relu(1 - labels * scores), reduction)

@@ -438,7 +438,7 @@ class CrossEntropyLoss(Module):
     """
 
     def __init__(self, reduction="mean"):
-        self.reduction = F.check_reduction("CrossEntropyLoss", reduction)
+        self.reduction = F._check_reduction("CrossEntropyLoss", reduction)
 
     def forward(self, logits, labels):
         """Cross-entropy of integer labels (N,) under logits (N, C), reduced."""
@@ -454,7 +454,7 @@ class MSELoss(Module):
     """
 
     def __init__(self, reduction="mean"):
-        self.reduction = F.check_reduction("MSELoss", reduction)
+        self.reduction = F._check_reduction("MSELoss", reduction)
 
     def forward(self, prediction, target):
         """(prediction - target) ** 2, reduced."""
@@ -471,7 +471,7 @@ class BCEWithLogitsLoss(Module):
     """
 
     def __init__(self, reduction="mean"):
-        self.reduction = F.check_reduction("BCEWithLogitsLoss", reduction)
+        self.reduction = F._check_reduction("BCEWithLogitsLoss", reduction)
 
     def forward(self, logits, targets):
         """Binary cross-entropy of targets in [0, 1] under logits, reduced."""

@@ -324,8 +324,10 @@ class Module:
         return {name: np.array(p.data, copy=True) for name, p in self.named_parameters()}
 
     def load_state_dict(self, state, strict=True):
-        """Copy numbers in (ndarrays, Tensors, or PyTorch tensors, read through their
-        ``.numpy()``), cast to each parameter's dtype.
+        """Copy numbers in, by name; with ``strict=False`` return what did not match.
+
+        The values may be ndarrays, Tensors or PyTorch tensors (read through their
+        ``.numpy()``); each is cast to its parameter's dtype.
 
         ``strict=True``: the names must match exactly; a mismatch raises ValueError
         naming the missing and unexpected keys, and the module is returned.
@@ -347,10 +349,13 @@ class Module:
         return self if strict else result
 
     def torch_state_dict(self):
-        """The numbers as PyTorch's ``state_dict()`` of the same model names and lays them
-        out: ndarrays (``torch.from_numpy`` makes them tensors), keys such as
-        ``0.weight`` for a Sequential's first layer (``layers.0.weight`` here), a Linear's
-        weight transposed to PyTorch's (out_features, in_features).
+        """A copy of the numbers with PyTorch's names and layouts, ready for the same
+        model's ``load_state_dict`` in PyTorch.
+
+        The values are ndarrays (``torch.from_numpy`` makes them tensors); the keys are
+        PyTorch's, such as ``0.weight`` for a Sequential's first layer (here
+        ``layers.0.weight``); a Linear's weight is transposed to PyTorch's
+        (out_features, in_features).
 
         Layers with a PyTorch counterpart: Linear, LayerNorm, Embedding, Sequential and
         MLP, and the layers without parameters; lists and dicts of modules are
@@ -364,9 +369,10 @@ class Module:
                 for torch_name, (p, to_torch, _) in self._torch_layout().items()}
 
     def load_torch_state_dict(self, state, strict=True):
-        """Load a PyTorch ``state_dict()`` of the same model: PyTorch's key names and
-        layouts (see ``torch_state_dict``), tensors or ndarrays; errors name PyTorch's
-        keys and shapes. Returns as ``load_state_dict``.
+        """Copy in a PyTorch ``state_dict()`` of the same model.
+
+        PyTorch's key names and layouts (see ``torch_state_dict``), tensors or ndarrays;
+        errors name PyTorch's keys and shapes. Returns as ``load_state_dict``.
 
         >>> model = cr.nn.Sequential(cr.nn.Linear(3, 2, rng=0), cr.nn.ReLU())
         >>> W = np.arange(6.0).reshape(2, 3)             # PyTorch's (out, in)
