@@ -623,3 +623,31 @@ class TestTorchStateDict:
     def test_scalar_values_have_no_torch_layout(self):
         with pytest.raises(TypeError, match="torch_state_dict: .*scalar Values.*'layers.0"):
             nn.MLP(2, [3, 1], rng=0).torch_state_dict()
+
+    def test_shared_layers_are_listed_under_each_name_as_pytorch_does(self):
+        shared, t_shared = nn.Linear(2, 2, rng=0), torch.nn.Linear(2, 2).double()
+        ours = nn.Sequential(shared, nn.Tanh(), shared)
+        theirs = torch.nn.Sequential(t_shared, torch.nn.Tanh(), t_shared)
+        assert list(ours.torch_state_dict()) == list(theirs.state_dict())
+        ours.load_torch_state_dict(theirs.state_dict())
+        x = rng_normal(3, 2)
+        close(ours(cr.tensor(x)), theirs(torch.tensor(x)))
+        assert len(ours.parameters()) == 2
+
+    def test_a_module_under_two_attributes(self):
+        class Twice(nn.Module):
+            def __init__(self):
+                self.a = nn.Linear(2, 2, rng=0)
+                self.b = self.a
+
+        class TorchTwice(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.a = torch.nn.Linear(2, 2)
+                self.b = self.a
+        ours, theirs = Twice(), TorchTwice().double()
+        assert list(ours.torch_state_dict()) == list(theirs.state_dict()) == \
+            ["a.weight", "a.bias", "b.weight", "b.bias"]
+        ours.load_torch_state_dict(theirs.state_dict())
+        close(ours.a.weight, theirs.a.weight.T)
+        assert list(ours.state_dict()) == ["a.weight", "a.bias"]   # chainrule's: once

@@ -387,31 +387,33 @@ class Module:
         return self if strict else result
 
     def _torch_layout(self):
-        """torch name -> (parameter, to_torch, from_torch) for every parameter."""
-        layout, seen = {}, set()
-        for torch_prefix, module in self._torch_modules("", set()):
+        """torch name -> (parameter, to_torch, from_torch) for every parameter. As in
+        PyTorch's state_dict, a module or parameter held twice is listed under each name
+        (tied weights load from either)."""
+        layout = {}
+        for torch_prefix, module in self._torch_modules("", ()):
             for name, p in module._entries():
-                if isinstance(p, Module) or id(p) in seen:
+                if isinstance(p, Module):
                     continue
                 if isinstance(p, Value):
                     raise TypeError(f"torch_state_dict: {type(module).__name__} holds "
                                     f"scalar Values ({torch_prefix + name!r}), which have "
                                     f"no PyTorch counterpart; only tensor layers convert")
-                seen.add(id(p))
                 to_torch, from_torch = module._torch_converters(name)
                 layout[torch_prefix + name] = (p, to_torch, from_torch)
         return layout
 
-    def _torch_modules(self, prefix, visited):
-        visited.add(id(self))
+    def _torch_modules(self, prefix, ancestors):
+        ancestors = (*ancestors, id(self))  # only a module holding itself is cut short
         yield prefix, self
         for name, child in self._torch_children():
-            if id(child) not in visited:
-                yield from child._torch_modules(f"{prefix}{name}.", visited)
+            if id(child) not in ancestors:
+                yield from child._torch_modules(f"{prefix}{name}.", ancestors)
 
     def _torch_children(self):
-        """(PyTorch's name, module) of the submodules: the same names by default."""
-        return self.named_children()
+        """(PyTorch's name, module) of the submodules, one held twice under both names:
+        the same names by default."""
+        return ((name, value) for name, value in self._entries() if isinstance(value, Module))
 
     def _torch_converters(self, name):
         """(to_torch, from_torch) layout maps of the parameter ``name``: the identity
