@@ -7,7 +7,7 @@ float64 (or against an exact hand-computed value):
 3. load_state_dict(strict=False) and its IncompatibleKeys; shape errors always;
 4. ``reduction=`` on every loss, against torch.nn.functional;
 5. LayerNorm, Embedding, Softmax, LogSoftmax: forward and gradients of inputs and
-   parameters, and a second derivative through cr.grad;
+   parameters, and second derivatives through cr.grad and cr.hessian;
 6. PyTorch state_dicts in and out: the same model in both libraries computes the same
    outputs and gradients after the weights are copied either way.
 """
@@ -500,6 +500,21 @@ class TestSoftmaxModules:
         x = rng_normal(2, 3)
         close(nn.Softmax()(cr.tensor(x)), torch.softmax(torch.tensor(x), -1))
         close(nn.LogSoftmax()(cr.tensor(x)), torch.log_softmax(torch.tensor(x), -1))
+
+
+@pytest.mark.parametrize("make", [
+    lambda: (nn.Softmax(dim=0), torch.nn.Softmax(dim=0)),
+    lambda: (nn.LogSoftmax(), torch.nn.LogSoftmax(dim=-1)),
+    lambda: (nn.LayerNorm(4), torch.nn.LayerNorm(4, dtype=torch.float64)),
+])
+def test_hessians_match_torch(make):
+    ours, theirs = make()
+    x0 = rng_normal(4, seed=3)
+    w = np.array([0.3, -1.0, 2.0, 0.5])
+    h = cr.hessian(lambda x: cr.sum(ours(x) * w * ours(x)))(x0)
+    h_t = torch.autograd.functional.hessian(
+        lambda x: (theirs(x) * torch.tensor(w) * theirs(x)).sum(), torch.tensor(x0))
+    close(h, h_t, tol=1e-10)
 
 
 # =======================================================================================

@@ -1,7 +1,8 @@
 """Module: the base of every model, holding the parameters that training updates.
 
 PyTorch's shape: a module's parameters are found by walking its attributes (Parameters,
-Values, other modules, and lists of those), so a model is written as plain attributes.
+Values, other modules, and lists and dicts of those, as PyTorch's ModuleList and
+ModuleDict hold them), so a model is written as plain attributes.
 micrograd's scalar modules (Neuron, Layer, MLP) are modules too.
 """
 
@@ -413,6 +414,9 @@ class Module:
     def _torch_children(self):
         """(PyTorch's name, module) of the submodules, one held twice under both names:
         the same names by default."""
+        return self._module_entries()
+
+    def _module_entries(self):
         return ((name, value) for name, value in self._entries() if isinstance(value, Module))
 
     def _torch_converters(self, name):
@@ -431,8 +435,8 @@ class Module:
         return ""
 
     def _repr_children(self):
-        """(label, module) pairs that repr shows: the children by default."""
-        return self.named_children()
+        """(label, module) pairs that repr shows: every submodule, as PyTorch's repr."""
+        return self._module_entries()
 
     def __repr__(self):
         children = list(self._repr_children())
