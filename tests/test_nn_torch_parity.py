@@ -445,6 +445,25 @@ class TestEmbedding:
         close(ours.weight.grad, theirs.weight.grad)
         assert np.all(ours.weight.grad[[1, 3, 4]] == 0)
 
+    @pytest.mark.parametrize("padding_idx", [2, -1])
+    def test_padding_idx_row_starts_at_zero_and_gets_no_gradient(self, padding_idx):
+        ours = nn.Embedding(5, 3, padding_idx=padding_idx, rng=0)
+        theirs = torch.nn.Embedding(5, 3, padding_idx=padding_idx, dtype=torch.float64)
+        assert np.all(ours.weight.data[padding_idx] == 0)
+        ours.weight.data[padding_idx] = 7.0      # a loaded padding row is still output
+        _copy_params(ours, theirs)
+        indices = np.array([[2, 4, 2], [0, 1, 4]])
+        out_c, out_t = ours(indices), theirs(torch.tensor(indices))
+        close(out_c, out_t)
+        weights = rng_normal(2, 3, 3, seed=1)
+        (out_c * weights).sum().backward()
+        (out_t * torch.tensor(weights)).sum().backward()
+        close(ours.weight.grad, theirs.weight.grad)
+        assert np.all(ours.weight.grad[padding_idx] == 0)
+        assert repr(ours) == f"Embedding(5, 3, padding_idx={padding_idx % 5})"
+        with pytest.raises(ValueError, match=r"padding_idx must be an int in \[-5, 5\)"):
+            nn.Embedding(5, 3, padding_idx=5)
+
     def test_init_is_standard_normal_and_seeded(self):
         w = nn.Embedding(2000, 10, rng=0).weight.data
         assert abs(w.mean()) < 0.02 and abs(w.std() - 1) < 0.02

@@ -288,7 +288,7 @@ class LayerNorm(Module):
     scale by ``weight`` (ones at first) and shift by ``bias`` (zeros) of that shape
     when ``elementwise_affine``.
 
-    Built from mean, var and sqrt, so cr.grad and higher derivatives go through it.
+    Built from mean and sqrt, so cr.grad and higher derivatives go through it.
 
     >>> norm = cr.nn.LayerNorm(4)
     >>> y = norm(cr.tensor([[1.0, 2.0, 3.0, 4.0]]))
@@ -341,7 +341,8 @@ class Embedding(Module):
     makes of ints, is read the same), the output the rows it picks, with one more axis.
 
     ``weight`` (num_embeddings, embedding_dim) starts N(0, 1), as PyTorch's; a row used
-    twice gets both gradients added.
+    twice gets both gradients added. ``padding_idx``, as PyTorch's, names a row that
+    starts at zeros and gets no gradient (its vectors stand for padding).
 
     >>> emb = cr.nn.Embedding(5, 3, rng=0)
     >>> out = emb(np.array([[0, 4], [4, 4]]))
@@ -352,12 +353,22 @@ class Embedding(Module):
     [1.0, 0.0, 0.0, 0.0, 3.0]
     """
 
-    def __init__(self, num_embeddings, embedding_dim, rng=None, dtype=np.float64):
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, rng=None,
+                 dtype=np.float64):
         for name, n in (("num_embeddings", num_embeddings), ("embedding_dim", embedding_dim)):
             if not isinstance(n, Integral) or n < 1:
                 raise ValueError(f"Embedding: {name} must be a positive int, got {n!r}")
+        if padding_idx is not None:
+            if not isinstance(padding_idx, Integral) or \
+                    not -num_embeddings <= padding_idx < num_embeddings:
+                raise ValueError(f"Embedding: padding_idx must be an int in "
+                                 f"[-{num_embeddings}, {num_embeddings}), got {padding_idx!r}")
+            padding_idx = int(padding_idx) % num_embeddings  # PyTorch counts -1 as the last
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        self.padding_idx = padding_idx
         w = make_generator(rng).standard_normal((num_embeddings, embedding_dim))
+        if padding_idx is not None:
+            w[padding_idx] = 0.0
         self.weight = Parameter(w, dtype=dtype)
 
     def forward(self, indices):
@@ -372,11 +383,17 @@ class Embedding(Module):
         if array.size and (array.min() < 0 or array.max() >= self.num_embeddings):
             raise IndexError(f"Embedding: indices must lie in [0, {self.num_embeddings}), "
                              f"got values from {array.min()} to {array.max()}")
-        return self.weight[array]
+        rows = self.weight[array]
+        if self.padding_idx is None or not np.any(array == self.padding_idx):
+            return rows
+        # the padding row's numbers as a constant where it is picked: no gradient reaches it
+        padded = (array == self.padding_idx)[..., None]
+        return ops.where(padded, raw(self.weight)[array], rows)
 
     def extra_repr(self):
-        """num_embeddings and embedding_dim, for repr."""
-        return f"{self.num_embeddings}, {self.embedding_dim}"
+        """num_embeddings and embedding_dim (and padding_idx if set), for repr."""
+        padding = "" if self.padding_idx is None else f", padding_idx={self.padding_idx}"
+        return f"{self.num_embeddings}, {self.embedding_dim}{padding}"
 
 
 class MLP(Sequential):
