@@ -15,11 +15,14 @@ for tensors, with losses as functions (``nn.functional``) and as modules.
 """
 
 from . import functional
-from .layers import (GELU, BCEWithLogitsLoss, CrossEntropyLoss, Dropout, Flatten, Linear,
-                     MLP, MSELoss, ReLU, Sequential, Sigmoid, Tanh)
-from .module import Module, Parameter
+from .containers import ModuleDict, ModuleList
+from .layers import (GELU, BCEWithLogitsLoss, CrossEntropyLoss, Dropout, Embedding, Flatten,
+                     LayerNorm, Linear, LogSoftmax, MLP, MSELoss, ReLU, Sequential, Sigmoid,
+                     Softmax, Tanh)
+from .module import IncompatibleKeys, Module, Parameter
 from .scalar import Layer, Neuron
 
 __all__ = ["Module", "Parameter", "Neuron", "Layer", "MLP", "Linear", "Sequential",
            "ReLU", "Tanh", "Sigmoid", "GELU", "Dropout", "Flatten", "CrossEntropyLoss",
-           "MSELoss", "BCEWithLogitsLoss", "functional"]
+           "MSELoss", "BCEWithLogitsLoss", "ModuleList", "ModuleDict", "LayerNorm",
+           "Embedding", "Softmax", "LogSoftmax", "IncompatibleKeys", "functional"]

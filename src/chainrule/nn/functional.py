@@ -1,5 +1,6 @@
-"""What layers compute, as functions: the affine map ``linear``, and the losses (each
-the mean over the batch), for tensors and plain arrays alike.
+"""What layers compute, as functions: the affine map ``linear``, and the losses, for
+tensors and plain arrays alike. Each loss takes PyTorch's ``reduction=``: "mean" over
+the batch (the default), "sum", or "none" for one loss per example.
 
 >>> import chainrule.nn.functional as F
 >>> logits = cr.tensor([[0.0, 0.0]], requires_grad=True)      # (N=1, C=2)
@@ -16,6 +17,24 @@ from ..primitive import raw as _raw, shape_of
 
 __all__ = ["linear", "cross_entropy", "mse_loss", "binary_cross_entropy_with_logits",
            "hinge_loss"]
+
+REDUCTIONS = ("mean", "sum", "none")
+
+
+def _check_reduction(op, reduction):
+    """``reduction`` if it is "mean", "sum" or "none"; else a ValueError naming ``op``."""
+    if not isinstance(reduction, str) or reduction not in REDUCTIONS:
+        raise ValueError(f"{op}: reduction must be 'mean', 'sum' or 'none', got "
+                         f"{reduction!r}")
+    return reduction
+
+
+def _reduce(losses, reduction):
+    if reduction == "mean":
+        return ops.mean(losses)
+    if reduction == "sum":
+        return ops.sum(losses)
+    return losses
 
 
 def linear(x, weight, bias=None, activation=None):
@@ -77,9 +96,9 @@ def _check_labels(logits, labels):
     return labels
 
 
-def cross_entropy(logits, labels):
+def cross_entropy(logits, labels, reduction="mean"):
     """Mean negative log-likelihood of integer ``labels`` (N,) under ``logits`` (N, C),
-    through a stable log-softmax.
+    through a stable log-softmax (``reduction="sum"``: the sum; ``"none"``: the N losses).
 
     The gradient with respect to the logits is (softmax(logits) - one_hot(labels)) / N.
 
@@ -90,16 +109,21 @@ def cross_entropy(logits, labels):
     >>> loss.backward()
     >>> np.round(logits.grad, 4).tolist()         # softmax - [1, 0, 0]
     [[-0.213, 0.1065, 0.1065]]
+    >>> logits = cr.tensor([[0.0, 0.0], [2.0, 0.0]])
+    >>> np.round(cr.nn.functional.cross_entropy(logits, [0, 1], reduction="none").data, 4)
+    array([0.6931, 2.1269])
     """
+    _check_reduction("cross_entropy", reduction)
     labels = _check_labels(logits, labels)
-    if fast.enabled():
+    if reduction == "mean" and fast.enabled():
         return fast.cross_entropy(logits, labels)
     log_p = ops.log_softmax(logits, axis=-1)
-    return -ops.mean(log_p[np.arange(len(labels)), labels])
+    return _reduce(-log_p[np.arange(len(labels)), labels], reduction)
 
 
-def mse_loss(prediction, target):
-    """Mean squared error: the mean of (prediction - target)**2 over all entries.
+def mse_loss(prediction, target, reduction="mean"):
+    """Mean squared error: the mean of (prediction - target)**2 over all entries
+    (``reduction="sum"``: the sum; ``"none"``: each entry's square).
 
     >>> prediction = cr.tensor([1.0, 2.0], requires_grad=True)
     >>> loss = cr.nn.functional.mse_loss(prediction, cr.tensor([1.0, 4.0]))
@@ -109,13 +133,14 @@ def mse_loss(prediction, target):
     >>> prediction.grad.tolist()                  # 2 (prediction - target) / 2
     [0.0, -2.0]
     """
+    _check_reduction("mse_loss", reduction)
     diff = prediction - target
-    return ops.mean(diff * diff)
+    return _reduce(diff * diff, reduction)
 
 
-def binary_cross_entropy_with_logits(logits, targets):
+def binary_cross_entropy_with_logits(logits, targets, reduction="mean"):
     """Mean of -[y log sigmoid(x) + (1 - y) log(1 - sigmoid(x))], computed stably as
-    softplus(x) - x * y.
+    softplus(x) - x * y (``reduction="sum"``: the sum; ``"none"``: each entry's loss).
 
     ``logits`` and ``targets`` (in [0, 1]) have the same shape; the gradient with
     respect to the logits is (sigmoid(x) - y) / N.
@@ -128,11 +153,13 @@ def binary_cross_entropy_with_logits(logits, targets):
     >>> x.grad.tolist()                           # (0.5 - y) / 2
     [-0.25, 0.25]
     """
-    return ops.mean(ops.softplus(logits) - logits * targets)
+    _check_reduction("binary_cross_entropy_with_logits", reduction)
+    return _reduce(ops.softplus(logits) - logits * targets, reduction)
 
 
-def hinge_loss(scores, labels):
-    """micrograd's SVM loss: mean of max(0, 1 - y * score), labels in {-1, 1}.
+def hinge_loss(scores, labels, reduction="mean"):
+    """micrograd's SVM loss: mean of max(0, 1 - y * score), labels in {-1, 1}
+    (``reduction="sum"``: the sum; ``"none"``: each score's loss).
 
     Only scores on the wrong side of the margin get a gradient, -y / N.
 
@@ -145,4 +172,5 @@ def hinge_loss(scores, labels):
     >>> scores.grad.tolist()
     [0.0, -0.25, 0.0, -0.25]
     """
-    return ops.mean(ops.relu(1 - labels * scores))
+    _check_reduction("hinge_loss", reduction)
+    return _reduce(ops.relu(1 - labels * scores), reduction)

@@ -8,13 +8,14 @@ import numpy as np
 
 from .. import fast
 from .. import rules as ops
+from ..primitive import raw
 from . import functional as F
 from .module import Module, Parameter
 from .scalar import MLP as ScalarMLP
 
 __all__ = ["Linear", "Sequential", "ReLU", "Tanh", "Sigmoid", "GELU", "Dropout", "Flatten",
-           "MLP", "CrossEntropyLoss", "MSELoss", "BCEWithLogitsLoss", "ACTIVATIONS",
-           "make_generator"]
+           "MLP", "CrossEntropyLoss", "MSELoss", "BCEWithLogitsLoss", "LayerNorm",
+           "Embedding", "Softmax", "LogSoftmax", "ACTIVATIONS", "make_generator"]
 
 
 def make_generator(rng):
@@ -78,6 +79,11 @@ class Linear(Module):
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"bias={self.bias is not None}")
 
+    def _torch_converters(self, name):  # PyTorch keeps the weight as (out, in)
+        if name == "weight":
+            return np.transpose, np.transpose
+        return super()._torch_converters(name)
+
 
 class Sequential(Module):
     """Modules applied one after the other: ``Sequential(Linear(2, 16), ReLU(), ...)``.
@@ -124,10 +130,11 @@ class Sequential(Module):
     def __len__(self):
         return len(self.layers)
 
-    def named_children(self):
-        """The modules, named by their position: '0', '1', ..."""
-        for i, layer in enumerate(self.layers):
-            yield str(i), layer
+    def _repr_children(self):  # PyTorch's picture: the layers by position
+        return ((str(i), layer) for i, layer in enumerate(self.layers))
+
+    def _torch_children(self):  # PyTorch's Sequential names its layers '0', '1', ...
+        return ((str(i), layer) for i, layer in enumerate(self.layers))
 
 
 class ReLU(Module):
@@ -186,6 +193,46 @@ class GELU(Module):
         return ops.gelu(x, approximate=self.approximate)
 
 
+class Softmax(Module):
+    """exp(x) / sum(exp(x)) along ``dim`` (the last by default), as a module
+    (``cr.softmax``); any shape.
+
+    >>> cr.nn.Softmax(dim=-1)(cr.tensor([[0.0, np.log(3.0)]])).data.tolist()
+    [[0.25, 0.75]]
+    """
+
+    def __init__(self, dim=-1):
+        self.dim = dim
+
+    def forward(self, x):
+        """softmax(x) along dim."""
+        return ops.softmax(x, axis=self.dim)
+
+    def extra_repr(self):
+        """dim, for repr."""
+        return f"dim={self.dim}"
+
+
+class LogSoftmax(Module):
+    """log(softmax(x)) along ``dim`` (the last by default), computed stably, as a
+    module (``cr.log_softmax``); any shape.
+
+    >>> cr.nn.LogSoftmax()(cr.tensor([1000.0, 0.0])).data.tolist()
+    [0.0, -1000.0]
+    """
+
+    def __init__(self, dim=-1):
+        self.dim = dim
+
+    def forward(self, x):
+        """log_softmax(x) along dim."""
+        return ops.log_softmax(x, axis=self.dim)
+
+    def extra_repr(self):
+        """dim, for repr."""
+        return f"dim={self.dim}"
+
+
 ACTIVATIONS = {"relu": ReLU, "tanh": Tanh, "sigmoid": Sigmoid, "gelu": GELU}
 
 
@@ -233,6 +280,120 @@ class Flatten(Module):
     def forward(self, x):
         """x with the axes from start_dim on merged into one."""
         return ops.flatten(x, self.start_dim)
+
+
+class LayerNorm(Module):
+    """Normalise over the last axes, ``normalized_shape`` (an int or a tuple): subtract
+    their mean, divide by sqrt(variance + eps) (the biased variance, as PyTorch), then
+    scale by ``weight`` (ones at first) and shift by ``bias`` (zeros) of that shape
+    when ``elementwise_affine``.
+
+    Built from mean and sqrt, so cr.grad and higher derivatives go through it.
+
+    >>> norm = cr.nn.LayerNorm(4)
+    >>> y = norm(cr.tensor([[1.0, 2.0, 3.0, 4.0]]))
+    >>> np.round(y.data, 4).tolist()
+    [[-1.3416, -0.4472, 0.4472, 1.3416]]
+    >>> [name for name, p in norm.named_parameters()]
+    ['weight', 'bias']
+    """
+
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True,
+                 dtype=np.float64):
+        shape = (normalized_shape,) if isinstance(normalized_shape, Integral) \
+            else tuple(normalized_shape)
+        if not shape or not all(isinstance(n, Integral) and n > 0 for n in shape):
+            raise ValueError(f"LayerNorm: normalized_shape must be a positive int or a "
+                             f"tuple of them, got {normalized_shape!r}")
+        if not eps >= 0:
+            raise ValueError(f"LayerNorm: eps must be >= 0, got {eps!r}")
+        self.normalized_shape = tuple(int(n) for n in shape)
+        self.eps, self.elementwise_affine = eps, elementwise_affine
+        self.weight = Parameter(np.ones(shape), dtype=dtype) if elementwise_affine else None
+        self.bias = Parameter(np.zeros(shape), dtype=dtype) \
+            if elementwise_affine and bias else None
+
+    def forward(self, x):
+        """(x - mean) / sqrt(var + eps) * weight + bias over the last axes."""
+        n = len(self.normalized_shape)
+        if tuple(x.shape[-n:]) != self.normalized_shape or len(x.shape) < n:
+            raise ValueError(f"LayerNorm: input of shape {tuple(x.shape)}, expected it to "
+                             f"end with normalized_shape {self.normalized_shape}")
+        axes = tuple(range(-n, 0))
+        centred = x - ops.mean(x, axis=axes, keepdims=True)
+        var = ops.mean(centred * centred, axis=axes, keepdims=True)
+        y = centred / ops.sqrt(var + self.eps)
+        if self.weight is not None:
+            y = y * self.weight
+        if self.bias is not None:
+            y = y + self.bias
+        return y
+
+    def extra_repr(self):
+        """normalized_shape, eps and elementwise_affine, for repr."""
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}")
+
+
+class Embedding(Module):
+    """A table of ``num_embeddings`` vectors of size ``embedding_dim``; the input is an
+    int array of indices (any shape; a float array of whole numbers, as ``cr.tensor``
+    makes of ints, is read the same), the output the rows it picks, with one more axis.
+
+    ``weight`` (num_embeddings, embedding_dim) starts N(0, 1), as PyTorch's; a row used
+    twice gets both gradients added. ``padding_idx``, as PyTorch's, names a row that
+    starts at zeros and gets no gradient (its vectors stand for padding).
+
+    >>> emb = cr.nn.Embedding(5, 3, rng=0)
+    >>> out = emb(np.array([[0, 4], [4, 4]]))
+    >>> out.shape
+    (2, 2, 3)
+    >>> out.sum().backward()
+    >>> emb.weight.grad[:, 0].tolist()          # row 0 used once, row 4 three times
+    [1.0, 0.0, 0.0, 0.0, 3.0]
+    """
+
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, rng=None,
+                 dtype=np.float64):
+        for name, n in (("num_embeddings", num_embeddings), ("embedding_dim", embedding_dim)):
+            if not isinstance(n, Integral) or n < 1:
+                raise ValueError(f"Embedding: {name} must be a positive int, got {n!r}")
+        if padding_idx is not None:
+            if not isinstance(padding_idx, Integral) or \
+                    not -num_embeddings <= padding_idx < num_embeddings:
+                raise ValueError(f"Embedding: padding_idx must be an int in "
+                                 f"[-{num_embeddings}, {num_embeddings}), got {padding_idx!r}")
+            padding_idx = int(padding_idx) % num_embeddings  # PyTorch counts -1 as the last
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        self.padding_idx = padding_idx
+        w = make_generator(rng).standard_normal((num_embeddings, embedding_dim))
+        if padding_idx is not None:
+            w[padding_idx] = 0.0
+        self.weight = Parameter(w, dtype=dtype)
+
+    def forward(self, indices):
+        """weight[indices]: the rows of the table, shape indices.shape + (embedding_dim,)."""
+        array = np.asarray(raw(indices))
+        if array.dtype.kind not in "iu":
+            # cr.tensor makes floats of ints: whole numbers are read as the indices
+            if array.dtype.kind != "f" or not np.all(array == np.round(array)):
+                raise TypeError(f"Embedding: indices must be whole numbers (an int "
+                                f"array), got dtype {array.dtype}")
+            array = array.astype(np.intp)
+        if array.size and (array.min() < 0 or array.max() >= self.num_embeddings):
+            raise IndexError(f"Embedding: indices must lie in [0, {self.num_embeddings}), "
+                             f"got values from {array.min()} to {array.max()}")
+        rows = self.weight[array]
+        if self.padding_idx is None or not np.any(array == self.padding_idx):
+            return rows
+        # the padding row's numbers as a constant where it is picked: no gradient reaches it
+        padded = (array == self.padding_idx)[..., None]
+        return ops.where(padded, raw(self.weight)[array], rows)
+
+    def extra_repr(self):
+        """num_embeddings and embedding_dim (and padding_idx if set), for repr."""
+        padding = "" if self.padding_idx is None else f", padding_idx={self.padding_idx}"
+        return f"{self.num_embeddings}, {self.embedding_dim}{padding}"
 
 
 class MLP(Sequential):
@@ -284,7 +445,8 @@ class MLP(Sequential):
 
 
 class CrossEntropyLoss(Module):
-    """``nn.functional.cross_entropy`` as a module: logits (N, C), integer labels (N,).
+    """``nn.functional.cross_entropy`` as a module: logits (N, C), integer labels (N,);
+    ``reduction`` "mean" (the default), "sum" or "none" (one loss per row).
 
     >>> loss_fn = cr.nn.CrossEntropyLoss()
     >>> logits = cr.tensor([[0.0, 0.0], [0.0, 0.0]])
@@ -292,31 +454,42 @@ class CrossEntropyLoss(Module):
     0.6931
     """
 
+    def __init__(self, reduction="mean"):
+        self.reduction = F._check_reduction("CrossEntropyLoss", reduction)
+
     def forward(self, logits, labels):
-        """Mean cross-entropy of integer labels (N,) under logits (N, C)."""
-        return F.cross_entropy(logits, labels)
+        """Cross-entropy of integer labels (N,) under logits (N, C), reduced."""
+        return F.cross_entropy(logits, labels, reduction=self.reduction)
 
 
 class MSELoss(Module):
-    """``nn.functional.mse_loss`` as a module: the mean of (prediction - target)**2.
+    """``nn.functional.mse_loss`` as a module: the mean of (prediction - target)**2
+    (``reduction="sum"``: the sum; ``"none"``: each entry).
 
     >>> cr.nn.MSELoss()(cr.tensor([1.0, 2.0]), cr.tensor([1.0, 4.0])).item()   # (0 + 4) / 2
     2.0
     """
 
+    def __init__(self, reduction="mean"):
+        self.reduction = F._check_reduction("MSELoss", reduction)
+
     def forward(self, prediction, target):
-        """Mean of (prediction - target) ** 2."""
-        return F.mse_loss(prediction, target)
+        """(prediction - target) ** 2, reduced."""
+        return F.mse_loss(prediction, target, reduction=self.reduction)
 
 
 class BCEWithLogitsLoss(Module):
-    """``nn.functional.binary_cross_entropy_with_logits`` as a module.
+    """``nn.functional.binary_cross_entropy_with_logits`` as a module; ``reduction``
+    "mean" (the default), "sum" or "none".
 
     >>> loss_fn = cr.nn.BCEWithLogitsLoss()
     >>> round(loss_fn(cr.tensor([0.0, 0.0]), cr.tensor([1.0, 0.0])).item(), 4)  # log 2
     0.6931
     """
 
+    def __init__(self, reduction="mean"):
+        self.reduction = F._check_reduction("BCEWithLogitsLoss", reduction)
+
     def forward(self, logits, targets):
-        """Mean binary cross-entropy of targets in [0, 1] under logits."""
-        return F.binary_cross_entropy_with_logits(logits, targets)
+        """Binary cross-entropy of targets in [0, 1] under logits, reduced."""
+        return F.binary_cross_entropy_with_logits(logits, targets, reduction=self.reduction)

@@ -1,16 +1,19 @@
 """Module: the base of every model, holding the parameters that training updates.
 
 PyTorch's shape: a module's parameters are found by walking its attributes (Parameters,
-Values, other modules, and lists of those), so a model is written as plain attributes.
+Values, other modules, and lists and dicts of those, as PyTorch's ModuleList and
+ModuleDict hold them), so a model is written as plain attributes.
 micrograd's scalar modules (Neuron, Layer, MLP) are modules too.
 """
+
+from collections import namedtuple
 
 import numpy as np
 
 from ..tensor import Tensor
 from ..value import Value
 
-__all__ = ["Module", "Parameter"]
+__all__ = ["Module", "Parameter", "IncompatibleKeys"]
 
 
 class Parameter(Tensor):
@@ -27,8 +30,91 @@ class Parameter(Tensor):
         super().__init__(data, requires_grad=True, dtype=dtype)
 
 
-def _is_parameter(x):
-    return isinstance(x, (Parameter, Value))
+def _same(array):
+    return array
+
+
+class IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What ``load_state_dict(state, strict=False)`` did not load, as PyTorch reports it:
+    the model's names absent from the state, and the state's names the model lacks.
+
+    >>> cr.nn.IncompatibleKeys(missing_keys=["bias"], unexpected_keys=[])
+    IncompatibleKeys(missing_keys=['bias'], unexpected_keys=[])
+    >>> cr.nn.IncompatibleKeys([], [])
+    <All keys matched successfully>
+    """
+
+    __slots__ = ()
+
+    def __repr__(self):
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+
+def _held(name, value, owner):
+    """(name, item) of the Parameters and Modules in an attribute's value: the value
+    itself, or the items of a list, tuple or dict of them, nested ones too."""
+    if isinstance(value, (Module, Parameter, Value)):
+        yield name, value
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            yield from _held(f"{name}.{i}", item, owner)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            inner = list(_held(f"{name}.{key}", item, owner))
+            if inner and (not isinstance(key, str) or "." in key or not key):
+                raise TypeError(f"{owner}.{name}: a dict of modules or parameters needs "
+                                f"string keys without '.', got {key!r}; its items are "
+                                f"named '{name}.<key>' in state_dict()")
+            yield from inner
+    elif isinstance(value, (set, frozenset)):
+        if any(list(_held(name, item, owner)) for item in value):
+            raise TypeError(f"{owner}.{name}: a set of modules or parameters has no order "
+                            f"to name them by; use a list (or nn.ModuleList) or a dict "
+                            f"(or nn.ModuleDict)")
+
+
+def _as_array(value):
+    """An ndarray of a state entry: an ndarray, a number, a Tensor, or a PyTorch tensor
+    (read through ``.detach().cpu().numpy()``, without importing torch)."""
+    if isinstance(value, Tensor):
+        return np.asarray(value.data)
+    if hasattr(value, "detach") and hasattr(value, "numpy"):
+        return np.asarray(value.detach().cpu().numpy())
+    return np.asarray(value)
+
+
+def _load(own, state, strict, op, owner):
+    """Copy ``state`` into ``own`` (name -> (parameter, expected shape, convert or
+    None)); every check before any change. Returns IncompatibleKeys."""
+    if not hasattr(state, "keys") or not hasattr(state, "__getitem__"):
+        raise TypeError(f"{op}: expected a dict of name -> array, got "
+                        f"{type(state).__name__}")
+    missing = [name for name in own if name not in state]
+    unexpected = [name for name in state.keys() if name not in own]
+    if strict and (missing or unexpected):
+        raise ValueError(f"{op}: {owner} does not match the state: missing "
+                         f"{missing or 'nothing'}, unexpected {unexpected or 'nothing'} "
+                         f"(strict=False loads the names that match)")
+    arrays = {}
+    for name, (p, shape, _) in own.items():
+        if name not in state:
+            continue
+        array = _as_array(state[name])
+        if array.shape != shape:
+            raise ValueError(f"{op}: {name!r} has shape {shape} in the model but "
+                             f"{array.shape} in the state")
+        arrays[name] = array
+    for name, array in arrays.items():
+        p, _, convert = own[name]
+        if convert is not None:
+            array = convert(array)
+        if isinstance(p, Value):
+            p.data = float(array)
+        else:
+            p.data = np.array(array, dtype=p.dtype, copy=True)
+    return IncompatibleKeys(missing, unexpected)
 
 
 class Module:
@@ -74,23 +160,88 @@ class Module:
 
     # --- what the module holds ------------------------------------------------------
 
+    def _entries(self):
+        """(name, value) of the Parameters, Values and Modules held directly, in the order
+        the attributes were set; lists, tuples and dicts of them are entered, their
+        items named ``name.0`` or ``name.key`` (as PyTorch's ModuleList and ModuleDict)."""
+        for name, value in vars(self).items():
+            yield from _held(name, value, type(self).__name__)
+
     def named_children(self):
-        """(name, module) pairs of the submodules held in attributes.
+        """(name, module) pairs of the submodules held in attributes (and in lists and
+        dicts held in attributes: ``heads.0``), each once.
+
+        The names are those of the parameters: ``named_parameters()`` lists
+        ``body.weight`` for the child ``body``.
 
         >>> class Net(cr.nn.Module):
         ...     def __init__(self):
         ...         self.body = cr.nn.Linear(2, 4, rng=0)
-        ...         self.head = cr.nn.Linear(4, 1, rng=0)
+        ...         self.heads = [cr.nn.Linear(4, 1, rng=0), cr.nn.Linear(4, 3, rng=0)]
         >>> [name for name, module in Net().named_children()]
-        ['body', 'head']
+        ['body', 'heads.0', 'heads.1']
         """
-        for name, value in vars(self).items():
-            if isinstance(value, Module):
+        seen = set()
+        for name, value in self._entries():
+            if isinstance(value, Module) and id(value) not in seen:
+                seen.add(id(value))
                 yield name, value
-            elif isinstance(value, (list, tuple)):
-                for i, item in enumerate(value):
-                    if isinstance(item, Module):
-                        yield f"{name}.{i}", item
+
+    def children(self):
+        """The submodules held directly, each once (see ``named_children``).
+
+        >>> model = cr.nn.Sequential(cr.nn.Linear(2, 3, rng=0), cr.nn.ReLU())
+        >>> [type(m).__name__ for m in model.children()]
+        ['Linear', 'ReLU']
+        """
+        for _, module in self.named_children():
+            yield module
+
+    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+        """(name, module) pairs of this module (named ``prefix``, "" by default) and every
+        module below it, depth first, as PyTorch's ``named_modules``; a module reached
+        twice is listed once unless ``remove_duplicate=False``.
+
+        >>> model = cr.nn.Sequential(cr.nn.Linear(2, 3, rng=0), cr.nn.ReLU())
+        >>> [name for name, m in model.named_modules()]
+        ['', 'layers.0', 'layers.1']
+        """
+        memo = set() if memo is None else memo
+        if remove_duplicate:
+            if id(self) in memo:
+                return
+            memo.add(id(self))
+        yield prefix, self
+        for name, value in self._entries():
+            if isinstance(value, Module):
+                yield from value.named_modules(memo, f"{prefix}.{name}" if prefix else name,
+                                               remove_duplicate)
+
+    def modules(self):
+        """This module and every module below it, each once, depth first.
+
+        >>> model = cr.nn.Sequential(cr.nn.Linear(2, 3, rng=0), cr.nn.ReLU())
+        >>> [type(m).__name__ for m in model.modules()]
+        ['Sequential', 'Linear', 'ReLU']
+        """
+        for _, module in self.named_modules():
+            yield module
+
+    def apply(self, fn):
+        """Call ``fn(module)`` on every submodule and then on this one (as PyTorch, for
+        example to initialise weights); returns this module.
+
+        >>> def ones(m):
+        ...     if isinstance(m, cr.nn.Linear):
+        ...         m.weight.data[...] = 1.0
+        >>> model = cr.nn.Sequential(cr.nn.Linear(2, 3, rng=0), cr.nn.ReLU()).apply(ones)
+        >>> model[0].weight.data.tolist()
+        [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]
+        """
+        for child in self.children():
+            child.apply(fn)
+        fn(self)
+        return self
 
     def named_parameters(self, prefix=""):
         """(name, parameter) pairs, names like ``layers.0.weight``.
@@ -103,24 +254,19 @@ class Module:
         [('layers.0.weight', (2, 3)), ('layers.0.bias', (3,))]
         """
         seen = set()
-        for name, p in self._walk_parameters(prefix):
+        for name, p in self._walk_parameters(prefix, set()):
             if id(p) not in seen:
                 seen.add(id(p))
                 yield name, p
 
-    def _walk_parameters(self, prefix):
-        for name, value in vars(self).items():
-            full = f"{prefix}{name}"
-            if _is_parameter(value):
-                yield full, value
-            elif isinstance(value, Module):
-                yield from value._walk_parameters(full + ".")
-            elif isinstance(value, (list, tuple)):
-                for i, item in enumerate(value):
-                    if _is_parameter(item):
-                        yield f"{full}.{i}", item
-                    elif isinstance(item, Module):
-                        yield from item._walk_parameters(f"{full}.{i}.")
+    def _walk_parameters(self, prefix, visited):
+        visited.add(id(self))  # a module held twice (or holding itself) is walked once
+        for name, value in self._entries():
+            if isinstance(value, Module):
+                if id(value) not in visited:
+                    yield from value._walk_parameters(f"{prefix}{name}.", visited)
+            else:
+                yield f"{prefix}{name}", value
 
     def parameters(self):
         """The parameters, each once, in the order they were set: what an optimizer takes.
@@ -154,9 +300,8 @@ class Module:
         >>> model.eval()[1].training, model.train()[1].training
         (False, True)
         """
-        self.training = bool(mode)
-        for _, child in self.named_children():
-            child.train(mode)
+        for module in self.modules():
+            module.training = bool(mode)
         return self
 
     def eval(self):
@@ -179,40 +324,105 @@ class Module:
         """
         return {name: np.array(p.data, copy=True) for name, p in self.named_parameters()}
 
-    def load_state_dict(self, state):
-        """Copy numbers in; names and shapes must match exactly (the error names both).
+    def load_state_dict(self, state, strict=True):
+        """Copy numbers in, by name; with ``strict=False`` return what did not match.
 
-        Returns the module.
+        The values may be ndarrays, Tensors or PyTorch tensors (read through their
+        ``.numpy()``); each is cast to its parameter's dtype.
+
+        ``strict=True``: the names must match exactly; a mismatch raises ValueError
+        naming the missing and unexpected keys, and the module is returned.
+        ``strict=False``: the names found are loaded and the rest reported, as PyTorch
+        does, in the named tuple ``(missing_keys, unexpected_keys)``. A shape mismatch
+        always raises, naming the key and both shapes, and a refused load changes
+        nothing.
 
         >>> a, b = cr.nn.Linear(2, 1, rng=0), cr.nn.Linear(2, 1, rng=1)
         >>> b.load_state_dict(a.state_dict())
         Linear(in_features=2, out_features=1, bias=True)
         >>> b.weight.data.tolist() == a.weight.data.tolist()
         True
+        >>> b.load_state_dict({"weight": np.zeros((2, 1)), "scale": 1.0}, strict=False)
+        IncompatibleKeys(missing_keys=['bias'], unexpected_keys=['scale'])
         """
-        own = dict(self.named_parameters())
-        missing = [name for name in own if name not in state]
-        unexpected = [name for name in state if name not in own]
-        if missing or unexpected:
-            raise ValueError(f"load_state_dict: {type(self).__name__} does not match: "
-                             f"missing {missing or 'nothing'}, unexpected "
-                             f"{unexpected or 'nothing'}")
-        arrays = {}
-        for name, p in own.items():  # check every shape before changing anything
-            array = np.asarray(state[name].data if isinstance(state[name], Tensor)
-                               else state[name])
-            shape = np.shape(p.data)
-            if array.shape != shape:
-                raise ValueError(f"load_state_dict: parameter {name!r} has shape {shape} "
-                                 f"in the model but {array.shape} in the state")
-            arrays[name] = array
-        for name, p in own.items():
-            array = arrays[name]
-            if isinstance(p, Value):
-                p.data = float(array)
-            else:
-                p.data = array.astype(p.dtype, copy=True)
-        return self
+        own = {name: (p, np.shape(p.data), None) for name, p in self.named_parameters()}
+        result = _load(own, state, strict, "load_state_dict", type(self).__name__)
+        return self if strict else result
+
+    def torch_state_dict(self):
+        """A copy of the numbers with PyTorch's names and layouts, ready for the same
+        model's ``load_state_dict`` in PyTorch.
+
+        The values are ndarrays (``torch.from_numpy`` makes them tensors); the keys are
+        PyTorch's, such as ``0.weight`` for a Sequential's first layer (here
+        ``layers.0.weight``); a Linear's weight is transposed to PyTorch's
+        (out_features, in_features).
+
+        Layers with a PyTorch counterpart: Linear, LayerNorm, Embedding, Sequential and
+        MLP, and the layers without parameters; lists and dicts of modules are
+        PyTorch's ModuleList and ModuleDict. Scalar Values (micrograd's MLP) have none.
+
+        >>> model = cr.nn.Sequential(cr.nn.Linear(3, 2, rng=0), cr.nn.ReLU())
+        >>> {name: a.shape for name, a in model.torch_state_dict().items()}
+        {'0.weight': (2, 3), '0.bias': (2,)}
+        """
+        return {torch_name: np.ascontiguousarray(to_torch(np.array(p.data, copy=True)))
+                for torch_name, (p, to_torch, _) in self._torch_layout().items()}
+
+    def load_torch_state_dict(self, state, strict=True):
+        """Copy in a PyTorch ``state_dict()`` of the same model.
+
+        PyTorch's key names and layouts (see ``torch_state_dict``), tensors or ndarrays;
+        errors name PyTorch's keys and shapes. Returns as ``load_state_dict``.
+
+        >>> model = cr.nn.Sequential(cr.nn.Linear(3, 2, rng=0), cr.nn.ReLU())
+        >>> W = np.arange(6.0).reshape(2, 3)             # PyTorch's (out, in)
+        >>> _ = model.load_torch_state_dict({"0.weight": W, "0.bias": np.zeros(2)})
+        >>> model[0].weight.data.tolist()                # chainrule's (in, out)
+        [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]]
+        """
+        own = {}
+        for torch_name, (p, to_torch, from_torch) in self._torch_layout().items():
+            own[torch_name] = (p, np.shape(to_torch(np.asarray(p.data))), from_torch)
+        result = _load(own, state, strict, "load_torch_state_dict", type(self).__name__)
+        return self if strict else result
+
+    def _torch_layout(self):
+        """torch name -> (parameter, to_torch, from_torch) for every parameter. As in
+        PyTorch's state_dict, a module or parameter held twice is listed under each name
+        (tied weights load from either)."""
+        layout = {}
+        for torch_prefix, module in self._torch_modules("", ()):
+            for name, p in module._entries():
+                if isinstance(p, Module):
+                    continue
+                if isinstance(p, Value):
+                    raise TypeError(f"torch_state_dict: {type(module).__name__} holds "
+                                    f"scalar Values ({torch_prefix + name!r}), which have "
+                                    f"no PyTorch counterpart; only tensor layers convert")
+                to_torch, from_torch = module._torch_converters(name)
+                layout[torch_prefix + name] = (p, to_torch, from_torch)
+        return layout
+
+    def _torch_modules(self, prefix, ancestors):
+        ancestors = (*ancestors, id(self))  # only a module holding itself is cut short
+        yield prefix, self
+        for name, child in self._torch_children():
+            if id(child) not in ancestors:
+                yield from child._torch_modules(f"{prefix}{name}.", ancestors)
+
+    def _torch_children(self):
+        """(PyTorch's name, module) of the submodules, one held twice under both names:
+        the same names by default."""
+        return self._module_entries()
+
+    def _module_entries(self):
+        return ((name, value) for name, value in self._entries() if isinstance(value, Module))
+
+    def _torch_converters(self, name):
+        """(to_torch, from_torch) layout maps of the parameter ``name``: the identity
+        by default; Linear transposes its weight."""
+        return _same, _same
 
     # --- a tree for repr ------------------------------------------------------------
 
@@ -224,8 +434,12 @@ class Module:
         """
         return ""
 
+    def _repr_children(self):
+        """(label, module) pairs that repr shows: every submodule, as PyTorch's repr."""
+        return self._module_entries()
+
     def __repr__(self):
-        children = list(self.named_children())
+        children = list(self._repr_children())
         head = f"{type(self).__name__}({self.extra_repr()}"
         if not children:
             return head + ")"
