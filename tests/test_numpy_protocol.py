@@ -211,3 +211,12 @@ def test_third_derivatives_through_the_decompositions_match_jax():
         np.testing.assert_allclose(ours(0.1), float(theirs(0.1)), rtol=1e-9)
     mixed = cr.jacfwd(cr.jacfwd(cr.grad(lambda t: f(np, t))))(0.1)
     np.testing.assert_allclose(mixed, float(theirs(0.1)), rtol=1e-9)
+
+
+def test_creation_functions_differentiate_through_graph_values_or_refuse_them():
+    assert cr.grad(lambda a: cr.sum(cr.full((2, 3), a)))(2.0) == 6.0
+    with pytest.raises(TypeError, match="arange: a bound is part of a graph"):
+        cr.grad(lambda a: cr.sum(cr.arange(0, a)))(2.0)
+    with pytest.raises(TypeError, match=r"x.clone\(\) for a copy in the graph"):
+        cr.tensor(cr.tensor([1.0], requires_grad=True))
+    assert cr.tensor(cr.tensor([1.0])).tolist() == [1.0]  # outside any graph: a copy

@@ -46,9 +46,20 @@ def full(shape, fill_value, dtype=None, requires_grad=False):
     tensor([0.5, 0.5, 0.5])
     >>> cr.full((2, 2), 7.0).shape
     (2, 2)
+
+    A fill value that is part of a graph gives a result differentiable in it.
     """
+    if isinstance(fill_value, Box):
+        _no_new_leaf("full", requires_grad)
+        return ops.add(np.zeros(_shape((shape,)), dtype=_default(dtype)), fill_value)
     return Tensor._make(np.full(_shape((shape,)), fill_value, dtype=_default(dtype)),
                         requires_grad)
+
+
+def _no_new_leaf(name, requires_grad):
+    if requires_grad:
+        raise ValueError(f"{name}: arguments in a graph already make the result "
+                         f"differentiable; requires_grad=True would cut it from them")
 
 
 def eye(n, m=None, dtype=None, requires_grad=False):
@@ -70,7 +81,14 @@ def arange(*args, dtype=None, requires_grad=False):
     tensor([0., 1., 2., 3.])
     >>> cr.arange(0, 1, 0.25).data.tolist()
     [0.0, 0.25, 0.5, 0.75]
+
+    Its bounds are plain numbers (how many entries there are cannot depend on a value
+    being differentiated); for endpoints in a graph, use ``linspace``.
     """
+    if any(isinstance(a, Box) for a in args):
+        raise TypeError("arange: a bound is part of a graph, and arange's result would "
+                        "drop its derivative; use cr.linspace(start, stop, num), which "
+                        "differentiates through its endpoints, or plain numbers")
     return Tensor._make(np.arange(*args, dtype=_default(dtype)), requires_grad)
 
 
@@ -84,9 +102,7 @@ def linspace(start, stop, num=50, dtype=None, requires_grad=False):
     [0.0, 0.25, 0.5, 0.75, 1.0]
     """
     if isinstance(start, Box) or isinstance(stop, Box):
-        if requires_grad:
-            raise ValueError("linspace: endpoints in a graph already make the result "
-                             "differentiable; requires_grad=True would cut it from them")
+        _no_new_leaf("linspace", requires_grad)
         fractions = np.linspace(0.0, 1.0, num, dtype=_default(dtype))
         return ops.add(ops.multiply(ops.subtract(stop, start), fractions), start)
     return Tensor._make(np.linspace(start, stop, num, dtype=_default(dtype)), requires_grad)

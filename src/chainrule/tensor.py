@@ -824,6 +824,9 @@ class _IndexedUpdate:
 
 def _as_array(data, dtype):
     if isinstance(data, Tensor):
+        if data.requires_grad:  # (a copy would silently drop the graph)
+            raise TypeError("tensor: the data is a Tensor in a graph; use x.clone() for a "
+                            "copy in the graph, or x.detach() for one outside it")
         data = data._data
     if dtype is not None:
         return np.array(data, dtype=dtype)
