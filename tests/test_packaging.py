@@ -28,3 +28,22 @@ def test_the_wheel_carries_the_license_and_the_typed_marker(tmp_path):
 
 def test_the_license_file_is_mit():
     assert (ROOT / "LICENSE").read_text().startswith("MIT License")
+
+
+@pytest.mark.slow  # (builds the source distribution)
+def test_the_sdist_carries_what_the_tests_read(tmp_path):
+    """Unpacked, the sdist holds every folder the suite runs or reads, so `make test`
+    works from it as from a clone."""
+    import tarfile
+    subprocess.run([sys.executable, "-c", "import setuptools.build_meta as b; "
+                    f"b.build_sdist({str(tmp_path)!r})"], check=True, cwd=ROOT,
+                   capture_output=True)
+    sdist, = tmp_path.glob("chainrule-*.tar.gz")
+    with tarfile.open(sdist) as archive:
+        names = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
+    for needed in ("Makefile", "LICENSE", "README.md", "pyproject.toml",
+                   "docs/tutorial.md", "scripts/make_api_docs.py", "benchmarks/run.py",
+                   "examples", "tests/test_docs.py", "tests/fuzz_programs.py",
+                   "src/chainrule/data/files/mnist_5k.csv.gz"):
+        assert needed in names, needed
+    assert not any("__pycache__" in name for name in names)
