@@ -16,6 +16,7 @@ the graph of the gradient, which can be differentiated again.
 """
 
 import os
+import threading
 import traceback
 from numbers import Number
 
@@ -43,9 +44,12 @@ def _record(prim, args, kwargs):
     """
     recording = _modes.grad_enabled
     arrays, operands, grad_argnums, versions = [], [], [], []
+    inputs = []  # leaves not locked yet (see below)
     for i, arg in enumerate(args):
         if isinstance(arg, Tensor):
             arrays.append(arg._data)
+            if not arg._locked and not arg._prev:
+                inputs.append(arg)
             version = arg._version
             versions.append((version, version[0]))
             if recording and arg.requires_grad:
@@ -81,7 +85,45 @@ def _record(prim, args, kwargs):
     node._versions = versions
     if keeping:
         node._residual = residual
+    # What backward will read cannot be written behind its back: the arrays a recorded
+    # node saved are read-only, so that a write into one (t.data[0] = 5,
+    # np.add(a, b, out=t.data), t.data.fill(0)) raises at once where it would have
+    # changed the gradient. Inputs (leaves) are locked here, once, unless they were
+    # read-only already or do not own their memory, and listed, so that backward()
+    # makes them writable again. A result is locked when a user first reaches its
+    # array (Tensor.data, np.asarray): the engine itself never writes into one.
+    for tensor in inputs:
+        array = tensor._data
+        if array.base is None and array.flags.writeable:
+            array.setflags(write=False)
+            tensor._locked = True
+            _locked_inputs.tensors.append(tensor)
     return node
+
+
+def _lock_result(array):
+    """A recorded result's array, read-only (a view's base is guarded by its own lock)."""
+    if array.base is None and array.flags.writeable:
+        array.setflags(write=False)
+
+
+class _LockedInputs(threading.local):
+    def __init__(self):
+        self.tensors = []  # inputs locked since the last backward pass, in this thread
+
+
+_locked_inputs = _LockedInputs()
+
+
+def _unlock_inputs():
+    """After a backward pass: the inputs locked since (parameters, data) are writable
+    again, as an optimizer or a hand-written update expects; the graphs' intermediate
+    results stay read-only."""
+    for tensor in _locked_inputs.tensors:
+        if tensor._locked:
+            tensor._data.setflags(write=True)
+            tensor._locked = False
+    _locked_inputs.tensors = []
 
 
 def _share_version_counter(view, args):
@@ -283,7 +325,7 @@ class Tensor(ArrayMethods):
 
     __slots__ = ("_data", "grad", "requires_grad", "_prev", "_op", "_args", "_kwargs",
                  "_raw_args", "_grad_argnums", "_versions", "_version", "_retain", "_origin",
-                 "_residual", "__weakref__")
+                 "_residual", "_locked", "__weakref__")
     _level = 0  # a forward-mode tracer (level >= 1) handles an operation before a Tensor
 
     __array_priority__ = 1000  # ndarray + Tensor calls Tensor.__radd__
@@ -312,6 +354,7 @@ class Tensor(ArrayMethods):
         # counter (a one-element list), as they share its memory.
         self._version = [0]
         self._retain = False
+        self._locked = False  # its array made read-only: a recorded graph saved it
         self._origin = _user_frame() if _modes.anomaly else None
 
     def _contents(self):
@@ -323,7 +366,13 @@ class Tensor(ArrayMethods):
 
     @property
     def data(self):
-        """The values, an ndarray (no copy); assigning a new array bumps the version."""
+        """The values, an ndarray (no copy); assigning a new array bumps the version.
+
+        The array of a result that a graph recorded is read-only, and so is an input's
+        while a recorded graph that has not run backward holds it: writing into it would
+        change the gradient that backward computes."""
+        if self._prev:
+            _lock_result(self._data)
         return self._data
 
     @data.setter
@@ -331,6 +380,7 @@ class Tensor(ArrayMethods):
         # Replacing the array (t.data = ..., t.data += ...) bumps the version, so a
         # backward pass that saved the old values can tell, and refuse.
         self._data = _as_array(value, None) if not isinstance(value, np.ndarray) else value
+        self._locked = False
         self._version[0] += 1
 
     shape = property(lambda self: self._data.shape, doc="The length of each axis, a tuple.")
@@ -359,6 +409,8 @@ class Tensor(ArrayMethods):
         >>> x.numpy() is x.data
         True
         """
+        if self._prev:
+            _lock_result(self._data)
         return self._data
 
     def tolist(self):
@@ -411,6 +463,8 @@ class Tensor(ArrayMethods):
         return round(self._data.item(), ndigits)
 
     def __array__(self, dtype=None, copy=None):
+        if self._prev:
+            _lock_result(self._data)
         if dtype is not None and dtype != self._data.dtype:
             return self._data.astype(dtype)
         return self._data.copy() if copy else self._data
@@ -515,8 +569,17 @@ class Tensor(ArrayMethods):
                 f"tensor[{_describe_index(index)}] = ...: this tensor requires grad, and "
                 f"writing into it would make its gradient wrong; use the differentiable "
                 f"x.at[index].set(value) (or .add(value)), which returns a new tensor")
+        self._refuse_if_saved(f"tensor[{_describe_index(index)}] = ...")
         self._data[_raw_index(index)] = value._data if isinstance(value, Tensor) else value
         self._version[0] += 1
+
+    def _refuse_if_saved(self, what):
+        if not self._data.flags.writeable:
+            raise RuntimeError(
+                f"{what}: the values of this tensor (shape {self.shape}) are saved by a "
+                f"recorded graph that has not run backward yet, and writing into them "
+                f"would make its gradient wrong; write x = x + y (a new tensor), or "
+                f"call backward first")
 
     def _inplace(self, name, ufunc, other):
         if self.requires_grad:
@@ -524,6 +587,7 @@ class Tensor(ArrayMethods):
                 f"{name}: in-place operations on a tensor that requires grad would make "
                 f"its gradient wrong; write x = x {name[0]} y, or update x.data inside "
                 f"cr.no_grad() (as an optimizer does)")
+        self._refuse_if_saved(f"x {name} ...")
         ufunc(self._data, other._data if isinstance(other, Tensor) else other,
               out=self._data, casting="same_kind")
         self._version[0] += 1
@@ -604,6 +668,8 @@ class Tensor(ArrayMethods):
             else seeds  # the root is a leaf: d(self)/d(self) = 1
         for node, g, owned in arrived.values():
             _accumulate(node, g, owned)
+        if not create_graph:  # (a gradient's graph may still need them)
+            _unlock_inputs()
 
 
 def _seed_gradient(root, gradient):
