@@ -290,7 +290,8 @@ class Tensor(ArrayMethods):
 
     __array_priority__ = 1000  # ndarray + Tensor calls Tensor.__radd__
 
-    def __init__(self, data, requires_grad=False, dtype=None):
+    def __init__(self, data: ArrayLike, requires_grad: bool = False,
+                 dtype: DTypeLike = None) -> None:
         self._data = _as_array(data, dtype)
         self._init(requires_grad)
 
