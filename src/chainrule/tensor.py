@@ -384,7 +384,7 @@ class Tensor(ArrayMethods):
         """
         return ops.multiply(self, 1)
 
-    def argmax(self, axis: int | None = None, dim: int | None = None) -> np.ndarray | int:
+    def argmax(self, axis: int | None = None, dim: int | None = None) -> np.ndarray | np.intp:
         """The index of the largest entry (along ``axis``), an int or an int array.
 
         >>> int(cr.tensor([1.0, 3.0, 2.0]).argmax())
@@ -392,7 +392,7 @@ class Tensor(ArrayMethods):
         """
         return np.argmax(self._data, axis=axis if dim is None else dim)
 
-    def argmin(self, axis: int | None = None, dim: int | None = None) -> np.ndarray | int:
+    def argmin(self, axis: int | None = None, dim: int | None = None) -> np.ndarray | np.intp:
         """The index of the smallest entry (along ``axis``), an int or an int array.
 
         >>> int(cr.tensor([1.0, 3.0, 2.0]).argmin())
