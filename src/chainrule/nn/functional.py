@@ -9,22 +9,16 @@ the batch (the default), "sum", or "none" for one loss per example.
 0.6931
 """
 
-from typing import Any
-
 import numpy as np
 from numpy.typing import ArrayLike
 
 from .. import fast
 from .. import rules as ops
 from ..primitive import raw as _raw, shape_of
+from ..rules.common import Result
 
 __all__ = ["linear", "cross_entropy", "mse_loss", "binary_cross_entropy_with_logits",
            "hinge_loss"]
-
-# What the functions (and the layers without parameters) return: the kind that went in,
-# a Tensor for Tensors (a tracer inside a transform), an ndarray or a NumPy number for
-# plain arrays. Any, because no one type says "the kind of the input".
-Result = Any
 
 REDUCTIONS = ("mean", "sum", "none")
 

@@ -11,9 +11,9 @@ from numpy.typing import ArrayLike, DTypeLike
 from .. import fast
 from .. import rules as ops
 from ..primitive import raw
+from ..rules.common import Result
 from ..tensor import Tensor
 from . import functional as F
-from .functional import Result
 from .module import Module, Parameter
 from .scalar import MLP as ScalarMLP
 

@@ -18,10 +18,10 @@ __all__ = ["op", "lead", "tangent_lead", "axes_of", "from_end", "TORCH_NAMES",
 # PyTorch's names of NumPy's axis arguments, accepted too where they mean the same
 TORCH_NAMES = {"dim": "axis", "keepdim": "keepdims"}
 
-# What an operation returns: the kind of its inputs (an ndarray or a NumPy number for
-# arrays and numbers, a Tensor for Tensors, a Value for Values, a tracer inside a
-# transform), or a tuple or list of those for the operations with several results. Any,
-# because no one type says "the kind of the inputs".
+# What an operation (or a loss of nn.functional) returns: the kind of its inputs (an
+# ndarray or a NumPy number for arrays and numbers, a Tensor for Tensors, a Value for
+# Values, a tracer inside a transform), or a tuple or list of those for the operations
+# with several results. Any, because no one type says "the kind of the inputs".
 Result = Any
 
 
