@@ -200,11 +200,14 @@ def _ufunc_signature(ufunc, drop_first=False):
 def _show(sig, globals_=None):
     """A signature as text. Private parameters (a leading underscore, such as micrograd's
     ``Value(data, _children, _op)``) are left out; a default that is a module-level
-    constant is shown by its name, a type by its name."""
+    constant is shown by its name, a type by its name. Type hints are left out: spelled
+    out, ``numpy.typing.ArrayLike`` alone is a few hundred characters (``help()`` and the
+    source show them)."""
     params = []
     for param in sig.parameters.values():
         if param.name.startswith("_"):
             continue
+        param = param.replace(annotation=inspect.Parameter.empty)
         default = param.default
         if default is inspect.Parameter.empty:
             pass

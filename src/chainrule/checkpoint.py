@@ -57,6 +57,7 @@ import time
 import zipfile
 import zlib
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -106,7 +107,10 @@ class CheckpointNotFoundError(CheckpointError, FileNotFoundError):
 # Saving
 # ---------------------------------------------------------------------------------------
 
-def save(module_or_state, path, architecture=None, *, compress=False, metadata=None):
+# module_or_state is Any: anything with a state_dict() method (a Module), or a mapping
+# of names to ndarrays, Tensors, Values or numbers.
+def save(module_or_state: Any, path: str | os.PathLike[str], architecture: Any = None, *,
+         compress: bool = False, metadata: Any = None) -> None:
     """Write a model's weights to ``path`` (a str or ``pathlib.Path``, used as is).
 
     ``module_or_state`` is anything with ``state_dict()`` (a Module) or a dict
@@ -322,7 +326,7 @@ def _sync_directory(directory):
 # Loading
 # ---------------------------------------------------------------------------------------
 
-def load(path):
+def load(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
     """The arrays of a checkpoint: a dict ``name -> ndarray``, in the order saved.
 
     Raises ``CheckpointError`` (naming the file and the problem) for a missing,
@@ -353,7 +357,7 @@ def load(path):
         return {name: _read_array(archive, name, path) for name in names}
 
 
-def load_header(path):
+def load_header(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The checkpoint's JSON header as a dict: ``format``, ``version``,
     ``architecture``, ``names`` and ``metadata``. Reads no array but the header.
 

@@ -6,6 +6,7 @@ operations are recorded. Random tensors take a seed or a ``numpy.random.Generato
 """
 
 import numpy as np
+from numpy.typing import ArrayLike, DTypeLike
 
 from . import rules as ops
 from .primitive import Box, raw
@@ -14,12 +15,17 @@ from .tensor import Tensor
 __all__ = ["zeros", "ones", "full", "eye", "arange", "linspace", "zeros_like", "ones_like",
            "rand", "randn"]
 
+# A shape, given as one int or tuple, or as several ints: zeros(2, 3) or zeros((2, 3)).
+Shape = int | tuple[int, ...] | list[int]
+# A seed for numpy.random.default_rng, or a Generator used as it is.
+Seed = int | np.random.Generator | None
+
 
 def _default(dtype):
     return np.float64 if dtype is None else dtype
 
 
-def zeros(*shape, dtype=None, requires_grad=False):
+def zeros(*shape: Shape, dtype: DTypeLike = None, requires_grad: bool = False) -> Tensor:
     """A Tensor of zeros: ``zeros(2, 3)`` or ``zeros((2, 3))``; float64 unless told.
 
     >>> cr.zeros(2)
@@ -30,7 +36,7 @@ def zeros(*shape, dtype=None, requires_grad=False):
     return Tensor._make(np.zeros(_shape(shape), dtype=_default(dtype)), requires_grad)
 
 
-def ones(*shape, dtype=None, requires_grad=False):
+def ones(*shape: Shape, dtype: DTypeLike = None, requires_grad: bool = False) -> Tensor:
     """A Tensor of ones: ``ones(2, 3)`` or ``ones((2, 3))``; float64 unless told.
 
     >>> cr.ones(2, dtype=np.float32)
@@ -39,7 +45,10 @@ def ones(*shape, dtype=None, requires_grad=False):
     return Tensor._make(np.ones(_shape(shape), dtype=_default(dtype)), requires_grad)
 
 
-def full(shape, fill_value, dtype=None, requires_grad=False):
+# A fill value in a graph gives what carries that graph (a tracer, inside a transform,
+# which has the Tensor's methods); Tensor is what callers may rely on.
+def full(shape: Shape, fill_value: ArrayLike, dtype: DTypeLike = None,
+         requires_grad: bool = False) -> Tensor:
     """A Tensor of ``shape`` (an int or a tuple) filled with ``fill_value``.
 
     >>> cr.full(3, 0.5)
@@ -62,7 +71,8 @@ def _no_new_leaf(name, requires_grad):
                          f"differentiable; requires_grad=True would cut it from them")
 
 
-def eye(n, m=None, dtype=None, requires_grad=False):
+def eye(n: int, m: int | None = None, dtype: DTypeLike = None,
+        requires_grad: bool = False) -> Tensor:
     """The n x m identity matrix (n x n when m is None): ones on the diagonal.
 
     >>> cr.eye(2)
@@ -74,7 +84,7 @@ def eye(n, m=None, dtype=None, requires_grad=False):
     return Tensor._make(np.eye(n, m, dtype=_default(dtype)), requires_grad)
 
 
-def arange(*args, dtype=None, requires_grad=False):
+def arange(*args: float, dtype: DTypeLike = None, requires_grad: bool = False) -> Tensor:
     """Evenly spaced values in [start, stop) with ``step``, like np.arange (float64).
 
     >>> cr.arange(4)
@@ -92,7 +102,9 @@ def arange(*args, dtype=None, requires_grad=False):
     return Tensor._make(np.arange(*args, dtype=_default(dtype)), requires_grad)
 
 
-def linspace(start, stop, num=50, dtype=None, requires_grad=False):
+# Endpoints in a graph give what carries that graph, as a fill value does in full.
+def linspace(start: ArrayLike, stop: ArrayLike, num: int = 50, dtype: DTypeLike = None,
+             requires_grad: bool = False) -> Tensor:
     """``num`` evenly spaced values from start to stop, both included.
 
     Endpoints that are part of a graph (Tensors that require grad, traced values) give
@@ -108,7 +120,7 @@ def linspace(start, stop, num=50, dtype=None, requires_grad=False):
     return Tensor._make(np.linspace(start, stop, num, dtype=_default(dtype)), requires_grad)
 
 
-def zeros_like(x, dtype=None, requires_grad=False):
+def zeros_like(x: ArrayLike, dtype: DTypeLike = None, requires_grad: bool = False) -> Tensor:
     """Zeros with the shape (and dtype, unless given) of x, a Tensor or an array.
 
     >>> cr.zeros_like(np.ones(2, dtype=np.float32))
@@ -117,7 +129,7 @@ def zeros_like(x, dtype=None, requires_grad=False):
     return Tensor._make(np.zeros_like(raw(x), dtype=dtype), requires_grad)
 
 
-def ones_like(x, dtype=None, requires_grad=False):
+def ones_like(x: ArrayLike, dtype: DTypeLike = None, requires_grad: bool = False) -> Tensor:
     """Ones with the shape (and dtype, unless given) of x, a Tensor or an array.
 
     >>> cr.ones_like(cr.zeros(2, 3)).shape
@@ -130,7 +142,8 @@ def _rng(seed):
     return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
 
 
-def rand(*shape, seed=None, dtype=None, requires_grad=False):
+def rand(*shape: Shape, seed: Seed = None, dtype: DTypeLike = None,
+         requires_grad: bool = False) -> Tensor:
     """Numbers drawn uniformly from [0, 1), of the given shape (float64 unless told).
 
     ``seed`` is an int or a ``numpy.random.Generator``; the same seed gives the same
@@ -146,7 +159,8 @@ def rand(*shape, seed=None, dtype=None, requires_grad=False):
     return Tensor._make(array, requires_grad)
 
 
-def randn(*shape, seed=None, dtype=None, requires_grad=False):
+def randn(*shape: Shape, seed: Seed = None, dtype: DTypeLike = None,
+          requires_grad: bool = False) -> Tensor:
     """Numbers drawn from the standard normal distribution (mean 0, variance 1).
 
     Of the given shape, float64 unless told; ``seed`` is an int or a

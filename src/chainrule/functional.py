@@ -16,9 +16,12 @@ its point was an outer value), the result stays traced, and the outer transform
 differentiates through it like through any other value.
 """
 
+from collections.abc import Iterable
 from numbers import Real
+from typing import Any, Callable
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from . import rules as ops
 from .forward import JVPTracer
@@ -34,12 +37,18 @@ __all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "jacobian
            "hessian", "hvp", "linear_operator", "hessian_operator", "tree_flatten",
            "tree_unflatten"]
 
+# A pytree: a leaf (a number, an array, a Tensor or a Value), or a tuple, list or dict
+# of pytrees, nested to any depth. Any, because the type checkers cannot say "nested".
+PyTree = Any
+# What tree_flatten returns to rebuild the containers; its form is private.
+TreeDef = Any
+
 
 # ---------------------------------------------------------------------------------------
 # Pytrees: tuples, lists and dicts of leaves, nested
 # ---------------------------------------------------------------------------------------
 
-def tree_flatten(tree):
+def tree_flatten(tree: PyTree) -> tuple[list[Any], TreeDef]:
     """``(leaves, treedef)``: the leaves of nested tuples, lists and dicts, in order, and
     what rebuilds the containers (``tree_unflatten``).
 
@@ -66,7 +75,7 @@ def _walk(node, leaves):
     return None
 
 
-def tree_unflatten(treedef, leaves):
+def tree_unflatten(treedef: TreeDef, leaves: Iterable[Any]) -> PyTree:
     """The inverse of ``tree_flatten``: the containers of ``treedef`` filled with ``leaves``.
 
     >>> params = {"w": 2.0, "b": 3.0}
@@ -294,7 +303,8 @@ def _seed(leaf, cot):
 # Reverse mode: grad, value_and_grad, vjp
 # ---------------------------------------------------------------------------------------
 
-def value_and_grad(f, argnums=0, has_aux=False):
+def value_and_grad(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
+                   has_aux: bool = False) -> Callable[..., Any]:
     """``f`` and its gradient in one call: ``(value, grad)``, or ``((value, aux), grad)``.
 
     ``f`` must return a scalar. ``argnums`` picks the argument(s) to differentiate
@@ -322,7 +332,8 @@ def value_and_grad(f, argnums=0, has_aux=False):
     return value_and_grad_f
 
 
-def grad(f, argnums=0, has_aux=False):
+def grad(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
+         has_aux: bool = False) -> Callable[..., Any]:
     """The gradient of a scalar function: ``grad(f)(x)`` has the shape of x.
 
     ``argnums`` picks the argument(s) to differentiate (an int, or a tuple: then a
@@ -345,7 +356,7 @@ def grad(f, argnums=0, has_aux=False):
     return grad_f
 
 
-def vjp(f, *primals, has_aux=False):
+def vjp(f: Callable[..., Any], *primals: PyTree, has_aux: bool = False) -> tuple[Any, ...]:
     """``(out, vjp_fn)``: f at the primals, and the function that takes a cotangent
     (shaped like out) to the vector-Jacobian products, a tuple with one entry per primal.
 
@@ -376,7 +387,9 @@ def vjp(f, *primals, has_aux=False):
 # Forward mode: jvp
 # ---------------------------------------------------------------------------------------
 
-def jvp(f, primals, tangents, has_aux=False):
+def jvp(f: Callable[..., Any], primals: tuple[PyTree, ...] | list[PyTree],
+        tangents: tuple[PyTree, ...] | list[PyTree],
+        has_aux: bool = False) -> tuple[Any, ...]:
     """``(out, tangent_out)``: f at the primals and its directional derivative along the
     tangents, in one forward pass (forward mode: the cost of one evaluation of f).
 
@@ -432,7 +445,7 @@ def jvp(f, primals, tangents, has_aux=False):
 # Jacobians and Hessians
 # ---------------------------------------------------------------------------------------
 
-def jacrev(f, argnums=0):
+def jacrev(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0) -> Callable[..., Any]:
     """The Jacobian by reverse mode, shape ``out.shape + in.shape``: for the tensor
     engine, one backward pass seeded with all the rows of an identity at once.
 
@@ -470,7 +483,7 @@ def _batch_axis_into_output_shape(blocks, trace, out_shape):
     return _tree_map(reshape, blocks)
 
 
-def jacfwd(f, argnums=0):
+def jacfwd(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0) -> Callable[..., Any]:
     """The Jacobian by forward mode, shape ``out.shape + in.shape``: one forward pass
     per input, carrying all the columns of an identity as a batch of tangents.
 
@@ -536,7 +549,7 @@ def _forward_columns(f, args, kwargs, n, leaves, treedef, k, out_kind):
 jacobian = jacrev
 
 
-def hessian(f, argnums=0):
+def hessian(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0) -> Callable[..., Any]:
     """The matrix of second derivatives, shape ``in.shape + in.shape``.
 
     Forward over reverse, as in JAX: the gradient is computed once, carrying all the
@@ -549,7 +562,7 @@ def hessian(f, argnums=0):
     return jacfwd(jacrev(f, argnums), argnums)
 
 
-def hvp(f, x, v):
+def hvp(f: Callable[..., Any], x: PyTree, v: PyTree) -> PyTree:
     """The Hessian of scalar ``f`` at ``x`` times ``v``, without forming the Hessian:
     the gradient of ``<grad f(x), v>``, two backward passes. The result has x's shape.
 
@@ -582,7 +595,8 @@ def _linear_operator_class():
     return LinearOperator
 
 
-def linear_operator(f, x):
+# -> a scipy.sparse.linalg.LinearOperator, written Any because SciPy is optional
+def linear_operator(f: Callable[..., Any], x: ArrayLike) -> Any:
     """The Jacobian of ``f`` at ``x`` as a ``scipy.sparse.linalg.LinearOperator``:
     ``matvec`` is a jvp, ``rmatvec`` a vjp; the matrix is never formed.
 
@@ -625,7 +639,7 @@ def _numbers_for_scipy(x, name):
     return np.asarray(x, dtype=np.float64)
 
 
-def hessian_operator(f, x):
+def hessian_operator(f: Callable[..., Any], x: ArrayLike) -> Any:  # a LinearOperator
     """The Hessian of scalar ``f`` at ``x`` as a symmetric ``LinearOperator`` (hvp).
 
     Its shape is (x.size, x.size); each product costs two backward passes.

@@ -3,9 +3,12 @@ directions, in forward and reverse mode, to any order, as JAX's ``check_grads`` 
 autograd's ``check_grads`` do. Public, so users check their own primitives the same way.
 """
 
+from collections.abc import Sequence
 from numbers import Real
+from typing import Any, Callable
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .functional import jvp, vjp
 from .primitive import raw as _innermost
@@ -29,8 +32,9 @@ class GradcheckError(AssertionError):
     """
 
 
-def gradcheck(f, *inputs, order=2, modes=("fwd", "rev"), eps=1e-6, atol=1e-5, rtol=1e-3,
-              seed=0):
+def gradcheck(f: Callable[..., Any], *inputs: ArrayLike, order: int = 2,
+              modes: Sequence[str] = ("fwd", "rev"), eps: float = 1e-6, atol: float = 1e-5,
+              rtol: float = 1e-3, seed: int | None = 0) -> bool:
     """Check f's derivatives against central differences along random directions, in
     forward and reverse mode, up to ``order``; True if they agree, else GradcheckError.
 

@@ -79,7 +79,7 @@ class _Modes(_threading.local):
 _modes = _Modes()
 
 
-def is_grad_enabled():
+def is_grad_enabled() -> bool:
     """True unless inside ``no_grad()``: operations record their operands for backward.
 
     >>> cr.is_grad_enabled()

@@ -39,7 +39,9 @@ TypeError instead of setting some other hyperparameter.
 """
 
 import math
+from collections.abc import Iterable
 from numbers import Real
+from typing import Any, Callable
 
 import numpy as np
 
@@ -50,6 +52,11 @@ from .value import Value
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW",
            "LRScheduler", "StepLR", "CosineAnnealingLR", "LinearLR", "LinearWarmup",
            "LambdaLR"]
+
+# What an optimizer updates: Values or Tensors, (name, parameter) pairs as
+# named_parameters() gives them, or parameter groups (dicts with a "params" list).
+Params = (Iterable[Tensor | Value] | Iterable[tuple[str, Tensor | Value]]
+          | Iterable[dict[str, Any]] | dict[str, Any])
 
 
 # ---------------------------------------------------------------------------------------
@@ -121,7 +128,7 @@ class Optimizer:
     0.9
     """
 
-    def __init__(self, params, defaults):
+    def __init__(self, params: Params, defaults: dict[str, Any]) -> None:
         self.defaults = dict(defaults)
         self.param_groups = []
         self.state = {}  # parameter -> its state (a dict), created at its first update
@@ -155,7 +162,7 @@ class Optimizer:
             lines.append(f"  group {i}: {len(group['params'])} parameters, {settings}")
         return "\n".join(lines + [")"])
 
-    def add_param_group(self, group):
+    def add_param_group(self, group: dict[str, Any]) -> None:
         """Add a dict ``{"params": [...], **hyperparameters}``; missing ones come from
         the defaults."""
         if not isinstance(group, dict) or "params" not in group:
@@ -195,7 +202,7 @@ class Optimizer:
                         f"AdamW, or subclass Optimizer and define "
                         f"_update(self, data, grad, state, group) -> new data")
 
-    def zero_grad(self, set_to_none=True):
+    def zero_grad(self, set_to_none: bool = True) -> None:
         """Clear the gradients before the next backward pass: a Tensor's ``.grad``
         becomes None (or zeros, with ``set_to_none=False``), a Value's 0.0."""
         for group in self.param_groups:
@@ -207,7 +214,7 @@ class Optimizer:
                 else:
                     p.grad = np.zeros_like(p.data)
 
-    def step(self, closure=None):
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:  # closure's result
         """Update every parameter that has a gradient, once.
 
         ``closure``, if given, is called first (with gradients switched on) to compute
@@ -229,7 +236,7 @@ class Optimizer:
 
     # --- saving and resuming ------------------------------------------------------
 
-    def state_dict(self):
+    def state_dict(self) -> dict[str, Any]:
         """``{"state": {index: {name: array}}, "param_groups": [...]}``, PyTorch's layout:
         parameters are numbered across groups in order, and stored by number."""
         index = {}
@@ -248,7 +255,7 @@ class Optimizer:
                     state[index[id(p)]] = {k: _copy(v) for k, v in self.state[p].items()}
         return {"state": state, "param_groups": groups}
 
-    def load_state_dict(self, state_dict):
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Resume from ``state_dict()``: same groups, same number of parameters in each."""
         try:
             groups, state = state_dict["param_groups"], state_dict["state"]
@@ -324,8 +331,9 @@ class SGD(Optimizer):
     0.8
     """
 
-    def __init__(self, params, lr=1e-3, *, momentum=0, dampening=0, nesterov=False,
-                 weight_decay=0):
+    def __init__(self, params: Params, lr: float = 1e-3, *, momentum: float = 0,
+                 dampening: float = 0, nesterov: bool = False,
+                 weight_decay: float = 0) -> None:
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
                                       nesterov=nesterov, weight_decay=weight_decay))
 
@@ -367,7 +375,9 @@ class Adam(Optimizer):
 
     _decoupled = False
 
-    def __init__(self, params, lr=1e-3, *, betas=(0.9, 0.999), eps=1e-8, weight_decay=0):
+    def __init__(self, params: Params, lr: float = 1e-3, *,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0) -> None:
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps,
                                       weight_decay=weight_decay))
 
@@ -418,8 +428,9 @@ class AdamW(Adam):
 
     _decoupled = True
 
-    def __init__(self, params, lr=1e-3, *, betas=(0.9, 0.999), eps=1e-8,
-                 weight_decay=1e-2):
+    def __init__(self, params: Params, lr: float = 1e-3, *,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 1e-2) -> None:
         super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
 
 
@@ -444,7 +455,7 @@ class LRScheduler:
     [0.25]
     """
 
-    def __init__(self, optimizer):
+    def __init__(self, optimizer: Optimizer) -> None:
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"{type(self).__name__}: expected an Optimizer, got "
                             f"{type(optimizer).__name__}")
@@ -457,18 +468,18 @@ class LRScheduler:
         self.last_epoch = 0
         self._apply()
 
-    def lr_at(self, base_lr, k):
+    def lr_at(self, base_lr: float, k: int) -> float:
         """The learning rate after ``k`` steps; each schedule defines its own."""
         raise TypeError(f"{type(self).__name__} defines no schedule: use StepLR, "
                         f"CosineAnnealingLR, LinearLR, LinearWarmup or LambdaLR, or "
                         f"subclass LRScheduler and define lr_at(self, base_lr, k)")
 
-    def step(self):
+    def step(self) -> None:
         """Advance the schedule by one and set the groups' learning rates."""
         self.last_epoch += 1
         self._apply()
 
-    def get_last_lr(self):
+    def get_last_lr(self) -> list[float]:
         """The learning rate of each group, as last set: a list, one per group."""
         return list(self._last_lr)
 
@@ -477,11 +488,11 @@ class LRScheduler:
         for group, lr in zip(self.optimizer.param_groups, self._last_lr):
             group["lr"] = lr
 
-    def state_dict(self):
+    def state_dict(self) -> dict[str, Any]:
         """The schedule's position and settings, to save with a checkpoint."""
         return {"last_epoch": self.last_epoch, "base_lrs": list(self.base_lrs)}
 
-    def load_state_dict(self, state_dict):
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Restore what state_dict() returned."""
         self.last_epoch = int(state_dict["last_epoch"])
         self.base_lrs = list(state_dict["base_lrs"])
@@ -513,13 +524,13 @@ class StepLR(LRScheduler):
     0.5
     """
 
-    def __init__(self, optimizer, step_size, gamma=0.1):
+    def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1) -> None:
         _require_positive_int("StepLR", "step_size", step_size)
         _require_nonnegative("StepLR", "gamma", gamma)
         self.step_size, self.gamma = int(step_size), gamma
         super().__init__(optimizer)
 
-    def lr_at(self, base_lr, k):
+    def lr_at(self, base_lr: float, k: int) -> float:
         """base_lr * gamma ** (k // step_size)."""
         return base_lr * self.gamma ** (k // self.step_size)
 
@@ -538,13 +549,13 @@ class CosineAnnealingLR(LRScheduler):
     [1.0, 0.8536, 0.5, 0.1464, 0.0]
     """
 
-    def __init__(self, optimizer, T_max, eta_min=0.0):
+    def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0) -> None:
         _require_positive_int("CosineAnnealingLR", "T_max", T_max)
         _require_nonnegative("CosineAnnealingLR", "eta_min", eta_min)
         self.T_max, self.eta_min = int(T_max), eta_min
         super().__init__(optimizer)
 
-    def lr_at(self, base_lr, k):
+    def lr_at(self, base_lr: float, k: int) -> float:
         """eta_min + (base_lr - eta_min) * (1 + cos(pi * k / T_max)) / 2."""
         cosine = math.cos(math.pi * k / self.T_max)
         return self.eta_min + (base_lr - self.eta_min) * (1 + cosine) / 2
@@ -562,7 +573,8 @@ class LinearLR(LRScheduler):
     [0.5, 0.625, 0.75, 0.875, 1.0, 1.0]
     """
 
-    def __init__(self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5):
+    def __init__(self, optimizer: Optimizer, start_factor: float = 1.0 / 3,
+                 end_factor: float = 1.0, total_iters: int = 5) -> None:
         name = type(self).__name__
         _require_fraction(name, "start_factor", start_factor)
         _require_fraction(name, "end_factor", end_factor)
@@ -571,7 +583,7 @@ class LinearLR(LRScheduler):
         self.total_iters = int(total_iters)
         super().__init__(optimizer)
 
-    def lr_at(self, base_lr, k):
+    def lr_at(self, base_lr: float, k: int) -> float:
         """base_lr times a factor going linearly from start_factor to end_factor."""
         done = min(k, self.total_iters) / self.total_iters
         return base_lr * (self.start_factor + (self.end_factor - self.start_factor) * done)
@@ -592,7 +604,8 @@ class LinearWarmup(LinearLR):
     [0.25, 0.5, 0.75, 1.0, 1.0]
     """
 
-    def __init__(self, optimizer, warmup_steps, start_factor=1.0 / 3):
+    def __init__(self, optimizer: Optimizer, warmup_steps: int,
+                 start_factor: float = 1.0 / 3) -> None:
         _require_positive_int("LinearWarmup", "warmup_steps", warmup_steps)
         super().__init__(optimizer, start_factor=start_factor, end_factor=1.0,
                          total_iters=warmup_steps)
@@ -613,13 +626,13 @@ class LambdaLR(LRScheduler):
     [1.0, 0.5, 0.25, 0.125]
     """
 
-    def __init__(self, optimizer, lr_lambda):
+    def __init__(self, optimizer: Optimizer, lr_lambda: Callable[[int], float]) -> None:
         if not callable(lr_lambda):
             raise TypeError(f"LambdaLR: lr_lambda must be a function of the step count, "
                             f"got {type(lr_lambda).__name__}")
         self.lr_lambda = lr_lambda
         super().__init__(optimizer)
 
-    def lr_at(self, base_lr, k):
+    def lr_at(self, base_lr: float, k: int) -> float:
         """base_lr * lr_lambda(k)."""
         return base_lr * self.lr_lambda(k)

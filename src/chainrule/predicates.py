@@ -4,6 +4,8 @@ results are booleans), so they look at the numbers inside and return plain NumPy
 booleans, usable in ``cr.where`` and in Python's ``if``.
 """
 
+from typing import Any
+
 import numpy as np
 
 from .primitive import raw
@@ -14,7 +16,7 @@ __all__ = ["isfinite", "isnan", "isinf", "logical_and", "logical_or", "logical_n
 
 
 def _on_numbers(numpy_function, example, what="a bool array, or a bool"):
-    def function(*args, **kwargs):
+    def function(*args: Any, **kwargs: Any) -> np.ndarray | np.generic:
         return numpy_function(*[raw(a) for a in args],
                               **{k: raw(v) for k, v in kwargs.items()})
     function.__name__ = function.__qualname__ = numpy_function.__name__

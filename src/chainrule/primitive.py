@@ -29,6 +29,8 @@ highest level, which records or propagates what it must and calls the rules.
 """
 
 import itertools
+from collections.abc import Sequence
+from typing import Any, Callable
 
 import numpy as np
 
@@ -244,7 +246,11 @@ def _stacked(arg):
     return top._from_list(arg)
 
 
-def primitive(forward=None, *, name=None, batched=False):
+# Called with the function, a Primitive; called with only keywords (@primitive(name=...)),
+# the decorator that makes one.
+def primitive(forward: Callable[..., Any] | None = None, *, name: str | None = None,
+              batched: bool = False
+              ) -> "Primitive | Callable[[Callable[..., Any]], Primitive]":
     """Decorator: turn a NumPy function into a differentiable operation (add its rules
     with ``.defvjp`` and ``.defjvp``).
 
@@ -263,7 +269,9 @@ def primitive(forward=None, *, name=None, batched=False):
     return Primitive(forward, name, batched=batched)
 
 
-def elementwise(forward, name, *partials, text=(), doc=None):
+def elementwise(forward: Callable[..., Any], name: str,
+                *partials: Callable[..., Any] | float | None, text: Sequence[str] = (),
+                doc: str | None = None) -> "Primitive":
     """An elementwise operation given by its partial derivatives, one per argument.
 
     ``partial(ans, *args, **kwargs)`` is d ans / d arg, entry by entry (an array that

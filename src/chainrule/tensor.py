@@ -19,8 +19,10 @@ import os
 import threading
 import traceback
 from numbers import Number
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, DTypeLike
 
 from . import numpy_protocol
 from . import rules as ops
@@ -293,7 +295,7 @@ class ArrayMethods(Box):
         """
         return _IndexUpdater(self)
 
-    def astype(self, dtype):
+    def astype(self, dtype: DTypeLike) -> "ArrayMethods":
         """The values cast to ``dtype``; the gradient is cast back to the input's dtype.
 
         >>> x = cr.tensor([1.0, 2.0], requires_grad=True)
@@ -330,7 +332,8 @@ class Tensor(ArrayMethods):
 
     __array_priority__ = 1000  # ndarray + Tensor calls Tensor.__radd__
 
-    def __init__(self, data, requires_grad=False, dtype=None):
+    def __init__(self, data: ArrayLike, requires_grad: bool = False,
+                 dtype: DTypeLike = None) -> None:
         self._data = _as_array(data, dtype)
         self._init(requires_grad)
 
@@ -392,7 +395,7 @@ class Tensor(ArrayMethods):
                        doc="True for a tensor no recorded operation made: an input or a "
                            "parameter.")
 
-    def item(self):
+    def item(self) -> Any:  # a Python float, int, bool or complex
         """The single number of a one-element tensor, as a Python number.
 
         >>> cr.tensor([[3.5]]).item()
@@ -400,7 +403,7 @@ class Tensor(ArrayMethods):
         """
         return self._data.item()
 
-    def numpy(self):
+    def numpy(self) -> np.ndarray:
         """The ndarray itself (no copy), the same as ``.data``.
 
         >>> x = cr.tensor([1.0, 2.0])
@@ -413,7 +416,7 @@ class Tensor(ArrayMethods):
             _lock_result(self._data)
         return self._data
 
-    def tolist(self):
+    def tolist(self) -> Any:  # a number, or nested lists of numbers
         """The values as (nested) Python lists of numbers, as ndarray.tolist.
 
         >>> cr.tensor([[1.0, 2.0]]).tolist()
@@ -421,7 +424,7 @@ class Tensor(ArrayMethods):
         """
         return self._data.tolist()
 
-    def clone(self):
+    def clone(self) -> "Tensor":
         """A copy of the values in new memory, in the graph (its gradient flows back to
         this tensor), as PyTorch's clone.
 
@@ -433,7 +436,7 @@ class Tensor(ArrayMethods):
         """
         return ops.multiply(self, 1)
 
-    def argmax(self, axis=None, dim=None):
+    def argmax(self, axis: int | None = None, dim: int | None = None) -> np.ndarray | np.intp:
         """The index of the largest entry (along ``axis``), an int or an int array.
 
         >>> int(cr.tensor([1.0, 3.0, 2.0]).argmax())
@@ -441,7 +444,7 @@ class Tensor(ArrayMethods):
         """
         return np.argmax(self._data, axis=axis if dim is None else dim)
 
-    def argmin(self, axis=None, dim=None):
+    def argmin(self, axis: int | None = None, dim: int | None = None) -> np.ndarray | np.intp:
         """The index of the smallest entry (along ``axis``), an int or an int array.
 
         >>> int(cr.tensor([1.0, 3.0, 2.0]).argmin())
@@ -497,7 +500,7 @@ class Tensor(ArrayMethods):
             extras += ", requires_grad=True"
         return f"tensor({body}{extras})"
 
-    def detach(self):
+    def detach(self) -> "Tensor":
         """The same array, cut from the graph (no copy, so it shares the version counter).
 
         >>> x = cr.tensor([1.0, 2.0], requires_grad=True)
@@ -511,7 +514,7 @@ class Tensor(ArrayMethods):
         out._version = self._version
         return out
 
-    def requires_grad_(self, requires_grad=True):
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
         """Switch recording on (or off, for a leaf) for this tensor, in place; returns it.
 
         >>> w = cr.zeros(2)
@@ -533,7 +536,7 @@ class Tensor(ArrayMethods):
                                else ""))
         self.requires_grad = bool(requires_grad)
 
-    def zero_grad(self):
+    def zero_grad(self) -> None:
         """Forget the accumulated gradient (``.grad`` becomes None).
 
         >>> x = cr.tensor([1.0, 2.0], requires_grad=True)
@@ -546,7 +549,7 @@ class Tensor(ArrayMethods):
         """
         self.grad = None
 
-    def retain_grad(self):
+    def retain_grad(self) -> "Tensor":
         """Keep the gradient of this intermediate result in ``.grad`` at backward();
         returns the tensor.
 
@@ -619,7 +622,9 @@ class Tensor(ArrayMethods):
 
     # --- backward (part 3) -------------------------------------------------------------
 
-    def backward(self, gradient=None, create_graph=False, explain=False, retain_graph=None):
+    def backward(self, gradient: ArrayLike | None = None, create_graph: bool = False,
+                 explain: bool | dict[str, Any] = False,
+                 retain_graph: bool | None = None) -> None:
         """Accumulate d(self)/d(leaf), times ``gradient``, into ``.grad`` of every leaf
         that requires grad (a vector-Jacobian product: ``gradient`` is the vector).
 
@@ -909,7 +914,9 @@ def _all_numbers(array):
     return all(isinstance(x, Number) for x in array.flat)
 
 
-def tensor(data, dtype=None, requires_grad=False):
+# A list of traced values gives what carries their graph (a tracer, inside a transform,
+# which has the Tensor's methods); Tensor is what callers may rely on.
+def tensor(data: ArrayLike, dtype: DTypeLike = None, requires_grad: bool = False) -> Tensor:
     """A Tensor from a number, a (nested) list, an ndarray, or a list that holds Tensors
     (then the result is their differentiable stack).
 

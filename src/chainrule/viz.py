@@ -6,9 +6,11 @@ that program is missing, the DOT source is still written, so nothing is lost: it
 rendered later, or pasted into an online viewer.
 """
 
+import os
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 from .value import Value
 
@@ -39,7 +41,9 @@ class GraphvizNotFound(RuntimeError):
             f"{self.path}`). To {INSTALL_HINT}")
 
 
-def draw_graph(root, rankdir="LR", labels=None):
+# -> a graphviz.Digraph, written Any because graphviz is an optional dependency
+def draw_graph(root: Value, rankdir: str = "LR",
+               labels: dict[Value, str] | None = None) -> Any:
     """The computation graph of ``root`` as a ``graphviz.Digraph``, like micrograd's draw_dot.
 
     Every Value is one box showing its name (from ``labels``, a mapping from Value to
@@ -99,7 +103,8 @@ def draw_graph(root, rankdir="LR", labels=None):
     return dot
 
 
-def render_graph(root, path, labels=None):
+def render_graph(root: Value, path: str | os.PathLike[str],
+                 labels: dict[Value, str] | None = None) -> Path:
     """Write a picture of the graph of ``root`` to ``path``; returns ``path`` as a Path.
 
     The suffix picks the format: .svg, .png or .pdf are rendered by Graphviz's ``dot``

@@ -5,6 +5,8 @@ named ``name.0`` or ``name.key``, as these containers name them); the containers
 PyTorch's methods and let a container be passed around, indexed and repr'd as a module.
 """
 
+from collections.abc import ItemsView, Iterable, KeysView, Mapping, ValuesView
+
 from .module import Module
 
 __all__ = ["ModuleList", "ModuleDict"]
@@ -34,7 +36,7 @@ class ModuleList(Module):
     ['blocks.0.weight', 'blocks.0.bias', 'blocks.1.weight', 'blocks.1.bias']
     """
 
-    def __init__(self, modules=()):
+    def __init__(self, modules: Iterable[Module] = ()) -> None:
         self._items = []
         self.extend(modules)
 
@@ -42,7 +44,7 @@ class ModuleList(Module):
         for i, module in enumerate(self._items):
             yield str(i), module
 
-    def append(self, module):
+    def append(self, module: Module) -> "ModuleList":
         """Add a module at the end; returns the list.
 
         >>> len(cr.nn.ModuleList().append(cr.nn.ReLU()))
@@ -51,7 +53,7 @@ class ModuleList(Module):
         self._items.append(_check_module("ModuleList.append", len(self._items), module))
         return self
 
-    def extend(self, modules):
+    def extend(self, modules: Iterable[Module]) -> "ModuleList":
         """Add each module of an iterable at the end; returns the list.
 
         >>> len(cr.nn.ModuleList([cr.nn.ReLU()]).extend([cr.nn.Tanh(), cr.nn.GELU()]))
@@ -61,7 +63,7 @@ class ModuleList(Module):
             self.append(module)
         return self
 
-    def insert(self, index, module):
+    def insert(self, index: int, module: Module) -> None:
         """Put a module before position ``index``.
 
         >>> layers = cr.nn.ModuleList([cr.nn.ReLU()])
@@ -104,7 +106,8 @@ class ModuleDict(Module):
     ['age.weight', 'age.bias', 'kind.weight', 'kind.bias']
     """
 
-    def __init__(self, modules=None):
+    def __init__(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]] | None = None
+                 ) -> None:
         self._items = {}
         if modules is not None:
             self.update(modules)
@@ -133,7 +136,7 @@ class ModuleDict(Module):
     def __contains__(self, key):
         return key in self._items
 
-    def update(self, modules):
+    def update(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]]) -> None:
         """Add the (key, module) pairs of a dict or of an iterable of pairs.
 
         >>> heads = cr.nn.ModuleDict()
@@ -145,7 +148,7 @@ class ModuleDict(Module):
         for key, module in items:
             self[key] = module
 
-    def keys(self):
+    def keys(self) -> KeysView[str]:
         """The keys, in insertion order.
 
         >>> list(cr.nn.ModuleDict({"a": cr.nn.ReLU(), "b": cr.nn.Tanh()}).keys())
@@ -153,7 +156,7 @@ class ModuleDict(Module):
         """
         return self._items.keys()
 
-    def values(self):
+    def values(self) -> ValuesView[Module]:
         """The modules, in insertion order.
 
         >>> [type(m).__name__ for m in cr.nn.ModuleDict({"a": cr.nn.ReLU()}).values()]
@@ -161,7 +164,7 @@ class ModuleDict(Module):
         """
         return self._items.values()
 
-    def items(self):
+    def items(self) -> ItemsView[str, Module]:
         """The (key, module) pairs, in insertion order.
 
         >>> [(k, type(m).__name__) for k, m in cr.nn.ModuleDict({"a": cr.nn.ReLU()}).items()]
@@ -169,7 +172,7 @@ class ModuleDict(Module):
         """
         return self._items.items()
 
-    def pop(self, key):
+    def pop(self, key: str) -> Module:
         """Remove the module under ``key`` and return it.
 
         >>> heads = cr.nn.ModuleDict({"a": cr.nn.ReLU()})

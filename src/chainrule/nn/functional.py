@@ -10,10 +10,12 @@ the batch (the default), "sum", or "none" for one loss per example.
 """
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import fast
 from .. import rules as ops
 from ..primitive import raw as _raw, shape_of
+from ..rules.common import Result
 
 __all__ = ["linear", "cross_entropy", "mse_loss", "binary_cross_entropy_with_logits",
            "hinge_loss"]
@@ -37,7 +39,8 @@ def _reduce(losses, reduction):
     return losses
 
 
-def linear(x, weight, bias=None, activation=None):
+def linear(x: ArrayLike, weight: ArrayLike, bias: ArrayLike | None = None,
+           activation: str | None = None) -> Result:
     """``x @ weight + bias``, the map of a ``Linear`` layer.
 
     x (..., in), weight (in, out), bias (out,) or None -> (..., out). The weight is
@@ -96,7 +99,7 @@ def _check_labels(logits, labels):
     return labels
 
 
-def cross_entropy(logits, labels, reduction="mean"):
+def cross_entropy(logits: ArrayLike, labels: ArrayLike, reduction: str = "mean") -> Result:
     """Mean negative log-likelihood of integer ``labels`` (N,) under ``logits`` (N, C),
     through a stable log-softmax (``reduction="sum"``: the sum; ``"none"``: the N losses).
 
@@ -121,7 +124,7 @@ def cross_entropy(logits, labels, reduction="mean"):
     return _reduce(-log_p[np.arange(len(labels)), labels], reduction)
 
 
-def mse_loss(prediction, target, reduction="mean"):
+def mse_loss(prediction: ArrayLike, target: ArrayLike, reduction: str = "mean") -> Result:
     """Mean squared error: the mean of (prediction - target)**2 over all entries
     (``reduction="sum"``: the sum; ``"none"``: each entry's square).
 
@@ -138,7 +141,8 @@ def mse_loss(prediction, target, reduction="mean"):
     return _reduce(diff * diff, reduction)
 
 
-def binary_cross_entropy_with_logits(logits, targets, reduction="mean"):
+def binary_cross_entropy_with_logits(logits: ArrayLike, targets: ArrayLike,
+                                     reduction: str = "mean") -> Result:
     """Mean of -[y log sigmoid(x) + (1 - y) log(1 - sigmoid(x))], computed stably as
     softplus(x) - x * y (``reduction="sum"``: the sum; ``"none"``: each entry's loss).
 
@@ -157,7 +161,7 @@ def binary_cross_entropy_with_logits(logits, targets, reduction="mean"):
     return _reduce(ops.softplus(logits) - logits * targets, reduction)
 
 
-def hinge_loss(scores, labels, reduction="mean"):
+def hinge_loss(scores: ArrayLike, labels: ArrayLike, reduction: str = "mean") -> Result:
     """micrograd's SVM loss: mean of max(0, 1 - y * score), labels in {-1, 1}
     (``reduction="sum"``: the sum; ``"none"``: each score's loss).
 

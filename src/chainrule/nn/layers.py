@@ -3,12 +3,16 @@ Dropout, Flatten, a tensor MLP, and the losses as modules."""
 
 import math
 from numbers import Integral
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, DTypeLike
 
 from .. import fast
 from .. import rules as ops
 from ..primitive import raw
+from ..rules.common import Result
+from ..tensor import Tensor
 from . import functional as F
 from .module import Module, Parameter
 from .scalar import MLP as ScalarMLP
@@ -17,8 +21,11 @@ __all__ = ["Linear", "Sequential", "ReLU", "Tanh", "Sigmoid", "GELU", "Dropout",
            "MLP", "CrossEntropyLoss", "MSELoss", "BCEWithLogitsLoss", "LayerNorm",
            "Embedding", "Softmax", "LogSoftmax", "ACTIVATIONS", "make_generator"]
 
+# Where random numbers come from: None (fresh entropy), an int seed, or a Generator.
+RNG = int | np.random.Generator | None
 
-def make_generator(rng):
+
+def make_generator(rng: RNG) -> np.random.Generator:
     """A ``numpy.random.Generator`` from None (fresh entropy), a seed, or a Generator."""
     if isinstance(rng, np.random.Generator):
         return rng
@@ -49,8 +56,8 @@ class Linear(Module):
     [4.0, 4.0]
     """
 
-    def __init__(self, in_features, out_features, bias=True, init="he", rng=None,
-                 dtype=np.float64):
+    def __init__(self, in_features: int, out_features: int, bias: bool = True,
+                 init: str = "he", rng: RNG = None, dtype: DTypeLike = np.float64) -> None:
         for name, n in (("in_features", in_features), ("out_features", out_features)):
             if not isinstance(n, Integral) or n < 1:
                 raise ValueError(f"Linear: {name} must be a positive int, got {n!r}")
@@ -66,7 +73,7 @@ class Linear(Module):
         self.weight = Parameter(w, dtype=dtype)
         self.bias = Parameter(np.zeros(out_features), dtype=dtype) if bias else None
 
-    def forward(self, x, activation=None):
+    def forward(self, x: ArrayLike, activation: str | None = None) -> Tensor:
         """x @ weight + bias; x's last axis must be in_features. ``activation="relu"``
         applies relu in the same operation (see ``nn.functional.linear``)."""
         if x.shape[-1] != self.in_features:
@@ -74,7 +81,7 @@ class Linear(Module):
                              f"axis to be in_features = {self.in_features}")
         return F.linear(x, self.weight, self.bias, activation)
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         """in_features, out_features and bias, for repr."""
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"bias={self.bias is not None}")
@@ -100,13 +107,13 @@ class Sequential(Module):
     ((3, 1), 3, 'Tanh')
     """
 
-    def __init__(self, *modules):
+    def __init__(self, *modules: Module) -> None:
         for m in modules:
             if not isinstance(m, Module):
                 raise TypeError(f"Sequential: expected Modules, got {type(m).__name__}")
         self.layers = list(modules)
 
-    def forward(self, x):
+    def forward(self, x: ArrayLike) -> Result:
         """Each module applied to the previous one's output.
 
         With the speed overrides on (``chainrule.fast``), a Linear followed by a ReLU
@@ -144,7 +151,7 @@ class ReLU(Module):
     tensor([0., 2.])
     """
 
-    def forward(self, x):
+    def forward(self, x: ArrayLike) -> Result:
         """max(x, 0)."""
         return ops.relu(x)
 
@@ -156,7 +163,7 @@ class Tanh(Module):
     [0.0, 1.0]
     """
 
-    def forward(self, x):
+    def forward(self, x: ArrayLike) -> Result:
         """tanh(x)."""
         return ops.tanh(x)
 
@@ -168,7 +175,7 @@ class Sigmoid(Module):
     [0.5, 0.0]
     """
 
-    def forward(self, x):
+    def forward(self, x: ArrayLike) -> Result:
         """sigmoid(x)."""
         return ops.sigmoid(x)
 
@@ -185,10 +192,10 @@ class GELU(Module):
     [0.0, 0.8412]
     """
 
-    def __init__(self, approximate="none"):
+    def __init__(self, approximate: str = "none") -> None:
         self.approximate = approximate
 
-    def forward(self, x):
+    def forward(self, x: ArrayLike) -> Result:
         """gelu(x)."""
         return ops.gelu(x, approximate=self.approximate)
 
@@ -201,14 +208,14 @@ class Softmax(Module):
     [[0.25, 0.75]]
     """
 
-    def __init__(self, dim=-1):
+    def __init__(self, dim: int = -1) -> None:
         self.dim = dim
 
-    def forward(self, x):
+    def forward(self, x: ArrayLike) -> Result:
         """softmax(x) along dim."""
         return ops.softmax(x, axis=self.dim)
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         """dim, for repr."""
         return f"dim={self.dim}"
 
@@ -221,14 +228,14 @@ class LogSoftmax(Module):
     [0.0, -1000.0]
     """
 
-    def __init__(self, dim=-1):
+    def __init__(self, dim: int = -1) -> None:
         self.dim = dim
 
-    def forward(self, x):
+    def forward(self, x: ArrayLike) -> Result:
         """log_softmax(x) along dim."""
         return ops.log_softmax(x, axis=self.dim)
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         """dim, for repr."""
         return f"dim={self.dim}"
 
@@ -249,20 +256,20 @@ class Dropout(Module):
     [1.0, 1.0, 1.0]
     """
 
-    def __init__(self, p=0.5, rng=None):
+    def __init__(self, p: float = 0.5, rng: RNG = None) -> None:
         if not 0 <= p < 1:
             raise ValueError(f"Dropout: p must be in [0, 1), got {p!r}")
         self.p = p
         self.rng = make_generator(rng)
 
-    def forward(self, x):
+    def forward(self, x: ArrayLike) -> Result:
         """x with entries dropped at random in training; x itself in eval."""
         if not self.training or self.p == 0:
             return x
         keep = self.rng.random(x.shape) >= self.p
         return x * (keep / (1 - self.p)).astype(x.dtype)
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         """p, for repr."""
         return f"p={self.p}"
 
@@ -274,10 +281,10 @@ class Flatten(Module):
     (5, 6)
     """
 
-    def __init__(self, start_dim=1):
+    def __init__(self, start_dim: int = 1) -> None:
         self.start_dim = start_dim
 
-    def forward(self, x):
+    def forward(self, x: ArrayLike) -> Result:
         """x with the axes from start_dim on merged into one."""
         return ops.flatten(x, self.start_dim)
 
@@ -298,8 +305,9 @@ class LayerNorm(Module):
     ['weight', 'bias']
     """
 
-    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True,
-                 dtype=np.float64):
+    def __init__(self, normalized_shape: int | tuple[int, ...], eps: float = 1e-5,
+                 elementwise_affine: bool = True, bias: bool = True,
+                 dtype: DTypeLike = np.float64) -> None:
         shape = (normalized_shape,) if isinstance(normalized_shape, Integral) \
             else tuple(normalized_shape)
         if not shape or not all(isinstance(n, Integral) and n > 0 for n in shape):
@@ -313,7 +321,7 @@ class LayerNorm(Module):
         self.bias = Parameter(np.zeros(shape), dtype=dtype) \
             if elementwise_affine and bias else None
 
-    def forward(self, x):
+    def forward(self, x: ArrayLike) -> Result:
         """(x - mean) / sqrt(var + eps) * weight + bias over the last axes."""
         n = len(self.normalized_shape)
         if tuple(x.shape[-n:]) != self.normalized_shape or len(x.shape) < n:
@@ -329,7 +337,7 @@ class LayerNorm(Module):
             y = y + self.bias
         return y
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         """normalized_shape, eps and elementwise_affine, for repr."""
         return (f"{self.normalized_shape}, eps={self.eps}, "
                 f"elementwise_affine={self.elementwise_affine}")
@@ -353,8 +361,8 @@ class Embedding(Module):
     [1.0, 0.0, 0.0, 0.0, 3.0]
     """
 
-    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, rng=None,
-                 dtype=np.float64):
+    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
+                 rng: RNG = None, dtype: DTypeLike = np.float64) -> None:
         for name, n in (("num_embeddings", num_embeddings), ("embedding_dim", embedding_dim)):
             if not isinstance(n, Integral) or n < 1:
                 raise ValueError(f"Embedding: {name} must be a positive int, got {n!r}")
@@ -371,7 +379,7 @@ class Embedding(Module):
             w[padding_idx] = 0.0
         self.weight = Parameter(w, dtype=dtype)
 
-    def forward(self, indices):
+    def forward(self, indices: ArrayLike) -> Tensor:
         """weight[indices]: the rows of the table, shape indices.shape + (embedding_dim,)."""
         array = np.asarray(raw(indices))
         if array.dtype.kind not in "iu":
@@ -390,7 +398,7 @@ class Embedding(Module):
         padded = (array == self.padding_idx)[..., None]
         return ops.where(padded, raw(self.weight)[array], rows)
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         """num_embeddings and embedding_dim (and padding_idx if set), for repr."""
         padding = "" if self.padding_idx is None else f", padding_idx={self.padding_idx}"
         return f"{self.num_embeddings}, {self.embedding_dim}{padding}"
@@ -417,8 +425,9 @@ class MLP(Sequential):
             return ScalarMLP(*args, **kwargs)  # micrograd's MLP(nin, nouts)
         return super().__new__(cls)
 
-    def __init__(self, sizes, activation="relu", dropout=0.0, init=None, rng=None,
-                 dtype=np.float64):
+    def __init__(self, sizes: list[int] | tuple[int, ...], activation: str = "relu",
+                 dropout: float = 0.0, init: str | None = None, rng: RNG = None,
+                 dtype: DTypeLike = np.float64) -> None:
         sizes = list(sizes)
         if len(sizes) < 2 or not all(isinstance(n, Integral) and n > 0 for n in sizes):
             raise ValueError(f"MLP: sizes must list at least two positive ints (inputs, "
@@ -438,7 +447,7 @@ class MLP(Sequential):
         super().__init__(*layers)
         self.sizes, self.activation, self.dropout = sizes, activation, dropout
 
-    def architecture(self):
+    def architecture(self) -> dict[str, Any]:
         """What rebuilds this model (stored in checkpoints)."""
         return {"type": "MLP", "sizes": self.sizes, "activation": self.activation,
                 "dropout": self.dropout}
@@ -454,10 +463,10 @@ class CrossEntropyLoss(Module):
     0.6931
     """
 
-    def __init__(self, reduction="mean"):
+    def __init__(self, reduction: str = "mean") -> None:
         self.reduction = F._check_reduction("CrossEntropyLoss", reduction)
 
-    def forward(self, logits, labels):
+    def forward(self, logits: ArrayLike, labels: ArrayLike) -> Result:
         """Cross-entropy of integer labels (N,) under logits (N, C), reduced."""
         return F.cross_entropy(logits, labels, reduction=self.reduction)
 
@@ -470,10 +479,10 @@ class MSELoss(Module):
     2.0
     """
 
-    def __init__(self, reduction="mean"):
+    def __init__(self, reduction: str = "mean") -> None:
         self.reduction = F._check_reduction("MSELoss", reduction)
 
-    def forward(self, prediction, target):
+    def forward(self, prediction: ArrayLike, target: ArrayLike) -> Result:
         """(prediction - target) ** 2, reduced."""
         return F.mse_loss(prediction, target, reduction=self.reduction)
 
@@ -487,9 +496,9 @@ class BCEWithLogitsLoss(Module):
     0.6931
     """
 
-    def __init__(self, reduction="mean"):
+    def __init__(self, reduction: str = "mean") -> None:
         self.reduction = F._check_reduction("BCEWithLogitsLoss", reduction)
 
-    def forward(self, logits, targets):
+    def forward(self, logits: ArrayLike, targets: ArrayLike) -> Result:
         """Binary cross-entropy of targets in [0, 1] under logits, reduced."""
         return F.binary_cross_entropy_with_logits(logits, targets, reduction=self.reduction)

@@ -7,8 +7,11 @@ micrograd's scalar modules (Neuron, Layer, MLP) are modules too.
 """
 
 from collections import namedtuple
+from collections.abc import Iterator, Mapping
+from typing import Any, Callable
 
 import numpy as np
+from numpy.typing import ArrayLike, DTypeLike
 
 from ..tensor import Tensor
 from ..value import Value
@@ -26,7 +29,7 @@ class Parameter(Tensor):
 
     __slots__ = ()
 
-    def __init__(self, data, dtype=None):
+    def __init__(self, data: ArrayLike, dtype: DTypeLike = None) -> None:
         super().__init__(data, requires_grad=True, dtype=dtype)
 
 
@@ -146,7 +149,7 @@ class Module:
     def __call__(self, *args, **kwargs):
         return self.forward(*args, **kwargs)
 
-    def forward(self, *args, **kwargs):
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
         """The computation of the module; subclasses define it.
 
         >>> class Double(cr.nn.Module):
@@ -167,7 +170,7 @@ class Module:
         for name, value in vars(self).items():
             yield from _held(name, value, type(self).__name__)
 
-    def named_children(self):
+    def named_children(self) -> Iterator[tuple[str, "Module"]]:
         """(name, module) pairs of the submodules held in attributes (and in lists and
         dicts held in attributes: ``heads.0``), each once.
 
@@ -187,7 +190,7 @@ class Module:
                 seen.add(id(value))
                 yield name, value
 
-    def children(self):
+    def children(self) -> Iterator["Module"]:
         """The submodules held directly, each once (see ``named_children``).
 
         >>> model = cr.nn.Sequential(cr.nn.Linear(2, 3, rng=0), cr.nn.ReLU())
@@ -197,7 +200,8 @@ class Module:
         for _, module in self.named_children():
             yield module
 
-    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+    def named_modules(self, memo: set[int] | None = None, prefix: str = "",
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, "Module"]]:
         """(name, module) pairs of this module (named ``prefix``, "" by default) and every
         module below it, depth first, as PyTorch's ``named_modules``; a module reached
         twice is listed once unless ``remove_duplicate=False``.
@@ -217,7 +221,7 @@ class Module:
                 yield from value.named_modules(memo, f"{prefix}.{name}" if prefix else name,
                                                remove_duplicate)
 
-    def modules(self):
+    def modules(self) -> Iterator["Module"]:
         """This module and every module below it, each once, depth first.
 
         >>> model = cr.nn.Sequential(cr.nn.Linear(2, 3, rng=0), cr.nn.ReLU())
@@ -227,7 +231,7 @@ class Module:
         for _, module in self.named_modules():
             yield module
 
-    def apply(self, fn):
+    def apply(self, fn: Callable[["Module"], Any]) -> "Module":
         """Call ``fn(module)`` on every submodule and then on this one (as PyTorch, for
         example to initialise weights); returns this module.
 
@@ -243,7 +247,7 @@ class Module:
         fn(self)
         return self
 
-    def named_parameters(self, prefix=""):
+    def named_parameters(self, prefix: str = "") -> Iterator[tuple[str, Tensor | Value]]:
         """(name, parameter) pairs, names like ``layers.0.weight``.
 
         A parameter shared by two layers is listed once (under its first name), so an
@@ -268,7 +272,7 @@ class Module:
             else:
                 yield f"{prefix}{name}", value
 
-    def parameters(self):
+    def parameters(self) -> list[Tensor | Value]:
         """The parameters, each once, in the order they were set: what an optimizer takes.
 
         >>> layer = cr.nn.Linear(3, 2, rng=0)
@@ -277,7 +281,7 @@ class Module:
         """
         return [p for _, p in self.named_parameters()]
 
-    def zero_grad(self):
+    def zero_grad(self) -> None:
         """Clear the gradients: None for Tensors, 0.0 for scalar Values.
 
         >>> layer = cr.nn.Linear(2, 1, rng=0)
@@ -293,7 +297,7 @@ class Module:
 
     # --- modes ----------------------------------------------------------------------
 
-    def train(self, mode=True):
+    def train(self, mode: bool = True) -> "Module":
         """Training mode (Dropout active) for this module and all below it; returns it.
 
         >>> model = cr.nn.Sequential(cr.nn.Linear(2, 2, rng=0), cr.nn.Dropout(0.5))
@@ -304,7 +308,7 @@ class Module:
             module.training = bool(mode)
         return self
 
-    def eval(self):
+    def eval(self) -> "Module":
         """Evaluation mode, ``train(False)``: Dropout lets everything through.
 
         >>> drop = cr.nn.Dropout(0.5, rng=0)
@@ -315,7 +319,7 @@ class Module:
 
     # --- saving and restoring -------------------------------------------------------
 
-    def state_dict(self):
+    def state_dict(self) -> dict[str, np.ndarray]:
         """Name -> a copy of the parameter's numbers (an ndarray).
 
         >>> layer = cr.nn.Linear(2, 1, rng=0)
@@ -324,7 +328,8 @@ class Module:
         """
         return {name: np.array(p.data, copy=True) for name, p in self.named_parameters()}
 
-    def load_state_dict(self, state, strict=True):
+    def load_state_dict(self, state: Mapping[str, ArrayLike],
+                        strict: bool = True) -> "Module | IncompatibleKeys":
         """Copy numbers in, by name; with ``strict=False`` return what did not match.
 
         The values may be ndarrays, Tensors or PyTorch tensors (read through their
@@ -349,7 +354,7 @@ class Module:
         result = _load(own, state, strict, "load_state_dict", type(self).__name__)
         return self if strict else result
 
-    def torch_state_dict(self):
+    def torch_state_dict(self) -> dict[str, np.ndarray]:
         """A copy of the numbers with PyTorch's names and layouts, ready for the same
         model's ``load_state_dict`` in PyTorch.
 
@@ -369,7 +374,8 @@ class Module:
         return {torch_name: np.ascontiguousarray(to_torch(np.array(p.data, copy=True)))
                 for torch_name, (p, to_torch, _) in self._torch_layout().items()}
 
-    def load_torch_state_dict(self, state, strict=True):
+    def load_torch_state_dict(self, state: Mapping[str, ArrayLike],
+                              strict: bool = True) -> "Module | IncompatibleKeys":
         """Copy in a PyTorch ``state_dict()`` of the same model.
 
         PyTorch's key names and layouts (see ``torch_state_dict``), tensors or ndarrays;
@@ -426,7 +432,7 @@ class Module:
 
     # --- a tree for repr ------------------------------------------------------------
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         """What repr shows inside the parentheses (a subclass's settings).
 
         >>> cr.nn.Linear(2, 3, rng=0).extra_repr()

@@ -17,12 +17,18 @@ Same names, arguments and parameter counts as micrograd (``MLP(2, [16, 16, 1])``
 """
 
 import random
+from collections.abc import Sequence
 from numbers import Real
+from typing import Any
 
 from ..value import Value
 from .module import Module
 
 __all__ = ["Neuron", "Layer", "MLP", "make_rng", "linear"]
+
+# A source of random numbers: None, an int seed, a random.Random or a
+# numpy.random.Generator. Any, to spell it without importing NumPy here.
+RNG = Any
 
 
 # A neuron's weighted sum b + w1*x1 + ... + wn*xn as one node with operands
@@ -40,7 +46,8 @@ def _linear_texts(count):  # the formulas for `count` operands: 1, the xs, the w
 _linear_partials.texts = _linear_texts
 
 
-def linear(weights, inputs, bias=0.0):
+def linear(weights: Sequence[Value | float], inputs: Sequence[Value | float],
+           bias: Value | float = 0.0) -> Value:
     """``bias + w1*x1 + ... + wn*xn`` as one node: what a neuron computes.
 
     micrograd builds this sum from 2n nodes (n products and n sums); one node with
@@ -83,7 +90,7 @@ _ACTIVATIONS = {
 }
 
 
-def make_rng(rng):
+def make_rng(rng: RNG) -> Any:  # anything with uniform(a, b)
     """A source of random numbers from None (Python's global one), a seed, a
     ``random.Random`` or a ``numpy.random.Generator`` (anything with ``uniform(a, b)``)."""
     if rng is None or rng is random:
@@ -123,7 +130,8 @@ class Neuron(Module):
 
     value = Value  # the kind of its parameters (chainrule.micrograd's Value there)
 
-    def __init__(self, nin, nonlin=True, rng=None, fused=True):
+    def __init__(self, nin: int, nonlin: bool | str = True, rng: RNG = None,
+                 fused: bool = True) -> None:
         if not isinstance(nin, int) or nin < 1:
             raise ValueError(f"Neuron: nin must be a positive int, got {nin!r}")
         rng = make_rng(rng)
@@ -146,7 +154,7 @@ class Neuron(Module):
         apply = _ACTIVATIONS[self.activation][1]
         return apply(act) if apply else act
 
-    def parameters(self):
+    def parameters(self) -> list[Value]:
         """The weights, then the bias (micrograd's order)."""
         return self.w + [self.b]
 
@@ -164,11 +172,11 @@ class Layer(Module):
 
     neuron = Neuron
 
-    def __init__(self, nin, nout, **kwargs):
+    def __init__(self, nin: int, nout: int, **kwargs: Any) -> None:
         kwargs["rng"] = make_rng(kwargs.get("rng"))  # one stream for all neurons
         self.neurons = [self.neuron(nin, **kwargs) for _ in range(nout)]
 
-    def outputs(self, x):
+    def outputs(self, x: Sequence[Value | float]) -> list[Value]:
         """The outputs as a list, always (also for a single neuron)."""
         return [n(x) for n in self.neurons]
 
@@ -176,7 +184,7 @@ class Layer(Module):
         out = self.outputs(x)
         return out[0] if len(out) == 1 else out
 
-    def parameters(self):
+    def parameters(self) -> list[Value]:
         """Every neuron's parameters, neuron by neuron."""
         return [p for n in self.neurons for p in n.parameters()]
 
@@ -199,8 +207,8 @@ class MLP(Module):
 
     layer = Layer
 
-    def __init__(self, nin, nouts, nonlin=True, activate_output=False, rng=None,
-                 fused=True):
+    def __init__(self, nin: int, nouts: Sequence[int], nonlin: bool | str = True,
+                 activate_output: bool = False, rng: RNG = None, fused: bool = True) -> None:
         rng = make_rng(rng)
         sizes = [nin] + list(nouts)
         last = len(nouts) - 1
@@ -216,11 +224,11 @@ class MLP(Module):
             x = layer.outputs(x)
         return x[0] if len(x) == 1 else x
 
-    def parameters(self):
+    def parameters(self) -> list[Value]:
         """Every layer's parameters, layer by layer."""
         return [p for layer in self.layers for p in layer.parameters()]
 
-    def architecture(self):
+    def architecture(self) -> dict[str, Any]:
         """What rebuilds this model (stored in checkpoints)."""
         first, last = self.layers[0].neurons[0], self.layers[-1].neurons[0]
         return {"type": "ScalarMLP", "nin": len(first.w),

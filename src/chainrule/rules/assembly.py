@@ -7,9 +7,13 @@ an axis: ``take``), masks them (``where``), or joins and cuts (``concatenate``,
 entries add up. So every order of derivative, and forward mode, come from those rules.
 """
 
+from collections.abc import Sequence
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..primitive import Box, ndim_of, raw, shape_of
+from .common import Result
 from .elementwise import where
 from .ordering import take
 from .shapes import concatenate, getitem, index_set, moveaxis, reshape, swapaxes
@@ -34,7 +38,7 @@ def _axes(axis, ndim):
 # Flips, rotations, moving axes
 # ---------------------------------------------------------------------------------------
 
-def flip(x, axis=None):
+def flip(x: ArrayLike, axis: int | tuple[int, ...] | None = None) -> Result:
     """x reversed along ``axis`` (an int, a tuple, or None for every axis), as np.flip.
 
     >>> cr.flip(cr.tensor([[1.0, 2.0], [3.0, 4.0]]), 1).data.tolist()
@@ -45,7 +49,7 @@ def flip(x, axis=None):
                                   for d in range(ndim_of(x))))
 
 
-def fliplr(x):
+def fliplr(x: ArrayLike) -> Result:
     """x reversed along axis 1 (left to right), as np.fliplr.
 
     >>> cr.fliplr(cr.tensor([[1.0, 2.0]])).data.tolist()
@@ -54,7 +58,7 @@ def fliplr(x):
     return flip(x, 1)
 
 
-def flipud(x):
+def flipud(x: ArrayLike) -> Result:
     """x reversed along axis 0 (up and down), as np.flipud.
 
     >>> cr.flipud(cr.tensor([[1.0], [2.0]])).data.tolist()
@@ -63,7 +67,7 @@ def flipud(x):
     return flip(x, 0)
 
 
-def rot90(x, k=1, axes=(0, 1)):
+def rot90(x: ArrayLike, k: int = 1, axes: tuple[int, int] = (0, 1)) -> Result:
     """x rotated by 90 degrees k times in the plane of ``axes``, as np.rot90.
 
     >>> cr.rot90(cr.tensor([[1.0, 2.0], [3.0, 4.0]])).data.tolist()
@@ -80,7 +84,7 @@ def rot90(x, k=1, axes=(0, 1)):
     return flip(swapaxes(x, a, b), b)
 
 
-def rollaxis(x, axis, start=0):
+def rollaxis(x: ArrayLike, axis: int, start: int = 0) -> Result:
     """Axis ``axis`` moved to lie before ``start``, as np.rollaxis (prefer moveaxis).
 
     >>> cr.rollaxis(cr.zeros((2, 3, 4)), 2).shape
@@ -97,7 +101,8 @@ def rollaxis(x, axis, start=0):
 # Rolling, tiling, repeating, padding: entries gathered by an index array along an axis
 # ---------------------------------------------------------------------------------------
 
-def roll(x, shift, axis=None):
+def roll(x: ArrayLike, shift: ArrayLike,
+         axis: int | tuple[int, ...] | None = None) -> Result:
     """x shifted by ``shift`` places along ``axis`` (None: flattened), entries wrapping
     around, as np.roll.
 
@@ -113,7 +118,7 @@ def roll(x, shift, axis=None):
     return x
 
 
-def tile(x, reps):
+def tile(x: ArrayLike, reps: ArrayLike) -> Result:
     """x repeated ``reps`` times along each axis (whole copies), as np.tile.
 
     >>> cr.tile(cr.tensor([1.0, 2.0]), 2).data.tolist()
@@ -129,7 +134,7 @@ def tile(x, reps):
     return x
 
 
-def repeat(x, repeats, axis=None):
+def repeat(x: ArrayLike, repeats: ArrayLike, axis: int | None = None) -> Result:
     """Each entry repeated ``repeats`` times (an int, or one count per entry) along
     ``axis`` (None: flattened), as np.repeat.
 
@@ -144,7 +149,8 @@ def repeat(x, repeats, axis=None):
 _GATHERED = ("edge", "reflect", "symmetric", "wrap")
 
 
-def pad(x, pad_width, mode="constant", constant_values=0):
+def pad(x: ArrayLike, pad_width: ArrayLike, mode: str = "constant",
+        constant_values: ArrayLike = 0) -> Result:
     """x with entries added before and after along each axis, as np.pad: ``mode``
     constant (``constant_values``), edge, reflect, symmetric or wrap.
 
@@ -180,7 +186,7 @@ def pad(x, pad_width, mode="constant", constant_values=0):
 # Triangles and diagonals
 # ---------------------------------------------------------------------------------------
 
-def tril(x, k=0):
+def tril(x: ArrayLike, k: int = 0) -> Result:
     """The lower triangle of the last two axes (entries above diagonal k set to 0).
 
     >>> cr.tril(cr.ones((2, 2))).data.tolist()
@@ -190,7 +196,7 @@ def tril(x, k=0):
     return where(np.tri(n, m, k, dtype=bool), x, 0.0)
 
 
-def triu(x, k=0):
+def triu(x: ArrayLike, k: int = 0) -> Result:
     """The upper triangle of the last two axes (entries below diagonal k set to 0).
 
     >>> cr.triu(cr.ones((2, 2))).data.tolist()
@@ -210,7 +216,7 @@ def _diagonal_positions(n, m, offset):
     return cols - offset, cols
 
 
-def diagonal(x, offset=0, axis1=0, axis2=1):
+def diagonal(x: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Result:
     """The diagonal ``offset`` of the (axis1, axis2) planes, as the last axis (as
     np.diagonal).
 
@@ -222,7 +228,7 @@ def diagonal(x, offset=0, axis1=0, axis2=1):
     return getitem(last, index=(Ellipsis, rows, cols))
 
 
-def diag(v, k=0):
+def diag(v: ArrayLike, k: int = 0) -> Result:
     """A 1-D v placed on diagonal k of a square matrix, or a 2-D v's diagonal k, as
     np.diag.
 
@@ -253,7 +259,7 @@ def _at_least(x, ndim):
     return reshape(x, (1,) * (ndim - len(shape)) + shape)
 
 
-def atleast_1d(*arrays):
+def atleast_1d(*arrays: ArrayLike) -> Result:
     """Each array with at least 1 axis (a number becomes shape (1,)), as np.atleast_1d.
 
     >>> cr.atleast_1d(cr.tensor(1.0)).shape
@@ -263,7 +269,7 @@ def atleast_1d(*arrays):
     return out[0] if len(out) == 1 else out
 
 
-def atleast_2d(*arrays):
+def atleast_2d(*arrays: ArrayLike) -> Result:
     """Each array with at least 2 axes ((n,) becomes (1, n)), as np.atleast_2d.
 
     >>> cr.atleast_2d(cr.tensor([1.0, 2.0])).shape
@@ -273,7 +279,7 @@ def atleast_2d(*arrays):
     return out[0] if len(out) == 1 else out
 
 
-def atleast_3d(*arrays):
+def atleast_3d(*arrays: ArrayLike) -> Result:
     """Each array with at least 3 axes ((n,) becomes (1, n, 1), (n, m) becomes
     (n, m, 1)), as np.atleast_3d.
 
@@ -284,7 +290,7 @@ def atleast_3d(*arrays):
     return out[0] if len(out) == 1 else out
 
 
-def hstack(arrays):
+def hstack(arrays: Sequence[ArrayLike]) -> Result:
     """The arrays joined along axis 1 (axis 0 for 1-D ones), as np.hstack.
 
     >>> cr.hstack([cr.tensor([1.0]), cr.tensor([2.0, 3.0])]).data.tolist()
@@ -294,7 +300,7 @@ def hstack(arrays):
     return concatenate(arrays, 0 if ndim_of(arrays[0]) == 1 else 1)
 
 
-def vstack(arrays):
+def vstack(arrays: Sequence[ArrayLike]) -> Result:
     """The arrays joined along axis 0, 1-D ones as rows, as np.vstack.
 
     >>> cr.vstack([cr.tensor([1.0, 2.0]), cr.tensor([3.0, 4.0])]).data.tolist()
@@ -303,7 +309,7 @@ def vstack(arrays):
     return concatenate([_at_least(a, 2) for a in arrays], 0)
 
 
-def dstack(arrays):
+def dstack(arrays: Sequence[ArrayLike]) -> Result:
     """The arrays joined along axis 2 (depth), as np.dstack.
 
     >>> cr.dstack([cr.tensor([1.0, 2.0]), cr.tensor([3.0, 4.0])]).shape
@@ -312,7 +318,7 @@ def dstack(arrays):
     return concatenate([_at_least(a, 3) for a in arrays], 2)
 
 
-def column_stack(arrays):
+def column_stack(arrays: Sequence[ArrayLike]) -> Result:
     """1-D arrays as columns (and 2-D ones as they are), joined along axis 1.
 
     >>> cr.column_stack([cr.tensor([1.0, 2.0]), cr.tensor([3.0, 4.0])]).data.tolist()
@@ -321,7 +327,7 @@ def column_stack(arrays):
     return concatenate([reshape(a, (-1, 1)) if ndim_of(a) < 2 else a for a in arrays], 1)
 
 
-def array_split(x, indices_or_sections, axis=0):
+def array_split(x: ArrayLike, indices_or_sections: ArrayLike, axis: int = 0) -> Result:
     """x cut into pieces along ``axis``, as np.array_split: n pieces as equal as can be
     (the first ones one longer), or cut at the given indices.
 
@@ -352,7 +358,7 @@ def _equal_split(x, sections, axis, name):
     return array_split(x, sections, axis)
 
 
-def hsplit(x, sections):
+def hsplit(x: ArrayLike, sections: ArrayLike) -> Result:
     """x split along axis 1 (axis 0 if 1-D) into equal pieces or at indices.
 
     >>> [p.shape for p in cr.hsplit(cr.zeros((2, 4)), 2)]
@@ -361,7 +367,7 @@ def hsplit(x, sections):
     return _equal_split(x, sections, 0 if ndim_of(x) == 1 else 1, "hsplit")
 
 
-def vsplit(x, sections):
+def vsplit(x: ArrayLike, sections: ArrayLike) -> Result:
     """x split along axis 0 into equal pieces or at indices.
 
     >>> [p.shape for p in cr.vsplit(cr.zeros((4, 2)), 2)]
@@ -370,7 +376,7 @@ def vsplit(x, sections):
     return _equal_split(x, sections, 0, "vsplit")
 
 
-def dsplit(x, sections):
+def dsplit(x: ArrayLike, sections: ArrayLike) -> Result:
     """x split along axis 2 into equal pieces or at indices.
 
     >>> [p.shape for p in cr.dsplit(cr.zeros((1, 1, 4)), [1])]
@@ -379,7 +385,7 @@ def dsplit(x, sections):
     return _equal_split(x, sections, 2, "dsplit")
 
 
-def ravel(x):
+def ravel(x: ArrayLike) -> Result:
     """x flattened to 1-D, as np.ravel (a Tensor method too).
 
     >>> cr.ravel(cr.tensor([[1.0, 2.0], [3.0, 4.0]])).data.tolist()
@@ -388,7 +394,7 @@ def ravel(x):
     return reshape(x, (-1,))
 
 
-def append(x, values, axis=None):
+def append(x: ArrayLike, values: ArrayLike, axis: int | None = None) -> Result:
     """values added at the end of x along ``axis`` (None: both flattened), as np.append.
 
     >>> cr.append(cr.tensor([1.0, 2.0]), 3.0).data.tolist()
@@ -399,7 +405,8 @@ def append(x, values, axis=None):
     return concatenate([x, values], axis)
 
 
-def select(condlist, choicelist, default=0.0):
+def select(condlist: Sequence[ArrayLike], choicelist: Sequence[ArrayLike],
+           default: ArrayLike = 0.0) -> Result:
     """Per entry, the choice of the first condition that holds, else ``default``, as
     np.select (the conditions are boolean arrays: they get no gradient).
 

@@ -8,6 +8,7 @@ from the end, and build shapes as ``lead(g, ans) + shape``.
 """
 
 import functools
+from typing import Any
 
 from ..primitive import Primitive, ndim_of, renamed, shape_of
 
@@ -16,6 +17,12 @@ __all__ = ["op", "lead", "tangent_lead", "axes_of", "from_end", "TORCH_NAMES",
 
 # PyTorch's names of NumPy's axis arguments, accepted too where they mean the same
 TORCH_NAMES = {"dim": "axis", "keepdim": "keepdims"}
+
+# What an operation (or a loss of nn.functional) returns: the kind of its inputs (an
+# ndarray or a NumPy number for arrays and numbers, a Tensor for Tensors, a Value for
+# Values, a tracer inside a transform), or a tuple or list of those for the operations
+# with several results. Any, because no one type says "the kind of the inputs".
+Result = Any
 
 
 def torch_names(function):

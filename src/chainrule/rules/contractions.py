@@ -11,11 +11,14 @@ with the tangent in its place. Leading batch axes of g or t get labels of their 
 
 import string
 from collections import Counter
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..primitive import ndim_of, raw, shape_of
-from .common import lead, op, tangent_lead
+from .common import Result, lead, op, tangent_lead
 from .elementwise import multiply
 from .reductions import sum
 from .shapes import broadcast_to, reshape, stack, transpose
@@ -107,7 +110,7 @@ _einsum.defvjp(_einsum_vjp)
 _einsum.defjvp(_einsum_jvp)
 
 
-def einsum(*args, optimize=False):
+def einsum(*args: Any, optimize: bool | str = False) -> Result:
     """Einstein summation, as np.einsum: ``einsum('ij,jk->ik', a, b)`` is a @ b.
 
     Any subscripts NumPy accepts: explicit (``->``) or implicit output, ``...`` for
@@ -137,7 +140,8 @@ def einsum(*args, optimize=False):
     return _einsum(*operands, subscripts=subscripts, optimize=optimize)
 
 
-def tensordot(a, b, axes=2):
+def tensordot(a: ArrayLike, b: ArrayLike,
+              axes: int | Sequence[Sequence[int]] = 2) -> Result:
     """The sum of products over the given axes, as np.tensordot: ``axes=n`` pairs the
     last n axes of a with the first n of b; ``axes=(axes_a, axes_b)`` names them.
 
@@ -172,7 +176,7 @@ def tensordot(a, b, axes=2):
     return _einsum(a, b, subscripts="".join(la) + "," + "".join(lb) + "->" + "".join(out))
 
 
-def inner(a, b):
+def inner(a: ArrayLike, b: ArrayLike) -> Result:
     """The inner product over the last axes, as np.inner: shape a.shape[:-1] +
     b.shape[:-1]; a 0-d operand multiplies.
 
@@ -184,7 +188,7 @@ def inner(a, b):
     return tensordot(a, b, axes=([-1], [-1]))
 
 
-def vdot(a, b):
+def vdot(a: ArrayLike, b: ArrayLike) -> Result:
     """The dot product of a and b flattened, as np.vdot (real arrays).
 
     >>> cr.vdot(cr.tensor([[1.0, 2.0], [3.0, 4.0]]), cr.ones(2, 2)).item()
@@ -196,7 +200,7 @@ def vdot(a, b):
     return sum(multiply(reshape(a, (-1,)), reshape(b, (-1,))))
 
 
-def kron(a, b):
+def kron(a: ArrayLike, b: ArrayLike) -> Result:
     """The Kronecker product, as np.kron: blocks a[i, j] * b.
 
     >>> cr.kron(cr.tensor([1.0, 2.0]), cr.tensor([1.0, 10.0])).data.tolist()
@@ -216,7 +220,8 @@ def _to_end(x, axis):
     return transpose(x, tuple(i for i in range(nd) if i != axis) + (axis,))
 
 
-def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+def cross(a: ArrayLike, b: ArrayLike, axisa: int = -1, axisb: int = -1, axisc: int = -1,
+          axis: int | None = None) -> Result:
     """The cross product of 3-vectors (along ``axisa`` of a and ``axisb`` of b,
     broadcast over the other axes), as np.cross; ``axis`` sets all three. 2-vectors
     have z = 0, and two 2-vectors give the z component alone, as in NumPy.

@@ -21,9 +21,10 @@ import builtins
 from collections import namedtuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..primitive import ndim_of, raw, shape_of
-from .common import op, tangent_lead
+from .common import Result, op, tangent_lead
 from .elementwise import where
 from .linalg import matmul
 from .matrices import (check_matrix, check_square, column, diag_embed, diagonal_of, mT,
@@ -126,7 +127,7 @@ _det_sign.defvjp(lambda g, ans, a: zero_gradient(g, a))
 _det_sign.defjvp(lambda t, ans, a: sum(t, axis=(-2, -1)) * 0.0)
 
 
-def slogdet(a):
+def slogdet(a: ArrayLike) -> Result:
     """The sign and the log of the absolute value of the determinant, as
     np.linalg.slogdet: ``(sign, logabsdet)``, det = sign * exp(logabsdet).
 
@@ -209,7 +210,7 @@ solve.defvjp(_solve_vjp_a, _solve_vjp_b)
 solve.defjvp(_solve_jvp_a, _solve_jvp_b)
 
 
-def solve_triangular(a, b, lower=False):
+def solve_triangular(a: ArrayLike, b: ArrayLike, lower: bool = False) -> Result:
     """The solution x of a @ x = b for a triangular a, reading only the triangle
     ``lower`` names (scipy.linalg.solve_triangular's default is upper, lower=False).
 
@@ -322,7 +323,7 @@ _eigh.defvjp(_eigh_vjp)
 _eigh.defjvp(_eigh_jvp)
 
 
-def eigh(a, UPLO="L"):
+def eigh(a: ArrayLike, UPLO: str = "L") -> Result:
     """The eigenvalues (ascending) and eigenvectors (columns) of a symmetric matrix, as
     np.linalg.eigh: ``(eigenvalues, eigenvectors)``, batched on leading axes.
 
@@ -446,7 +447,8 @@ _svd.defvjp(_svd_vjp)
 _svd.defjvp(_svd_jvp)
 
 
-def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
+def svd(a: ArrayLike, full_matrices: bool = True, compute_uv: bool = True,
+        hermitian: bool = False) -> Result:
     """The singular value decomposition a = U @ diag(S) @ Vh, as np.linalg.svd with
     ``full_matrices=False`` (the reduced one, the only one differentiated here):
     ``(U, S, Vh)`` with k = min(m, n) singular values, descending.
@@ -557,7 +559,7 @@ _qr.defvjp(_qr_vjp)
 _qr.defjvp(_qr_jvp)
 
 
-def qr(a, mode="reduced"):
+def qr(a: ArrayLike, mode: str = "reduced") -> Result:
     """The reduced QR decomposition a = Q @ R, as np.linalg.qr: ``(Q, R)``, Q with
     orthonormal columns (m, k), R upper triangular (k, n), k = min(m, n).
 

@@ -14,8 +14,10 @@ import math
 from numbers import Number
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..primitive import Primitive, elementwise, raw, shape_of
+from .common import Result
 
 __all__ = ["add", "subtract", "multiply", "divide", "negative", "power", "exp", "log",
            "log1p", "sqrt", "sin", "cos", "tan", "tanh", "sigmoid", "erf", "relu",
@@ -446,7 +448,8 @@ _clip = elementwise(np.clip, "clip",
                     lambda ans, x, lo, hi: raw(x) > raw(hi))
 
 
-def clip(x, a_min=None, a_max=None):
+def clip(x: ArrayLike, a_min: ArrayLike | None = None,
+         a_max: ArrayLike | None = None) -> Result:
     """x limited to [a_min, a_max], elementwise; either bound may be None (no limit).
 
     The bounds may be numbers, arrays or Tensors that broadcast against x; the result
@@ -469,7 +472,7 @@ _where = elementwise(np.where, "where", None,
                      lambda ans, c, a, b: ~c)
 
 
-def where(condition, a, b):
+def where(condition: ArrayLike, a: ArrayLike, b: ArrayLike) -> Result:
     """``a`` where ``condition`` holds, else ``b``, elementwise (np.where).
 
     ``condition`` is a boolean array or Tensor (it gets no gradient); a and b are
@@ -491,7 +494,7 @@ def where(condition, a, b):
 # Compositions: no rules of their own, the rules of their parts do it all
 # ---------------------------------------------------------------------------------------
 
-def gelu(x, approximate="none"):
+def gelu(x: ArrayLike, approximate: str = "none") -> Result:
     """The GELU activation x * Phi(x), elementwise, Phi the standard normal CDF.
 
     ``approximate="tanh"`` uses PyTorch's tanh formula instead of erf. A composition

@@ -9,9 +9,10 @@ dropped again; every rule keeps a batch of cotangents or tangents in front.
 import builtins
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..primitive import Primitive, ndim_of, shape_of
-from .common import tangent_lead
+from .common import Result, tangent_lead
 from .contractions import tensordot
 from .elementwise import multiply
 from .shapes import expand_dims, reshape, squeeze, swapaxes
@@ -100,7 +101,7 @@ matmul.defjvp(lambda t, ans, a, b: matmul_jvp_a(t, a, b),
               lambda t, ans, a, b: matmul_jvp_b(t, a, b))
 
 
-def dot(a, b):
+def dot(a: ArrayLike, b: ArrayLike) -> Result:
     """The dot product of two vectors, or a matrix-vector or matrix-matrix product.
 
     NumPy's rule for any operands: a 0-d operand multiplies; otherwise the sum over
@@ -128,7 +129,7 @@ def dot(a, b):
     return matmul(a, b)
 
 
-def outer(a, b):
+def outer(a: ArrayLike, b: ArrayLike) -> Result:
     """The outer product: ``out[i, j] = a[i] * b[j]``, of shape (a.size, b.size).
 
     Operands with more axes are flattened first, as np.outer does.

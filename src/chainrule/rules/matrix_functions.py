@@ -7,9 +7,10 @@ numpy.linalg is.
 import builtins
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..primitive import ndim_of, raw, shape_of
-from .common import op
+from .common import Result, op
 from .decompositions import inv, svdvals
 from .elementwise import absolute, power, sign
 from .linalg import matmul
@@ -62,7 +63,7 @@ pinv.defvjp(_pinv_vjp)
 pinv.defjvp(_pinv_jvp)
 
 
-def trace(a, offset=0, axis1=0, axis2=1):
+def trace(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Result:
     """The sum along a diagonal, as np.trace: the diagonal ``offset`` above the main
     one (below if negative) of the matrices spanned by ``axis1`` and ``axis2``.
 
@@ -86,7 +87,7 @@ def trace(a, offset=0, axis1=0, axis2=1):
     return sum(moved * eye_like(n, a, offset, m), axis=(-2, -1))
 
 
-def matrix_power(a, n):
+def matrix_power(a: ArrayLike, n: int) -> Result:
     """a multiplied by itself n times (n an integer), as np.linalg.matrix_power:
     the identity for n = 0, powers of the inverse for n < 0. Built from matmul (and
     inv), so it needs no rules of its own.
@@ -112,7 +113,7 @@ def matrix_power(a, n):
     return result
 
 
-def lstsq(a, b, rcond=None):
+def lstsq(a: ArrayLike, b: ArrayLike, rcond: float | None = None) -> Result:
     """The least-squares solution of a @ x = b, as np.linalg.lstsq: ``(x, residuals,
     rank, s)``, composed from the pseudo-inverse (x = pinv(a) @ b).
 

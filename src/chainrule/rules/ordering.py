@@ -9,10 +9,13 @@ at zeros, so cumprod's is too); ``diff`` is slicing and subtraction. Which entri
 selected (the order itself) is piecewise constant: it has no derivative.
 """
 
+from collections.abc import Sequence
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..primitive import Box, ndim_of, raw, shape_of
-from .common import op, torch_names
+from .common import Result, op, torch_names
 from .elementwise import where
 from .reductions import prod
 from .shapes import broadcast_to, concatenate, expand_dims, getitem, moveaxis, reshape
@@ -49,7 +52,7 @@ def _along(x, axis):
 
 
 @torch_names
-def cumsum(x, axis=None):
+def cumsum(x: ArrayLike, axis: int | None = None) -> Result:
     """The running sum along ``axis`` (None: of the flattened array), as np.cumsum.
 
     >>> x = cr.tensor([1.0, 2.0, 3.0], requires_grad=True)
@@ -62,7 +65,7 @@ def cumsum(x, axis=None):
 
 
 @torch_names
-def cumprod(x, axis=None):
+def cumprod(x: ArrayLike, axis: int | None = None) -> Result:
     """The running product along ``axis`` (None: flattened), as np.cumprod; exact
     derivatives where entries are 0.
 
@@ -83,7 +86,8 @@ def cumprod(x, axis=None):
     return moveaxis(prod(where(upto, expand_dims(last, -2), 1.0), axis=-1), -1, axis)
 
 
-def diff(x, n=1, axis=-1, prepend=None, append=None):
+def diff(x: ArrayLike, n: int = 1, axis: int = -1, prepend: ArrayLike | None = None,
+         append: ArrayLike | None = None) -> Result:
     """The n-th differences along ``axis``: x[1:] - x[:-1], n times, as np.diff.
 
     >>> cr.diff(cr.tensor([1.0, 4.0, 9.0, 16.0])).data.tolist()
@@ -111,7 +115,7 @@ def diff(x, n=1, axis=-1, prepend=None, append=None):
     return x
 
 
-def take_along_axis(x, indices, axis):
+def take_along_axis(x: ArrayLike, indices: ArrayLike, axis: int | None) -> Result:
     """The entries of x at ``indices`` along ``axis`` (an int array broadcastable with x
     elsewhere), as np.take_along_axis; the gradient goes back to those entries.
 
@@ -138,7 +142,7 @@ def take_along_axis(x, indices, axis):
     return getitem(x, index=tuple(index))
 
 
-def take(x, indices, axis=None):
+def take(x: ArrayLike, indices: ArrayLike, axis: int | None = None) -> Result:
     """The entries at ``indices`` along ``axis`` (None: of the flattened array), as
     np.take; repeated indices get their gradients added up.
 
@@ -152,7 +156,7 @@ def take(x, indices, axis=None):
     return getitem(x, index=(slice(None),) * axis + (indices,))
 
 
-def sort(x, axis=-1):
+def sort(x: ArrayLike, axis: int = -1) -> Result:
     """x sorted along ``axis`` (None: flattened), as np.sort (stable); each sorted entry
     carries the gradient of the entry it came from.
 
@@ -169,7 +173,7 @@ def sort(x, axis=-1):
     return take_along_axis(x, np.argsort(raw(x), axis=axis, kind="stable"), axis)
 
 
-def partition(x, kth, axis=-1):
+def partition(x: ArrayLike, kth: int | Sequence[int], axis: int = -1) -> Result:
     """x rearranged along ``axis`` so that the entry at ``kth`` is where sorting would put
     it, smaller ones before and larger after, as np.partition.
 

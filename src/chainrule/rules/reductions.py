@@ -13,9 +13,10 @@ is 0 (PyTorch's choice); prod's gradient is exact with zeros among the entries.
 import builtins
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..primitive import elementwise, ndim_of, raw, shape_of
-from .common import TORCH_NAMES, axes_of, from_end, op, torch_names
+from .common import TORCH_NAMES, Result, axes_of, from_end, op, torch_names
 from .elementwise import exp, where
 from .shapes import broadcast_to, reshape
 
@@ -220,7 +221,8 @@ prod.defjvp(lambda t, ans, x, axis=None, keepdims=False:
 
 
 @torch_names
-def var(x, axis=None, ddof=0, keepdims=False):
+def var(x: ArrayLike, axis: int | tuple[int, ...] | None = None, ddof: int = 0,
+        keepdims: bool = False) -> Result:
     """The variance over ``axis``: the mean of (x - mean(x))**2, divided by n - ddof.
 
     ``ddof=0`` by default, as NumPy (PyTorch's ``correction=0``); ``ddof=1`` gives the
@@ -241,7 +243,8 @@ def var(x, axis=None, ddof=0, keepdims=False):
 
 
 @torch_names
-def std(x, axis=None, ddof=0, keepdims=False):
+def std(x: ArrayLike, axis: int | tuple[int, ...] | None = None, ddof: int = 0,
+        keepdims: bool = False) -> Result:
     """The standard deviation over ``axis``, the square root of ``var`` (``ddof=0``).
 
     Shapes as for ``sum``.

@@ -4,10 +4,13 @@ changing them, so each gradient is g moved back: reshaped, transposed, summed ov
 copies, sliced, or scattered into zeros.
 """
 
+from collections.abc import Sequence
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..primitive import ndim_of, raw, shape_of
-from .common import from_end, lead, op, tangent_lead, torch_names
+from .common import Result, from_end, lead, op, tangent_lead, torch_names
 
 __all__ = ["reshape", "transpose", "permute", "swapaxes", "broadcast_to", "expand",
            "squeeze", "expand_dims", "unsqueeze", "flatten", "concatenate", "stack", "split",
@@ -71,7 +74,7 @@ transpose.defvjp(lambda g, ans, x, axes=None: _transpose_back(g, ans, axes),
 transpose.defjvp(lambda t, ans, x, axes=None: _transpose_forward(t, x, axes))
 
 
-def permute(x, *axes):
+def permute(x: ArrayLike, *axes: int) -> Result:
     """The axes in the given order: PyTorch's name for ``transpose(x, axes)``.
 
     >>> x = cr.zeros(2, 3, 4)
@@ -122,7 +125,7 @@ broadcast_to.defjvp(lambda t, ans, x, shape: broadcast_to(
     tangent_lead(t, x) + tuple(shape)))
 
 
-def expand(x, *shape):
+def expand(x: ArrayLike, *shape: int) -> Result:
     """PyTorch's name for ``broadcast_to``; a size of -1 keeps x's size on that axis.
 
     >>> x = cr.tensor([[1.0], [2.0]])         # shape (2, 1)
@@ -168,7 +171,7 @@ expand_dims.defjvp(lambda t, ans, x, axis:
 unsqueeze = expand_dims
 
 
-def flatten(x, start_dim=0, end_dim=-1):
+def flatten(x: ArrayLike, start_dim: int = 0, end_dim: int = -1) -> Result:
     """The axes from ``start_dim`` to ``end_dim`` (both included) merged into one.
 
     PyTorch's flatten; by default all axes, giving a vector.
@@ -220,7 +223,7 @@ _concatenate.defjvp(lambda t, ans, *arrays, argnum, axis=0:
 
 
 @torch_names
-def concatenate(tensors, axis=0):
+def concatenate(tensors: Sequence[ArrayLike], axis: int = 0) -> Result:
     """Tensors joined along an existing ``axis``; the other axes must agree.
 
     Each input gets back the slice of the gradient where it went.
@@ -250,7 +253,7 @@ _stack.defjvp(lambda t, ans, *arrays, argnum, axis=0:
 
 
 @torch_names
-def stack(tensors, axis=0):
+def stack(tensors: Sequence[ArrayLike], axis: int = 0) -> Result:
     """Tensors of one shape joined along a new ``axis``: n of shape s give (n, *s).
 
     >>> a = cr.tensor([1.0, 2.0], requires_grad=True)
@@ -265,7 +268,7 @@ def stack(tensors, axis=0):
     return _stack(*tensors, axis=axis)
 
 
-def split(x, indices_or_sections, axis=0):
+def split(x: ArrayLike, indices_or_sections: ArrayLike, axis: int = 0) -> Result:
     """A list of pieces of x along ``axis``, as np.split: n equal ones, or cut at indices.
 
     Each piece is differentiable; the gradient of x gathers theirs.
@@ -292,7 +295,8 @@ def split(x, indices_or_sections, axis=0):
             for lo, hi in zip(bounds[:-1], bounds[1:])]
 
 
-def moveaxis(x, source, destination):
+def moveaxis(x: ArrayLike, source: int | Sequence[int],
+             destination: int | Sequence[int]) -> Result:
     """x with axes moved from ``source`` to ``destination`` (ints or sequences), the
     others keeping their order, as np.moveaxis (a transpose).
 

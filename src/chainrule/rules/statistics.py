@@ -7,9 +7,11 @@ it is the slope between them.
 """
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..primitive import Box, ndim_of, raw, shape_of
 from .assembly import atleast_2d, diagonal
+from .common import Result
 from .elementwise import clip, sqrt
 from .linalg import matmul
 from .ordering import sort, take
@@ -25,7 +27,9 @@ def _float_dtype(x):
     return dtype if dtype.kind == "f" else np.dtype(np.float64)
 
 
-def average(a, axis=None, weights=None, returned=False, keepdims=False):
+def average(a: ArrayLike, axis: int | tuple[int, ...] | None = None,
+            weights: ArrayLike | None = None, returned: bool = False,
+            keepdims: bool = False) -> Result:
     """The weighted mean over ``axis``: sum(a * w) / sum(w), as np.average. 1-D weights
     with an int axis weigh the entries along that axis.
 
@@ -52,7 +56,8 @@ def average(a, axis=None, weights=None, returned=False, keepdims=False):
     return (avg, total) if returned else avg
 
 
-def quantile(a, q, axis=None, keepdims=False, method="linear"):
+def quantile(a: ArrayLike, q: ArrayLike, axis: int | tuple[int, ...] | None = None,
+             keepdims: bool = False, method: str = "linear") -> Result:
     """The q-th quantile(s) over ``axis`` (None: all entries), linear interpolation
     between the sorted entries (NumPy's default method). An array q puts its axes
     first, as NumPy does.
@@ -88,7 +93,8 @@ def quantile(a, q, axis=None, keepdims=False, method="linear"):
     return squeeze(result, axis)
 
 
-def percentile(a, q, axis=None, keepdims=False, method="linear"):
+def percentile(a: ArrayLike, q: ArrayLike, axis: int | tuple[int, ...] | None = None,
+               keepdims: bool = False, method: str = "linear") -> Result:
     """The q-th percentile(s), q in [0, 100]: ``quantile(a, q / 100)``.
 
     >>> cr.percentile(cr.tensor([1.0, 2.0, 3.0, 4.0, 5.0]), 25).item()
@@ -98,7 +104,8 @@ def percentile(a, q, axis=None, keepdims=False, method="linear"):
     return quantile(a, q, axis, keepdims, method)
 
 
-def median(a, axis=None, keepdims=False):
+def median(a: ArrayLike, axis: int | tuple[int, ...] | None = None,
+           keepdims: bool = False) -> Result:
     """The median over ``axis``: the middle entry, or the mean of the middle two.
 
     >>> cr.median(cr.tensor([3.0, 1.0, 2.0, 10.0])).item()
@@ -107,7 +114,9 @@ def median(a, axis=None, keepdims=False):
     return quantile(a, 0.5, axis, keepdims)
 
 
-def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None):
+def cov(m: ArrayLike, y: ArrayLike | None = None, rowvar: bool = True, bias: bool = False,
+        ddof: int | None = None, fweights: ArrayLike | None = None,
+        aweights: ArrayLike | None = None) -> Result:
     """The covariance matrix of the variables in the rows of m (columns with
     ``rowvar=False``), as np.cov: divided by N - 1 (N with ``bias=True``, N - ddof if
     given); ``fweights`` (integer counts) and ``aweights`` weigh the observations.
@@ -149,7 +158,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     return squeeze(c)
 
 
-def corrcoef(x, y=None, rowvar=True):
+def corrcoef(x: ArrayLike, y: ArrayLike | None = None, rowvar: bool = True) -> Result:
     """The Pearson correlation coefficients of the rows of x (columns with
     ``rowvar=False``), as np.corrcoef: the covariance over the product of the standard
     deviations, clipped to [-1, 1].
