@@ -1383,3 +1383,23 @@ def test_a_function_that_loops_over_its_input_works_in_every_mode():
     close(cr.grad(f)(x), 2 * x)
     close(cr.jacfwd(f)(x), 2 * x)
     assert cr.jvp(f, (x,), (np.ones(3),))[1] == pytest.approx(12.0)
+
+
+# ---------------------------------------------------------------------------------------
+# has_aux on the Jacobians and the Hessian, as JAX's
+# ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["jacrev", "jacfwd", "hessian"])
+def test_jacobians_and_hessians_take_has_aux_as_jax_does(name):
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+    x = np.array([1.0, 2.0])
+    ours = getattr(cr, name)(lambda v: (cr.sum(v ** 3) if name == "hessian" else v ** 3,
+                                        {"twice": v * 2}), has_aux=True)(x)
+    theirs = getattr(jax, name)(lambda v: (jnp.sum(v ** 3) if name == "hessian" else v ** 3,
+                                           {"twice": v * 2}), has_aux=True)(x)
+    np.testing.assert_allclose(ours[0], np.asarray(theirs[0]), rtol=1e-12)
+    np.testing.assert_allclose(ours[1]["twice"], np.asarray(theirs[1]["twice"]))
+    with pytest.raises(TypeError, match="must return a pair"):
+        getattr(cr, name)(lambda v: v, has_aux=True)(x)

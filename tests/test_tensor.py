@@ -1506,6 +1506,7 @@ def test_pytorch_names_of_the_axis_arguments_are_accepted():
     assert cr.softmax(x, dim=0).shape == (2, 3)
     assert cr.concatenate([x, x], dim=1).shape == (2, 6)
     assert cr.var(x, dim=1).shape == (2,) and cr.cumsum(x, dim=1).shape == (2, 3)
+    assert cr.argmax(x, dim=1).tolist() == [2, 2] and cr.all(x >= 0, dim=0).tolist() == [True] * 3
     with pytest.raises(TypeError, match="both axis= and dim="):
         cr.sum(x, axis=0, dim=1)
 

@@ -445,16 +445,18 @@ def jvp(f: Callable[..., Any], primals: tuple[PyTree, ...] | list[PyTree],
 # Jacobians and Hessians
 # ---------------------------------------------------------------------------------------
 
-def jacrev(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0) -> Callable[..., Any]:
+def jacrev(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
+           has_aux: bool = False) -> Callable[..., Any]:
     """The Jacobian by reverse mode, shape ``out.shape + in.shape``: for the tensor
-    engine, one backward pass seeded with all the rows of an identity at once.
+    engine, one backward pass seeded with all the rows of an identity at once. With
+    ``has_aux=True``, f returns ``(output, aux)`` and the result is ``(jacobian, aux)``.
 
     >>> cr.jacrev(lambda x: x ** 2)(np.array([1.0, 2.0]))      # diag(2x)
     array([[2., 0.],
            [0., 4.]])
     """
     def jacrev_f(*args, **kwargs):
-        trace = _Trace(f, args, kwargs, argnums, False, "jacrev")
+        trace = _Trace(f, args, kwargs, argnums, has_aux, "jacrev")
         per_output = []
         for leaf in trace.out_leaves:
             shape = np.shape(_innermost(leaf))
@@ -467,7 +469,8 @@ def jacrev(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0) -> Callabl
             cotangents = [seed if other is leaf else None for other in trace.out_leaves]
             blocks = trace.input_results(trace.pullback(cotangents, (size,)), (size,))
             per_output.append(_batch_axis_into_output_shape(blocks, trace, shape))
-        return tree_unflatten(trace.out_def, per_output)
+        jacobian = tree_unflatten(trace.out_def, per_output)
+        return (jacobian, trace.output(trace.aux)) if has_aux else jacobian
 
     return jacrev_f
 
@@ -483,9 +486,11 @@ def _batch_axis_into_output_shape(blocks, trace, out_shape):
     return _tree_map(reshape, blocks)
 
 
-def jacfwd(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0) -> Callable[..., Any]:
+def jacfwd(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
+           has_aux: bool = False) -> Callable[..., Any]:
     """The Jacobian by forward mode, shape ``out.shape + in.shape``: one forward pass
-    per input, carrying all the columns of an identity as a batch of tangents.
+    per input, carrying all the columns of an identity as a batch of tangents. With
+    ``has_aux=True``, f returns ``(output, aux)`` and the result is ``(jacobian, aux)``.
 
     >>> cr.jacfwd(lambda x: x ** 2)(np.array([1.0, 2.0]))      # diag(2x)
     array([[2., 0.],
@@ -495,13 +500,13 @@ def jacfwd(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0) -> Callabl
         nums, many = _argnums(argnums, len(args), "jacfwd")
         out_kind = _kind_of_results([_kind(leaf) for n in nums
                                      for leaf in tree_flatten(args[n])[0]])
-        per_arg, out_def = [], None
+        per_arg, out_def, aux = [], None, None
         for n in nums:
             leaves, treedef = tree_flatten(args[n])
             per_leaf = []
             for k, leaf in enumerate(leaves):
-                blocks, out_def = _forward_columns(f, args, kwargs, n, leaves, treedef, k,
-                                                   out_kind)
+                blocks, out_def, aux = _forward_columns(f, args, kwargs, n, leaves, treedef,
+                                                        k, out_kind, has_aux)
                 per_leaf.append(blocks)
             per_arg.append((treedef, per_leaf))
         # The output's structure outside, the inputs' inside (as JAX arranges it).
@@ -510,12 +515,13 @@ def jacfwd(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0) -> Callabl
             per_num = [tree_unflatten(treedef, [blocks[j] for blocks in per_leaf])
                        for treedef, per_leaf in per_arg]
             regrouped.append(tuple(per_num) if many else per_num[0])
-        return tree_unflatten(out_def, regrouped)
+        jacobian = tree_unflatten(out_def, regrouped)
+        return (jacobian, aux) if has_aux else jacobian
 
     return jacfwd_f
 
 
-def _forward_columns(f, args, kwargs, n, leaves, treedef, k, out_kind):
+def _forward_columns(f, args, kwargs, n, leaves, treedef, k, out_kind, has_aux=False):
     """d out / d leaves[k] of argument n, for every output leaf: out.shape + in.shape."""
     leaf = _point(leaves[k])
     in_shape = np.shape(_innermost(leaf))
@@ -529,7 +535,16 @@ def _forward_columns(f, args, kwargs, n, leaves, treedef, k, out_kind):
     new_args = list(args)
     new_args[n] = tree_unflatten(treedef, traced)
     with enable_grad():
-        out = _checked_output(f(*new_args, **kwargs), "jacfwd")
+        out = f(*new_args, **kwargs)
+    aux = None
+    if has_aux:
+        if not (isinstance(out, tuple) and len(out) == 2):
+            raise TypeError(f"jacfwd(..., has_aux=True): the function must return a pair "
+                            f"(output, aux), got {type(out).__name__}")
+        out, aux = out
+        aux = _tree_map(lambda leaf: _in_kind(leaf.primal, out_kind) if isinstance(
+            leaf, JVPTracer) and leaf._level == level else leaf, aux)  # (no derivative)
+    out = _checked_output(out, "jacfwd")
     out_leaves, out_def = tree_flatten(out)
     blocks = []
     for o in out_leaves:
@@ -543,14 +558,16 @@ def _forward_columns(f, args, kwargs, n, leaves, treedef, k, out_kind):
         else:  # this output does not depend on the input
             block = np.zeros(out_shape + in_shape)
         blocks.append(_in_kind(block, out_kind))
-    return blocks, out_def
+    return blocks, out_def, aux
 
 
 jacobian = jacrev
 
 
-def hessian(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0) -> Callable[..., Any]:
-    """The matrix of second derivatives, shape ``in.shape + in.shape``.
+def hessian(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
+            has_aux: bool = False) -> Callable[..., Any]:
+    """The matrix of second derivatives, shape ``in.shape + in.shape`` (with
+    ``has_aux=True``, f returns ``(output, aux)`` and the result is ``(hessian, aux)``).
 
     Forward over reverse, as in JAX: the gradient is computed once, carrying all the
     columns of an identity as one batch of tangents.
@@ -559,7 +576,7 @@ def hessian(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0) -> Callab
     array([[4., 2.],
            [2., 0.]])
     """
-    return jacfwd(jacrev(f, argnums), argnums)
+    return jacfwd(jacrev(f, argnums, has_aux), argnums, has_aux)
 
 
 def hvp(f: Callable[..., Any], x: PyTree, v: PyTree) -> PyTree:

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from .primitive import raw
+from .primitive import raw, renamed
 
 __all__ = ["isfinite", "isnan", "isinf", "logical_and", "logical_or", "logical_not",
            "logical_xor", "all", "any", "greater", "greater_equal", "less", "less_equal",
@@ -17,6 +17,9 @@ __all__ = ["isfinite", "isnan", "isinf", "logical_and", "logical_or", "logical_n
 
 def _on_numbers(numpy_function, example, what="a bool array, or a bool"):
     def function(*args: Any, **kwargs: Any) -> np.ndarray | np.generic:
+        if kwargs:  # PyTorch's dim= and keepdim= too
+            kwargs = renamed(kwargs, {"dim": "axis", "keepdim": "keepdims"},
+                             numpy_function.__name__)
         return numpy_function(*[raw(a) for a in args],
                               **{k: raw(v) for k, v in kwargs.items()})
     function.__name__ = function.__qualname__ = numpy_function.__name__
