@@ -1,7 +1,9 @@
 """Random small differentiable programs, compiled twice: to chainrule and to jax.numpy.
 
-A program is one expression tree (``Node``) over a function's arguments. Every node
-knows its shape, so every program is valid by construction: broadcasting pairs agree,
+A program is one expression tree (``Node``) over a function's arguments: elementwise
+functions, arithmetic with broadcasting, reductions, matrix products (also written as
+einsum), stacking, reshaping, indexing, where and maximum, cumsum, sort, flip, roll,
+tril and triu, and inner transforms. Every node knows its shape, so every program is valid by construction: broadcasting pairs agree,
 reductions name axes that exist, matrix products have matching inner dimensions. The
 tree may hold inner transforms (``grad(lambda y: ...)(point)``) whose body closes over
 the outer arguments, nested up to two deep; a ``Case`` puts one more transform around
@@ -22,9 +24,8 @@ Numbers are drawn with six decimals, so a printed program (``describe_case``) is
 whole program: it can be pasted and run.
 
 ``check`` runs a case in both libraries and names the outcome (agree, wrong, error);
-``shrink`` reduces a failing case to the smallest program that fails the same way (how
-the reproducers of the known defects were found). The tests, the known defects and the
-runner behind ``make fuzz`` are in ``tests/test_fuzz.py``.
+``shrink`` reduces a failing case to the smallest program that fails the same way. The
+tests and the runner behind ``make fuzz`` are in ``tests/test_fuzz.py``.
 """
 
 import math
@@ -46,8 +47,10 @@ CHAINRULE = SimpleNamespace(
     sigmoid=cr.sigmoid, softplus=cr.softplus, relu=cr.relu, abs=cr.abs,
     maximum=cr.maximum, where=cr.where,
     sum=cr.sum, mean=cr.mean, max=cr.max,
-    matmul=cr.matmul, dot=cr.dot, outer=cr.outer,
+    matmul=cr.matmul, dot=cr.dot, outer=cr.outer, einsum=cr.einsum,
     stack=cr.stack, concatenate=cr.concatenate, reshape=cr.reshape, transpose=cr.transpose,
+    arctan=cr.arctan, arcsinh=cr.arcsinh, erf=cr.erf, cumsum=cr.cumsum, sort=cr.sort,
+    flip=cr.flip, roll=cr.roll, tril=cr.tril, triu=cr.triu, logaddexp=cr.logaddexp,
     grad=cr.grad, value_and_grad=cr.value_and_grad, vjp=cr.vjp, jvp=cr.jvp,
     jacrev=cr.jacrev, jacfwd=cr.jacfwd, hessian=cr.hessian,
 )
@@ -64,7 +67,10 @@ def jax_backend():
         sigmoid=jax.nn.sigmoid, softplus=jax.nn.softplus, relu=jax.nn.relu, abs=jnp.abs,
         maximum=jnp.maximum, where=jnp.where,
         sum=jnp.sum, mean=jnp.mean, max=jnp.max,
-        matmul=jnp.matmul, dot=jnp.dot, outer=jnp.outer,
+        matmul=jnp.matmul, dot=jnp.dot, outer=jnp.outer, einsum=jnp.einsum,
+        arctan=jnp.arctan, arcsinh=jnp.arcsinh, erf=jax.scipy.special.erf,
+        cumsum=jnp.cumsum, sort=jnp.sort, flip=jnp.flip, roll=jnp.roll, tril=jnp.tril,
+        triu=jnp.triu, logaddexp=jnp.logaddexp,
         stack=jnp.stack, concatenate=jnp.concatenate, reshape=jnp.reshape,
         transpose=jnp.transpose, stop_gradient=jax.lax.stop_gradient,
         grad=jax.grad, value_and_grad=jax.value_and_grad, vjp=jax.vjp, jvp=jax.jvp,
@@ -97,7 +103,8 @@ class Node:
 INNER_NAMES = ("y", "z", "w")  # the variables of inner transforms, outermost first
 INNER_TRANSFORMS = ("grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "hessian")
 FORWARD_MODE = ("jvp", "jacfwd", "hessian")  # hessian is jacfwd(jacrev(f)), as in JAX
-UNARY = ("exp", "sin", "cos", "tanh", "sigmoid", "softplus")
+UNARY = ("exp", "sin", "cos", "tanh", "sigmoid", "softplus", "arctan", "arcsinh", "erf")
+ALONG_AXIS = ("cumsum", "sort", "flip", "roll")  # shape-keeping, along one axis
 KINKS = ("relu", "abs")
 
 
@@ -137,6 +144,12 @@ def describe(node):
         return f"{op}({text[0]}{extra})"
     if op in ("stack", "concatenate"):
         return f"{op}([{', '.join(text)}], axis={p['axis']})"
+    if op == "roll":
+        return f"roll({text[0]}, {p['shift']}, axis={p['axis']})"
+    if op in ALONG_AXIS:
+        return f"{op}({text[0]}, axis={p['axis']})"
+    if op == "einsum":
+        return f"einsum({p['spec']!r}, {', '.join(text)})"
     if op == "reshape":
         return f"reshape({text[0]}, {p['to']})"
     if op == "transpose":
@@ -204,6 +217,12 @@ def evaluate(node, env, B):
         return getattr(B, op)(a[0], axis=p["axis"], keepdims=p["keepdims"])
     if op in ("stack", "concatenate"):
         return getattr(B, op)(a, axis=p["axis"])
+    if op == "roll":
+        return B.roll(a[0], p["shift"], axis=p["axis"])
+    if op in ALONG_AXIS:
+        return getattr(B, op)(a[0], axis=p["axis"])
+    if op == "einsum":
+        return B.einsum(p["spec"], *a)
     if op == "reshape":
         return B.reshape(a[0], p["to"])
     if op == "transpose":
@@ -375,8 +394,8 @@ class Generator:
             return self.leaf(shape, scope)
         makers = [self.unary, self.binary, self.literal, self.positive_domain,
                   self.reduction, self.linear_algebra, self.assembly, self.rearrange,
-                  self.kink, self.where]
-        weights = [3, 4, 2, 2, 2, 2, 1.5, 1.5, 1.5, 1]
+                  self.kink, self.where, self.along_axis]
+        weights = [3, 4, 2, 2, 2, 2, 1.5, 1.5, 1.5, 1, 1.5]
         for _ in range(10):
             node = self.pick(makers, weights)(shape, depth - 1, scope)
             if node is not None:
@@ -408,7 +427,8 @@ class Generator:
         if op == "exp" and child.bound > 3.0:
             child = Node("tanh", (child,), child.shape, 1.0)
         bound = {"exp": math.exp(min(child.bound, 3.0)), "softplus": child.bound + 0.7,
-                 "neg": child.bound}.get(op, 1.0)
+                 "neg": child.bound, "arctan": 1.6,
+                 "arcsinh": math.asinh(child.bound)}.get(op, 1.0)
         return Node(op, (child,), child.shape, bound)
 
     def unary(self, shape, depth, scope):
@@ -531,7 +551,27 @@ class Generator:
             a, b = (shape[0], k), (k, shape[1])
             op = self.pick(["matmul", "matmul_op"])
         left, right = self.build(a, depth, scope), self.build(b, depth, scope)
+        if self.chance(0.3):  # the same product written as an einsum
+            spec = ("j,j->" if len(a) == len(b) == 1 else "ij,jk->ik" if len(shape) == 2
+                    else "j,jk->k" if len(a) == 1 else "ij,j->i")
+            return Node("einsum", (left, right), shape, k * left.bound * right.bound,
+                        {"spec": spec})
         return Node(op, (left, right), shape, k * left.bound * right.bound)
+
+    def along_axis(self, shape, depth, scope):
+        """cumsum, sort, flip and roll along one axis (the shape stays), tril and triu."""
+        if shape == ():
+            return None
+        child = self.build(shape, depth, scope)
+        if len(shape) == 2 and self.chance(0.25):
+            return Node(self.pick(["tril", "triu"]), (child,), shape, child.bound)
+        op = self.pick(list(ALONG_AXIS))
+        axis = self.pick(range(-len(shape), len(shape)))
+        bound = child.bound * shape[axis] if op == "cumsum" else child.bound
+        params = {"axis": axis}
+        if op == "roll":
+            params["shift"] = int(self.rng.integers(-2, 3))
+        return Node(op, (child,), shape, bound, params)
 
     def assembly(self, shape, depth, scope):
         """stack and concatenate of several expressions."""
