@@ -72,7 +72,7 @@ def jax_backend():
         cumsum=jnp.cumsum, sort=jnp.sort, flip=jnp.flip, roll=jnp.roll, tril=jnp.tril,
         triu=jnp.triu, logaddexp=jnp.logaddexp,
         stack=jnp.stack, concatenate=jnp.concatenate, reshape=jnp.reshape,
-        transpose=jnp.transpose, stop_gradient=jax.lax.stop_gradient,
+        transpose=jnp.transpose,
         grad=jax.grad, value_and_grad=jax.value_and_grad, vjp=jax.vjp, jvp=jax.jvp,
         jacrev=jax.jacrev, jacfwd=jax.jacfwd, hessian=jax.hessian,
     )
@@ -102,7 +102,6 @@ class Node:
 
 INNER_NAMES = ("y", "z", "w")  # the variables of inner transforms, outermost first
 INNER_TRANSFORMS = ("grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "hessian")
-FORWARD_MODE = ("jvp", "jacfwd", "hessian")  # hessian is jacfwd(jacrev(f)), as in JAX
 UNARY = ("exp", "sin", "cos", "tanh", "sigmoid", "softplus", "arctan", "arcsinh", "erf")
 ALONG_AXIS = ("cumsum", "sort", "flip", "roll")  # shape-keeping, along one axis
 KINKS = ("relu", "abs")
@@ -251,8 +250,6 @@ def evaluate_inner(node, env, B):
         return value * gradient
     if node.op == "vjp":
         cotangent = evaluate(node.args[2], env, B)
-        if "model" in p:  # (JAX only: a known defect's model, see test_fuzz.py)
-            return p["model"](node, env, B, f, point, cotangent)
         return B.vjp(f, point)[1](cotangent)[0]
     if node.op == "jvp":
         tangent = evaluate(node.args[2], env, B)
@@ -860,41 +857,8 @@ def random_cotangent(g, shape):
 
 
 # ---------------------------------------------------------------------------------------
-# Questions about a case's structure (for telling classes of programs apart)
+# The inner transforms of a case (what the seeds must cover)
 # ---------------------------------------------------------------------------------------
-
-REVERSE_MODE = ("grad", "value_and_grad", "vjp", "jacrev")
-
-
-def innermost_transform(case):
-    """The transform whose variables the program's arguments are: the case's own (for
-    hessian, jacfwd of jacrev, its jacrev; for a vjp function's cotangent, the vjp)."""
-    return {"hessian": "jacrev", "vjp_cotangent": "vjp"}.get(case.transform, case.transform)
-
-
-def variables_read(node, differentiably=False):
-    """The names of the variables a node reads; ``differentiably``: not counting where's
-    condition, which only chooses a branch (no derivative flows through it)."""
-    if node.op == "var":
-        return {node.params["name"]}
-    children = node.args[1:] if differentiably and node.op == "where" else node.args
-    return set().union(*(variables_read(c, differentiably) for c in children))
-
-
-# The mode of the transform that traces a variable (hessian's innermost is jacrev).
-MODE = {"grad": "reverse", "value_and_grad": "reverse", "vjp": "reverse",
-        "jacrev": "reverse", "hessian": "reverse", "jvp": "forward", "jacfwd": "forward"}
-
-
-def traced_variables(case):
-    """{name: "reverse" or "forward"} for the variables some transform traces: the
-    differentiated arguments, and the inner transforms' variables. (The other
-    arguments are constants.)"""
-    traced = {a.name: MODE[innermost_transform(case)] for a in case.differentiated}
-    for site in inner_sites(case):
-        traced[site.var] = MODE[site.node.op]
-    return traced
-
 
 @dataclass
 class InnerSite:
