@@ -337,7 +337,9 @@ def load(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
     >>> path = pathlib.Path(folder.name) / "model.ckpt"
     >>> model = cr.nn.Linear(2, 1, rng=0)
     >>> cr.save(model, path)
-    >>> copy = cr.nn.Linear(2, 1, rng=1).load_state_dict(cr.load(path))
+    >>> copy = cr.nn.Linear(2, 1, rng=1)
+    >>> copy.load_state_dict(cr.load(path))
+    <All keys matched successfully>
     >>> copy.weight.data.tolist() == model.weight.data.tolist()
     True
     >>> folder.cleanup()

@@ -329,30 +329,29 @@ class Module:
         return {name: np.array(p.data, copy=True) for name, p in self.named_parameters()}
 
     def load_state_dict(self, state: Mapping[str, ArrayLike],
-                        strict: bool = True) -> "Module | IncompatibleKeys":
-        """Copy numbers in, by name; with ``strict=False`` return what did not match.
+                        strict: bool = True) -> "IncompatibleKeys":
+        """Copy numbers in, by name; return what did not match, as PyTorch does: the
+        named tuple ``(missing_keys, unexpected_keys)``.
 
         The values may be ndarrays, Tensors or PyTorch tensors (read through their
         ``.numpy()``); each is cast to its parameter's dtype.
 
         ``strict=True``: the names must match exactly; a mismatch raises ValueError
-        naming the missing and unexpected keys, and the module is returned.
-        ``strict=False``: the names found are loaded and the rest reported, as PyTorch
-        does, in the named tuple ``(missing_keys, unexpected_keys)``. A shape mismatch
-        always raises, naming the key and both shapes, and a refused load changes
-        nothing.
+        naming the missing and unexpected keys (so the tuple holds two empty lists).
+        ``strict=False``: the names found are loaded and the rest reported. A shape
+        mismatch always raises, naming the key and both shapes, and a refused load
+        changes nothing.
 
         >>> a, b = cr.nn.Linear(2, 1, rng=0), cr.nn.Linear(2, 1, rng=1)
         >>> b.load_state_dict(a.state_dict())
-        Linear(in_features=2, out_features=1, bias=True)
+        <All keys matched successfully>
         >>> b.weight.data.tolist() == a.weight.data.tolist()
         True
         >>> b.load_state_dict({"weight": np.zeros((2, 1)), "scale": 1.0}, strict=False)
         IncompatibleKeys(missing_keys=['bias'], unexpected_keys=['scale'])
         """
         own = {name: (p, np.shape(p.data), None) for name, p in self.named_parameters()}
-        result = _load(own, state, strict, "load_state_dict", type(self).__name__)
-        return self if strict else result
+        return _load(own, state, strict, "load_state_dict", type(self).__name__)
 
     def torch_state_dict(self) -> dict[str, np.ndarray]:
         """A copy of the numbers with PyTorch's names and layouts, ready for the same
@@ -375,7 +374,7 @@ class Module:
                 for torch_name, (p, to_torch, _) in self._torch_layout().items()}
 
     def load_torch_state_dict(self, state: Mapping[str, ArrayLike],
-                              strict: bool = True) -> "Module | IncompatibleKeys":
+                              strict: bool = True) -> "IncompatibleKeys":
         """Copy in a PyTorch ``state_dict()`` of the same model.
 
         PyTorch's key names and layouts (see ``torch_state_dict``), tensors or ndarrays;
@@ -390,8 +389,7 @@ class Module:
         own = {}
         for torch_name, (p, to_torch, from_torch) in self._torch_layout().items():
             own[torch_name] = (p, np.shape(to_torch(np.asarray(p.data))), from_torch)
-        result = _load(own, state, strict, "load_torch_state_dict", type(self).__name__)
-        return self if strict else result
+        return _load(own, state, strict, "load_torch_state_dict", type(self).__name__)
 
     def _torch_layout(self):
         """torch name -> (parameter, to_torch, from_torch) for every parameter. As in
