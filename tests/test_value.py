@@ -928,3 +928,28 @@ def test_hand_built_node_with_an_unknown_label_fails_in_backward_naming_it():
     y = Value(x.data ** 2, (x,), "square")
     with pytest.raises(TypeError, match=r"no derivative rule for the operation 'square'"):
         y.backward()
+
+
+def test_no_grad_and_detect_anomaly_apply_to_values():
+    """Under no_grad a Value records no operands (nothing to backpropagate through);
+    under detect_anomaly the first operation that makes an infinity or NaN raises; both
+    per thread, as for tensors."""
+    import threading
+
+    import chainrule as cr
+    a = Value(2.0)
+    with cr.no_grad():
+        b = a * 3 + 1
+        with cr.enable_grad():
+            c = a * 3
+    assert b.data == 7.0 and b._prev == () and c._prev[0] is a
+    assert (a * 3)._prev[0] is a  # recording again outside
+    with pytest.raises(FloatingPointError, match=r"detect_anomaly: \* \(forward\) produced inf"):
+        with cr.detect_anomaly():
+            Value(1e308) * 10
+    seen = []
+    with cr.no_grad():  # another thread still records
+        worker = threading.Thread(target=lambda: seen.append((a * 2)._prev))
+        worker.start()
+        worker.join(5)
+    assert seen[0][0] is a

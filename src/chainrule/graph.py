@@ -65,6 +65,7 @@ def nodes_towards(roots, targets):
 # ---------------------------------------------------------------------------------------
 
 import contextlib as _contextlib
+import math as _math
 import threading as _threading
 
 __all__ += ["no_grad", "enable_grad", "is_grad_enabled", "detect_anomaly",
@@ -77,6 +78,21 @@ class _Modes(_threading.local):
 
 
 _modes = _Modes()
+
+# How many mode switches are open, in any thread. The scalar engine looks at the modes
+# of its thread only while one is (its nodes are small: checking the thread's modes at
+# every node costs its step about 4%, this list lookup about 1%).
+modes_switched = [0]
+_switching = _threading.Lock()
+
+
+def scalar_operands(data, operands, op):
+    """The operands a scalar node keeps while a mode is switched: none under no_grad;
+    and under detect_anomaly, a result that is NaN or infinite raises, naming the
+    operation (as for tensors)."""
+    if _modes.anomaly and operands and not _math.isfinite(data):
+        raise FloatingPointError(f"detect_anomaly: {op} (forward) produced {data}")
+    return operands if _modes.grad_enabled else ()
 
 
 def is_grad_enabled() -> bool:
@@ -112,10 +128,14 @@ class _SwitchMode(_contextlib.ContextDecorator):
     def __enter__(self):
         self._previous = getattr(_modes, self.attribute)
         setattr(_modes, self.attribute, self.value)
+        with _switching:
+            modes_switched[0] += 1
         return self
 
     def __exit__(self, *exc):
         setattr(_modes, self.attribute, self._previous)
+        with _switching:
+            modes_switched[0] -= 1
         return False
 
     def _recreate_cm(self):  # a fresh one per call when used as a decorator (re-entrant)

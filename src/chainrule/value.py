@@ -18,7 +18,7 @@ from numbers import Real
 
 from .floatmath import (as_float, float_cos, float_exp, float_log, float_pow, float_sigmoid,
                         float_sin, float_sqrt)
-from .graph import topological_order
+from .graph import modes_switched as _switched, scalar_operands, topological_order
 from .primitive import Box
 
 __all__ = ["Value", "DERIVATIVES", "exp", "log", "sqrt", "power", "sin", "cos", "tanh",
@@ -55,8 +55,6 @@ DERIVATIVES = {
     # kinks: the derivative at the kink is 0 (PyTorch and JAX agree)
     "ReLU":    rule(lambda ans, x: (step(x),), "({0} > 0)"),
     "abs":     rule(lambda ans, x: (sign(x),), "sign({0})"),
-    # how a function transform marks its input (cr.grad, cr.jacrev)
-    "identity": rule(lambda ans, x: (1.0,), "1"),
 }
 
 
@@ -116,6 +114,8 @@ class Value(Box):
     def __init__(self, data, _children=(), _op="", label="", _rule=None):
         self.data = data if type(data) is float else as_float(data)
         self.grad = 0.0
+        if _switched[0]:  # inside no_grad() or detect_anomaly(), in some thread
+            _children = scalar_operands(self.data, _children, _op)
         self._prev, self._op = tuple(_children), _op
         self.label = label  # a name for pictures and explanations, as in micrograd
         # a node built by hand, micrograd style (Value(x, (a, b), '*')), finds its rule
