@@ -68,3 +68,10 @@ def test_a_program_for_jax_numpy_ports_by_changing_the_import():
 def test_array_stacks_traced_values_and_leaves_numbers_plain():
     assert type(cnp.array([1.0, 2.0])) is np.ndarray
     assert cr.grad(lambda x: cnp.sum(cnp.array([x, x * x]) ** 2))(2.0) == 2 * 2 + 4 * 2 ** 3
+
+
+def test_linalg_is_chainrules_where_it_can_be_and_numpys_otherwise():
+    assert cnp.linalg.solve is cr.linalg.solve and cnp.linalg.cholesky is cr.linalg.cholesky
+    np.testing.assert_allclose(cnp.linalg.eigvals(np.diag([1.0, 2.0])), [1.0, 2.0])
+    with pytest.raises(TypeError, match="np.linalg.eigvals"):  # refused, not cut
+        cr.grad(lambda x: cnp.sum(cnp.linalg.eigvals(x)))(np.eye(2))

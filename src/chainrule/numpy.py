@@ -50,9 +50,21 @@ def array(obj, dtype=None):
 asarray = array
 
 
+class _Linalg:
+    """``numpy.linalg`` with chainrule's functions where it has them (``cr.linalg``),
+    NumPy's own otherwise (which refuse traced values, naming the function)."""
+
+    def __getattr__(self, name):
+        from . import linalg
+        return getattr(linalg, name) if name in linalg.__all__ else getattr(_np.linalg, name)
+
+    def __dir__(self):
+        return sorted(set(dir(_np.linalg)))
+
+
+linalg = _Linalg()
+
+
 def __getattr__(name):
     """The rest of NumPy's namespace (constants, dtypes, submodules such as random)."""
-    if name == "linalg":
-        from . import linalg
-        return linalg
     return getattr(_np, name)

@@ -123,7 +123,9 @@ def apply_ufunc(ufunc, method, inputs, kwargs, make):
 
 def apply_function(func, args, kwargs, make):
     """What ``func(*args, **kwargs)`` gives when a Tensor is among the arguments."""
-    name = f"np.{func.__name__}"
+    module = getattr(func, "__module__", None) or ""
+    name = ("np.linalg." if "linalg" in module else "np.fft." if "fft" in module
+            else "np.") + func.__name__
     if func in FUNCTIONS:
         try:
             return FUNCTIONS[func](*args, **kwargs)
