@@ -16,7 +16,7 @@ demo: $(VENV)/.demo-deps
 test: $(VENV)/.test-deps
 	$(PY) -m pytest -q
 
-# The developer's loop: the whole suite but the slow end-to-end runs (about a minute).
+# The developer's loop: the whole suite but the slow end-to-end runs (under a minute).
 test-fast: $(VENV)/.test-deps
 	$(PY) -m pytest -q -m "not slow"
 

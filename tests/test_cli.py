@@ -13,6 +13,10 @@ import pytest
 from chainrule import checkpoint
 from chainrule.cli import PICTURES, main
 
+# The command line, end to end (most tests run it in a subprocess): in make test, not in
+# the developer's fast loop.
+pytestmark = pytest.mark.slow
+
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 

@@ -102,8 +102,7 @@ def run_shell(words, shown):
 
 
 # README's shell blocks train on the moons and MNIST: a slow end-to-end run
-RUN_PAGES = [pytest.param(page, marks=pytest.mark.slow) if page.name == "README.md" else page
-             for page in PAGES]
+RUN_PAGES = [pytest.param(page, marks=pytest.mark.slow) for page in PAGES]
 
 
 @pytest.mark.parametrize("page", RUN_PAGES, ids=lambda page: str(page.relative_to(ROOT)))

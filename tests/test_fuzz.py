@@ -55,10 +55,12 @@ def check(seed):
 
 
 def seed_params(count):
-    """One test per seed, named by its transform and nesting depth."""
+    """One test per seed, named by its transform and nesting depth; past the first round
+    of the patterns (one seed of each), marked slow: make test runs them all."""
     for seed in range(count):
         case = case_for(seed)
-        yield pytest.param(seed, id=f"{seed}-{case.transform}-{case.nest}")
+        marks = [pytest.mark.slow] if seed >= len(fp.PATTERNS) else []
+        yield pytest.param(seed, id=f"{seed}-{case.transform}-{case.nest}", marks=marks)
 
 
 # ---------------------------------------------------------------------------------------

@@ -106,6 +106,7 @@ def test_values_inside_a_numpy_array_are_refused_not_returned():
         cr.jacobian(lambda v: np.array([cr.Value(1.0), cr.Value(2.0)]))(1.0)
 
 
+@pytest.mark.slow  # (a full garbage collection per call)
 @pytest.mark.parametrize("call", [
     lambda: cr.grad(lambda x: cr.sum(cr.sin(x) * x))(np.ones(3)),
     lambda: cr.grad(lambda x: x * x)(2.0),

@@ -82,6 +82,7 @@ PROGRAMS.update({
 })
 
 
+@pytest.mark.slow  # (JAX traces each program: seconds in all)
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_a_numpy_program_on_tensors_has_jaxs_gradient(name):
     program = PROGRAMS[name]
@@ -143,6 +144,7 @@ NUMPY_CALLS = {
 M23 = np.array([[0.1, 0.7, 0.4], [0.9, 0.3, 0.2]])
 
 
+@pytest.mark.slow  # (JAX traces each function)
 @pytest.mark.parametrize("name", NUMPY_NAMES)
 def test_numpy_functions_on_a_tensor_run_chainrules_and_match_jax(name):
     """np.NAME(tensor) is differentiable: its gradient is jax.numpy's."""
@@ -163,6 +165,7 @@ def test_linspace_differentiates_through_endpoints_in_a_graph():
     assert start.grad.tolist() == 1.5  # d/ds of (s + (2 - s) i / 2) summed over i = 0, 1, 2
 
 
+@pytest.mark.slow
 def test_a_gaussian_process_marginal_likelihood_has_jaxs_gradient():
     """The program issue 16 names: a GP's negative log marginal likelihood, written with
     NumPy (cholesky, solve, slogdet, einsum) and run on Tensors, differentiated in its
@@ -189,6 +192,7 @@ def test_a_gaussian_process_marginal_likelihood_has_jaxs_gradient():
     assert value == pytest.approx(float(nll(jnp, *args)), rel=1e-12)
 
 
+@pytest.mark.slow
 def test_third_derivatives_through_the_decompositions_match_jax():
     """Derivatives of any order: the rules of cholesky, eigh, slogdet, svd, qr, pinv and
     einsum are written with the table's operations, so grad of grad of grad (and
