@@ -25,9 +25,6 @@ NAMESPACES = [("cr.", cr), ("nn.", nn), ("nn.functional.", F), ("optim.", optim)
 
 # Classes whose methods are not checked, and why.
 UNCHECKED_CLASSES = {
-    # value.py is held to 320 lines (tests/test_architecture.py: the scalar engine reads
-    # in ten minutes), and hints on its methods would take it over.
-    "Value",
     # The operations' own objects: their signatures are the NumPy functions they wrap.
     "Primitive",
     # Context managers: all their methods are dunders.

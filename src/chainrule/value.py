@@ -7,10 +7,9 @@ output back: ``operand.grad += partial * node.grad``; 4. functions of floats and
 
 micrograd's API (``Value(data, _children, _op)``, ``.data``, ``.grad``, ``.backward()``),
 with three differences: a node points only at its operands (micrograd's closure captures
-its own node, a reference cycle), so a dropped graph is freed at once; the walk uses an
-explicit stack (a million nodes deep is fine); and the rules, written with the functions
-of part 4, work on floats and Values alike, so ``create_graph=True`` gives derivatives of
-derivatives.
+its own node, a cycle), so a dropped graph is freed at once; the walk uses an explicit
+stack (a million nodes deep is fine); and the rules, written with part 4's functions,
+work on floats and Values alike: ``create_graph=True`` gives derivatives of derivatives.
 """
 
 import math
@@ -26,9 +25,8 @@ __all__ = ["Value", "DERIVATIVES", "exp", "log", "sqrt", "power", "sin", "cos", 
 
 
 # ---------------------------------------------------------------------------------------
-# 1. The derivative table: (ans, *operands) -> (d ans/d operand, ...), on floats in an
-# ordinary backward pass and on Values with create_graph. Each rule carries its formulas
-# as text for backward(explain=True): {0}, {1} are the operands, {out} the result.
+# 1. The derivative table: (ans, *operands) -> (d ans/d operand, ...), floats in a plain
+# backward pass, Values with create_graph; texts for explain ({0}, {1} operands, {out}).
 # ---------------------------------------------------------------------------------------
 
 def rule(partials, *texts):
@@ -111,7 +109,8 @@ class Value(Box):
     __slots__ = ("data", "grad", "_prev", "_op", "_rule", "label", "__weakref__")
     _level = -1  # a Tensor or a tracer among an operation's arguments handles it first
 
-    def __init__(self, data, _children=(), _op="", label="", _rule=None):
+    def __init__(self, data: float, _children: tuple = (), _op: str = "", label: str = "",
+                 _rule: object = None) -> None:
         self.data = data if type(data) is float else as_float(data)
         self.grad = 0.0
         if _switched[0]:  # inside no_grad() or detect_anomaly(), in some thread
@@ -169,56 +168,56 @@ class Value(Box):
 
     # functions of one Value, each an operation of the table
 
-    def relu(self):
+    def relu(self) -> "Value":
         """max(x, 0); its derivative is 1 for x > 0, else 0 (0 at the kink, too).
         >>> cr.Value(-2.0).relu().data, cr.Value(3.0).relu().data
         (0.0, 3.0)"""
         return type(self)(0.0 if self.data < 0 else self.data, (self,), "ReLU")
 
-    def exp(self):
+    def exp(self) -> "Value":
         """e ** x; its derivative is itself (inf, not OverflowError, for huge x).
         >>> round(cr.Value(1.0).exp().data, 4)
         2.7183"""
         return type(self)(float_exp(self.data), (self,), "exp")
 
-    def log(self):
+    def log(self) -> "Value":
         """The natural logarithm; its derivative is 1/x. ValueError for x <= 0.
         >>> cr.Value(0.0).log()
         Traceback (most recent call last):
         ValueError: log: 0.0 is outside the domain of log (x > 0)"""
         return type(self)(float_log(self.data), (self,), "log")
 
-    def sqrt(self):
+    def sqrt(self) -> "Value":
         """The square root; its derivative is 1 / (2 sqrt(x)). ValueError for x < 0.
         >>> cr.Value(4.0).sqrt().data
         2.0"""
         return type(self)(float_sqrt(self.data), (self,), "sqrt")
 
-    def sin(self):
+    def sin(self) -> "Value":
         """The sine; its derivative is the cosine.
         >>> cr.Value(0.0).sin().data
         0.0"""
         return type(self)(float_sin(self.data), (self,), "sin")
 
-    def cos(self):
+    def cos(self) -> "Value":
         """The cosine; its derivative is minus the sine.
         >>> cr.Value(0.0).cos().data
         1.0"""
         return type(self)(float_cos(self.data), (self,), "cos")
 
-    def tanh(self):
+    def tanh(self) -> "Value":
         """The hyperbolic tangent; its derivative is 1 - tanh**2 (no overflow far out).
         >>> round(cr.Value(0.5).tanh().data, 4)
         0.4621"""
         return type(self)(math.tanh(self.data), (self,), "tanh")
 
-    def sigmoid(self):
+    def sigmoid(self) -> "Value":
         """1 / (1 + e**-x), without overflow; its derivative is s * (1 - s).
         >>> cr.Value(0.0).sigmoid().data
         0.5"""
         return type(self)(float_sigmoid(self.data), (self,), "sigmoid")
 
-    def abs(self):
+    def abs(self) -> "Value":
         """The absolute value, also ``abs(x)``; its derivative is the sign (0 at 0).
         >>> abs(cr.Value(-3.0)).data
         3.0"""
@@ -228,7 +227,8 @@ class Value(Box):
 
     # --- 3. backpropagation ---------------------------------------------------------
 
-    def backward(self, gradient=1.0, create_graph=False, explain=False):
+    def backward(self, gradient: float = 1.0, create_graph: bool = False,
+                 explain: bool | dict = False) -> None:
         """Fill ``.grad`` of every node this one depends on with d(self)/d(node).
 
         Leaves *accumulate* (call backward twice, get twice the gradient, as in micrograd
