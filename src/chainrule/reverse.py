@@ -67,8 +67,8 @@ class ReverseTracer(Tracer):
                 unwrapped[i] = arg._data
                 operands.append(arg)
                 argnums.append(i)
-        for i in argnums:
-            if not prim.differentiable(i):
+        for i in argnums:  # (the dict first: no method call in the usual case)
+            if i not in prim.vjps and not prim.differentiable(i):
                 raise TypeError(f"{prim.name}: argument {i} is being differentiated, but "
                                 f"the operation is not differentiable with respect to it")
         ans = prim(*unwrapped, **kwargs)  # may recurse into an outer level

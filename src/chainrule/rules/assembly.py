@@ -13,7 +13,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..primitive import Box, ndim_of, raw, shape_of
-from .common import Result
+from .common import Result, float_dtype
 from .elementwise import where
 from .ordering import take
 from .shapes import concatenate, getitem, index_set, moveaxis, reshape, swapaxes
@@ -22,11 +22,6 @@ __all__ = ["flip", "fliplr", "flipud", "rot90", "rollaxis", "roll", "tile", "rep
            "pad", "tril", "triu", "diagonal", "diag", "atleast_1d", "atleast_2d",
            "atleast_3d", "hstack", "vstack", "dstack", "column_stack", "array_split",
            "hsplit", "vsplit", "dsplit", "ravel", "append", "select"]
-
-
-def _float_dtype(x):
-    dtype = np.result_type(raw(x))
-    return dtype if dtype.kind == "f" else np.dtype(np.float64)
 
 
 def _axes(axis, ndim):
@@ -172,9 +167,9 @@ def pad(x: ArrayLike, pad_width: ArrayLike, mode: str = "constant",
             for width in (before, after):
                 shape = list(shape_of(x))
                 shape[axis] = width
-                pieces.append(constant_values + np.zeros(shape, _float_dtype(x))
+                pieces.append(constant_values + np.zeros(shape, float_dtype(x))
                               if isinstance(constant_values, Box) else
-                              np.full(shape, constant_values, _float_dtype(x)))
+                              np.full(shape, constant_values, float_dtype(x)))
             x = concatenate([pieces[0], x, pieces[1]], axis)
         else:  # NumPy pads the positions, and the entries follow
             x = take(x, np.pad(np.arange(shape_of(x)[axis]), (before, after), mode=mode),
@@ -241,7 +236,7 @@ def diag(v: ArrayLike, k: int = 0) -> Result:
         raise ValueError(f"diag: expected a 1-D or 2-D array, got shape {shape_of(v)}")
     size = shape_of(v)[0] + abs(k)
     rows, cols = _diagonal_positions(size, size, k)
-    return index_set(np.zeros((size, size), _float_dtype(v)), v, index=(rows, cols))
+    return index_set(np.zeros((size, size), float_dtype(v)), v, index=(rows, cols))
 
 
 # ---------------------------------------------------------------------------------------

@@ -10,10 +10,12 @@ from the end, and build shapes as ``lead(g, ans) + shape``.
 import functools
 from typing import Any
 
-from ..primitive import Primitive, ndim_of, renamed, shape_of
+import numpy as np
+
+from ..primitive import Primitive, ndim_of, raw, renamed, shape_of
 
 __all__ = ["op", "lead", "tangent_lead", "axes_of", "from_end", "TORCH_NAMES",
-           "torch_names"]
+           "torch_names", "float_dtype"]
 
 # PyTorch's names of NumPy's axis arguments, accepted too where they mean the same
 TORCH_NAMES = {"dim": "axis", "keepdim": "keepdims"}
@@ -23,6 +25,13 @@ TORCH_NAMES = {"dim": "axis", "keepdim": "keepdims"}
 # Values, a tracer inside a transform), or a tuple or list of those for the operations
 # with several results. Any, because no one type says "the kind of the inputs".
 Result = Any
+
+
+def float_dtype(x):
+    """The dtype of x if it is a float dtype, else float64 (what a result computed from
+    integers is made of)."""
+    dtype = np.result_type(raw(x))
+    return dtype if dtype.kind == "f" else np.dtype(np.float64)
 
 
 def torch_names(function):

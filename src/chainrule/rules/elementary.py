@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from ..primitive import elementwise, raw
-from .elementwise import absolute, cos, exp, sqrt, where
+from .elementwise import _tie_share, absolute, cos, exp, sqrt, where
 from .elementwise import remainder as mod  # (NumPy's other name for it)
 
 __all__ = ["arcsin", "arccos", "arctan2", "hypot", "sinh", "cosh", "arcsinh", "arccosh",
@@ -241,10 +241,9 @@ fabs = absolute  # (NumPy's fabs is abs for reals: the same derivative, 0 at 0)
 
 
 def _nan_aware_share(a, b):
-    """fmax's share for a: 1 where a wins or b is NaN, 1/2 at a tie, else 0."""
+    """fmax's share for a: maximum's (ties share), and all of it where b is NaN."""
     a, b = raw(a), raw(b)
-    return np.where(np.isnan(b) & ~np.isnan(a), 1.0,
-                    np.where(a > b, 1.0, np.where(a == b, 0.5, 0.0)))
+    return np.where(np.isnan(b) & ~np.isnan(a), 1.0, _tie_share(a, b))
 
 
 fmax = elementwise(np.fmax, "fmax", lambda ans, a, b: _nan_aware_share(a, b),

@@ -11,7 +11,7 @@ from numpy.typing import ArrayLike
 
 from ..primitive import Box, ndim_of, raw, shape_of
 from .assembly import atleast_2d, diagonal
-from .common import Result
+from .common import Result, float_dtype
 from .elementwise import clip, sqrt
 from .linalg import matmul
 from .ordering import sort, take
@@ -20,11 +20,6 @@ from .shapes import (broadcast_to, concatenate, expand_dims, reshape, squeeze, s
                      transpose)
 
 __all__ = ["average", "quantile", "percentile", "median", "cov", "corrcoef"]
-
-
-def _float_dtype(x):
-    dtype = np.result_type(raw(x))
-    return dtype if dtype.kind == "f" else np.dtype(np.float64)
 
 
 def average(a: ArrayLike, axis: int | tuple[int, ...] | None = None,
@@ -41,7 +36,7 @@ def average(a: ArrayLike, axis: int | tuple[int, ...] | None = None,
         count = np.size(raw(a)) / np.size(raw(avg))
         return (avg, np.full(shape_of(avg), count)) if returned else avg
     if not isinstance(weights, Box):  # numbers take a's dtype (float32 stays float32)
-        weights = np.asarray(weights, dtype=_float_dtype(a))
+        weights = np.asarray(weights, dtype=float_dtype(a))
     if ndim_of(weights) != ndim_of(a):
         if axis is None or ndim_of(weights) != 1:
             raise ValueError(f"average: weights of shape {shape_of(weights)} for an "
@@ -137,7 +132,7 @@ def cov(m: ArrayLike, y: ArrayLike | None = None, rowvar: bool = True, bias: boo
     weights = None
     for given in (fweights, aweights):
         if given is not None:
-            given = np.asarray(raw(given), dtype=_float_dtype(x))
+            given = np.asarray(raw(given), dtype=float_dtype(x))
             weights = given if weights is None else weights * given
     if weights is None:
         centred = x - mean(x, 1, keepdims=True)
