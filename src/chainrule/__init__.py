@@ -25,6 +25,7 @@ from .primitive import Primitive, elementwise, primitive
 from .creation import (arange, eye, full, linspace, ones, ones_like, rand, randn, zeros,
                        zeros_like)
 from .tensor import Tensor, tensor
+from .jit import jit, make_program
 from . import checkpoint, linalg, nn, optim
 from .checkpoint import load, save
 from .value import Value
@@ -42,6 +43,8 @@ __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "jacobian", "hessian",
     "hvp", "linear_operator", "hessian_operator", "gradcheck", "GradcheckError",
     "tree_flatten", "tree_unflatten",
+    # tracing a function into a program of NumPy calls
+    "jit", "make_program",
     # modes
     "no_grad", "enable_grad", "is_grad_enabled", "detect_anomaly",
     # operations (on Tensors, arrays and numbers; the unary functions on Values too),

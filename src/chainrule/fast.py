@@ -23,7 +23,7 @@ import os
 import numpy as np
 
 from . import rules as ops
-from .primitive import Primitive, ndim_of, raw, shape_of
+from .primitive import ARRAYS, Primitive, as_array, ndim_of, raw, shape_of
 from .rules.common import tangent_lead
 from .rules.linalg import matmul_jvp_a, matmul_jvp_b, matmul_vjp_a, matmul_vjp_b
 
@@ -71,7 +71,7 @@ class Fused(Primitive):
         return True  # the shared pullback answers for every argument
 
     def pullback(self, g, ans, args, kwargs, argnums, residual=None):
-        if type(g) is not np.ndarray or type(ans) is not np.ndarray:
+        if type(g) not in ARRAYS or type(ans) not in ARRAYS:
             # building the gradient's graph (traced values): the plain rules
             return super().pullback(g, ans, args, kwargs, argnums)
         key = (len(args), tuple(argnums))
@@ -110,7 +110,7 @@ def _linear(x, weight, bias):
     ([[1.0, 1.0], [2.0, 2.0]], [1.0, 1.0])
     """
     out = np.matmul(x, weight)
-    if (type(out) is np.ndarray and type(bias) is np.ndarray and bias.dtype == out.dtype
+    if (type(out) in ARRAYS and type(bias) in ARRAYS and bias.dtype == out.dtype
             and bias.ndim <= 1):
         return np.add(out, bias, out=out)  # the product is a new array: add in place
     return out + bias
@@ -119,7 +119,7 @@ def _linear(x, weight, bias):
 def _linear_pullback(g, ans, x, weight, bias, needs, residual):
     """matmul's rules and add's: g @ W^T, x^T @ g, and g for the bias (the engine sums
     it over the rows). Plain 2-D arrays take NumPy directly."""
-    if type(x) is type(weight) is np.ndarray and x.ndim == 2 and weight.ndim == 2:
+    if type(x) in ARRAYS and type(weight) in ARRAYS and x.ndim == 2 and weight.ndim == 2:
         return (np.matmul(g, weight.T) if needs[0] else None,
                 np.matmul(x.T, g) if needs[1] else None, g)
     return (matmul_vjp_a(g, x, weight) if needs[0] else None,
@@ -158,7 +158,7 @@ def _linear_relu(x, weight, bias):
     ([[1.0, 0.0], [2.0, 0.0]], [1.0, 0.0])
     """
     out = _linear(x, weight, bias)
-    return np.maximum(out, 0, out=out) if type(out) is np.ndarray else np.maximum(out, 0)
+    return np.maximum(out, 0, out=out) if type(out) in ARRAYS else np.maximum(out, 0)
 
 
 def _linear_relu_pullback(g, ans, x, weight, bias, needs, residual):
@@ -180,7 +180,7 @@ def _cross_entropy_and_softmax(logits, labels):
     """The loss, and what the backward pass reuses: the softmax, which the forward
     computes anyway, and where the labels sit in the logits seen as one flat array
     (indexing a flat array with one index array is about twice as fast as with a pair)."""
-    logits = np.asarray(logits)
+    logits = as_array(logits)
     n, classes = logits.shape
     picked = np.arange(n) * classes + labels
     shifted = logits - np.maximum.reduce(logits, axis=-1, keepdims=True)  # no overflow

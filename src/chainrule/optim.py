@@ -45,7 +45,9 @@ from typing import Any, Callable
 
 import numpy as np
 
+from . import tracing
 from .graph import enable_grad, no_grad
+from .primitive import as_array
 from .tensor import Tensor
 from .value import Value
 
@@ -71,7 +73,7 @@ def _read(p):
             return data, None
         if isinstance(grad, Tensor):  # left by backward(create_graph=True)
             grad = grad.data
-        grad = np.asarray(grad, dtype=data.dtype)  # no copy when the dtype already fits
+        grad = as_array(grad, dtype=data.dtype)  # no copy when the dtype already fits
         if grad.shape != data.shape:
             raise ValueError(f"optimizer: a parameter of shape {data.shape} has a gradient "
                              f"of shape {grad.shape}; expected the parameter's shape")
@@ -88,7 +90,7 @@ def _write(p, new):
     if isinstance(p, Tensor):
         # NumPy turns 0-d results into scalars, and a float64 hyperparameter could widen
         # a float32 update: the array written back is always the parameter's own dtype.
-        p.data = np.asarray(new, dtype=p.dtype)
+        p.data = as_array(new, dtype=p.dtype)
     else:
         p.data = float(new)
 
@@ -205,6 +207,7 @@ class Optimizer:
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Clear the gradients before the next backward pass: a Tensor's ``.grad``
         becomes None (or zeros, with ``set_to_none=False``), a Value's 0.0."""
+        tracing.touch(self)
         for group in self.param_groups:
             for p in group["params"]:
                 if isinstance(p, Value):
@@ -224,6 +227,10 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
+        trace = tracing.current()
+        if trace is not None:  # cr.jit: the parameters and state become the program's
+            trace.adopt(self)
+            trace.mark(f"update ({self._name})")
         with no_grad():  # the update itself is not part of any graph
             for group in self.param_groups:
                 for p in group["params"]:
@@ -412,7 +419,7 @@ class Adam(Optimizer):
         m = state["exp_avg"] = m + (1 - beta1) * (g - m)
         v = state["exp_avg_sq"] = state["exp_avg_sq"] * beta2 + (1 - beta2) * g * g
         step_size = lr / (1 - beta1 ** t)
-        denom = np.sqrt(v) / math.sqrt(1 - beta2 ** t) + eps
+        denom = np.sqrt(v) / (1 - beta2 ** t) ** 0.5 + eps  # (t may be traced: cr.jit)
         return p - step_size * (m / denom)
 
 

@@ -35,7 +35,7 @@ from typing import Any, Callable
 import numpy as np
 
 __all__ = ["Primitive", "primitive", "elementwise", "Box", "raw", "shape_of", "ndim_of",
-           "new_level"]
+           "new_level", "ARRAYS", "as_array"]
 
 
 class Box:
@@ -64,6 +64,19 @@ def new_level():
 # One set lookup per argument keeps a primitive on raw arrays nearly free.
 _PLAIN = frozenset({np.ndarray, float, int, bool, np.float64, np.float32, np.int64,
                     np.bool_, type(None), tuple, slice, str, np.dtype})
+
+
+# The array types the engine computes on: NumPy's, and the traced array that a cr.jit
+# trace records with (chainrule.tracing adds it), which stands in for an ndarray.
+ARRAYS = {np.ndarray}
+
+
+def as_array(x, dtype=None):
+    """``np.asarray(x, dtype)``, where a traced array (cr.jit) stays traced: the engine's
+    own conversions take part in the program like any other call."""
+    if type(x) is not np.ndarray and type(x) in ARRAYS:
+        return x._as_array(dtype)
+    return np.asarray(x, dtype)
 
 
 def raw(x):

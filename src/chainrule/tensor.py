@@ -27,7 +27,8 @@ from numpy.typing import ArrayLike, DTypeLike
 from . import numpy_protocol
 from . import rules as ops
 from .graph import _modes, topological_order
-from .primitive import Box, raw, shape_of
+from . import tracing
+from .primitive import ARRAYS, Box, as_array, raw, shape_of
 
 __all__ = ["Tensor", "ArrayMethods", "backward_pass", "tensor"]
 
@@ -65,7 +66,7 @@ def _record(prim, args, kwargs):
     else:
         ans = prim.forward(*arrays, **kwargs)
     if type(ans) is not np.ndarray:
-        ans = np.asarray(ans)
+        ans = as_array(ans)
     if _modes.anomaly:
         _check_finite(ans, f"{prim.name} (forward)", _user_frame())
     node = Tensor._make(ans, requires_grad=bool(grad_argnums))
@@ -382,7 +383,7 @@ class Tensor(ArrayMethods):
     def data(self, value):
         # Replacing the array (t.data = ..., t.data += ...) bumps the version, so a
         # backward pass that saved the old values can tell, and refuse.
-        self._data = _as_array(value, None) if not isinstance(value, np.ndarray) else value
+        self._data = value if type(value) in ARRAYS else _as_array(value, None)
         self._locked = False
         self._version[0] += 1
 
@@ -661,6 +662,9 @@ class Tensor(ArrayMethods):
                                "no graph to differentiate; create the inputs with "
                                "requires_grad=True")
         seed = _seed_gradient(self, gradient)
+        trace = tracing.current()
+        if trace is not None:  # cr.jit: name the part of the program that follows
+            trace.mark("backward")
         if create_graph:
             seed = Tensor._make(seed)
         order = topological_order(self)
@@ -675,6 +679,8 @@ class Tensor(ArrayMethods):
             _accumulate(node, g, owned)
         if not create_graph:  # (a gradient's graph may still need them)
             _unlock_inputs()
+        if trace is not None:
+            trace.mark("forward")
 
 
 def _seed_gradient(root, gradient):
@@ -748,7 +754,10 @@ def backward_pass(grads, order, create_graph=False, batch_shape=(), stop_at=(),
 
 def _sum(a, b):
     total = a + b
-    return np.asarray(total) if isinstance(total, np.generic) else total  # 0-d stays array
+    if isinstance(total, np.generic) or (type(total) is not np.ndarray
+                                         and type(total) in ARRAYS):
+        return as_array(total)  # 0-d + 0-d: NumPy gives a scalar; keep an array
+    return total
 
 
 def _pullback(node, g, argnums, create_graph, batch_shape):
@@ -781,7 +790,7 @@ def _fit(vjp, arg, g, create_graph, batch_shape=()):
     with another array, so a borrowed one is copied before it is stored.
     """
     data = arg._data
-    if create_graph or isinstance(vjp, Box) or type(data) is not np.ndarray:
+    if create_graph or isinstance(vjp, Box) or type(data) not in ARRAYS:
         # in a graph (create_graph, a seed in a graph, a transform's traced values):
         # the same with the table's operations, so the gradient can be differentiated
         if create_graph and not isinstance(vjp, Box):
@@ -794,11 +803,11 @@ def _fit(vjp, arg, g, create_graph, batch_shape=()):
         return vjp, True
     shape = batch_shape + data.shape
     if type(vjp) is not np.ndarray:
-        vjp = np.asarray(vjp)
+        vjp = as_array(vjp)
     fresh = vjp is not g and vjp.base is None
     if vjp.shape != shape:  # on arrays, unbroadcast's sum is NumPy's own
         axes = ops.broadcast_axes(vjp.shape, data.shape, len(batch_shape))
-        vjp = np.asarray(np.add.reduce(vjp, axis=axes) if axes else vjp)  # (not a scalar)
+        vjp = as_array(np.add.reduce(vjp, axis=axes) if axes else vjp)  # (not a scalar)
         if vjp.shape != shape:
             vjp = vjp.reshape(shape)
         fresh = vjp.base is None
@@ -812,13 +821,13 @@ def _fit(vjp, arg, g, create_graph, batch_shape=()):
 def _accumulate(leaf, g, owned):
     """Add a gradient into a leaf's (or a retained node's) .grad."""
     if leaf.grad is None:
-        if isinstance(g, np.ndarray) and not owned:
+        if type(g) in ARRAYS and not owned:
             g = g.copy()
         leaf.grad = g
     else:
         total = leaf.grad + g
         # NumPy gives a scalar for two 0-d arrays; .grad stays an ndarray
-        leaf.grad = np.asarray(total) if isinstance(leaf.grad, np.ndarray) else total
+        leaf.grad = as_array(total) if type(leaf.grad) in ARRAYS else total
 
 
 def _refuse_modified(node, counter, saved):
@@ -899,9 +908,14 @@ def _as_array(data, dtype):
             raise TypeError("tensor: the data is a Tensor in a graph; use x.clone() for a "
                             "copy in the graph, or x.detach() for one outside it")
         data = data._data
-    if dtype is not None:
+    if type(data) is not np.ndarray and type(data) in ARRAYS:  # traced (cr.jit): a copy
+        array = data.copy() if dtype is None else data.astype(dtype)
+    elif dtype is not None:
         return np.array(data, dtype=dtype)
-    array = np.array(data)
+    else:
+        array = np.array(data)
+    if dtype is not None:
+        return array
     if array.dtype.kind == "f" or array.dtype.kind == "c":
         return array
     if array.dtype.kind in "biu" or array.dtype == object and _all_numbers(array):

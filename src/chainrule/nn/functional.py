@@ -14,7 +14,8 @@ from numpy.typing import ArrayLike
 
 from .. import fast
 from .. import rules as ops
-from ..primitive import raw as _raw, shape_of
+from ..primitive import as_array, raw as _raw, shape_of
+from ..tracing import require
 from ..rules.common import Result
 
 __all__ = ["linear", "cross_entropy", "mse_loss", "binary_cross_entropy_with_logits",
@@ -85,18 +86,27 @@ _ACTIVATIONS = {"relu": ops.relu, "tanh": ops.tanh, "sigmoid": ops.sigmoid, "gel
 
 
 def _check_labels(logits, labels):
-    shape, labels = shape_of(logits), np.asarray(_raw(labels))
+    shape, labels = shape_of(logits), as_array(_raw(labels))
     if len(shape) != 2 or labels.shape != shape[:1]:
         raise ValueError(f"cross_entropy: logits of shape {shape} and labels of "
                          f"shape {labels.shape}; expected (N, C) and (N,)")
-    if labels.dtype.kind not in "iu" and not np.all(labels == np.round(labels)):
-        raise ValueError("cross_entropy: labels must be integer class indices")
+    if labels.dtype.kind not in "iu":
+        require(np.all(labels == np.round(labels)), _not_integers)
     labels = labels.astype(np.intp, copy=False)  # NumPy's index type: no copy if it is one
     # Seen as unsigned, a negative label is huge: one comparison checks both ends.
-    if labels.size and np.maximum.reduce(labels.view(np.uintp)) >= shape[1]:
-        raise ValueError(f"cross_entropy: labels must lie in [0, {shape[1]}), got "
-                         f"values from {labels.min()} to {labels.max()}")
+    if labels.size:
+        require(np.maximum.reduce(labels.view(np.uintp)) < shape[1], _out_of_range,
+                shape[1], labels)
     return labels
+
+
+def _not_integers():
+    return ValueError("cross_entropy: labels must be integer class indices")
+
+
+def _out_of_range(classes, labels):
+    return ValueError(f"cross_entropy: labels must lie in [0, {classes}), got values from "
+                      f"{labels.min()} to {labels.max()}")
 
 
 def cross_entropy(logits: ArrayLike, labels: ArrayLike, reduction: str = "mean") -> Result:

@@ -13,6 +13,7 @@ from typing import Any, Callable
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
+from .. import tracing
 from ..tensor import Tensor
 from ..value import Value
 
@@ -293,6 +294,7 @@ class Module:
         True
         """
         for p in self.parameters():
+            tracing.touch(p)  # (cr.jit: the gradient it had becomes an input first)
             p.grad = 0.0 if isinstance(p, Value) else None
 
     # --- modes ----------------------------------------------------------------------

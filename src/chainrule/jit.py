@@ -1,0 +1,614 @@
+"""``cr.jit``: a function traced once per signature, then run as a program of NumPy calls.
+
+The first call with a given *signature* (the shapes and dtypes of the arrays and
+tensors passed, the structure of lists, tuples and dicts, the values of everything
+else) runs the function with traced arrays (``chainrule.tracing``) and keeps the
+program it made. Later calls with the same signature run the program: the same NumPy
+calls, without building a graph, looking up a rule or making a Python object per
+operation.
+
+*State* is what the function reads and changes besides its arguments: the arrays and
+gradients of tensors (a model's parameters), and an optimizer's state (momentum
+buffers, Adam's moments and step count, the learning rate). It is found as the trace
+touches it, whether it came as an argument or through a closure: each piece becomes an
+input of the program, read anew at every call, and what the function left in it
+becomes an output, written back after each run. A call whose state no longer matches
+the traced one (other shapes, a momentum buffer that now exists, a model switched to
+eval mode) traces again.
+"""
+
+import functools
+import threading
+import warnings
+from collections.abc import Sequence
+from typing import Any, Callable
+
+import numpy as np
+
+from . import tracing
+from .optim import Optimizer
+from .tensor import Tensor, _record
+
+__all__ = ["jit", "make_program", "Jitted"]
+
+
+def jit(fun: Callable[..., Any] | None = None, *,
+        static_argnums: int | Sequence[int] = (),
+        static_argnames: str | Sequence[str] = ()) -> "Jitted | Callable[..., Jitted]":
+    """Trace ``fun`` once per signature into a program of NumPy calls, and replay it.
+
+    ``cr.jit(step)(model, opt, x, y)`` runs as ``step`` does, forward, backward and
+    optimizer update alike, and gives the same numbers (to the last bit: the same NumPy
+    calls in the same order). Arrays, tensors and Python numbers are inputs of the
+    program; arguments in ``static_argnums``/``static_argnames``, and any other value,
+    are part of the signature (a new value traces again).
+
+    While tracing, the function sees traced arrays, so Python cannot branch on their
+    values: ``if x.sum() > 0:`` raises, naming the line; use ``cr.where`` or make the
+    value a static argument. Python side effects (print, appending to a list) happen
+    while tracing only. A Tensor the function returns comes back without a graph.
+    Updates the program writes into a tensor (``opt.step()``) go into its array in
+    place where they can.
+
+    >>> w = cr.tensor([1.0, -2.0], requires_grad=True)
+    >>> opt = cr.optim.SGD([w], lr=0.1)
+    >>> @cr.jit
+    ... def step(x):
+    ...     opt.zero_grad()
+    ...     loss = ((w * x) ** 2).sum()
+    ...     loss.backward()
+    ...     opt.step()
+    ...     return loss
+    >>> [round(step(np.array([1.0, 1.0])).item(), 4) for _ in range(3)]
+    [5.0, 3.2, 2.048]
+    """
+    if fun is None:
+        return functools.partial(jit, static_argnums=static_argnums,
+                                 static_argnames=static_argnames)
+    return Jitted(fun, static_argnums, static_argnames)
+
+
+def make_program(fun: Callable[..., Any], *, static_argnums: int | Sequence[int] = (),
+                 static_argnames: str | Sequence[str] = ()
+                 ) -> Callable[..., tracing.Program]:
+    """``make_program(f)(*args)``: the program ``cr.jit`` traces ``f`` into for these
+    arguments (running ``f`` once); ``print`` it for a numbered listing of the NumPy
+    calls, forward, backward and update marked.
+
+    >>> p = cr.make_program(lambda x: (cr.tanh(x) * 2.0).sum())(np.ones(3))
+    >>> print(p)
+    inputs: x (3,) float64
+    # forward
+    1  t1 = np.tanh(x)  # (3,) float64
+    2  t2 = t1 * 2.0  # (3,) float64
+    3  t3 = t2.sum()  # () float64
+    outputs: t3
+    """
+    jitted = Jitted(fun, static_argnums, static_argnames)
+    return jitted.program
+
+
+class Jitted:
+    """A function made by ``cr.jit``: call it as the function; ``program(*args)`` is
+    the program for those arguments; ``clear()`` forgets every traced program."""
+
+    def __init__(self, fun, static_argnums=(), static_argnames=()):
+        if not callable(fun):
+            raise TypeError(f"cr.jit: expected a function, got {type(fun).__name__}")
+        self.fun = fun
+        self.static_argnums = ((static_argnums,) if isinstance(static_argnums, int)
+                               else tuple(static_argnums))
+        self.static_argnames = ((static_argnames,) if isinstance(static_argnames, str)
+                                else tuple(static_argnames))
+        self._programs = {}  # signature -> [_Entry] (several: state may differ)
+        functools.update_wrapper(self, fun)
+
+    def __repr__(self):
+        return f"<cr.jit of {getattr(self.fun, '__qualname__', self.fun)!r}>"
+
+    def clear(self):
+        """Forget the traced programs: the next call traces again."""
+        self._programs.clear()
+
+    def __call__(self, *args, **kwargs):
+        if tracing.current() is not None:  # inside another trace: part of its program
+            return self.fun(*args, **kwargs)
+        key, values, tensors = self._signature(args, kwargs)
+        for entry in self._programs.get(key, ()):
+            done = entry.try_run(values, tensors)
+            if done is not None:
+                return done[0]
+        entry, result = self._trace(args, kwargs, key)
+        return result
+
+    def program(self, *args, **kwargs):
+        """The program of ``fun`` for these arguments: traced now (running ``fun``
+        once), as a ``chainrule.tracing.Program``."""
+        key = self._signature(args, kwargs)[0]
+        entry, _ = self._trace(args, kwargs, key)
+        return entry.program
+
+    # --- the signature ----------------------------------------------------------------
+    def _signature(self, args, kwargs):
+        """(a hashable key, the arrays and numbers that are inputs, the tensors)."""
+        values, tensors = [], []
+        parts = []
+        for i, arg in enumerate(args):
+            parts.append(_static(arg) if i in self.static_argnums else
+                         _flatten(arg, values, tensors))
+        for name in sorted(kwargs):
+            value = kwargs[name]
+            parts.append((name, _static(value) if name in self.static_argnames else
+                          _flatten(value, values, tensors)))
+        if len(tensors) > 1 and len({id(t) for t in tensors}) < len(tensors):
+            # the same tensor twice is one input: which places share one is in the key
+            parts.append(("aliases", tuple(next(i for i, u in enumerate(tensors) if u is t)
+                                           for t in tensors)))
+        return tuple(parts), values, tensors
+
+    # --- tracing ----------------------------------------------------------------------
+    def _trace(self, args, kwargs, key):
+        trace = tracing.Trace()
+        session = _Session(trace)
+        names = _argument_names(self.fun, len(args))
+        traced_args = [arg if i in self.static_argnums else
+                       session.argument(arg, names[i])
+                       for i, arg in enumerate(args)]
+        traced_kwargs = {k: kwargs[k] if k in self.static_argnames else
+                         session.argument(kwargs[k], k) for k in sorted(kwargs)}
+        with _tracing(trace, session):
+            try:
+                session.adopt_arguments()
+                result = self.fun(*traced_args, **traced_kwargs)
+            except BaseException:
+                session.restore()
+                trace.end()
+                raise
+        entry = session.finish(result)
+        trace.end()
+        entries = self._programs.setdefault(key, [])
+        entries.append(entry)
+        if len(entries) == _MANY_TRACES:
+            warnings.warn(f"cr.jit: {self!r} has been traced {len(entries)} times for "
+                          f"arguments of the same shapes: the state it reads changes from "
+                          f"call to call (a gradient set to None before the function "
+                          f"reads it, say), so each call traces again", stacklevel=3)
+        return entry, entry.rebuild(entry.traced_outputs)
+
+
+_MANY_TRACES = 8  # traces of one signature before a warning says so
+
+
+# ---------------------------------------------------------------------------------------
+# Signatures
+# ---------------------------------------------------------------------------------------
+
+def _flatten(x, values, tensors):
+    """The structure of an argument, for the key; its arrays and numbers go to values,
+    its tensors to tensors."""
+    kind = type(x)
+    if kind is np.ndarray:
+        values.append(x)
+        return ("a", x.shape, x.dtype)
+    if kind is float or kind is int or kind is complex:
+        values.append(x)
+        return kind
+    if isinstance(x, Tensor):
+        tensors.append(x)
+        data = x._data
+        return ("T", data.shape, data.dtype, x.requires_grad, _grad_key(x.grad))
+    if isinstance(x, np.generic):
+        values.append(x)
+        return ("s", x.dtype)
+    if kind is tuple or kind is list:
+        return (kind, tuple([_flatten(item, values, tensors) for item in x]))
+    if kind is dict:
+        return (dict, tuple([(k, _flatten(x[k], values, tensors)) for k in x]))
+    return _static(x)
+
+
+def _grad_key(grad):
+    if grad is None:
+        return None
+    if type(grad) is np.ndarray:
+        return (grad.shape, grad.dtype)
+    return (np.shape(grad), getattr(grad, "dtype", None))
+
+
+def _static(x):
+    """A static value in a key: itself if it can be hashed, else the object (by
+    identity: the key keeps it alive, so its id stays its own)."""
+    try:
+        hash(x)
+        return ("=", type(x), x)
+    except TypeError:
+        return ("id", _Identity(x))
+
+
+class _Identity:
+    """An object compared by identity (a module, an optimizer, a list held as config)."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __eq__(self, other):
+        return type(other) is _Identity and other.obj is self.obj
+
+    def __hash__(self):
+        return id(self.obj)
+
+
+def _argument_names(fun, count):
+    code = getattr(fun, "__code__", None)
+    if code is None:
+        return [f"arg{i}" for i in range(count)]
+    names = list(code.co_varnames[:code.co_argcount])
+    return names + [f"arg{i}" for i in range(len(names), count)]
+
+
+# ---------------------------------------------------------------------------------------
+# A trace in progress: arguments, state found on the way, and the end
+# ---------------------------------------------------------------------------------------
+
+_swap_lock = threading.Lock()
+_active = [0]
+
+
+class _tracing:
+    """Record in this thread; while any thread records, an operation on a Tensor first
+    lets the trace adopt the tensor (its arrays become inputs of the program)."""
+
+    def __init__(self, trace, session):
+        self.trace, self.session = trace, session
+
+    def __enter__(self):
+        self.previous = tracing._current.trace
+        tracing._current.trace = self.trace
+        self.trace.adopt = self.session.adopt
+        with _swap_lock:
+            _active[0] += 1
+            Tensor._apply_primitive = staticmethod(_record_adopting)
+
+    def __exit__(self, *exc):
+        tracing._current.trace = self.previous
+        with _swap_lock:
+            _active[0] -= 1
+            if not _active[0]:
+                Tensor._apply_primitive = staticmethod(_record)
+        return False
+
+
+def _record_adopting(prim, args, kwargs):
+    trace = tracing._current.trace
+    if trace is not None:
+        for arg in args:
+            if isinstance(arg, Tensor) and type(arg._data) is np.ndarray:
+                trace.adopt(arg)
+    return _record(prim, args, kwargs)
+
+
+class _Session:
+    """What a trace found: the arguments' leaves and the state it adopted."""
+
+    def __init__(self, trace):
+        self.trace = trace
+        self.names = {}       # slot -> a reader's name
+        self.states = []      # _TensorState / _OptimizerState, in the order adopted
+        self.adopted = {}     # id(object) -> its state record
+        self.tensor_arguments = []  # (tensor, name): adopted first, in argument order
+        self.hints = {}       # id(tensor) -> a name (model.layers.0.weight)
+
+    def argument(self, arg, name):
+        """The argument with traced values for its arrays and numbers (in the order
+        ``_flatten`` lists them); tensors are adopted after all of them."""
+        kind = type(arg)
+        if kind is np.ndarray or isinstance(arg, np.generic) or kind in (float, int,
+                                                                           complex):
+            traced = self.trace.input(arg)
+            self.names[traced._slot] = name
+            return traced
+        if isinstance(arg, Tensor):
+            self.tensor_arguments.append((arg, name))
+            return arg
+        if kind is tuple or kind is list:
+            return kind(self.argument(item, f"{name}{i}") for i, item in enumerate(arg))
+        if kind is dict:
+            return {k: self.argument(v, f"{name}_{k}") for k, v in arg.items()}
+        named = getattr(arg, "named_parameters", None)
+        if named is not None and callable(named):  # a module: its parameters' names
+            for pname, p in named():
+                self.hints.setdefault(id(p), f"{name}.{pname}")
+        return arg
+
+    def adopt_arguments(self):
+        for tensor, name in self.tensor_arguments:
+            self.adopt(tensor, name)
+
+    def adopt(self, obj, name=None):
+        """Make a tensor's (or an optimizer's) arrays inputs of the program, once."""
+        if id(obj) in self.adopted:
+            return
+        if isinstance(obj, Tensor):
+            name = name or self.hints.get(id(obj)) or f"tensor{len(self.states)}"
+            state = _TensorState(obj, self.trace, name)
+        elif isinstance(obj, Optimizer):
+            state = _OptimizerState(obj, self.trace, self)
+        else:
+            return  # a Value: the scalar engine's numbers are constants of the program
+        self.adopted[id(obj)] = state
+        self.states.append(state)
+        self.names.update(state.names)
+
+    def restore(self):
+        """After a failed trace: real arrays back where traced ones were left."""
+        for state in self.states:
+            state.restore()
+
+    def finish(self, result):
+        outputs = []
+        template = _outputs(result, outputs)
+        writes = []
+        for state in self.states:
+            writes.extend((state, what, where) for what, where in state.writes(outputs))
+        for state in self.states:
+            state.restore()
+        program = tracing.Program(self.trace, [t._slot for t in outputs], self.names)
+        explicit = [self.adopted[id(t)]
+                    for t in _distinct([t for t, _ in self.tensor_arguments])]
+        return _Entry(program, template, outputs, self.states, explicit, writes)
+
+
+def _outputs(x, outputs):
+    """The result's structure, with ("out", k) where its k-th traced value goes."""
+    kind = type(x)
+    if kind is tracing.Traced:
+        outputs.append(x)
+        return ("out", len(outputs) - 1)
+    if isinstance(x, Tensor):
+        data = x._data
+        if type(data) is tracing.Traced:
+            outputs.append(data)
+            return ("tensor", len(outputs) - 1)
+        return ("const", x)
+    if kind is tuple or kind is list:
+        return (kind, [_outputs(item, outputs) for item in x])
+    if kind is dict:
+        return (dict, {k: _outputs(v, outputs) for k, v in x.items()})
+    return ("const", x)
+
+
+def _output_index(outputs, traced):
+    for i, known in enumerate(outputs):
+        if known is traced:
+            return i
+    outputs.append(traced)
+    return len(outputs) - 1
+
+
+def _value(x):
+    return x._value if type(x) is tracing.Traced else x
+
+
+class _TensorState:
+    """A tensor the program reads: its array (and gradient, if it has one) are inputs;
+    what the function left in them is written back."""
+
+    def __init__(self, tensor, trace, name):
+        self.tensor = tensor
+        data, grad = tensor._data, tensor.grad
+        self.key = (data.shape, data.dtype, tensor.requires_grad, _grad_key(grad))
+        self.initial_grad = grad
+        traced = trace.input(data)
+        self.names = {traced._slot: name}
+        tensor._data = traced
+        self.data_slot = traced._slot
+        self.grad_slot = None
+        if isinstance(grad, np.ndarray):
+            traced_grad = trace.input(grad)
+            self.names[traced_grad._slot] = f"{name}.grad"
+            tensor.grad = traced_grad
+            self.grad_slot = traced_grad._slot
+
+    def read(self, values):
+        """Append this call's inputs; False if the tensor no longer fits the program."""
+        t = self.tensor
+        data, grad = t._data, t.grad
+        if (type(data) is not np.ndarray or
+                (data.shape, data.dtype, t.requires_grad, _grad_key(grad)) != self.key):
+            return False
+        values.append(data)
+        if self.grad_slot is not None:
+            values.append(grad)
+        return True
+
+    def writes(self, outputs):
+        """[(what, where)]: "data" or "grad", and an output index or ("const", v)."""
+        found = []
+        t = self.tensor
+        if type(t._data) is tracing.Traced and t._data._slot != self.data_slot:
+            found.append(("data", _output_index(outputs, t._data)))
+        grad = t.grad
+        if type(grad) is tracing.Traced:
+            if grad._slot != self.grad_slot:
+                found.append(("grad", _output_index(outputs, grad)))
+        elif grad is not self.initial_grad:  # None, or a constant
+            found.append(("grad", ("const", grad)))
+        return found
+
+    def write(self, what, value):
+        if what == "data":
+            self.tensor.data = value  # as an optimizer does: a new version
+        else:
+            self.tensor.grad = value
+
+    def restore(self):
+        t = self.tensor
+        t._data = _value(t._data)
+        t.grad = _value(t.grad)
+
+
+class _OptimizerState:
+    """An optimizer the program steps: its parameters are adopted as tensors; its
+    learning rates and per-parameter state (arrays and numbers) are inputs."""
+
+    def __init__(self, optimizer, trace, session):
+        self.optimizer = optimizer
+        self.names = {}
+        for group in optimizer.param_groups:
+            for p in group["params"]:
+                if isinstance(p, Tensor):
+                    session.adopt(p)
+        self.key = _optimizer_key(optimizer)
+        self.slots = []    # where each input comes from: ("lr", group) or ("state", i, name)
+        self.initial = {}  # where -> the traced input
+        for gi, group in enumerate(optimizer.param_groups):
+            if _is_number(group.get("lr")):
+                self._take(trace, group, "lr", ("lr", gi), f"lr{gi}")
+        for pi, p in enumerate(_params(optimizer)):
+            state = optimizer.state.get(p)
+            for name in sorted(state or ()):
+                if _is_number(state[name]) or type(state[name]) is np.ndarray:
+                    self._take(trace, state, name, ("state", pi, name), f"{name}{pi}")
+
+    def _take(self, trace, container, name, where, label):
+        traced = trace.input(container[name])
+        container[name] = traced
+        self.names[traced._slot] = label
+        self.slots.append(where)
+        self.initial[where] = traced
+
+    def read(self, values):
+        opt = self.optimizer
+        if _optimizer_key(opt) != self.key:
+            return False
+        params = _params(opt)
+        for where in self.slots:
+            if where[0] == "lr":
+                values.append(opt.param_groups[where[1]]["lr"])
+            else:
+                values.append(opt.state[params[where[1]]][where[2]])
+        return True
+
+    def writes(self, outputs):
+        found = []
+        opt = self.optimizer
+        for pi, p in enumerate(_params(opt)):
+            state = opt.state.get(p)
+            for name in sorted(state or ()):
+                value = state[name]
+                where = (pi, name)
+                if type(value) is tracing.Traced:
+                    if self.initial.get(("state",) + where) is not value:
+                        found.append((where, _output_index(outputs, value)))
+                elif ("state",) + where not in self.initial:
+                    found.append((where, ("const", value)))
+        return found
+
+    def write(self, where, value):
+        opt = self.optimizer
+        opt.state.setdefault(_params(opt)[where[0]], {})[where[1]] = value
+
+    def restore(self):
+        opt = self.optimizer
+        for group in opt.param_groups:
+            group["lr"] = _value(group.get("lr"))
+        for state in opt.state.values():
+            for name in state:
+                state[name] = _value(state[name])
+
+
+def _params(opt):
+    return [p for group in opt.param_groups for p in group["params"]]
+
+
+def _is_number(x):
+    return type(x) in (float, int)
+
+
+def _optimizer_key(opt):
+    """What a replay needs to hold still: the hyperparameters (but learning rates, which
+    are inputs), and which state each parameter has, of what shape."""
+    groups = tuple(tuple((k, type(v) if k == "lr" and _is_number(v) else _freeze(v))
+                         for k, v in group.items() if k != "params")
+                   + (len(group["params"]),) for group in opt.param_groups)
+    state = tuple(tuple(sorted((name, _state_key(v))
+                               for name, v in opt.state.get(p, {}).items()))
+                  for p in _params(opt))
+    return groups, state
+
+
+def _state_key(v):
+    if type(v) is np.ndarray:
+        return ("a", v.shape, v.dtype)
+    if _is_number(v):
+        return type(v)
+    return _freeze(v)
+
+
+def _freeze(v):
+    try:
+        hash(v)
+        return v
+    except TypeError:
+        return ("id", id(v))
+
+
+class _Entry:
+    """A traced program with what a call needs around it: where its state comes from,
+    where what it returns goes, and the result's structure."""
+
+    def __init__(self, program, template, traced_outputs, states, explicit, writes):
+        self.program = program
+        self.template = template
+        self.traced_outputs = traced_outputs
+        self.states = states
+        self.explicit = explicit  # the states of tensor arguments, in argument order
+        self.found = states[len(explicit):]  # the state found while tracing
+        self.writes = writes
+
+    def try_run(self, values, tensors):
+        """Run on this call's arguments, or None if the state does not fit. The key
+        already matched: the tensor arguments have the traced shapes, so only the state
+        found on the way (a closure's model, an optimizer) is checked."""
+        explicit = self.explicit
+        if explicit:
+            if len(tensors) != len(explicit):
+                tensors = _distinct(tensors)
+            for state, tensor in zip(explicit, tensors):
+                state.tensor = tensor  # this call's tensor in the argument's place
+                values.append(tensor._data)
+                if state.grad_slot is not None:
+                    values.append(tensor.grad)
+        for state in self.found:
+            if not state.read(values):
+                return None
+        outputs = self.program(values)
+        for state, what, where in self.writes:
+            state.write(what, where[1] if type(where) is tuple else outputs[where])
+        return (_rebuild(self.template, outputs),)
+
+    def rebuild(self, outputs):
+        return _rebuild(self.template, [_value(o) for o in outputs])
+
+
+def _distinct(items):
+    seen = []
+    for item in items:
+        if not any(item is s for s in seen):
+            seen.append(item)
+    return seen
+
+
+def _rebuild(template, outputs):
+    tag, body = template[0], template[1]
+    if tag == "out":
+        return outputs[body]
+    if tag == "tensor":
+        return Tensor._make(np.asarray(outputs[body]))
+    if tag == "const":
+        return body
+    if tag is dict:
+        return {k: _rebuild(v, outputs) for k, v in body.items()}
+    return tag(_rebuild(item, outputs) for item in body)

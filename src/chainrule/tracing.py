@@ -1,0 +1,765 @@
+"""Trace and replay: the NumPy calls of a function, recorded once and run as a program.
+
+``cr.jit`` (``chainrule/jit.py``) runs a function once with *traced arrays* where its
+arrays were. A ``Traced`` holds the real array, so that first run computes real
+numbers, and a slot number. Every NumPy call that touches a traced array is recorded:
+NumPy itself hands ufuncs to ``__array_ufunc__`` and its functions to
+``__array_function__``; operators, methods and indexing are recorded here. Nothing
+else needs to know: the rules, the backward pass and the optimizers run unchanged, on
+traced arrays instead of NumPy's.
+
+The program is data: a list of ``Op`` (a function, its arguments with slots where
+traced arrays were, the slots it writes), run in order. ``Program`` turns the list
+into Python source, one line per call (what ``print(program)`` shows, with shapes), so
+a replay costs what the same calls written by hand cost. It also removes calls whose
+results nobody uses, and gives each temporary array a buffer of its own, kept from call
+to call (NumPy's ``out=``), so a replay allocates little.
+
+A replay runs the same NumPy calls, in the same order, on arrays of the same shapes and
+dtypes, so its results are the traced run's to the last bit. What cannot be replayed
+raises while tracing: a traced value turned into a Python bool, int or float (an ``if``
+on data), or into a plain NumPy array (``np.asarray``).
+"""
+
+import itertools
+import operator
+import os
+import threading
+import traceback
+
+import numpy as np
+
+from .primitive import ARRAYS
+
+__all__ = ["Traced", "Trace", "Program", "TracingError", "current", "draw", "require",
+           "touch"]
+
+
+class TracingError(TypeError):
+    """A traced function did what a program cannot replay (see the message)."""
+
+
+class _Current(threading.local):
+    trace = None  # the trace this thread is recording, if any
+
+
+_current = _Current()
+
+
+def current():
+    """The trace this thread is recording, or None."""
+    return _current.trace
+
+
+def touch(obj):
+    """In a trace, let cr.jit adopt ``obj`` (a tensor or an optimizer) before chainrule
+    changes it outside any NumPy call (``zero_grad`` setting gradients to None): the
+    program's inputs are what the state was when the function was called."""
+    trace = _current.trace
+    if trace is not None and trace.adopt is not None:
+        trace.adopt(obj)
+
+
+def draw(sample, *args, **kwargs):
+    """``sample(*args, **kwargs)`` (a random generator's method), recorded as a call of
+    the program while tracing, so a replay draws new numbers from the same generator,
+    as the eager code does, instead of reusing the traced ones."""
+    trace = _current.trace
+    if trace is None:
+        return sample(*args, **kwargs)
+    return trace.record(sample, args, kwargs, pure=False, force=True)
+
+
+def require(ok, error, *args):
+    """Raise ``error(*args)`` unless ``ok``: a check of data (labels in range, say). In a
+    trace, where ``ok`` is traced, the check becomes a call of the program, so each run
+    checks its own data."""
+    if type(ok) is Traced:
+        ok._trace.record(_require, (ok, error) + args, {}, pure=False)
+    elif not ok:
+        raise error(*args)
+
+
+def _require(ok, error, *args):
+    if not ok:
+        raise error(*args)
+
+
+# ---------------------------------------------------------------------------------------
+# The traced array
+# ---------------------------------------------------------------------------------------
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _user_line():
+    """'file:line' of the innermost caller outside chainrule."""
+    for frame in reversed(traceback.extract_stack()[:-2]):
+        if not os.path.abspath(frame.filename).startswith(_PACKAGE_DIR):
+            return f"{frame.filename}:{frame.lineno}"
+    return "unknown line"
+
+
+def _binary(op):
+    def forward(self, other):
+        if _defers(other):
+            return NotImplemented
+        return self._trace.record(op, (self, other), {})
+
+    def reflected(self, other):
+        if _defers(other):
+            return NotImplemented
+        return self._trace.record(op, (other, self), {})
+    return forward, reflected
+
+
+def _inplace(op, plain):
+    def method(self, other):
+        if _defers(other):
+            return NotImplemented
+        if type(self._value) is np.ndarray:  # written in place: the same array after
+            return self._trace.record(op, (self, other), {}, writes=(self,))
+        return self._trace.record(plain, (self, other), {})  # numbers: a new value
+    return method
+
+
+def _defers(other):
+    # a Tensor or a transform's tracer carries the traced array inside: it runs the
+    # operation (and records its graph), calling back here on the array
+    return getattr(other, "_contents", None) is not None
+
+
+class Traced:
+    """An array (or number) inside a trace: the real value, and the slot the program
+    keeps it in. It takes NumPy's functions, operators, methods and indexing, and
+    records each; it refuses to become a plain number or a plain array."""
+
+    __slots__ = ("_value", "_slot", "_trace")
+    __array_priority__ = 2000
+
+    def __init__(self, value, slot, trace):
+        self._value = value
+        self._slot = slot
+        self._trace = trace
+
+    def __repr__(self):
+        return f"traced(t{self._slot}, shape={self.shape}, dtype={self.dtype})"
+
+    # --- what is known while tracing: shapes and dtypes ------------------------------
+    shape = property(lambda self: np.shape(self._value))
+    ndim = property(lambda self: np.ndim(self._value))
+    size = property(lambda self: np.size(self._value))
+    dtype = property(lambda self: np.result_type(self._value))
+    itemsize = property(lambda self: self.dtype.itemsize)
+    nbytes = property(lambda self: self.size * self.dtype.itemsize)
+    # whether it is a view (the engine copies views it keeps); never the array itself
+    base = property(lambda self: None if getattr(self._value, "base", None) is None
+                    else _A_VIEW)
+    flags = property(lambda self: _READ_ONLY)
+
+    def __len__(self):
+        return len(self._value)
+
+    def _as_array(self, dtype):
+        kwargs = {} if dtype is None else {"dtype": dtype}
+        return self._trace.record(np.asarray, (self,), kwargs)
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    # --- what is not: a value that would leave the program ---------------------------
+    def _refuse(self, what):
+        raise TracingError(
+            f"cr.jit: {what} of a traced value (shape {self.shape}) at {_user_line()}: "
+            f"its value is not known while tracing, and a replay could not change it. Use "
+            f"cr.where (or np.where) for a choice that depends on data, or pass the value "
+            f"as a static argument (cr.jit(f, static_argnums=...))")
+
+    def __bool__(self): self._refuse("a truth value (if, and, or, while)")
+    def __float__(self): self._refuse("float()")
+    def __int__(self): self._refuse("int()")
+    def __index__(self): self._refuse("use as an index or size")
+    def __complex__(self): self._refuse("complex()")
+    def item(self, *args): self._refuse(".item()")
+    def tolist(self): self._refuse(".tolist()")
+    def __array__(self, dtype=None, copy=None):
+        self._refuse("a conversion to a NumPy array (np.asarray, np.array, or writing it "
+                     "into an array)")
+
+    # --- NumPy hands its ufuncs and functions here -----------------------------------
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if any(_defers(x) for x in inputs):
+            return NotImplemented
+        fn = ufunc if method == "__call__" else getattr(ufunc, method)
+        out = kwargs.get("out")
+        writes = ()
+        if out is not None:
+            writes = out if isinstance(out, tuple) else (out,)
+        elif method == "at":
+            writes = (inputs[0],)
+        return self._trace.record(fn, inputs, kwargs, writes=writes)
+
+    def __array_function__(self, func, types, args, kwargs):
+        if any(hasattr(t, "_contents") for t in types):
+            return NotImplemented
+        if func in _STATIC:
+            return func(*_values(args), **_values(kwargs))
+        writes = ()
+        if func in _WRITES_FIRST:
+            writes = (args[0],)
+        elif "out" in kwargs and kwargs["out"] is not None:
+            writes = (kwargs["out"],)
+        return self._trace.record(func, args, kwargs, writes=writes)
+
+    # --- operators --------------------------------------------------------------------
+    __add__, __radd__ = _binary(operator.add)
+    __sub__, __rsub__ = _binary(operator.sub)
+    __mul__, __rmul__ = _binary(operator.mul)
+    __truediv__, __rtruediv__ = _binary(operator.truediv)
+    __floordiv__, __rfloordiv__ = _binary(operator.floordiv)
+    __mod__, __rmod__ = _binary(operator.mod)
+    __pow__, __rpow__ = _binary(operator.pow)
+    __matmul__, __rmatmul__ = _binary(operator.matmul)
+    __and__, __rand__ = _binary(operator.and_)
+    __or__, __ror__ = _binary(operator.or_)
+    __xor__, __rxor__ = _binary(operator.xor)
+    __lt__, __gt__ = _binary(operator.lt)[0], _binary(operator.gt)[0]
+    __le__, __ge__ = _binary(operator.le)[0], _binary(operator.ge)[0]
+    __eq__, __ne__ = _binary(operator.eq)[0], _binary(operator.ne)[0]
+    __hash__ = object.__hash__
+    __iadd__ = _inplace(operator.iadd, operator.add)
+    __isub__ = _inplace(operator.isub, operator.sub)
+    __imul__ = _inplace(operator.imul, operator.mul)
+    __itruediv__ = _inplace(operator.itruediv, operator.truediv)
+    __ipow__ = _inplace(operator.ipow, operator.pow)
+    __imatmul__ = _inplace(operator.imatmul, operator.matmul)
+
+    def __neg__(self): return self._trace.record(operator.neg, (self,), {})
+    def __pos__(self): return self._trace.record(operator.pos, (self,), {})
+    def __abs__(self): return self._trace.record(operator.abs, (self,), {})
+    def __invert__(self): return self._trace.record(operator.invert, (self,), {})
+
+    def __getitem__(self, index):
+        return self._trace.record(operator.getitem, (self, index), {})
+
+    def __setitem__(self, index, value):
+        self._trace.record(operator.setitem, (self, index, value), {}, writes=(self,))
+
+    # --- methods: each ndarray method, recorded as a method call ----------------------
+    T = property(lambda self: self._trace.record(_Attribute("T"), (self,), {}))
+    mT = property(lambda self: self._trace.record(_Attribute("mT"), (self,), {}))
+    real = property(lambda self: self._trace.record(_Attribute("real"), (self,), {}))
+    imag = property(lambda self: self._trace.record(_Attribute("imag"), (self,), {}))
+
+    def __getattr__(self, name):
+        if not callable(getattr(np.ndarray, name, None)) or name.startswith("__"):
+            raise AttributeError(f"traced array has no attribute {name!r}")
+        method = _Method(name)
+        writes = name in _METHODS_WRITING
+
+        def call(*args, **kwargs):
+            return self._trace.record(method, (self,) + args, kwargs,
+                                      writes=(self,) if writes else ())
+        return call
+
+
+# NumPy's method that write into the array itself.
+_METHODS_WRITING = frozenset({"fill", "sort", "partition", "put", "itemset", "resize",
+                              "setfield", "byteswap"})
+# NumPy's functions that write into their first argument.
+_WRITES_FIRST = frozenset({np.copyto, np.put, np.place, np.putmask, np.fill_diagonal,
+                           np.put_along_axis})
+# Functions of shapes and dtypes only: answered at once, the answer a constant.
+_STATIC = frozenset({np.shape, np.ndim, np.size, np.result_type, np.iscomplexobj,
+                     np.isrealobj, np.may_share_memory, np.shares_memory, np.ones_like,
+                     np.zeros_like, np.min_scalar_type, np.can_cast})
+
+
+_A_VIEW = object()
+
+
+class _ReadOnly:
+    writeable = False
+
+
+_READ_ONLY = _ReadOnly()
+
+class _Method:
+    """``x.name(*args)``: an ndarray method as a function of the array."""
+
+    def __init__(self, name):
+        self.name = name
+        self.__name__ = name
+
+    def __call__(self, obj, *args, **kwargs):
+        return getattr(obj, self.name)(*args, **kwargs)
+
+    def __eq__(self, other):
+        return type(other) is _Method and other.name == self.name
+
+    def __hash__(self):
+        return hash(("method", self.name))
+
+
+class _Attribute(_Method):
+    """``x.name``: an attribute that is computed (``T``, ``real``)."""
+
+    def __call__(self, obj):
+        return getattr(obj, self.name)
+
+
+# ---------------------------------------------------------------------------------------
+# Recording
+# ---------------------------------------------------------------------------------------
+
+class Slot:
+    """Where a traced value sits in a program's arguments: slot number ``n``."""
+
+    __slots__ = ("n",)
+
+    def __init__(self, n):
+        self.n = n
+
+    def __repr__(self):
+        return f"t{self.n}"
+
+
+class Op:
+    """One call of the program: ``outs = fn(*args, **kwargs)``, with ``Slot``s in args
+    where traced values were. ``writes``: the slots it changes in place. ``fresh``: it
+    returns a new array that could be computed into a kept buffer (``out=``) instead."""
+
+    __slots__ = ("fn", "args", "kwargs", "outs", "writes", "pure", "fresh", "section",
+                 "unpack")
+
+    def __init__(self, fn, args, kwargs, outs, writes, pure, fresh, section,
+                 unpack=False):
+        self.fn, self.args, self.kwargs, self.outs = fn, args, kwargs, outs
+        self.writes, self.pure, self.fresh, self.section = writes, pure, fresh, section
+        self.unpack = unpack  # the call returns a tuple or list, unpacked into outs
+
+    def slots_read(self):
+        found = []
+        _collect_slots(self.args, found)
+        _collect_slots(self.kwargs, found)
+        return found
+
+
+def _collect_slots(template, found):
+    if type(template) is Slot:
+        found.append(template.n)
+    elif type(template) in (tuple, list):
+        for item in template:
+            _collect_slots(item, found)
+    elif type(template) is dict:
+        for item in template.values():
+            _collect_slots(item, found)
+    elif type(template) is slice:
+        _collect_slots((template.start, template.stop, template.step), found)
+
+
+def _values(template):
+    """A structure with each Traced replaced by its value."""
+    kind = type(template)
+    if kind is Traced:
+        return template._value
+    if kind is tuple or kind is list:
+        return kind(_values(x) for x in template)
+    if kind is dict:
+        return {k: _values(v) for k, v in template.items()}
+    if kind is slice:
+        return slice(_values(template.start), _values(template.stop),
+                     _values(template.step))
+    return template
+
+
+# Operators on arrays that are NumPy ufuncs, and can write into a kept buffer.
+_UFUNC_OF = {operator.add: np.add, operator.sub: np.subtract, operator.mul: np.multiply,
+             operator.truediv: np.true_divide, operator.matmul: np.matmul,
+             operator.neg: np.negative, operator.lt: np.less, operator.gt: np.greater,
+             operator.le: np.less_equal, operator.ge: np.greater_equal,
+             operator.eq: np.equal, operator.ne: np.not_equal}
+
+
+class Trace:
+    """A recording in progress: the program's inputs and calls so far."""
+
+    def __init__(self):
+        self.ops = []
+        self.inputs = []          # slot numbers of the program's arguments, in order
+        self.values = {}          # slot -> the value it had while tracing
+        self.adopted = {}         # id(plain array) -> (Traced, array): see _template
+        self.section = "forward"  # marked by backward() and optimizer steps
+        self.alive = True
+        self.adopt = None         # adopt(obj): cr.jit makes a tensor's arrays inputs
+        self._slots = itertools.count()
+
+    def input(self, value):
+        """A new argument of the program, holding ``value`` while tracing."""
+        traced = self._new(value)
+        self.inputs.append(traced._slot)
+        return traced
+
+    def mark(self, section):
+        """Name the part of the program that the calls from now on belong to."""
+        self.section = section
+
+    def _new(self, value):
+        slot = next(self._slots)
+        self.values[slot] = value
+        return Traced(value, slot, self)
+
+    def record(self, fn, args, kwargs, writes=(), pure=True, force=False):
+        """Call ``fn`` on the values, record the call, and return its result with
+        traced values for arrays and numbers (the same Traced where the call gave back
+        an array it was given, as ``out=`` and ``+=`` do)."""
+        if not self.alive:
+            raise TracingError(
+                "cr.jit: a traced value was used after its trace ended: it escaped the "
+                "traced function (kept in a global, or in an object the function does not "
+                "take as an argument or read through a Tensor)")
+        given = {}
+        targs = self._template(args, given)
+        tkwargs = self._template(kwargs, given)
+        written = [self._written_slot(w, given) for w in writes]
+        if not given and not force:  # (adopted arrays make it here as slots)
+            return fn(*args, **kwargs)
+        result = fn(*_values(args), **_values(kwargs))
+        fresh = (type(result) is np.ndarray and result.ndim > 0 and result.base is None
+                 and not writes and "out" not in kwargs
+                 and (isinstance(fn, np.ufunc) or fn in _UFUNC_OF or fn is np.matmul))
+        outs, wrapped = self._wrap(result, given)
+        self.ops.append(Op(fn, targs, tkwargs, outs, tuple(written), pure, fresh,
+                           self.section, unpack=isinstance(result, (tuple, list))))
+        return wrapped
+
+    def _written_slot(self, target, given):
+        if type(target) is Traced:
+            return target._slot
+        if type(target) is np.ndarray:  # a plain array written with traced values
+            return self._adopt(target, given)._slot
+        raise TracingError(f"cr.jit: cannot record a write into {type(target).__name__}")
+
+    def _adopt(self, array, given):
+        """A plain array (a constant) that a traced value is written into becomes a
+        value of the program: a copy of the constant, made at this point of each run,
+        that later calls on the same array use."""
+        known = self.adopted.get(id(array))
+        if known is not None:
+            return known[0]
+        copy = self._new(array)
+        self.ops.append(Op(np.array, (array,), {"copy": True}, [copy._slot], (), True,
+                           False, self.section))
+        self.adopted[id(array)] = (copy, array)  # (the array kept: its id stays its own)
+        given[id(copy)] = copy
+        return copy
+
+    def _template(self, x, given):
+        kind = type(x)
+        if kind is Traced:
+            if x._trace is not self:
+                raise TracingError("cr.jit: a value traced by another cr.jit call was "
+                                   "used here; pass it as an argument instead")
+            given[id(x)] = x
+            return Slot(x._slot)
+        if kind is np.ndarray:
+            known = self.adopted.get(id(x))
+            if known is not None:
+                given[id(known[0])] = known[0]
+                return Slot(known[0]._slot)
+            return x
+        if kind is tuple or kind is list:
+            return kind(self._template(item, given) for item in x)
+        if kind is dict:
+            return {k: self._template(v, given) for k, v in x.items()}
+        if kind is slice:
+            return slice(*(self._template(v, given)
+                           for v in (x.start, x.stop, x.step)))
+        return x
+
+    def _wrap(self, result, given):
+        """(output slots, the result with traced values) of a call's result."""
+        if type(result) is tuple or type(result) is list or (
+                isinstance(result, tuple) and hasattr(result, "_fields")):
+            outs, items = [], []
+            for item in result:
+                out, wrapped = self._wrap_one(item, given)
+                outs.append(out)
+                items.append(wrapped)
+            if hasattr(result, "_fields"):  # a named tuple (eigh, svd, slogdet)
+                return outs, type(result)(*items)
+            return outs, type(result)(items)
+        out, wrapped = self._wrap_one(result, given)
+        return [out], wrapped
+
+    def _wrap_one(self, value, given):
+        for traced in given.values():  # the call gave back an array it was given
+            if traced._value is value and type(value) is np.ndarray:
+                return None, traced
+        if isinstance(value, (np.ndarray, np.generic, float, int, complex)) and \
+                not isinstance(value, bool):
+            traced = self._new(value)
+            return traced._slot, traced
+        if isinstance(value, bool):  # a Python truth value from data (np.allclose)
+            traced = self._new(value)
+            return traced._slot, traced
+        return None, value  # None, a dtype, a shape: not data
+
+    def end(self):
+        self.alive = False
+
+
+# ---------------------------------------------------------------------------------------
+# The program
+# ---------------------------------------------------------------------------------------
+
+_INFIX = {operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/",
+          operator.floordiv: "//", operator.mod: "%", operator.pow: "**",
+          operator.matmul: "@", operator.and_: "&", operator.or_: "|", operator.xor: "^",
+          operator.lt: "<", operator.gt: ">", operator.le: "<=", operator.ge: ">=",
+          operator.eq: "==", operator.ne: "!="}
+_AUGMENTED = {operator.iadd: "+=", operator.isub: "-=", operator.imul: "*=",
+              operator.itruediv: "/=", operator.ipow: "**=", operator.imatmul: "@="}
+_PREFIX = {operator.neg: "-", operator.pos: "+", operator.invert: "~"}
+
+
+class Program:
+    """A traced function as a list of NumPy calls: ``program(inputs) -> outputs``.
+
+    ``inputs`` are the arrays and numbers of the program's argument slots, in order;
+    ``outputs`` are the values of ``output_slots``. ``print(program)`` lists the calls,
+    one a line, with the shape and dtype each made while tracing."""
+
+    def __init__(self, trace, output_slots, names=None):
+        self.inputs = list(trace.inputs)
+        self.output_slots = list(output_slots)
+        self.values = trace.values
+        self.names = dict(names or {})  # slot -> a reader's name (x, layers.0.weight)
+        self.ops = _live_ops(trace.ops, set(self.output_slots) | set(self.inputs))
+        self.buffers = _kept_buffers(self.ops, self.output_slots, self.inputs,
+                                     trace.values)
+        self._constants = {}
+        self._source = self._python()
+        namespace = {"np": np, **self._constants}
+        exec(compile(self._source, "<cr.jit program>", "exec"), namespace)
+        self._run = namespace["program"]
+        self._lock = threading.Lock()
+
+    def __call__(self, inputs):
+        with self._lock:  # the kept buffers are the program's own: one run at a time
+            return self._run(*inputs)
+
+    # --- Python source ---------------------------------------------------------------
+    def _python(self):
+        args = ", ".join(f"t{n}" for n in self.inputs)
+        lines = [f"def program({args}):"]
+        for op in self.ops:
+            lines.append("    " + self._line(op, self._code_name, code=True))
+        outs = ", ".join(f"t{n}" for n in self.output_slots)
+        lines.append(f"    return ({outs}{',' if len(self.output_slots) == 1 else ''})")
+        return "\n".join(lines) + "\n"
+
+    def _code_name(self, n):
+        return f"t{n}"
+
+    def _constant(self, value):
+        """The name of a constant in the program's namespace (small numbers inline)."""
+        if value is None or value is Ellipsis or type(value) in (bool, int, str):
+            return repr(value)
+        if type(value) is float and np.isfinite(value):
+            return repr(value)
+        for name, known in self._constants.items():
+            if known is value:
+                return name
+        name = f"c{len(self._constants)}"
+        self._constants[name] = value
+        return name
+
+    def _expr(self, template, slot_name, code):
+        kind = type(template)
+        if kind is Slot:
+            return slot_name(template.n)
+        if kind is tuple:
+            items = [self._expr(x, slot_name, code) for x in template]
+            return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+        if kind is list:
+            return "[" + ", ".join(self._expr(x, slot_name, code) for x in template) + "]"
+        if kind is dict:
+            return "{" + ", ".join(f"{k!r}: {self._expr(v, slot_name, code)}"
+                                   for k, v in template.items()) + "}"
+        if kind is slice:
+            parts = [self._expr(v, slot_name, code) for v in
+                     (template.start, template.stop, template.step)]
+            return f"slice({', '.join(parts)})"
+        if code:
+            return self._constant(template)
+        return _show_constant(template)
+
+    def _index(self, template, slot_name, code):
+        """An index as Python writes it: x[1:, None] rather than x[(slice(1, None), None)]."""
+        if code:
+            return self._expr(template, slot_name, code)
+        parts = template if type(template) is tuple else (template,)
+        shown = []
+        for part in parts:
+            if type(part) is slice:
+                ends = ["" if v is None else self._expr(v, slot_name, code)
+                        for v in (part.start, part.stop, part.step)]
+                shown.append(":".join(ends if ends[2] else ends[:2]))
+            elif part is Ellipsis:
+                shown.append("...")
+            else:
+                shown.append(self._expr(part, slot_name, code))
+        return ", ".join(shown)
+
+    def _line(self, op, slot_name, code):
+        """The Python of one call: ``t3 = np.matmul(t1, t2)``."""
+        fn, args, kwargs = op.fn, op.args, op.kwargs
+        arg = [self._expr(a, slot_name, code) for a in args]
+        keywords = [f"{k}={self._expr(v, slot_name, code)}" for k, v in kwargs.items()]
+        buffer = self.buffers.get(op.outs[0]) if op.outs and op.outs[0] is not None \
+            else None
+        if buffer is not None and code:
+            fn = _UFUNC_OF.get(fn, fn)
+            keywords.append(f"out={self._constant(buffer)}")
+        if fn in _AUGMENTED:
+            return f"{arg[0]} {_AUGMENTED[fn]} {arg[1]}"
+        if fn is operator.setitem:
+            return f"{arg[0]}[{self._index(args[1], slot_name, code)}] = {arg[2]}"
+        if fn is operator.getitem:
+            call = f"{arg[0]}[{self._index(args[1], slot_name, code)}]"
+        elif fn in _INFIX:
+            call = f"{arg[0]} {_INFIX[fn]} {arg[1]}"
+        elif fn in _PREFIX:
+            call = f"{_PREFIX[fn]}{arg[0]}"
+        elif fn is operator.abs:
+            call = f"abs({arg[0]})"
+        elif type(fn) is _Attribute:
+            call = f"{arg[0]}.{fn.name}"
+        elif type(fn) is _Method:
+            call = f"{arg[0]}.{fn.name}({', '.join(arg[1:] + keywords)})"
+        else:
+            call = f"{self._function(fn, code)}({', '.join(arg + keywords)})"
+        outs = [o for o in op.outs]
+        if not outs or all(o is None for o in outs):
+            return call
+        targets = ", ".join(slot_name(o) if o is not None else "_" for o in outs)
+        if not op.unpack:
+            return f"{targets} = {call}"
+        return f"{targets}{',' if len(outs) == 1 else ''} = {call}"
+
+    def _function(self, fn, code):
+        name = getattr(fn, "__name__", None)
+        if isinstance(fn, np.ufunc) or (name and getattr(np, name, None) is fn):
+            return f"np.{name}"
+        if name and getattr(np.linalg, name, None) is fn:
+            return f"np.linalg.{name}"
+        owner = getattr(fn, "__self__", None)  # a ufunc's method: np.add.reduce
+        if isinstance(owner, np.ufunc):
+            return f"np.{owner.__name__}.{name}"
+        if not code:
+            return name or repr(fn)
+        return self._constant(fn)
+
+    # --- for readers -----------------------------------------------------------------
+    def source(self):
+        """The Python function a replay runs."""
+        return self._source
+
+    def __str__(self):
+        names = self.names
+
+        def name(n):
+            return names.get(n, f"t{n}")
+        width = len(str(len(self.ops)))
+        lines = ["inputs: " + ", ".join(f"{name(n)} {_describe(self.values[n])}"
+                                        for n in self.inputs)]
+        section = None
+        for i, op in enumerate(self.ops, 1):
+            if op.section != section:
+                section = op.section
+                lines.append(f"# {section}")
+            text = self._line(op, name, code=False)
+            shapes = [_describe(self.values[o]) for o in op.outs if o is not None]
+            comment = f"  # {', '.join(shapes)}" if shapes else ""
+            lines.append(f"{i:>{width}}  {text}{comment}")
+        lines.append("outputs: " + ", ".join(name(n) for n in self.output_slots))
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+    def __len__(self):
+        return len(self.ops)
+
+
+def _describe(value):
+    if isinstance(value, (np.ndarray, np.generic)):
+        return f"{np.shape(value)} {np.result_type(value)}"
+    return type(value).__name__
+
+
+def _show_constant(value):
+    if isinstance(value, np.ndarray):
+        if value.size <= 4:
+            return np.array2string(value, separator=", ").replace("\n", "")
+        return f"<constant {value.shape} {value.dtype}>"
+    if isinstance(value, np.dtype):
+        return value.name
+    if isinstance(value, type) and issubclass(value, np.generic):
+        return value.__name__
+    return repr(value)
+
+
+def _live_ops(ops, needed):
+    """The calls that make what the program returns or writes: a call is kept if
+    something kept reads what it makes, or if it writes in place or draws random
+    numbers (kept, in order, as the traced run did)."""
+    needed = set(needed)
+    kept = []
+    for op in reversed(ops):
+        if (not op.pure or op.writes or any(o in needed for o in op.outs if o is not None)):
+            kept.append(op)
+            needed.update(op.slots_read())
+            needed.update(op.writes)
+    kept.reverse()
+    return kept
+
+
+def _kept_buffers(ops, outputs, inputs, values):
+    """{slot: a buffer} for the temporaries a replay can compute into a buffer of its
+    own, kept from run to run: arrays a call makes new (ufuncs, matmul) that are not
+    returned, not written into by others in place, and of which no returned array is a
+    view."""
+    escaping = set(outputs) | set(inputs)
+    views = {}  # slot -> the slots whose memory it may share
+    for op in ops:
+        reads = op.slots_read()
+        for out in op.outs:
+            if out is None:
+                continue
+            value = values[out]
+            if not isinstance(value, np.ndarray) or op.fresh:
+                continue
+            views[out] = [r for r in reads if isinstance(values.get(r), np.ndarray)
+                          and np.may_share_memory(value, values[r])]
+    # whatever a returned array may share memory with escapes too
+    stack = list(escaping)
+    while stack:
+        slot = stack.pop()
+        for base in views.get(slot, ()):
+            if base not in escaping:
+                escaping.add(base)
+                stack.append(base)
+    buffers = {}
+    for op in ops:
+        if not op.fresh:
+            continue
+        out = op.outs[0]
+        if out in escaping:
+            continue
+        value = values[out]
+        buffers[out] = np.empty(value.shape, value.dtype)
+    return buffers
+
+
+ARRAYS.add(Traced)
