@@ -26,7 +26,7 @@ from numpy.typing import ArrayLike
 from . import rules as ops
 from .forward import JVPTracer
 from .graph import enable_grad
-from .primitive import Box, new_level
+from .primitive import ARRAYS, Box, as_array, new_level, to_float
 from .primitive import raw as _innermost
 from .reverse import ReverseTracer, gradients
 from .tensor import Tensor
@@ -136,6 +136,8 @@ def _kind(x):
         return "tensor"
     if isinstance(x, np.ndarray) or (isinstance(x, (list, tuple)) and x):
         return "array"
+    if type(x) in ARRAYS:  # traced by cr.jit: a float argument, or an array
+        return "float" if x.python_number else "array"
     if isinstance(x, Real):
         return "float"
     if isinstance(x, complex):
@@ -163,7 +165,7 @@ def _point(x):
     if isinstance(x, Tensor) and x.dtype.kind != "f":
         raise TypeError(f"cannot differentiate with respect to a tensor of dtype "
                         f"{x.dtype}; make it a float tensor (x.astype(np.float64))")
-    array = x._data if isinstance(x, Tensor) else np.asarray(x)
+    array = x._data if isinstance(x, Tensor) else as_array(x)
     if array.dtype.kind == "c":
         raise TypeError(f"cannot differentiate with respect to a complex array; "
                         f"{_REAL_ONLY}")
@@ -188,12 +190,12 @@ def _in_kind(x, kind, like=None, lead=()):
     if isinstance(x, Box):
         return x
     if kind == "float":  # (a batch of them, with lead axes, is an array)
-        return float(x) if not lead and np.size(x) == 1 else np.asarray(x)
+        return to_float(x) if not lead and np.size(x) == 1 else as_array(x)
     if kind == "tensor":
-        return Tensor._make(np.asarray(x))
+        return Tensor._make(as_array(x))
     if kind == "value" and np.size(x) == 1 and not lead:
         return Value(float(x))
-    return np.asarray(x)
+    return as_array(x)
 
 
 def _float_dtype(x):
@@ -296,7 +298,7 @@ def _seed(leaf, cot):
         cot = cot._data
     if isinstance(cot, Box):
         return cot
-    return np.asarray(cot, dtype=_float_dtype(leaf))
+    return as_array(cot, dtype=_float_dtype(leaf))
 
 
 # ---------------------------------------------------------------------------------------
@@ -593,8 +595,8 @@ def hvp(f: Callable[..., Any], x: PyTree, v: PyTree) -> PyTree:
         v_leaves, _ = tree_flatten(v)
         total = 0.0
         for gl, vl in zip(g_leaves, v_leaves):
-            total = total + ops.sum(gl * np.asarray(vl)) if not isinstance(gl, (Value, float)) \
-                else total + gl * float(vl)
+            total = total + ops.sum(gl * as_array(vl)) if not isinstance(gl, (Value, float)) \
+                else total + gl * to_float(vl)
         return total
     return grad(directional)(x)
 

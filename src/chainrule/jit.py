@@ -348,7 +348,7 @@ class _Session:
 
     def finish(self, result):
         outputs = []
-        template = _outputs(result, outputs)
+        template = _outputs(result, outputs, self.trace)
         writes = []
         for state in self.states:
             writes.extend((state, what, where) for what, where in state.writes(outputs))
@@ -360,22 +360,25 @@ class _Session:
         return _Entry(program, template, outputs, self.states, explicit, writes)
 
 
-def _outputs(x, outputs):
+def _outputs(x, outputs, trace):
     """The result's structure, with ("out", k) where its k-th traced value goes."""
     kind = type(x)
     if kind is tracing.Traced:
-        outputs.append(x)
-        return ("out", len(outputs) - 1)
+        traced = trace.lookup(x)
+        if traced is not None:
+            outputs.append(traced)
+            return ("out", len(outputs) - 1)
+        return ("const", x)
     if isinstance(x, Tensor):
-        data = x._data
-        if type(data) is tracing.Traced:
-            outputs.append(data)
+        traced = trace.lookup(x._data)
+        if traced is not None:
+            outputs.append(traced)
             return ("tensor", len(outputs) - 1)
         return ("const", x)
     if kind is tuple or kind is list:
-        return (kind, [_outputs(item, outputs) for item in x])
+        return (kind, [_outputs(item, outputs, trace) for item in x])
     if kind is dict:
-        return (dict, {k: _outputs(v, outputs) for k, v in x.items()})
+        return (dict, {k: _outputs(v, outputs, trace) for k, v in x.items()})
     return ("const", x)
 
 
@@ -397,6 +400,7 @@ class _TensorState:
 
     def __init__(self, tensor, trace, name):
         self.tensor = tensor
+        self.trace = trace
         data, grad = tensor._data, tensor.grad
         self.key = (data.shape, data.dtype, tensor.requires_grad, _grad_key(grad))
         self.initial_grad = grad
@@ -430,9 +434,10 @@ class _TensorState:
         if type(t._data) is tracing.Traced and t._data._slot != self.data_slot:
             found.append(("data", _output_index(outputs, t._data)))
         grad = t.grad
-        if type(grad) is tracing.Traced:
-            if grad._slot != self.grad_slot:
-                found.append(("grad", _output_index(outputs, grad)))
+        traced = self.trace.lookup(grad)
+        if traced is not None:
+            if traced._slot != self.grad_slot:
+                found.append(("grad", _output_index(outputs, traced)))
         elif grad is not self.initial_grad:  # None, or a constant
             found.append(("grad", ("const", grad)))
         return found
@@ -455,6 +460,7 @@ class _OptimizerState:
 
     def __init__(self, optimizer, trace, session):
         self.optimizer = optimizer
+        self.trace = trace
         self.names = {}
         for group in optimizer.param_groups:
             for p in group["params"]:
@@ -572,6 +578,7 @@ class _Entry:
         """Run on this call's arguments, or None if the state does not fit. The key
         already matched: the tensor arguments have the traced shapes, so only the state
         found on the way (a closure's model, an optimizer) is checked."""
+        values = list(values)  # (another entry may be tried after this one)
         explicit = self.explicit
         if explicit:
             if len(tensors) != len(explicit):

@@ -35,7 +35,7 @@ from typing import Any, Callable
 import numpy as np
 
 __all__ = ["Primitive", "primitive", "elementwise", "Box", "raw", "shape_of", "ndim_of",
-           "new_level", "ARRAYS", "as_array"]
+           "new_level", "ARRAYS", "as_array", "to_float"]
 
 
 class Box:
@@ -77,6 +77,13 @@ def as_array(x, dtype=None):
     if type(x) is not np.ndarray and type(x) in ARRAYS:
         return x._as_array(dtype)
     return np.asarray(x, dtype)
+
+
+def to_float(x):
+    """``float(x)``, where a traced array (cr.jit) stays traced: a float at each run."""
+    if type(x) is not np.ndarray and type(x) in ARRAYS:
+        return x._convert(float)
+    return float(x)
 
 
 def raw(x):

@@ -21,7 +21,7 @@ with trace ids) and JAX's (a level per interpreter).
 import numpy as np
 
 from .graph import Roots, topological_order
-from .primitive import Box
+from .primitive import Box, as_array
 from .tensor import backward_pass, _sum
 from .tracer import Tracer
 
@@ -74,7 +74,7 @@ class ReverseTracer(Tracer):
         ans = prim(*unwrapped, **kwargs)  # may recurse into an outer level
         if not isinstance(ans, Box):
             if type(ans) is not np.ndarray:
-                ans = np.asarray(ans)
+                ans = as_array(ans)
             if ans.dtype.kind not in "fc":  # integers, booleans: no derivative
                 return ans
         node = object.__new__(cls)

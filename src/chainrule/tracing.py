@@ -31,7 +31,7 @@ import numpy as np
 
 from .primitive import ARRAYS
 
-__all__ = ["Traced", "Trace", "Program", "TracingError", "current", "draw", "require",
+__all__ = ["Traced", "Trace", "Program", "TracingError", "current", "draw", "require", "opaque", "owned_by", "branch",
            "touch"]
 
 
@@ -68,6 +68,43 @@ def draw(sample, *args, **kwargs):
     if trace is None:
         return sample(*args, **kwargs)
     return trace.record(sample, args, kwargs, pure=False, force=True)
+
+
+def opaque(function, *args):
+    """``function(*args)``, recorded as one call of the program where an argument is
+    traced: for a function NumPy cannot hand to a traced array (``np.vectorize``)."""
+    if any(type(a) is Traced for a in args):
+        trace = next(a._trace for a in args if type(a) is Traced)
+        return trace.record(function, args, {})
+    return function(*args)
+
+
+def owned_by(array, like):
+    """``array`` (a new NumPy array), as a value of the program ``like`` belongs to
+    when ``like`` is traced (its contents a constant, copied at each run), so that
+    traced values can be written into it; else ``array`` itself."""
+    if type(like) is not Traced:
+        return array
+    return like._trace.record(np.array, (array.copy(),), {"copy": True}, force=True)
+
+
+def branch(condition, what):
+    """``bool(condition)``, for a rule that picks a formula by its data. In a trace, the
+    value the trace saw, and a check in the program that each run sees the same (it
+    raises otherwise, naming ``what``: the program holds the other formula only)."""
+    if type(condition) is not Traced:
+        return bool(condition)
+    taken = bool(condition._value)
+    condition._trace.record(_same_branch, (condition, taken, what), {}, pure=False)
+    return taken
+
+
+def _same_branch(condition, taken, what):
+    if bool(condition) != taken:
+        raise TracingError(f"cr.jit: this program was traced where {what} was {taken}, "
+                           f"and holds only the formula for that case; in this call it "
+                           f"is {not taken}. Call the function without cr.jit for such "
+                           f"inputs")
 
 
 def require(ok, error, *args):
@@ -159,6 +196,14 @@ class Traced:
 
     def __len__(self):
         return len(self._value)
+
+    @property
+    def python_number(self):
+        """Whether it stands for a Python number (a float argument), not an array."""
+        return type(self._value) in (float, int, complex)
+
+    def _convert(self, function):
+        return self._trace.record(function, (self,), {})
 
     def _as_array(self, dtype):
         kwargs = {} if dtype is None else {"dtype": dtype}
@@ -388,7 +433,6 @@ class Trace:
         self.ops = []
         self.inputs = []          # slot numbers of the program's arguments, in order
         self.values = {}          # slot -> the value it had while tracing
-        self.adopted = {}         # id(plain array) -> (Traced, array): see _template
         self.section = "forward"  # marked by backward() and optimizer steps
         self.alive = True
         self.adopt = None         # adopt(obj): cr.jit makes a tensor's arrays inputs
@@ -419,10 +463,10 @@ class Trace:
                 "traced function (kept in a global, or in an object the function does not "
                 "take as an argument or read through a Tensor)")
         given = {}
+        written = [self._written_slot(w, given) for w in writes]
         targs = self._template(args, given)
         tkwargs = self._template(kwargs, given)
-        written = [self._written_slot(w, given) for w in writes]
-        if not given and not force:  # (adopted arrays make it here as slots)
+        if not given and not force:
             return fn(*args, **kwargs)
         result = fn(*_values(args), **_values(kwargs))
         fresh = (type(result) is np.ndarray and result.ndim > 0 and result.base is None
@@ -436,23 +480,19 @@ class Trace:
     def _written_slot(self, target, given):
         if type(target) is Traced:
             return target._slot
-        if type(target) is np.ndarray:  # a plain array written with traced values
-            return self._adopt(target, given)._slot
-        raise TracingError(f"cr.jit: cannot record a write into {type(target).__name__}")
+        # A plain array would be a constant of the program that each run changes (and
+        # the plain results NumPy makes from it would not be recorded): refused.
+        shape = getattr(target, "shape", "?")
+        raise TracingError(
+            f"cr.jit: a traced value is written into a NumPy array made outside the trace "
+            f"(shape {shape}) at {_user_line()}; make the array from traced values "
+            f"(np.zeros_like(x), x.copy()) or build the result with np.where")
 
-    def _adopt(self, array, given):
-        """A plain array (a constant) that a traced value is written into becomes a
-        value of the program: a copy of the constant, made at this point of each run,
-        that later calls on the same array use."""
-        known = self.adopted.get(id(array))
-        if known is not None:
-            return known[0]
-        copy = self._new(array)
-        self.ops.append(Op(np.array, (array,), {"copy": True}, [copy._slot], (), True,
-                           False, self.section))
-        self.adopted[id(array)] = (copy, array)  # (the array kept: its id stays its own)
-        given[id(copy)] = copy
-        return copy
+    def lookup(self, x):
+        """x if it is a value of this program, else None."""
+        if type(x) is Traced and x._trace is self:
+            return x
+        return None
 
     def _template(self, x, given):
         kind = type(x)
@@ -462,12 +502,6 @@ class Trace:
                                    "used here; pass it as an argument instead")
             given[id(x)] = x
             return Slot(x._slot)
-        if kind is np.ndarray:
-            known = self.adopted.get(id(x))
-            if known is not None:
-                given[id(known[0])] = known[0]
-                return Slot(known[0]._slot)
-            return x
         if kind is tuple or kind is list:
             return kind(self._template(item, given) for item in x)
         if kind is dict:

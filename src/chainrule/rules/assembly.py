@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..primitive import Box, ndim_of, raw, shape_of
+from ..primitive import Box, as_array, ndim_of, raw, shape_of
 from .common import Result, float_dtype
 from .elementwise import where
 from .ordering import take
@@ -414,6 +414,6 @@ def select(condlist: Sequence[ArrayLike], choicelist: Sequence[ArrayLike],
                          f"choices; give one choice per condition")
     out = default
     for condition, choice in reversed(list(zip(condlist, choicelist))):
-        out = where(np.asarray(raw(condition), dtype=bool), choice, out)
+        out = where(as_array(raw(condition), bool), choice, out)
     return out
 

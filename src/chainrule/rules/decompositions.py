@@ -24,6 +24,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..primitive import ndim_of, raw, shape_of
+from ..tracing import branch
 from .common import Result, op, tangent_lead
 from .elementwise import where
 from .linalg import matmul
@@ -91,7 +92,7 @@ def _cofactors(a, det_a):
     """The matrix of cofactors, det(A) A^-T: through the inverse, or, when a matrix of
     the batch is singular (no inverse, but cofactors all the same), through the SVD
     A = U diag(s) Vh: det(U) det(Vh) U diag(prod_{j != i} s_j) Vh."""
-    if np.all(raw(det_a) != 0):
+    if branch(np.all(raw(det_a) != 0), "'every matrix is invertible'"):
         return expand_dims(expand_dims(det_a, -1), -1) * mT(inv(a))
     u, s, vh = svd(a, full_matrices=False)
     n = shape_of(a)[-1]

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from ..primitive import elementwise, raw
+from ..primitive import as_array, elementwise, raw
 from .elementwise import _tie_share, absolute, cos, exp, sqrt, where
 from .elementwise import remainder as mod  # (NumPy's other name for it)
 
@@ -190,7 +190,7 @@ x * x; d/dx = 2x.
 
 def _floats(x):
     """x as an array of floats (integers become float64, as for a true division)."""
-    x = np.asarray(x)
+    x = as_array(x)
     return x if x.dtype.kind in "fc" else x.astype(np.float64)
 
 
@@ -343,7 +343,7 @@ NaN and infinities replaced by numbers; the gradient passes where x is finite.
 
 def _real_only(name):
     def check(x):
-        x = np.asarray(x)
+        x = as_array(x)
         if x.dtype.kind == "c":
             raise TypeError(f"{name}: chainrule differentiates real numbers only; got a "
                             f"complex array (write it as two real arrays)")

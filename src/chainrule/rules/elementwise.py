@@ -16,7 +16,8 @@ from numbers import Number
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..primitive import Primitive, elementwise, raw, shape_of
+from ..primitive import Primitive, as_array, elementwise, raw, shape_of
+from ..tracing import opaque
 from .common import Result
 
 __all__ = ["add", "subtract", "multiply", "divide", "negative", "power", "exp", "log",
@@ -278,7 +279,7 @@ def _sigmoid(x):
     [0.25, 0.0]
     """
     e = np.exp(-np.abs(x))
-    return np.where(np.asarray(x) >= 0, 1 / (1 + e), e / (1 + e))
+    return np.where(as_array(x) >= 0, 1 / (1 + e), e / (1 + e))
 
 
 sigmoid = elementwise(_sigmoid, "sigmoid", lambda ans, x: ans * (1 - ans),
@@ -296,8 +297,9 @@ def _erf(x):
     >>> np.round(y.data, 4).tolist(), np.round(x.grad, 4).tolist()
     ([0.0, 0.8427], [1.1284, 0.4151])
     """
-    dtype = np.asarray(x).dtype  # float32 stays float32; anything else is float64
-    return np.vectorize(math.erf, otypes=[dtype if dtype.kind == "f" else np.float64])(x)
+    dtype = np.result_type(x)  # float32 stays float32; anything else is float64
+    erf = np.vectorize(math.erf, otypes=[dtype if dtype.kind == "f" else np.float64])
+    return opaque(erf, x)  # (Python's erf, entry by entry: one call of a cr.jit program)
 
 
 erf = elementwise(_erf, "erf", lambda ans, x: _TWO_OVER_SQRT_PI * exp(-x * x),
@@ -358,7 +360,7 @@ def _leaky_relu(x, negative_slope=0.01):
     >>> x.grad.tolist()                       # the slope on each side
     [0.1, 1.0]
     """
-    return np.where(np.asarray(x) > 0, x, np.multiply(x, negative_slope))
+    return np.where(as_array(x) > 0, x, np.multiply(x, negative_slope))
 
 
 leaky_relu = elementwise(_leaky_relu, "leaky_relu",
@@ -487,7 +489,7 @@ def where(condition: ArrayLike, a: ArrayLike, b: ArrayLike) -> Result:
     >>> x.grad.tolist()                       # 2x on the left, 1 on the right
     [-2.0, 1.0]
     """
-    return _where(np.asarray(raw(condition), dtype=bool), a, b)
+    return _where(as_array(raw(condition), bool), a, b)
 
 
 # ---------------------------------------------------------------------------------------

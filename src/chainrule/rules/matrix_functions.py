@@ -9,7 +9,8 @@ import builtins
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..primitive import ndim_of, raw, shape_of
+from ..primitive import ARRAYS, ndim_of, raw, shape_of
+from ..tracing import branch
 from .common import Result, op
 from .decompositions import inv, svdvals
 from .elementwise import absolute, power, sign
@@ -137,8 +138,9 @@ def lstsq(a: ArrayLike, b: ArrayLike, rcond: float | None = None) -> Result:
     p = pinv(a, cutoff)
     x = matmul(p, b)
     singular = np.linalg.svd(raw(a), compute_uv=False)
-    rank = int(np.sum(singular > cutoff * singular[0])) if singular.size else 0
-    if rank == n and m > n:
+    rank = np.sum(singular > cutoff * singular[0]) if singular.size else 0
+    rank = rank if type(rank) in ARRAYS else int(rank)  # (traced by cr.jit: stays so)
+    if branch(rank == n, "'a has full column rank'") and m > n:
         r = b - matmul(a, x)
         residuals = sum(r * r, axis=0) if ndim_of(b) == 2 else reshape(sum(r * r), (1,))
     else:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..primitive import Box, ndim_of, raw, shape_of
+from ..primitive import Box, as_array, ndim_of, raw, shape_of
 from .common import Result, op, torch_names
 from .elementwise import where
 from .reductions import prod
@@ -123,7 +123,7 @@ def take_along_axis(x: ArrayLike, indices: ArrayLike, axis: int | None) -> Resul
     >>> cr.take_along_axis(x, np.array([[1], [0]]), axis=1).data.tolist()
     [[1.0], [2.0]]
     """
-    indices = np.asarray(raw(indices))
+    indices = as_array(raw(indices))
     if axis is None:
         return getitem(reshape(x, (-1,)), index=indices.reshape(-1))
     ndim = ndim_of(x)
@@ -149,7 +149,7 @@ def take(x: ArrayLike, indices: ArrayLike, axis: int | None = None) -> Result:
     >>> cr.take(cr.tensor([5.0, 6.0, 7.0]), [2, 0, 2]).data.tolist()
     [7.0, 5.0, 7.0]
     """
-    indices = np.asarray(raw(indices))
+    indices = as_array(raw(indices))
     if axis is None:
         return getitem(reshape(x, (-1,)), index=indices)
     axis = axis % ndim_of(x)

@@ -15,7 +15,7 @@ import builtins
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..primitive import elementwise, ndim_of, raw, shape_of
+from ..primitive import as_array, elementwise, ndim_of, raw, shape_of
 from .common import TORCH_NAMES, Result, axes_of, from_end, op, torch_names
 from .elementwise import exp, where
 from .shapes import broadcast_to, reshape
@@ -198,13 +198,14 @@ def _product_of_the_others(x, axis):
     two zeros z1, z2, it is z1 * z2, or the other zero for each of them. With three or
     more zeros it is 0 with a first derivative of 0, exact to second order.
     """
-    values = np.asarray(raw(x))
+    values = as_array(raw(x))
     is_zero = values == 0
     nonzero = where(is_zero, 1.0, x)
     others_nonzero = expand_reduced(prod(nonzero, axis, True), values.shape, axis, True) / nonzero
     count = np.sum(is_zero, axis=axes_of(axis, values.ndim), keepdims=True)
-    if not count.any():
-        return others_nonzero
+    if type(count) is np.ndarray and not count.any():  # no zeros: the product rule
+        return others_nonzero  # (a cr.jit program takes the general formula below: the
+    #                            same numbers where there are no zeros)
     zeros = where(is_zero, x, 0.0)                       # the zeros themselves, else 0
     e1 = expand_reduced(sum(zeros, axis, True), values.shape, axis, True)
     e2 = expand_reduced((sum(zeros, axis, True) ** 2 - sum(zeros * zeros, axis, True)) / 2,
@@ -282,7 +283,7 @@ def logsumexp(x, axis=None, keepdims=False):
     >>> x.grad.tolist()
     [0.5, 0.5]
     """
-    x = np.asarray(x)
+    x = as_array(x)
     m = np.max(x, axis=axis, keepdims=True)
     m = np.where(np.isfinite(m), m, 0)
     out = m + np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True))
@@ -293,7 +294,7 @@ def _softmax_of(x, axis):
     """exp(x - logsumexp(x)) over ``axis``, computed as exp(x - m) / sum(exp(x - m)) with
     m the max, a constant (the softmax does not change when x shifts): subtracting a
     rounded logsumexp instead would lose every digit for huge x."""
-    values = np.asarray(raw(x))
+    values = as_array(raw(x))
     shift = np.max(values, axis=axes_of(axis, values.ndim), keepdims=True)
     shifted = exp(x - np.where(np.isfinite(shift), shift, 0))
     return shifted / expand_reduced(sum(shifted, axis, True), values.shape, axis, True)
@@ -320,8 +321,8 @@ def softmax(x, axis=-1):
     >>> x.grad.tolist()                       # 0.25 * ([1, 0] - [0.25, 0.75])
     [0.1875, -0.1875]
     """
-    x = np.asarray(x)
-    shifted = np.asarray(x - np.maximum.reduce(x, axis=axis, keepdims=True))  # 0-d: an array
+    x = as_array(x)
+    shifted = as_array(x - np.maximum.reduce(x, axis=axis, keepdims=True))  # 0-d: an array
     if shifted.dtype.kind != "f":  # integers: a float result, as np.exp gives
         shifted = shifted.astype(np.result_type(shifted, np.float64))
     np.exp(shifted, out=shifted)  # in place: the array is ours
@@ -350,7 +351,7 @@ def log_softmax(x, axis=-1):
     >>> x.grad.tolist()                       # [0, 1] - softmax(x) = [0, 1] - [1, 0]
     [-1.0, 1.0]
     """
-    x = np.asarray(x)
+    x = as_array(x)
     shifted = x - np.maximum.reduce(x, axis=axis, keepdims=True)  # the ufuncs themselves:
     return shifted - np.log(np.add.reduce(np.exp(shifted), axis=axis, keepdims=True))
 

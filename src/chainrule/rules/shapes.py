@@ -9,7 +9,8 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..primitive import ndim_of, raw, shape_of
+from ..primitive import as_array, ndim_of, raw, shape_of
+from ..tracing import owned_by
 from .common import Result, from_end, lead, op, tangent_lead, torch_names
 
 __all__ = ["reshape", "transpose", "permute", "swapaxes", "broadcast_to", "expand",
@@ -190,10 +191,10 @@ def flatten(x: ArrayLike, start_dim: int = 0, end_dim: int = -1) -> Result:
 
 @op("astype")
 def astype(x, dtype):
-    return np.asarray(x).astype(dtype)
+    return as_array(x).astype(dtype)
 
 
-astype.defvjp(lambda g, ans, x, dtype: astype(g, np.asarray(raw(x)).dtype))
+astype.defvjp(lambda g, ans, x, dtype: astype(g, np.result_type(raw(x))))
 astype.defjvp(lambda t, ans, x, dtype: astype(t, dtype))
 
 
@@ -329,19 +330,19 @@ def _is_basic(index):
 
 @op("getitem")
 def getitem(x, index):
-    return np.asarray(x)[index]
+    return as_array(x)[index]
 
 
 @op("index_set")
 def index_set(x, value, index):
-    out = np.array(x, copy=True)
+    out = owned_by(as_array(x).copy(), value)  # (traced if the value is: cr.jit)
     out[index] = value
     return out
 
 
 @op("index_add")
 def index_add(x, value, index):
-    out = np.array(x, dtype=np.result_type(x, value), copy=True)
+    out = owned_by(as_array(x).astype(np.result_type(x, value)), value)  # (a copy)
     if _is_basic(index) or (isinstance(index, np.ndarray) and index.dtype == bool):
         out[index] += value
     else:

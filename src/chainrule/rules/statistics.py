@@ -9,7 +9,8 @@ it is the slope between them.
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..primitive import Box, ndim_of, raw, shape_of
+from ..primitive import Box, as_array, ndim_of, raw, shape_of
+from ..tracing import require
 from .assembly import atleast_2d, diagonal
 from .common import Result, float_dtype
 from .elementwise import clip, sqrt
@@ -51,6 +52,10 @@ def average(a: ArrayLike, axis: int | tuple[int, ...] | None = None,
     return (avg, total) if returned else avg
 
 
+def _q_out_of_range(q):
+    return ValueError(f"quantile: q={q!r} must be in [0, 1]")
+
+
 def quantile(a: ArrayLike, q: ArrayLike, axis: int | tuple[int, ...] | None = None,
              keepdims: bool = False, method: str = "linear") -> Result:
     """The q-th quantile(s) over ``axis`` (None: all entries), linear interpolation
@@ -63,8 +68,8 @@ def quantile(a: ArrayLike, q: ArrayLike, axis: int | tuple[int, ...] | None = No
     if method != "linear":
         raise ValueError(f"quantile: method {method!r}; chainrule interpolates linearly "
                          f"(method='linear', NumPy's default)")
-    if np.any((np.asarray(raw(q)) < 0) | (np.asarray(raw(q)) > 1)):
-        raise ValueError(f"quantile: q={raw(q)!r} must be in [0, 1]")
+    q_values = as_array(raw(q))
+    require(np.all((q_values >= 0) & (q_values <= 1)), _q_out_of_range, q_values)
     if np.ndim(raw(q)) > 0:
         parts = [quantile(a, q[i], axis, keepdims) for i in range(len(raw(q)))]
         return stack(parts, 0)
