@@ -137,7 +137,7 @@ def _kind(x):
     if isinstance(x, np.ndarray) or (isinstance(x, (list, tuple)) and x):
         return "array"
     if type(x) in ARRAYS:  # traced by cr.jit: a float argument, or an array
-        return "float" if x.python_number else "array"
+        return "float" if x.is_scalar else "array"
     if isinstance(x, Real):
         return "float"
     if isinstance(x, complex):
@@ -190,7 +190,7 @@ def _in_kind(x, kind, like=None, lead=()):
     if isinstance(x, Box):
         return x
     if kind == "float":  # (a batch of them, with lead axes, is an array)
-        return to_float(x) if not lead and np.size(x) == 1 else as_array(x)
+        return to_float(x) if not lead and np.ndim(x) == 0 else as_array(x)
     if kind == "tensor":
         return Tensor._make(as_array(x))
     if kind == "value" and np.size(x) == 1 and not lead:

@@ -26,6 +26,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import tracing
+from .nn.module import Module
 from .optim import Optimizer
 from .tensor import Tensor, _record
 
@@ -196,7 +197,7 @@ def _flatten(x, values, tensors):
     if isinstance(x, Tensor):
         tensors.append(x)
         data = x._data
-        return ("T", data.shape, data.dtype, x.requires_grad, _grad_key(x.grad))
+        return ("T", data.shape, data.dtype, x.requires_grad, _grad_key(x._grad))
     if isinstance(x, np.generic):
         values.append(x)
         return ("s", x.dtype)
@@ -331,10 +332,14 @@ class _Session:
         if id(obj) in self.adopted:
             return
         if isinstance(obj, Tensor):
+            if type(obj._data) is not np.ndarray:
+                return  # made while tracing: a value of the program, not state
             name = name or self.hints.get(id(obj)) or f"tensor{len(self.states)}"
             state = _TensorState(obj, self.trace, name)
         elif isinstance(obj, Optimizer):
             state = _OptimizerState(obj, self.trace, self)
+        elif isinstance(obj, Module):
+            state = _ModuleState(obj)
         else:
             return  # a Value: the scalar engine's numbers are constants of the program
         self.adopted[id(obj)] = state
@@ -401,7 +406,7 @@ class _TensorState:
     def __init__(self, tensor, trace, name):
         self.tensor = tensor
         self.trace = trace
-        data, grad = tensor._data, tensor.grad
+        data, grad = tensor._data, tensor._grad
         self.key = (data.shape, data.dtype, tensor.requires_grad, _grad_key(grad))
         self.initial_grad = grad
         traced = trace.input(data)
@@ -412,13 +417,13 @@ class _TensorState:
         if isinstance(grad, np.ndarray):
             traced_grad = trace.input(grad)
             self.names[traced_grad._slot] = f"{name}.grad"
-            tensor.grad = traced_grad
+            tensor._grad = traced_grad
             self.grad_slot = traced_grad._slot
 
     def read(self, values):
         """Append this call's inputs; False if the tensor no longer fits the program."""
         t = self.tensor
-        data, grad = t._data, t.grad
+        data, grad = t._data, t._grad
         if (type(data) is not np.ndarray or
                 (data.shape, data.dtype, t.requires_grad, _grad_key(grad)) != self.key):
             return False
@@ -433,7 +438,7 @@ class _TensorState:
         t = self.tensor
         if type(t._data) is tracing.Traced and t._data._slot != self.data_slot:
             found.append(("data", _output_index(outputs, t._data)))
-        grad = t.grad
+        grad = t._grad
         traced = self.trace.lookup(grad)
         if traced is not None:
             if traced._slot != self.grad_slot:
@@ -446,12 +451,36 @@ class _TensorState:
         if what == "data":
             self.tensor.data = value  # as an optimizer does: a new version
         else:
-            self.tensor.grad = value
+            self.tensor.grad = value  # (the setter: not tracing now)
 
     def restore(self):
         t = self.tensor
         t._data = _value(t._data)
-        t.grad = _value(t.grad)
+        t._grad = _value(t._grad)
+
+
+class _ModuleState:
+    """A module the function called: the program holds for its mode (train or eval, of
+    it and every module below it: Dropout draws only in training)."""
+
+    names = {}
+
+    def __init__(self, module):
+        self.module = module
+        self.key = _modes_of(module)
+
+    def read(self, values):
+        return _modes_of(self.module) == self.key
+
+    def writes(self, outputs):
+        return []
+
+    def restore(self):
+        pass
+
+
+def _modes_of(module):
+    return tuple(m.training for m in module.modules())
 
 
 class _OptimizerState:
@@ -587,13 +616,17 @@ class _Entry:
                 state.tensor = tensor  # this call's tensor in the argument's place
                 values.append(tensor._data)
                 if state.grad_slot is not None:
-                    values.append(tensor.grad)
+                    values.append(tensor._grad)
         for state in self.found:
             if not state.read(values):
                 return None
         outputs = self.program(values)
         for state, what, where in self.writes:
-            state.write(what, where[1] if type(where) is tuple else outputs[where])
+            if type(where) is tuple:  # a constant: a copy, as the function made anew
+                value = where[1]
+                state.write(what, value.copy() if type(value) is np.ndarray else value)
+            else:
+                state.write(what, outputs[where])
         return (_rebuild(self.template, outputs),)
 
     def rebuild(self, outputs):

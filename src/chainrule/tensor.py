@@ -326,7 +326,7 @@ class Tensor(ArrayMethods):
     need (``_args``, ``_kwargs``, and ``_raw_args``: the same with each Tensor's array).
     """
 
-    __slots__ = ("_data", "grad", "requires_grad", "_prev", "_op", "_args", "_kwargs",
+    __slots__ = ("_data", "_grad", "requires_grad", "_prev", "_op", "_args", "_kwargs",
                  "_raw_args", "_grad_argnums", "_versions", "_version", "_retain", "_origin",
                  "_residual", "_locked", "__weakref__")
     _level = 0  # a forward-mode tracer (level >= 1) handles an operation before a Tensor
@@ -349,7 +349,7 @@ class Tensor(ArrayMethods):
         if requires_grad and self._data.dtype.kind != "f":
             self._set_requires_grad(True, "tensor")  # raises, naming the dtype
         self.requires_grad = bool(requires_grad)
-        self.grad = None
+        self._grad = None
         self._prev = ()
         self._op = None
         self._args = self._kwargs = None
@@ -383,9 +383,23 @@ class Tensor(ArrayMethods):
     def data(self, value):
         # Replacing the array (t.data = ..., t.data += ...) bumps the version, so a
         # backward pass that saved the old values can tell, and refuse.
+        if tracing._current.trace is not None:  # cr.jit: what it was becomes an input
+            tracing.touch(self)
         self._data = value if type(value) in ARRAYS else _as_array(value, None)
         self._locked = False
         self._version[0] += 1
+
+    @property
+    def grad(self):
+        """The gradient backward() accumulated: an ndarray of the tensor's shape (a
+        Tensor after ``backward(create_graph=True)``), or None."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if tracing._current.trace is not None:  # cr.jit: what it was becomes an input
+            tracing.touch(self)
+        self._grad = value
 
     shape = property(lambda self: self._data.shape, doc="The length of each axis, a tuple.")
     ndim = property(lambda self: self._data.ndim, doc="The number of axes.")

@@ -198,9 +198,10 @@ class Traced:
         return len(self._value)
 
     @property
-    def python_number(self):
-        """Whether it stands for a Python number (a float argument), not an array."""
-        return type(self._value) in (float, int, complex)
+    def is_scalar(self):
+        """Whether it stands for a number (a float argument, a NumPy scalar), not an
+        array."""
+        return type(self._value) is not np.ndarray
 
     def _convert(self, function):
         return self._trace.record(function, (self,), {})

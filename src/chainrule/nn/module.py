@@ -148,6 +148,8 @@ class Module:
     training = True
 
     def __call__(self, *args, **kwargs):
+        if tracing._current.trace is not None:  # cr.jit: the program holds for this mode
+            tracing.touch(self)
         return self.forward(*args, **kwargs)
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:

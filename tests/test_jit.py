@@ -1,0 +1,461 @@
+"""cr.jit: a function traced once into a program of NumPy calls, then replayed.
+
+What must hold, and is checked here:
+
+* a replay gives the eager numbers to the last bit (the same NumPy calls in the same
+  order): on every case of the rule table (``test_derivatives.CASES``) in reverse mode,
+  at second order and in forward mode, and over 100 training steps of an MLP with each
+  optimizer;
+* a new signature (shapes, dtypes, static values) or new state (a momentum buffer that
+  now exists, a model switched to eval mode) traces again;
+* what a program cannot replay raises while tracing, naming the line: an ``if`` on
+  data, ``float()``, ``np.asarray``, a traced value kept after the trace;
+* it composes with the transforms, nn modules and optimizers, whether they come as
+  arguments or through a closure;
+* ``make_program`` prints the program as a numbered listing.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import chainrule as cr
+from chainrule import nn, optim, tracing
+from chainrule.nn.functional import cross_entropy
+
+import test_derivatives as table
+
+
+def same(expected, got):
+    """Equal to the last bit (NaN where NaN), with the same dtypes, leaf by leaf."""
+    expected, got = cr.tree_flatten(expected)[0], cr.tree_flatten(got)[0]
+    assert len(expected) == len(got)
+    for e, g in zip(expected, got):
+        e, g = np.asarray(e), np.asarray(g)
+        assert e.dtype == g.dtype, (e.dtype, g.dtype)
+        assert np.array_equal(e, g, equal_nan=True), (e, g)
+
+
+def eager_then_jitted(f, *args, others=()):
+    """f's results eagerly, and jitted: traced at args, then replayed at each of others
+    (arguments of the same shapes), every one compared with the eager result."""
+    jitted = cr.jit(f)
+    for call in [args, *others]:
+        same(f(*call), jitted(*call))
+    return jitted
+
+
+# The one case the table has that a program cannot hold: q picks which entries are
+# interpolated, so a traced q (differentiated here) has no place in a fixed program.
+REFUSED = {"quantile(q traced)"}
+CASES = [pytest.param(case, id=case.id) for case in table.CASES]
+
+
+def _refused_loudly(case, run):
+    if case.id in REFUSED:
+        with pytest.raises(tracing.TracingError, match="float"):
+            run()
+        return True
+    return False
+
+
+# ---------------------------------------------------------------------------------------
+# Every operation of the rule table, in each mode
+# ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("case", CASES)
+def test_every_operation_replays_its_value_and_gradient(case):
+    """The outputs and the gradient of sum(w * y) (backward()), traced at x and
+    replayed at 1.01 x, bit for bit as eager."""
+    arrays = case.arrays()
+    ws = table.cotangents(case, table.cr_forward(case, arrays), np.float64)
+
+    def value_and_gradient(arrays, ws):
+        return table.cr_vjp(case, arrays, ws)
+
+    if not _refused_loudly(case, lambda: cr.jit(value_and_gradient)(arrays, ws)):
+        eager_then_jitted(value_and_gradient, arrays, ws,
+                          others=[([a * 1.01 for a in arrays], ws)])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", CASES)
+def test_every_operation_replays_its_second_derivative(case):
+    """A Hessian-vector product through backward(create_graph=True), in a program."""
+    arrays = case.arrays()
+    ws = table.cotangents(case, table.cr_forward(case, arrays), np.float64)
+    vs = [np.random.default_rng(1).standard_normal(a.shape) for a in arrays]
+
+    def hessian_vector_product(arrays, vs):
+        xs = [cr.tensor(a, requires_grad=True) for a in arrays]
+        table.second_order_loss(table.as_list(case.fn(*xs)), ws).backward(create_graph=True)
+        grads = [x.grad for x in xs]
+        for x in xs:
+            x.zero_grad()
+        sum((g * v).sum() for g, v in zip(grads, vs)).backward()
+        return [x.grad for x in xs]
+
+    if not _refused_loudly(case, lambda: cr.jit(hessian_vector_product)(arrays, vs)):
+        eager_then_jitted(hessian_vector_product, arrays, vs,
+                          others=[([a * 1.01 for a in arrays], vs)])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", CASES)
+def test_every_operation_replays_its_forward_mode(case):
+    arrays = case.arrays()
+    tangents = [np.random.default_rng(2).standard_normal(a.shape) for a in arrays]
+
+    def tangent(arrays, tangents):
+        def fn(*xs):  # (xs: the transform's tracers, which take every operation)
+            return tuple(table.as_list(case.fn(*xs)))
+        return cr.jvp(fn, tuple(arrays), tuple(tangents))
+
+    if not _refused_loudly(case, lambda: cr.jit(tangent)(arrays, tangents)):
+        eager_then_jitted(tangent, arrays, tangents,
+                          others=[([a * 1.01 for a in arrays], tangents)])
+
+
+# ---------------------------------------------------------------------------------------
+# Training: the program updates a model as the eager step does
+# ---------------------------------------------------------------------------------------
+
+def _problem(dtype, batch=32, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((batch, 20)).astype(dtype)
+    y = rng.integers(0, 5, batch)
+    return x, y
+
+
+def _model(dtype, dropout=0.0):
+    layers = [nn.Linear(20, 16, rng=1, dtype=dtype), nn.ReLU()]
+    if dropout:
+        layers.append(nn.Dropout(dropout, rng=3))
+    return nn.Sequential(*layers, nn.Linear(16, 5, rng=2, dtype=dtype))
+
+
+OPTIMIZERS = {
+    "sgd": lambda p: optim.SGD(p, lr=0.1),
+    "sgd-momentum-nesterov-decay": lambda p: optim.SGD(p, lr=0.1, momentum=0.9,
+                                                       nesterov=True, weight_decay=1e-3),
+    "adam": lambda p: optim.Adam(p, lr=1e-2),
+    "adamw": lambda p: optim.AdamW(p, lr=1e-2, weight_decay=0.1),
+}
+
+
+def train_step(model, opt, x, y):
+    opt.zero_grad()
+    loss = cross_entropy(model(cr.tensor(x)), y)
+    loss.backward()
+    opt.step()
+    return loss
+
+
+@pytest.mark.parametrize("name", OPTIMIZERS)
+def test_a_hundred_training_steps_are_bit_exact_in_float64(name):
+    x, y = _problem(np.float64)
+    eager_model, jit_model = _model(np.float64, dropout=0.2), _model(np.float64, dropout=0.2)
+    eager_opt, jit_opt = OPTIMIZERS[name](eager_model.parameters()), \
+        OPTIMIZERS[name](jit_model.parameters())
+    step = cr.jit(train_step)
+    for _ in range(100):
+        same(train_step(eager_model, eager_opt, x, y), step(jit_model, jit_opt, x, y))
+    for p, q in zip(eager_model.parameters(), jit_model.parameters()):
+        same(p.data, q.data)
+        same(p.grad, q.grad)
+    # a trace without the optimizer's state, one with it; the rest were replays
+    assert sum(len(entries) for entries in step._programs.values()) <= 3
+
+
+@pytest.mark.parametrize("name", ["sgd-momentum-nesterov-decay", "adam"])
+def test_float32_training_stays_float32_and_within_1e_6(name):
+    x, y = _problem(np.float32)
+    eager_model, jit_model = _model(np.float32), _model(np.float32)
+    eager_opt = OPTIMIZERS[name](eager_model.parameters())
+    jit_opt = OPTIMIZERS[name](jit_model.parameters())
+    step = cr.jit(train_step)
+    for _ in range(20):
+        a, b = train_step(eager_model, eager_opt, x, y), step(jit_model, jit_opt, x, y)
+        assert b.dtype == np.float32
+        np.testing.assert_allclose(b.item(), a.item(), rtol=1e-6)
+    for p, q in zip(eager_model.parameters(), jit_model.parameters()):
+        assert q.dtype == np.float32
+        np.testing.assert_allclose(q.data, p.data, rtol=1e-6, atol=1e-7)
+
+
+def test_a_step_that_closes_over_the_model_and_optimizer():
+    """State found through a closure is read and written like state passed in."""
+    x, y = _problem(np.float64)
+    eager_model, jit_model = _model(np.float64), _model(np.float64)
+    eager_opt = optim.SGD(eager_model.parameters(), lr=0.1, momentum=0.9)
+    jit_opt = optim.SGD(jit_model.parameters(), lr=0.1, momentum=0.9)
+
+    @cr.jit
+    def step(x, y):
+        return train_step(jit_model, jit_opt, x, y)
+
+    for _ in range(10):
+        same(train_step(eager_model, eager_opt, x, y), step(x, y))
+    same([p.data for p in eager_model.parameters()], [p.data for p in jit_model.parameters()])
+
+
+def test_a_raw_tensor_step_with_an_update_by_hand():
+    """The form of the benchmark: tensors for parameters, p.data -= lr * p.grad."""
+    x, y = _problem(np.float64)
+    rng = np.random.default_rng(5)
+    start = [rng.standard_normal((20, 16)), np.zeros(16), rng.standard_normal((16, 5)),
+             np.zeros(5)]
+
+    def step(x, params, lr):
+        h = nn.functional.linear(cr.tensor(x), params[0], params[1], "relu")
+        loss = cross_entropy(nn.functional.linear(h, params[2], params[3]), y)
+        for p in params:
+            p.grad = None
+        loss.backward()
+        for p in params:
+            p.data -= lr * p.grad
+        return loss
+
+    eager = [cr.tensor(a.copy(), requires_grad=True) for a in start]
+    jitted = [cr.tensor(a.copy(), requires_grad=True) for a in start]
+    jstep = cr.jit(step)
+    for _ in range(5):
+        same(step(x, eager, 0.1), jstep(x, jitted, 0.1))
+    same([p.data for p in eager], [p.data for p in jitted])
+
+
+def test_a_learning_rate_schedule_takes_effect_without_tracing_again():
+    x, y = _problem(np.float64)
+    eager_model, jit_model = _model(np.float64), _model(np.float64)
+    eager_opt = optim.SGD(eager_model.parameters(), lr=0.5)
+    jit_opt = optim.SGD(jit_model.parameters(), lr=0.5)
+    schedules = [optim.StepLR(eager_opt, step_size=1, gamma=0.5),
+                 optim.StepLR(jit_opt, step_size=1, gamma=0.5)]
+    step = cr.jit(train_step)
+    traced = []
+    for _ in range(5):
+        same(train_step(eager_model, eager_opt, x, y), step(jit_model, jit_opt, x, y))
+        for schedule in schedules:
+            schedule.step()
+        traced.append(sum(len(entries) for entries in step._programs.values()))
+    # traced without gradients, then with them; the learning rate is an input
+    assert traced == [1, 2, 2, 2, 2]
+
+
+def test_eval_mode_traces_again_and_dropout_draws_anew_at_each_run():
+    model = nn.Sequential(nn.Linear(3, 4, rng=0), nn.Dropout(0.5, rng=1))
+    forward = cr.jit(lambda x: model(cr.tensor(x)))
+    x = np.ones((8, 3))
+    first, second = forward(x).data, forward(x).data
+    assert not np.array_equal(first, second)  # new masks, from the same generator
+    model.eval()
+    same(model(cr.tensor(x)).data, forward(x).data)
+    model.train()
+    reference = nn.Sequential(nn.Linear(3, 4, rng=0), nn.Dropout(0.5, rng=1))
+    same([reference(cr.tensor(x)).data for _ in range(2)], [first, second])
+
+
+def test_a_replaced_parameter_array_is_read_at_the_next_call():
+    """Parameters are inputs, read at each call: load_state_dict, or p.data = ..., is
+    seen (nothing of the traced arrays is kept)."""
+    model = _model(np.float64)
+    forward = cr.jit(lambda x: model(cr.tensor(x)))
+    x, _ = _problem(np.float64)
+    forward(x)
+    other = _model(np.float64)
+    for p in other.parameters():
+        p.data = p.data * 2.0
+    model.load_state_dict(other.state_dict())
+    same(model(cr.tensor(x)).data, forward(x).data)
+
+
+# ---------------------------------------------------------------------------------------
+# Signatures: when a program is reused, and when a function is traced again
+# ---------------------------------------------------------------------------------------
+
+def test_a_new_shape_or_dtype_traces_again_and_the_old_program_stays():
+    calls = []
+
+    def f(x):
+        calls.append(x.shape)  # a Python side effect: it happens while tracing only
+        return cr.tanh(x) * 2.0
+
+    jitted = cr.jit(f)
+    for x in [np.ones(3), np.zeros(3), np.ones((2, 2)), np.ones(3, np.float32), np.ones(3)]:
+        same(np.tanh(x) * 2.0 if x.dtype == np.float64 else np.tanh(x) * np.float32(2.0),
+             jitted(x))
+    assert calls == [(3,), (2, 2), (3,)]  # traced for (3,) f64, (2, 2), (3,) f32
+
+
+def test_static_arguments_are_part_of_the_signature():
+    jitted = cr.jit(lambda x, n: x ** n, static_argnums=1)
+    same(jitted(np.arange(3.0), 2), np.arange(3.0) ** 2)
+    same(jitted(np.arange(3.0), 3), np.arange(3.0) ** 3)
+    by_name = cr.jit(lambda x, *, axis: cr.sum(x, axis=axis), static_argnames="axis")
+    same(by_name(np.ones((2, 3)), axis=1), np.full(2, 3.0))
+
+
+def test_numbers_are_inputs_not_constants():
+    jitted = cr.jit(lambda x, scale: x * scale)
+    same(jitted(np.ones(2), 2.0), np.full(2, 2.0))
+    same(jitted(np.ones(2), 3.0), np.full(2, 3.0))
+    assert sum(len(entries) for entries in jitted._programs.values()) == 1
+
+
+def test_state_the_function_sets_in_python_is_set_at_every_call():
+    """A gradient set to None or to an array by the function (not by a NumPy call) is
+    state like any other: what it was at the call is part of the program's signature,
+    what the function leaves is written back."""
+    w = cr.tensor(np.ones(3), requires_grad=True)
+
+    def step():
+        w.grad = np.zeros(3) if w.grad is None else None
+        return (w * 2.0).sum()
+
+    jitted = cr.jit(step)
+    seen = []
+    for _ in range(6):
+        jitted()
+        seen.append(None if w.grad is None else w.grad.tolist())
+    assert seen == [[0.0, 0.0, 0.0], None] * 3
+    assert sum(len(entries) for entries in jitted._programs.values()) == 2
+
+
+def test_state_of_a_new_shape_at_each_call_traces_again_and_warns():
+    w = cr.tensor(np.ones(1))
+    jitted = cr.jit(lambda: cr.sum(w * 2.0))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for n in range(1, 12):
+            w.data = np.ones(n)
+            assert jitted() == 2.0 * n
+    assert any("traced 8 times" in str(w.message) for w in caught)
+
+
+# ---------------------------------------------------------------------------------------
+# What cannot be replayed raises while tracing
+# ---------------------------------------------------------------------------------------
+
+def test_branching_on_data_raises_naming_the_line_and_the_way_out():
+    def f(x):
+        if x.sum() > 0:
+            return x
+        return -x
+
+    with pytest.raises(tracing.TracingError, match=r"test_jit\.py:\d+.*cr\.where"):
+        cr.jit(f)(np.ones(3))
+    # the way out: a static argument, or where()
+    same(cr.jit(lambda x: cr.where(cr.sum(x) > 0, x, -x))(np.ones(3)), np.ones(3))
+
+
+@pytest.mark.parametrize("leave", [float, int, bool, lambda x: x.item(),
+                                   lambda x: x.tolist(), np.asarray])
+def test_a_traced_value_cannot_become_a_python_number_or_a_plain_array(leave):
+    with pytest.raises(tracing.TracingError, match="traced value"):
+        cr.jit(lambda x: leave(cr.sum(x)))(np.ones(3))
+
+
+def test_a_traced_value_kept_after_the_trace_raises_when_used():
+    kept = []
+    cr.jit(lambda x: kept.append(x) or x * 2.0)(np.ones(2))
+    with pytest.raises(tracing.TracingError, match="after its trace ended"):
+        kept[0] + 1.0
+
+
+def test_a_write_into_an_array_from_outside_the_trace_raises():
+    table_ = np.zeros(3)
+
+    def f(x):
+        np.add(table_, x, out=table_)
+        return x
+
+    with pytest.raises(tracing.TracingError, match="written into a NumPy array"):
+        cr.jit(f)(np.ones(3))
+
+
+def test_a_check_of_data_runs_at_every_call():
+    step = cr.jit(lambda logits, y: cross_entropy(cr.tensor(logits), y))
+    logits = np.zeros((2, 3))
+    step(logits, np.array([0, 2]))
+    with pytest.raises(ValueError, match=r"labels must lie in \[0, 3\)"):
+        step(logits, np.array([0, 7]))
+
+
+def test_a_formula_chosen_by_data_is_checked_at_every_call():
+    grad_det = cr.jit(cr.grad(lambda a: cr.det(a)))
+    same(grad_det(np.eye(2) * 2.0), cr.grad(lambda a: cr.det(a))(np.eye(2) * 2.0))
+    with pytest.raises(tracing.TracingError, match="invertible"):
+        grad_det(np.zeros((2, 2)))
+
+
+# ---------------------------------------------------------------------------------------
+# With the transforms
+# ---------------------------------------------------------------------------------------
+
+def f_scalar(x):
+    return cr.sum(cr.tanh(x) ** 2 * cr.sin(x))
+
+
+@pytest.mark.parametrize("transform", [cr.grad, cr.hessian, cr.jacrev, cr.jacfwd,
+                                       cr.value_and_grad,
+                                       lambda f: cr.jacfwd(cr.grad(f)),
+                                       lambda f: cr.grad(lambda x: cr.sum(cr.grad(f)(x) * x))])
+def test_jit_of_a_transform(transform):
+    x = np.linspace(-1.0, 1.0, 4)
+    eager_then_jitted(transform(f_scalar), x, others=[(x * 0.5,)])
+
+
+def test_transforms_inside_a_jitted_function_with_closures():
+    def f(x):
+        inner = cr.grad(lambda y: cr.sum(cr.exp(y * x)))(x)
+        _, tangent = cr.jvp(lambda y: cr.sin(y) * x, (x,), (np.ones_like(x),))
+        return inner + tangent
+
+    eager_then_jitted(f, np.linspace(0, 1, 3), others=[(np.linspace(1, 2, 3),)])
+
+
+def test_a_float_argument_gives_a_float():
+    df = cr.jit(cr.grad(lambda s: s ** 3))
+    assert df(2.0) == 12.0 and df(3.0) == 27.0
+    assert isinstance(df(3.0), float)
+
+
+def test_a_grad_of_a_jitted_function_and_jit_inside_jit():
+    inner = cr.jit(lambda x: cr.sum(cr.sin(x) ** 2))
+    same(cr.grad(inner)(np.arange(3.0)), cr.grad(lambda x: cr.sum(cr.sin(x) ** 2))(
+        np.arange(3.0)))
+    outer = cr.jit(lambda x: inner(x) * 2.0)  # the inner one is part of the outer program
+    same(outer(np.arange(3.0)), 2.0 * np.sum(np.sin(np.arange(3.0)) ** 2))
+
+
+# ---------------------------------------------------------------------------------------
+# The program, for readers
+# ---------------------------------------------------------------------------------------
+
+def test_the_program_of_a_training_step_reads_as_numbered_numpy_calls():
+    model = nn.Sequential(nn.Linear(4, 3, rng=0), nn.ReLU(), nn.Linear(3, 2, rng=1))
+    opt = optim.SGD(model.parameters(), lr=0.1)
+    program = cr.make_program(train_step)(model, opt, np.ones((5, 4)), np.array([0, 1, 0, 1, 0]))
+    text = str(program)
+    lines = text.splitlines()
+    assert lines[0].startswith("inputs: x (5, 4) float64, y (5,) int64, "
+                               "model.layers.0.weight (4, 3) float64")
+    assert [line for line in lines if line.startswith("#")] == \
+        ["# forward", "# backward", "# update (SGD)"]
+    assert "np.matmul(t" in text and "# (5, 3) float64" in text
+    numbers = [int(line.split()[0]) for line in lines if line[:1] == " " or
+               line[:1].isdigit()]
+    assert numbers == list(range(1, len(program) + 1))
+    assert lines[-1].startswith("outputs: ")
+    assert "def program(" in program.source()
+
+
+def test_kept_buffers_never_hold_what_a_call_returns():
+    """Temporaries are computed into buffers kept from call to call; results are new
+    arrays at each call, so a result kept from an earlier call does not change."""
+    jitted = cr.jit(lambda x: (cr.exp(x) * 2.0 + 1.0, cr.sum(cr.exp(x) * 3.0)))
+    first = jitted(np.zeros(3))
+    second = jitted(np.ones(3))
+    same(first, (np.full(3, 3.0), np.float64(3.0 * 3)))
+    assert not np.shares_memory(first[0], second[0])
