@@ -105,6 +105,10 @@ def _build_parser():
     train.add_argument("--out", type=Path, default=None, metavar="DIR",
                        help="write model.safetensors, metrics.json and pictures into DIR "
                             "(checked before training starts)")
+    train.add_argument("--no-jit", dest="jit", action="store_false",
+                       help="tensor engine: run every step eagerly, building its graph, "
+                            "instead of tracing the step once into a program of NumPy "
+                            "calls (cr.jit) and replaying it; the numbers are the same")
     train.add_argument("--quiet", action="store_true",
                        help="no progress (otherwise a bar on a terminal, a line an epoch "
                             "into a file or pipe)")
@@ -205,7 +209,8 @@ def _config(args):
         except ValueError:
             raise ValueError(f"--hidden must be sizes like 128,64, got {args.hidden!r}") \
                 from None
-    return Config(dataset=args.task, seed=args.seed, data_dir=args.data_dir, **values)
+    return Config(dataset=args.task, seed=args.seed, data_dir=args.data_dir, jit=args.jit,
+                  **values)
 
 
 def _train(args):

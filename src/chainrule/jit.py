@@ -102,6 +102,7 @@ class Jitted:
         self.static_argnames = ((static_argnames,) if isinstance(static_argnames, str)
                                 else tuple(static_argnames))
         self._programs = {}  # signature -> [_Entry] (several: state may differ)
+        self._fast = None    # the last entry's fast_call
         functools.update_wrapper(self, fun)
 
     def __repr__(self):
@@ -110,16 +111,24 @@ class Jitted:
     def clear(self):
         """Forget the traced programs: the next call traces again."""
         self._programs.clear()
+        self._fast = None
 
     def __call__(self, *args, **kwargs):
         if tracing.current() is not None:  # inside another trace: part of its program
             return self.fun(*args, **kwargs)
+        fast = self._fast  # the last program run, with its checks made one function
+        if fast is not None:
+            result = fast(args, kwargs)
+            if result is not _MISS:
+                return result
         key, values, tensors = self._signature(args, kwargs)
         for entry in self._programs.get(key, ()):
             done = entry.try_run(values, tensors)
             if done is not None:
+                self._fast = entry.fast_call(key, self)
                 return done[0]
         entry, result = self._trace(args, kwargs, key)
+        self._fast = entry.fast_call(key, self)
         return result
 
     def program(self, *args, **kwargs):
@@ -133,19 +142,16 @@ class Jitted:
     def _signature(self, args, kwargs):
         """(a hashable key, the arrays and numbers that are inputs, the tensors)."""
         values, tensors = [], []
-        parts = []
-        for i, arg in enumerate(args):
-            parts.append(_static(arg) if i in self.static_argnums else
-                         _flatten(arg, values, tensors))
-        for name in sorted(kwargs):
-            value = kwargs[name]
-            parts.append((name, _static(value) if name in self.static_argnames else
-                          _flatten(value, values, tensors)))
+        positional = tuple(_static(arg) if i in self.static_argnums else
+                           _flatten(arg, values, tensors) for i, arg in enumerate(args))
+        named = tuple((name, _static(kwargs[name]) if name in self.static_argnames else
+                       _flatten(kwargs[name], values, tensors)) for name in sorted(kwargs))
+        aliases = None
         if len(tensors) > 1 and len({id(t) for t in tensors}) < len(tensors):
             # the same tensor twice is one input: which places share one is in the key
-            parts.append(("aliases", tuple(next(i for i, u in enumerate(tensors) if u is t)
-                                           for t in tensors)))
-        return tuple(parts), values, tensors
+            aliases = tuple(next(i for i, u in enumerate(tensors) if u is t)
+                            for t in tensors)
+        return (positional, named, aliases), values, tensors
 
     # --- tracing ----------------------------------------------------------------------
     def _trace(self, args, kwargs, key):
@@ -359,7 +365,13 @@ class _Session:
             writes.extend((state, what, where) for what, where in state.writes(outputs))
         for state in self.states:
             state.restore()
-        program = tracing.Program(self.trace, [t._slot for t in outputs], self.names)
+        output_slots = [t._slot for t in outputs]
+        replaces = {}  # a new value of state -> the input it replaces (updated in place)
+        for state, what, where in writes:
+            source = state.source(what)
+            if source is not None and type(where) is int:
+                replaces.setdefault(output_slots[where], source)
+        program = tracing.Program(self.trace, output_slots, self.names, replaces)
         explicit = [self.adopted[id(t)]
                     for t in _distinct([t for t, _ in self.tensor_arguments])]
         return _Entry(program, template, outputs, self.states, explicit, writes)
@@ -446,6 +458,12 @@ class _TensorState:
         elif grad is not self.initial_grad:  # None, or a constant
             found.append(("grad", ("const", grad)))
         return found
+
+    def source(self, what):
+        """The input slot that ``what`` was read from (a new value may replace it in
+        place): the data, not the gradient (a gradient kept from an earlier step keeps
+        its values, as eagerly)."""
+        return self.data_slot if what == "data" else None
 
     def write(self, what, value):
         if what == "data":
@@ -541,6 +559,10 @@ class _OptimizerState:
                     found.append((where, ("const", value)))
         return found
 
+    def source(self, where):
+        traced = self.initial.get(("state",) + where)
+        return None if traced is None else traced._slot
+
     def write(self, where, value):
         opt = self.optimizer
         opt.state.setdefault(_params(opt)[where[0]], {})[where[1]] = value
@@ -602,6 +624,13 @@ class _Entry:
         self.explicit = explicit  # the states of tensor arguments, in argument order
         self.found = states[len(explicit):]  # the state found while tracing
         self.writes = writes
+        # Gradients the program replaces without reading them are let go before it
+        # runs, so that the memory they held is free for its new arrays (as in an eager
+        # step, which sets them to None first)
+        unused = {program.inputs[i] for i in program.unused}
+        self.released = [state for state, what, _ in writes if what == "grad"
+                         and (state.grad_slot is None or state.grad_slot in unused)]
+        self._fast = None
 
     def try_run(self, values, tensors):
         """Run on this call's arguments, or None if the state does not fit. The key
@@ -620,6 +649,10 @@ class _Entry:
         for state in self.found:
             if not state.read(values):
                 return None
+        for i in self.program.unused:
+            values[i] = None
+        for state in self.released:
+            state.tensor._grad = None
         outputs = self.program(values)
         for state, what, where in self.writes:
             if type(where) is tuple:  # a constant: a copy, as the function made anew
@@ -631,6 +664,16 @@ class _Entry:
 
     def rebuild(self, outputs):
         return _rebuild(self.template, [_value(o) for o in outputs])
+
+    def fast_call(self, key, jitted):
+        """``call(args, kwargs)``: what ``Jitted.__call__`` and ``try_run`` do for this
+        program, as one generated function (the checks of the signature and the state,
+        the inputs, the run, the writes, the result), or ``_MISS`` where a check fails.
+        A replay then costs little more than the program itself. None where the
+        signature has a form it does not cover (the generic path serves it)."""
+        if self._fast is None:
+            self._fast = _FastCall(self, key, jitted).build() or False
+        return self._fast or None
 
 
 def _distinct(items):
@@ -652,3 +695,177 @@ def _rebuild(template, outputs):
     if tag is dict:
         return {k: _rebuild(v, outputs) for k, v in body.items()}
     return tag(_rebuild(item, outputs) for item in body)
+
+
+_MISS = object()  # a fast call whose checks failed: the generic path decides
+
+
+class _FastCall:
+    """Writes the Python of an entry's fast call: one check per leaf of the signature
+    (a type, a shape, a dtype, a value), the program's inputs in order, the run, and
+    the writes, with no loop and no method call where a line will do."""
+
+    def __init__(self, entry, key, jitted):
+        self.entry, self.key, self.jitted = entry, key, jitted
+        self.lines = []
+        self.names = {"MISS": _MISS, "ndarray": np.ndarray, "generic": np.generic,
+                      "Tensor": Tensor, "make": Tensor._make, "asarray": np.asarray,
+                      "run": entry.program._run, "lock": entry.program._lock}
+        self.leaves, self.tensors = [], []
+        self.count = 0
+
+    def name(self, value):
+        name = f"k{len(self.names)}"
+        self.names[name] = value
+        return name
+
+    def fresh(self, expr):
+        self.count += 1
+        var = f"v{self.count}"
+        self.lines.append(f"    {var} = {expr}")
+        return var
+
+    def check(self, condition):
+        self.lines.append(f"    if not ({condition}): return MISS")
+
+    def visit(self, expr, part):
+        if part in (float, int, complex):
+            var = self.fresh(expr)
+            self.check(f"type({var}) is {part.__name__}")
+            self.leaves.append(var)
+            return True
+        kind = part[0]
+        var = self.fresh(expr)
+        if kind == "a":
+            self.check(f"type({var}) is ndarray and {var}.shape == {part[1]!r} and "
+                       f"{var}.dtype == {self.name(part[2])}")
+            self.leaves.append(var)
+        elif kind == "s":
+            self.check(f"isinstance({var}, generic) and {var}.dtype == {self.name(part[1])}")
+            self.leaves.append(var)
+        elif kind == "T":
+            _, shape, dtype, requires_grad, grad = part[:5]
+            data = self.fresh(f"{var}._data if isinstance({var}, Tensor) else None")
+            self.check(f"type({data}) is ndarray and {data}.shape == {shape!r} and "
+                       f"{data}.dtype == {self.name(dtype)} and "
+                       f"{var}.requires_grad is {bool(requires_grad)}")
+            if grad is None:
+                self.check(f"{var}._grad is None")
+            else:
+                self.check(f"type({var}._grad) is ndarray and {var}._grad.shape == "
+                           f"{grad[0]!r} and {var}._grad.dtype == {self.name(grad[1])}")
+            self.tensors.append((var, data))
+        elif kind in (list, tuple):
+            self.check(f"type({var}) is {kind.__name__} and len({var}) == {len(part[1])}")
+            return all(self.visit(f"{var}[{i}]", item) for i, item in enumerate(part[1]))
+        elif kind is dict:
+            keys = [k for k, _ in part[1]]
+            self.check(f"type({var}) is dict and list({var}) == {self.name(keys)}")
+            return all(self.visit(f"{var}[{self.name(k)}]", item) for k, item in part[1])
+        elif kind == "=":
+            self.check(f"type({var}) is {self.name(part[1])} and {var} == "
+                       f"{self.name(part[2])}")
+        elif kind == "id":
+            self.check(f"{var} is {self.name(part[1].obj)}")
+        else:
+            return False
+        return True
+
+    def build(self):
+        entry = self.entry
+        positional, named, aliases = self.key
+        if aliases is not None:
+            return None  # one tensor in two places: the generic path serves it
+        self.check(f"len(args) == {len(positional)} and "
+                   f"sorted(kwargs) == {self.name([name for name, _ in named])}")
+        for i, part in enumerate(positional):
+            if not self.visit(f"args[{i}]", part):
+                return None
+        for name, part in named:
+            if not self.visit(f"kwargs[{name!r}]", part):
+                return None
+        if len(self.tensors) != len(entry.explicit):
+            return None
+        if len(self.tensors) > 1:
+            listed = ", ".join(var for var, _ in self.tensors)
+            self.check(f"len({{id(t) for t in ({listed},)}}) == {len(self.tensors)}")
+        # the program's inputs, in order: leaves, tensor arguments, state found on the way
+        segments = [list(self.leaves)]
+        holder = {}  # id(state) -> the expression of its tensor (or of the state)
+        for state, (var, data) in zip(entry.explicit, self.tensors):
+            holder[id(state)] = var
+            segments[-1].append(data)
+            if state.grad_slot is not None:
+                segments[-1].append(f"{var}._grad")
+        for state in entry.found:
+            if type(state) is not _TensorState:
+                holder[id(state)] = self.name(state)
+                segments.append(state)  # read by its own method, in place
+                segments.append([])
+                continue
+            tensor = self.fresh(self.name(state.tensor))
+            holder[id(state)] = tensor
+            data = self.fresh(f"{tensor}._data")
+            shape, dtype, requires_grad, grad = state.key
+            self.check(f"type({data}) is ndarray and {data}.shape == {shape!r} and "
+                       f"{data}.dtype == {self.name(dtype)} and "
+                       f"{tensor}.requires_grad is {bool(requires_grad)}")
+            if grad is None:
+                self.check(f"{tensor}._grad is None")
+            else:
+                self.check(f"type({tensor}._grad) is ndarray and {tensor}._grad.shape == "
+                           f"{grad[0]!r} and {tensor}._grad.dtype == {self.name(grad[1])}")
+            segments[-1].append(data)
+            if state.grad_slot is not None:
+                segments[-1].append(f"{tensor}._grad")
+        self.lines.append(f"    values = [{', '.join(segments[0])}]")
+        for segment in segments[1:]:
+            if isinstance(segment, list):
+                if segment:
+                    self.lines.append(f"    values += [{', '.join(segment)}]")
+            else:
+                self.check(f"{holder[id(segment)]}.read(values)")
+        for i in entry.program.unused:
+            self.lines.append(f"    values[{i}] = None")
+        for state in entry.released:
+            self.lines.append(f"    {holder[id(state)]}._grad = None")
+        self.lines.append("    with lock:")
+        self.lines.append("        out = run(*values)")
+        for state, what, where in entry.writes:
+            if type(where) is int:
+                value = f"out[{where}]"
+            elif type(where[1]) is np.ndarray:
+                value = f"{self.name(where[1])}.copy()"
+            else:
+                value = self.name(where[1])
+            if type(state) is _TensorState:
+                attribute = "data" if what == "data" else "_grad"  # (data: a new version)
+                self.lines.append(f"    {holder[id(state)]}.{attribute} = {value}")
+            else:
+                self.lines.append(f"    {holder[id(state)]}.write({self.name(what)}, "
+                                  f"{value})")
+        self.lines.append(f"    return {self.result(entry.template)}")
+        source = "def call(args, kwargs):\n" + "\n".join(self.lines) + "\n"
+        namespace = dict(self.names)
+        exec(compile(source, "<cr.jit call>", "exec"), namespace)
+        call = namespace["call"]
+        call.source = source
+        return call
+
+    def result(self, template):
+        tag, body = template[0], template[1]
+        if tag == "out":
+            return f"out[{body}]"
+        if tag == "tensor":
+            return f"make(asarray(out[{body}]))"
+        if tag == "const":
+            return self.name(body)
+        if tag is dict:
+            return "{" + ", ".join(f"{self.name(k)}: {self.result(v)}"
+                                   for k, v in body.items()) + "}"
+        items = [self.result(item) for item in body]
+        if tag is tuple:
+            return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+        if tag is list:
+            return "[" + ", ".join(items) + "]"
+        return f"{self.name(tag)}([{', '.join(items)}])"

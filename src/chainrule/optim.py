@@ -361,7 +361,11 @@ class SGD(Optimizer):
         if momentum:
             buf = state.get("momentum_buffer")
             # The first step takes the gradient as it is, undamped (PyTorch does so).
-            buf = g.copy() if buf is None else buf * momentum + (1 - group["dampening"]) * g
+            if buf is None:
+                buf = g.copy()
+            else:  # (no dampening: g itself, not 1 * g, a copy)
+                dampening = group["dampening"]
+                buf = buf * momentum + ((1 - dampening) * g if dampening else g)
             state["momentum_buffer"] = buf
             g = g + momentum * buf if group["nesterov"] else buf
         return p - lr * g

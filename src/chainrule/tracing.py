@@ -565,14 +565,25 @@ class Program:
     ``outputs`` are the values of ``output_slots``. ``print(program)`` lists the calls,
     one a line, with the shape and dtype each made while tracing."""
 
-    def __init__(self, trace, output_slots, names=None):
+    def __init__(self, trace, output_slots, names=None, replaces=None):
         self.inputs = list(trace.inputs)
         self.output_slots = list(output_slots)
         self.values = trace.values
         self.names = dict(names or {})  # slot -> a reader's name (x, layers.0.weight)
         self.ops = _live_ops(trace.ops, set(self.output_slots) | set(self.inputs))
+        views = _views(self.ops, trace.values)
         self.buffers = _kept_buffers(self.ops, self.output_slots, self.inputs,
-                                     trace.values)
+                                     trace.values, views)
+        # {output: input} where the output is the input's new value (a parameter after
+        # its update): computed into the input's own array when nothing reads it later
+        self.in_place = _in_place(self.ops, replaces or {}, self.output_slots,
+                                  trace.values, views)
+        used = set(self.output_slots)
+        for op in self.ops:
+            used.update(op.slots_read())
+            used.update(op.writes)
+        # the arguments no call reads (a gradient the function sets to None, say)
+        self.unused = [i for i, n in enumerate(self.inputs) if n not in used]
         self._constants = {}
         self._source = self._python()
         namespace = {"np": np, **self._constants}
@@ -588,6 +599,8 @@ class Program:
     def _python(self):
         args = ", ".join(f"t{n}" for n in self.inputs)
         lines = [f"def program({args}):"]
+        for n in sorted(set(self.in_place.values())):  # (a read-only array stays so)
+            lines.append(f"    t{n} = t{n} if t{n}.flags.writeable else t{n}.copy()")
         for op in self.ops:
             lines.append("    " + self._line(op, self._code_name, code=True))
         outs = ", ".join(f"t{n}" for n in self.output_slots)
@@ -652,11 +665,13 @@ class Program:
         fn, args, kwargs = op.fn, op.args, op.kwargs
         arg = [self._expr(a, slot_name, code) for a in args]
         keywords = [f"{k}={self._expr(v, slot_name, code)}" for k, v in kwargs.items()]
-        buffer = self.buffers.get(op.outs[0]) if op.outs and op.outs[0] is not None \
-            else None
-        if buffer is not None and code:
+        out = op.outs[0] if op.outs else None
+        if code and out in self.buffers:
             fn = _UFUNC_OF.get(fn, fn)
-            keywords.append(f"out={self._constant(buffer)}")
+            keywords.append(f"out={self._constant(self.buffers[out])}")
+        elif out in self.in_place:
+            fn = _UFUNC_OF.get(fn, fn)
+            keywords.append(f"out={slot_name(self.in_place[out])}")
         if fn in _AUGMENTED:
             return f"{arg[0]} {_AUGMENTED[fn]} {arg[1]}"
         if fn is operator.setitem:
@@ -760,41 +775,92 @@ def _live_ops(ops, needed):
     return kept
 
 
-def _kept_buffers(ops, outputs, inputs, values):
-    """{slot: a buffer} for the temporaries a replay can compute into a buffer of its
-    own, kept from run to run: arrays a call makes new (ufuncs, matmul) that are not
-    returned, not written into by others in place, and of which no returned array is a
-    view."""
-    escaping = set(outputs) | set(inputs)
-    views = {}  # slot -> the slots whose memory it may share
+def _views(ops, values):
+    """{slot: the slots whose memory it may share}, for the results that are not new
+    arrays (reshape, transpose, indexing with slices)."""
+    views = {}
     for op in ops:
+        if op.fresh:
+            continue
         reads = op.slots_read()
         for out in op.outs:
-            if out is None:
-                continue
-            value = values[out]
-            if not isinstance(value, np.ndarray) or op.fresh:
-                continue
-            views[out] = [r for r in reads if isinstance(values.get(r), np.ndarray)
-                          and np.may_share_memory(value, values[r])]
-    # whatever a returned array may share memory with escapes too
-    stack = list(escaping)
-    while stack:
-        slot = stack.pop()
-        for base in views.get(slot, ()):
-            if base not in escaping:
-                escaping.add(base)
-                stack.append(base)
+            if out is not None and isinstance(values[out], np.ndarray):
+                views[out] = [r for r in reads if isinstance(values.get(r), np.ndarray)
+                              and np.may_share_memory(values[out], values[r])]
+    return views
+
+
+def _sharing(slots, views):
+    """The slots that may share memory with any of ``slots`` (through views, either
+    way), those included."""
+    found = set(slots)
+    changed = True
+    while changed:
+        changed = False
+        for view, bases in views.items():
+            linked = view in found or any(b in found for b in bases)
+            if linked and not (view in found and found.issuperset(bases)):
+                found.add(view)
+                found.update(bases)
+                changed = True
+    return found
+
+
+def _kept_buffers(ops, outputs, inputs, values, views):
+    """{slot: a buffer} for the temporaries a replay computes into buffers kept from run
+    to run: arrays a call makes new (ufuncs, matmul) that share no memory with what the
+    program returns or takes. Temporaries whose lives do not overlap share a buffer (of
+    their shape and dtype), so a run touches little memory, as NumPy's allocator reuses
+    what was just freed."""
+    escaping = _sharing(set(outputs) | set(inputs), views)
+    last_use = {}  # slot -> the last op that reads it, or a view of it
+    for i, op in enumerate(ops):
+        for n in op.slots_read() + list(op.writes):
+            last_use[n] = i
+    for view, bases in views.items():  # a view keeps its base alive
+        for base in bases:
+            last_use[base] = max(last_use.get(base, -1), last_use.get(view, -1))
+    for view in sorted(views, reverse=True):  # (views of views, latest first)
+        for base in views[view]:
+            last_use[base] = max(last_use.get(base, -1), last_use.get(view, -1))
+    free = {}     # (shape, dtype) -> [(free after op i, buffer)]
     buffers = {}
-    for op in ops:
-        if not op.fresh:
+    for i, op in enumerate(ops):
+        if not op.fresh or op.outs[0] in escaping:
             continue
         out = op.outs[0]
-        if out in escaping:
-            continue
         value = values[out]
-        buffers[out] = np.empty(value.shape, value.dtype)
+        pool = free.setdefault((value.shape, value.dtype), [])
+        reuse = next((k for k, (after, _) in enumerate(pool) if after < i), None)
+        buffer = pool.pop(reuse)[1] if reuse is not None else \
+            np.empty(value.shape, value.dtype)
+        buffers[out] = buffer
+        pool.append((last_use.get(out, i), buffer))
     return buffers
+
+
+def _in_place(ops, replaces, outputs, values, views):
+    """{output: input} for each new value of an input (``replaces``) that a call can
+    compute into the input's array: made by a ufunc or matmul of the same shape and
+    dtype, after which nothing reads the input or a view of it, and no other result
+    shares its memory."""
+    chosen = {}
+    for i, op in enumerate(ops):
+        if not op.fresh or op.outs[0] not in replaces:
+            continue
+        out = op.outs[0]
+        source = replaces[out]
+        new, old = values[out], values[source]
+        if (not isinstance(old, np.ndarray) or new.shape != old.shape
+                or new.dtype != old.dtype or source in chosen.values()):
+            continue
+        shared = _sharing({source}, views)
+        later = {n for later_op in ops[i + 1:]
+                 for n in later_op.slots_read() + list(later_op.writes)}
+        if shared & later or shared & (set(outputs) - {out}):
+            continue
+        chosen[out] = source
+    return chosen
 
 
 ARRAYS.add(Traced)

@@ -33,6 +33,7 @@ import numpy as np
 from . import data as datasets
 from . import optim
 from .graph import no_grad
+from .jit import jit
 from .nn import MLP
 from .nn.functional import cross_entropy, hinge_loss, mse_loss
 from .nn.scalar import MLP as ScalarMLP
@@ -70,7 +71,9 @@ class Config:
     linearly from ``lr`` to ``lr / 10`` over the run (micrograd's demo). ``loss``:
     ``"cross_entropy"`` (one output per class), ``"hinge"`` (micrograd's SVM loss, one
     output whose sign is the class; two classes only) or ``"mse"`` (regression, one
-    output). ``l2`` adds ``l2 * sum(p**2)`` over the parameters to the loss.
+    output). ``l2`` adds ``l2 * sum(p**2)`` over the parameters to the loss. ``jit``:
+    on the tensor engine, each step runs as a program traced once (``cr.jit``), with
+    the same numbers as eager steps.
 
     >>> Config("moons", hidden=[0])
     Traceback (most recent call last):
@@ -91,6 +94,7 @@ class Config:
     activation: str = "relu"
     seed: int = 0
     data_dir: str = ""
+    jit: bool = True
 
     def __post_init__(self):
         self.hidden = list(self.hidden)
@@ -606,6 +610,24 @@ def _interrupt_flag(enabled):
         signal.signal(signal.SIGINT, previous)
 
 
+def training_step(engine, config):
+    """``step(model, optimizer, X, targets) -> (loss, outputs)``: forward, loss,
+    zero_grad, backward and the optimizer's step on one batch. On the tensor engine
+    with ``config.jit``, traced once per batch shape into a program (``cr.jit``): the
+    same NumPy calls, without building the graph at every step. Its outputs are then
+    the outputs' array, without a graph."""
+    def step(model, optimizer, X, targets):
+        outputs = engine.forward(model, X)
+        loss = batch_loss(engine, config, model, outputs, targets)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        return loss, outputs
+    if engine.name == "tensor" and config.jit:
+        return jit(step)
+    return step
+
+
 def _run_epochs(engine, config, model, optimizer, schedule, data, batch_size,
                 show_progress, interrupted=False):
     """The loop: per batch forward, loss, zero_grad, backward, optimizer and schedule
@@ -615,6 +637,7 @@ def _run_epochs(engine, config, model, optimizer, schedule, data, batch_size,
     X, labels = data["X_train"], data["y_train"]
     targets = _loss_targets(config.loss, labels)
     classify = not data.get("regression", False)
+    step = training_step(engine, config)
     rng = np.random.default_rng(config.seed)
     history = {"loss": [], "train_accuracy": [], "test_accuracy": [], "step_loss": [],
                "samples": 0}
@@ -625,14 +648,10 @@ def _run_epochs(engine, config, model, optimizer, schedule, data, batch_size,
             total, correct, finished = 0.0, 0, True
             batches = _batch_rows(len(X), batch_size, rng)
             for k, rows in enumerate(batches, 1):
-                outputs = engine.forward(model, X[rows])
-                loss = batch_loss(engine, config, model, outputs, targets[rows])
+                loss, outputs = step(model, optimizer, X[rows], targets[rows])
                 value = _finite(loss, config, len(history["step_loss"]) + 1, epoch)
                 if classify:
                     correct += int(np.sum(predictions(engine.scores(outputs)) == labels[rows]))
-                optimizer.zero_grad()
-                loss.backward()
-                optimizer.step()
                 schedule.step()
                 history["step_loss"].append(value)
                 history["samples"] += len(rows)
