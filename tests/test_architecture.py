@@ -1,7 +1,7 @@
 """The shape of the package: the imports between chainrule's modules run one way.
 
-    graph <- primitive <- rules <- tensor, value <- tracer <- reverse, forward
-          <- functional <- nn, optim, data, viz, explain, cli
+    graph <- primitive <- tracing <- rules <- tensor, value <- tracer <- reverse, forward
+          <- functional <- nn, optim, data, viz, explain <- jit <- training <- cli
 
 Read from the source (every ``import`` statement, at the top of a module or inside a
 function), so the test sees what a reader sees. ``chainrule/__init__.py`` is the public
@@ -89,6 +89,12 @@ def test_the_rule_table_imports_no_engine_and_none_of_their_users(name):
     ("chainrule.tensor", "chainrule.cli"),
     ("chainrule.tensor", "chainrule.optim"),
     ("chainrule.tensor", "chainrule.nn.layers"),
+    ("chainrule.primitive", "chainrule.tracing"),
+    ("chainrule.tracing", "chainrule.rules.shapes"),
+    ("chainrule.tracing", "chainrule.tensor"),
+    ("chainrule.optim", "chainrule.jit"),
+    ("chainrule.nn.module", "chainrule.jit"),
+    ("chainrule.jit", "chainrule.training"),
 ])
 def test_the_arrows_run_one_way(lower, higher):
     """The higher module imports the lower one (through some chain), never the reverse."""

@@ -182,7 +182,20 @@ def test_w3_judges_the_ratio_of_chainrule_and_numpy_timed_as_a_pair():
 
 
 def test_w3_says_by_how_much_a_configuration_misses():
-    w3, rows = _w3_rows({("a", "chainrule"): 1.21, ("a", "numpy"): 1.0,
-                         ("b", "chainrule"): 1.0, ("b", "numpy"): 1.0})
+    a, b = "784-128-10 b128 float32", "784-128-10 b1024 float32"
+    w3, rows = _w3_rows({(a, "chainrule"): 1.21, (a, "numpy"): 1.0,
+                         (b, "chainrule"): 1.0, (b, "numpy"): 1.0})
     name, ok, detail = w3.target_vs_numpy(rows)  # no pair cases: the all-library ratio
-    assert ok is False and "a: 1.21x" in detail and "missed by a: 1.10x" in detail
+    assert ok is False and f"{a}: 1.21x" in detail and f"missed by {a}: 1.10x" in detail
+
+
+def test_w3_holds_the_jitted_step_to_its_bounds_and_the_eager_one_from_batch_128():
+    small, target = "784-128-10 b32 float32", "784-128-10 b128 float32"
+    w3, rows = _w3_rows({(small, "chainrule"): 1.40, (small, "numpy"): 1.0,
+                         (small, "chainrule-jit"): 0.99,
+                         (target, "chainrule"): 1.05, (target, "numpy"): 1.0,
+                         (target, "chainrule-jit"): 0.97})
+    assert w3.target_vs_numpy(rows)[1] is True  # batch 32 is not held to 1.10x
+    name, ok, detail = w3.target_jit_vs_numpy(rows)
+    assert ok is False and f"{target} (0.97x > 0.95x)" in detail
+    assert small not in detail.split("missed at")[1]

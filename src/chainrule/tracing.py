@@ -664,7 +664,10 @@ class Program:
         """The Python of one call: ``t3 = np.matmul(t1, t2)``."""
         fn, args, kwargs = op.fn, op.args, op.kwargs
         arg = [self._expr(a, slot_name, code) for a in args]
-        keywords = [f"{k}={self._expr(v, slot_name, code)}" for k, v in kwargs.items()]
+        keywords = [f"{k}={self._expr(v, slot_name, code)}" for k, v in kwargs.items()
+                    if not (k == "out" and type(v) is tuple and len(v) == 1)]
+        if type(kwargs.get("out")) is tuple and len(kwargs["out"]) == 1:  # out=(a,): a
+            keywords.append(f"out={self._expr(kwargs['out'][0], slot_name, code)}")
         out = op.outs[0] if op.outs else None
         if code and out in self.buffers:
             fn = _UFUNC_OF.get(fn, fn)
@@ -756,6 +759,8 @@ def _show_constant(value):
     if isinstance(value, np.dtype):
         return value.name
     if isinstance(value, type) and issubclass(value, np.generic):
+        return value.__name__
+    if callable(value) and hasattr(value, "__name__"):
         return value.__name__
     return repr(value)
 
