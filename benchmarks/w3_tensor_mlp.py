@@ -160,7 +160,7 @@ def make_numpy(x, y, raw):
             lambda: numpy_step(x, y, [p.copy() for p in raw], lr=0.0)[1])
 
 
-def make_chainrule(x, y, raw):
+def make_chainrule(x, y, raw, jit=False):
     import chainrule as cr
     from chainrule.nn.functional import cross_entropy, linear
 
@@ -178,6 +178,8 @@ def make_chainrule(x, y, raw):
             p.data -= lr * p.grad
         return [p.grad for p in params]
 
+    if jit:
+        step = cr.jit(step)
     xt = cr.tensor(x)
     params = [cr.tensor(p.copy(), requires_grad=True) for p in raw]
     return (lambda: step(xt, params, LR),
@@ -186,28 +188,7 @@ def make_chainrule(x, y, raw):
 
 def make_chainrule_jit(x, y, raw):
     """The same step as make_chainrule, traced once by cr.jit and replayed."""
-    import chainrule as cr
-    from chainrule.nn.functional import cross_entropy, linear
-
-    @cr.jit
-    def step(xt, params, lr):
-        h = xt
-        n_layers = len(params) // 2
-        for i in range(n_layers):
-            hidden = i < n_layers - 1
-            h = linear(h, params[2 * i], params[2 * i + 1], "relu" if hidden else None)
-        loss = cross_entropy(h, y)
-        for p in params:
-            p.grad = None
-        loss.backward()
-        for p in params:
-            p.data -= lr * p.grad
-        return [p.grad for p in params]
-
-    xt = cr.tensor(x)
-    params = [cr.tensor(p.copy(), requires_grad=True) for p in raw]
-    return (lambda: step(xt, params, LR),
-            lambda: step(xt, [cr.tensor(p.copy(), requires_grad=True) for p in raw], 0.0))
+    return make_chainrule(x, y, raw, jit=True)
 
 
 def make_chainrule_nn(x, y, raw):
@@ -561,15 +542,19 @@ def target_vs_numpy(rows):
     return name, not bad, detail
 
 
-def target_vs_torch(rows):
-    name = "w3: chainrule faster than PyTorch eager at batch 128"
-    cases = {c: m for c, m in _by_case(rows).items() if " b128 " in c}
-    ratios = {c: m["chainrule"] / m["torch"] for c, m in cases.items()
-              if "chainrule" in m and "torch" in m}
+def _faster_than(name, rows, ours, theirs, label, chosen):
+    """Met if ``ours`` takes less time than ``theirs`` on every case ``chosen`` picks."""
+    ratios = {c: m[ours] / m[theirs] for c, m in _by_case(rows).items()
+              if chosen(c) and ours in m and theirs in m}
     if not ratios:
-        return name, None, "no batch-128 rows with torch"
-    detail = "; ".join(f"{c}: {r:.2f}x torch" for c, r in ratios.items())
+        return name, None, f"no rows with {label}"
+    detail = "; ".join(f"{c}: {r:.2f}x {label}" for c, r in ratios.items())
     return name, all(r < 1.0 for r in ratios.values()), detail
+
+
+def target_vs_torch(rows):
+    return _faster_than("w3: chainrule faster than PyTorch eager at batch 128", rows,
+                        "chainrule", "torch", "torch", lambda c: " b128 " in c)
 
 
 def _batch(case):
@@ -595,15 +580,10 @@ def target_jit_vs_numpy(rows):
 
 
 def target_jit_vs_jax_jit(rows):
-    name = "w3: cr.jit step faster than jax.jit at the small sizes (784-128-10, batch <= 128)"
-    cases = {c: m for c, m in _by_case(rows).items()
-             if c.startswith("784-128-10 ") and (" b32 " in c or " b128 " in c)}
-    ratios = {c: m["chainrule-jit"] / m["jax-jit"] for c, m in cases.items()
-              if "chainrule-jit" in m and "jax-jit" in m}
-    if not ratios:
-        return name, None, "no rows with jax-jit"
-    detail = "; ".join(f"{c}: {r:.2f}x jax.jit" for c, r in ratios.items())
-    return name, all(r < 1.0 for r in ratios.values()), detail
+    return _faster_than(
+        "w3: cr.jit step faster than jax.jit at the small sizes (784-128-10, batch <= 128)",
+        rows, "chainrule-jit", "jax-jit", "jax.jit",
+        lambda c: c.startswith("784-128-10 ") and _batch(c) <= 128)
 
 
 TARGETS = [target_vs_numpy, target_vs_torch, target_jit_vs_numpy, target_jit_vs_jax_jit]

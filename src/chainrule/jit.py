@@ -728,6 +728,19 @@ class _FastCall:
     def check(self, condition):
         self.lines.append(f"    if not ({condition}): return MISS")
 
+    def check_tensor(self, tensor, data, key):
+        """The tensor's array and gradient have the traced shapes and dtypes (key:
+        shape, dtype, requires_grad, and the gradient's (shape, dtype) or None)."""
+        shape, dtype, requires_grad, grad = key
+        self.check(f"type({data}) is ndarray and {data}.shape == {shape!r} and "
+                   f"{data}.dtype == {self.name(dtype)} and "
+                   f"{tensor}.requires_grad is {bool(requires_grad)}")
+        if grad is None:
+            self.check(f"{tensor}._grad is None")
+        else:
+            self.check(f"type({tensor}._grad) is ndarray and {tensor}._grad.shape == "
+                       f"{grad[0]!r} and {tensor}._grad.dtype == {self.name(grad[1])}")
+
     def visit(self, expr, part):
         if part in (float, int, complex):
             var = self.fresh(expr)
@@ -744,16 +757,8 @@ class _FastCall:
             self.check(f"isinstance({var}, generic) and {var}.dtype == {self.name(part[1])}")
             self.leaves.append(var)
         elif kind == "T":
-            _, shape, dtype, requires_grad, grad = part[:5]
             data = self.fresh(f"{var}._data if isinstance({var}, Tensor) else None")
-            self.check(f"type({data}) is ndarray and {data}.shape == {shape!r} and "
-                       f"{data}.dtype == {self.name(dtype)} and "
-                       f"{var}.requires_grad is {bool(requires_grad)}")
-            if grad is None:
-                self.check(f"{var}._grad is None")
-            else:
-                self.check(f"type({var}._grad) is ndarray and {var}._grad.shape == "
-                           f"{grad[0]!r} and {var}._grad.dtype == {self.name(grad[1])}")
+            self.check_tensor(var, data, part[1:5])
             self.tensors.append((var, data))
         elif kind in (list, tuple):
             self.check(f"type({var}) is {kind.__name__} and len({var}) == {len(part[1])}")
@@ -806,15 +811,7 @@ class _FastCall:
             tensor = self.fresh(self.name(state.tensor))
             holder[id(state)] = tensor
             data = self.fresh(f"{tensor}._data")
-            shape, dtype, requires_grad, grad = state.key
-            self.check(f"type({data}) is ndarray and {data}.shape == {shape!r} and "
-                       f"{data}.dtype == {self.name(dtype)} and "
-                       f"{tensor}.requires_grad is {bool(requires_grad)}")
-            if grad is None:
-                self.check(f"{tensor}._grad is None")
-            else:
-                self.check(f"type({tensor}._grad) is ndarray and {tensor}._grad.shape == "
-                           f"{grad[0]!r} and {tensor}._grad.dtype == {self.name(grad[1])}")
+            self.check_tensor(tensor, data, state.key)
             segments[-1].append(data)
             if state.grad_slot is not None:
                 segments[-1].append(f"{tensor}._grad")
