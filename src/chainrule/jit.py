@@ -260,7 +260,6 @@ def _argument_names(fun, count):
 # ---------------------------------------------------------------------------------------
 
 _swap_lock = threading.Lock()
-_active = [0]
 
 
 class _tracing:
@@ -275,14 +274,14 @@ class _tracing:
         tracing._current.trace = self.trace
         self.trace.adopt = self.session.adopt
         with _swap_lock:
-            _active[0] += 1
+            tracing.anywhere[0] += 1
             Tensor._apply_primitive = staticmethod(_record_adopting)
 
     def __exit__(self, *exc):
         tracing._current.trace = self.previous
         with _swap_lock:
-            _active[0] -= 1
-            if not _active[0]:
+            tracing.anywhere[0] -= 1
+            if not tracing.anywhere[0]:
                 Tensor._apply_primitive = staticmethod(_record)
         return False
 

@@ -383,7 +383,8 @@ class Tensor(ArrayMethods):
     def data(self, value):
         # Replacing the array (t.data = ..., t.data += ...) bumps the version, so a
         # backward pass that saved the old values can tell, and refuse.
-        if tracing._current.trace is not None:  # cr.jit: what it was becomes an input
+        if tracing.anywhere[0] and tracing._current.trace is not None:  # cr.jit: what
+            # it was becomes an input of the program
             tracing.touch(self)
         self._data = value if type(value) in ARRAYS else _as_array(value, None)
         self._locked = False
@@ -397,7 +398,8 @@ class Tensor(ArrayMethods):
 
     @grad.setter
     def grad(self, value):
-        if tracing._current.trace is not None:  # cr.jit: what it was becomes an input
+        if tracing.anywhere[0] and tracing._current.trace is not None:  # cr.jit: what
+            # it was becomes an input of the program
             tracing.touch(self)
         self._grad = value
 

@@ -4,16 +4,20 @@
 arrays were. A ``Traced`` holds the real array, so that first run computes real
 numbers, and a slot number. Every NumPy call that touches a traced array is recorded:
 NumPy itself hands ufuncs to ``__array_ufunc__`` and its functions to
-``__array_function__``; operators, methods and indexing are recorded here. Nothing
-else needs to know: the rules, the backward pass and the optimizers run unchanged, on
-traced arrays instead of NumPy's.
+``__array_function__``; operators, methods and indexing are recorded here. The rules,
+the backward pass and the optimizers run on traced arrays as on NumPy's. The few places
+that leave NumPy say so: a conversion goes through ``primitive.as_array`` (a traced
+array stays traced), a check of data through ``require`` (the check becomes a call of
+the program), a formula chosen by data through ``branch`` (each run checks the choice
+still holds), a random draw through ``draw`` (each run draws anew).
 
 The program is data: a list of ``Op`` (a function, its arguments with slots where
 traced arrays were, the slots it writes), run in order. ``Program`` turns the list
 into Python source, one line per call (what ``print(program)`` shows, with shapes), so
 a replay costs what the same calls written by hand cost. It also removes calls whose
-results nobody uses, and gives each temporary array a buffer of its own, kept from call
-to call (NumPy's ``out=``), so a replay allocates little.
+results nobody uses, computes temporaries into buffers kept from call to call (NumPy's
+``out=``; temporaries whose lives do not overlap share one), and the new value of a
+parameter into the parameter's own array, so a replay allocates little.
 
 A replay runs the same NumPy calls, in the same order, on arrays of the same shapes and
 dtypes, so its results are the traced run's to the last bit. What cannot be replayed
@@ -44,6 +48,9 @@ class _Current(threading.local):
 
 
 _current = _Current()
+# How many traces are open, in any thread: hot paths (a module's call, a gradient set)
+# look at their thread's trace only while one is (a plain read is cheaper).
+anywhere = [0]
 
 
 def current():

@@ -148,7 +148,8 @@ class Module:
     training = True
 
     def __call__(self, *args, **kwargs):
-        if tracing._current.trace is not None:  # cr.jit: the program holds for this mode
+        if tracing.anywhere[0] and tracing._current.trace is not None:  # cr.jit: the
+            # program it is traced into holds for this module's mode (train or eval)
             tracing.touch(self)
         return self.forward(*args, **kwargs)
 
