@@ -459,3 +459,78 @@ def test_kept_buffers_never_hold_what_a_call_returns():
     second = jitted(np.ones(3))
     same(first, (np.full(3, 3.0), np.float64(3.0 * 3)))
     assert not np.shares_memory(first[0], second[0])
+
+
+def test_a_returned_view_of_a_temporary_is_not_overwritten_by_the_next_call():
+    jitted = cr.jit(lambda x: (cr.exp(x) * 2.0)[1:])
+    first = jitted(np.zeros(3))
+    jitted(np.ones(3))
+    same(first, np.full(2, 2.0))
+
+
+def test_an_update_is_not_written_in_place_while_the_old_array_is_returned():
+    w = cr.tensor(np.ones(3))
+
+    @cr.jit
+    def step():
+        old = w.data
+        w.data = w.data - 1.0
+        return old
+
+    for expected in (1.0, 0.0, -1.0):
+        old = step()
+        same(old, np.full(3, expected))
+        same(w.data, np.full(3, expected - 1.0))
+    assert not np.shares_memory(old, w.data)
+
+
+def test_an_update_is_written_into_the_parameter_s_own_array():
+    """What a hand-written step does (p -= lr * g), and PyTorch's optimizers: the new
+    values go into the array the parameter holds, which stays the same array."""
+    model = _model(np.float64)
+    opt = optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    step = cr.jit(train_step)
+    x, y = _problem(np.float64)
+    for _ in range(3):
+        step(model, opt, x, y)
+    arrays = [p.data for p in model.parameters()]
+    buffers = [opt.state[p]["momentum_buffer"] for p in model.parameters()]
+    step(model, opt, x, y)
+    assert all(a is p.data for a, p in zip(arrays, model.parameters()))
+    assert all(b is opt.state[p]["momentum_buffer"]
+               for b, p in zip(buffers, model.parameters()))
+    text = str(step.program(model, opt, x, y))
+    assert "out=model.layers.0.weight)" in text and "-> model.layers.0.weight" in text
+
+
+def test_a_tensor_read_in_any_way_is_read_anew_at_every_call():
+    """A closed-over tensor whose values the function reads outside the operations
+    (.data, a comparison, .detach(), np.asarray...) is an input of the program like one
+    used in an operation: a later change is seen."""
+    w = cr.tensor(np.array([1.0, -2.0, 3.0]))
+    reads = {
+        "data": lambda: w.data * 2.0,
+        "comparison": lambda: cr.where(w > 0, 1.0, 0.0),
+        "detach": lambda: w.detach() * 2.0,
+        "grad of detach": lambda: cr.sum(w.detach() ** 2),
+    }
+    for name, read in reads.items():
+        jitted = cr.jit(read)
+        jitted()
+        w.data = w.data * -1.0
+        same(read(), jitted())
+        w.data = w.data * -1.0
+
+
+def test_in_place_writes_into_a_tensor_replay():
+    w = cr.tensor(np.zeros(3))
+
+    @cr.jit
+    def bump(x):
+        w[1] = x[0]
+        t = w
+        t += x  # (Tensor.__iadd__: into w's array)
+        return w.data * 1.0
+
+    same(bump(np.ones(3)), np.array([1.0, 2.0, 1.0]))
+    same(bump(np.full(3, 2.0)), np.array([3.0, 4.0, 3.0]))

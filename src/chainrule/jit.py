@@ -83,7 +83,7 @@ def make_program(fun: Callable[..., Any], *, static_argnums: int | Sequence[int]
     1  t1 = np.tanh(x)  # (3,) float64
     2  t2 = t1 * 2.0  # (3,) float64
     3  t3 = t2.sum()  # () float64
-    outputs: t3
+    outputs: t3 -> returned
     """
     jitted = Jitted(fun, static_argnums, static_argnames)
     return jitted.program
@@ -370,7 +370,16 @@ class _Session:
             source = state.source(what)
             if source is not None and type(where) is int:
                 replaces.setdefault(output_slots[where], source)
-        program = tracing.Program(self.trace, output_slots, self.names, replaces)
+        where_to = {}  # output slot -> where it goes, for the listing
+        for i in range(len(outputs)):
+            if any(type(t) is tuple and t[0] in ("out", "tensor") and t[1] == i
+                   for t in _leaves_of(template)):
+                where_to.setdefault(output_slots[i], []).append("returned")
+        for state, what, where in writes:
+            if type(where) is int:
+                where_to.setdefault(output_slots[where], []).append(state.describe(what))
+        program = tracing.Program(self.trace, output_slots, self.names, replaces,
+                                  {k: ", ".join(v) for k, v in where_to.items()})
         explicit = [self.adopted[id(t)]
                     for t in _distinct([t for t, _ in self.tensor_arguments])]
         return _Entry(program, template, outputs, self.states, explicit, writes)
@@ -398,6 +407,14 @@ def _outputs(x, outputs, trace):
     return ("const", x)
 
 
+def _leaves_of(template):
+    tag, body = template[0], template[1]
+    if tag in ("out", "tensor", "const"):
+        return [template]
+    items = body.values() if tag is dict else body
+    return [leaf for item in items for leaf in _leaves_of(item)]
+
+
 def _output_index(outputs, traced):
     for i, known in enumerate(outputs):
         if known is traced:
@@ -421,6 +438,7 @@ class _TensorState:
         self.key = (data.shape, data.dtype, tensor.requires_grad, _grad_key(grad))
         self.initial_grad = grad
         traced = trace.input(data)
+        self.name = name
         self.names = {traced._slot: name}
         tensor._data = traced
         self.data_slot = traced._slot
@@ -457,6 +475,9 @@ class _TensorState:
         elif grad is not self.initial_grad:  # None, or a constant
             found.append(("grad", ("const", grad)))
         return found
+
+    def describe(self, what):
+        return self.name if what == "data" else f"{self.name}.grad"
 
     def source(self, what):
         """The input slot that ``what`` was read from (a new value may replace it in
@@ -557,6 +578,9 @@ class _OptimizerState:
                 elif ("state",) + where not in self.initial:
                     found.append((where, ("const", value)))
         return found
+
+    def describe(self, where):
+        return f"{where[1]}{where[0]}"  # momentum_buffer0: the first parameter's
 
     def source(self, where):
         traced = self.initial.get(("state",) + where)

@@ -362,6 +362,16 @@ class Tensor(ArrayMethods):
         self._origin = _user_frame() if _modes.anomaly else None
 
     def _contents(self):
+        if tracing.anywhere[0]:
+            return self._array()
+        return self._data
+
+    def _array(self):
+        """The array, for code that reads it outside the table's operations. In a cr.jit
+        trace, the tensor first becomes part of the program (its array an input read at
+        every run), so that nothing read from it is a constant by mistake."""
+        if tracing.anywhere[0] and tracing._current.trace is not None:
+            tracing.touch(self)
         return self._data
 
     _apply_primitive = staticmethod(_record)  # (prim, args, kwargs): record a node
@@ -377,6 +387,8 @@ class Tensor(ArrayMethods):
         change the gradient that backward computes."""
         if self._prev:
             _lock_result(self._data)
+        if tracing.anywhere[0]:
+            return self._array()
         return self._data
 
     @data.setter
@@ -394,6 +406,8 @@ class Tensor(ArrayMethods):
     def grad(self):
         """The gradient backward() accumulated: an ndarray of the tensor's shape (a
         Tensor after ``backward(create_graph=True)``), or None."""
+        if tracing.anywhere[0]:
+            self._array()  # (a cr.jit trace: the tensor joins the program first)
         return self._grad
 
     @grad.setter
@@ -418,7 +432,7 @@ class Tensor(ArrayMethods):
         >>> cr.tensor([[3.5]]).item()
         3.5
         """
-        return self._data.item()
+        return self._array().item()
 
     def numpy(self) -> np.ndarray:
         """The ndarray itself (no copy), the same as ``.data``.
@@ -431,7 +445,7 @@ class Tensor(ArrayMethods):
         """
         if self._prev:
             _lock_result(self._data)
-        return self._data
+        return self._array()
 
     def tolist(self) -> Any:  # a number, or nested lists of numbers
         """The values as (nested) Python lists of numbers, as ndarray.tolist.
@@ -439,7 +453,7 @@ class Tensor(ArrayMethods):
         >>> cr.tensor([[1.0, 2.0]]).tolist()
         [[1.0, 2.0]]
         """
-        return self._data.tolist()
+        return self._array().tolist()
 
     def clone(self) -> "Tensor":
         """A copy of the values in new memory, in the graph (its gradient flows back to
@@ -459,7 +473,7 @@ class Tensor(ArrayMethods):
         >>> int(cr.tensor([1.0, 3.0, 2.0]).argmax())
         1
         """
-        return np.argmax(self._data, axis=axis if dim is None else dim)
+        return np.argmax(self._array(), axis=axis if dim is None else dim)
 
     def argmin(self, axis: int | None = None, dim: int | None = None) -> np.ndarray | np.intp:
         """The index of the smallest entry (along ``axis``), an int or an int array.
@@ -467,7 +481,7 @@ class Tensor(ArrayMethods):
         >>> int(cr.tensor([1.0, 3.0, 2.0]).argmin())
         0
         """
-        return np.argmin(self._data, axis=axis if dim is None else dim)
+        return np.argmin(self._array(), axis=axis if dim is None else dim)
 
     def __format__(self, spec):
         """A one-entry tensor formats as its number (``f"{loss:.4f}"``).
@@ -476,18 +490,19 @@ class Tensor(ArrayMethods):
         '0.123'
         """
         if spec and self._data.size == 1:
-            return format(self._data.item(), spec)
+            return format(self._array().item(), spec)
         return format(str(self), spec)
 
     def __round__(self, ndigits=None):
-        return round(self._data.item(), ndigits)
+        return round(self._array().item(), ndigits)
 
     def __array__(self, dtype=None, copy=None):
         if self._prev:
             _lock_result(self._data)
-        if dtype is not None and dtype != self._data.dtype:
-            return self._data.astype(dtype)
-        return self._data.copy() if copy else self._data
+        data = self._array()
+        if dtype is not None and dtype != data.dtype:
+            return data.astype(dtype)
+        return data.copy() if copy else data
 
     def __len__(self):
         if self._data.ndim == 0:
@@ -498,13 +513,13 @@ class Tensor(ArrayMethods):
         return (self[i] for i in range(len(self)))
 
     def __float__(self):
-        return float(self._data)
+        return float(self._array())
 
     def __int__(self):
-        return int(self._data)
+        return int(self._array())
 
     def __bool__(self):
-        return bool(self._data)
+        return bool(self._array())
 
     def __repr__(self):
         body = np.array2string(self._data, separator=", ", prefix="tensor(")
@@ -527,7 +542,7 @@ class Tensor(ArrayMethods):
         >>> y.requires_grad
         False
         """
-        out = Tensor._make(self._data)
+        out = Tensor._make(self._array())
         out._version = self._version
         return out
 
@@ -590,11 +605,11 @@ class Tensor(ArrayMethods):
                 f"writing into it would make its gradient wrong; use the differentiable "
                 f"x.at[index].set(value) (or .add(value)), which returns a new tensor")
         self._refuse_if_saved(f"tensor[{_describe_index(index)}] = ...")
-        self._data[_raw_index(index)] = value._data if isinstance(value, Tensor) else value
+        self._array()[_raw_index(index)] = raw(value)
         self._version[0] += 1
 
     def _refuse_if_saved(self, what):
-        if not self._data.flags.writeable:
+        if type(self._data) is np.ndarray and not self._data.flags.writeable:
             raise RuntimeError(
                 f"{what}: the values of this tensor (shape {self.shape}) are saved by a "
                 f"recorded graph that has not run backward yet, and writing into them "
@@ -608,8 +623,8 @@ class Tensor(ArrayMethods):
                 f"its gradient wrong; write x = x {name[0]} y, or update x.data inside "
                 f"cr.no_grad() (as an optimizer does)")
         self._refuse_if_saved(f"x {name} ...")
-        ufunc(self._data, other._data if isinstance(other, Tensor) else other,
-              out=self._data, casting="same_kind")
+        data = self._array()
+        ufunc(data, raw(other), out=data, casting="same_kind")
         self._version[0] += 1
         return self
 
@@ -629,12 +644,12 @@ class Tensor(ArrayMethods):
     # ArrayMethods; the operations themselves, with their rules, are in chainrule.rules.
 
     # comparisons give boolean tensors, outside the graph (they have no derivative)
-    def __lt__(self, other): return Tensor._make(self._data < raw(other))
-    def __le__(self, other): return Tensor._make(self._data <= raw(other))
-    def __gt__(self, other): return Tensor._make(self._data > raw(other))
-    def __ge__(self, other): return Tensor._make(self._data >= raw(other))
-    def __eq__(self, other): return Tensor._make(self._data == raw(other))
-    def __ne__(self, other): return Tensor._make(self._data != raw(other))
+    def __lt__(self, other): return Tensor._make(self._array() < raw(other))
+    def __le__(self, other): return Tensor._make(self._array() <= raw(other))
+    def __gt__(self, other): return Tensor._make(self._array() > raw(other))
+    def __ge__(self, other): return Tensor._make(self._array() >= raw(other))
+    def __eq__(self, other): return Tensor._make(self._array() == raw(other))
+    def __ne__(self, other): return Tensor._make(self._array() != raw(other))
     __hash__ = object.__hash__  # identity, as for any graph node
 
     # --- backward (part 3) -------------------------------------------------------------

@@ -572,11 +572,12 @@ class Program:
     ``outputs`` are the values of ``output_slots``. ``print(program)`` lists the calls,
     one a line, with the shape and dtype each made while tracing."""
 
-    def __init__(self, trace, output_slots, names=None, replaces=None):
+    def __init__(self, trace, output_slots, names=None, replaces=None, destinations=None):
         self.inputs = list(trace.inputs)
         self.output_slots = list(output_slots)
         self.values = trace.values
         self.names = dict(names or {})  # slot -> a reader's name (x, layers.0.weight)
+        self.destinations = dict(destinations or {})  # output slot -> where it goes
         self.ops = _live_ops(trace.ops, set(self.output_slots) | set(self.inputs))
         views = _views(self.ops, trace.values)
         self.buffers = _kept_buffers(self.ops, self.output_slots, self.inputs,
@@ -743,7 +744,9 @@ class Program:
             shapes = [_describe(self.values[o]) for o in op.outs if o is not None]
             comment = f"  # {', '.join(shapes)}" if shapes else ""
             lines.append(f"{i:>{width}}  {text}{comment}")
-        lines.append("outputs: " + ", ".join(name(n) for n in self.output_slots))
+        lines.append("outputs: " + ", ".join(
+            name(n) + (f" -> {self.destinations[n]}" if n in self.destinations else "")
+            for n in self.output_slots))
         return "\n".join(lines)
 
     __repr__ = __str__
