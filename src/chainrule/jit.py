@@ -47,9 +47,13 @@ def jit(fun: Callable[..., Any] | None = None, *,
     While tracing, the function sees traced arrays, so Python cannot branch on their
     values: ``if x.sum() > 0:`` raises, naming the line; use ``cr.where`` or make the
     value a static argument. Python side effects (print, appending to a list) happen
-    while tracing only. A Tensor the function returns comes back without a graph.
-    Updates the program writes into a tensor (``opt.step()``) go into its array in
-    place where they can.
+    while tracing only, and so does what Python computes without arrays: a value read
+    from an object (a module's setting), ``np.random.rand()`` or ``random.random()``
+    become constants of the program (draw from a Generator through a layer, as
+    ``nn.Dropout`` does, or pass random arrays in). Tensors, optimizers and modules'
+    train/eval modes are state, read at every call. A Tensor the function returns
+    comes back without a graph. Updates of a parameter (``opt.step()``) go into its
+    array in place where they can, as PyTorch's optimizers and a hand-written step do.
 
     >>> w = cr.tensor([1.0, -2.0], requires_grad=True)
     >>> opt = cr.optim.SGD([w], lr=0.1)
