@@ -139,7 +139,7 @@ class Jitted:
         """The program of ``fun`` for these arguments: traced now (running ``fun``
         once), as a ``chainrule.tracing.Program``."""
         key = self._signature(args, kwargs)[0]
-        entry, _ = self._trace(args, kwargs, key)
+        entry, _ = self._trace(args, kwargs, key, keep=False)
         return entry.program
 
     # --- the signature ----------------------------------------------------------------
@@ -158,7 +158,7 @@ class Jitted:
         return (positional, named, aliases), values, tensors
 
     # --- tracing ----------------------------------------------------------------------
-    def _trace(self, args, kwargs, key):
+    def _trace(self, args, kwargs, key, keep=True):
         trace = tracing.Trace()
         session = _Session(trace)
         names = _argument_names(self.fun, len(args))
@@ -177,13 +177,15 @@ class Jitted:
                 raise
         entry = session.finish(result)
         trace.end()
-        entries = self._programs.setdefault(key, [])
-        entries.append(entry)
-        if len(entries) == _MANY_TRACES:
-            warnings.warn(f"cr.jit: {self!r} has been traced {len(entries)} times for "
-                          f"arguments of the same shapes: the state it reads changes from "
-                          f"call to call (a gradient set to None before the function "
-                          f"reads it, say), so each call traces again", stacklevel=3)
+        if keep:
+            entries = self._programs.setdefault(key, [])
+            entries.append(entry)
+            if len(entries) == _MANY_TRACES:
+                warnings.warn(f"cr.jit: {self!r} has been traced {len(entries)} times for "
+                              f"arguments of the same shapes: the state it reads (a "
+                              f"tensor it closes over, an optimizer) has changed shape "
+                              f"or kind each time, so each call traces again",
+                              stacklevel=3)
         return entry, entry.rebuild(entry.traced_outputs)
 
 
@@ -309,6 +311,7 @@ class _Session:
         self.adopted = {}     # id(object) -> its state record
         self.tensor_arguments = []  # (tensor, name): adopted first, in argument order
         self.hints = {}       # id(tensor) -> a name (model.layers.0.weight)
+        self.modules_seen = set()  # ids of the modules whose modes a state checks
 
     def argument(self, arg, name):
         """The argument with traced values for its arrays and numbers (in the order
@@ -348,7 +351,10 @@ class _Session:
         elif isinstance(obj, Optimizer):
             state = _OptimizerState(obj, self.trace, self)
         elif isinstance(obj, Module):
+            if id(obj) in self.modules_seen:
+                return  # below a module adopted before: its mode is checked there
             state = _ModuleState(obj)
+            self.modules_seen.update(id(m) for m in state.modules)
         else:
             return  # a Value: the scalar engine's numbers are constants of the program
         self.adopted[id(obj)] = state
@@ -508,21 +514,20 @@ class _ModuleState:
     names = {}
 
     def __init__(self, module):
-        self.module = module
-        self.key = _modes_of(module)
+        self.modules = list(module.modules())
+        self.key = tuple(m.training for m in self.modules)
 
     def read(self, values):
-        return _modes_of(self.module) == self.key
+        for module, training in zip(self.modules, self.key):
+            if module.training is not training:
+                return False
+        return True
 
     def writes(self, outputs):
         return []
 
     def restore(self):
         pass
-
-
-def _modes_of(module):
-    return tuple(m.training for m in module.modules())
 
 
 class _OptimizerState:
@@ -537,7 +542,15 @@ class _OptimizerState:
             for p in group["params"]:
                 if isinstance(p, Tensor):
                     session.adopt(p)
-        self.key = _optimizer_key(optimizer)
+        # what a replay needs to hold still: each group's hyperparameters (the
+        # learning rate by type: it is an input) and parameters, each parameter's state
+        self.groups = [(tuple((k, type(v) if k == "lr" and _is_number(v) else v)
+                              for k, v in group.items() if k != "params"),
+                        list(group["params"])) for group in optimizer.param_groups]
+        self.params = _params(optimizer)
+        self.state_kinds = [(p, {name: _state_key(v)
+                                 for name, v in optimizer.state.get(p, {}).items()})
+                            for p in self.params]
         self.slots = []    # where each input comes from: ("lr", group) or ("state", i, name)
         self.initial = {}  # where -> the traced input
         for gi, group in enumerate(optimizer.param_groups):
@@ -557,15 +570,38 @@ class _OptimizerState:
         self.initial[where] = traced
 
     def read(self, values):
+        """Append this call's inputs; False if the optimizer no longer fits the program:
+        other hyperparameters (the learning rate excepted: it is an input), other
+        parameters, or state of other kinds or shapes than traced."""
         opt = self.optimizer
-        if _optimizer_key(opt) != self.key:
+        groups = opt.param_groups
+        if len(groups) != len(self.groups):
             return False
-        params = _params(opt)
+        for group, (settings, params) in zip(groups, self.groups):
+            listed = group["params"]
+            if (len(group) != len(settings) + 1 or len(listed) != len(params)
+                    or any(a is not b for a, b in zip(listed, params))):
+                return False
+            for name, expected in settings:
+                value = group[name]
+                if name == "lr" and type(expected) is type:
+                    if type(value) is not expected:
+                        return False
+                elif not (value is expected or value == expected):
+                    return False
+        state = opt.state
+        for p, kinds in self.state_kinds:
+            entries = state.get(p)
+            if (entries or {}).keys() != kinds.keys():
+                return False
+            for name, kind in kinds.items():
+                if _state_key(entries[name]) != kind:
+                    return False
         for where in self.slots:
             if where[0] == "lr":
-                values.append(opt.param_groups[where[1]]["lr"])
+                values.append(groups[where[1]]["lr"])
             else:
-                values.append(opt.state[params[where[1]]][where[2]])
+                values.append(state[self.params[where[1]]][where[2]])
         return True
 
     def writes(self, outputs):
@@ -591,8 +627,7 @@ class _OptimizerState:
         return None if traced is None else traced._slot
 
     def write(self, where, value):
-        opt = self.optimizer
-        opt.state.setdefault(_params(opt)[where[0]], {})[where[1]] = value
+        self.optimizer.state.setdefault(self.params[where[0]], {})[where[1]] = value
 
     def restore(self):
         opt = self.optimizer
@@ -611,32 +646,14 @@ def _is_number(x):
     return type(x) in (float, int)
 
 
-def _optimizer_key(opt):
-    """What a replay needs to hold still: the hyperparameters (but learning rates, which
-    are inputs), and which state each parameter has, of what shape."""
-    groups = tuple(tuple((k, type(v) if k == "lr" and _is_number(v) else _freeze(v))
-                         for k, v in group.items() if k != "params")
-                   + (len(group["params"]),) for group in opt.param_groups)
-    state = tuple(tuple(sorted((name, _state_key(v))
-                               for name, v in opt.state.get(p, {}).items()))
-                  for p in _params(opt))
-    return groups, state
-
-
 def _state_key(v):
+    """What a replay needs of a state entry: an array's shape and dtype, a number's
+    type, anything else itself (compared by identity)."""
     if type(v) is np.ndarray:
         return ("a", v.shape, v.dtype)
     if _is_number(v):
         return type(v)
-    return _freeze(v)
-
-
-def _freeze(v):
-    try:
-        hash(v)
-        return v
-    except TypeError:
-        return ("id", id(v))
+    return ("object", id(v))
 
 
 class _Entry:

@@ -846,12 +846,31 @@ def _kept_buffers(ops, outputs, inputs, values, views):
         out = op.outs[0]
         value = values[out]
         pool = free.setdefault((value.shape, value.dtype), [])
-        reuse = next((k for k, (after, _) in enumerate(pool) if after < i), None)
+        reuse = None
+        if _elementwise(op):
+            # An operand that dies here, in a buffer of the result's shape: the result
+            # goes into it, entry by entry, as NumPy itself does for the temporaries of
+            # an expression (a + b * c), so a run touches as little memory as one
+            dying = {id(buffers[n]) for n in op.slots_read()
+                     if n in buffers and last_use.get(n) == i
+                     and values[n].shape == value.shape and values[n].dtype == value.dtype}
+            reuse = next((k for k, (_, b) in enumerate(pool) if id(b) in dying), None)
+        if reuse is None:
+            # the buffer freed last, as an allocator would: the likeliest still in cache
+            ready = [k for k, (after, _) in enumerate(pool) if after < i]
+            reuse = max(ready, key=lambda k: pool[k][0]) if ready else None
         buffer = pool.pop(reuse)[1] if reuse is not None else \
             np.empty(value.shape, value.dtype)
         buffers[out] = buffer
         pool.append((last_use.get(out, i), buffer))
     return buffers
+
+
+def _elementwise(op):
+    """Whether a call works entry by entry (a ufunc of one result), so that it may
+    write its result over an operand of the same shape."""
+    fn = _UFUNC_OF.get(op.fn, op.fn)
+    return isinstance(fn, np.ufunc) and fn.nout == 1 and fn is not np.matmul
 
 
 def _in_place(ops, replaces, outputs, values, views):
