@@ -16,7 +16,7 @@ from numbers import Number
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..primitive import Primitive, as_array, elementwise, raw, shape_of
+from ..primitive import as_array, elementwise, raw, shape_of
 from ..tracing import opaque
 from .common import Result
 
