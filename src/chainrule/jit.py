@@ -129,10 +129,10 @@ class Jitted:
         for entry in self._programs.get(key, ()):
             done = entry.try_run(values, tensors)
             if done is not None:
-                self._fast = entry.fast_call(key, self)
+                self._fast = entry.fast_call(key)
                 return done[0]
         entry, result = self._trace(args, kwargs, key)
-        self._fast = entry.fast_call(key, self)
+        self._fast = entry.fast_call(key)
         return result
 
     def program(self, *args, **kwargs):
@@ -536,7 +536,6 @@ class _OptimizerState:
 
     def __init__(self, optimizer, trace, session):
         self.optimizer = optimizer
-        self.trace = trace
         self.names = {}
         for group in optimizer.param_groups:
             for p in group["params"]:
@@ -709,14 +708,14 @@ class _Entry:
     def rebuild(self, outputs):
         return _rebuild(self.template, [_value(o) for o in outputs])
 
-    def fast_call(self, key, jitted):
+    def fast_call(self, key):
         """``call(args, kwargs)``: what ``Jitted.__call__`` and ``try_run`` do for this
         program, as one generated function (the checks of the signature and the state,
         the inputs, the run, the writes, the result), or ``_MISS`` where a check fails.
         A replay then costs little more than the program itself. None where the
         signature has a form it does not cover (the generic path serves it)."""
         if self._fast is None:
-            self._fast = _FastCall(self, key, jitted).build() or False
+            self._fast = _FastCall(self, key).build() or False
         return self._fast or None
 
 
@@ -749,8 +748,8 @@ class _FastCall:
     (a type, a shape, a dtype, a value), the program's inputs in order, the run, and
     the writes, with no loop and no method call where a line will do."""
 
-    def __init__(self, entry, key, jitted):
-        self.entry, self.key, self.jitted = entry, key, jitted
+    def __init__(self, entry, key):
+        self.entry, self.key = entry, key
         self.lines = []
         self.names = {"MISS": _MISS, "ndarray": np.ndarray, "generic": np.generic,
                       "Tensor": Tensor, "make": Tensor._make, "asarray": np.asarray,

@@ -821,7 +821,8 @@ def _fit(vjp, arg, g, create_graph, batch_shape=()):
     with another array, so a borrowed one is copied before it is stored.
     """
     data = arg._data
-    if create_graph or isinstance(vjp, Box) or type(data) not in ARRAYS:
+    if create_graph or isinstance(vjp, Box) or (type(data) is not np.ndarray
+                                                 and type(data) not in ARRAYS):
         # in a graph (create_graph, a seed in a graph, a transform's traced values):
         # the same with the table's operations, so the gradient can be differentiated
         if create_graph and not isinstance(vjp, Box):

@@ -347,12 +347,6 @@ class _Method:
     def __call__(self, obj, *args, **kwargs):
         return getattr(obj, self.name)(*args, **kwargs)
 
-    def __eq__(self, other):
-        return type(other) is _Method and other.name == self.name
-
-    def __hash__(self):
-        return hash(("method", self.name))
-
 
 class _Attribute(_Method):
     """``x.name``: an attribute that is computed (``T``, ``real``)."""
@@ -832,10 +826,8 @@ def _kept_buffers(ops, outputs, inputs, values, views):
     for i, op in enumerate(ops):
         for n in op.slots_read() + list(op.writes):
             last_use[n] = i
-    for view, bases in views.items():  # a view keeps its base alive
-        for base in bases:
-            last_use[base] = max(last_use.get(base, -1), last_use.get(view, -1))
-    for view in sorted(views, reverse=True):  # (views of views, latest first)
+    # A view keeps its bases alive; the latest views first, so views of views count
+    for view in sorted(views, reverse=True):
         for base in views[view]:
             last_use[base] = max(last_use.get(base, -1), last_use.get(view, -1))
     free = {}     # (shape, dtype) -> [(free after op i, buffer)]
