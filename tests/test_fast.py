@@ -84,9 +84,12 @@ def test_a_fused_layer_has_the_plain_second_derivatives_and_tangents(name):
         np.testing.assert_allclose(j_fused, j_plain, rtol=1e-13, atol=1e-13)
 
 
-def test_fused_cross_entropy_equals_the_plain_composition():
-    logits = RNG.standard_normal((6, 4))
-    labels = np.array([0, 3, 1, 1, 2, 0])
+@pytest.mark.parametrize("rows, classes", [(6, 4), (3, 5), (4, 4)])
+def test_fused_cross_entropy_equals_the_plain_composition(rows, classes):
+    """Fewer classes than rows (6, 4) runs class-major, the others row-major: both
+    give the plain composition's numbers."""
+    logits = RNG.standard_normal((rows, classes))
+    labels = np.arange(rows) * 7 % classes
     a, b = cr.tensor(logits, requires_grad=True), cr.tensor(logits, requires_grad=True)
     fused, plain = fast.cross_entropy(a, labels), plain_cross_entropy(b, labels)
     assert fused.item() == pytest.approx(plain.item(), rel=1e-14)
@@ -97,6 +100,19 @@ def test_fused_cross_entropy_equals_the_plain_composition():
             transform(lambda z: fast.cross_entropy(z, labels))(logits),
             transform(lambda z: plain_cross_entropy(z, labels))(logits),
             rtol=1e-12, atol=1e-14)
+
+
+def test_class_major_cross_entropy_hands_a_leaf_an_ordinary_gradient():
+    """The class-major work stays inside: a leaf's gradient is a C-ordered array of
+    the logits' shape and dtype, equal to softmax - one_hot over N."""
+    logits = RNG.standard_normal((8, 3)).astype(np.float32)
+    labels = np.array([0, 1, 2, 2, 1, 0, 0, 1])
+    z = cr.tensor(logits, requires_grad=True)
+    fast.cross_entropy(z, labels).backward()
+    e = np.exp(logits - logits.max(axis=1, keepdims=True))
+    expected = (e / e.sum(axis=1, keepdims=True) - np.eye(3)[labels]) / 8
+    assert z.grad.dtype == np.float32 and z.grad.flags.c_contiguous
+    np.testing.assert_allclose(z.grad, expected, rtol=1e-6, atol=1e-7)
 
 
 def test_nn_uses_the_plain_rules_when_the_overrides_are_off():

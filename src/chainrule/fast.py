@@ -178,18 +178,28 @@ linear_relu.defjvp(*[lambda t, ans, *args, _rule=linear.jvps[i]:
 
 def _cross_entropy_and_softmax(logits, labels):
     """The loss, and what the backward pass reuses: the softmax, which the forward
-    computes anyway, and where the labels sit in the logits seen as one flat array
-    (indexing a flat array with one index array is about twice as fast as with a pair)."""
+    computes anyway, and where the labels sit in it seen as one flat array (indexing a
+    flat array with one index array is about twice as fast as with a pair).
+
+    Where there are fewer classes than rows (10 digits, a batch of 128), the work runs
+    on a class-major copy, (C, N): a reduction over the classes is then C - 1 adds of
+    contiguous rows N long, where over a row-major (N, C) array it is N short loops of
+    C, about 8 times slower at (128, 10). The softmax stays class-major, and so does
+    the gradient (handed back as the transposed view)."""
     logits = as_array(logits)
     n, classes = logits.shape
-    picked = np.arange(n) * classes + labels
-    shifted = logits - np.maximum.reduce(logits, axis=-1, keepdims=True)  # no overflow
+    class_major = classes < n
+    if class_major:
+        scores, axis, picked = logits.T.copy(), 0, labels * n + np.arange(n)
+    else:
+        scores, axis, picked = logits, -1, np.arange(n) * classes + labels
+    shifted = scores - np.maximum.reduce(scores, axis=axis, keepdims=True)  # no overflow
     exp = np.exp(shifted)
-    total = np.add.reduce(exp, axis=-1, keepdims=True)
+    total = np.add.reduce(exp, axis=axis, keepdims=True)
     # -log softmax[label] = log(total) - shifted[label], summed over the rows
     loss = (np.add.reduce(np.log(total), axis=None) - np.add.reduce(shifted.take(picked))) / n
     exp /= total
-    return loss, (exp, picked)
+    return loss, (exp, picked, class_major)
 
 
 def _cross_entropy(logits, labels):
@@ -220,11 +230,11 @@ def _cross_entropy_pullback(g, ans, logits, labels, needs, residual):
         return (_cross_entropy_vjp(g, ans, logits, labels), None)
     if residual is None:
         residual = _cross_entropy_and_softmax(logits, labels)[1]
-    softmax, picked = residual
+    softmax, picked, class_major = residual
     d = softmax.copy()
     d.reshape(-1)[picked] -= 1  # a view of d: subtracts the one-hot in place
     d *= g / len(labels)
-    return (d, None)
+    return (d.T if class_major else d, None)
 
 
 class _KeepingSoftmax(Fused):
