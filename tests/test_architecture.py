@@ -2,6 +2,7 @@
 
     graph <- primitive <- tracing <- rules <- tensor, value <- tracer <- reverse, forward
           <- functional <- nn, optim, data, viz, explain <- jit <- training <- cli
+    tracing <- program <- jit
 
 Read from the source (every ``import`` statement, at the top of a module or inside a
 function), so the test sees what a reader sees. ``chainrule/__init__.py`` is the public
@@ -92,6 +93,8 @@ def test_the_rule_table_imports_no_engine_and_none_of_their_users(name):
     ("chainrule.primitive", "chainrule.tracing"),
     ("chainrule.tracing", "chainrule.rules.shapes"),
     ("chainrule.tracing", "chainrule.tensor"),
+    ("chainrule.tracing", "chainrule.program"),
+    ("chainrule.program", "chainrule.jit"),
     ("chainrule.optim", "chainrule.jit"),
     ("chainrule.nn.module", "chainrule.jit"),
     ("chainrule.jit", "chainrule.training"),

@@ -12,7 +12,9 @@ What must hold, and is checked here:
   data, ``float()``, ``np.asarray``, a traced value kept after the trace;
 * it composes with the transforms, nn modules and optimizers, whether they come as
   arguments or through a closure;
-* ``make_program`` prints the program as a numbered listing.
+* ``make_program`` prints the program as a numbered listing;
+* elementwise calls on large arrays run block of rows by block of rows with the same
+  numbers, and only where no array they write is read elsewhere through a view.
 """
 
 import warnings
@@ -21,7 +23,7 @@ import numpy as np
 import pytest
 
 import chainrule as cr
-from chainrule import nn, optim, tracing
+from chainrule import nn, optim, program, tracing
 from chainrule.nn.functional import cross_entropy
 
 import test_derivatives as table
@@ -60,6 +62,14 @@ def _refused_loudly(case, run):
     return False
 
 
+@pytest.fixture
+def small_blocks(monkeypatch):
+    """Runs of elementwise calls by blocks of a few rows from the smallest arrays up
+    (a ragged last block included), so that every program with such a run has it."""
+    monkeypatch.setattr(program, "_BLOCKED_FROM", 0)
+    monkeypatch.setattr(program, "_BLOCK_BYTES", 300)
+
+
 # ---------------------------------------------------------------------------------------
 # Every operation of the rule table, in each mode
 # ---------------------------------------------------------------------------------------
@@ -77,6 +87,13 @@ def test_every_operation_replays_its_value_and_gradient(case):
     if not _refused_loudly(case, lambda: cr.jit(value_and_gradient)(arrays, ws)):
         eager_then_jitted(value_and_gradient, arrays, ws,
                           others=[([a * 1.01 for a in arrays], ws)])
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_every_operation_replays_by_blocks_of_rows(case, small_blocks):
+    """The same with every run of two or more elementwise calls on arrays of two or
+    more rows split into blocks of a few rows."""
+    test_every_operation_replays_its_value_and_gradient(case)
 
 
 @pytest.mark.slow
@@ -166,6 +183,74 @@ def test_a_hundred_training_steps_are_bit_exact_in_float64(name):
         same(p.grad, q.grad)
     # a trace without the optimizer's state, one with it; the rest were replays
     assert sum(len(entries) for entries in step._programs.values()) <= 3
+
+
+@pytest.mark.parametrize("name", OPTIMIZERS)
+def test_training_by_blocks_of_rows_is_bit_exact(name, small_blocks):
+    """Each optimizer's update, by blocks of 2 rows (of the 20 x 16 weight): the eager
+    numbers to the last bit, and the listing says which lines run so."""
+    test_a_hundred_training_steps_are_bit_exact_in_float64(name)
+    model = _model(np.float64)
+    text = str(cr.make_program(train_step)(model, OPTIMIZERS[name](model.parameters()),
+                                           *_problem(np.float64)))
+    assert "of shape (20, 16): run by blocks of 2 rows)" in text
+
+
+def test_a_large_update_runs_by_blocks_of_rows():
+    """At the real threshold: Adam on a 512 x 256 float64 weight (1 MB) runs its update
+    by blocks of rows, with the eager numbers, into the parameter's own array."""
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((8, 512)), np.arange(8) % 4
+
+    def model_and_opt():
+        model = nn.Sequential(nn.Linear(512, 256, rng=1), nn.ReLU(), nn.Linear(256, 4, rng=2))
+        return model, optim.Adam(model.parameters(), lr=1e-3)
+
+    (eager_model, eager_opt), (jit_model, jit_opt) = model_and_opt(), model_and_opt()
+    step = cr.jit(train_step)
+    for i in range(5):
+        if i == 2:  # traced without Adam's state, then with it: replays from here
+            weight = jit_model.layers[0].weight.data
+        same(train_step(eager_model, eager_opt, x, y), step(jit_model, jit_opt, x, y))
+    same(eager_model.layers[0].weight.data, jit_model.layers[0].weight.data)
+    assert jit_model.layers[0].weight.data is weight
+    text = str(step.program(jit_model, jit_opt, x, y))
+    assert "of shape (512, 256): run by blocks of 64 rows)" in text
+    assert "for s, u1" in step.program(jit_model, jit_opt, x, y).source()
+
+
+def test_blocks_of_rows_never_write_what_a_view_reads(small_blocks):
+    """w -= 0.5 * w.T reads each entry of w at another place than it writes: run by
+    blocks, the first blocks would change what later ones read. Not split, it gives
+    NumPy's numbers (which buffer the overlap)."""
+    start = np.arange(16.0).reshape(4, 4)
+    w = cr.tensor(start.copy())
+
+    def in_place():
+        w.data -= 0.5 * w.data.T
+        return w.data * 1.0
+
+    def a_new_value():  # computed into w's own array all the same
+        w.data = w.data - 0.5 * w.data.T
+        return w.data * 1.0
+
+    for mix in (in_place, a_new_value):
+        w.data = start.copy()
+        jitted = cr.jit(mix)
+        for _ in range(3):
+            expected = w.data - 0.5 * w.data.T
+            same(jitted(), expected)
+        assert "run by blocks" not in str(jitted.program())
+
+
+def test_a_result_of_a_run_that_is_returned_is_a_whole_new_array(small_blocks):
+    jitted = cr.jit(lambda x: (x * 2.0 + 1.0, cr.sum(x * 3.0 - 1.0)))
+    x = np.arange(12.0).reshape(6, 2)
+    first = jitted(x)
+    second = jitted(x + 1.0)
+    same(first, (x * 2.0 + 1.0, np.sum(x * 3.0 - 1.0)))
+    same(second, ((x + 1.0) * 2.0 + 1.0, np.sum((x + 1.0) * 3.0 - 1.0)))
+    assert not np.shares_memory(first[0], second[0])
 
 
 @pytest.mark.parametrize("name", ["sgd-momentum-nesterov-decay", "adam"])

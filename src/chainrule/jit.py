@@ -26,6 +26,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import tracing
+from .program import Program
 from .nn.module import Module
 from .optim import Optimizer
 from .tensor import Tensor, _record
@@ -75,7 +76,7 @@ def jit(fun: Callable[..., Any] | None = None, *,
 
 def make_program(fun: Callable[..., Any], *, static_argnums: int | Sequence[int] = (),
                  static_argnames: str | Sequence[str] = ()
-                 ) -> Callable[..., tracing.Program]:
+                 ) -> Callable[..., Program]:
     """``make_program(f)(*args)``: the program ``cr.jit`` traces ``f`` into for these
     arguments (running ``f`` once); ``print`` it for a numbered listing of the NumPy
     calls, forward, backward and update marked.
@@ -137,7 +138,7 @@ class Jitted:
 
     def program(self, *args, **kwargs):
         """The program of ``fun`` for these arguments: traced now (running ``fun``
-        once), as a ``chainrule.tracing.Program``."""
+        once), as a ``chainrule.program.Program``."""
         key = self._signature(args, kwargs)[0]
         entry, _ = self._trace(args, kwargs, key, keep=False)
         return entry.program
@@ -388,8 +389,8 @@ class _Session:
         for state, what, where in writes:
             if type(where) is int:
                 where_to.setdefault(output_slots[where], []).append(state.describe(what))
-        program = tracing.Program(self.trace, output_slots, self.names, replaces,
-                                  {k: ", ".join(v) for k, v in where_to.items()})
+        program = Program(self.trace, output_slots, self.names, replaces,
+                          {k: ", ".join(v) for k, v in where_to.items()})
         explicit = [self.adopted[id(t)]
                     for t in _distinct([t for t, _ in self.tensor_arguments])]
         return _Entry(program, template, outputs, self.states, explicit, writes)

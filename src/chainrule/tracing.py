@@ -1,9 +1,10 @@
-"""Trace and replay: the NumPy calls of a function, recorded once and run as a program.
+"""Tracing: the NumPy calls of a function, recorded as data.
 
 ``cr.jit`` (``chainrule/jit.py``) runs a function once with *traced arrays* where its
 arrays were. A ``Traced`` holds the real array, so that first run computes real
-numbers, and a slot number. Every NumPy call that touches a traced array is recorded:
-NumPy itself hands ufuncs to ``__array_ufunc__`` and its functions to
+numbers, and a slot number. Every NumPy call that touches a traced array is recorded
+as an ``Op`` (a function, its arguments with ``Slot``s where traced arrays were, the
+slots it writes): NumPy itself hands ufuncs to ``__array_ufunc__`` and its functions to
 ``__array_function__``; operators, methods and indexing are recorded here. The rules,
 the backward pass and the optimizers run on traced arrays as on NumPy's. The few places
 that leave NumPy say so: a conversion goes through ``primitive.as_array`` (a traced
@@ -11,18 +12,10 @@ array stays traced), a check of data through ``require`` (the check becomes a ca
 the program), a formula chosen by data through ``branch`` (each run checks the choice
 still holds), a random draw through ``draw`` (each run draws anew).
 
-The program is data: a list of ``Op`` (a function, its arguments with slots where
-traced arrays were, the slots it writes), run in order. ``Program`` turns the list
-into Python source, one line per call (what ``print(program)`` shows, with shapes), so
-a replay costs what the same calls written by hand cost. It also removes calls whose
-results nobody uses, computes temporaries into buffers kept from call to call (NumPy's
-``out=``; temporaries whose lives do not overlap share one), and the new value of a
-parameter into the parameter's own array, so a replay allocates little.
+``chainrule/program.py`` turns the list of calls into the program a replay runs.
 
-A replay runs the same NumPy calls, in the same order, on arrays of the same shapes and
-dtypes, so its results are the traced run's to the last bit. What cannot be replayed
-raises while tracing: a traced value turned into a Python bool, int or float (an ``if``
-on data), or into a plain NumPy array (``np.asarray``).
+What cannot be replayed raises while tracing: a traced value turned into a Python
+bool, int or float (an ``if`` on data), or into a plain NumPy array (``np.asarray``).
 """
 
 import itertools
@@ -35,8 +28,8 @@ import numpy as np
 
 from .primitive import ARRAYS
 
-__all__ = ["Traced", "Trace", "Program", "TracingError", "current", "draw", "require", "opaque", "owned_by", "branch",
-           "touch"]
+__all__ = ["Traced", "Trace", "Op", "Slot", "TracingError", "current", "draw", "require",
+           "opaque", "owned_by", "branch", "touch"]
 
 
 class TracingError(TypeError):
@@ -299,15 +292,15 @@ class Traced:
         self._trace.record(operator.setitem, (self, index, value), {}, writes=(self,))
 
     # --- methods: each ndarray method, recorded as a method call ----------------------
-    T = property(lambda self: self._trace.record(_Attribute("T"), (self,), {}))
-    mT = property(lambda self: self._trace.record(_Attribute("mT"), (self,), {}))
-    real = property(lambda self: self._trace.record(_Attribute("real"), (self,), {}))
-    imag = property(lambda self: self._trace.record(_Attribute("imag"), (self,), {}))
+    T = property(lambda self: self._trace.record(Attribute("T"), (self,), {}))
+    mT = property(lambda self: self._trace.record(Attribute("mT"), (self,), {}))
+    real = property(lambda self: self._trace.record(Attribute("real"), (self,), {}))
+    imag = property(lambda self: self._trace.record(Attribute("imag"), (self,), {}))
 
     def __getattr__(self, name):
         if not callable(getattr(np.ndarray, name, None)) or name.startswith("__"):
             raise AttributeError(f"traced array has no attribute {name!r}")
-        method = _Method(name)
+        method = Method(name)
         writes = name in _METHODS_WRITING
 
         def call(*args, **kwargs):
@@ -337,7 +330,7 @@ class _ReadOnly:
 
 _READ_ONLY = _ReadOnly()
 
-class _Method:
+class Method:
     """``x.name(*args)``: an ndarray method as a function of the array."""
 
     def __init__(self, name):
@@ -348,7 +341,7 @@ class _Method:
         return getattr(obj, self.name)(*args, **kwargs)
 
 
-class _Attribute(_Method):
+class Attribute(Method):
     """``x.name``: an attribute that is computed (``T``, ``real``)."""
 
     def __call__(self, obj):
@@ -421,7 +414,7 @@ def _values(template):
 
 
 # Operators on arrays that are NumPy ufuncs, and can write into a kept buffer.
-_UFUNC_OF = {operator.add: np.add, operator.sub: np.subtract, operator.mul: np.multiply,
+UFUNC_OF = {operator.add: np.add, operator.sub: np.subtract, operator.mul: np.multiply,
              operator.truediv: np.true_divide, operator.matmul: np.matmul,
              operator.neg: np.negative, operator.lt: np.less, operator.gt: np.greater,
              operator.le: np.less_equal, operator.ge: np.greater_equal,
@@ -473,7 +466,7 @@ class Trace:
         result = fn(*_values(args), **_values(kwargs))
         fresh = (type(result) is np.ndarray and result.ndim > 0 and result.base is None
                  and not writes and "out" not in kwargs
-                 and (isinstance(fn, np.ufunc) or fn in _UFUNC_OF or fn is np.matmul))
+                 and (isinstance(fn, np.ufunc) or fn in UFUNC_OF or fn is np.matmul))
         outs, wrapped = self._wrap(result, given)
         self.ops.append(Op(fn, targs, tkwargs, outs, tuple(written), pure, fresh,
                            self.section, unpack=isinstance(result, (tuple, list))))
@@ -543,350 +536,6 @@ class Trace:
 
     def end(self):
         self.alive = False
-
-
-# ---------------------------------------------------------------------------------------
-# The program
-# ---------------------------------------------------------------------------------------
-
-_INFIX = {operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/",
-          operator.floordiv: "//", operator.mod: "%", operator.pow: "**",
-          operator.matmul: "@", operator.and_: "&", operator.or_: "|", operator.xor: "^",
-          operator.lt: "<", operator.gt: ">", operator.le: "<=", operator.ge: ">=",
-          operator.eq: "==", operator.ne: "!="}
-_AUGMENTED = {operator.iadd: "+=", operator.isub: "-=", operator.imul: "*=",
-              operator.itruediv: "/=", operator.ipow: "**=", operator.imatmul: "@="}
-_PREFIX = {operator.neg: "-", operator.pos: "+", operator.invert: "~"}
-
-
-class Program:
-    """A traced function as a list of NumPy calls: ``program(inputs) -> outputs``.
-
-    ``inputs`` are the arrays and numbers of the program's argument slots, in order;
-    ``outputs`` are the values of ``output_slots``. ``print(program)`` lists the calls,
-    one a line, with the shape and dtype each made while tracing."""
-
-    def __init__(self, trace, output_slots, names=None, replaces=None, destinations=None):
-        self.inputs = list(trace.inputs)
-        self.output_slots = list(output_slots)
-        self.values = trace.values
-        self.names = dict(names or {})  # slot -> a reader's name (x, layers.0.weight)
-        self.destinations = dict(destinations or {})  # output slot -> where it goes
-        self.ops = _live_ops(trace.ops, set(self.output_slots) | set(self.inputs))
-        views = _views(self.ops, trace.values)
-        self.buffers = _kept_buffers(self.ops, self.output_slots, self.inputs,
-                                     trace.values, views)
-        # {output: input} where the output is the input's new value (a parameter after
-        # its update): computed into the input's own array when nothing reads it later
-        self.in_place = _in_place(self.ops, replaces or {}, self.output_slots,
-                                  trace.values, views)
-        used = set(self.output_slots)
-        for op in self.ops:
-            used.update(op.slots_read())
-            used.update(op.writes)
-        # the arguments no call reads (a gradient the function sets to None, say)
-        self.unused = [i for i, n in enumerate(self.inputs) if n not in used]
-        self._constants = {}
-        self._source = self._python()
-        namespace = {"np": np, **self._constants}
-        exec(compile(self._source, "<cr.jit program>", "exec"), namespace)
-        self._run = namespace["program"]
-        self._lock = threading.Lock()
-
-    def __call__(self, inputs):
-        with self._lock:  # the kept buffers are the program's own: one run at a time
-            return self._run(*inputs)
-
-    # --- Python source ---------------------------------------------------------------
-    def _python(self):
-        args = ", ".join(f"t{n}" for n in self.inputs)
-        lines = [f"def program({args}):"]
-        for n in sorted(set(self.in_place.values())):  # (a read-only array stays so)
-            lines.append(f"    t{n} = t{n} if t{n}.flags.writeable else t{n}.copy()")
-        for op in self.ops:
-            lines.append("    " + self._line(op, self._code_name, code=True))
-        outs = ", ".join(f"t{n}" for n in self.output_slots)
-        lines.append(f"    return ({outs}{',' if len(self.output_slots) == 1 else ''})")
-        return "\n".join(lines) + "\n"
-
-    def _code_name(self, n):
-        return f"t{n}"
-
-    def _constant(self, value):
-        """The name of a constant in the program's namespace (small numbers inline)."""
-        if value is None or value is Ellipsis or type(value) in (bool, int, str):
-            return repr(value)
-        if type(value) is float and np.isfinite(value):
-            return repr(value)
-        for name, known in self._constants.items():
-            if known is value:
-                return name
-        name = f"c{len(self._constants)}"
-        self._constants[name] = value
-        return name
-
-    def _expr(self, template, slot_name, code):
-        kind = type(template)
-        if kind is Slot:
-            return slot_name(template.n)
-        if kind is tuple:
-            items = [self._expr(x, slot_name, code) for x in template]
-            return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
-        if kind is list:
-            return "[" + ", ".join(self._expr(x, slot_name, code) for x in template) + "]"
-        if kind is dict:
-            return "{" + ", ".join(f"{k!r}: {self._expr(v, slot_name, code)}"
-                                   for k, v in template.items()) + "}"
-        if kind is slice:
-            parts = [self._expr(v, slot_name, code) for v in
-                     (template.start, template.stop, template.step)]
-            return f"slice({', '.join(parts)})"
-        if code:
-            return self._constant(template)
-        return _show_constant(template)
-
-    def _index(self, template, slot_name, code):
-        """An index as Python writes it: x[1:, None] rather than x[(slice(1, None), None)]."""
-        if code:
-            return self._expr(template, slot_name, code)
-        parts = template if type(template) is tuple else (template,)
-        shown = []
-        for part in parts:
-            if type(part) is slice:
-                ends = ["" if v is None else self._expr(v, slot_name, code)
-                        for v in (part.start, part.stop, part.step)]
-                shown.append(":".join(ends if ends[2] else ends[:2]))
-            elif part is Ellipsis:
-                shown.append("...")
-            else:
-                shown.append(self._expr(part, slot_name, code))
-        return ", ".join(shown)
-
-    def _line(self, op, slot_name, code):
-        """The Python of one call: ``t3 = np.matmul(t1, t2)``."""
-        fn, args, kwargs = op.fn, op.args, op.kwargs
-        arg = [self._expr(a, slot_name, code) for a in args]
-        keywords = [f"{k}={self._expr(v, slot_name, code)}" for k, v in kwargs.items()
-                    if not (k == "out" and type(v) is tuple and len(v) == 1)]
-        if type(kwargs.get("out")) is tuple and len(kwargs["out"]) == 1:  # out=(a,): a
-            keywords.append(f"out={self._expr(kwargs['out'][0], slot_name, code)}")
-        out = op.outs[0] if op.outs else None
-        if code and out in self.buffers:
-            fn = _UFUNC_OF.get(fn, fn)
-            keywords.append(f"out={self._constant(self.buffers[out])}")
-        elif out in self.in_place:
-            fn = _UFUNC_OF.get(fn, fn)
-            keywords.append(f"out={slot_name(self.in_place[out])}")
-        if fn in _AUGMENTED:
-            return f"{arg[0]} {_AUGMENTED[fn]} {arg[1]}"
-        if fn is operator.setitem:
-            return f"{arg[0]}[{self._index(args[1], slot_name, code)}] = {arg[2]}"
-        if fn is operator.getitem:
-            call = f"{arg[0]}[{self._index(args[1], slot_name, code)}]"
-        elif fn in _INFIX:
-            call = f"{arg[0]} {_INFIX[fn]} {arg[1]}"
-        elif fn in _PREFIX:
-            call = f"{_PREFIX[fn]}{arg[0]}"
-        elif fn is operator.abs:
-            call = f"abs({arg[0]})"
-        elif type(fn) is _Attribute:
-            call = f"{arg[0]}.{fn.name}"
-        elif type(fn) is _Method:
-            call = f"{arg[0]}.{fn.name}({', '.join(arg[1:] + keywords)})"
-        else:
-            call = f"{self._function(fn, code)}({', '.join(arg + keywords)})"
-        outs = [o for o in op.outs]
-        if not outs or all(o is None for o in outs):
-            return call
-        targets = ", ".join(slot_name(o) if o is not None else "_" for o in outs)
-        if not op.unpack:
-            return f"{targets} = {call}"
-        return f"{targets}{',' if len(outs) == 1 else ''} = {call}"
-
-    def _function(self, fn, code):
-        name = getattr(fn, "__name__", None)
-        if isinstance(fn, np.ufunc) or (name and getattr(np, name, None) is fn):
-            return f"np.{name}"
-        if name and getattr(np.linalg, name, None) is fn:
-            return f"np.linalg.{name}"
-        owner = getattr(fn, "__self__", None)  # a ufunc's method: np.add.reduce
-        if isinstance(owner, np.ufunc):
-            return f"np.{owner.__name__}.{name}"
-        if not code:
-            return name or repr(fn)
-        return self._constant(fn)
-
-    # --- for readers -----------------------------------------------------------------
-    def source(self):
-        """The Python function a replay runs."""
-        return self._source
-
-    def __str__(self):
-        names = self.names
-
-        def name(n):
-            return names.get(n, f"t{n}")
-        width = len(str(len(self.ops)))
-        lines = ["inputs: " + ", ".join(f"{name(n)} {_describe(self.values[n])}"
-                                        for n in self.inputs)]
-        section = None
-        for i, op in enumerate(self.ops, 1):
-            if op.section != section:
-                section = op.section
-                lines.append(f"# {section}")
-            text = self._line(op, name, code=False)
-            shapes = [_describe(self.values[o]) for o in op.outs if o is not None]
-            comment = f"  # {', '.join(shapes)}" if shapes else ""
-            lines.append(f"{i:>{width}}  {text}{comment}")
-        lines.append("outputs: " + ", ".join(
-            name(n) + (f" -> {self.destinations[n]}" if n in self.destinations else "")
-            for n in self.output_slots))
-        return "\n".join(lines)
-
-    __repr__ = __str__
-
-    def __len__(self):
-        return len(self.ops)
-
-
-def _describe(value):
-    if isinstance(value, (np.ndarray, np.generic)):
-        return f"{np.shape(value)} {np.result_type(value)}"
-    return type(value).__name__
-
-
-def _show_constant(value):
-    if isinstance(value, np.ndarray):
-        if value.size <= 4:
-            return np.array2string(value, separator=", ").replace("\n", "")
-        return f"<constant {value.shape} {value.dtype}>"
-    if isinstance(value, np.dtype):
-        return value.name
-    if isinstance(value, type) and issubclass(value, np.generic):
-        return value.__name__
-    if callable(value) and hasattr(value, "__name__"):
-        return value.__name__
-    return repr(value)
-
-
-def _live_ops(ops, needed):
-    """The calls that make what the program returns or writes: a call is kept if
-    something kept reads what it makes, or if it writes in place or draws random
-    numbers (kept, in order, as the traced run did)."""
-    needed = set(needed)
-    kept = []
-    for op in reversed(ops):
-        if (not op.pure or op.writes or any(o in needed for o in op.outs if o is not None)):
-            kept.append(op)
-            needed.update(op.slots_read())
-            needed.update(op.writes)
-    kept.reverse()
-    return kept
-
-
-def _views(ops, values):
-    """{slot: the slots whose memory it may share}, for the results that are not new
-    arrays (reshape, transpose, indexing with slices)."""
-    views = {}
-    for op in ops:
-        if op.fresh:
-            continue
-        reads = op.slots_read()
-        for out in op.outs:
-            if out is not None and isinstance(values[out], np.ndarray):
-                views[out] = [r for r in reads if isinstance(values.get(r), np.ndarray)
-                              and np.may_share_memory(values[out], values[r])]
-    return views
-
-
-def _sharing(slots, views):
-    """The slots that may share memory with any of ``slots`` (through views, either
-    way), those included."""
-    found = set(slots)
-    changed = True
-    while changed:
-        changed = False
-        for view, bases in views.items():
-            linked = view in found or any(b in found for b in bases)
-            if linked and not (view in found and found.issuperset(bases)):
-                found.add(view)
-                found.update(bases)
-                changed = True
-    return found
-
-
-def _kept_buffers(ops, outputs, inputs, values, views):
-    """{slot: a buffer} for the temporaries a replay computes into buffers kept from run
-    to run: arrays a call makes new (ufuncs, matmul) that share no memory with what the
-    program returns or takes. Temporaries whose lives do not overlap share a buffer (of
-    their shape and dtype), so a run touches little memory, as NumPy's allocator reuses
-    what was just freed."""
-    escaping = _sharing(set(outputs) | set(inputs), views)
-    last_use = {}  # slot -> the last op that reads it, or a view of it
-    for i, op in enumerate(ops):
-        for n in op.slots_read() + list(op.writes):
-            last_use[n] = i
-    # A view keeps its bases alive; the latest views first, so views of views count
-    for view in sorted(views, reverse=True):
-        for base in views[view]:
-            last_use[base] = max(last_use.get(base, -1), last_use.get(view, -1))
-    free = {}     # (shape, dtype) -> [(free after op i, buffer)]
-    buffers = {}
-    for i, op in enumerate(ops):
-        if not op.fresh or op.outs[0] in escaping:
-            continue
-        out = op.outs[0]
-        value = values[out]
-        pool = free.setdefault((value.shape, value.dtype), [])
-        reuse = None
-        if _elementwise(op):
-            # An operand that dies here, in a buffer of the result's shape: the result
-            # goes into it, entry by entry, as NumPy itself does for the temporaries of
-            # an expression (a + b * c), so a run touches as little memory as one
-            dying = {id(buffers[n]) for n in op.slots_read()
-                     if n in buffers and last_use.get(n) == i
-                     and values[n].shape == value.shape and values[n].dtype == value.dtype}
-            reuse = next((k for k, (_, b) in enumerate(pool) if id(b) in dying), None)
-        if reuse is None:
-            # the buffer freed last, as an allocator would: the likeliest still in cache
-            ready = [k for k, (after, _) in enumerate(pool) if after < i]
-            reuse = max(ready, key=lambda k: pool[k][0]) if ready else None
-        buffer = pool.pop(reuse)[1] if reuse is not None else \
-            np.empty(value.shape, value.dtype)
-        buffers[out] = buffer
-        pool.append((last_use.get(out, i), buffer))
-    return buffers
-
-
-def _elementwise(op):
-    """Whether a call works entry by entry (a ufunc of one result), so that it may
-    write its result over an operand of the same shape."""
-    fn = _UFUNC_OF.get(op.fn, op.fn)
-    return isinstance(fn, np.ufunc) and fn.nout == 1 and fn is not np.matmul
-
-
-def _in_place(ops, replaces, outputs, values, views):
-    """{output: input} for each new value of an input (``replaces``) that a call can
-    compute into the input's array: made by a ufunc or matmul of the same shape and
-    dtype, after which nothing reads the input or a view of it, and no other result
-    shares its memory."""
-    chosen = {}
-    for i, op in enumerate(ops):
-        if not op.fresh or op.outs[0] not in replaces:
-            continue
-        out = op.outs[0]
-        source = replaces[out]
-        new, old = values[out], values[source]
-        if (not isinstance(old, np.ndarray) or new.shape != old.shape
-                or new.dtype != old.dtype or source in chosen.values()):
-            continue
-        shared = _sharing({source}, views)
-        later = {n for later_op in ops[i + 1:]
-                 for n in later_op.slots_read() + list(later_op.writes)}
-        if shared & later or shared & (set(outputs) - {out}):
-            continue
-        chosen[out] = source
-    return chosen
 
 
 ARRAYS.add(Traced)
