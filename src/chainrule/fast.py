@@ -12,7 +12,8 @@ slower. What is here earned its place in ``make bench`` (the MLP step of workloa
   masked once for both weight and input (plain: ``relu(linear(...))``); ``Sequential``
   uses it for a Linear followed by a ReLU;
 * ``cross_entropy``: the loss as one node that keeps the softmax its forward computed,
-  for the VJP to reuse (plain: the composition of log_softmax and indexing).
+  for the VJP to reuse, computed class-major when there are fewer classes than rows
+  (plain: the composition of log_softmax and indexing).
 
 A fused operation has the same rules as the operations it fuses; it only shares their
 work, through ``pullback``, which gets every needed gradient in one call.
