@@ -209,12 +209,12 @@ class Program:
         ``for s, u1 in blocks: r2 = t2[s]; np.multiply(t0, t5[s], out=u1); ...``."""
         lines = ["    " + self._line(self.ops[k], self._code_name, code=True)
                  for k in run.hoisted]  # numbers the run reads, computed first
-        made = {}  # slot -> where its entries go, a whole array
+        made = {}  # slot -> the whole array its entries go into
         for k in run.ops:
             op = self.ops[k]
             out = op.outs[0] if op.outs else None
             if out is None or out in run.scratch:
-                continue
+                continue  # (an in-place call writes into a slot already named)
             if out in self.buffers:
                 made[out] = self._constant(self.buffers[out])
             elif out in self.in_place:
@@ -237,27 +237,23 @@ class Program:
                 lines.append(f"        r{array} = {array}[s]")
             return rowed[array]
 
+        def operand(n):  # a slot's entries in this block
+            if n in scratch:
+                return scratch[n]
+            name = made.get(n, f"t{n}")
+            return block_of(name) if _by_rows(self.values[n], run.shape) else name
+
         for k in run.ops:
             op = self.ops[k]
             arguments = []
             for template in op.args:
-                if type(template) is Slot and template.n in scratch:
-                    arguments.append(scratch[template.n])
-                elif type(template) is Slot:
-                    name = made.get(template.n, f"t{template.n}")
-                    arguments.append(block_of(name) if _by_rows(
-                        self.values[template.n], run.shape) else name)
+                if type(template) is Slot:
+                    arguments.append(operand(template.n))
                 else:
                     name = self._constant(template)
                     arguments.append(block_of(name) if _by_rows(template, run.shape)
                                      else name)
-            out = op.outs[0] if op.outs else None
-            if out is not None and out in scratch:
-                target = scratch[out]
-            elif out is not None:
-                target = block_of(made[out])
-            else:
-                target = block_of(f"t{op.writes[0]}")
+            target = operand(_target(op))
             lines.append(f"        {self._function(_ufunc(op), True)}"
                          f"({', '.join(arguments)}, out={target})")
         for out, array in made.items():
@@ -413,9 +409,10 @@ def _kept_buffers(ops, outputs, inputs, values, views, skip=()):
 
 
 def _elementwise(op):
-    """Whether a call works entry by entry (a ufunc of one result), so that it may
-    write its result over an operand of the same shape."""
-    fn = UFUNC_OF.get(op.fn, op.fn)
+    """Whether a call works entry by entry (a ufunc of one result, ``+=`` and the like
+    included), so that it may write its result over an operand of the same shape, or
+    run by blocks of rows."""
+    fn = _ufunc(op)
     return isinstance(fn, np.ufunc) and fn.nout == 1 and fn is not np.matmul
 
 
@@ -467,7 +464,7 @@ class _Run:
     def __init__(self, ops, hoisted, shape, rows, scratch):
         self.ops, self.hoisted, self.shape, self.rows = ops, hoisted, shape, rows
         self.scratch = scratch
-        self.stop = max(ops + hoisted) + 1
+        self.stop = ops[-1] + 1  # (the hoisted calls sit between its first and last)
 
 
 _AUGMENTED_UFUNC = {operator.iadd: np.add, operator.isub: np.subtract,
@@ -495,9 +492,7 @@ def _target(op):
 def _row_wise(op, values):
     """The shape of the call's result if it is elementwise with operands that are either
     of that shape or broadcast along its first axis; else None."""
-    fn = _ufunc(op)
-    if not (isinstance(fn, np.ufunc) and fn.nout == 1 and fn is not np.matmul
-            and set(op.kwargs) <= {"out"} and op.pure):
+    if not (_elementwise(op) and set(op.kwargs) <= {"out"} and op.pure):
         return None
     target = _target(op)
     if target is None or not isinstance(values[target], np.ndarray):
