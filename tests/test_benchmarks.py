@@ -5,9 +5,11 @@ import importlib
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 BENCH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks")
@@ -199,3 +201,26 @@ def test_w3_holds_the_jitted_step_to_its_bounds_and_the_eager_one_from_batch_128
     name, ok, detail = w3.target_jit_vs_numpy(rows)
     assert ok is False and f"{target} (0.97x > 0.95x)" in detail
     assert small not in detail.split("missed at")[1]
+
+
+def test_eager_parts_splits_the_eager_step_into_its_rules_and_the_engine():
+    eager_parts = importlib.import_module("eager_parts")
+    lines = eager_parts.report([8, 4, 3], 4, np.float64, repeats=3)
+    assert len(lines) == 4  # the configuration asked for, then the tiny one
+    for line in lines[::2]:
+        assert line.startswith("8-4-3 b4 float64: numpy ")
+        for way in ("rules", "eager", "jit"):
+            assert f", {way} " in line
+    for line in lines[1::2]:
+        assert re.fullmatch(r"  the engine \(eager - rules\): -?[0-9.]+ us", line)
+
+
+def test_eager_parts_checks_that_the_rules_compute_the_eager_gradients(monkeypatch):
+    from chainrule import fast
+    eager_parts = importlib.import_module("eager_parts")
+    plain = fast._linear_pullback
+    monkeypatch.setattr(fast, "_linear_pullback",  # a rule called directly goes wrong
+                        lambda *args: tuple(None if g is None else 2 * g
+                                            for g in plain(*args)))
+    with pytest.raises(common.MismatchError, match="rules gradients"):
+        eager_parts.measure([8, 4, 3], 4, np.float64, repeats=1)
