@@ -1706,9 +1706,15 @@ def test_cross_entropy_matches_torch(n, c, labels_as):
     ((3, 4), np.array([0, -1, 3]), "labels must lie in [0, 4), got values from -1 to 3"),
     ((3, 4), np.array([0.0, 1.5, 2.0]), "labels must be integer class indices"),
 ])
-def test_cross_entropy_rejects_bad_labels(logits_shape, labels, message):
+@pytest.mark.parametrize("loss", [
+    F.cross_entropy,                                        # the fused operation's check
+    lambda logits, labels: F.cross_entropy(logits, labels, reduction="sum"),  # the plain
+    fast.cross_entropy,                                     # the fused operation alone
+])
+def test_cross_entropy_rejects_bad_labels(logits_shape, labels, message, loss):
+    """A label out of range would pick another entry silently: every path refuses it."""
     with pytest.raises(ValueError, match=re.escape("cross_entropy: " + message)):
-        F.cross_entropy(cr.ones(*logits_shape, requires_grad=True), labels)
+        loss(cr.ones(*logits_shape, requires_grad=True), labels)
 
 
 def test_losses_accept_plain_arrays():

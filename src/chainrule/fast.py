@@ -25,7 +25,7 @@ import numpy as np
 
 from . import rules as ops
 from .primitive import ARRAYS, Primitive, as_array, ndim_of, raw, shape_of
-from .rules.common import tangent_lead
+from .rules.common import class_indices, tangent_lead
 from .rules.linalg import matmul_jvp_a, matmul_jvp_b, matmul_vjp_a, matmul_vjp_b
 
 __all__ = ["enabled", "set_enabled", "Fused", "linear", "linear_relu", "cross_entropy"]
@@ -188,6 +188,7 @@ def _cross_entropy_and_softmax(logits, labels):
     C, about 8 times slower at (128, 10). The softmax stays class-major, and so does
     the gradient (handed back as the transposed view)."""
     logits = as_array(logits)
+    labels = class_indices(labels, logits.shape)
     n, classes = logits.shape
     class_major = classes < n
     if class_major:
@@ -205,7 +206,7 @@ def _cross_entropy_and_softmax(logits, labels):
 
 def _cross_entropy(logits, labels):
     """The mean over the rows of -log softmax(logits)[label]: logits (N, C), integer
-    labels (N,) already checked (``nn.functional.cross_entropy`` checks them).
+    labels (N,), each in [0, C) (checked).
 
     >>> from chainrule import fast
     >>> logits = cr.tensor([[0.0, 0.0]], requires_grad=True)

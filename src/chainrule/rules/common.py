@@ -12,10 +12,11 @@ from typing import Any
 
 import numpy as np
 
-from ..primitive import Primitive, ndim_of, raw, renamed, shape_of
+from ..primitive import Primitive, as_array, ndim_of, raw, renamed, shape_of
+from ..tracing import require
 
 __all__ = ["op", "lead", "tangent_lead", "axes_of", "from_end", "TORCH_NAMES",
-           "torch_names", "float_dtype"]
+           "torch_names", "float_dtype", "class_indices"]
 
 # PyTorch's names of NumPy's axis arguments, accepted too where they mean the same
 TORCH_NAMES = {"dim": "axis", "keepdim": "keepdims"}
@@ -32,6 +33,36 @@ def float_dtype(x):
     integers is made of)."""
     dtype = np.result_type(raw(x))
     return dtype if dtype.kind == "f" else np.dtype(np.float64)
+
+
+def class_indices(labels, shape):
+    """Class labels for scores of ``shape`` (N, C), as NumPy's index type: N integers,
+    each in [0, C), or a ValueError (in a cr.jit program, at every run). A label out of
+    range would pick another entry without an error, so the cross-entropy checks its
+    labels at every call; on an index array, the usual case, nothing is converted."""
+    if type(labels) is not np.ndarray:
+        labels = as_array(labels)
+    if len(shape) != 2 or labels.shape != shape[:1]:
+        raise ValueError(f"cross_entropy: logits of shape {shape} and labels of "
+                         f"shape {labels.shape}; expected (N, C) and (N,)")
+    if labels.dtype != np.intp:
+        if labels.dtype.kind not in "iu":
+            require(np.all(labels == np.round(labels)), _not_integers)
+        labels = labels.astype(np.intp)
+    # Seen as unsigned, a negative label is huge: one comparison checks both ends.
+    if labels.size:
+        require(np.maximum.reduce(labels.view(np.uintp)) < shape[1], _out_of_range,
+                shape[1], labels)
+    return labels
+
+
+def _not_integers():
+    return ValueError("cross_entropy: labels must be integer class indices")
+
+
+def _out_of_range(classes, labels):
+    return ValueError(f"cross_entropy: labels must lie in [0, {classes}), got values from "
+                      f"{labels.min()} to {labels.max()}")
 
 
 def torch_names(function):
