@@ -1717,6 +1717,18 @@ def test_cross_entropy_rejects_bad_labels(logits_shape, labels, message, loss):
         loss(cr.ones(*logits_shape, requires_grad=True), labels)
 
 
+@pytest.mark.parametrize("labels", [np.array([1.0, 2.0, 0.0]), [1, 2, 0],
+                                    np.array([1, 2, 0], dtype=np.int32)])
+def test_cross_entropy_second_order_takes_labels_in_every_form(labels):
+    """The fused loss's plain rules (second order, jacrev) read labels as given: floats
+    holding integers, a list, int32, like the forward."""
+    z = seeded("labels forms").standard_normal((3, 4))
+    expected = torch.autograd.functional.hessian(
+        lambda v: TF.cross_entropy(v, torch.tensor([1, 2, 0])), torch.from_numpy(z))
+    hessian = cr.hessian(lambda v: F.cross_entropy(v, labels))(z)
+    assert_close(hessian, expected.numpy(), REL64, "hessian")
+
+
 def test_losses_accept_plain_arrays():
     """Without Tensors the losses are plain NumPy (values agree with PyTorch)."""
     rng = seeded("plain losses")

@@ -220,7 +220,7 @@ def _cross_entropy(logits, labels):
 def _cross_entropy_vjp(g, ans, logits, labels):
     """(softmax(logits) - one_hot(labels)) * g / N, written with the table's operations."""
     one_hot = np.zeros(np.shape(raw(logits)), dtype=np.result_type(raw(logits)))
-    one_hot[np.arange(len(labels)), labels] = 1
+    one_hot[np.arange(len(labels)), class_indices(labels, one_hot.shape)] = 1
     g = ops.reshape(g, np.shape(g) + (1, 1))  # (a batch of) scalars, against (N, C)
     return (ops.softmax(logits, axis=-1) - one_hot) * (g / len(labels))
 
