@@ -5,12 +5,15 @@ float64 (or against an exact hand-computed value):
    parameters(), named_parameters() and state_dict(); sets refused;
 2. named_modules, children, named_children, modules, apply, train/eval through them;
 3. load_state_dict(strict=False) and its IncompatibleKeys; shape errors always;
-4. ``reduction=`` on every loss, against torch.nn.functional;
+4. ``reduction=`` on every loss, and cross_entropy's ``label_smoothing=``, against
+   torch.nn.functional;
 5. LayerNorm, Embedding, Softmax, LogSoftmax: forward and gradients of inputs and
    parameters, and second derivatives through cr.grad and cr.hessian;
 6. PyTorch state_dicts in and out: the same model in both libraries computes the same
    outputs and gradients after the weights are copied either way.
 """
+
+import re
 
 import numpy as np
 import pytest
@@ -354,6 +357,94 @@ class TestReduction:
     def test_modules_check_at_construction(self, cls):
         with pytest.raises(ValueError, match=f"{cls.__name__}: reduction"):
             cls(reduction="batchmean")
+
+
+class TestLabelSmoothing:
+    """cross_entropy(..., label_smoothing=e): the target is (1 - e) one_hot + e / C, as
+    in PyTorch, with every reduction, fast overrides on or off, to second order."""
+
+    LABELS = np.array([0, 3, 1, 1, 2, 0])
+
+    @pytest.mark.parametrize("smoothing", [0.0, 0.1, 0.5, 1.0])
+    @pytest.mark.parametrize("reduction", TestReduction.REDUCTIONS)
+    @pytest.mark.parametrize("fast_on", [False, True])
+    def test_value_and_gradient_match_torch(self, smoothing, reduction, fast_on):
+        x, labels = rng_normal(6, 4) * 3, self.LABELS
+        before = fast.set_enabled(fast_on)
+        try:
+            _grad_pair(lambda z: F.cross_entropy(z, labels, reduction=reduction,
+                                                 label_smoothing=smoothing),
+                       lambda z: TF.cross_entropy(z, torch.tensor(labels), reduction=reduction,
+                                                  label_smoothing=smoothing), x)
+            _grad_pair(lambda z: nn.CrossEntropyLoss(reduction=reduction,
+                                                     label_smoothing=smoothing)(z, labels),
+                       lambda z: torch.nn.CrossEntropyLoss(
+                           reduction=reduction, label_smoothing=smoothing)(
+                           z, torch.tensor(labels)), x)
+        finally:
+            fast.set_enabled(before)
+
+    def test_the_gradient_is_softmax_minus_the_smoothed_target(self):
+        x = rng_normal(6, 4)
+        logits = cr.tensor(x, requires_grad=True)
+        F.cross_entropy(logits, self.LABELS, label_smoothing=0.2).backward()
+        target = np.full((6, 4), 0.2 / 4)
+        target[np.arange(6), self.LABELS] += 0.8
+        softmax = np.exp(x) / np.exp(x).sum(axis=1, keepdims=True)
+        close(logits.grad, (softmax - target) / 6)
+
+    @pytest.mark.parametrize("labels", [[0.0, 3.0, 1.0, 1.0, 2.0, 0.0],
+                                        [0, 3, 1, 1, 2, 0],
+                                        np.array([0, 3, 1, 1, 2, 0], dtype=np.int32)],
+                             ids=["floats", "list", "int32"])
+    def test_hessian_matches_torch_whatever_form_the_labels_take(self, labels):
+        x = rng_normal(6, 4)
+        ours = cr.hessian(lambda z: F.cross_entropy(z, labels, label_smoothing=0.1))(x)
+        theirs = torch.autograd.functional.hessian(
+            lambda z: TF.cross_entropy(z, torch.tensor(self.LABELS), label_smoothing=0.1),
+            torch.tensor(x))
+        close(ours, theirs)
+
+    def test_a_jitted_training_step_gives_the_eager_numbers_to_the_last_bit(self):
+        x = rng_normal(8, 3)
+        labels = np.array([0, 1, 2, 2, 1, 0, 0, 1])
+        models = [nn.Linear(3, 3, rng=0) for _ in range(2)]
+        opts = [cr.optim.SGD(model.parameters(), lr=0.1, momentum=0.9) for model in models]
+        loss_fn = nn.CrossEntropyLoss(label_smoothing=0.1)
+
+        def step(model, opt):
+            opt.zero_grad()
+            loss = loss_fn(model(cr.tensor(x)), labels)
+            loss.backward()
+            opt.step()
+            return loss
+
+        jitted = cr.jit(step)
+        for _ in range(10):
+            np.testing.assert_array_equal(step(models[0], opts[0]).data,
+                                          jitted(models[1], opts[1]).data)
+        for p, q in zip(models[0].parameters(), models[1].parameters()):
+            np.testing.assert_array_equal(p.data, q.data)
+
+    @pytest.mark.parametrize("smoothing, error, message", [
+        (1.5, ValueError, "label_smoothing must be in [0, 1], got 1.5"),
+        (-0.1, ValueError, "label_smoothing must be in [0, 1], got -0.1"),   # torch: no error
+        (float("nan"), ValueError, "label_smoothing must be in [0, 1], got nan"),  # nor here
+        ("0.1", TypeError, "label_smoothing must be a real number in [0, 1], got str '0.1'"),
+        (None, TypeError, "label_smoothing must be a real number in [0, 1], got NoneType"),
+        (True, TypeError, "label_smoothing must be a real number in [0, 1], got bool True"),
+    ])
+    def test_a_bad_value_is_refused_naming_the_loss(self, smoothing, error, message):
+        args = (np.zeros((2, 3)), [0, 1])
+        for fast_on in (False, True):
+            before = fast.set_enabled(fast_on)
+            try:
+                with pytest.raises(error, match=re.escape(f"cross_entropy: {message}")):
+                    F.cross_entropy(*args, label_smoothing=smoothing)
+            finally:
+                fast.set_enabled(before)
+        with pytest.raises(error, match=re.escape(f"CrossEntropyLoss: {message}")):
+            nn.CrossEntropyLoss(label_smoothing=smoothing)   # at construction, not first use
 
 
 

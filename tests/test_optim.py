@@ -4,10 +4,13 @@
    same gradient rule (Rosenbrock's gradient, computed with NumPy from each side's own
    current parameters) in chainrule and in torch; the parameters must agree after every
    step (float64: to 1e-12 relative; float32: to float32 precision, dtype kept).
+   An optimizer with maximize=True climbs the same function turned upside down.
 2. The scalar engine: the same optimizers on Values train a micrograd-style problem and
    give the numbers of the Tensor path.
 3. zero_grad, None gradients, argument checks, state_dict round trips.
 4. Schedules against torch.optim.lr_scheduler.
+5. Under cr.jit: every configuration's training step, replayed, gives the eager step's
+   numbers to the last bit.
 """
 
 import math
@@ -17,6 +20,8 @@ import pytest
 import torch
 
 import chainrule as cr
+from chainrule import nn, program
+from chainrule.nn.functional import cross_entropy
 from chainrule.optim import (SGD, Adam, AdamW, CosineAnnealingLR, LambdaLR, LinearLR,
                              LinearWarmup, StepLR)
 from chainrule.tensor import Tensor
@@ -38,6 +43,19 @@ CONFIGS = [
     ("adam-weight-decay", Adam, torch.optim.Adam, dict(lr=1e-2, weight_decay=0.1)),
     ("adamw", AdamW, torch.optim.AdamW, dict(lr=1e-2)),
     ("adamw-weight-decay", AdamW, torch.optim.AdamW, dict(lr=1e-2, weight_decay=0.3)),
+    ("sgd-maximize", SGD, torch.optim.SGD, dict(lr=1e-3, maximize=True)),
+    ("sgd-maximize-all", SGD, torch.optim.SGD,
+     dict(lr=5e-4, momentum=0.7, nesterov=True, weight_decay=0.05, maximize=True)),
+    # beta2 = 0.8: v forgets fast enough to fall within 20 steps, where amsgrad's
+    # maximum takes over (with 0.999 it only grows, and amsgrad changes nothing)
+    ("adam-amsgrad", Adam, torch.optim.Adam, dict(lr=1e-2, betas=(0.9, 0.8), amsgrad=True)),
+    ("adam-amsgrad-maximize-decay", Adam, torch.optim.Adam,
+     dict(lr=1e-2, betas=(0.9, 0.8), amsgrad=True, maximize=True, weight_decay=0.1)),
+    ("adam-maximize", Adam, torch.optim.Adam, dict(lr=1e-2, maximize=True)),
+    ("adamw-amsgrad", AdamW, torch.optim.AdamW,
+     dict(lr=1e-2, betas=(0.9, 0.8), weight_decay=0.3, amsgrad=True)),
+    ("adamw-amsgrad-maximize", AdamW, torch.optim.AdamW,
+     dict(lr=1e-2, betas=(0.9, 0.8), amsgrad=True, maximize=True)),
 ]
 
 
@@ -50,6 +68,15 @@ def rosenbrock_grad(x):
     g[:-1] += -40 * a * (b - a * a) - 2 * (1 - a)
     g[1:] += 20 * (b - a * a)
     return g.reshape(x.shape)
+
+
+def gradient_rule(kwargs):
+    """Rosenbrock's gradient, or, for an optimizer that maximizes, the gradient of minus
+    Rosenbrock's function: climbing it is the same path as descending the function (and
+    an optimizer that ignored maximize=True would run off to infinity)."""
+    if kwargs.get("maximize"):
+        return lambda x: -rosenbrock_grad(x)
+    return rosenbrock_grad
 
 
 def starting_points(dtype):
@@ -68,13 +95,14 @@ def run_side_by_side(cr_class, torch_class, kwargs, dtype, check):
                              requires_grad=True)
     opt_ours = cr_class(ours + [idle_ours], **kwargs)
     opt_theirs = torch_class(theirs + [idle_theirs], **kwargs)
+    gradient = gradient_rule(kwargs)
     for _ in range(STEPS):
         assert all(np.isfinite(p.data).all() for p in ours)
         opt_ours.zero_grad()
         opt_theirs.zero_grad()
         for p, q in zip(ours, theirs):
-            p.grad = rosenbrock_grad(p.data)
-            q.grad = torch.from_numpy(rosenbrock_grad(q.detach().numpy()))
+            p.grad = gradient(p.data)
+            q.grad = torch.from_numpy(gradient(q.detach().numpy()))
         opt_ours.step()
         opt_theirs.step()
         for p, q in zip(ours, theirs):
@@ -116,10 +144,11 @@ def test_param_groups_match_torch(name, cr_class, torch_class, kwargs):
     opt_ours = cr_class([{"params": [ours[0]]}, {"params": [ours[1]], "lr": 2e-3}], **kwargs)
     opt_theirs = torch_class([{"params": [theirs[0]]}, {"params": [theirs[1]], "lr": 2e-3}],
                              **kwargs)
+    gradient = gradient_rule(kwargs)
     for _ in range(5):
         for p, q in zip(ours, theirs):
-            p.grad = rosenbrock_grad(p.data)
-            q.grad = torch.from_numpy(rosenbrock_grad(q.detach().numpy()))
+            p.grad = gradient(p.data)
+            q.grad = torch.from_numpy(gradient(q.detach().numpy()))
         opt_ours.step()
         opt_theirs.step()
     for p, q in zip(ours, theirs):
@@ -282,7 +311,7 @@ def test_float32_stays_float32_and_0d_stays_0d():
 def test_step_writes_data_without_recording_a_graph_and_bumps_the_version():
     t = cr.tensor([1.0, 2.0], requires_grad=True)
     y = (t * t).sum()
-    y.backward()
+    y.backward(retain_graph=True)
     before = t._version[0]
     SGD([t], lr=0.1).step()
     assert t.is_leaf and t.requires_grad and t._version[0] == before + 1
@@ -343,6 +372,10 @@ def test_bad_arguments_are_refused_with_a_clear_error(make, match):
     (lambda p: SGD(p[0], lr=0.1), "iterable of Values or Tensors"),
     (lambda p: SGD([np.ones(2)], lr=0.1), "only optimize Values and Tensors"),
     (lambda p: SGD(p, lr="0.1"), "lr must be a real number"),
+    (lambda p: SGD(p, lr=0.1, maximize=1), "SGD: maximize must be True or False, got int 1"),
+    (lambda p: Adam(p, amsgrad="yes"), "Adam: amsgrad must be True or False, got str 'yes'"),
+    (lambda p: AdamW(p, maximize=None), "AdamW: maximize must be True or False, got NoneType"),
+    (lambda p: AdamW([{"params": p, "amsgrad": 0.0}]), "AdamW: amsgrad must be True or False"),
 ])
 def test_wrong_types_are_refused_with_a_clear_error(make, match):
     params = [cr.tensor([1.0], requires_grad=True)]
@@ -355,6 +388,8 @@ def test_wrong_types_are_refused_with_a_clear_error(make, match):
     lambda p: SGD(p, 0.1, 0.9, 0, 1e-4),
     lambda p: Adam(p, 0.1, (0.9, 0.99)),
     lambda p: AdamW(p, 0.1, (0.9, 0.99), 1e-8, 0.1),
+    lambda p: Adam(p, 0.1, (0.9, 0.99), 1e-8, 0.0, True),       # PyTorch's amsgrad
+    lambda p: SGD(p, 0.1, 0.9, 0, 1e-4, False, maximize=True),   # PyTorch's nesterov
 ])
 def test_hyperparameters_after_lr_are_keyword_only(make):
     """PyTorch users pass them positionally in PyTorch's order; none is read by position."""
@@ -380,9 +415,14 @@ def test_a_gradient_of_the_wrong_shape_is_refused():
         SGD([t], lr=0.1).step()
 
 
-@pytest.mark.parametrize("cls, kwargs", [(SGD, dict(lr=1e-3, momentum=0.9)),
-                                         (Adam, dict(lr=1e-2)),
-                                         (AdamW, dict(lr=1e-2, weight_decay=0.1))])
+@pytest.mark.parametrize("cls, kwargs", [
+    (SGD, dict(lr=1e-3, momentum=0.9)),
+    (SGD, dict(lr=1e-3, momentum=0.9, maximize=True)),
+    (Adam, dict(lr=1e-2)),
+    (Adam, dict(lr=1e-2, betas=(0.9, 0.8), amsgrad=True)),
+    (AdamW, dict(lr=1e-2, weight_decay=0.1)),
+    (AdamW, dict(lr=1e-2, betas=(0.9, 0.8), weight_decay=0.1, amsgrad=True, maximize=True)),
+])
 def test_state_dict_resumes_exactly(cls, kwargs):
     starts = starting_points(np.float64)
 
@@ -393,7 +433,7 @@ def test_state_dict_resumes_exactly(cls, kwargs):
     def steps(params, opt, n):
         for _ in range(n):
             for p in params:
-                p.grad = rosenbrock_grad(p.data)
+                p.grad = gradient_rule(kwargs)(p.data)
             opt.step()
 
     straight, opt = make()
@@ -402,6 +442,11 @@ def test_state_dict_resumes_exactly(cls, kwargs):
     first, opt1 = make()
     steps(first, opt1, 5)
     saved, saved_params = opt1.state_dict(), [p.data.copy() for p in first]
+    if kwargs.get("amsgrad"):  # the running maximum is saved with the moments
+        assert all(set(entry) == {"step", "exp_avg", "exp_avg_sq", "max_exp_avg_sq"}
+                   for entry in saved["state"].values())
+    assert all(saved["param_groups"][0][key] == value for key, value in kwargs.items()
+               if key != "betas")
     steps(first, opt1, 1)  # the saved state must be a copy, unchanged by later steps
     resumed, opt2 = make()
     for p, data in zip(resumed, saved_params):
@@ -410,6 +455,42 @@ def test_state_dict_resumes_exactly(cls, kwargs):
     steps(resumed, opt2, 5)
     for p, q in zip(resumed, straight):
         np.testing.assert_array_equal(p.data, q.data)
+
+
+def test_amsgrad_divides_by_the_largest_second_moment_seen():
+    """Where v falls, amsgrad keeps its maximum, and the path differs from Adam's."""
+    def run(amsgrad):
+        params = [cr.tensor(x.copy(), requires_grad=True) for x in starting_points(np.float64)]
+        opt = Adam(params, lr=1e-2, betas=(0.9, 0.8), amsgrad=amsgrad)
+        for _ in range(STEPS):
+            for p in params:
+                p.grad = rosenbrock_grad(p.data)
+            opt.step()
+        return params, opt
+
+    plain, _ = run(False)
+    kept, opt = run(True)
+    state = opt.state[kept[0]]
+    assert (state["max_exp_avg_sq"] >= state["exp_avg_sq"]).all()
+    assert (state["max_exp_avg_sq"] > state["exp_avg_sq"]).any()
+    assert not np.allclose(plain[0].data, kept[0].data)
+
+
+def test_amsgrad_switched_on_later_starts_its_maximum_there():
+    """A state made without amsgrad has no maximum: it starts at 0, as a new state's does
+    (PyTorch raises KeyError), so the first step with amsgrad is Adam's own."""
+    w, twin = (cr.tensor([1.0, -2.0], requires_grad=True) for _ in range(2))
+    switched, plain = Adam([w], lr=0.1), Adam([twin], lr=0.1)
+    for opt, p in ((switched, w), (plain, twin)):
+        p.grad = np.array([3.0, 0.5])
+        opt.step()
+    switched.param_groups[0]["amsgrad"] = True
+    for opt, p in ((switched, w), (plain, twin)):
+        p.grad = np.array([1.0, 0.25])
+        opt.step()
+    np.testing.assert_array_equal(w.data, twin.data)
+    np.testing.assert_array_equal(switched.state[w]["max_exp_avg_sq"],
+                                  switched.state[w]["exp_avg_sq"])
 
 
 def test_load_state_dict_refuses_a_mismatch():
@@ -539,3 +620,58 @@ def test_the_base_classes_say_what_to_use_instead():
         base.step()
     with pytest.raises(TypeError, match="use StepLR"):
         cr.optim.LRScheduler(SGD([p], lr=0.1))
+
+
+# ---------------------------------------------------------------------------------------
+# 5. Under cr.jit
+# ---------------------------------------------------------------------------------------
+
+JIT_CONFIGS = [c for c in CONFIGS if "maximize" in c[3] or "amsgrad" in c[3]]
+
+
+def _training_problem():
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((32, 20)), rng.integers(0, 5, 32)
+    model = nn.Sequential(nn.Linear(20, 16, rng=1), nn.ReLU(), nn.Linear(16, 5, rng=2))
+    return model, x, y
+
+
+def _train_step(model, opt, x, y):
+    opt.zero_grad()
+    loss = cross_entropy(model(cr.tensor(x)), y)
+    if opt.param_groups[0].get("maximize"):
+        loss = -loss  # climbing -loss is training too: the weights stay finite
+    loss.backward()
+    opt.step()
+    return loss
+
+
+@pytest.fixture(params=[False, True], ids=["whole-arrays", "blocks-of-rows"])
+def blocks(request, monkeypatch):
+    """The jitted update on whole arrays, and by blocks of 2 rows (as a large weight's
+    update runs; see tests/test_jit.py)."""
+    if request.param:
+        monkeypatch.setattr(program, "_BLOCKED_FROM", 0)
+        monkeypatch.setattr(program, "_BLOCK_BYTES", 300)
+
+
+@pytest.mark.parametrize("name, cr_class, torch_class, kwargs", JIT_CONFIGS,
+                         ids=[c[0] for c in JIT_CONFIGS])
+def test_a_jitted_step_gives_the_eager_numbers_to_the_last_bit(name, cr_class, torch_class,
+                                                               kwargs, blocks):
+    (eager_model, x, y), (jit_model, _, _) = _training_problem(), _training_problem()
+    eager_opt = cr_class(eager_model.parameters(), **kwargs)
+    jit_opt = cr_class(jit_model.parameters(), **kwargs)
+    step = cr.jit(_train_step)
+    for _ in range(30):
+        eager_loss = _train_step(eager_model, eager_opt, x, y)
+        np.testing.assert_array_equal(eager_loss.data, step(jit_model, jit_opt, x, y).data)
+    for p, q in zip(eager_model.parameters(), jit_model.parameters()):
+        np.testing.assert_array_equal(p.data, q.data)
+    for p, q in zip(eager_model.parameters(), jit_model.parameters()):
+        eager_state, jit_state = eager_opt.state[p], jit_opt.state[q]
+        assert eager_state.keys() == jit_state.keys()
+        for key in eager_state:
+            np.testing.assert_array_equal(eager_state[key], jit_state[key])
+    # traced without the optimizer's state, then with it; every other call replayed
+    assert sum(len(entries) for entries in step._programs.values()) <= 3

@@ -319,6 +319,14 @@ def _require_nonnegative(owner, name, value):
         raise ValueError(f"{owner}: {name} must be >= 0, got {value!r}")
 
 
+def _require_flag(owner, name, value):
+    # 0 and 1 are refused too: a number where a switch belongs is more often a
+    # hyperparameter passed to the wrong name than a switch
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{owner}: {name} must be True or False, got "
+                        f"{type(value).__name__} {value!r}")
+
+
 # ---------------------------------------------------------------------------------------
 # SGD, Adam, AdamW
 # ---------------------------------------------------------------------------------------
@@ -333,19 +341,27 @@ class SGD(Optimizer):
         p -= lr * (g + momentum * b)         # nesterov=True
         p -= lr * g                          # momentum=0
 
+    ``maximize=True`` climbs instead: the gradient's sign is flipped before anything
+    else (weight decay then still pulls the weights towards 0), as in PyTorch.
+
     >>> x = cr.Value(1.0); opt = cr.optim.SGD([x], lr=0.1)
     >>> (x * x).backward(); opt.step(); x.data    # 1 - 0.1 * 2
     0.8
+    >>> x = cr.Value(1.0); opt = cr.optim.SGD([x], lr=0.1, maximize=True)
+    >>> (x * x).backward(); opt.step(); x.data    # 1 + 0.1 * 2
+    1.2
     """
 
     def __init__(self, params: Params, lr: float = 1e-3, *, momentum: float = 0,
                  dampening: float = 0, nesterov: bool = False,
-                 weight_decay: float = 0) -> None:
+                 weight_decay: float = 0, maximize: bool = False) -> None:
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
-                                      nesterov=nesterov, weight_decay=weight_decay))
+                                      nesterov=nesterov, weight_decay=weight_decay,
+                                      maximize=maximize))
 
     def _check(self, group):
         super()._check(group)
+        _require_flag("SGD", "maximize", group["maximize"])
         _require_nonnegative("SGD", "momentum", group["momentum"])
         _require_number("SGD", "dampening", group["dampening"])
         _require_nonnegative("SGD", "weight_decay", group["weight_decay"])
@@ -356,6 +372,8 @@ class SGD(Optimizer):
 
     def _update(self, p, g, state, group):
         lr, momentum, decay = group["lr"], group["momentum"], group["weight_decay"]
+        if group["maximize"]:
+            g = -g
         if decay:
             g = g + decay * p
         if momentum:
@@ -379,6 +397,11 @@ class Adam(Optimizer):
     at step ``t``. ``weight_decay`` adds ``weight_decay * p`` to the gradient (L2, which
     Adam rescales); ``AdamW`` decays the weights directly instead.
 
+    ``amsgrad=True`` (Reddi, Kale and Kumar) divides by the largest ``v`` seen so far,
+    kept as the state ``max_exp_avg_sq``, so a parameter's steps never grow again when
+    its gradients shrink. ``maximize=True`` climbs: the gradient's sign is flipped
+    before anything else. Both as in PyTorch.
+
     >>> x = cr.Value(1.0); opt = cr.optim.Adam([x], lr=0.1)
     >>> (x * x).backward(); opt.step(); round(x.data, 6)   # the first step is ~lr long
     0.9
@@ -388,9 +411,11 @@ class Adam(Optimizer):
 
     def __init__(self, params: Params, lr: float = 1e-3, *,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 0) -> None:
+                 weight_decay: float = 0, amsgrad: bool = False,
+                 maximize: bool = False) -> None:
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps,
-                                      weight_decay=weight_decay))
+                                      weight_decay=weight_decay, amsgrad=amsgrad,
+                                      maximize=maximize))
 
     def _check(self, group):
         super()._check(group)
@@ -405,10 +430,14 @@ class Adam(Optimizer):
         group["betas"] = tuple(betas)
         _require_nonnegative(name, "eps", group["eps"])
         _require_nonnegative(name, "weight_decay", group["weight_decay"])
+        _require_flag(name, "amsgrad", group["amsgrad"])
+        _require_flag(name, "maximize", group["maximize"])
 
     def _update(self, p, g, state, group):
         lr, eps, decay = group["lr"], group["eps"], group["weight_decay"]
         beta1, beta2 = group["betas"]
+        if group["maximize"]:
+            g = -g
         if decay:
             if self._decoupled:
                 p = p * (1 - lr * decay)
@@ -422,6 +451,12 @@ class Adam(Optimizer):
         m = state["exp_avg"]
         m = state["exp_avg"] = m + (1 - beta1) * (g - m)
         v = state["exp_avg_sq"] = state["exp_avg_sq"] * beta2 + (1 - beta2) * g * g
+        if group["amsgrad"]:
+            # The maximum starts at 0, as PyTorch's does; also where the state was made
+            # without amsgrad (PyTorch raises KeyError there): max(0, v) is v.
+            v_max = state.get("max_exp_avg_sq")
+            v_max = np.zeros_like(p) if v_max is None else v_max
+            v = state["max_exp_avg_sq"] = np.maximum(v_max, v)
         step_size = lr / (1 - beta1 ** t)
         denom = np.sqrt(v) / (1 - beta2 ** t) ** 0.5 + eps  # (t may be traced: cr.jit)
         return p - step_size * (m / denom)
@@ -441,8 +476,10 @@ class AdamW(Adam):
 
     def __init__(self, params: Params, lr: float = 1e-3, *,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 1e-2) -> None:
-        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
+                 weight_decay: float = 1e-2, amsgrad: bool = False,
+                 maximize: bool = False) -> None:
+        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                         amsgrad=amsgrad, maximize=maximize)
 
 
 # ---------------------------------------------------------------------------------------

@@ -9,6 +9,8 @@ the batch (the default), "sum", or "none" for one loss per example.
 0.6931
 """
 
+from numbers import Real
+
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -29,6 +31,16 @@ def _check_reduction(op, reduction):
         raise ValueError(f"{op}: reduction must be 'mean', 'sum' or 'none', got "
                          f"{reduction!r}")
     return reduction
+
+
+def _check_label_smoothing(op, label_smoothing):
+    """``label_smoothing`` if it is a number in [0, 1]; else an error naming ``op``."""
+    if isinstance(label_smoothing, (bool, np.bool_)) or not isinstance(label_smoothing, Real):
+        raise TypeError(f"{op}: label_smoothing must be a real number in [0, 1], got "
+                        f"{type(label_smoothing).__name__} {label_smoothing!r}")
+    if not 0 <= label_smoothing <= 1:  # (NaN too)
+        raise ValueError(f"{op}: label_smoothing must be in [0, 1], got {label_smoothing!r}")
+    return label_smoothing
 
 
 def _reduce(losses, reduction):
@@ -84,11 +96,17 @@ def linear(x: ArrayLike, weight: ArrayLike, bias: ArrayLike | None = None,
 _ACTIVATIONS = {"relu": ops.relu, "tanh": ops.tanh, "sigmoid": ops.sigmoid, "gelu": ops.gelu}
 
 
-def cross_entropy(logits: ArrayLike, labels: ArrayLike, reduction: str = "mean") -> Result:
+def cross_entropy(logits: ArrayLike, labels: ArrayLike, reduction: str = "mean",
+                  label_smoothing: float = 0.0) -> Result:
     """Mean negative log-likelihood of integer ``labels`` (N,) under ``logits`` (N, C),
     through a stable log-softmax (``reduction="sum"``: the sum; ``"none"``: the N losses).
 
     The gradient with respect to the logits is (softmax(logits) - one_hot(labels)) / N.
+
+    ``label_smoothing=e`` (in [0, 1]) takes the target as (1 - e) one_hot(labels) + e / C
+    in place of the one-hot, as PyTorch does: each row's loss is (1 - e) times its
+    negative log-likelihood plus e / C times the sum of -log softmax over the C classes,
+    and the gradient is (softmax - target) / N.
 
     >>> logits = cr.tensor([[2.0, 0.0, 0.0]], requires_grad=True)   # N = 1, C = 3
     >>> loss = cr.nn.functional.cross_entropy(logits, [0])
@@ -100,13 +118,25 @@ def cross_entropy(logits: ArrayLike, labels: ArrayLike, reduction: str = "mean")
     >>> logits = cr.tensor([[0.0, 0.0], [2.0, 0.0]])
     >>> np.round(cr.nn.functional.cross_entropy(logits, [0, 1], reduction="none").data, 4)
     array([0.6931, 2.1269])
+    >>> logits = cr.tensor([[0.0, 0.0], [2.0, 0.0]], requires_grad=True)
+    >>> loss = cr.nn.functional.cross_entropy(logits, [0, 1], label_smoothing=0.2)
+    >>> loss.backward()                           # targets [0.9, 0.1] and [0.1, 0.9]
+    >>> np.round(logits.grad, 4).tolist()         # (softmax - target) / 2
+    [[-0.2, 0.2], [0.3904, -0.3904]]
     """
-    if reduction == "mean" and fast.enabled():
+    if (reduction == "mean" and type(label_smoothing) in (float, int) and not label_smoothing
+            and fast.enabled()):
         return fast.cross_entropy(logits, _raw(labels))  # (which checks the labels)
     _check_reduction("cross_entropy", reduction)
+    _check_label_smoothing("cross_entropy", label_smoothing)
     labels = class_indices(_raw(labels), shape_of(logits))
     log_p = ops.log_softmax(logits, axis=-1)
-    return _reduce(-log_p[np.arange(len(labels)), labels], reduction)
+    losses = -log_p[np.arange(len(labels)), labels]
+    if label_smoothing:
+        classes = shape_of(logits)[-1]
+        losses = ((1 - label_smoothing) * losses
+                  - (label_smoothing / classes) * ops.sum(log_p, axis=-1))
+    return _reduce(losses, reduction)
 
 
 def mse_loss(prediction: ArrayLike, target: ArrayLike, reduction: str = "mean") -> Result:

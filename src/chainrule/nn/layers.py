@@ -456,7 +456,8 @@ class MLP(Sequential):
 
 class CrossEntropyLoss(Module):
     """``nn.functional.cross_entropy`` as a module: logits (N, C), integer labels (N,);
-    ``reduction`` "mean" (the default), "sum" or "none" (one loss per row).
+    ``reduction`` "mean" (the default), "sum" or "none" (one loss per row), and
+    ``label_smoothing`` in [0, 1], as in PyTorch.
 
     >>> loss_fn = cr.nn.CrossEntropyLoss()
     >>> logits = cr.tensor([[0.0, 0.0], [0.0, 0.0]])
@@ -464,12 +465,14 @@ class CrossEntropyLoss(Module):
     0.6931
     """
 
-    def __init__(self, reduction: str = "mean") -> None:
+    def __init__(self, reduction: str = "mean", label_smoothing: float = 0.0) -> None:
         self.reduction = F._check_reduction("CrossEntropyLoss", reduction)
+        self.label_smoothing = F._check_label_smoothing("CrossEntropyLoss", label_smoothing)
 
     def forward(self, logits: ArrayLike, labels: ArrayLike) -> Result:
         """Cross-entropy of integer labels (N,) under logits (N, C), reduced."""
-        return F.cross_entropy(logits, labels, reduction=self.reduction)
+        return F.cross_entropy(logits, labels, reduction=self.reduction,
+                               label_smoothing=self.label_smoothing)
 
 
 class MSELoss(Module):
