@@ -349,7 +349,7 @@ def test_intermediates_keep_grad_only_when_asked():
     k = h * 3.0
     s = k.sum()
     assert k.retain_grad() is k
-    s.backward()
+    s.backward(retain_graph=True)
     assert h.grad is None
     assert_exact(k.grad, [1.0, 1.0])
     assert_exact(x.grad, [6.0, 6.0])
@@ -655,10 +655,11 @@ def test_broadcast_gradients_match_pytorch(data):
 # =======================================================================================
 
 def test_backward_twice_doubles_the_leaf_gradients():
+    """A graph kept with retain_graph=True is walked again; the gradients add up."""
     x = cr.tensor([1.0, -2.0], requires_grad=True)
     w = cr.tensor([3.0, 0.5], requires_grad=True)
     y = (x * w).sum()
-    y.backward()
+    y.backward(retain_graph=True)
     assert_exact(x.grad, [3.0, 0.5])
     assert_exact(w.grad, [1.0, -2.0])
     y.backward()
@@ -1082,14 +1083,24 @@ def test_writing_into_a_tensor_a_graph_saved_raises_at_once(change, error):
 
 
 def test_after_backward_the_inputs_are_writable_again():
-    """An optimizer, or a hand-written update, writes into the parameters after backward;
-    the graph's intermediate results stay read-only."""
+    """backward() frees the graph: an optimizer, or a hand-written update, writes into
+    the parameters after it, and the intermediate results are writable too."""
     w = cr.tensor([1.0, 2.0], requires_grad=True)
     h = cr.exp(w)
+    assert not h.data.flags.writeable         # its node can still be walked
     y = (h * w).sum()
     y.backward()
     w.data -= 0.1 * w.grad                    # the usual hand-written SGD step
-    assert w.data.flags.writeable and not h.data.flags.writeable
+    assert w.data.flags.writeable and h.data.flags.writeable
+
+
+def test_retain_graph_keeps_the_saved_arrays_locked_until_the_last_walk():
+    w = cr.tensor([1.0, 2.0], requires_grad=True)
+    y = (w * w).sum()
+    y.backward(retain_graph=True)
+    assert not w.data.flags.writeable
+    y.backward()
+    assert w.data.flags.writeable and w.grad.tolist() == [4.0, 8.0]
 
 
 def test_changing_a_leaf_that_requires_grad_through_data_raises():
@@ -1471,7 +1482,7 @@ def test_cross_entropy_backward_twice_accumulates_exactly_twice():
     """Its VJP reuses the softmax the forward kept; it must not consume it."""
     logits = cr.tensor([[1.0, 2.0, 0.5], [0.1, -1.0, 2.0]], requires_grad=True)
     loss = cr.nn.functional.cross_entropy(logits, [1, 2])
-    loss.backward()
+    loss.backward(retain_graph=True)
     once = logits.grad.copy()
     loss.backward()
     np.testing.assert_array_equal(logits.grad, 2 * once)

@@ -16,8 +16,8 @@ the graph of the gradient, which can be differentiated again.
 """
 
 import os
-import threading
 import traceback
+import weakref
 from numbers import Number
 from typing import Any
 
@@ -47,12 +47,12 @@ def _record(prim, args, kwargs):
     """
     recording = _modes.grad_enabled
     arrays, operands, grad_argnums, versions = [], [], [], []
-    inputs = []  # leaves not locked yet (see below)
+    leaves = []  # tensors no recorded operation made, whose arrays the node will save
     for i, arg in enumerate(args):
         if isinstance(arg, Tensor):
             arrays.append(arg._data)
-            if not arg._locked and not arg._prev:
-                inputs.append(arg)
+            if not arg._prev:
+                leaves.append(arg)
             version = arg._version
             versions.append((version, version[0]))
             if recording and arg.requires_grad:
@@ -88,45 +88,95 @@ def _record(prim, args, kwargs):
     node._versions = versions
     if keeping:
         node._residual = residual
-    # What backward will read cannot be written behind its back: the arrays a recorded
-    # node saved are read-only, so that a write into one (t.data[0] = 5,
-    # np.add(a, b, out=t.data), t.data.fill(0)) raises at once where it would have
-    # changed the gradient. Inputs (leaves) are locked here, once, unless they were
-    # read-only already or do not own their memory, and listed, so that backward()
-    # makes them writable again. A result is locked when a user first reaches its
-    # array (Tensor.data, np.asarray): the engine itself never writes into one.
-    for tensor in inputs:
-        array = tensor._data
-        if array.base is None and array.flags.writeable:
-            array.setflags(write=False)
-            tensor._locked = True
-            _locked_inputs.tensors.append(tensor)
+    if leaves:
+        _hold(leaves, node)
     return node
 
 
-def _lock_result(array):
-    """A recorded result's array, read-only (a view's base is guarded by its own lock)."""
-    if array.base is None and array.flags.writeable:
-        array.setflags(write=False)
+# ---------------------------------------------------------------------------------------
+# What a graph saved stays as it was while the graph can be walked
+#
+# A node saves its operands' arrays for its rules. Writes through chainrule (t.data = a,
+# t[i] = v, t -= v) bump the tensor's version, and a walk that finds a version moved
+# refuses. A write straight into the array (t.data[0] = 5, np.add(a, b, out=t.data),
+# t.data.fill(0), np.asarray(t)[...]) bumps nothing, so the saved arrays are made
+# read-only, as MyGrad does: NumPy refuses the write at once. A graph can be walked until
+# backward() frees it (PyTorch's rule; retain_graph=True keeps it) or until it is
+# garbage. Each locked array remembers the nodes that saved it (weak references, so the
+# lock never keeps a graph alive) and becomes writable again when none of them can be
+# walked: at the end of backward(), or, for a graph dropped without a walk, the next
+# time the tensor's array is reached through chainrule (.data, np.asarray, a write).
+# ---------------------------------------------------------------------------------------
+
+def _hold(leaves, node):
+    """Lock the leaves' arrays (those chainrule may lock) for ``node``'s graph."""
+    holder = weakref.ref(node)
+    for tensor in leaves:
+        if tensor._holders is not None and len(tensor._holders) >= 8:
+            _release(tensor)  # graphs built and dropped without a walk
+        if tensor._holders is not None:
+            tensor._holders.append(holder)
+            continue
+        array = tensor._data
+        # an array the user made read-only, or a view of memory the tensor does not own,
+        # is left as it is (its flags are not ours to change back)
+        if type(array) is np.ndarray and array.base is None and array.flags.writeable:
+            array.setflags(write=False)
+            tensor._holders = [holder]
 
 
-class _LockedInputs(threading.local):
-    def __init__(self):
-        self.tensors = []  # inputs locked since the last backward pass, in this thread
+def _reached(tensor):
+    """The user reaches a tensor's array (.data, np.asarray, .numpy()): a leaf's lock is
+    dropped if no graph that can be walked holds it any more; a result's array is locked
+    while its own node can be walked (its rules and its consumers' saved it, and every
+    consumer's walk passes through that node)."""
+    if not tensor._prev:
+        if tensor._holders is not None:
+            _release(tensor)
+    elif tensor._holders is None and tensor._versions is not FREED:
+        array = tensor._data
+        if type(array) is np.ndarray and array.flags.writeable:
+            array.setflags(write=False)
+            tensor._holders = [weakref.ref(tensor)]
 
 
-_locked_inputs = _LockedInputs()
+def _walkable(holder):
+    node = holder()
+    return node is not None and node._versions is not FREED
 
 
-def _unlock_inputs():
-    """After a backward pass: the inputs locked since (parameters, data) are writable
-    again, as an optimizer or a hand-written update expects; the graphs' intermediate
-    results stay read-only."""
-    for tensor in _locked_inputs.tensors:
-        if tensor._locked:
-            tensor._data.setflags(write=True)
-            tensor._locked = False
-    _locked_inputs.tensors = []
+def _release(tensor):
+    """Make the tensor's array writable again if no graph that can be walked saved it."""
+    holders = [h for h in tensor._holders if _walkable(h)]
+    if holders:
+        tensor._holders = holders
+        return
+    tensor._holders = None
+    try:
+        tensor._data.setflags(write=True)
+    except ValueError:  # a view of an array that is itself still locked
+        pass
+
+
+def _free(order):
+    """After a walk: the graph cannot be walked again (PyTorch's rule), its saved
+    arrays are dropped, and arrays locked only for it become writable."""
+    for node in order:
+        node._versions = FREED
+        node._raw_args = node._residual = None
+        if node._holders is not None:
+            _release(node)
+        for arg in node._args:
+            if type(arg) is Tensor and arg._holders is not None and not arg._prev:
+                _release(arg)
+
+
+class _Freed(tuple):
+    """The ``_versions`` of a node whose graph backward() freed: nothing to check, and
+    told apart from a live node's by identity."""
+
+
+FREED = _Freed()
 
 
 def _share_version_counter(view, args):
@@ -328,7 +378,7 @@ class Tensor(ArrayMethods):
 
     __slots__ = ("_data", "_grad", "requires_grad", "_prev", "_op", "_args", "_kwargs",
                  "_raw_args", "_grad_argnums", "_versions", "_version", "_retain", "_origin",
-                 "_residual", "_locked", "__weakref__")
+                 "_residual", "_holders", "__weakref__")
     _level = 0  # a forward-mode tracer (level >= 1) handles an operation before a Tensor
 
     __array_priority__ = 1000  # ndarray + Tensor calls Tensor.__radd__
@@ -358,7 +408,7 @@ class Tensor(ArrayMethods):
         # counter (a one-element list), as they share its memory.
         self._version = [0]
         self._retain = False
-        self._locked = False  # its array made read-only: a recorded graph saved it
+        self._holders = None  # the nodes whose graphs saved its array (read-only)
         self._origin = _user_frame() if _modes.anomaly else None
 
     def _contents(self):
@@ -385,8 +435,7 @@ class Tensor(ArrayMethods):
         The array of a result that a graph recorded is read-only, and so is an input's
         while a recorded graph that has not run backward holds it: writing into it would
         change the gradient that backward computes."""
-        if self._prev:
-            _lock_result(self._data)
+        _reached(self)
         if tracing.anywhere[0]:
             return self._array()
         return self._data
@@ -399,7 +448,7 @@ class Tensor(ArrayMethods):
             # it was becomes an input of the program
             tracing.touch(self)
         self._data = value if type(value) in ARRAYS else _as_array(value, None)
-        self._locked = False
+        self._holders = None  # (the graphs keep the old array, locked)
         self._version[0] += 1
 
     @property
@@ -443,8 +492,7 @@ class Tensor(ArrayMethods):
         >>> x.numpy() is x.data
         True
         """
-        if self._prev:
-            _lock_result(self._data)
+        _reached(self)
         return self._array()
 
     def tolist(self) -> Any:  # a number, or nested lists of numbers
@@ -497,8 +545,7 @@ class Tensor(ArrayMethods):
         return round(self._array().item(), ndigits)
 
     def __array__(self, dtype=None, copy=None):
-        if self._prev:
-            _lock_result(self._data)
+        _reached(self)
         data = self._array()
         if dtype is not None and dtype != data.dtype:
             return data.astype(dtype)
@@ -599,30 +646,35 @@ class Tensor(ArrayMethods):
     # --- in-place updates: allowed on tensors outside the graph only ----------------
 
     def __setitem__(self, index, value):
-        if self.requires_grad:
+        what = f"tensor[{_describe_index(index)}] = ..."
+        if self.requires_grad and _modes.grad_enabled:
             raise RuntimeError(
-                f"tensor[{_describe_index(index)}] = ...: this tensor requires grad, and "
-                f"writing into it would make its gradient wrong; use the differentiable "
-                f"x.at[index].set(value) (or .add(value)), which returns a new tensor")
-        self._refuse_if_saved(f"tensor[{_describe_index(index)}] = ...")
+                f"{what}: this tensor requires grad, and writing into it would make its "
+                f"gradient wrong; use the differentiable x.at[index].set(value) (or "
+                f".add(value)), which returns a new tensor, or write inside cr.no_grad()")
+        self._refuse_if_saved(what)
         self._array()[_raw_index(index)] = raw(value)
         self._version[0] += 1
 
     def _refuse_if_saved(self, what):
-        if type(self._data) is np.ndarray and not self._data.flags.writeable:
+        """Raise where a write would change values a graph that can be walked saved."""
+        _reached(self)
+        saved = self._holders is not None or (self._prev and self._versions is not FREED)
+        if saved or (type(self._data) is np.ndarray and not self._data.flags.writeable):
+            made = f", the result of {self._op.name}" if self._op is not None else ""
             raise RuntimeError(
-                f"{what}: the values of this tensor (shape {self.shape}) are saved by a "
-                f"recorded graph that has not run backward yet, and writing into them "
-                f"would make its gradient wrong; write x = x + y (a new tensor), or "
-                f"call backward first")
+                f"{what}: the values of this tensor (shape {self.shape}{made}) are saved "
+                f"by a recorded graph that can still be walked, and writing into them "
+                f"would make its gradient wrong; call backward() first (it frees the "
+                f"graph), or write x = x + y (a new tensor)")
 
     def _inplace(self, name, ufunc, other):
-        if self.requires_grad:
+        if self.requires_grad and _modes.grad_enabled:
             raise RuntimeError(
-                f"{name}: in-place operations on a tensor that requires grad would make "
-                f"its gradient wrong; write x = x {name[0]} y, or update x.data inside "
+                f"x {name} y: in-place operations on a tensor that requires grad would "
+                f"make its gradient wrong; write x = x {name[0]} y, or update x inside "
                 f"cr.no_grad() (as an optimizer does)")
-        self._refuse_if_saved(f"x {name} ...")
+        self._refuse_if_saved(f"x {name} y")
         data = self._array()
         ufunc(data, raw(other), out=data, casting="same_kind")
         self._version[0] += 1
@@ -666,8 +718,10 @@ class Tensor(ArrayMethods):
         if you asked with ``retain_grad()``. With ``create_graph=True`` the gradients
         are Tensors that can be differentiated again.
 
-        ``retain_graph`` is accepted for PyTorch's code and changes nothing: the graph
-        is always kept, so backward can run through it again.
+        The walk frees the graph, as in PyTorch: a second backward() through it raises,
+        and the arrays it saved become writable again (an optimizer updates them).
+        ``retain_graph=True`` keeps it for another walk (its saved arrays stay
+        read-only meanwhile); ``create_graph=True`` keeps it too.
 
         ``explain=True`` prints each vector-Jacobian product as it is taken, with the
         shapes it maps between (see chainrule.explain); ``explain={"x": x, ...}`` (or
@@ -708,8 +762,8 @@ class Tensor(ArrayMethods):
             else seeds  # the root is a leaf: d(self)/d(self) = 1
         for node, g, owned in arrived.values():
             _accumulate(node, g, owned)
-        if not create_graph:  # (a gradient's graph may still need them)
-            _unlock_inputs()
+        if not (create_graph if retain_graph is None else retain_graph):
+            _free(order)
         if trace is not None:
             trace.mark("forward")
 
@@ -759,7 +813,10 @@ def backward_pass(grads, order, create_graph=False, batch_shape=(), stop_at=(),
             continue
         if node._retain:
             arrived[id(node)] = (node, g, owned)
-        for counter, saved in node._versions:  # nothing it saved was written since
+        versions = node._versions
+        if versions is FREED:
+            _refuse_freed(node)
+        for counter, saved in versions:  # nothing it saved was written since
             if counter[0] != saved:
                 _refuse_modified(node, counter, saved)
         args = node._args
@@ -860,6 +917,14 @@ def _accumulate(leaf, g, owned):
         total = leaf.grad + g
         # NumPy gives a scalar for two 0-d arrays; .grad stays an ndarray
         leaf.grad = as_array(total) if type(leaf.grad) in ARRAYS else total
+
+
+def _refuse_freed(node):
+    raise RuntimeError(
+        f"backward: the graph through {node._op.name} was walked by an earlier backward() "
+        f"and freed, as in PyTorch (its saved values may have been written since); pass "
+        f"retain_graph=True to the first backward() to walk it again, or compute the "
+        f"output again")
 
 
 def _refuse_modified(node, counter, saved):

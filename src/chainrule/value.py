@@ -106,7 +106,7 @@ class Value(Box):
     ``data`` is the number, ``grad`` d(output of the last backward())/d(this value).
     """
 
-    __slots__ = ("data", "grad", "_prev", "_op", "_rule", "label", "__weakref__")
+    __slots__ = ("data", "grad", "_prev", "_op", "_rule", "label", "_seen", "__weakref__")
     _level = -1  # a Tensor or a tracer among an operation's arguments handles it first
 
     def __init__(self, data: float, _children: tuple = (), _op: str = "", label: str = "",
@@ -116,6 +116,9 @@ class Value(Box):
         if _switched[0]:  # inside no_grad() or detect_anomaly(), in some thread
             _children = scalar_operands(self.data, _children, _op)
         self._prev, self._op = tuple(_children), _op
+        # the numbers the rule will be given (the very float objects: a write replaces
+        # one), so that backward can tell if a .data was written since
+        self._seen = (self.data, *[child.data for child in self._prev])
         self.label = label  # a name for pictures and explanations, as in micrograd
         # a node built by hand, micrograd style (Value(x, (a, b), '*')), finds its rule
         self._rule = _rule if (_rule is not None or not _children) else DERIVATIVES.get(_op)
@@ -277,14 +280,30 @@ class Value(Box):
         if partials is None:
             raise TypeError(f"backward: no derivative rule for the operation {self._op!r} "
                             f"of {self!r}; known operations: {', '.join(DERIVATIVES)}")
+        numbers = (self.data, *[operand.data for operand in operands])
+        if numbers != self._seen:  # (the same float objects, unless .data was written)
+            self._refuse_written(numbers)
         try:
             if create_graph:
                 return partials(self, *operands)
-            return partials(self.data, *[operand.data for operand in operands])
+            return partials(*numbers)
         except (ValueError, ZeroDivisionError, OverflowError) as err:
             inputs = ", ".join(repr(operand.data) for operand in operands)
             raise ValueError(f"backward through {self._op!r} (operands {inputs}): the "
                              f"derivative is not a finite real number: {err}") from None
+
+    def _refuse_written(self, numbers):
+        """Raise: a .data this node's rule reads was written after the node was made,
+        so the gradient would mix old numbers and new ones."""
+        names = ["its own value"] + [f"operand {i} ({operand!r})"
+                                     for i, operand in enumerate(self._prev)]
+        which = next(name for name, now, then in zip(names, numbers, self._seen)
+                     if now is not then and now != then)
+        raise RuntimeError(
+            f"backward through {self._op!r}: the .data of {which} was written after the "
+            f"graph was built, so the gradient would mix old and new numbers; build the "
+            f"graph again from the new values (change .data between steps, as an "
+            f"optimizer does)")
 
     # --- a table operation (cr.exp, a cr.primitive) called on Values -----------------
     def _contents(self): return self.data
