@@ -224,3 +224,33 @@ def test_creation_functions_differentiate_through_graph_values_or_refuse_them():
     with pytest.raises(TypeError, match=r"x.clone\(\) for a copy in the graph"):
         cr.tensor(cr.tensor([1.0], requires_grad=True))
     assert cr.tensor(cr.tensor([1.0])).tolist() == [1.0]  # outside any graph: a copy
+
+
+class Labeled:
+    """A stand-in for an array of another library (xarray's DataArray, a pandas Series):
+    NumPy's protocols, and its own wrapper around every result."""
+
+    __array_priority__ = 50
+
+    def __init__(self, values):
+        self.values = np.asarray(values)
+
+    def __array__(self, dtype=None, copy=None):
+        return self.values
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        inputs = [i.values if isinstance(i, Labeled) else i for i in inputs]
+        return Labeled(getattr(ufunc, method)(*inputs, **kwargs))
+
+
+def test_an_array_of_another_library_is_refused_where_it_would_lose_the_gradient():
+    a = Labeled([2.0, 3.0])
+    message = (r"multiply: an argument is a .*Labeled, an array type chainrule does not "
+               r"differentiate through .*np.asarray")
+    with pytest.raises(TypeError, match=message):
+        cr.grad(lambda x: cr.sum(x * a))(np.array([1.0, 1.0]))
+    with pytest.raises(TypeError, match=message):
+        cr.tensor([1.0, 1.0], requires_grad=True) * a
+    assert cr.grad(lambda x: cr.sum(x * np.asarray(a)))(np.array([1.0, 1.0])).tolist() \
+        == [2.0, 3.0]
+    assert type(cr.multiply(np.ones(2), a)) is Labeled    # no graph: NumPy's own result

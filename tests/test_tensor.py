@@ -1532,3 +1532,48 @@ def test_pytorch_conveniences_on_a_tensor():
     loss.backward(retain_graph=True)
     loss.backward()
     assert x.grad.tolist() == [4.0, 12.0, 8.0]
+
+
+# ---------------------------------------------------------------------------------------
+# Formatting, floor division, inference_mode
+# ---------------------------------------------------------------------------------------
+
+def test_a_format_spec_applies_to_every_entry():
+    assert f"{cr.tensor(0.123456):.3f}" == "0.123"
+    assert f"{cr.tensor([1.0, 2.5]):.2f}" == "[1.00, 2.50]"
+    assert f"{cr.tensor([[1.0, 2.0], [3.0, 4.0]]):.1f}" == "[[1.0, 2.0],\n [3.0, 4.0]]"
+    assert f"{cr.tensor([1.0, 2.0])}" == str(cr.tensor([1.0, 2.0]))
+    with pytest.raises(TypeError, match=r"format: the spec 'd' does not apply to the "
+                                        r"entries of a tensor of dtype float64"):
+        f"{cr.tensor([1.0, 2.0]):d}"
+
+
+def test_floor_division_is_numpys_and_its_derivative_is_zero_as_in_jax():
+    x = cr.tensor([3.0, -4.5, 1.0], requires_grad=True)
+    np.testing.assert_array_equal((x // 2).data, np.array([3.0, -4.5, 1.0]) // 2)
+    np.testing.assert_array_equal((7 // x).data, 7 // np.array([3.0, -4.5, 1.0]))
+    assert (x // 0.1).data[2] == 1.0 // 0.1        # NumPy's rounding, not floor(x / 0.1)
+    assert not (x // 2).requires_grad               # piecewise constant
+    ((x // 2) * x).sum().backward()                 # d/dx (x // 2) x = x // 2
+    np.testing.assert_array_equal(x.grad, np.array([3.0, -4.5, 1.0]) // 2)
+    np.testing.assert_array_equal(cr.grad(lambda v: cr.sum((v // 2) * v))(x.data),
+                                  np.array([3.0, -4.5, 1.0]) // 2)
+
+
+def test_inference_mode_is_no_grad_and_inference_mode_false_changes_nothing():
+    x = cr.tensor([1.0, 2.0], requires_grad=True)
+    with cr.inference_mode():
+        assert not (x * 2).requires_grad and not cr.is_grad_enabled()
+    assert cr.is_grad_enabled()
+
+    @cr.inference_mode
+    def bare(v):
+        return v * 2
+
+    @cr.inference_mode(False)
+    def kept(v):
+        return v * 2
+
+    assert not bare(x).requires_grad and kept(x).requires_grad
+    with cr.no_grad(), cr.inference_mode(False):
+        assert not cr.is_grad_enabled()

@@ -22,9 +22,11 @@ import random
 import sys
 import weakref
 
+import numpy as np
 import pytest
 import torch
 
+import chainrule as cr
 from chainrule import value as V
 from chainrule.nn.scalar import linear
 from chainrule.graph import topological_order
@@ -953,3 +955,25 @@ def test_no_grad_and_detect_anomaly_apply_to_values():
         worker.start()
         worker.join(5)
     assert seen[0][0] is a
+
+
+def test_numpy_arithmetic_with_a_value_gives_a_value_or_a_clear_error():
+    """Never an object array of Values: it would leave the graph without a word."""
+    v = Value(3.0)
+    for result in (np.float64(2.0) * v, v * np.float32(2.0), np.array(2.0) * v,
+                   np.multiply(2.0, v)):
+        assert type(result) is Value and result.data == 6.0
+    (np.float64(2.0) * v).backward()
+    assert v.grad == 2.0
+    for make in (lambda: np.array([1.0, 2.0]) * v, lambda: v * np.array([1.0, 2.0]),
+                 lambda: np.add(np.ones(3), v)):
+        with pytest.raises(TypeError, match=r"on a Value gives an array of shape"):
+            make()
+
+
+def test_a_value_among_arrays_in_a_transform_is_numbers_or_a_clear_error():
+    c = Value(2.0)
+    with pytest.raises(TypeError, match=r"on a Value gives an array of shape \(2,\)"):
+        cr.jacfwd(lambda x, c: x * c, argnums=1)(np.array([0.5, 1.0]), c)
+    assert cr.jacfwd(cr.grad(lambda x: cr.sin(x) * c))(1.5).data == \
+        pytest.approx(-2 * np.sin(1.5))

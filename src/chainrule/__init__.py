@@ -20,7 +20,7 @@ from .functional import (grad, hessian, hessian_operator, hvp, jacfwd, jacobian,
                          jvp, linear_operator, tree_flatten, tree_unflatten,
                          value_and_grad, vjp)
 from .gradcheck import GradcheckError, gradcheck
-from .graph import detect_anomaly, enable_grad, is_grad_enabled, no_grad
+from .graph import detect_anomaly, enable_grad, inference_mode, is_grad_enabled, no_grad
 from .primitive import Primitive, elementwise, primitive
 from .creation import (arange, eye, full, linspace, ones, ones_like, rand, randn, zeros,
                        zeros_like)
@@ -46,7 +46,7 @@ __all__ = [
     # tracing a function into a program of NumPy calls
     "jit", "make_program",
     # modes
-    "no_grad", "enable_grad", "is_grad_enabled", "detect_anomaly",
+    "no_grad", "enable_grad", "inference_mode", "is_grad_enabled", "detect_anomaly",
     # operations (on Tensors, arrays and numbers; the unary functions on Values too),
     # every public operation of the rule table, and cr.abs
     *_rules.__all__, "abs",

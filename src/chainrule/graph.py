@@ -68,8 +68,8 @@ import contextlib as _contextlib
 import math as _math
 import threading as _threading
 
-__all__ += ["no_grad", "enable_grad", "is_grad_enabled", "detect_anomaly",
-            "is_anomaly_enabled"]
+__all__ += ["no_grad", "enable_grad", "inference_mode", "is_grad_enabled",
+            "detect_anomaly", "is_anomaly_enabled"]
 
 
 class _Modes(_threading.local):
@@ -161,6 +161,31 @@ class no_grad(_SwitchMode):
     """
 
     attribute, value = "grad_enabled", False
+
+
+class inference_mode(no_grad):
+    """PyTorch's name for running a model without recording: the same as ``no_grad()``
+    (chainrule has no separate kind of inference tensor). ``inference_mode(False)``
+    changes nothing, as in PyTorch. A context manager or a decorator.
+
+    >>> x = cr.tensor([1.0, 2.0], requires_grad=True)
+    >>> with cr.inference_mode():
+    ...     y = x * 2
+    >>> y.requires_grad
+    False
+    """
+
+    mode = True  # (@inference_mode without parentheses skips __init__)
+
+    def __init__(self, mode=True):
+        self.mode = bool(mode)
+
+    def __enter__(self):
+        self.value = False if self.mode else _modes.grad_enabled
+        return super().__enter__()
+
+    def _recreate_cm(self):
+        return type(self)(self.mode)
 
 
 class enable_grad(_SwitchMode):

@@ -215,7 +215,7 @@ class Primitive:
     def __call__(self, *args, **kwargs):
         if kwargs and self.aliases is not None:
             kwargs = renamed(kwargs, self.aliases, self.name)
-        top = None
+        top = foreign = None
         for arg in args:
             if type(arg) not in _PLAIN:
                 if isinstance(arg, Box):
@@ -225,9 +225,30 @@ class Primitive:
                     # a list of Tensors is their stack (np.mean([x, y]) as cr.mean):
                     # handing it to NumPy would cut them from the graph
                     return self(*[_stacked(a) for a in args], **kwargs)
+                elif _foreign_array(arg):
+                    foreign = arg
         if top is None:
             return self.forward(*args, **kwargs)
+        if foreign is not None:
+            raise TypeError(_refuse_foreign(self.name, foreign))
         return top._apply_primitive(self, args, kwargs)
+
+
+def _foreign_array(x):
+    """Whether x is an array of another library (xarray, pandas, torch...): one that
+    takes part in NumPy's protocols without being an ndarray. Its own arithmetic would
+    wrap chainrule's values, and what came out would be cut from the graph."""
+    if isinstance(x, (np.ndarray, np.generic)) or type(x) in ARRAYS:
+        return False
+    return any(hasattr(x, name) for name in ("__array_ufunc__", "__array_function__",
+                                             "__array__", "__array_interface__"))
+
+
+def _refuse_foreign(name, x):
+    kind = f"{type(x).__module__.split('.')[0]}.{type(x).__qualname__}"
+    return (f"{name}: an argument is a {kind}, an array type chainrule does not "
+            f"differentiate through (the gradient would be lost); convert it to a NumPy "
+            f"array first (np.asarray(x), or its .to_numpy())")
 
 
 def renamed(kwargs, aliases, name):

@@ -274,6 +274,9 @@ class ArrayMethods(Box):
     def __getitem__(self, index): return ops.getitem(self, index=_raw_index(index))
     def __mod__(self, other): return ops.remainder(self, other)
     def __rmod__(self, other): return ops.remainder(other, self)
+    # piecewise constant (derivative 0, as in JAX): NumPy's result, outside the graph
+    def __floordiv__(self, other): return np.floor_divide(self, other)
+    def __rfloordiv__(self, other): return np.floor_divide(other, self)
 
     @staticmethod
     def _from_list(items):  # a list of Tensors (or tracers) handed to an operation
@@ -532,14 +535,24 @@ class Tensor(ArrayMethods):
         return np.argmin(self._array(), axis=axis if dim is None else dim)
 
     def __format__(self, spec):
-        """A one-entry tensor formats as its number (``f"{loss:.4f}"``).
+        """A format spec applies to every entry (``f"{loss:.4f}"``, ``f"{x:.2f}"``); a
+        one-entry tensor formats as its number.
 
-        >>> f"{cr.tensor(0.123456):.3f}"
-        '0.123'
+        >>> f"{cr.tensor(0.123456):.3f}", f"{cr.tensor([1.0, 2.5]):.2f}"
+        ('0.123', '[1.00, 2.50]')
         """
-        if spec and self._data.size == 1:
-            return format(self._array().item(), spec)
-        return format(str(self), spec)
+        if not spec:
+            return str(self)
+        data = self._array()
+        if data.size == 1:
+            return format(data.item(), spec)
+        try:
+            format(data.flat[0].item(), spec)
+        except ValueError as err:
+            raise TypeError(f"format: the spec {spec!r} does not apply to the entries of "
+                            f"a tensor of dtype {data.dtype} ({err})") from None
+        return np.array2string(data, separator=", ",
+                               formatter={"all": lambda v: format(v, spec)})
 
     def __round__(self, ndigits=None):
         return round(self._array().item(), ndigits)

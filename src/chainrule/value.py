@@ -313,6 +313,10 @@ class Value(Box):
         from .value_ops import apply  # one Value node for an operation of the tensor table
         return apply(cls, prim, args, kwargs)
 
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):  # array * Value
+        from .value_ops import array_ufunc
+        return array_ufunc(ufunc, method, inputs, kwargs)
+
 
 def _real(x): return isinstance(x, Real)
 

@@ -7,9 +7,13 @@ node's partial derivatives are the operation's VJP rules at g = 1: for a functio
 numbers to a number, a VJP is g times the derivative.
 """
 
+import operator
+
+import numpy as np
+
 from .primitive import Box, raw
 
-__all__ = ["apply"]
+__all__ = ["apply", "array_ufunc"]
 
 # the operations a Value has itself, by the tensor table's names
 _OWN = {"exp": "exp", "log": "log", "sqrt": "sqrt", "sin": "sin", "cos": "cos",
@@ -39,3 +43,21 @@ def apply(cls, prim, args, kwargs):
         return tuple(d if isinstance(d, Box) else float(d) for d in found)
 
     return cls(float(data), [args[i] for i in positions], prim.name, _rule=partials)
+
+
+# NumPy's arithmetic on single numbers, as the scalar engine's own operators
+_OPERATORS = {np.add: operator.add, np.subtract: operator.sub, np.multiply: operator.mul,
+              np.true_divide: operator.truediv, np.power: operator.pow,
+              np.negative: operator.neg, np.positive: operator.pos}
+
+
+def array_ufunc(ufunc, method, inputs, kwargs):
+    """A NumPy ufunc with a Value among its inputs (``np.float64(2) * v``,
+    ``array * v``): a Value for single numbers, a clear error for arrays, never an
+    array of Value objects (which would leave the graph unseen)."""
+    if method == "__call__" and not kwargs and ufunc in _OPERATORS and \
+            all(isinstance(x, Box) or np.ndim(x) == 0 for x in inputs):
+        numbers = [x if isinstance(x, Box) else float(x) for x in inputs]
+        return _OPERATORS[ufunc](*numbers)
+    from . import numpy_protocol
+    return numpy_protocol.apply_ufunc(ufunc, method, inputs, kwargs, lambda array: array)
