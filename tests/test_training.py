@@ -71,9 +71,81 @@ def test_runs_are_reproducible_from_the_seed():
 
 def test_a_diverging_run_stops_with_a_clear_error():
     with np.errstate(over="ignore", invalid="ignore"), \
+            pytest.warns(training.TrainingWarning, match="the loss grew"), \
             pytest.raises(training.TrainingDiverged, match="smaller learning rate"):
         train(config("toy", "tensor", lr=1e6, epochs=50), load_dataset("toy"),
               show_progress=False)
+
+
+@pytest.mark.parametrize("engine", ["scalar", "tensor"])
+def test_a_diverged_run_hands_back_the_model_of_its_last_finished_epoch(engine):
+    """The loss turns NaN in epoch 3: the exception carries the model as it was after
+    epoch 2, every number finite and equal to a run stopped there, and its metrics."""
+    data = load_dataset("moons")
+    settings = dict(batch_size=25, lr=0.05, optimizer="adam", schedule="constant",
+                    jit=False)
+    stopped_at_2 = train(config("moons", engine, epochs=2, **settings), data,
+                         show_progress=False)[0]
+    real_step = training.optim.Adam.step
+    steps = []
+
+    def step(self, *args):  # the 9th step (epoch 3's first) sends a parameter to NaN
+        real_step(self, *args)
+        steps.append(1)
+        if len(steps) == 9:
+            for p in self.param_groups[0]["params"]:
+                p.data = p.data * np.nan
+    with pytest.MonkeyPatch.context() as patch, np.errstate(invalid="ignore"):
+        patch.setattr(training.optim.Adam, "step", step)
+        with pytest.raises(training.TrainingDiverged, match="epoch 3") as raised:
+            train(config("moons", engine, epochs=5, **settings), data, show_progress=False)
+    err = raised.value
+    state = err.model.state_dict()
+    assert all(np.isfinite(a).all() for a in state.values())
+    for (name, a), b in zip(state.items(), stopped_at_2.state_dict().values()):
+        assert np.array_equal(a, b), name
+    metrics = err.metrics
+    assert metrics["diverged"] == str(err) and metrics["epochs_completed"] == 2
+    assert metrics["loss"] == metrics["history"]["loss"][-1]
+    assert "train_accuracy" not in metrics  # not measured on a run that stopped early
+
+
+def test_a_parameter_gone_inf_at_the_last_step_is_caught_at_the_epoch_end():
+    """No loss is computed after the last step: the epoch's end checks the numbers."""
+    real_step = training.optim.SGD.step
+
+    def step(self, *args):
+        real_step(self, *args)
+        first = self.param_groups[0]["params"][0]
+        first.data = first.data + np.inf
+
+    message = r"the parameter layers\.0\.weight became inf in epoch 1"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(training.optim.SGD, "step", step)
+        with pytest.raises(training.TrainingDiverged, match=message) as raised:
+            train(config("moons", "tensor", epochs=1, optimizer="sgd", jit=False),
+                  load_dataset("moons"), show_progress=False)
+    assert raised.value.metrics["epochs_completed"] == 0  # the initial model, kept
+
+
+def test_a_loss_that_grows_a_hundredfold_warns_once_and_is_recorded():
+    """--lr 1e10 keeps the loss finite (1e20 and more), so it is no error: a warning."""
+    with np.errstate(over="ignore", invalid="ignore"), \
+            pytest.warns(training.TrainingWarning) as caught:
+        _, metrics = train(config("moons", "tensor", lr=1e10, epochs=10),
+                           load_dataset("moons"), show_progress=False)
+    assert len(caught) == 1
+    message = str(caught[0].message)
+    assert message.startswith("moons: the loss grew from ") and "1e+10" in message
+    assert metrics["warnings"] == [message]
+    assert max(metrics["history"]["loss"]) > training.LOSS_GROWTH * metrics["loss_history"][0]
+
+
+def test_a_healthy_run_gives_no_warning(recwarn):
+    _, metrics = train(config("circles", epochs=20), load_dataset("circles"),
+                       show_progress=False)
+    assert "warnings" not in metrics
+    assert not [w for w in recwarn if issubclass(w.category, training.TrainingWarning)]
 
 
 def test_evaluate_gives_the_confusion_matrix():
@@ -235,7 +307,9 @@ def test_an_interrupted_run_stops_after_its_step_and_keeps_what_it_learned(monke
     assert metrics["interrupted"] is True and metrics["steps"] == 5
     assert metrics["epochs_completed"] == 1 and len(metrics["history"]["loss"]) == 1
     assert metrics["loss"] == metrics["history"]["loss"][0]
-    assert "train_accuracy" in metrics and model is not None
+    assert metrics["signal"] == "SIGINT" and model is not None
+    # the accuracies of a run that stopped are its history's, none measured afterwards
+    assert "train_accuracy" not in metrics and len(metrics["history"]["train_accuracy"]) == 1
 
 
 def test_a_run_interrupted_in_its_first_epoch_reports_the_steps_it_took(monkeypatch):
@@ -254,6 +328,59 @@ def test_a_run_interrupted_in_its_first_epoch_reports_the_steps_it_took(monkeypa
     assert metrics["epochs_completed"] == 0 and metrics["history"]["loss"] == []
     assert metrics["loss"] == metrics["loss_history"][0]
     assert "train_accuracy" not in metrics and "test_accuracy" not in metrics
+
+
+@pytest.mark.parametrize("name", ["SIGTERM", "SIGHUP"])
+def test_sigterm_and_sighup_stop_a_run_as_ctrl_c_does(name, monkeypatch):
+    """What `timeout`, `kill`, containers and schedulers send (SIGTERM), and a closed
+    terminal (SIGHUP): the step ends, the run so far comes back, marked with the signal."""
+    import os
+    import signal
+    signum = getattr(signal, name)
+    real_step = training.optim.Adam.step
+    steps = []
+
+    def step(self, *args):
+        steps.append(1)
+        if len(steps) == 6:
+            os.kill(os.getpid(), signum)
+        return real_step(self, *args)
+
+    def guard(*args):  # if training did not catch it, fail here instead of dying
+        raise AssertionError(f"{name} reached the handler that was there before training")
+
+    monkeypatch.setattr(training.optim.Adam, "step", step)
+    previous = signal.signal(signum, guard)
+    try:
+        model, metrics = train(config("moons", "tensor", epochs=50, batch_size=25, jit=False),
+                               load_dataset("moons"), show_progress=False,
+                               stop_on_interrupt=True)
+        assert signal.getsignal(signum) is guard  # put back as it was
+    finally:
+        signal.signal(signum, previous)
+    assert metrics["interrupted"] is True and metrics["signal"] == name
+    assert metrics["steps"] == 6 and metrics["epochs_completed"] == 1
+
+
+def test_an_ignored_signal_stays_ignored(monkeypatch):
+    """`nohup` ignores SIGHUP: a closed terminal must not stop that run."""
+    import os
+    import signal
+    real_step = training.optim.Adam.step
+
+    def step(self, *args):
+        os.kill(os.getpid(), signal.SIGHUP)
+        return real_step(self, *args)
+
+    monkeypatch.setattr(training.optim.Adam, "step", step)
+    previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        _, metrics = train(config("moons", "tensor", epochs=3, jit=False),
+                           load_dataset("moons"), show_progress=False, stop_on_interrupt=True)
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGHUP, previous)
+    assert "interrupted" not in metrics and metrics["epochs_completed"] == 3
 
 
 def test_without_stop_on_interrupt_ctrl_c_raises_as_usual(monkeypatch):

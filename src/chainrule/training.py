@@ -24,6 +24,7 @@ import math
 import signal
 import threading
 import time
+import warnings
 from dataclasses import asdict, dataclass, field
 from numbers import Integral, Real
 from typing import Callable
@@ -45,8 +46,9 @@ __all__ = ["Config", "DEFAULTS", "DEFAULT_ENGINE", "DATASETS", "OPTIMIZERS", "SC
            "LOSSES", "Engine", "ENGINES", "SCALAR", "TENSOR", "load_dataset", "as_dataset",
            "train", "evaluate", "build_model", "make_optimizer", "make_schedule",
            "batch_loss", "scores", "predictions", "accuracy", "confusion_matrix",
-           "TrainingDiverged", "ConfigError", "mean_squared_error", "check_model_size", "count_parameters",
-           "MAX_MODEL_BYTES"]
+           "TrainingDiverged", "TrainingWarning", "ConfigError", "mean_squared_error",
+           "check_model_size", "count_parameters", "MAX_MODEL_BYTES", "STOP_SIGNALS",
+           "LOSS_GROWTH"]
 
 DATASETS = ("toy", "moons", "circles", "spirals", "digits", "mnist")
 OPTIMIZERS = ("sgd", "adam")
@@ -55,7 +57,34 @@ LOSSES = ("cross_entropy", "hinge", "mse")
 
 
 class TrainingDiverged(ArithmeticError):
-    """The loss stopped being a finite number: the learning rate is too large."""
+    """The loss (or a parameter) stopped being a finite number: the learning rate is
+    too large.
+
+    ``model`` is the model as it was after the last finished epoch, whose numbers were
+    all finite (the initial model if no epoch finished), and ``metrics`` the run's
+    metrics up to there, with ``"diverged"`` holding this message: what a caller saves
+    instead of losing the run. Both are None when raised outside ``train``.
+    """
+
+    def __init__(self, message, model=None, metrics=None):
+        super().__init__(message)
+        self.model, self.metrics = model, metrics
+
+
+class TrainingWarning(RuntimeWarning):
+    """A run that goes on but looks wrong: its loss grew by orders of magnitude."""
+
+
+# Signals that end a run at the end of its step, as Ctrl-C does: SIGTERM is what
+# `timeout`, `kill`, containers, systemd and batch schedulers send, SIGHUP what a closed
+# terminal sends. Windows has no SIGHUP.
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")
+                     if hasattr(signal, name))
+
+# An epoch's mean loss this many times the first step's is a warning: an untrained
+# model's loss is the baseline, and a run a hundred times worse than it is diverging
+# even while its numbers stay finite (--lr 1e10 reaches 1e22 without an inf).
+LOSS_GROWTH = 100
 
 
 # ---------------------------------------------------------------------------------------
@@ -539,15 +568,29 @@ def train(config, data, show_progress=True, stop_on_interrupt=False):
     Returns ``(model, metrics)``. metrics has the config and the optimizer that ran,
     ``steps`` (optimizer steps taken), ``epochs_completed``, ``loss`` (the mean loss of
     the last epoch; of the steps taken, for a run interrupted in its first epoch),
-    ``train_accuracy`` (the final model on the training set; ``mse`` for a regression),
-    ``test_accuracy`` when there is a test set, ``history`` per epoch, ``loss_history``
-    per step, ``parameters`` (the number of scalars learned), samples per second and
-    the wall time. Raises TrainingDiverged as soon as the loss is not a finite number.
+    ``train_accuracy`` (the final model on the training set, measured after training;
+    ``mse`` for a regression), ``test_accuracy`` when there is a test set, ``history``
+    per epoch, ``loss_history`` per step, ``parameters`` (the number of scalars
+    learned), samples per second, the wall time, and ``warnings`` if any were given.
 
-    ``stop_on_interrupt``: Ctrl-C (SIGINT) ends the run after the step it arrives in,
-    and the model and metrics so far are returned, with ``metrics["interrupted"]``
-    True; a second Ctrl-C interrupts at once. Only in the main thread, where Python
-    delivers signals.
+    ``history["loss"]`` and ``history["train_accuracy"]`` are measured *during* each
+    epoch, over its steps' own forward passes (free, but the model changes as they
+    run, so they trail the model at the epoch's end); ``history["test_accuracy"]`` is
+    measured *after* the epoch. Hence a final ``train_accuracy`` above the last
+    epoch's running one.
+
+    Raises TrainingDiverged as soon as the loss (or, at the end of an epoch, a
+    parameter) is not a finite number; the exception carries the model of the last
+    finished epoch and its metrics. An epoch whose mean loss is ``LOSS_GROWTH`` times
+    the first step's gives a TrainingWarning (once a run, also kept in metrics).
+
+    ``stop_on_interrupt``: a signal of ``STOP_SIGNALS`` (Ctrl-C's SIGINT, SIGTERM,
+    SIGHUP) ends the run after the step it arrives in, and the model and metrics so
+    far are returned, with ``metrics["interrupted"]`` True and ``metrics["signal"]``
+    its name; the accuracies are then the history's only (no pass over the data after
+    the user asked to stop). A second signal acts at once, as it would have without
+    this. A signal that is ignored (``nohup`` ignores SIGHUP) stays ignored. Only in the
+    main thread, where Python delivers signals.
     """
     engine = ENGINES[config.engine]
     _check_fits(config, data)
@@ -559,11 +602,32 @@ def train(config, data, show_progress=True, stop_on_interrupt=False):
     settings = _describe_optimizer(optimizer)
     schedule = make_schedule(config, optimizer,
                              config.epochs * math.ceil(len(X) / batch_size))
+    # "last_good": the model's numbers after the last finished epoch, all finite
+    history = {"loss": [], "train_accuracy": [], "test_accuracy": [], "step_loss": [],
+               "samples": 0, "warnings": [], "last_good": model.state_dict()}
     start = time.perf_counter()
-    with _interrupt_flag(stop_on_interrupt) as interrupted:
-        history = _run_epochs(engine, config, model, optimizer, schedule, data, batch_size,
-                              show_progress, interrupted)
-    wall = time.perf_counter() - start
+    try:
+        with _interrupt_flag(stop_on_interrupt) as interrupted:
+            _run_epochs(engine, config, model, optimizer, schedule, data, batch_size,
+                        show_progress, history, interrupted)
+    except TrainingDiverged as err:
+        model.load_state_dict(history["last_good"])
+        metrics = _metrics(config, settings, model, history, time.perf_counter() - start)
+        metrics["diverged"] = str(err)
+        metrics["loss"] = history["loss"][-1] if history["loss"] else None  # the model's
+        metrics.update(_final_results(engine, model, data, history, stopped=True))
+        _add_history(metrics, history)
+        raise TrainingDiverged(str(err), model, metrics) from None
+    metrics = _metrics(config, settings, model, history, time.perf_counter() - start)
+    if interrupted:
+        metrics["interrupted"] = True
+        metrics["signal"] = signal.Signals(interrupted.signal).name
+    metrics.update(_final_results(engine, model, data, history, stopped=bool(interrupted)))
+    _add_history(metrics, history)
+    return model, metrics
+
+
+def _metrics(config, settings, model, history, wall):
     step_loss = history["step_loss"]
     losses = history["loss"] or ([float(np.mean(step_loss))] if step_loss else [None])
     metrics = {"config": asdict(config), "optimizer": settings,
@@ -571,43 +635,55 @@ def train(config, data, show_progress=True, stop_on_interrupt=False):
                "loss": losses[-1], "wall_time_s": wall,
                "samples_per_second": history["samples"] / wall if wall > 0 else None,
                "parameters": count_parameters(model)}
-    if interrupted:
-        metrics["interrupted"] = True
-    metrics.update(_final_results(engine, model, data, history, bool(interrupted)))
+    if history["warnings"]:
+        metrics["warnings"] = history["warnings"]
+    return metrics
+
+
+def _add_history(metrics, history):
     metrics["history"] = {k: history[k] for k in ("loss", "train_accuracy", "test_accuracy")}
-    metrics["loss_history"] = step_loss
-    return model, metrics
+    metrics["loss_history"] = history["step_loss"]
 
 
 class _Flag:
-    """Set by the SIGINT handler; read by the loop after each step."""
+    """Set by the stop signals' handler to the signal's number; read by the loop after
+    each step."""
 
     def __init__(self):
-        self.raised = False
+        self.signal = None
 
     def __bool__(self):
-        return self.raised
+        return self.signal is not None
 
 
 @contextlib.contextmanager
 def _interrupt_flag(enabled):
-    """While training, the first SIGINT sets a flag instead of raising; the handler
-    then steps aside, so a second SIGINT raises KeyboardInterrupt as usual."""
+    """While training, the first stop signal sets a flag instead of raising or killing;
+    the handlers then step aside, so a second signal acts as it always does."""
     flag = _Flag()
     if not enabled or threading.current_thread() is not threading.main_thread():
         yield flag
         return
-    previous = signal.getsignal(signal.SIGINT)
+    # An ignored signal stays ignored: `nohup` (SIGHUP) and a script's `cmd &` (SIGINT)
+    # ask for exactly that. None: a handler not set from Python, which cannot be restored.
+    previous = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
+    previous = {signum: handler for signum, handler in previous.items()
+                if handler not in (signal.SIG_IGN, None)}
+
+    def restore():
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
     def handler(signum, frame):
-        flag.raised = True
-        signal.signal(signal.SIGINT, previous)
+        flag.signal = signum
+        restore()
 
-    signal.signal(signal.SIGINT, handler)
+    for signum in previous:
+        signal.signal(signum, handler)
     try:
         yield flag
     finally:
-        signal.signal(signal.SIGINT, previous)
+        restore()
 
 
 def training_step(engine, config):
@@ -629,18 +705,17 @@ def training_step(engine, config):
 
 
 def _run_epochs(engine, config, model, optimizer, schedule, data, batch_size,
-                show_progress, interrupted=False):
+                show_progress, history, interrupted=False):
     """The loop: per batch forward, loss, zero_grad, backward, optimizer and schedule
-    steps; per epoch the mean loss and the accuracy, on the progress bar too. Stops
-    after the step in which ``interrupted`` turns true, keeping only finished epochs
-    in the per-epoch history."""
+    steps; per epoch the mean loss and the accuracy, on the progress bar too. Fills
+    ``history`` as it goes, ``history["last_good"]`` at the end of each epoch. Stops
+    after the step in which ``interrupted`` turns true, keeping only finished epochs in
+    the per-epoch history."""
     X, labels = data["X_train"], data["y_train"]
     targets = _loss_targets(config.loss, labels)
     classify = not data.get("regression", False)
     step = training_step(engine, config)
     rng = np.random.default_rng(config.seed)
-    history = {"loss": [], "train_accuracy": [], "test_accuracy": [], "step_loss": [],
-               "samples": 0}
     bar = progress(config.epochs, config.dataset, enabled=show_progress)
     try:
         for epoch in range(1, config.epochs + 1):
@@ -662,7 +737,11 @@ def _run_epochs(engine, config, model, optimizer, schedule, data, batch_size,
             model.eval()
             if not finished:
                 break  # an unfinished epoch's loss and accuracy cover part of the data
+            # A last step can make a parameter inf with no loss left to show it; and a
+            # copy an epoch is what a diverged run falls back to (cheap next to an epoch).
+            history["last_good"] = _finite_state(model, config, epoch)
             history["loss"].append(total / len(X))
+            _warn_if_growing(history, config, epoch)
             status = f"loss {total / len(X):.4f}"
             if classify:
                 # the running accuracy of the epoch's own forward passes: free to record
@@ -679,24 +758,45 @@ def _run_epochs(engine, config, model, optimizer, schedule, data, batch_size,
                 break
     finally:
         bar.close()
-    return history
 
 
-def _final_results(engine, model, data, history, interrupted=False):
+def _finite_state(model, config, epoch):
+    """A copy of the model's numbers; TrainingDiverged if one is not finite."""
+    state = model.state_dict()
+    for name, array in state.items():
+        if not np.all(np.isfinite(array)):
+            raise TrainingDiverged(
+                f"{config.dataset}: the parameter {name} became "
+                f"{'nan' if np.any(np.isnan(array)) else 'inf'} in epoch {epoch}; "
+                f"training diverged, try a smaller learning rate than {config.lr}")
+    return state
+
+
+def _warn_if_growing(history, config, epoch):
+    """A TrainingWarning, once a run, when the epoch's mean loss is LOSS_GROWTH times
+    the first step's."""
+    first, loss = history["step_loss"][0], history["loss"][-1]
+    if history["warnings"] or not first > 0 or not loss > LOSS_GROWTH * first:
+        return
+    message = (f"{config.dataset}: the loss grew from {first:.4g} at the first step to "
+               f"{loss:.4g} in epoch {epoch}; the learning rate {config.lr:g} is "
+               f"probably too large")
+    history["warnings"].append(message)
+    warnings.warn(message, TrainingWarning, stacklevel=4)
+
+
+def _final_results(engine, model, data, history, stopped=False):
     """The trained model on the training set (mse, or accuracy), and the last test
-    accuracy. An interrupted run takes what its history holds instead of another pass
-    over the data (the user asked it to stop)."""
+    accuracy. A run that stopped early (interrupted, or diverged) reports no accuracy of
+    its own: the user asked it to stop, and the history has each epoch's."""
     X, y = data["X_train"], data["y_train"]
     if data.get("regression", False):
         with no_grad():
             error = engine.losses["mse"](engine.forward(model, X), y)
         return {"mse": float(error.data)}
-    if interrupted:
-        results = {}
-        if history["train_accuracy"]:
-            results["train_accuracy"] = history["train_accuracy"][-1][1]
-    else:
-        results = {"train_accuracy": accuracy(model, X, y, engine.name)[0]}
+    if stopped:
+        return {}
+    results = {"train_accuracy": accuracy(model, X, y, engine.name)[0]}
     if data["X_test"] is not None and history["test_accuracy"]:
         results["test_accuracy"] = history["test_accuracy"][-1][1]
     return results
