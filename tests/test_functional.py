@@ -18,10 +18,12 @@ differences; never with chainrule itself. The groups:
 12. gradcheck; 13. errors; 14. dtypes;
 15. corner cases: forward over forward, gradcheck's default order, jvp's has_aux,
     var/std in forward mode, jacfwd on Values and on users' broadcasting rules,
-    functions that loop over their input.
+    functions that loop over their input;
+16. None in pytrees, an empty subtree, through every transform, against JAX.
 """
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -1403,3 +1405,133 @@ def test_jacobians_and_hessians_take_has_aux_as_jax_does(name):
     np.testing.assert_allclose(ours[1]["twice"], np.asarray(theirs[1]["twice"]))
     with pytest.raises(TypeError, match="must return a pair"):
         getattr(cr, name)(lambda v: v, has_aux=True)(x)
+
+
+# ---------------------------------------------------------------------------------------
+# 16. None in pytrees: an empty subtree, as in JAX
+# ---------------------------------------------------------------------------------------
+
+@pytest.fixture
+def jax():
+    """JAX in float64 for the test, its previous setting restored afterwards."""
+    jax = pytest.importorskip("jax")
+    previous = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", True)
+    yield jax
+    jax.config.update("jax_enable_x64", previous)
+
+
+def same_tree(ours, theirs):
+    """The same containers, None in the same places, leaves equal to 1e-12."""
+    if theirs is None or ours is None:
+        assert ours is None and theirs is None, (ours, theirs)
+    elif isinstance(theirs, dict):
+        assert isinstance(ours, dict) and sorted(ours) == sorted(theirs), (ours, theirs)
+        for key in theirs:
+            same_tree(ours[key], theirs[key])
+    elif isinstance(theirs, (tuple, list)):
+        assert type(ours) is type(theirs) and len(ours) == len(theirs), (ours, theirs)
+        for a, b in zip(ours, theirs):
+            same_tree(a, b)
+    else:
+        np.testing.assert_allclose(npy(ours), np.asarray(theirs), rtol=1e-12, atol=1e-12)
+
+
+TREES = [None, {"a": None, "b": [1.0, None, (None,)], "c": 2.0}, [None, [None]],
+         (np.array([1.0, 2.0]), None), {"frozen": None, "w": {"x": None, "y": 3.0}}]
+
+
+@pytest.mark.parametrize("tree", TREES, ids=[repr(t)[:40] for t in TREES])
+def test_tree_flatten_takes_none_as_a_subtree_without_leaves_as_jax_does(tree, jax):
+    leaves, treedef = cr.tree_flatten(tree)
+    their_leaves, their_def = jax.tree_util.tree_flatten(tree)
+    assert len(leaves) == len(their_leaves)
+    for ours, theirs in zip(leaves, their_leaves):
+        np.testing.assert_array_equal(ours, theirs)
+    doubled = [2 * np.asarray(leaf) for leaf in leaves]
+    same_tree(cr.tree_unflatten(treedef, doubled),
+              jax.tree_util.tree_unflatten(their_def, doubled))
+
+
+# Each case is one program, written against a namespace of transforms (chainrule's or
+# JAX's); its result must be the same tree, None in the same places.
+X = np.array([1.0, 2.0])
+NONE_CASES = {
+    "grad of a dict with a None entry":
+        lambda t: t.grad(lambda p: t.sum(p["w"] ** 2) * p["s"])({"b": None, "s": 2.0, "w": X}),
+    "grad with argnums naming a None argument":
+        lambda t: t.grad(lambda x, y: x * 2.0, argnums=(0, 1))(1.5, None),
+    "grad of None alone":
+        lambda t: t.grad(lambda x, y: x * 2.0, argnums=1)(1.5, None),
+    "value_and_grad of a list with None":
+        lambda t: t.value_and_grad(lambda p: p[0] ** 3)([2.0, None]),
+    "grad with an aux of None":
+        lambda t: t.grad(lambda x: (x * x, None), has_aux=True)(3.0),
+    "grad with None inside the aux":
+        lambda t: t.grad(lambda x: (x * x, {"a": None, "b": x}), has_aux=True)(3.0),
+    "vjp: None among the primals, in the output and in the cotangent":
+        lambda t: (lambda out, f_vjp: (out, f_vjp((1.0, None))))(
+            *t.vjp(lambda x, y: (x * x, None), 3.0, None)),
+    "vjp with an aux of None":
+        lambda t: (lambda out, f_vjp, aux: (out, f_vjp(1.0), aux))(
+            *t.vjp(lambda x: (x * x, None), 3.0, has_aux=True)),
+    "jvp: None among the primals and in the output":
+        lambda t: t.jvp(lambda x, y: (x * x, None), (3.0, None), (1.0, None)),
+    "jvp with an aux of None":
+        lambda t: t.jvp(lambda x: (x * x, None), (3.0,), (1.0,), has_aux=True),
+    "jacrev: None in and out":
+        lambda t: t.jacrev(lambda p: (p["w"] ** 2, None))({"b": None, "w": X}),
+    "jacfwd: None in and out":
+        lambda t: t.jacfwd(lambda p: (p["w"] ** 2, None))({"b": None, "w": X}),
+    "jacrev with argnums naming a None argument":
+        lambda t: t.jacrev(lambda x, y: x * 2, argnums=(0, 1))(X, None),
+    "jacfwd with argnums naming a None argument first":
+        lambda t: t.jacfwd(lambda x, y: y * 2, argnums=(0, 1))(None, X),
+    "jacrev with an aux of None":
+        lambda t: t.jacrev(lambda x: (x ** 2, None), has_aux=True)(X),
+    "jacfwd with an aux of None":
+        lambda t: t.jacfwd(lambda x: (x ** 2, None), has_aux=True)(X),
+    "hessian of a dict with a None entry":
+        lambda t: t.hessian(lambda p: t.sum(p["w"] ** 3))({"b": None, "w": X}),
+    "forward over reverse with None in the point and the tangent":
+        lambda t: t.jvp(t.grad(lambda p: p[0] ** 3), ([2.0, None],), ([1.0, None],)),
+    "grad inside grad, the inner point holding None":
+        lambda t: t.grad(lambda x: t.grad(lambda p: p["v"] * x ** 2)({"v": x, "n": None})["v"])(
+            1.5),
+}
+
+
+@pytest.mark.parametrize("case", sorted(NONE_CASES))
+def test_every_transform_passes_none_through_as_jax_does(case, jax):
+    ours = NONE_CASES[case](SimpleNamespace(
+        grad=cr.grad, value_and_grad=cr.value_and_grad, vjp=cr.vjp, jvp=cr.jvp,
+        jacrev=cr.jacrev, jacfwd=cr.jacfwd, hessian=cr.hessian, sum=cr.sum))
+    theirs = NONE_CASES[case](SimpleNamespace(
+        grad=jax.grad, value_and_grad=jax.value_and_grad, vjp=jax.vjp, jvp=jax.jvp,
+        jacrev=jax.jacrev, jacfwd=jax.jacfwd, hessian=jax.hessian, sum=jax.numpy.sum))
+    same_tree(ours, theirs)
+
+
+def test_hvp_with_none_in_the_point_and_the_direction(jax):
+    ours = cr.hvp(lambda p: p[0] ** 3 * p[2], [2.0, None, 0.5], [1.0, None, -1.0])
+    theirs = jax.jvp(jax.grad(lambda p: p[0] ** 3 * p[2]), ([2.0, None, 0.5],),
+                     ([1.0, None, -1.0],))[1]
+    same_tree(ours, theirs)
+
+
+def test_a_scalar_and_a_none_without_has_aux_is_refused_as_jax_does(jax):
+    """(loss, None) is not a scalar: most likely has_aux=True was forgotten."""
+    with pytest.raises(TypeError, match="Gradient only defined for scalar-output"):
+        jax.grad(lambda x: (x * x, None))(3.0)
+    with pytest.raises(TypeError, match=r"grad: the function must return a scalar, but it "
+                                        r"returned a tuple; .* pass has_aux=True"):
+        cr.grad(lambda x: (x * x, None))(3.0)
+
+
+def test_a_function_that_returns_none_is_still_refused():
+    """None alone as the output is a function without its return, in every transform
+    (JAX refuses it in grad, and takes it as an output without leaves elsewhere)."""
+    for transform in (lambda f: cr.grad(f)(1.0), lambda f: cr.vjp(f, 1.0),
+                      lambda f: cr.jvp(f, (1.0,), (1.0,)), lambda f: cr.jacfwd(f)(X)):
+        with pytest.raises(TypeError, match=r"returned None \(a missing `return`\?\)"):
+            transform(lambda x: None)

@@ -37,8 +37,9 @@ __all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "jacobian
            "hessian", "hvp", "linear_operator", "hessian_operator", "tree_flatten",
            "tree_unflatten"]
 
-# A pytree: a leaf (a number, an array, a Tensor or a Value), or a tuple, list or dict
-# of pytrees, nested to any depth. Any, because the type checkers cannot say "nested".
+# A pytree: a leaf (a number, an array, a Tensor or a Value), None (a subtree without
+# leaves, as in JAX), or a tuple, list or dict of pytrees, nested to any depth. Any,
+# because the type checkers cannot say "nested".
 PyTree = Any
 # What tree_flatten returns to rebuild the containers; its form is private.
 TreeDef = Any
@@ -48,17 +49,24 @@ TreeDef = Any
 # Pytrees: tuples, lists and dicts of leaves, nested
 # ---------------------------------------------------------------------------------------
 
+# A treedef is _LEAF where a leaf goes, None where the tree held None, and
+# (container type, children) for a container.
+_LEAF = "*"
+
+
 def tree_flatten(tree: PyTree) -> tuple[list[Any], TreeDef]:
     """``(leaves, treedef)``: the leaves of nested tuples, lists and dicts, in order, and
     what rebuilds the containers (``tree_unflatten``).
 
-    This is how the transforms take a model's parameters as one argument.
+    This is how the transforms take a model's parameters as one argument. None is a
+    subtree without leaves, as in JAX: it stays in the structure, and the transforms
+    pass it through (the gradient of a None input is None).
 
-    >>> leaves, treedef = cr.tree_flatten({"w": [1.0, 2.0], "b": 3.0})
+    >>> leaves, treedef = cr.tree_flatten({"w": [1.0, 2.0], "b": 3.0, "frozen": None})
     >>> leaves
     [1.0, 2.0, 3.0]
     >>> cr.tree_unflatten(treedef, [10.0, 20.0, 30.0])
-    {'w': [10.0, 20.0], 'b': 30.0}
+    {'w': [10.0, 20.0], 'b': 30.0, 'frozen': None}
     """
     leaves = []
     return leaves, _walk(tree, leaves)
@@ -67,12 +75,14 @@ def tree_flatten(tree: PyTree) -> tuple[list[Any], TreeDef]:
 # (module-level, not nested: a nested recursive function refers to itself through its
 # closure, a reference cycle left behind at every call)
 def _walk(node, leaves):
+    if node is None:
+        return None
     if isinstance(node, (tuple, list)):
         return (type(node), [_walk(child, leaves) for child in node])
     if isinstance(node, dict):
         return (dict, [(key, _walk(child, leaves)) for key, child in node.items()])
     leaves.append(node)
-    return None
+    return _LEAF
 
 
 def tree_unflatten(treedef: TreeDef, leaves: Iterable[Any]) -> PyTree:
@@ -89,13 +99,24 @@ def tree_unflatten(treedef: TreeDef, leaves: Iterable[Any]) -> PyTree:
 
 
 def _build(node, leaves):
-    if node is None:
+    if node is _LEAF:
         return next(leaves)
+    if node is None:
+        return None
     kind, children = node
     if kind is dict:
         return {key: _build(child, leaves) for key, child in children}
     items = [_build(child, leaves) for child in children]
     return kind(*items) if hasattr(kind, "_fields") else kind(items)
+
+
+def _leaf_count(treedef):
+    if treedef is _LEAF:
+        return 1
+    if treedef is None:
+        return 0
+    kind, children = treedef
+    return sum(_leaf_count(child[1] if kind is dict else child) for child in children)
 
 
 def _tree_map(function, tree):
@@ -111,16 +132,21 @@ _RESULTS = (Real, np.ndarray, np.generic, Box)
 
 
 def _checked_output(out, name):
-    """The function's output, if every leaf is a number, an array or a traced value."""
+    """The function's output, if every leaf is a number, an array or a traced value.
+    None inside a container is an empty subtree; None alone is refused: a function that
+    returns nothing is almost always one that lacks its ``return``."""
+    if out is None:
+        raise TypeError(f"{name}: the function returned None (a missing `return`?); "
+                        f"expected numbers, arrays or Tensors (or tuples, lists and dicts "
+                        f"of them)")
     for leaf in tree_flatten(out)[0]:
         if isinstance(leaf, np.ndarray) and leaf.dtype == object:
             raise TypeError(f"{name}: the function returned an array of Python objects "
                             f"(Values inside a NumPy array?); build it with cr.stack, or "
                             f"use Tensors")
         if not isinstance(leaf, _RESULTS) or isinstance(leaf, (bool, np.bool_)):
-            hint = " (a missing `return`?)" if leaf is None else ""
             raise TypeError(f"{name}: the function returned {type(leaf).__name__} "
-                            f"{leaf!r:.60}{hint}; expected numbers, arrays or Tensors "
+                            f"{leaf!r:.60}; expected numbers, arrays or Tensors "
                             f"(or tuples, lists and dicts of them)")
     return out
 
@@ -253,10 +279,9 @@ class _Trace:
     def _mine(self, leaf):
         return isinstance(leaf, ReverseTracer) and leaf._level == self.level
 
-    def output(self, tree=None):
-        """The output (or aux) in the inputs' kind: what this level's tracers carry."""
-        tree = self.out if tree is None else tree
-        return _tree_map(self._output_leaf, tree)
+    def output(self, aux=False):
+        """The output (or the aux) in the inputs' kind: what this level's tracers carry."""
+        return _tree_map(self._output_leaf, self.aux if aux else self.out)
 
     def _output_leaf(self, leaf):
         if self._mine(leaf):
@@ -317,6 +342,10 @@ def value_and_grad(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
     """
     def value_and_grad_f(*args, **kwargs):
         trace = _Trace(f, args, kwargs, argnums, has_aux, "grad")
+        if trace.out_def is not _LEAF and len(trace.out_leaves) < 2:  # (JAX refuses too)
+            raise TypeError(f"grad: the function must return a scalar, but it returned a "
+                            f"{type(trace.out).__name__}; to return more than the value, "
+                            f"pass has_aux=True and return (value, aux)")
         if len(trace.out_leaves) != 1 or np.size(_innermost(trace.out_leaves[0])) != 1:
             shape = [np.shape(_innermost(leaf)) for leaf in trace.out_leaves]
             raise TypeError(f"grad: the function must return a scalar, but it returned "
@@ -328,7 +357,7 @@ def value_and_grad(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
         grads = trace.input_results(trace.pullback([seed]))
         value = trace.output()
         if has_aux:
-            return (value, trace.output(trace.aux)), grads
+            return (value, trace.output(aux=True)), grads
         return value, grads
 
     return value_and_grad_f
@@ -382,7 +411,7 @@ def vjp(f: Callable[..., Any], *primals: PyTree, has_aux: bool = False) -> tuple
         return trace.input_results(trace.pullback(leaves))
 
     out = trace.output()
-    return (out, vjp_fn, trace.output(trace.aux)) if has_aux else (out, vjp_fn)
+    return (out, vjp_fn, trace.output(aux=True)) if has_aux else (out, vjp_fn)
 
 
 # ---------------------------------------------------------------------------------------
@@ -472,7 +501,7 @@ def jacrev(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
             blocks = trace.input_results(trace.pullback(cotangents, (size,)), (size,))
             per_output.append(_batch_axis_into_output_shape(blocks, trace, shape))
         jacobian = tree_unflatten(trace.out_def, per_output)
-        return (jacobian, trace.output(trace.aux)) if has_aux else jacobian
+        return (jacobian, trace.output(aux=True)) if has_aux else jacobian
 
     return jacrev_f
 
@@ -511,9 +540,13 @@ def jacfwd(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
                                                         k, out_kind, has_aux)
                 per_leaf.append(blocks)
             per_arg.append((treedef, per_leaf))
+        if not any(per_leaf for _, per_leaf in per_arg):  # no input leaf (None inputs):
+            # the output's structure, from a run of f
+            _, out_def, aux = _forward_columns(f, args, kwargs, None, [], None, None,
+                                               out_kind, has_aux)
         # The output's structure outside, the inputs' inside (as JAX arranges it).
         regrouped = []
-        for j in range(len(per_arg[0][1][0])):
+        for j in range(_leaf_count(out_def)):
             per_num = [tree_unflatten(treedef, [blocks[j] for blocks in per_leaf])
                        for treedef, per_leaf in per_arg]
             regrouped.append(tuple(per_num) if many else per_num[0])
@@ -524,18 +557,21 @@ def jacfwd(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
 
 
 def _forward_columns(f, args, kwargs, n, leaves, treedef, k, out_kind, has_aux=False):
-    """d out / d leaves[k] of argument n, for every output leaf: out.shape + in.shape."""
-    leaf = _point(leaves[k])
-    in_shape = np.shape(_innermost(leaf))
-    size = int(np.prod(in_shape))
-    scalar = in_shape == ()  # one column: a plain tangent of 1, no batch axis
-    columns = 1.0 if scalar else np.eye(size, dtype=_float_dtype(leaf)).reshape(
-        (size,) + in_shape)
+    """d out / d leaves[k] of argument n, for every output leaf: out.shape + in.shape.
+    With n None, f runs on args as they are (every block is then zeros)."""
     level = new_level()
-    traced = list(leaves)
-    traced[k] = JVPTracer(leaf, columns, level)
     new_args = list(args)
-    new_args[n] = tree_unflatten(treedef, traced)
+    scalar, in_shape = True, ()
+    if n is not None:
+        leaf = _point(leaves[k])
+        in_shape = np.shape(_innermost(leaf))
+        size = int(np.prod(in_shape))
+        scalar = in_shape == ()  # one column: a plain tangent of 1, no batch axis
+        columns = 1.0 if scalar else np.eye(size, dtype=_float_dtype(leaf)).reshape(
+            (size,) + in_shape)
+        traced = list(leaves)
+        traced[k] = JVPTracer(leaf, columns, level)
+        new_args[n] = tree_unflatten(treedef, traced)
     with enable_grad():
         out = f(*new_args, **kwargs)
     aux = None
