@@ -1,10 +1,20 @@
-"""The command line: `chainrule train` and `chainrule graph`, as a user runs them."""
+"""The command line: `chainrule train` and `chainrule graph`, as a user runs them.
+
+Most tests run the console script itself, `.venv/bin/chainrule`, in a subprocess: exit
+statuses, one-line errors and real signals are what a user (or `timeout`, a container,
+a batch scheduler) sees.
+"""
 
 import json
+import math
 import os
 import signal
+import socket
+import struct
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -18,15 +28,26 @@ from chainrule.cli import PICTURES, main
 pytestmark = pytest.mark.slow
 
 SRC = Path(__file__).resolve().parents[1] / "src"
+CHAINRULE = Path(sys.executable).with_name("chainrule")  # the console script
 
 
-def cli(*args, path_first=None, timeout=120, **kwargs):
-    """`python -m chainrule ARGS` in a subprocess, on this checkout's code (with
-    ``path_first`` ahead of it on the import path)."""
+def environment(path_first=None, **changes):
+    """This checkout's code first on the import path (after ``path_first``, if given)."""
     path = os.pathsep.join(str(p) for p in (path_first, SRC) if p)
-    env = {**os.environ, "PYTHONPATH": path}
-    return subprocess.run([sys.executable, "-m", "chainrule", *map(str, args)],
-                          capture_output=True, text=True, env=env, timeout=timeout, **kwargs)
+    return {**os.environ, "PYTHONPATH": path, **changes}
+
+
+def cli(*args, path_first=None, timeout=120, env=None, **kwargs):
+    """`chainrule ARGS` through the console script, in a subprocess."""
+    return subprocess.run([str(CHAINRULE), *map(str, args)], capture_output=True, text=True,
+                          env=env or environment(path_first), timeout=timeout, **kwargs)
+
+
+def start(*args, **kwargs):
+    """`chainrule ARGS` running in the background, stdout and stderr piped (so progress
+    is a plain line an epoch on stderr)."""
+    return subprocess.Popen([str(CHAINRULE), *map(str, args)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=environment(), **kwargs)
 
 
 def one_line_error(result, code=2):
@@ -248,6 +269,20 @@ def test_train_on_the_scalar_engine_honours_every_option(tmp_path, capsys):
     (["--hidden", "100000000"], "--hidden must be sizes whose network fits in 2 GiB"),
     (["--hidden", "100000000", "--engine", "tensor"],
      "--hidden must be sizes whose network fits in 2 GiB"),
+    # never the default network, never a size dropped
+    (["--hidden", ""], "--hidden must be sizes like 128,64, got '' (no sizes)"),
+    (["--hidden", "10,,10"], "--hidden must be sizes like 128,64, got '10,,10' (an empty "
+                             "size between commas)"),
+    (["--hidden", "10,"], "(an empty size between commas)"),
+    # never the current folder
+    (["--out", ""], "argument --out: expected a path, got ''"),
+    # options that would do nothing in this run
+    (["--data-dir", "/tmp/mnist"], "--data-dir is for mnist's full set; moons is generated, "
+                                   "drop --data-dir"),
+    (["--no-jit"], "--no-jit is for the tensor engine; the scalar engine never traces its "
+                   "steps"),
+    (["--engine", "tensor", "--momentum", "0.5"], "--momentum is SGD's; this run's "
+                                                  "optimizer is adam (add --optimizer sgd)"),
 ])
 def test_bad_training_options_are_refused_in_one_line_before_any_work(option, message,
                                                                       tmp_path):
@@ -408,33 +443,91 @@ def test_a_reused_out_loses_the_earlier_runs_pictures_only(tmp_path):
     assert set(PICTURES) >= names - {"model.safetensors", "metrics.json", "notes.png"}
 
 
-@pytest.mark.parametrize("engine", ["scalar", "tensor"])
-def test_ctrl_c_saves_the_run_so_far_and_exits_130(engine, tmp_path):
-    """A real SIGINT, sent once the first epoch is reported: the step ends, the model
-    and the metrics so far are saved (marked interrupted), one line, exit 130."""
+@pytest.mark.parametrize("name, engine", [("SIGINT", "scalar"), ("SIGINT", "tensor"),
+                                          ("SIGTERM", "tensor"), ("SIGHUP", "scalar")])
+def test_a_stop_signal_saves_the_run_so_far_and_exits_128_plus_the_signal(name, engine,
+                                                                         tmp_path):
+    """Ctrl-C (SIGINT), and SIGTERM (what `timeout`, `kill`, containers and batch
+    schedulers send) and SIGHUP (a closed terminal) alike: a real signal, sent once the
+    first epoch is reported; the step ends, the model and the metrics so far are saved
+    (marked interrupted), one line, exit 128 + the signal: 130, 143, 129."""
+    signum = getattr(signal, name)
     out = tmp_path / "out"
-    env = {**os.environ, "PYTHONPATH": str(SRC)}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "chainrule", "train", "moons", "--engine", engine,
-         "--epochs", "100000", "--batch-size", "10", "--out", str(out)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    process = start("train", "moons", "--engine", engine, "--hidden", "4",
+                    "--epochs", "100000", "--batch-size", "10", "--out", out)
     first = process.stderr.readline()  # stderr is a pipe: a plain line an epoch
     assert first.startswith("moons: 1/100000 loss ")
-    process.send_signal(signal.SIGINT)
+    process.send_signal(signum)
     out_text, err = process.communicate(timeout=60)
-    assert process.returncode == 130, err
+    assert process.returncode == 128 + signum == {"SIGINT": 130, "SIGTERM": 143,
+                                                  "SIGHUP": 129}[name], err
     last = err.strip().splitlines()[-1]
     assert "Traceback" not in err
-    assert last.startswith("chainrule train: interrupted after ") and "of 100000" in last
+    assert last.startswith(f"chainrule train: interrupted by {name} after ")
+    assert "of 100,000" in last
     assert f"saved {out / 'model.safetensors'} and {out / 'metrics.json'}" in last
     assert out_text == ""
     metrics = json.loads((out / "metrics.json").read_text())
-    assert metrics["interrupted"] is True and metrics["epochs_completed"] >= 1
+    assert metrics["interrupted"] is True and metrics["signal"] == name
+    assert metrics["epochs_completed"] >= 1
     assert len(metrics["history"]["loss"]) == metrics["epochs_completed"]
     assert len(metrics["loss_history"]) == metrics["steps"] >= 10
     assert checkpoint.load_header(out / "model.safetensors")["metadata"]["data"]["name"] == "moons"
     result = cli("eval", out / "model.safetensors")
     assert result.returncode == 0 and "moons: train accuracy" in result.stdout
+
+
+def test_under_timeout_the_finished_epochs_are_kept(tmp_path):
+    """`timeout 3 chainrule train ...`: timeout's SIGTERM ends the run, which saves."""
+    out = tmp_path / "out"
+    result = subprocess.run(["timeout", "3", str(CHAINRULE), "train", "moons", "--engine",
+                             "tensor", "--epochs", "10000000", "--quiet", "--out", str(out)],
+                            capture_output=True, text=True, env=environment(), timeout=60)
+    assert result.returncode == 124, result.stderr  # timeout's own status when it kills
+    assert result.stderr.startswith("chainrule train: interrupted by SIGTERM after ")
+    assert json.loads((out / "metrics.json").read_text())["epochs_completed"] >= 1
+
+
+def test_nohup_keeps_a_run_going_through_sighup_and_sigterm_still_stops_it(tmp_path):
+    """Under nohup SIGHUP is ignored, and stays so: the run goes on."""
+    out = tmp_path / "out"
+
+    def ignore_sighup():  # what `nohup` does before it runs the command
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+    process = start("train", "moons", "--engine", "tensor", "--hidden", "4", "--epochs",
+                    "100000", "--out", out, preexec_fn=ignore_sighup)
+    assert process.stderr.readline().startswith("moons: 1/100000 ")
+    process.send_signal(signal.SIGHUP)
+    before = process.stderr.readline()  # an epoch reported after the SIGHUP
+    assert before.startswith("moons: ") and process.poll() is None
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 143, err
+    assert err.strip().splitlines()[-1].startswith("chainrule train: interrupted by SIGTERM")
+
+
+def test_sigterm_outside_training_is_one_line_and_leaves_no_partial_file(tmp_path):
+    """SIGTERM during a download (a server that accepts and never answers): Python's
+    default would end the process on the spot; the command cleans up and says so."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    server.settimeout(30)
+    folder = tmp_path / "mnist"
+    process = start("data", "fetch", "mnist", "--to", folder,
+                    "--base-url", f"http://127.0.0.1:{server.getsockname()[1]}/")
+    try:
+        connection, _ = server.accept()  # the download has started
+        time.sleep(0.2)  # and is waiting for an answer
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=30)
+        connection.close()
+    finally:
+        server.close()
+    assert process.returncode == 143
+    assert err == "chainrule data fetch: interrupted by SIGTERM\n"
+    assert list(folder.iterdir()) == []  # the partial download removed
 
 
 def test_progress_into_a_pipe_is_a_plain_line_an_epoch(tmp_path):
@@ -475,3 +568,160 @@ def test_an_interrupt_or_exhausted_memory_outside_training_is_one_line(
     monkeypatch.setattr(cli_module, "_eval", fail)
     assert main(["eval", "model.safetensors"]) == code
     assert capsys.readouterr().err == message + "\n"
+
+
+# --- results that look fine and are not -------------------------------------------------
+
+def test_eval_refuses_a_checkpoint_with_a_nan_weight(tmp_path):
+    """8 bytes of the payload overwritten with a NaN: not "train accuracy 50.00%", exit 0."""
+    out = tmp_path / "run"
+    assert cli("train", "moons", "--engine", "tensor", "--hidden", "4", "--epochs", "1",
+               "--quiet", "--out", out).returncode == 0
+    path = out / "model.safetensors"
+    raw = bytearray(path.read_bytes())
+    payload = 8 + struct.unpack("<Q", raw[:8])[0]  # safetensors: length, header, arrays
+    raw[payload:payload + 8] = struct.pack("<d", math.nan)  # the weights are float64
+    path.write_bytes(bytes(raw))
+    result = cli("eval", path)
+    err = one_line_error(result)
+    assert err.startswith(f"chainrule eval: error: {path}: the parameter layers.")
+    assert "holds 1 NaN or infinite number (of " in err and "diverged" in err
+    assert result.stdout == ""
+
+
+def test_a_loss_that_grows_by_orders_of_magnitude_is_a_warning(tmp_path):
+    """--lr 1e10 keeps the loss finite (1e20 and more): the run ends, and says so."""
+    result = cli("train", "moons", "--engine", "tensor", "--lr", "1e10", "--epochs", "5",
+                 "--quiet", "--out", tmp_path / "run")
+    warning = one_line_error(result, code=0)
+    assert warning.startswith("chainrule train: warning: moons: the loss grew from ")
+    assert "the learning rate 1e+10 is probably too large" in warning
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert metrics["warnings"] == [warning.removeprefix("chainrule train: warning: ")]
+
+
+@pytest.mark.parametrize("engine", ["scalar", "tensor"])
+def test_a_loss_that_becomes_nan_stops_the_run_and_keeps_the_last_finite_model(engine,
+                                                                              tmp_path):
+    out = tmp_path / "run"
+    result = cli("train", "moons", "--engine", engine, "--lr", "1e300", "--hidden", "4",
+                 "--quiet", "--out", out)
+    err = one_line_error(result, code=1)
+    # full batch: step 1 is epoch 1, whose update sends the weights near 1e300
+    assert err.startswith("chainrule train: error: moons: the loss became ")
+    assert "at step 2 (epoch 2); training diverged, try a smaller learning rate" in err
+    assert err.endswith(f"; saved the model after epoch 1 (the last finite one): "
+                        f"{out / 'model.safetensors'} and {out / 'metrics.json'}")
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["diverged"] in err and metrics["epochs_completed"] == 1
+    assert cli("eval", out / "model.safetensors").returncode == 0  # every number finite
+
+
+def test_a_diverged_run_without_out_says_nothing_was_saved():
+    err = one_line_error(cli("train", "moons", "--lr", "1e300", "--quiet"), code=1)
+    assert err.endswith("; nothing saved (no --out)")
+
+
+def test_the_two_train_accuracies_of_a_run_are_labelled():
+    """One epoch of micrograd's demo: 50% over the epoch's own step (the model before
+    its update), 75% for the model after it. Both shown, each said for what."""
+    lines = cli("train", "moons", "--epochs", "1", "--quiet").stdout.splitlines()
+    assert lines[1] == "after training: train accuracy 75.0%"
+    assert lines[2].split() == ["during", "the", "epoch", "after"]
+    assert lines[3].split() == ["epoch", "loss", "train", "test"]
+    assert lines[4].split()[::2] == ["1", "50.0%"]
+    assert len(lines) == 5
+
+
+def test_graph_says_which_variables_the_expression_does_not_use(tmp_path):
+    result = cli("graph", "x*y", "--at", "x=2,y=3,z=4", "-o", tmp_path / "g.dot")
+    assert result.returncode == 0 and result.stderr == ""
+    assert result.stdout.splitlines()[1:4] == [
+        "d/dx = 3.0", "d/dy = 2.0", "d/dz = 0.0   (z is not in the expression)"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["10**400"], "cannot evaluate (at column 1: `10**400`): the result is inf, too large "
+                  "for a float"),
+    (["1e400"], "the number is too large for a float (at column 1: `1e400`)"),
+    (["exp(x)", "--at", "x=1000"], "cannot evaluate (at column 1: `exp(x)`): the result "
+                                   "is inf, too large for a float"),
+    (["x", "--at", "x=inf"], "x=inf: the value must be a finite number"),
+    (["1/x", "--at", "x=1e-200"], "d/dx is -inf: the gradient at x=1e-200 is too large "
+                                  "for a float"),
+])
+def test_graph_refuses_an_infinite_result_as_it_refuses_an_infinite_value(args, message,
+                                                                           tmp_path):
+    result = cli("graph", *args, "-o", tmp_path / "g.dot")
+    assert one_line_error(result) == f"chainrule graph: error: {message}"
+    assert not (tmp_path / "g.dot").exists()
+
+
+# --- paths and pictures --------------------------------------------------------------
+
+def test_out_never_replaces_an_earlier_run_without_force(tmp_path):
+    """`chainrule train moons --out out/moons` twice: the second refuses, before any
+    training, and names --force; with --force it replaces the run."""
+    out = tmp_path / "moons"
+    args = ("train", "moons", "--engine", "tensor", "--epochs", "2", "--quiet", "--out", out)
+    assert cli(*args).returncode == 0
+    before = (out / "model.safetensors").read_bytes()
+    result = cli(*args[:-3], "--epochs", "3", "--quiet", "--out", out)
+    err = one_line_error(result)
+    assert err == (f"chainrule train: error: --out {out}: already holds a run "
+                   f"(model.safetensors, metrics.json); add --force to replace it, or "
+                   f"choose another folder")
+    assert result.stdout == "" and (out / "model.safetensors").read_bytes() == before
+    result = cli(*args[:-3], "--epochs", "3", "--quiet", "--out", out, "--force")
+    assert result.returncode == 0, result.stderr
+    assert json.loads((out / "metrics.json").read_text())["config"]["epochs"] == 3
+
+
+@pytest.mark.parametrize("output, message", [
+    ("folder", "is a folder; expected a file to write, such as {folder}/graph.svg"),
+    ("g.txt", "cannot tell the picture's format from its suffix '.txt'; use .svg, .png, "
+              ".pdf, or .dot/.gv for the Graphviz source"),
+    ("g", "cannot tell the picture's format without a suffix; use .svg, .png, .pdf, or "
+          ".dot/.gv for the Graphviz source"),
+])
+def test_graph_output_that_cannot_be_a_picture_is_one_line(output, message, tmp_path):
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    path = tmp_path / output
+    err = one_line_error(cli("graph", "x", "--at", "x=1", "-o", path))
+    assert err == f"chainrule graph: error: -o {path}: " + message.format(folder=folder)
+    assert "render_graph" not in err and list(tmp_path.iterdir()) == [folder]
+
+
+def test_data_fetch_into_a_file_is_one_line(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    err = one_line_error(cli("data", "fetch", "mnist", "--to", blocker, timeout=30))
+    assert err == f"chainrule data fetch: error: --to {blocker}: is a file, expected a folder"
+
+
+def test_graph_without_dot_writes_the_source_and_warns_as_train_does(tmp_path):
+    """One policy for pictures: what cannot be drawn is a warning once the results are
+    out (the gradients printed, the DOT source written), exit 0."""
+    empty = tmp_path / "bin"  # a PATH with no `dot` on it
+    empty.mkdir()
+    result = cli("graph", "x*y", "--at", "x=2,y=3", "-o", tmp_path / "g.svg",
+                 env=environment(PATH=str(empty)))
+    warning = one_line_error(result, code=0)
+    assert warning.startswith(f"chainrule graph: warning: cannot render {tmp_path / 'g.svg'}: "
+                              f"Graphviz's `dot` program was not found")
+    assert result.stdout.splitlines()[-1] == f"wrote {tmp_path / 'g.dot'}"
+    assert "digraph" in (tmp_path / "g.dot").read_text()
+
+
+def test_graph_without_the_graphviz_package_warns(tmp_path):
+    fake = tmp_path / "fake"
+    (fake / "graphviz").mkdir(parents=True)
+    (fake / "graphviz" / "__init__.py").write_text(
+        "raise ImportError(\"No module named 'graphviz'\")\n")
+    result = cli("graph", "x*y", "--at", "x=2,y=3", "-o", tmp_path / "g.svg",
+                 path_first=fake)
+    warning = one_line_error(result, code=0)
+    assert warning.startswith("chainrule graph: warning: no picture: drawing graphs needs "
+                              "the graphviz Python package")
+    assert "d/dx = 3.0" in result.stdout

@@ -230,3 +230,14 @@ def test_the_digits_match_scikit_learns():
     np.testing.assert_array_equal(_digits_table()[:, -1], digits.target)
 
 
+
+
+def test_fetch_into_a_file_or_an_unmakeable_folder_says_so(tmp_path):
+    """Not Python's "[Errno 17] File exists": the path, and what was expected."""
+    from chainrule.data import FetchError, fetch_mnist
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    with pytest.raises(FetchError, match=r"a-file: is a file, expected a folder"):
+        fetch_mnist(blocker, base_url="file:///nowhere/")
+    with pytest.raises(FetchError, match=r"a-file/mnist: cannot make the folder: "):
+        fetch_mnist(blocker / "mnist", base_url="file:///nowhere/")

@@ -7,7 +7,7 @@ import pytest
 
 from chainrule import expression
 from chainrule import value as v
-from chainrule.expression import ExpressionError, parse_assignments, parse_expression
+from chainrule.expression import ExpressionError, parse_assignments, parse_expression, unused
 from chainrule.value import Value
 
 X, Y = 0.7, -1.3
@@ -121,6 +121,7 @@ REFUSED = [
     ("[i for i in x]", "comprehensions"), ("(i for i in x)", "generator expressions"),
     ("{x: y}", "dicts"), ("{x}", "sets"), ("(x, y)", "tuples"), ("[x]", "lists"),
     ("1" + "0" * 400, "too large"),
+    ("1e400", "the number is too large for a float"),
 ]
 
 
@@ -204,6 +205,28 @@ def test_values_outside_a_domain_are_expression_errors(text, values, message):
     with pytest.raises(ExpressionError) as caught:
         parse_expression(text, values)
     assert message in str(caught.value)
+
+
+@pytest.mark.parametrize("text, values, where", [
+    ("10**400", {}, "`10**400`"),
+    ("exp(x)", {"x": 1000}, "`exp(x)`"),
+    ("x * 1e308 * 10", {"x": 1}, "`x * 1e308 * 10`"),
+    ("x**1e10", {"x": 2}, "`x**1e10`"),
+])
+def test_a_result_that_overflows_is_refused_as_an_infinite_value_is(text, values, where):
+    """inf is never a value: not given (x=inf is refused), and not computed either."""
+    with pytest.raises(ExpressionError) as caught:
+        parse_expression(text, values)
+    message = str(caught.value)
+    assert message.startswith("cannot evaluate (at column ") and where in message
+    assert "too large for a float" in message
+
+
+def test_unused_names_the_variables_the_expression_does_not_use():
+    root, variables = parse_expression("x * y + x * 0", {"x": 2, "y": 3, "z": 4, "w": 1})
+    assert unused(root, variables) == ["z", "w"]  # x * 0 uses x, with a gradient of 0
+    root, variables = parse_expression("2", {"x": 1})
+    assert unused(root, variables) == ["x"]
 
 
 @pytest.mark.parametrize("values, message", [

@@ -8,13 +8,24 @@
     chainrule graph "x*y + x" --at x=2,y=3 --explain   each chain-rule step, printed
 
 This is the one module that knows every other; the engines know nothing of it.
+
+Exit statuses: 0 done (warnings, such as a picture that could not be drawn, are lines
+on stderr); 1 a run failed (training diverged; out of memory); 2 a bad argument or
+input, said in one line before any work where it can be; 128 + the signal's number when
+stopped by a signal: 130 Ctrl-C (SIGINT), 143 SIGTERM, 129 SIGHUP; 141 stdout closed by
+its reader.
 """
 
 import argparse
+import contextlib
 import json
+import math
 import os
+import signal
 import sys
 import tempfile
+import threading
+import warnings
 from pathlib import Path
 
 __all__ = ["main"]
@@ -56,6 +67,13 @@ def _positive_batch(text):
     return value
 
 
+def _path(text):
+    """A path that names something: argparse would turn "" into ".", the current folder."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"expected a path, got {text!r}")
+    return Path(text)
+
+
 def _seed(text):
     try:
         value = int(text)
@@ -82,7 +100,17 @@ def _build_parser():
     train = sub.add_parser(
         "train", help="train a network on a data set and report how it did",
         description="Train a network. " + " ".join(
-            f"{name}: {text}." for name, text in _ABOUT.items()) + " Defaults: " + defaults)
+            f"{name}: {text}." for name, text in _ABOUT.items()) + " Defaults: " + defaults
+        + ". The report gives the mean loss and the running accuracy of each epoch's "
+          "steps (measured during the epoch, while the model learns), the test accuracy "
+          "after each epoch, and the trained model's accuracies after training. Ctrl-C, "
+          "SIGTERM (timeout, kill, containers, schedulers) and SIGHUP stop the run at the "
+          "end of its step; the model and metrics so far are saved (marked interrupted) "
+          "and the exit status is 128 + the signal (130, 143, 129); a second signal stops "
+          "at once. A loss that becomes NaN or inf stops the run (exit 1) and saves the "
+          "model of the last finished epoch; a loss that grows a hundredfold is a "
+          "warning. Options that would do nothing in a run (--data-dir off MNIST, "
+          "--no-jit on the scalar engine, --momentum without SGD) are refused.")
     train.add_argument("task", choices=DATASETS, help="the data set")
     train.add_argument("--engine", choices=("scalar", "tensor"),
                        help="scalar: an MLP of Values (micrograd's engine; slow but real); "
@@ -100,15 +128,20 @@ def _build_parser():
                             "and toy on the scalar engine)")
     train.add_argument("--seed", type=_seed, default=0,
                        help="seed for the data split and the initial weights (default 0)")
-    train.add_argument("--data-dir", default="",
-                       help="mnist: a directory with the four IDX files (full MNIST)")
-    train.add_argument("--out", type=Path, default=None, metavar="DIR",
+    train.add_argument("--data-dir", default=None,
+                       help="mnist only: a directory with the four IDX files (full MNIST)")
+    train.add_argument("--out", type=_path, default=None, metavar="DIR",
                        help="write model.safetensors, metrics.json and pictures into DIR "
-                            "(checked before training starts)")
+                            "(checked before training starts). A folder that already "
+                            "holds a run (model.safetensors or metrics.json) is refused "
+                            "unless --force is given")
+    train.add_argument("--force", action="store_true",
+                       help="let --out replace the run already in DIR (its model, metrics "
+                            "and pictures; other files stay)")
     train.add_argument("--no-jit", dest="jit", action="store_false",
-                       help="tensor engine: run every step eagerly, building its graph, "
-                            "instead of tracing the step once into a program of NumPy "
-                            "calls (cr.jit) and replaying it; the numbers are the same")
+                       help="tensor engine only: run every step eagerly, building its "
+                            "graph, instead of tracing the step once into a program of "
+                            "NumPy calls (cr.jit) and replaying it; the numbers are the same")
     train.add_argument("--quiet", action="store_true",
                        help="no progress (otherwise a bar on a terminal, a line an epoch "
                             "into a file or pipe)")
@@ -117,12 +150,14 @@ def _build_parser():
         "eval", help="evaluate a saved model on a data set",
         description="Print the test accuracy and confusion matrix (the error, for a "
                     "regression) of a model saved by `chainrule train --out`, on the "
-                    "test split it was trained beside, which the checkpoint records.")
-    evaluate.add_argument("model", type=Path, help="the model.safetensors file")
+                    "test split it was trained beside, which the checkpoint records. A "
+                    "checkpoint with a NaN or infinite parameter is refused (exit 2).")
+    evaluate.add_argument("model", type=_path, help="the model.safetensors file")
     evaluate.add_argument("--data", choices=DATASETS,
                           help="the data set (default: the one the model was trained on)")
     evaluate.add_argument("--data-dir", default=None,
-                          help="mnist: the full set's directory (default: the training run's)")
+                          help="mnist only: the full set's directory (default: the training "
+                               "run's; \"\" for the 5,000-digit subset)")
     evaluate.add_argument("--seed", type=_seed, default=None,
                           help="the seed of the data split (default: the training run's)")
 
@@ -132,7 +167,8 @@ def _build_parser():
     fetch = data_sub.add_parser("fetch", help="download MNIST's four IDX files, checked "
                                               "against their sizes and SHA-256")
     fetch.add_argument("name", choices=("mnist",))
-    fetch.add_argument("--to", type=Path, required=True, metavar="DIR")
+    fetch.add_argument("--to", type=_path, required=True, metavar="DIR",
+                       help="the folder to put them in (made if missing)")
     fetch.add_argument("--base-url", default=None, help="a mirror to download from")
 
     graph = sub.add_parser(
@@ -140,14 +176,20 @@ def _build_parser():
         description="Build the graph of an arithmetic expression in named variables, "
                     "run backward, print the gradients and render the graph. The "
                     "expression is parsed, never evaluated as Python: numbers, variables, "
-                    "+ - * / **, and exp, log, sqrt, sin, cos, tanh, sigmoid, relu, abs.")
+                    "+ - * / **, and exp, log, sqrt, sin, cos, tanh, sigmoid, relu, abs. "
+                    "A value or gradient that overflows to inf is an error (exit 2), as "
+                    "an infinite --at value is; a variable the expression does not use "
+                    "gets d/dname = 0.0, marked unused. Without Graphviz's `dot` program "
+                    "(or the graphviz package) the picture is a warning: the .dot source "
+                    "is written where it can be, and the exit status is 0, as for "
+                    "`chainrule train`'s pictures.")
     graph.add_argument("expression", help='for example "x*y + tanh(x)" (or "-x*y": a '
                                           'leading minus is read as part of it)')
     graph.add_argument("--at", default="", metavar="NAME=VALUE,...",
                        help="values of the variables, for example x=2,y=3")
     graph.add_argument("--explain", action="store_true",
                        help="print each step of the chain rule as backward takes it")
-    graph.add_argument("-o", "--output", type=Path, default=Path("graph.svg"),
+    graph.add_argument("-o", "--output", type=_path, default=Path("graph.svg"),
                        help="picture to write: .svg, .png, .pdf, or .dot for the "
                             "Graphviz source only (default graph.svg)")
     return parser
@@ -196,21 +238,42 @@ def _flag_message(err):
 
 def _config(args):
     """The data set's defaults on the chosen engine, with what the command line sets.
-    Raises ValueError (one line) for values a run cannot take."""
+    Raises ValueError (one line) for values a run cannot take, and for options that
+    would do nothing in it: a flag that is silently dropped is a run the user did not
+    ask for."""
     from .training import DEFAULT_ENGINE, DEFAULTS, Config
     engine = args.engine or DEFAULT_ENGINE[args.task]
     values = dict(DEFAULTS[(args.task, engine)], engine=engine)
     for key in ("epochs", "batch_size", "lr", "optimizer", "momentum"):
         if getattr(args, key) is not None:
             values[key] = getattr(args, key)
-    if args.hidden:
-        try:
-            values["hidden"] = [int(n) for n in args.hidden.split(",") if n.strip()]
-        except ValueError:
-            raise ValueError(f"--hidden must be sizes like 128,64, got {args.hidden!r}") \
-                from None
-    return Config(dataset=args.task, seed=args.seed, data_dir=args.data_dir, jit=args.jit,
-                  **values)
+    if args.hidden is not None:
+        values["hidden"] = _hidden_sizes(args.hidden)
+    if args.data_dir is not None and args.task != "mnist":
+        raise ValueError(f"--data-dir is for mnist's full set; {args.task} is "
+                         f"{'built in' if args.task == 'digits' else 'generated'}, "
+                         f"drop --data-dir")
+    if not args.jit and engine != "tensor":
+        raise ValueError(f"--no-jit is for the tensor engine; the {engine} engine never "
+                         f"traces its steps, drop --no-jit (or add --engine tensor)")
+    if args.momentum is not None and values["optimizer"] != "sgd":
+        raise ValueError(f"--momentum is SGD's; this run's optimizer is "
+                         f"{values['optimizer']} (add --optimizer sgd)")
+    return Config(dataset=args.task, seed=args.seed, data_dir=args.data_dir or "",
+                  jit=args.jit, **values)
+
+
+def _hidden_sizes(text):
+    """--hidden 128,64 -> [128, 64]; an empty text or an empty item is refused, never
+    read as the default network or skipped."""
+    items = text.split(",")
+    if any(not item.strip() for item in items):
+        why = "no sizes" if not text.strip() else "an empty size between commas"
+        raise ValueError(f"--hidden must be sizes like 128,64, got {text!r} ({why})")
+    try:
+        return [int(item) for item in items]
+    except ValueError:
+        raise ValueError(f"--hidden must be sizes like 128,64, got {text!r}") from None
 
 
 def _train(args):
@@ -220,11 +283,12 @@ def _train(args):
     try:
         config = _config(args)
         if args.out is not None:
-            _check_out(args.out)
+            _check_out(args.out, args.force)
         data = training.load_dataset(args.task, config.seed, config.data_dir)
-        # Overflow on the way to a diverging loss is reported once, as TrainingDiverged,
-        # not as NumPy's warnings with source lines.
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        # Overflow on the way to a diverging loss is reported once, as TrainingDiverged
+        # or a TrainingWarning, not as NumPy's warnings with source lines.
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"), \
+                _training_warnings_as_lines():
             model, metrics = training.train(config, data, show_progress=not args.quiet,
                                             stop_on_interrupt=True)
     except training.ConfigError as err:
@@ -232,8 +296,7 @@ def _train(args):
     except (ImportError, OSError, ValueError) as err:
         return _error("train", err)
     except training.TrainingDiverged as err:
-        print(f"chainrule train: error: {err}", file=sys.stderr)
-        return 1
+        return _diverged(args, config, data, err)
     result = (model, data, metrics)
     interrupted = metrics.get("interrupted", False)
     if not interrupted:
@@ -247,22 +310,69 @@ def _train(args):
             return _error("train", f"--out {args.out}: cannot write the results: "
                                    f"{err.strerror or err}")
     if interrupted:
-        saved = ("saved " + " and ".join(str(p) for p in written) if written
-                 else "nothing saved (no --out)")
         done = _count(metrics["epochs_completed"], "epoch")
-        print(f"chainrule train: interrupted after {done} of {config.epochs} "
-              f"({_count(metrics['steps'], 'step')}); {saved}", file=sys.stderr)
-        return 130
+        print(f"chainrule train: interrupted by {metrics['signal']} after {done} of "
+              f"{config.epochs:,} ({_count(metrics['steps'], 'step')}); {_saved(written)}",
+              file=sys.stderr)
+        return 128 + signal.Signals[metrics["signal"]].value
     if written:
         print("wrote " + ", ".join(str(p) for p in written))
     return 0
 
 
-def _check_out(out):
-    """--out is (or can become) a folder this process can write in; checked before a
-    run, so no training is lost to a typo in a path."""
+def _diverged(args, config, data, err):
+    """A run whose loss stopped being finite: its last finite model and the metrics so
+    far are saved (marked "diverged"), exit 1."""
+    written = []
+    if args.out is not None and err.model is not None:
+        try:
+            written = _write_outputs(args.task, config, (err.model, data, err.metrics),
+                                     args.out, pictures=False)
+        except OSError as write_error:
+            return _error("train", f"{err}; --out {args.out}: cannot write the results: "
+                                   f"{write_error.strerror or write_error}")
+    epochs = err.metrics["epochs_completed"]
+    which = (f"the model after epoch {epochs} (the last finite one)" if epochs else
+             "the initial model (no epoch finished)")
+    saved = f"saved {which}: {' and '.join(map(str, written))}" if written else _saved([])
+    print(f"chainrule train: error: {err}; {saved}", file=sys.stderr)
+    return 1
+
+
+def _saved(written):
+    return ("saved " + " and ".join(str(p) for p in written) if written
+            else "nothing saved (no --out)")
+
+
+@contextlib.contextmanager
+def _training_warnings_as_lines():
+    """A TrainingWarning as the command's one-line warning, when it happens; other
+    warnings as Python shows them."""
+    from .training import TrainingWarning
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", TrainingWarning)
+        show = warnings.showwarning
+
+        def showwarning(message, category, *args, **kwargs):
+            if issubclass(category, TrainingWarning):
+                _warn("train", message)
+            else:
+                show(message, category, *args, **kwargs)
+
+        warnings.showwarning = showwarning
+        yield
+
+
+def _check_out(out, force=False):
+    """--out is (or can become) a folder this process can write in, and does not hold
+    an earlier run unless --force; checked before a run, so no training is lost to a
+    typo in a path and no run is lost to the next one."""
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {out}: is a file, expected a folder")
+    held = [name for name in ("model.safetensors", "metrics.json") if (out / name).exists()]
+    if held and not force:
+        raise ValueError(f"--out {out}: already holds a run ({', '.join(held)}); add "
+                         f"--force to replace it, or choose another folder")
     try:
         out.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=out):
@@ -272,33 +382,48 @@ def _check_out(out):
 
 
 def _report(task, config, result):
+    """The run in a line, the trained model's accuracies in another, then a few epochs.
+
+    Two accuracies on the training set exist in a run, and both are labelled: the
+    table's, a running mean over each epoch's steps while the model learns (free to
+    record, as a PyTorch loop's), and the trained model's, measured after training."""
     metrics = result[2]
+    rate = metrics.get("samples_per_second")
+    time_text = f"{metrics['wall_time_s']:.1f} s" + (f" ({rate:,.0f} samples/s)" if rate
+                                                      else "")
     if task == "toy":
         print(f"toy ({config.engine} engine): {_count(config.epochs, 'step')}, mean squared "
-              f"error {metrics['mse']:.5f}, {metrics['wall_time_s']:.1f} s")
+              f"error {metrics['mse']:.5f}, {time_text}")
         return
-    line = (f"{task} ({config.engine} engine): {_count(config.epochs, 'epoch')}, loss "
-            f"{metrics['loss']:.4f}, train accuracy {metrics['train_accuracy']:.1%}")
+    print(f"{task} ({config.engine} engine): {_count(config.epochs, 'epoch')}, last "
+          f"epoch's loss {_loss_text(metrics['loss'])}, {time_text}")
+    line = f"after training: train accuracy {metrics['train_accuracy']:.1%}"
     if "test_accuracy" in metrics:
         line += f", test accuracy {metrics['test_accuracy']:.1%}"
-    rate = metrics.get("samples_per_second")
-    line += f", {metrics['wall_time_s']:.1f} s" + (f" ({rate:,.0f} samples/s)" if rate else "")
     print(line)
     if "history" in metrics and metrics["history"].get("train_accuracy"):
         _print_table(metrics["history"])
 
 
 def _print_table(history, rows=8):
-    """A few epochs of the run: loss, running training accuracy, test accuracy."""
+    """A few epochs of the run: loss and running training accuracy (during the epoch),
+    test accuracy (after it)."""
     train = dict(history["train_accuracy"])
     test = dict(history.get("test_accuracy") or [])
     epochs = sorted(train)
     k = min(rows, len(epochs))  # k epochs spread evenly, first and last included
     shown = sorted({epochs[round(i * (len(epochs) - 1) / max(k - 1, 1))] for i in range(k)})
+    print(f"{'':>7} {'during the epoch':>18} {'after':>8}")
     print(f"{'epoch':>7} {'loss':>9} {'train':>8} {'test':>8}")
     for epoch in shown:
         test_text = f"{test[epoch]:8.1%}" if epoch in test else f"{'':>8}"
-        print(f"{epoch:>7} {history['loss'][epoch - 1]:9.4f} {train[epoch]:8.1%} {test_text}")
+        print(f"{epoch:>7} {_loss_text(history['loss'][epoch - 1]):>9} {train[epoch]:8.1%} "
+              f"{test_text}".rstrip())
+
+
+def _loss_text(loss):
+    """Four decimals, or four digits where a diverging run's loss would be 27 wide."""
+    return f"{loss:.4f}" if abs(loss) < 1e4 else f"{loss:.3e}"
 
 
 def _split(task, config, data):
@@ -383,11 +508,15 @@ def _eval(args):
         header = checkpoint.load_header(args.model)
         state = checkpoint.load(args.model)
         model, engine, sizes = _rebuild(header["architecture"], args.model, state)
+        _check_finite(state, args.model)
         split = _stored_split(header)
         name = args.data or split.get("name")
         if name is None:
             return _error("eval", f"--data is needed: {args.model} does not record the "
                                   f"data set it was trained on")
+        if args.data_dir and name != "mnist":
+            return _error("eval", f"--data-dir is for mnist's full set, not {name}; "
+                                  f"drop --data-dir")
         same = name == split.get("name")
         seed = args.seed if args.seed is not None else (split.get("seed", 0) if same else 0)
         data_dir = args.data_dir if args.data_dir is not None else (
@@ -415,6 +544,19 @@ def _eval(args):
     for i, row in enumerate(matrix):
         print(f"{i:>3} " + "".join(f"{v:>{width}}" for v in row))
     return 0
+
+
+def _check_finite(state, path):
+    """A model with a NaN or infinite number would evaluate to a plausible-looking
+    accuracy (10% on MNIST: every prediction the same): refused instead, naming the
+    first array that holds one and how many."""
+    import numpy as np
+    for name, array in state.items():
+        bad = array.size - int(np.count_nonzero(np.isfinite(array)))
+        if bad:
+            raise ValueError(f"{path}: the parameter {name} holds {bad:,} NaN or infinite "
+                             f"number{'s' if bad > 1 else ''} (of {array.size:,}); the file "
+                             f"is corrupted, or the run that wrote it diverged")
 
 
 def _stored_split(header):
@@ -498,12 +640,21 @@ def _rebuild(architecture, path, state):
 def _data(args):
     from .data import fetch_mnist
     kwargs = {"base_url": args.base_url} if args.base_url else {}
+    if args.to.exists() and not args.to.is_dir():
+        return _error("data fetch", f"--to {args.to}: is a file, expected a folder")
     try:
         paths = fetch_mnist(args.to, **kwargs)
     except (OSError, ValueError) as err:
-        return _error("data fetch", err)
+        return _error("data fetch", _os_error_text(err))
     print("MNIST is in " + str(args.to) + (f" ({len(paths)} files)" if paths else ""))
     return 0
+
+
+def _os_error_text(err):
+    """An OSError as words: "PATH: Permission denied", not "[Errno 13] ..."."""
+    if isinstance(err, OSError) and err.strerror:
+        return f"{err.filename}: {err.strerror}" if err.filename else err.strerror
+    return str(err)
 
 
 def _write_json(path, data):
@@ -514,41 +665,63 @@ def _write_json(path, data):
 
 
 def _graph(args):
-    from .expression import ExpressionError, parse_assignments, parse_expression
+    from .expression import ExpressionError, parse_assignments, parse_expression, unused
     from .viz import GraphvizNotFound, render_graph
     try:
         values = parse_assignments(args.at)
         root, variables = parse_expression(args.expression, values)
     except ExpressionError as err:
-        print(f"chainrule graph: error: {err}", file=sys.stderr)
-        return 2
-    folder = args.output.parent
-    if not folder.is_dir():  # before any output, so a typo in the path costs nothing
-        return _error("graph", f"-o {args.output}: cannot write it: the folder {folder} "
-                               f"does not exist")
+        return _error("graph", err)
+    problem = _picture_problem(args.output)
+    if problem:  # before any output, so a typo in the path costs nothing
+        return _error("graph", f"-o {args.output}: {problem}")
     if root._prev:
         root.label = "f"  # the expression's name in the explanation and the picture
     try:
         root.backward(explain=variables if args.explain else False)
     except ValueError as err:
-        print(f"chainrule graph: error: {err}", file=sys.stderr)
-        return 2
-    print(f"value = {root.data!r}")
+        return _error("graph", err)
     for name, value in variables.items():
-        print(f"d/d{name} = {value.grad!r}")
+        # as an infinite --at value is refused, so is an infinite result of one
+        if not math.isfinite(value.grad):
+            return _error("graph", f"d/d{name} is {value.grad!r}: the gradient at "
+                                   f"{args.at} is too large for a float")
+    print(f"value = {root.data!r}")
+    not_used = unused(root, variables)
+    for name, value in variables.items():
+        note = f"   ({name} is not in the expression)" if name in not_used else ""
+        print(f"d/d{name} = {value.grad!r}{note}")
     labels = {value: name for name, value in variables.items()}
     try:
         path = render_graph(root, args.output, labels=labels)
     except GraphvizNotFound as err:
-        print(f"chainrule graph: {err}", file=sys.stderr)
-        return 1
-    except (ValueError, ImportError) as err:  # an unknown picture format; no graphviz package
-        print(f"chainrule graph: error: {err}", file=sys.stderr)
-        return 2
+        # the policy of `chainrule train`: a picture that cannot be made is a warning
+        # once the results are out; the DOT source is written, and said so
+        _warn("graph", err)
+        path = err.source_path
+    except ImportError as err:
+        _warn("graph", f"no picture: {err}")
+        return 0
     except OSError as err:
         return _error("graph", f"-o {args.output}: cannot write it: {err.strerror or err}")
     print(f"wrote {path}")
     return 0
+
+
+def _picture_problem(output):
+    """Why ``-o output`` cannot be written, in the command's words; None if it can."""
+    from .viz import RENDER_FORMATS, SOURCE_SUFFIXES
+    if output.is_dir():
+        return (f"is a folder; expected a file to write, such as "
+                f"{output / 'graph.svg'}")
+    suffix = output.suffix.lower()
+    if suffix not in RENDER_FORMATS and suffix not in SOURCE_SUFFIXES:
+        found = f"from its suffix {output.suffix!r}" if suffix else "without a suffix"
+        return (f"cannot tell the picture's format {found}; use .svg, .png, .pdf, or "
+                f".dot/.gv for the Graphviz source")
+    if not output.parent.is_dir():
+        return f"cannot write it: the folder {output.parent} does not exist"
+    return None
 
 
 def _protect_expression(argv):
@@ -583,9 +756,42 @@ def _quiet_stdout():
     os.close(devnull)
 
 
+_STOPPING = ("SIGTERM", "SIGHUP")  # SIGINT raises KeyboardInterrupt already; no SIGHUP on Windows
+
+
+class _Stopped(BaseException):
+    """SIGTERM or SIGHUP outside a training run: raised like KeyboardInterrupt, so
+    cleanups run (a download's partial file, a checkpoint's temporary) and the command
+    ends in one line, where Python's default would end the process on the spot."""
+
+    def __init__(self, signum):
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def _signals_raise():
+    """While a command runs, SIGTERM and SIGHUP raise _Stopped (training catches them
+    first, and stops at the end of its step). An ignored signal stays ignored (nohup)."""
+    def handler(signum, frame):
+        raise _Stopped(signum)
+
+    previous = {}
+    if threading.current_thread() is threading.main_thread():  # where handlers can be set
+        for signum in (getattr(signal, n) for n in _STOPPING if hasattr(signal, n)):
+            if signal.getsignal(signum) == signal.SIG_DFL:
+                previous[signum] = signal.signal(signum, handler)
+    try:
+        yield
+    finally:
+        for signum, old in previous.items():
+            signal.signal(signum, old)
+
+
 def main(argv=None):
     """Run the command line; returns the exit status: 0, 1 (a run failed), 2 (a bad
-    argument or input), 130 (interrupted by Ctrl-C), 141 (stdout closed by its reader).
+    argument or input), 128 + a signal's number (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP),
+    141 (stdout closed by its reader).
     """
     argv = sys.argv[1:] if argv is None else argv
     args = _build_parser().parse_args(_protect_expression(argv))
@@ -594,12 +800,17 @@ def main(argv=None):
     commands = {"train": _train, "eval": _eval, "data": _data, "graph": _graph}
     name = "data fetch" if args.command == "data" else args.command
     try:
-        status = commands[args.command](args)
-        sys.stdout.flush()  # here, where a closed pipe can still be answered
+        with _signals_raise():
+            status = commands[args.command](args)
+            sys.stdout.flush()  # here, where a closed pipe can still be answered
         return status
     except KeyboardInterrupt:
         print(f"chainrule {name}: interrupted", file=sys.stderr)
         return 130
+    except _Stopped as stopped:
+        print(f"chainrule {name}: interrupted by {signal.Signals(stopped.signum).name}",
+              file=sys.stderr)
+        return 128 + stopped.signum
     except BrokenPipeError:
         _quiet_stdout()
         return 141

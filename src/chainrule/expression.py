@@ -25,7 +25,7 @@ from numbers import Real
 from . import value as engine
 from .value import Value
 
-__all__ = ["ExpressionError", "parse_expression", "parse_assignments",
+__all__ = ["ExpressionError", "parse_expression", "parse_assignments", "unused",
            "FUNCTIONS", "CONSTANTS", "MAX_LENGTH"]
 
 MAX_LENGTH = 10_000
@@ -81,8 +81,10 @@ def parse_expression(text, values):
     the constant ``pi`` or ``e`` of the same name.
 
     Raises ``ExpressionError`` for a syntax error, a construct outside the whitelist, an
-    unknown variable, a too long or too deeply nested text, or a value outside a
-    function's domain (``log(-1)``).
+    unknown variable, a too long or too deeply nested text, a value outside a
+    function's domain (``log(-1)``), or a number or result too large for a float
+    (``1e400``, ``10**400``, ``exp(1000)``): as ``parse_assignments`` refuses ``x=inf``,
+    an infinity is never a value here.
     """
     if not isinstance(text, str):
         raise TypeError(f"parse_expression: expected a str, got {type(text).__name__}")
@@ -125,6 +127,23 @@ def parse_assignments(text):
             raise ExpressionError(f"{name}={number}: the value must be a finite number")
         values[name] = x
     return values
+
+
+def unused(root, variables):
+    """The names in ``variables`` whose Value ``root`` was not computed from (their
+    gradient is 0 because they play no part, not because of the numbers).
+
+    >>> root, variables = parse_expression("x * y", {"x": 2, "y": 3, "z": 4})
+    >>> unused(root, variables)
+    ['z']
+    """
+    seen, stack = {id(root)}, [root]
+    while stack:  # an explicit stack: graphs can be deeper than the recursion limit
+        for operand in stack.pop()._prev:
+            if id(operand) not in seen:
+                seen.add(id(operand))
+                stack.append(operand)
+    return [name for name, leaf in variables.items() if id(leaf) not in seen]
 
 
 # --- the three steps: parse, check against the whitelist, evaluate -------------------
@@ -262,10 +281,10 @@ def _problem(node, names):
         if isinstance(x, bool) or not isinstance(x, (int, float)):
             return f"the constant {x!r} is not allowed; only numbers are", at
         try:
-            float(x)
-        except OverflowError:
-            return "the number is too large for a float", at
-        return None
+            too_large = math.isinf(float(x))  # 1e400 reads as inf
+        except OverflowError:  # an int beyond a float's range
+            too_large = True
+        return ("the number is too large for a float", at) if too_large else None
     if isinstance(node, ast.Name):
         if node.id in names or node.id in CONSTANTS:
             return None
@@ -341,10 +360,14 @@ def _evaluate(tree, text, names):
         args = results[len(results) - len(operands):]
         del results[len(results) - len(operands):]
         try:
-            results.append(_apply(node, args))
+            result = _apply(node, args)
+            if not math.isfinite(engine.value_of(result)):  # operands are finite: overflow
+                raise OverflowError(f"the result is {engine.value_of(result)!r}, too large "
+                                    f"for a float")
         except (ValueError, ZeroDivisionError, OverflowError) as err:
             position = _where(text, node, node.lineno, node.col_offset)
             raise ExpressionError(f"cannot evaluate ({position}): {err}") from None
+        results.append(result)
     return results[0]
 
 

@@ -122,7 +122,8 @@ def fetch_mnist(to_dir, base_url=MNIST_URL, files=MNIST_FILES, progress=None, ti
 
     Returns a dict ``{name: "downloaded" | "present"}`` in the order of ``files``.
     Raises FetchError (naming the file, and for a mismatch both hashes) on an HTTP or
-    network error or a file of the wrong size or hash; the rejected download is deleted.
+    network error or a file of the wrong size or hash (the rejected download is
+    deleted), or when ``to_dir`` is a file or cannot be made.
 
     ``fetch_mnist("~/mnist")`` gets the four MNIST files. Here, a file already in
     place, with the right size and hash, is checked and not fetched again:
@@ -137,7 +138,12 @@ def fetch_mnist(to_dir, base_url=MNIST_URL, files=MNIST_FILES, progress=None, ti
     >>> folder.cleanup()
     """
     to_dir = os.fspath(to_dir)
-    os.makedirs(to_dir, exist_ok=True)
+    if os.path.exists(to_dir) and not os.path.isdir(to_dir):
+        raise FetchError(f"{to_dir}: is a file, expected a folder for MNIST's files")
+    try:
+        os.makedirs(to_dir, exist_ok=True)
+    except OSError as err:
+        raise FetchError(f"{to_dir}: cannot make the folder: {err.strerror or err}") from None
     if not base_url.endswith("/"):
         base_url += "/"
     done = {}
