@@ -1,8 +1,10 @@
 """The shape of the package: the imports between chainrule's modules run one way.
 
-    graph <- primitive <- tracing <- rules <- tensor, value <- tracer <- reverse, forward
-          <- functional <- nn, optim, data, viz, explain <- jit <- training <- cli
+    graph <- primitive <- origin <- tracing <- rules <- tensor, value <- tracer
+          <- reverse, forward <- functional <- nn, optim, data, viz, explain <- jit
+          <- training <- cli
     tracing <- program <- jit
+    saved <- backward <- tensor, reverse   (the backward pass, shared by both)
 
 Read from the source (every ``import`` statement, at the top of a module or inside a
 function), so the test sees what a reader sees. ``chainrule/__init__.py`` is the public
@@ -79,6 +81,11 @@ def test_the_rule_table_imports_no_engine_and_none_of_their_users(name):
 
 @pytest.mark.parametrize("lower, higher", [
     ("chainrule.graph", "chainrule.tensor"),
+    ("chainrule.origin", "chainrule.tracing"),
+    ("chainrule.saved", "chainrule.backward"),
+    ("chainrule.backward", "chainrule.tensor"),
+    ("chainrule.backward", "chainrule.reverse"),
+    ("chainrule.value_ops", "chainrule.value"),
     ("chainrule.primitive", "chainrule.rules.elementwise"),
     ("chainrule.rules.elementwise", "chainrule.tensor"),
     ("chainrule.tensor", "chainrule.tracer"),
@@ -106,7 +113,7 @@ def test_the_arrows_run_one_way(lower, higher):
 
 def test_the_engines_know_nothing_of_training_pictures_or_the_command_line():
     for engine in ("chainrule.graph", "chainrule.primitive", "chainrule.value",
-                   "chainrule.tensor", "chainrule.tracer", "chainrule.forward",
+                   "chainrule.saved", "chainrule.backward", "chainrule.tensor", "chainrule.tracer", "chainrule.forward",
                    "chainrule.reverse", "chainrule.functional"):
         reached = {m for m in reachable(engine) if not m.startswith("chainrule.rules")}
         assert not any(m.startswith(("chainrule.nn", "chainrule.optim", "chainrule.data",

@@ -28,7 +28,7 @@ UNCHECKED_CLASSES = {
     # The operations' own objects: their signatures are the NumPy functions they wrap.
     "Primitive",
     # Context managers: all their methods are dunders.
-    "no_grad", "enable_grad", "detect_anomaly",
+    "no_grad", "enable_grad", "inference_mode", "detect_anomaly",
 }
 
 def _functions():

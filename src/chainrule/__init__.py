@@ -26,6 +26,7 @@ from .creation import (arange, eye, full, linspace, ones, ones_like, rand, randn
                        zeros_like)
 from .tensor import Tensor, tensor
 from .jit import jit, make_program
+from .origin import point_warnings_at_the_user as _point_warnings_at_the_user
 from . import checkpoint, linalg, nn, optim
 from .checkpoint import load, save
 from .value import Value
@@ -59,3 +60,5 @@ __all__ = [
     # pictures
     "draw_graph", "render_graph",
 ]
+
+_point_warnings_at_the_user()  # NumPy's RuntimeWarnings name the user's line (origin.py)

@@ -59,7 +59,7 @@ class _Story:
                 if hasattr(node, "_prev") and not name.startswith("_"):
                     self.names.setdefault(id(node), name)
         self.count = 0
-        self.root = root
+        self.root, self.order = root, order
         self.width = 0
         self.plan(order)
         self.start(seed)
@@ -126,6 +126,11 @@ class ScalarStory(_Story):
         if texts and len(texts) == len(operands):
             return [t.format(*data, out=f"{self.name(node)}.data") for t in texts]
         return [f"d{self.name(node)}/d{self.name(p)}" for p in operands]
+
+    def walk(self, create_graph):
+        """Value.backward's walk, each step told."""
+        for node in reversed(self.order):
+            self.step(node, lambda: node._chain_rule(create_graph))
 
     def step(self, node, take_step):
         """Tell one node's step of the chain rule, and take it with ``take_step()``.

@@ -177,7 +177,7 @@ class inference_mode(no_grad):
 
     mode = True  # (@inference_mode without parentheses skips __init__)
 
-    def __init__(self, mode=True):
+    def __init__(self, mode: bool = True) -> None:
         self.mode = bool(mode)
 
     def __enter__(self):

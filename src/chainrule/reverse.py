@@ -7,7 +7,7 @@ tracers are unwrapped, the operation runs on what they carry (which may be an ou
 transform's tracer, a Tensor of the user's graph, or a plain array: then the call
 recurses into that level, or is plain NumPy), and the result is wrapped again,
 remembering its operands at this level. ``gradients`` then walks this level's graph
-backwards with the tensor engine's backward loop (``tensor.backward_pass``).
+backwards with the tensor engine's backward loop (``backward.backward_pass``).
 
 Why closures and nesting come out right. The rules run on what the tracers carry, so
 the gradient is made of the outer levels' values: in
@@ -22,7 +22,7 @@ import numpy as np
 
 from .graph import Roots, topological_order
 from .primitive import Box, as_array
-from .tensor import backward_pass, _sum
+from .backward import backward_pass, _sum
 from .tracer import Tracer
 
 __all__ = ["ReverseTracer", "gradients"]

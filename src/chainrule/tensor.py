@@ -1,23 +1,22 @@
 """The tensor engine: NumPy arrays that remember how they were made.
 
-Read this file in three parts:
+Read this file in two parts:
 
 1. **Recording**: an operation (a ``Primitive`` of ``chainrule.rules``) called on Tensors
    that require grad computes its result from their arrays and records a graph node:
    its operands, its operation, and the arguments its rules will need.
-2. **Tensor**: the array, its gradient, and the methods and operators users type.
-3. **The backward pass**: walk the graph from the output back to the inputs; at each
-   node, ask the operation's rules for each operand's vector-Jacobian product, fit it
-   to the operand (undo broadcasting, keep the dtype), and pass it on.
+2. **Tensor**: the array, its gradient, and the methods and operators users type;
+   ``backward()`` seeds the output's gradient and hands the graph to the backward pass.
+
+Beside it: ``backward.py`` walks the graph from the output back to the inputs, asking
+each operation's rules for its operands' vector-Jacobian products; ``saved.py`` keeps
+what a graph saved unchanged while the graph can be walked (and frees it after).
 
 The rules are written with the table's own operations, so during an ordinary backward
 pass they run on raw arrays (fast), and with ``create_graph=True`` on Tensors, building
 the graph of the gradient, which can be differentiated again.
 """
 
-import os
-import traceback
-import weakref
 from numbers import Number
 from typing import Any
 
@@ -26,11 +25,14 @@ from numpy.typing import ArrayLike, DTypeLike
 
 from . import numpy_protocol
 from . import rules as ops
+from .backward import backward_pass
 from .graph import _modes, topological_order
 from . import tracing
-from .primitive import ARRAYS, Box, as_array, raw, shape_of
+from .origin import check_finite, user_frame
+from .primitive import ARRAYS, Box, as_array, raw
+from .saved import FREED, free, hold, reached
 
-__all__ = ["Tensor", "ArrayMethods", "backward_pass", "tensor"]
+__all__ = ["Tensor", "ArrayMethods", "tensor"]
 
 
 # ---------------------------------------------------------------------------------------
@@ -68,7 +70,7 @@ def _record(prim, args, kwargs):
     if type(ans) is not np.ndarray:
         ans = as_array(ans)
     if _modes.anomaly:
-        _check_finite(ans, f"{prim.name} (forward)", _user_frame())
+        check_finite(ans, f"{prim.name} (forward)", user_frame())
     node = Tensor._make(ans, requires_grad=bool(grad_argnums))
     if ans.base is not None:  # a view: writing into it writes into its operand
         _share_version_counter(node, args)
@@ -89,94 +91,8 @@ def _record(prim, args, kwargs):
     if keeping:
         node._residual = residual
     if leaves:
-        _hold(leaves, node)
+        hold(leaves, node)
     return node
-
-
-# ---------------------------------------------------------------------------------------
-# What a graph saved stays as it was while the graph can be walked
-#
-# A node saves its operands' arrays for its rules. Writes through chainrule (t.data = a,
-# t[i] = v, t -= v) bump the tensor's version, and a walk that finds a version moved
-# refuses. A write straight into the array (t.data[0] = 5, np.add(a, b, out=t.data),
-# t.data.fill(0), np.asarray(t)[...]) bumps nothing, so the saved arrays are made
-# read-only, as MyGrad does: NumPy refuses the write at once. A graph can be walked until
-# backward() frees it (PyTorch's rule; retain_graph=True keeps it) or until it is
-# garbage. Each locked array remembers the nodes that saved it (weak references, so the
-# lock never keeps a graph alive) and becomes writable again when none of them can be
-# walked: at the end of backward(), or, for a graph dropped without a walk, the next
-# time the tensor's array is reached through chainrule (.data, np.asarray, a write).
-# ---------------------------------------------------------------------------------------
-
-def _hold(leaves, node):
-    """Lock the leaves' arrays (those chainrule may lock) for ``node``'s graph."""
-    holder = weakref.ref(node)
-    for tensor in leaves:
-        if tensor._holders is not None and len(tensor._holders) >= 8:
-            _release(tensor)  # graphs built and dropped without a walk
-        if tensor._holders is not None:
-            tensor._holders.append(holder)
-            continue
-        array = tensor._data
-        # an array the user made read-only, or a view of memory the tensor does not own,
-        # is left as it is (its flags are not ours to change back)
-        if type(array) is np.ndarray and array.base is None and array.flags.writeable:
-            array.setflags(write=False)
-            tensor._holders = [holder]
-
-
-def _reached(tensor):
-    """The user reaches a tensor's array (.data, np.asarray, .numpy()): a leaf's lock is
-    dropped if no graph that can be walked holds it any more; a result's array is locked
-    while its own node can be walked (its rules and its consumers' saved it, and every
-    consumer's walk passes through that node)."""
-    if not tensor._prev:
-        if tensor._holders is not None:
-            _release(tensor)
-    elif tensor._holders is None and tensor._versions is not FREED:
-        array = tensor._data
-        if type(array) is np.ndarray and array.flags.writeable:
-            array.setflags(write=False)
-            tensor._holders = [weakref.ref(tensor)]
-
-
-def _walkable(holder):
-    node = holder()
-    return node is not None and node._versions is not FREED
-
-
-def _release(tensor):
-    """Make the tensor's array writable again if no graph that can be walked saved it."""
-    holders = [h for h in tensor._holders if _walkable(h)]
-    if holders:
-        tensor._holders = holders
-        return
-    tensor._holders = None
-    try:
-        tensor._data.setflags(write=True)
-    except ValueError:  # a view of an array that is itself still locked
-        pass
-
-
-def _free(order):
-    """After a walk: the graph cannot be walked again (PyTorch's rule), its saved
-    arrays are dropped, and arrays locked only for it become writable."""
-    for node in order:
-        node._versions = FREED
-        node._raw_args = node._residual = None
-        if node._holders is not None:
-            _release(node)
-        for arg in node._args:
-            if type(arg) is Tensor and arg._holders is not None and not arg._prev:
-                _release(arg)
-
-
-class _Freed(tuple):
-    """The ``_versions`` of a node whose graph backward() freed: nothing to check, and
-    told apart from a live node's by identity."""
-
-
-FREED = _Freed()
 
 
 def _share_version_counter(view, args):
@@ -184,28 +100,6 @@ def _share_version_counter(view, args):
         if isinstance(arg, Tensor) and np.may_share_memory(view._data, arg._data):
             view._version = arg._version
             return
-
-
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
-
-
-def _user_frame():
-    """'file:line in function' of the first caller outside chainrule's own files (not
-    any folder that happens to be called chainrule, such as a clone of this project)."""
-    for frame in reversed(traceback.extract_stack()[:-2]):
-        if not os.path.abspath(frame.filename).startswith(_PACKAGE_DIR):
-            return f"{frame.filename}:{frame.lineno} in {frame.name}"
-    return "unknown"
-
-
-def _check_finite(array, what, origin):
-    array = array._data if isinstance(array, Tensor) else np.asarray(array)
-    if array.dtype.kind in "fc" and not np.isfinite(array).all():
-        bad = "nan" if np.isnan(array).any() else "inf"
-        where = (f"; the tensor was created at {origin}" if origin else
-                 "; run the forward pass inside detect_anomaly() too, to see the line "
-                 "that created the tensor")
-        raise FloatingPointError(f"detect_anomaly: {what} produced {bad}{where}")
 
 
 # ---------------------------------------------------------------------------------------
@@ -412,7 +306,7 @@ class Tensor(ArrayMethods):
         self._version = [0]
         self._retain = False
         self._holders = None  # the nodes whose graphs saved its array (read-only)
-        self._origin = _user_frame() if _modes.anomaly else None
+        self._origin = user_frame() if _modes.anomaly else None
 
     def _contents(self):
         if tracing.anywhere[0]:
@@ -438,7 +332,7 @@ class Tensor(ArrayMethods):
         The array of a result that a graph recorded is read-only, and so is an input's
         while a recorded graph that has not run backward holds it: writing into it would
         change the gradient that backward computes."""
-        _reached(self)
+        reached(self)
         if tracing.anywhere[0]:
             return self._array()
         return self._data
@@ -495,7 +389,7 @@ class Tensor(ArrayMethods):
         >>> x.numpy() is x.data
         True
         """
-        _reached(self)
+        reached(self)
         return self._array()
 
     def tolist(self) -> Any:  # a number, or nested lists of numbers
@@ -558,7 +452,7 @@ class Tensor(ArrayMethods):
         return round(self._array().item(), ndigits)
 
     def __array__(self, dtype=None, copy=None):
-        _reached(self)
+        reached(self)
         data = self._array()
         if dtype is not None and dtype != data.dtype:
             return data.astype(dtype)
@@ -671,7 +565,7 @@ class Tensor(ArrayMethods):
 
     def _refuse_if_saved(self, what):
         """Raise where a write would change values a graph that can be walked saved."""
-        _reached(self)
+        reached(self)
         saved = self._holders is not None or (self._prev and self._versions is not FREED)
         if saved or (type(self._data) is np.ndarray and not self._data.flags.writeable):
             made = f", the result of {self._op.name}" if self._op is not None else ""
@@ -717,7 +611,7 @@ class Tensor(ArrayMethods):
     def __ne__(self, other): return Tensor._make(self._array() != raw(other))
     __hash__ = object.__hash__  # identity, as for any graph node
 
-    # --- backward (part 3) -------------------------------------------------------------
+    # --- backward ----------------------------------------------------------------------
 
     def backward(self, gradient: ArrayLike | None = None, create_graph: bool = False,
                  explain: bool | dict[str, Any] = False,
@@ -776,7 +670,7 @@ class Tensor(ArrayMethods):
         for node, g, owned in arrived.values():
             _accumulate(node, g, owned)
         if not (create_graph if retain_graph is None else retain_graph):
-            _free(order)
+            free(order)
         if trace is not None:
             trace.mark("forward")
 
@@ -799,127 +693,6 @@ def _seed_gradient(root, gradient):
     return gradient
 
 
-# ---------------------------------------------------------------------------------------
-# 3. The backward pass
-# ---------------------------------------------------------------------------------------
-
-_NOTHING = (None, None, False)
-
-
-def backward_pass(grads, order, create_graph=False, batch_shape=(), stop_at=(),
-                  needed=None, on_step=None):
-    """The chain rule over ``order`` (each node after its operands), walked backwards.
-
-    ``grads`` maps node ids to ``(node, gradient, owned)`` (the seeds). Each node's
-    gradient becomes its operands'; a gradient reaching a leaf, a node in ``stop_at``
-    or one that asked with ``retain_grad`` is handed back, as ``{id: (node, gradient,
-    owned)}`` (owned: a new array, safe to keep). With ``needed`` (a set of ids), only
-    those operands get gradients; ``batch_shape`` leading axes carry many cotangents in
-    one pass; ``on_step(node, argnum, g, vjp, fitted)`` is told each step.
-    """
-    arrived = {}
-    anomaly = _modes.anomaly
-    stop_at = stop_at or ()
-    for node in reversed(order):
-        _, g, owned = grads.pop(id(node), _NOTHING)
-        if g is None:  # no path from the roots carries a gradient here
-            continue
-        if node._retain:
-            arrived[id(node)] = (node, g, owned)
-        versions = node._versions
-        if versions is FREED:
-            _refuse_freed(node)
-        for counter, saved in versions:  # nothing it saved was written since
-            if counter[0] != saved:
-                _refuse_modified(node, counter, saved)
-        args = node._args
-        argnums = node._grad_argnums if needed is None else \
-            [i for i in node._grad_argnums if id(args[i]) in needed]
-        for argnum, vjp in zip(argnums, _pullback(node, g, argnums, create_graph,
-                                                  batch_shape)):
-            arg = args[argnum]
-            fitted, fresh = _fit(vjp, arg, g, create_graph, batch_shape)
-            if on_step is not None:
-                on_step(node, argnum, g, vjp, fitted)
-            if anomaly:
-                _check_finite(fitted, f"the backward of {node._op.name} (argument "
-                                      f"{argnum})", node._origin)
-            into = arrived if not arg._prev or id(arg) in stop_at else grads
-            previous = into.get(id(arg))
-            if previous is None:
-                into[id(arg)] = (arg, fitted, fresh)
-            else:  # a second path reaches arg: the chain rule sums over paths
-                into[id(arg)] = (arg, _sum(previous[1], fitted), True)
-    return arrived
-
-
-def _sum(a, b):
-    total = a + b
-    if isinstance(total, np.generic) or (type(total) is not np.ndarray
-                                         and type(total) in ARRAYS):
-        return as_array(total)  # 0-d + 0-d: NumPy gives a scalar; keep an array
-    return total
-
-
-def _pullback(node, g, argnums, create_graph, batch_shape):
-    """The operation's VJPs at this node: on the raw arrays it saw, or, to build the
-    gradient's own graph (create_graph), on the Tensors themselves."""
-    prim, kwargs = node._op, node._kwargs
-    ans, args = (node, node._args) if create_graph else (node._data, node._raw_args)
-    if batch_shape and not prim.batched:  # a user's rule: one row of the batch at a time
-        return [_row_by_row(prim.vjp(argnum), g, len(batch_shape), ans, args, kwargs)
-                for argnum in argnums]
-    if prim.keeps_residual and not create_graph and isinstance(node, Tensor):
-        return prim.pullback(g, ans, args, kwargs, argnums, residual=node._residual)
-    return prim.pullback(g, ans, args, kwargs, argnums)
-
-
-def _row_by_row(rule, g, batch_ndim, ans, args, kwargs):
-    """A rule that knows nothing of batches, applied to each row of a batch in turn."""
-    batch = np.shape(g)[:batch_ndim]
-    rows = [rule(g[i], ans, *args, **kwargs) for i in np.ndindex(*batch)]
-    shape = np.broadcast_shapes(*[np.shape(r) for r in rows])
-    rows = [ops.broadcast_to(r, shape) for r in rows]
-    return ops.reshape(ops.stack(rows), batch + shape)
-
-
-def _fit(vjp, arg, g, create_graph, batch_shape=()):
-    """Make a rule's result the shape and dtype of its argument: sum away broadcast
-    axes (the one place broadcasting is undone) and cast back (float32 stays float32).
-
-    Also says whether the array is new (owned): a leaf's .grad must never share memory
-    with another array, so a borrowed one is copied before it is stored.
-    """
-    data = arg._data
-    if create_graph or isinstance(vjp, Box) or (type(data) is not np.ndarray
-                                                 and type(data) not in ARRAYS):
-        # in a graph (create_graph, a seed in a graph, a transform's traced values):
-        # the same with the table's operations, so the gradient can be differentiated
-        if create_graph and not isinstance(vjp, Box):
-            vjp = Tensor._make(np.asarray(vjp))
-        if shape_of(vjp) != batch_shape + shape_of(data):
-            vjp = ops.unbroadcast(vjp, shape_of(data), len(batch_shape))
-        dtype = getattr(data, "dtype", None)  # (a Value has none: it is a float)
-        if dtype is not None and getattr(vjp, "dtype", dtype) != dtype:
-            vjp = ops.astype(vjp, dtype)
-        return vjp, True
-    shape = batch_shape + data.shape
-    if type(vjp) is not np.ndarray:
-        vjp = as_array(vjp)
-    fresh = vjp is not g and vjp.base is None
-    if vjp.shape != shape:  # on arrays, unbroadcast's sum is NumPy's own
-        axes = ops.broadcast_axes(vjp.shape, data.shape, len(batch_shape))
-        vjp = as_array(np.add.reduce(vjp, axis=axes) if axes else vjp)  # (not a scalar)
-        if vjp.shape != shape:
-            vjp = vjp.reshape(shape)
-        fresh = vjp.base is None
-    dtype = data.dtype
-    if vjp.dtype is not dtype and vjp.dtype != dtype:  # (NumPy's dtypes are mostly shared)
-        vjp = vjp.astype(dtype)
-        fresh = True
-    return vjp, fresh
-
-
 def _accumulate(leaf, g, owned):
     """Add a gradient into a leaf's (or a retained node's) .grad."""
     if leaf.grad is None:
@@ -930,27 +703,6 @@ def _accumulate(leaf, g, owned):
         total = leaf.grad + g
         # NumPy gives a scalar for two 0-d arrays; .grad stays an ndarray
         leaf.grad = as_array(total) if type(leaf.grad) in ARRAYS else total
-
-
-def _refuse_freed(node):
-    raise RuntimeError(
-        f"backward: the graph through {node._op.name} was walked by an earlier backward() "
-        f"and freed, as in PyTorch (its saved values may have been written since); pass "
-        f"retain_graph=True to the first backward() to walk it again, or compute the "
-        f"output again")
-
-
-def _refuse_modified(node, counter, saved):
-    """Raise: a tensor this node saved was written in place since (its version moved)."""
-    arg = next((a for a in node._args if isinstance(a, Tensor) and a._version is counter),
-               node)
-    what = (f"the result of {node._op.name}" if arg is node else
-            f"a tensor of shape {arg.shape} used by {node._op.name}")
-    raise RuntimeError(
-        f"backward: {what} was modified in place after the graph was built (version "
-        f"{arg._version[0]}, saved at version {saved}), so the gradient would be wrong; "
-        f"compute the graph again after changing the data, or write x = x + y instead "
-        f"of x += y")
 
 
 # ---------------------------------------------------------------------------------------

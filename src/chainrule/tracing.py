@@ -20,12 +20,11 @@ bool, int or float (an ``if`` on data), or into a plain NumPy array (``np.asarra
 
 import itertools
 import operator
-import os
 import threading
-import traceback
 
 import numpy as np
 
+from .origin import user_line
 from .primitive import ARRAYS
 
 __all__ = ["Traced", "Trace", "Op", "Slot", "TracingError", "current", "draw", "require",
@@ -126,17 +125,6 @@ def _require(ok, error, *args):
 # The traced array
 # ---------------------------------------------------------------------------------------
 
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
-
-
-def _user_line():
-    """'file:line' of the innermost caller outside chainrule."""
-    for frame in reversed(traceback.extract_stack()[:-2]):
-        if not os.path.abspath(frame.filename).startswith(_PACKAGE_DIR):
-            return f"{frame.filename}:{frame.lineno}"
-    return "unknown line"
-
-
 def _binary(op):
     def forward(self, other):
         if _defers(other):
@@ -216,7 +204,7 @@ class Traced:
     # --- what is not: a value that would leave the program ---------------------------
     def _refuse(self, what):
         raise TracingError(
-            f"cr.jit: {what} of a traced value (shape {self.shape}) at {_user_line()}: "
+            f"cr.jit: {what} of a traced value (shape {self.shape}) at {user_line()}: "
             f"its value is not known while tracing, and a replay could not change it. Use "
             f"cr.where (or np.where) for a choice that depends on data, or pass the value "
             f"as a static argument (cr.jit(f, static_argnums=...))")
@@ -480,7 +468,7 @@ class Trace:
         shape = getattr(target, "shape", "?")
         raise TracingError(
             f"cr.jit: a traced value is written into a NumPy array made outside the trace "
-            f"(shape {shape}) at {_user_line()}; make the array from traced values "
+            f"(shape {shape}) at {user_line()}; make the array from traced values "
             f"(np.zeros_like(x), x.copy()) or build the result with np.where")
 
     def lookup(self, x):

@@ -19,6 +19,7 @@ from .floatmath import (as_float, float_cos, float_exp, float_log, float_pow, fl
                         float_sin, float_sqrt)
 from .graph import modes_switched as _switched, scalar_operands, topological_order
 from .primitive import Box
+from .value_ops import apply, array_ufunc, written_since
 
 __all__ = ["Value", "DERIVATIVES", "exp", "log", "sqrt", "power", "sin", "cos", "tanh",
            "sigmoid", "relu", "absolute"]
@@ -116,8 +117,7 @@ class Value(Box):
         if _switched[0]:  # inside no_grad() or detect_anomaly(), in some thread
             _children = scalar_operands(self.data, _children, _op)
         self._prev, self._op = tuple(_children), _op
-        # the numbers the rule will be given (the very float objects: a write replaces
-        # one), so that backward can tell if a .data was written since
+        # the numbers its rule will read (a write replaces the float: backward can tell)
         self._seen = (self.data, *[child.data for child in self._prev])
         self.label = label  # a name for pictures and explanations, as in micrograd
         # a node built by hand, micrograd style (Value(x, (a, b), '*')), finds its rule
@@ -255,14 +255,11 @@ class Value(Box):
         for node in order:  # interior nodes start from zero at every pass
             node.grad = 0.0
         self.grad = seed
-        on_step = None
-        if explain:  # chainrule.explain tells each step, and takes it
+        if explain:  # the same walk, each step told by chainrule.explain
             from .explain import ScalarStory
-            on_step = ScalarStory(self, explain, order, seed).step
-        for node in reversed(order):
-            if on_step:
-                on_step(node, lambda: node._chain_rule(create_graph))
-            else:
+            ScalarStory(self, explain, order, seed).walk(create_graph)
+        else:
+            for node in reversed(order):
                 node._chain_rule(create_graph)
         if create_graph:  # interior nodes keep the number: a gradient's graph holds the
             for node in order:  # nodes that use it (a cycle); the leaves keep theirs
@@ -281,8 +278,8 @@ class Value(Box):
             raise TypeError(f"backward: no derivative rule for the operation {self._op!r} "
                             f"of {self!r}; known operations: {', '.join(DERIVATIVES)}")
         numbers = (self.data, *[operand.data for operand in operands])
-        if numbers != self._seen:  # (the same float objects, unless .data was written)
-            self._refuse_written(numbers)
+        if numbers != self._seen:  # (the same float objects, unless a .data was written)
+            raise RuntimeError(written_since(self))
         try:
             if create_graph:
                 return partials(self, *operands)
@@ -292,30 +289,9 @@ class Value(Box):
             raise ValueError(f"backward through {self._op!r} (operands {inputs}): the "
                              f"derivative is not a finite real number: {err}") from None
 
-    def _refuse_written(self, numbers):
-        """Raise: a .data this node's rule reads was written after the node was made,
-        so the gradient would mix old numbers and new ones."""
-        names = ["its own value"] + [f"operand {i} ({operand!r})"
-                                     for i, operand in enumerate(self._prev)]
-        which = next(name for name, now, then in zip(names, numbers, self._seen)
-                     if now is not then and now != then)
-        raise RuntimeError(
-            f"backward through {self._op!r}: the .data of {which} was written after the "
-            f"graph was built, so the gradient would mix old and new numbers; build the "
-            f"graph again from the new values (change .data between steps, as an "
-            f"optimizer does)")
-
-    # --- a table operation (cr.exp, a cr.primitive) called on Values -----------------
+    # --- the tensor table's operations (cr.exp, a cr.primitive), NumPy's ufuncs ------
     def _contents(self): return self.data
-
-    @classmethod
-    def _apply_primitive(cls, prim, args, kwargs):
-        from .value_ops import apply  # one Value node for an operation of the tensor table
-        return apply(cls, prim, args, kwargs)
-
-    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):  # array * Value
-        from .value_ops import array_ufunc
-        return array_ufunc(ufunc, method, inputs, kwargs)
+    _apply_primitive, __array_ufunc__ = classmethod(apply), array_ufunc
 
 
 def _real(x): return isinstance(x, Real)

@@ -1,5 +1,7 @@
-"""An operation of the tensor table (``cr.exp``, a user's ``cr.primitive``) called on
-Values: one node of the scalar engine.
+"""Values among the rest of chainrule: an operation of the tensor table (``cr.exp``, a
+user's ``cr.primitive``) called on Values is one node of the scalar engine; NumPy's
+arithmetic on a Value is the Value's own; and the error of a walk through a node whose
+numbers were written since it was made.
 
 Where the scalar engine has the operation itself (``cr.exp(v)`` is ``v.exp()``), that
 is used, so the node is the one a learner reads about in ``value.py``. Otherwise the
@@ -13,7 +15,7 @@ import numpy as np
 
 from .primitive import Box, raw
 
-__all__ = ["apply", "array_ufunc"]
+__all__ = ["apply", "array_ufunc", "written_since"]
 
 # the operations a Value has itself, by the tensor table's names
 _OWN = {"exp": "exp", "log": "log", "sqrt": "sqrt", "sin": "sin", "cos": "cos",
@@ -51,8 +53,8 @@ _OPERATORS = {np.add: operator.add, np.subtract: operator.sub, np.multiply: oper
               np.negative: operator.neg, np.positive: operator.pos}
 
 
-def array_ufunc(ufunc, method, inputs, kwargs):
-    """A NumPy ufunc with a Value among its inputs (``np.float64(2) * v``,
+def array_ufunc(value, ufunc, method, *inputs, **kwargs):
+    """``Value.__array_ufunc__``: a NumPy ufunc with a Value among its inputs (``np.float64(2) * v``,
     ``array * v``): a Value for single numbers, a clear error for arrays, never an
     array of Value objects (which would leave the graph unseen)."""
     if method == "__call__" and not kwargs and ufunc in _OPERATORS and \
@@ -61,3 +63,14 @@ def array_ufunc(ufunc, method, inputs, kwargs):
         return _OPERATORS[ufunc](*numbers)
     from . import numpy_protocol
     return numpy_protocol.apply_ufunc(ufunc, method, inputs, kwargs, lambda array: array)
+
+
+def written_since(node):
+    """The error of a walk that finds a number of ``node``'s rule changed since the node
+    was made (its ``.data``, or an operand's): naming which."""
+    names = ["its own value", *[f"operand {i} ({o!r})" for i, o in enumerate(node._prev)]]
+    now = (node.data, *[operand.data for operand in node._prev])
+    which = next(n for n, a, b in zip(names, now, node._seen) if a is not b and a != b)
+    return (f"backward through {node._op!r}: the .data of {which} was written after the "
+            f"graph was built, so the gradient would mix old and new numbers; build the "
+            f"graph again from the new values")

@@ -1,0 +1,103 @@
+"""Where in the user's code something happened: the first frame outside chainrule.
+
+detect_anomaly names the line that created a tensor, cr.jit the line that read a traced
+value, and NumPy's own warnings (log of a negative, an overflow) are pointed at the
+user's line instead of the rule inside chainrule that called NumPy.
+"""
+
+import os
+import sys
+import traceback
+import warnings
+
+import numpy as np
+
+from .primitive import raw
+
+__all__ = ["user_frame", "user_line", "check_finite", "point_warnings_at_the_user"]
+
+PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _outside(filename):
+    return not os.path.abspath(filename).startswith(PACKAGE_DIR)
+
+
+def user_frame():
+    """'file:line in function' of the first caller outside chainrule's own files (not
+    any folder that happens to be called chainrule, such as a clone of this project)."""
+    for frame in reversed(traceback.extract_stack()[:-2]):
+        if _outside(frame.filename):
+            return f"{frame.filename}:{frame.lineno} in {frame.name}"
+    return "unknown"
+
+
+def user_line():
+    """'file:line' of the innermost caller outside chainrule."""
+    for frame in reversed(traceback.extract_stack()[:-2]):
+        if _outside(frame.filename):
+            return f"{frame.filename}:{frame.lineno}"
+    return "unknown line"
+
+
+def check_finite(array, what, origin):
+    """Raise FloatingPointError if ``array`` holds a NaN or an infinity (detect_anomaly)."""
+    array = raw(array)
+    kind = getattr(getattr(array, "dtype", None), "kind", "f")
+    if kind in "fc" and not np.isfinite(array).all():
+        bad = "nan" if np.isnan(array).any() else "inf"
+        where = (f"; the tensor was created at {origin}" if origin else
+                 "; run the forward pass inside detect_anomaly() too, to see the line "
+                 "that created the tensor")
+        raise FloatingPointError(f"detect_anomaly: {what} produced {bad}{where}")
+
+
+# ---------------------------------------------------------------------------------------
+# NumPy's warnings at the user's line
+#
+# NumPy warns from C (RuntimeWarning: divide by zero encountered in log) at the Python
+# line that called it, which is a rule of chainrule's. Catching warnings around every
+# operation would cost each one a microsecond or two; instead, the warning is moved when
+# Python is about to show it: told again at the first frame outside chainrule (with that
+# module's "once per line" registry), and forgotten at chainrule's line, so that the
+# same warning from another line of the user's is shown there too. Only RuntimeWarnings
+# raised inside chainrule's files are touched; everything else goes to the hook that
+# was installed before.
+# ---------------------------------------------------------------------------------------
+
+def point_warnings_at_the_user():
+    """Install the hook (once; at import of chainrule)."""
+    if getattr(warnings.showwarning, "_chainrule", False):
+        return
+    previous = warnings.showwarning
+
+    def showwarning(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, RuntimeWarning) and not _outside(filename):
+            frame = _warning_frame(filename, lineno)
+            user = frame
+            while user is not None and not _outside(user.f_code.co_filename):
+                user = user.f_back
+            if user is not None:
+                registry = frame.f_globals.get("__warningregistry__")
+                if registry:  # judged at the user's line from now on
+                    registry.pop((str(message), category, lineno), None)
+                module = user.f_globals
+                warnings.warn_explicit(
+                    message, category, user.f_code.co_filename, user.f_lineno,
+                    module=module.get("__name__"),
+                    registry=module.setdefault("__warningregistry__", {}),
+                    module_globals=module)
+                return
+        previous(message, category, filename, lineno, file, line)
+
+    showwarning._chainrule = True
+    warnings.showwarning = showwarning
+
+
+def _warning_frame(filename, lineno):
+    """The frame of chainrule's that was running NumPy when it warned (None if gone)."""
+    frame = sys._getframe(2)
+    while frame is not None and not (frame.f_code.co_filename == filename
+                                     and frame.f_lineno == lineno):
+        frame = frame.f_back
+    return frame

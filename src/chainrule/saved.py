@@ -1,0 +1,89 @@
+"""What a graph saved stays as it was while the graph can be walked.
+
+A node saves its operands' arrays for its rules. Writes through chainrule (t.data = a,
+t[i] = v, t -= v) bump the tensor's version, and a walk that finds a version moved
+refuses. A write straight into the array (t.data[0] = 5, np.add(a, b, out=t.data),
+t.data.fill(0), np.asarray(t)[...]) bumps nothing, so the saved arrays are made
+read-only, as MyGrad does: NumPy refuses the write at once. A graph can be walked until
+backward() frees it (PyTorch's rule; retain_graph=True keeps it) or until it is
+garbage. Each locked array remembers the nodes that saved it (weak references, so the
+lock never keeps a graph alive) and becomes writable again when none of them can be
+walked: at the end of backward(), or, for a graph dropped without a walk, the next
+time the tensor's array is reached through chainrule (.data, np.asarray, a write).
+"""
+
+import weakref
+
+import numpy as np
+
+__all__ = ["hold", "reached", "release", "free", "FREED"]
+
+
+class _Freed(tuple):
+    """The ``_versions`` of a node whose graph backward() freed: nothing to check, and
+    told apart from a live node's by identity."""
+
+
+FREED = _Freed()
+
+def hold(leaves, node):
+    """Lock the leaves' arrays (those chainrule may lock) for ``node``'s graph."""
+    holder = weakref.ref(node)
+    for tensor in leaves:
+        if tensor._holders is not None and len(tensor._holders) >= 8:
+            release(tensor)  # graphs built and dropped without a walk
+        if tensor._holders is not None:
+            tensor._holders.append(holder)
+            continue
+        array = tensor._data
+        # an array the user made read-only, or a view of memory the tensor does not own,
+        # is left as it is (its flags are not ours to change back)
+        if type(array) is np.ndarray and array.base is None and array.flags.writeable:
+            array.setflags(write=False)
+            tensor._holders = [holder]
+
+
+def reached(tensor):
+    """The user reaches a tensor's array (.data, np.asarray, .numpy()): a leaf's lock is
+    dropped if no graph that can be walked holds it any more; a result's array is locked
+    while its own node can be walked (its rules and its consumers' saved it, and every
+    consumer's walk passes through that node)."""
+    if not tensor._prev:
+        if tensor._holders is not None:
+            release(tensor)
+    elif tensor._holders is None and tensor._versions is not FREED:
+        array = tensor._data
+        if type(array) is np.ndarray and array.flags.writeable:
+            array.setflags(write=False)
+            tensor._holders = [weakref.ref(tensor)]
+
+
+def _walkable(holder):
+    node = holder()
+    return node is not None and node._versions is not FREED
+
+
+def release(tensor):
+    """Make the tensor's array writable again if no graph that can be walked saved it."""
+    holders = [h for h in tensor._holders if _walkable(h)]
+    if holders:
+        tensor._holders = holders
+        return
+    tensor._holders = None
+    try:
+        tensor._data.setflags(write=True)
+    except ValueError:  # a view of an array that is itself still locked
+        pass
+
+
+def free(order):
+    """After a walk: the graph cannot be walked again (PyTorch's rule), its saved
+    arrays are dropped, and arrays locked only for it become writable."""
+    for node in order:
+        node._versions = FREED
+        node._raw_args = node._residual = None
+        if node._holders is not None:
+            release(node)
+        for arg in node._args:  # the leaves it saved (results are nodes of the order)
+            if getattr(arg, "_holders", None) is not None and not arg._prev:
+                release(arg)
