@@ -478,9 +478,9 @@ def test_a_stop_signal_saves_the_run_so_far_and_exits_128_plus_the_signal(name, 
 
 
 def test_under_timeout_the_finished_epochs_are_kept(tmp_path):
-    """`timeout 3 chainrule train ...`: timeout's SIGTERM ends the run, which saves."""
+    """`timeout 5 chainrule train ...`: timeout's SIGTERM ends the run, which saves."""
     out = tmp_path / "out"
-    result = subprocess.run(["timeout", "3", str(CHAINRULE), "train", "moons", "--engine",
+    result = subprocess.run(["timeout", "5", str(CHAINRULE), "train", "moons", "--engine",
                              "tensor", "--epochs", "10000000", "--quiet", "--out", str(out)],
                             capture_output=True, text=True, env=environment(), timeout=60)
     assert result.returncode == 124, result.stderr  # timeout's own status when it kills

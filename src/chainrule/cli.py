@@ -90,7 +90,11 @@ def _build_parser():
     parser = _Parser(
         prog="chainrule",
         description="chainrule: automatic differentiation you can read. Train networks on "
-                    "either engine, evaluate them, fetch data, draw computation graphs.")
+                    "either engine, evaluate them, fetch data, draw computation graphs.",
+        epilog="Exit status: 0 done (warnings are lines on stderr); 1 a run failed (the "
+               "loss diverged, out of memory); 2 a bad argument or input, in one line; "
+               "128 + the signal when stopped by one (130 Ctrl-C, 143 SIGTERM, 129 "
+               "SIGHUP); 141 stdout closed by its reader.")
     parser.add_argument("--version", action="version", version=f"chainrule {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 

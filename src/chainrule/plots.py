@@ -72,14 +72,18 @@ def plot_toy_fit(model, X, y, target, path, steps=40, predict=None):
 
 
 def plot_history(history, path, title=""):
-    """Loss per epoch (left) and accuracy (right: training, and test when there is one)."""
+    """Loss per epoch (left) and accuracy (right: training, and test when there is one).
+    The loss and the training accuracy are running means over each epoch's steps, taken
+    while the model learns; the test accuracy is measured after the epoch: the legend
+    says so, as the command's table does."""
     plt = _pyplot()
     fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.5))
     left.plot(range(1, len(history["loss"]) + 1), history["loss"])
     left.set_xlabel("epoch")
-    left.set_ylabel("loss")
+    left.set_ylabel("loss (mean during the epoch)")
     left.set_yscale("log")
-    for key, label in (("train_accuracy", "train"), ("test_accuracy", "test")):
+    for key, label in (("train_accuracy", "train (during the epoch)"),
+                       ("test_accuracy", "test (after the epoch)")):
         points = history.get(key) or []
         if points:
             epochs, values = zip(*points)

@@ -47,8 +47,9 @@ def draw_graph(root: Value, rankdir: str = "LR",
     """The computation graph of ``root`` as a ``graphviz.Digraph``, like micrograd's draw_dot.
 
     Every Value is one box showing its name (from ``labels``, a mapping from Value to
-    name, or else its own ``label``, if either has one), its data and its grad; every interior Value gets a small node for its
-    operation, with edges operand -> operation -> result. Edges leave the operands in
+    name, or else its own ``label``, if either has one), its data and its grad; every
+    interior Value gets a small node for its operation, with edges operand -> operation
+    -> result. Edges leave the operands in
     operand order, and the layout keeps that order (``ordering=in``), so ``a - b`` and
     ``b - a`` look different. A Value used twice is drawn once. Needs the ``graphviz``
     package (``render_graph`` writes the picture).
