@@ -13,12 +13,16 @@ demo: $(VENV)/.demo-deps
 	$(VENV)/bin/chainrule train mnist --out out/mnist
 	@echo "pictures: out/moons/*.png out/mnist/*.png"
 
+# Both run the tests in one process per core (pytest-xdist); tests/conftest.py says what
+# that asks of a test. PYTEST_WORKERS=0 runs them in this process, one after another.
+PYTEST_WORKERS ?= auto
+
 test: $(VENV)/.test-deps
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(PYTEST_WORKERS)
 
 # The developer's loop: the whole suite but the slow end-to-end runs (under a minute).
 test-fast: $(VENV)/.test-deps
-	$(PY) -m pytest -q -m "not slow"
+	$(PY) -m pytest -q -n $(PYTEST_WORKERS) -m "not slow"
 
 # Differential fuzzing against JAX (tests/test_fuzz.py): N random programs through every
 # transform, nested three deep, compared at 1e-9; prints the outcomes (agree, wrong
