@@ -1,13 +1,18 @@
-"""Float arithmetic for the scalar engine, with clear errors: a ValueError naming the
-operation and the value outside its domain (as Python's ``math`` does, but saying
+"""The scalar engine's arithmetic. Float functions with clear errors: a ValueError naming
+the operation and the value outside its domain (as Python's ``math`` does, but saying
 which operation), and inf rather than OverflowError for results too large for a float.
+And the same functions of floats and Values alike, which the derivative table is
+written with.
 """
 
 import math
 from numbers import Real
 
+from .primitive import Box
+
 __all__ = ["as_float", "float_exp", "float_log", "float_sqrt", "float_sin", "float_cos",
-           "float_pow", "float_sigmoid"]
+           "float_pow", "float_sigmoid", "exp", "log", "sqrt", "sin", "cos", "tanh",
+           "sigmoid", "relu", "absolute", "power"]
 
 
 def _domain(function, x, name, valid):
@@ -58,3 +63,26 @@ def float_sigmoid(x):
         return 1.0 / (1.0 + math.exp(-x))
     e = float_exp(x)  # x < 0: e**x cannot overflow, and 1 + e**-x might
     return e / (1.0 + e)
+
+
+# ---------------------------------------------------------------------------------------
+# Functions of plain numbers and Values alike: the scalar engine's table is written with
+# these, so one rule computes a float in an ordinary backward pass and a Value (any box:
+# each has these methods) with create_graph.
+# ---------------------------------------------------------------------------------------
+
+def exp(x): return x.exp() if isinstance(x, Box) else float_exp(x)
+def log(x): return x.log() if isinstance(x, Box) else float_log(x)
+def sqrt(x): return x.sqrt() if isinstance(x, Box) else float_sqrt(x)
+def sin(x): return x.sin() if isinstance(x, Box) else float_sin(x)
+def cos(x): return x.cos() if isinstance(x, Box) else float_cos(x)
+def tanh(x): return x.tanh() if isinstance(x, Box) else math.tanh(x)
+def sigmoid(x): return x.sigmoid() if isinstance(x, Box) else float_sigmoid(x)
+def relu(x): return x.relu() if isinstance(x, Box) else (0.0 if x < 0 else float(x))
+def absolute(x): return x.abs() if isinstance(x, Box) else abs(float(x))
+
+
+def power(a, b):  # ValueError where a ** b is not a real number (0 ** -1, (-8) ** 0.5)
+    if isinstance(a, Box) or isinstance(b, Box):
+        return a ** b if isinstance(a, Box) else b.__rpow__(a)
+    return float_pow(a, b)

@@ -3,20 +3,22 @@
 Read it top to bottom: 1. the derivative table, all the calculus the engine knows;
 2. ``Value``, whose operations record their operands (``_prev``), a label (``_op``) and
 their table entry (``_rule``); 3. ``backward()``, the chain rule at every node from the
-output back: ``operand.grad += partial * node.grad``; 4. functions of floats and Values.
+output back: ``operand.grad += partial * node.grad``.
 
 micrograd's API (``Value(data, _children, _op)``, ``.data``, ``.grad``, ``.backward()``),
 with three differences: a node points only at its operands (micrograd's closure captures
 its own node, a cycle), so a dropped graph is freed at once; the walk uses an explicit
-stack (a million nodes deep is fine); and the rules, written with part 4's functions,
-work on floats and Values alike: ``create_graph=True`` gives derivatives of derivatives.
+stack (a million nodes deep is fine); and the rules, written with floatmath's functions
+of floats and Values alike, give floats in a plain backward pass and Values with
+``create_graph=True``: derivatives of derivatives.
 """
 
 import math
 from numbers import Real
 
-from .floatmath import (as_float, float_cos, float_exp, float_log, float_pow, float_sigmoid,
-                        float_sin, float_sqrt)
+from .floatmath import (absolute, as_float, cos, exp, float_cos, float_exp, float_log,
+                        float_pow, float_sigmoid, float_sin, float_sqrt, log, power, relu,
+                        sigmoid, sin, sqrt, tanh)
 from .graph import modes_switched as _switched, scalar_operands, topological_order
 from .primitive import Box
 from .value_ops import apply, array_ufunc, written_since
@@ -117,8 +119,8 @@ class Value(Box):
         if _switched[0]:  # inside no_grad() or detect_anomaly(), in some thread
             _children = scalar_operands(self.data, _children, _op)
         self._prev, self._op = tuple(_children), _op
-        # the numbers its rule will read (a write replaces the float: backward can tell)
-        self._seen = (self.data, *[child.data for child in self._prev])
+        # the numbers its rule reads: a .data written later cannot change the walk
+        self._seen = _numbers(self, self._prev)
         self.label = label  # a name for pictures and explanations, as in micrograd
         # a node built by hand, micrograd style (Value(x, (a, b), '*')), finds its rule
         self._rule = _rule if (_rule is not None or not _children) else DERIVATIVES.get(_op)
@@ -277,15 +279,14 @@ class Value(Box):
         if partials is None:
             raise TypeError(f"backward: no derivative rule for the operation {self._op!r} "
                             f"of {self!r}; known operations: {', '.join(DERIVATIVES)}")
-        numbers = (self.data, *[operand.data for operand in operands])
-        if numbers != self._seen:  # (the same float objects, unless a .data was written)
-            raise RuntimeError(written_since(self))
         try:
-            if create_graph:
+            if create_graph:  # the operands themselves: their numbers must be the node's
+                if _numbers(self, operands) != self._seen:
+                    raise RuntimeError(written_since(self))
                 return partials(self, *operands)
-            return partials(*numbers)
+            return partials(*self._seen)  # the numbers the node was computed from
         except (ValueError, ZeroDivisionError, OverflowError) as err:
-            inputs = ", ".join(repr(operand.data) for operand in operands)
+            inputs = ", ".join(repr(number) for number in self._seen[1:])
             raise ValueError(f"backward through {self._op!r} (operands {inputs}): the "
                              f"derivative is not a finite real number: {err}") from None
 
@@ -297,23 +298,13 @@ class Value(Box):
 def _real(x): return isinstance(x, Real)
 
 
-# ---------------------------------------------------------------------------------------
-# 4. Functions of plain numbers and Values alike: the table is written with these, so
-# one rule computes a float in an ordinary backward pass and a Value with create_graph.
-# ---------------------------------------------------------------------------------------
-
-def exp(x): return x.exp() if isinstance(x, Value) else float_exp(x)
-def log(x): return x.log() if isinstance(x, Value) else float_log(x)
-def sqrt(x): return x.sqrt() if isinstance(x, Value) else float_sqrt(x)
-def sin(x): return x.sin() if isinstance(x, Value) else float_sin(x)
-def cos(x): return x.cos() if isinstance(x, Value) else float_cos(x)
-def tanh(x): return x.tanh() if isinstance(x, Value) else math.tanh(x)
-def sigmoid(x): return x.sigmoid() if isinstance(x, Value) else float_sigmoid(x)
-def relu(x): return x.relu() if isinstance(x, Value) else (0.0 if x < 0 else float(x))
-def absolute(x): return x.abs() if isinstance(x, Value) else abs(float(x))
-
-
-def power(a, b):  # ValueError where a ** b is not a real number (0 ** -1, (-8) ** 0.5)
-    if isinstance(a, Value) or isinstance(b, Value):
-        return a ** b if isinstance(a, Value) else b.__rpow__(a)
-    return float_pow(a, b)
+def _numbers(node, operands):
+    """The numbers a node's rule reads: its own and its operands' (the float objects)."""
+    if len(operands) == 2:  # (unrolled for the usual arities: a node's hottest line)
+        a, b = operands
+        return node.data, a.data, b.data
+    if len(operands) == 1:
+        return node.data, operands[0].data
+    if not operands:  # a leaf
+        return ()
+    return (node.data, *[operand.data for operand in operands])

@@ -1,7 +1,7 @@
 """Values among the rest of chainrule: an operation of the tensor table (``cr.exp``, a
 user's ``cr.primitive``) called on Values is one node of the scalar engine; NumPy's
-arithmetic on a Value is the Value's own; and the error of a walk through a node whose
-numbers were written since it was made.
+arithmetic on a Value is the Value's own; and the error of a create_graph walk through a
+node whose numbers were written since it was made.
 
 Where the scalar engine has the operation itself (``cr.exp(v)`` is ``v.exp()``), that
 is used, so the node is the one a learner reads about in ``value.py``. Otherwise the
@@ -66,8 +66,8 @@ def array_ufunc(value, ufunc, method, *inputs, **kwargs):
 
 
 def written_since(node):
-    """The error of a walk that finds a number of ``node``'s rule changed since the node
-    was made (its ``.data``, or an operand's): naming which."""
+    """The error of a create_graph walk (which differentiates the Values themselves)
+    through a node whose numbers were written since it was made, naming which."""
     names = ["its own value", *[f"operand {i} ({o!r})" for i, o in enumerate(node._prev)]]
     now = (node.data, *[operand.data for operand in node._prev])
     which = next(n for n, a, b in zip(names, now, node._seen) if a is not b and a != b)
