@@ -332,7 +332,8 @@ class Tensor(ArrayMethods):
         The array of a result that a graph recorded is read-only, and so is an input's
         while a recorded graph that has not run backward holds it: writing into it would
         change the gradient that backward computes."""
-        reached(self)
+        if self._prev or self._holders is not None:
+            reached(self)
         if tracing.anywhere[0]:
             return self._array()
         return self._data
@@ -389,7 +390,8 @@ class Tensor(ArrayMethods):
         >>> x.numpy() is x.data
         True
         """
-        reached(self)
+        if self._prev or self._holders is not None:
+            reached(self)
         return self._array()
 
     def tolist(self) -> Any:  # a number, or nested lists of numbers
@@ -452,7 +454,8 @@ class Tensor(ArrayMethods):
         return round(self._array().item(), ndigits)
 
     def __array__(self, dtype=None, copy=None):
-        reached(self)
+        if self._prev or self._holders is not None:
+            reached(self)
         data = self._array()
         if dtype is not None and dtype != data.dtype:
             return data.astype(dtype)
@@ -565,7 +568,8 @@ class Tensor(ArrayMethods):
 
     def _refuse_if_saved(self, what):
         """Raise where a write would change values a graph that can be walked saved."""
-        reached(self)
+        if self._prev or self._holders is not None:
+            reached(self)
         saved = self._holders is not None or (self._prev and self._versions is not FREED)
         if saved or (type(self._data) is np.ndarray and not self._data.flags.writeable):
             made = f", the result of {self._op.name}" if self._op is not None else ""
