@@ -11,13 +11,22 @@ may flip are put back after each test here:
   default, in the middle of a run;
 * PyTorch's default dtype;
 * chainrule's speed overrides (``chainrule.fast.set_enabled``).
+
+A few tests write into the checkout itself: building the wheel and the sdist
+(tests/test_packaging.py) writes ``build/`` and ``src/*.egg-info``. Each holds a lock
+on the checkout's pyproject.toml while it runs, so two builds never overlap.
+(pytest-xdist's ``--dist loadgroup`` would say the same, but its 3.8 release cannot
+group tests under pytest 9, whose node ids it no longer rewrites.)
 """
 
+import fcntl
 import sys
 
 import pytest
 
 from chainrule import fast
+
+BUILDS_IN_THE_CHECKOUT = {"test_packaging.py"}
 
 
 @pytest.fixture(autouse=True)
@@ -33,3 +42,13 @@ def _process_wide_switches_put_back():
         jax.config.update("jax_enable_x64", x64)
     if torch is not None and torch.get_default_dtype() != dtype:
         torch.set_default_dtype(dtype)
+
+
+@pytest.fixture(autouse=True)
+def _one_build_in_the_checkout_at_a_time(request):
+    if request.node.path.name not in BUILDS_IN_THE_CHECKOUT:
+        yield
+        return
+    with open(request.config.rootpath / "pyproject.toml", "rb") as anchor:
+        fcntl.flock(anchor, fcntl.LOCK_EX)  # released when the file is closed
+        yield
