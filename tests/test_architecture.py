@@ -1,10 +1,10 @@
 """The shape of the package: the imports between chainrule's modules run one way.
 
-    graph <- primitive <- origin <- tracing <- rules <- tensor, value <- tracer
-          <- reverse, forward <- functional <- nn, optim, data, viz, explain <- jit
-          <- training <- cli
+    graph, modes <- primitive <- origin <- tracing <- rules <- array_methods
+          <- tensor, value, tracer <- reverse, forward <- functional
+          <- nn, optim, data, viz, explain <- jit <- training <- cli
     tracing <- program <- jit
-    saved <- backward <- tensor, reverse   (the backward pass, shared by both)
+    node, saved <- backward <- tensor, reverse   (one node record, one backward pass)
 
 Read from the source (every ``import`` statement, at the top of a module or inside a
 function), so the test sees what a reader sees. ``chainrule/__init__.py`` is the public
@@ -88,7 +88,12 @@ def test_the_rule_table_imports_no_engine_and_none_of_their_users(name):
     ("chainrule.value_ops", "chainrule.value"),
     ("chainrule.primitive", "chainrule.rules.elementwise"),
     ("chainrule.rules.elementwise", "chainrule.tensor"),
-    ("chainrule.tensor", "chainrule.tracer"),
+    ("chainrule.array_methods", "chainrule.tensor"),
+    ("chainrule.array_methods", "chainrule.tracer"),
+    ("chainrule.node", "chainrule.tensor"),
+    ("chainrule.node", "chainrule.reverse"),
+    ("chainrule.modes", "chainrule.tensor"),
+    ("chainrule.modes", "chainrule.value"),
     ("chainrule.tracer", "chainrule.forward"),
     ("chainrule.tracer", "chainrule.reverse"),
     ("chainrule.value", "chainrule.functional"),
@@ -111,6 +116,17 @@ def test_the_arrows_run_one_way(lower, higher):
     assert lower in reachable(higher) and higher not in reachable(lower)
 
 
+def test_the_transforms_tracers_and_the_tensor_engine_are_side_by_side():
+    """A tracer has the array surface and the node record a Tensor has, not the Tensor."""
+    for name in ("chainrule.tracer", "chainrule.reverse", "chainrule.forward",
+                 "chainrule.backward"):
+        assert "chainrule.tensor" not in reachable(name), name
+
+
+def test_graph_is_only_the_walk():
+    assert not GRAPH["chainrule.graph"]
+
+
 def test_the_engines_know_nothing_of_training_pictures_or_the_command_line():
     for engine in ("chainrule.graph", "chainrule.primitive", "chainrule.value",
                    "chainrule.saved", "chainrule.backward", "chainrule.tensor", "chainrule.tracer", "chainrule.forward",
@@ -125,3 +141,4 @@ def test_no_source_file_is_over_a_thousand_lines_and_value_reads_in_ten_minutes(
     lengths = {name: len(p.read_text().splitlines()) for name, p in MODULES.items()}
     assert max(lengths.values()) <= 1000, max(lengths, key=lengths.get)
     assert lengths["chainrule.value"] <= 320
+    assert lengths["chainrule.tensor"] <= 600

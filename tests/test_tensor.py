@@ -942,7 +942,7 @@ def test_no_grad_in_the_main_thread_does_not_switch_off_a_thread():
 
 
 def test_a_new_thread_starts_with_grad_enabled_and_no_anomaly_mode():
-    from chainrule.graph import is_anomaly_enabled
+    from chainrule.modes import is_anomaly_enabled
     seen = []
     with cr.no_grad(), cr.detect_anomaly():
         thread = threading.Thread(

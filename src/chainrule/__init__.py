@@ -20,7 +20,7 @@ from .functional import (grad, hessian, hessian_operator, hvp, jacfwd, jacobian,
                          jvp, linear_operator, tree_flatten, tree_unflatten,
                          value_and_grad, vjp)
 from .gradcheck import GradcheckError, gradcheck
-from .graph import detect_anomaly, enable_grad, inference_mode, is_grad_enabled, no_grad
+from .modes import detect_anomaly, enable_grad, inference_mode, is_grad_enabled, no_grad
 from .primitive import Primitive, elementwise, primitive
 from .creation import (arange, eye, full, linspace, ones, ones_like, rand, randn, zeros,
                        zeros_like)

@@ -12,12 +12,12 @@ the dtype kept) and passed on; where two paths reach one node, their gradients a
 import numpy as np
 
 from . import rules as ops
-from .graph import _modes
+from .modes import _modes
 from .origin import check_finite
 from .primitive import ARRAYS, Box, as_array, shape_of
 from .saved import FREED
 
-__all__ = ["backward_pass"]
+__all__ = ["backward_pass", "accumulate", "add_gradients"]
 
 _NOTHING = (None, None, False)
 
@@ -60,11 +60,11 @@ def backward_pass(grads, order, create_graph=False, batch_shape=(), on_step=None
             if previous is None:
                 into[id(arg)] = (arg, fitted, fresh)
             else:  # a second path reaches arg: the chain rule sums over paths
-                into[id(arg)] = (arg, _sum(previous[1], fitted), True)
+                into[id(arg)] = (arg, add_gradients(previous[1], fitted), True)
     return arrived
 
 
-def _sum(a, b):
+def add_gradients(a, b):
     total = a + b
     if isinstance(total, np.generic) or (type(total) is not np.ndarray
                                          and type(total) in ARRAYS):
@@ -130,6 +130,18 @@ def _fit(vjp, arg, g, create_graph, batch_shape=()):
         vjp = vjp.astype(dtype)
         fresh = True
     return vjp, fresh
+
+
+def accumulate(leaf, g, owned):
+    """Add a gradient into a leaf's (or a retained node's) .grad."""
+    if leaf.grad is None:
+        if type(g) in ARRAYS and not owned:
+            g = g.copy()
+        leaf.grad = g
+    else:
+        total = leaf.grad + g
+        # NumPy gives a scalar for two 0-d arrays; .grad stays an ndarray
+        leaf.grad = as_array(total) if type(leaf.grad) in ARRAYS else total
 
 
 def _refuse_freed(node):

@@ -25,7 +25,7 @@ from numpy.typing import ArrayLike
 
 from . import rules as ops
 from .forward import JVPTracer
-from .graph import enable_grad
+from .modes import enable_grad
 from .primitive import ARRAYS, Box, as_array, new_level, to_float
 from .primitive import raw as _innermost
 from .reverse import ReverseTracer, gradients

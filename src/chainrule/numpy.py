@@ -22,7 +22,7 @@ from . import predicates as _predicates
 from . import rules as _rules
 from .primitive import Box as _Box
 from .tensor import tensor as _tensor
-from .tensor import _holds_tensor
+from .array_methods import holds_box
 
 __all__ = sorted({*_rules.__all__, *_predicates.__all__, "abs", "array", "asarray"})
 
@@ -42,7 +42,7 @@ def array(obj, dtype=None):
     """
     if isinstance(obj, _Box):
         return obj if dtype is None else obj.astype(dtype)
-    if isinstance(obj, (list, tuple)) and _holds_tensor(obj):
+    if isinstance(obj, (list, tuple)) and holds_box(obj):
         return _tensor(list(obj), dtype=dtype)
     return _np.array(obj, dtype=dtype)
 

@@ -46,7 +46,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import tracing
-from .graph import enable_grad, no_grad
+from .modes import enable_grad, no_grad
 from .primitive import as_array
 from .tensor import Tensor
 from .value import Value

@@ -21,28 +21,20 @@ with trace ids) and JAX's (a level per interpreter).
 import numpy as np
 
 from .graph import Roots, topological_order
+from .node import Node
 from .primitive import Box, as_array
-from .backward import backward_pass, _sum
+from .backward import add_gradients, backward_pass
 from .tracer import Tracer
 
 __all__ = ["ReverseTracer", "gradients"]
 
 
-class ReverseTracer(Tracer):
-    """A value of one reverse-mode transform's graph: what it carries (``_data``), the
-    operation that made it and its operands at the same level.
+class ReverseTracer(Node, Tracer):
+    """A value of one reverse-mode transform's graph: what it carries (``_data``), and,
+    as a node (``node.Node``, the record a Tensor keeps too), the operation that made it
+    and its operands at the same level, which the backward pass walks."""
 
-    The attribute names are a Tensor node's, so the tensor engine's backward loop walks
-    both: ``_prev`` (operands at this level), ``_op``, ``_args`` (as called),
-    ``_raw_args`` (the same, unwrapped: what the rules are given), ``_kwargs``,
-    ``_grad_argnums`` (where the operands are)."""
-
-    __slots__ = ("_data", "_level", "_prev", "_op", "_args", "_raw_args", "_kwargs",
-                 "_grad_argnums")
-    # what the backward loop also asks of a node: nothing to check, keep or name
-    _retain = False
-    _versions = ()
-    _origin = None
+    __slots__ = ("_data", "_level")
 
     @classmethod
     def start(cls, value, level):
@@ -81,6 +73,8 @@ class ReverseTracer(Tracer):
         node._data, node._level = ans, level
         node._prev, node._op, node._args = tuple(operands), prim, args
         node._raw_args, node._kwargs, node._grad_argnums = unwrapped, kwargs, argnums
+        # nothing to check (a transform's values are never written), keep or name
+        node._versions, node._retain, node._origin = (), False, None
         return node
 
 
@@ -91,7 +85,8 @@ def gradients(roots, seeds, starts, batch_shape=()):
     grads = {}
     for root, seed in zip(roots, seeds):
         previous = grads.get(id(root))
-        grads[id(root)] = (root, seed if previous is None else _sum(previous[1], seed),
+        grads[id(root)] = (root, seed if previous is None
+                           else add_gradients(previous[1], seed),
                            False)
     order = topological_order(Roots(roots))[:-1]
     arrived = backward_pass(grads, order, batch_shape=batch_shape)
@@ -100,5 +95,5 @@ def gradients(roots, seeds, starts, batch_shape=()):
         parts = [entry[1] for entry in (arrived.get(id(start)), grads.get(id(start)))
                  if entry is not None]
         found.append(None if not parts else parts[0] if len(parts) == 1
-                     else _sum(parts[0], parts[1]))
+                     else add_gradients(parts[0], parts[1]))
     return found

@@ -23,16 +23,18 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
-from . import numpy_protocol
 from . import rules as ops
-from .backward import backward_pass
-from .graph import _modes, topological_order
+from .array_methods import ArrayMethods, describe_index, holds_box, raw_index, stack_of
+from .backward import accumulate, backward_pass
+from .graph import topological_order
+from .modes import _modes
+from .node import Node
 from . import tracing
 from .origin import check_finite, user_frame
 from .primitive import ARRAYS, Box, as_array, raw
 from .saved import FREED, free, hold, reached
 
-__all__ = ["Tensor", "ArrayMethods", "tensor"]
+__all__ = ["Tensor", "tensor"]
 
 
 # ---------------------------------------------------------------------------------------
@@ -106,158 +108,7 @@ def _share_version_counter(view, args):
 # 2. Tensor
 # ---------------------------------------------------------------------------------------
 
-def _untracked(array):
-    return Tensor._make(array)
-
-
-def _method(function, name):
-    """An operation as a method: ``x.exp()`` is ``exp(x)``, with the same documentation."""
-    def method(self, *args, **kwargs):
-        return function(self, *args, **kwargs)
-    method.__name__ = name
-    method.__doc__ = function.__doc__
-    method.operation = function  # for the reference's signature (scripts/make_api_docs.py)
-    return method
-
-
-def _transpose(x, *axes):
-    """Axes permuted: ``x.transpose()`` reverses them, ``x.transpose(1, 0, 2)`` orders them.
-
-    >>> x = cr.zeros(2, 3, 4)
-    >>> x.transpose().shape, x.transpose(1, 0, 2).shape
-    ((4, 3, 2), (3, 2, 4))
-    """
-    return ops.permute(x, *axes) if axes else ops.transpose(x)
-
-
-def _reshape(x, *shape):
-    """The same entries in a new shape: ``x.reshape(2, 3)`` or ``x.reshape((2, 3))``.
-
-    >>> x = cr.arange(6.0)
-    >>> x.reshape(2, 3).data.tolist()
-    [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
-    >>> x.reshape((3, -1)).shape              # -1: whatever fits
-    (3, 2)
-    """
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        shape = tuple(shape[0])
-    return ops.reshape(x, shape)
-
-
-class ArrayMethods(Box):
-    """The operators and methods of anything the operations of ``chainrule.rules``
-    accept: Tensor, and the forward-mode tracer. Each is the table's operation."""
-
-    __slots__ = ()
-
-    def __add__(self, other): return ops.add(self, other)
-    def __radd__(self, other): return ops.add(other, self)
-    def __sub__(self, other): return ops.subtract(self, other)
-    def __rsub__(self, other): return ops.subtract(other, self)
-    def __mul__(self, other): return ops.multiply(self, other)
-    def __rmul__(self, other): return ops.multiply(other, self)
-    def __truediv__(self, other): return ops.divide(self, other)
-    def __rtruediv__(self, other): return ops.divide(other, self)
-    def __pow__(self, other): return ops.power(self, other)
-    def __rpow__(self, other): return ops.power(other, self)
-    def __matmul__(self, other): return ops.matmul(self, other)
-    def __rmatmul__(self, other): return ops.matmul(other, self)
-    def __neg__(self): return ops.negative(self)
-    def __pos__(self): return self
-    def __abs__(self): return ops.absolute(self)
-    def __getitem__(self, index): return ops.getitem(self, index=_raw_index(index))
-    def __mod__(self, other): return ops.remainder(self, other)
-    def __rmod__(self, other): return ops.remainder(other, self)
-    # piecewise constant (derivative 0, as in JAX): NumPy's result, outside the graph
-    def __floordiv__(self, other): return np.floor_divide(self, other)
-    def __rfloordiv__(self, other): return np.floor_divide(other, self)
-
-    @staticmethod
-    def _from_list(items):  # a list of Tensors (or tracers) handed to an operation
-        return tensor(items)
-
-    # NumPy's functions on a Tensor run chainrule's operation, or raise (numpy_protocol)
-    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        return numpy_protocol.apply_ufunc(ufunc, method, inputs, kwargs, _untracked)
-
-    def __array_function__(self, func, types, args, kwargs):
-        return numpy_protocol.apply_function(func, args, kwargs, _untracked)
-
-    exp, log, log1p, sqrt = (_method(ops.exp, "exp"), _method(ops.log, "log"),
-                             _method(ops.log1p, "log1p"), _method(ops.sqrt, "sqrt"))
-    sin, cos, tan, tanh = (_method(ops.sin, "sin"), _method(ops.cos, "cos"),
-                           _method(ops.tan, "tan"), _method(ops.tanh, "tanh"))
-    abs, sign, erf = (_method(ops.absolute, "abs"), _method(ops.sign, "sign"),
-                      _method(ops.erf, "erf"))
-    sigmoid, relu, softplus = (_method(ops.sigmoid, "sigmoid"), _method(ops.relu, "relu"),
-                               _method(ops.softplus, "softplus"))
-    leaky_relu, gelu = _method(ops.leaky_relu, "leaky_relu"), _method(ops.gelu, "gelu")
-    clip, maximum = _method(ops.clip, "clip"), _method(ops.maximum, "maximum")
-    minimum = _method(ops.minimum, "minimum")
-    sum, mean, prod = (_method(ops.sum, "sum"), _method(ops.mean, "mean"),
-                       _method(ops.prod, "prod"))
-    max, min = _method(ops.max, "max"), _method(ops.min, "min")
-    var, std, norm = (_method(ops.var, "var"), _method(ops.std, "std"),
-                      _method(ops.norm, "norm"))
-    logsumexp = _method(ops.logsumexp, "logsumexp")
-    softmax = _method(ops.softmax, "softmax")
-    log_softmax = _method(ops.log_softmax, "log_softmax")
-    dot, outer, matmul = (_method(ops.dot, "dot"), _method(ops.outer, "outer"),
-                          _method(ops.matmul, "matmul"))
-    transpose, reshape = _method(_transpose, "transpose"), _method(_reshape, "reshape")
-    permute, swapaxes = _method(ops.permute, "permute"), _method(ops.swapaxes, "swapaxes")
-    expand = _method(ops.expand, "expand")
-    broadcast_to = _method(ops.broadcast_to, "broadcast_to")
-    squeeze, flatten = _method(ops.squeeze, "squeeze"), _method(ops.flatten, "flatten")
-    unsqueeze = _method(ops.expand_dims, "unsqueeze")
-    expand_dims = _method(ops.expand_dims, "expand_dims")
-    split = _method(ops.split, "split")
-    cumsum, cumprod = _method(ops.cumsum, "cumsum"), _method(ops.cumprod, "cumprod")
-    diagonal, ravel = _method(ops.diagonal, "diagonal"), _method(ops.ravel, "ravel")
-    round, take = _method(ops.round, "round"), _method(ops.take, "take")
-    trace = _method(ops.trace, "trace")
-
-    @property
-    def T(self):
-        """The axes in reverse order (a transpose, differentiable).
-
-        >>> cr.tensor([[1.0, 2.0, 3.0]]).T.shape       # (1, 3) -> (3, 1)
-        (3, 1)
-        """
-        return ops.transpose(self)
-
-    @property
-    def at(self):
-        """JAX's functional updates: ``x.at[idx].set(v)`` and ``x.at[idx].add(v)``
-        return new tensors, differentiable in both x and v (x itself is unchanged).
-
-        >>> x = cr.tensor([1.0, 2.0, 3.0], requires_grad=True)
-        >>> y = x.at[1].set(10.0)
-        >>> y
-        tensor([ 1., 10.,  3.], grad_fn=index_set)
-        >>> y.sum().backward()
-        >>> x.grad.tolist()                       # the overwritten entry gets nothing
-        [1.0, 0.0, 1.0]
-        >>> cr.zeros(3).at[[0, 0, 2]].add(1.0).data.tolist()   # repeated indices add up
-        [2.0, 0.0, 1.0]
-        """
-        return _IndexUpdater(self)
-
-    def astype(self, dtype: DTypeLike) -> "ArrayMethods":
-        """The values cast to ``dtype``; the gradient is cast back to the input's dtype.
-
-        >>> x = cr.tensor([1.0, 2.0], requires_grad=True)
-        >>> y = x.astype(np.float32)
-        >>> y
-        tensor([1., 2.], dtype=float32, grad_fn=astype)
-        >>> y.sum().backward()
-        >>> x.grad.dtype
-        dtype('float64')
-        """
-        return ops.astype(self, np.dtype(dtype))
-
-
-class Tensor(ArrayMethods):
+class Tensor(Node, ArrayMethods):
     """An n-dimensional array that records the operations that made it.
 
     >>> x = cr.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
@@ -269,13 +120,11 @@ class Tensor(ArrayMethods):
 
     ``data`` is the ndarray, ``grad`` the accumulated gradient (an ndarray, or None).
     A Tensor made by an operation on tensors that require grad requires grad too, and
-    keeps its operands (``_prev``), its operation (``_op``), and the arguments the rules
-    need (``_args``, ``_kwargs``, and ``_raw_args``: the same with each Tensor's array).
+    is a node of the graph: it keeps its operands, its operation and the arguments the
+    rules need (the fields of ``node.Node``).
     """
 
-    __slots__ = ("_data", "_grad", "requires_grad", "_prev", "_op", "_args", "_kwargs",
-                 "_raw_args", "_grad_argnums", "_versions", "_version", "_retain", "_origin",
-                 "_residual", "_holders", "__weakref__")
+    __slots__ = ("_data", "_grad", "requires_grad", "_version", "_holders")
     _level = 0  # a forward-mode tracer (level >= 1) handles an operation before a Tensor
 
     __array_priority__ = 1000  # ndarray + Tensor calls Tensor.__radd__
@@ -322,6 +171,10 @@ class Tensor(ArrayMethods):
         return self._data
 
     _apply_primitive = staticmethod(_record)  # (prim, args, kwargs): record a node
+
+    @staticmethod
+    def _plain(array):  # a result with no derivative (np.isnan(t)): a Tensor, no graph
+        return Tensor._make(array)
 
     # --- the array -----------------------------------------------------------------
 
@@ -553,17 +406,18 @@ class Tensor(ArrayMethods):
         self._retain = True
         return self
 
-    # --- in-place updates: allowed on tensors outside the graph only ----------------
+    # --- in-place updates: a tensor that requires grad only inside no_grad(), and never
+    # into values a graph that can still be walked saved (saved.py) -------------------
 
     def __setitem__(self, index, value):
-        what = f"tensor[{_describe_index(index)}] = ..."
+        what = f"tensor[{describe_index(index)}] = ..."
         if self.requires_grad and _modes.grad_enabled:
             raise RuntimeError(
                 f"{what}: this tensor requires grad, and writing into it would make its "
                 f"gradient wrong; use the differentiable x.at[index].set(value) (or "
                 f".add(value)), which returns a new tensor, or write inside cr.no_grad()")
         self._refuse_if_saved(what)
-        self._array()[_raw_index(index)] = raw(value)
+        self._array()[raw_index(index)] = raw(value)
         self._version[0] += 1
 
     def _refuse_if_saved(self, what):
@@ -591,17 +445,10 @@ class Tensor(ArrayMethods):
         self._version[0] += 1
         return self
 
-    def __iadd__(self, other):
-        return self._inplace("+=", np.add, other)
-
-    def __isub__(self, other):
-        return self._inplace("-=", np.subtract, other)
-
-    def __imul__(self, other):
-        return self._inplace("*=", np.multiply, other)
-
-    def __itruediv__(self, other):
-        return self._inplace("/=", np.true_divide, other)
+    def __iadd__(self, other): return self._inplace("+=", np.add, other)
+    def __isub__(self, other): return self._inplace("-=", np.subtract, other)
+    def __imul__(self, other): return self._inplace("*=", np.multiply, other)
+    def __itruediv__(self, other): return self._inplace("/=", np.true_divide, other)
 
     # The operators (+, @, [], ...) and methods (.exp(), .sum(), ...) come from
     # ArrayMethods; the operations themselves, with their rules, are in chainrule.rules.
@@ -672,7 +519,7 @@ class Tensor(ArrayMethods):
         arrived = backward_pass(seeds, order, create_graph, on_step=on_step) if order \
             else seeds  # the root is a leaf: d(self)/d(self) = 1
         for node, g, owned in arrived.values():
-            _accumulate(node, g, owned)
+            accumulate(node, g, owned)
         if not (create_graph if retain_graph is None else retain_graph):
             free(order)
         if trace is not None:
@@ -695,73 +542,6 @@ def _seed_gradient(root, gradient):
         raise ValueError(f"backward: gradient has shape {gradient.shape}, expected the "
                          f"output's shape {root._data.shape}")
     return gradient
-
-
-def _accumulate(leaf, g, owned):
-    """Add a gradient into a leaf's (or a retained node's) .grad."""
-    if leaf.grad is None:
-        if type(g) in ARRAYS and not owned:
-            g = g.copy()
-        leaf.grad = g
-    else:
-        total = leaf.grad + g
-        # NumPy gives a scalar for two 0-d arrays; .grad stays an ndarray
-        leaf.grad = as_array(total) if type(leaf.grad) in ARRAYS else total
-
-
-# ---------------------------------------------------------------------------------------
-# Indexing helpers, x.at[...]
-# ---------------------------------------------------------------------------------------
-
-def _raw_index(index):
-    """An index with Tensors replaced by their arrays (integer or boolean)."""
-    if isinstance(index, tuple):
-        return tuple(raw(i) for i in index)
-    if isinstance(index, list):
-        return np.asarray([raw(i) for i in index])
-    return raw(index)
-
-
-def _describe_index(index):
-    parts = index if isinstance(index, tuple) else (index,)
-    out = []
-    for part in parts:
-        if isinstance(part, slice):
-            out.append(":" if part == slice(None) else
-                       f"{'' if part.start is None else part.start}:"
-                       f"{'' if part.stop is None else part.stop}")
-        elif part is Ellipsis:
-            out.append("...")
-        elif isinstance(part, (int, np.integer)) or part is None:
-            out.append(repr(part))
-        else:
-            out.append(type(part).__name__)
-    return ", ".join(out)
-
-
-class _IndexUpdater:
-    __slots__ = ("tensor",)
-
-    def __init__(self, tensor):
-        self.tensor = tensor
-
-    def __getitem__(self, index):
-        return _IndexedUpdate(self.tensor, _raw_index(index))
-
-
-class _IndexedUpdate:
-    __slots__ = ("tensor", "index")
-
-    def __init__(self, tensor, index):
-        self.tensor, self.index = tensor, index
-
-    def set(self, value):
-        """A copy of the tensor with ``value`` written at the index."""
-        return ops.index_set(self.tensor, value, index=self.index)
-
-    def add(self, value):
-        """A copy of the tensor with ``value`` added at the index (repeated indices add up)."""
-        return ops.index_add(self.tensor, value, index=self.index)
 
 
 # ---------------------------------------------------------------------------------------
@@ -811,20 +591,9 @@ def tensor(data: ArrayLike, dtype: DTypeLike = None, requires_grad: bool = False
     >>> cr.tensor([1.0, 2.0], dtype=np.float32).dtype
     dtype('float32')
     """
-    if isinstance(data, (list, tuple)) and _holds_tensor(data):
-        parts = [part if isinstance(part, Box) else tensor(part, dtype=dtype)
-                 for part in data]
-        out = ops.stack(parts, axis=0)
-        if dtype is not None and out.dtype != np.dtype(dtype):
-            out = out.astype(dtype)
+    if isinstance(data, (list, tuple)) and holds_box(data):
         if requires_grad:
             raise ValueError("tensor: a list that holds Tensors is already part of a "
                              "graph; set requires_grad on its parts instead")
-        return out
+        return stack_of(data, dtype)
     return Tensor(data, requires_grad=requires_grad, dtype=dtype)
-
-
-def _holds_tensor(items):
-    """Whether a (nested) list holds Tensors, or forward-mode tracers of them."""
-    return any(isinstance(x, Box) or
-               (isinstance(x, (list, tuple)) and _holds_tensor(x)) for x in items)

@@ -33,7 +33,7 @@ import numpy as np
 
 from . import data as datasets
 from . import optim
-from .graph import no_grad
+from .modes import no_grad
 from .jit import jit
 from .nn import MLP
 from .nn.functional import cross_entropy, hinge_loss, mse_loss

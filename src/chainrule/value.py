@@ -19,7 +19,8 @@ from numbers import Real
 from .floatmath import (absolute, as_float, cos, exp, float_cos, float_exp, float_log,
                         float_pow, float_sigmoid, float_sin, float_sqrt, log, power, relu,
                         sigmoid, sin, sqrt, tanh)
-from .graph import modes_switched as _switched, scalar_operands, topological_order
+from .graph import topological_order
+from .modes import modes_switched as _switched, scalar_operands
 from .primitive import Box
 from .value_ops import apply, array_ufunc, written_since
 

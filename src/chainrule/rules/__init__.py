@@ -43,7 +43,7 @@ How to add an operation
    composition of existing operations, it needs no rules at all (``gelu``, ``var``).
 3. Add its name to the topic file's ``__all__``: that makes it ``cr.NAME`` (and puts
    it in docs/api.md: run ``python scripts/make_api_docs.py``). If NumPy has it as an
-   array method too, add one line to ``ArrayMethods`` in ``tensor.py``.
+   array method too, add one line to ``ArrayMethods`` in ``array_methods.py``.
 4. Add one line to the case table of ``tests/test_derivatives.py``: it is checked there
    against PyTorch and central differences, to second order, in both modes, batched.
 """

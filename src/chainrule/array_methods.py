@@ -1,0 +1,244 @@
+"""The array surface of every value the rule table accepts: Tensor and the transforms'
+tracers share it. Each operator and method is one of the table's operations (``x.exp()``
+is ``cr.exp(x)``), and NumPy's functions on such a value run chainrule's operation, or
+raise (``numpy_protocol``), never silently dropping the gradient.
+"""
+
+import numpy as np
+from numpy.typing import DTypeLike
+
+from . import numpy_protocol
+from . import rules as ops
+from .primitive import Box, raw
+
+__all__ = ["ArrayMethods", "stack_of", "holds_box", "raw_index", "describe_index"]
+
+
+def _method(function, name):
+    """An operation as a method: ``x.exp()`` is ``exp(x)``, with the same documentation."""
+    def method(self, *args, **kwargs):
+        return function(self, *args, **kwargs)
+    method.__name__ = name
+    method.__doc__ = function.__doc__
+    method.operation = function  # for the reference's signature (scripts/make_api_docs.py)
+    return method
+
+
+def _transpose(x, *axes):
+    """Axes permuted: ``x.transpose()`` reverses them, ``x.transpose(1, 0, 2)`` orders them.
+
+    >>> x = cr.zeros(2, 3, 4)
+    >>> x.transpose().shape, x.transpose(1, 0, 2).shape
+    ((4, 3, 2), (3, 2, 4))
+    """
+    return ops.permute(x, *axes) if axes else ops.transpose(x)
+
+
+def _reshape(x, *shape):
+    """The same entries in a new shape: ``x.reshape(2, 3)`` or ``x.reshape((2, 3))``.
+
+    >>> x = cr.arange(6.0)
+    >>> x.reshape(2, 3).data.tolist()
+    [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    >>> x.reshape((3, -1)).shape              # -1: whatever fits
+    (3, 2)
+    """
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    return ops.reshape(x, shape)
+
+
+class ArrayMethods(Box):
+    """The operators and methods of anything the operations of ``chainrule.rules``
+    accept: Tensor, and the forward-mode tracer. Each is the table's operation."""
+
+    __slots__ = ()
+
+    def __add__(self, other): return ops.add(self, other)
+    def __radd__(self, other): return ops.add(other, self)
+    def __sub__(self, other): return ops.subtract(self, other)
+    def __rsub__(self, other): return ops.subtract(other, self)
+    def __mul__(self, other): return ops.multiply(self, other)
+    def __rmul__(self, other): return ops.multiply(other, self)
+    def __truediv__(self, other): return ops.divide(self, other)
+    def __rtruediv__(self, other): return ops.divide(other, self)
+    def __pow__(self, other): return ops.power(self, other)
+    def __rpow__(self, other): return ops.power(other, self)
+    def __matmul__(self, other): return ops.matmul(self, other)
+    def __rmatmul__(self, other): return ops.matmul(other, self)
+    def __neg__(self): return ops.negative(self)
+    def __pos__(self): return self
+    def __abs__(self): return ops.absolute(self)
+    def __getitem__(self, index): return ops.getitem(self, index=raw_index(index))
+    def __mod__(self, other): return ops.remainder(self, other)
+    def __rmod__(self, other): return ops.remainder(other, self)
+    # piecewise constant (derivative 0, as in JAX): NumPy's result, outside the graph
+    def __floordiv__(self, other): return np.floor_divide(self, other)
+    def __rfloordiv__(self, other): return np.floor_divide(other, self)
+
+    @staticmethod
+    def _from_list(items):  # a list of Tensors (or tracers) handed to an operation
+        return stack_of(items)
+
+    @staticmethod
+    def _plain(array):
+        """A result with no derivative (a comparison, np.isnan), as this kind gives it."""
+        return array
+
+    # NumPy's functions on a Tensor run chainrule's operation, or raise (numpy_protocol)
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        return numpy_protocol.apply_ufunc(ufunc, method, inputs, kwargs, self._plain)
+
+    def __array_function__(self, func, types, args, kwargs):
+        return numpy_protocol.apply_function(func, args, kwargs, self._plain)
+
+    exp, log, log1p, sqrt = (_method(ops.exp, "exp"), _method(ops.log, "log"),
+                             _method(ops.log1p, "log1p"), _method(ops.sqrt, "sqrt"))
+    sin, cos, tan, tanh = (_method(ops.sin, "sin"), _method(ops.cos, "cos"),
+                           _method(ops.tan, "tan"), _method(ops.tanh, "tanh"))
+    abs, sign, erf = (_method(ops.absolute, "abs"), _method(ops.sign, "sign"),
+                      _method(ops.erf, "erf"))
+    sigmoid, relu, softplus = (_method(ops.sigmoid, "sigmoid"), _method(ops.relu, "relu"),
+                               _method(ops.softplus, "softplus"))
+    leaky_relu, gelu = _method(ops.leaky_relu, "leaky_relu"), _method(ops.gelu, "gelu")
+    clip, maximum = _method(ops.clip, "clip"), _method(ops.maximum, "maximum")
+    minimum = _method(ops.minimum, "minimum")
+    sum, mean, prod = (_method(ops.sum, "sum"), _method(ops.mean, "mean"),
+                       _method(ops.prod, "prod"))
+    max, min = _method(ops.max, "max"), _method(ops.min, "min")
+    var, std, norm = (_method(ops.var, "var"), _method(ops.std, "std"),
+                      _method(ops.norm, "norm"))
+    logsumexp = _method(ops.logsumexp, "logsumexp")
+    softmax = _method(ops.softmax, "softmax")
+    log_softmax = _method(ops.log_softmax, "log_softmax")
+    dot, outer, matmul = (_method(ops.dot, "dot"), _method(ops.outer, "outer"),
+                          _method(ops.matmul, "matmul"))
+    transpose, reshape = _method(_transpose, "transpose"), _method(_reshape, "reshape")
+    permute, swapaxes = _method(ops.permute, "permute"), _method(ops.swapaxes, "swapaxes")
+    expand = _method(ops.expand, "expand")
+    broadcast_to = _method(ops.broadcast_to, "broadcast_to")
+    squeeze, flatten = _method(ops.squeeze, "squeeze"), _method(ops.flatten, "flatten")
+    unsqueeze = _method(ops.expand_dims, "unsqueeze")
+    expand_dims = _method(ops.expand_dims, "expand_dims")
+    split = _method(ops.split, "split")
+    cumsum, cumprod = _method(ops.cumsum, "cumsum"), _method(ops.cumprod, "cumprod")
+    diagonal, ravel = _method(ops.diagonal, "diagonal"), _method(ops.ravel, "ravel")
+    round, take = _method(ops.round, "round"), _method(ops.take, "take")
+    trace = _method(ops.trace, "trace")
+
+    @property
+    def T(self):
+        """The axes in reverse order (a transpose, differentiable).
+
+        >>> cr.tensor([[1.0, 2.0, 3.0]]).T.shape       # (1, 3) -> (3, 1)
+        (3, 1)
+        """
+        return ops.transpose(self)
+
+    @property
+    def at(self):
+        """JAX's functional updates: ``x.at[idx].set(v)`` and ``x.at[idx].add(v)``
+        return new tensors, differentiable in both x and v (x itself is unchanged).
+
+        >>> x = cr.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        >>> y = x.at[1].set(10.0)
+        >>> y
+        tensor([ 1., 10.,  3.], grad_fn=index_set)
+        >>> y.sum().backward()
+        >>> x.grad.tolist()                       # the overwritten entry gets nothing
+        [1.0, 0.0, 1.0]
+        >>> cr.zeros(3).at[[0, 0, 2]].add(1.0).data.tolist()   # repeated indices add up
+        [2.0, 0.0, 1.0]
+        """
+        return _IndexUpdater(self)
+
+    def astype(self, dtype: DTypeLike) -> "ArrayMethods":
+        """The values cast to ``dtype``; the gradient is cast back to the input's dtype.
+
+        >>> x = cr.tensor([1.0, 2.0], requires_grad=True)
+        >>> y = x.astype(np.float32)
+        >>> y
+        tensor([1., 2.], dtype=float32, grad_fn=astype)
+        >>> y.sum().backward()
+        >>> x.grad.dtype
+        dtype('float64')
+        """
+        return ops.astype(self, np.dtype(dtype))
+
+
+# ---------------------------------------------------------------------------------------
+# Indexing helpers, x.at[...]
+# ---------------------------------------------------------------------------------------
+
+def raw_index(index):
+    """An index with Tensors replaced by their arrays (integer or boolean)."""
+    if isinstance(index, tuple):
+        return tuple(raw(i) for i in index)
+    if isinstance(index, list):
+        return np.asarray([raw(i) for i in index])
+    return raw(index)
+
+
+def describe_index(index):
+    parts = index if isinstance(index, tuple) else (index,)
+    out = []
+    for part in parts:
+        if isinstance(part, slice):
+            out.append(":" if part == slice(None) else
+                       f"{'' if part.start is None else part.start}:"
+                       f"{'' if part.stop is None else part.stop}")
+        elif part is Ellipsis:
+            out.append("...")
+        elif isinstance(part, (int, np.integer)) or part is None:
+            out.append(repr(part))
+        else:
+            out.append(type(part).__name__)
+    return ", ".join(out)
+
+
+class _IndexUpdater:
+    __slots__ = ("tensor",)
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+
+    def __getitem__(self, index):
+        return _IndexedUpdate(self.tensor, raw_index(index))
+
+
+class _IndexedUpdate:
+    __slots__ = ("tensor", "index")
+
+    def __init__(self, tensor, index):
+        self.tensor, self.index = tensor, index
+
+    def set(self, value):
+        """A copy of the tensor with ``value`` written at the index."""
+        return ops.index_set(self.tensor, value, index=self.index)
+
+    def add(self, value):
+        """A copy of the tensor with ``value`` added at the index (repeated indices add up)."""
+        return ops.index_add(self.tensor, value, index=self.index)
+
+
+def holds_box(items):
+    """Whether a (nested) list holds Tensors, or the transforms' tracers."""
+    return any(isinstance(x, Box) or
+               (isinstance(x, (list, tuple)) and holds_box(x)) for x in items)
+
+
+def stack_of(items, dtype: DTypeLike = None):
+    """A (nested) list that holds Tensors or tracers, as their differentiable stack;
+    numbers among them become float64 (or ``dtype``) constants, as in ``cr.tensor``."""
+    parts = [item if isinstance(item, Box) else
+             stack_of(item, dtype) if isinstance(item, (list, tuple)) and holds_box(item)
+             else _constant(item, dtype) for item in items]
+    out = ops.stack(parts, axis=0)
+    if dtype is not None and out.dtype != np.dtype(dtype):
+        out = out.astype(dtype)
+    return out
+
+
+def _constant(item, dtype):
+    array = np.array(item, dtype=dtype)
+    return array.astype(np.float64) if array.dtype.kind in "biu" else array
