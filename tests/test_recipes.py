@@ -10,6 +10,7 @@ import torch
 from chainrule.data import make_moons
 from chainrule.nn import MLP
 from chainrule.recipes import TrainingDiverged, moons_loss, train_moons, train_toy
+from chainrule.training import TrainingWarning
 
 
 def torch_mlp_loss(model, X, y, alpha=1e-4):
@@ -82,5 +83,7 @@ def test_train_moons_is_micrograd_demo_and_reaches_100_percent():
 
 
 def test_divergence_raises_instead_of_returning_nan():
-    with pytest.raises(TrainingDiverged, match="smaller learning rate"):
+    with pytest.raises(TrainingDiverged, match="smaller learning rate"), \
+            pytest.warns(TrainingWarning, match="the loss grew from .* the learning rate "
+                                                "50 is probably too large"):
         train_toy(steps=100, lr=50.0, show_progress=False)
