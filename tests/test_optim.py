@@ -182,6 +182,8 @@ SCALAR_CONFIGS = [
     (SGD, dict(lr=0.05, momentum=0.9, nesterov=True, weight_decay=1e-3)),
     (Adam, dict(lr=0.1)),
     (AdamW, dict(lr=0.1, weight_decay=1e-3)),
+    (Adam, dict(lr=0.1, amsgrad=True)),
+    (AdamW, dict(lr=0.1, weight_decay=1e-3, amsgrad=True)),
 ]
 
 
@@ -209,11 +211,17 @@ def test_values_converge_and_match_the_tensor_path(cls, kwargs):
     assert a.data == pytest.approx(3.0, abs=1e-2) and b.data == pytest.approx(-1.0, abs=1e-2)
 
 
-def test_values_match_torch():
+@pytest.mark.parametrize("cls, torch_class, kwargs", [
+    (Adam, torch.optim.Adam, dict(lr=0.1, weight_decay=0.01)),
+    (Adam, torch.optim.Adam, dict(lr=0.1, betas=(0.9, 0.8), amsgrad=True)),
+    (AdamW, torch.optim.AdamW, dict(lr=0.1, amsgrad=True, maximize=True)),
+    (SGD, torch.optim.SGD, dict(lr=0.05, momentum=0.9, maximize=True)),
+], ids=["adam", "adam-amsgrad", "adamw-amsgrad-maximize", "sgd-maximize"])
+def test_values_match_torch(cls, torch_class, kwargs):
     a, b = Value(0.5), Value(-0.5)
     p = torch.tensor([0.5, -0.5], dtype=torch.float64, requires_grad=True)
-    opt = Adam([a, b], lr=0.1, weight_decay=0.01)
-    ref = torch.optim.Adam([p], lr=0.1, weight_decay=0.01)
+    opt = cls([a, b], **kwargs)
+    ref = torch_class([p], **kwargs)
     for _ in range(STEPS):
         opt.zero_grad()
         (a * a * b + b.exp()).backward()
