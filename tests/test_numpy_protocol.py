@@ -254,3 +254,13 @@ def test_an_array_of_another_library_is_refused_where_it_would_lose_the_gradient
     assert cr.grad(lambda x: cr.sum(x * np.asarray(a)))(np.array([1.0, 1.0])).tolist() \
         == [2.0, 3.0]
     assert type(cr.multiply(np.ones(2), a)) is Labeled    # no graph: NumPy's own result
+
+
+def test_numpy_2s_linalg_diagonal_runs_on_the_last_two_axes_with_its_gradient():
+    if not hasattr(np.linalg, "diagonal"):
+        pytest.skip("NumPy 1 has no np.linalg.diagonal")
+    a = np.arange(12.0).reshape(3, 2, 2)
+    x = cr.tensor(a, requires_grad=True)
+    np.testing.assert_array_equal(np.linalg.diagonal(x).data, np.linalg.diagonal(a))
+    np.linalg.diagonal(x).sum().backward()
+    np.testing.assert_array_equal(x.grad, np.broadcast_to(np.eye(2), (3, 2, 2)))

@@ -20,25 +20,35 @@ from .primitive import Box, raw
 
 __all__ = ["apply_ufunc", "apply_function"]
 
-# ufuncs, called as f(*inputs)
-UFUNCS = {
-    np.add: ops.add, np.subtract: ops.subtract, np.multiply: ops.multiply,
-    np.true_divide: ops.divide, np.negative: ops.negative, np.power: ops.power,
-    np.exp: ops.exp, np.log: ops.log, np.log1p: ops.log1p, np.sqrt: ops.sqrt,
-    np.sin: ops.sin, np.cos: ops.cos, np.tan: ops.tan, np.tanh: ops.tanh,
-    np.arctan: ops.arctan, np.absolute: ops.absolute, np.sign: ops.sign,
-    np.maximum: ops.maximum, np.minimum: ops.minimum, np.matmul: ops.matmul,
-    np.remainder: ops.remainder, np.positive: lambda x: x,
-    np.arcsin: ops.arcsin, np.arccos: ops.arccos, np.arctan2: ops.arctan2,
-    np.hypot: ops.hypot, np.sinh: ops.sinh, np.cosh: ops.cosh, np.arcsinh: ops.arcsinh,
-    np.arccosh: ops.arccosh, np.arctanh: ops.arctanh, np.expm1: ops.expm1,
-    np.log2: ops.log2, np.log10: ops.log10, np.exp2: ops.exp2, np.logaddexp: ops.logaddexp,
-    np.logaddexp2: ops.logaddexp2, np.square: ops.square, np.reciprocal: ops.reciprocal,
-    np.deg2rad: ops.deg2rad, np.rad2deg: ops.rad2deg, np.radians: ops.deg2rad,
-    np.degrees: ops.rad2deg, np.fabs: ops.fabs, np.fmax: ops.fmax, np.fmin: ops.fmin,
-    np.fmod: ops.fmod, np.floor: ops.floor, np.ceil: ops.ceil, np.trunc: ops.trunc,
-    np.rint: ops.rint, np.conjugate: ops.conj,
-}
+# NumPy's function of the same name as each operation of the rule table (np.exp runs
+# cr.exp, np.linalg.svd cr.svd), found in numpy and numpy.linalg: an operation added to
+# the table is one NumPy understands on Tensors, with nothing to write here. What does
+# not follow from the names is listed after.
+def _same_names():
+    found = {}
+    for name in ops.__all__:
+        for namespace in (np, np.linalg):
+            function = getattr(namespace, name, None)
+            if callable(function) and not isinstance(function, type):
+                found[function] = getattr(ops, name)
+    return found
+
+
+TWINS = _same_names()
+TWINS.update({
+    np.amax: ops.max, np.amin: ops.min, np.positive: lambda x: x,
+    np.linalg.norm: ops.linalg_norm,   # (cr.norm is the Tensor method's: a vector norm)
+    np.linalg.multi_dot: ops.multi_dot,
+})
+if hasattr(np.linalg, "trace"):  # NumPy 2's array-API spellings: over the last two axes
+    TWINS.update({
+        np.linalg.trace: lambda x, offset=0, dtype=None: ops.trace(x, offset, -2, -1),
+        np.linalg.diagonal: lambda x, offset=0: ops.diagonal(x, offset, -2, -1),
+        np.linalg.vector_norm: ops.vector_norm, np.linalg.matrix_norm: ops.matrix_norm})
+
+# ufuncs, called as f(*inputs); the rest, called as functions
+UFUNCS = {f: op for f, op in TWINS.items() if isinstance(f, np.ufunc)}
+FUNCTIONS = {f: op for f, op in TWINS.items() if not isinstance(f, np.ufunc)}
 
 # reductions of a ufunc, called as ufunc.reduce(x, axis=..., keepdims=...)
 REDUCTIONS = {np.add: ops.sum, np.maximum: ops.max, np.minimum: ops.min,
@@ -50,49 +60,6 @@ CONSTANT_UFUNCS = {np.less, np.less_equal, np.greater, np.greater_equal, np.equa
                    np.not_equal, np.isfinite, np.isnan, np.isinf, np.signbit,
                    np.logical_and, np.logical_or, np.logical_not, np.logical_xor,
                    np.floor_divide}
-
-# functions of the array API, with chainrule's arguments as NumPy names them
-FUNCTIONS = {
-    np.sum: ops.sum, np.mean: ops.mean, np.max: ops.max, np.min: ops.min,
-    np.amax: ops.max, np.amin: ops.min, np.prod: ops.prod, np.var: ops.var,
-    np.std: ops.std, np.reshape: ops.reshape, np.transpose: ops.transpose,
-    np.swapaxes: ops.swapaxes, np.broadcast_to: ops.broadcast_to,
-    np.squeeze: ops.squeeze, np.expand_dims: ops.expand_dims,
-    np.concatenate: ops.concatenate, np.stack: ops.stack, np.split: ops.split,
-    np.where: ops.where, np.clip: ops.clip, np.dot: ops.dot, np.outer: ops.outer,
-    np.sinc: ops.sinc, np.round: ops.round, np.around: ops.round, np.fix: ops.trunc,
-    np.nan_to_num: ops.nan_to_num, np.real: ops.real, np.imag: ops.imag, np.conj: ops.conj,
-}
-
-
-# cumulative operations, ordering, assembly and statistics: the same names
-FUNCTIONS.update({getattr(np, name): getattr(ops, name) for name in (
-    "cumsum", "cumprod", "diff", "sort", "partition", "take", "take_along_axis", "flip",
-    "fliplr", "flipud", "rot90", "moveaxis", "rollaxis", "roll", "tile", "repeat", "pad",
-    "tril", "triu", "diagonal", "diag", "atleast_1d", "atleast_2d", "atleast_3d",
-    "hstack", "vstack", "dstack", "column_stack", "array_split", "hsplit", "vsplit",
-    "dsplit", "ravel", "append", "select", "average", "quantile", "percentile", "median",
-    "cov", "corrcoef")})
-
-# numpy.linalg and the contractions (rules.decompositions, .matrix_functions,
-# .contractions)
-LINALG_FUNCTIONS = {
-    np.linalg.inv: ops.inv, np.linalg.det: ops.det, np.linalg.slogdet: ops.slogdet,
-    np.linalg.solve: ops.solve, np.linalg.cholesky: ops.cholesky, np.linalg.eigh: ops.eigh,
-    np.linalg.eigvalsh: ops.eigvalsh, np.linalg.svd: ops.svd, np.linalg.qr: ops.qr,
-    np.linalg.pinv: ops.pinv, np.linalg.matrix_power: ops.matrix_power,
-    np.linalg.lstsq: ops.lstsq, np.linalg.norm: ops.linalg_norm, np.trace: ops.trace,
-    np.einsum: ops.einsum, np.tensordot: ops.tensordot, np.inner: ops.inner,
-    np.kron: ops.kron, np.vdot: ops.vdot, np.cross: ops.cross,
-    np.linalg.multi_dot: ops.multi_dot,
-}
-if hasattr(np.linalg, "svdvals"):  # NumPy 2's array-API spellings in numpy.linalg
-    LINALG_FUNCTIONS.update({
-        np.linalg.svdvals: ops.svdvals, np.linalg.tensordot: ops.tensordot,
-        np.linalg.cross: ops.cross, np.linalg.matmul: ops.matmul, np.linalg.outer: ops.outer,
-        np.linalg.trace: lambda x, offset=0, dtype=None: ops.trace(x, offset, -2, -1),
-        np.linalg.vector_norm: ops.vector_norm, np.linalg.matrix_norm: ops.matrix_norm})
-FUNCTIONS.update(LINALG_FUNCTIONS)
 
 # functions whose result carries no derivative: they run on the arrays
 QUERIES = {np.shape, np.ndim, np.size, np.result_type, np.may_share_memory,
