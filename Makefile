@@ -9,8 +9,8 @@ PY     := $(VENV)/bin/python
 # The main job: micrograd's moons on the scalar engine, then the MNIST subset on the
 # tensor engine; metrics, checkpoints and pictures land in out/moons and out/mnist.
 demo: $(VENV)/.demo-deps
-	$(VENV)/bin/chainrule train moons --out out/moons
-	$(VENV)/bin/chainrule train mnist --out out/mnist
+	$(VENV)/bin/chainrule train moons --out out/moons --force
+	$(VENV)/bin/chainrule train mnist --out out/mnist --force
 	@echo "pictures: out/moons/*.png out/mnist/*.png"
 
 # Both run the tests in one process per core (pytest-xdist); tests/conftest.py says what
