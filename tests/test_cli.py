@@ -37,17 +37,32 @@ def environment(path_first=None, **changes):
     return {**os.environ, "PYTHONPATH": path, **changes}
 
 
+def default_signals(then=None):
+    """For a child process: the stop signals as a terminal gives them, whatever the test
+    run inherited (a suite started in the background by a script ignores SIGINT, one
+    under nohup SIGHUP, and the command keeps a signal ignored that it was started with);
+    then ``then()``, a test's own setting."""
+    def reset():
+        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(signum, signal.SIG_DFL)
+        if then is not None:
+            then()
+    return reset
+
+
 def cli(*args, path_first=None, timeout=120, env=None, **kwargs):
     """`chainrule ARGS` through the console script, in a subprocess."""
     return subprocess.run([str(CHAINRULE), *map(str, args)], capture_output=True, text=True,
-                          env=env or environment(path_first), timeout=timeout, **kwargs)
+                          env=env or environment(path_first), timeout=timeout,
+                          preexec_fn=default_signals(), **kwargs)
 
 
-def start(*args, **kwargs):
+def start(*args, preexec_fn=None, **kwargs):
     """`chainrule ARGS` running in the background, stdout and stderr piped (so progress
     is a plain line an epoch on stderr)."""
     return subprocess.Popen([str(CHAINRULE), *map(str, args)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=environment(), **kwargs)
+                            stderr=subprocess.PIPE, text=True, env=environment(),
+                            preexec_fn=default_signals(preexec_fn), **kwargs)
 
 
 def one_line_error(result, code=2):
@@ -482,7 +497,8 @@ def test_under_timeout_the_finished_epochs_are_kept(tmp_path):
     out = tmp_path / "out"
     result = subprocess.run(["timeout", "5", str(CHAINRULE), "train", "moons", "--engine",
                              "tensor", "--epochs", "10000000", "--quiet", "--out", str(out)],
-                            capture_output=True, text=True, env=environment(), timeout=60)
+                            capture_output=True, text=True, env=environment(), timeout=60,
+                            preexec_fn=default_signals())
     assert result.returncode == 124, result.stderr  # timeout's own status when it kills
     assert result.stderr.startswith("chainrule train: interrupted by SIGTERM after ")
     assert json.loads((out / "metrics.json").read_text())["epochs_completed"] >= 1

@@ -284,7 +284,19 @@ def test_parameters_counts_the_scalars_learned_on_both_engines(engine):
     assert metrics["parameters"] == (2 * 4 + 4) + (4 + 1) * outputs
 
 
-def test_an_interrupted_run_stops_after_its_step_and_keeps_what_it_learned(monkeypatch):
+@pytest.fixture
+def ctrl_c():
+    """Ctrl-C as a terminal gives it (KeyboardInterrupt), whatever the test run inherited:
+    a suite started in the background by a script ignores SIGINT, and training keeps a
+    signal ignored that it was started with."""
+    import signal
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def test_an_interrupted_run_stops_after_its_step_and_keeps_what_it_learned(monkeypatch,
+                                                                            ctrl_c):
     """SIGINT during a step: the step finishes, the loop stops, the metrics say so."""
     import os
     import signal
@@ -312,7 +324,7 @@ def test_an_interrupted_run_stops_after_its_step_and_keeps_what_it_learned(monke
     assert "train_accuracy" not in metrics and len(metrics["history"]["train_accuracy"]) == 1
 
 
-def test_a_run_interrupted_in_its_first_epoch_reports_the_steps_it_took(monkeypatch):
+def test_a_run_interrupted_in_its_first_epoch_reports_the_steps_it_took(monkeypatch, ctrl_c):
     import os
     import signal
     real_step = training.optim.Adam.step
@@ -383,7 +395,7 @@ def test_an_ignored_signal_stays_ignored(monkeypatch):
     assert "interrupted" not in metrics and metrics["epochs_completed"] == 3
 
 
-def test_without_stop_on_interrupt_ctrl_c_raises_as_usual(monkeypatch):
+def test_without_stop_on_interrupt_ctrl_c_raises_as_usual(monkeypatch, ctrl_c):
     import os
     import signal
 
