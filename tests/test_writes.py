@@ -252,3 +252,17 @@ def test_create_graph_names_the_value_that_was_written():
     with pytest.raises(RuntimeError, match=r"backward through '\*': the \.data of "
                                            r"operand 0 \(Value\(data=3\.0"):
         y.backward(create_graph=True)
+
+
+def test_graphs_built_and_never_walked_keep_no_leaf_alive_or_locked_for_long():
+    """An evaluation loop that forgets no_grad(): every graph is dropped without a walk."""
+    import weakref
+    w = cr.tensor([1.0, 2.0], requires_grad=True)
+    batches = []
+    for _ in range(3000):
+        x = cr.tensor([3.0, 4.0])
+        batches.append(weakref.ref(x))
+        (x * w).sum()
+    gc.collect()
+    assert sum(ref() is not None for ref in batches) <= 1     # only the last batch
+    w.data[0] = 5.0                                           # nothing holds w any more

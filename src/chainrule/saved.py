@@ -12,6 +12,7 @@ walked: at the end of backward(), or, for a graph dropped without a walk, the ne
 time the tensor's array is reached through chainrule (.data, np.asarray, a write).
 """
 
+import threading
 import weakref
 
 import numpy as np
@@ -25,6 +26,14 @@ class _Freed(tuple):
 
 
 FREED = _Freed()
+
+class _Locked(threading.local):
+    def __init__(self):
+        self.leaves = []  # weak references to the leaves this thread locked since
+
+
+_locked = _Locked()
+
 
 def hold(leaves, node):
     """Lock the leaves' arrays (those chainrule may lock) for ``node``'s graph."""
@@ -41,6 +50,9 @@ def hold(leaves, node):
         if type(array) is np.ndarray and array.base is None and array.flags.writeable:
             array.setflags(write=False)
             tensor._holders = [holder]
+            _locked.leaves.append(weakref.ref(tensor))
+            if len(_locked.leaves) > 1024:  # graphs built, and none walked, for long
+                _release_leaves()
 
 
 def reached(tensor):
@@ -65,10 +77,12 @@ def _walkable(holder):
 
 def release(tensor):
     """Make the tensor's array writable again if no graph that can be walked saved it."""
-    holders = [h for h in tensor._holders if _walkable(h)]
-    if holders:
-        tensor._holders = holders
-        return
+    holders = tensor._holders
+    for holder in holders:
+        node = holder()
+        if node is not None and node._versions is not FREED:  # still held
+            tensor._holders = [h for h in holders if _walkable(h)]
+            return
     tensor._holders = None
     try:
         tensor._data.setflags(write=True)
@@ -78,12 +92,23 @@ def release(tensor):
 
 def free(order):
     """After a walk: the graph cannot be walked again (PyTorch's rule), its saved
-    arrays are dropped, and arrays locked only for it become writable."""
+    arrays are dropped, and arrays locked only for it become writable (the leaves
+    among those this thread locked; another graph may still hold some)."""
     for node in order:
         node._versions = FREED
         node._raw_args = node._residual = None
         if node._holders is not None:
             release(node)
-        for arg in node._args:  # the leaves it saved (results are nodes of the order)
-            if getattr(arg, "_holders", None) is not None and not arg._prev:
-                release(arg)
+    _release_leaves()
+
+
+def _release_leaves():
+    """Release the leaves this thread locked; keep listing those still held."""
+    held = []
+    for ref in _locked.leaves:
+        tensor = ref()
+        if tensor is not None and tensor._holders is not None:
+            release(tensor)
+            if tensor._holders is not None:
+                held.append(ref)
+    _locked.leaves = held

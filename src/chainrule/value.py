@@ -121,7 +121,9 @@ class Value(Box):
             _children = scalar_operands(self.data, _children, _op)
         self._prev, self._op = tuple(_children), _op
         # the numbers its rule reads: a .data written later cannot change the walk
-        self._seen = _numbers(self, self._prev)
+        prev = self._prev
+        self._seen = (self.data, prev[0].data, prev[1].data) if len(prev) == 2 else \
+            _numbers(self, prev)
         self.label = label  # a name for pictures and explanations, as in micrograd
         # a node built by hand, micrograd style (Value(x, (a, b), '*')), finds its rule
         self._rule = _rule if (_rule is not None or not _children) else DERIVATIVES.get(_op)
