@@ -37,32 +37,38 @@ def environment(path_first=None, **changes):
     return {**os.environ, "PYTHONPATH": path, **changes}
 
 
-def default_signals(then=None):
-    """For a child process: the stop signals as a terminal gives them, whatever the test
-    run inherited (a suite started in the background by a script ignores SIGINT, one
-    under nohup SIGHUP, and the command keeps a signal ignored that it was started with);
-    then ``then()``, a test's own setting."""
-    def reset():
-        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-            signal.signal(signum, signal.SIG_DFL)
-        if then is not None:
-            then()
-    return reset
+# A command as a terminal starts it: the stop signals at their defaults, whatever the
+# test run inherited (a suite started in the background by a script ignores SIGINT, one
+# under nohup SIGHUP, and chainrule keeps a signal ignored that it was started with),
+# except those listed to ignore (as nohup does). Reset in a small process that then
+# execs the command: a preexec_fn would run Python in a forked child of a process that
+# holds JAX's threads.
+SIGNALS_AS_A_TERMINAL = """\
+import os, signal, sys
+for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    signal.signal(signum, signal.SIG_DFL)
+for name in filter(None, sys.argv[1].split(",")):
+    signal.signal(getattr(signal, name), signal.SIG_IGN)
+os.execvp(sys.argv[2], sys.argv[2:])
+"""
+
+
+def as_from_a_terminal(command, ignore=()):
+    return [sys.executable, "-c", SIGNALS_AS_A_TERMINAL, ",".join(ignore), *map(str, command)]
 
 
 def cli(*args, path_first=None, timeout=120, env=None, **kwargs):
     """`chainrule ARGS` through the console script, in a subprocess."""
     return subprocess.run([str(CHAINRULE), *map(str, args)], capture_output=True, text=True,
-                          env=env or environment(path_first), timeout=timeout,
-                          preexec_fn=default_signals(), **kwargs)
+                          env=env or environment(path_first), timeout=timeout, **kwargs)
 
 
-def start(*args, preexec_fn=None, **kwargs):
+def start(*args, ignore=(), **kwargs):
     """`chainrule ARGS` running in the background, stdout and stderr piped (so progress
-    is a plain line an epoch on stderr)."""
-    return subprocess.Popen([str(CHAINRULE), *map(str, args)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=environment(),
-                            preexec_fn=default_signals(preexec_fn), **kwargs)
+    is a plain line an epoch on stderr), its signals as from a terminal."""
+    return subprocess.Popen(as_from_a_terminal([CHAINRULE, *args], ignore),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=environment(), **kwargs)
 
 
 def one_line_error(result, code=2):
@@ -495,10 +501,10 @@ def test_a_stop_signal_saves_the_run_so_far_and_exits_128_plus_the_signal(name, 
 def test_under_timeout_the_finished_epochs_are_kept(tmp_path):
     """`timeout 5 chainrule train ...`: timeout's SIGTERM ends the run, which saves."""
     out = tmp_path / "out"
-    result = subprocess.run(["timeout", "5", str(CHAINRULE), "train", "moons", "--engine",
-                             "tensor", "--epochs", "10000000", "--quiet", "--out", str(out)],
-                            capture_output=True, text=True, env=environment(), timeout=60,
-                            preexec_fn=default_signals())
+    result = subprocess.run(as_from_a_terminal(["timeout", "5", CHAINRULE, "train", "moons",
+                                                "--engine", "tensor", "--epochs", "10000000",
+                                                "--quiet", "--out", out]),
+                            capture_output=True, text=True, env=environment(), timeout=60)
     assert result.returncode == 124, result.stderr  # timeout's own status when it kills
     assert result.stderr.startswith("chainrule train: interrupted by SIGTERM after ")
     assert json.loads((out / "metrics.json").read_text())["epochs_completed"] >= 1
@@ -508,11 +514,8 @@ def test_nohup_keeps_a_run_going_through_sighup_and_sigterm_still_stops_it(tmp_p
     """Under nohup SIGHUP is ignored, and stays so: the run goes on."""
     out = tmp_path / "out"
 
-    def ignore_sighup():  # what `nohup` does before it runs the command
-        signal.signal(signal.SIGHUP, signal.SIG_IGN)
-
     process = start("train", "moons", "--engine", "tensor", "--hidden", "4", "--epochs",
-                    "100000", "--out", out, preexec_fn=ignore_sighup)
+                    "100000", "--out", out, ignore=["SIGHUP"])  # what `nohup` does
     assert process.stderr.readline().startswith("moons: 1/100000 ")
     process.send_signal(signal.SIGHUP)
     before = process.stderr.readline()  # an epoch reported after the SIGHUP
