@@ -1,9 +1,9 @@
 """The shape of the package: the imports between chainrule's modules run one way.
 
-    graph, modes <- primitive <- origin <- tracing <- rules <- array_methods
+    graph, modes <- primitive <- origin <- recording <- rules <- array_methods
           <- tensor, value, tracer <- reverse, forward <- functional
           <- nn, optim, data, viz, explain <- jit <- training <- cli
-    tracing <- program <- jit
+    recording <- program <- jit   (cr.jit)
     node, saved <- backward <- tensor, reverse   (one node record, one backward pass)
 
 Read from the source (every ``import`` statement, at the top of a module or inside a
@@ -81,7 +81,7 @@ def test_the_rule_table_imports_no_engine_and_none_of_their_users(name):
 
 @pytest.mark.parametrize("lower, higher", [
     ("chainrule.graph", "chainrule.tensor"),
-    ("chainrule.origin", "chainrule.tracing"),
+    ("chainrule.origin", "chainrule.recording"),
     ("chainrule.saved", "chainrule.backward"),
     ("chainrule.backward", "chainrule.tensor"),
     ("chainrule.backward", "chainrule.reverse"),
@@ -102,10 +102,10 @@ def test_the_rule_table_imports_no_engine_and_none_of_their_users(name):
     ("chainrule.tensor", "chainrule.cli"),
     ("chainrule.tensor", "chainrule.optim"),
     ("chainrule.tensor", "chainrule.nn.layers"),
-    ("chainrule.primitive", "chainrule.tracing"),
-    ("chainrule.tracing", "chainrule.rules.shapes"),
-    ("chainrule.tracing", "chainrule.tensor"),
-    ("chainrule.tracing", "chainrule.program"),
+    ("chainrule.primitive", "chainrule.recording"),
+    ("chainrule.recording", "chainrule.rules.shapes"),
+    ("chainrule.recording", "chainrule.tensor"),
+    ("chainrule.recording", "chainrule.program"),
     ("chainrule.program", "chainrule.jit"),
     ("chainrule.optim", "chainrule.jit"),
     ("chainrule.nn.module", "chainrule.jit"),

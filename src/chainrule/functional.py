@@ -243,7 +243,7 @@ def _argnums(argnums, nargs, name):
     return nums, many
 
 
-class _Trace:
+class _ReverseRun:
     """One run of f with the chosen inputs traced at a level of its own (reverse mode),
     ready for any number of backward passes."""
 
@@ -341,7 +341,7 @@ def value_and_grad(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
     (8.0, 12.0)
     """
     def value_and_grad_f(*args, **kwargs):
-        trace = _Trace(f, args, kwargs, argnums, has_aux, "grad")
+        trace = _ReverseRun(f, args, kwargs, argnums, has_aux, "grad")
         if trace.out_def is not _LEAF and len(trace.out_leaves) < 2:  # (JAX refuses too)
             raise TypeError(f"grad: the function must return a scalar, but it returned a "
                             f"{type(trace.out).__name__}; to return more than the value, "
@@ -395,7 +395,7 @@ def vjp(f: Callable[..., Any], *primals: PyTree, has_aux: bool = False) -> tuple
     >>> out, f_vjp(1.0)                            # (d/dx, d/dy) times the cotangent 1
     (6.0, (3.0, 2.0))
     """
-    trace = _Trace(f, primals, {}, tuple(range(len(primals))), has_aux, "vjp")
+    trace = _ReverseRun(f, primals, {}, tuple(range(len(primals))), has_aux, "vjp")
 
     def vjp_fn(cotangent):
         leaves, treedef = tree_flatten(cotangent)
@@ -487,7 +487,7 @@ def jacrev(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
            [0., 4.]])
     """
     def jacrev_f(*args, **kwargs):
-        trace = _Trace(f, args, kwargs, argnums, has_aux, "jacrev")
+        trace = _ReverseRun(f, args, kwargs, argnums, has_aux, "jacrev")
         per_output = []
         for leaf in trace.out_leaves:
             shape = np.shape(_innermost(leaf))

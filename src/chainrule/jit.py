@@ -2,7 +2,7 @@
 
 The first call with a given *signature* (the shapes and dtypes of the arrays and
 tensors passed, the structure of lists, tuples and dicts, the values of everything
-else) runs the function with traced arrays (``chainrule.tracing``) and keeps the
+else) runs the function with traced arrays (``chainrule.recording``) and keeps the
 program it made. Later calls with the same signature run the program: the same NumPy
 calls, without building a graph, looking up a rule or making a Python object per
 operation.
@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import tracing
+from . import recording
 from .program import Program
 from .nn.module import Module
 from .optim import Optimizer
@@ -119,7 +119,7 @@ class Jitted:
         self._fast = None
 
     def __call__(self, *args, **kwargs):
-        if tracing.current() is not None:  # inside another trace: part of its program
+        if recording.current() is not None:  # inside another trace: part of its program
             return self.fun(*args, **kwargs)
         fast = self._fast  # the last program run, with its checks made one function
         if fast is not None:
@@ -160,7 +160,7 @@ class Jitted:
 
     # --- tracing ----------------------------------------------------------------------
     def _trace(self, args, kwargs, key, keep=True):
-        trace = tracing.Trace()
+        trace = recording.Recording()
         session = _Session(trace)
         names = _argument_names(self.fun, len(args))
         traced_args = [arg if i in self.static_argnums else
@@ -277,24 +277,24 @@ class _tracing:
         self.trace, self.session = trace, session
 
     def __enter__(self):
-        self.previous = tracing._current.trace
-        tracing._current.trace = self.trace
+        self.previous = recording._current.trace
+        recording._current.trace = self.trace
         self.trace.adopt = self.session.adopt
         with _swap_lock:
-            tracing.anywhere[0] += 1
+            recording.anywhere[0] += 1
             Tensor._apply_primitive = staticmethod(_record_adopting)
 
     def __exit__(self, *exc):
-        tracing._current.trace = self.previous
+        recording._current.trace = self.previous
         with _swap_lock:
-            tracing.anywhere[0] -= 1
-            if not tracing.anywhere[0]:
+            recording.anywhere[0] -= 1
+            if not recording.anywhere[0]:
                 Tensor._apply_primitive = staticmethod(_record)
         return False
 
 
 def _record_adopting(prim, args, kwargs):
-    trace = tracing._current.trace
+    trace = recording._current.trace
     if trace is not None:
         for arg in args:
             if isinstance(arg, Tensor) and type(arg._data) is np.ndarray:
@@ -399,7 +399,7 @@ class _Session:
 def _outputs(x, outputs, trace):
     """The result's structure, with ("out", k) where its k-th traced value goes."""
     kind = type(x)
-    if kind is tracing.Traced:
+    if kind is recording.Traced:
         traced = trace.lookup(x)
         if traced is not None:
             outputs.append(traced)
@@ -435,7 +435,7 @@ def _output_index(outputs, traced):
 
 
 def _value(x):
-    return x._value if type(x) is tracing.Traced else x
+    return x._value if type(x) is recording.Traced else x
 
 
 class _TensorState:
@@ -476,7 +476,7 @@ class _TensorState:
         """[(what, where)]: "data" or "grad", and an output index or ("const", v)."""
         found = []
         t = self.tensor
-        if type(t._data) is tracing.Traced and t._data._slot != self.data_slot:
+        if type(t._data) is recording.Traced and t._data._slot != self.data_slot:
             found.append(("data", _output_index(outputs, t._data)))
         grad = t._grad
         traced = self.trace.lookup(grad)
@@ -612,7 +612,7 @@ class _OptimizerState:
             for name in sorted(state or ()):
                 value = state[name]
                 where = (pi, name)
-                if type(value) is tracing.Traced:
+                if type(value) is recording.Traced:
                     if self.initial.get(("state",) + where) is not value:
                         found.append((where, _output_index(outputs, value)))
                 elif ("state",) + where not in self.initial:

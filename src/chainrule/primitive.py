@@ -67,7 +67,7 @@ _PLAIN = frozenset({np.ndarray, float, int, bool, np.float64, np.float32, np.int
 
 
 # The array types the engine computes on: NumPy's, and the traced array that a cr.jit
-# trace records with (chainrule.tracing adds it), which stands in for an ndarray.
+# trace records with (chainrule.recording adds it), which stands in for an ndarray.
 ARRAYS = {np.ndarray}
 
 

@@ -1,4 +1,4 @@
-"""The program: a traced function's list of calls (``tracing.Op``), run as Python.
+"""The program: a traced function's list of calls (``recording.Op``), run as Python.
 
 ``Program`` turns the list a trace recorded into Python source, one line per call (what
 ``print(program)`` shows, with shapes), so a replay costs what the same calls written
@@ -21,7 +21,7 @@ import threading
 
 import numpy as np
 
-from .tracing import Attribute, Method, Slot, UFUNC_OF
+from .recording import Attribute, Method, Slot, UFUNC_OF
 
 __all__ = ["Program"]
 

@@ -29,7 +29,7 @@ from .backward import accumulate, backward_pass
 from .graph import topological_order
 from .modes import _modes
 from .node import Node
-from . import tracing
+from . import recording
 from .origin import check_finite, user_frame
 from .primitive import ARRAYS, Box, as_array, raw
 from .saved import FREED, free, hold, reached
@@ -158,7 +158,7 @@ class Tensor(Node, ArrayMethods):
         self._origin = user_frame() if _modes.anomaly else None
 
     def _contents(self):
-        if tracing.anywhere[0]:
+        if recording.anywhere[0]:
             return self._array()
         return self._data
 
@@ -166,8 +166,8 @@ class Tensor(Node, ArrayMethods):
         """The array, for code that reads it outside the table's operations. In a cr.jit
         trace, the tensor first becomes part of the program (its array an input read at
         every run), so that nothing read from it is a constant by mistake."""
-        if tracing.anywhere[0] and tracing._current.trace is not None:
-            tracing.touch(self)
+        if recording.anywhere[0] and recording._current.trace is not None:
+            recording.touch(self)
         return self._data
 
     _apply_primitive = staticmethod(_record)  # (prim, args, kwargs): record a node
@@ -187,7 +187,7 @@ class Tensor(Node, ArrayMethods):
         change the gradient that backward computes."""
         if self._prev or self._holders is not None:
             reached(self)
-        if tracing.anywhere[0]:
+        if recording.anywhere[0]:
             return self._array()
         return self._data
 
@@ -195,9 +195,9 @@ class Tensor(Node, ArrayMethods):
     def data(self, value):
         # Replacing the array (t.data = ..., t.data += ...) bumps the version, so a
         # backward pass that saved the old values can tell, and refuse.
-        if tracing.anywhere[0] and tracing._current.trace is not None:  # cr.jit: what
+        if recording.anywhere[0] and recording._current.trace is not None:  # cr.jit: what
             # it was becomes an input of the program
-            tracing.touch(self)
+            recording.touch(self)
         self._data = value if type(value) in ARRAYS else _as_array(value, None)
         self._holders = None  # (the graphs keep the old array, locked)
         self._version[0] += 1
@@ -206,15 +206,15 @@ class Tensor(Node, ArrayMethods):
     def grad(self):
         """The gradient backward() accumulated: an ndarray of the tensor's shape (a
         Tensor after ``backward(create_graph=True)``), or None."""
-        if tracing.anywhere[0]:
+        if recording.anywhere[0]:
             self._array()  # (a cr.jit trace: the tensor joins the program first)
         return self._grad
 
     @grad.setter
     def grad(self, value):
-        if tracing.anywhere[0] and tracing._current.trace is not None:  # cr.jit: what
+        if recording.anywhere[0] and recording._current.trace is not None:  # cr.jit: what
             # it was becomes an input of the program
-            tracing.touch(self)
+            recording.touch(self)
         self._grad = value
 
     shape = property(lambda self: self._data.shape, doc="The length of each axis, a tuple.")
@@ -505,7 +505,7 @@ class Tensor(Node, ArrayMethods):
                                "no graph to differentiate; create the inputs with "
                                "requires_grad=True")
         seed = _seed_gradient(self, gradient)
-        trace = tracing.current()
+        trace = recording.current()
         if trace is not None:  # cr.jit: name the part of the program that follows
             trace.mark("backward")
         if create_graph:

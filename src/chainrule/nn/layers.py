@@ -11,7 +11,7 @@ from numpy.typing import ArrayLike, DTypeLike
 from .. import fast
 from .. import rules as ops
 from ..primitive import raw
-from ..tracing import draw
+from ..recording import draw
 from ..rules.common import Result
 from ..tensor import Tensor
 from . import functional as F

@@ -13,7 +13,7 @@ from typing import Any, Callable
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
-from .. import tracing
+from .. import recording
 from ..tensor import Tensor
 from ..value import Value
 
@@ -148,9 +148,9 @@ class Module:
     training = True
 
     def __call__(self, *args, **kwargs):
-        if tracing.anywhere[0] and tracing._current.trace is not None:  # cr.jit: the
+        if recording.anywhere[0] and recording._current.trace is not None:  # cr.jit: the
             # program it is traced into holds for this module's mode (train or eval)
-            tracing.touch(self)
+            recording.touch(self)
         return self.forward(*args, **kwargs)
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
@@ -297,7 +297,7 @@ class Module:
         True
         """
         for p in self.parameters():
-            tracing.touch(p)  # (cr.jit: the gradient it had becomes an input first)
+            recording.touch(p)  # (cr.jit: the gradient it had becomes an input first)
             p.grad = 0.0 if isinstance(p, Value) else None
 
     # --- modes ----------------------------------------------------------------------

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..primitive import Primitive, as_array, ndim_of, raw, renamed, shape_of
-from ..tracing import require
+from ..recording import require
 
 __all__ = ["op", "lead", "tangent_lead", "axes_of", "from_end", "TORCH_NAMES",
            "torch_names", "float_dtype", "class_indices"]

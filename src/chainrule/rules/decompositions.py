@@ -24,7 +24,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..primitive import ndim_of, raw, shape_of
-from ..tracing import branch
+from ..recording import branch
 from .common import Result, op, tangent_lead
 from .elementwise import where
 from .linalg import matmul

@@ -17,7 +17,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..primitive import as_array, elementwise, raw, shape_of
-from ..tracing import opaque
+from ..recording import opaque
 from .common import Result
 
 __all__ = ["add", "subtract", "multiply", "divide", "negative", "power", "exp", "log",

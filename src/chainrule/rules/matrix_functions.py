@@ -10,7 +10,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..primitive import ARRAYS, ndim_of, raw, shape_of
-from ..tracing import branch
+from ..recording import branch
 from .common import Result, op
 from .decompositions import inv, svdvals
 from .elementwise import absolute, power, sign

@@ -10,7 +10,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..primitive import as_array, ndim_of, raw, shape_of
-from ..tracing import owned_by
+from ..recording import owned_by
 from .common import Result, from_end, lead, op, tangent_lead, torch_names
 
 __all__ = ["reshape", "transpose", "permute", "swapaxes", "broadcast_to", "expand",

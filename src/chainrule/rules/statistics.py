@@ -10,7 +10,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..primitive import Box, as_array, ndim_of, raw, shape_of
-from ..tracing import require
+from ..recording import require
 from .assembly import atleast_2d, diagonal
 from .common import Result, float_dtype
 from .elementwise import clip, sqrt

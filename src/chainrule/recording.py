@@ -1,4 +1,4 @@
-"""Tracing: the NumPy calls of a function, recorded as data.
+"""cr.jit's recording: the NumPy calls of a function, recorded as data.
 
 ``cr.jit`` (``chainrule/jit.py``) runs a function once with *traced arrays* where its
 arrays were. A ``Traced`` holds the real array, so that first run computes real
@@ -27,7 +27,7 @@ import numpy as np
 from .origin import user_line
 from .primitive import ARRAYS
 
-__all__ = ["Traced", "Trace", "Op", "Slot", "TracingError", "current", "draw", "require",
+__all__ = ["Traced", "Recording", "Op", "Slot", "TracingError", "current", "draw", "require",
            "opaque", "owned_by", "branch", "touch"]
 
 
@@ -409,7 +409,7 @@ UFUNC_OF = {operator.add: np.add, operator.sub: np.subtract, operator.mul: np.mu
              operator.eq: np.equal, operator.ne: np.not_equal}
 
 
-class Trace:
+class Recording:
     """A recording in progress: the program's inputs and calls so far."""
 
     def __init__(self):
