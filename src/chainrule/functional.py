@@ -16,7 +16,6 @@ its point was an outer value), the result stays traced, and the outer transform
 differentiates through it like through any other value.
 """
 
-from collections.abc import Iterable
 from numbers import Real
 from typing import Any, Callable
 
@@ -28,6 +27,7 @@ from .forward import JVPTracer
 from .modes import enable_grad
 from .primitive import ARRAYS, Box, as_array, new_level, to_float
 from .primitive import raw as _innermost
+from .pytrees import LEAF, PyTree, leaf_count, tree_flatten, tree_map, tree_unflatten
 from .reverse import ReverseTracer, gradients
 from .tensor import Tensor
 from .tracer import Tracer
@@ -36,93 +36,6 @@ from .value import Value
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "jacobian",
            "hessian", "hvp", "linear_operator", "hessian_operator", "tree_flatten",
            "tree_unflatten"]
-
-# A pytree: a leaf (a number, an array, a Tensor or a Value), None (a subtree without
-# leaves, as in JAX), or a tuple, list or dict of pytrees, nested to any depth. Any,
-# because the type checkers cannot say "nested".
-PyTree = Any
-# What tree_flatten returns to rebuild the containers; its form is private.
-TreeDef = Any
-
-
-# ---------------------------------------------------------------------------------------
-# Pytrees: tuples, lists and dicts of leaves, nested
-# ---------------------------------------------------------------------------------------
-
-# A treedef is _LEAF where a leaf goes, None where the tree held None, and
-# (container type, children) for a container.
-_LEAF = "*"
-
-
-def tree_flatten(tree: PyTree) -> tuple[list[Any], TreeDef]:
-    """``(leaves, treedef)``: the leaves of nested tuples, lists and dicts, in order, and
-    what rebuilds the containers (``tree_unflatten``).
-
-    This is how the transforms take a model's parameters as one argument. None is a
-    subtree without leaves, as in JAX: it stays in the structure, and the transforms
-    pass it through (the gradient of a None input is None).
-
-    >>> leaves, treedef = cr.tree_flatten({"w": [1.0, 2.0], "b": 3.0, "frozen": None})
-    >>> leaves
-    [1.0, 2.0, 3.0]
-    >>> cr.tree_unflatten(treedef, [10.0, 20.0, 30.0])
-    {'w': [10.0, 20.0], 'b': 30.0, 'frozen': None}
-    """
-    leaves = []
-    return leaves, _walk(tree, leaves)
-
-
-# (module-level, not nested: a nested recursive function refers to itself through its
-# closure, a reference cycle left behind at every call)
-def _walk(node, leaves):
-    if node is None:
-        return None
-    if isinstance(node, (tuple, list)):
-        return (type(node), [_walk(child, leaves) for child in node])
-    if isinstance(node, dict):
-        return (dict, [(key, _walk(child, leaves)) for key, child in node.items()])
-    leaves.append(node)
-    return _LEAF
-
-
-def tree_unflatten(treedef: TreeDef, leaves: Iterable[Any]) -> PyTree:
-    """The inverse of ``tree_flatten``: the containers of ``treedef`` filled with ``leaves``.
-
-    >>> params = {"w": 2.0, "b": 3.0}
-    >>> leaves, treedef = cr.tree_flatten(params)
-    >>> cr.tree_unflatten(treedef, [x * 10 for x in leaves])
-    {'w': 20.0, 'b': 30.0}
-    >>> cr.grad(lambda p: p["w"] * p["b"])(params)    # gradients come back the same way
-    {'w': 3.0, 'b': 2.0}
-    """
-    return _build(treedef, iter(leaves))
-
-
-def _build(node, leaves):
-    if node is _LEAF:
-        return next(leaves)
-    if node is None:
-        return None
-    kind, children = node
-    if kind is dict:
-        return {key: _build(child, leaves) for key, child in children}
-    items = [_build(child, leaves) for child in children]
-    return kind(*items) if hasattr(kind, "_fields") else kind(items)
-
-
-def _leaf_count(treedef):
-    if treedef is _LEAF:
-        return 1
-    if treedef is None:
-        return 0
-    kind, children = treedef
-    return sum(_leaf_count(child[1] if kind is dict else child) for child in children)
-
-
-def _tree_map(function, tree):
-    leaves, treedef = tree_flatten(tree)
-    return tree_unflatten(treedef, [function(leaf) for leaf in leaves])
-
 
 # ---------------------------------------------------------------------------------------
 # Inputs in, results out, in the kind that went in
@@ -281,7 +194,7 @@ class _ReverseRun:
 
     def output(self, aux=False):
         """The output (or the aux) in the inputs' kind: what this level's tracers carry."""
-        return _tree_map(self._output_leaf, self.aux if aux else self.out)
+        return tree_map(self._output_leaf, self.aux if aux else self.out)
 
     def _output_leaf(self, leaf):
         if self._mine(leaf):
@@ -342,7 +255,7 @@ def value_and_grad(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
     """
     def value_and_grad_f(*args, **kwargs):
         trace = _ReverseRun(f, args, kwargs, argnums, has_aux, "grad")
-        if trace.out_def is not _LEAF and len(trace.out_leaves) < 2:  # (JAX refuses too)
+        if trace.out_def is not LEAF and len(trace.out_leaves) < 2:  # (JAX refuses too)
             raise TypeError(f"grad: the function must return a scalar, but it returned a "
                             f"{type(trace.out).__name__}; to return more than the value, "
                             f"pass has_aux=True and return (value, aux)")
@@ -465,8 +378,8 @@ def jvp(f: Callable[..., Any], primals: tuple[PyTree, ...] | list[PyTree],
             value = np.zeros(np.shape(_innermost(leaf))) if want_tangent else leaf
         return _in_kind(value, out_kind)
 
-    primal_out = _tree_map(lambda leaf: split(leaf, False), out)
-    tangent_out = _tree_map(lambda leaf: split(leaf, True), out)
+    primal_out = tree_map(lambda leaf: split(leaf, False), out)
+    tangent_out = tree_map(lambda leaf: split(leaf, True), out)
     if has_aux:
         return primal_out, tangent_out, aux
     return primal_out, tangent_out
@@ -513,8 +426,8 @@ def _batch_axis_into_output_shape(blocks, trace, out_shape):
             return ops.reshape(block, out_shape + tuple(np.shape(block)[1:]))
         return block
     if trace.many:
-        return tuple(_tree_map(reshape, b) for b in blocks)
-    return _tree_map(reshape, blocks)
+        return tuple(tree_map(reshape, b) for b in blocks)
+    return tree_map(reshape, blocks)
 
 
 def jacfwd(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
@@ -546,7 +459,7 @@ def jacfwd(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
                                                out_kind, has_aux)
         # The output's structure outside, the inputs' inside (as JAX arranges it).
         regrouped = []
-        for j in range(_leaf_count(out_def)):
+        for j in range(leaf_count(out_def)):
             per_num = [tree_unflatten(treedef, [blocks[j] for blocks in per_leaf])
                        for treedef, per_leaf in per_arg]
             regrouped.append(tuple(per_num) if many else per_num[0])
@@ -580,7 +493,7 @@ def _forward_columns(f, args, kwargs, n, leaves, treedef, k, out_kind, has_aux=F
             raise TypeError(f"jacfwd(..., has_aux=True): the function must return a pair "
                             f"(output, aux), got {type(out).__name__}")
         out, aux = out
-        aux = _tree_map(lambda leaf: _in_kind(leaf.primal, out_kind) if isinstance(
+        aux = tree_map(lambda leaf: _in_kind(leaf.primal, out_kind) if isinstance(
             leaf, JVPTracer) and leaf._level == level else leaf, aux)  # (no derivative)
     out = _checked_output(out, "jacfwd")
     out_leaves, out_def = tree_flatten(out)

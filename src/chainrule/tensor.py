@@ -31,7 +31,7 @@ from .modes import _modes
 from .node import Node
 from . import recording
 from .origin import check_finite, user_frame
-from .primitive import ARRAYS, Box, as_array, raw
+from .primitive import ARRAYS, as_array, raw
 from .saved import FREED, free, hold, reached
 
 __all__ = ["Tensor", "tensor"]
