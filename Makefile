@@ -38,7 +38,12 @@ fuzz: $(VENV)/.test-deps
 VENV_BENCH := .venv-bench
 BLAS_THREADS ?= 1
 
+# OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are unset for this run only: a machine that pins
+# OpenBLAS to an older CPU's kernels for its tests (OPENBLAS_CORETYPE=Haswell) would
+# otherwise time every matmul on them, 1.4-1.7x slower; run.py prints and records the
+# kernel it measured with. The tests and CI keep the machine's settings.
 bench: $(VENV_BENCH)/.bench-deps
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE \
 	OPENBLAS_NUM_THREADS=$(BLAS_THREADS) OMP_NUM_THREADS=$(BLAS_THREADS) \
 	MKL_NUM_THREADS=$(BLAS_THREADS) \
 	$(VENV_BENCH)/bin/python benchmarks/run.py $(if $(QUICK),--quick,)

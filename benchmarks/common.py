@@ -49,7 +49,7 @@ import time
 __all__ = [
     "SIZES", "ROW_KEYS", "LIBRARIES", "pick", "optional", "row", "error_row",
     "interleave", "time_calls", "checked", "MismatchError", "machine_info",
-    "keep_freed_memory", "print_targets",
+    "keep_freed_memory", "print_targets", "blas_libraries", "blas_env", "blas_line",
 ]
 
 SIZES = ("tiny", "quick", "full")
@@ -236,28 +236,77 @@ def checked(a, b, rtol=1e-9, atol=0.0, what="result"):
     return a
 
 
-def _blas_info():
-    """Which BLAS NumPy uses: threadpoolctl if present, else np.show_config."""
+# The environment variables that choose OpenBLAS's kernel and every BLAS's thread count.
+# A machine may set OPENBLAS_CORETYPE (e.g. Haswell) for its tests: OpenBLAS then runs
+# that CPU's kernels rather than the best ones for this CPU, and its matmuls slow down
+# (make bench unsets it). Each is recorded with a run, set or not.
+BLAS_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OPENBLAS_NUM_THREADS",
+            "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def blas_libraries():
+    """The BLAS NumPy runs on: ``[{"library", "version", "kernel", "threads"}]``.
+
+    threadpoolctl (a dependency of scikit-learn, in the test extra) reads the library
+    loaded in this process: its version, the kernel it chose at load time (OpenBLAS's
+    core type, e.g. "SkylakeX" or "Haswell") and its thread count. Without it, NumPy's
+    build information gives the library and version, and the kernel and thread count
+    are None.
+    """
+    np = optional("numpy")  # loads NumPy's BLAS, which threadpoolctl can only see loaded
     tpc = optional("threadpoolctl")
     if tpc is not None:
         try:
-            pools = tpc.threadpool_info()
-            if pools:
-                return "; ".join(
-                    f"{p.get('internal_api')} {p.get('version') or ''} "
-                    f"({p.get('num_threads')} threads)".replace("  ", " ")
-                    for p in pools)
+            pools = [p for p in tpc.threadpool_info() if p.get("user_api") == "blas"]
         except Exception:
-            pass
-    np = optional("numpy")
+            pools = []
+        if pools:
+            return [{"library": p.get("internal_api"), "version": p.get("version"),
+                     "kernel": p.get("architecture"), "threads": p.get("num_threads")}
+                    for p in pools]
     if np is None:
-        return None
+        return []
     try:
-        cfg = np.show_config(mode="dicts")
-        blas = cfg.get("Build Dependencies", {}).get("blas", {})
-        return f"{blas.get('name')} {blas.get('version', '')}".strip()
+        blas = np.show_config(mode="dicts").get("Build Dependencies", {}).get("blas", {})
     except Exception:
+        return []
+    return [{"library": blas.get("name"), "version": blas.get("version"),
+             "kernel": None, "threads": None}]
+
+
+def blas_env():
+    """``{variable: value or None}`` for each of ``BLAS_ENV``."""
+    return {name: os.environ.get(name) for name in BLAS_ENV}
+
+
+def blas_line(libraries=None, env=None):
+    """One line for a reader: which BLAS, which kernel, how many threads, and the
+    OpenBLAS variables that chose them."""
+    libraries = blas_libraries() if libraries is None else libraries
+    env = blas_env() if env is None else env
+    parts = []
+    for lib in libraries:
+        kernel = lib.get("kernel") or "unknown (threadpoolctl is not installed)"
+        threads = lib.get("threads")
+        parts.append(f"{lib.get('library')} {lib.get('version') or ''}".strip()
+                     + f", kernel {kernel}, "
+                     + (f"{threads} thread{'s' if threads != 1 else ''}"
+                        if threads is not None else "threads unknown"))
+    openblas = ", ".join(f"{k}={env.get(k)}" if env.get(k) is not None else f"{k} unset"
+                         for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"))
+    return f"BLAS: {'; '.join(parts) or 'none found'} ({openblas})"
+
+
+def _blas_info():
+    """NumPy's BLAS in a few words, for the machine line: library, version, kernel,
+    threads."""
+    libraries = blas_libraries()
+    if not libraries:
         return None
+    return "; ".join(
+        " ".join(str(x) for x in (lib["library"], lib["version"], lib["kernel"]) if x)
+        + (f" ({lib['threads']} threads)" if lib["threads"] is not None else "")
+        for lib in libraries)
 
 
 # glibc's mallopt parameters (malloc.h)
@@ -369,6 +418,8 @@ def machine_info():
             pass
     info["versions"] = versions
     info["numpy_blas"] = _blas_info()
+    info["blas"] = blas_libraries()
+    info["blas_env"] = blas_env()
     info["malloc"] = ("glibc, freed memory kept (common.keep_freed_memory)"
                       if _MALLOC_SETTING["applied"] else "default")
     if _PINNED["cpu"] is not None:

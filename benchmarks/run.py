@@ -20,6 +20,10 @@ run_workloads and common.keep_freed_memory for why. With BLAS single-threaded (a
 bench sets it), the run is pinned to one CPU (``--all-cpus``: not), since JAX ignores
 thread settings (common.pin_to_one_cpu). A workload whose module is missing
 or raises is reported, not fatal. See common.py for the interface a workload implements.
+
+The first line of a run names the BLAS it measures with (library, version, the kernel
+OpenBLAS chose, thread count, and the OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE that may
+have forced the kernel); the JSON records the same under ``machine``.
 """
 
 import argparse
@@ -39,8 +43,8 @@ for path in (HERE, os.path.dirname(HERE)):  # `import common` and `import benchm
     if path not in sys.path:
         sys.path.insert(0, path)
 
-from common import (SIZES, keep_freed_memory, machine_info, pin_to_one_cpu,  # noqa: E402
-                    small_op_speed)
+from common import (SIZES, blas_line, keep_freed_memory, machine_info,  # noqa: E402
+                    pin_to_one_cpu, small_op_speed)
 
 __all__ = ["discover", "run_workloads", "add_ratios", "check_targets", "format_table",
            "write_results", "main"]
@@ -304,9 +308,12 @@ def main(argv=None):
     size = args.size or ("quick" if args.quick else "full")
     only = [int(x) for x in args.only.split(",") if x.strip()] if args.only else None
 
+    log = lambda msg: print(msg, file=sys.stderr, flush=True)
+    # What every matmul of the run runs on (the workers inherit the environment, so
+    # they load the same kernel); machine_info records it in the JSON too.
+    log(blas_line())
     t0 = time.perf_counter()
     small_op_ns = [small_op_speed()]  # the machine's state, at the start and the end
-    log = lambda msg: print(msg, file=sys.stderr, flush=True)
     rows, modules, failures = run_workloads(size, only, log, isolate=not args.in_process,
                                             default_malloc=args.default_malloc)
     small_op_ns.append(small_op_speed())
