@@ -5,9 +5,9 @@ A run is a ``Config`` (data set, engine, network, optimizer, schedule, loss) and
 set from ``load_dataset`` (or ``as_dataset``). ``train`` runs the one loop: for each
 mini-batch, forward, loss, zero_grad, backward, an optimizer step and a schedule step
 from ``chainrule.optim``; then progress and metrics. What the engines do differently is
-an ``Engine``: a handful of small functions (build a model, pass a batch through it,
-its losses, the sum of squared weights), one set for the MLP of Values and one for the
-tensor MLP.
+an ``Engine`` (``training_engines.py``): a handful of small functions (build a model, pass a batch
+through it, its losses, the sum of squared weights), one set for the MLP of Values and
+one for the tensor MLP.
 
 Each data set has defaults (``DEFAULTS``) that train well on each engine; the CLI may
 override any of them, and metrics.json records the config that ran.
@@ -27,20 +27,15 @@ import time
 import warnings
 from dataclasses import asdict, dataclass, field
 from numbers import Integral, Real
-from typing import Callable
 
 import numpy as np
 
 from . import data as datasets
 from . import optim
+from .training_engines import ENGINES, SCALAR, TENSOR, Engine
 from .modes import no_grad
 from .jit import jit
-from .nn import MLP
-from .nn.functional import cross_entropy, hinge_loss, mse_loss
-from .nn.scalar import MLP as ScalarMLP
 from .progress import progress
-from .tensor import tensor
-from .value import Value
 
 __all__ = ["Config", "DEFAULTS", "DEFAULT_ENGINE", "DATASETS", "OPTIMIZERS", "SCHEDULES",
            "LOSSES", "Engine", "ENGINES", "SCALAR", "TENSOR", "load_dataset", "as_dataset",
@@ -246,118 +241,6 @@ def load_dataset(name, seed=0, data_dir=""):
             X, y, Xt, yt = datasets.load_mnist_subset(seed=seed)
         return as_dataset(X, y, Xt, yt, n_classes=10, image=28)
     raise ValueError(f"unknown data set {name!r}; known: {', '.join(DATASETS)}")
-
-
-# ---------------------------------------------------------------------------------------
-# The engines: what the loop needs from each, as small functions
-# ---------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Engine:
-    """How one engine builds a model, passes a batch through it and scores the result.
-
-    ``build(sizes, activation, seed)`` gives an MLP; ``forward(model, X)`` the outputs of
-    a batch, in the engine's own kind; ``scores(outputs)`` them as an ndarray (N,
-    outputs); ``losses[name](outputs, targets)`` a mean over the batch;
-    ``squared_norm(parameters)`` the sum of p**2. ``test_every_epoch``: whether a pass
-    over the test set is cheap enough to make after every epoch.
-    """
-    name: str
-    build: Callable
-    forward: Callable
-    scores: Callable
-    losses: dict
-    squared_norm: Callable
-    test_every_epoch: bool
-
-
-def _scalar_mlp(sizes, activation, seed):
-    return ScalarMLP(sizes[0], sizes[1:], nonlin=activation, rng=seed)
-
-
-def _scalar_forward(model, X):
-    """One list of output Values per row of X."""
-    outputs = []
-    for row in X:
-        out = model([Value(float(v)) for v in row])
-        outputs.append(out if isinstance(out, list) else [out])
-    return outputs
-
-
-def _scalar_scores(outputs):
-    return np.array([[v.data for v in out] for out in outputs])
-
-
-def _scalar_mean(losses):
-    return sum(losses) * (1.0 / len(losses))
-
-
-def _scalar_cross_entropy(outputs, labels):
-    return _scalar_mean([_value_cross_entropy(out, int(label))
-                         for out, label in zip(outputs, labels)])
-
-
-def _value_cross_entropy(outputs, label):
-    """-log softmax(outputs)[label] with Values, shifted by the max so exp cannot overflow."""
-    m = max(v.data for v in outputs)
-    total = sum((v - m).exp() for v in outputs)
-    return total.log() - (outputs[label] - m)
-
-
-def _scalar_hinge(outputs, signs):
-    """micrograd's SVM loss: the mean of max(0, 1 - y * score), y in {-1, 1}."""
-    return _scalar_mean([(1 + -float(sign) * out[0]).relu()
-                         for out, sign in zip(outputs, signs)])
-
-
-def _scalar_squared_error(outputs, targets):
-    return _scalar_mean([(out[0] - float(target)) ** 2
-                         for out, target in zip(outputs, targets)])
-
-
-def _scalar_squared_norm(parameters):
-    return sum(p * p for p in parameters)
-
-
-def _tensor_mlp(sizes, activation, seed):
-    return MLP(sizes, activation=activation, rng=seed)
-
-
-def _tensor_forward(model, X):
-    return model(tensor(X))
-
-
-def _tensor_scores(logits):
-    return logits.data
-
-
-def _tensor_hinge(logits, signs):
-    return hinge_loss(logits[:, 0], tensor(signs))
-
-
-def _tensor_squared_error(logits, targets):
-    return mse_loss(logits[:, 0], tensor(targets))
-
-
-def _tensor_squared_norm(parameters):
-    return sum((p * p).sum() for p in parameters)
-
-
-SCALAR = Engine(
-    name="scalar", build=_scalar_mlp, forward=_scalar_forward, scores=_scalar_scores,
-    losses={"cross_entropy": _scalar_cross_entropy, "hinge": _scalar_hinge,
-            "mse": _scalar_squared_error},
-    squared_norm=_scalar_squared_norm,
-    test_every_epoch=False)  # a pass over the test set costs as much as training on it
-
-TENSOR = Engine(
-    name="tensor", build=_tensor_mlp, forward=_tensor_forward, scores=_tensor_scores,
-    losses={"cross_entropy": cross_entropy, "hinge": _tensor_hinge,
-            "mse": _tensor_squared_error},
-    squared_norm=_tensor_squared_norm,
-    test_every_epoch=True)
-
-ENGINES = {"scalar": SCALAR, "tensor": TENSOR}
 
 
 # ---------------------------------------------------------------------------------------
