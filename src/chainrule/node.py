@@ -17,6 +17,8 @@ the one backward pass (``backward.py``) walks both. So they share this record:
 ``_retain``        keep this node's gradient (``retain_grad()``)
 ``_origin``        where the user's code made it (under ``detect_anomaly``)
 ``_residual``      what a speed override's forward kept for its VJP (``chainrule.fast``)
+``_leaves``        the leaves among its arguments, whose arrays it holds locked
+                   (``saved.py``)
 """
 
 __all__ = ["Node"]
@@ -26,4 +28,4 @@ class Node:
     """The fields a graph node carries for the backward pass (see the module)."""
 
     __slots__ = ("_prev", "_op", "_args", "_raw_args", "_kwargs", "_grad_argnums",
-                 "_versions", "_retain", "_origin", "_residual", "__weakref__")
+                 "_versions", "_retain", "_origin", "_residual", "_leaves", "__weakref__")

@@ -12,7 +12,6 @@ walked: at the end of backward(), or, for a graph dropped without a walk, the ne
 time the tensor's array is reached through chainrule (.data, np.asarray, a write).
 """
 
-import threading
 import weakref
 
 import numpy as np
@@ -27,16 +26,9 @@ class _Freed(tuple):
 
 FREED = _Freed()
 
-class _Locked(threading.local):
-    def __init__(self):
-        self.leaves = []  # weak references to the leaves this thread locked since
-
-
-_locked = _Locked()
-
-
 def hold(leaves, node):
     """Lock the leaves' arrays (those chainrule may lock) for ``node``'s graph."""
+    node._leaves = leaves  # (what free() releases)
     holder = weakref.ref(node)
     for tensor in leaves:
         if tensor._holders is not None and len(tensor._holders) >= 8:
@@ -50,9 +42,6 @@ def hold(leaves, node):
         if type(array) is np.ndarray and array.base is None and array.flags.writeable:
             array.setflags(write=False)
             tensor._holders = [holder]
-            _locked.leaves.append(weakref.ref(tensor))
-            if len(_locked.leaves) > 1024:  # graphs built, and none walked, for long
-                _release_leaves()
 
 
 def reached(tensor):
@@ -92,23 +81,13 @@ def release(tensor):
 
 def free(order):
     """After a walk: the graph cannot be walked again (PyTorch's rule), its saved
-    arrays are dropped, and arrays locked only for it become writable (the leaves
-    among those this thread locked; another graph may still hold some)."""
+    arrays are dropped, and arrays locked only for it become writable (another graph
+    may still hold some)."""
     for node in order:
         node._versions = FREED
         node._raw_args = node._residual = None
         if node._holders is not None:
             release(node)
-    _release_leaves()
-
-
-def _release_leaves():
-    """Release the leaves this thread locked; keep listing those still held."""
-    held = []
-    for ref in _locked.leaves:
-        tensor = ref()
-        if tensor is not None and tensor._holders is not None:
-            release(tensor)
-            if tensor._holders is not None:
-                held.append(ref)
-    _locked.leaves = held
+        for leaf in node._leaves:
+            if leaf._holders is not None:
+                release(leaf)

@@ -155,6 +155,7 @@ class Tensor(Node, ArrayMethods):
         self._version = [0]
         self._retain = False
         self._holders = None  # the nodes whose graphs saved its array (read-only)
+        self._leaves = ()
         self._origin = user_frame() if _modes.anomaly else None
 
     def _contents(self):
