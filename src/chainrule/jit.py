@@ -26,6 +26,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import recording
+from .jit_state import ModuleState, OptimizerState, TensorState, grad_key, untraced
 from .program import Program
 from .nn.module import Module
 from .optim import Optimizer
@@ -210,7 +211,7 @@ def _flatten(x, values, tensors):
     if isinstance(x, Tensor):
         tensors.append(x)
         data = x._data
-        return ("T", data.shape, data.dtype, x.requires_grad, _grad_key(x._grad))
+        return ("T", data.shape, data.dtype, x.requires_grad, grad_key(x._grad))
     if isinstance(x, np.generic):
         values.append(x)
         return ("s", x.dtype)
@@ -219,14 +220,6 @@ def _flatten(x, values, tensors):
     if kind is dict:
         return (dict, tuple([(k, _flatten(x[k], values, tensors)) for k in x]))
     return _static(x)
-
-
-def _grad_key(grad):
-    if grad is None:
-        return None
-    if type(grad) is np.ndarray:
-        return (grad.shape, grad.dtype)
-    return (np.shape(grad), getattr(grad, "dtype", None))
 
 
 def _static(x):
@@ -308,7 +301,7 @@ class _Session:
     def __init__(self, trace):
         self.trace = trace
         self.names = {}       # slot -> a reader's name
-        self.states = []      # _TensorState / _OptimizerState, in the order adopted
+        self.states = []      # TensorState / OptimizerState, in the order adopted
         self.adopted = {}     # id(object) -> its state record
         self.tensor_arguments = []  # (tensor, name): adopted first, in argument order
         self.hints = {}       # id(tensor) -> a name (model.layers.0.weight)
@@ -348,13 +341,13 @@ class _Session:
             if type(obj._data) is not np.ndarray:
                 return  # made while tracing: a value of the program, not state
             name = name or self.hints.get(id(obj)) or f"tensor{len(self.states)}"
-            state = _TensorState(obj, self.trace, name)
+            state = TensorState(obj, self.trace, name)
         elif isinstance(obj, Optimizer):
-            state = _OptimizerState(obj, self.trace, self)
+            state = OptimizerState(obj, self.trace, self)
         elif isinstance(obj, Module):
             if id(obj) in self.modules_seen:
                 return  # below a module adopted before: its mode is checked there
-            state = _ModuleState(obj)
+            state = ModuleState(obj)
             self.modules_seen.update(id(m) for m in state.modules)
         else:
             return  # a Value: the scalar engine's numbers are constants of the program
@@ -426,236 +419,6 @@ def _leaves_of(template):
     return [leaf for item in items for leaf in _leaves_of(item)]
 
 
-def _output_index(outputs, traced):
-    for i, known in enumerate(outputs):
-        if known is traced:
-            return i
-    outputs.append(traced)
-    return len(outputs) - 1
-
-
-def _value(x):
-    return x._value if type(x) is recording.Traced else x
-
-
-class _TensorState:
-    """A tensor the program reads: its array (and gradient, if it has one) are inputs;
-    what the function left in them is written back."""
-
-    def __init__(self, tensor, trace, name):
-        self.tensor = tensor
-        self.trace = trace
-        data, grad = tensor._data, tensor._grad
-        self.key = (data.shape, data.dtype, tensor.requires_grad, _grad_key(grad))
-        self.initial_grad = grad
-        traced = trace.input(data)
-        self.name = name
-        self.names = {traced._slot: name}
-        tensor._data = traced
-        self.data_slot = traced._slot
-        self.grad_slot = None
-        if isinstance(grad, np.ndarray):
-            traced_grad = trace.input(grad)
-            self.names[traced_grad._slot] = f"{name}.grad"
-            tensor._grad = traced_grad
-            self.grad_slot = traced_grad._slot
-
-    def read(self, values):
-        """Append this call's inputs; False if the tensor no longer fits the program."""
-        t = self.tensor
-        data, grad = t._data, t._grad
-        if (type(data) is not np.ndarray or
-                (data.shape, data.dtype, t.requires_grad, _grad_key(grad)) != self.key):
-            return False
-        values.append(data)
-        if self.grad_slot is not None:
-            values.append(grad)
-        return True
-
-    def writes(self, outputs):
-        """[(what, where)]: "data" or "grad", and an output index or ("const", v)."""
-        found = []
-        t = self.tensor
-        if type(t._data) is recording.Traced and t._data._slot != self.data_slot:
-            found.append(("data", _output_index(outputs, t._data)))
-        grad = t._grad
-        traced = self.trace.lookup(grad)
-        if traced is not None:
-            if traced._slot != self.grad_slot:
-                found.append(("grad", _output_index(outputs, traced)))
-        elif grad is not self.initial_grad:  # None, or a constant
-            found.append(("grad", ("const", grad)))
-        return found
-
-    def describe(self, what):
-        return self.name if what == "data" else f"{self.name}.grad"
-
-    def source(self, what):
-        """The input slot that ``what`` was read from (a new value may replace it in
-        place): the data, not the gradient (a gradient kept from an earlier step keeps
-        its values, as eagerly)."""
-        return self.data_slot if what == "data" else None
-
-    def write(self, what, value):
-        if what == "data":
-            self.tensor.data = value  # as an optimizer does: a new version
-        else:
-            self.tensor.grad = value  # (the setter: not tracing now)
-
-    def restore(self):
-        t = self.tensor
-        t._data = _value(t._data)
-        t._grad = _value(t._grad)
-
-
-class _ModuleState:
-    """A module the function called: the program holds for its mode (train or eval, of
-    it and every module below it: Dropout draws only in training)."""
-
-    names = {}
-
-    def __init__(self, module):
-        self.modules = list(module.modules())
-        self.key = tuple(m.training for m in self.modules)
-
-    def read(self, values):
-        for module, training in zip(self.modules, self.key):
-            if module.training is not training:
-                return False
-        return True
-
-    def writes(self, outputs):
-        return []
-
-    def restore(self):
-        pass
-
-
-class _OptimizerState:
-    """An optimizer the program steps: its parameters are adopted as tensors; its
-    learning rates and per-parameter state (arrays and numbers) are inputs."""
-
-    def __init__(self, optimizer, trace, session):
-        self.optimizer = optimizer
-        self.names = {}
-        for group in optimizer.param_groups:
-            for p in group["params"]:
-                if isinstance(p, Tensor):
-                    session.adopt(p)
-        # what a replay needs to hold still: each group's hyperparameters (the
-        # learning rate by type: it is an input) and parameters, each parameter's state
-        self.groups = [(tuple((k, type(v) if k == "lr" and _is_number(v) else v)
-                              for k, v in group.items() if k != "params"),
-                        list(group["params"])) for group in optimizer.param_groups]
-        self.params = _params(optimizer)
-        self.state_kinds = [(p, {name: _state_key(v)
-                                 for name, v in optimizer.state.get(p, {}).items()})
-                            for p in self.params]
-        self.slots = []    # where each input comes from: ("lr", group) or ("state", i, name)
-        self.initial = {}  # where -> the traced input
-        for gi, group in enumerate(optimizer.param_groups):
-            if _is_number(group.get("lr")):
-                self._take(trace, group, "lr", ("lr", gi), f"lr{gi}")
-        for pi, p in enumerate(_params(optimizer)):
-            state = optimizer.state.get(p)
-            for name in sorted(state or ()):
-                if _is_number(state[name]) or type(state[name]) is np.ndarray:
-                    self._take(trace, state, name, ("state", pi, name), f"{name}{pi}")
-
-    def _take(self, trace, container, name, where, label):
-        traced = trace.input(container[name])
-        container[name] = traced
-        self.names[traced._slot] = label
-        self.slots.append(where)
-        self.initial[where] = traced
-
-    def read(self, values):
-        """Append this call's inputs; False if the optimizer no longer fits the program:
-        other hyperparameters (the learning rate excepted: it is an input), other
-        parameters, or state of other kinds or shapes than traced."""
-        opt = self.optimizer
-        groups = opt.param_groups
-        if len(groups) != len(self.groups):
-            return False
-        for group, (settings, params) in zip(groups, self.groups):
-            listed = group["params"]
-            if (len(group) != len(settings) + 1 or len(listed) != len(params)
-                    or any(a is not b for a, b in zip(listed, params))):
-                return False
-            for name, expected in settings:
-                value = group[name]
-                if name == "lr" and type(expected) is type:
-                    if type(value) is not expected:
-                        return False
-                elif not (value is expected or value == expected):
-                    return False
-        state = opt.state
-        for p, kinds in self.state_kinds:
-            entries = state.get(p)
-            if (entries or {}).keys() != kinds.keys():
-                return False
-            for name, kind in kinds.items():
-                if _state_key(entries[name]) != kind:
-                    return False
-        for where in self.slots:
-            if where[0] == "lr":
-                values.append(groups[where[1]]["lr"])
-            else:
-                values.append(state[self.params[where[1]]][where[2]])
-        return True
-
-    def writes(self, outputs):
-        found = []
-        opt = self.optimizer
-        for pi, p in enumerate(_params(opt)):
-            state = opt.state.get(p)
-            for name in sorted(state or ()):
-                value = state[name]
-                where = (pi, name)
-                if type(value) is recording.Traced:
-                    if self.initial.get(("state",) + where) is not value:
-                        found.append((where, _output_index(outputs, value)))
-                elif ("state",) + where not in self.initial:
-                    found.append((where, ("const", value)))
-        return found
-
-    def describe(self, where):
-        return f"{where[1]}{where[0]}"  # momentum_buffer0: the first parameter's
-
-    def source(self, where):
-        traced = self.initial.get(("state",) + where)
-        return None if traced is None else traced._slot
-
-    def write(self, where, value):
-        self.optimizer.state.setdefault(self.params[where[0]], {})[where[1]] = value
-
-    def restore(self):
-        opt = self.optimizer
-        for group in opt.param_groups:
-            group["lr"] = _value(group.get("lr"))
-        for state in opt.state.values():
-            for name in state:
-                state[name] = _value(state[name])
-
-
-def _params(opt):
-    return [p for group in opt.param_groups for p in group["params"]]
-
-
-def _is_number(x):
-    return type(x) in (float, int)
-
-
-def _state_key(v):
-    """What a replay needs of a state entry: an array's shape and dtype, a number's
-    type, anything else itself (compared by identity)."""
-    if type(v) is np.ndarray:
-        return ("a", v.shape, v.dtype)
-    if _is_number(v):
-        return type(v)
-    return ("object", id(v))
-
-
 class _Entry:
     """A traced program with what a call needs around it: where its state comes from,
     where what it returns goes, and the result's structure."""
@@ -707,7 +470,7 @@ class _Entry:
         return (_rebuild(self.template, outputs),)
 
     def rebuild(self, outputs):
-        return _rebuild(self.template, [_value(o) for o in outputs])
+        return _rebuild(self.template, [untraced(o) for o in outputs])
 
     def fast_call(self, key):
         """``call(args, kwargs)``: what ``Jitted.__call__`` and ``try_run`` do for this
@@ -847,7 +610,7 @@ class _FastCall:
             if state.grad_slot is not None:
                 segments[-1].append(f"{var}._grad")
         for state in entry.found:
-            if type(state) is not _TensorState:
+            if type(state) is not TensorState:
                 holder[id(state)] = self.name(state)
                 segments.append(state)  # read by its own method, in place
                 segments.append([])
@@ -879,7 +642,7 @@ class _FastCall:
                 value = f"{self.name(where[1])}.copy()"
             else:
                 value = self.name(where[1])
-            if type(state) is _TensorState:
+            if type(state) is TensorState:
                 attribute = "data" if what == "data" else "_grad"  # (data: a new version)
                 self.lines.append(f"    {holder[id(state)]}.{attribute} = {value}")
             else:
