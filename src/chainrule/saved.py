@@ -31,10 +31,12 @@ def hold(leaves, node):
     node._leaves = leaves  # (what free() releases)
     holder = weakref.ref(node)
     for tensor in leaves:
-        if tensor._holders is not None and len(tensor._holders) >= 8:
-            release(tensor)  # graphs built and dropped without a walk
-        if tensor._holders is not None:
-            tensor._holders.append(holder)
+        holders = tensor._holders
+        if holders is not None and len(holders) >= 8:  # graphs dropped without a walk
+            release(tensor)
+            holders = tensor._holders
+        if holders is not None:
+            holders.append(holder)
             continue
         array = tensor._data
         # an array the user made read-only, or a view of memory the tensor does not own,
