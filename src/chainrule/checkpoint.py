@@ -559,3 +559,68 @@ def _read_header(archive, path):
     header.setdefault("architecture", None)
     header.setdefault("metadata", None)
     return header
+
+
+# ---------------------------------------------------------------------------------------
+# A model from a checkpoint of `chainrule train`: rebuilt from its header, checked
+# against the file's arrays and for numbers that are not finite (chainrule eval)
+# ---------------------------------------------------------------------------------------
+
+def refuse_non_finite(state, path):
+    """A model with a NaN or infinite number would evaluate to a plausible-looking
+    accuracy (10% on MNIST: every prediction the same): refused instead, naming the
+    first array that holds one and how many."""
+    for name, array in state.items():
+        bad = array.size - int(np.count_nonzero(np.isfinite(array)))
+        if bad:
+            raise ValueError(f"{path}: the parameter {name} holds {bad:,} NaN or infinite "
+                             f"number{'s' if bad > 1 else ''} (of {array.size:,}); the file "
+                             f"is corrupted, or the run that wrote it diverged")
+
+
+def _positive_ints(value, count=None):
+    return (isinstance(value, list) and (count is None or len(value) >= count) and
+            all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in value))
+
+
+def _layer_sizes(architecture, path):
+    """The layer sizes of a checkpoint's MLP; ValueError (one line) if the header does
+    not describe one."""
+    if not isinstance(architecture, dict):
+        raise ValueError(f"{path}: no architecture this command can rebuild (expected a "
+                         f"JSON object, found {architecture!r:.80})")
+    kind = architecture.get("type")
+    if kind == "MLP":
+        sizes = architecture.get("sizes")
+        if not _positive_ints(sizes, 2):
+            raise ValueError(f"{path}: corrupted architecture: 'sizes' should list at least "
+                             f"two positive integers, got {sizes!r:.80}")
+        return sizes
+    if kind == "ScalarMLP":
+        nin, nouts = architecture.get("nin"), architecture.get("nouts")
+        if not _positive_ints([nin]) or not _positive_ints(nouts, 1):
+            raise ValueError(f"{path}: corrupted architecture: 'nin' should be a positive "
+                             f"integer and 'nouts' a list of them, got {nin!r:.40} and "
+                             f"{nouts!r:.80}")
+        return [nin] + nouts
+    raise ValueError(f"{path}: no architecture this command can rebuild (found type "
+                     f"{kind!r:.80}; expected 'MLP' or 'ScalarMLP')")
+
+
+def rebuild_model(architecture, path, state):
+    """(the model a checkpoint's header describes, with fresh weights; its engine; its
+    layer sizes). The sizes are checked against the arrays of the file (``state``)
+    first, so a damaged header cannot make this allocate more than the file holds."""
+    from .nn import MLP
+    from .nn.scalar import MLP as ScalarMLP
+    sizes = _layer_sizes(architecture, path)
+    described = sum((a + 1) * b for a, b in zip(sizes, sizes[1:]))
+    held = sum(int(a.size) for a in state.values())
+    if described != held:
+        raise ValueError(f"{path}: corrupted checkpoint: its architecture has "
+                         f"{described:,} parameters but the file holds {held:,} numbers")
+    if architecture["type"] == "MLP":
+        return MLP(sizes, activation=architecture.get("activation", "relu")), "tensor", sizes
+    model = ScalarMLP(sizes[0], sizes[1:], nonlin=architecture.get("nonlin", "relu"),
+                      activate_output=architecture.get("activate_output", False))
+    return model, "scalar", sizes
