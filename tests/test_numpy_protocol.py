@@ -264,3 +264,15 @@ def test_numpy_2s_linalg_diagonal_runs_on_the_last_two_axes_with_its_gradient():
     np.testing.assert_array_equal(np.linalg.diagonal(x).data, np.linalg.diagonal(a))
     np.linalg.diagonal(x).sum().backward()
     np.testing.assert_array_equal(x.grad, np.broadcast_to(np.eye(2), (3, 2, 2)))
+
+
+def test_an_array_of_values_among_a_graphs_arguments_is_refused_in_every_mode():
+    """Values inside a NumPy array (dtype=object) carry no derivative a rule can see:
+    grad once came back as zeros here, without a word."""
+    objects = np.array([cr.Value(1.0), cr.Value(2.0)], dtype=object)
+    message = r"multiply: an argument is a NumPy array of Python objects"
+    for transform in (cr.grad, cr.jacfwd, cr.jacrev):
+        with pytest.raises(TypeError, match=message):
+            transform(lambda x: cr.sum(x * objects))(np.array([1.0, 2.0]))
+    with pytest.raises(TypeError, match=message):
+        cr.tensor([1.0, 2.0], requires_grad=True) * objects

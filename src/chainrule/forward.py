@@ -21,7 +21,7 @@ order and depth: a primal here may be a reverse-mode tracer, and the other way r
 import numpy as np
 
 from . import rules as ops
-from .primitive import raw
+from .primitive import objects_refused, raw
 from .tracer import Tracer
 
 __all__ = ["JVPTracer", "tangent_of_result"]
@@ -47,6 +47,8 @@ class JVPTracer(Tracer):
         primals = [a.primal if isinstance(a, JVPTracer) and a._level == level else a
                    for a in args]
         ans = prim(*primals, **kwargs)  # may recurse into an outer level's tracers
+        if getattr(ans, "dtype", None) == object:
+            raise objects_refused(prim.name)
         tangents = {argnum: arg.tangent for argnum, arg in enumerate(args)
                     if isinstance(arg, JVPTracer) and arg._level == level}
         return JVPTracer(ans, tangent_of_result(prim, tangents, ans, primals, kwargs), level)

@@ -128,6 +128,10 @@ def _in_kind(x, kind, like=None, lead=()):
         x = x._data
     if isinstance(x, Box):
         return x
+    if isinstance(x, np.ndarray) and x.dtype == object:  # never handed back as numbers
+        raise TypeError("a transform's result is an array of Python objects (Values among "
+                        "NumPy arrays?), which carries no derivative; compute with NumPy "
+                        "arrays or Tensors, or with Values alone")
     if kind == "float":  # (a batch of them, with lead axes, is an array)
         return to_float(x) if not lead and np.ndim(x) == 0 else as_array(x)
     if kind == "tensor":

@@ -35,7 +35,7 @@ from typing import Any, Callable
 import numpy as np
 
 __all__ = ["Primitive", "primitive", "elementwise", "Box", "raw", "shape_of", "ndim_of",
-           "new_level", "ARRAYS", "as_array", "to_float"]
+           "new_level", "ARRAYS", "as_array", "to_float", "objects_refused"]
 
 
 class Box:
@@ -232,6 +232,14 @@ class Primitive:
         if foreign is not None:
             raise TypeError(_refuse_foreign(self.name, foreign))
         return top._apply_primitive(self, args, kwargs)
+
+
+def objects_refused(name):
+    """The error of an operation whose result is an array of Python objects (Values,
+    or other objects, inside a NumPy array): it carries no derivative a rule can see."""
+    return TypeError(f"{name}: an argument is a NumPy array of Python objects (Values "
+                     f"inside an array?), which chainrule cannot differentiate through; "
+                     f"use NumPy arrays of numbers or Tensors, or Values alone")
 
 
 def _foreign_array(x):

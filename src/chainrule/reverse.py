@@ -22,7 +22,7 @@ import numpy as np
 
 from .graph import Roots, topological_order
 from .node import Node
-from .primitive import Box, as_array
+from .primitive import Box, as_array, objects_refused
 from .backward import add_gradients, backward_pass
 from .tracer import Tracer
 
@@ -68,6 +68,8 @@ class ReverseTracer(Node, Tracer):
             if type(ans) is not np.ndarray:
                 ans = as_array(ans)
             if ans.dtype.kind not in "fc":  # integers, booleans: no derivative
+                if ans.dtype.hasobject:
+                    raise objects_refused(prim.name)
                 return ans
         node = object.__new__(cls)
         node._data, node._level = ans, level

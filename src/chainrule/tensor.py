@@ -31,7 +31,7 @@ from .modes import _modes
 from .node import Node
 from . import recording
 from .origin import check_finite, user_frame
-from .primitive import ARRAYS, as_array, raw
+from .primitive import ARRAYS, as_array, objects_refused, raw
 from .saved import FREED, free, hold, reached
 
 __all__ = ["Tensor", "tensor"]
@@ -73,6 +73,8 @@ def _record(prim, args, kwargs):
         ans = as_array(ans)
     if _modes.anomaly:
         check_finite(ans, f"{prim.name} (forward)", user_frame())
+    if grad_argnums and ans.dtype.hasobject:
+        raise objects_refused(prim.name)
     node = Tensor._make(ans, requires_grad=bool(grad_argnums))
     if ans.base is not None:  # a view: writing into it writes into its operand
         _share_version_counter(node, args)
@@ -173,9 +175,7 @@ class Tensor(Node, ArrayMethods):
 
     _apply_primitive = staticmethod(_record)  # (prim, args, kwargs): record a node
 
-    @staticmethod
-    def _plain(array):  # a result with no derivative (np.isnan(t)): a Tensor, no graph
-        return Tensor._make(array)
+    _plain = staticmethod(lambda array: Tensor._make(array))  # np.isnan(t): no graph
 
     # --- the array -----------------------------------------------------------------
 
