@@ -268,7 +268,7 @@ def test_numpy_2s_linalg_diagonal_runs_on_the_last_two_axes_with_its_gradient():
 
 def test_an_array_of_values_among_a_graphs_arguments_is_refused_in_every_mode():
     """Values inside a NumPy array (dtype=object) carry no derivative a rule can see:
-    grad once came back as zeros here, without a word."""
+    a gradient through them would be zeros, without a word."""
     objects = np.array([cr.Value(1.0), cr.Value(2.0)], dtype=object)
     message = r"multiply: an argument is a NumPy array of Python objects"
     for transform in (cr.grad, cr.jacfwd, cr.jacrev):

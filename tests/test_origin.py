@@ -55,3 +55,12 @@ def test_other_warnings_and_an_earlier_hook_are_left_alone(tmp_path):
         assert seen == [RuntimeWarning, UserWarning, RuntimeWarning], seen
         """, tmp_path)
     assert warnings == []
+
+
+def test_a_program_given_with_python_c_is_pointed_at_too():
+    """No source file to show the line from (``python -c``): the warning still names it."""
+    done = subprocess.run([sys.executable, "-W", "default", "-c",
+                           "import chainrule as cr\ncr.log(cr.tensor([-1.0]))"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.strip() == "<string>:2: RuntimeWarning: invalid value encountered in log"

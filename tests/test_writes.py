@@ -146,7 +146,7 @@ def test_a_leaf_stays_locked_while_another_graph_that_saved_it_can_be_walked():
     x.data[0] = 5.0                        # now no graph holds it
 
 
-def test_the_issue_example_no_longer_mixes_old_and_new_values():
+def test_a_walk_after_a_write_into_a_freed_graph_raises_instead_of_mixing_values():
     x = cr.tensor([1.0, 2.0], requires_grad=True)
     y = (x * x * x).sum()
     y.backward()

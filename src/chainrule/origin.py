@@ -23,21 +23,25 @@ def _outside(filename):
     return not os.path.abspath(filename).startswith(PACKAGE_DIR)
 
 
-def user_frame():
-    """'file:line in function' of the first caller outside chainrule's own files (not
-    any folder that happens to be called chainrule, such as a clone of this project)."""
-    for frame in reversed(traceback.extract_stack()[:-2]):
+def _first_outside():
+    """The innermost frame summary outside chainrule's own files (not any folder that
+    happens to be called chainrule, such as a clone of this project), or None."""
+    for frame in reversed(traceback.extract_stack()[:-3]):
         if _outside(frame.filename):
-            return f"{frame.filename}:{frame.lineno} in {frame.name}"
-    return "unknown"
+            return frame
+    return None
+
+
+def user_frame():
+    """'file:line in function' of the first caller outside chainrule."""
+    frame = _first_outside()
+    return "unknown" if frame is None else f"{frame.filename}:{frame.lineno} in {frame.name}"
 
 
 def user_line():
     """'file:line' of the innermost caller outside chainrule."""
-    for frame in reversed(traceback.extract_stack()[:-2]):
-        if _outside(frame.filename):
-            return f"{frame.filename}:{frame.lineno}"
-    return "unknown line"
+    frame = _first_outside()
+    return "unknown line" if frame is None else f"{frame.filename}:{frame.lineno}"
 
 
 def check_finite(array, what, origin):
@@ -85,8 +89,7 @@ def point_warnings_at_the_user():
                 warnings.warn_explicit(
                     message, category, user.f_code.co_filename, user.f_lineno,
                     module=module.get("__name__"),
-                    registry=module.setdefault("__warningregistry__", {}),
-                    module_globals=module)
+                    registry=module.setdefault("__warningregistry__", {}))
                 return
         previous(message, category, filename, lineno, file, line)
 
