@@ -14,7 +14,8 @@ import numpy as np
 from . import rules as ops
 from .modes import _modes
 from .origin import check_finite
-from .primitive import ARRAYS, Box, as_array, shape_of
+from .primitive import Box, shape_of
+from .arrays import ARRAYS, as_array
 from .saved import FREED
 
 __all__ = ["backward_pass", "accumulate", "add_gradients"]

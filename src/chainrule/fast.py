@@ -21,10 +21,10 @@ work, through ``pullback``, which gets every needed gradient in one call.
 
 import os
 
-import numpy as np
-
+from . import arrays as xp
 from . import rules as ops
-from .primitive import ARRAYS, Primitive, as_array, ndim_of, raw, shape_of
+from .primitive import Primitive, ndim_of, raw, shape_of
+from .arrays import ARRAYS, as_array
 from .rules.common import class_indices, tangent_lead
 from .rules.linalg import matmul_jvp_a, matmul_jvp_b, matmul_vjp_a, matmul_vjp_b
 
@@ -110,10 +110,10 @@ def _linear(x, weight, bias):
     >>> W.grad.tolist(), b.grad.tolist()
     ([[1.0, 1.0], [2.0, 2.0]], [1.0, 1.0])
     """
-    out = np.matmul(x, weight)
+    out = xp.matmul(x, weight)
     if (type(out) in ARRAYS and type(bias) in ARRAYS and bias.dtype == out.dtype
             and bias.ndim <= 1):
-        return np.add(out, bias, out=out)  # the product is a new array: add in place
+        return xp.add(out, bias, out=out)  # the product is a new array: add in place
     return out + bias
 
 
@@ -121,8 +121,8 @@ def _linear_pullback(g, ans, x, weight, bias, needs, residual):
     """matmul's rules and add's: g @ W^T, x^T @ g, and g for the bias (the engine sums
     it over the rows). Plain 2-D arrays take NumPy directly."""
     if type(x) in ARRAYS and type(weight) in ARRAYS and x.ndim == 2 and weight.ndim == 2:
-        return (np.matmul(g, weight.T) if needs[0] else None,
-                np.matmul(x.T, g) if needs[1] else None, g)
+        return (xp.matmul(g, weight.T) if needs[0] else None,
+                xp.matmul(x.T, g) if needs[1] else None, g)
     return (matmul_vjp_a(g, x, weight) if needs[0] else None,
             matmul_vjp_b(g, x, weight) if needs[1] else None, g)
 
@@ -159,7 +159,7 @@ def _linear_relu(x, weight, bias):
     ([[1.0, 0.0], [2.0, 0.0]], [1.0, 0.0])
     """
     out = _linear(x, weight, bias)
-    return np.maximum(out, 0, out=out) if type(out) in ARRAYS else np.maximum(out, 0)
+    return xp.maximum(out, 0, out=out) if type(out) in ARRAYS else xp.maximum(out, 0)
 
 
 def _linear_relu_pullback(g, ans, x, weight, bias, needs, residual):
@@ -192,14 +192,14 @@ def _cross_entropy_and_softmax(logits, labels):
     n, classes = logits.shape
     class_major = classes < n
     if class_major:
-        scores, axis, picked = logits.T.copy(), 0, labels * n + np.arange(n)
+        scores, axis, picked = logits.T.copy(), 0, labels * n + xp.arange(n)
     else:
-        scores, axis, picked = logits, -1, np.arange(n) * classes + labels
-    shifted = scores - np.maximum.reduce(scores, axis=axis, keepdims=True)  # no overflow
-    exp = np.exp(shifted)
-    total = np.add.reduce(exp, axis=axis, keepdims=True)
+        scores, axis, picked = logits, -1, xp.arange(n) * classes + labels
+    shifted = scores - xp.maximum.reduce(scores, axis=axis, keepdims=True)  # no overflow
+    exp = xp.exp(shifted)
+    total = xp.add.reduce(exp, axis=axis, keepdims=True)
     # -log softmax[label] = log(total) - shifted[label], summed over the rows
-    loss = (np.add.reduce(np.log(total), axis=None) - np.add.reduce(shifted.take(picked))) / n
+    loss = (xp.add.reduce(xp.log(total), axis=None) - xp.add.reduce(shifted.take(picked))) / n
     exp /= total
     return loss, (exp, picked, class_major)
 
@@ -219,16 +219,16 @@ def _cross_entropy(logits, labels):
 
 def _cross_entropy_vjp(g, ans, logits, labels):
     """(softmax(logits) - one_hot(labels)) * g / N, written with the table's operations."""
-    one_hot = np.zeros(np.shape(raw(logits)), dtype=np.result_type(raw(logits)))
-    one_hot[np.arange(len(labels)), class_indices(labels, one_hot.shape)] = 1
-    g = ops.reshape(g, np.shape(g) + (1, 1))  # (a batch of) scalars, against (N, C)
+    one_hot = xp.zeros(xp.shape(raw(logits)), dtype=xp.result_type(raw(logits)))
+    one_hot[xp.arange(len(labels)), class_indices(labels, one_hot.shape)] = 1
+    g = ops.reshape(g, xp.shape(g) + (1, 1))  # (a batch of) scalars, against (N, C)
     return (ops.softmax(logits, axis=-1) - one_hot) * (g / len(labels))
 
 
 def _cross_entropy_pullback(g, ans, logits, labels, needs, residual):
     """The same formula on the softmax the forward kept, in place on a copy of it (a
     copy: backward may run again on the same graph)."""
-    if np.ndim(g) != 0:  # a batch of cotangents (jacrev): the plain rule
+    if xp.ndim(g) != 0:  # a batch of cotangents (jacrev): the plain rule
         return (_cross_entropy_vjp(g, ans, logits, labels), None)
     if residual is None:
         residual = _cross_entropy_and_softmax(logits, labels)[1]

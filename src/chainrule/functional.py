@@ -25,7 +25,8 @@ from numpy.typing import ArrayLike
 from . import rules as ops
 from .forward import JVPTracer
 from .modes import enable_grad
-from .primitive import ARRAYS, Box, as_array, new_level, to_float
+from .primitive import Box, new_level
+from .arrays import ARRAYS, as_array, to_float
 from .primitive import raw as _innermost
 from .pytrees import LEAF, PyTree, leaf_count, tree_flatten, tree_map, tree_unflatten
 from .reverse import ReverseTracer, gradients

@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import recording
+from . import arrays as xp, recording
 from .jit_state import ModuleState, OptimizerState, TensorState, grad_key, untraced
 from .program import Program
 from .nn.module import Module
@@ -120,7 +120,7 @@ class Jitted:
         self._fast = None
 
     def __call__(self, *args, **kwargs):
-        if recording.current() is not None:  # inside another trace: part of its program
+        if xp.recorder() is not None:  # inside another trace: part of its program
             return self.fun(*args, **kwargs)
         fast = self._fast  # the last program run, with its checks made one function
         if fast is not None:
@@ -270,24 +270,23 @@ class _tracing:
         self.trace, self.session = trace, session
 
     def __enter__(self):
-        self.previous = recording._current.trace
-        recording._current.trace = self.trace
+        self.previous = xp.set_recorder(self.trace)
         self.trace.adopt = self.session.adopt
         with _swap_lock:
-            recording.anywhere[0] += 1
+            xp.recorders_open[0] += 1
             Tensor._apply_primitive = staticmethod(_record_adopting)
 
     def __exit__(self, *exc):
-        recording._current.trace = self.previous
+        xp.set_recorder(self.previous)
         with _swap_lock:
-            recording.anywhere[0] -= 1
-            if not recording.anywhere[0]:
+            xp.recorders_open[0] -= 1
+            if not xp.recorders_open[0]:
                 Tensor._apply_primitive = staticmethod(_record)
         return False
 
 
 def _record_adopting(prim, args, kwargs):
-    trace = recording._current.trace
+    trace = xp.recorder()
     if trace is not None:
         for arg in args:
             if isinstance(arg, Tensor) and type(arg._data) is np.ndarray:

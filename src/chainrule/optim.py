@@ -45,9 +45,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import recording
+from . import arrays as xp
 from .modes import enable_grad, no_grad
-from .primitive import as_array
+from .arrays import as_array
 from .tensor import Tensor
 from .value import Value
 
@@ -207,7 +207,7 @@ class Optimizer:
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Clear the gradients before the next backward pass: a Tensor's ``.grad``
         becomes None (or zeros, with ``set_to_none=False``), a Value's 0.0."""
-        recording.touch(self)
+        xp.touch(self)
         for group in self.param_groups:
             for p in group["params"]:
                 if isinstance(p, Value):
@@ -227,7 +227,7 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
-        trace = recording.current()
+        trace = xp.recorder()
         if trace is not None:  # cr.jit: the parameters and state become the program's
             trace.adopt(self)
             trace.mark(f"update ({self._name})")

@@ -34,8 +34,10 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .arrays import ARRAYS
+
 __all__ = ["Primitive", "primitive", "elementwise", "Box", "raw", "shape_of", "ndim_of",
-           "new_level", "ARRAYS", "as_array", "to_float", "objects_refused"]
+           "new_level", "objects_refused"]
 
 
 class Box:
@@ -64,26 +66,6 @@ def new_level():
 # One set lookup per argument keeps a primitive on raw arrays nearly free.
 _PLAIN = frozenset({np.ndarray, float, int, bool, np.float64, np.float32, np.int64,
                     np.bool_, type(None), tuple, slice, str, np.dtype})
-
-
-# The array types the engine computes on: NumPy's, and the traced array that a cr.jit
-# trace records with (chainrule.recording adds it), which stands in for an ndarray.
-ARRAYS = {np.ndarray}
-
-
-def as_array(x, dtype=None):
-    """``np.asarray(x, dtype)``, where a traced array (cr.jit) stays traced: the engine's
-    own conversions take part in the program like any other call."""
-    if type(x) is not np.ndarray and type(x) in ARRAYS:
-        return x._as_array(dtype)
-    return np.asarray(x, dtype)
-
-
-def to_float(x):
-    """``float(x)``, where a traced array (cr.jit) stays traced: a float at each run."""
-    if type(x) is not np.ndarray and type(x) in ARRAYS:
-        return x._convert(float)
-    return float(x)
 
 
 def raw(x):

@@ -6,11 +6,12 @@ numbers, and a slot number. Every NumPy call that touches a traced array is reco
 as an ``Op`` (a function, its arguments with ``Slot``s where traced arrays were, the
 slots it writes): NumPy itself hands ufuncs to ``__array_ufunc__`` and its functions to
 ``__array_function__``; operators, methods and indexing are recorded here. The rules,
-the backward pass and the optimizers run on traced arrays as on NumPy's. The few places
-that leave NumPy say so: a conversion goes through ``primitive.as_array`` (a traced
-array stays traced), a check of data through ``require`` (the check becomes a call of
-the program), a formula chosen by data through ``branch`` (each run checks the choice
-still holds), a random draw through ``draw`` (each run draws anew).
+the backward pass and the optimizers run on traced arrays as on NumPy's. What a rule does
+beside NumPy's functions goes through ``chainrule.arrays``, which hands it to the traced
+array: a conversion (``as_array``: it stays traced), a check of data (``require``: a
+call of the program, so each run checks its own), a formula chosen by data (``branch``:
+each run checks the choice still holds), a random draw (``draw``: each run draws anew).
+A ``Recording`` is the recorder ``chainrule.arrays`` knows while cr.jit traces.
 
 ``chainrule/program.py`` turns the list of calls into the program a replay runs.
 
@@ -20,82 +21,17 @@ bool, int or float (an ``if`` on data), or into a plain NumPy array (``np.asarra
 
 import itertools
 import operator
-import threading
 
 import numpy as np
 
+from . import arrays as xp
 from .origin import user_line
-from .primitive import ARRAYS
 
-__all__ = ["Traced", "Recording", "Op", "Slot", "TracingError", "current", "draw", "require",
-           "opaque", "owned_by", "branch", "touch"]
+__all__ = ["Traced", "Recording", "Op", "Slot", "TracingError"]
 
 
 class TracingError(TypeError):
     """A traced function did what a program cannot replay (see the message)."""
-
-
-class _Current(threading.local):
-    trace = None  # the trace this thread is recording, if any
-
-
-_current = _Current()
-# How many traces are open, in any thread: hot paths (a module's call, a gradient set)
-# look at their thread's trace only while one is (a plain read is cheaper).
-anywhere = [0]
-
-
-def current():
-    """The trace this thread is recording, or None."""
-    return _current.trace
-
-
-def touch(obj):
-    """In a trace, let cr.jit adopt ``obj`` (a tensor or an optimizer) before chainrule
-    changes it outside any NumPy call (``zero_grad`` setting gradients to None): the
-    program's inputs are what the state was when the function was called."""
-    trace = _current.trace
-    if trace is not None and trace.adopt is not None:
-        trace.adopt(obj)
-
-
-def draw(sample, *args, **kwargs):
-    """``sample(*args, **kwargs)`` (a random generator's method), recorded as a call of
-    the program while tracing, so a replay draws new numbers from the same generator,
-    as the eager code does, instead of reusing the traced ones."""
-    trace = _current.trace
-    if trace is None:
-        return sample(*args, **kwargs)
-    return trace.record(sample, args, kwargs, pure=False, force=True)
-
-
-def opaque(function, *args):
-    """``function(*args)``, recorded as one call of the program where an argument is
-    traced: for a function NumPy cannot hand to a traced array (``np.vectorize``)."""
-    if any(type(a) is Traced for a in args):
-        trace = next(a._trace for a in args if type(a) is Traced)
-        return trace.record(function, args, {})
-    return function(*args)
-
-
-def owned_by(array, like):
-    """``array`` (a new NumPy array), as a value of the program ``like`` belongs to
-    when ``like`` is traced (its contents a constant, copied at each run), so that
-    traced values can be written into it; else ``array`` itself."""
-    if type(like) is not Traced:
-        return array
-    return like._trace.record(np.array, (array.copy(),), {"copy": True}, force=True)
-
-
-def branch(condition, what):
-    """``bool(condition)``, for a rule that picks a formula by its data. In a trace, the
-    value the trace saw, and a check in the program that each run sees the same (it
-    raises otherwise, naming ``what``: the program holds the other formula only)."""
-    if type(condition) is not Traced:
-        return bool(condition)
-    taken = bool(condition._value)
-    condition._trace.record(_same_branch, (condition, taken, what), {}, pure=False)
-    return taken
 
 
 def _same_branch(condition, taken, what):
@@ -104,16 +40,6 @@ def _same_branch(condition, taken, what):
                            f"and holds only the formula for that case; in this call it "
                            f"is {not taken}. Call the function without cr.jit for such "
                            f"inputs")
-
-
-def require(ok, error, *args):
-    """Raise ``error(*args)`` unless ``ok``: a check of data (labels in range, say). In a
-    trace, where ``ok`` is traced, the check becomes a call of the program, so each run
-    checks its own data."""
-    if type(ok) is Traced:
-        ok._trace.record(_require, (ok, error) + args, {}, pure=False)
-    elif not ok:
-        raise error(*args)
 
 
 def _require(ok, error, *args):
@@ -197,6 +123,29 @@ class Traced:
     def _as_array(self, dtype):
         kwargs = {} if dtype is None else {"dtype": dtype}
         return self._trace.record(np.asarray, (self,), kwargs)
+
+    # --- what a rule does beside array functions (chainrule.arrays) -------------------
+    def _require(self, error, *args):
+        """A check of data becomes a call of the program: each run checks its own."""
+        self._trace.record(_require, (self, error) + args, {}, pure=False)
+
+    def _branch(self, what):
+        """The choice this trace sees, and a check in the program that each run sees
+        the same (it raises otherwise, naming ``what``: the program holds the other
+        formula only)."""
+        taken = bool(self._value)
+        self._trace.record(_same_branch, (self, taken, what), {}, pure=False)
+        return taken
+
+    def _call(self, function, args):
+        """A Python function NumPy cannot hand on (np.vectorize): one call of the
+        program."""
+        return self._trace.record(function, args, {})
+
+    def _owned(self, array):
+        """A new array as a value of the program (its contents a constant, copied at each
+        run), so that traced values can be written into it."""
+        return self._trace.record(np.array, (array.copy(),), {"copy": True}, force=True)
 
     def __iter__(self):
         return (self[i] for i in range(len(self)))
@@ -427,6 +376,18 @@ class Recording:
         self.inputs.append(traced._slot)
         return traced
 
+    def draw(self, sample, args, kwargs):
+        """A random draw, recorded as a call of the program, so that a replay draws new
+        numbers from the same generator, as the eager code does."""
+        return self.record(sample, args, kwargs, pure=False, force=True)
+
+    def touch(self, obj):
+        """Adopt ``obj`` (a tensor, a module, an optimizer) before chainrule changes it
+        outside any NumPy call: the program's inputs are what the state was when the
+        function was called."""
+        if self.adopt is not None:
+            self.adopt(obj)
+
     def mark(self, section):
         """Name the part of the program that the calls from now on belong to."""
         self.section = section
@@ -526,4 +487,4 @@ class Recording:
         self.alive = False
 
 
-ARRAYS.add(Traced)
+xp.ARRAYS.add(Traced)

@@ -22,7 +22,8 @@ import numpy as np
 
 from .graph import Roots, topological_order
 from .node import Node
-from .primitive import Box, as_array, objects_refused
+from .primitive import Box, objects_refused
+from .arrays import as_array
 from .backward import add_gradients, backward_pass
 from .tracer import Tracer
 

@@ -29,9 +29,10 @@ from .backward import accumulate, backward_pass
 from .graph import topological_order
 from .modes import _modes
 from .node import Node
-from . import recording
+from . import arrays as xp
 from .origin import check_finite, user_frame
-from .primitive import ARRAYS, as_array, objects_refused, raw
+from .primitive import objects_refused, raw
+from .arrays import ARRAYS, as_array
 from .saved import FREED, free, hold, reached
 
 __all__ = ["Tensor", "tensor"]
@@ -161,7 +162,7 @@ class Tensor(Node, ArrayMethods):
         self._origin = user_frame() if _modes.anomaly else None
 
     def _contents(self):
-        if recording.anywhere[0]:
+        if xp.recorders_open[0]:
             return self._array()
         return self._data
 
@@ -169,8 +170,8 @@ class Tensor(Node, ArrayMethods):
         """The array, for code that reads it outside the table's operations. In a cr.jit
         trace, the tensor first becomes part of the program (its array an input read at
         every run), so that nothing read from it is a constant by mistake."""
-        if recording.anywhere[0] and recording._current.trace is not None:
-            recording.touch(self)
+        if xp.recorders_open[0] and xp.recorder() is not None:
+            xp.touch(self)
         return self._data
 
     _apply_primitive = staticmethod(_record)  # (prim, args, kwargs): record a node
@@ -188,7 +189,7 @@ class Tensor(Node, ArrayMethods):
         change the gradient that backward computes."""
         if self._prev or self._holders is not None:
             reached(self)
-        if recording.anywhere[0]:
+        if xp.recorders_open[0]:
             return self._array()
         return self._data
 
@@ -196,9 +197,9 @@ class Tensor(Node, ArrayMethods):
     def data(self, value):
         # Replacing the array (t.data = ..., t.data += ...) bumps the version, so a
         # backward pass that saved the old values can tell, and refuse.
-        if recording.anywhere[0] and recording._current.trace is not None:  # cr.jit: what
+        if xp.recorders_open[0] and xp.recorder() is not None:  # cr.jit: what
             # it was becomes an input of the program
-            recording.touch(self)
+            xp.touch(self)
         self._data = value if type(value) in ARRAYS else _as_array(value, None)
         self._holders = None  # (the graphs keep the old array, locked)
         self._version[0] += 1
@@ -207,15 +208,15 @@ class Tensor(Node, ArrayMethods):
     def grad(self):
         """The gradient backward() accumulated: an ndarray of the tensor's shape (a
         Tensor after ``backward(create_graph=True)``), or None."""
-        if recording.anywhere[0]:
+        if xp.recorders_open[0]:
             self._array()  # (a cr.jit trace: the tensor joins the program first)
         return self._grad
 
     @grad.setter
     def grad(self, value):
-        if recording.anywhere[0] and recording._current.trace is not None:  # cr.jit: what
+        if xp.recorders_open[0] and xp.recorder() is not None:  # cr.jit: what
             # it was becomes an input of the program
-            recording.touch(self)
+            xp.touch(self)
         self._grad = value
 
     shape = property(lambda self: self._data.shape, doc="The length of each axis, a tuple.")
@@ -506,7 +507,7 @@ class Tensor(Node, ArrayMethods):
                                "no graph to differentiate; create the inputs with "
                                "requires_grad=True")
         seed = _seed_gradient(self, gradient)
-        trace = recording.current()
+        trace = xp.recorder()
         if trace is not None:  # cr.jit: name the part of the program that follows
             trace.mark("backward")
         if create_graph:

@@ -9,9 +9,9 @@ import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
 from .. import fast
+from .. import arrays as xp
 from .. import rules as ops
 from ..primitive import raw
-from ..recording import draw
 from ..rules.common import Result
 from ..tensor import Tensor
 from . import functional as F
@@ -267,7 +267,7 @@ class Dropout(Module):
         """x with entries dropped at random in training; x itself in eval."""
         if not self.training or self.p == 0:
             return x
-        keep = draw(self.rng.random, x.shape) >= self.p  # (drawn anew in each cr.jit run)
+        keep = xp.draw(self.rng.random, x.shape) >= self.p  # (drawn anew in each cr.jit run)
         return x * (keep / (1 - self.p)).astype(x.dtype)
 
     def extra_repr(self) -> str:

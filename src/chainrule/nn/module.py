@@ -13,7 +13,7 @@ from typing import Any, Callable
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
-from .. import recording
+from .. import arrays as xp
 from ..tensor import Tensor
 from ..value import Value
 
@@ -148,9 +148,9 @@ class Module:
     training = True
 
     def __call__(self, *args, **kwargs):
-        if recording.anywhere[0] and recording._current.trace is not None:  # cr.jit: the
+        if xp.recorders_open[0] and xp.recorder() is not None:  # cr.jit: the
             # program it is traced into holds for this module's mode (train or eval)
-            recording.touch(self)
+            xp.touch(self)
         return self.forward(*args, **kwargs)
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
@@ -297,7 +297,7 @@ class Module:
         True
         """
         for p in self.parameters():
-            recording.touch(p)  # (cr.jit: the gradient it had becomes an input first)
+            xp.touch(p)  # (cr.jit: the gradient it had becomes an input first)
             p.grad = 0.0 if isinstance(p, Value) else None
 
     # --- modes ----------------------------------------------------------------------

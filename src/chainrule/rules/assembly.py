@@ -9,10 +9,11 @@ entries add up. So every order of derivative, and forward mode, come from those 
 
 from collections.abc import Sequence
 
-import numpy as np
 from numpy.typing import ArrayLike
 
-from ..primitive import Box, as_array, ndim_of, raw, shape_of
+from .. import arrays as xp
+from ..primitive import Box, ndim_of, raw, shape_of
+from ..arrays import as_array
 from .common import Result, float_dtype
 from .elementwise import where
 from .ordering import take
@@ -26,7 +27,7 @@ __all__ = ["flip", "fliplr", "flipud", "rot90", "rollaxis", "roll", "tile", "rep
 
 def _axes(axis, ndim):
     return tuple(range(ndim)) if axis is None else \
-        tuple(a % ndim for a in np.atleast_1d(axis).tolist())
+        tuple(a % ndim for a in xp.atleast_1d(axis).tolist())
 
 
 # ---------------------------------------------------------------------------------------
@@ -106,10 +107,10 @@ def roll(x: ArrayLike, shift: ArrayLike,
     """
     if axis is None:
         return reshape(roll(reshape(x, (-1,)), shift, 0), shape_of(x))
-    shifts, axes = np.broadcast_arrays(np.atleast_1d(shift), np.atleast_1d(axis))
+    shifts, axes = xp.broadcast_arrays(xp.atleast_1d(shift), xp.atleast_1d(axis))
     for s, a in zip(shifts.tolist(), axes.tolist()):
         n = shape_of(x)[a]
-        x = take(x, (np.arange(n) - s) % n, a)
+        x = take(x, (xp.arange(n) - s) % n, a)
     return x
 
 
@@ -119,13 +120,13 @@ def tile(x: ArrayLike, reps: ArrayLike) -> Result:
     >>> cr.tile(cr.tensor([1.0, 2.0]), 2).data.tolist()
     [1.0, 2.0, 1.0, 2.0]
     """
-    reps = tuple(np.atleast_1d(reps).tolist())
+    reps = tuple(xp.atleast_1d(reps).tolist())
     ndim = max(len(reps), ndim_of(x))
     x = reshape(x, (1,) * (ndim - ndim_of(x)) + shape_of(x))
     reps = (1,) * (ndim - len(reps)) + reps
     for axis, r in enumerate(reps):
         if r != 1:
-            x = take(x, np.tile(np.arange(shape_of(x)[axis]), r), axis)
+            x = take(x, xp.tile(xp.arange(shape_of(x)[axis]), r), axis)
     return x
 
 
@@ -138,7 +139,7 @@ def repeat(x: ArrayLike, repeats: ArrayLike, axis: int | None = None) -> Result:
     """
     if axis is None:
         x, axis = reshape(x, (-1,)), 0
-    return take(x, np.repeat(np.arange(shape_of(x)[axis]), repeats), axis)
+    return take(x, xp.repeat(xp.arange(shape_of(x)[axis]), repeats), axis)
 
 
 _GATHERED = ("edge", "reflect", "symmetric", "wrap")
@@ -155,7 +156,7 @@ def pad(x: ArrayLike, pad_width: ArrayLike, mode: str = "constant",
     [1.0, 1.0, 2.0, 2.0]
     """
     ndim = ndim_of(x)
-    widths = np.broadcast_to(np.asarray(pad_width, dtype=int), (ndim, 2))
+    widths = xp.broadcast_to(xp.asarray(pad_width, dtype=int), (ndim, 2))
     if mode not in ("constant",) + _GATHERED:
         raise ValueError(f"pad: mode {mode!r} is not one of 'constant', "
                          f"{', '.join(repr(m) for m in _GATHERED)}")
@@ -167,12 +168,12 @@ def pad(x: ArrayLike, pad_width: ArrayLike, mode: str = "constant",
             for width in (before, after):
                 shape = list(shape_of(x))
                 shape[axis] = width
-                pieces.append(constant_values + np.zeros(shape, float_dtype(x))
+                pieces.append(constant_values + xp.zeros(shape, float_dtype(x))
                               if isinstance(constant_values, Box) else
-                              np.full(shape, constant_values, float_dtype(x)))
+                              xp.full(shape, constant_values, float_dtype(x)))
             x = concatenate([pieces[0], x, pieces[1]], axis)
         else:  # NumPy pads the positions, and the entries follow
-            x = take(x, np.pad(np.arange(shape_of(x)[axis]), (before, after), mode=mode),
+            x = take(x, xp.pad(xp.arange(shape_of(x)[axis]), (before, after), mode=mode),
                      axis)
     return x
 
@@ -188,7 +189,7 @@ def tril(x: ArrayLike, k: int = 0) -> Result:
     [[1.0, 0.0], [1.0, 1.0]]
     """
     n, m = shape_of(x)[-2:]
-    return where(np.tri(n, m, k, dtype=bool), x, 0.0)
+    return where(xp.tri(n, m, k, dtype=bool), x, 0.0)
 
 
 def triu(x: ArrayLike, k: int = 0) -> Result:
@@ -198,16 +199,16 @@ def triu(x: ArrayLike, k: int = 0) -> Result:
     [[1.0, 1.0], [0.0, 1.0]]
     """
     n, m = shape_of(x)[-2:]
-    return where(np.tri(n, m, k - 1, dtype=bool), 0.0, x)
+    return where(xp.tri(n, m, k - 1, dtype=bool), 0.0, x)
 
 
 def _diagonal_positions(n, m, offset):
     if offset >= 0:
         length = max(0, min(n, m - offset))
-        rows = np.arange(length)
+        rows = xp.arange(length)
         return rows, rows + offset
     length = max(0, min(n + offset, m))
-    cols = np.arange(length)
+    cols = xp.arange(length)
     return cols - offset, cols
 
 
@@ -236,7 +237,7 @@ def diag(v: ArrayLike, k: int = 0) -> Result:
         raise ValueError(f"diag: expected a 1-D or 2-D array, got shape {shape_of(v)}")
     size = shape_of(v)[0] + abs(k)
     rows, cols = _diagonal_positions(size, size, k)
-    return index_set(np.zeros((size, size), float_dtype(v)), v, index=(rows, cols))
+    return index_set(xp.zeros((size, size), float_dtype(v)), v, index=(rows, cols))
 
 
 # ---------------------------------------------------------------------------------------
@@ -331,14 +332,14 @@ def array_split(x: ArrayLike, indices_or_sections: ArrayLike, axis: int = 0) -> 
     """
     axis = axis % ndim_of(x)
     n = shape_of(x)[axis]
-    if np.ndim(indices_or_sections) == 0:
+    if xp.ndim(indices_or_sections) == 0:
         sections = int(indices_or_sections)
         if sections <= 0:
             raise ValueError(f"array_split: the number of sections must be > 0, got "
                              f"{sections}")
         each, extra = divmod(n, sections)
         sizes = [each + 1] * extra + [each] * (sections - extra)
-        bounds = np.concatenate([[0], np.cumsum(sizes)]).tolist()
+        bounds = xp.concat([[0], xp.cumsum(sizes)]).tolist()
     else:
         bounds = [0, *list(indices_or_sections), n]
     before = (slice(None),) * axis
@@ -347,7 +348,7 @@ def array_split(x: ArrayLike, indices_or_sections: ArrayLike, axis: int = 0) -> 
 
 
 def _equal_split(x, sections, axis, name):
-    if np.ndim(sections) == 0 and shape_of(x)[axis] % int(sections):
+    if xp.ndim(sections) == 0 and shape_of(x)[axis] % int(sections):
         raise ValueError(f"{name}: axis {axis} of size {shape_of(x)[axis]} does not "
                          f"divide into {sections} equal sections; use array_split")
     return array_split(x, sections, axis)

@@ -10,10 +10,9 @@ from the end, and build shapes as ``lead(g, ans) + shape``.
 import functools
 from typing import Any
 
-import numpy as np
-
-from ..primitive import Primitive, as_array, ndim_of, raw, renamed, shape_of
-from ..recording import require
+from .. import arrays as xp
+from ..primitive import Primitive, ndim_of, raw, renamed, shape_of
+from ..arrays import as_array
 
 __all__ = ["op", "lead", "tangent_lead", "axes_of", "from_end", "TORCH_NAMES",
            "torch_names", "float_dtype", "class_indices"]
@@ -31,8 +30,8 @@ Result = Any
 def float_dtype(x):
     """The dtype of x if it is a float dtype, else float64 (what a result computed from
     integers is made of)."""
-    dtype = np.result_type(raw(x))
-    return dtype if dtype.kind == "f" else np.dtype(np.float64)
+    dtype = xp.result_type(raw(x))
+    return dtype if dtype.kind == "f" else xp.dtype(xp.float64)
 
 
 def class_indices(labels, shape):
@@ -40,18 +39,18 @@ def class_indices(labels, shape):
     each in [0, C), or a ValueError (in a cr.jit program, at every run). A label out of
     range would pick another entry without an error, so the cross-entropy checks its
     labels at every call; on an index array, the usual case, nothing is converted."""
-    if type(labels) is not np.ndarray:
+    if type(labels) is not xp.ndarray:
         labels = as_array(labels)
     if len(shape) != 2 or labels.shape != shape[:1]:
         raise ValueError(f"cross_entropy: logits of shape {shape} and labels of "
                          f"shape {labels.shape}; expected (N, C) and (N,)")
-    if labels.dtype != np.intp:
+    if labels.dtype != xp.intp:
         if labels.dtype.kind not in "iu":
-            require(np.all(labels == np.round(labels)), _not_integers)
-        labels = labels.astype(np.intp)
+            xp.require(xp.all(labels == xp.round(labels)), _not_integers)
+        labels = labels.astype(xp.intp)
     # Seen as unsigned, a negative label is huge: one comparison checks both ends.
     if labels.size:
-        require(np.maximum.reduce(labels.view(np.uintp)) < shape[1], _out_of_range,
+        xp.require(xp.maximum.reduce(labels.view(xp.uintp)) < shape[1], _out_of_range,
                 shape[1], labels)
     return labels
 

@@ -14,9 +14,9 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
 from numpy.typing import ArrayLike
 
+from .. import arrays as xp
 from ..primitive import ndim_of, raw, shape_of
 from .common import Result, lead, op, tangent_lead
 from .elementwise import multiply
@@ -59,7 +59,7 @@ def _labels(subscripts, shapes):
 
 @op("einsum", variadic=True)
 def _einsum(*operands, subscripts, optimize=False):
-    return np.einsum(subscripts, *operands, optimize=optimize)
+    return xp.einsum(subscripts, *operands, optimize=optimize)
 
 
 def _einsum_vjp(g, ans, *operands, argnum, subscripts, optimize=False):
@@ -84,7 +84,7 @@ def _einsum_vjp(g, ans, *operands, argnum, subscripts, optimize=False):
         for i, c in enumerate(mine):
             if c in mine[:i]:
                 fresh = next(new)
-                eyes.append((c + fresh, np.eye(sizes[c], dtype=np.result_type(raw(g)))))
+                eyes.append((c + fresh, xp.eye(sizes[c], dtype=xp.result_type(raw(g)))))
                 labels += fresh
             else:
                 labels += c
@@ -155,12 +155,12 @@ def tensordot(a: ArrayLike, b: ArrayLike,
     (2,)
     """
     na, nb = ndim_of(a), ndim_of(b)
-    if isinstance(axes, (int, np.integer)):
+    if isinstance(axes, (int, xp.integer)):
         axes_a, axes_b = list(range(na - axes, na)), list(range(axes))
     else:
         axes_a, axes_b = axes
-        axes_a = [axes_a] if isinstance(axes_a, (int, np.integer)) else list(axes_a)
-        axes_b = [axes_b] if isinstance(axes_b, (int, np.integer)) else list(axes_b)
+        axes_a = [axes_a] if isinstance(axes_a, (int, xp.integer)) else list(axes_a)
+        axes_b = [axes_b] if isinstance(axes_b, (int, xp.integer)) else list(axes_b)
     axes_a, axes_b = [x % na for x in axes_a], [x % nb for x in axes_b]
     if len(axes_a) != len(axes_b) or any(shape_of(a)[i] != shape_of(b)[j]
                                          for i, j in zip(axes_a, axes_b)):
@@ -194,7 +194,7 @@ def vdot(a: ArrayLike, b: ArrayLike) -> Result:
     >>> cr.vdot(cr.tensor([[1.0, 2.0], [3.0, 4.0]]), cr.ones(2, 2)).item()
     10.0
     """
-    if np.size(raw(a)) != np.size(raw(b)):
+    if xp.size(raw(a)) != xp.size(raw(b)):
         raise ValueError(f"vdot: shapes {shape_of(a)} and {shape_of(b)}; expected the "
                          f"same number of entries")
     return sum(multiply(reshape(a, (-1,)), reshape(b, (-1,))))
@@ -243,7 +243,7 @@ def cross(a: ArrayLike, b: ArrayLike, axisa: int = -1, axisb: int = -1, axisc: i
     a2 = a[..., 2] if na == 3 else 0.0
     b2 = b[..., 2] if nb == 3 else 0.0
     x, y = a1 * b2 - a2 * b1, a2 * b0 - a0 * b2
-    shape = np.broadcast_shapes(shape_of(x), shape_of(y), shape_of(z))
+    shape = xp.broadcast_shapes(shape_of(x), shape_of(y), shape_of(z))
     out = stack([broadcast_to(c, shape) for c in (x, y, z)], axis=-1)
     nd = ndim_of(out)
     axisc %= nd

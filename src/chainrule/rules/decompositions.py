@@ -20,11 +20,10 @@ gradients are as large as the calculus says.
 import builtins
 from collections import namedtuple
 
-import numpy as np
 from numpy.typing import ArrayLike
 
+from .. import arrays as xp
 from ..primitive import ndim_of, raw, shape_of
-from ..recording import branch
 from .common import Result, op, tangent_lead
 from .elementwise import where
 from .linalg import matmul
@@ -61,7 +60,7 @@ def inv(a):
     [[-0.25, -0.125], [-0.125, -0.0625]]
     """
     check_square("inv", a)
-    return np.linalg.inv(a)
+    return xp.linalg.inv(a)
 
 
 # Giles 2008, sec. 2.2.3: d(A^-1) = -A^-1 dA A^-1, so Abar = -A^-T Cbar A^-T.
@@ -85,19 +84,19 @@ def det(a):
     [[3.0, -1.0], [-1.0, 2.0]]
     """
     check_square("det", a)
-    return np.linalg.det(a)
+    return xp.linalg.det(a)
 
 
 def _cofactors(a, det_a):
     """The matrix of cofactors, det(A) A^-T: through the inverse, or, when a matrix of
     the batch is singular (no inverse, but cofactors all the same), through the SVD
     A = U diag(s) Vh: det(U) det(Vh) U diag(prod_{j != i} s_j) Vh."""
-    if branch(np.all(raw(det_a) != 0), "'every matrix is invertible'"):
+    if xp.branch(xp.all(raw(det_a) != 0), "'every matrix is invertible'"):
         return expand_dims(expand_dims(det_a, -1), -1) * mT(inv(a))
     u, s, vh = svd(a, full_matrices=False)
     n = shape_of(a)[-1]
-    others = prod(where(np.eye(n, dtype=bool), 1.0, expand_dims(s, -2)), axis=-1)
-    signs = np.linalg.det(raw(u)) * np.linalg.det(raw(vh))  # piecewise constant
+    others = prod(where(xp.eye(n, dtype=bool), 1.0, expand_dims(s, -2)), axis=-1)
+    signs = xp.linalg.det(raw(u)) * xp.linalg.det(raw(vh))  # piecewise constant
     return matmul(u * expand_dims(others * expand_dims(signs, -1), -2), vh)
 
 
@@ -110,7 +109,7 @@ det.defjvp(lambda t, ans, a: sum(_cofactors(a, ans) * t, axis=(-2, -1)))
 @op("logabsdet")
 def _logabsdet(a):
     check_square("slogdet", a)
-    return np.linalg.slogdet(a)[1]
+    return xp.linalg.slogdet(a)[1]
 
 
 # d log|det A| = tr(A^-1 dA) (Giles 2008, sec. 2.2.4, divided by det A)
@@ -120,7 +119,7 @@ _logabsdet.defjvp(lambda t, ans, a: sum(mT(inv(a)) * t, axis=(-2, -1)))
 
 @op("det_sign")
 def _det_sign(a):
-    return np.linalg.slogdet(a)[0]
+    return xp.linalg.slogdet(a)[0]
 
 
 # the sign is piecewise constant: derivative 0 wherever it exists
@@ -168,7 +167,7 @@ def solve(a, b):
     if b_rows != n:
         raise ValueError(f"solve: a of shape {shape_of(a)} and b of shape {shape_of(b)}; "
                          f"expected b of shape ({n},) or (..., {n}, k)")
-    return np.linalg.solve(a, b)
+    return xp.linalg.solve(a, b)
 
 
 def _solve_vjp_b(g, ans, a, b):
@@ -224,8 +223,8 @@ def solve_triangular(a: ArrayLike, b: ArrayLike, lower: bool = False) -> Result:
     """
     check_square("solve_triangular", a)
     n = shape_of(a)[-1]
-    mask = np.tril(np.ones((n, n), dtype=bool)) if lower else np.triu(np.ones((n, n), bool))
-    return solve(a * mask.astype(np.result_type(raw(a))), b)
+    mask = xp.tril(xp.ones((n, n), dtype=bool)) if lower else xp.triu(xp.ones((n, n), bool))
+    return solve(a * mask.astype(xp.result_type(raw(a))), b)
 
 
 # ---------------------------------------------------------------------------------------
@@ -250,13 +249,13 @@ def cholesky(a):
     [[0.1875, 0.125], [0.125, 0.25]]
     """
     check_square("cholesky", a)
-    return np.linalg.cholesky(0.5 * (a + np.swapaxes(a, -1, -2)))
+    return xp.linalg.cholesky(0.5 * (a + xp.swapaxes(a, -1, -2)))
 
 
 def _phi(x):
     """The lower triangle with the diagonal halved (Murray 2016's Phi)."""
     n = shape_of(x)[-1]
-    return x * (np.tril(np.ones((n, n))) - 0.5 * np.eye(n)).astype(np.result_type(raw(x)))
+    return x * (xp.tril(xp.ones((n, n))) - 0.5 * xp.eye(n)).astype(xp.result_type(raw(x)))
 
 
 def _right_solve(y, L):
@@ -286,7 +285,7 @@ def _eigh(a):
     """eigh's two results packed: eigenvalues (n,), then eigenvectors (n, n)."""
     check_square("eigh", a)
     n = shape_of(a)[-1]
-    w, v = np.linalg.eigh(0.5 * (a + np.swapaxes(a, -1, -2)))
+    w, v = xp.linalg.eigh(0.5 * (a + xp.swapaxes(a, -1, -2)))
     return pack_raw([w, v], [(n,), (n, n)])
 
 
@@ -300,7 +299,7 @@ def _eigen_gaps(w):
     repeated values: docs/conventions.md). The masked gap is inf before the division,
     so that no derivative of F meets 1/0 either."""
     gaps = expand_dims(w, -2) - expand_dims(w, -1)
-    return 1.0 / where(raw(gaps) == 0, np.inf, gaps)
+    return 1.0 / where(raw(gaps) == 0, xp.inf, gaps)
 
 
 def _eigh_vjp(g, ans, a):
@@ -363,7 +362,7 @@ def eigvalsh(a, UPLO="L"):
     [1.0, 3.0]
     """
     check_square("eigvalsh", a)
-    return np.linalg.eigvalsh(0.5 * (a + np.swapaxes(a, -1, -2)))
+    return xp.linalg.eigvalsh(0.5 * (a + xp.swapaxes(a, -1, -2)))
 
 
 def _eigvalsh_vjp(g, ans, a, UPLO="L"):
@@ -390,7 +389,7 @@ def _svd_cores(a):
 def _svd(a):
     """svd's three results packed: U (m, k), S (k,), Vh (k, n)."""
     check_matrix("svd", a)
-    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    u, s, vh = xp.linalg.svd(a, full_matrices=False)
     return pack_raw([u, s, vh], _svd_cores(a))
 
 
@@ -493,7 +492,7 @@ def svdvals(a):
     [3.0, 2.0]
     """
     check_matrix("svdvals", a)
-    return np.linalg.svd(a, compute_uv=False)
+    return xp.linalg.svd(a, compute_uv=False)
 
 
 def _uv(a):
@@ -518,7 +517,7 @@ svdvals.defjvp(_svdvals_jvp)
 @op("qr")
 def _qr(a):
     """qr's two results packed: Q (m, n), R (n, n), for m >= n."""
-    q, r = np.linalg.qr(a)
+    q, r = xp.linalg.qr(a)
     return pack_raw([q, r], _qr_cores(a))
 
 
@@ -529,7 +528,7 @@ def _qr_cores(a):
 
 def _strictly_lower(x):
     n = shape_of(x)[-1]
-    return x * np.tril(np.ones((n, n)), -1).astype(np.result_type(raw(x)))
+    return x * xp.tril(xp.ones((n, n)), -1).astype(xp.result_type(raw(x)))
 
 
 def _qr_jvp(t, ans, a):

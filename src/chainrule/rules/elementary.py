@@ -11,9 +11,9 @@ the gradient is 0 there.
 
 import math
 
-import numpy as np
-
-from ..primitive import as_array, elementwise, raw
+from .. import arrays as xp
+from ..primitive import elementwise, raw
+from ..arrays import as_array
 from .elementwise import _tie_share, absolute, cos, exp, sqrt, where
 from .elementwise import remainder as mod  # (NumPy's other name for it)
 
@@ -36,7 +36,7 @@ def _safe(x):
 # Inverse trigonometric and hyperbolic functions
 # ---------------------------------------------------------------------------------------
 
-arcsin = elementwise(np.arcsin, "arcsin", lambda ans, x: 1 / sqrt(1 - x * x),
+arcsin = elementwise(xp.asin, "arcsin", lambda ans, x: 1 / sqrt(1 - x * x),
                      text=("1 / sqrt(1 - {0}**2)",),
                      doc="""\
 The inverse sine, in [-pi/2, pi/2]; d/dx = 1 / sqrt(1 - x**2).
@@ -46,7 +46,7 @@ The inverse sine, in [-pi/2, pi/2]; d/dx = 1 / sqrt(1 - x**2).
     >>> round(x.grad.item(), 6)                 # 1 / sqrt(0.75)
     1.154701
     """)
-arccos = elementwise(np.arccos, "arccos", lambda ans, x: -1 / sqrt(1 - x * x),
+arccos = elementwise(xp.acos, "arccos", lambda ans, x: -1 / sqrt(1 - x * x),
                      text=("-1 / sqrt(1 - {0}**2)",),
                      doc="""\
 The inverse cosine, in [0, pi]; d/dx = -1 / sqrt(1 - x**2).
@@ -56,7 +56,7 @@ The inverse cosine, in [0, pi]; d/dx = -1 / sqrt(1 - x**2).
     >>> round(x.grad.item(), 6)
     -1.154701
     """)
-arctan2 = elementwise(np.arctan2, "arctan2",
+arctan2 = elementwise(xp.atan2, "arctan2",
                       lambda ans, y, x: x / (x * x + y * y),
                       lambda ans, y, x: -y / (x * x + y * y),
                       text=("{1} / ({0}**2 + {1}**2)", "-{0} / ({0}**2 + {1}**2)"), doc="""\
@@ -69,7 +69,7 @@ The angle of the point (x, y), ``arctan2(y, x)``, in (-pi, pi], with broadcastin
     >>> y.grad.tolist()
     0.5
     """)
-hypot = elementwise(np.hypot, "hypot",
+hypot = elementwise(xp.hypot, "hypot",
                     lambda ans, a, b: where(raw(ans) == 0, 0.0, a / _safe(ans)),
                     lambda ans, a, b: where(raw(ans) == 0, 0.0, b / _safe(ans)),
                     text=("{0} / {out}", "{1} / {out}"),
@@ -82,21 +82,21 @@ sqrt(a**2 + b**2) without overflow; d/da = a / hypot (0 at 0).
     >>> y.item(), a.grad.item()                 # 5, 3/5
     (5.0, 0.6)
     """)
-sinh = elementwise(np.sinh, "sinh", lambda ans, x: cosh(x), text=("cosh({0})",),
+sinh = elementwise(xp.sinh, "sinh", lambda ans, x: cosh(x), text=("cosh({0})",),
                    doc="""\
 The hyperbolic sine; d/dx = cosh(x).
 
     >>> cr.grad(cr.sinh)(0.0)                   # cosh(0)
     1.0
     """)
-cosh = elementwise(np.cosh, "cosh", lambda ans, x: sinh(x), text=("sinh({0})",),
+cosh = elementwise(xp.cosh, "cosh", lambda ans, x: sinh(x), text=("sinh({0})",),
                    doc="""\
 The hyperbolic cosine; d/dx = sinh(x).
 
     >>> cr.grad(cr.cosh)(0.0)                   # sinh(0)
     0.0
     """)
-arcsinh = elementwise(np.arcsinh, "arcsinh", lambda ans, x: 1 / sqrt(x * x + 1),
+arcsinh = elementwise(xp.asinh, "arcsinh", lambda ans, x: 1 / sqrt(x * x + 1),
                       text=("1 / sqrt({0}**2 + 1)",),
                       doc="""\
 The inverse hyperbolic sine; d/dx = 1 / sqrt(x**2 + 1).
@@ -104,7 +104,7 @@ The inverse hyperbolic sine; d/dx = 1 / sqrt(x**2 + 1).
     >>> cr.grad(cr.arcsinh)(0.0)
     1.0
     """)
-arccosh = elementwise(np.arccosh, "arccosh", lambda ans, x: 1 / sqrt(x * x - 1),
+arccosh = elementwise(xp.acosh, "arccosh", lambda ans, x: 1 / sqrt(x * x - 1),
                       text=("1 / sqrt({0}**2 - 1)",),
                       doc="""\
 The inverse hyperbolic cosine (x >= 1); d/dx = 1 / sqrt(x**2 - 1).
@@ -112,7 +112,7 @@ The inverse hyperbolic cosine (x >= 1); d/dx = 1 / sqrt(x**2 - 1).
     >>> round(cr.grad(cr.arccosh)(2.0), 6)      # 1 / sqrt(3)
     0.57735
     """)
-arctanh = elementwise(np.arctanh, "arctanh", lambda ans, x: 1 / (1 - x * x),
+arctanh = elementwise(xp.atanh, "arctanh", lambda ans, x: 1 / (1 - x * x),
                       text=("1 / (1 - {0}**2)",),
                       doc="""\
 The inverse hyperbolic tangent (|x| < 1); d/dx = 1 / (1 - x**2).
@@ -125,21 +125,21 @@ The inverse hyperbolic tangent (|x| < 1); d/dx = 1 / (1 - x**2).
 # Exponentials and logarithms in other bases
 # ---------------------------------------------------------------------------------------
 
-expm1 = elementwise(np.expm1, "expm1", lambda ans, x: ans + 1, text=("({out} + 1)",),
+expm1 = elementwise(xp.expm1, "expm1", lambda ans, x: ans + 1, text=("({out} + 1)",),
                     doc="""\
 exp(x) - 1, accurate for tiny x; d/dx = exp(x).
 
     >>> float(cr.expm1(1e-20))                  # exp(1e-20) - 1 would round to 0
     1e-20
     """)
-log2 = elementwise(np.log2, "log2", lambda ans, x: 1 / (x * _LN2), text=("1 / ({0} ln 2)",),
+log2 = elementwise(xp.log2, "log2", lambda ans, x: 1 / (x * _LN2), text=("1 / ({0} ln 2)",),
                    doc="""\
 The base-2 logarithm; d/dx = 1 / (x ln 2).
 
     >>> float(cr.log2(8.0)), round(cr.grad(cr.log2)(2.0), 6)
     (3.0, 0.721348)
     """)
-log10 = elementwise(np.log10, "log10", lambda ans, x: 1 / (x * _LN10),
+log10 = elementwise(xp.log10, "log10", lambda ans, x: 1 / (x * _LN10),
                     text=("1 / ({0} ln 10)",),
                     doc="""\
 The base-10 logarithm; d/dx = 1 / (x ln 10).
@@ -147,14 +147,14 @@ The base-10 logarithm; d/dx = 1 / (x ln 10).
     >>> float(cr.log10(1000.0)), round(cr.grad(cr.log10)(10.0), 6)
     (3.0, 0.043429)
     """)
-exp2 = elementwise(np.exp2, "exp2", lambda ans, x: ans * _LN2, text=("{out} ln 2",),
+exp2 = elementwise(xp.exp2, "exp2", lambda ans, x: ans * _LN2, text=("{out} ln 2",),
                    doc="""\
 2**x; d/dx = 2**x ln 2.
 
     >>> float(cr.exp2(3.0)), round(cr.grad(cr.exp2)(0.0), 6)      # ln 2
     (8.0, 0.693147)
     """)
-logaddexp = elementwise(np.logaddexp, "logaddexp",
+logaddexp = elementwise(xp.logaddexp, "logaddexp",
                         lambda ans, a, b: exp(a - ans), lambda ans, a, b: exp(b - ans),
                         text=("exp({0} - {out})", "exp({1} - {out})"), doc="""\
 log(exp(a) + exp(b)) without overflow; d/da = exp(a - result), a softmax weight.
@@ -164,7 +164,7 @@ log(exp(a) + exp(b)) without overflow; d/da = exp(a - result), a softmax weight.
     >>> a.grad.tolist()
     0.5
     """)
-logaddexp2 = elementwise(np.logaddexp2, "logaddexp2",
+logaddexp2 = elementwise(xp.logaddexp2, "logaddexp2",
                          lambda ans, a, b: exp((a - ans) * _LN2),
                          lambda ans, a, b: exp((b - ans) * _LN2),
                          text=("2**({0} - {out})", "2**({1} - {out})"),
@@ -179,7 +179,7 @@ log2(2**a + 2**b); d/da = 2**(a - result).
 # Powers, angles, absolute values
 # ---------------------------------------------------------------------------------------
 
-square = elementwise(np.square, "square", lambda ans, x: 2 * x, text=("2 {0}",),
+square = elementwise(xp.square, "square", lambda ans, x: 2 * x, text=("2 {0}",),
                      doc="""\
 x * x; d/dx = 2x.
 
@@ -191,10 +191,10 @@ x * x; d/dx = 2x.
 def _floats(x):
     """x as an array of floats (integers become float64, as for a true division)."""
     x = as_array(x)
-    return x if x.dtype.kind in "fc" else x.astype(np.float64)
+    return x if x.dtype.kind in "fc" else x.astype(xp.float64)
 
 
-reciprocal = elementwise(lambda x: np.reciprocal(_floats(x)), "reciprocal",
+reciprocal = elementwise(lambda x: xp.reciprocal(_floats(x)), "reciprocal",
                          lambda ans, x: -(ans * ans), text=("-{out}**2",),
                          doc="""\
 1 / x (integers become floats); d/dx = -1 / x**2.
@@ -207,13 +207,13 @@ reciprocal = elementwise(lambda x: np.reciprocal(_floats(x)), "reciprocal",
 def _sinc_slope(ans, x):
     """d/dx sin(pi x) / (pi x) = (cos(pi x) - sinc(x)) / x; near 0, where that is 0/0,
     its Taylor polynomial, whose own derivatives are right there too."""
-    small = np.abs(raw(x)) < 1e-3
-    px = np.pi * x
-    series = x * (-(np.pi ** 2) / 3 + (np.pi ** 4 / 30) * x * x)
+    small = xp.abs(raw(x)) < 1e-3
+    px = xp.pi * x
+    series = x * (-(xp.pi ** 2) / 3 + (xp.pi ** 4 / 30) * x * x)
     return where(small, series, (cos(px) - ans) / where(small, 1.0, x))
 
 
-sinc = elementwise(np.sinc, "sinc", _sinc_slope, text=("(cos(pi {0}) - {out}) / {0}",),
+sinc = elementwise(xp.sinc, "sinc", _sinc_slope, text=("(cos(pi {0}) - {out}) / {0}",),
                    doc="""\
 sin(pi x) / (pi x), 1 at 0 (NumPy's normalised sinc).
 
@@ -222,14 +222,14 @@ sin(pi x) / (pi x), 1 at 0 (NumPy's normalised sinc).
     >>> round(cr.grad(cr.grad(cr.sinc))(0.0), 6)      # -pi**2 / 3
     -3.289868
     """)
-deg2rad = elementwise(np.deg2rad, "deg2rad", lambda ans, x: np.pi / 180, text=("pi / 180",),
+deg2rad = elementwise(xp.deg2rad, "deg2rad", lambda ans, x: xp.pi / 180, text=("pi / 180",),
                       doc="""\
 Degrees to radians: x pi / 180.
 
     >>> round(float(cr.deg2rad(180.0)), 6)
     3.141593
     """)
-rad2deg = elementwise(np.rad2deg, "rad2deg", lambda ans, x: 180 / np.pi, text=("180 / pi",),
+rad2deg = elementwise(xp.rad2deg, "rad2deg", lambda ans, x: 180 / xp.pi, text=("180 / pi",),
                       doc="""\
 Radians to degrees: x 180 / pi.
 
@@ -243,10 +243,10 @@ fabs = absolute  # (NumPy's fabs is abs for reals: the same derivative, 0 at 0)
 def _nan_aware_share(a, b):
     """fmax's share for a: maximum's (ties share), and all of it where b is NaN."""
     a, b = raw(a), raw(b)
-    return np.where(np.isnan(b) & ~np.isnan(a), 1.0, _tie_share(a, b))
+    return xp.where(xp.isnan(b) & ~xp.isnan(a), 1.0, _tie_share(a, b))
 
 
-fmax = elementwise(np.fmax, "fmax", lambda ans, a, b: _nan_aware_share(a, b),
+fmax = elementwise(xp.fmax, "fmax", lambda ans, a, b: _nan_aware_share(a, b),
                    lambda ans, a, b: _nan_aware_share(b, a),
                    doc="""\
 The larger of a and b, ignoring NaN; ties share the gradient.
@@ -254,7 +254,7 @@ The larger of a and b, ignoring NaN; ties share the gradient.
     >>> cr.fmax(cr.tensor([1.0, np.nan]), cr.tensor([2.0, 0.5])).data.tolist()
     [2.0, 0.5]
     """)
-fmin = elementwise(np.fmin, "fmin", lambda ans, a, b: _nan_aware_share(-raw(a), -raw(b)),
+fmin = elementwise(xp.fmin, "fmin", lambda ans, a, b: _nan_aware_share(-raw(a), -raw(b)),
                    lambda ans, a, b: _nan_aware_share(-raw(b), -raw(a)),
                    doc="""\
 The smaller of a and b, ignoring NaN; ties share the gradient.
@@ -267,7 +267,7 @@ The smaller of a and b, ignoring NaN; ties share the gradient.
 # Remainders and rounding
 # ---------------------------------------------------------------------------------------
 
-fmod = elementwise(np.fmod, "fmod", 1, lambda ans, a, b: -np.trunc(raw(a) / raw(b)),
+fmod = elementwise(xp.fmod, "fmod", 1, lambda ans, a, b: -xp.trunc(raw(a) / raw(b)),
                    text=("1", "-trunc({0} / {1})"), doc="""\
 ""\
 The remainder of a / b with the sign of a (C's fmod): a - b * trunc(a / b).
@@ -284,33 +284,33 @@ The remainder of a / b with the sign of a (C's fmod): a - b * trunc(a / b).
 
 def _flat(name, forward, doc, example=""):
     """A piecewise constant function: derivative 0 wherever it has one."""
-    return elementwise(forward, name, lambda ans, *args, **kwargs: np.zeros_like(raw(ans)),
+    return elementwise(forward, name, lambda ans, *args, **kwargs: xp.zeros_like(raw(ans)),
                        text=("0",), doc=f"{doc} Piecewise constant: its gradient is 0.\n"
                                         f"{example}")
 
 
-floor = _flat("floor", np.floor, "The largest integer <= x, elementwise.",
+floor = _flat("floor", xp.floor, "The largest integer <= x, elementwise.",
               example="""
     >>> cr.floor(cr.tensor([1.5, -1.5])).data.tolist(), cr.grad(cr.floor)(1.5)
     ([1.0, -2.0], 0.0)
     """)
-ceil = _flat("ceil", np.ceil, "The smallest integer >= x, elementwise.",
+ceil = _flat("ceil", xp.ceil, "The smallest integer >= x, elementwise.",
              example="""
     >>> cr.ceil(cr.tensor([1.5, -1.5])).data.tolist()
     [2.0, -1.0]
     """)
-trunc = _flat("trunc", np.trunc, "x rounded towards 0, elementwise.",
+trunc = _flat("trunc", xp.trunc, "x rounded towards 0, elementwise.",
               example="""
     >>> cr.trunc(cr.tensor([1.5, -1.5])).data.tolist()
     [1.0, -1.0]
     """)
-rint = _flat("rint", np.rint, "x rounded to the nearest integer (half to even).",
+rint = _flat("rint", xp.rint, "x rounded to the nearest integer (half to even).",
              example="""
     >>> cr.rint(cr.tensor([0.5, 1.5, 2.5])).data.tolist()      # half to even
     [0.0, 2.0, 2.0]
     """)
 fix = trunc
-round = _flat("round", lambda x, decimals=0: np.round(x, decimals),
+round = _flat("round", lambda x, decimals=0: xp.round(x, decimals),
               "x rounded to ``decimals`` places (half to even, as NumPy).", example="""
     >>> cr.round(cr.tensor([1.234, 5.678]), 1).data.tolist()
     [1.2, 5.7]
@@ -319,11 +319,11 @@ around = round
 
 
 def _finite_slope(ans, x, nan=0.0, posinf=None, neginf=None):
-    return np.isfinite(raw(x)).astype(np.result_type(raw(x), np.float32))
+    return xp.isfinite(raw(x)).astype(xp.result_type(raw(x), xp.float32))
 
 
 nan_to_num = elementwise(
-    lambda x, nan=0.0, posinf=None, neginf=None: np.nan_to_num(x, nan=nan, posinf=posinf,
+    lambda x, nan=0.0, posinf=None, neginf=None: xp.nan_to_num(x, nan=nan, posinf=posinf,
                                                              neginf=neginf),
     "nan_to_num", _finite_slope, text=("1 where {0} is finite, else 0",),
     doc="""\
@@ -366,7 +366,7 @@ x itself, for a real x (chainrule's numbers are real).
     1.0
     """)
 conjugate = conj
-imag = _flat("imag", lambda x: np.zeros_like(_real_only("imag")(x)),
+imag = _flat("imag", lambda x: xp.zeros_like(_real_only("imag")(x)),
              "0, the imaginary part of a real x.", example="""
     >>> float(cr.imag(2.0)), cr.grad(cr.imag)(2.0)
     (0.0, 0.0)

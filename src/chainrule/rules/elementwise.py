@@ -13,11 +13,11 @@ d/db 0**b = 0 for b > 0.
 import math
 from numbers import Number
 
-import numpy as np
 from numpy.typing import ArrayLike
 
-from ..primitive import as_array, elementwise, raw, shape_of
-from ..recording import opaque
+from .. import arrays as xp
+from ..primitive import elementwise, raw, shape_of
+from ..arrays import as_array
 from .common import Result
 
 __all__ = ["add", "subtract", "multiply", "divide", "negative", "power", "exp", "log",
@@ -32,7 +32,7 @@ _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 # Arithmetic
 # ---------------------------------------------------------------------------------------
 
-add = elementwise(np.add, "add", 1, 1, text=("1", "1"), doc="""\
+add = elementwise(xp.add, "add", 1, 1, text=("1", "1"), doc="""\
 a + b, elementwise, with NumPy broadcasting (the result has the broadcast shape).
 
     Each gradient is g, summed back to its input's shape where that input was broadcast.
@@ -47,7 +47,7 @@ a + b, elementwise, with NumPy broadcasting (the result has the broadcast shape)
     ([1.0, 1.0], 2.0)
     """)
 
-subtract = elementwise(np.subtract, "subtract", 1, -1, text=("1", "-{g}"), doc="""\
+subtract = elementwise(xp.subtract, "subtract", 1, -1, text=("1", "-{g}"), doc="""\
 a - b, elementwise, with NumPy broadcasting; the gradients are g and -g.
 
     >>> a = cr.tensor(5.0, requires_grad=True)
@@ -58,7 +58,7 @@ a - b, elementwise, with NumPy broadcasting; the gradients are g and -g.
     (2.0, 1.0, -1.0)
     """)
 
-multiply = elementwise(np.multiply, "multiply",
+multiply = elementwise(xp.multiply, "multiply",
                        lambda ans, a, b: b,
                        lambda ans, a, b: a,
                        text=("{1}", "{0}"), doc="""\
@@ -71,7 +71,7 @@ a * b, elementwise, with NumPy broadcasting; d/da = b and d/db = a.
     ([4.0, 5.0, 6.0], [1.0, 2.0, 3.0])
     """)
 
-divide = elementwise(np.true_divide, "divide",
+divide = elementwise(xp.true_divide, "divide",
                      lambda ans, a, b: 1 / b,
                      lambda ans, a, b: -ans / b,                # d/db a/b = -a/b**2
                      text=("{g} / {1}", "-{g} * {out} / {1}"), doc="""\
@@ -85,7 +85,7 @@ a / b, elementwise, with NumPy broadcasting; d/da = 1/b and d/db = -a/b**2.
     (3.0, 0.5, -1.5)
     """)
 
-negative = elementwise(np.negative, "negative", -1, text=("-{g}",), doc="""\
+negative = elementwise(xp.negative, "negative", -1, text=("-{g}",), doc="""\
 -x, elementwise (the shape of x); the gradient is -g.
 
     >>> x = cr.tensor([1.0, -2.0], requires_grad=True)
@@ -110,7 +110,7 @@ def _d_power_exponent(ans, a):
     return ans * log(where(raw(a) == 0, 1.0, a))
 
 
-power = elementwise(np.power, "power",
+power = elementwise(xp.pow, "power",
                     lambda ans, a, b: _d_power_base(a, b),
                     lambda ans, a, b: _d_power_exponent(ans, a),
                     text=("{1} * {0}**({1} - 1)", "{out} * log({0})"), doc="""\
@@ -135,7 +135,7 @@ a ** b, elementwise, with NumPy broadcasting; both base and exponent may vary.
 # Exponentials, logarithms, trigonometric and hyperbolic functions
 # ---------------------------------------------------------------------------------------
 
-exp = elementwise(np.exp, "exp", lambda ans, x: ans, text=("{out}",), doc="""\
+exp = elementwise(xp.exp, "exp", lambda ans, x: ans, text=("{out}",), doc="""\
 e**x, elementwise (the shape of x); its derivative is itself.
 
     Like the other functions of one argument, it also takes a Value (and gives one),
@@ -150,7 +150,7 @@ e**x, elementwise (the shape of x); its derivative is itself.
     1.0
     """)
 
-log = elementwise(np.log, "log", lambda ans, x: 1 / x, text=("{g} / {0}",), doc="""\
+log = elementwise(xp.log, "log", lambda ans, x: 1 / x, text=("{g} / {0}",), doc="""\
 The natural logarithm, elementwise (the shape of x); its derivative is 1/x.
 
     On tensors, log(0) is -inf and a negative x gives nan, as in NumPy
@@ -163,7 +163,7 @@ The natural logarithm, elementwise (the shape of x); its derivative is 1/x.
     [1.0, 0.25]
     """)
 
-log1p = elementwise(np.log1p, "log1p", lambda ans, x: 1 / (1 + x),
+log1p = elementwise(xp.log1p, "log1p", lambda ans, x: 1 / (1 + x),
                     text=("{g} / (1 + {0})",), doc="""\
 log(1 + x), elementwise, accurate for tiny x; its derivative is 1/(1 + x).
 
@@ -175,7 +175,7 @@ log(1 + x), elementwise, accurate for tiny x; its derivative is 1/(1 + x).
     (1e-20, 0.0)
     """)
 
-sqrt = elementwise(np.sqrt, "sqrt", lambda ans, x: 0.5 / ans, text=("{g} / (2 * {out})",),
+sqrt = elementwise(xp.sqrt, "sqrt", lambda ans, x: 0.5 / ans, text=("{g} / (2 * {out})",),
                    doc="""\
 The square root, elementwise (the shape of x); its derivative is 1 / (2 sqrt(x)).
 
@@ -186,7 +186,7 @@ The square root, elementwise (the shape of x); its derivative is 1 / (2 sqrt(x))
     ([1.0, 2.0], [0.5, 0.25])
     """)
 
-sin = elementwise(np.sin, "sin", lambda ans, x: cos(x), text=("cos({0})",), doc="""\
+sin = elementwise(xp.sin, "sin", lambda ans, x: cos(x), text=("cos({0})",), doc="""\
 The sine, elementwise (the shape of x); its derivative is cos(x).
 
     >>> x = cr.tensor([0.0, np.pi / 2], requires_grad=True)
@@ -196,7 +196,7 @@ The sine, elementwise (the shape of x); its derivative is cos(x).
     ([0.0, 1.0], [1.0, 0.0])
     """)
 
-cos = elementwise(np.cos, "cos", lambda ans, x: -sin(x), text=("-sin({0})",), doc="""\
+cos = elementwise(xp.cos, "cos", lambda ans, x: -sin(x), text=("-sin({0})",), doc="""\
 The cosine, elementwise (the shape of x); its derivative is -sin(x).
 
     >>> x = cr.tensor(np.pi / 2, requires_grad=True)
@@ -206,7 +206,7 @@ The cosine, elementwise (the shape of x); its derivative is -sin(x).
     (0.0, -1.0)
     """)
 
-tan = elementwise(np.tan, "tan", lambda ans, x: 1 + ans * ans,     # sec^2 = 1 + tan^2
+tan = elementwise(xp.tan, "tan", lambda ans, x: 1 + ans * ans,     # sec^2 = 1 + tan^2
                   text=("(1 + {out}**2)",), doc="""\
 The tangent, elementwise (the shape of x); its derivative is 1 + tan(x)**2.
 
@@ -217,7 +217,7 @@ The tangent, elementwise (the shape of x); its derivative is 1 + tan(x)**2.
     ([0.0, 1.0], [1.0, 2.0])
     """)
 
-tanh = elementwise(np.tanh, "tanh", lambda ans, x: 1 - ans * ans,
+tanh = elementwise(xp.tanh, "tanh", lambda ans, x: 1 - ans * ans,
                    text=("(1 - {out}**2)",), doc="""\
 The hyperbolic tangent, elementwise; its derivative is 1 - tanh(x)**2.
 
@@ -234,7 +234,7 @@ The hyperbolic tangent, elementwise; its derivative is 1 - tanh(x)**2.
     """)
 
 
-arctan = elementwise(np.arctan, "arctan", lambda ans, x: 1 / (1 + x * x),
+arctan = elementwise(xp.atan, "arctan", lambda ans, x: 1 / (1 + x * x),
                      text=("1 / (1 + {0}**2)",), doc="""\
 The inverse tangent, elementwise, in (-pi/2, pi/2); its derivative is 1 / (1 + x**2).
 
@@ -246,8 +246,8 @@ The inverse tangent, elementwise, in (-pi/2, pi/2); its derivative is 1 / (1 + x
     """)
 
 
-remainder = elementwise(np.remainder, "remainder", 1,
-                        lambda ans, a, b: -np.floor(raw(a) / raw(b)),
+remainder = elementwise(xp.remainder, "remainder", 1,
+                        lambda ans, a, b: -xp.floor(raw(a) / raw(b)),
                         text=("1", "-floor({0} / {1})"), doc="""\
 a mod b, elementwise (``a % b``), with the sign of b as in NumPy and Python.
 
@@ -278,8 +278,8 @@ def _sigmoid(x):
     >>> x.grad.tolist()                       # 0.5 * (1 - 0.5), and flat far out
     [0.25, 0.0]
     """
-    e = np.exp(-np.abs(x))
-    return np.where(as_array(x) >= 0, 1 / (1 + e), e / (1 + e))
+    e = xp.exp(-xp.abs(x))
+    return xp.where(as_array(x) >= 0, 1 / (1 + e), e / (1 + e))
 
 
 sigmoid = elementwise(_sigmoid, "sigmoid", lambda ans, x: ans * (1 - ans),
@@ -297,9 +297,9 @@ def _erf(x):
     >>> np.round(y.data, 4).tolist(), np.round(x.grad, 4).tolist()
     ([0.0, 0.8427], [1.1284, 0.4151])
     """
-    dtype = np.result_type(x)  # float32 stays float32; anything else is float64
-    erf = np.vectorize(math.erf, otypes=[dtype if dtype.kind == "f" else np.float64])
-    return opaque(erf, x)  # (Python's erf, entry by entry: one call of a cr.jit program)
+    dtype = xp.result_type(x)  # float32 stays float32; anything else is float64
+    erf = xp.vectorize(math.erf, otypes=[dtype if dtype.kind == "f" else xp.float64])
+    return xp.call(erf, x)  # (Python's erf, entry by entry: one call of a cr.jit program)
 
 
 erf = elementwise(_erf, "erf", lambda ans, x: _TWO_OVER_SQRT_PI * exp(-x * x),
@@ -319,7 +319,7 @@ def _softplus(x):
     >>> x.grad.tolist()
     [0.5, 1.0]
     """
-    return np.logaddexp(0, x)
+    return xp.logaddexp(0, x)
 
 
 softplus = elementwise(_softplus, "softplus", lambda ans, x: sigmoid(x))
@@ -343,7 +343,7 @@ def _relu(x):
     >>> x.grad.tolist()
     [0.0, 0.0, 1.0]
     """
-    return np.maximum(x, 0)
+    return xp.maximum(x, 0)
 
 
 relu = elementwise(_relu, "relu", lambda ans, x: raw(x) > 0, text=("({0} > 0)",))
@@ -360,14 +360,14 @@ def _leaky_relu(x, negative_slope=0.01):
     >>> x.grad.tolist()                       # the slope on each side
     [0.1, 1.0]
     """
-    return np.where(as_array(x) > 0, x, np.multiply(x, negative_slope))
+    return xp.where(as_array(x) > 0, x, xp.multiply(x, negative_slope))
 
 
 leaky_relu = elementwise(_leaky_relu, "leaky_relu",
                          lambda ans, x, negative_slope=0.01:
-                         np.where(raw(x) > 0, 1.0, negative_slope))
+                         xp.where(raw(x) > 0, 1.0, negative_slope))
 
-absolute = elementwise(np.abs, "abs", lambda ans, x: np.sign(raw(x)), text=("sign({0})",), doc="""\
+absolute = elementwise(xp.abs, "abs", lambda ans, x: xp.sign(raw(x)), text=("sign({0})",), doc="""\
 |x|, elementwise (the shape of x); ``cr.abs`` is the same function.
 
     Its derivative is sign(x), taken to be 0 at the kink x = 0.
@@ -379,7 +379,7 @@ absolute = elementwise(np.abs, "abs", lambda ans, x: np.sign(raw(x)), text=("sig
     ([2.0, 0.0, 3.0], [-1.0, 0.0, 1.0])
     """)
 
-sign = elementwise(np.sign, "sign", lambda ans, x: np.zeros_like(raw(ans)), text=("0",), doc="""\
+sign = elementwise(xp.sign, "sign", lambda ans, x: xp.zeros_like(raw(ans)), text=("0",), doc="""\
 -1, 0 or 1 by the sign of x, elementwise; flat, so its gradient is 0.
 
     >>> x = cr.tensor([-2.0, 0.0, 3.0], requires_grad=True)
@@ -393,10 +393,10 @@ sign = elementwise(np.sign, "sign", lambda ans, x: np.zeros_like(raw(ans)), text
 def _tie_share(a, b):
     """1 where a wins, 0 where it loses, 1/2 at a tie: ties share the gradient evenly."""
     a, b = raw(a), raw(b)
-    return np.where(a > b, 1.0, np.where(a == b, 0.5, 0.0))
+    return xp.where(a > b, 1.0, xp.where(a == b, 0.5, 0.0))
 
 
-maximum = elementwise(np.maximum, "maximum",
+maximum = elementwise(xp.maximum, "maximum",
                       lambda ans, a, b: _tie_share(a, b),
                       lambda ans, a, b: _tie_share(b, a), doc="""\
 The larger of a and b, elementwise, with NumPy broadcasting.
@@ -411,7 +411,7 @@ The larger of a and b, elementwise, with NumPy broadcasting.
     ([4.0, 5.0, 3.0], [0.0, 1.0, 0.5], [1.0, 0.0, 0.5])
     """)
 
-minimum = elementwise(np.minimum, "minimum",
+minimum = elementwise(xp.minimum, "minimum",
                       lambda ans, a, b: _tie_share(b, a),
                       lambda ans, a, b: _tie_share(a, b), doc="""\
 The smaller of a and b, elementwise, with NumPy broadcasting.
@@ -429,7 +429,7 @@ The smaller of a and b, elementwise, with NumPy broadcasting.
 def _inside(x, a_min, a_max):
     """Where clip lets x through (bounds included, as in PyTorch's clamp)."""
     x, a_min, a_max = raw(x), raw(a_min), raw(a_max)
-    inside = np.ones(shape_of(x), dtype=bool)
+    inside = xp.ones(shape_of(x), dtype=bool)
     if a_min is not None:
         inside = inside & (x >= a_min)
     if a_max is not None:
@@ -444,7 +444,7 @@ def _clipped_to_min(x, a_min, a_max):
 
 
 # x passes where it is inside; a bound passes where x is beyond it.
-_clip = elementwise(np.clip, "clip",
+_clip = elementwise(xp.clip, "clip",
                     lambda ans, x, lo, hi: _inside(x, lo, hi),
                     lambda ans, x, lo, hi: _clipped_to_min(x, lo, hi),
                     lambda ans, x, lo, hi: raw(x) > raw(hi))
@@ -469,7 +469,7 @@ def clip(x: ArrayLike, a_min: ArrayLike | None = None,
     return _clip(x, a_min, a_max)
 
 
-_where = elementwise(np.where, "where", None,
+_where = elementwise(xp.where, "where", None,
                      lambda ans, c, a, b: c,
                      lambda ans, c, a, b: ~c)
 

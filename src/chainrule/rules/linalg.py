@@ -8,9 +8,9 @@ dropped again; every rule keeps a batch of cotangents or tangents in front.
 
 import builtins
 
-import numpy as np
 from numpy.typing import ArrayLike
 
+from .. import arrays as xp
 from ..primitive import Primitive, ndim_of, shape_of
 from .common import Result, tangent_lead
 from .contractions import tensordot
@@ -78,7 +78,7 @@ def matmul_jvp_b(t, a, b):
     return squeeze(out, -1) if ndim_of(b) == 1 else out
 
 
-matmul = Primitive(np.matmul, "matmul", batched=True, doc="""\
+matmul = Primitive(xp.matmul, "matmul", batched=True, doc="""\
 The matrix product a @ b, as np.matmul: 1-D, 2-D and batches of matrices.
 
     Shapes (n, k) @ (k, m) -> (n, m); a 1-D operand is a row (on the left) or a column

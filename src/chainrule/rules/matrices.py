@@ -4,8 +4,7 @@ shape checks behind their error messages, and the packing of several results (ei
 svd's, qr's) into one array, so that each is a single primitive with one result.
 """
 
-import numpy as np
-
+from .. import arrays as xp
 from ..primitive import ndim_of, raw, shape_of
 from .reductions import sum
 from .shapes import broadcast_to, concatenate, expand_dims, reshape, swapaxes
@@ -26,7 +25,7 @@ def symmetrised(x):
 
 def eye_like(n, like, k=0, m=None):
     """An identity (or np.eye(n, m, k)) of like's dtype: float32 stays float32."""
-    return np.eye(n, m, k, dtype=np.result_type(raw(like)))
+    return xp.eye(n, m, k, dtype=xp.result_type(raw(like)))
 
 
 def diagonal_of(x):
@@ -59,7 +58,7 @@ def check_matrix(name, a):
 
 def pack_raw(parts, cores):
     """Arrays with trailing shapes ``cores`` side by side along one last axis."""
-    return np.concatenate([np.reshape(p, np.shape(p)[:np.ndim(p) - len(c)] + (-1,))
+    return xp.concat([xp.reshape(p, xp.shape(p)[:xp.ndim(p) - len(c)] + (-1,))
                            for p, c in zip(parts, cores)], axis=-1)
 
 
@@ -73,7 +72,7 @@ def unpack(packed, cores):
     """The pieces of a packed array (or gradient), each with its trailing shape."""
     pieces, start = [], 0
     for core in cores:
-        size = int(np.prod(core))
+        size = int(xp.prod(core))
         piece = packed[..., start:start + size]
         pieces.append(reshape(piece, shape_of(piece)[:-1] + tuple(core)))
         start += size

@@ -6,11 +6,11 @@ numpy.linalg is.
 
 import builtins
 
-import numpy as np
 from numpy.typing import ArrayLike
 
-from ..primitive import ARRAYS, ndim_of, raw, shape_of
-from ..recording import branch
+from .. import arrays as xp
+from ..primitive import ndim_of, raw, shape_of
+from ..arrays import ARRAYS
 from .common import Result, op
 from .decompositions import inv, svdvals
 from .elementwise import absolute, power, sign
@@ -35,7 +35,7 @@ def pinv(a, rcond=None, hermitian=False):
     [[1.0, 0.0, 0.0], [0.0, 0.5, 0.0]]
     """
     check_matrix("pinv", a)
-    return np.linalg.pinv(a, 1e-15 if rcond is None else rcond, hermitian)
+    return xp.linalg.pinv(a, 1e-15 if rcond is None else rcond, hermitian)
 
 
 def _pinv_jvp(t, ans, a, rcond=None, hermitian=False):
@@ -98,7 +98,7 @@ def matrix_power(a: ArrayLike, n: int) -> Result:
     [[1.0, 3.0], [0.0, 1.0]]
     """
     check_square("matrix_power", a)
-    if not isinstance(n, (int, np.integer)):
+    if not isinstance(n, (int, xp.integer)):
         raise TypeError(f"matrix_power: exponent {n!r}; expected an integer")
     if n == 0:
         return a * 0 + eye_like(shape_of(a)[-1], a)
@@ -133,18 +133,18 @@ def lstsq(a: ArrayLike, b: ArrayLike, rcond: float | None = None) -> Result:
         raise ValueError(f"lstsq: a of shape {shape_of(a)} and b of shape {shape_of(b)}; "
                          f"expected (m, n) and (m,) or (m, k)")
     m, n = shape_of(a)
-    cutoff = np.finfo(np.result_type(raw(a))).eps * builtins.max(m, n) if rcond is None \
+    cutoff = xp.finfo(xp.result_type(raw(a))).eps * builtins.max(m, n) if rcond is None \
         else rcond
     p = pinv(a, cutoff)
     x = matmul(p, b)
-    singular = np.linalg.svd(raw(a), compute_uv=False)
-    rank = np.sum(singular > cutoff * singular[0]) if singular.size else 0
+    singular = xp.linalg.svd(raw(a), compute_uv=False)
+    rank = xp.sum(singular > cutoff * singular[0]) if singular.size else 0
     rank = rank if type(rank) in ARRAYS else int(rank)  # (traced by cr.jit: stays so)
-    if branch(rank == n, "'a has full column rank'") and m > n:
+    if xp.branch(rank == n, "'a has full column rank'") and m > n:
         r = b - matmul(a, x)
         residuals = sum(r * r, axis=0) if ndim_of(b) == 2 else reshape(sum(r * r), (1,))
     else:
-        residuals = np.empty((0,), dtype=np.result_type(raw(a)))
+        residuals = xp.empty((0,), dtype=xp.result_type(raw(a)))
     return x, residuals, rank, svdvals(a)
 
 
@@ -155,9 +155,9 @@ def lstsq(a: ArrayLike, b: ArrayLike, rcond: float | None = None) -> Result:
 def _vector_norm(x, ord, axis, keepdims):
     if ord is None or ord == 2:
         return norm(x, axis=axis, keepdims=keepdims)
-    if ord == np.inf:
+    if ord == xp.inf:
         return max(absolute(x), axis=axis, keepdims=keepdims)
-    if ord == -np.inf:
+    if ord == -xp.inf:
         return min(absolute(x), axis=axis, keepdims=keepdims)
     if ord == 0:  # the count of nonzero entries: sign(|x|) has derivative 0
         return sum(sign(absolute(x)), axis=axis, keepdims=keepdims)
@@ -180,10 +180,10 @@ def _matrix_norm(x, ord, axes, keepdims):
         s = svdvals(transpose(x, tuple(rest + [r, c])))
         out = sum(s, axis=-1) if ord == "nuc" else max(s, axis=-1) if ord == 2 \
             else min(s, axis=-1)
-    elif ord in (1, -1, np.inf, -np.inf):
+    elif ord in (1, -1, xp.inf, -xp.inf):
         across, along = (r, c) if ord in (1, -1) else (c, r)  # 1: column sums
         sums = sum(absolute(x), axis=across, keepdims=True)
-        reduce = max if ord in (1, np.inf) else min
+        reduce = max if ord in (1, xp.inf) else min
         out = reduce(sums, axis=(along, across))
     else:
         raise ValueError(f"norm: ord={ord!r} for a matrix norm; expected 'fro', 'nuc', "

@@ -11,10 +11,11 @@ selected (the order itself) is piecewise constant: it has no derivative.
 
 from collections.abc import Sequence
 
-import numpy as np
 from numpy.typing import ArrayLike
 
-from ..primitive import Box, as_array, ndim_of, raw, shape_of
+from .. import arrays as xp
+from ..primitive import Box, ndim_of, raw, shape_of
+from ..arrays import as_array
 from .common import Result, op, torch_names
 from .elementwise import where
 from .reductions import prod
@@ -30,7 +31,7 @@ def _flipped(x, axis):
 
 @op("cumsum")
 def _cumsum(x, axis):
-    return np.cumsum(x, axis=axis)
+    return xp.cumsum(x, axis=axis)
 
 
 # d/dx_j of y_i = sum_{k<=i} x_k is 1 for i >= j: the VJP sums g over i >= j (a
@@ -82,7 +83,7 @@ def cumprod(x: ArrayLike, axis: int | None = None) -> Result:
     x, axis = _along(x, axis)
     last = moveaxis(x, axis, -1)
     n = shape_of(last)[-1]
-    upto = np.tril(np.ones((n, n), dtype=bool))  # row i: the entries j <= i
+    upto = xp.tril(xp.ones((n, n), dtype=bool))  # row i: the entries j <= i
     return moveaxis(prod(where(upto, expand_dims(last, -2), 1.0), axis=-1), -1, axis)
 
 
@@ -104,7 +105,7 @@ def diff(x: ArrayLike, n: int = 1, axis: int = -1, prepend: ArrayLike | None = N
             shape = list(shape_of(x))
             shape[axis] = 1
             extra = broadcast_to(extra, tuple(shape)) if isinstance(extra, Box) else \
-                np.full(shape, extra, dtype=np.result_type(raw(x)))  # (float32 stays)
+                xp.full(shape, extra, dtype=xp.result_type(raw(x)))  # (float32 stays)
         pieces.append(extra)
     if len(pieces) > 1:
         x = concatenate(pieces, axis)
@@ -138,7 +139,7 @@ def take_along_axis(x: ArrayLike, indices: ArrayLike, axis: int | None) -> Resul
         else:  # every position along the other axes, shaped to broadcast
             shape = [1] * ndim
             shape[d] = shape_of(x)[d]
-            index.append(np.arange(shape_of(x)[d]).reshape(shape))
+            index.append(xp.arange(shape_of(x)[d]).reshape(shape))
     return getitem(x, index=tuple(index))
 
 
@@ -170,7 +171,7 @@ def sort(x: ArrayLike, axis: int = -1) -> Result:
     """
     if axis is None:
         x, axis = reshape(x, (-1,)), 0
-    return take_along_axis(x, np.argsort(raw(x), axis=axis, kind="stable"), axis)
+    return take_along_axis(x, xp.argsort(raw(x), axis=axis, kind="stable"), axis)
 
 
 def partition(x: ArrayLike, kth: int | Sequence[int], axis: int = -1) -> Result:
@@ -182,4 +183,4 @@ def partition(x: ArrayLike, kth: int | Sequence[int], axis: int = -1) -> Result:
     """
     if axis is None:
         x, axis = reshape(x, (-1,)), 0
-    return take_along_axis(x, np.argpartition(raw(x), kth, axis=axis), axis)
+    return take_along_axis(x, xp.argpartition(raw(x), kth, axis=axis), axis)

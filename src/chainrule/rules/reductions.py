@@ -12,10 +12,11 @@ is 0 (PyTorch's choice); prod's gradient is exact with zeros among the entries.
 
 import builtins
 
-import numpy as np
 from numpy.typing import ArrayLike
 
-from ..primitive import as_array, elementwise, ndim_of, raw, shape_of
+from .. import arrays as xp
+from ..primitive import elementwise, ndim_of, raw, shape_of
+from ..arrays import as_array
 from .common import TORCH_NAMES, Result, axes_of, from_end, op, torch_names
 from .elementwise import exp, where
 from .shapes import broadcast_to, reshape
@@ -80,7 +81,7 @@ def sum(x, axis=None, keepdims=False):  # noqa: A001  (cr.sum, like np.sum)
     >>> x.grad.tolist()
     [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]
     """
-    return np.sum(x, axis=axis, keepdims=keepdims)
+    return xp.sum(x, axis=axis, keepdims=keepdims)
 
 
 sum.defvjp(lambda g, ans, x, axis=None, keepdims=False:
@@ -91,7 +92,7 @@ sum.defjvp(lambda t, ans, x, axis=None, keepdims=False:
 
 
 def _count(x, ans):
-    return np.size(x) // builtins.max(np.size(ans), 1) if np.size(x) else 0
+    return xp.size(x) // builtins.max(xp.size(ans), 1) if xp.size(x) else 0
 
 
 @op("mean", aliases=TORCH_NAMES)
@@ -108,7 +109,7 @@ def mean(x, axis=None, keepdims=False):
     >>> x.grad.tolist()
     [0.25, 0.25, 0.25, 0.25]
     """
-    return np.mean(x, axis=axis, keepdims=keepdims)
+    return xp.mean(x, axis=axis, keepdims=keepdims)
 
 
 mean.defvjp(lambda g, ans, x, axis=None, keepdims=False:
@@ -122,7 +123,7 @@ def _extremum_share(x, ans, axis, keepdims):
     """Where x attains its max (or min): ties share evenly, so the shares sum to 1."""
     x = raw(x)
     hit = x == expand_reduced(raw(ans), shape_of(x), axis, keepdims)
-    return hit / np.sum(hit, axis=axes_of(axis, ndim_of(x)), keepdims=True)
+    return hit / xp.sum(hit, axis=axes_of(axis, ndim_of(x)), keepdims=True)
 
 
 @op("max", aliases=TORCH_NAMES)
@@ -140,7 +141,7 @@ def max(x, axis=None, keepdims=False):  # noqa: A001
     >>> x.grad.tolist()                       # a tie: half each
     [0.0, 0.5, 0.5]
     """
-    return np.max(x, axis=axis, keepdims=keepdims)
+    return xp.max(x, axis=axis, keepdims=keepdims)
 
 
 @op("min", aliases=TORCH_NAMES)
@@ -158,7 +159,7 @@ def min(x, axis=None, keepdims=False):  # noqa: A001
     >>> x.grad.tolist()
     [[0.0, 1.0], [1.0, 0.0]]
     """
-    return np.min(x, axis=axis, keepdims=keepdims)
+    return xp.min(x, axis=axis, keepdims=keepdims)
 
 
 for _extremum in (max, min):
@@ -185,7 +186,7 @@ def prod(x, axis=None, keepdims=False):
     >>> x.grad.tolist()                       # 0*4, 2*4, 2*0
     [0.0, 8.0, 0.0]
     """
-    return np.prod(x, axis=axis, keepdims=keepdims)
+    return xp.prod(x, axis=axis, keepdims=keepdims)
 
 
 def _product_of_the_others(x, axis):
@@ -202,8 +203,8 @@ def _product_of_the_others(x, axis):
     is_zero = values == 0
     nonzero = where(is_zero, 1.0, x)
     others_nonzero = expand_reduced(prod(nonzero, axis, True), values.shape, axis, True) / nonzero
-    count = np.sum(is_zero, axis=axes_of(axis, values.ndim), keepdims=True)
-    if type(count) is np.ndarray and not count.any():  # no zeros: the product rule
+    count = xp.sum(is_zero, axis=axes_of(axis, values.ndim), keepdims=True)
+    if type(count) is xp.ndarray and not count.any():  # no zeros: the product rule
         return others_nonzero  # (a cr.jit program takes the general formula below: the
     #                            same numbers where there are no zeros)
     zeros = where(is_zero, x, 0.0)                       # the zeros themselves, else 0
@@ -239,7 +240,7 @@ def var(x: ArrayLike, axis: int | tuple[int, ...] | None = None, ddof: int = 0,
     """
     centred = x - mean(x, axis, keepdims=True)
     shape = shape_of(centred)  # x's (x may be a list)
-    n = int(np.prod([shape[a] for a in axes_of(axis, len(shape))]))
+    n = int(xp.prod([shape[a] for a in axes_of(axis, len(shape))]))
     return sum(centred * centred, axis, keepdims) / (n - ddof)
 
 
@@ -264,7 +265,7 @@ def std(x: ArrayLike, axis: int | tuple[int, ...] | None = None, ddof: int = 0,
 # sqrt, with derivative 0 where the variance is 0 (one entry, or all equal): there std
 # is constant (one entry) or has a kink, where PyTorch and autograd also give 0
 _root_of_variance = elementwise(
-    np.sqrt, "sqrt", lambda ans, v: 0.5 / where(raw(ans) == 0, np.inf, ans),
+    xp.sqrt, "sqrt", lambda ans, v: 0.5 / where(raw(ans) == 0, xp.inf, ans),
     text=("{g} / (2 * {out}), 0 where {out} = 0",),
     doc="The square root of a variance, with derivative 0 where it is 0 (see std).")
 
@@ -284,10 +285,10 @@ def logsumexp(x, axis=None, keepdims=False):
     [0.5, 0.5]
     """
     x = as_array(x)
-    m = np.max(x, axis=axis, keepdims=True)
-    m = np.where(np.isfinite(m), m, 0)
-    out = m + np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True))
-    return out if keepdims else np.squeeze(out, axis=axes_of(axis, x.ndim))
+    m = xp.max(x, axis=axis, keepdims=True)
+    m = xp.where(xp.isfinite(m), m, 0)
+    out = m + xp.log(xp.sum(xp.exp(x - m), axis=axis, keepdims=True))
+    return out if keepdims else xp.squeeze(out, axis=axes_of(axis, x.ndim))
 
 
 def _softmax_of(x, axis):
@@ -295,8 +296,8 @@ def _softmax_of(x, axis):
     m the max, a constant (the softmax does not change when x shifts): subtracting a
     rounded logsumexp instead would lose every digit for huge x."""
     values = as_array(raw(x))
-    shift = np.max(values, axis=axes_of(axis, values.ndim), keepdims=True)
-    shifted = exp(x - np.where(np.isfinite(shift), shift, 0))
+    shift = xp.max(values, axis=axes_of(axis, values.ndim), keepdims=True)
+    shifted = exp(x - xp.where(xp.isfinite(shift), shift, 0))
     return shifted / expand_reduced(sum(shifted, axis, True), values.shape, axis, True)
 
 
@@ -322,11 +323,11 @@ def softmax(x, axis=-1):
     [0.1875, -0.1875]
     """
     x = as_array(x)
-    shifted = as_array(x - np.maximum.reduce(x, axis=axis, keepdims=True))  # 0-d: an array
+    shifted = as_array(x - xp.maximum.reduce(x, axis=axis, keepdims=True))  # 0-d: an array
     if shifted.dtype.kind != "f":  # integers: a float result, as np.exp gives
-        shifted = shifted.astype(np.result_type(shifted, np.float64))
-    np.exp(shifted, out=shifted)  # in place: the array is ours
-    shifted /= np.add.reduce(shifted, axis=axis, keepdims=True)  # (x.sum adds a wrapper)
+        shifted = shifted.astype(xp.result_type(shifted, xp.float64))
+    xp.exp(shifted, out=shifted)  # in place: the array is ours
+    shifted /= xp.add.reduce(shifted, axis=axis, keepdims=True)  # (x.sum adds a wrapper)
     return shifted
 
 
@@ -352,8 +353,8 @@ def log_softmax(x, axis=-1):
     [-1.0, 1.0]
     """
     x = as_array(x)
-    shifted = x - np.maximum.reduce(x, axis=axis, keepdims=True)  # the ufuncs themselves:
-    return shifted - np.log(np.add.reduce(np.exp(shifted), axis=axis, keepdims=True))
+    shifted = x - xp.maximum.reduce(x, axis=axis, keepdims=True)  # the ufuncs themselves:
+    return shifted - xp.log(xp.add.reduce(xp.exp(shifted), axis=axis, keepdims=True))
 
 
 log_softmax.defvjp(lambda g, ans, x, axis=-1:
@@ -378,14 +379,14 @@ def norm(x, axis=None, keepdims=False):
     >>> np.round(x.grad, 6).tolist()          # x / 5
     [0.6, 0.8]
     """
-    if np.iscomplexobj(x):  # |x|, so the norm is real
-        x = np.abs(x)
-    return np.sqrt(np.sum(np.square(x), axis=axis, keepdims=keepdims))
+    if xp.iscomplexobj(x):  # |x|, so the norm is real
+        x = xp.abs(x)
+    return xp.sqrt(xp.sum(xp.square(x), axis=axis, keepdims=keepdims))
 
 
 def _safe_reciprocal(ans):
     """1 / ans, and 0 where ans = 0: at 0 the norm's gradient is 0 (PyTorch's choice)."""
-    return 1 / where(raw(ans) == 0, np.inf, ans)
+    return 1 / where(raw(ans) == 0, xp.inf, ans)
 
 
 norm.defvjp(lambda g, ans, x, axis=None, keepdims=False:

@@ -6,11 +6,11 @@ copies, sliced, or scattered into zeros.
 
 from collections.abc import Sequence
 
-import numpy as np
 from numpy.typing import ArrayLike
 
-from ..primitive import as_array, ndim_of, raw, shape_of
-from ..recording import owned_by
+from .. import arrays as xp
+from ..primitive import ndim_of, raw, shape_of
+from ..arrays import as_array
 from .common import Result, from_end, lead, op, tangent_lead, torch_names
 
 __all__ = ["reshape", "transpose", "permute", "swapaxes", "broadcast_to", "expand",
@@ -32,7 +32,7 @@ def reshape(x, shape):
     >>> x.grad.tolist()
     [0.0, 0.0, 0.0, 1.0, 1.0, 1.0]
     """
-    return np.reshape(x, shape)
+    return xp.reshape(x, shape)
 
 
 reshape.defvjp(lambda g, ans, x, shape: reshape(g, lead(g, ans) + shape_of(x)),
@@ -52,14 +52,14 @@ def transpose(x, axes=None):
     >>> cr.transpose(cr.zeros(2, 3, 4), (1, 0, 2)).shape
     (3, 2, 4)
     """
-    return np.transpose(x, axes)
+    return xp.transpose(x, axes)
 
 
 def _transpose_back(g, ans, axes):
     """Undo a transpose, leaving g's leading batch axes where they are."""
     ndim, n = ndim_of(ans), len(lead(g, ans))
     order = range(ndim)[::-1] if axes is None else [a % ndim for a in axes]
-    inverse = np.argsort(order)
+    inverse = xp.argsort(order)
     return transpose(g, tuple(range(n)) + tuple(n + int(a) for a in inverse))
 
 
@@ -94,7 +94,7 @@ def swapaxes(x, axis1, axis2):
     >>> cr.swapaxes(cr.zeros(2, 3, 4), 0, 2).shape      # or x.swapaxes(0, 2)
     (4, 3, 2)
     """
-    return np.swapaxes(x, axis1, axis2)
+    return xp.swapaxes(x, axis1, axis2)
 
 
 swapaxes.defvjp(lambda g, ans, x, axis1, axis2:
@@ -117,7 +117,7 @@ def broadcast_to(x, shape):
     >>> x.grad.tolist()
     [3.0, 3.0]
     """
-    return np.broadcast_to(x, shape)
+    return xp.broadcast_to(x, shape)
 
 
 broadcast_to.defvjp(lambda g, ans, x, shape: g)           # the engine sums it back
@@ -147,7 +147,7 @@ def squeeze(x, axis=None):
     >>> cr.squeeze(x).shape, cr.squeeze(x, 0).shape       # or x.squeeze()
     ((3,), (3, 1))
     """
-    return np.squeeze(x, axis)
+    return xp.squeeze(x, axis)
 
 
 squeeze.defvjp(lambda g, ans, x, axis=None: reshape(g, lead(g, ans) + shape_of(x)))
@@ -162,7 +162,7 @@ def expand_dims(x, axis):
     >>> cr.expand_dims(x, 0).shape, cr.unsqueeze(x, -1).shape   # or x.unsqueeze(0)
     ((1, 3), (3, 1))
     """
-    return np.expand_dims(x, axis)
+    return xp.expand_dims(x, axis)
 
 
 expand_dims.defvjp(lambda g, ans, x, axis: reshape(g, lead(g, ans) + shape_of(x)))
@@ -185,7 +185,7 @@ def flatten(x: ArrayLike, start_dim: int = 0, end_dim: int = -1) -> Result:
     if not shape:
         return reshape(x, (1,))
     start, end = start_dim % len(shape), end_dim % len(shape)
-    merged = int(np.prod(shape[start:end + 1]))
+    merged = int(xp.prod(shape[start:end + 1]))
     return reshape(x, shape[:start] + (merged,) + shape[end + 1:])
 
 
@@ -194,7 +194,7 @@ def astype(x, dtype):
     return as_array(x).astype(dtype)
 
 
-astype.defvjp(lambda g, ans, x, dtype: astype(g, np.result_type(raw(x))))
+astype.defvjp(lambda g, ans, x, dtype: astype(g, xp.result_type(raw(x))))
 astype.defjvp(lambda t, ans, x, dtype: astype(t, dtype))
 
 
@@ -205,13 +205,13 @@ def _slice_along(axis, ndim, index):
 
 @op("concatenate", variadic=True)
 def _concatenate(*arrays, axis=0):
-    return np.concatenate(arrays, axis=axis)
+    return xp.concat(arrays, axis=axis)
 
 
 def _piece(argnum, arrays, axis):
     """Where argument ``argnum`` sits along ``axis`` in the concatenation."""
     sizes = [shape_of(a)[axis] for a in arrays]
-    start = int(np.sum(sizes[:argnum]))
+    start = int(xp.sum(sizes[:argnum]))
     return _slice_along(axis, ndim_of(arrays[0]), slice(start, start + sizes[argnum]))
 
 
@@ -243,7 +243,7 @@ def concatenate(tensors: Sequence[ArrayLike], axis: int = 0) -> Result:
 
 @op("stack", variadic=True)
 def _stack(*arrays, axis=0):
-    return np.stack(arrays, axis=axis)
+    return xp.stack(arrays, axis=axis)
 
 
 _stack.defvjp(lambda g, ans, *arrays, argnum, axis=0:
@@ -305,8 +305,8 @@ def moveaxis(x: ArrayLike, source: int | Sequence[int],
     (3, 4, 2)
     """
     ndim = ndim_of(x)
-    source = [a % ndim for a in np.atleast_1d(source).tolist()]
-    destination = [a % ndim for a in np.atleast_1d(destination).tolist()]
+    source = [a % ndim for a in xp.atleast_1d(source).tolist()]
+    destination = [a % ndim for a in xp.atleast_1d(destination).tolist()]
     if len(source) != len(destination):
         raise ValueError(f"moveaxis: {len(source)} source axes but {len(destination)} "
                          f"destinations; give one destination per source axis")
@@ -324,7 +324,7 @@ def moveaxis(x: ArrayLike, source: int | Sequence[int],
 def _is_basic(index):
     """Basic indexing (ints, slices, None, ...) never repeats an element."""
     parts = index if isinstance(index, tuple) else (index,)
-    return all(isinstance(p, (int, np.integer, slice)) or p is None or p is Ellipsis
+    return all(isinstance(p, (int, xp.integer, slice)) or p is None or p is Ellipsis
                for p in parts)
 
 
@@ -335,18 +335,18 @@ def getitem(x, index):
 
 @op("index_set")
 def index_set(x, value, index):
-    out = owned_by(as_array(x).copy(), value)  # (traced if the value is: cr.jit)
+    out = xp.owned_by(as_array(x).copy(), value)  # (traced if the value is: cr.jit)
     out[index] = value
     return out
 
 
 @op("index_add")
 def index_add(x, value, index):
-    out = owned_by(as_array(x).astype(np.result_type(x, value)), value)  # (a copy)
-    if _is_basic(index) or (isinstance(index, np.ndarray) and index.dtype == bool):
+    out = xp.owned_by(as_array(x).astype(xp.result_type(x, value)), value)  # (a copy)
+    if _is_basic(index) or (isinstance(index, xp.ndarray) and index.dtype == bool):
         out[index] += value
     else:
-        np.add.at(out, index, value)  # repeated indices add up
+        xp.add.at(out, index, value)  # repeated indices add up
     return out
 
 
@@ -383,7 +383,7 @@ def _place(update, t, batch, ans, index):
     result (behind any batch axes)."""
     zeros = _zeros_like_raw(batch + shape_of(ans), t)
     if batch:  # the batch axes of t must line up with those of the zeros
-        region = shape_of(np.zeros(shape_of(ans))[index])
+        region = shape_of(xp.zeros(shape_of(ans))[index])
         t = broadcast_to(reshape(t, batch + (1,) * (len(region) - (ndim_of(t) - len(batch)))
                                  + shape_of(t)[len(batch):]), batch + region)
     return update(zeros, t, index=_behind(batch, index))
@@ -391,4 +391,4 @@ def _place(update, t, batch, ans, index):
 
 def _zeros_like_raw(shape, g):
     """A zero array of this shape, with the dtype of the gradient (a constant)."""
-    return np.zeros(shape, dtype=np.result_type(raw(g)))
+    return xp.zeros(shape, dtype=xp.result_type(raw(g)))

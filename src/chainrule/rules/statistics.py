@@ -6,11 +6,11 @@ its derivative goes to those two entries (in proportion), and, when q is differe
 it is the slope between them.
 """
 
-import numpy as np
 from numpy.typing import ArrayLike
 
-from ..primitive import Box, as_array, ndim_of, raw, shape_of
-from ..recording import require
+from .. import arrays as xp
+from ..primitive import Box, ndim_of, raw, shape_of
+from ..arrays import as_array
 from .assembly import atleast_2d, diagonal
 from .common import Result, float_dtype
 from .elementwise import clip, sqrt
@@ -34,10 +34,10 @@ def average(a: ArrayLike, axis: int | tuple[int, ...] | None = None,
     """
     if weights is None:
         avg = mean(a, axis, keepdims=keepdims)
-        count = np.size(raw(a)) / np.size(raw(avg))
-        return (avg, np.full(shape_of(avg), count)) if returned else avg
+        count = xp.size(raw(a)) / xp.size(raw(avg))
+        return (avg, xp.full(shape_of(avg), count)) if returned else avg
     if not isinstance(weights, Box):  # numbers take a's dtype (float32 stays float32)
-        weights = np.asarray(weights, dtype=float_dtype(a))
+        weights = xp.asarray(weights, dtype=float_dtype(a))
     if ndim_of(weights) != ndim_of(a):
         if axis is None or ndim_of(weights) != 1:
             raise ValueError(f"average: weights of shape {shape_of(weights)} for an "
@@ -46,7 +46,7 @@ def average(a: ArrayLike, axis: int | tuple[int, ...] | None = None,
         shape = [1] * ndim_of(a)
         shape[axis] = shape_of(weights)[0]
         weights = reshape(weights, tuple(shape))
-    total = sum(broadcast_to(weights, np.broadcast_shapes(shape_of(a), shape_of(weights))),
+    total = sum(broadcast_to(weights, xp.broadcast_shapes(shape_of(a), shape_of(weights))),
                 axis, keepdims)
     avg = sum(a * weights, axis, keepdims) / total
     return (avg, total) if returned else avg
@@ -69,8 +69,8 @@ def quantile(a: ArrayLike, q: ArrayLike, axis: int | tuple[int, ...] | None = No
         raise ValueError(f"quantile: method {method!r}; chainrule interpolates linearly "
                          f"(method='linear', NumPy's default)")
     q_values = as_array(raw(q))
-    require(np.all((q_values >= 0) & (q_values <= 1)), _q_out_of_range, q_values)
-    if np.ndim(raw(q)) > 0:
+    xp.require(xp.all((q_values >= 0) & (q_values <= 1)), _q_out_of_range, q_values)
+    if xp.ndim(raw(q)) > 0:
         parts = [quantile(a, q[i], axis, keepdims) for i in range(len(raw(q)))]
         return stack(parts, 0)
     original = a
@@ -80,7 +80,7 @@ def quantile(a: ArrayLike, q: ArrayLike, axis: int | tuple[int, ...] | None = No
     ordered = sort(a, axis)
     n = shape_of(a)[axis]
     position = float(raw(q)) * (n - 1)
-    below = int(np.floor(position))
+    below = int(xp.floor(position))
     above = min(below + 1, n - 1)
     # (differentiable in q, if q is traced; a plain q keeps a's dtype)
     fraction = q * (n - 1) - below if isinstance(q, Box) else position - below
@@ -100,7 +100,7 @@ def percentile(a: ArrayLike, q: ArrayLike, axis: int | tuple[int, ...] | None = 
     >>> cr.percentile(cr.tensor([1.0, 2.0, 3.0, 4.0, 5.0]), 25).item()
     2.0
     """
-    q = q / 100 if isinstance(q, Box) else np.asarray(q, dtype=np.float64) / 100
+    q = q / 100 if isinstance(q, Box) else xp.asarray(q, dtype=xp.float64) / 100
     return quantile(a, q, axis, keepdims, method)
 
 
@@ -137,7 +137,7 @@ def cov(m: ArrayLike, y: ArrayLike | None = None, rowvar: bool = True, bias: boo
     weights = None
     for given in (fweights, aweights):
         if given is not None:
-            given = np.asarray(raw(given), dtype=float_dtype(x))
+            given = xp.asarray(raw(given), dtype=float_dtype(x))
             weights = given if weights is None else weights * given
     if weights is None:
         centred = x - mean(x, 1, keepdims=True)
@@ -151,7 +151,7 @@ def cov(m: ArrayLike, y: ArrayLike | None = None, rowvar: bool = True, bias: boo
         elif aweights is None:
             factor = total - ddof
         else:
-            factor = total - ddof * (weights * np.asarray(raw(aweights), weights.dtype)).sum() \
+            factor = total - ddof * (weights * xp.asarray(raw(aweights), weights.dtype)).sum() \
                 / total
         weighted = centred * weights
     c = matmul(weighted, transpose(centred)) / factor

@@ -1,0 +1,139 @@
+"""The array namespace the rule table computes with: ``from chainrule import arrays as xp``.
+
+A rule's forward function calls array functions through this one name: ``xp.exp(x)``,
+``xp.matmul(a, b)``, ``xp.linalg.solve(a, b)``. Today they are NumPy's, under the Array
+API standard's names where NumPy's differ (``xp.concat``, ``xp.permute_dims``,
+``xp.pow``, ``xp.acos``), so that another array library can stand where NumPy stands
+without a rule changing. An array type that is not an ndarray takes part the way NumPy
+lets it: through ``__array_ufunc__`` and ``__array_function__``. That is how cr.jit's
+traced array records a function's calls: the rule table imports nothing of cr.jit.
+
+A rule does a few things that are not array functions. They go through the calls below,
+which an array type registered in ``ARRAYS`` (cr.jit's traced array) implements its own
+way, by a method of the same name with a leading underscore:
+
+    as_array(x, dtype)          np.asarray; a registered array stays what it is
+    to_float(x)                 float(x), likewise
+    require(ok, error, *args)   raise ``error(*args)`` unless ``ok``: a check of data
+    branch(condition, what)     ``bool(condition)``, for a rule that picks its formula
+                                by its data (``what`` says what was chosen)
+    call(function, *args)       ``function(*args)``, for a Python function NumPy cannot
+                                hand to another array type (``np.vectorize``)
+    owned_by(array, like)       a new array, made a value of ``like``'s kind, so that
+                                values of that kind can be written into it
+
+Two more serve the code around the rules (layers, optimizers, the Tensor): ``draw``, a
+random draw, and ``touch``, said before chainrule changes an object outside any array
+call. Both reach the *recorder* this thread runs in, if any (``recorder()``): cr.jit
+sets it while it traces a function.
+"""
+
+import threading
+
+import numpy as np
+from numpy import *  # noqa: F401,F403  (every NumPy function, under NumPy's own name)
+from numpy import linalg  # noqa: F401
+
+# The Array API standard's names, where NumPy before 2.0 has only its own.
+concat = getattr(np, "concat", np.concatenate)
+permute_dims = getattr(np, "permute_dims", np.transpose)
+pow = getattr(np, "pow", np.power)  # noqa: A001
+acos, asin, atan = np.arccos, np.arcsin, np.arctan
+acosh, asinh, atanh = np.arccosh, np.arcsinh, np.arctanh
+atan2 = np.arctan2
+
+# The array types the engine computes on: NumPy's, and types that stand in for an ndarray
+# (chainrule.jit.recording adds its traced array).
+ARRAYS = {np.ndarray}
+
+
+def as_array(x, dtype=None):
+    """``np.asarray(x, dtype)``, where a registered array type (a traced array) stays
+    what it is: the engine's own conversions take part in a program like any call."""
+    if type(x) is not np.ndarray and type(x) in ARRAYS:
+        return x._as_array(dtype)
+    return np.asarray(x, dtype)
+
+
+def to_float(x):
+    """``float(x)``, where a registered array type stays what it is (a traced array: a
+    float at each run of the program)."""
+    if type(x) is not np.ndarray and type(x) in ARRAYS:
+        return x._convert(float)
+    return float(x)
+
+
+def require(ok, error, *args):
+    """Raise ``error(*args)`` unless ``ok``: a check of data (labels in range, say)."""
+    if type(ok) in ARRAYS and type(ok) is not np.ndarray:
+        return ok._require(error, *args)
+    if not ok:
+        raise error(*args)
+    return None
+
+
+def branch(condition, what):
+    """``bool(condition)``, for a rule that picks a formula by its data."""
+    if type(condition) in ARRAYS and type(condition) is not np.ndarray:
+        return condition._branch(what)
+    return bool(condition)
+
+
+def call(function, *args):
+    """``function(*args)``: a Python function applied to arrays, which NumPy cannot hand
+    to another array type itself."""
+    for a in args:
+        if type(a) in ARRAYS and type(a) is not np.ndarray:
+            return a._call(function, args)
+    return function(*args)
+
+
+def owned_by(array, like):
+    """``array`` (a new NumPy array), as a value of the kind ``like`` is: itself, unless
+    ``like`` is a registered array type (then that type makes it one of its values)."""
+    if type(like) in ARRAYS and type(like) is not np.ndarray:
+        return like._owned(array)
+    return array
+
+
+# ---------------------------------------------------------------------------------------
+# The recorder this thread runs in (cr.jit), for what is not a call on an array
+# ---------------------------------------------------------------------------------------
+
+class _Thread(threading.local):
+    recorder = None
+
+
+_thread = _Thread()
+# How many recorders are open, in any thread: hot paths (a Tensor's array, a module's
+# call) look at their thread's recorder only while one is (a plain read is cheaper).
+recorders_open = [0]
+
+
+def recorder():
+    """The recorder this thread runs in (a cr.jit trace), or None."""
+    return _thread.recorder
+
+
+def set_recorder(new):
+    """Make ``new`` (or None) this thread's recorder; returns the one it replaces."""
+    previous, _thread.recorder = _thread.recorder, new
+    return previous
+
+
+def draw(sample, *args, **kwargs):
+    """``sample(*args, **kwargs)``, a random generator's method. A recorder records the
+    draw as a call, so that each run of its program draws new numbers."""
+    rec = _thread.recorder
+    if rec is None:
+        return sample(*args, **kwargs)
+    return rec.draw(sample, args, kwargs)
+
+
+def touch(obj):
+    """Said before chainrule changes ``obj`` (a tensor, a module, an optimizer) outside
+    any array call, such as ``zero_grad`` setting gradients to None: a recorder adopts
+    what ``obj`` held first, as an input of its program."""
+    rec = _thread.recorder
+    if rec is not None:
+        rec.touch(obj)
