@@ -5,7 +5,7 @@ turns in one process as workload 3's libraries do (``common.interleave``, turns 
 untimed and 5 timed steps):
 
 * numpy   - the hand-written step (``w3_tensor_mlp.numpy_step``);
-* rules   - the functions of chainrule's rules that the eager step runs (``fast.py``:
+* rules   - the functions of chainrule's rules that the eager step runs (``rules/fused.py``:
             the fused layers' forward and pullback, the cross-entropy's), called on the
             arrays directly, with the bias gradients summed as the engine sums them:
             the eager step with its graph for free;
@@ -36,23 +36,23 @@ TINY = ([8, 4, 3], 4)
 
 def make_rules(x, y, raw):
     """The rules' functions on plain arrays, in the order the eager step calls them."""
-    from chainrule import fast
+    from chainrule.rules import fused
 
     def step(params, lr):
         n_layers = len(params) // 2
         inputs, h = [], x
         for i in range(n_layers):
             inputs.append(h)
-            layer = fast._linear_relu if i < n_layers - 1 else fast._linear
+            layer = fused._linear_relu if i < n_layers - 1 else fused._linear
             h = layer(h, params[2 * i], params[2 * i + 1])
             inputs.append(h)
-        loss, residual = fast._cross_entropy_and_softmax(h, y)  # (labels checked)
-        g = fast._cross_entropy_pullback(np.array(1, h.dtype), loss, h, y,
+        loss, residual = fused._cross_entropy_and_softmax(h, y)  # (labels checked)
+        g = fused._cross_entropy_pullback(np.array(1, h.dtype), loss, h, y,
                                          (True, False), residual)[0]
         grads = [None] * len(params)
         for i in reversed(range(n_layers)):
-            pullback = (fast._linear_relu_pullback if i < n_layers - 1
-                        else fast._linear_pullback)
+            pullback = (fused._linear_relu_pullback if i < n_layers - 1
+                        else fused._linear_pullback)
             g_x, grads[2 * i], g_b = pullback(g, inputs[2 * i + 1], inputs[2 * i],
                                               params[2 * i], params[2 * i + 1],
                                               (i > 0, True, True), None)

@@ -18,7 +18,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from chainrule import cli
+from chainrule.app import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -10,7 +10,7 @@ may flip are put back after each test here:
   are imported, and docs/conventions.md's JAX column switches it off, as JAX's
   default, in the middle of a run;
 * PyTorch's default dtype;
-* chainrule's speed overrides (``chainrule.fast.set_enabled``).
+* chainrule's speed overrides (``chainrule.rules.fused.set_enabled``).
 
 A few tests write into the checkout itself: building the wheel and the sdist
 (tests/test_packaging.py) writes ``build/`` and ``src/*.egg-info``. Each holds a lock
@@ -24,7 +24,7 @@ import sys
 
 import pytest
 
-from chainrule import fast
+from chainrule.rules import fused
 
 BUILDS_IN_THE_CHECKOUT = {"test_packaging.py"}
 
@@ -34,10 +34,10 @@ def _process_wide_switches_put_back():
     jax, torch = sys.modules.get("jax"), sys.modules.get("torch")  # only if imported
     x64 = jax.config.jax_enable_x64 if jax is not None else None
     dtype = torch.get_default_dtype() if torch is not None else None
-    overrides = fast.enabled()
+    overrides = fused.enabled()
     yield
-    if fast.enabled() != overrides:
-        fast.set_enabled(overrides)
+    if fused.enabled() != overrides:
+        fused.set_enabled(overrides)
     if jax is not None and jax.config.jax_enable_x64 != x64:
         jax.config.update("jax_enable_x64", x64)
     if torch is not None and torch.get_default_dtype() != dtype:

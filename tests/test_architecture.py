@@ -1,11 +1,15 @@
-"""The shape of the package: the imports between chainrule's modules run one way.
+"""The shape of the package: folders that show the layers, imports that run one way.
 
-    graph, modes <- primitive <- origin <- recording <- rules <- array_methods
-          <- tensor, value, tracer <- reverse, forward <- functional
-          <- nn, optim, data, viz, explain <- jit <- training <- cli
-    recording <- program <- jit   (cr.jit)
-    node, saved <- backward <- tensor, reverse   (one node record, one backward pass)
+    chainrule/            the core, flat where a reader starts: graph, modes, origin,
+                          arrays (the namespace rules compute with), primitive, rules/,
+                          node, saved, backward, array_methods, tensor, explain
+    chainrule/scalar/     the scalar engine (Value)
+    chainrule/transforms/ grad, vjp, jvp and the tracers
+    chainrule/nn/         modules, optimizers, checkpoints (and data/, micrograd/)
+    chainrule/jit/        cr.jit: the recorder, the program, the state it carries
+    chainrule/app/        the command line, training runs, pictures
 
+A module imports only modules of its own layer or of the layers above it in that list.
 Read from the source (every ``import`` statement, at the top of a module or inside a
 function), so the test sees what a reader sees. ``chainrule/__init__.py`` is the public
 face that gathers every name; it is not part of the arrows (a subpackage's ``__init__``
@@ -70,48 +74,75 @@ def test_no_module_imports_one_that_imports_it_back():
     assert not cycles, f"modules on an import cycle: {cycles}"
 
 
+# The layers, lowest first; each names the packages (or core modules) it holds.
+LAYERS = [
+    ("core", lambda m: m.count(".") == 1 or m.startswith("chainrule.rules")),
+    ("scalar", lambda m: m.startswith("chainrule.scalar")),
+    ("transforms", lambda m: m.startswith("chainrule.transforms")),
+    ("nn", lambda m: m.startswith(("chainrule.nn", "chainrule.data", "chainrule.micrograd"))),
+    ("jit", lambda m: m.startswith("chainrule.jit")),
+    ("app", lambda m: m.startswith("chainrule.app")),
+]
+# A package's own __init__ imports its files, and ``python -m chainrule`` runs the app:
+# those look down the list by design.
+GATHERERS = {"chainrule.scalar", "chainrule.transforms", "chainrule.nn", "chainrule.data",
+             "chainrule.micrograd", "chainrule.jit", "chainrule.app", "chainrule.__main__"}
+
+
+def layer_of(name):
+    return next(i for i, (_, holds) in enumerate(LAYERS)
+                if holds(name) and not (i == 0 and name in GATHERERS))
+
+
+@pytest.mark.parametrize("name", sorted(m for m in GRAPH if m not in GATHERERS))
+def test_a_module_imports_only_its_own_layer_and_those_below(name):
+    mine = layer_of(name)
+    above = sorted(m for m in GRAPH[name] if m not in GATHERERS and layer_of(m) > mine)
+    assert not above, f"{name} ({LAYERS[mine][0]}) imports {above}"
+
+
 @pytest.mark.parametrize("name", sorted(m for m in GRAPH if m.startswith("chainrule.rules")))
 def test_the_rule_table_imports_no_engine_and_none_of_their_users(name):
-    users = {"chainrule.tensor", "chainrule.value", "chainrule.tracer", "chainrule.forward",
-             "chainrule.reverse", "chainrule.functional", "chainrule.cli", "chainrule.fast"}
-    reached = reachable(name)
-    assert not reached & users, sorted(reached & users)
-    assert not any(m.startswith(("chainrule.nn", "chainrule.data")) for m in reached)
+    """A rule reaches arrays through chainrule.arrays and its shape through primitive:
+    nothing of an engine, of cr.jit, or of an array library besides NumPy."""
+    allowed = {"chainrule.arrays", "chainrule.primitive", "chainrule.rules"}
+    reached = {m for m in reachable(name) if not m.startswith("chainrule.rules.")}
+    assert reached <= allowed, sorted(reached - allowed)
 
 
 @pytest.mark.parametrize("lower, higher", [
     ("chainrule.graph", "chainrule.tensor"),
-    ("chainrule.origin", "chainrule.recording"),
+    ("chainrule.origin", "chainrule.jit.recording"),
     ("chainrule.saved", "chainrule.backward"),
     ("chainrule.backward", "chainrule.tensor"),
-    ("chainrule.backward", "chainrule.reverse"),
-    ("chainrule.value_ops", "chainrule.value"),
+    ("chainrule.backward", "chainrule.transforms.reverse"),
+    ("chainrule.scalar.value_ops", "chainrule.scalar.value"),
     ("chainrule.primitive", "chainrule.rules.elementwise"),
     ("chainrule.rules.elementwise", "chainrule.tensor"),
     ("chainrule.array_methods", "chainrule.tensor"),
-    ("chainrule.array_methods", "chainrule.tracer"),
+    ("chainrule.array_methods", "chainrule.transforms.tracer"),
     ("chainrule.node", "chainrule.tensor"),
-    ("chainrule.node", "chainrule.reverse"),
+    ("chainrule.node", "chainrule.transforms.reverse"),
     ("chainrule.modes", "chainrule.tensor"),
-    ("chainrule.modes", "chainrule.value"),
-    ("chainrule.tracer", "chainrule.forward"),
-    ("chainrule.tracer", "chainrule.reverse"),
-    ("chainrule.value", "chainrule.functional"),
-    ("chainrule.forward", "chainrule.functional"),
-    ("chainrule.reverse", "chainrule.functional"),
-    ("chainrule.tensor", "chainrule.cli"),
-    ("chainrule.tensor", "chainrule.optim"),
+    ("chainrule.modes", "chainrule.scalar.value"),
+    ("chainrule.transforms.tracer", "chainrule.transforms.forward"),
+    ("chainrule.transforms.tracer", "chainrule.transforms.reverse"),
+    ("chainrule.scalar.value", "chainrule.transforms.functional"),
+    ("chainrule.transforms.forward", "chainrule.transforms.functional"),
+    ("chainrule.transforms.reverse", "chainrule.transforms.functional"),
+    ("chainrule.tensor", "chainrule.app.cli"),
+    ("chainrule.tensor", "chainrule.nn.optim"),
     ("chainrule.tensor", "chainrule.nn.layers"),
-    ("chainrule.primitive", "chainrule.recording"),
+    ("chainrule.primitive", "chainrule.jit.recording"),
     ("chainrule.arrays", "chainrule.rules.shapes"),
-    ("chainrule.arrays", "chainrule.recording"),
-    ("chainrule.recording", "chainrule.tensor"),
-    ("chainrule.recording", "chainrule.program"),
-    ("chainrule.program", "chainrule.jit"),
-    ("chainrule.jit_state", "chainrule.jit"),
-    ("chainrule.optim", "chainrule.jit"),
-    ("chainrule.nn.module", "chainrule.jit"),
-    ("chainrule.jit", "chainrule.training"),
+    ("chainrule.arrays", "chainrule.jit.recording"),
+    ("chainrule.arrays", "chainrule.tensor"),
+    ("chainrule.jit.recording", "chainrule.jit.program"),
+    ("chainrule.jit.program", "chainrule.jit.jitted"),
+    ("chainrule.jit.state", "chainrule.jit.jitted"),
+    ("chainrule.nn.optim", "chainrule.jit.jitted"),
+    ("chainrule.nn.module", "chainrule.jit.jitted"),
+    ("chainrule.jit.jitted", "chainrule.app.training"),
 ])
 def test_the_arrows_run_one_way(lower, higher):
     """The higher module imports the lower one (through some chain), never the reverse."""
@@ -120,7 +151,7 @@ def test_the_arrows_run_one_way(lower, higher):
 
 def test_the_transforms_tracers_and_the_tensor_engine_are_side_by_side():
     """A tracer has the array surface and the node record a Tensor has, not the Tensor."""
-    for name in ("chainrule.tracer", "chainrule.reverse", "chainrule.forward",
+    for name in ("chainrule.transforms.tracer", "chainrule.transforms.reverse", "chainrule.transforms.forward",
                  "chainrule.backward"):
         assert "chainrule.tensor" not in reachable(name), name
 
@@ -130,17 +161,16 @@ def test_graph_is_only_the_walk():
 
 
 def test_the_engines_know_nothing_of_training_pictures_or_the_command_line():
-    for engine in ("chainrule.graph", "chainrule.primitive", "chainrule.value",
-                   "chainrule.saved", "chainrule.backward", "chainrule.tensor", "chainrule.tracer", "chainrule.forward",
-                   "chainrule.reverse", "chainrule.functional"):
-        reached = {m for m in reachable(engine) if not m.startswith("chainrule.rules")}
-        assert not any(m.startswith(("chainrule.nn", "chainrule.optim", "chainrule.data",
-                                     "chainrule.viz", "chainrule.cli", "chainrule.training"))
-                       for m in reached), (engine, sorted(reached))
+    engines = [m for m in GRAPH if m.startswith(("chainrule.scalar.", "chainrule.transforms."))
+               or (m.count(".") == 1 and m not in GATHERERS)]
+    for engine in engines:
+        reached = reachable(engine)
+        assert not any(m.startswith(("chainrule.nn", "chainrule.data", "chainrule.jit",
+                                     "chainrule.app")) for m in reached), (engine, sorted(reached))
 
 
-def test_no_source_file_is_over_a_thousand_lines_and_value_reads_in_ten_minutes():
+def test_no_source_file_is_over_seven_hundred_lines_and_the_engines_read_in_a_sitting():
     lengths = {name: len(p.read_text().splitlines()) for name, p in MODULES.items()}
     assert max(lengths.values()) <= 1000, max(lengths, key=lengths.get)
-    assert lengths["chainrule.value"] <= 320
+    assert lengths["chainrule.scalar.value"] <= 320
     assert lengths["chainrule.tensor"] <= 600

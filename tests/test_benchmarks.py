@@ -216,10 +216,10 @@ def test_eager_parts_splits_the_eager_step_into_its_rules_and_the_engine():
 
 
 def test_eager_parts_checks_that_the_rules_compute_the_eager_gradients(monkeypatch):
-    from chainrule import fast
+    from chainrule.rules import fused
     eager_parts = importlib.import_module("eager_parts")
-    plain = fast._linear_pullback
-    monkeypatch.setattr(fast, "_linear_pullback",  # a rule called directly goes wrong
+    plain = fused._linear_pullback
+    monkeypatch.setattr(fused, "_linear_pullback",  # a rule called directly goes wrong
                         lambda *args: tuple(None if g is None else 2 * g
                                             for g in plain(*args)))
     with pytest.raises(common.MismatchError, match="rules gradients"):

@@ -24,7 +24,7 @@ import chainrule as cr
 from chainrule import checkpoint
 from chainrule.checkpoint import (HEADER_KEY, CheckpointError, CheckpointNotFoundError,
                                   load, load_header, save)
-from chainrule.value import Value
+from chainrule.scalar.value import Value
 
 
 def sample_state():

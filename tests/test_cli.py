@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from chainrule import checkpoint
-from chainrule.cli import PICTURES, main
+from chainrule.app.cli import PICTURES, main
 
 # The command line, end to end (most tests run it in a subprocess): in make test, not in
 # the developer's fast loop.
@@ -579,7 +579,7 @@ def test_metrics_count_parameters_as_scalars_on_both_engines(engine, parameters,
 ])
 def test_an_interrupt_or_exhausted_memory_outside_training_is_one_line(
         raised, code, message, monkeypatch, capsys):
-    from chainrule import cli as cli_module
+    from chainrule.app import cli as cli_module
 
     def fail(args):
         raise raised()

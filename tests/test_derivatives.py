@@ -34,18 +34,19 @@ import chainrule as cr
 import chainrule.nn.functional as F
 import types
 
-from chainrule import fast, rules
+from chainrule import rules
+from chainrule.rules import fused
 from chainrule.primitive import Primitive
 from chainrule.rules import elementwise, ordering, shapes
 
 # The table's operations, with the primitives behind its wrappers (concatenate, stack,
-# where, clip) and the fused operations of chainrule.fast, which are checked the same way.
+# where, clip) and the fused operations of chainrule.rules.fused, which are checked the same way.
 D = types.SimpleNamespace(**{name: value for name, value in vars(rules).items()
                              if not name.startswith("_")},
                           _concatenate=shapes._concatenate, _stack=shapes._stack,
                           _where=elementwise._where, _clip=elementwise._clip,
                           _cumsum=ordering._cumsum,
-                          linear=fast.linear, linear_relu=fast.linear_relu)
+                          linear=fused.linear, linear_relu=fused.linear_relu)
 
 # ---------------------------------------------------------------------------------------
 # Helpers (local to this file)
@@ -1027,7 +1028,7 @@ case("x.astype(float32)", lambda x: x.astype(np.float32), lambda x: x.to(torch.f
 case("x.astype(float64)", lambda x: x.astype("float64"), lambda x: x.to(torch.float64),
      ((2, 3), "any"), f32=False, prim=lambda x: (D.astype, (x, np.dtype(np.float64)), {}))
 
-# --- the fused layers of chainrule.fast ------------------------------------------------------
+# --- the fused layers of chainrule.rules.fused ------------------------------------------------------
 
 for _sx in [(2, 3), (3,), (5, 2, 3)]:  # a layer's x @ W + b, fused
     case(f"linear{_sx}", F.linear, lambda x, w, b: x @ w + b, (_sx, "any"), ((3, 4), "any"),
@@ -1054,7 +1055,7 @@ def test_linear_relu_cases_stay_away_from_the_kink():
 LABELS = np.array([2, 0, 3])
 case("cross_entropy", lambda z: F.cross_entropy(z, LABELS),
      lambda z: TF.cross_entropy(z, torch.from_numpy(LABELS)), ((3, 4), "wide"),
-     prim=lambda z: (fast.cross_entropy, (z, LABELS), {}))
+     prim=lambda z: (fused.cross_entropy, (z, LABELS), {}))
 case("cross_entropy(N=1)", lambda z: F.cross_entropy(z, [1]),
      lambda z: TF.cross_entropy(z, torch.tensor([1])), ((1, 5), "wide"))
 case("mse_loss", F.mse_loss, TF.mse_loss, ((2, 3), "any"), ((2, 3), "any"))
@@ -1089,7 +1090,7 @@ def test_every_primitive_has_a_jvp_case():
     """Every Primitive of the table (and the fused cross_entropy) is checked in forward
     mode below, and has a JVP rule for each argument that has a VJP rule."""
     primitives = {obj for obj in vars(D).values() if isinstance(obj, Primitive)}
-    primitives.add(fast.cross_entropy)
+    primitives.add(fused.cross_entropy)
     calls = [c.prim(*c.arrays()) for c in CASES if c.prim is not None]
     covered = {prim for prim, _, _ in calls}
     assert primitives - covered == set(), sorted(p.name for p in primitives - covered)
@@ -1709,7 +1710,7 @@ def test_cross_entropy_matches_torch(n, c, labels_as):
 @pytest.mark.parametrize("loss", [
     F.cross_entropy,                                        # the fused operation's check
     lambda logits, labels: F.cross_entropy(logits, labels, reduction="sum"),  # the plain
-    fast.cross_entropy,                                     # the fused operation alone
+    fused.cross_entropy,                                     # the fused operation alone
 ])
 def test_cross_entropy_rejects_bad_labels(logits_shape, labels, message, loss):
     """A label out of range would pick another entry silently: every path refuses it."""
@@ -1769,7 +1770,7 @@ BATCH = 3
 @pytest.mark.parametrize("case", CASE_PARAMS)
 def test_a_batch_of_cotangents_in_one_pass(case):
     from chainrule.primitive import new_level
-    from chainrule.reverse import ReverseTracer, gradients
+    from chainrule.transforms.reverse import ReverseTracer, gradients
     arrays = case.arrays()
     level = new_level()
     xs = [ReverseTracer.start(a, level) for a in arrays]
@@ -1797,7 +1798,7 @@ def test_a_batch_of_cotangents_in_one_pass(case):
 
 @pytest.mark.parametrize("case", JVP_PARAMS)
 def test_a_batch_of_tangents_in_one_pass(case):
-    from chainrule.forward import JVPTracer
+    from chainrule.transforms.forward import JVPTracer
     from chainrule.primitive import new_level
     arrays = case.arrays()
     rng = seeded(case.id, "tangent batch")

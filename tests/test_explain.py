@@ -10,13 +10,13 @@ import pytest
 import torch
 
 import chainrule as cr
-from chainrule import fast
+from chainrule.rules import fused
 from chainrule import Value, nn
-from chainrule.cli import main
+from chainrule.app.cli import main
 from chainrule.explain import ScalarStory
 from chainrule.graph import topological_order
 from chainrule.nn.scalar import linear
-from chainrule.value import DERIVATIVES
+from chainrule.scalar.value import DERIVATIVES
 
 
 def told(backward, *args, **kwargs):
@@ -134,7 +134,7 @@ def test_explain_works_with_create_graph_and_the_gradient_stays_differentiable()
     assert x.grad == 3.0  # d/dx 3x^2 = 6x
 
 
-@pytest.mark.skipif(not fast.enabled(), reason="the speed overrides are off "
+@pytest.mark.skipif(not fused.enabled(), reason="the speed overrides are off "
                     "(CHAINRULE_FAST=0): cross_entropy is a composition")
 def test_the_tensor_engine_tells_the_same_story_with_shapes():
     x = cr.tensor(np.ones((4, 3)), requires_grad=True)

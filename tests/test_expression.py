@@ -5,10 +5,10 @@ import math
 
 import pytest
 
-from chainrule import expression
-from chainrule import value as v
-from chainrule.expression import ExpressionError, parse_assignments, parse_expression, unused
-from chainrule.value import Value
+from chainrule.app import expression
+from chainrule.scalar import value as v
+from chainrule.app.expression import ExpressionError, parse_assignments, parse_expression, unused
+from chainrule.scalar.value import Value
 
 X, Y = 0.7, -1.3
 

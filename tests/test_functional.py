@@ -1,4 +1,4 @@
-"""The function transforms of ``chainrule.functional``: grad, value_and_grad, vjp, jvp,
+"""The function transforms of ``chainrule.transforms.functional``: grad, value_and_grad, vjp, jvp,
 jacrev, jacfwd, jacobian, hessian, hvp, linear_operator, hessian_operator, gradcheck.
 
 Every derivative is compared with an independent reference: PyTorch in float64

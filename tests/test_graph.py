@@ -13,7 +13,7 @@ import pytest
 
 from chainrule.graph import topological_order
 from chainrule.nn.scalar import linear
-from chainrule.value import Value
+from chainrule.scalar.value import Value
 
 
 class Node:

@@ -23,7 +23,8 @@ import numpy as np
 import pytest
 
 import chainrule as cr
-from chainrule import nn, optim, program, recording
+from chainrule import nn, optim
+from chainrule.jit import program, recording
 from chainrule.nn.functional import cross_entropy
 
 import test_derivatives as table

@@ -93,7 +93,7 @@ def test_more_ops(rel):
 def test_engine_path_is_chainrule_value():
     """micrograd's Value is chainrule's, plus micrograd's hand-written closures; the
     operators keep its kind, so every node of a micrograd graph can take one."""
-    from chainrule.value import Value as ChainruleValue
+    from chainrule.scalar.value import Value as ChainruleValue
     assert issubclass(Value, ChainruleValue)
     assert type(Value(1.0) * 2.0 + 1.0) is Value and type(2.0 - Value(1.0)) is Value
 

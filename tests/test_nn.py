@@ -26,10 +26,10 @@ import torch
 import torch.nn.functional as TF
 
 import chainrule as cr
-from chainrule import fast
+from chainrule.rules import fused
 from chainrule import nn
 from chainrule.nn import scalar
-from chainrule.value import Value
+from chainrule.scalar.value import Value
 
 ACTIVATION_NAMES = ["relu", "tanh", "sigmoid", "gelu"]
 
@@ -1010,7 +1010,7 @@ def test_functional_linear_bias_gradient_sums_every_row(x_shape, b_shape, activa
         assert_rel(mine.grad, theirs.grad, what=f"d/d{name}")
 
 
-@pytest.mark.skipif(not fast.enabled(), reason="the speed overrides are off "
+@pytest.mark.skipif(not fused.enabled(), reason="the speed overrides are off "
                     "(CHAINRULE_FAST=0): no fused operation")
 def test_sequential_runs_a_linear_then_a_relu_as_one_operation():
     """The same numbers as the two modules one after the other, one node fewer."""

@@ -21,7 +21,8 @@ import torch
 import torch.nn.functional as TF
 
 import chainrule as cr
-from chainrule import fast, nn
+from chainrule import nn
+from chainrule.rules import fused
 from chainrule.nn import functional as F
 
 TOL = 1e-12
@@ -301,8 +302,8 @@ class TestReduction:
     @pytest.mark.parametrize("fast_on", [False, True])
     def test_cross_entropy(self, reduction, fast_on):
         x, labels = rng_normal(6, 4), np.array([0, 3, 1, 1, 2, 0])
-        before = fast.enabled()
-        fast.set_enabled(fast_on)
+        before = fused.enabled()
+        fused.set_enabled(fast_on)
         try:
             _grad_pair(lambda z: F.cross_entropy(z, labels, reduction=reduction),
                        lambda z: TF.cross_entropy(z, torch.tensor(labels),
@@ -311,7 +312,7 @@ class TestReduction:
                        lambda z: torch.nn.CrossEntropyLoss(reduction=reduction)(
                            z, torch.tensor(labels)), x)
         finally:
-            fast.set_enabled(before)
+            fused.set_enabled(before)
 
     @pytest.mark.parametrize("reduction", REDUCTIONS)
     def test_mse(self, reduction):
@@ -370,7 +371,7 @@ class TestLabelSmoothing:
     @pytest.mark.parametrize("fast_on", [False, True])
     def test_value_and_gradient_match_torch(self, smoothing, reduction, fast_on):
         x, labels = rng_normal(6, 4) * 3, self.LABELS
-        before = fast.set_enabled(fast_on)
+        before = fused.set_enabled(fast_on)
         try:
             _grad_pair(lambda z: F.cross_entropy(z, labels, reduction=reduction,
                                                  label_smoothing=smoothing),
@@ -382,7 +383,7 @@ class TestLabelSmoothing:
                            reduction=reduction, label_smoothing=smoothing)(
                            z, torch.tensor(labels)), x)
         finally:
-            fast.set_enabled(before)
+            fused.set_enabled(before)
 
     def test_the_gradient_is_softmax_minus_the_smoothed_target(self):
         x = rng_normal(6, 4)
@@ -437,12 +438,12 @@ class TestLabelSmoothing:
     def test_a_bad_value_is_refused_naming_the_loss(self, smoothing, error, message):
         args = (np.zeros((2, 3)), [0, 1])
         for fast_on in (False, True):
-            before = fast.set_enabled(fast_on)
+            before = fused.set_enabled(fast_on)
             try:
                 with pytest.raises(error, match=re.escape(f"cross_entropy: {message}")):
                     F.cross_entropy(*args, label_smoothing=smoothing)
             finally:
-                fast.set_enabled(before)
+                fused.set_enabled(before)
         with pytest.raises(error, match=re.escape(f"CrossEntropyLoss: {message}")):
             nn.CrossEntropyLoss(label_smoothing=smoothing)   # at construction, not first use
 

@@ -20,12 +20,13 @@ import pytest
 import torch
 
 import chainrule as cr
-from chainrule import nn, program
+from chainrule import nn
+from chainrule.jit import program
 from chainrule.nn.functional import cross_entropy
 from chainrule.optim import (SGD, Adam, AdamW, CosineAnnealingLR, LambdaLR, LinearLR,
                              LinearWarmup, StepLR)
 from chainrule.tensor import Tensor
-from chainrule.value import Value
+from chainrule.scalar.value import Value
 
 STEPS = 20
 

@@ -4,7 +4,7 @@ nothing at all when the run is quiet."""
 import builtins
 import io
 
-from chainrule.progress import progress
+from chainrule.app.progress import progress
 
 
 def test_a_quiet_bar_prints_nothing_and_opens_no_file(monkeypatch):

@@ -9,8 +9,8 @@ import torch
 
 from chainrule.data import make_moons
 from chainrule.nn import MLP
-from chainrule.recipes import TrainingDiverged, moons_loss, train_moons, train_toy
-from chainrule.training import TrainingWarning
+from chainrule.app.recipes import TrainingDiverged, moons_loss, train_moons, train_toy
+from chainrule.app.training import TrainingWarning
 
 
 def torch_mlp_loss(model, X, y, alpha=1e-4):

@@ -34,7 +34,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import chainrule as cr
-from chainrule import fast
+from chainrule.rules import fused
 from chainrule.tensor import Tensor
 
 THIS_FILE = os.path.basename(__file__)  # "test_tensor.py": where anomalies must point
@@ -1488,7 +1488,7 @@ def test_cross_entropy_backward_twice_accumulates_exactly_twice():
     np.testing.assert_array_equal(logits.grad, 2 * once)
 
 
-@pytest.mark.skipif(not fast.enabled(), reason="the speed overrides are off "
+@pytest.mark.skipif(not fused.enabled(), reason="the speed overrides are off "
                     "(CHAINRULE_FAST=0): no fused operation")
 def test_linear_relu_is_relu_of_linear_in_one_node():
     rng = np.random.default_rng(0)

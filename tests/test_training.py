@@ -4,8 +4,8 @@ targets, both engines, the metrics a run reports."""
 import numpy as np
 import pytest
 
-from chainrule import training
-from chainrule.training import DEFAULT_ENGINE, DEFAULTS, Config, load_dataset, train
+from chainrule.app import training
+from chainrule.app.training import DEFAULT_ENGINE, DEFAULTS, Config, load_dataset, train
 
 
 def config(name, engine=None, **changes):
@@ -217,7 +217,7 @@ def test_scalar_runs_use_their_learning_rate_momentum_epochs_and_seed():
 
 
 def test_the_moons_recipe_is_the_scalar_run_of_the_cli():
-    from chainrule.recipes import train_moons
+    from chainrule.app.recipes import train_moons
     _, _, _, recipe = train_moons(steps=3, show_progress=False)
     _, run = train(config("moons", "scalar", epochs=3), load_dataset("moons"),
                    show_progress=False)

@@ -1,4 +1,4 @@
-"""The scalar engine, ``chainrule.value.Value``, checked against independent references.
+"""The scalar engine, ``chainrule.scalar.value.Value``, checked against independent references.
 
 Every derivative here is compared with something that does not share code with the
 engine: PyTorch in float64 (values, first, second and third derivatives) or central
@@ -27,10 +27,10 @@ import pytest
 import torch
 
 import chainrule as cr
-from chainrule import value as V
+from chainrule.scalar import value as V
 from chainrule.nn.scalar import linear
 from chainrule.graph import topological_order
-from chainrule.value import Value
+from chainrule.scalar.value import Value
 
 # ---------------------------------------------------------------------------------------
 # Helpers (local to this file)
@@ -233,7 +233,7 @@ def test_linear_errors():
 
 
 def test_module_functions_work_on_numbers_and_values():
-    """chainrule.value.exp, log, ... take floats (returning floats, as math does) and
+    """chainrule.scalar.value.exp, log, ... take floats (returning floats, as math does) and
     Values (returning the same node the method builds)."""
     cases = [(V.exp, "exp", 0.7, math.exp), (V.log, "log", 0.7, math.log),
              (V.sqrt, "sqrt", 0.7, math.sqrt), (V.sin, "sin", 0.7, math.sin),

@@ -12,9 +12,9 @@ import pytest
 REQUIRE_DOT = os.environ.get("CHAINRULE_REQUIRE_DOT") == "1"
 graphviz = pytest.importorskip("graphviz")
 
-from chainrule import viz  # noqa: E402
-from chainrule.value import Value  # noqa: E402
-from chainrule.viz import GraphvizNotFound, draw_graph, render_graph  # noqa: E402
+from chainrule.app import viz  # noqa: E402
+from chainrule.scalar.value import Value  # noqa: E402
+from chainrule.app.viz import GraphvizNotFound, draw_graph, render_graph  # noqa: E402
 
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None and not REQUIRE_DOT,
                                reason="Graphviz's dot program is not installed")

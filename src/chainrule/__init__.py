@@ -12,14 +12,15 @@
     x.grad                                          # an ndarray, the shape of x
 """
 
+import sys as _sys
+
 from . import rules as _rules
 from .rules import *  # noqa: F401,F403  (the operations: cr.exp, cr.sum, ...)
 from . import predicates as _predicates
 from .predicates import *  # noqa: F401,F403  (tests and indices: cr.isnan, cr.argmax, ...)
-from .functional import (grad, hessian, hessian_operator, hvp, jacfwd, jacobian, jacrev,
-                         jvp, linear_operator, tree_flatten, tree_unflatten,
-                         value_and_grad, vjp)
-from .gradcheck import GradcheckError, gradcheck
+from .transforms import (GradcheckError, grad, gradcheck, hessian, hessian_operator, hvp,
+                         jacfwd, jacobian, jacrev, jvp, linear_operator, tree_flatten,
+                         tree_unflatten, value_and_grad, vjp)
 from .modes import detect_anomaly, enable_grad, inference_mode, is_grad_enabled, no_grad
 from .primitive import Primitive, elementwise, primitive
 from .creation import (arange, eye, full, linspace, ones, ones_like, rand, randn, zeros,
@@ -27,10 +28,11 @@ from .creation import (arange, eye, full, linspace, ones, ones_like, rand, randn
 from .tensor import Tensor, tensor
 from .jit import jit, make_program
 from .origin import point_warnings_at_the_user as _point_warnings_at_the_user
-from . import checkpoint, linalg, nn, optim
-from .checkpoint import load, save
-from .value import Value
-from .viz import draw_graph, render_graph
+from . import linalg, nn
+from .nn import checkpoint, optim
+from .nn.checkpoint import load, save
+from .scalar import Value
+from .app.viz import draw_graph, render_graph
 
 abs = absolute  # like numpy.abs
 
@@ -60,5 +62,10 @@ __all__ = [
     # pictures
     "draw_graph", "render_graph",
 ]
+
+# ``import chainrule.optim`` and ``from chainrule.checkpoint import ...`` as a PyTorch user
+# writes them: both live in nn/, beside the modules whose state they hold.
+_sys.modules[__name__ + ".optim"] = optim
+_sys.modules[__name__ + ".checkpoint"] = checkpoint
 
 _point_warnings_at_the_user()  # NumPy's RuntimeWarnings name the user's line (origin.py)

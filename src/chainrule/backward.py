@@ -1,6 +1,6 @@
 """The backward pass: the chain rule over a recorded graph, from the outputs back.
 
-Shared by ``Tensor.backward()`` and the reverse-mode transforms (``chainrule.reverse``),
+Shared by ``Tensor.backward()`` and the reverse-mode transforms (``chainrule.transforms.reverse``),
 whose nodes carry the same fields: ``_prev`` (the operands), ``_op`` (the operation),
 ``_args`` (as called), ``_raw_args`` (what the rules are given), ``_kwargs``,
 ``_grad_argnums`` (where the operands are), ``_versions`` (the version counters to

@@ -16,7 +16,7 @@ the one backward pass (``backward.py``) walks both. So they share this record:
                    ``saved.FREED`` once backward() freed the graph
 ``_retain``        keep this node's gradient (``retain_grad()``)
 ``_origin``        where the user's code made it (under ``detect_anomaly``)
-``_residual``      what a speed override's forward kept for its VJP (``chainrule.fast``)
+``_residual``      what a speed override's forward kept for its VJP (``chainrule.rules.fused``)
 ``_leaves``        the leaves among its arguments, whose arrays it holds locked
                    (``saved.py``)
 """

@@ -118,7 +118,7 @@ class Primitive:
     (8.0, 12.0)
     """
 
-    keeps_residual = False  # a speed override (chainrule.fast) may keep what its VJP reuses
+    keeps_residual = False  # a speed override (chainrule.rules.fused) may keep what its VJP reuses
 
     def __init__(self, forward, name=None, *, batched=False, variadic=False, doc=None,
                  aliases=None):
@@ -191,7 +191,7 @@ class Primitive:
     def pullback(self, g, ans, args, kwargs, argnums):
         """The gradients of the arguments in ``argnums``, in that order: what a backward
         pass asks of a node. The plain way is one VJP rule per argument; a speed
-        override (``chainrule.fast``) may share work between them."""
+        override (``chainrule.rules.fused``) may share work between them."""
         return [self.vjp(argnum)(g, ans, *args, **kwargs) for argnum in argnums]
 
     def __call__(self, *args, **kwargs):

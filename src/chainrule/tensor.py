@@ -23,16 +23,15 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
-from . import rules as ops
+from . import arrays as xp, rules as ops
 from .array_methods import ArrayMethods, describe_index, holds_box, raw_index, stack_of
 from .backward import accumulate, backward_pass
 from .graph import topological_order
 from .modes import _modes
 from .node import Node
-from . import arrays as xp
 from .origin import check_finite, user_frame
-from .primitive import objects_refused, raw
 from .arrays import ARRAYS, as_array
+from .primitive import objects_refused, raw
 from .saved import FREED, free, hold, reached
 
 __all__ = ["Tensor", "tensor"]
@@ -66,7 +65,7 @@ def _record(prim, args, kwargs):
         else:
             arrays.append(arg)
     keeping = prim.keeps_residual and grad_argnums
-    if keeping:  # a speed override (chainrule.fast) keeps what its VJP can reuse
+    if keeping:  # a speed override (chainrule.rules.fused) keeps what its VJP can reuse
         ans, residual = prim.forward_keeping(*arrays, **kwargs)
     else:
         ans = prim.forward(*arrays, **kwargs)

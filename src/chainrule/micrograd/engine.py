@@ -20,7 +20,7 @@ its own output node, a reference cycle left to the garbage collector, as in micr
 3.0
 """
 
-from ..value import Value as _TableValue
+from ..scalar.value import Value as _TableValue
 
 __all__ = ["Value"]
 

@@ -14,7 +14,7 @@ from numbers import Real
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .. import fast
+from ..rules import fused
 from .. import rules as ops
 from ..primitive import raw as _raw, shape_of
 from ..rules.common import Result, class_indices
@@ -61,7 +61,7 @@ def linear(x: ArrayLike, weight: ArrayLike, bias: ArrayLike | None = None,
     ``activation="relu"`` gives ``relu(x @ weight + bias)``, a hidden layer (as Keras's
     ``Dense(..., activation="relu")``); ``Sequential`` and ``MLP`` use it for a Linear
     followed by a ReLU; "tanh", "sigmoid" and "gelu" work the same way. With the speed
-    overrides on (``chainrule.fast``), the map and a relu run as one fused operation.
+    overrides on (``chainrule.rules.fused``), the map and a relu run as one fused operation.
 
     >>> import chainrule as cr
     >>> x = cr.tensor([[1.0, 2.0]])
@@ -84,10 +84,10 @@ def linear(x: ArrayLike, weight: ArrayLike, bias: ArrayLike | None = None,
     if activation is not None and activation not in _ACTIVATIONS:
         raise ValueError(f"linear: activation must be None or one of "
                          f"{', '.join(_ACTIVATIONS)}, got {activation!r}")
-    if bias is not None and fast.enabled():
+    if bias is not None and fused.enabled():
         if activation == "relu":
-            return fast.linear_relu(x, weight, bias)
-        out = fast.linear(x, weight, bias)
+            return fused.linear_relu(x, weight, bias)
+        out = fused.linear(x, weight, bias)
     else:
         out = ops.matmul(x, weight) if bias is None else ops.matmul(x, weight) + bias
     return out if activation is None else _ACTIVATIONS[activation](out)
@@ -125,8 +125,8 @@ def cross_entropy(logits: ArrayLike, labels: ArrayLike, reduction: str = "mean",
     [[-0.2, 0.2], [0.3904, -0.3904]]
     """
     if (reduction == "mean" and type(label_smoothing) in (float, int) and not label_smoothing
-            and fast.enabled()):
-        return fast.cross_entropy(logits, _raw(labels))  # (which checks the labels)
+            and fused.enabled()):
+        return fused.cross_entropy(logits, _raw(labels))  # (which checks the labels)
     _check_reduction("cross_entropy", reduction)
     _check_label_smoothing("cross_entropy", label_smoothing)
     labels = class_indices(_raw(labels), shape_of(logits))

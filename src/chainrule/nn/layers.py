@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
-from .. import fast
+from ..rules import fused
 from .. import arrays as xp
 from .. import rules as ops
 from ..primitive import raw
@@ -117,10 +117,10 @@ class Sequential(Module):
     def forward(self, x: ArrayLike) -> Result:
         """Each module applied to the previous one's output.
 
-        With the speed overrides on (``chainrule.fast``), a Linear followed by a ReLU
+        With the speed overrides on (``chainrule.rules.fused``), a Linear followed by a ReLU
         runs as one operation, ``linear_relu``: the same numbers, one graph node and one
         pass over the activations fewer."""
-        layers, i, fuse = self.layers, 0, fast.enabled()
+        layers, i, fuse = self.layers, 0, fused.enabled()
         while i < len(layers):
             layer = layers[i]
             if (fuse and type(layer) is Linear and i + 1 < len(layers)

@@ -15,7 +15,7 @@ from numpy.typing import ArrayLike, DTypeLike
 
 from .. import arrays as xp
 from ..tensor import Tensor
-from ..value import Value
+from ..scalar.value import Value
 
 __all__ = ["Module", "Parameter", "IncompatibleKeys"]
 

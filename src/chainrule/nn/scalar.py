@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from numbers import Real
 from typing import Any
 
-from ..value import Value
+from ..scalar.value import Value
 from .module import Module
 
 __all__ = ["Neuron", "Layer", "MLP", "make_rng", "linear"]

@@ -31,7 +31,7 @@ The table, by topic:
 * ``contractions``: einsum, and tensordot, inner, kron, vdot, cross built from it.
 
 Plain rules only: faster versions of a few (fused layers, kept residuals) live in
-``chainrule.fast``, each tested equal to the rule it replaces.
+``chainrule.rules.fused``, each tested equal to the rule it replaces.
 
 How to add an operation
 -----------------------

@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from .value import Value
+from ..scalar.value import Value
 
 __all__ = ["GraphvizNotFound", "draw_graph", "render_graph"]
 

@@ -1,6 +1,6 @@
 """cr.jit's recording: the NumPy calls of a function, recorded as data.
 
-``cr.jit`` (``chainrule/jit.py``) runs a function once with *traced arrays* where its
+``cr.jit`` (``chainrule/jit/jitted.py``) runs a function once with *traced arrays* where its
 arrays were. A ``Traced`` holds the real array, so that first run computes real
 numbers, and a slot number. Every NumPy call that touches a traced array is recorded
 as an ``Op`` (a function, its arguments with ``Slot``s where traced arrays were, the
@@ -13,7 +13,7 @@ call of the program, so each run checks its own), a formula chosen by data (``br
 each run checks the choice still holds), a random draw (``draw``: each run draws anew).
 A ``Recording`` is the recorder ``chainrule.arrays`` knows while cr.jit traces.
 
-``chainrule/program.py`` turns the list of calls into the program a replay runs.
+``chainrule/jit/program.py`` turns the list of calls into the program a replay runs.
 
 What cannot be replayed raises while tracing: a traced value turned into a Python
 bool, int or float (an ``if`` on data), or into a plain NumPy array (``np.asarray``).
@@ -24,8 +24,8 @@ import operator
 
 import numpy as np
 
-from . import arrays as xp
-from .origin import user_line
+from .. import arrays as xp
+from ..origin import user_line
 
 __all__ = ["Traced", "Recording", "Op", "Slot", "TracingError"]
 

@@ -1,5 +1,5 @@
 """Speed overrides: faster versions of a few plain rules, each beside the plain one it
-replaces and tested to give the same numbers (``tests/test_fast.py``: forward,
+replaces and tested to give the same numbers (``tests/test_fused.py``: forward,
 backward, second order).
 
 The plain library is complete without this module: set ``CHAINRULE_FAST=0`` in the
@@ -21,12 +21,12 @@ work, through ``pullback``, which gets every needed gradient in one call.
 
 import os
 
-from . import arrays as xp
-from . import rules as ops
-from .primitive import Primitive, ndim_of, raw, shape_of
-from .arrays import ARRAYS, as_array
-from .rules.common import class_indices, tangent_lead
-from .rules.linalg import matmul_jvp_a, matmul_jvp_b, matmul_vjp_a, matmul_vjp_b
+from .. import arrays as xp
+from .. import rules as ops
+from ..primitive import Primitive, ndim_of, raw, shape_of
+from ..arrays import ARRAYS, as_array
+from .common import class_indices, tangent_lead
+from .linalg import matmul_jvp_a, matmul_jvp_b, matmul_vjp_a, matmul_vjp_b
 
 __all__ = ["enabled", "set_enabled", "Fused", "linear", "linear_relu", "cross_entropy"]
 
@@ -51,11 +51,11 @@ class Fused(Primitive):
     build the gradient's graph (``create_graph``) and take batches, so derivatives of
     any order come from the same formulas.
 
-    >>> from chainrule import fast
+    >>> from chainrule.rules import fused
     >>> def both(g, ans, x, y, needs, residual):     # 3 g is the work both share
     ...     shared = 3.0 * g
     ...     return (shared * y if needs[0] else None, shared * x if needs[1] else None)
-    >>> product = fast.Fused(lambda x, y: 3.0 * x * y, "product", both)
+    >>> product = fused.Fused(lambda x, y: 3.0 * x * y, "product", both)
     >>> _ = product.defvjp(lambda g, ans, x, y: 3 * g * y, lambda g, ans, x, y: 3 * g * x)
     >>> x = cr.tensor([1.0, 2.0], requires_grad=True)
     >>> product(x, cr.tensor([5.0, 7.0])).sum().backward()
@@ -99,11 +99,11 @@ class Fused(Primitive):
 def _linear(x, weight, bias):
     """``x @ weight + bias``: x (..., in), weight (in, out), bias (out,) -> (..., out).
 
-    >>> from chainrule import fast
+    >>> from chainrule.rules import fused
     >>> x = cr.tensor([[1.0, 2.0]])
     >>> W = cr.tensor([[1.0, 0.0], [0.0, 1.0]], requires_grad=True)
     >>> b = cr.tensor([10.0, 20.0], requires_grad=True)
-    >>> y = fast.linear(x, W, b)
+    >>> y = fused.linear(x, W, b)
     >>> y.data.tolist()
     [[11.0, 22.0]]
     >>> y.sum().backward()
@@ -147,11 +147,11 @@ linear.defjvp(lambda t, ans, x, weight, bias: matmul_jvp_a(t, x, weight),
 def _linear_relu(x, weight, bias):
     """``relu(x @ weight + bias)``: x (..., in), weight (in, out), bias (out,) -> (..., out).
 
-    >>> from chainrule import fast
+    >>> from chainrule.rules import fused
     >>> x = cr.tensor([[1.0, 2.0]])
     >>> W = cr.tensor([[1.0, -1.0], [1.0, -1.0]], requires_grad=True)
     >>> b = cr.tensor([0.0, 1.0], requires_grad=True)
-    >>> y = fast.linear_relu(x, W, b)
+    >>> y = fused.linear_relu(x, W, b)
     >>> y
     tensor([[3., 0.]], grad_fn=linear_relu)
     >>> y.sum().backward()
@@ -208,9 +208,9 @@ def _cross_entropy(logits, labels):
     """The mean over the rows of -log softmax(logits)[label]: logits (N, C), integer
     labels (N,), each in [0, C) (checked).
 
-    >>> from chainrule import fast
+    >>> from chainrule.rules import fused
     >>> logits = cr.tensor([[0.0, 0.0]], requires_grad=True)
-    >>> loss = fast.cross_entropy(logits, np.array([1]))
+    >>> loss = fused.cross_entropy(logits, np.array([1]))
     >>> round(loss.item(), 4)
     0.6931
     """

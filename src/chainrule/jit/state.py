@@ -9,7 +9,7 @@ trace touches them).
 import numpy as np
 
 from . import recording
-from .tensor import Tensor
+from ..tensor import Tensor
 
 __all__ = ["TensorState", "ModuleState", "OptimizerState", "grad_key", "untraced",
            "output_index"]

@@ -22,8 +22,8 @@ import unicodedata
 import warnings
 from numbers import Real
 
-from . import value as engine
-from .value import Value
+from ..scalar import value as engine
+from ..scalar.value import Value
 
 __all__ = ["ExpressionError", "parse_expression", "parse_assignments", "unused",
            "FUNCTIONS", "CONSTANTS", "MAX_LENGTH"]

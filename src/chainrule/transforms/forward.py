@@ -20,8 +20,8 @@ order and depth: a primal here may be a reverse-mode tracer, and the other way r
 
 import numpy as np
 
-from . import rules as ops
-from .primitive import objects_refused, raw
+from .. import rules as ops
+from ..primitive import objects_refused, raw
 from .tracer import Tracer
 
 __all__ = ["JVPTracer", "tangent_of_result"]

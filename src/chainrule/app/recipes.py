@@ -11,7 +11,7 @@ SGD with the learning rate falling from 1.0 to 0.1) and returns
 (2, 337, [-1, 1])
 """
 
-from .data import make_moons, make_toy_regression
+from ..data import make_moons, make_toy_regression
 from .training import (DEFAULTS, SCALAR, Config, TrainingDiverged, as_dataset, predictions,
                        train)
 

@@ -45,11 +45,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import arrays as xp
-from .modes import enable_grad, no_grad
-from .arrays import as_array
-from .tensor import Tensor
-from .value import Value
+from .. import arrays as xp
+from ..modes import enable_grad, no_grad
+from ..arrays import as_array
+from ..tensor import Tensor
+from ..scalar.value import Value
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW",
            "LRScheduler", "StepLR", "CosineAnnealingLR", "LinearLR", "LinearWarmup",

@@ -8,11 +8,11 @@ from typing import Callable
 
 import numpy as np
 
-from .nn import MLP
-from .nn.functional import cross_entropy, hinge_loss, mse_loss
-from .nn.scalar import MLP as ScalarMLP
-from .tensor import tensor
-from .value import Value
+from ..nn import MLP
+from ..nn.functional import cross_entropy, hinge_loss, mse_loss
+from ..nn.scalar import MLP as ScalarMLP
+from ..tensor import tensor
+from ..scalar.value import Value
 
 __all__ = ["Engine", "ENGINES", "SCALAR", "TENSOR"]
 

@@ -19,9 +19,9 @@ from numbers import Real
 from .floatmath import (absolute, as_float, cos, exp, float_cos, float_exp, float_log,
                         float_pow, float_sigmoid, float_sin, float_sqrt, log, power, relu,
                         sigmoid, sin, sqrt, tanh)
-from .graph import topological_order
-from .modes import modes_switched as _switched, scalar_operands
-from .primitive import Box
+from ..graph import topological_order
+from ..modes import modes_switched as _switched, scalar_operands
+from ..primitive import Box
 from .value_ops import apply, array_ufunc, written_since
 
 __all__ = ["Value", "DERIVATIVES", "exp", "log", "sqrt", "power", "sin", "cos", "tanh",
@@ -261,7 +261,7 @@ class Value(Box):
             node.grad = 0.0
         self.grad = seed
         if explain:  # the same walk, each step told by chainrule.explain
-            from .explain import ScalarStory
+            from ..explain import ScalarStory
             ScalarStory(self, explain, order, seed).walk(create_graph)
         else:
             for node in reversed(order):

@@ -20,11 +20,11 @@ with trace ids) and JAX's (a level per interpreter).
 
 import numpy as np
 
-from .graph import Roots, topological_order
-from .node import Node
-from .primitive import Box, objects_refused
-from .arrays import as_array
-from .backward import add_gradients, backward_pass
+from ..graph import Roots, topological_order
+from ..node import Node
+from ..primitive import Box, objects_refused
+from ..arrays import as_array
+from ..backward import add_gradients, backward_pass
 from .tracer import Tracer
 
 __all__ = ["ReverseTracer", "gradients"]

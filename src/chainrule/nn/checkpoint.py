@@ -61,8 +61,8 @@ from typing import Any
 
 import numpy as np
 
-from .tensor import Tensor
-from .value import Value
+from ..tensor import Tensor
+from ..scalar.value import Value
 
 __all__ = ["save", "load", "load_header", "CheckpointError", "CheckpointNotFoundError",
            "HEADER_KEY", "FORMAT_VERSION"]
@@ -611,8 +611,8 @@ def rebuild_model(architecture, path, state):
     """(the model a checkpoint's header describes, with fresh weights; its engine; its
     layer sizes). The sizes are checked against the arrays of the file (``state``)
     first, so a damaged header cannot make this allocate more than the file holds."""
-    from .nn import MLP
-    from .nn.scalar import MLP as ScalarMLP
+    from . import MLP
+    from .scalar import MLP as ScalarMLP
     sizes = _layer_sizes(architecture, path)
     described = sum((a + 1) * b for a, b in zip(sizes, sizes[1:]))
     held = sum(int(a.size) for a in state.values())

@@ -85,7 +85,7 @@ def _seed(text):
 
 
 def _build_parser():
-    from . import __version__
+    from .. import __version__
     from .training import DATASETS, DEFAULT_ENGINE, DEFAULTS, OPTIMIZERS
     parser = _Parser(
         prog="chainrule",
@@ -442,7 +442,8 @@ def _split(task, config, data):
 def _write_outputs(task, config, result, out, pictures=True):
     """The checkpoint and metrics.json first (the run's results), then the pictures,
     each of which may fail with a warning only. Returns the files written."""
-    from . import checkpoint, training
+    from ..nn import checkpoint
+    from . import training
     model, data, metrics = result
     evaluation = None
     if pictures and data["image"] is not None:
@@ -466,7 +467,8 @@ def _write_outputs(task, config, result, out, pictures=True):
 def _draw_pictures(task, config, result, out, evaluation=None):
     """The run's pictures; a picture that cannot be drawn is a warning, never an error.
     ``evaluation``: what ``training.evaluate`` gave for an image set."""
-    from . import plots, training
+    from . import plots
+    from . import training
     try:
         plots._pyplot()
     except ImportError as err:
@@ -481,7 +483,7 @@ def _draw_pictures(task, config, result, out, evaluation=None):
     drawings = [("curves.png", lambda path: plots.plot_history(
         metrics["history"], path, title=f"{task} ({config.engine})"))]
     if data.get("regression"):
-        from .data.synthetic import toy_target
+        from ..data.synthetic import toy_target
         drawings.append(("fit.png", lambda path: plots.plot_toy_fit(
             model, data["X_train"], data["y_train"], toy_target, path, predict=score)))
     elif data["image"] is None:
@@ -507,7 +509,8 @@ def _draw_pictures(task, config, result, out, evaluation=None):
 
 
 def _eval(args):
-    from . import checkpoint, training
+    from ..nn import checkpoint
+    from . import training
     try:
         header = checkpoint.load_header(args.model)
         state = checkpoint.load(args.model)
@@ -582,7 +585,7 @@ def _warn_about_the_split(split, name, seed, data):
 
 
 def _data(args):
-    from .data import fetch_mnist
+    from ..data import fetch_mnist
     kwargs = {"base_url": args.base_url} if args.base_url else {}
     if args.to.exists() and not args.to.is_dir():
         return _error("data fetch", f"--to {args.to}: is a file, expected a folder")

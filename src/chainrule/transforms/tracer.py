@@ -14,8 +14,8 @@ for ``if x > 0:``: they are piecewise constant, so they have no derivative to lo
 
 import numpy as np
 
-from .primitive import raw, shape_of
-from .array_methods import ArrayMethods
+from ..primitive import raw, shape_of
+from ..array_methods import ArrayMethods
 
 __all__ = ["Tracer"]
 

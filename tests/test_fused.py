@@ -1,4 +1,4 @@
-"""chainrule.fast: the speed overrides give the same numbers as the plain rules they
+"""chainrule.rules.fused: the speed overrides give the same numbers as the plain rules they
 replace (forward, backward, second order, forward mode), and the library without them
 is complete and correct.
 
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import chainrule as cr
-from chainrule import fast
+from chainrule.rules import fused
 
 ROOT = Path(__file__).resolve().parents[1]
 RNG = np.random.default_rng(7)
@@ -45,8 +45,8 @@ def layer_inputs(batch_shape=(5,)):
 
 
 CASES = {
-    "linear": (fast.linear, plain_linear),
-    "linear_relu": (fast.linear_relu, plain_linear_relu),
+    "linear": (fused.linear, plain_linear),
+    "linear_relu": (fused.linear_relu, plain_linear_relu),
 }
 
 
@@ -55,15 +55,15 @@ CASES = {
 def test_a_fused_layer_equals_its_plain_composition(name, batch_shape):
     fused_op, plain_op = CASES[name]
     arrays = layer_inputs(batch_shape)
-    fused = [cr.tensor(a, requires_grad=True) for a in arrays]
+    inputs_a = [cr.tensor(a, requires_grad=True) for a in arrays]
     plain = [cr.tensor(a, requires_grad=True) for a in arrays]
-    y, z = fused_op(*fused), plain_op(*plain)
+    y, z = fused_op(*inputs_a), plain_op(*plain)
     np.testing.assert_allclose(y.data, z.data, rtol=1e-14, atol=1e-14)
     # backward, with a cotangent that is not all ones
     u = RNG.standard_normal(y.shape)
     (y * u).sum().backward()
     (z * u).sum().backward()
-    for f, p in zip(fused, plain):
+    for f, p in zip(inputs_a, plain):
         np.testing.assert_allclose(f.grad, p.grad, rtol=1e-13, atol=1e-13)
 
 
@@ -91,13 +91,13 @@ def test_fused_cross_entropy_equals_the_plain_composition(rows, classes):
     logits = RNG.standard_normal((rows, classes))
     labels = np.arange(rows) * 7 % classes
     a, b = cr.tensor(logits, requires_grad=True), cr.tensor(logits, requires_grad=True)
-    fused, plain = fast.cross_entropy(a, labels), plain_cross_entropy(b, labels)
-    assert fused.item() == pytest.approx(plain.item(), rel=1e-14)
-    fused.backward(), plain.backward()
+    one_node, plain = fused.cross_entropy(a, labels), plain_cross_entropy(b, labels)
+    assert one_node.item() == pytest.approx(plain.item(), rel=1e-14)
+    one_node.backward(), plain.backward()
     np.testing.assert_allclose(a.grad, b.grad, rtol=1e-13, atol=1e-15)
     for transform in (cr.hessian, cr.jacfwd, cr.jacrev):
         np.testing.assert_allclose(
-            transform(lambda z: fast.cross_entropy(z, labels))(logits),
+            transform(lambda z: fused.cross_entropy(z, labels))(logits),
             transform(lambda z: plain_cross_entropy(z, labels))(logits),
             rtol=1e-12, atol=1e-14)
 
@@ -108,7 +108,7 @@ def test_class_major_cross_entropy_hands_a_leaf_an_ordinary_gradient():
     logits = RNG.standard_normal((8, 3)).astype(np.float32)
     labels = np.array([0, 1, 2, 2, 1, 0, 0, 1])
     z = cr.tensor(logits, requires_grad=True)
-    fast.cross_entropy(z, labels).backward()
+    fused.cross_entropy(z, labels).backward()
     e = np.exp(logits - logits.max(axis=1, keepdims=True))
     expected = (e / e.sum(axis=1, keepdims=True) - np.eye(3)[labels]) / 8
     assert z.grad.dtype == np.float32 and z.grad.flags.c_contiguous
@@ -117,7 +117,7 @@ def test_class_major_cross_entropy_hands_a_leaf_an_ordinary_gradient():
 
 def test_nn_uses_the_plain_rules_when_the_overrides_are_off():
     x, w, b = layer_inputs()
-    previous = fast.set_enabled(False)
+    previous = fused.set_enabled(False)
     try:
         y = cr.nn.functional.linear(cr.tensor(x), cr.tensor(w, requires_grad=True),
                                     cr.tensor(b), activation="relu")
@@ -125,10 +125,10 @@ def test_nn_uses_the_plain_rules_when_the_overrides_are_off():
         model = cr.nn.Sequential(cr.nn.Linear(3, 4, rng=0), cr.nn.ReLU())
         out = model(cr.tensor(x))
     finally:
-        fast.set_enabled(previous)
+        fused.set_enabled(previous)
     assert y._op.name == "relu" and loss._op.name != "cross_entropy"
     assert out._op.name == "relu"
-    assert fast.enabled() is previous
+    assert fused.enabled() is previous
 
 
 @pytest.mark.slow
@@ -149,21 +149,21 @@ def test_cross_entropy_keeps_its_softmax_for_an_ordinary_backward_pass_only():
     """The softmax the forward computed reaches the pullback in an ordinary backward
     pass; where the gradient's own graph is built (create_graph) the plain rule runs."""
     seen = []
-    original = fast.cross_entropy.shared_pullback
+    original = fused.cross_entropy.shared_pullback
 
     def spy(g, ans, logits, labels, needs, residual):
         seen.append(residual is not None)
         return original(g, ans, logits, labels, needs, residual)
 
     logits = cr.tensor([[1.0, 2.0, 0.5], [0.1, -1.0, 2.0]], requires_grad=True)
-    fast.cross_entropy.shared_pullback = spy
+    fused.cross_entropy.shared_pullback = spy
     try:
-        fast.cross_entropy(logits, np.array([1, 2])).backward()
+        fused.cross_entropy(logits, np.array([1, 2])).backward()
         once = logits.grad.copy()
         logits.grad = None
-        fast.cross_entropy(logits, np.array([1, 2])).backward(create_graph=True)
+        fused.cross_entropy(logits, np.array([1, 2])).backward(create_graph=True)
     finally:
-        fast.cross_entropy.shared_pullback = original
+        fused.cross_entropy.shared_pullback = original
     assert seen == [True]
     np.testing.assert_allclose(logits.grad.data, once, rtol=1e-15)
 
@@ -179,7 +179,7 @@ def test_a_fused_operation_gives_all_its_gradients_in_one_call():
         shared = 3.0 * g  # the work both gradients share
         return (shared * y if needs[0] else None, shared * x if needs[1] else None)
 
-    scaled_product = fast.Fused(lambda x, y: 3.0 * x * y, "scaled_product", both)
+    scaled_product = fused.Fused(lambda x, y: 3.0 * x * y, "scaled_product", both)
     scaled_product.defvjp(lambda g, ans, x, y: 3.0 * g * y, lambda g, ans, x, y: 3.0 * g * x)
     x = cr.tensor([1.0, 2.0], requires_grad=True)
     y = cr.tensor([5.0, 7.0])                           # needs no gradient
@@ -203,13 +203,13 @@ def test_a_fused_operation_gives_all_its_gradients_in_one_call():
 
 
 def test_a_shared_pullback_that_leaves_out_a_needed_gradient_is_an_error():
-    half = fast.Fused(lambda x, y: x * y, "half_rule",
+    half = fused.Fused(lambda x, y: x * y, "half_rule",
                       lambda g, ans, x, y, needs, residual: (g * y, None))
     x, y = cr.tensor(1.0, requires_grad=True), cr.tensor(2.0, requires_grad=True)
     with pytest.raises(TypeError, match="half_rule: its shared pullback gave None for "
                                         "argument 1, which needs a gradient"):
         half(x, y).backward()
-    short = fast.Fused(lambda x, y: x * y, "short_rule",
+    short = fused.Fused(lambda x, y: x * y, "short_rule",
                        lambda g, ans, x, y, needs, residual: g * y)
     with pytest.raises(TypeError, match="short_rule: its shared pullback must return a "
                                         "tuple of 2 gradients, one per argument; got"):

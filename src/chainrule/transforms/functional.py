@@ -22,17 +22,17 @@ from typing import Any, Callable
 import numpy as np
 from numpy.typing import ArrayLike
 
-from . import rules as ops
+from .. import rules as ops
 from .forward import JVPTracer
-from .modes import enable_grad
-from .primitive import Box, new_level
-from .arrays import ARRAYS, as_array, to_float
-from .primitive import raw as _innermost
+from ..modes import enable_grad
+from ..primitive import Box, new_level
+from ..arrays import ARRAYS, as_array, to_float
+from ..primitive import raw as _innermost
 from .pytrees import LEAF, PyTree, leaf_count, tree_flatten, tree_map, tree_unflatten
 from .reverse import ReverseTracer, gradients
-from .tensor import Tensor
+from ..tensor import Tensor
 from .tracer import Tracer
-from .value import Value
+from ..scalar.value import Value
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "jacobian",
            "hessian", "hvp", "linear_operator", "hessian_operator", "tree_flatten",

@@ -2,7 +2,7 @@
 
 The first call with a given *signature* (the shapes and dtypes of the arrays and
 tensors passed, the structure of lists, tuples and dicts, the values of everything
-else) runs the function with traced arrays (``chainrule.recording``) and keeps the
+else) runs the function with traced arrays (``chainrule.jit.recording``) and keeps the
 program it made. Later calls with the same signature run the program: the same NumPy
 calls, without building a graph, looking up a rule or making a Python object per
 operation.
@@ -25,12 +25,13 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import arrays as xp, recording
-from .jit_state import ModuleState, OptimizerState, TensorState, grad_key, untraced
+from .. import arrays as xp
+from . import recording
+from .state import ModuleState, OptimizerState, TensorState, grad_key, untraced
 from .program import Program
-from .nn.module import Module
-from .optim import Optimizer
-from .tensor import Tensor, _record
+from ..nn.module import Module
+from ..nn.optim import Optimizer
+from ..tensor import Tensor, _record
 
 __all__ = ["jit", "make_program", "Jitted"]
 
@@ -139,7 +140,7 @@ class Jitted:
 
     def program(self, *args, **kwargs):
         """The program of ``fun`` for these arguments: traced now (running ``fun``
-        once), as a ``chainrule.program.Program``."""
+        once), as a ``chainrule.jit.program.Program``."""
         key = self._signature(args, kwargs)[0]
         entry, _ = self._trace(args, kwargs, key, keep=False)
         return entry.program

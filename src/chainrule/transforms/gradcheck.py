@@ -11,7 +11,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .functional import jvp, vjp
-from .primitive import raw as _innermost
+from ..primitive import raw as _innermost
 
 __all__ = ["gradcheck", "GradcheckError"]
 

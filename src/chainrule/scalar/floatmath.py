@@ -8,7 +8,7 @@ written with.
 import math
 from numbers import Real
 
-from .primitive import Box
+from ..primitive import Box
 
 __all__ = ["as_float", "float_exp", "float_log", "float_sqrt", "float_sin", "float_cos",
            "float_pow", "float_sigmoid", "exp", "log", "sqrt", "sin", "cos", "tanh",

@@ -30,11 +30,11 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from . import data as datasets
-from . import optim
+from .. import data as datasets
+from ..nn import optim
 from .training_engines import ENGINES, SCALAR, TENSOR, Engine
-from .modes import no_grad
-from .jit import jit
+from ..modes import no_grad
+from ..jit.jitted import jit
 from .progress import progress
 
 __all__ = ["Config", "DEFAULTS", "DEFAULT_ENGINE", "DATASETS", "OPTIMIZERS", "SCHEDULES",
@@ -102,7 +102,7 @@ class Config:
     >>> Config("moons", hidden=[0])
     Traceback (most recent call last):
     ...
-    chainrule.training.ConfigError: hidden must be positive layer sizes, like [16, 16], got [0]
+    chainrule.app.training.ConfigError: hidden must be positive layer sizes, like [16, 16], got [0]
     """
     dataset: str
     engine: str = "tensor"

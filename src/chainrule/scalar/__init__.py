@@ -1,0 +1,12 @@
+"""The scalar engine: ``Value``, micrograd's API on Python floats.
+
+    value.py       Value: a number, its gradient, and the node that made it
+    value_ops.py   what a Value needs besides its operators (NumPy's ufuncs on a Value,
+                   the numbers a node saw)
+    floatmath.py   the elementary functions on floats and Value-alikes, with the
+                   domain errors Python's math module gives
+"""
+
+from .value import Value
+
+__all__ = ["Value"]

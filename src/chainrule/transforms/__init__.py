@@ -1,0 +1,19 @@
+"""Function transforms in the style of JAX: a function in, a function out.
+
+    functional.py   grad, value_and_grad, vjp, jvp, jacrev, jacfwd, hessian, hvp, and
+                    linear operators: the public transforms
+    tracer.py       what the two modes' tracers share: a box that carries a value of
+                    one level through the operations
+    reverse.py      reverse mode: a tracer that records a graph, walked by backward
+    forward.py      forward mode: a tracer that carries a tangent beside its value
+    pytrees.py      nested tuples, lists and dicts of inputs and results, flattened
+    gradcheck.py    the library's derivatives against central differences
+"""
+
+from .functional import (grad, hessian, hessian_operator, hvp, jacfwd, jacobian, jacrev, jvp,
+                         linear_operator, tree_flatten, tree_unflatten, value_and_grad, vjp)
+from .gradcheck import GradcheckError, gradcheck
+
+__all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "jacobian", "hessian",
+           "hvp", "linear_operator", "hessian_operator", "tree_flatten", "tree_unflatten",
+           "gradcheck", "GradcheckError"]
