@@ -92,39 +92,8 @@ class ArrayMethods(Box):
     def __array_function__(self, func, types, args, kwargs):
         return numpy_protocol.apply_function(func, args, kwargs, self._plain)
 
-    exp, log, log1p, sqrt = (_method(ops.exp, "exp"), _method(ops.log, "log"),
-                             _method(ops.log1p, "log1p"), _method(ops.sqrt, "sqrt"))
-    sin, cos, tan, tanh = (_method(ops.sin, "sin"), _method(ops.cos, "cos"),
-                           _method(ops.tan, "tan"), _method(ops.tanh, "tanh"))
-    abs, sign, erf = (_method(ops.absolute, "abs"), _method(ops.sign, "sign"),
-                      _method(ops.erf, "erf"))
-    sigmoid, relu, softplus = (_method(ops.sigmoid, "sigmoid"), _method(ops.relu, "relu"),
-                               _method(ops.softplus, "softplus"))
-    leaky_relu, gelu = _method(ops.leaky_relu, "leaky_relu"), _method(ops.gelu, "gelu")
-    clip, maximum = _method(ops.clip, "clip"), _method(ops.maximum, "maximum")
-    minimum = _method(ops.minimum, "minimum")
-    sum, mean, prod = (_method(ops.sum, "sum"), _method(ops.mean, "mean"),
-                       _method(ops.prod, "prod"))
-    max, min = _method(ops.max, "max"), _method(ops.min, "min")
-    var, std, norm = (_method(ops.var, "var"), _method(ops.std, "std"),
-                      _method(ops.norm, "norm"))
-    logsumexp = _method(ops.logsumexp, "logsumexp")
-    softmax = _method(ops.softmax, "softmax")
-    log_softmax = _method(ops.log_softmax, "log_softmax")
-    dot, outer, matmul = (_method(ops.dot, "dot"), _method(ops.outer, "outer"),
-                          _method(ops.matmul, "matmul"))
     transpose, reshape = _method(_transpose, "transpose"), _method(_reshape, "reshape")
-    permute, swapaxes = _method(ops.permute, "permute"), _method(ops.swapaxes, "swapaxes")
-    expand = _method(ops.expand, "expand")
-    broadcast_to = _method(ops.broadcast_to, "broadcast_to")
-    squeeze, flatten = _method(ops.squeeze, "squeeze"), _method(ops.flatten, "flatten")
-    unsqueeze = _method(ops.expand_dims, "unsqueeze")
-    expand_dims = _method(ops.expand_dims, "expand_dims")
-    split = _method(ops.split, "split")
-    cumsum, cumprod = _method(ops.cumsum, "cumsum"), _method(ops.cumprod, "cumprod")
-    diagonal, ravel = _method(ops.diagonal, "diagonal"), _method(ops.ravel, "ravel")
-    round, take = _method(ops.round, "round"), _method(ops.take, "take")
-    trace = _method(ops.trace, "trace")
+    # and every operation the table lists in its METHODS (below the class): x.exp(), x.sum()
 
     @property
     def T(self):
@@ -164,6 +133,10 @@ class ArrayMethods(Box):
         dtype('float64')
         """
         return ops.astype(self, np.dtype(dtype))
+
+
+for _name, _operation in ops.METHODS.items():
+    setattr(ArrayMethods, _name, _method(_operation, _name))
 
 
 # ---------------------------------------------------------------------------------------

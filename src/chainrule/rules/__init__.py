@@ -3,7 +3,7 @@ NumPy, and its rules, reverse mode (VJP) beside forward mode (JVP).
 
 How to read a rule (the shape is ``chainrule.primitive``'s)::
 
-    exp = elementwise(np.exp, "exp", lambda ans, x: ans)   # d/dx e^x = e^x: both rules
+    exp = elementwise(xp.exp, "exp", lambda ans, x: ans)   # d/dx e^x = e^x: both rules
     sum.defvjp(lambda g, ans, x, axis=None, keepdims=False: expand_reduced(g, ...))
     sum.defjvp(lambda t, ans, x, axis=None, keepdims=False: sum(t, ...))
 
@@ -35,15 +35,20 @@ Plain rules only: faster versions of a few (fused layers, kept residuals) live i
 
 How to add an operation
 -----------------------
-1. In the topic file, write its forward function on NumPy arrays, with a docstring that
-   says what it computes and shows it (the docstring is the operation's documentation).
-2. Give its rules: ``elementwise(forward, name, *partials)`` if it works entry by entry,
-   else ``@op(name)`` and ``.defvjp(...)`` / ``.defjvp(...)``, one rule per
-   differentiable argument, written with the table's own operations. If it is a
-   composition of existing operations, it needs no rules at all (``gelu``, ``var``).
-3. Add its name to the topic file's ``__all__``: that makes it ``cr.NAME`` (and puts
-   it in docs/api.md: run ``python scripts/make_api_docs.py``). If NumPy has it as an
-   array method too, add one line to ``ArrayMethods`` in ``array_methods.py``.
+1. In the topic file, write its forward function with the array namespace
+   (``xp.exp(x)``: ``chainrule.arrays``, NumPy's functions by the Array API's names),
+   never with ``np`` directly: that is what lets cr.jit record it and another array
+   library run it.
+2. Give its rules. Entry by entry: ``elementwise(forward, name, *partials)``, one
+   ``partial(ans, *args)`` per argument, a line or three. Otherwise ``@op(name)`` with
+   ``.defvjp(...)`` / ``.defjvp(...)``, one rule per differentiable argument, written
+   with the table's own operations. A composition of existing operations needs no rules
+   (``gelu``, ``var``). A one-line docstring says what it computes; a longer one shows
+   an example where the operation has a convention worth seeing (a kink, a tie).
+3. Add its name to the topic file's ``__all__``: that makes it ``cr.NAME``, NumPy's
+   function of that name on a Tensor (``np.NAME(t)``), and its line in docs/api.md (run
+   ``python scripts/make_api_docs.py``). Add it to ``METHODS`` too if Tensors have it as
+   a method (``x.NAME()``).
 4. Add one line to the case table of ``tests/test_derivatives.py``: it is checked there
    against PyTorch and central differences, to second order, in both modes, batched.
 """
@@ -77,6 +82,24 @@ from .matrix_functions import (linalg_norm, matrix_norm, multi_dot,  # noqa: F40
 from .reductions import broadcast_axes, expand_reduced, unbroadcast  # noqa: F401
 from .shapes import astype, getitem, index_add, index_set  # noqa: F401
 
+from . import (assembly, contractions, decompositions, elementary, elementwise, linalg,
+               matrix_functions, ordering, reductions, shapes, statistics)
+
 # The public operations (cr.NAME); the engines also use the helpers imported above.
 __all__ = [*_elementwise, *_elementary, *_reductions, *_linalg, *_shapes, *_ordering,
            *_assembly, *_statistics, *_decompositions, *_matrix_functions, *_contractions]
+
+
+def _methods():
+    """The operations each topic file lists in its METHODS, by method name: Tensor and
+    the tracers have them as methods (``x.exp()`` is ``exp(x)``; array_methods.py)."""
+    found = {}
+    for topic in (elementwise, elementary, reductions, linalg, shapes, ordering, assembly,
+                  statistics, decompositions, matrix_functions, contractions):
+        for entry in getattr(topic, "METHODS", ()):
+            method, operation = entry if isinstance(entry, tuple) else (entry, entry)
+            found[method] = getattr(topic, operation)
+    return found
+
+
+METHODS = _methods()

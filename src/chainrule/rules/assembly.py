@@ -23,6 +23,7 @@ __all__ = ["flip", "fliplr", "flipud", "rot90", "rollaxis", "roll", "tile", "rep
            "pad", "tril", "triu", "diagonal", "diag", "atleast_1d", "atleast_2d",
            "atleast_3d", "hstack", "vstack", "dstack", "column_stack", "array_split",
            "hsplit", "vsplit", "dsplit", "ravel", "append", "select"]
+METHODS = ["diagonal", "ravel"]  # also methods of Tensor
 
 
 def _axes(axis, ndim):

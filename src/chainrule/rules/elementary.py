@@ -22,6 +22,7 @@ __all__ = ["arcsin", "arccos", "arctan2", "hypot", "sinh", "cosh", "arcsinh", "a
            "square", "reciprocal", "sinc", "deg2rad", "rad2deg", "radians", "degrees",
            "fabs", "fmax", "fmin", "mod", "fmod", "floor", "ceil", "round", "around",
            "rint", "trunc", "fix", "nan_to_num", "real", "imag", "conj", "conjugate"]
+METHODS = ["round"]  # also methods of Tensor
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 

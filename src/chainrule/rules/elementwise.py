@@ -24,6 +24,10 @@ __all__ = ["add", "subtract", "multiply", "divide", "negative", "power", "exp", 
            "log1p", "sqrt", "sin", "cos", "tan", "tanh", "sigmoid", "erf", "relu",
            "leaky_relu", "absolute", "sign", "clip", "softplus", "maximum", "minimum",
            "where", "gelu", "arctan", "remainder"]
+# Also methods of Tensor and the tracers: x.exp() is exp(x), x.abs() is absolute(x).
+METHODS = ["exp", "log", "log1p", "sqrt", "sin", "cos", "tan", "tanh", ("abs", "absolute"),
+           "sign", "erf", "sigmoid", "relu", "softplus", "leaky_relu", "gelu", "clip", "maximum",
+           "minimum"]
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 

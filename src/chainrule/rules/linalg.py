@@ -18,6 +18,7 @@ from .elementwise import multiply
 from .shapes import expand_dims, reshape, squeeze, swapaxes
 
 __all__ = ["matmul", "dot", "outer"]
+METHODS = ["dot", "outer", "matmul"]  # also methods of Tensor
 
 
 def matmul_vjp_a(g, a, b):

@@ -20,6 +20,7 @@ from .reductions import max, min, norm, sum
 from .shapes import reshape, transpose
 
 __all__ = ["pinv", "trace", "matrix_power", "lstsq"]
+METHODS = ["trace"]  # also methods of Tensor
 
 
 @op("pinv")

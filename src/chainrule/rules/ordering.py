@@ -22,6 +22,7 @@ from .reductions import prod
 from .shapes import broadcast_to, concatenate, expand_dims, getitem, moveaxis, reshape
 
 __all__ = ["cumsum", "cumprod", "diff", "sort", "partition", "take", "take_along_axis"]
+METHODS = ["cumsum", "cumprod", "take"]  # also methods of Tensor
 
 
 def _flipped(x, axis):

@@ -23,6 +23,8 @@ from .shapes import broadcast_to, reshape
 
 __all__ = ["sum", "mean", "max", "min", "prod", "var", "std", "logsumexp", "softmax",
            "log_softmax", "norm"]
+METHODS = ["sum", "mean", "prod", "max", "min", "var", "std", "norm", "logsumexp",
+           "softmax", "log_softmax"]  # also methods of Tensor
 
 
 def expand_reduced(g, shape, axis=None, keepdims=False):

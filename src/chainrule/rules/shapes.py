@@ -16,6 +16,8 @@ from .common import Result, from_end, lead, op, tangent_lead, torch_names
 __all__ = ["reshape", "transpose", "permute", "swapaxes", "broadcast_to", "expand",
            "squeeze", "expand_dims", "unsqueeze", "flatten", "concatenate", "stack", "split",
            "moveaxis"]
+METHODS = ["permute", "swapaxes", "expand", "broadcast_to", "squeeze", "flatten",
+           "unsqueeze", "expand_dims", "split"]  # also methods of Tensor
 
 
 @op("reshape")
