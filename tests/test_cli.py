@@ -21,7 +21,8 @@ import numpy as np
 import pytest
 
 from chainrule import checkpoint
-from chainrule.app.cli import PICTURES, main
+from chainrule.app.cli import main
+from chainrule.app.cli_outputs import PICTURES
 
 # The command line, end to end (most tests run it in a subprocess): in make test, not in
 # the developer's fast loop.
@@ -579,12 +580,12 @@ def test_metrics_count_parameters_as_scalars_on_both_engines(engine, parameters,
 ])
 def test_an_interrupt_or_exhausted_memory_outside_training_is_one_line(
         raised, code, message, monkeypatch, capsys):
-    from chainrule.app import cli as cli_module
+    from chainrule.app import cli_eval
 
     def fail(args):
         raise raised()
 
-    monkeypatch.setattr(cli_module, "_eval", fail)
+    monkeypatch.setattr(cli_eval, "run", fail)
     assert main(["eval", "model.safetensors"]) == code
     assert capsys.readouterr().err == message + "\n"
 

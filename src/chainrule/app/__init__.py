@@ -1,6 +1,13 @@
 """The application around the library: the ``chainrule`` command and what it runs.
 
-    cli.py                the command line: train, evaluate, fetch, graph
+    cli.py                the ``chainrule`` command: reads it, runs it, its exit status
+    cli_parser.py         its arguments, their help and checks
+    cli_messages.py       its one-line errors and warnings
+    cli_train.py          ``chainrule train``: flags to a Config, the run, its report
+    cli_outputs.py        what a run leaves in --out: checkpoint, metrics.json, pictures
+    cli_eval.py           ``chainrule eval``: a saved model on its test split
+    cli_data.py           ``chainrule data fetch``: MNIST downloaded
+    cli_graph.py          ``chainrule graph``: an expression's graph, gradients, picture
     training.py           a training run: configuration, loop, evaluation, history
     training_engines.py   the two engines (Value, Tensor) behind one training loop
     recipes.py            the runs the demo and the README show

@@ -1,0 +1,71 @@
+"""``chainrule graph``: an arithmetic expression parsed into a graph of Values, backward
+run through it, the gradients printed (each chain-rule step too, with --explain) and the
+graph drawn with Graphviz."""
+
+import math
+
+from .cli_messages import print_error, print_warning
+
+__all__ = ["run"]
+
+
+def run(args):
+    """Run ``chainrule graph``; returns the exit status."""
+    from .expression import ExpressionError, parse_assignments, parse_expression, unused
+    from .viz import GraphvizNotFound, render_graph
+    try:
+        values = parse_assignments(args.at)
+        root, variables = parse_expression(args.expression, values)
+    except ExpressionError as err:
+        return print_error("graph", err)
+    problem = _picture_problem(args.output)
+    if problem:  # before any output, so a typo in the path costs nothing
+        return print_error("graph", f"-o {args.output}: {problem}")
+    if root._prev:
+        root.label = "f"  # the expression's name in the explanation and the picture
+    try:
+        root.backward(explain=variables if args.explain else False)
+    except ValueError as err:
+        return print_error("graph", err)
+    for name, value in variables.items():
+        # as an infinite --at value is refused, so is an infinite result of one
+        if not math.isfinite(value.grad):
+            return print_error("graph", f"d/d{name} is {value.grad!r}: the gradient "
+                                        f"at {args.at} is too large for a float")
+    print(f"value = {root.data!r}")
+    not_used = unused(root, variables)
+    for name, value in variables.items():
+        note = f"   ({name} is not in the expression)" if name in not_used else ""
+        print(f"d/d{name} = {value.grad!r}{note}")
+    labels = {value: name for name, value in variables.items()}
+    try:
+        path = render_graph(root, args.output, labels=labels)
+    except GraphvizNotFound as err:
+        # the policy of `chainrule train`: a picture that cannot be made is a warning
+        # once the results are out; the DOT source is written, and said so
+        print_warning("graph", err)
+        path = err.source_path
+    except ImportError as err:
+        print_warning("graph", f"no picture: {err}")
+        return 0
+    except OSError as err:
+        return print_error("graph", f"-o {args.output}: cannot write it: "
+                                    f"{err.strerror or err}")
+    print(f"wrote {path}")
+    return 0
+
+
+def _picture_problem(output):
+    """Why ``-o output`` cannot be written, in the command's words; None if it can."""
+    from .viz import RENDER_FORMATS, SOURCE_SUFFIXES
+    if output.is_dir():
+        return (f"is a folder; expected a file to write, such as "
+                f"{output / 'graph.svg'}")
+    suffix = output.suffix.lower()
+    if suffix not in RENDER_FORMATS and suffix not in SOURCE_SUFFIXES:
+        found = f"from its suffix {output.suffix!r}" if suffix else "without a suffix"
+        return (f"cannot tell the picture's format {found}; use .svg, .png, .pdf, or "
+                f".dot/.gv for the Graphviz source")
+    if not output.parent.is_dir():
+        return f"cannot write it: the folder {output.parent} does not exist"
+    return None
