@@ -299,6 +299,7 @@ UNARY = [
     ("log10", cr.log10, torch.log10, D.log10, "pos"),
     ("exp2", cr.exp2, torch.exp2, D.exp2, "any"),
     ("square", cr.square, torch.square, D.square, "any"),
+    ("logit", cr.logit, torch.logit, D.logit, "prob"),
     ("reciprocal", cr.reciprocal, torch.reciprocal, D.reciprocal, "any"),
     ("sinc", cr.sinc, torch.sinc, D.sinc, "any"),
     ("deg2rad", cr.deg2rad, torch.deg2rad, D.deg2rad, "any"),

@@ -19,7 +19,7 @@ from .elementwise import remainder as mod  # (NumPy's other name for it)
 
 __all__ = ["arcsin", "arccos", "arctan2", "hypot", "sinh", "cosh", "arcsinh", "arccosh",
            "arctanh", "expm1", "log2", "log10", "exp2", "logaddexp", "logaddexp2",
-           "square", "reciprocal", "sinc", "deg2rad", "rad2deg", "radians", "degrees",
+           "square", "logit", "reciprocal", "sinc", "deg2rad", "rad2deg", "radians", "degrees",
            "fabs", "fmax", "fmin", "mod", "fmod", "floor", "ceil", "round", "around",
            "rint", "trunc", "fix", "nan_to_num", "real", "imag", "conj", "conjugate"]
 METHODS = ["round"]  # also methods of Tensor
@@ -186,6 +186,14 @@ x * x; d/dx = 2x.
 
     >>> cr.grad(lambda x: cr.sum(cr.square(x)))(np.array([1.0, 3.0]))
     array([2., 6.])
+    """)
+
+logit = elementwise(lambda p: xp.log(p) - xp.log1p(-p), "logit",
+                    lambda ans, p: 1 / (p * (1 - p)), text=("1 / ({0} (1 - {0}))",), doc="""\
+log(p / (1 - p)), the inverse of sigmoid (p in (0, 1)); d/dp = 1 / (p (1 - p)).
+
+    >>> float(cr.logit(0.5)), cr.grad(cr.logit)(0.5)
+    (0.0, 4.0)
     """)
 
 
