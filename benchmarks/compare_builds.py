@@ -7,8 +7,8 @@ Each ``*_SRC`` is a ``src`` folder (for the code on main, a ``git worktree add``
 Every round runs each build in a fresh process, alternating which goes first, pinned to
 one CPU with BLAS single-threaded (as ``make bench``); the medians over rounds are
 compared. What is timed is workload 1's step (micrograd's demo, 100 samples) and
-workload 3's step (784-128-10, float32) at batch 128 and 32, as the chainrule / NumPy
-ratio, which cancels the machine's slow and fast periods.
+workload 3's step (784-128-10, float32) at batch 128 and 32, eager and under ``cr.jit``,
+as the chainrule / NumPy ratio, which cancels the machine's slow and fast periods.
 """
 
 import argparse
@@ -42,7 +42,7 @@ if sys.argv[1] == "moons":
 else:
     import w3_tensor_mlp as w3
     x, labels, raw = w3.make_problem([784, 128, 10], int(sys.argv[2]), np.float32)
-    ours, _ = w3.make_chainrule(x, labels, raw)
+    ours, _ = w3.make_chainrule(x, labels, raw, jit=sys.argv[4:] == ["jit"])
     numpy, _ = w3.make_numpy(x, labels, raw)
     for _ in range(20):
         ours(); numpy()
@@ -54,7 +54,9 @@ else:
 """
 
 MEASURES = {"moons step (s)": ["moons"], "MLP b128 / NumPy": ["mlp", "128", "300"],
-            "MLP b32 / NumPy": ["mlp", "32", "600"]}
+            "MLP b32 / NumPy": ["mlp", "32", "600"],
+            "MLP b128 jit / NumPy": ["mlp", "128", "300", "jit"],
+            "MLP b32 jit / NumPy": ["mlp", "32", "600", "jit"]}
 
 
 def measure(src, args):
