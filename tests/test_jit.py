@@ -420,6 +420,85 @@ def test_state_of_a_new_shape_at_each_call_traces_again_and_warns():
 
 
 # ---------------------------------------------------------------------------------------
+# The state protocol: a user's own class carried as state
+# ---------------------------------------------------------------------------------------
+
+class RunningMean:
+    """Neither a Module nor an Optimizer: a running sum and count (inputs of the
+    program), and whether it still accumulates (its mode), said through the protocol."""
+
+    def __init__(self, n):
+        self.total, self.count, self.frozen = np.zeros(n), 0.0, False
+
+    def _jit_state_(self):
+        return {"total": self.total, "count": self.count}, self.frozen
+
+    def _jit_load_(self, arrays):
+        for name, value in arrays.items():
+            setattr(self, name, value)
+
+
+def running_mean(stats, x, traces):
+    traces.append(stats.frozen)  # (Python: runs while tracing only)
+    if not stats.frozen:
+        stats.total = stats.total + x
+        stats.count = stats.count + 1.0
+    return stats.total / stats.count
+
+
+def test_a_user_class_with_the_state_protocol_is_read_and_written_at_every_call():
+    eager, carried = RunningMean(3), RunningMean(3)
+    traces = []
+    jitted = cr.jit(running_mean, static_argnums=2)
+    rng = np.random.default_rng(0)
+    for i in range(6):
+        x = rng.standard_normal(3)
+        if i == 3:  # a new value put in from outside is read by the next run
+            eager.total, carried.total = np.full(3, 10.0), np.full(3, 10.0)
+        same(running_mean(eager, x, []), jitted(carried, x, traces))
+        same((eager.total, eager.count), (carried.total, carried.count))
+    assert type(carried.count) is float and traces == [False]
+    eager.frozen = carried.frozen = True  # another mode: traced again, then replayed
+    for _ in range(2):
+        same(running_mean(eager, x, []), jitted(carried, x, traces))
+    assert traces == [False, True]
+    assert "inputs: x (3,) float64, total (3,) float64, count float" in \
+        str(cr.make_program(running_mean, static_argnums=2)(RunningMean(3), x, []))
+
+
+class Malformed:
+    def __init__(self, answer):
+        self.answer = answer
+
+    def _jit_state_(self):
+        return self.answer
+
+    def _jit_load_(self, arrays):
+        pass
+
+
+@pytest.mark.parametrize("answer, message", [
+    ([{}, True], r"Malformed\._jit_state_\(\) must return \(arrays, mode\)"),
+    (({(1.5,): np.ones(2)}, None), r"keys .* must be strings, ints or tuples of them"),
+    (({}, np.ones(2)), r"the mode .* must compare with =="),
+])
+def test_a_malformed_protocol_answer_raises_one_clear_line(answer, message):
+    with pytest.raises(TypeError, match=message) as caught:
+        cr.jit(lambda obj, x: x * 2.0)(Malformed(answer), np.ones(2))
+    assert "\n" not in str(caught.value)
+
+
+def test_a_protocol_without_a_way_to_put_values_back_raises():
+    class ReadOnly:
+        def _jit_state_(self):
+            return {"w": np.ones(2)}, None
+
+    with pytest.raises(TypeError, match=r"ReadOnly defines _jit_state_\(\) but no "
+                                        r"_jit_load_\(arrays\)"):
+        cr.jit(lambda obj, x: x * 2.0)(ReadOnly(), np.ones(2))
+
+
+# ---------------------------------------------------------------------------------------
 # What cannot be replayed raises while tracing
 # ---------------------------------------------------------------------------------------
 

@@ -3,8 +3,9 @@
     jitted.py      jit and make_program: trace on the first call, replay on the next
     recording.py   the traced array and the recorder: each NumPy call, recorded as data
     program.py     the recorded calls made into a program, and the program run
-    state.py       the state a traced function reads and writes (tensors, modules,
-                   optimizers), as the program's inputs and outputs
+    state.py       the state a traced function reads and writes (tensors, and any
+                   object with the state protocol: modules, optimizers, a user's
+                   class), as the program's inputs and outputs
 """
 
 from .jitted import jit, make_program

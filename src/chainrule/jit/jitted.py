@@ -8,13 +8,14 @@ calls, without building a graph, looking up a rule or making a Python object per
 operation.
 
 *State* is what the function reads and changes besides its arguments: the arrays and
-gradients of tensors (a model's parameters), and an optimizer's state (momentum
-buffers, Adam's moments and step count, the learning rate). It is found as the trace
-touches it, whether it came as an argument or through a closure: each piece becomes an
-input of the program, read anew at every call, and what the function left in it
-becomes an output, written back after each run. A call whose state no longer matches
-the traced one (other shapes, a momentum buffer that now exists, a model switched to
-eval mode) traces again.
+gradients of tensors (a model's parameters), and what an object holds that says so
+through the state protocol (``state.py``): an optimizer's learning rates and buffers,
+a module's train/eval mode, a user's own class. It is found as the trace touches it
+(an object among the arguments, at once): each piece becomes an input of the program,
+read anew at every call, and what the function left in it becomes an output, written
+back after each run. A call whose state no longer matches the traced one (other
+shapes, a momentum buffer that now exists, a model switched to eval mode) traces
+again.
 """
 
 import functools
@@ -27,10 +28,8 @@ import numpy as np
 
 from .. import arrays as xp
 from . import recording
-from .state import ModuleState, OptimizerState, TensorState, grad_key, untraced
+from .state import ObjectState, TensorState, carries_state, grad_key, untraced
 from .program import Program
-from ..nn.module import Module
-from ..nn.optim import Optimizer
 from ..tensor import Tensor, _record
 
 __all__ = ["jit", "make_program", "Jitted"]
@@ -53,8 +52,9 @@ def jit(fun: Callable[..., Any] | None = None, *,
     while tracing only, and so does what Python computes without arrays: a value read
     from an object (a module's setting), ``np.random.rand()`` or ``random.random()``
     become constants of the program (draw from a Generator through a layer, as
-    ``nn.Dropout`` does, or pass random arrays in). Tensors, optimizers and modules'
-    train/eval modes are state, read at every call. A Tensor the function returns
+    ``nn.Dropout`` does, or pass random arrays in). Tensors, optimizers, modules'
+    train/eval modes and any object with the state protocol (``_jit_state_`` and
+    ``_jit_load_``: docs/conventions.md) are state, read at every call. A Tensor the function returns
     comes back without a graph. Updates of a parameter (``opt.step()``) go into its
     array in place where they can, as PyTorch's optimizers and a hand-written step do.
 
@@ -305,7 +305,7 @@ class _Session:
         self.adopted = {}     # id(object) -> its state record
         self.tensor_arguments = []  # (tensor, name): adopted first, in argument order
         self.hints = {}       # id(tensor) -> a name (model.layers.0.weight)
-        self.modules_seen = set()  # ids of the modules whose modes a state checks
+        self.object_arguments = []  # arguments that carry state: adopted after tensors
 
     def argument(self, arg, name):
         """The argument with traced values for its arrays and numbers (in the order
@@ -327,14 +327,19 @@ class _Session:
         if named is not None and callable(named):  # a module: its parameters' names
             for pname, p in named():
                 self.hints.setdefault(id(p), f"{name}.{pname}")
+        if carries_state(arg):
+            self.object_arguments.append(arg)
         return arg
 
     def adopt_arguments(self):
         for tensor, name in self.tensor_arguments:
             self.adopt(tensor, name)
+        for obj in self.object_arguments:
+            self.adopt(obj)
 
     def adopt(self, obj, name=None):
-        """Make a tensor's (or an optimizer's) arrays inputs of the program, once."""
+        """Make what a tensor (or an object that carries state) holds inputs of the
+        program, once."""
         if id(obj) in self.adopted:
             return
         if isinstance(obj, Tensor):
@@ -342,13 +347,9 @@ class _Session:
                 return  # made while tracing: a value of the program, not state
             name = name or self.hints.get(id(obj)) or f"tensor{len(self.states)}"
             state = TensorState(obj, self.trace, name)
-        elif isinstance(obj, Optimizer):
-            state = OptimizerState(obj, self.trace, self)
-        elif isinstance(obj, Module):
-            if id(obj) in self.modules_seen:
-                return  # below a module adopted before: its mode is checked there
-            state = ModuleState(obj)
-            self.modules_seen.update(id(m) for m in state.modules)
+        elif carries_state(obj):
+            self.adopted[id(obj)] = None  # (its tensors are adopted while it is read)
+            state = ObjectState(obj, self.trace, self.adopt)
         else:
             return  # a Value: the scalar engine's numbers are constants of the program
         self.adopted[id(obj)] = state
@@ -431,6 +432,11 @@ class _Entry:
         self.explicit = explicit  # the states of tensor arguments, in argument order
         self.found = states[len(explicit):]  # the state found while tracing
         self.writes = writes
+        self.writes_by_state = []  # [(state, [(what, where)])], in the order of writes
+        for state, what, where in writes:
+            if not self.writes_by_state or self.writes_by_state[-1][0] is not state:
+                self.writes_by_state.append((state, []))
+            self.writes_by_state[-1][1].append((what, where))
         # Gradients the program replaces without reading them are let go before it
         # runs, so that the memory they held is free for its new arrays (as in an eager
         # step, which sets them to None first)
@@ -461,12 +467,8 @@ class _Entry:
         for state in self.released:
             state.tensor._grad = None
         outputs = self.program(values)
-        for state, what, where in self.writes:
-            if type(where) is tuple:  # a constant: a copy, as the function made anew
-                value = where[1]
-                state.write(what, value.copy() if type(value) is np.ndarray else value)
-            else:
-                state.write(what, outputs[where])
+        for state, writes in self.writes_by_state:
+            state.write_all({what: _written(where, outputs) for what, where in writes})
         return (_rebuild(self.template, outputs),)
 
     def rebuild(self, outputs):
@@ -489,6 +491,15 @@ def _distinct(items):
         if not any(item is s for s in seen):
             seen.append(item)
     return seen
+
+
+def _written(where, outputs):
+    """The value a write puts back: a run's output, or a constant (a copy of an array,
+    as the function made it anew)."""
+    if type(where) is int:
+        return outputs[where]
+    value = where[1]
+    return value.copy() if type(value) is np.ndarray else value
 
 
 def _rebuild(template, outputs):
@@ -635,19 +646,22 @@ class _FastCall:
             self.lines.append(f"    {holder[id(state)]}._grad = None")
         self.lines.append("    with lock:")
         self.lines.append("        out = run(*values)")
-        for state, what, where in entry.writes:
-            if type(where) is int:
-                value = f"out[{where}]"
-            elif type(where[1]) is np.ndarray:
-                value = f"{self.name(where[1])}.copy()"
-            else:
-                value = self.name(where[1])
+        for state, writes in entry.writes_by_state:
+            values = {}
+            for what, where in writes:
+                if type(where) is int:
+                    values[what] = f"out[{where}]"
+                elif type(where[1]) is np.ndarray:
+                    values[what] = f"{self.name(where[1])}.copy()"
+                else:
+                    values[what] = self.name(where[1])
             if type(state) is TensorState:
-                attribute = "data" if what == "data" else "_grad"  # (data: a new version)
-                self.lines.append(f"    {holder[id(state)]}.{attribute} = {value}")
+                for what, value in values.items():
+                    attribute = "data" if what == "data" else "_grad"  # (data: a new version)
+                    self.lines.append(f"    {holder[id(state)]}.{attribute} = {value}")
             else:
-                self.lines.append(f"    {holder[id(state)]}.write({self.name(what)}, "
-                                  f"{value})")
+                listed = ", ".join(f"{self.name(k)}: {v}" for k, v in values.items())
+                self.lines.append(f"    {self.name(state.obj)}._jit_load_({{{listed}}})")
         self.lines.append(f"    return {self.result(entry.template)}")
         source = "def call(args, kwargs):\n" + "\n".join(self.lines) + "\n"
         namespace = dict(self.names)

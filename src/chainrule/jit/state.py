@@ -1,9 +1,30 @@
-"""The state a cr.jit program reads and writes besides its arguments, piece by piece:
-a tensor (its array and gradient), a module (its train/eval mode), an optimizer (its
-learning rates and per-parameter state). Each piece knows how to read itself into a
-run's inputs, which of the run's outputs are its new values, and how to write them
-back (``jit.py`` decides when a program can be replayed and finds the pieces as the
-trace touches them).
+"""The state a cr.jit program reads and writes besides its arguments, piece by piece.
+
+Two kinds of piece:
+
+* a tensor (``TensorState``): its array and gradient are inputs of the program; what
+  the function left in them is written back;
+* any object that says what it holds through the *state protocol* (``ObjectState``),
+  as a module (its train/eval mode) and an optimizer (its learning rates, parameters
+  and buffers) do. cr.jit knows no class of them, as JAX's pytrees know nothing of
+  the libraries that register them:
+
+  ``obj._jit_state_() -> (arrays, mode)``
+      ``arrays``: a dict of what the object holds that a program reads and may
+      replace. Its keys are strings, ints, or tuples of them (the listing shows
+      ``("lr", 0)`` as ``lr0``); its values are NumPy arrays and numbers (inputs of
+      the program, read at every call), Tensors (carried as tensors), or any other
+      object (part of the program as itself: another one there traces again).
+      ``mode``: what the program holds for besides (flags, hyperparameters), compared
+      with ``==``: a call in another mode traces again.
+  ``obj._jit_load_(arrays)``
+      Put these values (a dict with some of the keys ``_jit_state_`` gave, or new
+      ones the function created) in place: traced values while tracing, each run's
+      new values after it.
+
+Each piece knows how to read itself into a run's inputs, which of the run's outputs
+are its new values, and how to write them back (``jitted.py`` decides when a program
+can be replayed and finds the pieces as the trace touches them).
 """
 
 import numpy as np
@@ -11,8 +32,8 @@ import numpy as np
 from . import recording
 from ..tensor import Tensor
 
-__all__ = ["TensorState", "ModuleState", "OptimizerState", "grad_key", "untraced",
-           "output_index"]
+__all__ = ["TensorState", "ObjectState", "carries_state", "grad_key", "untraced",
+           "output_index", "kind", "key_name"]
 
 
 def grad_key(grad):
@@ -93,11 +114,14 @@ class TensorState:
         its values, as eagerly)."""
         return self.data_slot if what == "data" else None
 
-    def write(self, what, value):
-        if what == "data":
-            self.tensor.data = value  # as an optimizer does: a new version
-        else:
-            self.tensor.grad = value  # (the setter: not tracing now)
+    def write_all(self, values):
+        """Write {what: value} back: the data as an optimizer does (a new version),
+        the gradient through its setter."""
+        for what, value in values.items():
+            if what == "data":
+                self.tensor.data = value
+            else:
+                self.tensor.grad = value
 
     def restore(self):
         t = self.tensor
@@ -105,149 +129,150 @@ class TensorState:
         t._grad = untraced(t._grad)
 
 
-class ModuleState:
-    """A module the function called: the program holds for its mode (train or eval, of
-    it and every module below it: Dropout draws only in training)."""
+# ---------------------------------------------------------------------------------------
+# The state protocol
+# ---------------------------------------------------------------------------------------
 
-    names = {}
+def carries_state(obj):
+    """Whether ``obj`` says what it holds through ``_jit_state_`` (looked up on its
+    class, as Python looks up its own protocols)."""
+    return callable(getattr(type(obj), "_jit_state_", None))
 
-    def __init__(self, module):
-        self.modules = list(module.modules())
-        self.key = tuple(m.training for m in self.modules)
+
+class _Same:
+    """A value a replay needs to find again itself (compared by identity)."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __eq__(self, other):
+        return type(other) is _Same and other.obj is self.obj
+
+    def __hash__(self):
+        return id(self.obj)
+
+
+_NUMBERS = (float, int, complex)
+
+
+def kind(value):
+    """What a replay needs of a value an object holds: an array's shape and dtype, a
+    number's type, anything else itself."""
+    t = type(value)
+    if t is np.ndarray:
+        return (value.shape, value.dtype)
+    if t in _NUMBERS or isinstance(value, np.generic):
+        return t
+    return _Same(value)
+
+
+def is_input(k):
+    """Whether a value of this kind is an input of the program (arrays, numbers)."""
+    return type(k) is not _Same
+
+
+def key_name(key):
+    """How the listing names a key: ``("lr", 0)`` as lr0, ``("state", 1, "step")`` as
+    state1.step."""
+    if type(key) is not tuple:
+        return str(key)
+    name = ""
+    for part in key:
+        name += str(part) if not name or type(part) is int else f".{part}"
+    return name
+
+
+def _asked(obj):
+    """``obj._jit_state_()``, checked: (a dict of arrays, a mode)."""
+    owner = type(obj).__name__
+    answer = obj._jit_state_()
+    if not (type(answer) is tuple and len(answer) == 2 and type(answer[0]) is dict):
+        raise TypeError(f"cr.jit: {owner}._jit_state_() must return (arrays, mode), a "
+                        f"dict and a value; got {type(answer).__name__} {answer!r:.60}")
+    arrays, mode = answer
+    for key in arrays:
+        parts = key if type(key) is tuple else (key,)
+        if not parts or not all(type(p) in (str, int) for p in parts):
+            raise TypeError(f"cr.jit: the keys of {owner}._jit_state_()'s arrays must be "
+                            f"strings, ints or tuples of them; got {key!r}")
+    try:
+        comparable = (mode == mode) is True
+    except Exception:
+        comparable = False
+    if not comparable:
+        raise TypeError(f"cr.jit: the mode {owner}._jit_state_() returns must compare "
+                        f"with == (numbers, strings, tuples of them); got "
+                        f"{type(mode).__name__}")
+    if not callable(getattr(type(obj), "_jit_load_", None)):
+        raise TypeError(f"cr.jit: {owner} defines _jit_state_() but no _jit_load_(arrays) "
+                        f"to put new values back")
+    return arrays, mode
+
+
+class ObjectState:
+    """An object that says what it holds (``_jit_state_``): its arrays and numbers are
+    inputs, its Tensors are carried as tensors, its mode and other values must be found
+    again at each call; new values are put back through ``_jit_load_``."""
+
+    def __init__(self, obj, trace, adopt):
+        arrays, self.mode = _asked(obj)
+        self.obj, self.trace = obj, trace
+        self.kinds = {}   # key -> kind(value) when traced
+        self.inputs = {}  # key -> the traced input that stands for it
+        self.names = {}   # slot -> a reader's name
+        for key, value in arrays.items():
+            self.kinds[key] = kind(value)
+            if isinstance(value, Tensor):
+                adopt(value)  # first: its inputs come before this object's
+        for key, value in arrays.items():
+            if is_input(self.kinds[key]):
+                traced = trace.input(value)
+                self.inputs[key] = traced
+                self.names[traced._slot] = key_name(key)
+        if self.inputs:
+            obj._jit_load_(dict(self.inputs))
 
     def read(self, values):
-        for module, training in zip(self.modules, self.key):
-            if module.training is not training:
-                return False
-        return True
-
-    def writes(self, outputs):
-        return []
-
-    def restore(self):
-        pass
-
-
-class OptimizerState:
-    """An optimizer the program steps: its parameters are adopted as tensors; its
-    learning rates and per-parameter state (arrays and numbers) are inputs."""
-
-    def __init__(self, optimizer, trace, session):
-        self.optimizer = optimizer
-        self.names = {}
-        for group in optimizer.param_groups:
-            for p in group["params"]:
-                if isinstance(p, Tensor):
-                    session.adopt(p)
-        # what a replay needs to hold still: each group's hyperparameters (the
-        # learning rate by type: it is an input) and parameters, each parameter's state
-        self.groups = [(tuple((k, type(v) if k == "lr" and _is_number(v) else v)
-                              for k, v in group.items() if k != "params"),
-                        list(group["params"])) for group in optimizer.param_groups]
-        self.params = _params(optimizer)
-        self.state_kinds = [(p, {name: _state_key(v)
-                                 for name, v in optimizer.state.get(p, {}).items()})
-                            for p in self.params]
-        self.slots = []    # where each input comes from: ("lr", group) or ("state", i, name)
-        self.initial = {}  # where -> the traced input
-        for gi, group in enumerate(optimizer.param_groups):
-            if _is_number(group.get("lr")):
-                self._take(trace, group, "lr", ("lr", gi), f"lr{gi}")
-        for pi, p in enumerate(_params(optimizer)):
-            state = optimizer.state.get(p)
-            for name in sorted(state or ()):
-                if _is_number(state[name]) or type(state[name]) is np.ndarray:
-                    self._take(trace, state, name, ("state", pi, name), f"{name}{pi}")
-
-    def _take(self, trace, container, name, where, label):
-        traced = trace.input(container[name])
-        container[name] = traced
-        self.names[traced._slot] = label
-        self.slots.append(where)
-        self.initial[where] = traced
-
-    def read(self, values):
-        """Append this call's inputs; False if the optimizer no longer fits the program:
-        other hyperparameters (the learning rate excepted: it is an input), other
-        parameters, or state of other kinds or shapes than traced."""
-        opt = self.optimizer
-        groups = opt.param_groups
-        if len(groups) != len(self.groups):
+        """Append this call's inputs; False if the object no longer fits the program
+        (another mode, other keys, values of other kinds)."""
+        arrays, mode = self.obj._jit_state_()
+        if not (mode == self.mode) or arrays.keys() != self.kinds.keys():
             return False
-        for group, (settings, params) in zip(groups, self.groups):
-            listed = group["params"]
-            if (len(group) != len(settings) + 1 or len(listed) != len(params)
-                    or any(a is not b for a, b in zip(listed, params))):
+        for key, k in self.kinds.items():
+            if not (kind(arrays[key]) == k):
                 return False
-            for name, expected in settings:
-                value = group[name]
-                if name == "lr" and type(expected) is type:
-                    if type(value) is not expected:
-                        return False
-                elif not (value is expected or value == expected):
-                    return False
-        state = opt.state
-        for p, kinds in self.state_kinds:
-            entries = state.get(p)
-            if (entries or {}).keys() != kinds.keys():
-                return False
-            for name, kind in kinds.items():
-                if _state_key(entries[name]) != kind:
-                    return False
-        for where in self.slots:
-            if where[0] == "lr":
-                values.append(groups[where[1]]["lr"])
-            else:
-                values.append(state[self.params[where[1]]][where[2]])
+        for key in self.inputs:
+            values.append(arrays[key])
         return True
 
     def writes(self, outputs):
+        """[(key, where)]: where is an output index or ("const", value)."""
         found = []
-        opt = self.optimizer
-        for pi, p in enumerate(_params(opt)):
-            state = opt.state.get(p)
-            for name in sorted(state or ()):
-                value = state[name]
-                where = (pi, name)
-                if type(value) is recording.Traced:
-                    if self.initial.get(("state",) + where) is not value:
-                        found.append((where, output_index(outputs, value)))
-                elif ("state",) + where not in self.initial:
-                    found.append((where, ("const", value)))
+        arrays, _ = _asked(self.obj)
+        for key, value in arrays.items():
+            traced = self.trace.lookup(value)
+            if traced is not None:
+                if self.inputs.get(key) is not traced:
+                    found.append((key, output_index(outputs, traced)))
+            elif key in self.inputs or key not in self.kinds or \
+                    not (kind(value) == self.kinds[key]):
+                found.append((key, ("const", value)))
         return found
 
-    def describe(self, where):
-        return f"{where[1]}{where[0]}"  # momentum_buffer0: the first parameter's
+    def describe(self, key):
+        return key_name(key)
 
-    def source(self, where):
-        traced = self.initial.get(("state",) + where)
+    def source(self, key):
+        traced = self.inputs.get(key)
         return None if traced is None else traced._slot
 
-    def write(self, where, value):
-        self.optimizer.state.setdefault(self.params[where[0]], {})[where[1]] = value
+    def write_all(self, values):
+        self.obj._jit_load_(values)
 
     def restore(self):
-        opt = self.optimizer
-        for group in opt.param_groups:
-            group["lr"] = untraced(group.get("lr"))
-        for state in opt.state.values():
-            for name in state:
-                state[name] = untraced(state[name])
-
-
-def _params(opt):
-    return [p for group in opt.param_groups for p in group["params"]]
-
-
-def _is_number(x):
-    return type(x) in (float, int)
-
-
-def _state_key(v):
-    """What a replay needs of a state entry: an array's shape and dtype, a number's
-    type, anything else itself (compared by identity)."""
-    if type(v) is np.ndarray:
-        return ("a", v.shape, v.dtype)
-    if _is_number(v):
-        return type(v)
-    return ("object", id(v))
+        arrays = self.obj._jit_state_()[0]
+        real = {k: v._value for k, v in arrays.items() if type(v) is recording.Traced}
+        if real:
+            self.obj._jit_load_(real)

@@ -153,6 +153,16 @@ class Module:
             xp.touch(self)
         return self.forward(*args, **kwargs)
 
+    def _jit_state_(self) -> tuple[dict, bool]:
+        """What cr.jit carries of this module (the state protocol): no arrays of its
+        own (its parameters are carried as the tensors they are), and its mode. A
+        program traced in training mode is traced again for eval mode; each module the
+        function calls is checked, as its mode is read where it is called."""
+        return {}, self.training
+
+    def _jit_load_(self, arrays: dict) -> None:
+        """Nothing to put back: a module's arrays are its parameters' own."""
+
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         """The computation of the module; subclasses define it.
 

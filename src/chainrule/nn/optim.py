@@ -241,6 +241,41 @@ class Optimizer:
                     _write(p, self._update(data, grad, state, group))
         return loss
 
+    # --- cr.jit's state protocol --------------------------------------------------
+
+    def _jit_state_(self) -> tuple[dict, tuple]:
+        """What cr.jit carries of this optimizer: each group's learning rate
+        (``("lr", group)``: an input, so a schedule does not trace again), each
+        parameter (``("param", i)``: the same tensors at every call) and its state
+        (``("state", i, name)``: momentum buffers, Adam's moments and step count); the
+        mode is every other hyperparameter of every group."""
+        arrays, settings, i = {}, [], 0
+        state = self.state
+        for g, group in enumerate(self.param_groups):
+            arrays["lr", g] = group["lr"]
+            settings.append(tuple([item for item in group.items()
+                                   if item[0] != "params" and item[0] != "lr"]))
+            for p in group["params"]:
+                arrays["param", i] = p
+                entries = state.get(p)
+                if entries:
+                    for name, value in entries.items():
+                        arrays["state", i, name] = value
+                i += 1
+        return arrays, tuple(settings)
+
+    def _jit_load_(self, arrays: dict) -> None:
+        """Put back learning rates and per-parameter state (the keys of
+        ``_jit_state_``); parameters are not replaced, their arrays are."""
+        params = None
+        for key, value in arrays.items():
+            if key[0] == "lr":
+                self.param_groups[key[1]]["lr"] = value
+            elif key[0] == "state":
+                if params is None:
+                    params = [p for group in self.param_groups for p in group["params"]]
+                self.state.setdefault(params[key[1]], {})[key[2]] = value
+
     # --- saving and resuming ------------------------------------------------------
 
     def state_dict(self) -> dict[str, Any]:
