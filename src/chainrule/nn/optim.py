@@ -212,10 +212,8 @@ class Optimizer:
             for p in group["params"]:
                 if isinstance(p, Value):
                     p.grad = 0.0
-                elif set_to_none or p.grad is None:
-                    p.grad = None
                 else:
-                    p.grad = np.zeros_like(p.data)
+                    p.grad = None if set_to_none or p.grad is None else np.zeros_like(p.data)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:  # closure's result
         """Update every parameter that has a gradient, once.
@@ -241,39 +239,27 @@ class Optimizer:
                     _write(p, self._update(data, grad, state, group))
         return loss
 
-    # --- cr.jit's state protocol --------------------------------------------------
-
     def _jit_state_(self) -> tuple[dict, tuple]:
-        """What cr.jit carries of this optimizer: each group's learning rate
-        (``("lr", group)``: an input, so a schedule does not trace again), each
-        parameter (``("param", i)``: the same tensors at every call) and its state
-        (``("state", i, name)``: momentum buffers, Adam's moments and step count); the
-        mode is every other hyperparameter of every group."""
+        """cr.jit's state protocol (docs/conventions.md): each group's learning rate (an
+        input), each parameter and its state; the other hyperparameters are the mode."""
         arrays, settings, i = {}, [], 0
-        state = self.state
         for g, group in enumerate(self.param_groups):
             arrays["lr", g] = group["lr"]
-            settings.append(tuple([item for item in group.items()
-                                   if item[0] != "params" and item[0] != "lr"]))
+            settings.append(tuple([kv for kv in group.items()
+                                   if kv[0] != "params" and kv[0] != "lr"]))
             for p in group["params"]:
                 arrays["param", i] = p
-                entries = state.get(p)
-                if entries:
-                    for name, value in entries.items():
-                        arrays["state", i, name] = value
+                for name, value in self.state.get(p, {}).items():
+                    arrays["state", i, name] = value
                 i += 1
         return arrays, tuple(settings)
 
     def _jit_load_(self, arrays: dict) -> None:
-        """Put back learning rates and per-parameter state (the keys of
-        ``_jit_state_``); parameters are not replaced, their arrays are."""
-        params = None
+        params = [p for group in self.param_groups for p in group["params"]]
         for key, value in arrays.items():
             if key[0] == "lr":
                 self.param_groups[key[1]]["lr"] = value
-            elif key[0] == "state":
-                if params is None:
-                    params = [p for group in self.param_groups for p in group["params"]]
+            elif key[0] == "state":  # (a parameter is updated in its own array)
                 self.state.setdefault(params[key[1]], {})[key[2]] = value
 
     # --- saving and resuming ------------------------------------------------------
@@ -281,20 +267,14 @@ class Optimizer:
     def state_dict(self) -> dict[str, Any]:
         """``{"state": {index: {name: array}}, "param_groups": [...]}``, PyTorch's layout:
         parameters are numbered across groups in order, and stored by number."""
-        index = {}
-        groups = []
+        groups, state, number = [], {}, 0
         for group in self.param_groups:
-            numbers = []
-            for p in group["params"]:
-                index[id(p)] = len(index)
-                numbers.append(index[id(p)])
             groups.append({**{k: v for k, v in group.items() if k != "params"},
-                           "params": numbers})
-        state = {}
-        for group in self.param_groups:
+                           "params": list(range(number, number + len(group["params"])))})
             for p in group["params"]:
                 if p in self.state:
-                    state[index[id(p)]] = {k: _copy(v) for k, v in self.state[p].items()}
+                    state[number] = {k: _copy(v) for k, v in self.state[p].items()}
+                number += 1
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
@@ -313,9 +293,8 @@ class Optimizer:
                 raise ValueError(f"{self._name}.load_state_dict: group {i} has "
                                  f"{len(saved['params'])} parameters in the saved state, "
                                  f"{len(own['params'])} here")
-        by_number = {}
-        for saved, own in zip(groups, self.param_groups):
-            by_number.update(zip(saved["params"], own["params"]))
+        by_number = {n: p for saved, own in zip(groups, self.param_groups)
+                     for n, p in zip(saved["params"], own["params"])}
         new_state = {}
         for number, entries in state.items():
             p = by_number.get(int(number))
