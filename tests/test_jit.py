@@ -24,7 +24,7 @@ import pytest
 
 import chainrule as cr
 from chainrule import nn, optim
-from chainrule.jit import program, recording
+from chainrule.jit import blocks, recording
 from chainrule.nn.functional import cross_entropy
 
 import test_derivatives as table
@@ -67,8 +67,8 @@ def _refused_loudly(case, run):
 def small_blocks(monkeypatch):
     """Runs of elementwise calls by blocks of a few rows from the smallest arrays up
     (a ragged last block included), so that every program with such a run has it."""
-    monkeypatch.setattr(program, "_BLOCKED_FROM", 0)
-    monkeypatch.setattr(program, "_BLOCK_BYTES", 300)
+    monkeypatch.setattr(blocks, "_BLOCKED_FROM", 0)
+    monkeypatch.setattr(blocks, "_BLOCK_BYTES", 300)
 
 
 # ---------------------------------------------------------------------------------------

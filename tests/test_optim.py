@@ -21,7 +21,7 @@ import torch
 
 import chainrule as cr
 from chainrule import nn
-from chainrule.jit import program
+from chainrule.jit import blocks as jit_blocks
 from chainrule.nn.functional import cross_entropy
 from chainrule.optim import (SGD, Adam, AdamW, CosineAnnealingLR, LambdaLR, LinearLR,
                              LinearWarmup, StepLR)
@@ -660,8 +660,8 @@ def blocks(request, monkeypatch):
     """The jitted update on whole arrays, and by blocks of 2 rows (as a large weight's
     update runs; see tests/test_jit.py)."""
     if request.param:
-        monkeypatch.setattr(program, "_BLOCKED_FROM", 0)
-        monkeypatch.setattr(program, "_BLOCK_BYTES", 300)
+        monkeypatch.setattr(jit_blocks, "_BLOCKED_FROM", 0)
+        monkeypatch.setattr(jit_blocks, "_BLOCK_BYTES", 300)
 
 
 @pytest.mark.parametrize("name, cr_class, torch_class, kwargs", JIT_CONFIGS,

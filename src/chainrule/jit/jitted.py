@@ -29,7 +29,8 @@ import numpy as np
 from .. import arrays as xp
 from . import recording
 from .state import ObjectState, TensorState, carries_state, grad_key, untraced
-from .program import Program
+from .codegen import MISS, call_function
+from .program import Program, compile_program
 from ..tensor import Tensor, _record
 
 __all__ = ["jit", "make_program", "Jitted"]
@@ -126,7 +127,7 @@ class Jitted:
         fast = self._fast  # the last program run, with its checks made one function
         if fast is not None:
             result = fast(args, kwargs)
-            if result is not _MISS:
+            if result is not MISS:
                 return result
         key, values, tensors = self._signature(args, kwargs)
         for entry in self._programs.get(key, ()):
@@ -383,8 +384,8 @@ class _Session:
         for state, what, where in writes:
             if type(where) is int:
                 where_to.setdefault(output_slots[where], []).append(state.describe(what))
-        program = Program(self.trace, output_slots, self.names, replaces,
-                          {k: ", ".join(v) for k, v in where_to.items()})
+        program = compile_program(self.trace, output_slots, self.names, replaces,
+                                  {k: ", ".join(v) for k, v in where_to.items()})
         explicit = [self.adopted[id(t)]
                     for t in _distinct([t for t, _ in self.tensor_arguments])]
         return _Entry(program, template, outputs, self.states, explicit, writes)
@@ -477,11 +478,11 @@ class _Entry:
     def fast_call(self, key):
         """``call(args, kwargs)``: what ``Jitted.__call__`` and ``try_run`` do for this
         program, as one generated function (the checks of the signature and the state,
-        the inputs, the run, the writes, the result), or ``_MISS`` where a check fails.
+        the inputs, the run, the writes, the result), or ``MISS`` where a check fails.
         A replay then costs little more than the program itself. None where the
         signature has a form it does not cover (the generic path serves it)."""
         if self._fast is None:
-            self._fast = _FastCall(self, key).build() or False
+            self._fast = call_function(self, key) or False
         return self._fast or None
 
 
@@ -513,177 +514,3 @@ def _rebuild(template, outputs):
     if tag is dict:
         return {k: _rebuild(v, outputs) for k, v in body.items()}
     return tag(_rebuild(item, outputs) for item in body)
-
-
-_MISS = object()  # a fast call whose checks failed: the generic path decides
-
-
-class _FastCall:
-    """Writes the Python of an entry's fast call: one check per leaf of the signature
-    (a type, a shape, a dtype, a value), the program's inputs in order, the run, and
-    the writes, with no loop and no method call where a line will do."""
-
-    def __init__(self, entry, key):
-        self.entry, self.key = entry, key
-        self.lines = []
-        self.names = {"MISS": _MISS, "ndarray": np.ndarray, "generic": np.generic,
-                      "Tensor": Tensor, "make": Tensor._make, "asarray": np.asarray,
-                      "run": entry.program._run, "lock": entry.program._lock}
-        self.leaves, self.tensors = [], []
-        self.count = 0
-
-    def name(self, value):
-        name = f"k{len(self.names)}"
-        self.names[name] = value
-        return name
-
-    def fresh(self, expr):
-        self.count += 1
-        var = f"v{self.count}"
-        self.lines.append(f"    {var} = {expr}")
-        return var
-
-    def check(self, condition):
-        self.lines.append(f"    if not ({condition}): return MISS")
-
-    def check_tensor(self, tensor, data, key):
-        """The tensor's array and gradient have the traced shapes and dtypes (key:
-        shape, dtype, requires_grad, and the gradient's (shape, dtype) or None)."""
-        shape, dtype, requires_grad, grad = key
-        self.check(f"type({data}) is ndarray and {data}.shape == {shape!r} and "
-                   f"{data}.dtype == {self.name(dtype)} and "
-                   f"{tensor}.requires_grad is {bool(requires_grad)}")
-        if grad is None:
-            self.check(f"{tensor}._grad is None")
-        else:
-            self.check(f"type({tensor}._grad) is ndarray and {tensor}._grad.shape == "
-                       f"{grad[0]!r} and {tensor}._grad.dtype == {self.name(grad[1])}")
-
-    def visit(self, expr, part):
-        if part in (float, int, complex):
-            var = self.fresh(expr)
-            self.check(f"type({var}) is {part.__name__}")
-            self.leaves.append(var)
-            return True
-        kind = part[0]
-        var = self.fresh(expr)
-        if kind == "a":
-            self.check(f"type({var}) is ndarray and {var}.shape == {part[1]!r} and "
-                       f"{var}.dtype == {self.name(part[2])}")
-            self.leaves.append(var)
-        elif kind == "s":
-            self.check(f"isinstance({var}, generic) and {var}.dtype == {self.name(part[1])}")
-            self.leaves.append(var)
-        elif kind == "T":
-            data = self.fresh(f"{var}._data if isinstance({var}, Tensor) else None")
-            self.check_tensor(var, data, part[1:5])
-            self.tensors.append((var, data))
-        elif kind in (list, tuple):
-            self.check(f"type({var}) is {kind.__name__} and len({var}) == {len(part[1])}")
-            return all(self.visit(f"{var}[{i}]", item) for i, item in enumerate(part[1]))
-        elif kind is dict:
-            keys = [k for k, _ in part[1]]
-            self.check(f"type({var}) is dict and list({var}) == {self.name(keys)}")
-            return all(self.visit(f"{var}[{self.name(k)}]", item) for k, item in part[1])
-        elif kind == "=":
-            self.check(f"type({var}) is {self.name(part[1])} and {var} == "
-                       f"{self.name(part[2])}")
-        elif kind == "id":
-            self.check(f"{var} is {self.name(part[1].obj)}")
-        else:
-            return False
-        return True
-
-    def build(self):
-        entry = self.entry
-        positional, named, aliases = self.key
-        if aliases is not None:
-            return None  # one tensor in two places: the generic path serves it
-        self.check(f"len(args) == {len(positional)} and "
-                   f"sorted(kwargs) == {self.name([name for name, _ in named])}")
-        for i, part in enumerate(positional):
-            if not self.visit(f"args[{i}]", part):
-                return None
-        for name, part in named:
-            if not self.visit(f"kwargs[{name!r}]", part):
-                return None
-        if len(self.tensors) != len(entry.explicit):
-            return None
-        if len(self.tensors) > 1:
-            listed = ", ".join(var for var, _ in self.tensors)
-            self.check(f"len({{id(t) for t in ({listed},)}}) == {len(self.tensors)}")
-        # the program's inputs, in order: leaves, tensor arguments, state found on the way
-        segments = [list(self.leaves)]
-        holder = {}  # id(state) -> the expression of its tensor (or of the state)
-        for state, (var, data) in zip(entry.explicit, self.tensors):
-            holder[id(state)] = var
-            segments[-1].append(data)
-            if state.grad_slot is not None:
-                segments[-1].append(f"{var}._grad")
-        for state in entry.found:
-            if type(state) is not TensorState:
-                holder[id(state)] = self.name(state)
-                segments.append(state)  # read by its own method, in place
-                segments.append([])
-                continue
-            tensor = self.fresh(self.name(state.tensor))
-            holder[id(state)] = tensor
-            data = self.fresh(f"{tensor}._data")
-            self.check_tensor(tensor, data, state.key)
-            segments[-1].append(data)
-            if state.grad_slot is not None:
-                segments[-1].append(f"{tensor}._grad")
-        self.lines.append(f"    values = [{', '.join(segments[0])}]")
-        for segment in segments[1:]:
-            if isinstance(segment, list):
-                if segment:
-                    self.lines.append(f"    values += [{', '.join(segment)}]")
-            else:
-                self.check(f"{holder[id(segment)]}.read(values)")
-        for i in entry.program.unused:
-            self.lines.append(f"    values[{i}] = None")
-        for state in entry.released:
-            self.lines.append(f"    {holder[id(state)]}._grad = None")
-        self.lines.append("    with lock:")
-        self.lines.append("        out = run(*values)")
-        for state, writes in entry.writes_by_state:
-            values = {}
-            for what, where in writes:
-                if type(where) is int:
-                    values[what] = f"out[{where}]"
-                elif type(where[1]) is np.ndarray:
-                    values[what] = f"{self.name(where[1])}.copy()"
-                else:
-                    values[what] = self.name(where[1])
-            if type(state) is TensorState:
-                for what, value in values.items():
-                    attribute = "data" if what == "data" else "_grad"  # (data: a new version)
-                    self.lines.append(f"    {holder[id(state)]}.{attribute} = {value}")
-            else:
-                listed = ", ".join(f"{self.name(k)}: {v}" for k, v in values.items())
-                self.lines.append(f"    {self.name(state.obj)}._jit_load_({{{listed}}})")
-        self.lines.append(f"    return {self.result(entry.template)}")
-        source = "def call(args, kwargs):\n" + "\n".join(self.lines) + "\n"
-        namespace = dict(self.names)
-        exec(compile(source, "<cr.jit call>", "exec"), namespace)
-        call = namespace["call"]
-        call.source = source
-        return call
-
-    def result(self, template):
-        tag, body = template[0], template[1]
-        if tag == "out":
-            return f"out[{body}]"
-        if tag == "tensor":
-            return f"make(asarray(out[{body}]))"
-        if tag == "const":
-            return self.name(body)
-        if tag is dict:
-            return "{" + ", ".join(f"{self.name(k)}: {self.result(v)}"
-                                   for k, v in body.items()) + "}"
-        items = [self.result(item) for item in body]
-        if tag is tuple:
-            return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
-        if tag is list:
-            return "[" + ", ".join(items) + "]"
-        return f"{self.name(tag)}([{', '.join(items)}])"

@@ -27,7 +27,7 @@ import numpy as np
 from .. import arrays as xp
 from ..origin import user_line
 
-__all__ = ["Traced", "Recording", "Op", "Slot", "TracingError"]
+__all__ = ["Traced", "Recording", "Op", "Effect", "Slot", "TracingError", "pure"]
 
 
 class TracingError(TypeError):
@@ -302,24 +302,48 @@ class Slot:
 
 
 class Op:
-    """One call of the program: ``outs = fn(*args, **kwargs)``, with ``Slot``s in args
-    where traced values were. ``writes``: the slots it changes in place. ``fresh``: it
-    returns a new array that could be computed into a kept buffer (``out=``) instead."""
+    """One call of the program, as a line of Python: ``outs = fn(*args, **kwargs)``.
 
-    __slots__ = ("fn", "args", "kwargs", "outs", "writes", "pure", "fresh", "section",
-                 "unpack")
+    ``args`` and ``kwargs`` hold ``Slot``s where traced values were; ``outs`` is the
+    slot of the result (None where it is not data), or a tuple of slots for a result
+    that is a tuple (``t4, t5 = np.linalg.eigh(t3)``); ``writes``: the slots the call
+    changes in place. A call with an effect beyond them (a check that raises, a random
+    draw) has an ``Effect`` as its ``fn``. What the passes need besides (whether a
+    result is a new array, which part of the program a call belongs to) they find in
+    the program's values and in the recording's marks."""
 
-    def __init__(self, fn, args, kwargs, outs, writes, pure, fresh, section,
-                 unpack=False):
-        self.fn, self.args, self.kwargs, self.outs = fn, args, kwargs, outs
-        self.writes, self.pure, self.fresh, self.section = writes, pure, fresh, section
-        self.unpack = unpack  # the call returns a tuple or list, unpacked into outs
+    __slots__ = ("fn", "args", "kwargs", "outs", "writes")
+
+    def __init__(self, fn, args, kwargs, outs, writes):
+        self.fn, self.args, self.kwargs, self.outs, self.writes = \
+            fn, args, kwargs, outs, writes
+
+    def results(self):
+        """The slots the call makes, in order."""
+        outs = self.outs
+        if type(outs) is tuple:
+            return [o for o in outs if o is not None]
+        return [] if outs is None else [outs]
 
     def slots_read(self):
         found = []
         _collect_slots(self.args, found)
         _collect_slots(self.kwargs, found)
         return found
+
+
+class Effect:
+    """A function whose call does more than make its result (``_require`` checks data
+    and raises, a generator's method draws): kept, in order, by every pass."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn):
+        self.fn = fn
+
+
+def pure(op):
+    return type(op.fn) is not Effect
 
 
 def _collect_slots(template, found):
@@ -365,7 +389,7 @@ class Recording:
         self.ops = []
         self.inputs = []          # slot numbers of the program's arguments, in order
         self.values = {}          # slot -> the value it had while tracing
-        self.section = "forward"  # marked by backward() and optimizer steps
+        self.marks = {0: "forward"}  # op index -> the part that starts there
         self.alive = True
         self.adopt = None         # adopt(obj): cr.jit makes a tensor's arrays inputs
         self._slots = itertools.count()
@@ -390,7 +414,7 @@ class Recording:
 
     def mark(self, section):
         """Name the part of the program that the calls from now on belong to."""
-        self.section = section
+        self.marks[len(self.ops)] = section
 
     def _new(self, value):
         slot = next(self._slots)
@@ -413,12 +437,9 @@ class Recording:
         if not given and not force:
             return fn(*args, **kwargs)
         result = fn(*_values(args), **_values(kwargs))
-        fresh = (type(result) is np.ndarray and result.ndim > 0 and result.base is None
-                 and not writes and "out" not in kwargs
-                 and (isinstance(fn, np.ufunc) or fn in UFUNC_OF or fn is np.matmul))
         outs, wrapped = self._wrap(result, given)
-        self.ops.append(Op(fn, targs, tkwargs, outs, tuple(written), pure, fresh,
-                           self.section, unpack=isinstance(result, (tuple, list))))
+        self.ops.append(Op(fn if pure else Effect(fn), targs, tkwargs, outs,
+                           tuple(written)))
         return wrapped
 
     def _written_slot(self, target, given):
@@ -465,10 +486,9 @@ class Recording:
                 outs.append(out)
                 items.append(wrapped)
             if hasattr(result, "_fields"):  # a named tuple (eigh, svd, slogdet)
-                return outs, type(result)(*items)
-            return outs, type(result)(items)
-        out, wrapped = self._wrap_one(result, given)
-        return [out], wrapped
+                return tuple(outs), type(result)(*items)
+            return tuple(outs), type(result)(items)
+        return self._wrap_one(result, given)
 
     def _wrap_one(self, value, given):
         for traced in given.values():  # the call gave back an array it was given

@@ -1,0 +1,517 @@
+"""The code generator: the one place that turns a program's data into Python and runs it.
+
+It writes two functions of one program, from the same lines:
+
+* ``program_function``: ``program(t0, t1, ...) -> outputs``, the program alone;
+* ``call_function``: what a call of a jitted function does when its last program fits,
+  as one function: a check of each leaf of the signature and of the state (a type, a
+  shape, a dtype, a mode), the program's inputs, the program's own lines, the writes of
+  state, and the result; ``MISS`` where a check fails. A replay then costs little
+  more than the calls themselves.
+
+``listing`` writes the program for a reader (``print(program)``) from the same
+rendering of each call, with names, shapes and constants shown.
+"""
+
+import operator
+
+import numpy as np
+
+from .blocks import by_rows, target
+from .passes import ufunc_of
+from .recording import Attribute, Effect, Method, Slot, UFUNC_OF
+from .state import TensorState, is_input
+from ..tensor import Tensor
+
+__all__ = ["program_function", "call_function", "listing", "MISS"]
+
+MISS = object()  # a call whose checks failed: the generic path decides
+
+_INFIX = {operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/",
+          operator.floordiv: "//", operator.mod: "%", operator.pow: "**",
+          operator.matmul: "@", operator.and_: "&", operator.or_: "|", operator.xor: "^",
+          operator.lt: "<", operator.gt: ">", operator.le: "<=", operator.ge: ">=",
+          operator.eq: "==", operator.ne: "!="}
+_AUGMENTED = {operator.iadd: "+=", operator.isub: "-=", operator.imul: "*=",
+              operator.itruediv: "/=", operator.ipow: "**=", operator.imatmul: "@="}
+_PREFIX = {operator.neg: "-", operator.pos: "+", operator.invert: "~"}
+
+
+# ---------------------------------------------------------------------------------------
+# Source and its namespace
+# ---------------------------------------------------------------------------------------
+
+class Source:
+    """Lines of Python being written, and the namespace their names refer to."""
+
+    def __init__(self, **names):
+        self.lines = []
+        self.namespace = {"np": np, **names}
+        self._named = {}  # id(value) -> its name (the namespace keeps the value alive)
+
+    def constant(self, value):
+        """The name of a value in the namespace (small numbers written inline)."""
+        if value is None or value is Ellipsis or type(value) in (bool, int, str):
+            return repr(value)
+        if type(value) is float and np.isfinite(value):
+            return repr(value)
+        name = self._named.get(id(value))
+        if name is None:
+            name = self._named[id(value)] = f"c{len(self._named)}"
+            self.namespace[name] = value
+        return name
+
+    def build(self, name, filename):
+        """The function ``name`` the lines define, with its text as ``.source``."""
+        text = "\n".join(self.lines) + "\n"
+        exec(compile(text, filename, "exec"), self.namespace)
+        function = self.namespace[name]
+        function.source = text
+        return function
+
+
+class _Shown:
+    """The ``constant`` of a listing: a value as a reader reads it."""
+
+    @staticmethod
+    def constant(value):
+        if isinstance(value, np.ndarray):
+            if value.size <= 4:
+                return np.array2string(value, separator=", ").replace("\n", "")
+            return f"<constant {value.shape} {value.dtype}>"
+        if isinstance(value, np.dtype):
+            return value.name
+        if isinstance(value, type) and issubclass(value, np.generic):
+            return value.__name__
+        if callable(value) and hasattr(value, "__name__"):
+            return value.__name__
+        return repr(value)
+
+
+# ---------------------------------------------------------------------------------------
+# One call as a line
+# ---------------------------------------------------------------------------------------
+
+class _Lines:
+    """Renders a program's calls: as code (slots as ``t3``, constants named in a
+    Source, results into kept buffers) or for a reader (the listing's names,
+    constants shown, indices as Python writes them)."""
+
+    def __init__(self, program, name_of, source, code):
+        self.program, self.name_of, self.source, self.code = program, name_of, source, code
+
+    def expr(self, template):
+        kind = type(template)
+        if kind is Slot:
+            return self.name_of(template.n)
+        if kind is tuple:
+            items = [self.expr(x) for x in template]
+            return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+        if kind is list:
+            return "[" + ", ".join(self.expr(x) for x in template) + "]"
+        if kind is dict:
+            return "{" + ", ".join(f"{k!r}: {self.expr(v)}"
+                                   for k, v in template.items()) + "}"
+        if kind is slice:
+            parts = [self.expr(v) for v in (template.start, template.stop, template.step)]
+            return f"slice({', '.join(parts)})"
+        return self.source.constant(template)
+
+    def index(self, template):
+        """An index as Python writes it: x[1:, None] rather than x[(slice(1, None), None)]."""
+        if self.code:
+            return self.expr(template)
+        shown = []
+        for part in template if type(template) is tuple else (template,):
+            if type(part) is slice:
+                ends = ["" if v is None else self.expr(v)
+                        for v in (part.start, part.stop, part.step)]
+                shown.append(":".join(ends if ends[2] else ends[:2]))
+            elif part is Ellipsis:
+                shown.append("...")
+            else:
+                shown.append(self.expr(part))
+        return ", ".join(shown)
+
+    def function(self, fn):
+        if type(fn) is Effect:
+            fn = fn.fn
+        name = getattr(fn, "__name__", None)
+        if isinstance(fn, np.ufunc) or (name and getattr(np, name, None) is fn):
+            return f"np.{name}"
+        if name and getattr(np.linalg, name, None) is fn:
+            return f"np.linalg.{name}"
+        owner = getattr(fn, "__self__", None)  # a ufunc's method: np.add.reduce
+        if isinstance(owner, np.ufunc):
+            return f"np.{owner.__name__}.{name}"
+        if not self.code:
+            return name or repr(fn)
+        return self.source.constant(fn)
+
+    def line(self, op):
+        """The Python of one call: ``t3 = np.matmul(t1, t2)``."""
+        fn, args, kwargs, program = op.fn, op.args, op.kwargs, self.program
+        arg = [self.expr(a) for a in args]
+        keywords = [f"{k}={self.expr(v)}" for k, v in kwargs.items()
+                    if not (k == "out" and type(v) is tuple and len(v) == 1)]
+        if type(kwargs.get("out")) is tuple and len(kwargs["out"]) == 1:  # out=(a,): a
+            keywords.append(f"out={self.expr(kwargs['out'][0])}")
+        out = op.outs
+        if self.code and out in program.buffers:
+            fn = UFUNC_OF.get(fn, fn)
+            keywords.append(f"out={self.source.constant(program.buffers[out])}")
+        elif out in program.in_place:
+            fn = UFUNC_OF.get(fn, fn)
+            keywords.append(f"out={self.name_of(program.in_place[out])}")
+        if fn in _AUGMENTED:
+            return f"{arg[0]} {_AUGMENTED[fn]} {arg[1]}"
+        if fn is operator.setitem:
+            return f"{arg[0]}[{self.index(args[1])}] = {arg[2]}"
+        if fn is operator.getitem:
+            call = f"{arg[0]}[{self.index(args[1])}]"
+        elif fn in _INFIX:
+            call = f"{arg[0]} {_INFIX[fn]} {arg[1]}"
+        elif fn in _PREFIX:
+            call = f"{_PREFIX[fn]}{arg[0]}"
+        elif fn is operator.abs:
+            call = f"abs({arg[0]})"
+        elif type(fn) is Attribute:
+            call = f"{arg[0]}.{fn.name}"
+        elif type(fn) is Method:
+            call = f"{arg[0]}.{fn.name}({', '.join(arg[1:] + keywords)})"
+        else:
+            call = f"{self.function(fn)}({', '.join(arg + keywords)})"
+        if type(out) is not tuple:  # one result: t3 = ..., or none: the call alone
+            return call if out is None else f"{self.name_of(out)} = {call}"
+        if all(o is None for o in out):
+            return call
+        targets = ", ".join(self.name_of(o) if o is not None else "_" for o in out)
+        return f"{targets}{',' if len(out) == 1 else ''} = {call}"
+
+
+# ---------------------------------------------------------------------------------------
+# The program's lines
+# ---------------------------------------------------------------------------------------
+
+def _slot_name(n):
+    return f"t{n}"
+
+
+def _body(program, source, indent):
+    """The program's lines, inputs ``t<slot>`` bound before, outputs bound after."""
+    lines = _Lines(program, _slot_name, source, code=True)
+    body = [f"t{n} = t{n} if t{n}.flags.writeable else t{n}.copy()"
+            for n in sorted(set(program.in_place.values()))]  # (a read-only one stays so)
+    i = 0
+    while i < len(program.ops):
+        run = program.blocks.get(i)
+        if run is not None:
+            body.extend(_blocked(program, run, lines))
+            i = run.stop
+            continue
+        body.append(lines.line(program.ops[i]))
+        i += 1
+    source.lines.extend(indent + line for line in body or ["pass"])
+
+
+def _blocked(program, run, lines):
+    """A run of elementwise calls, block of rows by block of rows:
+    ``for s, u1 in blocks: r2 = t2[s]; np.multiply(t0, t5[s], out=u1); ...``."""
+    ops, constant = program.ops, lines.source.constant
+    out = [lines.line(ops[k]) for k in run.hoisted]  # numbers the run reads, made first
+    made = {}  # slot -> the whole array its entries go into
+    for k in run.ops:
+        n = ops[k].outs
+        if type(n) is not int or n in run.scratch:
+            continue  # (an in-place call writes into a slot already named)
+        if n in program.buffers:
+            made[n] = constant(program.buffers[n])
+        elif n in program.in_place:
+            made[n] = f"t{program.in_place[n]}"
+        else:  # returned: a new array, as the call would have made
+            value = program.values[n]
+            out.append(f"t{n} = np.empty({value.shape!r}, {constant(value.dtype)})")
+            made[n] = f"t{n}"
+    scratch = {n: f"u{i}" for i, n in enumerate(run.scratch, 1)}
+    table = [tuple([block] + [run.scratch[n][i] for n in run.scratch])
+             for i, block in enumerate(run.rows)]
+    out.append(f"for {', '.join(['s'] + list(scratch.values()))} in {constant(table)}:")
+    rowed = {}  # the block of a whole array: "r" + its name, made once a block
+
+    def block_of(array):
+        if array not in rowed:
+            rowed[array] = f"r{array}"
+            out.append(f"    r{array} = {array}[s]")
+        return rowed[array]
+
+    def operand(n):  # a slot's entries in this block
+        if n in scratch:
+            return scratch[n]
+        name = made.get(n, f"t{n}")
+        return block_of(name) if by_rows(program.values[n], run.shape) else name
+
+    for k in run.ops:
+        op = ops[k]
+        arguments = []
+        for template in op.args:
+            if type(template) is Slot:
+                arguments.append(operand(template.n))
+            else:
+                name = constant(template)
+                arguments.append(block_of(name) if by_rows(template, run.shape) else name)
+        out.append(f"    {lines.function(ufunc_of(op))}({', '.join(arguments)}, "
+                   f"out={operand(target(op))})")
+    out.extend(f"t{n} = {array}" for n, array in made.items() if array != f"t{n}")
+    return out
+
+
+def program_function(program):
+    """``program(t0, t1, ...) -> (outputs,)``: the program's calls, one a line."""
+    source = Source()
+    source.lines.append(f"def program({', '.join(f't{n}' for n in program.inputs)}):")
+    _body(program, source, "    ")
+    outs = ", ".join(f"t{n}" for n in program.outputs)
+    source.lines.append(f"    return ({outs}{',' if len(program.outputs) == 1 else ''})")
+    return source.build("program", "<cr.jit program>")
+
+
+# ---------------------------------------------------------------------------------------
+# For readers
+# ---------------------------------------------------------------------------------------
+
+def _describe(value):
+    if isinstance(value, (np.ndarray, np.generic)):
+        return f"{np.shape(value)} {np.result_type(value)}"
+    return type(value).__name__
+
+
+def listing(program):
+    """The program numbered, a call a line, with the shape and dtype each made."""
+    names = program.names
+
+    def name(n):
+        return names.get(n, f"t{n}")
+    lines = _Lines(program, name, _Shown, code=False)
+    width = len(str(len(program.ops)))
+    out = ["inputs: " + ", ".join(f"{name(n)} {_describe(program.values[n])}"
+                                  for n in program.inputs)]
+    runs = {run.ops[0]: run for run in program.blocks.values()}
+    for i, op in enumerate(program.ops):
+        if i in program.sections:
+            out.append(f"# {program.sections[i]}")
+        run = runs.get(i)
+        if run is not None:
+            out.append(f"# (lines {i + 1}-{run.ops[-1] + 1} of shape {run.shape}: run "
+                       f"by blocks of {run.rows[0].stop} rows)")
+        shapes = [_describe(program.values[o]) for o in op.results()]
+        comment = f"  # {', '.join(shapes)}" if shapes else ""
+        out.append(f"{i + 1:>{width}}  {lines.line(op)}{comment}")
+    out.append("outputs: " + ", ".join(
+        name(n) + (f" -> {program.destinations[n]}" if n in program.destinations else "")
+        for n in program.outputs))
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------------------------------
+# A jitted function's call, with the program inside
+# ---------------------------------------------------------------------------------------
+
+def call_function(entry, key):
+    """``call(args, kwargs)`` for a traced entry and its signature ``key``, or None
+    where the signature has a form it does not cover (the generic path serves it)."""
+    return _Call(entry, key).build()
+
+
+class _Call:
+    """Writes a call: one check per leaf of the signature and of the state, with no
+    loop and no method call where a line will do; then the inputs, the program, the
+    writes and the result."""
+
+    def __init__(self, entry, key):
+        self.entry, self.key = entry, key
+        program = entry.program
+        self.source = Source(MISS=MISS, ndarray=np.ndarray, generic=np.generic,
+                             Tensor=Tensor, make=Tensor._make, asarray=np.asarray,
+                             lock=program._lock)
+        self.lines = self.source.lines
+        self.leaves, self.tensors = [], []
+        self.count = 0
+
+    def name(self, value):
+        return self.source.constant(value)
+
+    def fresh(self, expr):
+        self.count += 1
+        var = f"v{self.count}"
+        self.lines.append(f"    {var} = {expr}")
+        return var
+
+    def check(self, condition):
+        self.lines.append(f"    if not ({condition}): return MISS")
+
+    def array_check(self, var, shape, dtype):
+        return (f"type({var}) is ndarray and {var}.shape == {shape!r} and "
+                f"{var}.dtype == {self.name(dtype)}")
+
+    def check_tensor(self, tensor, data, key):
+        """The tensor's array and gradient have the traced shapes and dtypes (key:
+        shape, dtype, requires_grad, and the gradient's (shape, dtype) or None)."""
+        shape, dtype, requires_grad, grad = key
+        self.check(f"{self.array_check(data, shape, dtype)} and "
+                   f"{tensor}.requires_grad is {bool(requires_grad)}")
+        if grad is None:
+            self.check(f"{tensor}._grad is None")
+        else:
+            self.check(self.array_check(f"{tensor}._grad", grad[0], grad[1]))
+
+    def visit(self, expr, part):
+        """Check one part of the signature; False where its form is not covered."""
+        if part in (float, int, complex):
+            var = self.fresh(expr)
+            self.check(f"type({var}) is {part.__name__}")
+            self.leaves.append(var)
+            return True
+        kind = part[0]
+        var = self.fresh(expr)
+        if kind == "a":
+            self.check(self.array_check(var, part[1], part[2]))
+            self.leaves.append(var)
+        elif kind == "s":
+            self.check(f"isinstance({var}, generic) and {var}.dtype == {self.name(part[1])}")
+            self.leaves.append(var)
+        elif kind == "T":
+            data = self.fresh(f"{var}._data if isinstance({var}, Tensor) else None")
+            self.check_tensor(var, data, part[1:5])
+            self.tensors.append((var, data))
+        elif kind in (list, tuple):
+            self.check(f"type({var}) is {kind.__name__} and len({var}) == {len(part[1])}")
+            return all(self.visit(f"{var}[{i}]", item) for i, item in enumerate(part[1]))
+        elif kind is dict:
+            keys = [k for k, _ in part[1]]
+            self.check(f"type({var}) is dict and list({var}) == {self.name(keys)}")
+            return all(self.visit(f"{var}[{self.name(k)}]", item) for k, item in part[1])
+        elif kind == "=":
+            self.check(f"type({var}) is {self.name(part[1])} and {var} == "
+                       f"{self.name(part[2])}")
+        elif kind == "id":
+            self.check(f"{var} is {self.name(part[1].obj)}")
+        else:
+            return False
+        return True
+
+    def read_object(self, state):
+        """An object's answer (``_jit_state_``) checked against the traced one: its
+        mode, its keys, each value's kind; its inputs, in order."""
+        obj = self.name(state.obj)
+        if not state.kinds:
+            self.check(f"{obj}._jit_state_() == {self.name(({}, state.mode))}")
+            return []
+        self.count += 1
+        arrays, mode = f"a{self.count}", f"m{self.count}"
+        self.lines.append(f"    {arrays}, {mode} = {obj}._jit_state_()")
+        self.check(f"{mode} == {self.name(state.mode)} and "
+                   f"{arrays}.keys() == {self.name(frozenset(state.kinds))}")
+        held = {}  # key -> the variable that holds its value
+        for key, kind in state.kinds.items():
+            value = f"{arrays}[{self.name(key)}]"
+            if not is_input(kind):
+                self.check(f"{value} is {self.name(kind.obj)}")
+                continue
+            held[key] = var = self.fresh(value)
+            if type(kind) is tuple:
+                self.check(self.array_check(var, kind[0], kind[1]))
+            else:
+                self.check(f"type({var}) is {self.name(kind)}")
+        return [held[key] for key in state.inputs]
+
+    def inputs(self):
+        """The program's inputs in order: the signature's leaves, the tensor arguments,
+        the state found while tracing; {id(state): the expression that holds it}."""
+        entry = self.entry
+        inputs, holder = list(self.leaves), {}
+        for state, (var, data) in zip(entry.explicit, self.tensors):
+            holder[id(state)] = var
+            inputs.append(data)
+            if state.grad_slot is not None:
+                inputs.append(f"{var}._grad")
+        for state in entry.found:
+            if type(state) is not TensorState:
+                holder[id(state)] = self.name(state.obj)
+                inputs.extend(self.read_object(state))
+                continue
+            tensor = self.fresh(self.name(state.tensor))
+            holder[id(state)] = tensor
+            data = self.fresh(f"{tensor}._data")
+            self.check_tensor(tensor, data, state.key)
+            inputs.append(data)
+            if state.grad_slot is not None:
+                inputs.append(f"{tensor}._grad")
+        return inputs, holder
+
+    def build(self):
+        entry, program = self.entry, self.entry.program
+        positional, named, aliases = self.key
+        if aliases is not None:
+            return None  # one tensor in two places: the generic path serves it
+        self.lines.append("def call(args, kwargs):")
+        self.check(f"len(args) == {len(positional)} and "
+                   f"sorted(kwargs) == {self.name([name for name, _ in named])}")
+        parts = [(f"args[{i}]", part) for i, part in enumerate(positional)]
+        parts += [(f"kwargs[{name!r}]", part) for name, part in named]
+        if not all(self.visit(expr, part) for expr, part in parts):
+            return None
+        if len(self.tensors) != len(entry.explicit):
+            return None
+        if len(self.tensors) > 1:
+            listed = ", ".join(var for var, _ in self.tensors)
+            self.check(f"len({{id(t) for t in ({listed},)}}) == {len(self.tensors)}")
+        inputs, holder = self.inputs()
+        unused = set(program.unused)
+        for i, (slot, expr) in enumerate(zip(program.inputs, inputs)):
+            if i not in unused:
+                self.lines.append(f"    t{slot} = {expr}")
+        for state in entry.released:
+            self.lines.append(f"    {holder[id(state)]}._grad = None")
+        self.lines.append("    with lock:  # (the kept buffers: one run at a time)")
+        _body(program, self.source, "        ")
+        self.writes(holder)
+        self.lines.append(f"    return {self.result(entry.template)}")
+        return self.source.build("call", "<cr.jit call>")
+
+    def writes(self, holder):
+        outputs = self.entry.program.outputs
+        for state, writes in self.entry.writes_by_state:
+            values = {}
+            for what, where in writes:
+                if type(where) is int:
+                    values[what] = f"t{outputs[where]}"
+                elif type(where[1]) is np.ndarray:  # a copy: the function made it anew
+                    values[what] = f"{self.name(where[1])}.copy()"
+                else:
+                    values[what] = self.name(where[1])
+            if type(state) is TensorState:
+                for what, value in values.items():
+                    attribute = "data" if what == "data" else "_grad"  # (data: a new version)
+                    self.lines.append(f"    {holder[id(state)]}.{attribute} = {value}")
+            else:
+                listed = ", ".join(f"{self.name(k)}: {v}" for k, v in values.items())
+                self.lines.append(f"    {holder[id(state)]}._jit_load_({{{listed}}})")
+
+    def result(self, template):
+        tag, body = template[0], template[1]
+        outputs = self.entry.program.outputs
+        if tag == "out":
+            return f"t{outputs[body]}"
+        if tag == "tensor":
+            return f"make(asarray(t{outputs[body]}))"
+        if tag == "const":
+            return self.name(body)
+        if tag is dict:
+            return "{" + ", ".join(f"{self.name(k)}: {self.result(v)}"
+                                   for k, v in body.items()) + "}"
+        items = [self.result(item) for item in body]
+        if tag is tuple:
+            return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+        if tag is list:
+            return "[" + ", ".join(items) + "]"
+        return f"{self.name(tag)}([{', '.join(items)}])"
