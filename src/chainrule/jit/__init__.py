@@ -2,7 +2,12 @@
 
     jitted.py      jit and make_program: trace on the first call, replay on the next
     recording.py   the traced array and the recorder: each NumPy call, recorded as data
-    program.py     the recorded calls made into a program, and the program run
+    program.py     the recorded calls as a Program (data), and compile_program, the
+                   pipeline: each pass, then the code generator once
+    passes.py      the passes: live calls, new arrays, views, in place, kept buffers
+    blocks.py      the pass that runs elementwise calls on large arrays by blocks of rows
+    codegen.py     the one code generator: a program, and a jitted call around it, as
+                   Python; the listing print(program) shows
     state.py       the state a traced function reads and writes (tensors, and any
                    object with the state protocol: modules, optimizers, a user's
                    class), as the program's inputs and outputs

@@ -477,10 +477,9 @@ class _Entry:
 
     def fast_call(self, key):
         """``call(args, kwargs)``: what ``Jitted.__call__`` and ``try_run`` do for this
-        program, as one generated function (the checks of the signature and the state,
-        the inputs, the run, the writes, the result), or ``MISS`` where a check fails.
-        A replay then costs little more than the program itself. None where the
-        signature has a form it does not cover (the generic path serves it)."""
+        program, as one function the code generator writes (``codegen.call_function``),
+        or ``MISS`` where a check fails; None where the signature has a form it does
+        not cover (the generic path serves it)."""
         if self._fast is None:
             self._fast = call_function(self, key) or False
         return self._fast or None
