@@ -140,8 +140,6 @@ def test_the_rule_table_imports_no_engine_and_none_of_their_users(name):
     ("chainrule.jit.recording", "chainrule.jit.program"),
     ("chainrule.jit.program", "chainrule.jit.jitted"),
     ("chainrule.jit.state", "chainrule.jit.jitted"),
-    ("chainrule.nn.optim", "chainrule.jit.jitted"),
-    ("chainrule.nn.module", "chainrule.jit.jitted"),
     ("chainrule.jit.jitted", "chainrule.app.training"),
 ])
 def test_the_arrows_run_one_way(lower, higher):
@@ -154,6 +152,16 @@ def test_the_transforms_tracers_and_the_tensor_engine_are_side_by_side():
     for name in ("chainrule.transforms.tracer", "chainrule.transforms.reverse", "chainrule.transforms.forward",
                  "chainrule.backward"):
         assert "chainrule.tensor" not in reachable(name), name
+
+
+def test_cr_jit_knows_no_nn_and_nn_knows_no_jit():
+    """Modules and optimizers reach cr.jit through the state protocol (_jit_state_,
+    _jit_load_), as any user's class can: neither package imports the other."""
+    for name in (m for m in GRAPH if m.startswith("chainrule.jit")):
+        assert not any(m.startswith(("chainrule.nn", "chainrule.data", "chainrule.app"))
+                       for m in reachable(name)), name
+    for name in (m for m in GRAPH if m.startswith("chainrule.nn")):
+        assert not any(m.startswith("chainrule.jit") for m in reachable(name)), name
 
 
 def test_graph_is_only_the_walk():
@@ -174,3 +182,16 @@ def test_no_source_file_is_over_seven_hundred_lines_and_the_engines_read_in_a_si
     assert max(lengths.values()) <= 700, max(lengths, key=lengths.get)
     assert lengths["chainrule.scalar.value"] <= 320
     assert lengths["chainrule.tensor"] <= 600
+
+
+@pytest.mark.parametrize("name", sorted(m for m in MODULES if m.startswith("chainrule.rules")))
+def test_a_rule_computes_through_the_array_namespace_not_numpy_itself(name):
+    """Rules call ``xp.NAME`` (chainrule.arrays), the seam cr.jit records at and another
+    array library plugs into; NumPy's type hints (numpy.typing) are the one import."""
+    tree = ast.parse(MODULES[name].read_text())
+    numpy_imports = [node.lineno for node in ast.walk(tree)
+                     if isinstance(node, ast.Import) and any(
+                         alias.name.split(".")[0] == "numpy" for alias in node.names)
+                     or isinstance(node, ast.ImportFrom) and node.module
+                     and node.module.split(".")[0] == "numpy" and node.module != "numpy.typing"]
+    assert not numpy_imports, f"{name} imports NumPy at lines {numpy_imports}; use xp"
