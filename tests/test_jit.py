@@ -12,12 +12,15 @@ What must hold, and is checked here:
   data, ``float()``, ``np.asarray``, a traced value kept after the trace;
 * it composes with the transforms, nn modules and optimizers, whether they come as
   arguments or through a closure;
+* a user's own class carries state through the same protocol (``_jit_state_``,
+  ``_jit_load_``) as modules and optimizers, and a malformed answer raises one line;
 * ``make_program`` prints the program as a numbered listing;
 * elementwise calls on large arrays run block of rows by block of rows with the same
   numbers, and only where no array they write is read elsewhere through a view.
 """
 
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -496,6 +499,13 @@ def test_a_protocol_without_a_way_to_put_values_back_raises():
     with pytest.raises(TypeError, match=r"ReadOnly defines _jit_state_\(\) but no "
                                         r"_jit_load_\(arrays\)"):
         cr.jit(lambda obj, x: x * 2.0)(ReadOnly(), np.ones(2))
+
+
+def test_one_module_turns_program_data_into_python_and_runs_it():
+    """The passes decide, the code generator writes: no other file of cr.jit execs."""
+    folder = Path(blocks.__file__).parent
+    execs = sorted(p.name for p in folder.glob("*.py") if "exec(" in p.read_text())
+    assert execs == ["codegen.py"]
 
 
 # ---------------------------------------------------------------------------------------

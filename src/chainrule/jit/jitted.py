@@ -55,9 +55,10 @@ def jit(fun: Callable[..., Any] | None = None, *,
     become constants of the program (draw from a Generator through a layer, as
     ``nn.Dropout`` does, or pass random arrays in). Tensors, optimizers, modules'
     train/eval modes and any object with the state protocol (``_jit_state_`` and
-    ``_jit_load_``: docs/conventions.md) are state, read at every call. A Tensor the function returns
-    comes back without a graph. Updates of a parameter (``opt.step()``) go into its
-    array in place where they can, as PyTorch's optimizers and a hand-written step do.
+    ``_jit_load_``: docs/conventions.md) are state, read at every call. A Tensor the
+    function returns comes back without a graph. Updates of a parameter
+    (``opt.step()``) go into its array in place where they can, as PyTorch's
+    optimizers and a hand-written step do.
 
     >>> w = cr.tensor([1.0, -2.0], requires_grad=True)
     >>> opt = cr.optim.SGD([w], lr=0.1)
@@ -302,7 +303,7 @@ class _Session:
     def __init__(self, trace):
         self.trace = trace
         self.names = {}       # slot -> a reader's name
-        self.states = []      # TensorState / OptimizerState, in the order adopted
+        self.states = []      # TensorState / ObjectState, in the order adopted
         self.adopted = {}     # id(object) -> its state record
         self.tensor_arguments = []  # (tensor, name): adopted first, in argument order
         self.hints = {}       # id(tensor) -> a name (model.layers.0.weight)
@@ -442,7 +443,8 @@ class _Entry:
         # runs, so that the memory they held is free for its new arrays (as in an eager
         # step, which sets them to None first)
         unused = {program.inputs[i] for i in program.unused}
-        self.released = [state for state, what, _ in writes if what == "grad"
+        self.released = [state for state, what, _ in writes
+                         if type(state) is TensorState and what == "grad"
                          and (state.grad_slot is None or state.grad_slot in unused)]
         self._fast = None
 
