@@ -345,6 +345,25 @@ def test_eval_mode_traces_again_and_dropout_draws_anew_at_each_run():
     same([reference(cr.tensor(x)).data for _ in range(2)], [first, second])
 
 
+def test_a_module_whose_forward_is_called_directly_is_checked_for_its_mode_too():
+    """The mode is state wherever it is read: a parent that calls a child's .forward
+    (not the child itself), and only the child switched to eval, traces again."""
+    class Parent(nn.Module):
+        def __init__(self):
+            self.linear, self.drop = nn.Linear(3, 4, rng=0), nn.Dropout(0.5, rng=1)
+
+        def forward(self, x):
+            return self.drop.forward(self.linear(x))
+
+    model = Parent()
+    forward = cr.jit(lambda x: model(cr.tensor(x)))
+    x = np.ones((8, 3))
+    forward(x)
+    model.drop.eval()
+    same(model(cr.tensor(x)).data, forward(x).data)
+    assert np.all(forward(x).data == model.linear(cr.tensor(x)).data)  # nothing dropped
+
+
 def test_a_replaced_parameter_array_is_read_at_the_next_call():
     """Parameters are inputs, read at each call: load_state_dict, or p.data = ..., is
     seen (nothing of the traced arrays is kept)."""

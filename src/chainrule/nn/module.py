@@ -145,7 +145,23 @@ class Module:
     ['w', 'b']
     """
 
-    training = True
+    _training = True
+
+    @property
+    def training(self) -> bool:
+        """Whether the module is in training mode (``train()``) or evaluation mode
+        (``eval()``); Dropout reads it.
+
+        >>> cr.nn.Dropout(0.5).eval().training
+        False
+        """
+        if xp.recorders_open[0]:  # cr.jit: a program that read the mode holds for it
+            xp.touch(self)        # alone, however the module was reached (a .forward)
+        return self._training
+
+    @training.setter
+    def training(self, mode: bool) -> None:
+        self._training = mode
 
     def __call__(self, *args, **kwargs):
         if xp.recorders_open[0] and xp.recorder() is not None:  # cr.jit: the
@@ -158,7 +174,7 @@ class Module:
         own (its parameters are carried as the tensors they are), and its mode. A
         program traced in training mode is traced again for eval mode; each module the
         function calls is checked, as its mode is read where it is called."""
-        return {}, self.training
+        return {}, self._training
 
     def _jit_load_(self, arrays: dict) -> None:
         """Nothing to put back: a module's arrays are its parameters' own."""
