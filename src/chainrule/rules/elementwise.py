@@ -3,7 +3,10 @@ hyperbolic functions, activations and kinks.
 
 Each is defined by its partial derivatives (``elementwise``), one per argument, from
 which both the VJP (g * partial) and the JVP (t * partial) follow. Arguments broadcast
-as in NumPy; the engine sums each gradient back to its argument's shape.
+as in NumPy; the engine sums each gradient back to its argument's shape. Each takes
+Tensors, NumPy arrays and numbers, and a function of one argument takes a Value too
+(and gives one). An operation with nothing to show beyond its formula has a one-line
+docstring; its example is its row in tests/test_derivatives.py.
 
 Conventions (docs/conventions.md gives the reasons): relu'(0) = abs'(0) = 0; ties in
 maximum and minimum share the gradient evenly; d/da a**0 = 0 at a = 0 and
