@@ -9,7 +9,8 @@
     chainrule/jit/        cr.jit: the recorder, the program, the state it carries
     chainrule/app/        the command line, training runs, pictures
 
-A module imports only modules of its own layer or of the layers above it in that list.
+A module imports only modules of its own layer or of the layers above it in that list;
+nn/ and jit/ import nothing of each other (state reaches cr.jit through a protocol).
 Read from the source (every ``import`` statement, at the top of a module or inside a
 function), so the test sees what a reader sees. ``chainrule/__init__.py`` is the public
 face that gathers every name; it is not part of the arrows (a subpackage's ``__init__``
