@@ -31,8 +31,13 @@ sets it while it traces a function.
 import threading
 
 import numpy as np
-from numpy import *  # noqa: F401,F403  (every NumPy function, under NumPy's own name)
 from numpy import linalg  # noqa: F401
+
+# Every NumPy function, type and constant, under NumPy's own name. Not its submodules
+# (numpy.testing, numpy.random...): NumPy loads those when first asked, and a star
+# import would ask for every one (20 ms at import); linalg, the one rules use, is above.
+globals().update({name: getattr(np, name) for name in np.__all__
+                  if name not in getattr(np, "__numpy_submodules__", ())})
 
 # The Array API standard's names, where NumPy before 2.0 has only its own.
 concat = getattr(np, "concat", np.concatenate)
