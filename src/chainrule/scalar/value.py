@@ -1,16 +1,22 @@
 """The scalar engine: a ``Value`` is a number that remembers how it was made.
 
-Read it top to bottom: 1. the derivative table, all the calculus the engine knows;
-2. ``Value``, whose operations record their operands (``_prev``), a label (``_op``) and
-their table entry (``_rule``); 3. ``backward()``, the chain rule at every node from the
-output back: ``operand.grad += partial * node.grad``.
+Backpropagation, all of it, is these lines (``backward()`` below, with its extras)::
 
-micrograd's API (``Value(data, _children, _op)``, ``.data``, ``.grad``, ``.backward()``),
-with three differences: a node points only at its operands (micrograd's closure captures
-its own node, a cycle), so a dropped graph is freed at once; the walk uses an explicit
-stack (a million nodes deep is fine); and the rules, written with floatmath's functions
-of floats and Values alike, give floats in a plain backward pass and Values with
-``create_graph=True``: derivatives of derivatives.
+    order = topological_order(root)         # every node after the nodes it was made from
+    root.grad = 1.0                         # d root / d root
+    for node in reversed(order):            # from the output back to the inputs
+        partials = node._rule(node.data, *[operand.data for operand in node._prev])
+        for operand, partial in zip(node._prev, partials):
+            operand.grad += partial * node.grad       # the chain rule, summed over uses
+
+Top to bottom: 1. the derivative table, all the calculus the engine knows; 2. ``Value``,
+whose operations record their operands (``_prev``) and table entry (``_rule``); 3.
+``backward()``. Below the line at the end: the table's edge cases, and plumbing.
+
+micrograd's API, with three differences: a node points only at its operands (no cycle:
+a dropped graph is freed at once); the walk uses an explicit stack (a million nodes
+deep is fine); and the rules, written with floatmath's functions of floats and Values
+alike, give Values with ``create_graph=True``: derivatives of derivatives.
 """
 
 import math
@@ -60,40 +66,6 @@ DERIVATIVES = {
 }
 
 
-def power_rule(n):  # x ** n, n constant: n * x**(n-1), and 0 for n = 0 (even at x = 0)
-    if n == 0:
-        return rule(lambda ans, x: (0.0,), "0")
-    return rule(lambda ans, x: (n * power(x, n - 1),), f"{n} * {{0}}**{float(n) - 1:g}")
-
-
-def exponential_rule(base):  # base ** x, base constant: base**x * ln(base)
-    return rule(lambda ans, x: (d_power_exponent(ans, base, x),), f"{{out}} * log({base})")
-
-
-def d_power_base(a, b):
-    """d/da a**b = b * a**(b-1); 0 at a = b = 0 (a**0 = 1 whatever a is). Elsewhere the
-    formula stands, even at b = 0, so that its derivative in b is right (1/a)."""
-    if value_of(b) == 0 and value_of(a) == 0:
-        return 0.0
-    return b * power(a, b - 1)
-
-
-def d_power_exponent(ans, a, b):
-    """d/db a**b = a**b * ln(a); 0 at a = 0, since 0**b = 0 for every b > 0."""
-    if value_of(a) == 0:
-        return 0.0
-    if value_of(a) < 0:
-        raise ValueError(f"**: the derivative in the exponent b of a**b is not real for "
-                         f"a negative base a = {value_of(a)!r}; write a constant b as a "
-                         f"number")
-    return ans * log(a)
-
-
-def step(x): return 1.0 if value_of(x) > 0 else 0.0    # relu's derivative (a constant)
-def sign(x): return (value_of(x) > 0) - (value_of(x) < 0) + 0.0  # abs's: -1, 0 or 1
-def value_of(x): return x.data if isinstance(x, Value) else x    # the number inside
-
-
 # ---------------------------------------------------------------------------------------
 # 2. Value. Operators build type(self)(...): a subclass (micrograd's) keeps its kind
 # ---------------------------------------------------------------------------------------
@@ -111,7 +83,6 @@ class Value(Box):
     """
 
     __slots__ = ("data", "grad", "_prev", "_op", "_rule", "label", "_seen", "__weakref__")
-    _level = -1  # a Tensor or a tracer among an operation's arguments handles it first
 
     def __init__(self, data: float, _children: tuple = (), _op: str = "", label: str = "",
                  _rule: object = None) -> None:
@@ -274,7 +245,7 @@ class Value(Box):
         """One step of the chain rule: pass this node's gradient on to its operands."""
         g = self.grad
         for operand, d in zip(self._prev, self._partials(create_graph)):
-            operand.grad = operand.grad + d * g
+            operand.grad += d * g
 
     def _partials(self, create_graph):
         """The table's partial derivatives here: floats, or Values (create_graph)."""
@@ -293,21 +264,57 @@ class Value(Box):
             raise ValueError(f"backward through {self._op!r} (operands {inputs}): the "
                              f"derivative is not a finite real number: {err}") from None
 
-    # --- the tensor table's operations (cr.exp, a cr.primitive), NumPy's ufuncs ------
-    def _contents(self): return self.data
-    _apply_primitive, __array_ufunc__ = classmethod(apply), array_ufunc
+
+# =======================================================================================
+# Below the line: the table's edge cases (powers, kinks), and the plumbing that lets the
+# tensor table, NumPy and the transforms take a Value. The engine is complete above.
+# =======================================================================================
+
+def power_rule(n):  # x ** n, n constant: n * x**(n-1), and 0 for n = 0 (even at x = 0)
+    if n == 0:
+        return rule(lambda ans, x: (0.0,), "0")
+    return rule(lambda ans, x: (n * power(x, n - 1),), f"{n} * {{0}}**{float(n) - 1:g}")
 
 
+def exponential_rule(base):  # base ** x, base constant: base**x * ln(base)
+    return rule(lambda ans, x: (d_power_exponent(ans, base, x),), f"{{out}} * log({base})")
+
+
+def d_power_base(a, b):
+    """d/da a**b = b * a**(b-1); 0 at a = b = 0 (a**0 = 1 whatever a is). Elsewhere the
+    formula stands, even at b = 0, so that its derivative in b is right (1/a)."""
+    if value_of(b) == 0 and value_of(a) == 0:
+        return 0.0
+    return b * power(a, b - 1)
+
+
+def d_power_exponent(ans, a, b):
+    """d/db a**b = a**b * ln(a); 0 at a = 0, since 0**b = 0 for every b > 0."""
+    if value_of(a) == 0:
+        return 0.0
+    if value_of(a) < 0:
+        raise ValueError(f"**: the derivative in the exponent b of a**b is not real for "
+                         f"a negative base a = {value_of(a)!r}; write a constant b as a "
+                         f"number")
+    return ans * log(a)
+
+
+def step(x): return 1.0 if value_of(x) > 0 else 0.0    # relu's derivative (a constant)
+def sign(x): return (value_of(x) > 0) - (value_of(x) < 0) + 0.0  # abs's: -1, 0 or 1
+def value_of(x): return x.data if isinstance(x, Value) else x    # the number inside
 def _real(x): return isinstance(x, Real)
 
 
 def _numbers(node, operands):
     """The numbers a node's rule reads: its own and its operands' (the float objects)."""
     if len(operands) == 2:  # (unrolled for the usual arities: a node's hottest line)
-        a, b = operands
-        return node.data, a.data, b.data
+        return node.data, operands[0].data, operands[1].data
     if len(operands) == 1:
         return node.data, operands[0].data
-    if not operands:  # a leaf
-        return ()
-    return (node.data, *[operand.data for operand in operands])
+    return (node.data, *[operand.data for operand in operands]) if operands else ()
+
+
+# A Value in the tensor table's operations and NumPy's ufuncs (a Tensor's level is higher)
+Value._level = -1
+Value._contents = lambda self: self.data
+Value._apply_primitive, Value.__array_ufunc__ = classmethod(apply), array_ufunc
