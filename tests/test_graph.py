@@ -173,6 +173,28 @@ def test_random_graphs_satisfy_every_promise(seed):
     assert_topological(topological_order(root), root)
 
 
+def recursive_order(root):
+    """graph.py's docstring's recursion, as it is written there."""
+    order, seen = [], set()
+
+    def visit(node):
+        if node._prev and node not in seen:
+            seen.add(node)
+            for operand in node._prev:
+                visit(operand)
+            order.append(node)
+    visit(root)
+    return order
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_the_walk_gives_the_order_of_the_recursive_search(seed):
+    """The explicit stack is the recursion of the docstring, node for node."""
+    root = _random_graph(seed)
+    assert [n.name for n in topological_order(root)] == \
+        [n.name for n in recursive_order(root)]
+
+
 def test_deterministic():
     """The same graph walked twice gives the same list; the same graph built twice gives
     the same sequence of nodes."""

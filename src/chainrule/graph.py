@@ -15,10 +15,20 @@ def topological_order(root):
     has to visit the nodes that have operands to pass a gradient to, and skipping leaves
     spares a set lookup for every weight and input.
 
-    The walk is iterative (an explicit stack of operand iterators), so a graph a million
-    nodes deep works under Python's default recursion limit. Operands are visited in the
-    order of their tuple, so the order, and with it every floating-point sum made while
-    backpropagating, is the same from run to run.
+    It is the order of a depth-first search, micrograd's ``build_topo``, written here
+    as a recursion::
+
+        def visit(node):
+            if node._prev and node not in seen:
+                seen.add(node)
+                for operand in node._prev:
+                    visit(operand)
+                order.append(node)      # after every node it was made from
+
+    Python stops a recursion about a thousand calls deep, so the walk below makes the
+    same search with a stack of its own (of operand iterators): a graph a million nodes
+    deep works. Operands are visited in the order of their tuple, so the order, and with
+    it every floating-point sum made while backpropagating, is the same from run to run.
     """
     if not root._prev:
         return []
