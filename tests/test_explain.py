@@ -145,8 +145,8 @@ def test_the_tensor_engine_tells_the_same_story_with_shapes():
     text = told(loss.backward, explain={"x": x, "W": W, "b": b, "h": h, "loss": loss})
     lines = text.splitlines()
     assert lines[0] == "loss.grad = 1   (the start)"
-    assert "h.grad += (softmax(h) - one_hot) * loss.grad / N   () -> (4, 2)" in lines[1]
-    assert "t2.grad += h.grad * (t2 > 0)   (4, 2) -> (4, 2)" in text
+    assert "h.grad += (softmax(h) - one_hot) / N * loss.grad   () -> (4, 2)" in lines[1]
+    assert "t2.grad += (t2 > 0) * h.grad   (4, 2) -> (4, 2)" in text
     assert "b.grad += t2.grad   (4, 2) -> (4, 2), summed over broadcast axes to (2,)" in text
     assert "x.grad += t1.grad @ W.T   (4, 2) -> (4, 3)" in text
     assert "W.grad += x.T @ t1.grad   (4, 2) -> (3, 2)" in text
@@ -186,3 +186,18 @@ def test_chainrule_graph_explain_prints_the_steps(tmp_path, capsys):
         "             y.grad += x.data * v1.grad = 2.0 * 1.0 -> 2.0",
     ]
     assert "d/dx = 4.0" in out
+
+
+def test_both_engines_write_the_partial_before_the_gradient():
+    """Value: a.grad += b.data * c.grad; Tensor: the same order, partial * grad."""
+    a, b = Value(2.0, label="a"), Value(3.0, label="b")
+    c = a / b
+    c.label = "c"
+    assert "a.grad += 1 / b.data * c.grad" in told(c.backward, explain=True)
+    x = cr.tensor([1.0, 2.0], requires_grad=True)
+    y = cr.tensor([3.0, 4.0], requires_grad=True)
+    text = told((x / y).sum().backward, explain={"x": x, "y": y})
+    assert "x.grad += 1 / y * t1.grad" in text and "y.grad += -t1 / y * t1.grad" in text
+    # a partial that is a phrase is kept whole by parentheses
+    text = told(cr.nan_to_num(x).sum().backward, explain={"x": x})
+    assert "x.grad += (1 where x is finite, else 0) * t1.grad" in text

@@ -322,8 +322,15 @@ def elementwise(forward: Callable[..., Any], name: str,
         prim.jvps[argnum] = _tangent_times(partial, argnum)
     for argnum, words in enumerate(text):  # a partial, or the whole VJP if it names {g}
         prim.texts[argnum] = (words if "{g}" in words else
-                              "{g}" if words == "1" else f"{{g}} * {words}")
+                              "{g}" if words == "1" else f"{_factor(words)} * {{g}}")
     return prim
+
+
+def _factor(words):
+    """A partial written before ``* {g}``, as the scalar engine writes it (partial *
+    grad); in parentheses when it is a phrase ("1 where x is finite, else 0") that the
+    product would otherwise cut in two."""
+    return f"({words})" if "," in words else words
 
 
 def _gradient_times(partial):

@@ -81,7 +81,7 @@ a * b, elementwise, with NumPy broadcasting; d/da = b and d/db = a.
 divide = elementwise(xp.true_divide, "divide",
                      lambda ans, a, b: 1 / b,
                      lambda ans, a, b: -ans / b,                # d/db a/b = -a/b**2
-                     text=("{g} / {1}", "-{g} * {out} / {1}"), doc="""\
+                     text=("1 / {1} * {g}", "-{out} / {1} * {g}"), doc="""\
 a / b, elementwise, with NumPy broadcasting; d/da = 1/b and d/db = -a/b**2.
 
     >>> a = cr.tensor(6.0, requires_grad=True)
@@ -145,7 +145,7 @@ a ** b, elementwise, with NumPy broadcasting; both base and exponent may vary.
 exp = elementwise(xp.exp, "exp", lambda ans, x: ans, text=("{out}",),
                   doc="e**x, elementwise; its derivative is itself.")
 
-log = elementwise(xp.log, "log", lambda ans, x: 1 / x, text=("{g} / {0}",), doc="""\
+log = elementwise(xp.log, "log", lambda ans, x: 1 / x, text=("1 / {0} * {g}",), doc="""\
 The natural logarithm, elementwise (the shape of x); its derivative is 1/x.
 
     On tensors, log(0) is -inf and a negative x gives nan, as in NumPy
@@ -159,7 +159,7 @@ The natural logarithm, elementwise (the shape of x); its derivative is 1/x.
     """)
 
 log1p = elementwise(xp.log1p, "log1p", lambda ans, x: 1 / (1 + x),
-                    text=("{g} / (1 + {0})",), doc="""\
+                    text=("1 / (1 + {0}) * {g}",), doc="""\
 log(1 + x), elementwise, accurate for tiny x; its derivative is 1/(1 + x).
 
     >>> x = cr.tensor([0.0, 1.0], requires_grad=True)
@@ -170,7 +170,7 @@ log(1 + x), elementwise, accurate for tiny x; its derivative is 1/(1 + x).
     (1e-20, 0.0)
     """)
 
-sqrt = elementwise(xp.sqrt, "sqrt", lambda ans, x: 0.5 / ans, text=("{g} / (2 * {out})",),
+sqrt = elementwise(xp.sqrt, "sqrt", lambda ans, x: 0.5 / ans, text=("0.5 / {out} * {g}",),
                    doc="The square root, elementwise; its derivative is 1 / (2 sqrt(x)).")
 
 sin = elementwise(xp.sin, "sin", lambda ans, x: cos(x), text=("cos({0})",),

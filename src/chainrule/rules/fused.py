@@ -248,7 +248,7 @@ class _KeepingSoftmax(Fused):
 
 cross_entropy = _KeepingSoftmax(_cross_entropy, "cross_entropy", _cross_entropy_pullback,
                                 batched=True)
-cross_entropy.defvjp(_cross_entropy_vjp, text=("(softmax({0}) - one_hot) * {g} / N",))
+cross_entropy.defvjp(_cross_entropy_vjp, text=("(softmax({0}) - one_hot) / N * {g}",))
 cross_entropy.defjvp(lambda t, ans, logits, labels:
                      ops.sum(_cross_entropy_vjp(1.0, ans, logits, labels) * t,
                              axis=(-2, -1)))

@@ -268,7 +268,7 @@ def std(x: ArrayLike, axis: int | tuple[int, ...] | None = None, ddof: int = 0,
 # is constant (one entry) or has a kink, where PyTorch and autograd also give 0
 _root_of_variance = elementwise(
     xp.sqrt, "sqrt", lambda ans, v: 0.5 / where(raw(ans) == 0, xp.inf, ans),
-    text=("{g} / (2 * {out}), 0 where {out} = 0",),
+    text=("0.5 / {out} * {g}, 0 where {out} = 0",),
     doc="The square root of a variance, with derivative 0 where it is 0 (see std).")
 
 
