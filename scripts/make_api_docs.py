@@ -130,6 +130,7 @@ def sections():
     data = importlib.import_module("chainrule.data")
     checkpoint = importlib.import_module("chainrule.checkpoint")
     linalg = importlib.import_module("chainrule.linalg")
+    special = importlib.import_module("chainrule.scipy.special")
     placed = set(ENGINES + TRANSFORMS + MODES + PICTURES + CHECKPOINT_TOP)
     operations = [name for name in cr.__all__ if name not in placed
                   and not inspect.ismodule(getattr(cr, name))]
@@ -183,6 +184,11 @@ def sections():
                 "`cr.save` and `cr.load` are `chainrule.checkpoint.save` and `.load`."),
         Section("Pictures", "chainrule", _entries("cr.", cr, PICTURES),
                 "Drawing computation graphs of Values with Graphviz (the `viz` extra)."),
+        Section("SciPy's special functions", "chainrule.scipy.special",
+                [Entry("chainrule.scipy.special", special, "module")]
+                + _entries("special.", special, special.__all__),
+                "`import chainrule.scipy.special as sps` (needs SciPy, the `scipy` "
+                "extra): scipy.special's names, with derivatives of any order."),
     ]
 
 

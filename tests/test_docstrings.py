@@ -112,18 +112,31 @@ def test_the_primitives_are_found():
     assert "chainrule.rules.sigmoid" in names
 
 
-def _rows_of_the_derivative_table():
-    """The operations with a row of their own in tests/test_derivatives.py's tables."""
-    text = (ROOT / "tests" / "test_derivatives.py").read_text()
-    return set(re.findall(r'^    \("(\w+)", cr\.\w+,', text, flags=re.M))
+def _rows_of_the_derivative_tables():
+    """The operations with a row of their own in the derivative tables (their name
+    first in the row's id): tests/test_derivatives.py and tests/test_scipy_special.py."""
+    rows = set()
+    for table in ("test_derivatives.py", "test_scipy_special.py"):
+        text = (ROOT / "tests" / table).read_text()
+        rows |= set(re.findall(r'^    \("(\w+)[^"]*", ', text, flags=re.M))
+    return rows
+
+
+def _one_line_operations():
+    namespaces = (chainrule, importlib.import_module("chainrule.scipy.special"))
+    found = set()
+    for name in _rows_of_the_derivative_tables():
+        for namespace in namespaces:
+            op = getattr(namespace, name, None)
+            if isinstance(op, Primitive) and len((op.__doc__ or "").strip().splitlines()) == 1:
+                found.add(op.name)
+    return found
 
 
 # An elementwise function with nothing to show beyond its formula (exp, sin) has a
-# one-line docstring: d/dx in words. Its example is its row of the derivative table,
-# checked against PyTorch to second order, in both modes.
-ONE_LINERS = {name for name in _rows_of_the_derivative_table()
-              if isinstance(getattr(chainrule, name, None), Primitive)
-              and len((getattr(chainrule, name).__doc__ or "").strip().splitlines()) == 1}
+# one-line docstring: d/dx in words. Its example is its row of a derivative table,
+# checked against PyTorch or JAX to second order, in both modes.
+ONE_LINERS = _one_line_operations()
 
 
 def test_a_one_line_operation_is_in_the_derivative_table():

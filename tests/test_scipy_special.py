@@ -1,0 +1,168 @@
+"""chainrule.scipy.special against jax.scipy.special (float64): values, and first and
+second derivatives in reverse and forward mode; against SciPy's values and central
+differences where JAX has no such function (rgamma, erfcinv, the Bessel functions of
+chainrule's own orders).
+"""
+
+import jax
+import jax.numpy as jnp
+import jax.scipy.special as jsp
+import numpy as np
+import pytest
+import scipy.special as sp
+
+import chainrule as cr
+import chainrule.scipy.special as sps
+
+jax.config.update("jax_enable_x64", True)
+
+RNG = np.random.default_rng(7)
+
+
+def draw(low, high, shape=(5,)):
+    return RNG.uniform(low, high, shape)
+
+
+# (name, chainrule's, JAX's or None, inputs: one array per differentiated argument)
+UNARY = [
+    ("gammaln", sps.gammaln, jsp.gammaln, (0.3, 6.0)),
+    ("gamma", sps.gamma, jsp.gamma, (0.3, 4.0)),
+    ("digamma", sps.digamma, jsp.digamma, (0.3, 6.0)),
+    ("psi", sps.psi, jsp.digamma, (0.3, 6.0)),
+    ("polygamma(1, x)", lambda x: sps.polygamma(1, x), lambda x: jsp.polygamma(1, x), (0.3, 6.0)),
+    ("polygamma(2, x)", lambda x: sps.polygamma(2, x), lambda x: jsp.polygamma(2, x), (0.3, 6.0)),
+    ("multigammaln(a, 3)", lambda a: sps.multigammaln(a, 3), lambda a: jsp.multigammaln(a, 3),
+     (1.5, 6.0)),
+    ("erf", sps.erf, jsp.erf, (-2.0, 2.0)),
+    ("erfc", sps.erfc, jsp.erfc, (-2.0, 2.0)),
+    ("erfinv", sps.erfinv, jsp.erfinv, (-0.9, 0.9)),
+    ("ndtr", sps.ndtr, jsp.ndtr, (-3.0, 3.0)),
+    ("ndtri", sps.ndtri, jsp.ndtri, (0.05, 0.95)),
+    ("log_ndtr", sps.log_ndtr, jsp.log_ndtr, (-8.0, 3.0)),
+    ("expit", sps.expit, jsp.expit, (-4.0, 4.0)),
+    ("logit", sps.logit, jsp.logit, (0.05, 0.95)),
+    ("entr", sps.entr, jsp.entr, (0.1, 3.0)),
+    ("i0", sps.i0, jsp.i0, (-3.0, 3.0)),
+    ("i1", sps.i1, jsp.i1, (-3.0, 3.0)),
+    ("i0e", sps.i0e, jsp.i0e, (0.2, 3.0)),
+    ("i1e", sps.i1e, jsp.i1e, (0.2, 3.0)),
+    ("jn(2, x)", lambda x: sps.jn(2, x),
+     lambda x: jsp.bessel_jn(x, v=3)[2], (0.5, 5.0)),
+    ("logsumexp", sps.logsumexp, jsp.logsumexp, (-3.0, 3.0)),
+    ("logsumexp(b=)", lambda x: sps.logsumexp(x, b=np.arange(1.0, 6.0)),
+     lambda x: jsp.logsumexp(x, b=jnp.arange(1.0, 6.0)), (-3.0, 3.0)),
+    ("softmax", lambda x: sps.softmax(x) * np.arange(1.0, 6.0),
+     lambda x: jax.nn.softmax(x) * jnp.arange(1.0, 6.0), (-3.0, 3.0)),
+    ("log_softmax", lambda x: sps.log_softmax(x) * np.arange(1.0, 6.0),
+     lambda x: jax.nn.log_softmax(x) * jnp.arange(1.0, 6.0), (-3.0, 3.0)),
+]
+
+BINARY = [
+    ("beta", sps.beta, jsp.beta, (0.5, 3.0), (0.5, 3.0)),
+    ("betaln", sps.betaln, jsp.betaln, (0.5, 3.0), (0.5, 3.0)),
+    ("xlogy", sps.xlogy, jsp.xlogy, (-2.0, 2.0), (0.2, 3.0)),
+    ("xlog1py", sps.xlog1py, jsp.xlog1py, (-2.0, 2.0), (-0.5, 3.0)),
+]
+
+
+def scalar(f):
+    """The sum of f's entries: a scalar function whose gradient holds each derivative."""
+    return lambda *args: cr.sum(f(*args))
+
+
+def jax_scalar(f):
+    return lambda *args: jnp.sum(f(*args))
+
+
+@pytest.mark.parametrize("name, ours, theirs, domain", UNARY, ids=[c[0] for c in UNARY])
+def test_a_function_of_one_argument_matches_jax_to_second_order(name, ours, theirs, domain):
+    x = draw(*domain)
+    np.testing.assert_allclose(ours(x), theirs(jnp.asarray(x)), rtol=1e-12, atol=1e-14)
+    # reverse mode, first and second derivatives (the Hessian of the sum)
+    np.testing.assert_allclose(cr.grad(scalar(ours))(x), jax.grad(jax_scalar(theirs))(x),
+                               rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(cr.hessian(scalar(ours))(x),
+                               jax.hessian(jax_scalar(theirs))(x), rtol=1e-9, atol=1e-12)
+    # forward mode along a direction, and forward over reverse
+    v = RNG.standard_normal(x.shape)
+    _, tangent = cr.jvp(ours, (x,), (v,))
+    _, jax_tangent = jax.jvp(theirs, (x,), (v,))
+    np.testing.assert_allclose(tangent, jax_tangent, rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(cr.jacfwd(cr.grad(scalar(ours)))(x),
+                               jax.hessian(jax_scalar(theirs))(x), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("name, ours, theirs, first, second", BINARY,
+                         ids=[c[0] for c in BINARY])
+def test_a_function_of_two_arguments_matches_jax_in_both(name, ours, theirs, first, second):
+    a, b = draw(*first), draw(*second)
+    np.testing.assert_allclose(ours(a, b), theirs(a, b), rtol=1e-12, atol=1e-14)
+    for argnum in (0, 1):
+        np.testing.assert_allclose(
+            cr.grad(scalar(ours), argnums=argnum)(a, b),
+            jax.grad(jax_scalar(theirs), argnums=argnum)(a, b), rtol=1e-10, atol=1e-13)
+        np.testing.assert_allclose(
+            cr.hessian(scalar(ours), argnums=argnum)(a, b),
+            jax.hessian(jax_scalar(theirs), argnums=argnum)(a, b), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(  # the mixed second derivative
+        cr.jacrev(cr.grad(scalar(ours), argnums=0), argnums=1)(a, b),
+        jax.jacrev(jax.grad(jax_scalar(theirs), argnums=0), argnums=1)(a, b),
+        rtol=1e-9, atol=1e-12)
+
+
+# What JAX lacks: SciPy's values, and central differences to second order (gradcheck)
+OWN = [
+    ("rgamma", sps.rgamma, sp.rgamma, (0.3, 4.0)),
+    ("erfcinv", sps.erfcinv, sp.erfcinv, (0.1, 1.9)),
+    ("iv(2.5, x)", lambda x: sps.iv(2.5, x), lambda x: sp.iv(2.5, x), (0.5, 3.0)),
+    ("ive(1.5, x)", lambda x: sps.ive(1.5, x), lambda x: sp.ive(1.5, x), (0.5, 3.0)),
+    ("j0", sps.j0, sp.j0, (0.5, 5.0)),
+    ("j1", sps.j1, sp.j1, (0.5, 5.0)),
+    ("jv(1.5, x)", lambda x: sps.jv(1.5, x), lambda x: sp.jv(1.5, x), (0.5, 5.0)),
+    ("y0", sps.y0, sp.y0, (0.5, 5.0)),
+    ("y1", sps.y1, sp.y1, (0.5, 5.0)),
+    ("yn(2, x)", lambda x: sps.yn(2, x), lambda x: sp.yn(2, x), (0.5, 5.0)),
+    ("gammasgn", sps.gammasgn, sp.gammasgn, (-3.7, 3.0)),
+]
+
+
+@pytest.mark.parametrize("name, ours, values, domain", OWN, ids=[c[0] for c in OWN])
+def test_a_function_jax_lacks_matches_scipy_and_central_differences(name, ours, values,
+                                                                     domain):
+    x = draw(*domain)
+    np.testing.assert_allclose(ours(x), values(x), rtol=1e-13)
+    assert cr.gradcheck(scalar(ours), x, order=2)
+
+
+def test_the_derivative_of_rgamma_is_that_of_one_over_gamma():
+    x = draw(0.3, 4.0)
+    np.testing.assert_allclose(cr.grad(scalar(sps.rgamma))(x),
+                               jax.grad(jax_scalar(lambda x: 1 / jsp.gamma(x)))(x),
+                               rtol=1e-10)
+
+
+def test_logsumexp_with_negative_weights_gives_the_sign_as_scipy():
+    a = np.array([[1.0, 2.0], [3.0, 4.0]])
+    b = np.array([1.0, -3.0])
+    ours, sign = sps.logsumexp(a, axis=1, b=b, return_sign=True)
+    theirs, their_sign = sp.logsumexp(a, axis=1, b=b, return_sign=True)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-14)
+    np.testing.assert_array_equal(sign, their_sign)
+    np.testing.assert_allclose(
+        cr.grad(lambda a: cr.sum(sps.logsumexp(a, axis=1, b=b, return_sign=True)[0]))(a),
+        jax.grad(lambda a: jnp.sum(jsp.logsumexp(a, axis=1, b=b, return_sign=True)[0]))(a),
+        rtol=1e-12)
+
+
+def test_they_take_tensors_and_values():
+    x = cr.tensor([0.5, 2.5], requires_grad=True)
+    sps.gammaln(x).sum().backward()
+    np.testing.assert_allclose(x.grad, sp.digamma([0.5, 2.5]), rtol=1e-14)
+    v = cr.Value(2.5)
+    sps.gammaln(v).backward()
+    assert v.grad == pytest.approx(sp.digamma(2.5), rel=1e-14)
+
+
+def test_multigammaln_refuses_a_dimension_that_is_not_a_positive_integer():
+    with pytest.raises(ValueError, match="multigammaln: d must be a positive integer"):
+        sps.multigammaln(3.0, 1.5)
