@@ -199,3 +199,17 @@ def test_a_rule_computes_through_the_array_namespace_not_numpy_itself(name):
                      or isinstance(node, ast.ImportFrom) and node.module
                      and node.module.split(".")[0] == "numpy" and node.module != "numpy.typing"]
     assert not numpy_imports, f"{name} imports NumPy at lines {numpy_imports}; use xp"
+
+
+def test_import_chainrule_imports_numpy_and_nothing_else_outside_the_standard_library():
+    """The core's one dependency is NumPy: SciPy, the oracles and the extras load only
+    where a user asks for them (chainrule.scipy, draw_graph, the progress bar)."""
+    import subprocess
+    import sys
+    code = ("import sys, chainrule; print(' '.join(sorted({name.split('.')[0] for name "
+            "in sys.modules})))")
+    loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                check=True).stdout.split())
+    extras = {"scipy", "torch", "jax", "jaxlib", "matplotlib", "graphviz", "tqdm",
+              "safetensors", "pandas", "hypothesis", "pytest"}
+    assert not loaded & extras, sorted(loaded & extras)
