@@ -144,14 +144,20 @@ def test_the_tensor_engine_tells_the_same_story_with_shapes():
     loss = nn.functional.cross_entropy(h, [0, 1, 1, 0])
     text = told(loss.backward, explain={"x": x, "W": W, "b": b, "h": h, "loss": loss})
     lines = text.splitlines()
-    assert lines[0] == "loss.grad = 1   (the start)"
-    assert "h.grad += (softmax(h) - one_hot) / N * loss.grad   () -> (4, 2)" in lines[1]
+    assert lines[:2] == ["shapes: (shape of the gradient arriving) -> (shape of the "
+                         "operand's gradient)", "loss.grad = 1   (the start)"]
+    assert "h.grad += (softmax(h) - one_hot) / N * loss.grad   () -> (4, 2)" in lines[2]
     assert "t2.grad += (t2 > 0) * h.grad   (4, 2) -> (4, 2)" in text
     assert "b.grad += t2.grad   (4, 2) -> (4, 2), summed over broadcast axes to (2,)" in text
     assert "x.grad += t1.grad @ W.T   (4, 2) -> (4, 3)" in text
     assert "W.grad += x.T @ t1.grad   (4, 2) -> (3, 2)" in text
-    assert [line.split(" = ")[0] for line in lines if not line.startswith(" ")][1:] == \
-        ["loss", "h", "t2", "t1"]  # the output first, the inputs last
+    # the output first, the inputs last, each leaf below the first step that uses it
+    assert [line.split(" = ")[0] for line in lines if not line.startswith(" ")][2:] == \
+        ["loss", "h", "t2", "b", "t1", "x", "W"]
+    columns = [re.sub(r" {3,}", "   ", line) for line in lines]
+    assert "b = [0.0, 0.0]   (a leaf, (2,) float64)" in columns  # small: its numbers
+    assert "x = array(4, 3)   (a leaf, (4, 3) float64)" in columns  # large: its shape
+    assert "(2,)   adds [0.0, 0.0]" in text and "(4, 3)   adds" not in text
 
 
 def test_explaining_a_tensor_backward_changes_no_gradient():
@@ -201,3 +207,53 @@ def test_both_engines_write_the_partial_before_the_gradient():
     # a partial that is a phrase is kept whole by parentheses
     text = told(cr.nan_to_num(x).sum().backward, explain={"x": x})
     assert "x.grad += (1 where x is finite, else 0) * t1.grad" in text
+
+
+def test_a_constant_is_defined_below_the_step_that_uses_it():
+    """p - q is p + (-1 * q): the -1 is a leaf with no name, and its value is said."""
+    p, q = Value(5.0, label="p"), Value(2.0, label="q")
+    r = p - q
+    r.label = "r"
+    lines = told(r.backward, explain=True).splitlines()
+    assert lines[3:] == [
+        "v2 = q * v1   q.grad += v1.data * v2.grad = -1.0 * 1.0 -> -1.0",
+        "              v1.grad += q.data * v2.grad = 2.0 * 1.0 -> 2.0",
+        "v1 = -1.0     (a leaf with no name: a constant, or an input)",
+    ]
+    # a named leaf's number is in the steps already: no line of its own
+    assert not any(line.startswith(("p =", "q =")) for line in lines)
+
+
+def test_a_constant_used_twice_is_defined_once():
+    x = Value(3.0, label="x")
+    two = Value(2.0)
+    y = x * two + two
+    y.label = "y"
+    lines = told(y.backward, explain=True).splitlines()
+    assert [line for line in lines if line.startswith("v1 =")] == \
+        ["v1 = 2.0      (a leaf with no name: a constant, or an input)"]
+    assert lines[3].startswith("v1 = 2.0 ")  # below y's steps, the first to use it
+
+
+def test_names_prefer_labels_then_a_mapping_then_numbers_in_walk_order():
+    from chainrule.explain import NodeNames, reading_order
+    a, b = Value(1.0, label="a"), Value(2.0)
+    c = a * b
+    d = c + a
+    names = NodeNames(d, labels={d: "out"},
+                      names={"b": b, "x": a, "prod": c, "_hidden": b, "n": 3})
+    # the output, then each node after its users, each leaf after its first user
+    assert [names(node) for node in reading_order(d)] == ["out", "a", "prod", "b"]
+    plain = NodeNames(d)  # numbered as the walk meets them, inputs first
+    assert [plain(node) for node in reading_order(d)] == ["v3", "a", "v2", "v1"]
+
+
+def test_tensor_constants_appear_by_their_numbers_when_small():
+    x = cr.tensor([1.0, 2.0], requires_grad=True)
+    y = (x * np.array([3.0, 4.0]) + np.zeros((5, 2))).sum()
+    text = told(y.backward, explain={"x": x, "y": y})
+    assert "t1 = x * [3.0, 4.0]" in text and "t2 = t1 + array(5, 2)" in text
+    # a tensor that needs no gradient is a leaf too, with a name and its line
+    w = cr.tensor([0.5, 0.5])
+    text = told((x * w).sum().backward, explain={"x": x})
+    assert "t2 = x * t1" in text and "t1 = [0.5, 0.5]" in text
