@@ -131,6 +131,7 @@ def sections():
     checkpoint = importlib.import_module("chainrule.checkpoint")
     linalg = importlib.import_module("chainrule.linalg")
     special = importlib.import_module("chainrule.scipy.special")
+    stats = importlib.import_module("chainrule.scipy.stats")
     placed = set(ENGINES + TRANSFORMS + MODES + PICTURES + CHECKPOINT_TOP)
     operations = [name for name in cr.__all__ if name not in placed
                   and not inspect.ismodule(getattr(cr, name))]
@@ -189,6 +190,12 @@ def sections():
                 + _entries("special.", special, special.__all__),
                 "`import chainrule.scipy.special as sps` (needs SciPy, the `scipy` "
                 "extra): scipy.special's names, with derivatives of any order."),
+        Section("SciPy's distributions", "chainrule.scipy.stats",
+                [Entry("chainrule.scipy.stats", stats, "module")]
+                + _entries("stats.", stats, stats.__all__),
+                "`import chainrule.scipy.stats as stats`: scipy.stats's distributions "
+                "(pdf, logpdf, cdf, ... as SciPy has them), differentiable in the data "
+                "and in every continuous parameter."),
     ]
 
 

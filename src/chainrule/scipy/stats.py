@@ -1,0 +1,410 @@
+"""scipy.stats's distributions, differentiable in the data and in every continuous
+parameter (loc, scale, df, a, b, mu, mean, cov, alpha), broadcasting as SciPy does.
+
+    >>> import chainrule.scipy.stats as stats
+    >>> round(float(stats.norm.logpdf(1.0, loc=0.5, scale=2.0)), 6)
+    -1.643336
+    >>> round(cr.grad(stats.norm.logpdf, argnums=2)(1.0, 0.5, 2.0), 6)   # d/d scale
+    -0.46875
+
+Each function is written with the table's operations and chainrule.scipy.special's, so
+its derivatives of any order follow. Outside a distribution's support a log-density is
+-inf and a density 0, as in SciPy; the gradient there is 0.
+"""
+
+import math
+
+from .. import arrays as xp, rules as ops
+from ..primitive import elementwise, ndim_of, raw, shape_of
+from . import special
+
+__all__ = ["norm", "expon", "uniform", "laplace", "logistic", "cauchy", "t", "gamma",
+           "chi2", "beta", "poisson", "dirichlet", "multivariate_normal"]
+
+_LOG_2PI = math.log(2.0 * math.pi)
+_LOG_PI = math.log(math.pi)
+
+
+def _standard(x, loc, scale):
+    return (x - loc) / scale
+
+
+def _inside(condition, value, outside=-math.inf):
+    """``value`` where ``condition`` holds (a raw mask), else ``outside``."""
+    return ops.where(condition, value, outside)
+
+
+def _safe(condition, y, fill=1.0):
+    """``y`` where ``condition`` holds, else ``fill``: a point where the formula of the
+    log-density is finite, so that outside the support neither the value nor the
+    gradient sees a log(0) or log(-1)."""
+    return ops.where(condition, y, fill)
+
+
+class norm:
+    """The normal distribution, N(loc, scale**2).
+
+    >>> import chainrule.scipy.stats as stats
+    >>> round(float(stats.norm.cdf(1.96)), 6), round(float(stats.norm.ppf(0.975)), 6)
+    (0.975002, 1.959964)
+    """
+
+    @staticmethod
+    def logpdf(x, loc=0.0, scale=1.0):
+        z = _standard(x, loc, scale)
+        return -0.5 * z * z - ops.log(scale) - 0.5 * _LOG_2PI
+
+    @staticmethod
+    def pdf(x, loc=0.0, scale=1.0):
+        return ops.exp(norm.logpdf(x, loc, scale))
+
+    @staticmethod
+    def cdf(x, loc=0.0, scale=1.0):
+        return special.ndtr(_standard(x, loc, scale))
+
+    @staticmethod
+    def logcdf(x, loc=0.0, scale=1.0):
+        return special.log_ndtr(_standard(x, loc, scale))
+
+    @staticmethod
+    def sf(x, loc=0.0, scale=1.0):
+        return special.ndtr(-_standard(x, loc, scale))
+
+    @staticmethod
+    def logsf(x, loc=0.0, scale=1.0):
+        return special.log_ndtr(-_standard(x, loc, scale))
+
+    @staticmethod
+    def ppf(q, loc=0.0, scale=1.0):
+        return loc + scale * special.ndtri(q)
+
+
+class expon:
+    """The exponential distribution: density exp(-(x - loc) / scale) / scale, x >= loc.
+
+    >>> import chainrule.scipy.stats as stats
+    >>> round(float(stats.expon.logpdf(2.0, scale=2.0)), 6)     # -1 - log 2
+    -1.693147
+    """
+
+    @staticmethod
+    def logpdf(x, loc=0.0, scale=1.0):
+        z = _standard(x, loc, scale)
+        return _inside(raw(z) >= 0, -z - ops.log(scale))
+
+    @staticmethod
+    def pdf(x, loc=0.0, scale=1.0):
+        return ops.exp(expon.logpdf(x, loc, scale))
+
+    @staticmethod
+    def cdf(x, loc=0.0, scale=1.0):
+        z = _standard(x, loc, scale)
+        return _inside(raw(z) >= 0, -ops.expm1(-z), 0.0)
+
+    @staticmethod
+    def logcdf(x, loc=0.0, scale=1.0):
+        z = _standard(x, loc, scale)
+        inside = raw(z) > 0
+        return _inside(inside, ops.log(-ops.expm1(-_safe(inside, z))))
+
+    @staticmethod
+    def sf(x, loc=0.0, scale=1.0):
+        z = _standard(x, loc, scale)
+        return _inside(raw(z) >= 0, ops.exp(-z), 1.0)
+
+    @staticmethod
+    def logsf(x, loc=0.0, scale=1.0):
+        z = _standard(x, loc, scale)
+        return _inside(raw(z) >= 0, -z, 0.0)
+
+    @staticmethod
+    def ppf(q, loc=0.0, scale=1.0):
+        return loc - scale * ops.log1p(-q)
+
+
+class uniform:
+    """The uniform distribution on [loc, loc + scale].
+
+    >>> import chainrule.scipy.stats as stats
+    >>> float(stats.uniform.pdf(0.5, loc=0.0, scale=2.0)), float(stats.uniform.cdf(0.5, 0.0, 2.0))
+    (0.5, 0.25)
+    """
+
+    @staticmethod
+    def logpdf(x, loc=0.0, scale=1.0):
+        z = _standard(x, loc, scale)
+        inside = (raw(z) >= 0) & (raw(z) <= 1)
+        return _inside(inside, -ops.log(scale) + 0.0 * z)
+
+    @staticmethod
+    def pdf(x, loc=0.0, scale=1.0):
+        return ops.exp(uniform.logpdf(x, loc, scale))
+
+    @staticmethod
+    def cdf(x, loc=0.0, scale=1.0):
+        return ops.clip(_standard(x, loc, scale), 0.0, 1.0)
+
+    @staticmethod
+    def ppf(q, loc=0.0, scale=1.0):
+        return loc + scale * q
+
+
+class laplace:
+    """The Laplace distribution: density exp(-|x - loc| / scale) / (2 scale).
+
+    >>> import chainrule.scipy.stats as stats
+    >>> float(stats.laplace.cdf(0.0))
+    0.5
+    """
+
+    @staticmethod
+    def logpdf(x, loc=0.0, scale=1.0):
+        return -ops.absolute(_standard(x, loc, scale)) - ops.log(2.0 * scale)
+
+    @staticmethod
+    def pdf(x, loc=0.0, scale=1.0):
+        return ops.exp(laplace.logpdf(x, loc, scale))
+
+    @staticmethod
+    def cdf(x, loc=0.0, scale=1.0):
+        z = _standard(x, loc, scale)
+        negative = raw(z) < 0
+        return ops.where(negative, 0.5 * ops.exp(_safe(negative, z, 0.0)),
+                         1.0 - 0.5 * ops.exp(-_safe(~negative, z, 0.0)))
+
+
+class logistic:
+    """The logistic distribution: its CDF is expit((x - loc) / scale).
+
+    >>> import chainrule.scipy.stats as stats
+    >>> float(stats.logistic.pdf(0.0))
+    0.25
+    """
+
+    @staticmethod
+    def logpdf(x, loc=0.0, scale=1.0):
+        z = _standard(x, loc, scale)
+        return -z - 2.0 * ops.softplus(-z) - ops.log(scale)
+
+    @staticmethod
+    def pdf(x, loc=0.0, scale=1.0):
+        return ops.exp(logistic.logpdf(x, loc, scale))
+
+    @staticmethod
+    def cdf(x, loc=0.0, scale=1.0):
+        return special.expit(_standard(x, loc, scale))
+
+    @staticmethod
+    def sf(x, loc=0.0, scale=1.0):
+        return special.expit(-_standard(x, loc, scale))
+
+    @staticmethod
+    def ppf(q, loc=0.0, scale=1.0):
+        return loc + scale * special.logit(q)
+
+
+class cauchy:
+    """The Cauchy distribution: density 1 / (pi scale (1 + ((x - loc) / scale)**2)).
+
+    >>> import chainrule.scipy.stats as stats
+    >>> float(stats.cauchy.cdf(1.0))
+    0.75
+    """
+
+    @staticmethod
+    def logpdf(x, loc=0.0, scale=1.0):
+        z = _standard(x, loc, scale)
+        return -ops.log1p(z * z) - ops.log(scale) - _LOG_PI
+
+    @staticmethod
+    def pdf(x, loc=0.0, scale=1.0):
+        return ops.exp(cauchy.logpdf(x, loc, scale))
+
+    @staticmethod
+    def cdf(x, loc=0.0, scale=1.0):
+        return 0.5 + ops.arctan(_standard(x, loc, scale)) / math.pi
+
+    @staticmethod
+    def sf(x, loc=0.0, scale=1.0):
+        return 0.5 - ops.arctan(_standard(x, loc, scale)) / math.pi
+
+    @staticmethod
+    def logcdf(x, loc=0.0, scale=1.0):
+        return ops.log(cauchy.cdf(x, loc, scale))
+
+    @staticmethod
+    def logsf(x, loc=0.0, scale=1.0):
+        return ops.log(cauchy.sf(x, loc, scale))
+
+    @staticmethod
+    def ppf(q, loc=0.0, scale=1.0):
+        return loc + scale * ops.tan(math.pi * (q - 0.5))
+
+
+class t:
+    """Student's t distribution with ``df`` degrees of freedom.
+
+    >>> import chainrule.scipy.stats as stats
+    >>> round(float(stats.t.logpdf(0.0, df=1.0)), 6)     # -log(pi): one degree is Cauchy
+    -1.14473
+    """
+
+    @staticmethod
+    def logpdf(x, df, loc=0.0, scale=1.0):
+        z = _standard(x, loc, scale)
+        half = 0.5 * (df + 1.0)
+        return (special.gammaln(half) - special.gammaln(0.5 * df)
+                - 0.5 * ops.log(df * math.pi) - ops.log(scale) - half * ops.log1p(z * z / df))
+
+    @staticmethod
+    def pdf(x, df, loc=0.0, scale=1.0):
+        return ops.exp(t.logpdf(x, df, loc, scale))
+
+
+class gamma:
+    """The gamma distribution with shape ``a``: density y**(a-1) e**-y / gamma(a) / scale,
+    y = (x - loc) / scale > 0.
+
+    >>> import chainrule.scipy.stats as stats
+    >>> round(float(stats.gamma.logpdf(2.0, a=3.0)), 6)
+    -1.306853
+    """
+
+    @staticmethod
+    def logpdf(x, a, loc=0.0, scale=1.0):
+        y = _standard(x, loc, scale)
+        inside = raw(y) > 0
+        y = _safe(inside, y)
+        return _inside(inside, special.xlogy(a - 1.0, y) - y - special.gammaln(a)
+                       - ops.log(scale))
+
+    @staticmethod
+    def pdf(x, a, loc=0.0, scale=1.0):
+        return ops.exp(gamma.logpdf(x, a, loc, scale))
+
+
+class chi2:
+    """The chi-squared distribution with ``df`` degrees of freedom: gamma(df / 2, scale 2).
+
+    >>> import chainrule.scipy.stats as stats
+    >>> round(float(stats.chi2.pdf(2.0, df=2.0)), 6)      # e**-1 / 2
+    0.18394
+    """
+
+    @staticmethod
+    def logpdf(x, df, loc=0.0, scale=1.0):
+        return gamma.logpdf(x, 0.5 * df, loc, 2.0 * scale)
+
+    @staticmethod
+    def pdf(x, df, loc=0.0, scale=1.0):
+        return ops.exp(chi2.logpdf(x, df, loc, scale))
+
+
+class beta:
+    """The beta distribution on [loc, loc + scale] with shapes ``a`` and ``b``.
+
+    >>> import chainrule.scipy.stats as stats
+    >>> float(stats.beta.pdf(0.5, a=2.0, b=2.0))
+    1.5
+    """
+
+    @staticmethod
+    def logpdf(x, a, b, loc=0.0, scale=1.0):
+        y = _standard(x, loc, scale)
+        inside = (raw(y) > 0) & (raw(y) < 1)
+        y = _safe(inside, y, 0.5)
+        return _inside(inside, special.xlogy(a - 1.0, y) + special.xlog1py(b - 1.0, -y)
+                       - special.betaln(a, b) - ops.log(scale))
+
+    @staticmethod
+    def pdf(x, a, b, loc=0.0, scale=1.0):
+        return ops.exp(beta.logpdf(x, a, b, loc, scale))
+
+
+# The Poisson CDF, SciPy's pdtr: d/dmu of P(K <= k) is minus the mass at floor(k).
+_pdtr = elementwise(lambda k, mu: special._sp.pdtr(k, mu), "pdtr", None,
+                    lambda ans, k, mu: -ops.exp(poisson.logpmf(xp.floor(raw(k)), mu)),
+                    doc="The Poisson distribution's CDF at k for the mean mu.")
+
+
+class poisson:
+    """The Poisson distribution with mean ``mu`` (differentiable in mu; k is a count).
+
+    >>> import chainrule.scipy.stats as stats
+    >>> round(float(stats.poisson.pmf(2, mu=3.0)), 6), round(float(stats.poisson.cdf(2, 3.0)), 6)
+    (0.224042, 0.42319)
+    """
+
+    @staticmethod
+    def logpmf(k, mu, loc=0.0):
+        k = k - loc
+        whole = (raw(k) >= 0) & (raw(k) == xp.floor(raw(k)))
+        k = xp.where(whole, raw(k), 0.0)
+        return _inside(whole, special.xlogy(k, mu) - special.gammaln(k + 1.0) - mu)
+
+    @staticmethod
+    def pmf(k, mu, loc=0.0):
+        return ops.exp(poisson.logpmf(k, mu, loc))
+
+    @staticmethod
+    def cdf(k, mu, loc=0.0):
+        return _pdtr(raw(k) - loc, mu)
+
+
+class dirichlet:
+    """The Dirichlet distribution with concentrations ``alpha`` (K of them); the K
+    components of ``x`` run along its first axis, as in SciPy.
+
+    >>> import chainrule.scipy.stats as stats
+    >>> round(float(stats.dirichlet.logpdf(np.array([0.2, 0.3, 0.5]), np.array([1.0, 2.0, 3.0]))), 6)
+    1.504077
+    """
+
+    @staticmethod
+    def logpdf(x, alpha):
+        alpha_column = ops.reshape(alpha, (-1,) + (1,) * (ndim_of(x) - 1)) \
+            if ndim_of(x) > 1 else alpha
+        return (ops.sum(special.xlogy(alpha_column - 1.0, x), axis=0)
+                + special.gammaln(ops.sum(alpha)) - ops.sum(special.gammaln(alpha)))
+
+    @staticmethod
+    def pdf(x, alpha):
+        return ops.exp(dirichlet.logpdf(x, alpha))
+
+
+class multivariate_normal:
+    """The multivariate normal distribution N(mean, cov); ``x`` holds one point per row
+    (or is one point), as in SciPy. cov must be positive definite.
+
+    >>> import chainrule.scipy.stats as stats
+    >>> round(float(stats.multivariate_normal.logpdf(np.zeros(2), np.zeros(2), np.eye(2))), 6)
+    -1.837877
+    """
+
+    @staticmethod
+    def logpdf(x, mean=None, cov=1.0):
+        x = ops.atleast_1d(x)
+        k = shape_of(x)[-1]
+        mean = 0.0 * x if mean is None else mean
+        cov = ops.atleast_2d(cov)
+        if shape_of(cov) == (1, 1) and k != 1:
+            cov = cov[0, 0] * xp.eye(k)
+        lower = ops.cholesky(cov)
+        diff = x - mean
+        # z = L^-1 (x - mean), for each point: solve with the points as columns
+        z = ops.solve(lower, ops.transpose(ops.atleast_2d(diff)))
+        log_det = 2.0 * ops.sum(ops.log(ops.diagonal(lower)))
+        quadratic = ops.sum(z * z, axis=0)
+        out = -0.5 * (k * _LOG_2PI + log_det + quadratic)
+        return out[0] if ndim_of(diff) == 1 else out
+
+    @staticmethod
+    def pdf(x, mean=None, cov=1.0):
+        return ops.exp(multivariate_normal.logpdf(x, mean, cov))
+
+    @staticmethod
+    def entropy(mean=None, cov=1.0):
+        cov = ops.atleast_2d(cov)
+        k = shape_of(cov)[-1]
+        log_det = 2.0 * ops.sum(ops.log(ops.diagonal(ops.cholesky(cov))))
+        return 0.5 * (k * (1.0 + _LOG_2PI) + log_det)
