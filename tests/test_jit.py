@@ -645,6 +645,80 @@ def test_the_program_of_a_training_step_reads_as_numbered_numpy_calls():
     assert "def program(" in program.source()
 
 
+def _parts(program):
+    return [line[2:] for line in str(program).splitlines() if line.startswith("# ")]
+
+
+def test_each_part_of_the_program_is_named_for_what_it_does():
+    """A backward pass (Tensor.backward, cr.grad's), an update of the parameters
+    (an optimizer's, or by hand, under no_grad or through .data), a no_grad block that
+    updates nothing, and a trace begun under no_grad."""
+    w = cr.tensor([1.0, -2.0], requires_grad=True)
+    x = np.array([1.0, 2.0])
+
+    def update_under_no_grad(w, x):
+        loss = ((w * x) ** 2).sum()
+        loss.backward()
+        with cr.no_grad():
+            w -= 0.1 * w.grad
+        return loss
+
+    def update_through_data(x):
+        loss = ((w * x) ** 2).sum()
+        loss.backward()
+        w.data = w.data - 0.1 * w.grad
+        return loss
+
+    def evaluate_under_no_grad(x):
+        loss = ((w * x) ** 2).sum()
+        loss.backward()
+        with cr.no_grad():
+            positive = (w * x > 0).mean()
+        return loss, positive
+
+    assert _parts(cr.make_program(update_under_no_grad)(w, x)) == \
+        ["forward", "backward", "update"]
+    assert _parts(cr.make_program(update_through_data)(x)) == \
+        ["forward", "backward", "update"]
+    assert _parts(cr.make_program(evaluate_under_no_grad)(x)) == \
+        ["forward", "backward", "no_grad"]
+    f = lambda x: cr.sum(cr.tanh(x) ** 2)
+    assert _parts(cr.make_program(cr.value_and_grad(f))(x)) == ["forward", "backward"]
+    assert _parts(cr.make_program(cr.grad(f))(x)) == ["forward", "backward"]
+    with cr.no_grad():
+        assert _parts(cr.make_program(lambda x: cr.sum(w * x))(x)) == ["no_grad"]
+        assert _parts(cr.make_program(cr.value_and_grad(f))(x)) == \
+            ["forward", "backward"]  # (cr.grad switches the graph on for its function)
+    model = nn.Linear(2, 1, rng=0)
+    opt = optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    opt_step = cr.make_program(lambda x, y: train_step(model, opt, x, np.array([0, 0])))
+    assert _parts(opt_step(np.ones((2, 2)), None)) == ["forward", "backward", "update (SGD)"]
+
+
+def test_parts_and_names_are_made_while_tracing_only(monkeypatch):
+    """A replay runs the program alone: no mark, no name."""
+    w = cr.tensor([1.0, -2.0], requires_grad=True)
+
+    @cr.jit
+    def step(w, x):
+        loss = cr.sum((w * x) ** 2)
+        w.grad = None
+        loss.backward()
+        with cr.no_grad():
+            w -= 0.1 * w.grad
+        return loss
+
+    step(w, np.ones(2))
+    step(w, np.ones(2))  # (traced again: w has a gradient now)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("called in a replay")
+    monkeypatch.setattr(recording.Recording, "mark", refuse)
+    monkeypatch.setattr(recording.Recording, "__init__", refuse)
+    for _ in range(3):
+        step(w, np.ones(2))
+
+
 def test_kept_buffers_never_hold_what_a_call_returns():
     """Temporaries are computed into buffers kept from call to call; results are new
     arrays at each call, so a result kept from an earlier call does not change."""

@@ -7,6 +7,8 @@ import contextlib
 import math
 import threading
 
+from . import arrays as xp
+
 __all__ = ["no_grad", "enable_grad", "inference_mode", "is_grad_enabled",
            "detect_anomaly", "is_anomaly_enabled"]
 
@@ -69,12 +71,22 @@ class _SwitchMode(contextlib.ContextDecorator):
         setattr(_modes, self.attribute, self.value)
         with _switching:
             modes_switched[0] += 1
+        self._section = None  # (cr.jit's recorder, the part to name again on the way out)
+        if xp.recorders_open[0] and self.attribute == "grad_enabled" and \
+                self._previous != self.value:
+            trace = xp.recorder()
+            if trace is not None:  # the program's listing names this part
+                part = "forward" if self.value else "no_grad"
+                self._section = (trace, trace.mark(part, switch=True))
         return self
 
     def __exit__(self, *exc):
         setattr(_modes, self.attribute, self._previous)
         with _switching:
             modes_switched[0] -= 1
+        if self._section is not None:
+            trace, section = self._section
+            trace.mark(section)
         return False
 
     def _recreate_cm(self):  # a fresh one per call when used as a decorator (re-entrant)

@@ -27,6 +27,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import arrays as xp
+from ..modes import is_grad_enabled
 from . import recording
 from .state import ObjectState, TensorState, carries_state, grad_key, untraced
 from .codegen import MISS, call_function
@@ -164,7 +165,7 @@ class Jitted:
 
     # --- tracing ----------------------------------------------------------------------
     def _trace(self, args, kwargs, key, keep=True):
-        trace = recording.Recording()
+        trace = recording.Recording("forward" if is_grad_enabled() else "no_grad")
         session = _Session(trace)
         names = _argument_names(self.fun, len(args))
         traced_args = [arg if i in self.static_argnums else
@@ -385,8 +386,11 @@ class _Session:
         for state, what, where in writes:
             if type(where) is int:
                 where_to.setdefault(output_slots[where], []).append(state.describe(what))
+        parameters = [state.data_slot for state in self.states
+                      if type(state) is TensorState and state.tensor.requires_grad]
         program = compile_program(self.trace, output_slots, self.names, replaces,
-                                  {k: ", ".join(v) for k, v in where_to.items()})
+                                  {k: ", ".join(v) for k, v in where_to.items()},
+                                  parameters)
         explicit = [self.adopted[id(t)]
                     for t in _distinct([t for t, _ in self.tensor_arguments])]
         return _Entry(program, template, outputs, self.states, explicit, writes)

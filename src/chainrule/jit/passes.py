@@ -4,6 +4,7 @@
 they had while tracing, and returns its decision, which the code generator reads:
 
 * ``live_calls``: the calls that make what the program returns or writes;
+* ``parts``: the parts of the program (forward, backward, update) as a reader names them;
 * ``new_arrays``: the calls whose result is a new array (it could go into a buffer);
 * ``views``: the results that may share memory with what the call read;
 * ``in_place``: new values of inputs computed into the input's own array;
@@ -19,7 +20,7 @@ import numpy as np
 
 from .recording import UFUNC_OF, pure
 
-__all__ = ["live_calls", "new_arrays", "views", "sharing", "in_place", "kept_buffers",
+__all__ = ["live_calls", "parts", "new_arrays", "views", "sharing", "in_place", "kept_buffers",
            "unused_inputs", "elementwise", "ufunc_of", "last_uses"]
 
 
@@ -45,6 +46,30 @@ def live_calls(ops, marks, needed):
         if current != shown:
             sections[new] = shown = current
     return [ops[i] for i in kept], sections
+
+
+def parts(program, parameters, replaces):
+    """{index of a call: the part of the program that starts there}, from the parts the
+    recording marked, with an update named for what it does: a part without a graph
+    ("no_grad"), or a forward part after a backward pass, that changes a parameter's
+    values (``parameters``: their input slots), in place or as its new value
+    (``replaces``: {output: the input it replaces}), is an update, as ``w -= lr *
+    w.grad`` is."""
+    def updates(op):
+        return any(n in parameters for n in op.writes) or \
+            any(replaces.get(n) in parameters for n in op.results())
+
+    starts = sorted(program.sections)
+    named, after_backward = {}, False
+    for start, stop in zip(starts, starts[1:] + [len(program.ops)]):
+        name = program.sections[start]
+        if (name == "no_grad" or name == "forward" and after_backward) and \
+                any(updates(op) for op in program.ops[start:stop]):
+            name = "update"
+        after_backward = after_backward or name == "backward"
+        if not named or named[max(named)] != name:
+            named[start] = name
+    return named
 
 
 def new_arrays(program):

@@ -68,19 +68,23 @@ class Program:
         return len(self.ops)
 
 
-def compile_program(recording, outputs, names=None, replaces=None, destinations=None):
+def compile_program(recording, outputs, names=None, replaces=None, destinations=None,
+                    parameters=()):
     """The program of a finished recording that returns the values of ``outputs``
     (slots). ``names``: slot -> a reader's name; ``replaces``: {output: input} where an
     output is an input's new value (a parameter after its update), which may be
-    computed into the input's array; ``destinations``: output -> where it goes (for the
-    listing)."""
+    computed into the input's array; ``destinations``: output -> where it goes;
+    ``parameters``: the input slots of the arrays of tensors that require grad (the
+    last two for the listing)."""
+    replaces = replaces or {}
     ops, sections = passes.live_calls(recording.ops, recording.marks,
                                       set(outputs) | set(recording.inputs))
     program = Program(recording.inputs, ops, outputs, recording.values, sections, names,
                       destinations)
+    program.sections = passes.parts(program, set(parameters), replaces)
     program.fresh = passes.new_arrays(program)
     program.views = passes.views(program)
-    program.in_place = passes.in_place(program, replaces or {})
+    program.in_place = passes.in_place(program, replaces)
     program.blocks = blocks.row_blocks(program)
     scratch = {n for run in program.blocks.values() for n in run.scratch}
     program.buffers = passes.kept_buffers(program, skip=scratch)

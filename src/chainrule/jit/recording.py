@@ -385,11 +385,12 @@ UFUNC_OF = {operator.add: np.add, operator.sub: np.subtract, operator.mul: np.mu
 class Recording:
     """A recording in progress: the program's inputs and calls so far."""
 
-    def __init__(self):
+    def __init__(self, section="forward"):
         self.ops = []
         self.inputs = []          # slot numbers of the program's arguments, in order
         self.values = {}          # slot -> the value it had while tracing
-        self.marks = {0: "forward"}  # op index -> the part that starts there
+        self.marks = {0: section}  # op index -> the part that starts there
+        self.section = section    # the part the calls now belong to
         self.alive = True
         self.adopt = None         # adopt(obj): cr.jit makes a tensor's arrays inputs
         self._slots = itertools.count()
@@ -412,9 +413,23 @@ class Recording:
         if self.adopt is not None:
             self.adopt(obj)
 
-    def mark(self, section):
-        """Name the part of the program that the calls from now on belong to."""
+    def mark(self, section, switch=False):
+        """Name the part of the program that the calls from now on belong to: "forward",
+        "backward" (a backward pass: ``Tensor.backward``, the transforms'), "update
+        (SGD)" (an optimizer's step). Returns the name it replaces, which the code that
+        marked a part gives back here when the part ends (a backward pass inside
+        ``cr.grad`` inside a ``no_grad`` block).
+
+        ``switch``: the grad mode was switched ("no_grad" for ``no_grad()``, "forward"
+        for ``enable_grad()`` inside it). That names a part of the computation only
+        where no other name does: inside an optimizer's update (which runs under
+        no_grad) or a backward pass, the part keeps its name."""
+        previous = self.section
+        if switch and previous not in ("forward", "no_grad"):
+            return previous
+        self.section = section
         self.marks[len(self.ops)] = section
+        return previous
 
     def _new(self, value):
         slot = next(self._slots)

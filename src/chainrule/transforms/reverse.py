@@ -23,7 +23,7 @@ import numpy as np
 from ..graph import Roots, topological_order
 from ..node import Node
 from ..primitive import Box, objects_refused
-from ..arrays import as_array
+from ..arrays import as_array, recorder, recorders_open
 from ..backward import add_gradients, backward_pass
 from .tracer import Tracer
 
@@ -92,7 +92,12 @@ def gradients(roots, seeds, starts, batch_shape=()):
                            else add_gradients(previous[1], seed),
                            False)
     order = topological_order(Roots(roots))[:-1]
+    trace = recorder() if recorders_open[0] else None
+    if trace is not None:  # cr.jit: the program's listing names this part
+        previous = trace.mark("backward")
     arrived = backward_pass(grads, order, batch_shape=batch_shape)
+    if trace is not None:
+        trace.mark(previous)
     found = []
     for start in starts:  # what arrived, plus the seed of a start that is a root itself
         parts = [entry[1] for entry in (arrived.get(id(start)), grads.get(id(start)))
