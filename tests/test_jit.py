@@ -19,6 +19,7 @@ What must hold, and is checked here:
   numbers, and only where no array they write is read elsewhere through a view.
 """
 
+import re
 import warnings
 from pathlib import Path
 
@@ -649,6 +650,12 @@ def _parts(program):
     return [line[2:] for line in str(program).splitlines() if line.startswith("# ")]
 
 
+def _inputs(program):
+    """The names on the listing's first line: ``inputs: x (4, 2) float64, lr0 float``."""
+    return re.findall(r"(\S+) (?:\([^)]*\) )?\w+(?:, |$)",
+                      str(program).splitlines()[0].removeprefix("inputs: "))
+
+
 def test_each_part_of_the_program_is_named_for_what_it_does():
     """A backward pass (Tensor.backward, cr.grad's), an update of the parameters
     (an optimizer's, or by hand, under no_grad or through .data), a no_grad block that
@@ -693,6 +700,46 @@ def test_each_part_of_the_program_is_named_for_what_it_does():
     opt = optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     opt_step = cr.make_program(lambda x, y: train_step(model, opt, x, np.array([0, 0])))
     assert _parts(opt_step(np.ones((2, 2)), None)) == ["forward", "backward", "update (SGD)"]
+
+
+def test_the_inputs_are_named_as_the_function_names_them():
+    """By argument, by the variable a function closes over or reads, by a module's
+    parameter names; tensor0 only where nothing names a tensor."""
+    x = np.ones(2)
+    w = cr.tensor([1.0, -2.0], requires_grad=True)
+    params = [cr.tensor([0.5, 0.5], requires_grad=True)]
+    box = type("Box", (), {})()
+    box.t = cr.tensor([3.0, 4.0])
+
+    def closes_over(x):
+        return cr.sum(w * x + params[0] * box.t)
+
+    assert _inputs(cr.make_program(closes_over)(x)) == ["x", "w", "params[0]", "tensor0"]
+    assert _inputs(cr.make_program(lambda v, ps: cr.sum(v * ps[0]))(w, params)) == \
+        ["v", "ps[0]"]
+    assert _inputs(cr.make_program(lambda *xs: cr.sum(xs[0] * xs[1]))(x, x)) == \
+        ["xs[0]", "xs[1]"]
+    assert _inputs(cr.make_program(cr.jit(lambda a: cr.sum(a * 2.0)))(x)) == ["a"]
+
+    model = nn.Sequential(nn.Linear(2, 3, rng=0), nn.ReLU(), nn.Linear(3, 1, rng=1))
+    opt = optim.SGD(model.parameters(), lr=0.1)
+
+    def reads_a_model(x):
+        opt.zero_grad()
+        cr.sum(model(cr.tensor(x))).backward()
+        opt.step()
+
+    names = _inputs(cr.make_program(reads_a_model)(np.ones((4, 2))))
+    assert names == ["x", "model.layers.0.weight", "model.layers.0.bias",
+                     "model.layers.2.weight", "model.layers.2.bias", "lr0"]
+    holder = type("Holder", (), {})()
+    holder.net = model
+
+    def reaches_a_model(x):  # (through an attribute: named by the model alone)
+        return cr.sum(holder.net(cr.tensor(x)))
+
+    assert _inputs(cr.make_program(reaches_a_model)(np.ones((4, 2))))[1:4] == \
+        ["layers.0.weight", "layers.0.weight.grad", "layers.0.bias"]
 
 
 def test_parts_and_names_are_made_while_tracing_only(monkeypatch):

@@ -19,7 +19,9 @@ again.
 """
 
 import functools
+import inspect
 import threading
+import types
 import warnings
 from collections.abc import Sequence
 from typing import Any, Callable
@@ -173,6 +175,8 @@ class Jitted:
                        for i, arg in enumerate(args)]
         traced_kwargs = {k: kwargs[k] if k in self.static_argnames else
                          session.argument(kwargs[k], k) for k in sorted(kwargs)}
+        for name, value in _variables(self.fun):
+            session.name(value, name)
         with _tracing(trace, session):
             try:
                 session.adopt_arguments()
@@ -252,11 +256,57 @@ class _Identity:
 
 
 def _argument_names(fun, count):
+    """The names of ``fun``'s first ``count`` positional parameters, as the listing shows
+    the arrays passed there: ``x``, and ``args[0]`` for one that lands in ``*args``."""
+    fun = _unwrapped(fun)
     code = getattr(fun, "__code__", None)
     if code is None:
         return [f"arg{i}" for i in range(count)]
     names = list(code.co_varnames[:code.co_argcount])
-    return names + [f"arg{i}" for i in range(len(names), count)]
+    if inspect.ismethod(fun):
+        names = names[1:]  # (self is bound already)
+    rest = "arg"
+    if code.co_flags & inspect.CO_VARARGS:
+        rest = code.co_varnames[code.co_argcount + code.co_kwonlyargcount]
+    return names + [f"{rest}[{i}]" for i in range(count - len(names))]
+
+
+def _variables(fun):
+    """(name, value) of the variables ``fun`` reads besides its arguments, for the
+    listing's names: its closure's, and the module's globals its code names."""
+    fun = _unwrapped(fun)
+    code = getattr(fun, "__code__", None)
+    if code is None:
+        return []
+    found = []
+    for name, cell in zip(code.co_freevars, getattr(fun, "__closure__", None) or ()):
+        try:
+            found.append((name, cell.cell_contents))
+        except ValueError:  # a variable not yet assigned
+            pass
+    namespace = getattr(fun, "__globals__", {})
+    found.extend((name, namespace[name]) for name in _global_names(code)
+                 if name in namespace)
+    return found
+
+
+def _global_names(code):
+    """The names a function's code reads (its own and its comprehensions' and lambdas')."""
+    names = list(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names.extend(_global_names(const))
+    return names
+
+
+def _unwrapped(fun):
+    """The function inside ``functools.wraps`` wrappers (a cr.jit of it, a decorator)."""
+    for _ in range(100):  # (a wrapper that wraps itself ends the search)
+        inner = getattr(fun, "__wrapped__", None)
+        if inner is None:
+            break
+        fun = inner
+    return fun
 
 
 # ---------------------------------------------------------------------------------------
@@ -307,7 +357,7 @@ class _Session:
         self.states = []      # TensorState / ObjectState, in the order adopted
         self.adopted = {}     # id(object) -> its state record
         self.tensor_arguments = []  # (tensor, name): adopted first, in argument order
-        self.hints = {}       # id(tensor) -> a name (model.layers.0.weight)
+        self.hints = {}       # id(tensor) -> the listing's name (w, model.layers.0.weight)
         self.object_arguments = []  # arguments that carry state: adopted after tensors
 
     def argument(self, arg, name):
@@ -321,26 +371,46 @@ class _Session:
             return traced
         if isinstance(arg, Tensor):
             self.tensor_arguments.append((arg, name))
+            self.name(arg, name)
             return arg
         if kind is tuple or kind is list:
-            return kind(self.argument(item, f"{name}{i}") for i, item in enumerate(arg))
+            return kind(self.argument(item, f"{name}[{i}]") for i, item in enumerate(arg))
         if kind is dict:
-            return {k: self.argument(v, f"{name}_{k}") for k, v in arg.items()}
-        named = getattr(arg, "named_parameters", None)
-        if named is not None and callable(named):  # a module: its parameters' names
-            for pname, p in named():
-                self.hints.setdefault(id(p), f"{name}.{pname}")
+            return {k: self.argument(v, f"{name}[{k!r}]") for k, v in arg.items()}
+        self.name(arg, name)
         if carries_state(arg):
             self.object_arguments.append(arg)
         return arg
 
+    def name(self, value, name):
+        """Name the tensors ``value`` is or holds, where nothing named them before: a
+        tensor ``name``, a module's parameters ``name.layers.0.weight``, a list's
+        ``name[0]``. Arguments are named first, then the variables the function reads,
+        then the modules it reaches (their parameters by ``named_parameters()`` alone)."""
+        hints = self.hints
+        if isinstance(value, Tensor):
+            hints.setdefault(id(value), name)
+        elif type(value) in (list, tuple):
+            for i, item in enumerate(value):
+                if isinstance(item, Tensor):
+                    hints.setdefault(id(item), f"{name}[{i}]")
+        elif type(value) is dict:
+            for k, item in value.items():
+                if isinstance(item, Tensor):
+                    hints.setdefault(id(item), f"{name}[{k!r}]")
+        elif not isinstance(value, type) and callable(getattr(value, "named_parameters",
+                                                              None)):  # a module
+            prefix = f"{name}." if name else ""
+            for pname, p in value.named_parameters():
+                hints.setdefault(id(p), prefix + pname)
+
     def adopt_arguments(self):
-        for tensor, name in self.tensor_arguments:
-            self.adopt(tensor, name)
+        for tensor, _ in self.tensor_arguments:
+            self.adopt(tensor)
         for obj in self.object_arguments:
             self.adopt(obj)
 
-    def adopt(self, obj, name=None):
+    def adopt(self, obj):
         """Make what a tensor (or an object that carries state) holds inputs of the
         program, once."""
         if id(obj) in self.adopted:
@@ -348,16 +418,27 @@ class _Session:
         if isinstance(obj, Tensor):
             if type(obj._data) is not np.ndarray:
                 return  # made while tracing: a value of the program, not state
-            name = name or self.hints.get(id(obj)) or f"tensor{len(self.states)}"
-            state = TensorState(obj, self.trace, name)
+            state = TensorState(obj, self.trace)
         elif carries_state(obj):
             self.adopted[id(obj)] = None  # (its tensors are adopted while it is read)
+            self.name(obj, "")  # a module reached: its parameters' own names
             state = ObjectState(obj, self.trace, self.adopt)
         else:
             return  # a Value: the scalar engine's numbers are constants of the program
         self.adopted[id(obj)] = state
         self.states.append(state)
-        self.names.update(state.names)
+
+    def _name_states(self):
+        """The listing's names of the state's inputs: a tensor by the name found for it
+        (``tensor0``, ``tensor1``... where none was), an object's by its keys."""
+        unnamed = 0
+        for state in self.states:
+            if type(state) is TensorState:
+                name = self.hints.get(id(state.tensor))
+                if name is None:
+                    name, unnamed = f"tensor{unnamed}", unnamed + 1
+                state.named(name)
+            self.names.update(state.names)
 
     def restore(self):
         """After a failed trace: real arrays back where traced ones were left."""
@@ -365,6 +446,7 @@ class _Session:
             state.restore()
 
     def finish(self, result):
+        self._name_states()
         outputs = []
         template = _outputs(result, outputs, self.trace)
         writes = []

@@ -60,23 +60,28 @@ class TensorState:
     """A tensor the program reads: its array (and gradient, if it has one) are inputs;
     what the function left in them is written back."""
 
-    def __init__(self, tensor, trace, name):
+    def __init__(self, tensor, trace):
         self.tensor = tensor
         self.trace = trace
         data, grad = tensor._data, tensor._grad
         self.key = (data.shape, data.dtype, tensor.requires_grad, grad_key(grad))
         self.initial_grad = grad
         traced = trace.input(data)
-        self.name = name
-        self.names = {traced._slot: name}
         tensor._data = traced
         self.data_slot = traced._slot
         self.grad_slot = None
         if isinstance(grad, np.ndarray):
             traced_grad = trace.input(grad)
-            self.names[traced_grad._slot] = f"{name}.grad"
             tensor._grad = traced_grad
             self.grad_slot = traced_grad._slot
+        # The listing's name (a parameter's, found by the end of the trace: jitted.py)
+        self.name = self.names = None
+
+    def named(self, name):
+        self.name = name
+        self.names = {self.data_slot: name}
+        if self.grad_slot is not None:
+            self.names[self.grad_slot] = f"{name}.grad"
 
     def read(self, values):
         """Append this call's inputs; False if the tensor no longer fits the program."""
