@@ -766,6 +766,35 @@ def test_parts_and_names_are_made_while_tracing_only(monkeypatch):
         step(w, np.ones(2))
 
 
+@pytest.mark.parametrize("way", ["operation", "reflected", "ufunc", "argument",
+                                 "list argument", "result", "scalar model",
+                                 "scalar model argument", "optimizer", "micrograd"])
+def test_a_value_met_while_tracing_raises_one_line_that_says_to_use_tensors(way):
+    from chainrule.micrograd.engine import Value as MicrogradValue
+    from chainrule.nn.scalar import MLP
+    model = MLP(2, [3, 1], rng=0)
+    ways = {
+        "operation": (lambda x: x * cr.Value(2.0), (np.ones(2),)),
+        "reflected": (lambda x: cr.Value(2.0) * x, (3.0,)),
+        "ufunc": (lambda x: np.multiply(x, cr.Value(2.0)), (np.ones(2),)),
+        "argument": (lambda v: v * 2.0, (cr.Value(2.0),)),
+        "list argument": (lambda vs: vs[0] * 2.0, ([cr.Value(2.0)],)),
+        "result": (lambda: cr.Value(2.0) * 3.0, ()),
+        "scalar model": (lambda x: model(list(x)), ([1.0, 2.0],)),
+        "scalar model argument": (lambda m: m([1.0, 2.0]), (model,)),
+        "optimizer": (lambda: optim.SGD(model.parameters(), lr=0.1).step(), ()),
+        "micrograd": (lambda x: MicrogradValue(1.0) + x, (np.ones(2),)),
+    }
+    f, args = ways[way]
+    for make in (cr.jit, cr.make_program):
+        with pytest.raises(recording.TracingError) as caught:
+            make(f)(*args)
+        message = str(caught.value)
+        assert "\n" not in message
+        assert message.startswith("cr.jit and cr.make_program cannot trace a Value")
+        assert "use Tensors" in message
+
+
 def test_kept_buffers_never_hold_what_a_call_returns():
     """Temporaries are computed into buffers kept from call to call; results are new
     arrays at each call, so a result kept from an earlier call does not change."""

@@ -34,6 +34,7 @@ from . import recording
 from .state import ObjectState, TensorState, carries_state, grad_key, untraced
 from .codegen import MISS, call_function
 from .program import Program, compile_program
+from ..scalar.value import Value
 from ..tensor import Tensor, _record
 
 __all__ = ["jit", "make_program", "Jitted"]
@@ -181,9 +182,11 @@ class Jitted:
             try:
                 session.adopt_arguments()
                 result = self.fun(*traced_args, **traced_kwargs)
-            except BaseException:
+            except BaseException as error:
                 session.restore()
                 trace.end()
+                if isinstance(error, TypeError) and _in_the_scalar_engine(error):
+                    raise recording.values_refused() from error
                 raise
         entry = session.finish(result)
         trace.end()
@@ -253,6 +256,23 @@ class _Identity:
 
     def __hash__(self):
         return id(self.obj)
+
+
+def _in_the_scalar_engine(error):
+    """Whether ``error`` was raised in the scalar engine's code (a Value given a traced
+    number) and is not the error that says so already."""
+    if isinstance(error, recording.ValueTracingError):
+        return False
+    tb = error.__traceback__
+    while tb is not None:
+        module = tb.tb_frame.f_globals.get("__name__", "")
+        if module.startswith(_SCALAR_ENGINE):
+            return True
+        tb = tb.tb_next
+    return False
+
+
+_SCALAR_ENGINE = ("chainrule.scalar.", "chainrule.nn.scalar", "chainrule.micrograd.")
 
 
 def _argument_names(fun, count):
@@ -373,6 +393,8 @@ class _Session:
             self.tensor_arguments.append((arg, name))
             self.name(arg, name)
             return arg
+        if isinstance(arg, Value) or _holds_values(arg):
+            raise recording.values_refused()
         if kind is tuple or kind is list:
             return kind(self.argument(item, f"{name}[{i}]") for i, item in enumerate(arg))
         if kind is dict:
@@ -420,11 +442,15 @@ class _Session:
                 return  # made while tracing: a value of the program, not state
             state = TensorState(obj, self.trace)
         elif carries_state(obj):
+            if _holds_values(obj):  # a scalar model, called
+                raise recording.values_refused()
             self.adopted[id(obj)] = None  # (its tensors are adopted while it is read)
             self.name(obj, "")  # a module reached: its parameters' own names
             state = ObjectState(obj, self.trace, self.adopt)
+        elif isinstance(obj, Value):  # (a scalar model's zero_grad)
+            raise recording.values_refused()
         else:
-            return  # a Value: the scalar engine's numbers are constants of the program
+            return
         self.adopted[id(obj)] = state
         self.states.append(state)
 
@@ -478,9 +504,18 @@ class _Session:
         return _Entry(program, template, outputs, self.states, explicit, writes)
 
 
+def _holds_values(obj):
+    """Whether ``obj`` is a module of the scalar engine (its parameters are Values)."""
+    named = getattr(obj, "named_parameters", None)
+    return (not isinstance(obj, type) and callable(named) and
+            any(isinstance(p, Value) for _, p in named()))
+
+
 def _outputs(x, outputs, trace):
     """The result's structure, with ("out", k) where its k-th traced value goes."""
     kind = type(x)
+    if isinstance(x, Value):  # (computed in Python while tracing: a replay would not)
+        raise recording.values_refused()
     if kind is recording.Traced:
         traced = trace.lookup(x)
         if traced is not None:

@@ -26,12 +26,26 @@ import numpy as np
 
 from .. import arrays as xp
 from ..origin import user_line
+from ..scalar.value import Value
 
-__all__ = ["Traced", "Recording", "Op", "Effect", "Slot", "TracingError", "pure"]
+__all__ = ["Traced", "Recording", "Op", "Effect", "Slot", "TracingError",
+           "ValueTracingError", "values_refused", "pure"]
 
 
 class TracingError(TypeError):
     """A traced function did what a program cannot replay (see the message)."""
+
+
+class ValueTracingError(TracingError):
+    """A Value met while tracing: its operations are Python's, one number at a time,
+    and no NumPy call records them."""
+
+
+def values_refused():
+    return ValueTracingError(
+        "cr.jit and cr.make_program cannot trace a Value: Values are the scalar engine, "
+        "whose operations run in Python one number at a time, not as NumPy calls a "
+        "program can hold; use Tensors (cr.tensor, nn.Linear) instead")
 
 
 def _same_branch(condition, taken, what):
@@ -64,6 +78,16 @@ def _binary(op):
     return forward, reflected
 
 
+def _defers(other):
+    # a Tensor or a transform's tracer carries the traced array inside: it runs the
+    # operation (and records its graph), calling back here on the array
+    if getattr(other, "_contents", None) is None:
+        return False
+    if isinstance(other, Value):  # (a Value carries a number, never a traced array)
+        raise values_refused()
+    return True
+
+
 def _inplace(op, plain):
     def method(self, other):
         if _defers(other):
@@ -72,12 +96,6 @@ def _inplace(op, plain):
             return self._trace.record(op, (self, other), {}, writes=(self,))
         return self._trace.record(plain, (self, other), {})  # numbers: a new value
     return method
-
-
-def _defers(other):
-    # a Tensor or a transform's tracer carries the traced array inside: it runs the
-    # operation (and records its graph), calling back here on the array
-    return getattr(other, "_contents", None) is not None
 
 
 class Traced:
@@ -184,6 +202,8 @@ class Traced:
 
     def __array_function__(self, func, types, args, kwargs):
         if any(hasattr(t, "_contents") for t in types):
+            if any(issubclass(t, Value) for t in types):
+                raise values_refused()
             return NotImplemented
         if func in _STATIC:
             return func(*_values(args), **_values(kwargs))

@@ -30,6 +30,7 @@ can be replayed and finds the pieces as the trace touches them).
 import numpy as np
 
 from . import recording
+from ..scalar.value import Value
 from ..tensor import Tensor
 
 __all__ = ["TensorState", "ObjectState", "carries_state", "grad_key", "untraced",
@@ -228,6 +229,8 @@ class ObjectState:
         self.inputs = {}  # key -> the traced input that stands for it
         self.names = {}   # slot -> a reader's name
         for key, value in arrays.items():
+            if isinstance(value, Value):  # (an optimizer of a scalar model)
+                raise recording.values_refused()
             self.kinds[key] = kind(value)
             if isinstance(value, Tensor):
                 adopt(value)  # first: its inputs come before this object's
