@@ -699,10 +699,10 @@ def test_out_never_replaces_an_earlier_run_without_force(tmp_path):
 
 @pytest.mark.parametrize("output, message", [
     ("folder", "is a folder; expected a file to write, such as {folder}/graph.svg"),
-    ("g.txt", "cannot tell the picture's format from its suffix '.txt'; use .svg, .png, "
-              ".pdf, or .dot/.gv for the Graphviz source"),
-    ("g", "cannot tell the picture's format without a suffix; use .svg, .png, .pdf, or "
-          ".dot/.gv for the Graphviz source"),
+    ("g.jpeg", "cannot tell the picture's format from its suffix '.jpeg'; use .svg, .png, "
+               ".pdf, .dot/.gv for the Graphviz source, or .txt for text"),
+    ("g", "cannot tell the picture's format without a suffix; use .svg, .png, .pdf, "
+          ".dot/.gv for the Graphviz source, or .txt for text"),
 ])
 def test_graph_output_that_cannot_be_a_picture_is_one_line(output, message, tmp_path):
     folder = tmp_path / "folder"
@@ -720,21 +720,30 @@ def test_data_fetch_into_a_file_is_one_line(tmp_path):
     assert err == f"chainrule data fetch: error: --to {blocker}: is a file, expected a folder"
 
 
-def test_graph_without_dot_writes_the_source_and_warns_as_train_does(tmp_path):
+def test_graph_without_dot_prints_the_graph_as_text_and_warns_as_train_does(tmp_path):
     """One policy for pictures: what cannot be drawn is a warning once the results are
-    out (the gradients printed, the DOT source written), exit 0."""
+    out (the gradients printed, the text and the DOT source written), exit 0. The graph
+    is printed as text, so it can be seen without installing anything."""
     empty = tmp_path / "bin"  # a PATH with no `dot` on it
     empty.mkdir()
     result = cli("graph", "x*y", "--at", "x=2,y=3", "-o", tmp_path / "g.svg",
                  env=environment(PATH=str(empty)))
     warning = one_line_error(result, code=0)
     assert warning.startswith(f"chainrule graph: warning: cannot render {tmp_path / 'g.svg'}: "
-                              f"Graphviz's `dot` program was not found")
-    assert result.stdout.splitlines()[-1] == f"wrote {tmp_path / 'g.dot'}"
+                              f"Graphviz's `dot` program was not found. The graph was "
+                              f"written as text to {tmp_path / 'g.txt'}, and the DOT source "
+                              f"to {tmp_path / 'g.dot'}")
+    assert result.stdout.splitlines() == [
+        "value = 6.0", "d/dx = 3.0", "d/dy = 2.0",
+        "f = x * y   data 6.0000   grad 1.0000",
+        "x           data 2.0000   grad 3.0000",
+        "y           data 3.0000   grad 2.0000",
+        f"wrote {tmp_path / 'g.txt'}", f"wrote {tmp_path / 'g.dot'}"]
     assert "digraph" in (tmp_path / "g.dot").read_text()
+    assert (tmp_path / "g.txt").read_text().startswith("f = x * y")
 
 
-def test_graph_without_the_graphviz_package_warns(tmp_path):
+def test_graph_without_the_graphviz_package_prints_the_text_and_warns(tmp_path):
     fake = tmp_path / "fake"
     (fake / "graphviz").mkdir(parents=True)
     (fake / "graphviz" / "__init__.py").write_text(
@@ -742,6 +751,42 @@ def test_graph_without_the_graphviz_package_warns(tmp_path):
     result = cli("graph", "x*y", "--at", "x=2,y=3", "-o", tmp_path / "g.svg",
                  path_first=fake)
     warning = one_line_error(result, code=0)
-    assert warning.startswith("chainrule graph: warning: no picture: drawing graphs needs "
-                              "the graphviz Python package")
-    assert "d/dx = 3.0" in result.stdout
+    assert warning == (f"chainrule graph: warning: cannot write {tmp_path / 'g.svg'}: "
+                       f"drawing with Graphviz needs the graphviz Python package (pip "
+                       f"install 'chainrule[viz]'). The graph was written as text to "
+                       f"{tmp_path / 'g.txt'}")
+    assert "d/dx = 3.0" in result.stdout and "f = x * y   data 6.0000" in result.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fake", "g.txt"]
+
+
+def test_graph_to_a_txt_file_needs_nothing_and_names_nodes_as_explain_does(tmp_path, capsys):
+    out_file = tmp_path / "g.txt"
+    assert main(["graph", "x*y + x - 1", "--at", "x=2,y=3", "--explain",
+                 "-o", str(out_file)]) == 0
+    out = capsys.readouterr().out
+    picture = out_file.read_text().splitlines()
+    assert [line.split("   ")[0].strip() for line in picture] == [
+        "f = v2 + v3", "v3", "v2 = v1 + x", "x", "v1 = x * y", "y"]
+    for line in ("f = v2 + v3", "v2 = v1 + x", "v1 = x * y", "v3 = -1.0"):
+        assert line in out  # explain defines the same names, the constant too
+    assert out.splitlines()[-1] == f"wrote {out_file}"
+    assert [p.name for p in tmp_path.iterdir()] == ["g.txt"]
+
+
+def test_graph_names_the_output_apart_from_the_variables(tmp_path, capsys):
+    assert main(["graph", "f * 2", "--at", "f=1", "--explain",
+                 "-o", str(tmp_path / "g.txt")]) == 0
+    assert capsys.readouterr().out.startswith("g.grad = 1.0   (the start: dg/dg = 1)\n"
+                                              "g = f * v1")
+
+
+
+def test_the_text_picture_docs_cli_shows_is_the_one_written(tmp_path, capsys):
+    """docs/cli.md shows the file `-o graph.txt` writes; test_docs runs the command, and
+    this checks the file."""
+    page = (Path(__file__).parent.parent / "docs" / "cli.md").read_text()
+    after = page.split('$ chainrule graph "x*y + x - 1" --at x=2,y=3 -o graph.txt\n')[1]
+    shown = after.split("```text\n")[1].split("```")[0]
+    assert main(["graph", "x*y + x - 1", "--at", "x=2,y=3", "-o",
+                 str(tmp_path / "graph.txt")]) == 0
+    assert (tmp_path / "graph.txt").read_text() == shown

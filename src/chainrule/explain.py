@@ -63,7 +63,7 @@ import numpy as np
 from .graph import topological_order
 
 __all__ = ["ScalarStory", "TensorStory", "NodeNames", "reading_order", "definition",
-           "array_text", "SMALL"]
+           "operands", "array_text", "SMALL"]
 
 # An array of at most this many entries is printed with its numbers; a larger one by
 # its shape only, so that a line stays a line.
@@ -109,7 +109,7 @@ def _is_node(x):
     return hasattr(x, "_prev")
 
 
-def _operands(node):
+def operands(node):
     """The nodes a node's definition names: a Tensor's Tensor arguments (those that need
     no gradient too, which are not among its ``_prev``), a Value's operands."""
     args = getattr(node, "_args", None)
@@ -128,7 +128,7 @@ def reading_order(root):
     nodes, placed = [], set()
     for node in reversed(order):
         nodes.append(node)
-        for operand in _operands(node):
+        for operand in operands(node):
             if not operand._prev and id(operand) not in placed:
                 placed.add(id(operand))
                 nodes.append(operand)
@@ -159,7 +159,7 @@ class NodeNames:
                 if _is_node(node) and not name.startswith("_"):
                     self.given.setdefault(id(node), name)
         for node in topological_order(root) or [root]:  # a label comes before a name
-            for labelled in (node, *_operands(node)):
+            for labelled in (node, *operands(node)):
                 if getattr(labelled, "label", ""):
                     self.given[id(labelled)] = str(labelled.label)
         self._keep = list((labels or {}).items())  # ids stay valid while we hold them
@@ -170,7 +170,7 @@ class NodeNames:
         self.numbers = {}
         order = topological_order(root) or [root]
         for node in order:  # operands before the node: inputs get the small numbers
-            for operand in _operands(node):
+            for operand in operands(node):
                 self(operand)
             self(node)
 
@@ -263,7 +263,7 @@ class _Story:
         """The leaves that get a line of their own, among the operands of ``nodes``."""
         found = {}
         for node in nodes:
-            for operand in _operands(node):
+            for operand in operands(node):
                 if not operand._prev and self.tells(operand):
                     found.setdefault(id(operand), operand)
         return list(found.values())
