@@ -6,7 +6,8 @@
     chainrule/scalar/     the scalar engine (Value)
     chainrule/transforms/ grad, vjp, jvp and the tracers
     chainrule/scipy/      SciPy's functions with derivatives (imported on demand)
-    chainrule/nn/         modules, optimizers, checkpoints (and data/, micrograd/)
+    chainrule/nn/         modules, optimizers, checkpoints (and data/; micrograd/ and
+                          autograd/, those libraries' names and module paths)
     chainrule/jit/        cr.jit: the recorder, the program, the state it carries
     chainrule/app/        the command line, training runs, pictures
 
@@ -82,15 +83,16 @@ LAYERS = [
     ("scalar", lambda m: m.startswith("chainrule.scalar")),
     ("transforms", lambda m: m.startswith("chainrule.transforms")),
     ("scipy", lambda m: m.startswith("chainrule.scipy")),
-    ("nn", lambda m: m.startswith(("chainrule.nn", "chainrule.data", "chainrule.micrograd"))),
+    ("nn", lambda m: m.startswith(("chainrule.nn", "chainrule.data", "chainrule.micrograd",
+                                   "chainrule.autograd"))),
     ("jit", lambda m: m.startswith("chainrule.jit")),
     ("app", lambda m: m.startswith("chainrule.app")),
 ]
 # A package's own __init__ imports its files, and ``python -m chainrule`` runs the app:
 # those look down the list by design.
 GATHERERS = {"chainrule.scalar", "chainrule.transforms", "chainrule.scipy", "chainrule.nn",
-             "chainrule.data", "chainrule.micrograd", "chainrule.jit", "chainrule.app",
-             "chainrule.__main__"}
+             "chainrule.data", "chainrule.micrograd", "chainrule.autograd", "chainrule.jit",
+             "chainrule.app", "chainrule.__main__"}
 
 
 def layer_of(name):

@@ -59,10 +59,11 @@ NUMPY_DEFAULTS = dict(precision=8, threshold=1000, edgeitems=3, linewidth=75,
 
 def _primitives_by_module():
     """The Primitives (objects, not functions: doctest's finder passes them by), each
-    under the first module, in name order, whose namespace holds it; the package and
-    chainrule.numpy, which re-export them all, come last."""
+    under the first module, in name order, whose namespace holds it; the package,
+    chainrule.numpy and the autograd shim, which re-export them, come last."""
     owned, seen = {}, set()
-    exporters = ["chainrule.numpy", "chainrule"]
+    exporters = ["chainrule.numpy", "chainrule",
+                 *[m for m in MODULES if m.startswith("chainrule.autograd")]]
     for name in [m for m in MODULES if m not in exporters] + exporters:
         for key, value in vars(importlib.import_module(name)).items():
             if isinstance(value, Primitive) and id(value) not in seen:

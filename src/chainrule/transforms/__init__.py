@@ -13,7 +13,8 @@
 from .functional import (grad, hessian, hessian_operator, hvp, jacfwd, jacobian, jacrev, jvp,
                          linear_operator, tree_flatten, tree_unflatten, value_and_grad, vjp)
 from .gradcheck import GradcheckError, gradcheck
+from .pytrees import ravel_pytree
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "jacobian", "hessian",
            "hvp", "linear_operator", "hessian_operator", "tree_flatten", "tree_unflatten",
-           "gradcheck", "GradcheckError"]
+           "ravel_pytree", "gradcheck", "GradcheckError"]

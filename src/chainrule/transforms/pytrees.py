@@ -9,7 +9,10 @@ with respect to each leaf, and rebuild the same containers around the results (J
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["tree_flatten", "tree_unflatten", "tree_map", "leaf_count", "LEAF", "PyTree", "TreeDef"]
+import numpy as np
+
+__all__ = ["tree_flatten", "tree_unflatten", "tree_map", "ravel_pytree", "leaf_count", "LEAF",
+           "PyTree", "TreeDef"]
 
 # A pytree: a leaf (a number, an array, a Tensor or a Value), None (a subtree without
 # leaves, as in JAX), or a tuple, list or dict of pytrees, nested to any depth. Any,
@@ -92,3 +95,43 @@ def leaf_count(treedef):
 def tree_map(function, tree):
     leaves, treedef = tree_flatten(tree)
     return tree_unflatten(treedef, [function(leaf) for leaf in leaves])
+
+
+def ravel_pytree(tree: PyTree) -> tuple[Any, Any]:
+    """``(vector, unravel)``: every leaf of ``tree`` raveled into one float vector, and
+    the function that rebuilds the tree from a vector of that length. Both are
+    differentiable, so an optimizer or a solver that works on vectors can work on a
+    model's parameters. Dict entries go in the order of their sorted keys, as in JAX's
+    ``ravel_pytree`` and autograd's ``flatten``.
+
+    >>> vector, unravel = cr.ravel_pytree({"w": np.ones((2, 2)), "b": 3.0})
+    >>> vector.tolist()
+    [3.0, 1.0, 1.0, 1.0, 1.0]
+    >>> unravel(vector * 2)["w"].tolist()
+    [[2.0, 2.0], [2.0, 2.0]]
+    """
+    from .. import rules as ops
+    from ..primitive import shape_of
+    leaves, treedef = tree_flatten(tree)
+    order = _sorted_positions(tree_unflatten(treedef, range(len(leaves))))
+    shapes = [shape_of(leaf) for leaf in leaves]
+    sizes = [int(np.prod(shape)) for shape in shapes]
+    vector = ops.concatenate([ops.reshape(leaves[i], (-1,)) for i in order]) if leaves \
+        else np.zeros(0)
+
+    def unravel(flat):
+        pieces, start = [None] * len(leaves), 0
+        for i in order:
+            pieces[i] = ops.reshape(flat[start:start + sizes[i]], shapes[i])
+            start += sizes[i]
+        return tree_unflatten(treedef, pieces)
+    return vector, unravel
+
+
+def _sorted_positions(tree):
+    """The leaves of a tree of leaf positions, dict entries by sorted key."""
+    if isinstance(tree, dict):
+        return [p for key in sorted(tree) for p in _sorted_positions(tree[key])]
+    if isinstance(tree, (list, tuple)):
+        return [p for item in tree for p in _sorted_positions(item)]
+    return [] if tree is None else [tree]

@@ -1,0 +1,178 @@
+"""HIPS autograd's names and module paths, on chainrule: a program written for autograd
+runs after ``autograd`` is replaced by ``chainrule.autograd`` in its imports.
+
+    import chainrule.autograd.numpy as np        # was: import autograd.numpy as np
+    from chainrule.autograd import grad          # was: from autograd import grad
+
+    >>> import chainrule.autograd.numpy as anp
+    >>> from chainrule.autograd import grad, elementwise_grad
+    >>> grad(lambda x: anp.tanh(x) ** 2)(0.5)
+    0.7268...
+    >>> elementwise_grad(anp.sin)(anp.array([0.0, anp.pi]))
+    array([ 1., -1.])
+
+Thin: every derivative comes from chainrule's transforms and rules. ``argnum`` picks
+the argument to differentiate, as in autograd (an int, or a tuple of ints).
+"""
+
+import numpy as _np
+
+from ..transforms import functional as _f
+from . import builtins
+from .builtins import dict, isinstance, list, tuple, type  # noqa: A004
+from ..primitive import primitive
+
+__all__ = ["grad", "elementwise_grad", "deriv", "jacobian", "hessian", "make_vjp",
+           "make_jvp", "value_and_grad", "grad_and_aux", "grad_named", "multigrad_dict",
+           "hessian_tensor_product", "hessian_vector_product", "make_hvp", "make_ggnvp",
+           "vector_jacobian_product", "tensor_jacobian_product", "checkpoint", "primitive",
+           "builtins", "dict", "isinstance", "list", "tuple", "type"]
+
+
+def grad(fun, argnum=0):
+    """The gradient of a scalar function of argument ``argnum``: ``grad(f)(x)``."""
+    return _f.grad(fun, argnums=argnum)
+
+
+def value_and_grad(fun, argnum=0):
+    """``(f(x), grad(f)(x))`` from one pass."""
+    return _f.value_and_grad(fun, argnums=argnum)
+
+
+def grad_and_aux(fun, argnum=0):
+    """For ``fun`` returning ``(value, aux)``: ``(grad of value, aux)``."""
+    return _f.grad(fun, argnums=argnum, has_aux=True)
+
+
+def elementwise_grad(fun, argnum=0):
+    """The sum of the gradients of ``fun``'s outputs: the derivative of each entry for a
+    function that works entry by entry (a vector-Jacobian product with ones)."""
+    def gradient(*args, **kwargs):
+        out, pullback = _f.vjp(lambda *a: fun(*a, **kwargs), *args)
+        cotangents = pullback(_np.ones_like(_np.asarray(out, dtype=float)))
+        return _pick(cotangents, argnum)
+    return gradient
+
+
+deriv = elementwise_grad
+
+
+def jacobian(fun, argnum=0):
+    """The Jacobian, of shape ``out.shape + x.shape``."""
+    return _f.jacrev(fun, argnums=argnum)
+
+
+def hessian(fun, argnum=0):
+    """The Hessian of a scalar function, of shape ``x.shape + x.shape``."""
+    return _f.hessian(fun, argnums=argnum)
+
+
+def make_vjp(fun, argnum=0):
+    """``make_vjp(f)(x) -> (vjp, f(x))``, as autograd orders them."""
+    def maker(*args, **kwargs):
+        out, pullback = _f.vjp(lambda *a: fun(*a, **kwargs), *args)
+        return (lambda g: _pick(pullback(g), argnum)), out
+    return maker
+
+
+def make_jvp(fun, argnum=0):
+    """``make_jvp(f)(x)(v) -> (f(x), the derivative of f at x along v)``."""
+    def maker(*args, **kwargs):
+        def jvp(tangent):
+            def of_one(z):
+                full = list(args)
+                full[argnum] = z
+                return fun(*full, **kwargs)
+            return _f.jvp(of_one, (args[argnum],), (tangent,))
+        return jvp
+    return maker
+
+
+def vector_jacobian_product(fun, argnum=0):
+    """``vector_jacobian_product(f)(x, v)``: ``v`` times the Jacobian of f at x."""
+    def product(*args, **kwargs):
+        *args, vector = args
+        return make_vjp(fun, argnum)(*args, **kwargs)[0](vector)
+    return product
+
+
+tensor_jacobian_product = vector_jacobian_product
+
+
+def hessian_tensor_product(fun, argnum=0):
+    """``hessian_tensor_product(f)(x, v)``: the Hessian of f at x contracted with v
+    over all of v's axes (a Hessian-vector product for a vector)."""
+    def product(*args, **kwargs):
+        *args, tensor = args
+        gradient = grad(fun, argnum)
+
+        def along(*a):
+            return _contract(gradient(*a, **kwargs), tensor)
+        return grad(along, argnum)(*args)
+    return product
+
+
+hessian_vector_product = hessian_tensor_product
+
+
+def make_hvp(fun, argnum=0):
+    """``make_hvp(f)(x) -> (hvp, grad(f)(x))``: Hessian-vector products at one point."""
+    return make_vjp(grad(fun, argnum), argnum)
+
+
+def make_ggnvp(f, g=lambda x: 0.5 * _sum_of_squares(x), f_argnum=0):
+    """``make_ggnvp(f, g)(x)(v)``: the generalized Gauss-Newton product J^T H_g J v of
+    ``g(f(x))``, with J the Jacobian of f and H_g the Hessian of g at f(x)."""
+    def maker(*args, **kwargs):
+        def f_of(z):
+            full = list(args)
+            full[f_argnum] = z
+            return f(*full, **kwargs)
+        f_vjp, f_x = make_vjp(f_of)(args[f_argnum])
+        g_hvp, _ = make_hvp(g)(f_x)
+
+        def ggnvp(v):
+            _, f_jvp = make_jvp(f_of)(args[f_argnum])(v)
+            return f_vjp(g_hvp(f_jvp))
+        return ggnvp
+    return maker
+
+
+def grad_named(fun, argname):
+    """The gradient in the argument called ``argname``."""
+    import inspect
+    position = list(inspect.signature(fun).parameters).index(argname)
+    return grad(fun, position)
+
+
+def multigrad_dict(fun):
+    """Every argument's gradient, in a dict by argument name."""
+    import inspect
+    names = list(inspect.signature(fun).parameters)
+
+    def gradients(*args, **kwargs):
+        found = _f.grad(fun, argnums=tuple(range(len(args))))(*args, **kwargs)
+        return {name: g for name, g in zip(names, found)}
+    return gradients
+
+
+def checkpoint(fun):
+    """autograd recomputes ``fun``'s forward pass in the backward pass to save memory;
+    the numbers are the same, and here ``fun`` itself is returned."""
+    return fun
+
+
+def _pick(cotangents, argnum):
+    if isinstance(argnum, tuple):
+        return tuple(cotangents[i] for i in argnum)
+    return cotangents[argnum]
+
+
+def _contract(a, b):
+    from .. import rules
+    return rules.sum(a * b)
+
+
+def _sum_of_squares(x):
+    from .. import rules
+    return rules.sum(x * x, axis=-1)

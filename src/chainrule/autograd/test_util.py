@@ -1,0 +1,17 @@
+"""autograd.test_util: ``check_grads``, autograd's name for ``cr.gradcheck``."""
+
+from ..transforms.gradcheck import gradcheck
+
+__all__ = ["check_grads"]
+
+
+def check_grads(fun, argnum=0, modes=("fwd", "rev"), order=2):
+    """``check_grads(f, modes=["fwd", "rev"], order=2)(*args)``: f's derivatives in
+    argument ``argnum`` against central differences (GradcheckError if they differ)."""
+    def check(*args, **kwargs):
+        def of_one(x):
+            full = list(args)
+            full[argnum] = x
+            return fun(*full, **kwargs)
+        return gradcheck(of_one, args[argnum], order=order, modes=tuple(modes))
+    return check

@@ -1,0 +1,198 @@
+"""chainrule.autograd: programs written for HIPS autograd run with ``autograd`` replaced
+by ``chainrule.autograd`` in their imports, and nothing else, with autograd's numbers.
+
+Each program below is run twice, as written (with autograd itself, the oracle) and with
+its imports changed, and every number it produces is compared.
+"""
+
+import textwrap
+
+import numpy as np
+import pytest
+
+pytest.importorskip("autograd")
+
+
+def run_both(program):
+    """The program's ``result``, run with autograd and with chainrule.autograd."""
+    program = textwrap.dedent(program)
+    results = []
+    for source in (program, program.replace("autograd", "chainrule.autograd")):
+        namespace = {}
+        exec(compile(source, "<program>", "exec"), namespace)
+        results.append(namespace["result"])
+    return results
+
+
+def assert_same(theirs, ours, rtol=1e-10, atol=1e-12):
+    if isinstance(theirs, dict):
+        assert theirs.keys() == ours.keys()
+        for key in theirs:
+            assert_same(theirs[key], ours[key], rtol, atol)
+    elif isinstance(theirs, (list, tuple)):
+        assert len(theirs) == len(ours)
+        for a, b in zip(theirs, ours):
+            assert_same(a, b, rtol, atol)
+    else:
+        np.testing.assert_allclose(np.asarray(ours, dtype=float),
+                                   np.asarray(theirs, dtype=float), rtol=rtol, atol=atol)
+
+
+def test_logistic_regression_as_in_autograds_readme():
+    theirs, ours = run_both("""
+        import autograd.numpy as np
+        from autograd import grad
+
+        def sigmoid(x):
+            return 0.5 * (np.tanh(x / 2.0) + 1)
+
+        def training_loss(weights):
+            preds = sigmoid(np.dot(inputs, weights))
+            label_probabilities = preds * targets + (1 - preds) * (1 - targets)
+            return -np.sum(np.log(label_probabilities))
+
+        inputs = np.array([[0.52, 1.12, 0.77], [0.88, -1.08, 0.15],
+                           [0.52, 0.06, -1.30], [0.74, -2.49, 1.39]])
+        targets = np.array([True, True, False, True])
+        weights = np.array([0.0, 0.0, 0.0])
+        training_gradient_fun = grad(training_loss)
+        for i in range(100):
+            weights -= training_gradient_fun(weights) * 0.01
+        result = [weights, training_loss(weights)]
+    """)
+    assert_same(theirs, ours)
+
+
+def test_a_gaussian_process_fit_with_scipy_stats_adam_and_flatten():
+    theirs, ours = run_both("""
+        import autograd.numpy as np
+        import autograd.numpy.random as npr
+        import autograd.scipy.stats.multivariate_normal as mvn
+        from autograd import value_and_grad
+        from autograd.misc.optimizers import adam
+        from autograd.misc.flatten import flatten
+
+        rs = npr.RandomState(0)
+        X = np.linspace(-3, 3, 12).reshape(-1, 1)
+        y = np.sin(X[:, 0]) + 0.1 * rs.randn(12)
+
+        def kernel(params, x, xp):
+            output_scale = np.exp(params["log_scale"])
+            lengths = np.exp(params["log_lengths"])
+            diffs = np.expand_dims(x / lengths, 1) - np.expand_dims(xp / lengths, 0)
+            return output_scale * np.exp(-0.5 * np.sum(diffs ** 2, axis=2))
+
+        def log_marginal_likelihood(params):
+            noise = np.exp(params["log_noise"]) + 0.001
+            cov = kernel(params, X, X) + noise * np.eye(len(y))
+            return mvn.logpdf(y, params["mean"] * np.ones(len(y)), cov)
+
+        params = {"log_scale": 0.1, "log_lengths": np.array([0.2]), "log_noise": -1.0,
+                  "mean": 0.0}
+        objective = lambda p, i: -log_marginal_likelihood(p)
+        seen = []
+        def callback(p, i, g):
+            seen.append(objective(p, i))
+        gradient = lambda p, i: value_and_grad(objective)(p, i)[1]
+        fitted = adam(gradient, params, callback=callback, num_iters=30, step_size=0.05)
+        vector, unflatten = flatten(fitted)
+        result = [vector, seen, log_marginal_likelihood(unflatten(vector))]
+    """)
+    assert_same(theirs, ours, rtol=1e-9)
+
+
+def test_the_derivative_operators_give_autograds_numbers():
+    theirs, ours = run_both("""
+        import autograd.numpy as np
+        from autograd import (grad, elementwise_grad, jacobian, hessian, make_vjp,
+                              make_jvp, make_hvp, make_ggnvp, hessian_tensor_product,
+                              grad_and_aux, value_and_grad,
+                              vector_jacobian_product)
+
+        def f(x, y):
+            return np.sum(np.sin(x) * y ** 2) + np.prod(x)
+
+        def g(x):
+            return np.tanh(np.outer(x, x)).ravel()
+
+        x, y, v = np.array([0.3, -1.2, 0.7]), np.array([1.5, 0.5, -2.0]), np.array([1.0, 0.5, -1.0])
+        vjp, ans = make_vjp(f, 1)(x, y)
+        hvp, grad_at = make_hvp(lambda x: f(x, y))(x)
+        result = [
+            grad(f)(x, y), grad(f, 1)(x, y), elementwise_grad(np.sin)(x), jacobian(g)(x),
+            hessian(lambda x: f(x, y))(x), vjp(2.0), ans, make_jvp(g)(x)(v),
+            hvp(v), grad_at, hessian_tensor_product(lambda x: f(x, y))(x, v),
+            make_ggnvp(np.sin)(x)(v),
+            grad_and_aux(lambda x: (f(x, y), x.sum()))(x),
+            value_and_grad(f)(x, y), vector_jacobian_product(g)(x, np.ones(9)),
+        ]
+    """)
+    assert_same(theirs, ours)
+
+
+def test_a_primitive_with_autograds_extend_api():
+    theirs, ours = run_both("""
+        import autograd.numpy as np
+        from autograd import grad, make_jvp
+        from autograd.extend import primitive, defvjp, defjvp
+
+        @primitive
+        def logsumexp(x):
+            m = np.max(x)
+            return m + np.log(np.sum(np.exp(x - m)))
+
+        defvjp(logsumexp, lambda ans, x: lambda g: g * np.exp(x - ans))
+        defjvp(logsumexp, lambda g, ans, x: np.sum(g * np.exp(x - ans)))
+
+        @primitive
+        def scaled(a, b):
+            return a * b
+
+        defvjp(scaled, lambda ans, a, b: lambda g: g * b, None)
+
+        x = np.array([1.0, 2.0, 3.0])
+        result = [grad(lambda x: logsumexp(x) ** 2)(x), make_jvp(logsumexp)(x)(np.ones(3)),
+                  grad(lambda a: scaled(a, 3.0))(2.0)]
+    """)
+    assert_same(theirs, ours)
+
+
+def test_check_grads_and_the_scipy_paths():
+    theirs, ours = run_both("""
+        import autograd.numpy as np
+        import autograd.scipy.stats.norm as norm
+        from autograd.scipy.special import gammaln, logsumexp
+        from autograd.scipy.stats import t
+        from autograd.test_util import check_grads
+        from autograd import grad
+
+        check_grads(lambda x: np.sum(norm.logpdf(x) * x), modes=["rev"],
+                    order=2)(np.array([0.5, 1.5]))
+        check_grads(lambda x: np.sum(gammaln(x)), modes=["rev"], order=2)(np.array([0.5, 1.5]))
+        result = [grad(lambda x: logsumexp(x * 2.0))(np.array([0.1, 0.2])),
+                  grad(lambda x: np.sum(gammaln(x)))(np.array([0.5, 1.5])),
+                  grad(lambda df: t.logpdf(0.3, df, 0.0, 1.5))(3.0)]
+    """)
+    assert_same(theirs, ours)
+
+
+def test_sgd_and_rmsprop_on_a_tree_give_autograds_path():
+    theirs, ours = run_both("""
+        import autograd.numpy as np
+        from autograd import grad
+        from autograd.misc.optimizers import sgd, rmsprop
+
+        def loss(p, i):
+            return np.sum((p["w"] - 3.0) ** 2) + (p["b"] + 1.0) ** 2 * (1 + i % 3)
+
+        start = {"w": np.array([0.0, 1.0]), "b": 0.5}
+        result = [sgd(grad(loss), start, num_iters=50, step_size=0.05),
+                  rmsprop(grad(loss), start, num_iters=50, step_size=0.05)]
+    """)
+    assert_same(theirs, ours)
+
+
+def test_multigrad_dict_names_each_arguments_gradient():
+    from chainrule.autograd import grad, multigrad_dict
+    f = lambda x, y: x * y ** 2
+    assert multigrad_dict(f)(2.0, 3.0) == {"x": grad(f, 0)(2.0, 3.0), "y": grad(f, 1)(2.0, 3.0)}
