@@ -66,9 +66,25 @@ QUERIES = {np.shape, np.ndim, np.size, np.result_type, np.may_share_memory,
            np.shares_memory, np.isclose, np.allclose, np.array_equal, np.array_equiv,
            np.argmax, np.argmin, np.argsort, np.nonzero, np.count_nonzero, np.any,
            np.all, np.iscomplexobj, np.isrealobj, np.zeros_like, np.ones_like,
-           np.empty_like, np.full_like, np.array2string, np.array_repr, np.array_str,
-           np.unique, np.searchsorted, np.copyto, np.can_cast,
-           np.min_scalar_type, np.argpartition, np.flatnonzero}
+           np.empty_like, np.array2string, np.array_repr, np.array_str,
+           np.unique, np.searchsorted, np.can_cast, np.min_scalar_type, np.argpartition,
+           np.flatnonzero, np.iscomplex, np.isreal}
+
+
+def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **kwargs):
+    """np.full_like: an array of ``a``'s shape (or ``shape``) filled with ``fill_value``,
+    which may carry a derivative; ``a`` gives only a shape and a dtype."""
+    dtype = np.dtype(dtype if dtype is not None else np.result_type(raw(a)))
+    shape = np.shape(raw(a)) if shape is None else shape
+    if dtype.kind not in "fc":  # an integer or boolean fill: piecewise constant
+        return np.full_like(raw(a), raw(fill_value), dtype=dtype, shape=shape)
+    return ops.broadcast_to(ops.astype(fill_value, dtype), tuple(np.atleast_1d(shape))
+                            if np.ndim(shape) else (shape,) if shape else ())
+
+
+# Functions written here because one of their arguments may carry a derivative where
+# NumPy's would drop it (np.full_like's fill value).
+OWN = {np.full_like: _full_like}
 
 
 def apply_ufunc(ufunc, method, inputs, kwargs, make):
@@ -93,6 +109,8 @@ def apply_function(func, args, kwargs, make):
     module = getattr(func, "__module__", None) or ""
     name = ("np.linalg." if "linalg" in module else "np.fft." if "fft" in module
             else "np.") + func.__name__
+    if func in OWN:
+        return OWN[func](*args, **kwargs)
     if func in FUNCTIONS:
         try:
             return FUNCTIONS[func](*args, **kwargs)
@@ -107,6 +125,10 @@ def apply_function(func, args, kwargs, make):
 
 
 def _refusal(name, kwargs):
+    if name == "np.copyto":  # what NumPy's full and full_like call with the fill value
+        return ("np.copyto (which np.full and np.full_like call) of a value a gradient "
+                "flows through into a plain array would drop the gradient; use "
+                "chainrule.numpy's full or full_like, or cr.broadcast_to")
     given = f" with {', '.join(sorted(kwargs))}" if kwargs else ""
     return (f"{name}{given} on a Tensor that is part of a graph: chainrule has no "
             f"differentiable version of it, and NumPy's would drop the gradient; use "
