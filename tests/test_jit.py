@@ -14,7 +14,9 @@ What must hold, and is checked here:
   arguments or through a closure;
 * a user's own class carries state through the same protocol (``_jit_state_``,
   ``_jit_load_``) as modules and optimizers, and a malformed answer raises one line;
-* ``make_program`` prints the program as a numbered listing;
+* ``make_program`` prints the program as a numbered listing, each part named for what
+  it does (forward, backward, update, no_grad) and each input as the function names it;
+* a Value (the scalar engine) met while tracing raises one line that says to use Tensors;
 * elementwise calls on large arrays run block of rows by block of rows with the same
   numbers, and only where no array they write is read elsewhere through a view.
 """

@@ -377,7 +377,7 @@ class _Session:
         self.states = []      # TensorState / ObjectState, in the order adopted
         self.adopted = {}     # id(object) -> its state record
         self.tensor_arguments = []  # (tensor, name): adopted first, in argument order
-        self.hints = {}       # id(tensor) -> the listing's name (w, model.layers.0.weight)
+        self.hints = {}       # id(tensor) -> its listing name (model.layers.0.weight)
         self.object_arguments = []  # arguments that carry state: adopted after tensors
 
     def argument(self, arg, name):

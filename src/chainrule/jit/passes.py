@@ -20,8 +20,8 @@ import numpy as np
 
 from .recording import UFUNC_OF, pure
 
-__all__ = ["live_calls", "parts", "new_arrays", "views", "sharing", "in_place", "kept_buffers",
-           "unused_inputs", "elementwise", "ufunc_of", "last_uses"]
+__all__ = ["live_calls", "parts", "new_arrays", "views", "sharing", "in_place",
+           "kept_buffers", "unused_inputs", "elementwise", "ufunc_of", "last_uses"]
 
 
 def live_calls(ops, marks, needed):
