@@ -184,7 +184,8 @@ def sections():
                            [n for n in checkpoint.__all__ if n not in CHECKPOINT_TOP]),
                 "`cr.save` and `cr.load` are `chainrule.checkpoint.save` and `.load`."),
         Section("Pictures", "chainrule", _entries("cr.", cr, PICTURES),
-                "Drawing computation graphs of Values with Graphviz (the `viz` extra)."),
+                "Drawing computation graphs of Values and Tensors: with Graphviz (the `viz` "
+                "extra), or as text, which needs nothing installed."),
         Section("SciPy's special functions", "chainrule.scipy.special",
                 [Entry("chainrule.scipy.special", special, "module")]
                 + _entries("special.", special, special.__all__),

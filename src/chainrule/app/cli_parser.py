@@ -167,8 +167,9 @@ def build_parser():
     graph.add_argument("--explain", action="store_true",
                        help="print each step of the chain rule as backward takes it")
     graph.add_argument("-o", "--output", type=_path, default=Path("graph.svg"),
-                       help="picture to write: .svg, .png, .pdf, or .dot for the "
-                            "Graphviz source only (default graph.svg)")
+                       help="picture to write: .svg, .png, .pdf, .dot for the "
+                            "Graphviz source only, or .txt for the graph as text "
+                            "(default graph.svg)")
     return parser
 
 
