@@ -163,6 +163,18 @@ def test_they_take_tensors_and_values():
     assert v.grad == pytest.approx(sp.digamma(2.5), rel=1e-14)
 
 
+def test_they_run_under_jit():
+    """scipy.special's functions are ufuncs of SciPy's, not NumPy's: a cr.jit program
+    holds them as it holds any function."""
+    step = cr.jit(lambda x: cr.grad(lambda y: cr.sum(sps.log_ndtr(y) * sps.i0e(y)))(x))
+    x = np.array([-1.0, 0.5, 2.0])
+    expected = jax.grad(lambda y: jnp.sum(jsp.log_ndtr(y) * jsp.i0e(y)))(x)
+    for _ in range(2):  # traced, then replayed
+        np.testing.assert_allclose(step(x), expected, rtol=1e-12)
+    assert "log_ndtr" in str(cr.make_program(
+        lambda x: cr.grad(lambda y: cr.sum(sps.log_ndtr(y)))(x))(x))
+
+
 def test_multigammaln_refuses_a_dimension_that_is_not_a_positive_integer():
     with pytest.raises(ValueError, match="multigammaln: d must be a positive integer"):
         sps.multigammaln(3.0, 1.5)

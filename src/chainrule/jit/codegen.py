@@ -137,12 +137,14 @@ class _Lines:
         if type(fn) is Effect:
             fn = fn.fn
         name = getattr(fn, "__name__", None)
-        if isinstance(fn, np.ufunc) or (name and getattr(np, name, None) is fn):
+        # NumPy's own by their names; a ufunc of another library (scipy.special's) is
+        # a constant of the program like any other function
+        if name and getattr(np, name, None) is fn:
             return f"np.{name}"
         if name and getattr(np.linalg, name, None) is fn:
             return f"np.linalg.{name}"
         owner = getattr(fn, "__self__", None)  # a ufunc's method: np.add.reduce
-        if isinstance(owner, np.ufunc):
+        if isinstance(owner, np.ufunc) and getattr(np, owner.__name__, None) is owner:
             return f"np.{owner.__name__}.{name}"
         if not self.code:
             return name or repr(fn)
