@@ -880,3 +880,12 @@ def test_in_place_writes_into_a_tensor_replay():
 
     same(bump(np.ones(3)), np.array([1.0, 2.0, 1.0]))
     same(bump(np.full(3, 2.0)), np.array([3.0, 4.0, 3.0]))
+
+
+def test_a_gradient_function_lists_its_inputs_by_the_differentiated_functions_names():
+    """cr.grad(f) carries f's name and signature, so the listing of its program names
+    the inputs as f does (w, b), not args[0]."""
+    def loss(w, b):
+        return cr.sum((w * 2.0 + b) ** 2)
+    listing = str(cr.make_program(cr.grad(loss, argnums=(0, 1)))(np.ones(2), 1.0))
+    assert listing.startswith("inputs: w (2,) float64, b float")

@@ -16,6 +16,7 @@ its point was an outer value), the result stays traced, and the outer transform
 differentiates through it like through any other value.
 """
 
+import functools
 from numbers import Real
 from typing import Any, Callable
 
@@ -248,6 +249,15 @@ def _seed(leaf, cot):
 # Reverse mode: grad, value_and_grad, vjp
 # ---------------------------------------------------------------------------------------
 
+def _named_after(f):
+    """A transform's function takes f's name and signature (``inspect.signature``), so
+    that what reads them (cr.make_program's listing, help()) sees f's arguments."""
+    def name(function):
+        return functools.update_wrapper(function, f, assigned=("__name__", "__qualname__"),
+                                        updated=()) if hasattr(f, "__name__") else function
+    return name
+
+
 def value_and_grad(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
                    has_aux: bool = False) -> Callable[..., Any]:
     """``f`` and its gradient in one call: ``(value, grad)``, or ``((value, aux), grad)``.
@@ -258,6 +268,7 @@ def value_and_grad(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
     >>> cr.value_and_grad(lambda x: x ** 3)(2.0)      # x**3 and 3x**2 at x = 2
     (8.0, 12.0)
     """
+    @_named_after(f)
     def value_and_grad_f(*args, **kwargs):
         trace = _ReverseRun(f, args, kwargs, argnums, has_aux, "grad")
         if trace.out_def is not LEAF and len(trace.out_leaves) < 2:  # (JAX refuses too)
@@ -298,6 +309,7 @@ def grad(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
     """
     value_and_grad_f = value_and_grad(f, argnums, has_aux)
 
+    @_named_after(f)
     def grad_f(*args, **kwargs):
         (value_aux), grads = value_and_grad_f(*args, **kwargs)
         return (grads, value_aux[1]) if has_aux else grads
