@@ -33,7 +33,8 @@ ENGINES = ["Value", "Tensor", "tensor", "zeros", "ones", "full", "eye", "arange"
            "elementwise"]
 TRANSFORMS = ["grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "jacobian",
               "hessian", "hvp", "linear_operator", "hessian_operator", "gradcheck",
-              "GradcheckError", "tree_flatten", "tree_unflatten", "ravel_pytree"]
+              "GradcheckError", "tree_flatten", "tree_unflatten", "ravel_pytree",
+              "fixed_point"]
 MODES = ["no_grad", "enable_grad", "inference_mode", "is_grad_enabled", "detect_anomaly"]
 PICTURES = ["draw_graph", "render_graph"]
 CHECKPOINT_TOP = ["save", "load"]  # cr.save and cr.load, listed with chainrule.checkpoint

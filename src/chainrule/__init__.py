@@ -18,9 +18,9 @@ from . import rules as _rules
 from .rules import *  # noqa: F401,F403  (the operations: cr.exp, cr.sum, ...)
 from . import predicates as _predicates
 from .predicates import *  # noqa: F401,F403  (tests and indices: cr.isnan, cr.argmax, ...)
-from .transforms import (GradcheckError, grad, gradcheck, hessian, hessian_operator, hvp,
-                         jacfwd, jacobian, jacrev, jvp, linear_operator, ravel_pytree,
-                         tree_flatten, tree_unflatten, value_and_grad, vjp)
+from .transforms import (GradcheckError, fixed_point, grad, gradcheck, hessian,
+                         hessian_operator, hvp, jacfwd, jacobian, jacrev, jvp, linear_operator,
+                         ravel_pytree, tree_flatten, tree_unflatten, value_and_grad, vjp)
 from .modes import detect_anomaly, enable_grad, inference_mode, is_grad_enabled, no_grad
 from .primitive import Primitive, elementwise, primitive
 from .creation import (arange, eye, full, linspace, ones, ones_like, rand, randn, zeros,
@@ -45,7 +45,7 @@ __all__ = [
     # function transforms
     "grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "jacobian", "hessian",
     "hvp", "linear_operator", "hessian_operator", "gradcheck", "GradcheckError",
-    "tree_flatten", "tree_unflatten", "ravel_pytree",
+    "tree_flatten", "tree_unflatten", "ravel_pytree", "fixed_point",
     # tracing a function into a program of NumPy calls
     "jit", "make_program",
     # modes

@@ -8,13 +8,15 @@
     forward.py      forward mode: a tracer that carries a tangent beside its value
     pytrees.py      nested tuples, lists and dicts of inputs and results, flattened
     gradcheck.py    the library's derivatives against central differences
+    fixed_point.py  a fixed point of an iteration, differentiated implicitly
 """
 
 from .functional import (grad, hessian, hessian_operator, hvp, jacfwd, jacobian, jacrev, jvp,
                          linear_operator, tree_flatten, tree_unflatten, value_and_grad, vjp)
 from .gradcheck import GradcheckError, gradcheck
+from .fixed_point import fixed_point
 from .pytrees import ravel_pytree
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "jacobian", "hessian",
            "hvp", "linear_operator", "hessian_operator", "tree_flatten", "tree_unflatten",
-           "ravel_pytree", "gradcheck", "GradcheckError"]
+           "ravel_pytree", "fixed_point", "gradcheck", "GradcheckError"]

@@ -1,6 +1,6 @@
-"""autograd.misc: functional optimizers on parameter trees, and flattening a tree."""
+"""autograd.misc: functional optimizers on parameter trees, flattening a tree, and fixed
+points differentiated implicitly."""
 
-from . import flatten, optimizers  # noqa: F401
-from .flatten import flatten as flatten_tree  # noqa: F401
+from . import fixed_points, flatten, optimizers  # noqa: F401
 
-__all__ = ["flatten", "optimizers"]
+__all__ = ["fixed_points", "flatten", "optimizers"]
