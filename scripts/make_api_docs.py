@@ -133,6 +133,7 @@ def sections():
     linalg = importlib.import_module("chainrule.linalg")
     special = importlib.import_module("chainrule.scipy.special")
     stats = importlib.import_module("chainrule.scipy.stats")
+    scipy_linalg = importlib.import_module("chainrule.scipy.linalg")
     placed = set(ENGINES + TRANSFORMS + MODES + PICTURES + CHECKPOINT_TOP)
     operations = [name for name in cr.__all__ if name not in placed
                   and not inspect.ismodule(getattr(cr, name))]
@@ -198,6 +199,12 @@ def sections():
                 "`import chainrule.scipy.stats as stats`: scipy.stats's distributions "
                 "(pdf, logpdf, cdf, ... as SciPy has them), differentiable in the data "
                 "and in every continuous parameter."),
+        Section("SciPy's linear algebra", "chainrule.scipy.linalg",
+                [Entry("chainrule.scipy.linalg", scipy_linalg, "module")]
+                + _entries("linalg.", scipy_linalg, ["solve_triangular", "cholesky",
+                                                      "cho_factor", "cho_solve"]),
+                "`import chainrule.scipy.linalg as sla`: triangular and Cholesky "
+                "solves; the other names are cr.linalg's, re-exported."),
     ]
 
 

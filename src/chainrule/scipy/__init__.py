@@ -1,6 +1,6 @@
-"""SciPy's functions with derivatives: ``chainrule.scipy.special`` and
-``chainrule.scipy.stats``, as ``jax.scipy`` and ``autograd.scipy`` are for their
-libraries.
+"""SciPy's functions with derivatives: ``chainrule.scipy.special``,
+``chainrule.scipy.stats`` and ``chainrule.scipy.linalg``, as ``jax.scipy`` and
+``autograd.scipy`` are for their libraries.
 
 SciPy computes every value; the derivative rules are chainrule's, written with the
 library's own operations, so that derivatives of any order follow. Needs SciPy (the
@@ -8,6 +8,6 @@ library's own operations, so that derivatives of any order follow. Needs SciPy (
 import it.
 """
 
-from . import special, stats
+from . import linalg, special, stats
 
-__all__ = ["special", "stats"]
+__all__ = ["linalg", "special", "stats"]

@@ -1,5 +1,6 @@
-"""autograd.scipy: chainrule.scipy's special functions and distributions."""
+"""autograd.scipy: chainrule.scipy's special functions, distributions and linear
+algebra."""
 
-from . import special, stats
+from . import linalg, special, stats
 
-__all__ = ["special", "stats"]
+__all__ = ["linalg", "special", "stats"]
