@@ -77,3 +77,18 @@ def test_angle_isreal_and_real_if_close_of_real_numbers():
     assert cr.grad(lambda x: np.angle(x) * x)(-1.5) == pytest.approx(numpy.pi)
     assert cr.grad(lambda x: np.real_if_close(x) * 2)(1.5) == 2.0
     assert cr.grad(lambda x: np.isreal(x) * x)(1.5) == 1.0
+
+
+@pytest.mark.parametrize("name, ours, theirs", [
+    ("mean of a tuple", lambda x: np.mean((x, 2 * x)), lambda x: jnp.mean(jnp.array((x, 2 * x)))),
+    ("sum of a tuple", lambda x: np.sum((x, x * x)), lambda x: jnp.sum(jnp.array((x, x * x)))),
+    ("norm of a list", lambda x: np.linalg.norm([x, 2 * x]), lambda x: jnp.linalg.norm(jnp.array([x, 2 * x]))),
+    ("norm of a tuple", lambda x: np.linalg.norm((x, 3.0)), lambda x: jnp.linalg.norm(jnp.array((x, 3.0)))),
+    ("dot of tuples", lambda x: np.dot((x, 1.0), (2.0, x)), lambda x: jnp.dot(jnp.array((x, 1.0)), jnp.array((2.0, x)))),
+    ("mean of nested lists", lambda x: np.mean([[x, 1.0], [2.0, x * x]]),
+     lambda x: jnp.mean(jnp.array([[x, 1.0], [2.0, x * x]]))),
+], ids=lambda v: v if isinstance(v, str) else "")
+def test_a_tuple_or_list_of_traced_values_is_their_stack(name, ours, theirs):
+    assert cr.grad(ours)(1.5) == pytest.approx(float(jax.grad(theirs)(1.5)), rel=1e-13)
+    assert cr.grad(cr.grad(ours))(1.5) == pytest.approx(float(jax.grad(jax.grad(theirs))(1.5)),
+                                                        rel=1e-12, abs=1e-14)

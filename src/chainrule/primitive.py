@@ -65,7 +65,7 @@ def new_level():
 # Arguments that are never boxes: what rules pass around in an ordinary backward pass.
 # One set lookup per argument keeps a primitive on raw arrays nearly free.
 _PLAIN = frozenset({np.ndarray, float, int, bool, np.float64, np.float32, np.int64,
-                    np.bool_, type(None), tuple, slice, str, np.dtype})
+                    np.bool_, type(None), slice, str, np.dtype})
 
 
 def raw(x):
@@ -79,15 +79,20 @@ def raw(x):
 
 
 def shape_of(x):
-    """x.shape for arrays, boxes and numbers (an attribute: np.shape is slower)."""
+    """x.shape for arrays, boxes and numbers (an attribute: np.shape is slower), and for
+    a list of boxes, the shape of their stack."""
     shape = getattr(x, "shape", None)
-    return np.shape(x) if shape is None else tuple(shape)
+    if shape is not None:
+        return tuple(shape)
+    if type(x) in _SEQUENCES and x and _boxes_in(x):
+        return (len(x),) + shape_of(x[0])
+    return np.shape(x)
 
 
 def ndim_of(x):
-    """x.ndim for arrays, boxes and numbers."""
+    """x.ndim for arrays, boxes and numbers (and a list of boxes, as their stack)."""
     ndim = getattr(x, "ndim", None)
-    return np.ndim(x) if ndim is None else ndim
+    return len(shape_of(x)) if ndim is None else ndim
 
 
 class Primitive:
@@ -203,9 +208,9 @@ class Primitive:
                 if isinstance(arg, Box):
                     if top is None or arg._level > top._level:
                         top = arg
-                elif type(arg) is list and _boxes_in(arg):
-                    # a list of Tensors is their stack (np.mean([x, y]) as cr.mean):
-                    # handing it to NumPy would cut them from the graph
+                elif type(arg) in _SEQUENCES and _boxes_in(arg):
+                    # a list (or tuple) of Tensors is their stack (np.mean([x, y]) as
+                    # cr.mean): handing it to NumPy would cut them from the graph
                     return self(*[_stacked(a) for a in args], **kwargs)
                 elif _foreign_array(arg):
                     foreign = arg
@@ -255,7 +260,7 @@ def renamed(kwargs, aliases, name):
 
 
 def _boxes_in(items):
-    """The boxes in a (nested) list."""
+    """The boxes in a (nested) list or tuple."""
     found = []
     for item in items:
         if isinstance(item, Box):
@@ -265,9 +270,13 @@ def _boxes_in(items):
     return found
 
 
+_SEQUENCES = (list, tuple)
+
+
 def _stacked(arg):
-    """A list that holds boxes, as one box (``_from_list`` of the highest kind)."""
-    boxes = _boxes_in(arg) if type(arg) is list else None
+    """A list (or tuple) that holds boxes, as one box (``_from_list`` of the highest
+    kind)."""
+    boxes = _boxes_in(arg) if type(arg) in _SEQUENCES else None
     if not boxes:
         return arg
     top = max(boxes, key=lambda box: box._level)
