@@ -134,6 +134,7 @@ def sections():
     special = importlib.import_module("chainrule.scipy.special")
     stats = importlib.import_module("chainrule.scipy.stats")
     scipy_linalg = importlib.import_module("chainrule.scipy.linalg")
+    scipy_signal = importlib.import_module("chainrule.scipy.signal")
     placed = set(ENGINES + TRANSFORMS + MODES + PICTURES + CHECKPOINT_TOP)
     operations = [name for name in cr.__all__ if name not in placed
                   and not inspect.ismodule(getattr(cr, name))]
@@ -205,6 +206,11 @@ def sections():
                                                       "cho_factor", "cho_solve"]),
                 "`import chainrule.scipy.linalg as sla`: triangular and Cholesky "
                 "solves; the other names are cr.linalg's, re-exported."),
+        Section("SciPy's convolutions", "chainrule.scipy.signal",
+                [Entry("chainrule.scipy.signal", scipy_signal, "module")]
+                + _entries("signal.", scipy_signal, scipy_signal.__all__),
+                "`import chainrule.scipy.signal as signal`: n-dimensional convolve and "
+                "correlate, differentiable in both inputs."),
     ]
 
 

@@ -1,5 +1,5 @@
 """SciPy's functions with derivatives: ``chainrule.scipy.special``,
-``chainrule.scipy.stats`` and ``chainrule.scipy.linalg``, as ``jax.scipy`` and
+``chainrule.scipy.stats``, ``chainrule.scipy.linalg`` and ``chainrule.scipy.signal``, as ``jax.scipy`` and
 ``autograd.scipy`` are for their libraries.
 
 SciPy computes every value; the derivative rules are chainrule's, written with the
@@ -8,6 +8,6 @@ library's own operations, so that derivatives of any order follow. Needs SciPy (
 import it.
 """
 
-from . import linalg, special, stats
+from . import linalg, signal, special, stats
 
-__all__ = ["linalg", "special", "stats"]
+__all__ = ["linalg", "signal", "special", "stats"]

@@ -1,6 +1,6 @@
-"""autograd.scipy: chainrule.scipy's special functions, distributions and linear
-algebra."""
+"""autograd.scipy: chainrule.scipy's special functions, distributions, linear
+algebra and convolutions."""
 
-from . import linalg, special, stats
+from . import linalg, signal, special, stats
 
-__all__ = ["linalg", "special", "stats"]
+__all__ = ["linalg", "signal", "special", "stats"]
