@@ -35,6 +35,7 @@ from types import SimpleNamespace
 import numpy as np
 
 import chainrule as cr
+import chainrule.scipy.special as sps
 
 # ---------------------------------------------------------------------------------------
 # The two libraries, behind the same names (a backend): the evaluator below calls
@@ -50,6 +51,7 @@ CHAINRULE = SimpleNamespace(
     matmul=cr.matmul, dot=cr.dot, outer=cr.outer, einsum=cr.einsum,
     stack=cr.stack, concatenate=cr.concatenate, reshape=cr.reshape, transpose=cr.transpose,
     arctan=cr.arctan, arcsinh=cr.arcsinh, erf=cr.erf, cumsum=cr.cumsum, sort=cr.sort,
+    erfc=sps.erfc, ndtr=sps.ndtr, log_ndtr=sps.log_ndtr,
     flip=cr.flip, roll=cr.roll, tril=cr.tril, triu=cr.triu, logaddexp=cr.logaddexp,
     grad=cr.grad, value_and_grad=cr.value_and_grad, vjp=cr.vjp, jvp=cr.jvp,
     jacrev=cr.jacrev, jacfwd=cr.jacfwd, hessian=cr.hessian,
@@ -69,6 +71,8 @@ def jax_backend():
         sum=jnp.sum, mean=jnp.mean, max=jnp.max,
         matmul=jnp.matmul, dot=jnp.dot, outer=jnp.outer, einsum=jnp.einsum,
         arctan=jnp.arctan, arcsinh=jnp.arcsinh, erf=jax.scipy.special.erf,
+        erfc=jax.scipy.special.erfc, ndtr=jax.scipy.special.ndtr,
+        log_ndtr=jax.scipy.special.log_ndtr,
         cumsum=jnp.cumsum, sort=jnp.sort, flip=jnp.flip, roll=jnp.roll, tril=jnp.tril,
         triu=jnp.triu, logaddexp=jnp.logaddexp,
         stack=jnp.stack, concatenate=jnp.concatenate, reshape=jnp.reshape,
@@ -102,7 +106,8 @@ class Node:
 
 INNER_NAMES = ("y", "z", "w")  # the variables of inner transforms, outermost first
 INNER_TRANSFORMS = ("grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "hessian")
-UNARY = ("exp", "sin", "cos", "tanh", "sigmoid", "softplus", "arctan", "arcsinh", "erf")
+UNARY = ("exp", "sin", "cos", "tanh", "sigmoid", "softplus", "arctan", "arcsinh", "erf",
+         "erfc", "ndtr", "log_ndtr")  # (the last three: chainrule.scipy.special's)
 ALONG_AXIS = ("cumsum", "sort", "flip", "roll")  # shape-keeping, along one axis
 KINKS = ("relu", "abs")
 
@@ -424,7 +429,8 @@ class Generator:
         if op == "exp" and child.bound > 3.0:
             child = Node("tanh", (child,), child.shape, 1.0)
         bound = {"exp": math.exp(min(child.bound, 3.0)), "softplus": child.bound + 0.7,
-                 "neg": child.bound, "arctan": 1.6,
+                 "neg": child.bound, "arctan": 1.6, "erfc": 2.0,
+                 "log_ndtr": 0.5 * child.bound ** 2 + math.log1p(child.bound) + 1.0,
                  "arcsinh": math.asinh(child.bound)}.get(op, 1.0)
         return Node(op, (child,), child.shape, bound)
 
