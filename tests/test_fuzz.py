@@ -93,11 +93,14 @@ def test_the_seeds_cover_every_input_kind_and_inner_transform():
 
 @pytest.mark.parametrize("seed", range(len(fp.PATTERNS)))
 def test_a_printed_program_runs_and_gives_the_same_numbers(seed):
-    """describe_case is the program: run as Python with chainrule's names, it gives
-    what the compiled program gives (one seed of each transform and nesting depth)."""
+    """describe_case is the program: run as Python with chainrule's names (and
+    chainrule.scipy.special's), it gives what the compiled program gives (one seed of
+    each transform and nesting depth)."""
     import chainrule as cr
+    import chainrule.scipy.special as sps
     case = case_for(seed)
     namespace = {name: getattr(cr, name) for name in dir(cr) if not name.startswith("_")}
+    namespace.update({name: getattr(sps, name) for name in sps.__all__})
     namespace.update(array=np.array, weighted_total=lambda tree, w: fp.weighted_total(
         fp.CHAINRULE, tree, w))
     *setup, last = fp.describe_case(case).splitlines()
