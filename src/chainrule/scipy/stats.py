@@ -41,7 +41,16 @@ def _safe(condition, y, fill=1.0):
     return ops.where(condition, y, fill)
 
 
-class norm:
+class _Density:
+    """The density of a distribution that defines its logarithm: ``pdf`` is
+    ``exp(logpdf)``, with logpdf's arguments."""
+
+    @classmethod
+    def pdf(cls, *args, **kwargs):
+        return ops.exp(cls.logpdf(*args, **kwargs))
+
+
+class norm(_Density):
     """The normal distribution, N(loc, scale**2).
 
     >>> import chainrule.scipy.stats as stats
@@ -53,10 +62,6 @@ class norm:
     def logpdf(x, loc=0.0, scale=1.0):
         z = _standard(x, loc, scale)
         return -0.5 * z * z - ops.log(scale) - 0.5 * _LOG_2PI
-
-    @staticmethod
-    def pdf(x, loc=0.0, scale=1.0):
-        return ops.exp(norm.logpdf(x, loc, scale))
 
     @staticmethod
     def cdf(x, loc=0.0, scale=1.0):
@@ -79,7 +84,7 @@ class norm:
         return loc + scale * special.ndtri(q)
 
 
-class expon:
+class expon(_Density):
     """The exponential distribution: density exp(-(x - loc) / scale) / scale, x >= loc.
 
     >>> import chainrule.scipy.stats as stats
@@ -91,10 +96,6 @@ class expon:
     def logpdf(x, loc=0.0, scale=1.0):
         z = _standard(x, loc, scale)
         return _inside(raw(z) >= 0, -z - ops.log(scale))
-
-    @staticmethod
-    def pdf(x, loc=0.0, scale=1.0):
-        return ops.exp(expon.logpdf(x, loc, scale))
 
     @staticmethod
     def cdf(x, loc=0.0, scale=1.0):
@@ -122,7 +123,7 @@ class expon:
         return loc - scale * ops.log1p(-q)
 
 
-class uniform:
+class uniform(_Density):
     """The uniform distribution on [loc, loc + scale].
 
     >>> import chainrule.scipy.stats as stats
@@ -137,10 +138,6 @@ class uniform:
         return _inside(inside, -ops.log(scale) + 0.0 * z)
 
     @staticmethod
-    def pdf(x, loc=0.0, scale=1.0):
-        return ops.exp(uniform.logpdf(x, loc, scale))
-
-    @staticmethod
     def cdf(x, loc=0.0, scale=1.0):
         return ops.clip(_standard(x, loc, scale), 0.0, 1.0)
 
@@ -149,7 +146,7 @@ class uniform:
         return loc + scale * q
 
 
-class laplace:
+class laplace(_Density):
     """The Laplace distribution: density exp(-|x - loc| / scale) / (2 scale).
 
     >>> import chainrule.scipy.stats as stats
@@ -162,10 +159,6 @@ class laplace:
         return -ops.absolute(_standard(x, loc, scale)) - ops.log(2.0 * scale)
 
     @staticmethod
-    def pdf(x, loc=0.0, scale=1.0):
-        return ops.exp(laplace.logpdf(x, loc, scale))
-
-    @staticmethod
     def cdf(x, loc=0.0, scale=1.0):
         z = _standard(x, loc, scale)
         negative = raw(z) < 0
@@ -173,7 +166,7 @@ class laplace:
                          1.0 - 0.5 * ops.exp(-_safe(~negative, z, 0.0)))
 
 
-class logistic:
+class logistic(_Density):
     """The logistic distribution: its CDF is expit((x - loc) / scale).
 
     >>> import chainrule.scipy.stats as stats
@@ -185,10 +178,6 @@ class logistic:
     def logpdf(x, loc=0.0, scale=1.0):
         z = _standard(x, loc, scale)
         return -z - 2.0 * ops.softplus(-z) - ops.log(scale)
-
-    @staticmethod
-    def pdf(x, loc=0.0, scale=1.0):
-        return ops.exp(logistic.logpdf(x, loc, scale))
 
     @staticmethod
     def cdf(x, loc=0.0, scale=1.0):
@@ -203,7 +192,7 @@ class logistic:
         return loc + scale * special.logit(q)
 
 
-class cauchy:
+class cauchy(_Density):
     """The Cauchy distribution: density 1 / (pi scale (1 + ((x - loc) / scale)**2)).
 
     >>> import chainrule.scipy.stats as stats
@@ -215,10 +204,6 @@ class cauchy:
     def logpdf(x, loc=0.0, scale=1.0):
         z = _standard(x, loc, scale)
         return -ops.log1p(z * z) - ops.log(scale) - _LOG_PI
-
-    @staticmethod
-    def pdf(x, loc=0.0, scale=1.0):
-        return ops.exp(cauchy.logpdf(x, loc, scale))
 
     @staticmethod
     def cdf(x, loc=0.0, scale=1.0):
@@ -241,7 +226,7 @@ class cauchy:
         return loc + scale * ops.tan(math.pi * (q - 0.5))
 
 
-class t:
+class t(_Density):
     """Student's t distribution with ``df`` degrees of freedom.
 
     >>> import chainrule.scipy.stats as stats
@@ -256,12 +241,8 @@ class t:
         return (special.gammaln(half) - special.gammaln(0.5 * df)
                 - 0.5 * ops.log(df * math.pi) - ops.log(scale) - half * ops.log1p(z * z / df))
 
-    @staticmethod
-    def pdf(x, df, loc=0.0, scale=1.0):
-        return ops.exp(t.logpdf(x, df, loc, scale))
 
-
-class gamma:
+class gamma(_Density):
     """The gamma distribution with shape ``a``: density y**(a-1) e**-y / gamma(a) / scale,
     y = (x - loc) / scale > 0.
 
@@ -278,12 +259,8 @@ class gamma:
         return _inside(inside, special.xlogy(a - 1.0, y) - y - special.gammaln(a)
                        - ops.log(scale))
 
-    @staticmethod
-    def pdf(x, a, loc=0.0, scale=1.0):
-        return ops.exp(gamma.logpdf(x, a, loc, scale))
 
-
-class chi2:
+class chi2(_Density):
     """The chi-squared distribution with ``df`` degrees of freedom: gamma(df / 2, scale 2).
 
     >>> import chainrule.scipy.stats as stats
@@ -295,12 +272,8 @@ class chi2:
     def logpdf(x, df, loc=0.0, scale=1.0):
         return gamma.logpdf(x, 0.5 * df, loc, 2.0 * scale)
 
-    @staticmethod
-    def pdf(x, df, loc=0.0, scale=1.0):
-        return ops.exp(chi2.logpdf(x, df, loc, scale))
 
-
-class beta:
+class beta(_Density):
     """The beta distribution on [loc, loc + scale] with shapes ``a`` and ``b``.
 
     >>> import chainrule.scipy.stats as stats
@@ -315,10 +288,6 @@ class beta:
         y = _safe(inside, y, 0.5)
         return _inside(inside, special.xlogy(a - 1.0, y) + special.xlog1py(b - 1.0, -y)
                        - special.betaln(a, b) - ops.log(scale))
-
-    @staticmethod
-    def pdf(x, a, b, loc=0.0, scale=1.0):
-        return ops.exp(beta.logpdf(x, a, b, loc, scale))
 
 
 # The Poisson CDF, SciPy's pdtr: d/dmu of P(K <= k) is minus the mass at floor(k).
@@ -351,7 +320,7 @@ class poisson:
         return _pdtr(raw(k) - loc, mu)
 
 
-class dirichlet:
+class dirichlet(_Density):
     """The Dirichlet distribution with concentrations ``alpha`` (K of them); the K
     components of ``x`` run along its first axis, as in SciPy.
 
@@ -367,12 +336,8 @@ class dirichlet:
         return (ops.sum(special.xlogy(alpha_column - 1.0, x), axis=0)
                 + special.gammaln(ops.sum(alpha)) - ops.sum(special.gammaln(alpha)))
 
-    @staticmethod
-    def pdf(x, alpha):
-        return ops.exp(dirichlet.logpdf(x, alpha))
 
-
-class multivariate_normal:
+class multivariate_normal(_Density):
     """The multivariate normal distribution N(mean, cov); ``x`` holds one point per row
     (or is one point), as in SciPy. cov must be positive definite.
 
@@ -397,10 +362,6 @@ class multivariate_normal:
         quadratic = ops.sum(z * z, axis=0)
         out = -0.5 * (k * _LOG_2PI + log_det + quadratic)
         return out[0] if ndim_of(diff) == 1 else out
-
-    @staticmethod
-    def pdf(x, mean=None, cov=1.0):
-        return ops.exp(multivariate_normal.logpdf(x, mean, cov))
 
     @staticmethod
     def entropy(mean=None, cov=1.0):
