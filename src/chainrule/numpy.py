@@ -20,6 +20,7 @@ import builtins as _builtins
 
 import numpy as _np
 
+from . import numpy_protocol as _numpy_protocol
 from . import predicates as _predicates
 from . import rules as _rules
 from .primitive import Box as _Box, raw as _raw
@@ -87,8 +88,7 @@ def full_like(a, fill_value, dtype=None, shape=None):
     """
     if not _traced(fill_value):
         return _np.full_like(a, fill_value, dtype=dtype, shape=shape)
-    plain = _np.empty_like(_raw(a), dtype=dtype, shape=shape)
-    return full(plain.shape, fill_value, dtype=plain.dtype)
+    return _numpy_protocol.full_like(a, fill_value, dtype=dtype, shape=shape)
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):

@@ -18,7 +18,7 @@ import numpy as np
 from . import rules as ops
 from .primitive import Box, raw
 
-__all__ = ["apply_ufunc", "apply_function"]
+__all__ = ["apply_ufunc", "apply_function", "full_like"]
 
 # NumPy's function of the same name as each operation of the rule table (np.exp runs
 # cr.exp, np.linalg.svd cr.svd), found in numpy and numpy.linalg: an operation added to
@@ -71,20 +71,18 @@ QUERIES = {np.shape, np.ndim, np.size, np.result_type, np.may_share_memory,
            np.flatnonzero, np.iscomplex, np.isreal}
 
 
-def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **kwargs):
-    """np.full_like: an array of ``a``'s shape (or ``shape``) filled with ``fill_value``,
-    which may carry a derivative; ``a`` gives only a shape and a dtype."""
-    dtype = np.dtype(dtype if dtype is not None else np.result_type(raw(a)))
-    shape = np.shape(raw(a)) if shape is None else shape
-    if dtype.kind not in "fc":  # an integer or boolean fill: piecewise constant
-        return np.full_like(raw(a), raw(fill_value), dtype=dtype, shape=shape)
-    return ops.broadcast_to(ops.astype(fill_value, dtype), tuple(np.atleast_1d(shape))
-                            if np.ndim(shape) else (shape,) if shape else ())
+def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None):
+    """np.full_like: an array of ``a``'s shape (or ``shape``) and dtype (or ``dtype``)
+    filled with ``fill_value``, which may carry a derivative."""
+    plain = np.empty_like(raw(a), dtype=dtype, shape=shape)
+    if plain.dtype.kind not in "fc":  # an integer or boolean fill: piecewise constant
+        return np.full_like(plain, raw(fill_value))
+    return ops.broadcast_to(ops.astype(fill_value, plain.dtype), plain.shape)
 
 
 # Functions written here because one of their arguments may carry a derivative where
 # NumPy's would drop it (np.full_like's fill value).
-OWN = {np.full_like: _full_like}
+OWN = {np.full_like: full_like}
 
 
 def apply_ufunc(ufunc, method, inputs, kwargs, make):
