@@ -57,3 +57,20 @@ def test_autograds_fixed_point_gives_the_same_numbers():
 def fixed_point_of(fixed_point, numpy, a):
     return fixed_point(lambda a: lambda x: 0.5 * (x + a / x), a, 1.0,
                        lambda x, y: numpy.abs(x - y), 1e-13)
+
+
+def test_an_iteration_that_does_not_converge_is_refused_in_one_line():
+    with pytest.raises(ValueError, match="fixed_point: the iteration did not converge"):
+        cr.fixed_point(lambda a: lambda x: 2.0 * x + a, 1.0, 1.0, distance, 1e-12,
+                       max_iterations=50)
+    with pytest.raises(ValueError, match="did not converge.*nan"):
+        cr.fixed_point(lambda a: lambda x: x * np.inf - x * np.inf, 1.0, 1.0, distance, 1e-12)
+
+
+def test_a_tree_of_parameters_ravels_to_one_vector_and_back_differentiably():
+    params = {"w": np.array([[1.0, 2.0], [3.0, 4.0]]), "b": 0.5}
+    vector, unravel = cr.ravel_pytree(params)
+    assert vector.tolist() == [0.5, 1.0, 2.0, 3.0, 4.0]      # dict entries by sorted key
+    np.testing.assert_array_equal(unravel(vector)["w"], params["w"])
+    gradient = cr.grad(lambda v: cr.sum(unravel(v)["w"] ** 2) * unravel(v)["b"])(vector)
+    np.testing.assert_allclose(gradient, [30.0, 1.0, 2.0, 3.0, 4.0])

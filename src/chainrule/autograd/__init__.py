@@ -15,12 +15,15 @@ Thin: every derivative comes from chainrule's transforms and rules. ``argnum`` p
 the argument to differentiate, as in autograd (an int, or a tuple of ints).
 """
 
+import inspect as _inspect
+
 import numpy as _np
 
+from .. import rules as _rules
+from ..primitive import primitive
 from ..transforms import functional as _f
 from . import builtins
 from .builtins import dict, isinstance, list, tuple, type  # noqa: A004
-from ..primitive import primitive
 
 __all__ = ["grad", "elementwise_grad", "deriv", "jacobian", "hessian", "make_vjp",
            "make_jvp", "value_and_grad", "grad_and_aux", "grad_named", "multigrad_dict",
@@ -75,16 +78,20 @@ def make_vjp(fun, argnum=0):
     return maker
 
 
+def _of_one(fun, argnum, args, kwargs):
+    """``fun`` as a function of its argument ``argnum`` alone, the others fixed."""
+    def at(z):
+        full = list(args)
+        full[argnum] = z
+        return fun(*full, **kwargs)
+    return at
+
+
 def make_jvp(fun, argnum=0):
     """``make_jvp(f)(x)(v) -> (f(x), the derivative of f at x along v)``."""
     def maker(*args, **kwargs):
-        def jvp(tangent):
-            def of_one(z):
-                full = list(args)
-                full[argnum] = z
-                return fun(*full, **kwargs)
-            return _f.jvp(of_one, (args[argnum],), (tangent,))
-        return jvp
+        return lambda tangent: _f.jvp(_of_one(fun, argnum, args, kwargs), (args[argnum],),
+                                      (tangent,))
     return maker
 
 
@@ -124,10 +131,7 @@ def make_ggnvp(f, g=lambda x: 0.5 * _sum_of_squares(x), f_argnum=0):
     """``make_ggnvp(f, g)(x)(v)``: the generalized Gauss-Newton product J^T H_g J v of
     ``g(f(x))``, with J the Jacobian of f and H_g the Hessian of g at f(x)."""
     def maker(*args, **kwargs):
-        def f_of(z):
-            full = list(args)
-            full[f_argnum] = z
-            return f(*full, **kwargs)
+        f_of = _of_one(f, f_argnum, args, kwargs)
         f_vjp, f_x = make_vjp(f_of)(args[f_argnum])
         g_hvp, _ = make_hvp(g)(f_x)
 
@@ -140,15 +144,13 @@ def make_ggnvp(f, g=lambda x: 0.5 * _sum_of_squares(x), f_argnum=0):
 
 def grad_named(fun, argname):
     """The gradient in the argument called ``argname``."""
-    import inspect
-    position = list(inspect.signature(fun).parameters).index(argname)
+    position = list(_inspect.signature(fun).parameters).index(argname)
     return grad(fun, position)
 
 
 def multigrad_dict(fun):
     """Every argument's gradient, in a dict by argument name."""
-    import inspect
-    names = list(inspect.signature(fun).parameters)
+    names = list(_inspect.signature(fun).parameters)
 
     def gradients(*args, **kwargs):
         found = _f.grad(fun, argnums=tuple(range(len(args))))(*args, **kwargs)
@@ -169,10 +171,8 @@ def _pick(cotangents, argnum):
 
 
 def _contract(a, b):
-    from .. import rules
-    return rules.sum(a * b)
+    return _rules.sum(a * b)
 
 
 def _sum_of_squares(x):
-    from .. import rules
-    return rules.sum(x * x, axis=-1)
+    return _rules.sum(x * x, axis=-1)

@@ -16,10 +16,12 @@ __all__ = ["fixed_point"]
 
 
 def fixed_point(f: Callable[[Any], Callable[[Any], Any]], a: Any, x0: Any,
-                distance: Callable[[Any, Any], Any], tol: float) -> Any:
+                distance: Callable[[Any, Any], Any], tol: float,
+                max_iterations: int = 100_000) -> Any:
     """The fixed point x* = f(a)(x*), iterated from ``x0`` until ``distance(x, previous)``
     is at most ``tol``; differentiable in ``a`` (and to any order), as autograd's
-    ``fixed_point``.
+    ``fixed_point``. An iteration that has not converged after ``max_iterations``
+    steps (or whose distance is NaN) raises, naming the last distance.
 
     >>> newton_sqrt = lambda a: lambda x: 0.5 * (x + a / x)     # x* = sqrt(a)
     >>> distance = lambda x, y: abs(x - y)
@@ -28,34 +30,40 @@ def fixed_point(f: Callable[[Any], Callable[[Any], Any]], a: Any, x0: Any,
     >>> round(cr.grad(lambda a: cr.fixed_point(newton_sqrt, a, 1.0, distance, 1e-12))(2.0), 10)
     0.3535533906
     """
-    op = _operation(f, distance, tol)
+    op = _operation(f, distance, tol, max_iterations)
     return op(a, raw(x0))
 
 
-def _iterate(step, x, distance, tol):
-    previous, x = x, step(x)
-    while raw(distance(x, previous)) > tol:
+def _iterate(step, x, distance, tol, max_iterations):
+    for count in range(1, max_iterations + 1):
         previous, x = x, step(x)
-    return x
+        gap = float(raw(distance(x, previous)))
+        if gap <= tol:
+            return x
+        if gap != gap:  # NaN: no later step can converge
+            break
+    raise ValueError(f"fixed_point: the iteration did not converge: after {count} steps "
+                     f"the distance between the last two iterates is {gap!r}, above "
+                     f"tol={tol!r}; check that f(a) is a contraction near the fixed point")
 
 
-def _operation(f, distance, tol):
+def _operation(f, distance, tol, max_iterations):
     """A primitive of ``a`` (and of x0, whose derivative is 0: the fixed point does not
     depend on where the iteration starts) for this f."""
     def forward(a, x0):
-        return _iterate(f(a), x0, distance, tol)
+        return _iterate(f(a), x0, distance, tol, max_iterations)
 
     def reverse(g, ans, a, x0):
         # w = g + w df/dx, a fixed point of its own; then the gradient is w df/da
         _, pullback = vjp(lambda a, x: f(a)(x), a, ans)
-        w = _iterate(lambda w: g + pullback(w)[1], g, distance, tol)
+        w = _iterate(lambda w: g + pullback(w)[1], g, distance, tol, max_iterations)
         return pullback(w)[0]
 
     def forward_mode(t, ans, a, x0):
         # u = df/dx u + df/da t, a fixed point of its own
         along_a = jvp(lambda a: f(a)(ans), (a,), (t,))[1]
         return _iterate(lambda u: along_a + jvp(f(a), (ans,), (u,))[1], along_a, distance,
-                        tol)
+                        tol, max_iterations)
 
     op = Primitive(forward, "fixed_point")
     op.defvjp(reverse, lambda g, ans, a, x0: 0.0 * g)

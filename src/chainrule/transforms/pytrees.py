@@ -11,6 +11,9 @@ from typing import Any
 
 import numpy as np
 
+from .. import rules as ops
+from ..primitive import shape_of
+
 __all__ = ["tree_flatten", "tree_unflatten", "tree_map", "ravel_pytree", "leaf_count", "LEAF",
            "PyTree", "TreeDef"]
 
@@ -110,8 +113,6 @@ def ravel_pytree(tree: PyTree) -> tuple[Any, Any]:
     >>> unravel(vector * 2)["w"].tolist()
     [[2.0, 2.0], [2.0, 2.0]]
     """
-    from .. import rules as ops
-    from ..primitive import shape_of
     leaves, treedef = tree_flatten(tree)
     order = _sorted_positions(tree_unflatten(treedef, range(len(leaves))))
     shapes = [shape_of(leaf) for leaf in leaves]
