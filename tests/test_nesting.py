@@ -355,3 +355,11 @@ def test_a_traced_value_cannot_become_a_plain_number():
         with pytest.raises(TypeError, match="no derivative"):
             cr.jvp(lambda x: leave(x) * x, (2.0,), (1.0,))
     assert cr.grad(lambda x: x * x if x > 0 else -x)(2.0) == 4.0  # comparisons are fine
+
+
+def test_the_refusal_names_the_numpy_function_the_user_called():
+    """A NumPy function that converts its input inside is named, not its np.asarray."""
+    with pytest.raises(TypeError, match=r"np\.vectorize\.__call__\(\) .*no derivative"):
+        cr.grad(lambda x: np.vectorize(lambda a: a * a)(x))(2.0)
+    with pytest.raises(TypeError, match=r"^np\.asarray\(\) of a value"):
+        cr.grad(lambda x: np.asarray(x))(2.0)

@@ -19,9 +19,10 @@ import scipy.special as _sp
 
 from .. import arrays as xp, rules as ops
 from ..primitive import elementwise, raw, shape_of
+from . import incomplete
 
 __all__ = ["gammaln", "gamma", "rgamma", "gammasgn", "digamma", "psi", "polygamma",
-           "multigammaln", "beta", "betaln", "erf", "erfc", "erfinv", "erfcinv", "ndtr",
+           "multigammaln", "beta", "betaln", "gammainc", "gammaincc", "betainc", "erf", "erfc", "erfinv", "erfcinv", "ndtr",
            "ndtri", "log_ndtr", "expit", "logit", "logsumexp", "softmax", "log_softmax",
            "xlogy", "xlog1py", "entr", "i0", "i1", "iv", "i0e", "i1e", "ive", "j0", "j1",
            "jv", "jn", "y0", "y1", "yv", "yn"]
@@ -73,6 +74,65 @@ def multigammaln(a, d):
         raise ValueError(f"multigammaln: d must be a positive integer, got {d!r}")
     terms = [gammaln(a - j / 2.0) for j in range(int(d))]
     return ops.sum(ops.stack(terms), axis=0) + d * (d - 1) / 4.0 * _LOG_PI
+
+
+# ---------------------------------------------------------------------------------------
+# The regularized incomplete gamma and beta functions. In x, the derivative is the
+# integrand (a density); in a shape parameter it has no closed form and comes from the
+# function's own series and continued fraction, differentiated term by term
+# (incomplete.py). The derivative of that derivative in x is again a closed form; in
+# the shape parameters it is not in the table, and asking for it raises.
+# ---------------------------------------------------------------------------------------
+
+
+def _gamma_density(a, x):
+    """d/dx P(a, x) = x^(a-1) e^-x / gamma(a): the gamma distribution's density."""
+    return ops.exp(xlogy(a - 1.0, x) - x - gammaln(a))
+
+
+def _beta_density(a, b, x):
+    """d/dx I_x(a, b) = x^(a-1) (1 - x)^(b-1) / B(a, b): the beta distribution's."""
+    return ops.exp(xlogy(a - 1.0, x) + xlog1py(b - 1.0, -x) - betaln(a, b))
+
+
+def _refused(function, parameter):
+    """The partial of a shape derivative in a shape parameter: not in the table."""
+    def partial(ans, *args):
+        raise TypeError(f"{function}: no second derivative in {parameter}: its first "
+                        f"derivative in the shape parameters comes from a series, not a "
+                        f"formula of the table (derivatives in x, and the mixed ones, are "
+                        f"available)")
+    return partial
+
+
+_gammainc_da = elementwise(lambda a, x: xp.call(incomplete.gammainc_da, a, x), "d_gammainc_da",
+                           _refused("gammainc", "a"), lambda ans, a, x: _gamma_density(a, x) * (ops.log(x) - digamma(a)),
+                           doc="d/da of gammainc(a, x), by its series or continued fraction.")
+gammainc = elementwise(_sp.gammainc, "gammainc", lambda ans, a, x: _gammainc_da(a, x),
+                       lambda ans, a, x: _gamma_density(a, x),
+                       doc="The regularized lower incomplete gamma function P(a, x); "
+                           "d/dx = x**(a-1) e**-x / gamma(a).")
+gammaincc = elementwise(_sp.gammaincc, "gammaincc", lambda ans, a, x: -_gammainc_da(a, x),
+                        lambda ans, a, x: -_gamma_density(a, x),
+                        doc="1 - gammainc(a, x), accurate where gammainc is near 1; "
+                            "d/dx = -x**(a-1) e**-x / gamma(a).")
+_betainc_da = elementwise(lambda a, b, x: xp.call(lambda *v: incomplete.betainc_dab(*v)[0],
+                                                  a, b, x),
+                          "d_betainc_da", _refused("betainc", "a"), _refused("betainc", "b"),
+                          lambda ans, a, b, x: _beta_density(a, b, x) * (
+                              ops.log(x) - digamma(a) + digamma(a + b)),
+                          doc="d/da of betainc(a, b, x), by its series.")
+_betainc_db = elementwise(lambda a, b, x: xp.call(lambda *v: incomplete.betainc_dab(*v)[1],
+                                                  a, b, x),
+                          "d_betainc_db", _refused("betainc", "a"), _refused("betainc", "b"),
+                          lambda ans, a, b, x: _beta_density(a, b, x) * (
+                              ops.log1p(-x) - digamma(b) + digamma(a + b)),
+                          doc="d/db of betainc(a, b, x), by its series.")
+betainc = elementwise(_sp.betainc, "betainc", lambda ans, a, b, x: _betainc_da(a, b, x),
+                      lambda ans, a, b, x: _betainc_db(a, b, x),
+                      lambda ans, a, b, x: _beta_density(a, b, x),
+                      doc="The regularized incomplete beta function I_x(a, b); "
+                          "d/dx = x**(a-1) (1-x)**(b-1) / B(a, b).")
 
 
 # ---------------------------------------------------------------------------------------

@@ -12,6 +12,8 @@ computed from it would silently get none. Comparisons and truth values are allow
 for ``if x > 0:``: they are piecewise constant, so they have no derivative to lose.
 """
 
+import sys
+
 import numpy as np
 
 from ..primitive import raw, shape_of
@@ -72,4 +74,26 @@ class Tracer(ArrayMethods):
     def numpy(self): self._refuse(".numpy()")
 
     def __array__(self, dtype=None, copy=None):
-        self._refuse("np.asarray()")
+        self._refuse(_numpy_caller())
+
+
+def _numpy_caller():
+    """What asked for the array, in the user's words: ``np.vectorize.__call__()`` where
+    the user called a NumPy function that converts its inputs (the outermost NumPy
+    frame), else ``np.asarray()``."""
+    frame, caller = sys._getframe(2), None
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if module == "numpy" or module.startswith("numpy."):
+            caller = frame
+        elif caller is not None:
+            break
+        frame = frame.f_back
+    if caller is None:
+        return "np.asarray()"
+    code = caller.f_code
+    name = getattr(code, "co_qualname", None)  # (Python 3.11+)
+    if name is None:
+        owner = caller.f_locals.get("self")
+        name = code.co_name if owner is None else f"{type(owner).__name__}.{code.co_name}"
+    return f"np.{name}() (which converts its input with np.asarray)"
