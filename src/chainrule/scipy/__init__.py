@@ -8,6 +8,6 @@ library's own operations, so that derivatives of any order follow. Needs SciPy (
 import it.
 """
 
-from . import linalg, signal, special, stats
+from . import integrate, linalg, signal, special, stats
 
-__all__ = ["linalg", "signal", "special", "stats"]
+__all__ = ["integrate", "linalg", "signal", "special", "stats"]

@@ -1,6 +1,6 @@
 """autograd.scipy: chainrule.scipy's special functions, distributions, linear
-algebra and convolutions."""
+algebra, convolutions and ODE solutions."""
 
-from . import linalg, signal, special, stats
+from . import integrate, linalg, signal, special, stats
 
-__all__ = ["linalg", "signal", "special", "stats"]
+__all__ = ["integrate", "linalg", "signal", "special", "stats"]

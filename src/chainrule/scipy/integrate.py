@@ -1,0 +1,349 @@
+"""The solution of an ordinary differential equation at given times, differentiable by
+the adjoint method: ``odeint(func, y0, t, *args)``, with JAX's signature.
+
+    >>> decay = lambda y, t, k: -k * y                       # y' = -k y, y = exp(-k t)
+    >>> ys = odeint(decay, 1.0, np.array([0.0, 1.0, 2.0]), 0.5)
+    >>> np.round(ys, 6).tolist()
+    [1.0, 0.606531, 0.367879]
+
+The forward pass is an adaptive Dormand-Prince 5(4) method, its step chosen so that
+the local error estimate stays within ``atol + rtol * |y|`` (in root mean square over
+the state); it lands on every time of ``t`` exactly. The gradient is not taken through its steps (the tape holds one node
+for the whole solve, whatever the number of steps): the backward pass solves the
+adjoint equations backwards in time,
+
+    da/dt = -a . df/dy,    d(args_bar)/dt = -a . df/dargs,
+
+together with the state itself (solved backwards from each stored y(t_i)), with the
+same method and tolerances; a . df/dy and a . df/dargs are ``cr.vjp`` of ``func`` at
+each evaluation. Forward mode (``cr.jvp``, ``cr.jacfwd``) solves the sensitivity
+equations du/dt = df/dy u + df/dargs v alongside the state (``cr.jvp`` of ``func``).
+
+One derivative is accurate to the tolerances; a derivative of that derivative (a Hessian,
+forward over reverse, a gradient's own graph) would have to differentiate the adjoint
+solve, which runs on plain numbers, so it raises instead.
+"""
+
+from typing import Any, Callable
+
+import numpy as np
+
+from .. import rules as ops
+from ..primitive import Box, Primitive, raw, shape_of
+from ..tensor import Tensor
+from ..transforms.functional import jvp, vjp
+from ..transforms.pytrees import tree_flatten, tree_unflatten
+
+__all__ = ["odeint"]
+
+
+def odeint(func: Callable[..., Any], y0: Any, t: Any, *args: Any, rtol: float = 1.4e-8,
+           atol: float = 1.4e-8, mxstep: float = np.inf, hmax: float = np.inf) -> Any:
+    """The solution of dy/dt = func(y, t, *args), y(t[0]) = y0, at each time of ``t``
+    (increasing, 1-d), stacked on a leading axis: for a pytree ``y0``, a pytree of the
+    same structure whose leaves have that axis in front. Differentiable in ``y0``, in
+    every time of ``t`` and in every float array of ``args`` (which may be pytrees),
+    by reverse mode (the adjoint method) and by forward mode, once.
+
+    ``rtol`` and ``atol`` bound each step's local error estimate; ``mxstep`` is the most
+    steps (accepted or not) between two consecutive times, ``hmax`` the longest step.
+    A solve that needs more steps than ``mxstep``, or a step too small to advance t,
+    raises. ``func`` must depend on what is differentiated only through its arguments:
+    a variable it closes over is passed in ``args`` instead.
+
+    >>> rotate = lambda y, t: {"x": -y["v"], "v": y["x"]}     # x = cos t, v = sin t
+    >>> ys = odeint(rotate, {"x": 1.0, "v": 0.0}, np.array([0.0, 1.0]))
+    >>> np.round(ys["x"], 6).tolist(), np.round(ys["v"], 6).tolist()
+    ([1.0, 0.540302], [0.0, 0.841471])
+    >>> final = lambda k: odeint(lambda y, t, k: -k * y, 1.0, np.array([0.0, 2.0]), k)[1]
+    >>> round(float(cr.grad(final)(0.5)), 6)                  # d/dk exp(-2k) = -2 exp(-2k)
+    -0.735759
+    >>> round(float(cr.jvp(final, (0.5,), (1.0,))[1]), 6)
+    -0.735759
+    """
+    times = _checked_times(t)
+    system = _System(func, y0, times, args)
+    flat = _operation(system, times, rtol, atol, mxstep, hmax)(system.pack(y0, t, args))
+    return system.unpack_states(flat)
+
+
+def _checked_times(t):
+    times = np.asarray(raw(t))
+    if times.ndim != 1 or times.size == 0:
+        raise ValueError(f"odeint: t must be a 1-d array of times with at least one entry, "
+                         f"got shape {times.shape}")
+    if times.dtype.kind not in "iuf":
+        raise ValueError(f"odeint: t must hold real numbers, got dtype {times.dtype}")
+    times = times.astype(np.float64)
+    if not np.all(np.isfinite(times)):
+        raise ValueError(f"odeint: t must be finite, got {times.tolist()!r:.200}")
+    steps = np.diff(times)
+    if np.any(steps < 0):
+        i = int(np.argmax(steps < 0))
+        later, earlier = float(times[i + 1]), float(times[i])
+        raise ValueError(f"odeint: t must be increasing, but t[{i + 1}]={later!r} comes "
+                         f"after t[{i}]={earlier!r}")
+    return times
+
+
+class _System:
+    """``func`` on flat vectors: the state's leaves raveled into one vector, and the
+    differentiable leaves of ``args`` (float arrays, traced values) into another. The
+    operation's single input is [y0, t, those args]: one input, so one adjoint solve
+    gives every gradient at once. Leaves of other kinds (ints, flags) pass unchanged."""
+
+    def __init__(self, func, y0, times, args):
+        self.func = func
+        y_leaves, self.y_def = tree_flatten(y0)
+        self.y_shapes = [shape_of(leaf) for leaf in y_leaves]
+        self.y_bounds = _bounds(self.y_shapes)
+        self.n = self.y_bounds[-1]
+        self.arg_leaves, self.arg_def = tree_flatten(args)
+        self.differentiable = [_is_float(leaf) for leaf in self.arg_leaves]
+        self.p_shapes = [shape_of(leaf) for leaf, d in zip(self.arg_leaves, self.differentiable)
+                         if d]
+        self.p_bounds = _bounds(self.p_shapes)
+        self.count = len(times)
+
+    def pack(self, y0, t, args):
+        y_leaves = tree_flatten(y0)[0]
+        p_leaves = [leaf for leaf, d in zip(tree_flatten(args)[0], self.differentiable) if d]
+        return ops.concatenate([_flat(leaf) for leaf in y_leaves + [t] + p_leaves])
+
+    def split(self, z):
+        """(y0, t, args) of the operation's input vector, or of its gradient."""
+        n, m = self.n, self.n + self.count
+        return z[..., :n], z[..., n:m], z[..., m:]
+
+    def unpack_states(self, flat):
+        """The operation's (times, n) result as the state's tree, the times axis first."""
+        return tree_unflatten(self.y_def, [
+            ops.reshape(flat[:, start:stop], (self.count,) + shape)
+            for shape, start, stop in zip(self.y_shapes, self.y_bounds, self.y_bounds[1:])])
+
+    def f(self, y, t, p):
+        """func on the flat state y and flat arguments p, raveled; y and p may be traced."""
+        state = tree_unflatten(self.y_def, _pieces(y, self.y_shapes, self.y_bounds))
+        pieces = iter(_pieces(p, self.p_shapes, self.p_bounds))
+        leaves = [next(pieces) if d else leaf
+                  for leaf, d in zip(self.arg_leaves, self.differentiable)]
+        out = self.func(state, t, *tree_unflatten(self.arg_def, leaves))
+        out_leaves = tree_flatten(out)[0] if out is not None else [None]
+        shapes = [shape_of(leaf) for leaf in out_leaves]
+        if any(leaf is None for leaf in out_leaves) or \
+                [int(np.prod(s)) for s in shapes] != [int(np.prod(s)) for s in self.y_shapes]:
+            raise ValueError(f"odeint: func must return dy/dt shaped like y, with leaves of "
+                             f"shapes {self.y_shapes}, got {type(out).__name__} with "
+                             f"shapes {shapes}")
+        return ops.concatenate([_flat(leaf) for leaf in out_leaves])
+
+    def plain_f(self, y, t, p):
+        """f on plain numbers, as the solver takes it."""
+        out = self.f(y, t, p)
+        if isinstance(out, Box) and not (isinstance(out, Tensor) and not out.requires_grad):
+            raise TypeError("odeint: func's result depends on a value being differentiated "
+                            "that is not among y, t and args (a variable it closes over?); "
+                            "pass that value to odeint in args, and to func as an argument")
+        return np.asarray(raw(out), dtype=np.float64)
+
+
+def _is_float(leaf):
+    return isinstance(leaf, Box) or np.asarray(leaf).dtype.kind == "f"
+
+
+def _flat(leaf):
+    if not isinstance(leaf, Box):
+        leaf = np.asarray(leaf, dtype=np.float64)
+    return ops.reshape(leaf, (-1,))
+
+
+def _bounds(shapes):
+    return [0] + np.cumsum([int(np.prod(s)) for s in shapes], dtype=int).tolist()
+
+
+def _pieces(vector, shapes, bounds):
+    return [ops.reshape(vector[start:stop], shape)
+            for shape, start, stop in zip(shapes, bounds, bounds[1:])]
+
+
+def _refuse_second_order(*values):
+    if any(isinstance(value, Box) for value in values):
+        raise NotImplementedError(
+            "odeint: a second derivative (a derivative of odeint's gradient or tangent) is "
+            "not available, because the adjoint and sensitivity solves run on plain "
+            "numbers; odeint can be differentiated once")
+
+
+def _operation(system, times, rtol, atol, mxstep, hmax):
+    """The primitive of the packed input [y0, t, args] for this func, with its rules."""
+    solve = dict(rtol=rtol, atol=atol, mxstep=mxstep, hmax=hmax)
+    n = system.n
+
+    def forward(z):
+        y0, _, p = system.split(np.asarray(z, dtype=np.float64))
+        states = np.empty((len(times), n))
+
+        def arrive(i, y):
+            states[i] = y
+            return y
+        states[0] = y0
+        _solve(lambda y, t: system.plain_f(y, t, p), y0, times, arrive, **solve)
+        return states
+
+    def reverse(g, ans, z):
+        _refuse_second_order(g, ans, z)
+        return _adjoint(system, times, np.asarray(g, dtype=np.float64), ans, z, solve)
+
+    def forward_mode(dz, ans, z):
+        _refuse_second_order(dz, ans, z)
+        return _tangent(system, times, np.asarray(dz, dtype=np.float64), ans, z, solve)
+
+    op = Primitive(forward, "odeint")
+    op.defvjp(reverse)
+    op.defjvp(forward_mode)
+    return op
+
+
+def _adjoint(system, times, g, ys, z, solve):
+    """The gradient of sum(g * ys) in z = [y0, t, args], from the adjoint a(t) = dL/dy(t)
+    solved backwards, in s = -t (so that the solver's times increase), with the state
+    (from each stored ys[i]) and the running integral of a . df/dargs."""
+    _, _, p = system.split(z)
+    n, count = system.n, len(times)
+    slopes = np.array([system.plain_f(ys[i], times[i], p) for i in range(count)])
+    t_bar = np.einsum("ij,ij->i", g, slopes)  # moving t_i moves y(t_i) by f(y_i, t_i) dt_i
+
+    def dynamics(state, s):
+        out, pullback = vjp(lambda y, p: system.f(y, -s, p), state[:n], p)
+        a_fy, a_fp = pullback(state[n:2 * n])
+        return np.concatenate([-np.asarray(out), np.asarray(a_fy), np.asarray(a_fp)])
+
+    def arrive(j, state):
+        i = count - 1 - j
+        a = state[n:2 * n]
+        if i == 0:  # moving t_0 shifts the start: y(t) moves by -Phi(t, t_0) f(y0, t_0) dt_0
+            t_bar[0] = -a @ slopes[0]
+        return np.concatenate([ys[i], a + g[i], state[2 * n:]])
+
+    start = np.concatenate([ys[-1], g[-1], np.zeros(len(p))])
+    if count == 1:
+        t_bar[0] = 0.0  # y(t_0) is y0 wherever t_0 is
+        return np.concatenate([g[0], t_bar, np.zeros(len(p))])
+    end = _solve(dynamics, start, -times[::-1], arrive, **solve, backwards=True)
+    return np.concatenate([end[n:2 * n], t_bar, end[2 * n:]])
+
+
+def _tangent(system, times, dz, ys, z, solve):
+    """The tangent of ys along dz = [dy0, dt, dargs]: u(t) = dy(t) solved forwards with
+    the state, du/dt = df/dy u + df/dargs dargs, from u(t_0) = dy0 - f(y0, t_0) dt_0;
+    then y(t_i) moves by u(t_i) + f(y_i, t_i) dt_i."""
+    _, _, p = system.split(z)
+    dy0, dt, dp = system.split(dz)
+    n, count = system.n, len(times)
+    slopes = np.array([system.plain_f(ys[i], times[i], p) for i in range(count)])
+    tangents = np.empty((count, n))
+    tangents[0] = dy0 - slopes[0] * dt[0]
+
+    def dynamics(state, t):
+        out, du = jvp(lambda y, p: system.f(y, t, p), (state[:n], p), (state[n:], dp))
+        return np.concatenate([np.asarray(out), np.asarray(du)])
+
+    def arrive(i, state):
+        tangents[i] = state[n:]
+        return np.concatenate([ys[i], state[n:]])
+
+    if count > 1 and (np.any(tangents[0]) or np.any(dp)):
+        _solve(dynamics, np.concatenate([ys[0], tangents[0]]), times, arrive, **solve)
+    else:  # no tangent enters the solution: it stays 0
+        tangents[1:] = 0.0
+    return tangents + slopes * dt[:, None]
+
+
+# Dormand and Prince's 5(4) pair: the stages' times and weights, the fifth-order
+# solution's weights (whose last stage is the derivative at the step's end, reused by
+# the next step), and the difference from the embedded fourth-order one (the error).
+_C = np.array([0.0, 1 / 5, 3 / 10, 4 / 5, 8 / 9, 1.0, 1.0])
+_A = [np.array(row) for row in (
+    [],
+    [1 / 5],
+    [3 / 40, 9 / 40],
+    [44 / 45, -56 / 15, 32 / 9],
+    [19372 / 6561, -25360 / 2187, 64448 / 6561, -212 / 729],
+    [9017 / 3168, -355 / 33, 46732 / 5247, 49 / 176, -5103 / 18656],
+    [35 / 384, 0.0, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84])]
+_B = np.append(_A[6], 0.0)
+_ERROR = _B - np.array([5179 / 57600, 0.0, 7571 / 16695, 393 / 640, -92097 / 339200,
+                        187 / 2100, 1 / 40])
+
+
+def _norm(x, scale):
+    return float(np.sqrt(np.mean((x / scale) ** 2))) if x.size else 0.0
+
+
+def _dopri_step(rhs, y, slope, t, h, rtol, atol):
+    """One step: the new state, its slope, and the error estimate in units of the
+    tolerance (at most 1: accept)."""
+    k = np.empty((7, y.size))
+    k[0] = slope
+    for i in range(1, 7):
+        k[i] = rhs(y + h * (_A[i] @ k[:i]), t + _C[i] * h)
+        if i == 5:
+            new = y + h * (_A[6][:6] @ k[:6])
+            k[6] = rhs(new, t + h)
+            break
+    error = h * (_ERROR @ k)
+    scale = atol + rtol * np.maximum(np.abs(y), np.abs(new))
+    return new, k[6], _norm(error, scale)
+
+
+def _first_step(rhs, y, slope, t, rtol, atol):
+    """A first step whose error should be near the tolerance (Hairer, Norsett and
+    Wanner's estimate from the first two derivatives)."""
+    scale = atol + rtol * np.abs(y)
+    d0, d1 = _norm(y, scale), _norm(slope, scale)
+    h0 = 1e-6 if d0 < 1e-5 or d1 < 1e-5 else 0.01 * d0 / d1
+    d2 = _norm(rhs(y + h0 * slope, t + h0) - slope, scale) / h0
+    h1 = max(1e-6, h0 * 1e-3) if max(d1, d2) <= 1e-15 else (0.01 / max(d1, d2)) ** 0.2
+    return min(100 * h0, h1)
+
+
+def _solve(rhs, state, times, arrive, rtol, atol, mxstep, hmax, backwards=False):
+    """Solve d state/dt = rhs(state, t) from ``state`` at times[0] through the
+    increasing ``times``, landing on each. ``arrive(i, state)`` takes the state reached
+    at times[i] and gives the one to go on from (a jump, or the same). Returns the last
+    state reached. ``backwards``: the times are -t (the adjoint's), for the errors."""
+    sign, what = (-1.0, " (solving the adjoint backwards)") if backwards else (1.0, "")
+    t = float(times[0])
+    slope, h = rhs(state, t), None
+    for i in range(1, len(times)):
+        begin, end, steps = t, float(times[i]), 0
+        while t < end:
+            if steps >= mxstep:
+                raise ValueError(f"odeint: more than mxstep={mxstep} steps from "
+                                 f"t={sign * begin!r} to t={sign * end!r}{what}; the equation "
+                                 f"may be stiff or its solution blow up, or mxstep is too "
+                                 f"small for the tolerances")
+            steps += 1
+            if h is None:
+                h = _first_step(rhs, state, slope, t, rtol, atol)
+            last = min(h, hmax) >= end - t
+            step = end - t if last else min(h, hmax)
+            new, new_slope, ratio = _dopri_step(rhs, state, slope, t, step, rtol, atol)
+            if ratio <= 1.0:
+                t = end if last else t + step
+                state, slope = new, new_slope
+                factor = 10.0 if ratio == 0.0 else min(10.0, 0.9 * ratio ** -0.2)
+                # a step cut short to land on `end` says nothing against the longer one
+                h = max(h, step * factor) if last else step * factor
+            else:  # (NaN too: a step into a region where func is undefined)
+                factor = 0.9 * ratio ** -0.2 if ratio == ratio else 0.2
+                h = step * max(0.2, factor)
+                if t + h == t:
+                    raise ValueError(f"odeint: the step size fell to {h!r} at "
+                                     f"t={sign * t!r}{what}, below what can advance t; the "
+                                     f"equation may be stiff or its solution blow up (or "
+                                     f"func returned NaN)")
+        jumped = arrive(i, state)
+        if jumped is not state:
+            state, slope = jumped, rhs(jumped, t)
+    return state
