@@ -22,8 +22,8 @@ from ..primitive import elementwise, raw, shape_of
 from . import incomplete
 
 __all__ = ["gammaln", "gamma", "rgamma", "gammasgn", "digamma", "psi", "polygamma",
-           "multigammaln", "beta", "betaln", "gammainc", "gammaincc", "betainc", "erf", "erfc", "erfinv", "erfcinv", "ndtr",
-           "ndtri", "log_ndtr", "expit", "logit", "logsumexp", "softmax", "log_softmax",
+           "multigammaln", "beta", "betaln", "gammainc", "gammaincc", "betainc", "erf", "erfc",
+           "erfinv", "erfcinv", "ndtr", "ndtri", "log_ndtr", "expit", "logit", "logsumexp", "softmax", "log_softmax",
            "xlogy", "xlog1py", "entr", "i0", "i1", "iv", "i0e", "i1e", "ive", "j0", "j1",
            "jv", "jn", "y0", "y1", "yv", "yn"]
 
@@ -106,7 +106,8 @@ def _refused(function, parameter):
 
 
 _gammainc_da = elementwise(lambda a, x: xp.call(incomplete.gammainc_da, a, x), "d_gammainc_da",
-                           _refused("gammainc", "a"), lambda ans, a, x: _gamma_density(a, x) * (ops.log(x) - digamma(a)),
+                           _refused("gammainc", "a"),
+                           lambda ans, a, x: _gamma_density(a, x) * (ops.log(x) - digamma(a)),
                            doc="d/da of gammainc(a, x), by its series or continued fraction.")
 gammainc = elementwise(_sp.gammainc, "gammainc", lambda ans, a, x: _gammainc_da(a, x),
                        lambda ans, a, x: _gamma_density(a, x),
