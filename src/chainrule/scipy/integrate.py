@@ -8,9 +8,9 @@ the adjoint method: ``odeint(func, y0, t, *args)``, with JAX's signature.
 
 The forward pass is an adaptive Dormand-Prince 5(4) method, its step chosen so that
 the local error estimate stays within ``atol + rtol * |y|`` (in root mean square over
-the state); it lands on every time of ``t`` exactly. The gradient is not taken through its steps (the tape holds one node
-for the whole solve, whatever the number of steps): the backward pass solves the
-adjoint equations backwards in time,
+the state); it lands on every time of ``t`` exactly. The gradient is not taken through
+its steps (the tape holds one node for the whole solve, whatever the number of steps):
+the backward pass solves the adjoint equations backwards in time,
 
     da/dt = -a . df/dy,    d(args_bar)/dt = -a . df/dargs,
 
@@ -168,7 +168,7 @@ def _pieces(vector, shapes, bounds):
 
 def _refuse_second_order(*values):
     if any(isinstance(value, Box) for value in values):
-        raise NotImplementedError(
+        raise TypeError(
             "odeint: a second derivative (a derivative of odeint's gradient or tangent) is "
             "not available, because the adjoint and sensitivity solves run on plain "
             "numbers; odeint can be differentiated once")
