@@ -135,6 +135,7 @@ def sections():
     stats = importlib.import_module("chainrule.scipy.stats")
     scipy_linalg = importlib.import_module("chainrule.scipy.linalg")
     scipy_signal = importlib.import_module("chainrule.scipy.signal")
+    scipy_integrate = importlib.import_module("chainrule.scipy.integrate")
     placed = set(ENGINES + TRANSFORMS + MODES + PICTURES + CHECKPOINT_TOP)
     operations = [name for name in cr.__all__ if name not in placed
                   and not inspect.ismodule(getattr(cr, name))]
@@ -193,7 +194,8 @@ def sections():
                 [Entry("chainrule.scipy.special", special, "module")]
                 + _entries("special.", special, special.__all__),
                 "`import chainrule.scipy.special as sps` (needs SciPy, the `scipy` "
-                "extra): scipy.special's names, with derivatives of any order."),
+                "extra): scipy.special's names, with derivatives of any order (in the "
+                "shape parameters of the incomplete gamma and beta functions, the first)."),
         Section("SciPy's distributions", "chainrule.scipy.stats",
                 [Entry("chainrule.scipy.stats", stats, "module")]
                 + _entries("stats.", stats, stats.__all__),
@@ -211,6 +213,12 @@ def sections():
                 + _entries("signal.", scipy_signal, scipy_signal.__all__),
                 "`import chainrule.scipy.signal as signal`: n-dimensional convolve and "
                 "correlate, differentiable in both inputs."),
+        Section("SciPy's integration", "chainrule.scipy.integrate",
+                [Entry("chainrule.scipy.integrate", scipy_integrate, "module")]
+                + _entries("integrate.", scipy_integrate, scipy_integrate.__all__),
+                "`from chainrule.scipy.integrate import odeint`: ordinary differential "
+                "equations, differentiable once (reverse mode by the adjoint method, "
+                "forward mode by the sensitivity equations)."),
     ]
 
 

@@ -48,6 +48,12 @@ UNARY = [
     ("i1e", sps.i1e, jsp.i1e, (0.2, 3.0)),
     ("jn(2, x)", lambda x: sps.jn(2, x),
      lambda x: jsp.bessel_jn(x, v=3)[2], (0.5, 5.0)),
+    ("expi", sps.expi, jsp.expi, (0.2, 4.0)),
+    ("zeta(3, q)", lambda q: sps.zeta(3.0, q), lambda q: jsp.zeta(3.0, q), (0.5, 4.0)),
+    ("hyp1f1(a, b, x)", lambda x: sps.hyp1f1(1.1, 2.2, x),
+     lambda x: jsp.hyp1f1(1.1, 2.2, x), (-2.0, 2.0)),
+    ("hyp2f1(a, b, c, x)", lambda x: sps.hyp2f1(1.1, 0.7, 2.3, x),
+     lambda x: jsp.hyp2f1(1.1, 0.7, 2.3, x), (-0.8, 0.8)),
     ("logsumexp", sps.logsumexp, jsp.logsumexp, (-3.0, 3.0)),
     ("logsumexp(b=)", lambda x: sps.logsumexp(x, b=np.arange(1.0, 6.0)),
      lambda x: jsp.logsumexp(x, b=jnp.arange(1.0, 6.0)), (-3.0, 3.0)),
@@ -62,6 +68,9 @@ BINARY = [
     ("betaln", sps.betaln, jsp.betaln, (0.5, 3.0), (0.5, 3.0)),
     ("xlogy", sps.xlogy, jsp.xlogy, (-2.0, 2.0), (0.2, 3.0)),
     ("xlog1py", sps.xlog1py, jsp.xlog1py, (-2.0, 2.0), (-0.5, 3.0)),
+    ("rel_entr", sps.rel_entr, jsp.rel_entr, (0.2, 3.0), (0.2, 3.0)),
+    ("kl_div", sps.kl_div, jsp.kl_div, (0.2, 3.0), (0.2, 3.0)),
+    ("poch", sps.poch, jsp.poch, (0.5, 3.0), (0.2, 2.0)),
 ]
 
 
@@ -123,7 +132,22 @@ OWN = [
     ("y1", sps.y1, sp.y1, (0.5, 5.0)),
     ("yn(2, x)", lambda x: sps.yn(2, x), lambda x: sp.yn(2, x), (0.5, 5.0)),
     ("gammasgn", sps.gammasgn, sp.gammasgn, (-3.7, 3.0)),
+    ("spence", sps.spence, sp.spence, (0.2, 3.0)),    # (JAX's derivative is NaN above 1)
+    ("expn(0, x)", lambda x: sps.expn(0, x), lambda x: sp.expn(0, x), (0.3, 3.0)),
+    # (JAX's exp1 and expn have a first derivative only, checked below)
+    ("exp1", sps.exp1, sp.exp1, (0.2, 4.0)),
+    ("expn(1, x)", lambda x: sps.expn(1, x), lambda x: sp.expn(1, x), (0.2, 4.0)),
+    ("expn(2, x)", lambda x: sps.expn(2, x), lambda x: sp.expn(2, x), (0.2, 4.0)),
 ]
+
+
+@pytest.mark.parametrize("ours, theirs", [(sps.exp1, jsp.exp1),
+                                          (lambda x: sps.expn(2, x), lambda x: jsp.expn(2, x))],
+                         ids=["exp1", "expn(2, x)"])
+def test_an_exponential_integral_matches_jax_to_first_order(ours, theirs):
+    x = draw(0.2, 4.0)
+    np.testing.assert_allclose(cr.grad(scalar(ours))(x), jax.grad(jax_scalar(theirs))(x),
+                               rtol=1e-10)
 
 
 @pytest.mark.parametrize("name, ours, values, domain", OWN, ids=[c[0] for c in OWN])
@@ -303,3 +327,11 @@ def test_incomplete_functions_run_under_jit():
     for _ in range(2):
         for ours, theirs in zip(step(a, x), expected):
             np.testing.assert_allclose(ours, theirs, rtol=1e-10)
+
+
+def test_spence_is_differentiable_through_1_and_zeta_without_q_is_riemanns():
+    assert cr.grad(sps.spence)(1.0) == -1.0     # log(z) / (1 - z) tends to -1
+    assert cr.gradcheck(sps.spence, np.array([0.999, 1.001]), order=1)
+    np.testing.assert_allclose(sps.zeta(np.array([2.0, 3.0])), sp.zeta([2.0, 3.0]), rtol=1e-14)
+    with pytest.raises(TypeError, match="zeta: argument 0 is being differentiated"):
+        cr.grad(lambda x: sps.zeta(x, 2.0))(3.0)

@@ -1,9 +1,11 @@
-"""SciPy's functions with derivatives: ``chainrule.scipy.special``,
-``chainrule.scipy.stats``, ``chainrule.scipy.linalg`` and ``chainrule.scipy.signal``, as ``jax.scipy`` and
-``autograd.scipy`` are for their libraries.
+"""SciPy's functions with derivatives: ``chainrule.scipy.special``, ``.stats``,
+``.linalg``, ``.signal`` and ``.integrate``, as ``jax.scipy`` and ``autograd.scipy`` are
+for their libraries.
 
-SciPy computes every value; the derivative rules are chainrule's, written with the
-library's own operations, so that derivatives of any order follow. Needs SciPy (the
+SciPy computes the values (odeint solves on its own); the derivative rules are
+chainrule's, written with the library's own operations, so that derivatives of any
+order follow. The exceptions say so where they are: odeint and the incomplete gamma
+and beta functions' shape parameters are differentiated once. Needs SciPy (the
 ``scipy`` extra: ``pip install 'chainrule[scipy]'``); ``import chainrule`` does not
 import it.
 """

@@ -23,9 +23,10 @@ from . import incomplete
 
 __all__ = ["gammaln", "gamma", "rgamma", "gammasgn", "digamma", "psi", "polygamma",
            "multigammaln", "beta", "betaln", "gammainc", "gammaincc", "betainc", "erf", "erfc",
-           "erfinv", "erfcinv", "ndtr", "ndtri", "log_ndtr", "expit", "logit", "logsumexp", "softmax", "log_softmax",
-           "xlogy", "xlog1py", "entr", "i0", "i1", "iv", "i0e", "i1e", "ive", "j0", "j1",
-           "jv", "jn", "y0", "y1", "yv", "yn"]
+           "erfinv", "erfcinv", "ndtr", "ndtri", "log_ndtr", "expit", "logit", "logsumexp",
+           "softmax", "log_softmax", "xlogy", "xlog1py", "entr", "rel_entr", "kl_div", "exp1",
+           "expi", "expn", "spence", "poch", "zeta", "hyp1f1", "hyp2f1", "i0", "i1", "iv",
+           "i0e", "i1e", "ive", "j0", "j1", "jv", "jn", "y0", "y1", "yv", "yn"]
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _SQRT_2PI = math.sqrt(2.0 * math.pi)
@@ -230,6 +231,69 @@ xlog1py = elementwise(_sp.xlog1py, "xlog1py",
                       doc="x log(1 + y), 0 where x = 0; d/dx = log1p(y), d/dy = x / (1 + y).")
 entr = elementwise(_sp.entr, "entr", lambda ans, x: -(1 + ops.log(x)),
                    doc="-x log(x) for x > 0 (0 at 0); d/dx = -(1 + log(x)).")
+rel_entr = elementwise(_sp.rel_entr, "rel_entr",
+                       lambda ans, x, y: ops.log(x / y) + 1, lambda ans, x, y: -x / y,
+                       doc="x log(x / y) for x, y > 0 (0 at x = 0); d/dx = log(x / y) + 1.")
+kl_div = elementwise(_sp.kl_div, "kl_div",
+                     lambda ans, x, y: ops.log(x / y), lambda ans, x, y: 1 - x / y,
+                     doc="x log(x / y) - x + y for x, y > 0; d/dx = log(x / y), "
+                         "d/dy = 1 - x / y.")
+
+# ---------------------------------------------------------------------------------------
+# Exponential integrals, the dilogarithm, Pochhammer's symbol, Hurwitz's zeta and the
+# hypergeometric functions (the last two differentiated in their variable only)
+# ---------------------------------------------------------------------------------------
+
+exp1 = elementwise(_sp.exp1, "exp1", lambda ans, x: -ops.exp(-x) / x,
+                   doc="The integral of e**-t / t from x to infinity; d/dx = -e**-x / x.")
+expi = elementwise(_sp.expi, "expi", lambda ans, x: ops.exp(x) / x,
+                   doc="The principal value of the integral of e**t / t up to x; "
+                       "d/dx = e**x / x.")
+
+
+def _expn_x(ans, n, x):
+    # E_n' = -E_{n-1}, down to E_0 = e**-x / x, whose derivative has no lower neighbour
+    first = raw(n) >= 1
+    return ops.where(first, -expn(xp.where(first, raw(n) - 1, 0), x),
+                     -(1 + 1 / x) * ops.exp(-x) / x)
+
+
+expn = elementwise(lambda n, x: _sp.expn(n, x), "expn", None, _expn_x,
+                   doc="The generalized exponential integral E_n(x); d/dx = -E_{n-1}(x).")
+spence = elementwise(_sp.spence, "spence",
+                     lambda ans, z: ops.where(raw(z) == 1, -1.0,
+                                              ops.log(z) / (1 - ops.where(raw(z) == 1, 0.0, z))),
+                     doc="Spence's function (the dilogarithm at 1 - z), z >= 0; "
+                         "d/dz = log(z) / (1 - z).")
+poch = elementwise(_sp.poch, "poch",
+                   lambda ans, z, m: ans * (digamma(z + m) - digamma(z)),
+                   lambda ans, z, m: ans * digamma(z + m),
+                   doc="Pochhammer's rising factorial gamma(z + m) / gamma(z); "
+                       "d/dm = poch(z, m) digamma(z + m).")
+_hurwitz = elementwise(lambda x, q: _sp.zeta(x, q), "zeta", None,
+                       lambda ans, x, q: -x * _hurwitz(x + 1, q),
+                       doc="Hurwitz's zeta function; d/dq = -x zeta(x + 1, q).")
+
+
+def zeta(x, q=None):
+    """Hurwitz's zeta function, the sum of (k + q)**-x over k >= 0 (Riemann's without
+    ``q``), as scipy.special.zeta; differentiable in q: d/dq = -x zeta(x + 1, q).
+
+    >>> import chainrule.scipy.special as sps
+    >>> round(float(sps.zeta(2.0)), 10), round(float(cr.grad(lambda q: sps.zeta(2.0, q))(1.0)), 10)
+    (1.6449340668, -2.4041138063)
+    """
+    return _hurwitz(x, 1.0 if q is None else q)
+
+
+hyp1f1 = elementwise(lambda a, b, x: _sp.hyp1f1(a, b, x), "hyp1f1", None, None,
+                     lambda ans, a, b, x: a / b * hyp1f1(a + 1, b + 1, x),
+                     doc="Kummer's confluent hypergeometric function 1F1(a; b; x); "
+                         "d/dx = a / b 1F1(a + 1; b + 1; x).")
+hyp2f1 = elementwise(lambda a, b, c, x: _sp.hyp2f1(a, b, c, x), "hyp2f1", None, None, None,
+                     lambda ans, a, b, c, x: a * b / c * hyp2f1(a + 1, b + 1, c + 1, x),
+                     doc="Gauss's hypergeometric function 2F1(a, b; c; x); "
+                         "d/dx = a b / c 2F1(a + 1, b + 1; c + 1; x).")
 
 # ---------------------------------------------------------------------------------------
 # Bessel functions: d/dx of an order-v function is a mean of its neighbours' in order
