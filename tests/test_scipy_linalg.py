@@ -193,6 +193,7 @@ def test_expm_matches_scipy_and_jax():
                                _central_gradient(lambda a: float(ours(a)), SMALL), rtol=1e-7)
 
 
+@pytest.mark.slow
 def test_the_frechet_derivative_of_expm_is_scipys_and_differentiable_in_both_arguments():
     from chainrule.scipy.matrix_functions import _expm_frechet
     direction = RNG.standard_normal((4, 4))
@@ -217,6 +218,7 @@ def test_third_derivative_of_expm_matches_jax():
     np.testing.assert_allclose(ours3(SMALL), theirs3(SMALL), rtol=1e-9)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, f", [("sqrtm", jnp.sqrt), ("logm", jnp.log)])
 def test_sqrtm_and_logm_match_scipy_jax_and_central_differences(name, f):
     ours_f, scipy_f = getattr(sla, name), getattr(sl, name)
