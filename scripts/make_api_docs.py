@@ -204,10 +204,13 @@ def sections():
                 "and in every continuous parameter."),
         Section("SciPy's linear algebra", "chainrule.scipy.linalg",
                 [Entry("chainrule.scipy.linalg", scipy_linalg, "module")]
-                + _entries("linalg.", scipy_linalg, ["solve_triangular", "cholesky",
-                                                      "cho_factor", "cho_solve"]),
-                "`import chainrule.scipy.linalg as sla`: triangular and Cholesky "
-                "solves; the other names are cr.linalg's, re-exported."),
+                + _entries("linalg.", scipy_linalg, [
+                    "solve_triangular", "cholesky", "cho_factor", "cho_solve", "lu_factor",
+                    "lu_solve", "lu", "expm", "logm", "sqrtm", "solve_sylvester",
+                    "solve_continuous_lyapunov"]),
+                "`import chainrule.scipy.linalg as sla`: triangular, Cholesky and LU "
+                "solves, matrix functions and Sylvester's equation; the other names are "
+                "cr.linalg's, re-exported."),
         Section("SciPy's convolutions", "chainrule.scipy.signal",
                 [Entry("chainrule.scipy.signal", scipy_signal, "module")]
                 + _entries("signal.", scipy_signal, scipy_signal.__all__),
