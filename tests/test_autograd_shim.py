@@ -196,3 +196,122 @@ def test_multigrad_dict_names_each_arguments_gradient():
     from chainrule.autograd import grad, multigrad_dict
     f = lambda x, y: x * y ** 2
     assert multigrad_dict(f)(2.0, 3.0) == {"x": grad(f, 0)(2.0, 3.0), "y": grad(f, 1)(2.0, 3.0)}
+
+
+def test_the_one_argument_operators_of_core_and_unary_to_nary():
+    theirs, ours = run_both("""
+        import autograd.numpy as np
+        from autograd.core import make_vjp, make_jvp
+        from autograd.wrap_util import unary_to_nary
+
+        @unary_to_nary
+        def slope(f, x):
+            pull, _ = make_vjp(f, x)
+            return pull(1.0)
+
+        def h(a, b):
+            return np.sum(np.cos(a) * b) + a[0] * b[1]
+
+        a, b = np.array([0.4, -0.9]), np.array([2.0, 1.5])
+        pull, value = make_vjp(lambda z: np.exp(z) * 2.0, a)
+        result = [slope(h)(a, b), slope(h, 1)(a, b), slope(h, (0, 1))(a, b), pull(b), value,
+                  make_jvp(lambda z: z ** 3, a)(b), slope(lambda s: s < 1.0)(0.3)]
+    """)
+    assert_same(theirs, ours)
+
+
+def test_vspace_builds_and_combines_elements_of_a_tree():
+    from chainrule.autograd.core import vspace
+    tree = {"w": np.ones((2, 3)), "b": [0.5, np.zeros(2)]}
+    space = vspace(tree)
+    assert space.size == 9 and space == vspace(space.randn()) == vspace(space.zeros())
+    basis = list(space.standard_basis())
+    assert len(basis) == 9
+    assert float(space.inner_prod(basis[3], basis[3])) == 1.0
+    assert float(space.inner_prod(basis[3], basis[4])) == 0.0
+    total = space.add(space.scalar_mul(tree, 2.0), space.ones())
+    assert total["b"][0] == 2.0 and total["w"].tolist() == [[3.0] * 3] * 2
+    assert vspace(np.zeros(3)) != vspace(np.zeros(4))
+    with pytest.raises(TypeError, match="vspace: a complex value"):
+        vspace(np.zeros(2) + 1j)
+
+
+def test_check_grads_takes_trees_positions_and_names_what_fails():
+    from chainrule.autograd import extend
+    from chainrule.autograd.test_util import check_grads, combo_check
+    import chainrule.autograd.numpy as anp
+
+    check_grads(lambda d, s: anp.sum(d["a"] * anp.sin(d["b"][0])) * s,
+                argnum=(0, 1))({"a": np.arange(3.0), "b": [np.ones(3)]}, 1.5)
+    combo_check(anp.cumsum, [0])([np.ones(4), np.ones((2, 3))], axis=[0, -1])
+
+    @extend.primitive
+    def doubled(x):
+        return 2.0 * x
+    extend.defvjp(doubled, lambda ans, x: lambda g: 2.01 * g)      # a wrong rule
+    with pytest.raises(AssertionError, match=r"\(VJP\) check of doubled failed"):
+        check_grads(doubled, modes=["rev"])(1.0)
+    with pytest.raises(TypeError, match="complex"):
+        check_grads(anp.sin)(np.ones(2) + 0.5j)
+
+
+def test_tensor_jacobian_product_contracts_the_leading_axes():
+    theirs, ours = run_both("""
+        import autograd.numpy as np
+        from autograd import tensor_jacobian_product, vector_jacobian_product
+
+        f = lambda a: np.roll(np.tanh(a), 1, axis=0) * a[0]
+        a = np.linspace(-1.0, 1.0, 24).reshape(4, 3, 2)
+        result = [tensor_jacobian_product(f)(a, np.ones((4, 3)) * 0.5),
+                  tensor_jacobian_product(f)(a, np.arange(4.0)),
+                  vector_jacobian_product(f)(a, np.full((4, 3, 2), 2.0))]
+    """)
+    assert_same(theirs, ours)
+
+
+def test_builtins_look_through_traced_values_and_integer_casts_carry_no_derivative():
+    theirs, ours = run_both("""
+        import autograd.numpy as np
+        from autograd import grad, make_vjp
+        from autograd.builtins import isinstance, type
+
+        def f(w):
+            assert isinstance(w, np.ndarray) and type(w) is np.ndarray
+            rows = np.int64(w[:, -1] * 0.0 + np.array([2.0, 0.0, 1.0]))
+            return np.sum(w[rows, :-1] ** 2) + (w[0, 0] > 0.5)
+
+        w = np.arange(12.0).reshape(3, 4) / 10.0
+        result = [grad(f)(w), make_vjp(lambda x: x == 1.0)(1.0)[0](1.0)]
+    """)
+    assert_same(theirs, ours)
+
+
+def test_make_diagonal_gradient_of_numpy_and_traced_checks():
+    theirs, ours = run_both("""
+        import autograd.numpy as np
+        from autograd import grad, jacobian
+        from autograd.numpy.numpy_boxes import ArrayBox
+        from autograd.tracer import getval, isbox
+
+        d = np.sin(np.arange(30.0)).reshape(5, 6)
+        seen = []
+
+        def f(x):
+            seen.append(isbox(x) and not isbox(getval(x)) and isinstance(x, ArrayBox))
+            gx, gy = np.gradient(x * x)
+            return np.sum(np.make_diagonal(x, axis1=-1, axis2=-2) ** 2) + np.sum(gx * gy)
+
+        result = [jacobian(lambda x: np.make_diagonal(x, axis1=-1, axis2=-2))(d),
+                  grad(f)(d), type(np.gradient(d)) is tuple, seen]
+    """)
+    assert_same(theirs, ours)
+
+
+def test_returned_functions_are_named_as_autograd_names_them():
+    from chainrule.autograd import elementwise_grad, grad, jacobian
+
+    def loss(w, x):
+        return w * x
+    assert grad(loss, 1).__name__ == "grad_of_loss_wrt_argnum_1"
+    assert jacobian(loss).__name__ == "jacobian_of_loss_wrt_argnum_0"
+    assert elementwise_grad(loss).__doc__.lstrip().startswith("elementwise_grad of function loss")

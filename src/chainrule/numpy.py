@@ -185,7 +185,13 @@ def gradient(f, *varargs, axis=None, edge_order=1):
         first = (part(1, 2) - part(0, 1)) / h
         last = (part(-1, None) - part(-2, -1)) / h
         out.append(_rules.concatenate([first, inner, last], axis=a))
-    return out[0] if len(out) == 1 else out
+    if len(out) == 1:
+        return out[0]
+    # the container NumPy itself returns: a list before NumPy 2, a tuple since
+    return _GRADIENTS_IN(out)
+
+
+_GRADIENTS_IN = type(_np.gradient(_np.zeros((2, 2))))
 
 
 def angle(z, deg=False):

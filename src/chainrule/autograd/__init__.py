@@ -20,10 +20,12 @@ import inspect as _inspect
 import numpy as _np
 
 from .. import rules as _rules
-from ..primitive import primitive
+from ..primitive import primitive, raw as _raw
 from ..transforms import functional as _f
 from . import builtins
 from .builtins import dict, isinstance, list, tuple, type  # noqa: A004
+from .core import _bools_as_constants
+from .wrap_util import get_name as _get_name
 
 __all__ = ["grad", "elementwise_grad", "deriv", "jacobian", "hessian", "make_vjp",
            "make_jvp", "value_and_grad", "grad_and_aux", "grad_named", "multigrad_dict",
@@ -32,24 +34,37 @@ __all__ = ["grad", "elementwise_grad", "deriv", "jacobian", "hessian", "make_vjp
            "builtins", "dict", "isinstance", "list", "tuple", "type"]
 
 
+def _named(operator, fun, argnum):
+    """The function an operator returns, named as autograd names it
+    (``grad_of_f_wrt_argnum_0``), with a line saying what it computes."""
+    def name(function):
+        function.__name__ = f"{operator}_of_{_get_name(fun)}_wrt_argnum_{argnum}"
+        function.__doc__ = (f"    {operator} of function {_get_name(fun)} with respect to "
+                            f"its argument {argnum}; called with {_get_name(fun)}'s "
+                            f"arguments.\n")
+        return function
+    return name
+
+
 def grad(fun, argnum=0):
     """The gradient of a scalar function of argument ``argnum``: ``grad(f)(x)``."""
-    return _f.grad(fun, argnums=argnum)
+    return _named("grad", fun, argnum)(_f.grad(fun, argnums=argnum))
 
 
 def value_and_grad(fun, argnum=0):
     """``(f(x), grad(f)(x))`` from one pass."""
-    return _f.value_and_grad(fun, argnums=argnum)
+    return _named("value_and_grad", fun, argnum)(_f.value_and_grad(fun, argnums=argnum))
 
 
 def grad_and_aux(fun, argnum=0):
     """For ``fun`` returning ``(value, aux)``: ``(grad of value, aux)``."""
-    return _f.grad(fun, argnums=argnum, has_aux=True)
+    return _named("grad_and_aux", fun, argnum)(_f.grad(fun, argnums=argnum, has_aux=True))
 
 
 def elementwise_grad(fun, argnum=0):
     """The sum of the gradients of ``fun``'s outputs: the derivative of each entry for a
     function that works entry by entry (a vector-Jacobian product with ones)."""
+    @_named("elementwise_grad", fun, argnum)
     def gradient(*args, **kwargs):
         out, pullback = _f.vjp(lambda *a: fun(*a, **kwargs), *args)
         cotangents = pullback(_np.ones_like(_np.asarray(out, dtype=float)))
@@ -62,18 +77,19 @@ deriv = elementwise_grad
 
 def jacobian(fun, argnum=0):
     """The Jacobian, of shape ``out.shape + x.shape``."""
-    return _f.jacrev(fun, argnums=argnum)
+    return _named("jacobian", fun, argnum)(_f.jacrev(fun, argnums=argnum))
 
 
 def hessian(fun, argnum=0):
     """The Hessian of a scalar function, of shape ``x.shape + x.shape``."""
-    return _f.hessian(fun, argnums=argnum)
+    return _named("hessian", fun, argnum)(_f.hessian(fun, argnums=argnum))
 
 
 def make_vjp(fun, argnum=0):
     """``make_vjp(f)(x) -> (vjp, f(x))``, as autograd orders them."""
+    @_named("make_vjp", fun, argnum)
     def maker(*args, **kwargs):
-        out, pullback = _f.vjp(lambda *a: fun(*a, **kwargs), *args)
+        out, pullback = _f.vjp(lambda *a: _bools_as_constants(fun)(*a, **kwargs), *args)
         return (lambda g: _pick(pullback(g), argnum)), out
     return maker
 
@@ -95,15 +111,29 @@ def make_jvp(fun, argnum=0):
     return maker
 
 
-def vector_jacobian_product(fun, argnum=0):
-    """``vector_jacobian_product(f)(x, v)``: ``v`` times the Jacobian of f at x."""
+def tensor_jacobian_product(fun, argnum=0):
+    """``tensor_jacobian_product(f)(x, v)``: ``v`` times the Jacobian of f at x, ``v``
+    contracted with the leading ``v.ndim`` axes of f's output (all of them for a ``v``
+    shaped like the output: a vector-Jacobian product)."""
+    @_named("tensor_jacobian_product", fun, argnum)
     def product(*args, **kwargs):
-        *args, vector = args
-        return make_vjp(fun, argnum)(*args, **kwargs)[0](vector)
+        *args, tensor = args
+        out, pullback = _f.vjp(_of_one(fun, argnum, args, kwargs), args[argnum])
+        out_shape, lead = _np.shape(_raw(out)), _np.ndim(_raw(tensor))
+        if _np.shape(_raw(tensor)) == out_shape:
+            return pullback(tensor)[0]
+        if _np.shape(_raw(tensor)) != out_shape[:lead]:
+            raise ValueError(f"tensor_jacobian_product: a tensor of shape "
+                             f"{_np.shape(_raw(tensor))} for an output of shape {out_shape}; "
+                             f"expected the output's leading axes")
+
+        def contracted(*a):
+            return _rules.tensordot(tensor, fun(*a, **kwargs), axes=lead)
+        return _f.jacrev(contracted, argnums=argnum)(*args)
     return product
 
 
-tensor_jacobian_product = vector_jacobian_product
+vector_jacobian_product = tensor_jacobian_product
 
 
 def hessian_tensor_product(fun, argnum=0):
