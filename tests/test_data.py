@@ -241,3 +241,77 @@ def test_fetch_into_a_file_or_an_unmakeable_folder_says_so(tmp_path):
         fetch_mnist(blocker, base_url="file:///nowhere/")
     with pytest.raises(FetchError, match=r"a-file/mnist: cannot make the folder: "):
         fetch_mnist(blocker / "mnist", base_url="file:///nowhere/")
+
+
+# ---------------------------------------------------------------------------------------
+# TensorDataset and DataLoader, against torch.utils.data's
+# ---------------------------------------------------------------------------------------
+
+def test_a_loader_cuts_batches_as_torchs_does():
+    import torch
+    from torch.utils.data import DataLoader as TorchLoader, TensorDataset as TorchDataset
+    from chainrule.data import DataLoader, TensorDataset
+    X, y = np.arange(14.0).reshape(7, 2), np.arange(7)
+    for batch_size, drop_last in ((3, False), (3, True), (7, False), (10, True)):
+        ours = DataLoader(TensorDataset(X, y), batch_size=batch_size, drop_last=drop_last)
+        theirs = TorchLoader(TorchDataset(torch.tensor(X), torch.tensor(y)),
+                             batch_size=batch_size, drop_last=drop_last)
+        assert len(ours) == len(theirs)
+        got = list(ours)
+        assert len(got) == len(list(theirs))
+        for (xb, yb), (txb, tyb) in zip(got, theirs):
+            np.testing.assert_array_equal(xb, txb.numpy())
+            np.testing.assert_array_equal(yb, tyb.numpy())
+
+
+def test_shuffling_is_seeded_and_new_at_each_pass():
+    from chainrule.data import DataLoader, TensorDataset
+    data = TensorDataset(np.arange(20))
+    first = [b.tolist() for b, in DataLoader(data, 6, shuffle=True, generator=3)]
+    again = [b.tolist() for b, in DataLoader(data, 6, shuffle=True, generator=3)]
+    assert first == again
+    assert sorted(sum(first, [])) == list(range(20))
+    loader = DataLoader(data, 6, shuffle=True, generator=3)
+    passes = [[b.tolist() for b, in loader] for _ in range(2)]
+    assert passes[0] == first and passes[1] != first
+    rng = np.random.default_rng(5)  # a Generator advances: the caller's stream
+    DataLoader(data, 6, shuffle=True, generator=rng)
+    assert [b.tolist() for b, in DataLoader(data, 6, shuffle=True, generator=rng)] == \
+        [b.tolist() for b, in DataLoader(data, 6, shuffle=True,
+                                         generator=np.random.default_rng(5))]
+
+
+def test_a_loader_over_samples_collates_as_torchs_default_collate():
+    from torch.utils.data import default_collate
+    from chainrule.data import DataLoader, collate
+    samples = [{"x": np.full(2, float(i)), "y": i, "pair": (i, 2.0 * i)} for i in range(5)]
+    ours = collate(samples)
+    theirs = default_collate(samples)
+    np.testing.assert_array_equal(ours["x"], theirs["x"].numpy())
+    np.testing.assert_array_equal(ours["y"], theirs["y"].numpy())
+    for a, b in zip(ours["pair"], theirs["pair"]):
+        np.testing.assert_array_equal(a, b.numpy())
+    batches = list(DataLoader(samples, batch_size=2))
+    assert [b["y"].tolist() for b in batches] == [[0, 1], [2, 3], [4]]
+
+
+def test_a_loader_over_tensors_keeps_the_gradient_flowing():
+    import chainrule as cr
+    from chainrule.data import DataLoader, TensorDataset, collate
+    w = cr.tensor(np.arange(6.0).reshape(3, 2), requires_grad=True)
+    total = sum(batch.sum() for batch, in DataLoader(TensorDataset(w), batch_size=2))
+    total.backward()
+    np.testing.assert_array_equal(w.grad, np.ones((3, 2)))
+    v = cr.tensor(2.0, requires_grad=True)
+    stacked = collate([v, 3 * v])
+    stacked.sum().backward()
+    assert v.grad == 4.0
+
+
+def test_a_loader_refuses_what_torch_refuses_in_one_line():
+    from chainrule.data import DataLoader, TensorDataset
+    with pytest.raises(ValueError, match="DataLoader: batch_size must be a positive int, got 0"):
+        DataLoader(TensorDataset(np.zeros(3)), batch_size=0)
+    with pytest.raises(ValueError, match=r"TensorDataset: .* same number of rows, got shapes "
+                                         r"\[\(3,\), \(4,\)\]"):
+        TensorDataset(np.zeros(3), np.zeros(4))

@@ -12,6 +12,7 @@ package is needed.
 """
 
 from .batches import batches
+from .loader import DataLoader, TensorDataset, collate
 from .digits import load_digits_split
 from .fetch import MNIST_FILES, MNIST_URL, FetchError, fetch_mnist
 from .idx import MNIST_NAMES, load_mnist, read_idx, write_idx
@@ -26,6 +27,9 @@ from .synthetic import (
 )
 
 __all__ = [
+    "DataLoader",
+    "TensorDataset",
+    "collate",
     "make_moons",
     "make_circles",
     "make_blobs",

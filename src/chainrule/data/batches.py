@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ._split import generator
+from .loader import DataLoader, TensorDataset
 
 __all__ = ["batches"]
 
@@ -34,16 +34,5 @@ def batches(X, y, batch_size, shuffle=True, seed=None, drop_last=False):
         raise ValueError(
             f"batches: X and y must have the same number of rows, got {len(X)} and {len(y)}"
         )
-    order = generator(seed).permutation(len(X)) if shuffle else None
-    return _iterate(X, y, int(batch_size), order, drop_last)
-
-
-def _iterate(X, y, batch_size, order, drop_last):
-    n = len(X)
-    stop = n - n % batch_size if drop_last else n
-    for start in range(0, stop, batch_size):
-        if order is None:
-            yield X[start:start + batch_size], y[start:start + batch_size]
-        else:
-            rows = order[start:start + batch_size]
-            yield X[rows], y[rows]
+    return iter(DataLoader(TensorDataset(X, y), int(batch_size), shuffle, drop_last,
+                           generator=seed))
