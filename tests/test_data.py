@@ -1,7 +1,6 @@
 """The synthetic data sets (seeded, the right shapes, and the shapes they promise),
 mini-batches, and scikit-learn's digits split by class."""
 
-import sys
 
 import numpy as np
 import pytest
