@@ -18,7 +18,7 @@ from . import rules as _rules
 from .rules import *  # noqa: F401,F403  (the operations: cr.exp, cr.sum, ...)
 from . import predicates as _predicates
 from .predicates import *  # noqa: F401,F403  (tests and indices: cr.isnan, cr.argmax, ...)
-from .transforms import (GradcheckError, fixed_point, grad, gradcheck, hessian,
+from .transforms import (Function, GradcheckError, fixed_point, grad, gradcheck, hessian,
                          hessian_operator, hvp, jacfwd, jacobian, jacrev, jvp, linear_operator,
                          ravel_pytree, tree_flatten, tree_unflatten, value_and_grad, vjp)
 from .modes import detect_anomaly, enable_grad, inference_mode, is_grad_enabled, no_grad
@@ -42,6 +42,7 @@ __all__ = [
     # the engines
     "Value", "Tensor", "tensor", "zeros", "ones", "full", "eye", "arange", "linspace",
     "zeros_like", "ones_like", "rand", "randn", "Primitive", "primitive", "elementwise",
+    "Function",
     # function transforms
     "grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "jacobian", "hessian",
     "hvp", "linear_operator", "hessian_operator", "gradcheck", "GradcheckError",

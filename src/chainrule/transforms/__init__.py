@@ -9,14 +9,17 @@
     pytrees.py      nested tuples, lists and dicts of inputs and results, flattened
     gradcheck.py    the library's derivatives against central differences
     fixed_point.py  a fixed point of an iteration, differentiated implicitly
+    function.py     cr.Function: PyTorch's class spelling of a custom operation
 """
 
 from .functional import (grad, hessian, hessian_operator, hvp, jacfwd, jacobian, jacrev, jvp,
                          linear_operator, tree_flatten, tree_unflatten, value_and_grad, vjp)
 from .gradcheck import GradcheckError, gradcheck
 from .fixed_point import fixed_point
+from .function import Function, FunctionCtx
 from .pytrees import ravel_pytree
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "jacobian", "hessian",
            "hvp", "linear_operator", "hessian_operator", "tree_flatten", "tree_unflatten",
-           "ravel_pytree", "fixed_point", "gradcheck", "GradcheckError"]
+           "ravel_pytree", "fixed_point", "gradcheck", "GradcheckError", "Function",
+           "FunctionCtx"]
