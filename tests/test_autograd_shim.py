@@ -315,3 +315,23 @@ def test_returned_functions_are_named_as_autograd_names_them():
     assert grad(loss, 1).__name__ == "grad_of_loss_wrt_argnum_1"
     assert jacobian(loss).__name__ == "jacobian_of_loss_wrt_argnum_0"
     assert elementwise_grad(loss).__doc__.lstrip().startswith("elementwise_grad of function loss")
+
+
+def test_convolve_with_axes_and_dot_axes_gives_autograds_layer_and_gradients():
+    theirs, ours = run_both("""
+        import autograd.numpy as np
+        from autograd import grad
+        from autograd.scipy.signal import convolve
+
+        images = np.sin(np.arange(2 * 3 * 6 * 6.0)).reshape(2, 3, 6, 6)
+        filters = np.cos(np.arange(3 * 4 * 2 * 3.0)).reshape(3, 4, 2, 3)
+        result = []
+        for mode in ["valid", "full", "same"]:
+            layer = lambda x, w: convolve(x, w, axes=([2, 3], [2, 3]), dot_axes=([1], [0]),
+                                          mode=mode)
+            loss = lambda x, w: np.sum(np.tanh(layer(x, w)) ** 2)
+            result += [layer(images, filters), grad(loss)(images, filters),
+                       grad(loss, 1)(images, filters)]
+        result.append(convolve(images[0, 0], filters[0, 0], axes=([0], [1]), mode="full"))
+    """)
+    assert_same(theirs, ours, rtol=1e-9, atol=1e-11)

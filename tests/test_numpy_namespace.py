@@ -75,3 +75,19 @@ def test_linalg_is_chainrules_where_it_can_be_and_numpys_otherwise():
     np.testing.assert_allclose(cnp.linalg.eigvals(np.diag([1.0, 2.0])), [1.0, 2.0])
     with pytest.raises(TypeError, match="np.linalg.eigvals"):  # refused, not cut
         cr.grad(lambda x: cnp.sum(cnp.linalg.eigvals(x)))(np.eye(2))
+
+
+@pytest.mark.parametrize("shape, axes", [((5,), None), ((4, 5), None), ((4, 5), 1),
+                                         ((3, 4, 6), (0, 2)), ((3, 4, 6), -1)])
+def test_fftshift_and_ifftshift_are_numpys_and_differentiable_as_jaxs(shape, axes):
+    rng = np.random.default_rng(7)
+    x, w = rng.standard_normal(shape), rng.standard_normal(shape)
+    for ours, plain, theirs in [(cnp.fft.fftshift, np.fft.fftshift, jnp.fft.fftshift),
+                                (cnp.fft.ifftshift, np.fft.ifftshift, jnp.fft.ifftshift)]:
+        np.testing.assert_array_equal(ours(x, axes), plain(x, axes))
+        loss = lambda z, f=ours: cnp.sum(cnp.sin(f(z, axes)) * w)            # noqa: E731
+        jax_loss = lambda z, f=theirs: jnp.sum(jnp.sin(f(z, axes)) * w)    # noqa: E731
+        np.testing.assert_allclose(cr.grad(loss)(x), jax.grad(jax_loss)(x), rtol=1e-12)
+        np.testing.assert_allclose(cr.hessian(loss)(x), jax.hessian(jax_loss)(x),
+                                   rtol=1e-12, atol=1e-14)
+        assert cr.gradcheck(lambda z, f=ours: f(z, axes) ** 2, x, order=2)
