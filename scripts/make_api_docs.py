@@ -206,8 +206,8 @@ def sections():
                 [Entry("chainrule.scipy.linalg", scipy_linalg, "module")]
                 + _entries("linalg.", scipy_linalg, [
                     "solve_triangular", "cholesky", "cho_factor", "cho_solve", "lu_factor",
-                    "lu_solve", "lu", "expm", "logm", "sqrtm", "solve_sylvester",
-                    "solve_continuous_lyapunov"]),
+                    "lu_solve", "lu", "solve_banded", "expm", "logm", "sqrtm",
+                    "solve_sylvester", "solve_continuous_lyapunov"]),
                 "`import chainrule.scipy.linalg as sla`: triangular, Cholesky and LU "
                 "solves, matrix functions and Sylvester's equation; the other names are "
                 "cr.linalg's, re-exported."),

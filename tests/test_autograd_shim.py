@@ -335,3 +335,21 @@ def test_convolve_with_axes_and_dot_axes_gives_autograds_layer_and_gradients():
         result.append(convolve(images[0, 0], filters[0, 0], axes=([0], [1]), mode="full"))
     """)
     assert_same(theirs, ours, rtol=1e-9, atol=1e-11)
+
+
+def test_misc_names_the_flatten_function_and_const_graph_traces_once():
+    import autograd.misc as theirs
+    import chainrule.autograd.misc as ours
+    tree = (1.0, np.arange(3.0), {"a": np.ones((2, 2))})
+    np.testing.assert_array_equal(ours.flatten(tree)[0], theirs.flatten(tree)[0])
+    calls = []
+
+    def f(x, y, scale):
+        calls.append(1)
+        return scale * np.sin(x * y)
+
+    fixed = ours.const_graph(f, scale=2.0)
+    for x, y in ((0.5, 1.0), (1.5, -2.0), (0.1, 3.0)):
+        assert fixed(x, y) == pytest.approx(theirs.const_graph(f, scale=2.0)(x, y), rel=1e-15)
+    # ours ran f once (the trace); each of autograd's three new wrappers ran it once
+    assert len(calls) == 1 + 3

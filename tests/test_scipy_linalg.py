@@ -327,3 +327,40 @@ def test_the_autograd_shim_has_the_new_names():
                  "solve_continuous_lyapunov"):
         assert getattr(autograd_sla, name) is getattr(sla, name)
         assert name in autograd_sla.__all__
+
+
+def _dense_from_band(lower, upper, ab):
+    """JAX's dense A from band storage: A[i, j] = ab[u + i - j, j] inside the band."""
+    n = ab.shape[1]
+    rows = jnp.arange(n)[:, None] - jnp.arange(n)[None, :] + upper   # u + i - j
+    inside = (rows >= 0) & (rows <= lower + upper)
+    return jnp.where(inside, ab[jnp.clip(rows, 0, lower + upper), jnp.arange(n)[None, :]], 0.0)
+
+
+@pytest.mark.parametrize("lower, upper, rhs", [(1, 1, "vector"), (2, 0, "matrix"),
+                                               (0, 2, "vector"), (2, 1, "matrix")])
+def test_solve_banded_matches_scipy_and_a_dense_solve_in_jax(lower, upper, rhs):
+    n = 5
+    ab = RNG.standard_normal((lower + upper + 1, n))
+    ab[upper] += 4.0  # a dominant diagonal: well conditioned
+    b = RNG.standard_normal((n, 2)) if rhs == "matrix" else RNG.standard_normal(n)
+    np.testing.assert_allclose(sla.solve_banded((lower, upper), ab, b),
+                               sl.solve_banded((lower, upper), ab, b), rtol=1e-13)
+    ours = lambda ab, b: cr.sum(sla.solve_banded((lower, upper), ab, b) ** 3)
+    theirs = lambda ab, b: jnp.sum(jnp.linalg.solve(_dense_from_band(lower, upper, ab), b) ** 3)
+    for argnum in (0, 1):
+        np.testing.assert_allclose(cr.grad(ours, argnums=argnum)(ab, b),
+                                   jax.grad(theirs, argnums=argnum)(ab, b), rtol=1e-10,
+                                   atol=1e-12)
+        np.testing.assert_allclose(cr.hessian(ours, argnums=argnum)(ab, b),
+                                   jax.hessian(theirs, argnums=argnum)(ab, b), rtol=1e-9,
+                                   atol=1e-11)
+    dab, db = RNG.standard_normal(ab.shape), RNG.standard_normal(b.shape)
+    np.testing.assert_allclose(cr.jvp(ours, (ab, b), (dab, db))[1],
+                               jax.jvp(theirs, (ab, b), (dab, db))[1], rtol=1e-10)
+
+
+def test_solve_banded_refuses_a_band_of_the_wrong_height():
+    with pytest.raises(ValueError, match=r"solve_banded: expected ab of shape \(l \+ u \+ 1, "
+                                         r"n\) = \(3, n\) .* got ab \(2, 4\)"):
+        sla.solve_banded((1, 1), np.ones((2, 4)), np.ones(4))

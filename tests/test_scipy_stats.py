@@ -185,7 +185,7 @@ SHAPES = [
        (UNIT, POSITIVE, POSITIVE[::-1], LOC * 0.1, SCALE + 0.5), (1, 2))
       for f in ("cdf", "logcdf", "sf", "logsf")],
     *[(f"t.{f}", getattr(stats.t, f), None, getattr(sst.t, f),
-       (X, POSITIVE + 1.0, LOC, SCALE), (1,)) for f in ("cdf", "sf")],
+       (X, POSITIVE + 1.0, LOC, SCALE), (1,)) for f in ("cdf", "sf", "logcdf", "logsf")],
 ]
 
 
@@ -208,7 +208,7 @@ def test_a_cdf_in_its_shape_parameters_matches_jax_or_central_differences(
 
 def test_the_t_cdf_matches_scipy_and_central_differences_in_x_to_second_order():
     args = (X, POSITIVE + 1.0, LOC, SCALE)
-    for f in (stats.t.cdf, stats.t.sf):
+    for f in (stats.t.cdf, stats.t.sf, stats.t.logcdf, stats.t.logsf):
         for argnum in (0, 2, 3):
             assert cr.gradcheck(_summed(lambda *a: cr.sum(f(*a)), argnum, args), args[argnum],
                                 order=2, rtol=1e-6, atol=1e-9)

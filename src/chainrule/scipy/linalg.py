@@ -17,12 +17,13 @@ import scipy.linalg as _sl
 from .. import arrays as xp, rules as ops
 from ..linalg import det, eigh, inv, lstsq, pinv, qr, slogdet, solve, svd  # noqa: F401
 from ..primitive import Primitive, raw, shape_of
+from .banded import solve_banded  # noqa: F401
 from .matrix_functions import (_check_square, expm, logm,  # noqa: F401
                                solve_continuous_lyapunov, solve_sylvester, sqrtm)
 
 __all__ = ["solve_triangular", "cholesky", "cho_factor", "cho_solve", "lu_factor",
            "lu_solve", "lu", "expm", "logm", "sqrtm", "solve_sylvester",
-           "solve_continuous_lyapunov", "solve", "inv", "det", "slogdet", "eigh", "svd",
+           "solve_continuous_lyapunov", "solve_banded", "solve", "inv", "det", "slogdet", "eigh", "svd",
            "qr", "lstsq", "pinv"]
 
 

@@ -249,6 +249,14 @@ class t(_Density):
     def sf(x, df, loc=0.0, scale=1.0):
         return _stdtr(df, -_standard(x, loc, scale))
 
+    @staticmethod
+    def logcdf(x, df, loc=0.0, scale=1.0):
+        return ops.log(_stdtr(df, _standard(x, loc, scale)))
+
+    @staticmethod
+    def logsf(x, df, loc=0.0, scale=1.0):
+        return ops.log(_stdtr(df, -_standard(x, loc, scale)))
+
 
 def _stdtr_df(ans, df, z):
     """d/d df of the t distribution's CDF at z. Below 0 the CDF is the tail

@@ -45,6 +45,10 @@ def gradcheck(f: Callable[..., Any], *inputs: ArrayLike, order: int = 2,
     True
     """
     rng = np.random.default_rng(seed)
+    for i, x in enumerate(inputs):
+        if np.iscomplexobj(x):  # (the float64 cast below would drop its imaginary part)
+            raise TypeError(f"gradcheck: input {i} is complex ({np.asarray(x).dtype}); "
+                            f"chainrule differentiates real numbers only")
     inputs = tuple(float(x) if isinstance(x, Real) else np.asarray(x, dtype=np.float64)
                    for x in inputs)
     for mode in modes:
