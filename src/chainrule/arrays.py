@@ -46,6 +46,9 @@ pow = getattr(np, "pow", np.power)  # noqa: A001
 acos, asin, atan = np.arccos, np.arcsin, np.arctan
 acosh, asinh, atanh = np.arccosh, np.arcsinh, np.arctanh
 atan2 = np.arctan2
+# A window view without a copy (im2col for the convolutions); NumPy hands it to an
+# array type's __array_function__, so cr.jit records it like any function.
+sliding_window_view = np.lib.stride_tricks.sliding_window_view
 
 # The array types the engine computes on: NumPy's, and types that stand in for an ndarray
 # (chainrule.jit.recording adds its traced array).

@@ -16,6 +16,8 @@ for tensors, with losses as functions (``nn.functional``) and as modules.
 
 from . import functional
 from .containers import ModuleDict, ModuleList
+from .conv import (AdaptiveAvgPool2d, AvgPool2d, BatchNorm1d, BatchNorm2d, Conv1d, Conv2d,
+                   MaxPool2d)
 from .layers import (GELU, BCEWithLogitsLoss, CrossEntropyLoss, Dropout, Embedding, Flatten,
                      LayerNorm, Linear, LogSoftmax, MLP, MSELoss, ReLU, Sequential, Sigmoid,
                      Softmax, Tanh)
@@ -25,4 +27,6 @@ from .scalar import Layer, Neuron
 __all__ = ["Module", "Parameter", "Neuron", "Layer", "MLP", "Linear", "Sequential",
            "ReLU", "Tanh", "Sigmoid", "GELU", "Dropout", "Flatten", "CrossEntropyLoss",
            "MSELoss", "BCEWithLogitsLoss", "ModuleList", "ModuleDict", "LayerNorm",
-           "Embedding", "Softmax", "LogSoftmax", "IncompatibleKeys", "functional"]
+           "Embedding", "Softmax", "LogSoftmax", "IncompatibleKeys", "functional",
+           "Conv1d", "Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "BatchNorm1d",
+           "BatchNorm2d"]

@@ -38,6 +38,26 @@ def _same(array):
     return array
 
 
+class _Buffer:
+    """A module's buffer seen as a parameter is by the loaders: ``data`` to read and to
+    replace, ``dtype`` to cast a loaded array to."""
+
+    def __init__(self, module, name):
+        self.module, self.name = module, name
+
+    @property
+    def dtype(self):
+        return np.result_type(getattr(self.module, self.name))
+
+    @property
+    def data(self):
+        return getattr(self.module, self.name)
+
+    @data.setter
+    def data(self, array):
+        setattr(self.module, self.name, array)
+
+
 class IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
     """What ``load_state_dict(state, strict=False)`` did not load, as PyTorch reports it:
     the model's names absent from the state, and the state's names the model lacks.
@@ -146,6 +166,9 @@ class Module:
     """
 
     _training = True
+    # Attributes holding arrays that are state but not trained (BatchNorm's running
+    # statistics): saved and loaded with the parameters, never given to an optimizer.
+    _buffer_names: tuple[str, ...] = ()
 
     @property
     def training(self) -> bool:
@@ -302,6 +325,20 @@ class Module:
             else:
                 yield f"{prefix}{name}", value
 
+    def named_buffers(self, prefix: str = "") -> Iterator[tuple[str, np.ndarray]]:
+        """(name, array) of the arrays the modules keep besides their parameters, such as
+        BatchNorm's running statistics; ``state_dict()`` holds them too.
+
+        >>> model = cr.nn.Sequential(cr.nn.Linear(2, 3, rng=0), cr.nn.BatchNorm1d(3))
+        >>> [name for name, array in model.named_buffers()]
+        ['layers.1.running_mean', 'layers.1.running_var', 'layers.1.num_batches_tracked']
+        """
+        for name, module in self.named_modules(prefix=prefix):
+            for key in module._buffer_names:
+                value = vars(module).get(key)
+                if value is not None:
+                    yield (f"{name}.{key}" if name else key), value
+
     def parameters(self) -> list[Tensor | Value]:
         """The parameters, each once, in the order they were set: what an optimizer takes.
 
@@ -351,13 +388,16 @@ class Module:
     # --- saving and restoring -------------------------------------------------------
 
     def state_dict(self) -> dict[str, np.ndarray]:
-        """Name -> a copy of the parameter's numbers (an ndarray).
+        """Name -> a copy of the parameter's numbers (an ndarray), and of the buffers'
+        (``named_buffers``).
 
         >>> layer = cr.nn.Linear(2, 1, rng=0)
         >>> {name: array.shape for name, array in layer.state_dict().items()}
         {'weight': (2, 1), 'bias': (1,)}
         """
-        return {name: np.array(p.data, copy=True) for name, p in self.named_parameters()}
+        state = {name: np.array(p.data, copy=True) for name, p in self.named_parameters()}
+        state.update((name, np.array(b, copy=True)) for name, b in self.named_buffers())
+        return state
 
     def load_state_dict(self, state: Mapping[str, ArrayLike],
                         strict: bool = True) -> "IncompatibleKeys":
@@ -382,6 +422,12 @@ class Module:
         IncompatibleKeys(missing_keys=['bias'], unexpected_keys=['scale'])
         """
         own = {name: (p, np.shape(p.data), None) for name, p in self.named_parameters()}
+        for name, module in self.named_modules():
+            for key in module._buffer_names:
+                if vars(module).get(key) is not None:
+                    buffer = _Buffer(module, key)
+                    own[f"{name}.{key}" if name else key] = (buffer, np.shape(buffer.data),
+                                                             None)
         return _load(own, state, strict, "load_state_dict", type(self).__name__)
 
     def torch_state_dict(self) -> dict[str, np.ndarray]:
@@ -437,6 +483,9 @@ class Module:
                                     f"no PyTorch counterpart; only tensor layers convert")
                 to_torch, from_torch = module._torch_converters(name)
                 layout[torch_prefix + name] = (p, to_torch, from_torch)
+            for key in module._buffer_names:
+                if vars(module).get(key) is not None:
+                    layout[torch_prefix + key] = (_Buffer(module, key), _same, _same)
         return layout
 
     def _torch_modules(self, prefix, ancestors):

@@ -28,7 +28,9 @@ The table, by topic:
 * ``statistics``: average, quantile, percentile, median, cov, corrcoef;
 * ``decompositions``: inv, det, slogdet, solve, cholesky, eigh, svd, qr;
 * ``matrix_functions``: pinv, trace, matrix_power, lstsq, cr.linalg.norm's norms;
-* ``contractions``: einsum, and tensordot, inner, kron, vdot, cross built from it.
+* ``contractions``: einsum, and tensordot, inner, kron, vdot, cross built from it;
+* ``convolution``: n-d convolution (with its two adjoints) and pooling, reached
+  through ``nn.functional`` (conv2d, max_pool2d...), as PyTorch keeps them there.
 
 Plain rules only: faster versions of a few (fused layers, kept residuals) live in
 ``chainrule.rules.fused``, each tested equal to the rule it replaces.
@@ -84,6 +86,7 @@ from .shapes import astype, getitem, index_add, index_set  # noqa: F401
 
 from . import (assembly, contractions, decompositions, elementary, elementwise, linalg,
                matrix_functions, ordering, reductions, shapes, statistics)
+from . import convolution  # noqa: F401  (its names stay out of cr.* and NumPy's namespace)
 
 # The public operations (cr.NAME); the engines also use the helpers imported above.
 __all__ = [*_elementwise, *_elementary, *_reductions, *_linalg, *_shapes, *_ordering,

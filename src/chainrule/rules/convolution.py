@@ -1,0 +1,433 @@
+"""Convolution and pooling over the trailing spatial axes of (N, C, *spatial) arrays,
+with PyTorch's meaning: a cross-correlation, zero padding, strides, dilation, groups.
+
+The convolution is bilinear, and so are its two adjoints; three operations close the
+table under differentiation, each one's rules written with the other two:
+
+    conv(x, w)                y, the correlation of x with w
+    conv_input_grad(g, w)     dx: g correlated back through w (a transposed convolution)
+    conv_weight_grad(x, g)    dw: x correlated with g
+
+All three are one trilinear form <g, conv(x, w)> read three ways, so the VJP of each in
+each argument is one of the three, and the JVP of each is itself with the tangent in
+that argument's place: derivatives of any order, forward and reverse.
+
+Every operand may carry extra leading axes (a batch of tangents or cotangents, as
+jacfwd and jacrev push through the rules), which broadcast like NumPy's: the forward
+passes keep them in front, and the engine sums a VJP back to its input's shape.
+
+The columns of im2col are a strided view of the padded input (``xp.sliding_window_view``,
+then a step of ``stride`` and ``dilation``); one copy puts them in matmul's order, and one
+batched matmul does the arithmetic. Pooling reads the same windows through ``unfold``
+(its adjoint ``fold`` adds each window back where it came from): max pooling is the max
+over a window (tied entries share the gradient, chainrule's convention for max), average
+pooling its mean.
+"""
+
+import itertools
+import math
+
+from .. import arrays as xp
+from ..primitive import shape_of
+from .common import float_dtype, op
+from .contractions import einsum
+from .reductions import max as _max, sum as _sum
+
+__all__ = ["conv", "max_pool", "avg_pool", "adaptive_avg_pool", "conv_arguments",
+           "pool_arguments"]
+
+
+# ---------------------------------------------------------------------------------------
+# Arguments: ints or tuples, "same"/"valid", checked once with the shapes
+# ---------------------------------------------------------------------------------------
+
+def _tuple(value, d, what, name, lowest):
+    values = tuple(value) if isinstance(value, (tuple, list)) else (value,) * d
+    if len(values) != d or not all(isinstance(v, int) and not isinstance(v, bool)
+                                   and v >= lowest for v in values):
+        raise ValueError(f"{name}: {what} must be an int >= {lowest} or {d} of them, "
+                         f"got {value!r}")
+    return values
+
+
+def _check_input(name, x_shape, d):
+    if len(x_shape) != d + 2:
+        spatial = ", ".join("HW"[-d:] if d <= 2 else [f"S{i}" for i in range(d)])
+        raise ValueError(f"{name}: input of shape {x_shape}, expected (N, C, {spatial})")
+
+
+def conv_arguments(name, x_shape, w_shape, stride=1, padding=0, dilation=1, groups=1):
+    """The convolution's settings checked against the shapes, as the operation takes them:
+    ``dict(stride, pads, dilation, groups)``, ``pads`` a (before, after) pair per spatial
+    axis. A ValueError (one line, naming ``name`` and the shapes) where they do not fit.
+
+    >>> cr.rules.convolution.conv_arguments("conv2d", (1, 3, 8, 8), (4, 3, 3, 3),
+    ...                                     padding="same")["pads"]
+    ((1, 1), (1, 1))
+    """
+    d = len(w_shape) - 2
+    if d < 1:
+        raise ValueError(f"{name}: weight of shape {w_shape}, expected (out_channels, "
+                         f"in_channels / groups, *kernel)")
+    _check_input(name, x_shape, d)
+    if not isinstance(groups, int) or isinstance(groups, bool) or groups < 1:
+        raise ValueError(f"{name}: groups must be a positive int, got {groups!r}")
+    channels, out_channels = x_shape[1], w_shape[0]
+    if channels % groups or out_channels % groups:
+        raise ValueError(f"{name}: groups={groups} must divide the input's {channels} "
+                         f"channels and the weight's {out_channels} output channels "
+                         f"(input {x_shape}, weight {w_shape})")
+    if w_shape[1] * groups != channels:
+        raise ValueError(f"{name}: input of shape {x_shape} has {channels} channels, but "
+                         f"the weight of shape {w_shape} with groups={groups} expects "
+                         f"{w_shape[1] * groups}")
+    stride = _tuple(stride, d, "stride", name, 1)
+    dilation = _tuple(dilation, d, "dilation", name, 1)
+    kernel = tuple(w_shape[2:])
+    pads = _pads(name, padding, d, kernel, stride, dilation)
+    _check_fits(name, x_shape, kernel, dilation, pads)
+    return dict(stride=stride, pads=pads, dilation=dilation, groups=groups)
+
+
+def _pads(name, padding, d, kernel, stride, dilation):
+    if isinstance(padding, str):
+        if padding == "valid":
+            return ((0, 0),) * d
+        if padding != "same":
+            raise ValueError(f"{name}: padding must be an int, a tuple, 'same' or "
+                             f"'valid', got {padding!r}")
+        if any(s != 1 for s in stride):
+            raise ValueError(f"{name}: padding='same' needs stride 1, got stride {stride}")
+        # an even extent cannot be centred: the extra row goes after, as PyTorch does
+        totals = [dl * (k - 1) for k, dl in zip(kernel, dilation)]
+        return tuple((t // 2, t - t // 2) for t in totals)
+    return tuple((p, p) for p in _tuple(padding, d, "padding", name, 0))
+
+
+def _check_fits(name, x_shape, kernel, dilation, pads):
+    for axis, (n, k, dl, (lo, hi)) in enumerate(zip(x_shape[2:], kernel, dilation, pads)):
+        extent = dl * (k - 1) + 1
+        if extent > n + lo + hi:
+            raise ValueError(f"{name}: kernel of size {tuple(kernel)} (dilation "
+                             f"{tuple(dilation)}) spans {extent} along spatial axis {axis}, "
+                             f"more than the padded input's {n + lo + hi} (input "
+                             f"{tuple(x_shape)}, padding {tuple(pads)}); expected a kernel "
+                             f"no larger than the padded input")
+
+
+def pool_arguments(name, x_shape, kernel_size, stride=None, padding=0, dilation=1, d=2):
+    """Pooling's settings checked against the input's shape: ``dict(kernel, stride, pads,
+    dilation)``; ``stride`` None is the kernel size, as in PyTorch. Padding may be at most
+    half the kernel (PyTorch's rule: a window of padding alone has no entry to pool).
+
+    >>> cr.rules.convolution.pool_arguments("max_pool2d", (1, 1, 4, 4), 2)["stride"]
+    (2, 2)
+    """
+    _check_input(name, x_shape, d)
+    kernel = _tuple(kernel_size, d, "kernel_size", name, 1)
+    stride = kernel if stride is None else _tuple(stride, d, "stride", name, 1)
+    dilation = _tuple(dilation, d, "dilation", name, 1)
+    padding = _tuple(padding, d, "padding", name, 0)
+    if any(2 * p > k for p, k in zip(padding, kernel)):
+        raise ValueError(f"{name}: padding {padding} must be at most half the kernel "
+                         f"size {kernel}")
+    pads = tuple((p, p) for p in padding)
+    _check_fits(name, x_shape, kernel, dilation, pads)
+    return dict(kernel=kernel, stride=stride, pads=pads, dilation=dilation)
+
+
+# ---------------------------------------------------------------------------------------
+# Windows: the strided view behind im2col
+# ---------------------------------------------------------------------------------------
+
+def _pad_or_crop(x, pads, fill=0):
+    """x padded with ``fill`` over its last len(pads) axes; a negative pad crops."""
+    d = len(pads)
+    if any(lo < 0 or hi < 0 for lo, hi in pads):
+        index = (Ellipsis,) + tuple(slice(max(-lo, 0), n - max(-hi, 0))
+                                    for (lo, hi), n in zip(pads, shape_of(x)[-d:]))
+        x = x[index]
+        pads = tuple((max(lo, 0), max(hi, 0)) for lo, hi in pads)
+    if any(lo or hi for lo, hi in pads):
+        x = xp.pad(x, [(0, 0)] * (x.ndim - d) + list(pads), constant_values=fill)
+    return x
+
+
+def _windows(x, kernel, stride, pads, dilation, fill=0):
+    """The view (..., *out, *kernel) of x's windows over its last len(kernel) axes."""
+    d = len(kernel)
+    x = _pad_or_crop(x, pads, fill)
+    extent = tuple(dl * (k - 1) + 1 for k, dl in zip(kernel, dilation))
+    view = xp.sliding_window_view(x, extent, axis=tuple(range(x.ndim - d, x.ndim)))
+    steps = tuple(slice(None, None, s) for s in stride)
+    taps = tuple(slice(None, None, dl) for dl in dilation)
+    if any(s > 1 for s in stride) or any(dl > 1 for dl in dilation):
+        view = view[(Ellipsis,) + steps + taps]
+    return view
+
+
+def _columns(x, kernel, stride, pads, dilation, groups, order):
+    """im2col: x's windows grouped, (..., N, G, Cg, *out, *kernel) permuted by ``order``
+    (a function of the axis numbers of those groups) and copied."""
+    d = len(kernel)
+    view = _windows(x, kernel, stride, pads, dilation)
+    shape = view.shape
+    n_lead = len(shape) - 2 * d - 1
+    channels = shape[n_lead]
+    view = view.reshape(shape[:n_lead] + (groups, channels // groups) + shape[n_lead + 1:])
+    lead = tuple(range(n_lead - 1))
+    axes = dict(n=n_lead - 1, g=n_lead, c=n_lead + 1,
+                out=tuple(range(n_lead + 2, n_lead + 2 + d)),
+                kernel=tuple(range(n_lead + 2 + d, n_lead + 2 + 2 * d)))
+    return xp.permute_dims(view, lead + order(axes)), shape[n_lead + 1:n_lead + 1 + d]
+
+
+# ---------------------------------------------------------------------------------------
+# The three operations
+# ---------------------------------------------------------------------------------------
+
+def _conv_forward(x, w, stride, pads, dilation, groups):
+    x, w = xp.as_array(x), xp.as_array(w)
+    d = len(stride)
+    kernel = tuple(w.shape[-d:])
+    cols, out = _columns(x, kernel, stride, pads, dilation, groups,
+                         lambda a: (a["n"], a["g"], a["c"]) + a["kernel"] + a["out"])
+    size_k, size_out = math.prod(kernel) * cols.shape[-2 * d - 1], math.prod(out)
+    cols = cols.reshape(cols.shape[:-2 * d - 1] + (size_k, size_out))  # the im2col copy
+    out_channels = w.shape[-d - 2]
+    w = w.reshape(w.shape[:-d - 2] + (1, groups, out_channels // groups, size_k))
+    y = xp.matmul(w, cols)  # (..., N, G, Cout/G, out)
+    return y.reshape(y.shape[:-3] + (out_channels,) + out)
+
+
+def _conv_weight_grad(x, g, kernel, stride, pads, dilation, groups):
+    x, g = xp.as_array(x), xp.as_array(g)
+    d = len(stride)
+    cols, out = _columns(x, kernel, stride, pads, dilation, groups,
+                         lambda a: (a["g"], a["n"]) + a["out"] + (a["c"],) + a["kernel"])
+    per_group = cols.shape[-d - 1]
+    n_rows = cols.shape[-2 * d - 2] * math.prod(out)
+    cols = cols.reshape(cols.shape[:-2 * d - 3] + (groups, n_rows,
+                                                   per_group * math.prod(kernel)))
+    out_channels = g.shape[-d - 1]
+    g = g.reshape(g.shape[:-d - 1] + (groups, out_channels // groups) + out)
+    n = g.ndim - d - 3  # g: (..., N, G, Cout/G, *out) -> (..., G, Cout/G, N * out)
+    g = xp.permute_dims(g, tuple(range(n)) + (n + 1, n + 2, n) +
+                        tuple(range(n + 3, g.ndim)))
+    g = g.reshape(g.shape[:-d - 1] + (n_rows,))
+    dw = xp.matmul(g, cols)  # (..., G, Cout/G, Cin/G * kernel)
+    return dw.reshape(dw.shape[:-3] + (out_channels, per_group) + tuple(kernel))
+
+
+def _dilate(g, axis, step):
+    """g with step - 1 zeros between its entries along ``axis`` (counted from the end)."""
+    n = g.shape[axis]
+    g = xp.expand_dims(g, axis)  # a new axis after the old one: (..., n, 1, ...)
+    widths = [(0, 0)] * g.ndim
+    widths[axis] = (0, step - 1)
+    g = xp.pad(g, widths)
+    shape = list(g.shape)
+    shape[axis - 1:axis + 1 or None] = [n * step]
+    g = g.reshape(tuple(shape))
+    index = [slice(None)] * g.ndim
+    index[axis] = slice(0, (n - 1) * step + 1)
+    return g[tuple(index)]
+
+
+def _conv_input_grad(g, w, size, stride, pads, dilation, groups):
+    # dx is the full correlation of g (zeros between its entries, one gap per stride)
+    # with w flipped and its channel axes swapped within each group; the rows the
+    # forward never reached (a stride that does not divide) get padding of their own.
+    g, w = xp.as_array(g), xp.as_array(w)
+    d = len(stride)
+    kernel = tuple(w.shape[-d:])
+    out = g.shape[-d:]
+    for i, step in enumerate(stride):
+        if step > 1:
+            g = _dilate(g, i - d, step)
+    new_pads = []
+    for n, k, s, dl, (lo, hi), o in zip(size, kernel, stride, dilation, pads, out):
+        extent = dl * (k - 1) + 1
+        unreached = n + lo + hi - (s * (o - 1) + extent)
+        new_pads.append((extent - 1 - lo, extent - 1 - hi + unreached))
+    out_channels, per_group = w.shape[-d - 2], w.shape[-d - 1]
+    w = w.reshape(w.shape[:-d - 2] + (groups, out_channels // groups, per_group) + kernel)
+    n = w.ndim - d - 3
+    w = xp.permute_dims(w, tuple(range(n)) + (n, n + 2, n + 1) +
+                        tuple(range(n + 3, w.ndim)))
+    w = w.reshape(w.shape[:n] + (groups * per_group, out_channels // groups) + kernel)
+    w = w[(Ellipsis,) + (slice(None, None, -1),) * d]
+    return _conv_forward(g, w, (1,) * d, tuple(new_pads), dilation, groups)
+
+
+@op("conv")
+def _conv(x, w, stride, pads, dilation, groups):
+    return _conv_forward(x, w, stride, pads, dilation, groups)
+
+
+@op("conv_input_grad")
+def _conv_input(g, w, size, stride, pads, dilation, groups):
+    return _conv_input_grad(g, w, size, stride, pads, dilation, groups)
+
+
+@op("conv_weight_grad")
+def _conv_weight(x, g, kernel, stride, pads, dilation, groups):
+    return _conv_weight_grad(x, g, kernel, stride, pads, dilation, groups)
+
+
+def _spatial(x, d):
+    return tuple(shape_of(x)[-d:])
+
+
+# <h, conv(x, w)>: x's gradient is h correlated back through w, w's is x against h.
+_conv.defvjp(
+    lambda g, ans, x, w, **s: _conv_input(g, w, size=_spatial(x, len(s["stride"])), **s),
+    lambda g, ans, x, w, **s: _conv_weight(x, g, kernel=_spatial(w, len(s["stride"])), **s))
+_conv.defjvp(lambda t, ans, x, w, **s: _conv(t, w, **s),
+             lambda t, ans, x, w, **s: _conv(x, t, **s))
+
+# dx = conv_input_grad(g, w) is <dx, h> = <g, conv(h, w)>: its gradient in g is conv(h, w),
+# in w the weight gradient of h against g.
+_conv_input.defvjp(
+    lambda h, ans, g, w, size, **s: _conv(h, w, **s),
+    lambda h, ans, g, w, size, **s: _conv_weight(h, g, kernel=_spatial(w, len(size)), **s))
+_conv_input.defjvp(lambda t, ans, g, w, size, **s: _conv_input(t, w, size=size, **s),
+                   lambda t, ans, g, w, size, **s: _conv_input(g, t, size=size, **s))
+
+# dw = conv_weight_grad(x, g) is <dw, h> = <g, conv(x, h)>.
+_conv_weight.defvjp(
+    lambda h, ans, x, g, kernel, **s: _conv_input(g, h, size=_spatial(x, len(kernel)), **s),
+    lambda h, ans, x, g, kernel, **s: _conv(x, h, **s))
+_conv_weight.defjvp(lambda t, ans, x, g, kernel, **s: _conv_weight(t, g, kernel=kernel, **s),
+                    lambda t, ans, x, g, kernel, **s: _conv_weight(x, t, kernel=kernel, **s))
+
+
+def conv(x, w, stride=1, padding=0, dilation=1, groups=1, name="conv"):
+    """The convolution of x (N, C_in, *spatial) with w (C_out, C_in / groups, *kernel):
+    PyTorch's conv1d/conv2d/conv3d, a cross-correlation (the kernel is not flipped).
+
+    ``stride``, ``padding`` (zeros; an int, a tuple, ``"same"`` or ``"valid"``) and
+    ``dilation`` are ints or one per spatial axis; ``groups`` splits the channels into
+    independent convolutions. Differentiable in x and w to any order.
+
+    >>> x = cr.tensor(np.arange(5.0).reshape(1, 1, 5))       # (N, C, L)
+    >>> w = cr.tensor([[[1.0, 0.0, -1.0]]], requires_grad=True)
+    >>> y = cr.rules.convolution.conv(x, w)                  # x[i] - x[i + 2]
+    >>> y.data.tolist()
+    [[[-2.0, -2.0, -2.0]]]
+    >>> y.sum().backward()
+    >>> w.grad.tolist()                                      # sums of x's windows
+    [[[3.0, 6.0, 9.0]]]
+    """
+    settings = conv_arguments(name, shape_of(x), shape_of(w), stride, padding, dilation,
+                              groups)
+    return _conv(x, w, **settings)
+
+
+# ---------------------------------------------------------------------------------------
+# Pooling: windows as columns, and their adjoint
+# ---------------------------------------------------------------------------------------
+
+@op("unfold")
+def _unfold(x, kernel, stride, pads, dilation, fill=0.0):
+    view = _windows(xp.as_array(x), kernel, stride, pads, dilation, fill)
+    d = len(kernel)
+    return view.reshape(view.shape[:-d] + (math.prod(kernel),))  # (..., C, *out, K)
+
+
+@op("fold")
+def _fold(cols, size, kernel, stride, pads, dilation):
+    # every window added back where it was read: one strided slice per kernel tap
+    cols = xp.as_array(cols)
+    d = len(kernel)
+    out = cols.shape[-d - 1:-1]
+    padded = tuple(n + lo + hi for n, (lo, hi) in zip(size, pads))
+    cols = cols.reshape(cols.shape[:-1] + tuple(kernel))
+    total = xp.owned_by(xp.zeros(cols.shape[:-2 * d] + padded, cols.dtype), cols)
+    for tap in itertools.product(*(range(k) for k in kernel)):
+        where = tuple(slice(i * dl, i * dl + s * (o - 1) + 1, s)
+                      for i, dl, s, o in zip(tap, dilation, stride, out))
+        total[(Ellipsis,) + where] += cols[(Ellipsis,) + (slice(None),) * d + tap]
+    return _pad_or_crop(total, tuple((-lo, -hi) for lo, hi in pads))
+
+
+# Both linear, each the other's adjoint; the padding's fill is a constant.
+_unfold.defvjp(lambda g, ans, x, kernel, stride, pads, dilation, fill=0.0:
+               _fold(g, _spatial(x, len(kernel)), kernel, stride, pads, dilation))
+_unfold.defjvp(lambda t, ans, x, kernel, stride, pads, dilation, fill=0.0:
+               _unfold(t, kernel, stride, pads, dilation))
+_fold.defvjp(lambda g, ans, cols, size, kernel, stride, pads, dilation:
+             _unfold(g, kernel, stride, pads, dilation))
+_fold.defjvp(lambda t, ans, cols, size, kernel, stride, pads, dilation:
+             _fold(t, size, kernel, stride, pads, dilation))
+
+
+def max_pool(x, kernel_size, stride=None, padding=0, dilation=1, d=2, name="max_pool"):
+    """The largest entry of each window over x's last ``d`` axes (x: (N, C, *spatial)),
+    PyTorch's max_pool1d/2d: padding counts as -inf, ``stride`` defaults to the kernel.
+
+    Entries tied for a window's maximum share its gradient evenly (chainrule's
+    convention for max; PyTorch gives it all to one).
+
+    >>> x = cr.tensor([[[[1.0, 2.0], [2.0, 0.0]]]], requires_grad=True)
+    >>> y = cr.rules.convolution.max_pool(x, 2)
+    >>> y.data.tolist()
+    [[[[2.0]]]]
+    >>> y.sum().backward()
+    >>> x.grad.tolist()                                       # a tie: half each
+    [[[[0.0, 0.5], [0.5, 0.0]]]]
+    """
+    s = pool_arguments(name, shape_of(x), kernel_size, stride, padding, dilation, d)
+    return _max(_unfold(x, fill=-xp.inf, **s), axis=-1)
+
+
+def avg_pool(x, kernel_size, stride=None, padding=0, count_include_pad=True, d=2,
+             name="avg_pool"):
+    """The mean of each window over x's last ``d`` axes (x: (N, C, *spatial)), PyTorch's
+    avg_pool1d/2d: padding adds zeros, which count in the mean unless
+    ``count_include_pad=False``; ``stride`` defaults to the kernel.
+
+    >>> x = cr.tensor(np.arange(4.0).reshape(1, 1, 2, 2))
+    >>> cr.rules.convolution.avg_pool(x, 2).data.tolist()
+    [[[[1.5]]]]
+    """
+    s = pool_arguments(name, shape_of(x), kernel_size, stride, padding, 1, d)
+    total = _sum(_unfold(x, **s), axis=-1)
+    if count_include_pad or not any(lo or hi for lo, hi in s["pads"]):
+        return total / math.prod(s["kernel"])
+    ones = xp.ones((1,) * (len(shape_of(x)) - d) + _spatial(x, d), float_dtype(x))
+    return total / xp.sum(_unfold.forward(ones, **s), axis=-1)
+
+
+def _bins(n, m, dtype):
+    """The (m, n) matrix that averages n entries into m bins as PyTorch's adaptive pools
+    do: bin i covers [floor(i n / m), ceil((i + 1) n / m))."""
+    matrix = xp.zeros((m, n), dtype)
+    for i in range(m):
+        start, stop = (i * n) // m, -((-(i + 1) * n) // m)
+        matrix[i, start:stop] = 1 / (stop - start)
+    return matrix
+
+
+def adaptive_avg_pool(x, output_size, d=2, name="adaptive_avg_pool"):
+    """Averages over x's last ``d`` axes into ``output_size`` bins per axis (an int, or
+    one per axis, None keeping the input's size), PyTorch's adaptive_avg_pool1d/2d. A
+    linear map, one matrix per axis, so its derivatives are einsum's.
+
+    >>> x = cr.tensor(np.arange(4.0).reshape(1, 1, 1, 4))
+    >>> cr.rules.convolution.adaptive_avg_pool(x, (1, 2)).data.tolist()
+    [[[[0.5, 2.5]]]]
+    """
+    _check_input(name, shape_of(x), d)
+    sizes = output_size if isinstance(output_size, (tuple, list)) else (output_size,) * d
+    spatial = _spatial(x, d)
+    sizes = tuple(n if m is None else m for m, n in zip(sizes, spatial))
+    if len(sizes) != d or not all(isinstance(m, int) and m >= 1 for m in sizes):
+        raise ValueError(f"{name}: output_size must be a positive int or {d} of them, got "
+                         f"{output_size!r}")
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    ins, outs = letters[:d], letters[d:2 * d]
+    matrices = [_bins(n, m, float_dtype(x)) for n, m in zip(spatial, sizes)]
+    spec = ("..." + ins + "," + ",".join(o + i for i, o in zip(ins, outs))
+            + "->..." + outs)
+    return einsum(spec, x, *matrices)
