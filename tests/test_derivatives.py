@@ -487,6 +487,18 @@ for _fname, _tname in (("var", "var"), ("std", "std")):
              lambda x, _t=getattr(torch, _tname), a=_axis:
              _t(x, dim=dims_of(x, a), correction=1), ((2, 3), "any"))
 
+# trapezoid: a spacing, sample points along the axis, or sample points shaped as y
+X_SAMPLES = np.array([0.0, 0.5, 1.7, 2.0])
+case("trapezoid(2,4)", lambda y: cr.trapezoid(y), lambda y: torch.trapezoid(y),
+     ((2, 4), "any"))
+case("trapezoid(4,3)dx,axis=0", lambda y: cr.trapezoid(y, dx=0.3, axis=0),
+     lambda y: torch.trapezoid(y, dx=0.3, dim=0), ((4, 3), "any"))
+case("trapezoid(2,4)x", lambda y: cr.trapezoid(y, X_SAMPLES),
+     lambda y: torch.trapezoid(y, torch.from_numpy(X_SAMPLES).to(y.dtype)), ((2, 4), "any"),
+     f32=False)  # (float64 sample points make a float64 integral, as in NumPy)
+case("trapezoid(y,x)(2,4)", lambda y, x: cr.trapezoid(y, x), lambda y, x: torch.trapezoid(y, x),
+     ((2, 4), "any"), ((2, 4), "any"))
+
 SOFTMAX_AXES = [((3,), 0), ((3,), -1), ((2, 3), 0), ((2, 3), 1), ((2, 3, 4), 1),
                 ((2, 3, 4), -1)]
 for _name, _f, _t, _p in (("softmax", cr.softmax, torch.softmax, D.softmax),
