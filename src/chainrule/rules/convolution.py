@@ -203,19 +203,21 @@ def _conv_forward(x, w, stride, pads, dilation, groups):
 def _conv_weight_grad(x, g, kernel, stride, pads, dilation, groups):
     x, g = xp.as_array(x), xp.as_array(g)
     d = len(stride)
+    # columns (..., G, Cin/G * kernel, N * out): the copy runs along x's rows, and matmul
+    # reads their transpose without another
     cols, out = _columns(x, kernel, stride, pads, dilation, groups,
-                         lambda a: (a["g"], a["n"]) + a["out"] + (a["c"],) + a["kernel"])
-    per_group = cols.shape[-d - 1]
-    n_rows = cols.shape[-2 * d - 2] * math.prod(out)
-    cols = cols.reshape(cols.shape[:-2 * d - 3] + (groups, n_rows,
-                                                   per_group * math.prod(kernel)))
+                         lambda a: (a["g"], a["c"]) + a["kernel"] + (a["n"],) + a["out"])
+    per_group = cols.shape[-2 * d - 2]
+    n_rows = cols.shape[-d - 1] * math.prod(out)
+    cols = cols.reshape(cols.shape[:-2 * d - 3] + (groups, per_group * math.prod(kernel),
+                                                   n_rows))
     out_channels = g.shape[-d - 1]
     g = g.reshape(g.shape[:-d - 1] + (groups, out_channels // groups) + out)
     n = g.ndim - d - 3  # g: (..., N, G, Cout/G, *out) -> (..., G, Cout/G, N * out)
     g = xp.permute_dims(g, tuple(range(n)) + (n + 1, n + 2, n) +
                         tuple(range(n + 3, g.ndim)))
     g = g.reshape(g.shape[:-d - 1] + (n_rows,))
-    dw = xp.matmul(g, cols)  # (..., G, Cout/G, Cin/G * kernel)
+    dw = xp.matmul(g, xp.swapaxes(cols, -1, -2))  # (..., G, Cout/G, Cin/G * kernel)
     return dw.reshape(dw.shape[:-3] + (out_channels, per_group) + tuple(kernel))
 
 
@@ -330,9 +332,15 @@ def conv(x, w, stride=1, padding=0, dilation=1, groups=1, name="conv"):
 
 @op("unfold")
 def _unfold(x, kernel, stride, pads, dilation, fill=0.0):
+    # (..., K, N, C, *out): the K taps of each window in front, so that a reduction over
+    # them runs over long contiguous rows (over a short last axis NumPy is slow)
     view = _windows(xp.as_array(x), kernel, stride, pads, dilation, fill)
     d = len(kernel)
-    return view.reshape(view.shape[:-d] + (math.prod(kernel),))  # (..., C, *out, K)
+    n_lead = view.ndim - 2 * d - 2
+    order = (tuple(range(n_lead)) + tuple(range(view.ndim - d, view.ndim))
+             + tuple(range(n_lead, view.ndim - d)))
+    taps = xp.permute_dims(view, order)
+    return taps.reshape(taps.shape[:n_lead] + (math.prod(kernel),) + taps.shape[n_lead + d:])
 
 
 @op("fold")
@@ -340,14 +348,15 @@ def _fold(cols, size, kernel, stride, pads, dilation):
     # every window added back where it was read: one strided slice per kernel tap
     cols = xp.as_array(cols)
     d = len(kernel)
-    out = cols.shape[-d - 1:-1]
+    out = cols.shape[-d:]
     padded = tuple(n + lo + hi for n, (lo, hi) in zip(size, pads))
-    cols = cols.reshape(cols.shape[:-1] + tuple(kernel))
-    total = xp.owned_by(xp.zeros(cols.shape[:-2 * d] + padded, cols.dtype), cols)
+    lead = cols.shape[:-d - 3]
+    cols = cols.reshape(lead + tuple(kernel) + cols.shape[-d - 2:])
+    total = xp.owned_by(xp.zeros(lead + cols.shape[-d - 2:-d] + padded, cols.dtype), cols)
     for tap in itertools.product(*(range(k) for k in kernel)):
         where = tuple(slice(i * dl, i * dl + s * (o - 1) + 1, s)
                       for i, dl, s, o in zip(tap, dilation, stride, out))
-        total[(Ellipsis,) + where] += cols[(Ellipsis,) + (slice(None),) * d + tap]
+        total[(Ellipsis,) + where] += cols[(Ellipsis,) + tap + (slice(None),) * (d + 2)]
     return _pad_or_crop(total, tuple((-lo, -hi) for lo, hi in pads))
 
 
@@ -378,7 +387,7 @@ def max_pool(x, kernel_size, stride=None, padding=0, dilation=1, d=2, name="max_
     [[[[0.0, 0.5], [0.5, 0.0]]]]
     """
     s = pool_arguments(name, shape_of(x), kernel_size, stride, padding, dilation, d)
-    return _max(_unfold(x, fill=-xp.inf, **s), axis=-1)
+    return _max(_unfold(x, fill=-xp.inf, **s), axis=-d - 3)
 
 
 def avg_pool(x, kernel_size, stride=None, padding=0, count_include_pad=True, d=2,
@@ -392,11 +401,11 @@ def avg_pool(x, kernel_size, stride=None, padding=0, count_include_pad=True, d=2
     [[[[1.5]]]]
     """
     s = pool_arguments(name, shape_of(x), kernel_size, stride, padding, 1, d)
-    total = _sum(_unfold(x, **s), axis=-1)
+    total = _sum(_unfold(x, **s), axis=-d - 3)
     if count_include_pad or not any(lo or hi for lo, hi in s["pads"]):
         return total / math.prod(s["kernel"])
     ones = xp.ones((1,) * (len(shape_of(x)) - d) + _spatial(x, d), float_dtype(x))
-    return total / xp.sum(_unfold.forward(ones, **s), axis=-1)
+    return total / xp.sum(_unfold.forward(ones, **s), axis=-d - 3)
 
 
 def _bins(n, m, dtype):
