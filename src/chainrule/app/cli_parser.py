@@ -93,6 +93,10 @@ def build_parser():
                        help="scalar: an MLP of Values (micrograd's engine; slow but real); "
                             "tensor: NumPy arrays")
     train.add_argument("--hidden", help="hidden layer sizes, e.g. 128,64")
+    train.add_argument("--model", choices=("mlp", "cnn"), default=None,
+                       help="mlp (the default), or cnn for digits and mnist on the tensor "
+                            "engine: conv 3x3 + relu + 2x2 max pool, twice (8 and 16 "
+                            "channels), then a linear layer")
     train.add_argument("--epochs", type=int, help="passes over the training set")
     train.add_argument("--steps", type=int, dest="epochs",
                        help="the same as --epochs (full-batch sets take one step an epoch)")

@@ -27,9 +27,18 @@ def _config(args):
     Raises ValueError (one line) for values a run cannot take, and for options that
     would do nothing in it: a flag that is silently dropped is a run the user did not
     ask for."""
-    from .training import DEFAULT_ENGINE, DEFAULTS, Config
+    from .training import CNN_DEFAULTS, DEFAULT_ENGINE, DEFAULTS, Config
     engine = args.engine or DEFAULT_ENGINE[args.task]
     values = dict(DEFAULTS[(args.task, engine)], engine=engine)
+    model = getattr(args, "model", None) or "mlp"
+    if model == "cnn":
+        if args.task not in CNN_DEFAULTS or engine != "tensor":
+            raise ValueError(f"--model cnn is for digits and mnist on the tensor engine; "
+                             f"this run is {args.task} on the {engine} engine")
+        if args.hidden is not None:
+            raise ValueError("--hidden sizes the MLP's layers; --model cnn has its own "
+                             "(drop --hidden)")
+        values.update(CNN_DEFAULTS[args.task], model="cnn")
     for key in ("epochs", "batch_size", "lr", "optimizer", "momentum"):
         if getattr(args, key) is not None:
             values[key] = getattr(args, key)
@@ -164,7 +173,8 @@ def _report(task, config, result):
         print(f"toy ({config.engine} engine): {count(config.epochs, 'step')}, mean squared "
               f"error {metrics['mse']:.5f}, {time_text}")
         return
-    print(f"{task} ({config.engine} engine): {count(config.epochs, 'epoch')}, last "
+    model = ", cnn" if config.model == "cnn" else ""
+    print(f"{task} ({config.engine} engine{model}): {count(config.epochs, 'epoch')}, last "
           f"epoch's loss {_loss_text(metrics['loss'])}, {time_text}")
     line = f"after training: train accuracy {metrics['train_accuracy']:.1%}"
     if "test_accuracy" in metrics:

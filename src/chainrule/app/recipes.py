@@ -12,10 +12,10 @@ SGD with the learning rate falling from 1.0 to 0.1) and returns
 """
 
 from ..data import make_moons, make_toy_regression
-from .training import (DEFAULTS, SCALAR, Config, TrainingDiverged, as_dataset, predictions,
-                       train)
+from .training import (CNN_DEFAULTS, DEFAULTS, SCALAR, Config, TrainingDiverged, as_dataset,
+                       load_dataset, predictions, train)
 
-__all__ = ["train_moons", "train_toy", "moons_loss", "TrainingDiverged"]
+__all__ = ["train_moons", "train_toy", "train_mnist_cnn", "moons_loss", "TrainingDiverged"]
 
 
 def moons_loss(model, X, y, alpha=1e-4):
@@ -59,3 +59,26 @@ def train_toy(steps=500, lr=0.1, seed=0, n_samples=64, show_progress=True):
     model, metrics = train(_scalar_config("toy", steps, lr, seed),
                            as_dataset(X, y, regression=True), show_progress)
     return model, X.tolist(), y.tolist(), metrics
+
+
+def train_mnist_cnn(epochs=None, seed=0, n_train=None, show_progress=True):
+    """A small CNN on the bundled 5,000 MNIST digits (``chainrule train mnist --model
+    cnn``): conv 3x3 (8 channels), relu, 2x2 max pool, conv 3x3 (16), relu, max pool,
+    linear; Adam, batches of 64, 15 epochs by default (about 96% test accuracy, where
+    the MLP's defaults reach 95%).
+
+    ``n_train`` keeps only the first n training images (a quick run); the test set is
+    always the whole held-out 1,000. Returns ``(model, metrics)``.
+
+    >>> model, metrics = train_mnist_cnn(epochs=1, n_train=64, show_progress=False)
+    >>> metrics["steps"], metrics["config"]["model"]
+    (1, 'cnn')
+    """
+    settings = dict(CNN_DEFAULTS["mnist"])
+    if epochs is not None:
+        settings["epochs"] = epochs
+    config = Config("mnist", model="cnn", seed=seed, **settings)
+    data = load_dataset("mnist", seed)
+    if n_train is not None:
+        data = dict(data, X_train=data["X_train"][:n_train], y_train=data["y_train"][:n_train])
+    return train(config, data, show_progress)

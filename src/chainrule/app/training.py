@@ -32,7 +32,7 @@ import numpy as np
 
 from .. import data as datasets
 from ..nn import optim
-from .training_engines import ENGINES, SCALAR, TENSOR, Engine
+from .training_engines import CNN_DEFAULTS, ENGINES, SCALAR, TENSOR, DigitsCNN, Engine
 from ..modes import no_grad
 from ..jit.jitted import jit
 from .progress import progress
@@ -43,9 +43,10 @@ __all__ = ["Config", "DEFAULTS", "DEFAULT_ENGINE", "DATASETS", "OPTIMIZERS", "SC
            "batch_loss", "scores", "predictions", "accuracy", "confusion_matrix",
            "TrainingDiverged", "TrainingWarning", "ConfigError", "mean_squared_error",
            "check_model_size", "count_parameters", "MAX_MODEL_BYTES", "STOP_SIGNALS",
-           "LOSS_GROWTH"]
+           "LOSS_GROWTH", "MODELS", "CNN_DEFAULTS"]
 
 DATASETS = ("toy", "moons", "circles", "spirals", "digits", "mnist")
+MODELS = ("mlp", "cnn")
 OPTIMIZERS = ("sgd", "adam")
 SCHEDULES = ("constant", "linear")
 LOSSES = ("cross_entropy", "hinge", "mse")
@@ -119,6 +120,7 @@ class Config:
     seed: int = 0
     data_dir: str = ""
     jit: bool = True
+    model: str = "mlp"
 
     def __post_init__(self):
         self.hidden = list(self.hidden)
@@ -135,9 +137,12 @@ class Config:
         if not _is_real(self.l2) or not (0 <= self.l2 < math.inf):
             raise ConfigError("l2", self.l2, "a finite number >= 0")
         for name, known in (("engine", ENGINES), ("optimizer", OPTIMIZERS),
-                            ("schedule", SCHEDULES), ("loss", LOSSES)):
+                            ("schedule", SCHEDULES), ("loss", LOSSES), ("model", MODELS)):
             if getattr(self, name) not in known:
                 raise ConfigError(name, getattr(self, name), "one of " + ", ".join(known))
+        if self.model == "cnn" and (self.engine != "tensor" or self.loss != "cross_entropy"):
+            raise ConfigError("model", self.model, "'mlp' on the scalar engine and for "
+                              "the hinge and mse losses (the CNN is a tensor classifier)")
 
 
 class ConfigError(ValueError):
@@ -261,6 +266,8 @@ def build_model(config, n_inputs, n_classes):
     >>> model.architecture()["nouts"]
     [3, 2]
     """
+    if config.model == "cnn":
+        return DigitsCNN.for_rows(n_inputs, _n_outputs(config.loss, n_classes), config.seed)
     sizes = _layer_sizes(config, n_inputs, n_classes)
     return ENGINES[config.engine].build(sizes, config.activation, config.seed)
 
@@ -286,6 +293,8 @@ def check_model_size(config, n_inputs, n_classes, limit=MAX_MODEL_BYTES):
     ...     print(err.expected)
     sizes whose network fits in 2 GiB (this one has 500,000,002 parameters, about 14.9 GiB to train)
     """
+    if config.model == "cnn":  # its size is fixed, and small
+        return
     sizes = _layer_sizes(config, n_inputs, n_classes)
     count = sum((a + 1) * b for a, b in zip(sizes, sizes[1:]))
     needed = count * BYTES_PER_PARAMETER[config.engine]
