@@ -405,6 +405,39 @@ def test_a_torch_cnn_loads_and_computes_the_same():
     assert sorted(back) == sorted(tmodel.state_dict())
 
 
+def test_conv1d_module_with_torch_weights_matches_torch():
+    tconv = torch.nn.Conv1d(4, 6, 3, stride=2, padding="valid", dilation=2, groups=2).double()
+    conv = nn.Conv1d(4, 6, 3, stride=2, padding="valid", dilation=2, groups=2, rng=0)
+    conv.load_torch_state_dict(tconv.state_dict())
+    x = normal(3, 4, 13)
+    tx = T(x)
+    ty = tconv(tx)
+    cx = cr.tensor(x, requires_grad=True)
+    y = conv(cx)
+    close(y, ty)
+    g = normal(*ty.shape, seed=1)
+    ty.backward(torch.tensor(g))
+    (y * g).sum().backward()
+    close(cx.grad, tx.grad)
+    close(conv.weight.grad, tconv.weight.grad)
+    close(conv.bias.grad, tconv.bias.grad)
+
+
+def test_batchnorm1d_module_trains_as_torch_and_its_forward_mode_agrees():
+    tbn, bn = torch.nn.BatchNorm1d(3, momentum=0.2).double(), nn.BatchNorm1d(3, momentum=0.2)
+    for step in range(2):
+        x = normal(6, 3, 4, seed=step) + step
+        close(bn(x), tbn(torch.tensor(x)))
+    close(bn.running_var, tbn.running_var)
+    x, v = normal(5, 3, seed=3), normal(5, 3, seed=4)
+    w, b = normal(3, seed=5), normal(3, seed=6)
+    _, want = torch.func.jvp(lambda x: TF.batch_norm(x, None, None, torch.tensor(w),
+                                                     torch.tensor(b), training=True),
+                             (torch.tensor(x),), (torch.tensor(v),))
+    _, got = cr.jvp(lambda x: F.batch_norm(x, None, None, w, b, training=True), (x,), (v,))
+    close(got, want)
+
+
 def test_conv_init_is_torchs_uniform_bound():
     layer = nn.Conv2d(6, 40, (3, 5), groups=2, rng=0)
     bound = 1 / np.sqrt(3 * 3 * 5)
