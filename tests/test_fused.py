@@ -217,3 +217,18 @@ def test_a_shared_pullback_that_leaves_out_a_needed_gradient_is_an_error():
     with pytest.raises(TypeError, match="half_rule: argument 0 needs a reverse-mode "
                                         "derivative"):  # row by row, in jacrev: its rules
         cr.jacrev(lambda v: half(v, v))(np.array([1.0, 2.0]))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_square_or_a_cube_by_multiplies_equals_pow(dtype):
+    """x ** 2 and x ** 3 are computed as multiplies (rules/elementwise.py, _pow): the
+    square is pow's own result, the cube within two units in the last place (two
+    roundings)."""
+    from chainrule.rules.elementwise import _pow
+    x = (RNG.standard_normal(10_000) * 10.0 ** RNG.uniform(-3, 3, 10_000)).astype(dtype)
+    np.testing.assert_array_equal(_pow(x, 2), np.power(x, 2))
+    np.testing.assert_array_max_ulp(_pow(x, 3), np.power(x, 3), maxulp=2)
+    for b in (-1, 4, np.float64(3.0)):   # every other exponent is pow's
+        np.testing.assert_array_equal(_pow(x, b), np.power(x, b))
+    np.testing.assert_array_equal(_pow(np.abs(x), 2.5), np.power(np.abs(x), 2.5))
+    assert _pow(x, 3).dtype == dtype

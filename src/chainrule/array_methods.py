@@ -10,6 +10,7 @@ from numpy.typing import DTypeLike
 from . import numpy_protocol
 from . import rules as ops
 from .primitive import Box, raw
+from .torch_methods import TorchMethods
 
 __all__ = ["ArrayMethods", "stack_of", "holds_box", "raw_index", "describe_index"]
 
@@ -48,7 +49,7 @@ def _reshape(x, *shape):
     return ops.reshape(x, shape)
 
 
-class ArrayMethods(Box):
+class ArrayMethods(TorchMethods, Box):
     """The operators and methods of anything the operations of ``chainrule.rules``
     accept: Tensor, and the forward-mode tracer. Each is the table's operation."""
 

@@ -33,6 +33,7 @@ from .origin import check_finite, user_frame
 from .arrays import ARRAYS, as_array
 from .primitive import objects_refused, raw
 from .saved import FREED, free, hold, reached
+from .torch_methods import TensorTorchMethods
 
 __all__ = ["Tensor", "tensor"]
 
@@ -110,7 +111,7 @@ def _share_version_counter(view, args):
 # 2. Tensor
 # ---------------------------------------------------------------------------------------
 
-class Tensor(Node, ArrayMethods):
+class Tensor(Node, TensorTorchMethods, ArrayMethods):
     """An n-dimensional array that records the operations that made it.
 
     >>> x = cr.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
@@ -220,7 +221,6 @@ class Tensor(Node, ArrayMethods):
 
     shape = property(lambda self: self._data.shape, doc="The length of each axis, a tuple.")
     ndim = property(lambda self: self._data.ndim, doc="The number of axes.")
-    size = property(lambda self: self._data.size, doc="The number of entries.")
     dtype = property(lambda self: self._data.dtype,
                      doc="The NumPy dtype of the entries (float64 unless told).")
     is_leaf = property(lambda self: not self._prev,
@@ -434,25 +434,25 @@ class Tensor(Node, ArrayMethods):
                 f"would make its gradient wrong; call backward() first (it frees the "
                 f"graph), or write x = x + y (a new tensor)")
 
-    def _inplace(self, name, ufunc, other):
+    def _inplace(self, op, ufunc, other, what=None, instead=None):
+        what, instead = what or f"x {op}= y", instead or f"x = x {op} y"
         if self.requires_grad and _modes.grad_enabled:
             raise RuntimeError(
-                f"x {name} y: in-place operations on a tensor that requires grad would "
-                f"make its gradient wrong; write x = x {name[0]} y, or update x inside "
+                f"{what}: in-place operations on a tensor that requires grad would "
+                f"make its gradient wrong; write {instead}, or update x inside "
                 f"cr.no_grad() (as an optimizer does)")
-        self._refuse_if_saved(f"x {name} y")
+        self._refuse_if_saved(what)
         data = self._array()
         ufunc(data, raw(other), out=data, casting="same_kind")
         self._version[0] += 1
         return self
 
-    def __iadd__(self, other): return self._inplace("+=", np.add, other)
-    def __isub__(self, other): return self._inplace("-=", np.subtract, other)
-    def __imul__(self, other): return self._inplace("*=", np.multiply, other)
-    def __itruediv__(self, other): return self._inplace("/=", np.true_divide, other)
+    def __iadd__(self, other): return self._inplace("+", np.add, other)
+    def __isub__(self, other): return self._inplace("-", np.subtract, other)
+    def __imul__(self, other): return self._inplace("*", np.multiply, other)
+    def __itruediv__(self, other): return self._inplace("/", np.true_divide, other)
 
-    # The operators (+, @, [], ...) and methods (.exp(), .sum(), ...) come from
-    # ArrayMethods; the operations themselves, with their rules, are in chainrule.rules.
+    # Operators and methods come from ArrayMethods (PyTorch's spellings: torch_methods).
 
     # comparisons give boolean tensors, outside the graph (they have no derivative)
     def __lt__(self, other): return Tensor._make(self._array() < raw(other))

@@ -397,7 +397,8 @@ norm.defjvp(lambda t, ans, x, axis=None, keepdims=False:
             sum(t * x, from_end(axis, ndim_of(x)), keepdims) * _safe_reciprocal(ans))
 
 
-def trapezoid(y, x=None, dx=1.0, axis=-1):
+def trapezoid(y: ArrayLike, x: ArrayLike | None = None, dx: ArrayLike = 1.0,
+              axis: int = -1) -> Result:
     """The integral of ``y`` along ``axis`` by the trapezoidal rule, as np.trapezoid: the
     sum of (x[i+1] - x[i]) (y[i] + y[i+1]) / 2, with sample points ``x`` (1-d along the
     axis, or shaped as y) or a spacing ``dx``; composed, so differentiable in y, x and dx.

@@ -1,0 +1,144 @@
+"""PyTorch's Tensor method names (chainrule/torch_methods.py) against torch (float64):
+the same values, gradients and second derivatives, on Tensors and inside the
+transforms; and the names whose NumPy meaning stays say so when used PyTorch's way."""
+
+import numpy as np
+import pytest
+import torch
+
+import chainrule as cr
+
+RNG = np.random.default_rng(12)
+INDEX = np.array([[1, 0, 2], [2, 2, 0]])
+MASK = np.array([[True, False, True], [False, False, True]])
+
+# (id, the method call on a chainrule value, the same on a torch tensor, input shapes)
+CASES = [
+    ("pow(3)", lambda x: x.pow(3), lambda x: x.pow(3), [(2, 3)]),
+    ("pow(y)", lambda x, y: x.abs().pow(y), lambda x, y: x.abs().pow(y), [(2, 3), (2, 3)]),
+    ("mm", lambda a, b: a.mm(b), lambda a, b: a.mm(b), [(2, 3), (3, 4)]),
+    ("bmm", lambda a, b: a.bmm(b), lambda a, b: a.bmm(b), [(2, 2, 3), (2, 3, 4)]),
+    ("t", lambda x: x.t() * x.t(), lambda x: x.t() * x.t(), [(2, 3)]),
+    ("clamp(min)", lambda x: x.clamp(min=0.1) ** 2, lambda x: x.clamp(min=0.1) ** 2, [(2, 3)]),
+    ("clamp(max)", lambda x: x.clamp(max=0.2) ** 2, lambda x: x.clamp(max=0.2) ** 2, [(2, 3)]),
+    ("clip(min,max)", lambda x: x.clip(min=-0.5, max=0.5) ** 2,
+     lambda x: x.clip(min=-0.5, max=0.5) ** 2, [(2, 3)]),
+    ("view", lambda x: x.view(3, 2) ** 2, lambda x: x.view(3, 2) ** 2, [(2, 3)]),
+    ("view_as", lambda x, y: x.view_as(y) * y, lambda x, y: x.view_as(y) * y, [(2, 3), (6,)]),
+    ("expand_as", lambda x, y: x.expand_as(y) * y, lambda x, y: x.expand_as(y) * y,
+     [(2, 1), (2, 3)]),
+    ("masked_fill", lambda x: x.masked_fill(MASK, 0.5) ** 2,
+     lambda x: x.masked_fill(torch.from_numpy(MASK), 0.5) ** 2, [(2, 3)]),
+    ("where", lambda x, y: x.where(MASK, y) ** 2,
+     lambda x, y: x.where(torch.from_numpy(MASK), y) ** 2, [(2, 3), (2, 3)]),
+    ("gather", lambda x: x.gather(1, INDEX) ** 2,
+     lambda x: x.gather(1, torch.from_numpy(INDEX)) ** 2, [(2, 3)]),
+    ("scatter_add", lambda x, s: x.scatter_add(1, INDEX, s) ** 2,
+     lambda x, s: x.scatter_add(1, torch.from_numpy(INDEX), s) ** 2, [(2, 3), (2, 3)]),
+    ("index_select", lambda x: x.index_select(1, np.array([2, 0, 2])) ** 2,
+     lambda x: x.index_select(1, torch.tensor([2, 0, 2])) ** 2, [(2, 3)]),
+    ("narrow", lambda x: x.narrow(1, 1, 2) ** 2, lambda x: x.narrow(1, 1, 2) ** 2, [(2, 3)]),
+    ("chunk", lambda x: x.chunk(2, 1)[0] * x.chunk(2, 1)[1].sum(),
+     lambda x: x.chunk(2, 1)[0] * x.chunk(2, 1)[1].sum(), [(2, 4)]),
+    ("add(alpha)", lambda x, y: x.add(y, alpha=3) * x, lambda x, y: x.add(y, alpha=3) * x,
+     [(2, 3), (2, 3)]),
+    ("sub(alpha)", lambda x, y: x.sub(y, alpha=2) * y, lambda x, y: x.sub(y, alpha=2) * y,
+     [(2, 3), (2, 3)]),
+    ("mul,div,neg", lambda x, y: x.mul(y).div(y.exp()).neg(),
+     lambda x, y: x.mul(y).div(y.exp()).neg(), [(2, 3), (2, 3)]),
+]
+
+
+@pytest.mark.parametrize("name, ours, theirs, shapes", CASES, ids=[c[0] for c in CASES])
+def test_a_pytorch_method_matches_torch_to_second_order(name, ours, theirs, shapes):
+    inputs = [RNG.standard_normal(s) for s in shapes]
+    tensors = [torch.tensor(a, requires_grad=True) for a in inputs]
+    out = theirs(*tensors)
+    np.testing.assert_allclose(ours(*[cr.tensor(a) for a in inputs]).data,
+                               out.detach().numpy(), rtol=1e-13)
+    # backward() on Tensors
+    weights = RNG.standard_normal(out.shape)
+    (out * torch.from_numpy(weights)).sum().backward()
+    leaves = [cr.tensor(a, requires_grad=True) for a in inputs]
+    (ours(*leaves) * weights).sum().backward()
+    for leaf, tensor in zip(leaves, tensors):
+        np.testing.assert_allclose(leaf.grad, tensor.grad.numpy(), rtol=1e-12, atol=1e-14)
+    # the Hessian in the first input, through the transforms' traced values
+    scalar = lambda x: cr.sum(ours(x, *[cr.tensor(a) for a in inputs[1:]]) * weights)
+    torch_scalar = lambda x: (theirs(x, *[torch.from_numpy(a) for a in inputs[1:]])
+                              * torch.from_numpy(weights)).sum()
+    np.testing.assert_allclose(
+        cr.hessian(scalar)(inputs[0]),
+        torch.autograd.functional.hessian(torch_scalar, torch.from_numpy(inputs[0])).numpy(),
+        rtol=1e-11, atol=1e-13)
+
+
+def test_casts_counts_and_the_device():
+    x = cr.tensor([[1.5, -2.5, 3.0]])
+    assert x.float().dtype == np.float32 and x.float().double().dtype == np.float64
+    assert x.type() == "float64" and x.type(np.float32).dtype == np.float32
+    assert x.to(np.float32).dtype == np.float32 and x.to("cpu") is x
+    assert x.to(cr.zeros(1, dtype=np.float32)).dtype == np.float32
+    assert x.long().data.tolist() == torch.tensor([[1.5, -2.5, 3.0]]).long().tolist()
+    assert (x.numel(), x.dim()) == (3, 2) and x.cpu() is x and x.contiguous() is x
+    assert x.eq(3.0).tolist() == [[False, False, True]]
+    assert bool(x.gt(0).any()) and not bool(x.gt(0).all())
+    with pytest.raises(ValueError, match="to: chainrule computes on the CPU, got device 'cuda'"):
+        x.to("cuda")
+
+
+def test_grad_fn_is_the_graph_a_learner_can_walk_back():
+    w = cr.tensor([1.0, 2.0], requires_grad=True)
+    b = cr.tensor(0.5, requires_grad=True)
+    loss = ((w * 3.0).sum() + b) ** 2
+    names, stack, leaves = [], [loss.grad_fn], []
+    while stack:
+        fn = stack.pop()
+        names.append(fn.name())
+        for nxt, _ in fn.next_functions:
+            if nxt.name() == "AccumulateGrad":
+                leaves.append(nxt.variable)
+            else:
+                stack.append(nxt)
+    assert names == ["power", "add", "sum", "multiply"]
+    assert {id(v) for v in leaves} == {id(w), id(b)}
+    assert w.grad_fn is None and cr.tensor(1.0).grad_fn is None
+    assert repr(loss.grad_fn) == "<grad_fn power>"
+    assert loss.grad_fn.inputs[0].grad_fn.name() == "add"
+
+
+def test_in_place_updates_follow_the_rule_for_writes():
+    w = cr.tensor([1.0, 2.0], requires_grad=True)
+    (w * w).sum().backward()
+    with cr.no_grad():            # the manual SGD step, in PyTorch's spelling
+        w.sub_(w.grad, alpha=0.5)
+    assert w.data.tolist() == [0.0, 0.0]
+    with pytest.raises(RuntimeError, match=r"x.add_\(y\): in-place operations on a tensor that "
+                                           r"requires grad .* write x = x \+ y"):
+        w.add_(1.0)
+    buffer = cr.tensor([1.0, 2.0, 3.0])
+    buffer.mul_(2.0).add_(1.0, alpha=2.0).div_(2.0)
+    assert buffer.data.tolist() == [2.0, 3.0, 4.0]
+    assert buffer.zero_().data.tolist() == [0.0, 0.0, 0.0]
+    assert buffer.fill_(7.0).data.tolist() == [7.0, 7.0, 7.0]
+    assert buffer.copy_(np.array([1.0, 2.0, 3.0])).data.tolist() == [1.0, 2.0, 3.0]
+    saved = cr.tensor([1.0, 2.0], requires_grad=True) * 1.0
+    product = saved * saved   # saves `saved`: writing into it would change the gradient
+    with pytest.raises(RuntimeError, match=r"x.fill_\(v\): the values of this tensor"):
+        with cr.no_grad():
+            saved.fill_(0.0)
+    product.sum().backward()
+
+
+def test_numpys_meaning_stays_and_the_pytorch_spelling_says_where_to_go():
+    x = cr.zeros(2, 3)
+    assert x.size == 6
+    with pytest.raises(TypeError, match=r"size is NumPy's number of entries .* use x.shape$"):
+        x.size()
+    with pytest.raises(TypeError, match=r"x.shape\[1\] for x.size\(1\)"):
+        x.size(1)
+    with pytest.raises(ValueError, match=r"mm: expected 2-d tensors, got shapes \(2, 3\) and "
+                                         r"\(3,\)"):
+        x.mm(cr.zeros(3))
+    with pytest.raises(ValueError, match="t: expected a tensor of at most 2 dimensions"):
+        cr.zeros(2, 3, 4).t()
