@@ -345,6 +345,9 @@ for _shape in SHAPES:
     case(f"clip(-0.5,0.5){_shape}", lambda x: cr.clip(x, -0.5, 0.5),
          lambda x: torch.clamp(x, -0.5, 0.5), (_shape, "any"),
          prim=lambda x: (D._clip, (x, -0.5, 0.5), {}))
+    case(f"silu{_shape}", cr.silu, TF.silu, (_shape, "any"))
+    case(f"elu{_shape}", cr.elu, TF.elu, (_shape, "any"))
+    case(f"elu(0.5){_shape}", lambda x: cr.elu(x, 0.5), lambda x: TF.elu(x, 0.5), (_shape, "any"))
     for _approximate in ("none", "tanh"):
         case(f"gelu({_approximate}){_shape}", lambda x, a=_approximate: cr.gelu(x, a),
              lambda x, a=_approximate: TF.gelu(x, approximate=a), (_shape, "any"))

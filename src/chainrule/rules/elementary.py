@@ -11,9 +11,12 @@ the gradient is 0 there.
 
 import math
 
+from numpy.typing import ArrayLike
+
 from .. import arrays as xp
 from ..primitive import elementwise, raw
 from ..arrays import as_array
+from .common import Result
 from .elementwise import _tie_share, absolute, cos, exp, sqrt, where
 from .elementwise import remainder as mod  # (NumPy's other name for it)
 
@@ -21,7 +24,7 @@ __all__ = ["arcsin", "arccos", "arctan2", "hypot", "sinh", "cosh", "arcsinh", "a
            "arctanh", "expm1", "log2", "log10", "exp2", "logaddexp", "logaddexp2",
            "square", "logit", "reciprocal", "sinc", "deg2rad", "rad2deg", "radians", "degrees",
            "fabs", "fmax", "fmin", "mod", "fmod", "floor", "ceil", "round", "around",
-           "rint", "trunc", "fix", "nan_to_num", "real", "imag", "conj", "conjugate"]
+           "rint", "trunc", "fix", "nan_to_num", "real", "imag", "conj", "conjugate", "elu"]
 METHODS = ["round"]  # also methods of Tensor
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
@@ -318,3 +321,20 @@ imag = _flat("imag", lambda x: xp.zeros_like(_real_only("imag")(x)),
     >>> float(cr.imag(2.0)), cr.grad(cr.imag)(2.0)
     (0.0, 0.0)
     """)
+
+
+# An activation built on expm1 (relu, gelu and silu are in elementwise.py)
+def elu(x: ArrayLike, alpha: float = 1.0) -> Result:
+    """The ELU activation: x where x > 0, else alpha (e**x - 1); a composition. Its
+    derivative at 0 is alpha's side's, alpha, as PyTorch's.
+
+    >>> x = cr.tensor([-1.0, 2.0], requires_grad=True)
+    >>> y = cr.elu(x)
+    >>> y.sum().backward()
+    >>> np.round(y.data, 4).tolist(), np.round(x.grad, 4).tolist()
+    ([-0.6321, 2.0], [0.3679, 1.0])
+    """
+    # expm1 of the positive entries is not selected, but would overflow (and its
+    # derivative times 0 would be NaN): it sees 0 there instead
+    negative = raw(x) <= 0
+    return where(negative, alpha * expm1(where(negative, x, 0.0)), x)

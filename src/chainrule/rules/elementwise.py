@@ -26,7 +26,7 @@ from .common import Result
 __all__ = ["add", "subtract", "multiply", "divide", "negative", "power", "exp", "log",
            "log1p", "sqrt", "sin", "cos", "tan", "tanh", "sigmoid", "erf", "relu",
            "leaky_relu", "absolute", "sign", "clip", "softplus", "maximum", "minimum",
-           "where", "gelu", "arctan", "remainder"]
+           "where", "gelu", "silu", "arctan", "remainder"]
 # Also methods of Tensor and the tracers: x.exp() is exp(x), x.abs() is absolute(x).
 METHODS = ["exp", "log", "log1p", "sqrt", "sin", "cos", "tan", "tanh", ("abs", "absolute"),
            "sign", "erf", "sigmoid", "relu", "softplus", "leaky_relu", "gelu", "clip", "maximum",
@@ -488,3 +488,16 @@ def gelu(x: ArrayLike, approximate: str = "none") -> Result:
     if approximate != "none":
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
     return 0.5 * x * (1 + erf(x / math.sqrt(2.0)))
+
+
+def silu(x: ArrayLike) -> Result:
+    """The SiLU (swish) activation x * sigmoid(x), elementwise; a composition.
+
+    >>> x = cr.tensor([0.0, 1.0], requires_grad=True)
+    >>> y = cr.silu(x)
+    >>> y.sum().backward()
+    >>> np.round(y.data, 4).tolist(), np.round(x.grad, 4).tolist()
+    ([0.0, 0.7311], [0.5, 0.9277])
+    """
+    return x * sigmoid(x)
+
