@@ -15,6 +15,10 @@ from . import functional as F
 from .layers import RNG, make_generator
 from .module import Module, Parameter
 
+# A size per spatial axis, or one for all; padding may also be "same" or "valid".
+Size = int | tuple[int, ...]
+Padding = int | tuple[int, ...] | str
+
 __all__ = ["Conv1d", "Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d",
            "BatchNorm1d", "BatchNorm2d"]
 
@@ -31,8 +35,9 @@ class _ConvNd(Module):
     d = 2
     _functional = staticmethod(F.conv2d)
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
-                 dilation=1, groups=1, bias=True, rng=None, dtype=np.float64):
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Size,
+                 stride: Size = 1, padding: Padding = 0, dilation: Size = 1, groups: int = 1,
+                 bias: bool = True, rng: RNG = None, dtype: DTypeLike = np.float64) -> None:
         name = type(self).__name__
         for what, n in (("in_channels", in_channels), ("out_channels", out_channels),
                         ("groups", groups)):
@@ -84,9 +89,9 @@ class Conv1d(_ConvNd):
     d = 1
     _functional = staticmethod(F.conv1d)
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1,
-                 padding=0, dilation=1, groups: int = 1, bias: bool = True, rng: RNG = None,
-                 dtype: DTypeLike = np.float64) -> None:
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Size,
+                 stride: Size = 1, padding: Padding = 0, dilation: Size = 1, groups: int = 1,
+                 bias: bool = True, rng: RNG = None, dtype: DTypeLike = np.float64) -> None:
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
                          groups, bias, rng, dtype)
 
@@ -113,9 +118,9 @@ class Conv2d(_ConvNd):
     d = 2
     _functional = staticmethod(F.conv2d)
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1,
-                 padding=0, dilation=1, groups: int = 1, bias: bool = True, rng: RNG = None,
-                 dtype: DTypeLike = np.float64) -> None:
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Size,
+                 stride: Size = 1, padding: Padding = 0, dilation: Size = 1, groups: int = 1,
+                 bias: bool = True, rng: RNG = None, dtype: DTypeLike = np.float64) -> None:
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
                          groups, bias, rng, dtype)
 
@@ -130,7 +135,8 @@ class MaxPool2d(Module):
     [[[[5.0, 7.0], [13.0, 15.0]]]]
     """
 
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1) -> None:
+    def __init__(self, kernel_size: Size, stride: Size | None = None, padding: Size = 0,
+                 dilation: Size = 1) -> None:
         self.kernel_size, self.stride = kernel_size, stride
         self.padding, self.dilation = padding, dilation
 
@@ -154,7 +160,7 @@ class AvgPool2d(Module):
     [[[[2.5, 4.5], [10.5, 12.5]]]]
     """
 
-    def __init__(self, kernel_size, stride=None, padding=0,
+    def __init__(self, kernel_size: Size, stride: Size | None = None, padding: Size = 0,
                  count_include_pad: bool = True) -> None:
         self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
         self.count_include_pad = count_include_pad
@@ -178,7 +184,7 @@ class AdaptiveAvgPool2d(Module):
     (2, 3, 1, 1)
     """
 
-    def __init__(self, output_size) -> None:
+    def __init__(self, output_size: int | tuple[int | None, ...]) -> None:
         self.output_size = output_size
 
     def forward(self, x: ArrayLike) -> Result:
@@ -194,8 +200,9 @@ class _BatchNorm(Module):
     _ndims = (4,)
     _buffer_names = ("running_mean", "running_var", "num_batches_tracked")
 
-    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
-                 track_running_stats=True, dtype=np.float64):
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
+                 affine: bool = True, track_running_stats: bool = True,
+                 dtype: DTypeLike = np.float64) -> None:
         name = type(self).__name__
         if not isinstance(num_features, Integral) or num_features < 1:
             raise ValueError(f"{name}: num_features must be a positive int, got "
@@ -230,14 +237,14 @@ class _BatchNorm(Module):
                             self.running_var if self.track_running_stats else None,
                             self.weight, self.bias, use_batch, factor, self.eps)
 
-    def _jit_state_(self):
+    def _jit_state_(self) -> tuple[dict, bool]:
         """The running statistics are arrays a cr.jit program reads and updates; the
         mode (train or eval) decides which formula it holds."""
         arrays = {key: value for key in self._buffer_names
                   if (value := vars(self).get(key)) is not None}
         return arrays, self._training
 
-    def _jit_load_(self, arrays):
+    def _jit_load_(self, arrays: dict) -> None:
         """Put the running statistics back (traced while tracing, new after a run)."""
         for key, value in arrays.items():
             setattr(self, key, value)

@@ -26,6 +26,9 @@ __all__ = ["linear", "cross_entropy", "mse_loss", "binary_cross_entropy_with_log
            "adaptive_avg_pool2d", "batch_norm"]
 
 REDUCTIONS = ("mean", "sum", "none")
+# A size per spatial axis, or one for all; padding may also be "same" or "valid".
+Size = int | tuple[int, ...]
+Padding = int | tuple[int, ...] | str
 
 
 def _check_reduction(op, reduction):
@@ -229,8 +232,8 @@ def _conv_bias(d, name):
     return convolve
 
 
-def conv1d(x: ArrayLike, weight: ArrayLike, bias: ArrayLike | None = None, stride=1,
-           padding=0, dilation=1, groups: int = 1) -> Result:
+def conv1d(x: ArrayLike, weight: ArrayLike, bias: ArrayLike | None = None, stride: Size = 1,
+           padding: Padding = 0, dilation: Size = 1, groups: int = 1) -> Result:
     """PyTorch's ``conv1d``: x (N, C_in, L) or (C_in, L), weight (C_out, C_in / groups,
     k), bias (C_out,) or None -> (N, C_out, L_out). A cross-correlation; ``padding`` is
     an int, ``"same"`` or ``"valid"``. Differentiable to any order in x, weight, bias.
@@ -243,8 +246,8 @@ def conv1d(x: ArrayLike, weight: ArrayLike, bias: ArrayLike | None = None, strid
                     padding, dilation, groups)
 
 
-def conv2d(x: ArrayLike, weight: ArrayLike, bias: ArrayLike | None = None, stride=1,
-           padding=0, dilation=1, groups: int = 1) -> Result:
+def conv2d(x: ArrayLike, weight: ArrayLike, bias: ArrayLike | None = None, stride: Size = 1,
+           padding: Padding = 0, dilation: Size = 1, groups: int = 1) -> Result:
     """PyTorch's ``conv2d``: x (N, C_in, H, W) or (C_in, H, W), weight (C_out,
     C_in / groups, kh, kw), bias (C_out,) or None -> (N, C_out, H_out, W_out).
 
@@ -265,7 +268,8 @@ def conv2d(x: ArrayLike, weight: ArrayLike, bias: ArrayLike | None = None, strid
                     padding, dilation, groups)
 
 
-def max_pool2d(x: ArrayLike, kernel_size, stride=None, padding=0, dilation=1) -> Result:
+def max_pool2d(x: ArrayLike, kernel_size: Size, stride: Size | None = None,
+               padding: Size = 0, dilation: Size = 1) -> Result:
     """PyTorch's ``max_pool2d``: the largest entry of each window of x (N, C, H, W) or
     (C, H, W); ``stride`` defaults to the kernel size, padding counts as -inf. Entries
     tied for a window's maximum share its gradient evenly (PyTorch picks one).
@@ -278,8 +282,8 @@ def max_pool2d(x: ArrayLike, kernel_size, stride=None, padding=0, dilation=1) ->
                     dilation, d=2, name="max_pool2d")
 
 
-def avg_pool2d(x: ArrayLike, kernel_size, stride=None, padding=0, *,
-               count_include_pad: bool = True) -> Result:
+def avg_pool2d(x: ArrayLike, kernel_size: Size, stride: Size | None = None,
+               padding: Size = 0, *, count_include_pad: bool = True) -> Result:
     """PyTorch's ``avg_pool2d``: the mean of each window of x (N, C, H, W) or (C, H, W);
     ``stride`` defaults to the kernel size; the zeros of the padding count in the mean
     unless ``count_include_pad=False``.
@@ -294,7 +298,7 @@ def avg_pool2d(x: ArrayLike, kernel_size, stride=None, padding=0, *,
                     count_include_pad, d=2, name="avg_pool2d")
 
 
-def adaptive_avg_pool2d(x: ArrayLike, output_size) -> Result:
+def adaptive_avg_pool2d(x: ArrayLike, output_size: int | tuple[int | None, ...]) -> Result:
     """PyTorch's ``adaptive_avg_pool2d``: x (N, C, H, W) or (C, H, W) averaged into
     ``output_size`` bins (an int or a pair; None keeps that axis), bin i of n entries
     into m covering [floor(i n / m), ceil((i + 1) n / m)).
@@ -307,7 +311,8 @@ def adaptive_avg_pool2d(x: ArrayLike, output_size) -> Result:
                     d=2, name="adaptive_avg_pool2d")
 
 
-def batch_norm(x: ArrayLike, running_mean, running_var, weight: ArrayLike | None = None,
+def batch_norm(x: ArrayLike, running_mean: np.ndarray | None,
+               running_var: np.ndarray | None, weight: ArrayLike | None = None,
                bias: ArrayLike | None = None, training: bool = False,
                momentum: float = 0.1, eps: float = 1e-5) -> Result:
     """PyTorch's ``batch_norm``: x (N, C, *spatial) normalised per channel,
