@@ -15,6 +15,8 @@
 6. the CNN recipe trains on the bundled MNIST subset.
 """
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -563,11 +565,16 @@ def test_cnn_recipe_beats_the_mlp():
     assert metrics["test_accuracy"] > 0.950, metrics["history"]
 
 
-def test_the_command_line_trains_a_cnn_and_refuses_what_it_cannot(capsys):
+def test_the_command_line_trains_a_cnn_and_refuses_what_it_cannot(capsys, tmp_path):
     from chainrule.app.cli import main
-    assert main(["train", "digits", "--model", "cnn", "--epochs", "2", "--quiet"]) == 0
+    assert main(["train", "digits", "--model", "cnn", "--epochs", "2", "--quiet",
+                 "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "digits (tensor engine, cnn): 2 epochs" in out and "test accuracy" in out
+    assert "digits (tensor engine, cnn): 2 epochs" in out
+    trained = re.search(r"test accuracy (\d+\.\d)%", out).group(1)
+    assert main(["eval", str(tmp_path / "model.safetensors")]) == 0  # rebuilt from the file
+    evaluated = re.search(r"test accuracy (\d+\.\d+)%", capsys.readouterr().out).group(1)
+    assert abs(float(evaluated) - float(trained)) <= 0.05  # the same model, other rounding
     assert main(["train", "moons", "--model", "cnn", "--quiet"]) != 0
     assert "--model cnn is for digits and mnist" in capsys.readouterr().err
     assert main(["train", "digits", "--model", "cnn", "--hidden", "8", "--quiet"]) != 0

@@ -14,8 +14,11 @@ def run(args):
     try:
         header = checkpoint.load_header(args.model)
         state = checkpoint.load(args.model)
-        model, engine, sizes = checkpoint.rebuild_model(header["architecture"], args.model,
-                                                        state)
+        architecture = header["architecture"]
+        if isinstance(architecture, dict) and architecture.get("type") == "DigitsCNN":
+            model, engine, sizes = _rebuild_cnn(architecture, args.model, state)
+        else:
+            model, engine, sizes = checkpoint.rebuild_model(architecture, args.model, state)
         checkpoint.refuse_non_finite(state, args.model)
         split = _stored_split(header)
         name = args.data or split.get("name")
@@ -53,6 +56,27 @@ def run(args):
     for i, row in enumerate(matrix):
         print(f"{i:>3} " + "".join(f"{v:>{width}}" for v in row))
     return 0
+
+
+def _rebuild_cnn(architecture, path, state):
+    """(the CNN of ``--model cnn`` a checkpoint describes, "tensor", [its inputs]); its
+    size checked against the file's arrays first, as ``checkpoint.rebuild_model`` does."""
+    from .training_engines import DigitsCNN
+    side, classes = architecture.get("side"), architecture.get("n_classes")
+    channels = architecture.get("channels")
+    numbers = [side, classes] + (channels if isinstance(channels, list) else [None])
+    if not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in numbers):
+        raise ValueError(f"{path}: corrupted architecture: a DigitsCNN needs positive "
+                         f"integers side, n_classes and channels, got {architecture!r:.120}")
+    described, previous, size = 0, 1, side
+    for c in channels:
+        described, previous, size = described + (9 * previous + 1) * c, c, size // 2
+    described += (previous * size * size + 1) * classes
+    held = sum(int(a.size) for a in state.values())
+    if described != held:
+        raise ValueError(f"{path}: corrupted checkpoint: its architecture has "
+                         f"{described:,} parameters but the file holds {held:,} numbers")
+    return DigitsCNN(side, classes, channels), "tensor", [side * side]
 
 
 def _stored_split(header):
