@@ -19,19 +19,20 @@ passes keep them in front, and the engine sums a VJP back to its input's shape.
 The columns of im2col are a strided view of the padded input (``xp.sliding_window_view``,
 then a step of ``stride`` and ``dilation``); one copy puts them in matmul's order, and one
 batched matmul does the arithmetic. Pooling reads the same windows through ``unfold``
-(its adjoint ``fold`` adds each window back where it came from): max pooling is the max
-over a window (tied entries share the gradient, chainrule's convention for max), average
-pooling its mean.
+(its adjoint ``fold`` adds each window back where it came from): max pooling's gradient
+is folded back to each window's maximum (tied entries share it, chainrule's convention
+for max), average pooling is the mean of the unfolded windows.
 """
 
 import itertools
 import math
 
 from .. import arrays as xp
-from ..primitive import shape_of
+from ..primitive import raw, shape_of
 from .common import float_dtype, op
 from .contractions import einsum
-from .reductions import max as _max, sum as _sum
+from .reductions import sum as _sum
+from .shapes import reshape
 
 __all__ = ["conv", "max_pool", "avg_pool", "adaptive_avg_pool", "conv_arguments",
            "pool_arguments"]
@@ -203,21 +204,17 @@ def _conv_forward(x, w, stride, pads, dilation, groups):
 def _conv_weight_grad(x, g, kernel, stride, pads, dilation, groups):
     x, g = xp.as_array(x), xp.as_array(g)
     d = len(stride)
-    # columns (..., G, Cin/G * kernel, N * out): the copy runs along x's rows, and matmul
-    # reads their transpose without another
+    # the forward's columns (..., N, G, Cin/G * kernel, out), against g (..., N, G,
+    # Cout/G, out) as it is: a matmul per image (reading the columns transposed, without
+    # a copy), then the sum over the images
     cols, out = _columns(x, kernel, stride, pads, dilation, groups,
-                         lambda a: (a["g"], a["c"]) + a["kernel"] + (a["n"],) + a["out"])
-    per_group = cols.shape[-2 * d - 2]
-    n_rows = cols.shape[-d - 1] * math.prod(out)
-    cols = cols.reshape(cols.shape[:-2 * d - 3] + (groups, per_group * math.prod(kernel),
-                                                   n_rows))
+                         lambda a: (a["n"], a["g"], a["c"]) + a["kernel"] + a["out"])
+    per_group = cols.shape[-2 * d - 1]
+    cols = cols.reshape(cols.shape[:-2 * d - 1] + (per_group * math.prod(kernel),
+                                                   math.prod(out)))
     out_channels = g.shape[-d - 1]
-    g = g.reshape(g.shape[:-d - 1] + (groups, out_channels // groups) + out)
-    n = g.ndim - d - 3  # g: (..., N, G, Cout/G, *out) -> (..., G, Cout/G, N * out)
-    g = xp.permute_dims(g, tuple(range(n)) + (n + 1, n + 2, n) +
-                        tuple(range(n + 3, g.ndim)))
-    g = g.reshape(g.shape[:-d - 1] + (n_rows,))
-    dw = xp.matmul(g, xp.swapaxes(cols, -1, -2))  # (..., G, Cout/G, Cin/G * kernel)
+    g = g.reshape(g.shape[:-d - 1] + (groups, out_channels // groups, math.prod(out)))
+    dw = xp.sum(xp.matmul(g, xp.swapaxes(cols, -1, -2)), axis=-4)  # (..., G, Cout/G, .)
     return dw.reshape(dw.shape[:-3] + (out_channels, per_group) + tuple(kernel))
 
 
@@ -371,6 +368,41 @@ _fold.defjvp(lambda t, ans, cols, size, kernel, stride, pads, dilation:
              _fold(t, size, kernel, stride, pads, dilation))
 
 
+@op("max_pool")
+def _max_pool(x, kernel, stride, pads, dilation):
+    # the max of the K strided views of the taps, one elementwise maximum each: no copy
+    # of the windows, and no reduction over a short axis
+    view = _windows(xp.as_array(x), kernel, stride, pads, dilation, -xp.inf)
+    taps = [view[(Ellipsis,) + tap] for tap in itertools.product(*(range(k) for k in kernel))]
+    out = taps[0] if len(taps) == 1 else xp.maximum(taps[0], taps[1])
+    for tap in taps[2:]:
+        out = xp.maximum(out, tap)
+    return out
+
+
+def _winners(x, ans, kernel, stride, pads, dilation):
+    """(..., K, N, C, *out): each window's share of its gradient, 1 / (the number of tied
+    maxima) at each maximum and 0 elsewhere; in x's float dtype. Piecewise constant."""
+    taps = _unfold.forward(xp.as_array(raw(x)), kernel, stride, pads, dilation, -xp.inf)
+    axis = -len(kernel) - 3
+    hit = taps == xp.expand_dims(raw(ans), axis)
+    return hit / xp.sum(hit, axis=axis, keepdims=True, dtype=float_dtype(ans))
+
+
+def _tap_axis(g, d):
+    """g (..., N, C, *out) with an axis of 1 for the taps, as unfold's layout has it."""
+    shape = shape_of(g)
+    return reshape(g, shape[:len(shape) - d - 2] + (1,) + shape[len(shape) - d - 2:])
+
+
+_max_pool.defvjp(lambda g, ans, x, kernel, stride, pads, dilation: _fold(
+    _tap_axis(g, len(kernel)) * _winners(x, ans, kernel, stride, pads, dilation),
+    _spatial(x, len(kernel)), kernel, stride, pads, dilation))
+_max_pool.defjvp(lambda t, ans, x, kernel, stride, pads, dilation: _sum(
+    _unfold(t, kernel, stride, pads, dilation)
+    * _winners(x, ans, kernel, stride, pads, dilation), axis=-len(kernel) - 3))
+
+
 def max_pool(x, kernel_size, stride=None, padding=0, dilation=1, d=2, name="max_pool"):
     """The largest entry of each window over x's last ``d`` axes (x: (N, C, *spatial)),
     PyTorch's max_pool1d/2d: padding counts as -inf, ``stride`` defaults to the kernel.
@@ -387,7 +419,7 @@ def max_pool(x, kernel_size, stride=None, padding=0, dilation=1, d=2, name="max_
     [[[[0.0, 0.5], [0.5, 0.0]]]]
     """
     s = pool_arguments(name, shape_of(x), kernel_size, stride, padding, dilation, d)
-    return _max(_unfold(x, fill=-xp.inf, **s), axis=-d - 3)
+    return _max_pool(x, **s)
 
 
 def avg_pool(x, kernel_size, stride=None, padding=0, count_include_pad=True, d=2,
