@@ -784,7 +784,7 @@ class TestRepr:
                               nn.Dropout(0.1))
         assert repr(model) == (
             "Sequential(\n"
-            "  (0): Flatten()\n"
+            "  (0): Flatten(start_dim=1, end_dim=-1)\n"
             "  (1): Sequential(\n"
             "    (0): Linear(in_features=4, out_features=3, bias=True)\n"
             "    (1): GELU()\n"

@@ -778,3 +778,117 @@ class TestTorchStateDict:
         ours.load_torch_state_dict(theirs.state_dict())
         close(ours.a.weight, theirs.a.weight.T)
         assert list(ours.state_dict()) == ["a.weight", "a.bias"]   # chainrule's: once
+
+
+# ---------------------------------------------------------------------------------------
+# 7. nn.functional's activations, normalisations and losses with torch's arguments, and
+#    their modules: values, gradients and second derivatives against torch
+# ---------------------------------------------------------------------------------------
+
+LABELS = np.array([2, 0, 1, 2])
+PROBABILITIES = np.random.default_rng(4).uniform(0.05, 0.95, (4, 3))
+
+# (id, chainrule's f(x), torch's f(x)); x has shape (4, 3)
+FUNCTIONAL = [
+    ("relu", F.relu, TF.relu),
+    ("leaky_relu", lambda x: F.leaky_relu(x, 0.2), lambda x: TF.leaky_relu(x, 0.2)),
+    ("elu", lambda x: F.elu(x, 0.7), lambda x: TF.elu(x, 0.7)),
+    ("gelu(tanh)", lambda x: F.gelu(x, "tanh"), lambda x: TF.gelu(x, approximate="tanh")),
+    ("silu", F.silu, TF.silu),
+    ("sigmoid", F.sigmoid, torch.sigmoid),
+    ("tanh", F.tanh, torch.tanh),
+    ("softplus", lambda x: F.softplus(3 * x, beta=2.0, threshold=5.0),
+     lambda x: TF.softplus(3 * x, beta=2.0, threshold=5.0)),
+    ("softmax(dim=0)", lambda x: F.softmax(x, dim=0) ** 2, lambda x: TF.softmax(x, dim=0) ** 2),
+    ("softmax(implicit dim)", lambda x: F.softmax(x) ** 2,
+     lambda x: TF.softmax(x, dim=1) ** 2),
+    ("log_softmax", lambda x: F.log_softmax(x, dim=1) ** 2,
+     lambda x: TF.log_softmax(x, dim=1) ** 2),
+    ("layer_norm", lambda x: F.layer_norm(x, 3, cr.tensor([1.0, 2.0, 3.0]), cr.tensor(0.5)),
+     lambda x: TF.layer_norm(x, (3,), torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64),
+                             torch.full((3,), 0.5, dtype=torch.float64))),
+    ("nll_loss", lambda x: F.nll_loss(F.log_softmax(x, 1), LABELS),
+     lambda x: TF.nll_loss(TF.log_softmax(x, 1), torch.from_numpy(LABELS))),
+    ("nll_loss(weight,ignore)", lambda x: F.nll_loss(
+        F.log_softmax(x, 1), LABELS, weight=np.array([1.0, 2.0, 0.5]), ignore_index=0),
+     lambda x: TF.nll_loss(TF.log_softmax(x, 1), torch.from_numpy(LABELS),
+                           weight=torch.tensor([1.0, 2.0, 0.5], dtype=torch.float64),
+                           ignore_index=0)),
+    ("l1_loss", lambda x: F.l1_loss(x, 0.3 * np.ones((4, 3)), reduction="sum"),
+     lambda x: TF.l1_loss(x, torch.full((4, 3), 0.3, dtype=torch.float64), reduction="sum")),
+    ("smooth_l1_loss", lambda x: F.smooth_l1_loss(2 * x, np.zeros((4, 3)), beta=0.5),
+     lambda x: TF.smooth_l1_loss(2 * x, torch.zeros(4, 3, dtype=torch.float64), beta=0.5)),
+    ("huber_loss", lambda x: F.huber_loss(2 * x, np.zeros((4, 3)), delta=0.7),
+     lambda x: TF.huber_loss(2 * x, torch.zeros(4, 3, dtype=torch.float64), delta=0.7)),
+    ("binary_cross_entropy", lambda x: F.binary_cross_entropy(F.sigmoid(x), PROBABILITIES),
+     lambda x: TF.binary_cross_entropy(torch.sigmoid(x), torch.from_numpy(PROBABILITIES))),
+]
+
+
+@pytest.mark.parametrize("name, ours, theirs", FUNCTIONAL, ids=[c[0] for c in FUNCTIONAL])
+def test_a_torch_named_function_matches_torch_to_second_order(name, ours, theirs):
+    x = rng_normal(4, 3, seed=5)
+    t = torch.tensor(x, requires_grad=True)
+    out = theirs(t)
+    close(ours(cr.tensor(x)), out)
+    weights = rng_normal(*out.shape, seed=6)
+    (out * torch.from_numpy(weights)).sum().backward()
+    leaf = cr.tensor(x, requires_grad=True)
+    (ours(leaf) * weights).sum().backward()
+    close(leaf.grad, t.grad, 1e-11)
+    hessian = torch.autograd.functional.hessian(
+        lambda x: (theirs(x) * torch.from_numpy(weights)).sum(), torch.from_numpy(x))
+    close(cr.hessian(lambda x: cr.sum(ours(x) * weights))(x), hessian, 1e-10)
+
+
+@pytest.mark.parametrize("ours, theirs", [
+    (nn.SiLU(), torch.nn.SiLU()), (nn.LeakyReLU(0.3), torch.nn.LeakyReLU(0.3)),
+    (nn.ELU(0.5), torch.nn.ELU(0.5)), (nn.Softplus(2.0), torch.nn.Softplus(2.0)),
+    (nn.Identity(), torch.nn.Identity()), (nn.Flatten(0, 1), torch.nn.Flatten(0, 1)),
+    (nn.Flatten(), torch.nn.Flatten()),
+], ids=["SiLU", "LeakyReLU", "ELU", "Softplus", "Identity", "Flatten(0,1)", "Flatten"])
+def test_a_new_layer_matches_torchs(ours, theirs):
+    x = rng_normal(2, 3, 4, seed=7)
+    t = torch.tensor(x, requires_grad=True)
+    out = theirs(t)
+    leaf = cr.tensor(x, requires_grad=True)
+    mine = ours(leaf)
+    assert mine.shape == tuple(out.shape) and repr(ours) == repr(theirs)
+    close(mine, out)
+    weights = rng_normal(*out.shape, seed=8)
+    (out * torch.from_numpy(weights)).sum().backward()
+    (mine * weights).sum().backward()
+    close(leaf.grad, t.grad)
+
+
+@pytest.mark.parametrize("ours, theirs, target", [
+    (nn.NLLLoss(), torch.nn.NLLLoss(), LABELS), (nn.L1Loss(), torch.nn.L1Loss(), None),
+    (nn.SmoothL1Loss(beta=0.3), torch.nn.SmoothL1Loss(beta=0.3), None),
+    (nn.HuberLoss(delta=0.4), torch.nn.HuberLoss(delta=0.4), None),
+    (nn.BCELoss(reduction="sum"), torch.nn.BCELoss(reduction="sum"), PROBABILITIES),
+], ids=["NLLLoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "BCELoss"])
+def test_a_new_loss_module_matches_torchs(ours, theirs, target):
+    x = rng_normal(4, 3, seed=9)
+    if target is None:
+        target = rng_normal(4, 3, seed=10)
+    inputs = (TF.log_softmax(torch.from_numpy(x), 1) if isinstance(theirs, torch.nn.NLLLoss)
+              else torch.sigmoid(torch.from_numpy(x)) if isinstance(theirs, torch.nn.BCELoss)
+              else torch.from_numpy(x))
+    close(ours(cr.tensor(inputs.numpy()), target), theirs(inputs, torch.from_numpy(target)))
+
+
+def test_functional_dropout_is_seeded_and_the_identity_in_eval():
+    x = cr.ones(1000)
+    kept = F.dropout(x, 0.3, rng=1).data
+    assert set(np.unique(kept).round(6)) == {0.0, round(1 / 0.7, 6)}
+    np.testing.assert_array_equal(kept, F.dropout(x, 0.3, rng=1).data)
+    assert F.dropout(x, 0.3, training=False) is x
+    drop = nn.Dropout(0.3, rng=1)
+    np.testing.assert_array_equal(drop(x).data, kept)
+    with pytest.raises(ValueError, match=r"dropout: p must be in \[0, 1\), got 1.5"):
+        F.dropout(x, 1.5)
+
+
+def test_flatten_refuses_a_start_after_its_end():
+    with pytest.raises(ValueError, match="Flatten: start_dim 2 comes after end_dim 1"):
+        nn.Flatten(2, 1)(cr.zeros(2, 3, 4))

@@ -18,9 +18,11 @@ from . import functional
 from .containers import ModuleDict, ModuleList
 from .conv import (AdaptiveAvgPool2d, AvgPool2d, BatchNorm1d, BatchNorm2d, Conv1d, Conv2d,
                    MaxPool2d)
-from .layers import (GELU, BCEWithLogitsLoss, CrossEntropyLoss, Dropout, Embedding, Flatten,
-                     LayerNorm, Linear, LogSoftmax, MLP, MSELoss, ReLU, Sequential, Sigmoid,
-                     Softmax, Tanh)
+from .layers import (ELU, GELU, Dropout, Embedding, Flatten, Identity, LayerNorm, LeakyReLU,
+                     Linear, LogSoftmax, MLP, ReLU, Sequential, Sigmoid, SiLU, Softmax,
+                     Softplus, Tanh)
+from .losses import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Loss, MSELoss,
+                     NLLLoss, SmoothL1Loss)
 from .module import IncompatibleKeys, Module, Parameter
 from .scalar import Layer, Neuron
 
@@ -29,4 +31,5 @@ __all__ = ["Module", "Parameter", "Neuron", "Layer", "MLP", "Linear", "Sequentia
            "MSELoss", "BCEWithLogitsLoss", "ModuleList", "ModuleDict", "LayerNorm",
            "Embedding", "Softmax", "LogSoftmax", "IncompatibleKeys", "functional",
            "Conv1d", "Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "BatchNorm1d",
-           "BatchNorm2d"]
+           "BatchNorm2d", "SiLU", "LeakyReLU", "ELU", "Softplus", "Identity", "NLLLoss",
+           "L1Loss", "SmoothL1Loss", "HuberLoss", "BCELoss"]

@@ -22,8 +22,10 @@ from ..rules import convolution as _conv
 from ..rules.common import Result, class_indices, float_dtype
 
 __all__ = ["linear", "cross_entropy", "mse_loss", "binary_cross_entropy_with_logits",
-           "hinge_loss", "conv1d", "conv2d", "max_pool2d", "avg_pool2d",
-           "adaptive_avg_pool2d", "batch_norm"]
+           "hinge_loss", "nll_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
+           "binary_cross_entropy", "relu", "leaky_relu", "elu", "gelu", "silu", "sigmoid",
+           "tanh", "softplus", "softmax", "log_softmax", "dropout", "layer_norm", "conv1d",
+           "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "batch_norm"]
 
 REDUCTIONS = ("mean", "sum", "none")
 # A size per spatial axis, or one for all; padding may also be "same" or "valid".
@@ -199,6 +201,220 @@ def hinge_loss(scores: ArrayLike, labels: ArrayLike, reduction: str = "mean") ->
     """
     _check_reduction("hinge_loss", reduction)
     return _reduce(ops.relu(1 - labels * scores), reduction)
+
+
+def nll_loss(log_probs: ArrayLike, labels: ArrayLike, weight: ArrayLike | None = None,
+             ignore_index: int = -100, reduction: str = "mean") -> Result:
+    """The negative log-likelihood of class-index labels, given log-probabilities
+    (N, C) (what ``log_softmax`` gives), as torch's: ``weight`` (C,) weighs each class,
+    and the mean divides by the weights of the labels counted; labels equal to
+    ``ignore_index`` count for nothing.
+
+    >>> log_p = cr.log(cr.tensor([[0.25, 0.75], [0.5, 0.5]]))
+    >>> round(cr.nn.functional.nll_loss(log_p, [1, 0]).item(), 4)   # -(log .75 + log .5) / 2
+    0.4904
+    """
+    _check_reduction("nll_loss", reduction)
+    labels = np.asarray(_raw(labels)).astype(np.int64)
+    kept = labels != ignore_index
+    safe = np.where(kept, labels, 0)
+    weights = (np.ones(shape_of(log_probs)[-1]) if weight is None
+               else np.asarray(_raw(weight), dtype=float))[safe] * kept
+    losses = -log_probs[np.arange(len(labels)), safe] * weights
+    if reduction == "mean":
+        return ops.sum(losses) / weights.sum()
+    return _reduce(losses, reduction)
+
+
+def l1_loss(prediction: ArrayLike, target: ArrayLike, reduction: str = "mean") -> Result:
+    """The mean absolute error, |prediction - target| (its gradient at 0 is 0).
+
+    >>> cr.nn.functional.l1_loss(cr.tensor([1.0, 2.0]), cr.tensor([0.0, 4.0])).item()
+    1.5
+    """
+    _check_reduction("l1_loss", reduction)
+    return _reduce(ops.absolute(prediction - target), reduction)
+
+
+def smooth_l1_loss(prediction: ArrayLike, target: ArrayLike, reduction: str = "mean",
+                   beta: float = 1.0) -> Result:
+    """|d| - beta/2 for |d| >= beta, d**2 / (2 beta) below, d = prediction - target, as
+    torch's (beta = 0: the L1 loss).
+
+    >>> cr.nn.functional.smooth_l1_loss(cr.tensor([0.5, 3.0]), cr.tensor([0.0, 0.0])).item()
+    1.3125
+    """
+    _check_reduction("smooth_l1_loss", reduction)
+    size = ops.absolute(prediction - target)
+    if beta == 0:
+        return _reduce(size, reduction)
+    return _reduce(ops.where(_raw(size) < beta, 0.5 * size * size / beta, size - 0.5 * beta),
+                   reduction)
+
+
+def huber_loss(prediction: ArrayLike, target: ArrayLike, reduction: str = "mean",
+               delta: float = 1.0) -> Result:
+    """d**2 / 2 for |d| < delta, delta (|d| - delta/2) beyond, d = prediction - target.
+
+    >>> cr.nn.functional.huber_loss(cr.tensor([0.5, 3.0]), cr.tensor([0.0, 0.0])).item()
+    1.3125
+    """
+    _check_reduction("huber_loss", reduction)
+    size = ops.absolute(prediction - target)
+    return _reduce(ops.where(_raw(size) < delta, 0.5 * size * size,
+                             delta * (size - 0.5 * delta)), reduction)
+
+
+def binary_cross_entropy(probabilities: ArrayLike, targets: ArrayLike,
+                         reduction: str = "mean") -> Result:
+    """-[y log p + (1 - y) log(1 - p)] for probabilities p, each log clamped at -100 as
+    torch's (``binary_cross_entropy_with_logits`` is the stable form on logits).
+
+    >>> round(cr.nn.functional.binary_cross_entropy(cr.tensor([0.5]), cr.tensor([1.0])).item(), 4)
+    0.6931
+    """
+    _check_reduction("binary_cross_entropy", reduction)
+    log_p = ops.maximum(ops.log(probabilities), -100.0)
+    log_q = ops.maximum(ops.log1p(-probabilities), -100.0)
+    return _reduce(-(targets * log_p + (1 - targets) * log_q), reduction)
+
+
+# ---------------------------------------------------------------------------------------
+# Activations, normalisations and dropout, with torch's arguments. ``inplace=True`` is
+# accepted and computes out of place: the result is the same, the input is kept (a
+# recorded graph may need it).
+# ---------------------------------------------------------------------------------------
+
+def relu(x: ArrayLike, inplace: bool = False) -> Result:
+    """max(x, 0).
+
+    >>> cr.nn.functional.relu(cr.tensor([-1.0, 2.0])).data.tolist()
+    [0.0, 2.0]
+    """
+    return ops.relu(x)
+
+
+def leaky_relu(x: ArrayLike, negative_slope: float = 0.01, inplace: bool = False) -> Result:
+    """x where x > 0, else ``negative_slope * x``.
+
+    >>> cr.nn.functional.leaky_relu(cr.tensor([-1.0, 2.0]), 0.1).data.tolist()
+    [-0.1, 2.0]
+    """
+    return ops.leaky_relu(x, negative_slope)
+
+
+def elu(x: ArrayLike, alpha: float = 1.0, inplace: bool = False) -> Result:
+    """x where x > 0, else alpha (e**x - 1).
+
+    >>> round(cr.nn.functional.elu(cr.tensor([-1.0])).item(), 4)
+    -0.6321
+    """
+    return ops.elu(x, alpha)
+
+
+def gelu(x: ArrayLike, approximate: str = "none") -> Result:
+    """x Phi(x) (``approximate="tanh"``: PyTorch's tanh formula).
+
+    >>> round(cr.nn.functional.gelu(cr.tensor([1.0])).item(), 4)
+    0.8413
+    """
+    return ops.gelu(x, approximate)
+
+
+def silu(x: ArrayLike, inplace: bool = False) -> Result:
+    """x sigmoid(x).
+
+    >>> round(cr.nn.functional.silu(cr.tensor([1.0])).item(), 4)
+    0.7311
+    """
+    return ops.silu(x)
+
+
+def sigmoid(x: ArrayLike) -> Result:
+    """1 / (1 + e**-x).
+
+    >>> cr.nn.functional.sigmoid(cr.tensor([0.0])).item()
+    0.5
+    """
+    return ops.sigmoid(x)
+
+
+def tanh(x: ArrayLike) -> Result:
+    """The hyperbolic tangent.
+
+    >>> cr.nn.functional.tanh(cr.tensor([0.0])).item()
+    0.0
+    """
+    return ops.tanh(x)
+
+
+def softplus(x: ArrayLike, beta: float = 1.0, threshold: float = 20.0) -> Result:
+    """log(1 + e**(beta x)) / beta, and x itself where beta x > threshold, as torch's.
+
+    >>> round(cr.nn.functional.softplus(cr.tensor([0.0])).item(), 4)
+    0.6931
+    """
+    scaled = beta * x
+    return ops.where(_raw(scaled) > threshold, x, ops.softplus(scaled) / beta)
+
+
+def _softmax_dim(x, dim):
+    """torch's axis when none is given: 0 for 0-, 1- and 3-d input, else 1."""
+    return dim if dim is not None else (0 if len(shape_of(x)) in (0, 1, 3) else 1)
+
+
+def softmax(x: ArrayLike, dim: int | None = None) -> Result:
+    """exp(x) / sum(exp(x)) along ``dim`` (torch's choice of axis when None).
+
+    >>> cr.nn.functional.softmax(cr.tensor([[0.0, 0.0]]), dim=1).data.tolist()
+    [[0.5, 0.5]]
+    """
+    return ops.softmax(x, axis=_softmax_dim(x, dim))
+
+
+def log_softmax(x: ArrayLike, dim: int | None = None) -> Result:
+    """The logarithm of ``softmax(x, dim)``, computed stably.
+
+    >>> round(cr.nn.functional.log_softmax(cr.tensor([0.0, 0.0]), dim=0)[0].item(), 4)
+    -0.6931
+    """
+    return ops.log_softmax(x, axis=_softmax_dim(x, dim))
+
+
+def dropout(x: ArrayLike, p: float = 0.5, training: bool = True, inplace: bool = False,
+            rng: "np.random.Generator | int | None" = None) -> Result:
+    """In training, each entry zeroed with probability ``p`` and the rest scaled by
+    1 / (1 - p); else x. ``rng`` (a seed or a Generator) fixes the draw.
+
+    >>> cr.nn.functional.dropout(cr.ones(4), 0.5, rng=0).data.tolist()
+    [2.0, 0.0, 0.0, 0.0]
+    """
+    if not 0 <= p < 1:
+        raise ValueError(f"dropout: p must be in [0, 1), got {p!r}")
+    if not training or p == 0:
+        return x
+    generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    keep = xp.draw(generator.random, shape_of(x)) >= p
+    return x * (keep / (1 - p)).astype(float_dtype(x))
+
+
+def layer_norm(x: ArrayLike, normalized_shape: int | tuple[int, ...],
+               weight: ArrayLike | None = None, bias: ArrayLike | None = None,
+               eps: float = 1e-5) -> Result:
+    """(x - mean) / sqrt(var + eps) over the last ``normalized_shape`` axes (the biased
+    variance), times ``weight`` plus ``bias`` where given.
+
+    >>> y = cr.nn.functional.layer_norm(cr.tensor([[1.0, 3.0]]), 2)
+    >>> np.round(y.data, 4).tolist()
+    [[-1.0, 1.0]]
+    """
+    n = 1 if isinstance(normalized_shape, int) else len(tuple(normalized_shape))
+    axes = tuple(range(-n, 0))
+    centred = x - ops.mean(x, axis=axes, keepdims=True)
+    y = centred / ops.sqrt(ops.mean(centred * centred, axis=axes, keepdims=True) + eps)
+    if weight is not None:
+        y = y * weight
+    return y if bias is None else y + bias
 
 
 # ---------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """Layers for the tensor engine, shaped like PyTorch's: Linear, Sequential, activations,
-Dropout, Flatten, a tensor MLP, and the losses as modules."""
+Dropout, Flatten, LayerNorm, Embedding and a tensor MLP (the losses as modules are in
+losses.py, the convolutions in conv.py)."""
 
 import math
 from numbers import Integral
@@ -9,7 +10,6 @@ import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
 from ..rules import fused
-from .. import arrays as xp
 from .. import rules as ops
 from ..primitive import raw
 from ..rules.common import Result
@@ -18,8 +18,8 @@ from . import functional as F
 from .module import Module, Parameter
 from .scalar import MLP as ScalarMLP
 
-__all__ = ["Linear", "Sequential", "ReLU", "Tanh", "Sigmoid", "GELU", "Dropout", "Flatten",
-           "MLP", "CrossEntropyLoss", "MSELoss", "BCEWithLogitsLoss", "LayerNorm",
+__all__ = ["Linear", "Sequential", "ReLU", "Tanh", "Sigmoid", "GELU", "SiLU", "LeakyReLU",
+           "ELU", "Softplus", "Identity", "Dropout", "Flatten", "MLP", "LayerNorm",
            "Embedding", "Softmax", "LogSoftmax", "ACTIVATIONS", "make_generator"]
 
 # Where random numbers come from: None (fresh entropy), an int seed, or a Generator.
@@ -201,6 +201,95 @@ class GELU(Module):
         return ops.gelu(x, approximate=self.approximate)
 
 
+class SiLU(Module):
+    """x * sigmoid(x), elementwise, as a module (``cr.silu``); any shape.
+
+    >>> round(cr.nn.SiLU()(cr.tensor([1.0])).item(), 4)
+    0.7311
+    """
+
+    def __init__(self, inplace: bool = False) -> None:
+        pass
+
+    def forward(self, x: ArrayLike) -> Result:
+        """silu(x)."""
+        return ops.silu(x)
+
+
+class LeakyReLU(Module):
+    """x where x > 0, else ``negative_slope * x``, as a module (``cr.leaky_relu``).
+
+    >>> cr.nn.LeakyReLU(0.1)(cr.tensor([-1.0, 2.0])).data.tolist()
+    [-0.1, 2.0]
+    """
+
+    def __init__(self, negative_slope: float = 0.01, inplace: bool = False) -> None:
+        self.negative_slope = negative_slope
+
+    def forward(self, x: ArrayLike) -> Result:
+        """leaky_relu(x, negative_slope)."""
+        return ops.leaky_relu(x, self.negative_slope)
+
+    def extra_repr(self) -> str:
+        """negative_slope, for repr."""
+        return f"negative_slope={self.negative_slope}"
+
+
+class ELU(Module):
+    """x where x > 0, else alpha (e**x - 1), as a module (``cr.elu``).
+
+    >>> round(cr.nn.ELU()(cr.tensor([-1.0])).item(), 4)
+    -0.6321
+    """
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        self.alpha = alpha
+
+    def forward(self, x: ArrayLike) -> Result:
+        """elu(x, alpha)."""
+        return ops.elu(x, self.alpha)
+
+    def extra_repr(self) -> str:
+        """alpha, for repr."""
+        return f"alpha={self.alpha}"
+
+
+class Softplus(Module):
+    """log(1 + e**(beta x)) / beta (x beyond ``threshold``), as a module.
+
+    >>> round(cr.nn.Softplus()(cr.tensor([0.0])).item(), 4)
+    0.6931
+    """
+
+    def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
+        self.beta, self.threshold = beta, threshold
+
+    def forward(self, x: ArrayLike) -> Result:
+        """softplus(x, beta, threshold)."""
+        return F.softplus(x, self.beta, self.threshold)
+
+    def extra_repr(self) -> str:
+        """beta and threshold, for repr."""
+        return f"beta={self.beta}, threshold={self.threshold}"
+
+
+class Identity(Module):
+    """Its input, unchanged (a placeholder layer, as PyTorch's); takes and ignores any
+    arguments.
+
+    >>> x = cr.ones(2)
+    >>> cr.nn.Identity(54, unused="yes")(x) is x
+    True
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def forward(self, x: ArrayLike) -> ArrayLike:
+        """x."""
+        return x
+
+
 class Softmax(Module):
     """exp(x) / sum(exp(x)) along ``dim`` (the last by default), as a module
     (``cr.softmax``); any shape.
@@ -265,10 +354,8 @@ class Dropout(Module):
 
     def forward(self, x: ArrayLike) -> Result:
         """x with entries dropped at random in training; x itself in eval."""
-        if not self.training or self.p == 0:
-            return x
-        keep = xp.draw(self.rng.random, x.shape) >= self.p  # (drawn anew in each cr.jit run)
-        return x * (keep / (1 - self.p)).astype(x.dtype)
+        return F.dropout(x, self.p, self.training, rng=self.rng)  # (drawn anew in each
+        # cr.jit run)
 
     def extra_repr(self) -> str:
         """p, for repr."""
@@ -276,18 +363,30 @@ class Dropout(Module):
 
 
 class Flatten(Module):
-    """Merge all axes from ``start_dim`` on (axis 0 is the batch): (N, ...) -> (N, -1).
+    """Merge the axes from ``start_dim`` to ``end_dim`` (both included; by default all
+    but the batch axis 0): (N, ...) -> (N, -1), as PyTorch's.
 
     >>> cr.nn.Flatten()(cr.zeros(5, 2, 3)).shape
     (5, 6)
+    >>> cr.nn.Flatten(0, 1)(cr.zeros(5, 2, 3)).shape
+    (10, 3)
     """
 
-    def __init__(self, start_dim: int = 1) -> None:
-        self.start_dim = start_dim
+    def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
+        self.start_dim, self.end_dim = start_dim, end_dim
 
     def forward(self, x: ArrayLike) -> Result:
-        """x with the axes from start_dim on merged into one."""
-        return ops.flatten(x, self.start_dim)
+        """x with the axes from start_dim to end_dim merged into one."""
+        shape = tuple(x.shape)
+        start, end = self.start_dim % len(shape), self.end_dim % len(shape)
+        if start > end:
+            raise ValueError(f"Flatten: start_dim {self.start_dim} comes after end_dim "
+                             f"{self.end_dim} for an input of shape {shape}")
+        return ops.reshape(x, shape[:start] + (-1,) + shape[end + 1:])
+
+    def extra_repr(self) -> str:
+        """start_dim and end_dim, for repr."""
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
 
 
 class LayerNorm(Module):
@@ -328,15 +427,7 @@ class LayerNorm(Module):
         if tuple(x.shape[-n:]) != self.normalized_shape or len(x.shape) < n:
             raise ValueError(f"LayerNorm: input of shape {tuple(x.shape)}, expected it to "
                              f"end with normalized_shape {self.normalized_shape}")
-        axes = tuple(range(-n, 0))
-        centred = x - ops.mean(x, axis=axes, keepdims=True)
-        var = ops.mean(centred * centred, axis=axes, keepdims=True)
-        y = centred / ops.sqrt(var + self.eps)
-        if self.weight is not None:
-            y = y * self.weight
-        if self.bias is not None:
-            y = y + self.bias
-        return y
+        return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
         """normalized_shape, eps and elementwise_affine, for repr."""
@@ -452,57 +543,3 @@ class MLP(Sequential):
         """What rebuilds this model (stored in checkpoints)."""
         return {"type": "MLP", "sizes": self.sizes, "activation": self.activation,
                 "dropout": self.dropout}
-
-
-class CrossEntropyLoss(Module):
-    """``nn.functional.cross_entropy`` as a module: logits (N, C), integer labels (N,);
-    ``reduction`` "mean" (the default), "sum" or "none" (one loss per row), and
-    ``label_smoothing`` in [0, 1], as in PyTorch.
-
-    >>> loss_fn = cr.nn.CrossEntropyLoss()
-    >>> logits = cr.tensor([[0.0, 0.0], [0.0, 0.0]])
-    >>> round(loss_fn(logits, np.array([0, 1])).item(), 4)    # log 2: a coin toss
-    0.6931
-    """
-
-    def __init__(self, reduction: str = "mean", label_smoothing: float = 0.0) -> None:
-        self.reduction = F._check_reduction("CrossEntropyLoss", reduction)
-        self.label_smoothing = F._check_label_smoothing("CrossEntropyLoss", label_smoothing)
-
-    def forward(self, logits: ArrayLike, labels: ArrayLike) -> Result:
-        """Cross-entropy of integer labels (N,) under logits (N, C), reduced."""
-        return F.cross_entropy(logits, labels, reduction=self.reduction,
-                               label_smoothing=self.label_smoothing)
-
-
-class MSELoss(Module):
-    """``nn.functional.mse_loss`` as a module: the mean of (prediction - target)**2
-    (``reduction="sum"``: the sum; ``"none"``: each entry).
-
-    >>> cr.nn.MSELoss()(cr.tensor([1.0, 2.0]), cr.tensor([1.0, 4.0])).item()   # (0 + 4) / 2
-    2.0
-    """
-
-    def __init__(self, reduction: str = "mean") -> None:
-        self.reduction = F._check_reduction("MSELoss", reduction)
-
-    def forward(self, prediction: ArrayLike, target: ArrayLike) -> Result:
-        """(prediction - target) ** 2, reduced."""
-        return F.mse_loss(prediction, target, reduction=self.reduction)
-
-
-class BCEWithLogitsLoss(Module):
-    """``nn.functional.binary_cross_entropy_with_logits`` as a module; ``reduction``
-    "mean" (the default), "sum" or "none".
-
-    >>> loss_fn = cr.nn.BCEWithLogitsLoss()
-    >>> round(loss_fn(cr.tensor([0.0, 0.0]), cr.tensor([1.0, 0.0])).item(), 4)  # log 2
-    0.6931
-    """
-
-    def __init__(self, reduction: str = "mean") -> None:
-        self.reduction = F._check_reduction("BCEWithLogitsLoss", reduction)
-
-    def forward(self, logits: ArrayLike, targets: ArrayLike) -> Result:
-        """Binary cross-entropy of targets in [0, 1] under logits, reduced."""
-        return F.binary_cross_entropy_with_logits(logits, targets, reduction=self.reduction)

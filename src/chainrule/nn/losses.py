@@ -1,0 +1,149 @@
+"""Losses as modules, PyTorch-shaped: each is the function of ``nn.functional`` of the
+same name, with its ``reduction`` (and options) fixed at construction.
+
+>>> loss_fn = cr.nn.L1Loss()
+>>> loss_fn(cr.tensor([1.0, 2.0]), cr.tensor([0.0, 4.0])).item()
+1.5
+"""
+
+from numpy.typing import ArrayLike
+
+from ..rules.common import Result
+from . import functional as F
+from .module import Module
+
+__all__ = ["CrossEntropyLoss", "MSELoss", "BCEWithLogitsLoss", "NLLLoss", "L1Loss",
+           "SmoothL1Loss", "HuberLoss", "BCELoss"]
+
+
+class CrossEntropyLoss(Module):
+    """``nn.functional.cross_entropy`` as a module: logits (N, C), integer labels (N,);
+    ``reduction`` "mean" (the default), "sum" or "none" (one loss per row), and
+    ``label_smoothing`` in [0, 1], as in PyTorch.
+
+    >>> loss_fn = cr.nn.CrossEntropyLoss()
+    >>> logits = cr.tensor([[0.0, 0.0], [0.0, 0.0]])
+    >>> round(loss_fn(logits, np.array([0, 1])).item(), 4)    # log 2: a coin toss
+    0.6931
+    """
+
+    def __init__(self, reduction: str = "mean", label_smoothing: float = 0.0) -> None:
+        self.reduction = F._check_reduction("CrossEntropyLoss", reduction)
+        self.label_smoothing = F._check_label_smoothing("CrossEntropyLoss", label_smoothing)
+
+    def forward(self, logits: ArrayLike, labels: ArrayLike) -> Result:
+        """Cross-entropy of integer labels (N,) under logits (N, C), reduced."""
+        return F.cross_entropy(logits, labels, reduction=self.reduction,
+                               label_smoothing=self.label_smoothing)
+
+
+class MSELoss(Module):
+    """``nn.functional.mse_loss`` as a module: the mean of (prediction - target)**2
+    (``reduction="sum"``: the sum; ``"none"``: each entry).
+
+    >>> cr.nn.MSELoss()(cr.tensor([1.0, 2.0]), cr.tensor([1.0, 4.0])).item()   # (0 + 4) / 2
+    2.0
+    """
+
+    def __init__(self, reduction: str = "mean") -> None:
+        self.reduction = F._check_reduction("MSELoss", reduction)
+
+    def forward(self, prediction: ArrayLike, target: ArrayLike) -> Result:
+        """(prediction - target) ** 2, reduced."""
+        return F.mse_loss(prediction, target, reduction=self.reduction)
+
+
+class BCEWithLogitsLoss(Module):
+    """``nn.functional.binary_cross_entropy_with_logits`` as a module; ``reduction``
+    "mean" (the default), "sum" or "none".
+
+    >>> loss_fn = cr.nn.BCEWithLogitsLoss()
+    >>> round(loss_fn(cr.tensor([0.0, 0.0]), cr.tensor([1.0, 0.0])).item(), 4)  # log 2
+    0.6931
+    """
+
+    def __init__(self, reduction: str = "mean") -> None:
+        self.reduction = F._check_reduction("BCEWithLogitsLoss", reduction)
+
+    def forward(self, logits: ArrayLike, targets: ArrayLike) -> Result:
+        """Binary cross-entropy of targets in [0, 1] under logits, reduced."""
+        return F.binary_cross_entropy_with_logits(logits, targets, reduction=self.reduction)
+
+
+class NLLLoss(Module):
+    """``nn.functional.nll_loss`` as a module: log-probabilities (N, C), labels (N,);
+    ``weight``, ``ignore_index`` and ``reduction`` as in PyTorch.
+
+    >>> log_p = cr.log(cr.tensor([[0.5, 0.5]]))
+    >>> round(cr.nn.NLLLoss()(log_p, [0]).item(), 4)
+    0.6931
+    """
+
+    def __init__(self, weight: ArrayLike | None = None, ignore_index: int = -100,
+                 reduction: str = "mean") -> None:
+        self.weight, self.ignore_index = weight, ignore_index
+        self.reduction = F._check_reduction("NLLLoss", reduction)
+
+    def forward(self, log_probs: ArrayLike, labels: ArrayLike) -> Result:
+        """The negative log-likelihood of the labels, reduced."""
+        return F.nll_loss(log_probs, labels, self.weight, self.ignore_index, self.reduction)
+
+
+class L1Loss(Module):
+    """``nn.functional.l1_loss`` as a module: |prediction - target|, reduced.
+
+    >>> cr.nn.L1Loss(reduction="sum")(cr.tensor([1.0, 2.0]), cr.tensor([0.0, 4.0])).item()
+    3.0
+    """
+
+    def __init__(self, reduction: str = "mean") -> None:
+        self.reduction = F._check_reduction("L1Loss", reduction)
+
+    def forward(self, prediction: ArrayLike, target: ArrayLike) -> Result:
+        """|prediction - target|, reduced."""
+        return F.l1_loss(prediction, target, self.reduction)
+
+
+class SmoothL1Loss(Module):
+    """``nn.functional.smooth_l1_loss`` as a module.
+
+    >>> cr.nn.SmoothL1Loss()(cr.tensor([0.5, 3.0]), cr.tensor([0.0, 0.0])).item()
+    1.3125
+    """
+
+    def __init__(self, reduction: str = "mean", beta: float = 1.0) -> None:
+        self.reduction, self.beta = F._check_reduction("SmoothL1Loss", reduction), beta
+
+    def forward(self, prediction: ArrayLike, target: ArrayLike) -> Result:
+        """The smooth L1 loss, reduced."""
+        return F.smooth_l1_loss(prediction, target, self.reduction, self.beta)
+
+
+class HuberLoss(Module):
+    """``nn.functional.huber_loss`` as a module.
+
+    >>> cr.nn.HuberLoss(delta=2.0)(cr.tensor([3.0]), cr.tensor([0.0])).item()
+    4.0
+    """
+
+    def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
+        self.reduction, self.delta = F._check_reduction("HuberLoss", reduction), delta
+
+    def forward(self, prediction: ArrayLike, target: ArrayLike) -> Result:
+        """The Huber loss, reduced."""
+        return F.huber_loss(prediction, target, self.reduction, self.delta)
+
+
+class BCELoss(Module):
+    """``nn.functional.binary_cross_entropy`` as a module, on probabilities.
+
+    >>> round(cr.nn.BCELoss()(cr.tensor([0.5]), cr.tensor([0.0])).item(), 4)
+    0.6931
+    """
+
+    def __init__(self, reduction: str = "mean") -> None:
+        self.reduction = F._check_reduction("BCELoss", reduction)
+
+    def forward(self, probabilities: ArrayLike, targets: ArrayLike) -> Result:
+        """Binary cross-entropy of the targets under the probabilities, reduced."""
+        return F.binary_cross_entropy(probabilities, targets, self.reduction)
