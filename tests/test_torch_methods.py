@@ -142,3 +142,37 @@ def test_numpys_meaning_stays_and_the_pytorch_spelling_says_where_to_go():
         x.mm(cr.zeros(3))
     with pytest.raises(ValueError, match="t: expected a tensor of at most 2 dimensions"):
         cr.zeros(2, 3, 4).t()
+
+
+def test_pytorchs_nn_tutorial_runs_with_chainrules_names_and_agrees():
+    """The polynomial fit of PyTorch's 'Learning PyTorch with Examples' (nn version),
+    written once against a module given as `lib`: torch, or chainrule under torch's
+    names. From the same weights, 300 steps give the same losses and weights."""
+    import math
+    from chainrule import nn as crnn
+
+    def fit(lib, nn_module, model, steps=300):
+        x = lib.linspace(-math.pi, math.pi, 2000, dtype=DTYPE[lib])
+        y = lib.sin(x)
+        xx = x.unsqueeze(-1).pow(lib.tensor([1, 2, 3], dtype=DTYPE[lib]))
+        loss_fn = nn_module.MSELoss(reduction="sum")
+        losses = []
+        for _ in range(steps):
+            loss = loss_fn(model(xx), y)
+            losses.append(loss.item())
+            model.zero_grad()
+            loss.backward()
+            with lib.no_grad():
+                for param in model.parameters():
+                    param -= 1e-6 * param.grad
+        return losses
+
+    DTYPE = {torch: torch.float64, cr: np.float64}
+    theirs = torch.nn.Sequential(torch.nn.Linear(3, 1), torch.nn.Flatten(0, 1)).double()
+    ours = crnn.Sequential(crnn.Linear(3, 1), crnn.Flatten(0, 1))
+    ours.load_torch_state_dict(theirs.state_dict())
+    their_losses = fit(torch, torch.nn, theirs)
+    our_losses = fit(cr, crnn, ours)
+    np.testing.assert_allclose(our_losses, their_losses, rtol=1e-12)
+    for name, value in theirs.state_dict().items():
+        np.testing.assert_allclose(ours.torch_state_dict()[name], value.numpy(), rtol=1e-12)
