@@ -142,6 +142,24 @@ def test_numpys_meaning_stays_and_the_pytorch_spelling_says_where_to_go():
         x.mm(cr.zeros(3))
     with pytest.raises(ValueError, match="t: expected a tensor of at most 2 dimensions"):
         cr.zeros(2, 3, 4).t()
+    with pytest.raises(TypeError, match=r"for PyTorch's \(tile the whole tensor\) use cr.tile"):
+        x.repeat(2, 1)
+
+
+def test_pytorchs_keyword_names_for_operands_and_axes():
+    a, b = RNG.standard_normal((2, 3)), RNG.standard_normal((3, 2))
+    ta, tb = torch.tensor(a, requires_grad=True), torch.tensor(b)
+    torch.matmul(input=ta, other=tb).sum().backward()
+    x = cr.tensor(a, requires_grad=True)
+    out = cr.matmul(input=x, other=b)
+    np.testing.assert_allclose(out.data, torch.matmul(input=ta, other=tb).detach().numpy())
+    out.sum().backward()
+    np.testing.assert_allclose(x.grad, ta.grad.numpy())
+    assert x.unsqueeze(dim=1).shape == tuple(ta.unsqueeze(dim=1).shape)
+    assert x.unsqueeze(dim=0).squeeze(dim=0).shape == (2, 3)
+    assert cr.cat([x, x], dim=1).shape == tuple(torch.cat([ta, ta], dim=1).shape)
+    with pytest.raises(TypeError, match="matmul: got input= and a positional operand"):
+        cr.matmul(x, input=x)
 
 
 def test_pytorchs_nn_tutorial_runs_with_chainrules_names_and_agrees():

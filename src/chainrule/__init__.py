@@ -35,6 +35,7 @@ from .scalar import Value
 from .app.viz import draw_graph, render_graph
 
 abs = absolute  # like numpy.abs
+cat = concatenate  # noqa: F405  (PyTorch's name; dim= is taken too)
 
 __version__ = "0.1.0"
 
@@ -53,7 +54,7 @@ __all__ = [
     "no_grad", "enable_grad", "inference_mode", "is_grad_enabled", "detect_anomaly",
     # operations (on Tensors, arrays and numbers; the unary functions on Values too),
     # every public operation of the rule table, and cr.abs
-    *_rules.__all__, "abs",
+    *_rules.__all__, "abs", "cat",
     # tests, logic and indices: no derivative, plain NumPy results
     *_predicates.__all__,
     # training

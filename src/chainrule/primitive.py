@@ -200,8 +200,11 @@ class Primitive:
         return [self.vjp(argnum)(g, ans, *args, **kwargs) for argnum in argnums]
 
     def __call__(self, *args, **kwargs):
-        if kwargs and self.aliases is not None:
-            kwargs = renamed(kwargs, self.aliases, self.name)
+        if kwargs:
+            if "input" in kwargs or "other" in kwargs:
+                args, kwargs = _operands_by_name(args, kwargs, self.name)
+            if self.aliases is not None:
+                kwargs = renamed(kwargs, self.aliases, self.name)
         top = foreign = None
         for arg in args:
             if type(arg) not in _PLAIN:
@@ -244,6 +247,21 @@ def _refuse_foreign(name, x):
     return (f"{name}: an argument is a {kind}, an array type chainrule does not "
             f"differentiate through (the gradient would be lost); convert it to a NumPy "
             f"array first (np.asarray(x), or its .to_numpy())")
+
+
+def _operands_by_name(args, kwargs, name):
+    """PyTorch's names of an operation's operands, ``input=`` and ``other=``, as the
+    positional arguments they are here (a keyword operand would not be differentiated)."""
+    kwargs = dict(kwargs)
+    if "input" in kwargs:
+        if args:
+            raise TypeError(f"{name}: got input= and a positional operand; give one")
+        args = (kwargs.pop("input"),)
+    if "other" in kwargs:
+        if len(args) != 1:
+            raise TypeError(f"{name}: other= is the second operand; give the first before it")
+        args = args + (kwargs.pop("other"),)
+    return args, kwargs
 
 
 def renamed(kwargs, aliases, name):

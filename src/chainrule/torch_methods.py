@@ -352,6 +352,17 @@ class TorchMethods:
         """
         return _any(self, axis=dim, keepdims=keepdim)
 
+    def repeat(self, *args: Any, **kwargs: Any) -> None:
+        """Not here: NumPy's ``repeat`` repeats each entry, PyTorch's tiles the whole
+        tensor; the error names the function for each.
+
+        >>> cr.tile(cr.tensor([1.0, 2.0]), 2).data.tolist()      # PyTorch's x.repeat(2)
+        [1.0, 2.0, 1.0, 2.0]
+        """
+        raise TypeError("x.repeat means one thing in NumPy and another in PyTorch: for "
+                        "PyTorch's (tile the whole tensor) use cr.tile(x, reps), for "
+                        "NumPy's (repeat each entry) cr.repeat(x, repeats, axis)")
+
     def cpu(self) -> Any:
         """The tensor itself: chainrule computes on the CPU.
 

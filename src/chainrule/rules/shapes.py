@@ -11,7 +11,7 @@ from numpy.typing import ArrayLike
 from .. import arrays as xp
 from ..primitive import ndim_of, raw, shape_of
 from ..arrays import as_array
-from .common import Result, from_end, lead, op, tangent_lead, torch_names
+from .common import TORCH_NAMES, Result, from_end, lead, op, tangent_lead, torch_names
 
 __all__ = ["reshape", "transpose", "permute", "swapaxes", "broadcast_to", "expand",
            "squeeze", "expand_dims", "unsqueeze", "flatten", "concatenate", "stack", "split",
@@ -141,7 +141,7 @@ def expand(x: ArrayLike, *shape: int) -> Result:
     return broadcast_to(x, shape)
 
 
-@op("squeeze")
+@op("squeeze", aliases=TORCH_NAMES)
 def squeeze(x, axis=None):
     """x without its size-1 axes (all of them, or those in ``axis``).
 
@@ -156,7 +156,7 @@ squeeze.defvjp(lambda g, ans, x, axis=None: reshape(g, lead(g, ans) + shape_of(x
 squeeze.defjvp(lambda t, ans, x, axis=None: reshape(t, tangent_lead(t, x) + shape_of(ans)))
 
 
-@op("expand_dims")
+@op("expand_dims", aliases=TORCH_NAMES)
 def expand_dims(x, axis):
     """x with a new axis of size 1 at position ``axis`` (PyTorch's ``unsqueeze``).
 
