@@ -31,6 +31,7 @@ from numbers import Integral, Real
 import numpy as np
 
 from .. import data as datasets
+from ..data import DataLoader, TensorDataset
 from ..nn import optim
 from .training_engines import CNN_DEFAULTS, ENGINES, SCALAR, TENSOR, DigitsCNN, Engine
 from ..modes import no_grad
@@ -434,15 +435,6 @@ def mean_squared_error(model, data, engine="tensor"):
 # The loop
 # ---------------------------------------------------------------------------------------
 
-def _batch_rows(n, batch_size, rng):
-    """The row numbers of each mini-batch of one epoch, in a fresh random order; all rows
-    in order when one batch holds them all (shuffling it would only reorder a sum)."""
-    if batch_size >= n:
-        return [np.arange(n)]
-    order = rng.permutation(n)
-    return [order[i:i + batch_size] for i in range(0, n, batch_size)]
-
-
 def _finite(loss, config, step, epoch):
     """The loss as a float; TrainingDiverged if it is not a finite number."""
     value = float(loss.data)
@@ -607,24 +599,26 @@ def _run_epochs(engine, config, model, optimizer, schedule, data, batch_size,
     targets = _loss_targets(config.loss, labels)
     classify = not data.get("regression", False)
     step = training_step(engine, config)
-    rng = np.random.default_rng(config.seed)
+    # a fresh random order each epoch; all rows in order when one batch holds them all
+    # (shuffling it would only reorder a sum)
+    loader = DataLoader(TensorDataset(X, targets, labels), batch_size,
+                        shuffle=batch_size < len(X), generator=np.random.default_rng(config.seed))
     bar = progress(config.epochs, config.dataset, enabled=show_progress)
     try:
         for epoch in range(1, config.epochs + 1):
             model.train()
             total, correct, finished = 0.0, 0, True
-            batches = _batch_rows(len(X), batch_size, rng)
-            for k, rows in enumerate(batches, 1):
-                loss, outputs = step(model, optimizer, X[rows], targets[rows])
+            for k, (x_batch, target_batch, label_batch) in enumerate(loader, 1):
+                loss, outputs = step(model, optimizer, x_batch, target_batch)
                 value = _finite(loss, config, len(history["step_loss"]) + 1, epoch)
                 if classify:
-                    correct += int(np.sum(predictions(engine.scores(outputs)) == labels[rows]))
+                    correct += int(np.sum(predictions(engine.scores(outputs)) == label_batch))
                 schedule.step()
                 history["step_loss"].append(value)
-                history["samples"] += len(rows)
-                total += value * len(rows)
+                history["samples"] += len(x_batch)
+                total += value * len(x_batch)
                 if interrupted:
-                    finished = k == len(batches)
+                    finished = k == len(loader)
                     break
             model.eval()
             if not finished:
