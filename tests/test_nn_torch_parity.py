@@ -892,3 +892,16 @@ def test_functional_dropout_is_seeded_and_the_identity_in_eval():
 def test_flatten_refuses_a_start_after_its_end():
     with pytest.raises(ValueError, match="Flatten: start_dim 2 comes after end_dim 1"):
         nn.Flatten(2, 1)(cr.zeros(2, 3, 4))
+
+
+def test_functional_embedding_matches_torchs():
+    weight = rng_normal(5, 3, seed=11)
+    index = np.array([[4, 0], [2, 2]])
+    t = torch.tensor(weight, requires_grad=True)
+    out = TF.embedding(torch.from_numpy(index), t)
+    table = cr.tensor(weight, requires_grad=True)
+    mine = F.embedding(index, table)
+    close(mine, out)
+    (out ** 2).sum().backward()
+    (mine ** 2).sum().backward()
+    close(table.grad, t.grad)

@@ -24,7 +24,8 @@ from ..rules.common import Result, class_indices, float_dtype
 __all__ = ["linear", "cross_entropy", "mse_loss", "binary_cross_entropy_with_logits",
            "hinge_loss", "nll_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
            "binary_cross_entropy", "relu", "leaky_relu", "elu", "gelu", "silu", "sigmoid",
-           "tanh", "softplus", "softmax", "log_softmax", "dropout", "layer_norm", "conv1d",
+           "tanh", "softplus", "softmax", "log_softmax", "dropout", "layer_norm", "embedding",
+           "conv1d",
            "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "batch_norm"]
 
 REDUCTIONS = ("mean", "sum", "none")
@@ -415,6 +416,17 @@ def layer_norm(x: ArrayLike, normalized_shape: int | tuple[int, ...],
     if weight is not None:
         y = y * weight
     return y if bias is None else y + bias
+
+
+def embedding(indices: ArrayLike, weight: ArrayLike) -> Result:
+    """The rows of ``weight`` at ``indices`` (ints, any shape): shape indices.shape +
+    (embedding_dim,), as torch's; differentiable in the weight.
+
+    >>> table = cr.tensor([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]])
+    >>> cr.nn.functional.embedding(np.array([2, 0]), table).data.tolist()
+    [[4.0, 5.0], [0.0, 1.0]]
+    """
+    return ops.take(weight, np.asarray(_raw(indices)).astype(np.intp), axis=0)
 
 
 # ---------------------------------------------------------------------------------------
