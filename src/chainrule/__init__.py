@@ -20,7 +20,9 @@ from . import predicates as _predicates
 from .predicates import *  # noqa: F401,F403  (tests and indices: cr.isnan, cr.argmax, ...)
 from .transforms import (Function, GradcheckError, fixed_point, grad, gradcheck, hessian,
                          hessian_operator, hvp, jacfwd, jacobian, jacrev, jvp, linear_operator,
-                         ravel_pytree, tree_flatten, tree_unflatten, value_and_grad, vjp)
+                         ravel_pytree, register_dataclass, register_pytree_node, tree_flatten,
+                         tree_leaves, tree_map, tree_reduce, tree_structure, tree_unflatten,
+                         value_and_grad, vjp)
 from .modes import detect_anomaly, enable_grad, inference_mode, is_grad_enabled, no_grad
 from .primitive import Primitive, elementwise, primitive
 from .creation import (arange, eye, full, linspace, ones, ones_like, rand, randn, zeros,
@@ -47,7 +49,8 @@ __all__ = [
     # function transforms
     "grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "jacobian", "hessian",
     "hvp", "linear_operator", "hessian_operator", "gradcheck", "GradcheckError",
-    "tree_flatten", "tree_unflatten", "ravel_pytree", "fixed_point",
+    "tree_flatten", "tree_unflatten", "tree_map", "tree_leaves", "tree_structure",
+    "tree_reduce", "register_pytree_node", "register_dataclass", "ravel_pytree", "fixed_point",
     # tracing a function into a program of NumPy calls
     "jit", "make_program",
     # modes

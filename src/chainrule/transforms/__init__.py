@@ -17,9 +17,11 @@ from .functional import (grad, hessian, hessian_operator, hvp, jacfwd, jacobian,
 from .gradcheck import GradcheckError, gradcheck
 from .fixed_point import fixed_point
 from .function import Function, FunctionCtx
-from .pytrees import ravel_pytree
+from .pytrees import (ravel_pytree, register_dataclass, register_pytree_node, tree_leaves,
+                      tree_map, tree_reduce, tree_structure)
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "jacobian", "hessian",
            "hvp", "linear_operator", "hessian_operator", "tree_flatten", "tree_unflatten",
-           "ravel_pytree", "fixed_point", "gradcheck", "GradcheckError", "Function",
+           "ravel_pytree", "tree_map", "tree_leaves", "tree_structure", "tree_reduce",
+           "register_pytree_node", "register_dataclass", "fixed_point", "gradcheck", "GradcheckError", "Function",
            "FunctionCtx"]
