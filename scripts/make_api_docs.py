@@ -187,6 +187,11 @@ def sections():
                 + _entries("checkpoint.", checkpoint,
                            [n for n in checkpoint.__all__ if n not in CHECKPOINT_TOP]),
                 "`cr.save` and `cr.load` are `chainrule.checkpoint.save` and `.load`."),
+        Section("Random numbers", "chainrule.random",
+                [Entry("chainrule.random", cr.random, "module")]
+                + _entries("random.", cr.random, cr.random.__all__),
+                "`cr.random`: JAX-style keys and samplers, pure functions of the key "
+                "(fresh numbers at every call of a cr.jit program)."),
         Section("Pictures", "chainrule", _entries("cr.", cr, PICTURES),
                 "Drawing computation graphs of Values and Tensors: with Graphviz (the `viz` "
                 "extra), or as text, which needs nothing installed."),

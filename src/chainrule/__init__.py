@@ -30,7 +30,7 @@ from .creation import (arange, eye, full, linspace, ones, ones_like, rand, randn
 from .tensor import Tensor, tensor
 from .jit import jit, make_program
 from .origin import point_warnings_at_the_user as _point_warnings_at_the_user
-from . import linalg, nn
+from . import linalg, nn, random
 from .nn import checkpoint, optim
 from .nn.checkpoint import load, save
 from .scalar import Value
@@ -61,7 +61,7 @@ __all__ = [
     # tests, logic and indices: no derivative, plain NumPy results
     *_predicates.__all__,
     # training
-    "nn", "optim", "checkpoint", "save", "load",
+    "nn", "optim", "checkpoint", "save", "load", "random",
     # numpy.linalg's names
     "linalg",
     # pictures
