@@ -1,8 +1,9 @@
 """Random numbers as JAX draws them: from explicit keys, by pure functions.
 
-    key = cr.random.key(0)
-    key, sub = cr.random.split(key)
-    noise = cr.random.normal(sub, (3,))
+    >>> key = cr.random.key(0)
+    >>> key, sub = cr.random.split(key)
+    >>> cr.random.normal(sub, (3,)).shape
+    (3,)
 
 A key is a small array of two uint32 words. A sampler is a function of its key alone:
 the same key gives the same numbers, in every run and on every machine (the numbers
