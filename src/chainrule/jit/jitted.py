@@ -30,7 +30,7 @@ import numpy as np
 
 from .. import arrays as xp
 from ..modes import is_grad_enabled
-from . import recording
+from . import randomness, recording
 from .state import ObjectState, TensorState, carries_state, grad_key, untraced
 from .codegen import MISS, call_function
 from .program import Program, compile_program
@@ -55,9 +55,11 @@ def jit(fun: Callable[..., Any] | None = None, *,
     values: ``if x.sum() > 0:`` raises, naming the line; use ``cr.where`` or make the
     value a static argument. Python side effects (print, appending to a list) happen
     while tracing only, and so does what Python computes without arrays: a value read
-    from an object (a module's setting), ``np.random.rand()`` or ``random.random()``
-    become constants of the program (draw from a Generator through a layer, as
-    ``nn.Dropout`` does, or pass random arrays in). Tensors, optimizers, modules'
+    from an object (a module's setting) becomes a constant of the program. Random
+    numbers are never frozen: chainrule's own draws (``nn.Dropout``, ``cr.random`` with a
+    key passed in) are calls of the program, drawn again at each call as eagerly, and a
+    draw the function makes from ``numpy.random``, a Generator it reaches or Python's
+    ``random`` is refused while tracing (jit/randomness.py). Tensors, optimizers, modules'
     train/eval modes and any object with the state protocol (``_jit_state_`` and
     ``_jit_load_``: docs/conventions.md) are state, read at every call. A Tensor the
     function returns comes back without a graph. Updates of a parameter
@@ -178,10 +180,12 @@ class Jitted:
                          session.argument(kwargs[k], k) for k in sorted(kwargs)}
         for name, value in _variables(self.fun):
             session.name(value, name)
+        watch = randomness.Watch(self.fun, args, kwargs)
         with _tracing(trace, session):
             try:
                 session.adopt_arguments()
                 result = self.fun(*traced_args, **traced_kwargs)
+                watch.refuse_hidden_draws(trace.drawn, getattr(self.fun, "__name__", "f"))
             except BaseException as error:
                 session.restore()
                 trace.end()

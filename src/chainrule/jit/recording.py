@@ -413,6 +413,7 @@ class Recording:
         self.section = section    # the part the calls now belong to
         self.alive = True
         self.adopt = None         # adopt(obj): cr.jit makes a tensor's arrays inputs
+        self.drawn = set()        # ids of the generators draw() drew from
         self._slots = itertools.count()
 
     def input(self, value):
@@ -424,6 +425,7 @@ class Recording:
     def draw(self, sample, args, kwargs):
         """A random draw, recorded as a call of the program, so that a replay draws new
         numbers from the same generator, as the eager code does."""
+        self.drawn.add(id(getattr(sample, "__self__", None)))
         return self.record(sample, args, kwargs, pure=False, force=True)
 
     def touch(self, obj):

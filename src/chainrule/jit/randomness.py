@@ -1,0 +1,99 @@
+"""Random numbers a traced function draws behind cr.jit's back, refused.
+
+A draw chainrule makes (``Dropout``, an initialiser, anything through ``xp.draw``) is a
+call of the program: each run draws again from the same generator, as eager code does.
+A draw the function makes itself, from ``numpy.random``'s global functions, a
+``numpy.random.Generator`` or ``RandomState`` or Python's ``random``, happens once while
+tracing: its numbers would be constants of the program, the same at every call. So the
+generators the function can reach (its arguments, what it closes over, the globals it
+names, one attribute deep, and the global ones) are watched while it is traced, and one
+that moved without going through the program makes the trace raise, with the way
+around: a ``cr.random`` key passed as an argument.
+"""
+
+import pickle
+import random as _python_random
+import types
+
+import numpy as np
+
+__all__ = ["Watch"]
+
+_GENERATORS = (np.random.Generator, np.random.RandomState)
+
+
+def _state(generator):
+    bits = generator.bit_generator if isinstance(generator, np.random.Generator) \
+        else generator._bit_generator
+    return pickle.dumps(bits.state)
+
+
+def _candidates(fun, args, kwargs):
+    """Objects a traced function can draw from, and a few levels of what holds them."""
+    seen, found = set(), []
+
+    def visit(value, depth):
+        if id(value) in seen or depth > 2:
+            return
+        seen.add(id(value))
+        if isinstance(value, _GENERATORS):
+            found.append(value)
+        elif isinstance(value, (list, tuple)):
+            for item in value[:64]:
+                visit(item, depth + 1)
+        elif isinstance(value, dict):
+            for item in list(value.values())[:64]:
+                visit(item, depth + 1)
+        elif hasattr(value, "__dict__") and not isinstance(value, (type, types.ModuleType)):
+            for item in list(vars(value).values())[:64]:
+                visit(item, depth + 1)
+
+    for value in (*args, *kwargs.values()):
+        visit(value, 0)
+    function = getattr(fun, "__func__", fun)
+    if getattr(fun, "__self__", None) is not None:
+        visit(fun.__self__, 0)
+    for cell in getattr(function, "__closure__", None) or ():
+        try:
+            visit(cell.cell_contents, 0)
+        except ValueError:  # an empty cell
+            pass
+    code, names = getattr(function, "__code__", None), set()
+    stack = [code] if code is not None else []
+    while stack:
+        current = stack.pop()
+        names.update(current.co_names)
+        stack.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
+    module_globals = getattr(function, "__globals__", {})
+    for name in names:
+        if name in module_globals:
+            visit(module_globals[name], 1)
+    found.append(np.random.mtrand._rand)  # numpy.random's global functions
+    return found
+
+
+class Watch:
+    """The states of the generators a function can reach, taken before its trace."""
+
+    def __init__(self, fun, args, kwargs):
+        self.generators = {id(g): (g, _state(g)) for g in _candidates(fun, args, kwargs)}
+        self.python = _python_random.getstate()
+
+    def refuse_hidden_draws(self, drawn, name):
+        """Raise if a watched generator moved other than through the program's own
+        draws (``drawn``: the ids of the generators those used)."""
+        moved = [g for key, (g, before) in self.generators.items()
+                 if key not in drawn and _state(g) != before]
+        if _python_random.getstate() != self.python:
+            source = "Python's random module"
+        elif not moved:
+            return
+        elif moved[0] is np.random.mtrand._rand:
+            source = "numpy.random's global functions"
+        else:
+            source = f"a {type(moved[0]).__name__} it reaches"
+        raise TypeError(
+            f"cr.jit: {name} drew random numbers from {source} while being traced; in "
+            f"the program they would be constants, the same at every call. Pass a "
+            f"cr.random key as an argument and draw with cr.random (new numbers at each "
+            f"call), or draw outside the jitted function and pass the numbers in")
