@@ -136,6 +136,7 @@ def sections():
     scipy_linalg = importlib.import_module("chainrule.scipy.linalg")
     scipy_signal = importlib.import_module("chainrule.scipy.signal")
     scipy_integrate = importlib.import_module("chainrule.scipy.integrate")
+    example_optimizers = importlib.import_module("chainrule.example_libraries.optimizers")
     placed = set(ENGINES + TRANSFORMS + MODES + PICTURES + CHECKPOINT_TOP)
     operations = [name for name in cr.__all__ if name not in placed
                   and not inspect.ismodule(getattr(cr, name))]
@@ -192,6 +193,13 @@ def sections():
                 + _entries("random.", cr.random, cr.random.__all__),
                 "`cr.random`: JAX-style keys and samplers, pure functions of the key "
                 "(fresh numbers at every call of a cr.jit program)."),
+        Section("JAX's example optimisers", "chainrule.example_libraries.optimizers",
+                [Entry("chainrule.example_libraries.optimizers", example_optimizers,
+                       "module")]
+                + _entries("optimizers.", example_optimizers, example_optimizers.__all__),
+                "`from chainrule.example_libraries import optimizers`: "
+                "jax.example_libraries.optimizers' (init, update, get_params) triples "
+                "and schedules."),
         Section("Pictures", "chainrule", _entries("cr.", cr, PICTURES),
                 "Drawing computation graphs of Values and Tensors: with Graphviz (the `viz` "
                 "extra), or as text, which needs nothing installed."),

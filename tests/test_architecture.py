@@ -6,8 +6,9 @@
     chainrule/scalar/     the scalar engine (Value)
     chainrule/transforms/ grad, vjp, jvp and the tracers
     chainrule/scipy/      SciPy's functions with derivatives (imported on demand)
-    chainrule/nn/         modules, optimizers, checkpoints (and data/; micrograd/ and
-                          autograd/, those libraries' names and module paths)
+    chainrule/nn/         modules, optimizers, checkpoints (and data/; micrograd/,
+                          autograd/ and example_libraries/, those libraries' names and
+                          module paths)
     chainrule/jit/        cr.jit: the recorder, the program, the state it carries
     chainrule/app/        the command line, training runs, pictures
 
@@ -84,7 +85,7 @@ LAYERS = [
     ("transforms", lambda m: m.startswith("chainrule.transforms")),
     ("scipy", lambda m: m.startswith("chainrule.scipy")),
     ("nn", lambda m: m.startswith(("chainrule.nn", "chainrule.data", "chainrule.micrograd",
-                                   "chainrule.autograd"))),
+                                   "chainrule.autograd", "chainrule.example_libraries"))),
     ("jit", lambda m: m.startswith("chainrule.jit")),
     ("app", lambda m: m.startswith("chainrule.app")),
 ]
@@ -92,7 +93,7 @@ LAYERS = [
 # those look down the list by design.
 GATHERERS = {"chainrule.scalar", "chainrule.transforms", "chainrule.scipy", "chainrule.nn",
              "chainrule.data", "chainrule.micrograd", "chainrule.autograd", "chainrule.jit",
-             "chainrule.app", "chainrule.__main__"}
+             "chainrule.app", "chainrule.__main__", "chainrule.example_libraries"}
 
 
 def layer_of(name):
