@@ -184,7 +184,13 @@ def sgd(step_size: float | Schedule) -> Optimizer:
 
 @optimizer
 def momentum(step_size: float | Schedule, mass: float) -> Optimizer:
-    """Heavy-ball momentum: v = mass v + g; x - step_size(i) v."""
+    """Heavy-ball momentum: v = mass v + g; x - step_size(i) v.
+
+    >>> from chainrule.example_libraries import optimizers
+    >>> init, update, get_params = optimizers.momentum(0.1, 0.9)
+    >>> round(float(get_params(update(0, 2.0, init(1.0)))), 6)
+    0.8
+    """
     step = make_schedule(step_size)
 
     def update(i, g, state):
@@ -196,7 +202,13 @@ def momentum(step_size: float | Schedule, mass: float) -> Optimizer:
 
 @optimizer
 def nesterov(step_size: float | Schedule, mass: float) -> Optimizer:
-    """Nesterov momentum: v = mass v + g; x - step_size(i) (mass v + g)."""
+    """Nesterov momentum: v = mass v + g; x - step_size(i) (mass v + g).
+
+    >>> from chainrule.example_libraries import optimizers
+    >>> init, update, get_params = optimizers.nesterov(0.1, 0.9)
+    >>> round(float(get_params(update(0, 2.0, init(1.0)))), 6)
+    0.62
+    """
     step = make_schedule(step_size)
 
     def update(i, g, state):
@@ -208,7 +220,13 @@ def nesterov(step_size: float | Schedule, mass: float) -> Optimizer:
 
 @optimizer
 def adagrad(step_size: float | Schedule, momentum: float = 0.9) -> Optimizer:
-    """Adagrad with momentum: the step scaled by 1/sqrt(the sum of squared gradients)."""
+    """Adagrad with momentum: the step scaled by 1/sqrt(the sum of squared gradients).
+
+    >>> from chainrule.example_libraries import optimizers
+    >>> init, update, get_params = optimizers.adagrad(0.1)
+    >>> round(float(get_params(update(0, 2.0, init(1.0)))), 6)
+    0.99
+    """
     step = make_schedule(step_size)
 
     def update(i, g, state):
@@ -223,7 +241,13 @@ def adagrad(step_size: float | Schedule, momentum: float = 0.9) -> Optimizer:
 
 @optimizer
 def rmsprop(step_size: float | Schedule, gamma: float = 0.9, eps: float = 1e-8) -> Optimizer:
-    """RMSProp: the step divided by sqrt(a running mean of squared gradients + eps)."""
+    """RMSProp: the step divided by sqrt(a running mean of squared gradients + eps).
+
+    >>> from chainrule.example_libraries import optimizers
+    >>> init, update, get_params = optimizers.rmsprop(0.1)
+    >>> round(float(get_params(update(0, 2.0, init(1.0)))), 6)
+    0.683772
+    """
     step = make_schedule(step_size)
 
     def update(i, g, state):
@@ -236,7 +260,13 @@ def rmsprop(step_size: float | Schedule, gamma: float = 0.9, eps: float = 1e-8) 
 @optimizer
 def rmsprop_momentum(step_size: float | Schedule, gamma: float = 0.9, eps: float = 1e-8,
                      momentum: float = 0.9) -> Optimizer:
-    """RMSProp with momentum on the scaled step."""
+    """RMSProp with momentum on the scaled step.
+
+    >>> from chainrule.example_libraries import optimizers
+    >>> init, update, get_params = optimizers.rmsprop_momentum(0.1)
+    >>> round(float(get_params(update(0, 2.0, init(1.0)))), 6)
+    0.683772
+    """
     step = make_schedule(step_size)
 
     def update(i, g, state):
@@ -272,7 +302,13 @@ def adam(step_size: float | Schedule, b1: float = 0.9, b2: float = 0.999,
 @optimizer
 def adamax(step_size: float | Schedule, b1: float = 0.9, b2: float = 0.999,
            eps: float = 1e-8) -> Optimizer:
-    """Adamax: Adam with the infinity norm of the gradients."""
+    """Adamax: Adam with the infinity norm of the gradients.
+
+    >>> from chainrule.example_libraries import optimizers
+    >>> init, update, get_params = optimizers.adamax(0.1)
+    >>> round(float(get_params(update(0, 2.0, init(1.0)))), 6)
+    0.9
+    """
     step = make_schedule(step_size)
 
     def update(i, g, state):
