@@ -23,6 +23,8 @@ from .transforms import (Function, GradcheckError, fixed_point, grad, gradcheck,
                          ravel_pytree, register_dataclass, register_pytree_node, tree_flatten,
                          tree_leaves, tree_map, tree_reduce, tree_structure, tree_unflatten,
                          value_and_grad, vjp)
+from .transforms.control import (cond, dynamic_slice, dynamic_update_slice, fori_loop, scan,
+                                 switch, while_loop)
 from .modes import detect_anomaly, enable_grad, inference_mode, is_grad_enabled, no_grad
 from .primitive import Primitive, elementwise, primitive
 from .creation import (arange, eye, full, linspace, ones, ones_like, rand, randn, zeros,
@@ -51,6 +53,8 @@ __all__ = [
     "hvp", "linear_operator", "hessian_operator", "gradcheck", "GradcheckError",
     "tree_flatten", "tree_unflatten", "tree_map", "tree_leaves", "tree_structure",
     "tree_reduce", "register_pytree_node", "register_dataclass", "ravel_pytree", "fixed_point",
+    # JAX's structured control flow
+    "fori_loop", "scan", "while_loop", "cond", "switch", "dynamic_slice", "dynamic_update_slice",
     # tracing a function into a program of NumPy calls
     "jit", "make_program",
     # modes

@@ -203,6 +203,8 @@ class Primitive:
         if kwargs:
             if "input" in kwargs or "other" in kwargs:
                 args, kwargs = _operands_by_name(args, kwargs, self.name)
+            if "precision" in kwargs:  # XLA's matmul precision: one choice on a CPU
+                kwargs = {k: v for k, v in kwargs.items() if k != "precision"}
             if self.aliases is not None:
                 kwargs = renamed(kwargs, self.aliases, self.name)
         top = foreign = None

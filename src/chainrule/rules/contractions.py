@@ -110,7 +110,7 @@ _einsum.defvjp(_einsum_vjp)
 _einsum.defjvp(_einsum_jvp)
 
 
-def einsum(*args: Any, optimize: bool | str = False) -> Result:
+def einsum(*args: Any, optimize: bool | str = False, precision: Any = None) -> Result:
     """Einstein summation, as np.einsum: ``einsum('ij,jk->ik', a, b)`` is a @ b.
 
     Any subscripts NumPy accepts: explicit (``->``) or implicit output, ``...`` for
@@ -140,8 +140,8 @@ def einsum(*args: Any, optimize: bool | str = False) -> Result:
     return _einsum(*operands, subscripts=subscripts, optimize=optimize)
 
 
-def tensordot(a: ArrayLike, b: ArrayLike,
-              axes: int | Sequence[Sequence[int]] = 2) -> Result:
+def tensordot(a: ArrayLike, b: ArrayLike, axes: int | Sequence[Sequence[int]] = 2, *,
+              precision: Any = None) -> Result:
     """The sum of products over the given axes, as np.tensordot: ``axes=n`` pairs the
     last n axes of a with the first n of b; ``axes=(axes_a, axes_b)`` names them.
 
@@ -176,7 +176,7 @@ def tensordot(a: ArrayLike, b: ArrayLike,
     return _einsum(a, b, subscripts="".join(la) + "," + "".join(lb) + "->" + "".join(out))
 
 
-def inner(a: ArrayLike, b: ArrayLike) -> Result:
+def inner(a: ArrayLike, b: ArrayLike, *, precision: Any = None) -> Result:
     """The inner product over the last axes, as np.inner: shape a.shape[:-1] +
     b.shape[:-1]; a 0-d operand multiplies.
 
@@ -188,7 +188,7 @@ def inner(a: ArrayLike, b: ArrayLike) -> Result:
     return tensordot(a, b, axes=([-1], [-1]))
 
 
-def vdot(a: ArrayLike, b: ArrayLike) -> Result:
+def vdot(a: ArrayLike, b: ArrayLike, *, precision: Any = None) -> Result:
     """The dot product of a and b flattened, as np.vdot (real arrays).
 
     >>> cr.vdot(cr.tensor([[1.0, 2.0], [3.0, 4.0]]), cr.ones(2, 2)).item()

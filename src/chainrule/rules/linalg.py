@@ -7,6 +7,7 @@ dropped again; every rule keeps a batch of cotangents or tangents in front.
 """
 
 import builtins
+from typing import Any
 
 from numpy.typing import ArrayLike
 
@@ -102,12 +103,13 @@ matmul.defjvp(lambda t, ans, a, b: matmul_jvp_a(t, a, b),
               lambda t, ans, a, b: matmul_jvp_b(t, a, b))
 
 
-def dot(a: ArrayLike, b: ArrayLike) -> Result:
+def dot(a: ArrayLike, b: ArrayLike, *, precision: Any = None) -> Result:
     """The dot product of two vectors, or a matrix-vector or matrix-matrix product.
 
     NumPy's rule for any operands: a 0-d operand multiplies; otherwise the sum over
     the last axis of a and the second-to-last of b (its only axis if 1-D), so the
     result has a's other axes, then b's (unlike ``matmul``, which broadcasts batches).
+    ``precision=`` (XLA's, for jax.numpy code) is accepted: a CPU has one precision.
 
     >>> a = cr.tensor([1.0, 2.0, 3.0], requires_grad=True)
     >>> b = cr.tensor([4.0, 5.0, 6.0], requires_grad=True)

@@ -15,6 +15,8 @@
 from .functional import (grad, hessian, hessian_operator, hvp, jacfwd, jacobian, jacrev, jvp,
                          linear_operator, tree_flatten, tree_unflatten, value_and_grad, vjp)
 from .gradcheck import GradcheckError, gradcheck
+from .control import (cond, dynamic_slice, dynamic_update_slice, fori_loop, scan, switch,
+                      while_loop)
 from .fixed_point import fixed_point
 from .function import Function, FunctionCtx
 from .pytrees import (ravel_pytree, register_dataclass, register_pytree_node, tree_leaves,
@@ -22,6 +24,7 @@ from .pytrees import (ravel_pytree, register_dataclass, register_pytree_node, tr
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "jacobian", "hessian",
            "hvp", "linear_operator", "hessian_operator", "tree_flatten", "tree_unflatten",
-           "ravel_pytree", "tree_map", "tree_leaves", "tree_structure", "tree_reduce",
+           "fori_loop", "scan", "while_loop", "cond", "switch",
+           "dynamic_slice", "dynamic_update_slice", "ravel_pytree", "tree_map", "tree_leaves", "tree_structure", "tree_reduce",
            "register_pytree_node", "register_dataclass", "fixed_point", "gradcheck", "GradcheckError", "Function",
            "FunctionCtx"]
