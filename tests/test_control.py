@@ -117,3 +117,40 @@ def test_xlas_precision_keyword_is_accepted_and_changes_nothing():
     np.testing.assert_array_equal(cr.matmul(a, b, precision=lax.Precision.HIGHEST), a @ b)
     np.testing.assert_allclose(cr.grad(lambda a: cr.sum(cr.dot(a, b, precision=None)))(a),
                                np.ones((2, 2)) @ b.T)
+
+
+def test_scan_is_one_operation_of_the_graph_unless_f_closes_over_a_traced_value():
+    h0 = cr.tensor(RNG.standard_normal(3), requires_grad=True)
+    cell = lambda h, x: (cr.tanh(h @ W + x @ U), h.sum())
+    h, ys = cr.scan(cell, h0, XS)
+    names, stack = [], [ys.grad_fn]
+    while stack:
+        fn = stack.pop()
+        names.append(fn.name())
+        stack.extend(nxt for nxt, _ in fn.next_functions if nxt.name() != "AccumulateGrad")
+    assert names.count("scan") == 1 and "tanh" not in names   # the steps are not nodes
+    (ys.sum() + h.sum()).backward()
+    j_grad = jax.grad(lambda h0: (lambda out: jnp.sum(out[1]) + jnp.sum(out[0]))(
+        lax.scan(lambda h, x: (jnp.tanh(h @ W + x @ U), h.sum()), h0, XS)))(h0.data)
+    np.testing.assert_allclose(h0.grad, j_grad, rtol=1e-12)
+
+    def loss(w):  # the cell closes over w, which is differentiated: recorded step by step
+        return cr.sum(cr.scan(lambda h, x: (cr.tanh(h @ w + x @ U), h), np.ones(3), XS)[1])
+
+    def j_loss(w):
+        return jnp.sum(lax.scan(lambda h, x: (jnp.tanh(h @ w + x @ U), h), jnp.ones(3), XS)[1])
+    np.testing.assert_allclose(cr.grad(loss)(W), jax.grad(j_loss)(W), rtol=1e-11)
+    np.testing.assert_allclose(cr.hessian(loss)(W), jax.hessian(j_loss)(W), rtol=1e-10)
+
+
+def test_scan_in_xs_and_forward_mode_through_the_operation():
+    def ours(xs):
+        return cr.scan(lambda c, x: (c * cr.cos(x) + x, c * x), 0.5, xs)[1]
+
+    def theirs(xs):
+        return lax.scan(lambda c, x: (c * jnp.cos(x) + x, c * x), 0.5, xs)[1]
+    xs = RNG.standard_normal(6)
+    np.testing.assert_allclose(cr.jacrev(ours)(xs), jax.jacrev(theirs)(xs), rtol=1e-12)
+    np.testing.assert_allclose(cr.jacfwd(ours)(xs), jax.jacfwd(theirs)(xs), rtol=1e-12)
+    np.testing.assert_allclose(cr.hessian(lambda x: cr.sum(ours(x)))(xs),
+                               jax.hessian(lambda x: jnp.sum(theirs(x)))(xs), rtol=1e-10)
