@@ -25,6 +25,7 @@ from numpy.typing import ArrayLike
 
 from .. import rules as ops
 from .forward import JVPTracer
+from .operators import DerivativeOperator, flat, in_graph, numbers, operator_class, shaped
 from ..modes import enable_grad
 from ..primitive import Box, new_level
 from ..arrays import ARRAYS, as_array, to_float
@@ -561,31 +562,27 @@ def hvp(f: Callable[..., Any], x: PyTree, v: PyTree) -> PyTree:
         v_leaves, _ = tree_flatten(v)
         total = 0.0
         for gl, vl in zip(g_leaves, v_leaves):
-            total = total + ops.sum(gl * as_array(vl)) if not isinstance(gl, (Value, float)) \
-                else total + gl * to_float(vl)
+            if isinstance(vl, Box):  # a traced direction: the product is traced in it too
+                total = total + ops.sum(gl * vl)
+            elif isinstance(gl, (Value, float)):
+                total = total + gl * to_float(vl)
+            else:
+                total = total + ops.sum(gl * as_array(vl))
         return total
     return grad(directional)(x)
 
 
 # ---------------------------------------------------------------------------------------
-# Matrix-free operators for SciPy's Krylov methods
+# Matrix-free operators for SciPy's Krylov methods (the class is in operators.py)
 # ---------------------------------------------------------------------------------------
 
-def _linear_operator_class():
-    try:
-        from scipy.sparse.linalg import LinearOperator
-    except ImportError:
-        raise ImportError("linear_operator needs SciPy: pip install 'chainrule[scipy]'") \
-            from None
-    return LinearOperator
-
-
-# -> a scipy.sparse.linalg.LinearOperator, written Any because SciPy is optional
-def linear_operator(f: Callable[..., Any], x: ArrayLike) -> Any:
+def linear_operator(f: Callable[..., Any], x: ArrayLike) -> DerivativeOperator:
     """The Jacobian of ``f`` at ``x`` as a ``scipy.sparse.linalg.LinearOperator``:
     ``matvec`` is a jvp, ``rmatvec`` a vjp; the matrix is never formed.
 
     Its shape is (out.size, x.size), for SciPy's iterative solvers (needs SciPy).
+    Inside a transform the products are traced values, differentiable in x, in what f
+    closes over and in the vector (SciPy's solvers cannot take it there).
 
     >>> f = lambda x: cr.stack([x[0] * x[1], x[0] + x[1], x[1]])     # R^2 -> R^3
     >>> J = cr.linear_operator(f, np.array([2.0, 3.0]))
@@ -595,48 +592,47 @@ def linear_operator(f: Callable[..., Any], x: ArrayLike) -> Any:
     [3.0, 1.0, 0.0]
     >>> J.rmatvec(np.array([1.0, 0.0, 0.0])).tolist()      # J.T @ u, the first row
     [3.0, 2.0]
+    >>> u, v = np.array([1.0, 0.0, 0.0]), np.array([0.0, 1.0])
+    >>> cr.grad(lambda x: u @ cr.linear_operator(f, x).matvec(v))(np.array([2.0, 3.0]))
+    array([1., 0.])
     """
-    LinearOperator = _linear_operator_class()
-    x = _numbers_for_scipy(x, "linear_operator")
+    traced = in_graph(x)
+    if not traced:
+        x = numbers(x, "linear_operator")
     out, f_vjp = vjp(f, x)
-    out = _numbers_for_scipy(out, "linear_operator")
+    traced = traced or in_graph(out)
+    if not traced:
+        out = numbers(out, "linear_operator")
+    x_shape, out_shape = np.shape(_innermost(x)), np.shape(_innermost(out))
 
-    def matvec(v):
-        tangent = jvp(f, (x,), (np.reshape(v, x.shape),))[1]
-        return _numbers_for_scipy(tangent, "linear_operator").ravel()
+    def forward(v):
+        return flat(jvp(f, (x,), (shaped(v, x_shape),))[1])
 
-    def rmatvec(u):
-        return _numbers_for_scipy(f_vjp(np.reshape(u, out.shape))[0], "linear_operator").ravel()
+    def backward(u):
+        return flat(f_vjp(shaped(u, out_shape))[0])
 
-    return LinearOperator((out.size, x.size), matvec=matvec, rmatvec=rmatvec,
-                          dtype=np.float64)
-
-
-def _numbers_for_scipy(x, name):
-    """x as a float64 array, or a TypeError where that would cut it from a graph: inside
-    another transform (x, or a variable f closes over, is traced), SciPy's operators,
-    which work on numbers, would drop the gradient."""
-    if isinstance(x, (Tracer, Value)) or (isinstance(x, Tensor) and x.requires_grad):
-        raise TypeError(f"{name}: the point or the function's result is part of a graph "
-                        f"(inside another transform, or closing over a tensor that "
-                        f"requires grad); SciPy's operators work on numbers, so no "
-                        f"gradient could flow through them: use cr.jvp and cr.vjp there")
-    return np.asarray(x, dtype=np.float64)
+    return operator_class()((int(np.prod(out_shape)), int(np.prod(x_shape))), forward,
+                             backward, traced, "linear_operator")
 
 
-def hessian_operator(f: Callable[..., Any], x: ArrayLike) -> Any:  # a LinearOperator
+def hessian_operator(f: Callable[..., Any], x: ArrayLike) -> DerivativeOperator:
     """The Hessian of scalar ``f`` at ``x`` as a symmetric ``LinearOperator`` (hvp).
 
-    Its shape is (x.size, x.size); each product costs two backward passes.
+    Its shape is (x.size, x.size); each product costs two backward passes. Inside a
+    transform the products are traced values, as for ``linear_operator``.
 
     >>> H = cr.hessian_operator(lambda x: (x ** 3).sum(), np.array([1.0, 2.0]))
     >>> H.matvec(np.array([1.0, 1.0])).tolist()            # diag(6x) @ [1, 1]
     [6.0, 12.0]
     """
-    LinearOperator = _linear_operator_class()
-    x = _numbers_for_scipy(x, "hessian_operator")
+    traced = in_graph(x)
+    if not traced:
+        x = numbers(x, "hessian_operator")
+        traced = in_graph(f(x))  # f closes over a traced value
+    x_shape = np.shape(_innermost(x))
 
-    def matvec(v):
-        return _numbers_for_scipy(hvp(f, x, np.reshape(v, x.shape)), "hessian_operator").ravel()
+    def product(v):
+        return flat(hvp(f, x, shaped(v, x_shape)))
 
-    return LinearOperator((x.size, x.size), matvec=matvec, rmatvec=matvec, dtype=np.float64)
+    size = int(np.prod(x_shape))
+    return operator_class()((size, size), product, product, traced, "hessian_operator")

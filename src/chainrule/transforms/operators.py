@@ -1,0 +1,184 @@
+"""Matrix-free operators: a Jacobian or a Hessian that is only ever multiplied.
+
+``cr.linear_operator(f, x)`` and ``cr.hessian_operator(f, x)`` (in ``functional.py``)
+are SciPy ``LinearOperator``s of this module's class, for SciPy's Krylov solvers (cg,
+gmres, lsqr), whose products are cr.jvp, cr.vjp and cr.hvp. Outside transforms they
+take and give float64 arrays, as SciPy expects.
+
+Inside a transform (the point is traced, or f closes over a traced value or a tensor
+that requires grad, or the operator is applied to a traced vector), the products run
+jvp and vjp on the traced values and return traced values, as JAX's ``jax.linearize``
+and ``jax.vjp`` functions do: the product is then differentiable in the point, in what
+f closes over, and in the vector. SciPy's solvers turn every vector into plain numbers,
+which would drop that derivative, so a solver handed such an operator is refused.
+"""
+
+import functools
+import sys
+from typing import Any, Callable
+
+import numpy as np
+
+from .. import rules as ops
+from ..primitive import Box, raw
+from ..scalar.value import Value
+from ..tensor import Tensor
+from .tracer import Tracer
+
+__all__ = ["DerivativeOperator", "operator_class", "in_graph", "flat", "shaped", "numbers"]
+
+
+@functools.cache
+def _scipy_operator():
+    """SciPy's LinearOperator, imported on first use: SciPy is optional, and
+    ``import chainrule`` imports nothing but NumPy."""
+    try:
+        from scipy.sparse.linalg import LinearOperator
+    except ImportError:
+        raise ImportError("linear_operator and hessian_operator need SciPy: pip install "
+                          "'chainrule[scipy]'") from None
+    return LinearOperator
+
+
+@functools.cache
+def operator_class():
+    """DerivativeOperator joined to SciPy's LinearOperator (SciPy's methods serve the
+    plain vectors)."""
+    return type("DerivativeOperator", (DerivativeOperator, _scipy_operator()),
+                {"__module__": __name__, "__doc__": DerivativeOperator.__doc__})
+
+
+def in_graph(x):
+    """Whether x carries a derivative that plain numbers would lose."""
+    return isinstance(x, (Tracer, Value)) or (isinstance(x, Tensor) and x.requires_grad)
+
+
+def _called_by_scipy():
+    """Whether the product was asked for by SciPy's code (a solver), looking past
+    SciPy's operator algebra (``op @ v``), which users call directly. (The frames
+    below the caller: this function, ``_traced``, the public product method.)"""
+    frame = sys._getframe(3)
+    while frame is not None and frame.f_globals.get("__name__") == \
+            "scipy.sparse.linalg._interface":
+        frame = frame.f_back
+    return frame is not None and frame.f_globals.get("__name__", "").startswith("scipy.")
+
+
+class DerivativeOperator:
+    """A Jacobian (or Hessian) as a SciPy ``LinearOperator``: what
+    ``cr.linear_operator`` and ``cr.hessian_operator`` return (joined to SciPy's
+    class when first used, ``operator_class``).
+
+    ``forward`` and ``backward`` map a flat vector to a flat vector (the products by
+    the matrix and by its transpose). ``traced`` says the matrix itself depends on
+    traced values: its products are then traced values, computed by the chainrule
+    operations, never turned into plain numbers.
+
+    >>> J = cr.linear_operator(lambda x: x * x, np.array([1.0, 2.0]))
+    >>> (J.T @ np.ones(2)).tolist(), J.traced
+    ([2.0, 4.0], False)
+    """
+
+    def __init__(self, shape: tuple[int, int], forward: Callable[[Any], Any],
+                 backward: Callable[[Any], Any], traced: bool, name: str) -> None:
+        super().__init__(np.dtype(np.float64), shape)
+        self._forward, self._backward = forward, backward
+        self.traced, self._name = traced, name
+
+    # SciPy's own path, for plain vectors: float64 arrays in and out
+    def _matvec(self, v):
+        return self._numbers(self._forward(np.ravel(v)))
+
+    def _rmatvec(self, u):
+        return self._numbers(self._backward(np.ravel(u)))
+
+    def _numbers(self, result):
+        if in_graph(result):
+            raise TypeError(self._refusal())
+        return np.asarray(result, dtype=np.float64).ravel()
+
+    def _refusal(self):
+        return (f"{self._name}: SciPy's solvers compute with plain numbers, but this "
+                f"operator's products are traced (it was made inside a transform, or f "
+                f"closes over a traced value), so the derivative would be lost; inside a "
+                f"transform, form the matrix (cr.jacfwd, cr.hessian) and use "
+                f"cr.linalg.solve, or solve outside and differentiate implicitly "
+                f"(cr.fixed_point)")
+
+    def _plain(self, x):
+        return not self.traced and not in_graph(x)
+
+    def matvec(self, x: Any) -> Any:
+        """The matrix times x, a vector of shape (n,) or (n, 1) (traced or not)."""
+        if self._plain(x):
+            return super().matvec(x)
+        return self._traced(self._forward, x, self.shape[1], "matvec")
+
+    def rmatvec(self, x: Any) -> Any:
+        """The transposed matrix times x, a vector of shape (m,) or (m, 1)."""
+        if self._plain(x):
+            return super().rmatvec(x)
+        return self._traced(self._backward, x, self.shape[0], "rmatvec")
+
+    def matmat(self, X: Any) -> Any:
+        """The matrix times X, of shape (n, k): one product per column."""
+        if self._plain(X):
+            return super().matmat(X)
+        return self._traced(self._forward, X, self.shape[1], "matmat")
+
+    def rmatmat(self, X: Any) -> Any:
+        """The transposed matrix times X, of shape (m, k)."""
+        if self._plain(X):
+            return super().rmatmat(X)
+        return self._traced(self._backward, X, self.shape[0], "rmatmat")
+
+    def dot(self, x: Any) -> Any:
+        """The matrix times x (a vector or a matrix), also ``op @ x`` and ``op * x``."""
+        if isinstance(x, _scipy_operator()) or np.isscalar(x) or self._plain(x):
+            return super().dot(x)
+        return self._traced(self._forward, x, self.shape[1], "dot")
+
+    def _traced(self, product, x, n, name):
+        """The product on values that may be traced, in x's layout: (n,), (n, 1) or
+        (n, k), column by column."""
+        shape = np.shape(raw(x))
+        if len(shape) not in (1, 2) or shape[0] != n:
+            raise ValueError(f"{self._name}.{name}: an operand of shape {shape} for an "
+                             f"operator of shape {self.shape}; expected ({n},), ({n}, 1) "
+                             f"or ({n}, k)")
+        if _called_by_scipy():  # numbers only: a traced product is refused
+            if isinstance(x, Box):
+                raise TypeError(self._refusal())
+            x = np.asarray(x, dtype=np.float64)
+            columns = [self._numbers(product(x[:, j] if x.ndim == 2 else x))
+                       for j in range(x.shape[1] if x.ndim == 2 else 1)]
+            return np.stack(columns, axis=1) if x.ndim == 2 else columns[0]
+        if len(shape) == 1:
+            return product(x)
+        if not isinstance(x, Box):
+            x = np.asarray(x)
+        columns = [ops.reshape(product(x[:, j]), (-1,)) for j in range(shape[1])]
+        return ops.stack(columns, axis=1)
+
+    def _transpose(self):
+        return type(self)(self.shape[::-1], self._backward, self._forward, self.traced,
+                          self._name)
+
+    _adjoint = _transpose  # a real matrix
+
+
+def flat(x):
+    return ops.reshape(x, (-1,)) if isinstance(x, Box) else np.ravel(np.asarray(x))
+
+
+def shaped(v, shape):
+    return ops.reshape(v, shape) if isinstance(v, Box) else np.reshape(v, shape)
+
+
+def numbers(x, name):
+    """x as a float64 array (a list, a Tensor outside any graph, a float)."""
+    try:
+        return np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"{name}: expected numbers or an array (or a traced value), got "
+                        f"{type(x).__name__} ({err})") from None
