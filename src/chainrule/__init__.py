@@ -22,7 +22,7 @@ from .transforms import (Function, GradcheckError, fixed_point, grad, gradcheck,
                          hessian_operator, hvp, jacfwd, jacobian, jacrev, jvp, linear_operator,
                          ravel_pytree, register_dataclass, register_pytree_node, tree_flatten,
                          tree_leaves, tree_map, tree_reduce, tree_structure, tree_unflatten,
-                         value_and_grad, vjp)
+                         value_and_grad, vjp, vmap)
 from .transforms.control import (cond, dynamic_slice, dynamic_update_slice, fori_loop, scan,
                                  switch, while_loop)
 from .modes import detect_anomaly, enable_grad, inference_mode, is_grad_enabled, no_grad
@@ -50,7 +50,7 @@ __all__ = [
     "Function",
     # function transforms
     "grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "jacobian", "hessian",
-    "hvp", "linear_operator", "hessian_operator", "gradcheck", "GradcheckError",
+    "hvp", "vmap", "linear_operator", "hessian_operator", "gradcheck", "GradcheckError",
     "tree_flatten", "tree_unflatten", "tree_map", "tree_leaves", "tree_structure",
     "tree_reduce", "register_pytree_node", "register_dataclass", "ravel_pytree", "fixed_point",
     # JAX's structured control flow

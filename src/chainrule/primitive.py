@@ -51,6 +51,7 @@ class Box:
 
     __slots__ = ()
     _level = 0
+    _batched = False  # a batch of cr.vmap: raw() stops there (transforms/batching.py)
 
 
 _levels = itertools.count(1)
@@ -72,8 +73,9 @@ def raw(x):
     """The plain number or array inside any number of boxes (itself if not boxed).
 
     Masks (where x > 0, where a tie is) are computed on raw numbers: they are piecewise
-    constant, so they take no part in differentiation."""
-    while isinstance(x, Box):
+    constant, so they take no part in differentiation. A batch of ``cr.vmap`` is as far
+    as it goes: a mask made from it must stay batched, one per example."""
+    while isinstance(x, Box) and not x._batched:
         x = x._contents()
     return x
 

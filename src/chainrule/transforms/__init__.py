@@ -8,12 +8,14 @@
     forward.py      forward mode: a tracer that carries a tangent beside its value
     pytrees.py      nested tuples, lists and dicts of inputs and results, flattened
     gradcheck.py    the library's derivatives against central differences
+    batching.py     vmap: a batching tracer, one more level of the same mechanism
     fixed_point.py  a fixed point of an iteration, differentiated implicitly
     function.py     cr.Function: PyTorch's class spelling of a custom operation
 """
 
 from .functional import (grad, hessian, hessian_operator, hvp, jacfwd, jacobian, jacrev, jvp,
                          linear_operator, tree_flatten, tree_unflatten, value_and_grad, vjp)
+from .batching import vmap
 from .gradcheck import GradcheckError, gradcheck
 from .control import (cond, dynamic_slice, dynamic_update_slice, fori_loop, scan, switch,
                       while_loop)
@@ -23,7 +25,7 @@ from .pytrees import (ravel_pytree, register_dataclass, register_pytree_node, tr
                       tree_map, tree_reduce, tree_structure)
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "jacobian", "hessian",
-           "hvp", "linear_operator", "hessian_operator", "tree_flatten", "tree_unflatten",
+           "hvp", "vmap", "linear_operator", "hessian_operator", "tree_flatten", "tree_unflatten",
            "fori_loop", "scan", "while_loop", "cond", "switch",
            "dynamic_slice", "dynamic_update_slice", "ravel_pytree", "tree_map", "tree_leaves", "tree_structure", "tree_reduce",
            "register_pytree_node", "register_dataclass", "fixed_point", "gradcheck", "GradcheckError", "Function",

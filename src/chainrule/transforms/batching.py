@@ -1,0 +1,698 @@
+"""``cr.vmap``: a function written for one example, run on a batch of them at once.
+
+``vmap(f)(xs)`` calls f once, on ``BatchTracer``s: each carries a whole batch (its
+``value``, with the batch axis moved to the front) but answers ``shape``, ``ndim`` and
+``len`` as one example would, so f is written for one example. The batch axis never
+shows to f.
+
+One more level of the transforms' level mechanism. Each vmap call draws a fresh level
+(``new_level``, the counter grad and jvp draw from) and tags its tracers with it. An
+operation among boxes is handed to the highest level's box (``Primitive.__call__``);
+when that is a BatchTracer, its level's tracers are unwrapped to their batched values,
+everything else (an outer transform's tracer, a Tensor, an array) stays whole, and the
+operation runs once on the batch. So ``vmap(grad(f))``, ``grad(vmap(f))``,
+``vmap(vmap(f))`` and ``jacrev`` as ``vmap(vjp)`` nest as JVPTracer and ReverseTracer
+do: the inner transform's rules run on the outer one's values, and each level sees only
+its own axes. ``raw()`` stops at a BatchTracer (``Box._batched``): a mask a rule
+computes from one (``raw(x) > 0``) stays batched, instead of showing the rule a plain
+array with an axis it does not know of.
+
+How an operation runs on a batch. A table here, keyed by the Primitive object, gives a
+*batching rule*: the arguments rewritten so the batch axis stays in front (an ``axis``
+shifted by one, an index with a leading ``:``, 1-d matmul operands promoted), then one
+call of the operation. The table lives here, not beside each operation: its rules share
+a few helpers (aligning ranks, shifting axes) and touch no derivative, so the rule
+files stay a page of calculus and the batching of the library reads as one page.
+
+* entry by entry, every operation ``elementwise`` made (the library's, scipy.special's,
+  a user's): broadcasting, after padding a batched operand of lower rank with 1s
+  behind its batch axis (the batch axis must never meet an example's axis);
+* reductions and every operation with an axis: sum, mean, max, min, prod, logsumexp,
+  norm, softmax, log_softmax, cumsum, expand_dims, squeeze, swapaxes, transpose,
+  concatenate, stack (None: every axis but the batch's);
+* shapes: reshape, broadcast_to, astype, getitem, index_set, index_add;
+* products: matmul (1-d operands included), einsum (without ``...``), the fused linear
+  layer;
+* linear algebra on stacks of matrices: inv, det, logabsdet, det_sign, cholesky,
+  eigh, eigvalsh, svd, svdvals, qr, pinv, solve.
+
+Every other Primitive (convolutions and pooling, cross_entropy, the scipy wrappers
+that are not entry by entry, odeint, fixed_point, cr.Function, a user's
+``cr.primitive``) and any call a rule cannot batch (a batched index, an einsum with
+``...``) takes the *fallback*: a loop over the batch, the operation called on each
+example, the results stacked. Always correct, slower; never silent: each use adds one
+to ``fallbacks[operation name]``, which tests and users can inspect.
+
+Random numbers. chainrule draws from NumPy Generators, which have no batch axis: a
+draw inside the function (``rng.normal(size=x.shape)``) is made once, with one
+example's shape, and every example sees the same numbers (as under jax.vmap with an
+unbatched key). For independent draws per example, draw the batch outside and pass it
+in (``in_axes=0``).
+"""
+
+import functools
+from collections import Counter
+from typing import Any, Callable
+
+import numpy as np
+
+from .. import arrays as xp
+from .. import numpy_protocol
+from .. import rules as ops
+from ..primitive import Box, Primitive, new_level, shape_of
+from ..rules import convolution, fused
+from .pytrees import tree_flatten, tree_unflatten
+from .tracer import Tracer
+
+__all__ = ["vmap", "BatchTracer", "fallbacks"]
+
+fallbacks: Counter = Counter()  # operation name -> calls that looped over the batch
+
+
+def _ndim(x):
+    return len(shape_of(x))
+
+
+def _numbers(x):
+    """The batched NumPy array inside any boxes, batch axes included (for its dtype)."""
+    while isinstance(x, Box):
+        x = x.value if isinstance(x, BatchTracer) else x._contents()
+    return x
+
+
+def _strip(x):
+    """x without the boxes that carry derivatives (no comparison needs them); a batch
+    stays, because its examples must stay apart."""
+    while isinstance(x, Box) and not x._batched:
+        x = x._contents()
+    return x
+
+
+class BatchTracer(Tracer):
+    """A batch of values for one level of ``vmap``: ``value`` holds them all, the batch
+    axis first; to the function it stands for one example."""
+
+    __slots__ = ("value", "_level")
+    _batched = True
+
+    def __init__(self, value, level):
+        self.value, self._level = value, level
+
+    def __repr__(self):
+        return f"BatchTracer({self.value!r}, level={self._level})"
+
+    def _contents(self):
+        return self.value
+
+    shape = property(lambda self: shape_of(self.value)[1:])
+    dtype = property(lambda self: np.result_type(_numbers(self)))
+
+    def _refuse(self, what):
+        raise TypeError(f"cr.vmap: {what} of a batched value (one example's shape "
+                        f"{self.shape}) would need one number per example; keep "
+                        f"computing with cr.* operations, or use cr.where for a choice")
+
+    def __bool__(self):
+        raise TypeError(f"cr.vmap: the truth value of a batched value (shape {self.shape}) "
+                        f"differs from example to example, so Python's if cannot take "
+                        f"it; use cr.where(condition, a, b)")
+
+    # comparisons and logic give masks, batched like their operands (no derivative)
+    def __lt__(self, other): return _plain_entrywise(np.less, (self, other))
+    def __le__(self, other): return _plain_entrywise(np.less_equal, (self, other))
+    def __gt__(self, other): return _plain_entrywise(np.greater, (self, other))
+    def __ge__(self, other): return _plain_entrywise(np.greater_equal, (self, other))
+    def __eq__(self, other): return _plain_entrywise(np.equal, (self, other))
+    def __ne__(self, other): return _plain_entrywise(np.not_equal, (self, other))
+    def __and__(self, other): return _plain_entrywise(np.logical_and, (self, other))
+    def __or__(self, other): return _plain_entrywise(np.logical_or, (self, other))
+    def __invert__(self): return _plain_entrywise(np.logical_not, (self,))
+    __rand__, __ror__, __hash__ = __and__, __or__, object.__hash__
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if method == "__call__" and ufunc in numpy_protocol.CONSTANT_UFUNCS and not kwargs:
+            return _plain_entrywise(ufunc, inputs)
+        return numpy_protocol.apply_ufunc(ufunc, method, inputs, kwargs, self._plain)
+
+    def __array_function__(self, func, types, args, kwargs):
+        if func in _ONE_EXAMPLE:
+            return _ONE_EXAMPLE[func](*args, **kwargs)
+        if func in (np.zeros_like, np.ones_like, np.empty_like) and "shape" not in kwargs:
+            return BatchTracer(func(self.value, **kwargs), self._level)
+        if func in numpy_protocol.QUERIES:  # (argmax, isclose...): example by example
+            return _per_example_numpy(func, args, kwargs)
+        return numpy_protocol.apply_function(func, args, kwargs, self._plain)
+
+
+    # The calls of the array namespace (chainrule.arrays) that are not NumPy functions:
+    # a batch is a registered array type there, so a rule's np.asarray keeps it a batch.
+    def _as_array(self, dtype=None):
+        if dtype is None or np.dtype(dtype) == self.dtype:
+            return self
+        return ops.astype(self, np.dtype(dtype))
+
+    def _require(self, error, *args):
+        if not np.all(_numbers(self)):
+            raise error(*args)
+
+    def _branch(self, what):
+        raise TypeError(f"cr.vmap: {what} depends on the data, which differs from example "
+                        f"to example; this operation cannot run on a batch at once")
+
+    def _call(self, function, args):
+        return _per_example_numpy(function, args, {})
+
+    def _convert(self, kind):
+        self._refuse(f"{kind.__name__}()")
+
+    _owned = staticmethod(lambda array: array)
+
+
+xp.ARRAYS.add(BatchTracer)
+
+
+_ONE_EXAMPLE = {  # NumPy's questions about an array, answered for one example
+    np.shape: lambda x: shape_of(x),
+    np.ndim: lambda x: _ndim(x),
+    np.size: lambda x, axis=None: (int(np.prod(shape_of(x))) if axis is None
+                                   else shape_of(x)[axis]),
+    np.result_type: lambda *xs: np.result_type(*[_numbers(x) for x in xs]),
+}
+
+
+def _top_batch(items):
+    levels = [x._level for x in items if isinstance(x, BatchTracer)]
+    return max(levels) if levels else None
+
+
+def _plain_entrywise(func, inputs):
+    """A NumPy function without derivative (a comparison), entry by entry, on batches."""
+    inputs = [_strip(x) for x in inputs]
+    level = _top_batch(inputs)
+    if level is None:
+        return func(*inputs)
+    batched = [isinstance(x, BatchTracer) and x._level == level for x in inputs]
+    values = [x.value if b else x for x, b in zip(inputs, batched)]
+    return BatchTracer(_plain_entrywise(func, _aligned(values, batched)), level)
+
+
+def _per_example_numpy(func, args, kwargs):
+    """A NumPy query (np.argmax...) on a batch: asked of each example, then stacked."""
+    fallbacks[f"np.{getattr(func, '__name__', 'function')}"] += 1
+    stripped = [_strip(a) for a in args]
+    level = _top_batch(stripped)
+    size = next(shape_of(a.value)[0] for a in stripped
+                if isinstance(a, BatchTracer) and a._level == level)
+    rows = [func(*[a.value[i] if isinstance(a, BatchTracer) and a._level == level else a
+                   for a in stripped], **kwargs) for i in range(size)]
+    return BatchTracer(_stack_rows(rows), level)
+
+
+# ---------------------------------------------------------------------------------------
+# Running an operation on a batch
+# ---------------------------------------------------------------------------------------
+
+def _apply_primitive(cls, prim, args, kwargs):
+    level = max(a._level for a in args if isinstance(a, BatchTracer))
+    values, batched, size = list(args), [False] * len(args), None
+    for i, arg in enumerate(args):
+        if isinstance(arg, BatchTracer) and arg._level == level:
+            values[i], batched[i] = arg.value, True
+            n = shape_of(arg.value)[0]
+            if size is not None and n != size:
+                raise ValueError(f"cr.vmap: {prim.name} got batches of {size} and {n} "
+                                 f"examples at one level; expected one batch size")
+            size = n
+    call = Call(prim, values, batched, kwargs, size, level)
+    if kwargs and _holds_batch(kwargs, level):
+        out = _per_example(call)
+    else:
+        rule = _RULES.get(prim)
+        if rule is None:
+            rule = _elementwise if _is_elementwise(prim) else _per_example
+        out = rule(call)
+    if isinstance(out, (tuple, list)):
+        return type(out)(BatchTracer(o, level) for o in out)
+    return BatchTracer(out, level)
+
+
+BatchTracer._apply_primitive = classmethod(_apply_primitive)
+
+
+class Call:
+    """An operation called on a batch: the arguments (a batched one as its value, the
+    batch axis first), which of them are batched, the batch size, the level."""
+
+    __slots__ = ("prim", "values", "batched", "kwargs", "size", "level")
+
+    def __init__(self, prim, values, batched, kwargs, size, level):
+        self.prim, self.values, self.batched = prim, values, batched
+        self.kwargs, self.size, self.level = kwargs, size, level
+
+    def params(self, names, defaults):
+        """The arguments after the first by name: positional ones, then keywords."""
+        found = dict(zip(names, defaults))
+        found.update(zip(names, self.values[1:]))
+        found.update(self.kwargs)
+        return found
+
+    def only_first_batched(self):
+        return self.batched[0] and not any(self.batched[1:])
+
+
+def _holds_batch(tree, level):
+    leaves = tree_flatten(tree)[0]
+    return any(isinstance(x, BatchTracer) and x._level == level for x in leaves)
+
+
+def _at(tree, i, level):
+    """Example i of every batched value in a tree of arguments (an index, kwargs)."""
+    if isinstance(tree, BatchTracer) and tree._level == level:
+        return tree.value[i]
+    if isinstance(tree, dict):
+        return {k: _at(v, i, level) for k, v in tree.items()}
+    if isinstance(tree, (tuple, list)):
+        return type(tree)(_at(v, i, level) for v in tree)
+    return tree
+
+
+def _stack_rows(rows):
+    if isinstance(rows[0], (tuple, list)):
+        return type(rows[0])(_stack_rows([r[k] for r in rows]) for k in range(len(rows[0])))
+    if any(isinstance(r, Box) for r in rows):
+        return ops.stack(rows)
+    return np.stack([np.asarray(r) for r in rows])
+
+
+def _per_example(call):
+    """The fallback: the operation on each example, the results stacked."""
+    if not call.size:
+        raise ValueError(f"cr.vmap: {call.prim.name} has no batching rule, and a batch "
+                         f"of 0 examples gives nothing to run it on")
+    fallbacks[call.prim.name] += 1
+    rows = []
+    for i in range(call.size):
+        args = [v[i] if b else v for v, b in zip(call.values, call.batched)]
+        rows.append(call.prim(*args, **_at(call.kwargs, i, call.level)))
+    return _stack_rows(rows)
+
+
+# ---------------------------------------------------------------------------------------
+# Batching rules
+# ---------------------------------------------------------------------------------------
+
+def _pad(value, rank):
+    """A batched value with 1s behind its batch axis, up to ``rank`` axes per example."""
+    missing = rank - (_ndim(value) - 1)
+    return ops.expand_dims(value, tuple(range(1, 1 + missing))) if missing > 0 else value
+
+
+def _aligned(values, batched, extra=()):
+    """Batched operands padded to the examples' common rank (``extra``: unbatched
+    arrays that broadcast with them), so that broadcasting never pairs the batch axis
+    with an example's axis."""
+    rank = max([_ndim(v) - b for v, b in zip(values, batched)] +
+               [_ndim(x) for x in extra] + [0])
+    return [_pad(v, rank) if b else v for v, b in zip(values, batched)]
+
+
+def _is_elementwise(prim):
+    """Whether ``elementwise`` made the operation (its rules are its partials')."""
+    rules = list(prim.jvps.values()) or list(prim.vjps.values())
+    return bool(rules) and all(getattr(r, "__qualname__", "").startswith(
+        ("_tangent_times.", "_gradient_times.")) for r in rules)
+
+
+def _elementwise(call):
+    extra = [v for v in call.kwargs.values() if isinstance(v, (np.ndarray, Box))]
+    return call.prim(*_aligned(call.values, call.batched, extra), **call.kwargs)
+
+
+def _where(call):
+    return _elementwise(call) if len(call.values) == 3 else _per_example(call)
+
+
+def _axis(axis, rank, name):
+    """An example's axis (or tuple of axes) as an axis of the batch."""
+    if isinstance(axis, (tuple, list)):
+        return tuple(_axis(a, rank, name) for a in axis)
+    if not -rank <= axis < rank:
+        raise np.exceptions.AxisError(f"{name}: axis {axis} is out of bounds for an "
+                                      f"example of {rank} dimensions (inside cr.vmap)")
+    return axis % rank + 1
+
+
+def _reduction(names, defaults):
+    def rule(call):
+        if not call.only_first_batched():
+            return _per_example(call)
+        p = call.params(names, defaults)
+        rank = _ndim(call.values[0]) - 1
+        p["axis"] = (tuple(range(1, rank + 1)) if p["axis"] is None
+                     else _axis(p["axis"], rank, call.prim.name))
+        return call.prim(call.values[0], **p)
+    return rule
+
+
+def _expand_dims(call):
+    p = call.params(("axis",), (None,))
+    axes = p["axis"] if isinstance(p["axis"], (tuple, list)) else (p["axis"],)
+    rank = _ndim(call.values[0]) - 1 + len(axes)
+    return ops.expand_dims(call.values[0], _axis(tuple(axes), rank, "expand_dims"))
+
+
+def _squeeze(call):
+    p, x = call.params(("axis",), (None,)), call.values[0]
+    if p["axis"] is None:
+        axes = tuple(i + 1 for i, n in enumerate(shape_of(x)[1:]) if n == 1)
+    else:
+        axes = _axis(p["axis"], _ndim(x) - 1, "squeeze")
+    return call.prim(x, axes) if axes != () else x
+
+
+def _swapaxes(call):
+    p, x = call.params(("axis1", "axis2"), (None, None)), call.values[0]
+    rank = _ndim(x) - 1
+    return call.prim(x, _axis(p["axis1"], rank, "swapaxes"), _axis(p["axis2"], rank, "swapaxes"))
+
+
+def _transpose(call):
+    p, x = call.params(("axes",), (None,)), call.values[0]
+    rank = _ndim(x) - 1
+    axes = (tuple(range(rank, 0, -1)) if p["axes"] is None
+            else _axis(tuple(p["axes"]), rank, "transpose"))
+    return call.prim(x, (0,) + axes)
+
+
+def _reshape(call):
+    return call.prim(call.values[0], (call.size,) + _shape_param(call))
+
+
+def _broadcast_to(call):
+    shape = _shape_param(call)
+    return call.prim(_pad(call.values[0], len(shape)), (call.size,) + shape)
+
+
+def _shape_param(call):
+    shape = call.params(("shape",), (None,))["shape"]
+    return (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+
+
+def _first_only(call):
+    """An operation that already works on any leading axes (astype, linear algebra on
+    stacks of matrices, the fused layer in x): the batch is one more."""
+    if not call.only_first_batched():
+        return _per_example(call)
+    return call.prim(*call.values, **call.kwargs)
+
+
+def _all_batched(call):
+    """Every operand with the batch axis (an unbatched one repeated)."""
+    return [v if b else ops.broadcast_to(v, (call.size,) + shape_of(v))
+            for v, b in zip(call.values, call.batched)]
+
+
+def _join(stack):
+    def rule(call):
+        values = _all_batched(call)
+        axis = call.kwargs.get("axis", 0)
+        if axis is None:  # concatenate flattens first
+            return call.prim(*[ops.reshape(v, (call.size, -1)) for v in values], axis=1)
+        rank = _ndim(values[0]) - 1 + stack
+        return call.prim(*values, **{**call.kwargs, "axis": _axis(axis, rank, call.prim.name)})
+    return rule
+
+
+def _advanced(part):
+    return not (isinstance(part, slice) or part is None or part is Ellipsis)
+
+
+def _batched_index(index):
+    """(an index for the batch, whether NumPy moves its advanced-index axes to the
+    front), for an index of one example."""
+    parts = index if isinstance(index, tuple) else (index,)
+    if any(isinstance(p, (bool, np.bool_)) for p in parts):
+        return None, None
+    where = [i for i, p in enumerate(parts) if _advanced(p)]
+    apart = bool(where) and where[-1] - where[0] + 1 != len(where)
+    return (slice(None),) + parts, apart
+
+
+def _advanced_rank(index):
+    arrays = []
+    for p in (index if isinstance(index, tuple) else (index,)):
+        if _advanced(p):
+            p = np.asarray(p)
+            arrays.extend(np.nonzero(p) if p.dtype == bool else [p])
+    return len(np.broadcast_shapes(*[a.shape for a in arrays])) if arrays else 0
+
+
+def _getitem(call):
+    p = call.params(("index",), (None,))
+    new, apart = _batched_index(p["index"])
+    if not call.only_first_batched() or new is None:
+        return _per_example(call)
+    out = call.prim(call.values[0], index=new)
+    if apart:  # NumPy put the advanced indices' axes first: the batch axis follows them
+        return ops.moveaxis(out, _advanced_rank(p["index"]), 0)
+    return out
+
+
+def _index_update(call):
+    p = call.params(("value", "index"), (None, None))
+    new, apart = _batched_index(p["index"])
+    if new is None or apart or len(call.values) > 2 and call.batched[2]:
+        return _per_example(call)
+    x, value = _all_batched(call)[0], call.values[1] if len(call.values) > 1 else p["value"]
+    if len(call.values) > 1 and call.batched[1]:
+        region = _ndim(np.empty(shape_of(x)[1:])[p["index"]])
+        value = _pad(value, region)
+    return call.prim(x, value, index=new)
+
+
+def _matmul(call):
+    if call.kwargs or len(call.values) != 2:
+        return _per_example(call)
+    a, b = call.values
+    va = _ndim(a) - call.batched[0] == 1
+    vb = _ndim(b) - call.batched[1] == 1
+    a = ops.expand_dims(a, -2) if va else a
+    b = ops.expand_dims(b, -1) if vb else b
+    a, b = _aligned([a, b], call.batched)
+    out = call.prim(a, b)
+    if vb:
+        out = ops.squeeze(out, -1)
+    if va:  # (the row's axis is last once the column's is gone)
+        out = ops.squeeze(out, -1 if vb else -2)
+    return out
+
+
+def _solve(call):
+    if len(call.values) != 2:
+        return _per_example(call)
+    a, b = call.values
+    vector = _ndim(b) - call.batched[1] == 1
+    if vector:
+        b = ops.expand_dims(b, -1)
+    a, b = _aligned([a, b], call.batched)
+    out = call.prim(a, b)
+    return ops.squeeze(out, -1) if vector else out
+
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _einsum(call):
+    subscripts = call.kwargs.get("subscripts")
+    if not isinstance(subscripts, str) or "." in subscripts:
+        return _per_example(call)
+    spec = subscripts.replace(" ", "")
+    inputs, _, output = spec.partition("->")
+    if "->" not in spec:  # NumPy's implicit output: the letters seen once, in order
+        output = "".join(sorted(c for c in set(inputs) if c.isalpha() and
+                                inputs.count(c) == 1))
+    letter = next(c for c in _LETTERS if c not in spec)
+    terms = [letter + t if b else t for t, b in zip(inputs.split(","), call.batched)]
+    return call.prim(*call.values, **{**call.kwargs,
+                                      "subscripts": ",".join(terms) + "->" + letter + output})
+
+
+def _library_primitives():
+    """The rule table's operations by name (each name may be several objects)."""
+    found = {}
+    modules = [ops.elementwise, ops.elementary, ops.reductions, ops.linalg, ops.shapes,
+               ops.ordering, ops.decompositions, ops.matrix_functions, ops.contractions,
+               fused, convolution]
+    for module in modules:
+        for value in vars(module).values():
+            if isinstance(value, Primitive):
+                found.setdefault(value.name, set()).add(value)
+    return found
+
+
+_AXIS_PARAMS = (("axis", "keepdims"), (None, False))
+_BY_NAME = {
+    **{name: _reduction(*_AXIS_PARAMS) for name in
+       ("sum", "mean", "max", "min", "prod", "logsumexp", "norm")},
+    "softmax": _reduction(("axis",), (-1,)), "log_softmax": _reduction(("axis",), (-1,)),
+    "cumsum": _reduction(("axis",), (None,)),
+    "expand_dims": _expand_dims, "squeeze": _squeeze, "swapaxes": _swapaxes,
+    "transpose": _transpose, "reshape": _reshape, "broadcast_to": _broadcast_to,
+    "astype": _first_only, "getitem": _getitem, "index_set": _index_update,
+    "index_add": _index_update, "concatenate": _join(0), "stack": _join(1),
+    "matmul": _matmul, "einsum": _einsum, "solve": _solve, "where": _where,
+    "linear": _first_only, "linear_relu": _first_only,
+    **{name: _first_only for name in ("inv", "det", "logabsdet", "det_sign", "cholesky",
+                                      "eigh", "eigvalsh", "svd", "svdvals", "qr", "pinv")},
+}
+_RULES = {prim: _BY_NAME[name] for name, prims in _library_primitives().items()
+          if name in _BY_NAME for prim in prims}
+
+
+def batching_rules() -> dict[str, int]:
+    """How many operations have a batching rule, and how many of the rule table's
+    operations take the per-example fallback."""
+    prims = {p for group in _library_primitives().values() for p in group}
+    fast = sum(1 for p in prims if p in _RULES or _is_elementwise(p))
+    return {"rule": fast, "fallback": len(prims) - fast}
+
+
+# ---------------------------------------------------------------------------------------
+# vmap
+# ---------------------------------------------------------------------------------------
+
+def _is_axis(a):
+    return a is None or (isinstance(a, (int, np.integer)) and not isinstance(a, bool))
+
+
+def _axes_of_leaves(axes, tree, what):
+    """One axis (or None) per leaf of ``tree``, from ``axes``: an int or None for the
+    whole tree, or containers of the tree's shape (JAX's tree prefix)."""
+    if _is_axis(axes):
+        return [axes] * len(tree_flatten(tree)[0])
+    if tree is None:
+        return []
+    if isinstance(tree, (tuple, list)) and isinstance(axes, (tuple, list)) \
+            and len(axes) == len(tree):
+        return [a for sub, t in zip(axes, tree) for a in _axes_of_leaves(sub, t, what)]
+    if isinstance(tree, dict) and isinstance(axes, dict) and set(axes) == set(tree):
+        return [a for key, t in tree.items() for a in _axes_of_leaves(axes[key], t, what)]
+    raise ValueError(f"vmap: {what} {axes!r} does not match the structure of a "
+                     f"{type(tree).__name__} (keys or length differ); expected an int, "
+                     f"None, or a container of the same shape")
+
+
+def _move(x, source, destination):
+    return x if source == destination else ops.moveaxis(x, source, destination)
+
+
+def vmap(f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
+         axis_size: int | None = None) -> Callable[..., Any]:
+    """``f`` mapped over a batch axis: written for one example, run on all at once.
+
+    ``in_axes`` says, per positional argument, which axis holds the batch (an int, or
+    None for an argument every example shares); a tuple gives one entry per argument,
+    and lists, tuples and dicts inside match the arguments' pytrees (JAX's prefix
+    rule). Keyword arguments are batched along axis 0. ``out_axes`` puts the batch axis
+    of each output. ``axis_size`` gives the batch size when no argument is batched.
+    vmap nests with every transform, in any order: ``cr.vmap(cr.grad(loss))`` gives
+    per-example gradients. Operations without a batching rule run example by example
+    (counted in ``chainrule.transforms.batching.fallbacks``); random draws inside f are
+    shared by every example (see the module's documentation).
+
+    >>> x = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    >>> cr.vmap(lambda row: row @ row)(x)                  # one dot product per row
+    array([ 5., 25., 61.])
+    >>> cr.vmap(lambda a, b: a * b, in_axes=(1, None))(x, 2.0).shape   # over columns
+    (2, 3)
+    >>> cr.vmap(cr.grad(lambda w, x: cr.sum(w * x) ** 2), in_axes=(None, 0))(
+    ...     np.ones(2), x)                                  # per-example gradients
+    array([[  6.,  12.],
+           [ 42.,  56.],
+           [110., 132.]])
+    """
+    if not (_is_axis(in_axes) or isinstance(in_axes, (tuple, list))):
+        raise ValueError(f"vmap: in_axes must be an int, None, or a tuple with one entry "
+                         f"per positional argument, got {in_axes!r}")
+
+    @functools.wraps(f)
+    def vmapped(*args, **kwargs):
+        axes = in_axes
+        if isinstance(axes, (tuple, list)) and len(axes) != len(args):
+            raise ValueError(f"vmap: in_axes has {len(axes)} entries but the function was "
+                             f"called with {len(args)} positional arguments; expected one "
+                             f"entry per argument")
+        leaves, treedef = tree_flatten((tuple(args), kwargs))
+        flat_axes = (_axes_of_leaves(tuple(axes) if isinstance(axes, list) else axes,
+                                     tuple(args), "in_axes")
+                     + [0] * (len(leaves) - len(tree_flatten(tuple(args))[0])))
+        size = _batch_size(leaves, flat_axes, axis_size)
+        level = new_level()
+        traced = [leaf if axis is None else
+                  BatchTracer(_move(leaf, axis % _ndim(leaf), 0), level)
+                  for leaf, axis in zip(leaves, flat_axes)]
+        new_args, new_kwargs = tree_unflatten(treedef, traced)
+        out = f(*new_args, **new_kwargs)
+        out_leaves, out_def = tree_flatten(out)
+        placed = [_output(leaf, axis, size, level)
+                  for leaf, axis in zip(out_leaves, _axes_of_leaves(out_axes, out,
+                                                                    "out_axes"))]
+        return tree_unflatten(out_def, placed)
+
+    return vmapped
+
+
+def _of_a_finished_trace(leaf):
+    try:
+        numbers = _numbers(leaf)
+    except Exception:  # (a traced value refuses to show its numbers once its trace ended)
+        return True
+    return type(numbers) in xp.ARRAYS and type(numbers) is not np.ndarray
+
+
+def _batch_size(leaves, axes, axis_size):
+    sizes = []
+    for k, (leaf, axis) in enumerate(zip(leaves, axes)):
+        if axis is None:
+            continue
+        shape = shape_of(leaf)
+        if not -len(shape) <= axis < len(shape):
+            raise ValueError(f"vmap: in_axes {axis} for an input of shape {shape} (leaf "
+                             f"{k}); expected an axis between {-len(shape)} and "
+                             f"{len(shape) - 1}, or None")
+        sizes.append((k, axis, shape[axis]))
+    found = {n for _, _, n in sizes} | ({axis_size} if axis_size is not None else set())
+    if len(found) > 1:
+        said = ", ".join(f"leaf {k} axis {a} has {n}" for k, a, n in sizes)
+        given = f", axis_size={axis_size}" if axis_size is not None else ""
+        raise ValueError(f"vmap: the mapped axes have different sizes ({said}{given}); "
+                         f"expected one batch size")
+    if not found:
+        raise ValueError("vmap: no input is mapped (every in_axes is None); pass "
+                         "axis_size= to say how many examples to make")
+    return found.pop()
+
+
+def _output(leaf, axis, size, level):
+    if xp.recorder() is None and _of_a_finished_trace(leaf):
+        raise TypeError("cr.vmap: the function returned a value of a cr.jit trace that has "
+                        "ended (a cr.jit function called on batched values cannot trace "
+                        "them); write cr.jit(cr.vmap(f)) instead of cr.vmap(cr.jit(f))")
+    mine = isinstance(leaf, BatchTracer) and leaf._level == level
+    if axis is None:
+        if mine:
+            raise ValueError(f"vmap: out_axes None for an output that differs from example "
+                             f"to example (shape {leaf.shape}); expected an int there")
+        return leaf
+    if mine:
+        value = leaf.value
+    elif isinstance(leaf, Box):
+        value = ops.broadcast_to(leaf, (size,) + shape_of(leaf))
+    else:
+        value = np.broadcast_to(np.asarray(leaf), (size,) + np.shape(leaf)).copy()
+    rank = _ndim(value)
+    if not -rank <= axis < rank:
+        raise ValueError(f"vmap: out_axes {axis} for an output of {rank - 1} dimensions "
+                         f"per example; expected an axis between {-rank} and {rank - 1}")
+    return _move(value, 0, axis % rank)
+
