@@ -314,7 +314,7 @@ def _numbers(node, operands):
     return (node.data, *[operand.data for operand in operands]) if operands else ()
 
 
-# A Value in the tensor table's operations and NumPy's ufuncs (a Tensor's level is higher)
-Value._level = -1
+# In the tensor table and NumPy's ufuncs: above a Tensor (joined as 0-d), below tracers
+Value._level = 0.5
 Value._contents = lambda self: self.data
 Value._apply_primitive, Value.__array_ufunc__ = classmethod(apply), array_ufunc
