@@ -1860,8 +1860,12 @@ def test_erf_of_a_python_float_is_float64():
     assert cr.erf(np.float32(0.7)).dtype == np.float32
 
 
-def test_an_array_valued_operation_on_a_value_says_to_use_arrays():
-    """The scalar engine holds single numbers: reshaping one into a matrix is refused."""
-    with pytest.raises(TypeError, match="scalar engine holds single numbers"):
-        cr.broadcast_to(cr.Value(2.0), (2, 2))
-    assert cr.sum(cr.Value(2.0)).data == 2.0   # reductions of one number are fine
+def test_an_array_valued_operation_on_a_value_joins_the_tensor_engine():
+    """The scalar engine holds single numbers: an operation that makes an array of one
+    gives a Tensor (docs/conventions.md), whose gradient flows back into the Value."""
+    v = cr.Value(2.0)
+    t = cr.broadcast_to(v, (2, 2))
+    assert isinstance(t, cr.Tensor) and t.shape == (2, 2)
+    (t * 3.0).sum().backward()
+    assert v.grad == 12.0
+    assert cr.sum(cr.Value(2.0)).data == 2.0   # reductions of one number stay Values
