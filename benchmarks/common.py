@@ -236,6 +236,24 @@ def checked(a, b, rtol=1e-9, atol=0.0, what="result"):
     return a
 
 
+def agreeing_steps(makers, rtol, what):
+    """``{library: step}`` from ``{library: make}``, where ``make()`` returns
+    ``(step, gradients)``: each library's gradients (a list of arrays, from
+    ``gradients()``) are first checked against the first library's, to ``rtol``."""
+    import numpy as np
+    steps, reference = {}, None
+    for lib, make in makers.items():
+        step, gradients = make()
+        got = [np.asarray(g, dtype=np.float64) for g in gradients()]
+        if reference is None:
+            reference = got
+        else:
+            for a, b in zip(got, reference):
+                checked(a, b, rtol=rtol, what=f"{what} / {lib}")
+        steps[lib] = step
+    return steps
+
+
 # The environment variables that choose OpenBLAS's kernel and every BLAS's thread count.
 # A machine may set OPENBLAS_CORETYPE (e.g. Haswell) for its tests: OpenBLAS then runs
 # that CPU's kernels rather than the best ones for this CPU, and its matmuls slow down

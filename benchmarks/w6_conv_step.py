@@ -24,7 +24,7 @@ import sys
 
 import numpy as np
 
-from common import checked, interleave, optional, pick, print_targets, row
+from common import agreeing_steps, interleave, optional, pick, print_targets, row
 
 NAME = "conv2d step"
 LR = 0.01
@@ -160,17 +160,8 @@ def run(size):
                   "chainrule-jit": lambda: make_chainrule(x, y, raw, jit=True)}
         if torch is not None:
             makers["torch"] = lambda: make_torch(x, y, raw, torch)
-        steps, reference = {}, None
         rtol = 1e-3 if dtype == np.float32 else 1e-9
-        for lib, make in makers.items():
-            step, grads = make()
-            got = [np.asarray(g, dtype=np.float64) for g in grads()]
-            if reference is None:
-                reference = got
-            else:
-                for a, b in zip(got, reference):
-                    checked(a, b, rtol=rtol, what=f"{NAME} / {case} / {lib}")
-            steps[lib] = step
+        steps = agreeing_steps(makers, rtol, f"{NAME} / {case}")
         times = interleave(steps, repeats, warmup=2, block=5 if repeats >= 5 else 1)
         for lib, ts in times.items():
             rows.append(row(NAME, case, lib, ts))

@@ -19,7 +19,7 @@ import sys
 
 import numpy as np
 
-from common import checked, interleave, optional, pick, row
+from common import agreeing_steps, interleave, optional, pick, row
 
 NAME = "polynomial step"
 LR = 1e-6
@@ -105,17 +105,8 @@ def run(size):
                   "chainrule": lambda: make_chainrule(x, y, start)}
         if torch is not None:
             makers["torch"] = lambda: make_torch(x, y, start, torch)
-        steps, reference = {}, None
         rtol = 1e-3 if dtype == np.float32 else 1e-10
-        for lib, make in makers.items():
-            step, grads = make()
-            got = [np.asarray(g, dtype=np.float64) for g in grads()]
-            if reference is None:
-                reference = got
-            else:
-                for a, b in zip(got, reference):
-                    checked(a, b, rtol=rtol, what=f"{NAME} / {case} / {lib}")
-            steps[lib] = step
+        steps = agreeing_steps(makers, rtol, f"{NAME} / {case}")
         times = interleave(steps, repeats, warmup=5, block=10 if repeats >= 10 else 1)
         for lib, ts in times.items():
             rows.append(row(NAME, case, lib, ts))
