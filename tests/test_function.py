@@ -170,14 +170,18 @@ def test_several_inputs_a_none_gradient_and_attributes_on_ctx():
             ctx.save_for_backward(x, w)
             return x * w + 1.0
 
+        calls = []
+
         @staticmethod
         def backward(ctx, grad):
+            Affine.calls.append(1)
             x, w = ctx.saved_tensors
             assert ctx.label == "affine"
             return grad * w, grad * x, None
 
     x, w = RNG.standard_normal(3), RNG.standard_normal(3)
     gx, gw = cr.grad(lambda x, w: cr.sum(Affine.apply(x, w, "affine")), argnums=(0, 1))(x, w)
+    assert len(Affine.calls) == 1   # one call of backward gives both gradients
     np.testing.assert_allclose(gx, w, rtol=1e-14)
     np.testing.assert_allclose(gw, x, rtol=1e-14)
 

@@ -157,8 +157,7 @@ def _primitive_of(cls):
 
     def vjp_rule(argnum):
         def rule(g, ans, *inputs):
-            grad = gradients(g, ans, inputs)[argnum]
-            return 0.0 * inputs[argnum] if grad is None else _unshown(grad)
+            return _gradient_of(gradients(g, ans, inputs)[argnum], inputs[argnum])
         return rule
 
     def jvp_rule(argnum):
@@ -170,8 +169,8 @@ def _primitive_of(cls):
                                         *(_shown(v) for v in tangents)))
             # J t = d/du <backward(u), t> for backward(u) = J^T u, linear in u
             try:
-                _, pullback = vjp(lambda u: _unshown(
-                    _none_as_zero(gradients(u, ans, inputs)[argnum], inputs[argnum])), ans)
+                _, pullback = vjp(lambda u: _gradient_of(gradients(u, ans, inputs)[argnum],
+                                                         inputs[argnum]), ans)
                 return pullback(t)[0]
             except (TypeError, AttributeError) as err:
                 raise TypeError(f"{cls.__name__}: forward mode needs a staticmethod "
@@ -183,10 +182,25 @@ def _primitive_of(cls):
     if cls.forward.__code__.co_flags & 0x04:  # forward(ctx, *inputs): any number
         raise TypeError(f"{cls.__name__}.forward must name its inputs "
                         f"(forward(ctx, x, y)), not take *args")
-    op = Primitive(forward, cls.__name__)
+    op = _FunctionPrimitive(forward, cls.__name__)
+    op.gradients = gradients
     op.defvjp(*(vjp_rule(i) for i in range(count)))
     op.defjvp(*(jvp_rule(i) for i in range(count)))
     return op
+
+
+class _FunctionPrimitive(Primitive):
+    """A Function's primitive: one call of backward gives the gradients of all the
+    arguments a backward pass asks for (the per-argument rules would call it once each)."""
+
+    def pullback(self, g, ans, args, kwargs, argnums):
+        grads = self.gradients(g, ans, args)
+        return [_gradient_of(grads[i], args[i]) for i in argnums]
+
+
+def _gradient_of(grad, like):
+    """What backward returned for an input, as the engine takes it: None is zero."""
+    return 0.0 * like if grad is None else _unshown(grad)
 
 
 def _shown(value):
@@ -201,10 +215,6 @@ def _shown(value):
 
 def _unshown(value):
     return raw(value) if isinstance(value, Tensor) and not value.requires_grad else value
-
-
-def _none_as_zero(grad, like):
-    return 0.0 * like if grad is None else grad
 
 
 def _plain(out, cls):
