@@ -9,6 +9,10 @@ it is the floor: the "floor" row is the time NumPy takes to write that many byte
 * torch         - ``torch.func.vmap(torch.func.grad(loss), in_dims=(None, 0, 0))``;
 * jax           - ``jax.vmap(jax.grad(loss))`` without jit, and under ``jax.jit``.
 
+Each library runs 5 calls in a row per turn (``interleave(block=5)``), as a training
+loop does: a call right after another library's would start with that library's
+data in the caches and its freed memory handed back to the system.
+
     python benchmarks/w9_per_example_grads.py [tiny|quick|full]
 """
 import sys
@@ -99,7 +103,7 @@ def run(size):
         for k in reference:
             checked(np.asarray(got[k], np.float64), np.asarray(reference[k], np.float64),
                     rtol=1e-3, atol=1e-5, what=f"{NAME} / {lib} / {k}")
-    times = interleave(fns, repeats, warmup=2)
+    times = interleave(fns, repeats, warmup=2, block=5)
     case = f"784-128-10, batch {batch}, float32"
     return [row(NAME, case + (" (writing the output: the floor)" if lib == "numpy" else ""),
                 lib if lib != "jax-jit" else "jax", ts,

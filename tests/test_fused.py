@@ -232,3 +232,19 @@ def test_a_square_or_a_cube_by_multiplies_equals_pow(dtype):
         np.testing.assert_array_equal(_pow(x, b), np.power(x, b))
     np.testing.assert_array_equal(_pow(np.abs(x), 2.5), np.power(np.abs(x), 2.5))
     assert _pow(x, 3).dtype == dtype
+
+
+@pytest.mark.parametrize("a_shape, b_shape", [((7, 1, 5), (5, 3)), ((4, 6, 5), (5, 3)),
+                                              ((2, 3, 4, 5), (5, 2)), ((0, 2, 5), (5, 3)),
+                                              ((4, 6, 5), (4, 5, 3)), ((6, 5), (5, 3))])
+def test_a_stack_of_matrices_times_one_matrix_equals_numpys_matmul(a_shape, b_shape):
+    """matmul computes a stack times one matrix as one taller product
+    (rules/linalg.py, _stacked_matmul): the same numbers as np.matmul, for contiguous
+    and transposed stacks alike."""
+    from chainrule.rules.linalg import _stacked_matmul
+    a, b = RNG.standard_normal(a_shape), RNG.standard_normal(b_shape)
+    np.testing.assert_allclose(_stacked_matmul(a, b), np.matmul(a, b), rtol=1e-13, atol=1e-13)
+    at = np.swapaxes(RNG.standard_normal(a_shape[:-2] + a_shape[:-3:-1]), -1, -2)
+    np.testing.assert_allclose(_stacked_matmul(at, b), np.matmul(at, b),
+                               rtol=1e-13, atol=1e-13)
+    assert _stacked_matmul(a.astype(np.float32), b.astype(np.float32)).dtype == np.float32

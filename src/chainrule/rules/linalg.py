@@ -27,6 +27,8 @@ def matmul_vjp_a(g, a, b):
     np.matmul does (b to a column, a to a row), and the extra axis dropped again."""
     if ndim_of(a) == 1 and ndim_of(b) == 2:  # vector @ matrix: b g for each row g, all at once
         return matmul(g, swapaxes(b, -1, -2))
+    if ndim_of(b) == 1 and ndim_of(a) >= 2:  # matrix @ vector: the outer product g b^T
+        return multiply(expand_dims(g, -1), b)
     if ndim_of(b) == 1:
         g, b = expand_dims(g, -1), reshape(b, (1, -1))
     else:
@@ -40,6 +42,8 @@ def matmul_vjp_b(g, a, b):
     """d/db (a @ b) applied to g: a^T @ g, with 1-D operands promoted likewise."""
     if ndim_of(a) == 2 and ndim_of(b) == 1:  # matrix @ vector: a^T g for each row g, as g @ a
         return matmul(g, a)
+    if ndim_of(a) == 1 and ndim_of(b) >= 2:  # vector @ matrix: the outer product a g^T
+        return multiply(expand_dims(a, -1), expand_dims(g, -2))
     if ndim_of(b) == 1:
         g = expand_dims(g, -1)
     if ndim_of(a) == 1:
@@ -80,7 +84,17 @@ def matmul_jvp_b(t, a, b):
     return squeeze(out, -1) if ndim_of(b) == 1 else out
 
 
-matmul = Primitive(xp.matmul, "matmul", batched=True, doc="""\
+def _stacked_matmul(a, b):
+    """np.matmul, faster for a stack of matrices times one matrix: that is one product of
+    a taller matrix, where NumPy would loop over the stack, one small product each."""
+    if xp.ndim(a) > 2 and xp.ndim(b) == 2:
+        a_shape = xp.shape(a)
+        rows = xp.reshape(a, (-1, a_shape[-1]))
+        return xp.reshape(xp.matmul(rows, b), a_shape[:-1] + (xp.shape(b)[-1],))
+    return xp.matmul(a, b)
+
+
+matmul = Primitive(_stacked_matmul, "matmul", batched=True, doc="""\
 The matrix product a @ b, as np.matmul: 1-D, 2-D and batches of matrices.
 
     Shapes (n, k) @ (k, m) -> (n, m); a 1-D operand is a row (on the left) or a column
