@@ -412,3 +412,16 @@ def test_the_autograd_path_takes_scipys_arguments_and_refuses_the_others():
                                rtol=1e-7)
     with pytest.raises(TypeError, match=r"odeint: keyword\(s\) \['Dfun'\]"):
         integrate.odeint(f, np.array([1.0]), times, (0.5,), Dfun=None)
+
+
+def test_under_jit_the_solve_and_its_adjoint_run_at_every_call():
+    def loss(y0, k):
+        ys = odeint(lambda y, t, k: -k * y + cr.sin(t), y0, np.linspace(0.0, 1.0, 4), k)
+        return cr.sum(ys ** 2)
+    step = cr.value_and_grad(loss, argnums=(0, 1))
+    jitted = cr.jit(step)
+    for y0, k in ((np.array([1.0, 2.0]), 0.5), (np.array([-1.0, 0.5]), 1.5)):
+        (value, grads), (jit_value, jit_grads) = step(y0, k), jitted(y0, k)
+        np.testing.assert_allclose(jit_value, value, rtol=1e-12)
+        for g, j in zip(grads, jit_grads):
+            np.testing.assert_allclose(j, g, rtol=1e-12)

@@ -364,3 +364,33 @@ def test_solve_banded_refuses_a_band_of_the_wrong_height():
     with pytest.raises(ValueError, match=r"solve_banded: expected ab of shape \(l \+ u \+ 1, "
                                          r"n\) = \(3, n\) .* got ab \(2, 4\)"):
         sla.solve_banded((1, 1), np.ones((2, 4)), np.ones(4))
+
+
+_SPD = np.random.default_rng(11).standard_normal((3, 3)) * 0.3 + 2.0 * np.eye(3)
+_BAND = np.array([[0.0, 1.0, 1.0], [4.0, 4.0, 4.0], [1.0, 1.0, 0.0]])
+UNDER_JIT = {
+    "solve_triangular": lambda a, b: sla.solve_triangular(a, b, lower=True),
+    "cho_solve": lambda a, b: sla.cho_solve(sla.cho_factor(a @ a.T), b),
+    "lu_solve": lambda a, b: sla.lu_solve(sla.lu_factor(a), b),
+    "lu": lambda a, b: sla.lu(a)[0] @ sla.lu(a)[2] @ b,
+    "expm": lambda a, b: sla.expm(a) @ b,
+    "sqrtm": lambda a, b: sla.sqrtm(a) @ b,
+    "solve_sylvester": lambda a, b: sla.solve_sylvester(a, a, a) @ b,
+    "solve_banded": lambda a, b: sla.solve_banded((1, 1), _BAND * a[0, 0], b),
+}
+
+
+@pytest.mark.parametrize("name", UNDER_JIT)
+def test_under_jit_each_function_and_its_gradient_are_the_eager_ones(name):
+    """SciPy's functions take NumPy arrays: under cr.jit each is one call of the program,
+    run again on every call's numbers (no value of the trace is kept)."""
+    def loss(a, b):
+        return cr.sum(cr.tanh(UNDER_JIT[name](a, b)))
+    step = cr.value_and_grad(loss, argnums=(0, 1))
+    jitted = cr.jit(step)
+    b = np.random.default_rng(12).standard_normal(3)
+    for a in (_SPD, 1.1 * _SPD + 0.1):
+        (value, grads), (jit_value, jit_grads) = step(a, b), jitted(a, b)
+        np.testing.assert_allclose(jit_value, value, rtol=1e-12)
+        for g, j in zip(grads, jit_grads):
+            np.testing.assert_allclose(j, g, rtol=1e-12, atol=1e-14)

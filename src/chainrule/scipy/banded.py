@@ -11,9 +11,11 @@ where A^T is banded with l and u swapped, and (dA x) and the band of b_bar x^T a
 of shifted products, one per stored diagonal.
 """
 
+import functools
+
 import scipy.linalg as _sl
 
-from .. import rules as ops
+from .. import arrays as xp, rules as ops
 from ..primitive import Primitive, shape_of
 
 __all__ = ["solve_banded"]
@@ -66,7 +68,7 @@ def _band_of_outer(lower, upper, left, right):
 
 
 def _forward(ab, b, lower=0, upper=0):
-    return _sl.solve_banded((lower, upper), ab, b)
+    return xp.call(functools.partial(_sl.solve_banded, (lower, upper)), ab, b)
 
 
 _solve = Primitive(_forward, "solve_banded")

@@ -28,7 +28,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .. import rules as ops
+from .. import arrays as xp, rules as ops
 from ..primitive import Box, Primitive, raw, shape_of
 from ..tensor import Tensor
 from ..transforms.functional import jvp, vjp
@@ -179,24 +179,35 @@ def _operation(system, times, rtol, atol, mxstep, hmax):
     solve = dict(rtol=rtol, atol=atol, mxstep=mxstep, hmax=hmax)
     n = system.n
 
-    def forward(z):
+    def states(z):
         y0, _, p = system.split(np.asarray(z, dtype=np.float64))
-        states = np.empty((len(times), n))
+        found = np.empty((len(times), n))
 
         def arrive(i, y):
-            states[i] = y
+            found[i] = y
             return y
-        states[0] = y0
+        found[0] = y0
         _solve(lambda y, t: system.plain_f(y, t, p), y0, times, arrive, **solve)
-        return states
+        return found
+
+    def adjoint(g, ans, z):
+        return _adjoint(system, times, np.asarray(g, dtype=np.float64), ans, z, solve)
+
+    def tangent(dz, ans, z):
+        return _tangent(system, times, np.asarray(dz, dtype=np.float64), ans, z, solve)
+
+    # the solves run on numbers: xp.call hands them NumPy arrays (under cr.jit, each
+    # solve is one call of the program, run again at every call)
+    def forward(z):
+        return xp.call(states, z)
 
     def reverse(g, ans, z):
         _refuse_second_order(g, ans, z)
-        return _adjoint(system, times, np.asarray(g, dtype=np.float64), ans, z, solve)
+        return xp.call(adjoint, g, ans, z)
 
     def forward_mode(dz, ans, z):
         _refuse_second_order(dz, ans, z)
-        return _tangent(system, times, np.asarray(dz, dtype=np.float64), ans, z, solve)
+        return xp.call(tangent, dz, ans, z)
 
     op = Primitive(forward, "odeint")
     op.defvjp(reverse)

@@ -12,6 +12,9 @@ that chainrule differentiates are ``cr.linalg``'s (``solve``, ``inv``, ``det``,
 ``eigh``, ``svd``, ``qr``...): both re-exported here.
 """
 
+import functools
+
+import numpy as np
 import scipy.linalg as _sl
 
 from .. import arrays as xp, rules as ops
@@ -33,7 +36,11 @@ def _triangle(m, lower):
 
 
 def _solve_forward(a, b, trans=0, lower=False, unit_diagonal=False):
-    return _sl.solve_triangular(a, b, trans=trans, lower=lower, unit_diagonal=unit_diagonal)
+    # SciPy's functions take NumPy arrays only: xp.call hands them over (under cr.jit,
+    # as one call of the program)
+    solve = functools.partial(_sl.solve_triangular, trans=trans, lower=lower,
+                              unit_diagonal=unit_diagonal)
+    return xp.call(solve, a, b)
 
 
 _solve = Primitive(_solve_forward, "solve_triangular")
@@ -139,17 +146,25 @@ def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
 def _rows(piv):
     """LAPACK's pivots (row i swapped with row piv[i], in turn) as the order of a's
     rows that L U equals."""
-    perm = xp.arange(len(piv))
+    return xp.call(_row_order, piv)
+
+
+def _row_order(piv):
+    perm = np.arange(len(piv))
     for i, j in enumerate(piv):
         perm[i], perm[j] = perm[j], perm[i]
     return perm
 
 
-def _lu_forward(a):
+def _lu_packed(a):
     # the pivots ride along as a last column, so that the rules see the permutation
     # the factors were made with; the column has no derivative
     lu, piv = _sl.lu_factor(a)
-    return xp.concat([lu, piv[:, None].astype(lu.dtype)], axis=1)
+    return np.concatenate([lu, piv[:, None].astype(lu.dtype)], axis=1)
+
+
+def _lu_forward(a):
+    return xp.call(_lu_packed, a)
 
 
 _lu = Primitive(_lu_forward, "lu_factor")
@@ -234,7 +249,7 @@ def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
                          f"(n,) and (n,) or (n, k)")
     if trans not in (0, 1, 2, "N", "T", "C"):
         raise ValueError(f"lu_solve: trans={trans!r}; expected 0, 1 or 2")
-    perm = _rows(xp.asarray(piv))
+    perm = _rows(xp.as_array(piv))
     if trans in (0, "N"):  # a[perm] = L U: L y = b[perm], then U x = y
         y = _solve(lu, ops.take(b, perm, axis=0), lower=True, unit_diagonal=True)
         return _solve(lu, y, lower=False)
@@ -265,5 +280,5 @@ def lu(a, permute_l=False, overwrite_a=False, check_finite=True, p_indices=False
     order = xp.argsort(_rows(piv))  # a = lower[order] @ upper
     if permute_l:
         return ops.take(lower, order, axis=0), upper
-    p = order if p_indices else xp.eye(n)[order]
+    p = order if p_indices else (order[:, None] == xp.arange(n)).astype(float)  # eye[order]
     return p, lower, upper

@@ -68,9 +68,11 @@ def _frechet_forward(f, a, e):
 def _primary(name, f, refusal):
     """f (SciPy's function of a real matrix) as a primitive, and its Fréchet derivative
     L(a, e) as another, each with rules written with the other and itself."""
-    value = Primitive(lambda a: _real(name, f(a), refusal), name)
-    frechet = Primitive(lambda a, e: _real(name, _frechet_forward(f, a, e), refusal),
-                        f"{name}_frechet")
+    # SciPy's functions take NumPy arrays only: xp.call hands them over (under cr.jit,
+    # as one call of the program)
+    value = Primitive(lambda a: xp.call(lambda m: _real(name, f(m), refusal), a), name)
+    frechet = Primitive(lambda a, e: xp.call(
+        lambda m, d: _real(name, _frechet_forward(f, m, d), refusal), a, e), f"{name}_frechet")
 
     def corner_vjp(g, ans, a, e):
         # L(a, e) is f(M)'s upper-right block, M = [[a, e], [0, a]]: M's gradient is
@@ -135,7 +137,7 @@ def logm(A, disp=True):
 # Sylvester and Lyapunov equations, and the square root through them
 # ---------------------------------------------------------------------------------------
 
-_sylvester = Primitive(lambda a, b, q: _sl.solve_sylvester(a, b, q), "solve_sylvester")
+_sylvester = Primitive(lambda a, b, q: xp.call(_sl.solve_sylvester, a, b, q), "solve_sylvester")
 
 
 def _sylvester_adjoint(g, a, b):
@@ -193,7 +195,8 @@ def solve_continuous_lyapunov(a, q):
 
 _SQRTM_REFUSAL = ("the matrix has no real square root (a negative real eigenvalue); "
                   "expected a real matrix whose real eigenvalues are all nonnegative")
-_sqrtm = Primitive(lambda a: _real("sqrtm", _sl.sqrtm(a), _SQRTM_REFUSAL), "sqrtm")
+_sqrtm = Primitive(lambda a: xp.call(lambda m: _real("sqrtm", _sl.sqrtm(m), _SQRTM_REFUSAL), a),
+                   "sqrtm")
 # S S = A: S dS + dS S = dA, a Sylvester equation in dS; its adjoint has S^T for S
 _sqrtm.defvjp(lambda g, ans, a: _sylvester(ops.transpose(ans), ops.transpose(ans), g))
 _sqrtm.defjvp(lambda t, ans, a: _sylvester(ans, ans, t))
