@@ -55,6 +55,7 @@ CHAINRULE = SimpleNamespace(
     flip=cr.flip, roll=cr.roll, tril=cr.tril, triu=cr.triu, logaddexp=cr.logaddexp,
     grad=cr.grad, value_and_grad=cr.value_and_grad, vjp=cr.vjp, jvp=cr.jvp,
     jacrev=cr.jacrev, jacfwd=cr.jacfwd, hessian=cr.hessian,
+    fori_loop=cr.fori_loop, scan=cr.scan,
 )
 
 
@@ -79,6 +80,7 @@ def jax_backend():
         transpose=jnp.transpose,
         grad=jax.grad, value_and_grad=jax.value_and_grad, vjp=jax.vjp, jvp=jax.jvp,
         jacrev=jax.jacrev, jacfwd=jax.jacfwd, hessian=jax.hessian,
+        fori_loop=jax.lax.fori_loop, scan=jax.lax.scan,
     )
 
 
@@ -110,6 +112,7 @@ UNARY = ("exp", "sin", "cos", "tanh", "sigmoid", "softplus", "arctan", "arcsinh"
          "erfc", "ndtr", "log_ndtr")  # (the last three: chainrule.scipy.special's)
 ALONG_AXIS = ("cumsum", "sort", "flip", "roll")  # shape-keeping, along one axis
 KINKS = ("relu", "abs")
+LOOPS = ("fori_loop", "scan")  # in the loop programs only (``generate(seed, loops=True)``)
 
 
 def number_text(x):
@@ -164,6 +167,12 @@ def describe(node):
         return f"where({text[0]} > 0.0, {text[1]}, {text[2]})"
     if op in INNER_TRANSFORMS:
         return describe_inner(node, text)
+    if op == "fori_loop":
+        return f"fori_loop(0, {p['steps']}, lambda i, {p['var']}: {text[0]}, {text[1]})"
+    if op == "scan":
+        reverse = ", reverse=True" if p["reverse"] else ""
+        return (f"(lambda c, ys: c + sum(ys, axis=0))(*scan(lambda {p['var']}, {p['xvar']}: "
+                f"({text[0]}, {text[1]}), {text[2]}, {text[3]}{reverse}))")
     return f"{op}({', '.join(text)})"  # exp, sin, ..., log, sqrt, maximum, dot, outer, matmul
 
 
@@ -197,6 +206,8 @@ def evaluate(node, env, B):
         return value.copy() if isinstance(value, np.ndarray) else value
     if op in INNER_TRANSFORMS:
         return evaluate_inner(node, env, B)
+    if op in LOOPS:
+        return evaluate_loop(node, env, B)
     a = [evaluate(child, env, B) for child in node.args]
     if op == "add":
         return a[0] + a[1]
@@ -263,6 +274,24 @@ def evaluate_inner(node, env, B):
     return getattr(B, node.op)(f)(point)  # jacrev, jacfwd, hessian
 
 
+def evaluate_loop(node, env, B):
+    """fori_loop: the body maps the carry to the next one. scan: two bodies of the carry
+    and x, the next carry and y; the node's value is the last carry plus the sum of the
+    ys. Both bodies close over every variable in ``env``."""
+    p = node.params
+    if node.op == "fori_loop":
+        def body(i, carry):
+            return evaluate(node.args[0], {**env, p["var"]: carry}, B)
+        return B.fori_loop(0, p["steps"], body, evaluate(node.args[1], env, B))
+
+    def step(carry, x):
+        inner = {**env, p["var"]: carry, p["xvar"]: x}
+        return evaluate(node.args[0], inner, B), evaluate(node.args[1], inner, B)
+    init, xs = evaluate(node.args[2], env, B), evaluate(node.args[3], env, B)
+    carry, ys = B.scan(step, init, xs, reverse=p["reverse"])
+    return carry + B.sum(ys, axis=0)
+
+
 def compile_program(outputs, arg_names, B):
     """The program as a Python function of its arguments, in library B."""
     def program(*args):
@@ -303,8 +332,9 @@ class Variable:
 class Generator:
     """Random expression trees from one seeded NumPy generator."""
 
-    def __init__(self, rng):
+    def __init__(self, rng, loops=False):
         self.rng = rng
+        self.loops = loops  # whether fori_loop and scan are among the operations
 
     # -- random choices ------------------------------------------------------------------
     def chance(self, p):
@@ -398,6 +428,9 @@ class Generator:
                   self.reduction, self.linear_algebra, self.assembly, self.rearrange,
                   self.kink, self.where, self.along_axis]
         weights = [3, 4, 2, 2, 2, 2, 1.5, 1.5, 1.5, 1, 1.5]
+        if self.loops:
+            makers.append(self.loop)
+            weights.append(1.5)
         for _ in range(10):
             node = self.pick(makers, weights)(shape, depth - 1, scope)
             if node is not None:
@@ -662,6 +695,37 @@ class Generator:
         b = self.build(self.operand_shape(shape), depth, scope)
         return Node("where", (condition, a, b), shape, max(a.bound, b.bound))
 
+    # -- loops -----------------------------------------------------------------------------
+    def loop(self, shape, depth, scope):
+        """fori_loop or scan over 1 to 4 steps: a carry of this shape, whose next value
+        (squashed by tanh, so that it stays bounded however many steps) is a body that
+        reads the carry (and scan's x) and closes over the outer variables."""
+        steps, k = int(self.rng.integers(1, 5)), len(scope)
+        init = self.build(shape, depth, scope)
+        carry = Variable(f"c{k}", (), shape, max(init.bound, 1.0))
+        if self.chance(0.4):
+            body = self.loop_body(shape, depth, scope + (carry,), carry)
+            return Node("fori_loop", (body, init), shape, carry.bound,
+                        {"var": carry.name, "steps": steps})
+        x_shape = self.pick([(), (self.dim(),)])
+        xs = self.build((steps,) + x_shape, depth, scope)
+        x = Variable(f"x{k}", (), x_shape, xs.bound)
+        inner = scope + (carry, x)
+        body = self.loop_body(shape, depth, inner, carry)
+        y = self.squash(self.build(shape, max(depth - 1, 1), inner))
+        return Node("scan", (body, y, init, xs), shape, carry.bound + steps * y.bound,
+                    {"var": carry.name, "xvar": x.name, "steps": steps,
+                     "reverse": self.chance(0.3)})
+
+    def loop_body(self, shape, depth, scope, carry):
+        for _ in range(5):  # a body that reads the carry
+            body = self.build(shape, max(depth - 1, 1), scope)
+            if self.reads(body, carry.name):
+                break
+        else:
+            body = self.plus_a_function_of(body, carry)
+        return Node("tanh", (body,), shape, 1.0)
+
     # -- inner transforms --------------------------------------------------------------
     def inner_transform(self, shape, depth, scope, nest):
         """A transform inside the program, of a body that closes over the outer
@@ -790,11 +854,13 @@ def random_like(g, value):
     return np.asarray(g.numbers(np.shape(value)))
 
 
-def generate(seed):
+def generate(seed, loops=False):
     """The case for a seed: the transform and nesting depth cycle with the seed (every
-    pattern once in any len(PATTERNS) seeds in a row); the rest is random."""
+    pattern once in any len(PATTERNS) seeds in a row); the rest is random. With
+    ``loops``, fori_loop and scan are among the operations, and the program holds at
+    least one (a family of its own: the same seed gives another program)."""
     transform, nest = PATTERNS[seed % len(PATTERNS)]
-    g = Generator(np.random.default_rng(seed))
+    g = Generator(np.random.default_rng(seed), loops)
     args = random_arguments(g)
     case = Case(seed, transform, nest, args, random_argnums(g, len(args)), outputs=[])
     case.outputs = random_outputs(g, case)
@@ -831,6 +897,10 @@ def random_outputs(g, case):
         for k in range(count):
             shape = () if scalar else g.pick([(), (g.dim(),), (g.dim(), g.dim())], [3, 3, 1])
             outputs.append(g.build(shape, depth, scope, case.nest if k == 0 else 0))
+        if g.loops and not any(n.op in LOOPS for out in outputs for n in out.walk()):
+            first = outputs[0]
+            loop = g.squash(g.loop(first.shape, depth - 1, scope))
+            outputs[0] = g.arithmetic("add", first, loop, first.shape)
         if any(g.reads(out, name) for out in outputs for name in wanted):
             break
     return outputs
@@ -1092,6 +1162,14 @@ def sites(node, scope, in_kink=False):
         yield from sites(node.args[0], inner, in_kink)
         for child in node.args[1:]:
             yield from sites(child, scope, in_kink)
+        return
+    if node.op in LOOPS:  # the bodies see the carry (and x); init and xs do not
+        p, bodies = node.params, (1 if node.op == "fori_loop" else 2)
+        inner = scope + (Variable(p["var"], (), node.shape),)
+        if node.op == "scan":
+            inner += (Variable(p["xvar"], (), node.args[3].shape[1:]),)
+        for k, child in enumerate(node.args):
+            yield from sites(child, inner if k < bodies else scope, in_kink)
         return
     for child in node.args:
         yield from sites(child, scope, in_kink or node.op in KINK_OPS)

@@ -8,6 +8,9 @@ function with respect to its cotangent; with zero, one or two more transforms in
 program, whose bodies close over the outer variables (three levels in all). The seeds
 cycle through every (transform, nesting depth) pair, so any 24 seeds in a row hold each
 once. A failure prints the program as Python, the seed, the transform and both results.
+A second family of programs holds loops (``cr.fori_loop`` and ``cr.scan`` against
+``jax.lax``'s, their bodies closing over the outer variables, inner transforms around
+or inside them): the same seeds, other programs.
 
 An outcome is one of three: agree; a wrong number (no error); an error. Anything but
 agreement is a failure.
@@ -32,6 +35,7 @@ sys.path.insert(0, os.path.dirname(__file__))  # (when run as a script)
 import fuzz_programs as fp  # noqa: E402
 
 COUNT = int(os.environ.get("CHAINRULE_FUZZ_N", "240"))  # 10 rounds of the 24 patterns
+LOOP_COUNT = COUNT // 2  # programs with loops
 
 
 # ---------------------------------------------------------------------------------------
@@ -39,26 +43,25 @@ COUNT = int(os.environ.get("CHAINRULE_FUZZ_N", "240"))  # 10 rounds of the 24 pa
 # ---------------------------------------------------------------------------------------
 
 @lru_cache(maxsize=None)
-def case_for(seed):
-    return fp.generate(seed)
+def case_for(seed, loops=False):
+    return fp.generate(seed, loops)
 
 
 @lru_cache(maxsize=None)
-def jax_result(seed):
-    return fp.run_jax(case_for(seed))
+def jax_result(seed, loops=False):
+    return fp.run_jax(case_for(seed, loops))
 
 
-def check(seed):
+def check(seed, loops=False):
     """The outcome for a seed."""
-    case = case_for(seed)
-    return fp.check(case, theirs=jax_result(seed))
+    return fp.check(case_for(seed, loops), theirs=jax_result(seed, loops))
 
 
-def seed_params(count):
+def seed_params(count, loops=False):
     """One test per seed, named by its transform and nesting depth; past the first round
     of the patterns (one seed of each), marked slow: make test runs them all."""
     for seed in range(count):
-        case = case_for(seed)
+        case = case_for(seed, loops)
         marks = [pytest.mark.slow] if seed >= len(fp.PATTERNS) else []
         yield pytest.param(seed, id=f"{seed}-{case.transform}-{case.nest}", marks=marks)
 
@@ -72,6 +75,24 @@ def test_chainrule_gives_jax_numbers(seed):
     """The program of this seed, under its transform: chainrule's numbers are JAX's."""
     outcome = check(seed)
     assert outcome.kind == "agree", fp.report(case_for(seed), outcome)
+
+
+@pytest.mark.parametrize("seed", list(seed_params(LOOP_COUNT, loops=True)))
+def test_chainrule_gives_jax_numbers_through_loops(seed):
+    """The loop program of this seed: fori_loop and scan against jax.lax's."""
+    outcome = check(seed, loops=True)
+    assert outcome.kind == "agree", fp.report(case_for(seed, True), outcome)
+
+
+def test_every_loop_program_holds_a_loop_and_both_kinds_appear():
+    cases = [case_for(s, True) for s in range(min(LOOP_COUNT, 48))]
+    held = [{n.op for n in c.nodes()} & set(fp.LOOPS) for c in cases]
+    assert all(held) and set().union(*held) == set(fp.LOOPS)
+    scans = [n for c in cases for n in c.nodes() if n.op == "scan"]
+    assert {n.params["reverse"] for n in scans} == {True, False}
+    in_a_body = [n for c in cases for t in c.nodes() if t.op in fp.INNER_TRANSFORMS
+                 for n in t.args[0].walk() if n.op in fp.LOOPS]
+    assert in_a_body, "no loop inside an inner transform's body"
 
 
 def test_the_seeds_cover_every_transform_at_every_nesting_depth():
@@ -91,14 +112,15 @@ def test_the_seeds_cover_every_input_kind_and_inner_transform():
                           for inside in (True, False)}
 
 
+@pytest.mark.parametrize("loops", [False, True], ids=["plain", "loops"])
 @pytest.mark.parametrize("seed", range(len(fp.PATTERNS)))
-def test_a_printed_program_runs_and_gives_the_same_numbers(seed):
+def test_a_printed_program_runs_and_gives_the_same_numbers(seed, loops):
     """describe_case is the program: run as Python with chainrule's names (and
     chainrule.scipy.special's), it gives what the compiled program gives (one seed of
     each transform and nesting depth)."""
     import chainrule as cr
     import chainrule.scipy.special as sps
-    case = case_for(seed)
+    case = case_for(seed, loops)
     namespace = {name: getattr(cr, name) for name in dir(cr) if not name.startswith("_")}
     namespace.update({name: getattr(sps, name) for name in sps.__all__})
     namespace.update(array=np.array, weighted_total=lambda tree, w: fp.weighted_total(
@@ -168,11 +190,17 @@ class Tally:
 
 
 def fuzz(count, show=3):
-    """Check ``count`` programs and print the outcomes; 1 if any program fails."""
+    """Check ``count`` programs, and half as many with loops, and print the outcomes;
+    1 if any program fails."""
+    failed = [fuzz_family(count, False, show), fuzz_family(count // 2, True, show)]
+    return 1 if any(failed) else 0
+
+
+def fuzz_family(count, loops, show):
     tally = Tally()
     start = time.time()
     for seed in range(count):
-        outcome = check(seed)
+        outcome = check(seed, loops)
         tally.outcomes[outcome.kind] += 1
         if outcome.kind == "error":
             tally.errors[outcome.category] += 1
@@ -180,7 +208,8 @@ def fuzz(count, show=3):
             tally.failures.append((seed, outcome))
         case_for.cache_clear()
         jax_result.cache_clear()
-    print(f"{count} programs in {time.time() - start:.0f} s: " + ", ".join(
+    what = "programs with loops" if loops else "programs"
+    print(f"{count} {what} in {time.time() - start:.0f} s: " + ", ".join(
         f"{tally.outcomes[k]} {k}" for k in ("agree", "wrong", "error")))
     for category, n in tally.errors.most_common():
         print(f"  raised {n} times: {category}")
@@ -188,8 +217,8 @@ def fuzz(count, show=3):
         print(f"  seed {seed}: {outcome.category}")
     for seed, outcome in tally.failures[:show]:
         print("-" * 88)
-        print(fp.report(fp.generate(seed), outcome))
-    return 1 if tally.failures else 0
+        print(fp.report(fp.generate(seed, loops), outcome))
+    return bool(tally.failures)
 
 
 if __name__ == "__main__":
