@@ -23,7 +23,7 @@ from .recording import Attribute, Effect, Method, Slot, UFUNC_OF
 from .state import TensorState, is_input
 from ..tensor import Tensor
 
-__all__ = ["program_function", "call_function", "listing", "MISS"]
+__all__ = ["program_function", "loop_function", "call_function", "listing", "MISS"]
 
 MISS = object()  # a call whose checks failed: the generic path decides
 
@@ -277,6 +277,43 @@ def program_function(program):
     return source.build("program", "<cr.jit program>")
 
 
+def loop_function(loop):
+    """``loop(*carry, *xs, *captured) -> (*carry, *ys)`` of a ``loops.Loop``: a Python
+    ``for`` over the steps (``while`` the condition holds) that calls the body's
+    function, each y written into its row of the stacked result."""
+    source = Source(body=loop.body._run)
+    names = [f"a{k}" for k in range(loop.carries + loop.xs + loop.cond_captured
+                                     + loop.body_captured)]
+    carry, xs = names[:loop.carries], names[loop.carries:loop.carries + loop.xs]
+    body_reads = names[len(names) - loop.body_captured:]
+    lines = source.lines
+    lines.append(f"def loop({', '.join(names)}):")
+    ys = [f"y{k}" for k in range(len(loop.ys))]
+    for y, (shape, dtype) in zip(ys, loop.ys):
+        lines.append(f"    {y} = np.empty({(loop.steps,) + shape!r}, "
+                     f"{source.constant(dtype)})")
+    step = [f"v{k}" for k in range(len(ys))]
+    targets = ", ".join(carry + step) + ("," if len(carry + step) == 1 else "")
+    if loop.cond is None:
+        order = f"range({loop.steps - 1}, -1, -1)" if loop.reverse else \
+            f"range({loop.steps})"
+        lines.append(f"    for i in {order}:")
+        reads = (["i"] if loop.counter else []) + carry + [f"{x}[i]" for x in xs]
+    else:
+        source.namespace["cond"] = loop.cond._run
+        cond_reads = names[loop.carries:loop.carries + loop.cond_captured]
+        lines.append(f"    while cond({', '.join(carry + cond_reads)})[0]:")
+        reads = list(carry)
+    if targets:
+        lines.append(f"        {targets} = body({', '.join(reads + body_reads)})")
+    else:
+        lines.append(f"        body({', '.join(reads + body_reads)})")
+    lines.extend(f"        {y}[i] = {v}" for y, v in zip(ys, step))
+    outs = carry + ys
+    lines.append(f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
+    return source.build("loop", f"<cr.jit {loop.__name__}>")
+
+
 # ---------------------------------------------------------------------------------------
 # For readers
 # ---------------------------------------------------------------------------------------
@@ -287,8 +324,9 @@ def _describe(value):
     return type(value).__name__
 
 
-def listing(program):
-    """The program numbered, a call a line, with the shape and dtype each made."""
+def listing(program, indent=""):
+    """The program numbered, a call a line, with the shape and dtype each made; a
+    loop's body listed once, indented, under the loop's line."""
     names = program.names
 
     def name(n):
@@ -308,10 +346,14 @@ def listing(program):
         shapes = [_describe(program.values[o]) for o in op.results()]
         comment = f"  # {', '.join(shapes)}" if shapes else ""
         out.append(f"{i + 1:>{width}}  {lines.line(op)}{comment}")
+        fn = op.fn.fn if type(op.fn) is Effect else op.fn
+        for title, part in getattr(fn, "parts", lambda: ())():
+            out.append(f"{' ' * (width + 2)}# {title}:")
+            out.append(listing(part, " " * (width + 4)))
     out.append("outputs: " + ", ".join(
         name(n) + (f" -> {program.destinations[n]}" if n in program.destinations else "")
         for n in program.outputs))
-    return "\n".join(out)
+    return "\n".join(indent + line for line in "\n".join(out).split("\n"))
 
 
 # ---------------------------------------------------------------------------------------

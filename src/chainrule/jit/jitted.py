@@ -30,7 +30,7 @@ import numpy as np
 
 from .. import arrays as xp
 from ..modes import is_grad_enabled
-from . import randomness, recording
+from . import loops, randomness, recording
 from .state import ObjectState, TensorState, carries_state, grad_key, untraced
 from .codegen import MISS, call_function
 from .program import Program, compile_program
@@ -170,7 +170,7 @@ class Jitted:
 
     # --- tracing ----------------------------------------------------------------------
     def _trace(self, args, kwargs, key, keep=True):
-        trace = recording.Recording("forward" if is_grad_enabled() else "no_grad")
+        trace = loops.Recorder("forward" if is_grad_enabled() else "no_grad")
         session = _Session(trace)
         names = _argument_names(self.fun, len(args))
         traced_args = [arg if i in self.static_argnums else

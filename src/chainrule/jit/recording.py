@@ -402,10 +402,25 @@ UFUNC_OF = {operator.add: np.add, operator.sub: np.subtract, operator.mul: np.mu
              operator.eq: np.equal, operator.ne: np.not_equal}
 
 
-class Recording:
-    """A recording in progress: the program's inputs and calls so far."""
+class _Deeper(Exception):
+    """A call reads a value of a loop's body nested in the recording asked to record
+    it: the body records the call."""
 
-    def __init__(self, section="forward"):
+    def __init__(self, trace):
+        self.trace = trace
+
+
+class Recording:
+    """A recording in progress: the program's inputs and calls so far.
+
+    A recording may be the *body* of a loop of another (``child``): a traced value of
+    an enclosing recording that the body reads becomes an input of the body
+    (``captured``), and a call on values of both is recorded by the body."""
+
+    def __init__(self, section="forward", parent=None):
+        self.parent = parent
+        self.captured = []        # the enclosing recording's values the body reads
+        self._captures = {}       # id(enclosing value) -> (it, the body's input for it)
         self.ops = []
         self.inputs = []          # slot numbers of the program's arguments, in order
         self.values = {}          # slot -> the value it had while tracing
@@ -415,6 +430,35 @@ class Recording:
         self.adopt = None         # adopt(obj): cr.jit makes a tensor's arrays inputs
         self.drawn = set()        # ids of the generators draw() drew from
         self._slots = itertools.count()
+
+    def child(self):
+        """A recording of a loop's body, nested in this one (``chainrule/jit/loops.py``):
+        it adopts state and notes draws as this one does."""
+        body = type(self)("forward", parent=self)
+        body.adopt, body.drawn = self.adopt, self.drawn
+        return body
+
+    def encloses(self, other):
+        """Whether ``other`` is a recording nested (at any depth) in this one."""
+        other = other.parent
+        while other is not None:
+            if other is self:
+                return True
+            other = other.parent
+        return False
+
+    def capture(self, traced):
+        """The body's input that stands for ``traced``, a value of an enclosing
+        recording (made an input the first time the body reads it)."""
+        if self.parent is None:
+            raise TracingError("cr.jit: a value traced by another cr.jit call was "
+                               "used here; pass it as an argument instead")
+        found = self._captures.get(id(traced))
+        if found is None:
+            outer = traced if traced._trace is self.parent else self.parent.capture(traced)
+            found = self._captures[id(traced)] = (traced, self.input(outer._value))
+            self.captured.append(outer)
+        return found[1]
 
     def input(self, value):
         """A new argument of the program, holding ``value`` while tracing."""
@@ -468,9 +512,12 @@ class Recording:
                 "traced function (kept in a global, or in an object the function does not "
                 "take as an argument or read through a Tensor)")
         given = {}
-        written = [self._written_slot(w, given) for w in writes]
-        targs = self._template(args, given)
-        tkwargs = self._template(kwargs, given)
+        try:
+            written = [self._written_slot(w, given) for w in writes]
+            targs = self._template(args, given)
+            tkwargs = self._template(kwargs, given)
+        except _Deeper as deeper:  # a loop's body reads this value: the body records
+            return deeper.trace.record(fn, args, kwargs, writes, pure, force)
         if not given and not force:
             return fn(*args, **kwargs)
         result = fn(*_values(args), **_values(kwargs))
@@ -481,7 +528,7 @@ class Recording:
 
     def _written_slot(self, target, given):
         if type(target) is Traced:
-            return target._slot
+            return self._template(target, given).n
         # A plain array would be a constant of the program that each run changes (and
         # the plain results NumPy makes from it would not be recorded): refused.
         shape = getattr(target, "shape", "?")
@@ -500,8 +547,9 @@ class Recording:
         kind = type(x)
         if kind is Traced:
             if x._trace is not self:
-                raise TracingError("cr.jit: a value traced by another cr.jit call was "
-                                   "used here; pass it as an argument instead")
+                if self.encloses(x._trace):
+                    raise _Deeper(x._trace)
+                x = self.capture(x)  # (raises unless x is an enclosing recording's)
             given[id(x)] = x
             return Slot(x._slot)
         if kind is tuple or kind is list:

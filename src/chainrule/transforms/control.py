@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import rules as ops
+from .. import arrays as xp, rules as ops
 from ..primitive import Box, Primitive, raw, shape_of
 from .functional import jvp, vjp
 from .pytrees import tree_flatten, tree_unflatten
@@ -39,8 +39,13 @@ def fori_loop(lower: int, upper: int, body_fun: Callable[[int, Any], Any],
     >>> cr.grad(lambda x: cr.fori_loop(0, 4, lambda i, v: v * x, 1.0))(2.0)    # d x**4
     32.0
     """
+    lower, upper = int(raw(lower)), int(raw(upper))
+    looped = _one_call(lambda i, val, _: (body_fun(i + lower if lower else i, val), None),
+                       init_val, None, upper - lower, counter=True)
+    if type(looped) is tuple:
+        return looped[0]
     val = init_val
-    for i in range(int(raw(lower)), int(raw(upper))):
+    for i in range(lower, upper):
         val = body_fun(i, val)
     return val
 
@@ -78,8 +83,47 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
     return _loop(f, init, xs, steps, reverse)
 
 
+def _recorder(leaves):
+    """cr.jit's recorder, where the loop on these leaves can be one call of its program
+    (no transform's value among them: a transform records its own steps)."""
+    recorder = xp.recorder()
+    if recorder is None or not hasattr(recorder, "scan") or \
+            any(isinstance(v, Box) for v in leaves):
+        return None
+    return recorder
+
+
+def _one_call(f, init, xs, steps, reverse=False, counter=False):
+    """Under cr.jit, the loop ``carry, y = f(i, carry, x)`` as one call of the program,
+    its body traced once (chainrule/jit/loops.py): (carry, ys) as a scan returns them;
+    else why it is not (a string; None outside cr.jit)."""
+    c_leaves, c_def = tree_flatten(init)
+    x_leaves, x_def = tree_flatten(xs)
+    recorder = _recorder(c_leaves + x_leaves)
+    if recorder is None or steps < 1:
+        return None
+    y_def = []
+
+    def body(i, c, x):
+        carry, y = f(i, tree_unflatten(c_def, c), tree_unflatten(x_def, x))
+        c_new, new_def = tree_flatten(carry)
+        if new_def != c_def:
+            return None
+        y_leaves, structure = tree_flatten(y)
+        y_def.append(structure)
+        return c_new, y_leaves
+    looped = recorder.scan(body, c_leaves, x_leaves, steps, reverse, counter)
+    if type(looped) is str:
+        return looped
+    return tree_unflatten(c_def, looped[0]), tree_unflatten(y_def[0], looped[1])
+
+
 def _loop(f, init, xs, steps, reverse):
-    """The scan as Python runs it, step after step."""
+    """The scan as Python runs it, step after step (under cr.jit, one call of the
+    program where it can be)."""
+    looped = _one_call(lambda i, c, x: f(c, x), init, xs, steps, reverse)
+    if type(looped) is tuple:
+        return looped
     leaves, treedef = tree_flatten(xs)
     order = range(steps - 1, -1, -1) if reverse else range(steps)
     carry, ys = init, [None] * steps
@@ -108,54 +152,62 @@ def _scan_operation(f, init, xs, steps, reverse):
     result packs [the final carry's leaves, the stacked ys' leaves]."""
     c_leaves, c_def = tree_flatten(init)
     x_leaves, x_def = tree_flatten(xs)
-    if not _floats(c_leaves + x_leaves):
+    moving = [k for k, leaf in enumerate(x_leaves) if isinstance(leaf, Box)]
+    if not _floats(c_leaves + [x_leaves[k] for k in moving]):
         raise _StepByStep
+    fixed = [raw(leaf) for leaf in x_leaves]  # (an x not differentiated stays out of z)
     c_shapes = [shape_of(leaf) for leaf in c_leaves]
-    x_shapes = [shape_of(leaf) for leaf in x_leaves]
+    x_shapes = [shape_of(x_leaves[k]) for k in moving]
     out = {}  # the result's layout, known once the forward has run
 
     def unpack_inputs(z):
+        """(the carry, the xs' leaves) packed in z (the xs not differentiated as given)."""
         c, start = [], 0
         for shape in c_shapes:
             size = int(np.prod(shape))
             c.append(ops.reshape(z[start:start + size], shape))
             start += size
-        xs_ = []
-        for shape in x_shapes:
+        xs_ = list(fixed)
+        for k, shape in zip(moving, x_shapes):
             size = int(np.prod(shape))
-            xs_.append(ops.reshape(z[start:start + size], shape))
+            xs_[k] = ops.reshape(z[start:start + size], shape)
             start += size
-        return tree_unflatten(c_def, c), tree_unflatten(x_def, xs_)
+        return tree_unflatten(c_def, c), xs_
+
+    def f_leaves(c, x):
+        """f of the carry and of the list of x's leaves."""
+        return f(c, tree_unflatten(x_def, x or []))
+
+    def with_x(x_leaves, moved):
+        """f of the carry and of the differentiated leaves of x, the others as given."""
+        def f_of(c, moved_leaves):
+            leaves = list(x_leaves)
+            for k, leaf in zip(moved, moved_leaves):
+                leaves[k] = leaf
+            return f(c, tree_unflatten(x_def, leaves))
+        return f_of
 
     def pack(leaves):
         return ops.concatenate([ops.reshape(leaf, (-1,)) for leaf in leaves]) if leaves \
             else np.zeros(0)
 
-    def run(z):
-        """The loop on the packed input: (the carries before each step, the ys)."""
-        carry, xs_ = unpack_inputs(z)
-        xl, _ = tree_flatten(xs_)
-        order = range(steps - 1, -1, -1) if reverse else range(steps)
-        carries, ys = [None] * steps, [None] * steps
-        for i in order:
-            carries[i] = carry
-            x = tree_unflatten(x_def, [leaf[i] for leaf in xl]) if xl else None
-            carry, ys[i] = f(carry, x)
-        return carry, carries, ys
-
     def forward(z):
-        carry, _, ys = run(z)
-        final, _ = tree_flatten(carry)
-        y_leaves = [tree_flatten(y)[0] for y in ys]
-        flat = final + [leaf for per_step in y_leaves for leaf in per_step]
-        if any(isinstance(v, Box) for v in flat) or not _floats(flat):
+        carry, xs_ = unpack_inputs(z)
+        step = f_leaves
+        if xp.recorder() is None:
+            final, ys = _loop(step, carry, xs_, steps, reverse)
+        else:  # under cr.jit the carries are kept for the reverse pass, not run again
+            def keep(c, x):
+                new, y = step(c, x)
+                return new, (y, c)
+            final, (ys, carries) = _loop(keep, carry, xs_, steps, reverse)
+            out["carries"] = (z, carries)
+        final, out["carry_def"] = tree_flatten(final)
+        stacked, out["y_def"] = tree_flatten(ys)
+        if any(isinstance(v, Box) for v in final + stacked) or not _floats(final + stacked):
             raise _StepByStep  # f closed over a traced value, or made non-floats
-        out["carry_def"], out["carry_shapes"] = tree_flatten(carry)[1], \
-            [shape_of(v) for v in final]
-        out["y_def"] = tree_flatten(ys[0])[1]
-        out["y_shapes"] = [shape_of(v) for v in y_leaves[0]]
-        stacked = [np.stack([per_step[k] for per_step in y_leaves])
-                   for k in range(len(y_leaves[0]))]
+        out["carry_shapes"] = [shape_of(v) for v in final]
+        out["y_shapes"] = [shape_of(v)[1:] for v in stacked]
         return np.concatenate([np.ravel(v) for v in final + stacked])
 
     def unpack_result(flat):
@@ -174,40 +226,40 @@ def _scan_operation(f, init, xs, steps, reverse):
 
     def reverse_rule(g, ans, z):
         g_final, g_stacked = unpack_result(g)
-        _, carries, _ = run(z)          # each step's carry, from the (traced) input again
-        _, xs_ = unpack_inputs(z)
-        xl, _ = tree_flatten(xs_)
-        g_carry = tree_unflatten(out["carry_def"], g_final)
-        g_xs = [None] * steps
-        order = range(steps) if reverse else range(steps - 1, -1, -1)
-        for i in order:
-            x = tree_unflatten(x_def, [leaf[i] for leaf in xl]) if xl else None
-            g_y = tree_unflatten(out["y_def"], [leaf[i] for leaf in g_stacked])
-            _, pullback = vjp(lambda c, x: f(c, x), carries[i], x)
-            g_carry, g_xs[i] = pullback((g_carry, g_y))
-        g_x_leaves = [ops.stack([tree_flatten(g_xs[i])[0][k] for i in range(steps)])
-                      for k in range(len(x_shapes))]
-        return pack(tree_flatten(g_carry)[0] + g_x_leaves)
+        carry, xs_ = unpack_inputs(z)
+        kept = out.get("carries")
+        if kept is not None and kept[0] is z:
+            carries = kept[1]
+        else:  # each step's carry, from the (traced) input again
+            carries = scan(lambda c, x: (f_leaves(c, x)[0], c), carry, xs_, steps, reverse)[1]
+
+        def back(g_carry, step):  # one step backwards: cr.vjp of f
+            c, x, g_y = step
+            if not moving:
+                return vjp(lambda c: f_leaves(c, x), c)[1]((g_carry, g_y))[0], None
+            return vjp(with_x(x, moving), c, [x[k] for k in moving])[1]((g_carry, g_y))
+        g_ys = tree_unflatten(out["y_def"], g_stacked)
+        g_carry, g_xs = scan(back, tree_unflatten(out["carry_def"], g_final),
+                             (carries, xs_, g_ys), steps, not reverse)
+        return pack(tree_flatten(g_carry)[0] + (tree_flatten(g_xs)[0] if moving else []))
 
     def forward_rule(t, ans, z):
         carry, xs_ = unpack_inputs(z)
         t_carry, t_xs = unpack_inputs(t)
-        xl, _ = tree_flatten(xs_)
-        tl, _ = tree_flatten(t_xs)
-        order = range(steps - 1, -1, -1) if reverse else range(steps)
-        t_ys = [None] * steps
-        for i in order:
-            x = tree_unflatten(x_def, [leaf[i] for leaf in xl]) if xl else None
-            tx = tree_unflatten(x_def, [leaf[i] for leaf in tl]) if tl else None
-            (carry, _), (t_carry, t_ys[i]) = jvp(f, (carry, x), (t_carry, tx))
-        y_leaves = [ops.stack([tree_flatten(t_ys[i])[0][k] for i in range(steps)])
-                    for k in range(len(out["y_shapes"]))]
-        return pack(tree_flatten(t_carry)[0] + y_leaves)
+        t_moved = [t_xs[k] for k in moving]
+
+        def step(both, x_both):  # one step forwards: cr.jvp of f
+            x, t_x = x_both
+            (c, _), (t_c, t_y) = jvp(with_x(x, moving), (both[0], [x[k] for k in moving]),
+                                     (both[1], t_x))
+            return (c, t_c), t_y
+        (_, t_carry), t_ys = scan(step, (carry, t_carry), (xs_, t_moved), steps, reverse)
+        return pack(tree_flatten(t_carry)[0] + tree_flatten(t_ys)[0])
 
     op = Primitive(forward, "scan")
     op.defvjp(reverse_rule)
     op.defjvp(forward_rule)
-    flat = op(pack(c_leaves + x_leaves))
+    flat = op(pack(c_leaves + [x_leaves[k] for k in moving]))
     final, stacked = unpack_result(flat)
     return (tree_unflatten(out["carry_def"], final),
             tree_unflatten(out["y_def"], stacked))
@@ -220,9 +272,27 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
     >>> cr.while_loop(lambda v: v < 10, lambda v: v * 3, 1)
     27
     """
+    leaves, treedef = tree_flatten(init_val)
+    recorder = _recorder(leaves)
+    reason = None
+    if recorder is not None:
+        def body(c):
+            new, new_def = tree_flatten(body_fun(tree_unflatten(treedef, c)))
+            return new if new_def == treedef else None
+        looped = recorder.while_loop(lambda c: cond_fun(tree_unflatten(treedef, c)), body,
+                                     leaves)
+        if type(looped) is not str:
+            return tree_unflatten(treedef, looped)
+        reason = looped
     val = init_val
-    while bool(raw(cond_fun(val))):
-        val = body_fun(val)
+    try:
+        while bool(raw(cond_fun(val))):
+            val = body_fun(val)
+    except TypeError as error:  # (a condition on a traced value cannot run in Python)
+        if reason is None:
+            raise
+        raise TypeError(f"cr.while_loop under cr.jit: the loop cannot be one loop of the "
+                        f"program: {reason}") from error
     return val
 
 
