@@ -298,7 +298,7 @@ def loop_function(loop):
         order = f"range({loop.steps - 1}, -1, -1)" if loop.reverse else \
             f"range({loop.steps})"
         lines.append(f"    for i in {order}:")
-        reads = (["i"] if loop.counter else []) + carry + [f"{x}[i]" for x in xs]
+        reads = carry + [f"{x}[i]" for x in xs]
     else:
         source.namespace["cond"] = loop.cond._run
         cond_reads = names[loop.carries:loop.carries + loop.cond_captured]

@@ -40,18 +40,18 @@ def _kind(value):
 class Loop:
     """The ``fn`` of a loop's ``Op``: ``loop(*carry, *xs, *captured) -> (*carry, *ys)``.
 
-    ``body``: the program of one step, ``body([i], *carry, [*x], *captured) ->
-    (*carry, *y)``; ``cond`` (a while loop): the program of the condition,
+    ``body``: the program of one step, ``body(*carry, *x, *captured) -> (*carry, *y)``
+    (x: row i of each of the xs); ``cond`` (a while loop): the program of the condition,
     ``cond(*carry, *captured) -> (flag,)``. ``ys``: the (shape, dtype) of each y, stacked
-    on a new leading axis of ``steps``; ``counter``: the body takes the step's index."""
+    on a new leading axis of ``steps``."""
 
-    def __init__(self, name, body, carries, xs=0, steps=None, reverse=False,
-                 counter=False, ys=(), cond=None):
+    def __init__(self, name, body, carries, xs=0, steps=None, reverse=False, ys=(),
+                 cond=None):
         self.__name__ = name
         self.body, self.cond = body, cond
         self.carries, self.xs, self.steps = carries, xs, steps
-        self.reverse, self.counter, self.ys = reverse, counter, list(ys)
-        self.body_captured = len(body.inputs) - carries - xs - counter
+        self.reverse, self.ys = reverse, list(ys)
+        self.body_captured = len(body.inputs) - carries - xs
         self.cond_captured = 0 if cond is None else len(cond.inputs) - carries
         self._run = codegen.loop_function(self)
 
@@ -87,17 +87,16 @@ class Recorder(Recording):
     """cr.jit's recording, which keeps the loops of ``chainrule.transforms.control`` as
     loops of the program (``xp.recorder()`` is one while cr.jit traces)."""
 
-    def scan(self, body, carry, xs, steps, reverse=False, counter=False):
+    def scan(self, body, carry, xs, steps, reverse=False):
         """``(final carry, stacked ys)`` (lists of leaves) of a loop of ``steps`` steps,
-        recorded as one call: ``body(i, carry, x) -> (carry, ys)`` (lists of leaves; i
-        the step's index if ``counter``, else None; None: the body cannot be traced as
-        one step) is traced once. A string where it cannot be: the reason."""
+        recorded as one call: ``body(carry, x) -> (carry, ys)`` (lists of leaves, x the
+        step's row of each of ``xs``; None: the body cannot be traced as one step) is
+        traced once. A string where it cannot be: the reason."""
         first = steps - 1 if reverse else 0
         inner = self.child()
-        i = inner.input(first) if counter else None
         c = [inner.input(_value(v)) for v in carry]
         x = [inner.input(_value(leaf)[first]) for leaf in xs]
-        made = _trace(inner, lambda: body(i, c, x))
+        made = _trace(inner, lambda: body(c, x))
         if type(made) is str:
             return made
         new, ys = made
@@ -108,15 +107,13 @@ class Recorder(Recording):
         changed = _changed(c, new)
         if changed:
             return changed
-        names = {s._slot: f"carry[{k}]" for k, s in enumerate(c)}
+        names = _names(inner, c)
         names.update({s._slot: f"x[{k}]" for k, s in enumerate(x)})
-        if counter:
-            names[i._slot] = "i"
         program = _compile(inner, [t._slot for t in new + ys], names)
         if program is None:
             return "the body writes into its inputs"
         kinds = [(np.shape(t._value), np.result_type(t._value)) for t in ys]
-        loop = Loop("scan", program, len(c), len(x), steps, reverse, bool(counter), kinds)
+        loop = Loop("scan", program, len(c), len(x), steps, reverse, kinds)
         out = self._record(loop, list(carry) + list(xs) + inner.captured, [program])
         if type(out) is str:
             return out
@@ -141,8 +138,7 @@ class Recorder(Recording):
                     if function is body else "the condition is not computed from the carry"
             if function is body and _changed(c, out):
                 return _changed(c, out)
-            program = _compile(inner, [t._slot for t in out],
-                               {s._slot: f"carry[{k}]" for k, s in enumerate(c)})
+            program = _compile(inner, [t._slot for t in out], _names(inner, c))
             if program is None:
                 return "the body writes into its inputs"
             traced.append((program, inner.captured))
@@ -159,6 +155,14 @@ class Recorder(Recording):
             return self.record(loop, tuple(args), {}, pure=not effects, force=effects)
         except TracingError as error:
             return f"a step of the loop does not run as the traced one ({error})"
+
+
+def _names(inner, carry):
+    """The listing's names of a body's inputs: the carry's, and what it reads besides."""
+    names = {s._slot: f"carry[{k}]" for k, s in enumerate(carry)}
+    captured = inner.inputs[len(inner.inputs) - len(inner.captured):]
+    names.update({n: f"read[{k}]" for k, n in enumerate(captured)})
+    return names
 
 
 def _value(x):

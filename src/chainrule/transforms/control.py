@@ -40,10 +40,8 @@ def fori_loop(lower: int, upper: int, body_fun: Callable[[int, Any], Any],
     32.0
     """
     lower, upper = int(raw(lower)), int(raw(upper))
-    looped = _one_call(lambda i, val, _: (body_fun(i + lower if lower else i, val), None),
-                       init_val, None, upper - lower, counter=True)
-    if type(looped) is tuple:
-        return looped[0]
+    if xp.recorder() is not None:  # cr.jit: a scan over the indices, one loop of the program
+        return scan(lambda val, i: (body_fun(i, val), None), init_val, range(lower, upper))[0]
     val = init_val
     for i in range(lower, upper):
         val = body_fun(i, val)
@@ -93,8 +91,8 @@ def _recorder(leaves):
     return recorder
 
 
-def _one_call(f, init, xs, steps, reverse=False, counter=False):
-    """Under cr.jit, the loop ``carry, y = f(i, carry, x)`` as one call of the program,
+def _one_call(f, init, xs, steps, reverse=False):
+    """Under cr.jit, the loop ``carry, y = f(carry, x)`` as one call of the program,
     its body traced once (chainrule/jit/loops.py): (carry, ys) as a scan returns them;
     else why it is not (a string; None outside cr.jit)."""
     c_leaves, c_def = tree_flatten(init)
@@ -104,15 +102,15 @@ def _one_call(f, init, xs, steps, reverse=False, counter=False):
         return None
     y_def = []
 
-    def body(i, c, x):
-        carry, y = f(i, tree_unflatten(c_def, c), tree_unflatten(x_def, x))
+    def body(c, x):
+        carry, y = f(tree_unflatten(c_def, c), tree_unflatten(x_def, x))
         c_new, new_def = tree_flatten(carry)
         if new_def != c_def:
             return None
         y_leaves, structure = tree_flatten(y)
         y_def.append(structure)
         return c_new, y_leaves
-    looped = recorder.scan(body, c_leaves, x_leaves, steps, reverse, counter)
+    looped = recorder.scan(body, c_leaves, x_leaves, steps, reverse)
     if type(looped) is str:
         return looped
     return tree_unflatten(c_def, looped[0]), tree_unflatten(y_def[0], looped[1])
@@ -121,7 +119,7 @@ def _one_call(f, init, xs, steps, reverse=False, counter=False):
 def _loop(f, init, xs, steps, reverse):
     """The scan as Python runs it, step after step (under cr.jit, one call of the
     program where it can be)."""
-    looped = _one_call(lambda i, c, x: f(c, x), init, xs, steps, reverse)
+    looped = _one_call(f, init, xs, steps, reverse)
     if type(looped) is tuple:
         return looped
     leaves, treedef = tree_flatten(xs)
