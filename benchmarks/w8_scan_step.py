@@ -6,11 +6,14 @@ the sum of the last hidden state squared; the gradient in W and U. float64.
 
 * chainrule            - ``cr.scan`` eagerly: one operation of the graph (its reverse
                          pass reruns the steps and walks them back with cr.vjp);
-* chainrule-jit        - the same under ``cr.jit`` (the loop is traced step by step);
+* chainrule-jit        - the same under ``cr.jit``: one loop of the program for the
+                         forward (which keeps each step's carry) and one for the
+                         reverse walk, each body traced once;
 * chainrule-jit (loop) - a Python loop under ``cr.jit``;
 * jax                  - ``jax.jit(jax.grad(...))`` of ``lax.scan`` (one loop in XLA).
 
-The program sizes (NumPy calls in the cr.jit program) are printed with the times.
+The program sizes (the lines of ``make_program``'s listing: a loop's body is listed,
+and counted, once) are printed with the times.
 
     python benchmarks/w8_scan_step.py [tiny|quick|full]
 """

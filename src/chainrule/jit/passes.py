@@ -12,6 +12,15 @@ they had while tracing, and returns its decision, which the code generator reads
 * ``unused_inputs``: the inputs no call reads.
 
 Blocks of rows, the longest pass, is ``blocks.py``.
+
+A loop (``loops.py``) is one call to these passes: it reads its arguments (the initial
+carry, the xs, what its body reads) and makes new arrays (its body's results, never a
+kept buffer, and what it stacks), or gives back an argument itself where the body
+passes a carry on unchanged (``Recording._wrap_one``: the same slot). What lives from
+step to step lives inside the call, so no pass needs to see into it: it is not a new
+array for a buffer (``new_arrays``), its results' views are found from their values as
+any call's (``views``), and its body, a program of its own, went through the passes
+when it was traced.
 """
 
 import operator

@@ -6,10 +6,17 @@ Each runs its body as Python runs a loop, so every transform differentiates thro
 as through any Python code. ``scan`` differentiated in its carry and xs is one operation
 of the graph (its steps are not nodes; see ``scan``); the others record each step
 (``while_loop``, as in JAX, is for the forward computation: it differentiates only
-where its number of steps does not depend on what is differentiated). Under ``cr.jit``
-a loop whose bounds are Python numbers is traced step by step into the program
-(unrolled, not one loop operation); a condition on a traced value raises at the trace,
-as Python's ``if`` does.
+where its number of steps does not depend on what is differentiated).
+
+Under ``cr.jit`` each is one loop of the program (chainrule/jit/loops.py): its body is
+traced once, into a program of its own that the loop calls at each step, so
+``make_program`` lists the body once, whatever the number of steps. A ``fori_loop``
+there is a ``scan`` over ``range(lower, upper)``, so its derivatives are loops too, as
+``scan``'s are (its reverse and forward rules are scans). A ``while_loop``'s condition
+is computed by the program at each step, so it may depend on data. A body that cannot
+be one program for every step (it branches on data, changes the kind of its carry, or
+closes over a value being differentiated) is traced step by step instead, as Python
+runs it; a ``while_loop`` with a condition on data then raises, saying why.
 
 >>> cr.fori_loop(0, 3, lambda i, x: x * 2.0, 1.0)
 8.0
@@ -59,7 +66,9 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
     one carry per step), then walks them backwards with ``cr.vjp`` of ``f``, and its
     forward mode carries ``cr.jvp`` of ``f`` along; both are differentiable again. Where
     ``f`` closes over a value being differentiated, or a carry is not made of floats,
-    the steps are recorded one by one instead (the same derivatives).
+    the steps are recorded one by one instead (the same derivatives). Under ``cr.jit``
+    the carries are kept from the forward loop for the reverse pass instead of being
+    computed again.
 
     >>> cr.scan(lambda c, x: (c * x, c), 1.0, np.array([2.0, 3.0]), reverse=True)[1].tolist()
     [3.0, 1.0]
