@@ -193,6 +193,14 @@ def sections():
                 + _entries("random.", cr.random, cr.random.__all__),
                 "`cr.random`: JAX-style keys and samplers, pure functions of the key "
                 "(fresh numbers at every call of a cr.jit program)."),
+        Section("jax.lax's names", "chainrule.lax",
+                [Entry("cr.lax", cr.lax, "module")]
+                + _entries("lax.", cr.lax, ["map", "dynamic_slice_in_dim",
+                                            "dynamic_update_slice_in_dim",
+                                            "dynamic_index_in_dim"]),
+                "`cr.lax` (`from chainrule import lax`): the loops, branches and dynamic "
+                "slices are "
+                "`cr.`'s own (above); these are the rest."),
         Section("JAX's example optimisers", "chainrule.example_libraries.optimizers",
                 [Entry("chainrule.example_libraries.optimizers", example_optimizers,
                        "module")]

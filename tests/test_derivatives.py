@@ -105,8 +105,9 @@ class Case:
     ``(shape, domain)`` per differentiable input. ``prim(*arrays)``, when the
     expression is a single primitive call, returns ``(primitive, args, kwargs)``: the
     same call, for the JVP check (an argument that *is* one of the arrays is
-    differentiated). ``fd=False`` for an op whose output is rounded to float32 (finite
-    differences mean nothing there); ``f32=False`` for a case that changes dtype.
+    differentiated). ``fd=False`` for an op whose output is rounded to float32, or whose
+    derivative is 0 by definition (stop_gradient): finite differences mean nothing
+    there, in either mode; ``f32=False`` for a case that changes dtype.
     """
 
     def __init__(self, id, fn, ref, specs, prim=None, fd=True, f32=True):
@@ -326,6 +327,10 @@ for _name, _f, _t, _p, _dom in UNARY:
     for _shape in SHAPES:
         case(f"{_name}{_shape}", _f, _t, (_shape, _dom),
              prim=lambda x, _p=_p: (_p, (x,), {}))
+# the identity with derivative 0 by definition (so no central differences)
+for _shape in SHAPES:
+    case(f"stop_gradient{_shape}", cr.stop_gradient, lambda x: x.detach() + 0 * x,
+         (_shape, "any"), prim=lambda x: (D.stop_gradient, (x,), {}), fd=False)
 
 # the same operations as Tensor methods and operators
 for _name, _f, _t, _p, _dom in UNARY:
@@ -1083,7 +1088,7 @@ case("hinge_loss", lambda s: F.hinge_loss(s, _const(_PM1, s)),
 
 CASE_PARAMS = [pytest.param(c, id=c.id) for c in CASES]
 FD_PARAMS = [pytest.param(c, id=c.id) for c in CASES if c.fd]
-JVP_PARAMS = [pytest.param(c, id=c.id) for c in CASES if c.prim is not None]
+JVP_PARAMS = [pytest.param(c, id=c.id) for c in CASES if c.prim is not None and c.fd]
 F32_PARAMS = [pytest.param(c, id=c.id) for c in CASES if c.f32]
 
 

@@ -25,6 +25,7 @@ from .transforms import (Function, GradcheckError, fixed_point, grad, gradcheck,
                          value_and_grad, vjp, vmap)
 from .transforms.control import (cond, dynamic_slice, dynamic_update_slice, fori_loop, scan,
                                  switch, while_loop)
+from .transforms import lax
 from .modes import detect_anomaly, enable_grad, inference_mode, is_grad_enabled, no_grad
 from .primitive import Primitive, elementwise, primitive
 from .creation import (arange, eye, full, linspace, ones, ones_like, rand, randn, zeros,
@@ -55,6 +56,7 @@ __all__ = [
     "tree_reduce", "register_pytree_node", "register_dataclass", "ravel_pytree", "fixed_point",
     # JAX's structured control flow
     "fori_loop", "scan", "while_loop", "cond", "switch", "dynamic_slice", "dynamic_update_slice",
+    "lax",
     # tracing a function into a program of NumPy calls
     "jit", "make_program",
     # modes
@@ -76,5 +78,7 @@ __all__ = [
 # writes them: both live in nn/, beside the modules whose state they hold.
 _sys.modules[__name__ + ".optim"] = optim
 _sys.modules[__name__ + ".checkpoint"] = checkpoint
+# ``from chainrule import lax`` / ``import chainrule.lax``, as JAX's ``jax.lax``
+_sys.modules[__name__ + ".lax"] = lax
 
 _point_warnings_at_the_user()  # NumPy's RuntimeWarnings name the user's line (origin.py)

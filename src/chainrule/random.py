@@ -40,6 +40,10 @@ def key(seed: int) -> np.ndarray:
     >>> cr.random.key(0)
     array([2968811710, 3677149159], dtype=uint32)
     """
+    return xp.call(_hashed, raw(seed))  # (a traced seed, a step number under cr.jit, too)
+
+
+def _hashed(seed):
     return np.random.SeedSequence(int(seed)).generate_state(2, dtype=np.uint32)
 
 

@@ -24,7 +24,8 @@ __all__ = ["arcsin", "arccos", "arctan2", "hypot", "sinh", "cosh", "arcsinh", "a
            "arctanh", "expm1", "log2", "log10", "exp2", "logaddexp", "logaddexp2",
            "square", "logit", "reciprocal", "sinc", "deg2rad", "rad2deg", "radians", "degrees",
            "fabs", "fmax", "fmin", "mod", "fmod", "floor", "ceil", "round", "around",
-           "rint", "trunc", "fix", "nan_to_num", "real", "imag", "conj", "conjugate", "elu"]
+           "rint", "trunc", "fix", "nan_to_num", "real", "imag", "conj", "conjugate", "elu",
+           "stop_gradient"]
 METHODS = ["round"]  # also methods of Tensor
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
@@ -260,6 +261,16 @@ rint = _flat("rint", xp.rint, "x rounded to the nearest integer (half to even)."
     [0.0, 2.0, 2.0]
     """)
 fix = trunc
+stop_gradient = elementwise(
+    xp.positive, "stop_gradient", lambda ans, x: xp.zeros_like(raw(ans)), text=("0",),
+    doc="""\
+x itself, as a constant of differentiation (jax.lax.stop_gradient): its derivative is
+    0, so every transform and backward() sees no dependence on x through it, at every
+    order; under cr.vmap a batch stays a batch.
+
+    >>> cr.grad(lambda x: x * cr.stop_gradient(x))(3.0)      # d/dx (x * c) at c = x
+    3.0
+    """)
 round = _flat("round", lambda x, decimals=0: xp.round(x, decimals),
               "x rounded to ``decimals`` places (half to even, as NumPy).", example="""
     >>> cr.round(cr.tensor([1.234, 5.678]), 1).data.tolist()

@@ -13,6 +13,7 @@ its derivatives of any order follow. Outside a distribution's support a log-dens
 """
 
 import math
+import sys
 
 from .. import arrays as xp, rules as ops
 from ..primitive import elementwise, ndim_of, raw, shape_of
@@ -528,3 +529,9 @@ def _singular_logpdf(columns, cov, k):
     # off the subspace, as SciPy: the part of x - mean in the null space, beyond a tolerance
     residual = xp.linalg.norm(xp.transpose(raw(columns)) @ null, axis=-1)
     return _inside(residual < 1e3 * cutoff, out)
+
+
+# JAX imports each distribution as a module (``import jax.scipy.stats.norm as norm``):
+# here the name under stats is the distribution itself, so that import works too
+for _name in __all__:
+    sys.modules[f"{__name__}.{_name}"] = globals()[_name]

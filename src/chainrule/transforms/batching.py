@@ -160,7 +160,9 @@ class BatchTracer(Tracer):
                         f"to example; this operation cannot run on a batch at once")
 
     def _call(self, function, args):
-        return _per_example_numpy(function, args, {})
+        # each example's call goes through the namespace again (under cr.jit, a call of
+        # the program)
+        return _per_example_numpy(lambda *row: xp.call(function, *row), args, {})
 
     def _convert(self, kind):
         self._refuse(f"{kind.__name__}()")
@@ -281,7 +283,7 @@ def _stack_rows(rows):
         return type(rows[0])(_stack_rows([r[k] for r in rows]) for k in range(len(rows[0])))
     if any(isinstance(r, Box) for r in rows):
         return ops.stack(rows)
-    return np.stack([np.asarray(r) for r in rows])
+    return xp.stack([xp.as_array(r) for r in rows])  # (traced rows, under cr.jit, stay so)
 
 
 def _per_example(call):
