@@ -68,19 +68,15 @@ def mapped(case, seed):
             jax.vmap(theirs, in_axes=in_axes, out_axes=out_axes), values)
 
 
-# Seeds that raise today (a clear TypeError, never a wrong number): under vmap, the
-# backward pass of indexing inside an inner vjp or jacrev meets a batched value where
-# np.add.at needs an array. Strict: when they pass, this list must go.
-KNOWN_ERRORS = {256, 407, 761, 766}
+# Seeds beyond the default count, run with it: the backward pass of indexing inside an
+# inner vjp or jacrev, under vmap, scatters at an index computed from batched data (a
+# batched index: batching_indexing.py).
+BATCHED_INDEX = {256, 407, 761, 766}
 
 
 def seed_params(count):
-    for s in sorted(set(range(count)) | (KNOWN_ERRORS if count >= 96 else set())):
-        marks = [pytest.mark.slow] if s >= 24 else []
-        if s in KNOWN_ERRORS:
-            marks.append(pytest.mark.xfail(raises=TypeError, strict=True,
-                                           reason="indexing's backward under vmap"))
-        yield pytest.param(s, marks=marks)
+    for s in sorted(set(range(count)) | (BATCHED_INDEX if count >= 96 else set())):
+        yield pytest.param(s, marks=[pytest.mark.slow] if s >= 24 else [])
 
 
 @pytest.mark.parametrize("seed", list(seed_params(COUNT)))

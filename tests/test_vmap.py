@@ -260,3 +260,180 @@ def test_errors():
         cr.vmap(lambda a: a, axis_size=7)(X)
     with pytest.raises(ValueError, match="vmap: in_axes must be"):
         cr.vmap(lambda a: a, in_axes={"a": 0})
+
+
+# ---------------------------------------------------------------------------------------
+# A batched index: one index per example (an embedding lookup, a gather, the scatter of
+# indexing's backward pass), the indexed array mapped too or shared
+# ---------------------------------------------------------------------------------------
+
+# (name, f(x, i) in the same words for both libraries, one example's x shape, the batch
+# of indices); B = 4 examples. Negative indices, slices, Ellipsis and None among them.
+B = 4
+GATHERS = [
+    ("rows", lambda x, i: x[i], (5, 3), np.array([[0, 4], [2, 2], [-1, 3], [1, -5]])),
+    ("one row", lambda x, i: x[i], (5, 3), np.array([3, 0, -2, 4])),
+    ("rows 2-d", lambda x, i: x[i], (5, 3), rng.integers(-5, 5, size=(B, 2, 3))),
+    ("columns", lambda x, i: x[:, i], (3, 5), np.array([[0, 4], [2, 2], [-1, 3], [1, 1]])),
+    ("rows then a slice", lambda x, i: x[i, 1:3], (5, 4), np.array([[0, 4], [2, 2], [-1, 3], [1, 1]])),
+    ("pairs", lambda x, i: x[i, np.array([1, 0])], (5, 3), np.array([[0, 4], [2, 2], [-1, 3], [1, 1]])),
+    ("apart", lambda x, i: x[1, :, i], (3, 4, 5), np.array([[0, 4], [2, 2], [-1, 3], [1, 1]])),
+    ("middle", lambda x, i: x[:, i, :], (2, 5, 3), np.array([[0, 4, 1], [2, 2, 0], [-1, 3, 3], [1, 1, 1]])),
+    ("ellipsis", lambda x, i: x[..., i], (2, 3, 5), np.array([[0, 4], [2, 2], [-1, 3], [1, 1]])),
+    ("new axis", lambda x, i: x[None, i], (5, 3), np.array([[0, 4], [2, 2], [-1, 3], [1, 1]])),
+]
+
+
+def _gather(case, mapped_x):
+    name, f, shape, index = case
+    x = rng.normal(size=((B,) if mapped_x else ()) + shape)
+    return f, x, index, (0 if mapped_x else None, 0)
+
+
+@pytest.mark.parametrize("mapped_x", [False, True])
+@pytest.mark.parametrize("case", GATHERS, ids=[c[0] for c in GATHERS])
+def test_a_batched_index_gathers_as_jax_does(case, mapped_x):
+    f, x, index, in_axes = _gather(case, mapped_x)
+    before = dict(batching.fallbacks)
+    close(cr.vmap(f, in_axes=in_axes)(cr.tensor(x), index),
+          jax.vmap(f, in_axes=in_axes)(jnp.asarray(x), index))
+    weights = rng.normal(size=np.shape(jax.vmap(f, in_axes=in_axes)(jnp.asarray(x), index)))
+
+    def loss(np_):
+        return lambda x, i, w: np_.sum(f(x, i) ** 2 * w)
+
+    w_axes = in_axes + (0,)
+    # per-example gradients, Jacobians and Hessian-vector products of the indexed array
+    close(cr.vmap(cr.grad(loss(cr)), in_axes=w_axes)(x, index, weights),
+          jax.vmap(jax.grad(loss(jnp)), in_axes=w_axes)(x, index, weights))
+    close(cr.vmap(cr.jacfwd(f), in_axes=in_axes)(x, index),
+          jax.vmap(jax.jacfwd(f), in_axes=in_axes)(x, index))
+    close(cr.vmap(cr.jacrev(f), in_axes=in_axes)(x, index),
+          jax.vmap(jax.jacrev(f), in_axes=in_axes)(x, index))
+    close(cr.vmap(cr.hessian(loss(cr)), in_axes=w_axes)(x, index, weights),
+          jax.vmap(jax.hessian(loss(jnp)), in_axes=w_axes)(x, index, weights))
+    # the gradient of a mapped function, through the batched index
+    close(cr.grad(lambda x: cr.sum(cr.vmap(f, in_axes=in_axes)(x, index) ** 2 * weights))(x),
+          jax.grad(lambda x: jnp.sum(jax.vmap(f, in_axes=in_axes)(x, index) ** 2 * weights))(x))
+    # one gather (or one scatter for the gradient), never a loop over the examples
+    assert dict(batching.fallbacks) == before
+
+
+def test_an_embedding_lookup_per_example():
+    W = rng.normal(size=(6, 3))
+    tokens = np.array([[0, 5, 5], [1, 2, 3], [4, 0, 0], [-1, 2, 1]])
+    close(cr.vmap(cr.grad(lambda W, i: cr.sum(W[i] ** 2)), in_axes=(None, 0))(W, tokens),
+          jax.vmap(jax.grad(lambda W, i: jnp.sum(W[i] ** 2)), in_axes=(None, 0))(W, tokens))
+    _, tangents = cr.vmap(lambda i: cr.jvp(lambda W: W[i] ** 2, (W,), (np.ones_like(W),)))(tokens)
+    _, expected = jax.vmap(lambda i: jax.jvp(lambda W: W[i] ** 2, (W,), (jnp.ones_like(W),)))(tokens)
+    close(tangents, expected)
+
+
+TAKES = [
+    ("take", lambda np_: lambda x, i: np_.take(x, i, axis=1), np.array([[0, 3], [2, 2], [1, 0], [3, 3]])),
+    ("take flat", lambda np_: lambda x, i: np_.take(x, i), np.array([[0, 11], [7, 7], [1, 0], [5, 3]])),
+    ("take_along_axis", lambda np_: lambda x, i: np_.take_along_axis(x, i, axis=1),
+     rng.integers(0, 4, size=(B, 3, 2))),
+    ("take_along_axis 0", lambda np_: lambda x, i: np_.take_along_axis(x, i, axis=0),
+     rng.integers(0, 3, size=(B, 2, 4))),
+]
+
+
+@pytest.mark.parametrize("mapped_x", [False, True])
+@pytest.mark.parametrize("case", TAKES, ids=[c[0] for c in TAKES])
+def test_take_with_batched_indices(case, mapped_x):
+    _, f, index = case
+    x = rng.normal(size=((B,) if mapped_x else ()) + (3, 4))
+    in_axes = (0 if mapped_x else None, 0)
+    close(cr.vmap(f(cr), in_axes=in_axes)(cr.tensor(x), index),
+          jax.vmap(f(jnp), in_axes=in_axes)(jnp.asarray(x), index))
+    close(cr.vmap(cr.jacrev(f(cr)), in_axes=in_axes)(x, index),
+          jax.vmap(jax.jacrev(f(jnp)), in_axes=in_axes)(x, index))
+    close(cr.vmap(cr.jacfwd(f(cr)), in_axes=in_axes)(x, index),
+          jax.vmap(jax.jacfwd(f(jnp)), in_axes=in_axes)(x, index))
+    close(cr.grad(lambda x: cr.sum(cr.vmap(f(cr), in_axes=in_axes)(x, index) ** 3))(x),
+          jax.grad(lambda x: jnp.sum(jax.vmap(f(jnp), in_axes=in_axes)(x, index) ** 3))(x))
+
+
+SCATTERS = [  # x.at[i] updates, the index batched (unique per example for set)
+    ("add", lambda x, i, v: x.at[i].add(v), np.array([[0, 4, 0], [2, 2, 2], [-1, 3, 1], [1, -5, 0]])),
+    ("set", lambda x, i, v: x.at[i].set(v), np.array([[0, 4, 1], [2, 3, 1], [-1, 3, 1], [1, 0, 2]])),
+    ("add columns", lambda x, i, v: x.at[:, i].add(v.T), np.array([[0, 2, 0], [2, 2, 2], [-1, 1, 1], [1, 0, 0]])),
+    ("set apart", lambda x, i, v: x.at[i, :, 1].set(v.T[:1].T[:, 0] + 0 * v[:, :1].T[0]),
+     np.array([[0, 4, 1], [2, 3, 1], [-1, 3, 1], [1, 0, 2]])),
+]
+
+
+@pytest.mark.parametrize("axes", [(0, 0, 0), (None, 0, 0), (0, 0, None), (None, 0, None)])
+@pytest.mark.parametrize("case", SCATTERS, ids=[c[0] for c in SCATTERS])
+def test_a_batched_index_scatters_as_jax_does(case, axes):
+    name, f, index = case
+    shape = (5, 3, 2) if name == "set apart" else (5, 3) if name != "add columns" else (3, 5)
+    x = rng.normal(size=((B,) if axes[0] == 0 else ()) + shape)
+    v = rng.normal(size=((B,) if axes[2] == 0 else ()) + (3, 3))
+    before = dict(batching.fallbacks)
+    close(cr.vmap(f, in_axes=axes)(cr.tensor(x), index, cr.tensor(v)),
+          jax.vmap(f, in_axes=axes)(jnp.asarray(x), index, jnp.asarray(v)))
+    for argnums in (0, 2):  # per-example derivatives of the array and the values
+        ours, theirs = (cr.tensor(x), index, cr.tensor(v)), (jnp.asarray(x), index, v)
+        close(cr.vmap(cr.jacrev(f, argnums=argnums), in_axes=axes)(*ours),
+              jax.vmap(jax.jacrev(f, argnums=argnums), in_axes=axes)(*theirs))
+        close(cr.vmap(cr.jacfwd(f, argnums=argnums), in_axes=axes)(*ours),
+              jax.vmap(jax.jacfwd(f, argnums=argnums), in_axes=axes)(*theirs))
+    close(cr.grad(lambda x, v: cr.sum(cr.vmap(f, in_axes=axes)(x, index, v) ** 2), (0, 1))(x, v),
+          jax.grad(lambda x, v: jnp.sum(jax.vmap(f, in_axes=axes)(x, index, v) ** 2), (0, 1))(x, v))
+    assert dict(batching.fallbacks) == before
+
+
+def test_an_index_computed_from_batched_data():
+    """argsort and argmax of each example, then indexing with them: sort's backward
+    scatters at an index that differs from example to example."""
+    def top(np_):
+        return lambda x: x[np_.argmax(x)] * np_.sort(x)[::-1][:2]
+
+    close(cr.vmap(top(cr))(X), jax.vmap(top(jnp))(X))
+    close(cr.vmap(cr.grad(lambda x: cr.sum(top(cr)(x) ** 2)))(X),
+          jax.vmap(jax.grad(lambda x: jnp.sum(top(jnp)(x) ** 2)))(X))
+    close(cr.vmap(cr.jacfwd(top(cr)))(X), jax.vmap(jax.jacfwd(top(jnp)))(X))
+    close(cr.vmap(cr.hessian(lambda x: cr.sum(top(cr)(x) ** 3)))(X),
+          jax.vmap(jax.hessian(lambda x: jnp.sum(top(jnp)(x) ** 3)))(X))
+    close(cr.grad(lambda x: cr.sum(cr.vmap(top(cr))(x) ** 3))(X),
+          jax.grad(lambda x: jnp.sum(jax.vmap(top(jnp))(x) ** 3))(X))
+    close(cr.vmap(cr.grad(lambda x: cr.max(x) ** 2 + cr.sum(cr.sort(x) * x)))(X),
+          jax.vmap(jax.grad(lambda x: jnp.max(x) ** 2 + jnp.sum(jnp.sort(x) * x)))(X))
+
+
+def test_vmap_of_vmap_with_batched_indices():
+    x = rng.normal(size=(2, 3, 5))
+    index = rng.integers(-5, 5, size=(2, 3, 4))
+    f = lambda x, i: x[i] ** 2  # noqa: E731
+    close(cr.vmap(cr.vmap(f))(x, index), jax.vmap(jax.vmap(f))(x, index))
+    close(cr.vmap(cr.vmap(f, in_axes=(None, 0)), in_axes=(0, 0))(x[:, 0], index),
+          jax.vmap(jax.vmap(f, in_axes=(None, 0)), in_axes=(0, 0))(x[:, 0], index))
+    close(cr.vmap(cr.vmap(f, in_axes=(0, None)), in_axes=(None, 0))(x[0], index[:, 0]),
+          jax.vmap(jax.vmap(f, in_axes=(0, None)), in_axes=(None, 0))(x[0], index[:, 0]))
+    close(cr.vmap(cr.vmap(cr.grad(lambda x, i: cr.sum(f(x, i)))))(x, index),
+          jax.vmap(jax.vmap(jax.grad(lambda x, i: jnp.sum(f(x, i)))))(x, index))
+
+
+def test_a_batched_boolean_mask_runs_example_by_example():
+    """A mask computed from each example selects its own entries: no one gather can
+    hold them, so the operation loops (counted), and where the examples' counts
+    differ, a batch cannot hold their results (JAX refuses such a mask too)."""
+    before = batching.fallbacks["getitem"]
+    x = np.array([[1.0, -2.0, 3.0], [-1.0, 5.0, 6.0]])
+    np.testing.assert_allclose(cr.vmap(lambda x: x[x > 0.0])(x), [[1.0, 3.0], [5.0, 6.0]])
+    assert batching.fallbacks["getitem"] == before + 1
+    with pytest.raises(ValueError, match=r"getitem gives results of different shapes.*"
+                                         r"\(1,\), \(2,\).*cr.where"):
+        cr.vmap(lambda x: cr.sum(x[x > 0.0]))(np.array([[1.0, -2.0, -3.0], [1.0, 2.0, -1.0]]))
+
+
+def test_jacobians_of_an_index_whose_arrays_are_apart():
+    """x[1, :, i]: NumPy puts the broadcast axes first, in front of a Jacobian's
+    columns too; the rules index the columns by ranges so they stay in front."""
+    x = rng.normal(size=(3, 4, 5))
+    f = lambda x: x[1, :, np.array([[0, -1], [2, 2]])] ** 2  # noqa: E731
+    close(cr.jacfwd(f)(x), jax.jacfwd(f)(x))
+    close(cr.jacrev(f)(x), jax.jacrev(f)(x))
+    close(cr.hessian(lambda x: cr.sum(f(x) ** 2))(x), jax.hessian(lambda x: jnp.sum(f(x) ** 2))(x))

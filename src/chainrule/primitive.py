@@ -209,7 +209,8 @@ class Primitive:
                 kwargs = {k: v for k, v in kwargs.items() if k != "precision"}
             if self.aliases is not None:
                 kwargs = renamed(kwargs, self.aliases, self.name)
-        top = foreign = None
+        top = _batched_param(kwargs) if kwargs else None
+        foreign = None
         for arg in args:
             if type(arg) not in _PLAIN:
                 if isinstance(arg, Box):
@@ -226,6 +227,18 @@ class Primitive:
         if foreign is not None:
             raise TypeError(_refuse_foreign(self.name, foreign))
         return top._apply_primitive(self, args, kwargs)
+
+
+def _batched_param(kwargs):
+    """The highest batch of cr.vmap among an operation's parameters (an index computed
+    from batched data): it takes part in choosing the level, as an operand does."""
+    top = None
+    for value in kwargs.values():
+        for part in (value if type(value) is tuple else (value,)):
+            if isinstance(part, Box) and part._batched and \
+                    (top is None or part._level > top._level):
+                top = part
+    return top
 
 
 def objects_refused(name):

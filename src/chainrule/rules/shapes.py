@@ -353,10 +353,23 @@ def index_add(x, value, index):
 
 
 def _behind(batch, index):
-    """The same index, after the leading batch axes of a gradient."""
+    """The same index, after the leading batch axes of a gradient. Where its arrays are
+    apart (``x[1, :, i]``), NumPy puts their broadcast axes first, in front of the
+    batch's: the batch axes are then indexed by ranges, which join the broadcast."""
     if not batch:
         return index
-    return (slice(None),) * len(batch) + (index if isinstance(index, tuple) else (index,))
+    parts = index if isinstance(index, tuple) else (index,)
+    arrays = [k for k, p in enumerate(parts)
+              if not (isinstance(p, (int, xp.integer, slice)) or p is None or p is Ellipsis)]
+    advanced = [k for k, p in enumerate(parts)
+                if not (isinstance(p, slice) or p is None or p is Ellipsis)]
+    if not arrays or advanced[-1] - advanced[0] + 1 == len(advanced):
+        return (slice(None),) * len(batch) + parts
+    rank = len(batch) + len(xp.broadcast_shapes(*[
+        (1,) if getattr(parts[k], "dtype", None) == bool else shape_of(parts[k])
+        for k in advanced]))
+    return tuple(xp.arange(n).reshape((1,) * k + (n,) + (1,) * (rank - k - 1))
+                 for k, n in enumerate(batch)) + parts
 
 
 getitem.defvjp(lambda g, ans, x, index:
@@ -385,7 +398,8 @@ def _place(update, t, batch, ans, index):
     result (behind any batch axes)."""
     zeros = _zeros_like_raw(batch + shape_of(ans), t)
     if batch:  # the batch axes of t must line up with those of the zeros
-        region = shape_of(xp.zeros(shape_of(ans))[index])
+        region = shape_of(getitem(xp.zeros(shape_of(ans)), index=index))  # (a vmap's
+        # batched index answers one example's shape)
         t = broadcast_to(reshape(t, batch + (1,) * (len(region) - (ndim_of(t) - len(batch)))
                                  + shape_of(t)[len(batch):]), batch + region)
     return update(zeros, t, index=_behind(batch, index))

@@ -30,7 +30,9 @@ files stay a page of calculus and the batching of the library reads as one page.
 * reductions and every operation with an axis: sum, mean, max, min, prod, logsumexp,
   norm, softmax, log_softmax, cumsum, expand_dims, squeeze, swapaxes, transpose,
   concatenate, stack (None: every axis but the batch's);
-* shapes: reshape, broadcast_to, astype, getitem, index_set, index_add;
+* shapes: reshape, broadcast_to, astype;
+* indexing: getitem, index_set, index_add (so take, take_along_axis, sort and the
+  backward passes that scatter), the index batched or not (``batching_indexing.py``);
 * products: matmul (1-d operands included), einsum (without ``...``), the fused linear
   layer;
 * linear algebra on stacks of matrices: inv, det, logabsdet, det_sign, cholesky,
@@ -38,10 +40,12 @@ files stay a page of calculus and the batching of the library reads as one page.
 
 Every other Primitive (convolutions and pooling, cross_entropy, the scipy wrappers
 that are not entry by entry, odeint, fixed_point, cr.Function, a user's
-``cr.primitive``) and any call a rule cannot batch (a batched index, an einsum with
-``...``) takes the *fallback*: a loop over the batch, the operation called on each
-example, the results stacked. Always correct, slower; never silent: each use adds one
-to ``fallbacks[operation name]``, which tests and users can inspect.
+``cr.primitive``) and any call a rule cannot batch (a boolean mask computed from
+batched data, an einsum with ``...``) takes the *fallback*: a loop over the batch, the
+operation called on each example, the results stacked. Always correct, slower; never
+silent: each use adds one to ``fallbacks[operation name]``, which tests and users can
+inspect. Examples whose results differ in shape (``x[x > 0]``) cannot be stacked: a
+ValueError says so (JAX refuses such a mask under vmap too).
 
 Random numbers. chainrule draws from NumPy Generators, which have no batch axis: a
 draw inside the function (``rng.normal(size=x.shape)``) is made once, with one
@@ -61,6 +65,7 @@ from .. import numpy_protocol
 from .. import rules as ops
 from ..primitive import Box, Primitive, new_level, shape_of
 from ..rules import convolution, fused
+from . import batching_indexing as indexing
 from .pytrees import tree_flatten, tree_unflatten
 from .tracer import Tracer
 
@@ -215,18 +220,23 @@ def _per_example_numpy(func, args, kwargs):
 # ---------------------------------------------------------------------------------------
 
 def _apply_primitive(cls, prim, args, kwargs):
-    level = max(a._level for a in args if isinstance(a, BatchTracer))
+    # a parameter may be batched too (an index computed from batched data)
+    params = [x for x in tree_flatten(kwargs)[0] if isinstance(x, BatchTracer)] \
+        if kwargs else []
+    level = max(a._level for a in list(args) + params if isinstance(a, BatchTracer))
     values, batched, size = list(args), [False] * len(args), None
     for i, arg in enumerate(args):
         if isinstance(arg, BatchTracer) and arg._level == level:
             values[i], batched[i] = arg.value, True
+    for arg in [a for a in args if isinstance(a, BatchTracer)] + params:
+        if arg._level == level:
             n = shape_of(arg.value)[0]
             if size is not None and n != size:
                 raise ValueError(f"cr.vmap: {prim.name} got batches of {size} and {n} "
                                  f"examples at one level; expected one batch size")
             size = n
     call = Call(prim, values, batched, kwargs, size, level)
-    if kwargs and _holds_batch(kwargs, level):
+    if any(p._level == level for p in params) and prim not in _BATCHED_PARAMS:
         out = _per_example(call)
     else:
         rule = _RULES.get(prim)
@@ -262,11 +272,6 @@ class Call:
         return self.batched[0] and not any(self.batched[1:])
 
 
-def _holds_batch(tree, level):
-    leaves = tree_flatten(tree)[0]
-    return any(isinstance(x, BatchTracer) and x._level == level for x in leaves)
-
-
 def _at(tree, i, level):
     """Example i of every batched value in a tree of arguments (an index, kwargs)."""
     if isinstance(tree, BatchTracer) and tree._level == level:
@@ -296,6 +301,12 @@ def _per_example(call):
     for i in range(call.size):
         args = [v[i] if b else v for v, b in zip(call.values, call.batched)]
         rows.append(call.prim(*args, **_at(call.kwargs, i, call.level)))
+    shapes = {shape_of(r) for r in rows if not isinstance(r, (tuple, list))}
+    if len(shapes) > 1:
+        raise ValueError(f"cr.vmap: {call.prim.name} gives results of different shapes "
+                         f"from example to example ({', '.join(map(str, sorted(shapes)))}), "
+                         f"which one batch cannot hold (a boolean mask of batched data?); "
+                         f"use cr.where(mask, x, 0) to keep one shape")
     return _stack_rows(rows)
 
 
@@ -425,51 +436,12 @@ def _join(stack):
     return rule
 
 
-def _advanced(part):
-    return not (isinstance(part, slice) or part is None or part is Ellipsis)
-
-
-def _batched_index(index):
-    """(an index for the batch, whether NumPy moves its advanced-index axes to the
-    front), for an index of one example."""
-    parts = index if isinstance(index, tuple) else (index,)
-    if any(isinstance(p, (bool, np.bool_)) for p in parts):
-        return None, None
-    where = [i for i, p in enumerate(parts) if _advanced(p)]
-    apart = bool(where) and where[-1] - where[0] + 1 != len(where)
-    return (slice(None),) + parts, apart
-
-
-def _advanced_rank(index):
-    arrays = []
-    for p in (index if isinstance(index, tuple) else (index,)):
-        if _advanced(p):
-            p = np.asarray(p)
-            arrays.extend(np.nonzero(p) if p.dtype == bool else [p])
-    return len(np.broadcast_shapes(*[a.shape for a in arrays])) if arrays else 0
-
-
-def _getitem(call):
-    p = call.params(("index",), (None,))
-    new, apart = _batched_index(p["index"])
-    if not call.only_first_batched() or new is None:
-        return _per_example(call)
-    out = call.prim(call.values[0], index=new)
-    if apart:  # NumPy put the advanced indices' axes first: the batch axis follows them
-        return ops.moveaxis(out, _advanced_rank(p["index"]), 0)
-    return out
-
-
-def _index_update(call):
-    p = call.params(("value", "index"), (None, None))
-    new, apart = _batched_index(p["index"])
-    if new is None or apart or len(call.values) > 2 and call.batched[2]:
-        return _per_example(call)
-    x, value = _all_batched(call)[0], call.values[1] if len(call.values) > 1 else p["value"]
-    if len(call.values) > 1 and call.batched[1]:
-        region = _ndim(np.empty(shape_of(x)[1:])[p["index"]])
-        value = _pad(value, region)
-    return call.prim(x, value, index=new)
+def _or_per_example(rule):
+    """A rule that may return None (a call too irregular for it): then the fallback."""
+    def run(call):
+        out = rule(call)
+        return _per_example(call) if out is None else out
+    return run
 
 
 def _matmul(call):
@@ -540,8 +512,10 @@ _BY_NAME = {
     "cumsum": _reduction(("axis",), (None,)),
     "expand_dims": _expand_dims, "squeeze": _squeeze, "swapaxes": _swapaxes,
     "transpose": _transpose, "reshape": _reshape, "broadcast_to": _broadcast_to,
-    "astype": _first_only, "getitem": _getitem, "index_set": _index_update,
-    "index_add": _index_update, "concatenate": _join(0), "stack": _join(1),
+    "astype": _first_only, "getitem": _or_per_example(indexing.getitem),
+    "index_set": _or_per_example(indexing.index_update),
+    "index_add": _or_per_example(indexing.index_update),
+    "concatenate": _join(0), "stack": _join(1),
     "matmul": _matmul, "einsum": _einsum, "solve": _solve, "where": _where,
     "linear": _first_only, "linear_relu": _first_only,
     **{name: _first_only for name in ("inv", "det", "logabsdet", "det_sign", "cholesky",
@@ -549,6 +523,9 @@ _BY_NAME = {
 }
 _RULES = {prim: _BY_NAME[name] for name, prims in _library_primitives().items()
           if name in _BY_NAME for prim in prims}
+# the operations whose rules take a batched parameter (an index) themselves
+_BATCHED_PARAMS = {prim for prim in _RULES if prim.name in ("getitem", "index_set",
+                                                             "index_add")}
 
 
 def batching_rules() -> dict[str, int]:
