@@ -99,3 +99,22 @@ def test_a_key_of_the_wrong_shape_is_refused_in_one_line():
         random.normal(np.zeros(3, dtype=np.uint32), (2,))
     with pytest.raises(ValueError, match="truncated_normal: expected lower < upper"):
         random.truncated_normal(random.key(0), 1.0, 0.0)
+
+
+def test_under_vmap_each_mapped_key_draws_its_own_numbers_also_under_jit():
+    keys = random.split(random.key(3), 4)
+    one_by_one = np.stack([random.normal(k, (3,)) for k in keys])
+    draw = cr.vmap(lambda k, s: s * random.normal(k, (3,)), in_axes=(0, None))
+    np.testing.assert_array_equal(draw(keys, 1.0), one_by_one)
+    jitted = cr.jit(draw)
+    np.testing.assert_array_equal(jitted(keys, 1.0), one_by_one)
+    others = random.split(random.key(4), 4)
+    np.testing.assert_array_equal(jitted(others, 2.0),
+                                  2.0 * np.stack([random.normal(k, (3,)) for k in others]))
+    shared = cr.vmap(lambda x, k: x + random.normal(k, (3,)), in_axes=(0, None))(
+        np.zeros((4, 3)), keys[0])
+    np.testing.assert_array_equal(shared, np.tile(random.normal(keys[0], (3,)), (4, 1)))
+    # a reparameterised draw per example differentiates through its parameters
+    grads = cr.vmap(cr.grad(lambda m, k: cr.sum(m + 2.0 * random.normal(k, (3,)))),
+                    in_axes=(None, 0))(1.5, keys)
+    np.testing.assert_array_equal(grads, np.full(4, 3.0))
