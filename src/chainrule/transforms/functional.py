@@ -60,7 +60,8 @@ def _checked_output(out, name):
             raise TypeError(f"{name}: the function returned an array of Python objects "
                             f"(Values inside a NumPy array?); build it with cr.stack, or "
                             f"use Tensors")
-        if not isinstance(leaf, _RESULTS) or isinstance(leaf, (bool, np.bool_)):
+        if not (isinstance(leaf, _RESULTS) or type(leaf) in ARRAYS) or \
+                isinstance(leaf, (bool, np.bool_)):  # (ARRAYS: cr.jit's traced arrays)
             raise TypeError(f"{name}: the function returned {type(leaf).__name__} "
                             f"{leaf!r:.60}; expected numbers, arrays or Tensors "
                             f"(or tuples, lists and dicts of them)")
