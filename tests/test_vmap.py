@@ -391,6 +391,7 @@ def test_an_index_computed_from_batched_data():
     def top(np_):
         return lambda x: x[np_.argmax(x)] * np_.sort(x)[::-1][:2]
 
+    before = dict(batching.fallbacks)
     close(cr.vmap(top(cr))(X), jax.vmap(top(jnp))(X))
     close(cr.vmap(cr.grad(lambda x: cr.sum(top(cr)(x) ** 2)))(X),
           jax.vmap(jax.grad(lambda x: jnp.sum(top(jnp)(x) ** 2)))(X))
@@ -401,6 +402,15 @@ def test_an_index_computed_from_batched_data():
           jax.grad(lambda x: jnp.sum(jax.vmap(top(jnp))(x) ** 3))(X))
     close(cr.vmap(cr.grad(lambda x: cr.max(x) ** 2 + cr.sum(cr.sort(x) * x)))(X),
           jax.vmap(jax.grad(lambda x: jnp.max(x) ** 2 + jnp.sum(jnp.sort(x) * x)))(X))
+    # argmax and argsort of a batch are one call each, never a loop over the examples
+    assert dict(batching.fallbacks) == before
+    for name in ("argmax", "argmin", "argsort"):
+        for axis in (None, 0, -1):
+            close(cr.vmap(lambda m: getattr(cr, name)(m, axis=axis))(M),
+                  jax.vmap(lambda m: getattr(jnp, name)(m, axis=axis))(M))
+    close(cr.vmap(lambda m: cr.take_along_axis(m, cr.argsort(m, axis=0), axis=0) ** 2)(M),
+          jax.vmap(lambda m: jnp.take_along_axis(m, jnp.argsort(m, axis=0), axis=0) ** 2)(M))
+    assert dict(batching.fallbacks) == before
 
 
 def test_vmap_of_vmap_with_batched_indices():

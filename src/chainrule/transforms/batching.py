@@ -144,6 +144,10 @@ class BatchTracer(Tracer):
             return _ONE_EXAMPLE[func](*args, **kwargs)
         if func in (np.zeros_like, np.ones_like, np.empty_like) and "shape" not in kwargs:
             return BatchTracer(func(self.value, **kwargs), self._level)
+        if func in indexing.ALONG_AN_AXIS and len(args) == 1 and _strip(args[0]) is self:
+            out = indexing.along_an_axis(func, self.value, kwargs)  # (argmax: one call)
+            if out is not None:
+                return BatchTracer(out, self._level)
         if func in numpy_protocol.QUERIES:  # (argmax, isclose...): example by example
             return _per_example_numpy(func, args, kwargs)
         return numpy_protocol.apply_function(func, args, kwargs, self._plain)

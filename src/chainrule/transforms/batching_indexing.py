@@ -26,12 +26,14 @@ example; a ``None`` axis inside a scatter): ``batching.py`` then runs the operat
 example by example, counted in its ``fallbacks``.
 """
 
+from typing import Any
+
 import numpy as np
 
 from .. import rules as ops
 from ..primitive import Box, shape_of
 
-__all__ = ["getitem", "index_update"]
+__all__ = ["getitem", "index_update", "along_an_axis", "ALONG_AN_AXIS"]
 
 
 def _mine(part, level):
@@ -116,8 +118,17 @@ def _moved(x, move, back=False):
                         tuple(range(destination, destination + count)))
 
 
-def getitem(call):
-    """``x[index]`` on a batch, x or the index (or both) batched; None to fall back."""
+def getitem(call: Any) -> Any:
+    """``x[index]`` on a batch (``call``, batching.py's Call), x or the index (or both)
+    batched; None to fall back.
+
+    >>> W = cr.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    >>> cr.vmap(lambda W, i: W[i], in_axes=(None, 0))(W, np.array([2, 0])).data
+    array([[5., 6.],
+           [1., 2.]])
+    >>> cr.vmap(lambda x, i: x[i])(np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([1, 0]))
+    array([2., 3.])
+    """
     if any(call.batched[1:]):
         return None
     plan = _plan(call, call.params(("index",), (None,))["index"], call.values[0],
@@ -128,9 +139,16 @@ def getitem(call):
     return _moved(call.prim(x, index=index), move)
 
 
-def index_update(call):
-    """``index_set`` / ``index_add`` on a batch (the array, the values or the index
-    batched): one scatter into the batched array; None to fall back."""
+def index_update(call: Any) -> Any:
+    """``index_set`` / ``index_add`` on a batch (``call``, batching.py's Call; the
+    array, the values or the index batched): one scatter into the batched array;
+    None to fall back.
+
+    >>> add_at = lambda x, i: x.at[i].add(1.0)
+    >>> cr.vmap(add_at, in_axes=(None, 0))(cr.tensor([0.0, 0.0]), np.array([1, 0])).data
+    array([[0., 1.],
+           [1., 0.]])
+    """
     p = call.params(("value", "index"), (None, None))
     if len(call.values) > 2:
         return None
@@ -149,3 +167,32 @@ def index_update(call):
         value = _moved(value, move, back=True)
     out = call.prim(x, value, index=index)
     return ops.squeeze(out, tuple(a + 1 for a in new_axes)) if new_axes else out
+
+
+# Where the indices come from: NumPy's queries of one example's order, and their axes
+ALONG_AN_AXIS = {np.argmax: None, np.argmin: None, np.argsort: -1}
+
+
+def along_an_axis(func: Any, value: Any, kwargs: dict[str, Any]) -> Any:
+    """``np.argmax``, ``np.argmin`` or ``np.argsort`` of a batch (``value``, the batch
+    axis first) in one call: the example's axis shifted past the batch's, or each
+    example flattened for ``axis=None``. None for other arguments (``out=``,
+    ``keepdims=``, an axis out of range): then each example is asked on its own.
+
+    >>> along_an_axis(np.argsort, np.array([[3, 1, 2], [0, 5, 4]]), {})
+    array([[1, 2, 0],
+           [0, 2, 1]])
+    >>> cr.vmap(lambda x: x[cr.argmax(x)])(np.array([[3.0, 1.0], [0.0, 5.0]]))
+    array([3., 5.])
+    """
+    if not set(kwargs) <= {"axis", "kind", "stable"}:
+        return None
+    while isinstance(value, Box) and not value._batched:  # (an order has no derivative)
+        value = value._contents()
+    rank = len(shape_of(value)) - 1
+    axis = kwargs.get("axis", ALONG_AN_AXIS[func])
+    if axis is None:
+        value, axis, rank = ops.reshape(value, shape_of(value)[:1] + (-1,)), 0, 1
+    if not -rank <= axis < rank:
+        return None
+    return func(value, **{**kwargs, "axis": axis % rank + 1})
