@@ -215,7 +215,8 @@ def _scan_operation(f, init, xs, steps, reverse):
             raise _StepByStep  # f closed over a traced value, or made non-floats
         out["carry_shapes"] = [shape_of(v) for v in final]
         out["y_shapes"] = [shape_of(v)[1:] for v in stacked]
-        return np.concatenate([np.ravel(v) for v in final + stacked])
+        leaves = final + stacked  # (none at all: a scan that only walks, lax.map's carry)
+        return np.concatenate([np.ravel(v) for v in leaves]) if leaves else np.zeros(0)
 
     def unpack_result(flat):
         start, final = 0, []
