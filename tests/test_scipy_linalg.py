@@ -375,6 +375,7 @@ UNDER_JIT = {
     "lu": lambda a, b: sla.lu(a)[0] @ sla.lu(a)[2] @ b,
     "expm": lambda a, b: sla.expm(a) @ b,
     "sqrtm": lambda a, b: sla.sqrtm(a) @ b,
+    "logm": lambda a, b: sla.logm(a) @ b,   # (SciPy's logm draws from numpy.random)
     "solve_sylvester": lambda a, b: sla.solve_sylvester(a, a, a) @ b,
     "solve_banded": lambda a, b: sla.solve_banded((1, 1), _BAND * a[0, 0], b),
 }

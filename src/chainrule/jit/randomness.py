@@ -11,13 +11,14 @@ that moved without going through the program makes the trace raise, with the way
 around: a ``cr.random`` key passed as an argument.
 """
 
+import contextlib
 import pickle
 import random as _python_random
 import types
 
 import numpy as np
 
-__all__ = ["Watch"]
+__all__ = ["Watch", "drawn_by_a_call"]
 
 _GENERATORS = (np.random.Generator, np.random.RandomState)
 
@@ -97,3 +98,15 @@ class Watch:
             f"the program they would be constants, the same at every call. Pass a "
             f"cr.random key as an argument and draw with cr.random (new numbers at each "
             f"call), or draw outside the jitted function and pass the numbers in")
+
+
+@contextlib.contextmanager
+def drawn_by_a_call(drawn):
+    """A function the program calls (``xp.call``: SciPy's logm, which estimates a norm
+    with random vectors) runs again at every run, so a draw it makes from numpy.random's
+    global generator is not frozen: that generator is counted in ``drawn``."""
+    generator = np.random.mtrand._rand
+    before = _state(generator)
+    yield
+    if _state(generator) != before:
+        drawn.add(id(generator))

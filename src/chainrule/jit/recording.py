@@ -27,6 +27,7 @@ import numpy as np
 from .. import arrays as xp
 from ..origin import user_line
 from ..scalar.value import Value
+from .randomness import drawn_by_a_call
 
 __all__ = ["Traced", "Recording", "Op", "Effect", "Slot", "TracingError",
            "ValueTracingError", "values_refused", "pure"]
@@ -158,7 +159,8 @@ class Traced:
     def _call(self, function, args):
         """A Python function NumPy cannot hand on (np.vectorize): one call of the
         program."""
-        return self._trace.record(function, args, {})
+        with drawn_by_a_call(self._trace.drawn):
+            return self._trace.record(function, args, {})
 
     def _owned(self, array):
         """A new array as a value of the program (its contents a constant, copied at each
