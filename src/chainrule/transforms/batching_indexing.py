@@ -75,11 +75,11 @@ def _spelled_out(index, rank):
 
 
 def _plan(call, index, x, x_batched):
-    """How one batched call indexes: (x, index, move, rank, new_axes). ``x[index]``
-    holds the batch's regions; ``move = (source, destination, count)`` takes its axes
-    to the batch axis first, then one example's region, of ``rank`` axes; x gained
-    the axes ``new_axes`` (after the batch's) for the index's ``None``s. None if the
-    index is irregular."""
+    """How one batched call indexes: (x, index, move, region_rank, new_axes).
+    ``x[index]`` holds the batch's regions; ``move = (source, destination, count)``
+    takes its axes to the batch axis first, then one example's region (of
+    ``region_rank`` axes); x gained the axes ``new_axes`` (after the batch's) for the
+    index's ``None``s. None if the index is irregular."""
     rank = len(shape_of(x)) - x_batched
     spelled = _spelled_out(index, rank)
     if spelled is None:
@@ -91,21 +91,21 @@ def _plan(call, index, x, x_batched):
     together = bool(advanced) and advanced[-1] - advanced[0] + 1 == len(advanced)
     before = advanced[0] if together else 0  # sliced axes in front of the broadcast ones
     batched = [k for k in advanced if _mine(parts[k], call.level)]
-    region = len(np.broadcast_shapes(*[shape_of(parts[k]) for k in advanced]))  # (a
-    # batch answers one example's shape)
-    rank = rank + len(new_axes) - len(advanced) + region
+    # the rank of the arrays' broadcast, in one example (a batch answers its shape)
+    region = len(np.broadcast_shapes(*[shape_of(parts[k]) for k in advanced]))
+    region_rank = rank + len(new_axes) - len(advanced) + region
     if not batched:  # x[:, i]: the batch is one more sliced axis
         move = (region, 0, 1) if advanced and not together else (0, 0, 0)
-        return x, (slice(None),) + tuple(parts), move, rank, new_axes
+        return x, (slice(None),) + tuple(parts), move, region_rank, new_axes
     for k in batched:  # the batch axis in front of the examples' broadcast axes
         value = parts[k]._contents()
         lacking = region - (len(shape_of(value)) - 1)
         parts[k] = ops.expand_dims(value, tuple(range(1, 1 + lacking))) if lacking else value
     if x_batched:  # x[arange(B), ...]: the batch axis and the broadcast axes lead
         rows = np.arange(call.size).reshape((call.size,) + (1,) * region)
-        return x, (rows,) + tuple(parts), (1, 1 + before, region), rank, new_axes
+        return x, (rows,) + tuple(parts), (1, 1 + before, region), region_rank, new_axes
     # x[..., i]: the index's batch axis is the first broadcast axis
-    return x, tuple(parts), (before, 0, 1), rank, new_axes
+    return x, tuple(parts), (before, 0, 1), region_rank, new_axes
 
 
 def _moved(x, move, back=False):
@@ -157,13 +157,13 @@ def index_update(call: Any) -> Any:
     plan = _plan(call, p["index"], x, True)
     if plan is None:
         return None
-    x, index, move, region, new_axes = plan
+    x, index, move, region_rank, new_axes = plan
     value = call.values[1] if len(call.values) > 1 else p["value"]
     value_batched = len(call.values) > 1 and call.batched[1]
     if value_batched or len(shape_of(value)) > 0:  # in the batch's region layout
         shape = shape_of(value)[value_batched:]
         value = ops.reshape(value, shape_of(value)[:value_batched] +
-                            (1,) * (1 + region - value_batched - len(shape)) + shape)
+                            (1,) * (1 + region_rank - value_batched - len(shape)) + shape)
         value = _moved(value, move, back=True)
     out = call.prim(x, value, index=index)
     return ops.squeeze(out, tuple(a + 1 for a in new_axes)) if new_axes else out
