@@ -71,7 +71,53 @@ def test_a_jitted_fori_loop_is_one_loop_with_the_eager_derivatives():
     few = lambda y: cr.fori_loop(0, 10, lambda i, v: cr.sin(v) + 0.001 * i, y)
     assert listing_length(cr.grad(lambda y: cr.sum(many(y))), y) == \
         listing_length(cr.grad(lambda y: cr.sum(few(y))), y)
-    assert "range(0, 1000)" in str(cr.make_program(many)(y))
+    assert "body, 1000 steps" in str(cr.make_program(many)(y))
+
+
+def test_a_fori_loop_index_is_traced_so_slices_at_it_stay_one_loop():
+    """As in JAX, the index is a traced integer in the body: slices that start at it
+    (cr.dynamic_slice, lax.dynamic_slice_in_dim, dynamic_update_slice) are gathers and
+    scatters of the program, clamped as eagerly, and the loop stays one loop."""
+    from chainrule import lax
+    x = RNG.standard_normal((4, 6))
+
+    def reads(x, steps):
+        return cr.fori_loop(0, steps, lambda i, c: c + cr.sum(
+            lax.dynamic_slice_in_dim(x, 2 * i, 2, axis=1) ** 2) + cr.sum(
+            cr.dynamic_slice(x, [i - 1, i], [2, 3]) * c), 0.5)
+
+    def writes(x, steps):
+        return cr.fori_loop(0, steps, lambda i, c: cr.dynamic_update_slice(
+            c, cr.sin(c[:2, :2]) + i, [i, 2 * i]), x)
+    for f in (lambda x: reads(x, 5), lambda x: cr.sum(writes(x, 5) ** 2)):
+        same(cr.jit(f)(x), f(x))
+        same(cr.jit(cr.grad(f))(x), cr.grad(f)(x))
+    assert listing_length(lambda x: reads(x, 50), x) == listing_length(lambda x: reads(x, 5), x)
+    assert listing_length(lambda x: writes(x, 50), x) == \
+        listing_length(lambda x: writes(x, 5), x)
+
+
+def test_an_optimizers_state_is_a_carry_of_a_jitted_fori_loop():
+    """JAX's VAE example: the optimizer's state (a pytree whose structure is static
+    data) is the carry, a key is split at each step, the batch read at the index."""
+    from chainrule import lax
+    from chainrule.example_libraries import optimizers
+    data = RNG.standard_normal((40, 3))
+    init, update, get_params = optimizers.momentum(0.05, mass=0.9)
+
+    def epoch(key, state):
+        def body(i, carry):
+            key, state = carry
+            key, noise_key = cr.random.split(key)
+            batch = lax.dynamic_slice_in_dim(data, i * 8, 8)
+            noise = 0.01 * cr.random.normal(noise_key, (3,))
+            loss = lambda p: cr.sum((batch @ p["w"] + noise - 1.0) ** 2)
+            return key, update(i, cr.grad(loss)(get_params(state)), state)
+        return cr.fori_loop(0, 5, body, (key, state))[1]
+    state = init({"w": np.zeros((3, 3))})
+    key = cr.random.key(0)
+    same(get_params(cr.jit(epoch)(key, state)), get_params(epoch(key, state)))
+    assert "body, 5 steps" in str(cr.make_program(epoch)(key, state))
 
 
 def test_a_jitted_while_loop_computes_its_condition_at_each_call():

@@ -109,3 +109,35 @@ def test_a_dataclass_that_is_not_registered_is_a_leaf_as_in_jax():
 def test_a_namedtuple_keeps_its_type_through_grad():
     g = cr.grad(lambda p: p.first * p.second)(Pair(2.0, 5.0))
     assert g == Pair(5.0, 2.0)
+
+
+def test_a_registered_named_tuple_is_flattened_by_its_registration():
+    """A NamedTuple is a node by default; registered, its own flatten decides (JAX's
+    optimizer state keeps its tree structure as static data this way)."""
+    from typing import NamedTuple
+
+    class State(NamedTuple):
+        arrays: list
+        meta: str
+    state = State([np.ones(2), np.zeros(1)], "static")
+    assert len(cr.tree_leaves(state)) == 3          # as a tuple: "static" is a leaf
+    cr.register_pytree_node(State, lambda s: ((s.arrays,), s.meta),
+                            lambda meta, children: State(children[0], meta))
+    leaves, treedef = cr.tree_flatten(state)
+    assert len(leaves) == 2
+    assert cr.tree_unflatten(treedef, [2 * x for x in leaves]).meta == "static"
+
+
+def test_named_tuples_and_registered_nodes_are_traced_arguments_and_results_of_jit():
+    from typing import NamedTuple
+
+    class Pair(NamedTuple):
+        a: np.ndarray
+        b: np.ndarray
+    step = cr.jit(lambda p: Pair(p.b * 2.0, p.a + 1.0))
+    for k in range(3):  # one trace, replayed with new numbers (not frozen constants)
+        out = step(Pair(np.full(2, float(k)), np.ones(2)))
+        assert type(out) is Pair
+        np.testing.assert_array_equal(out.a, np.full(2, 2.0))
+        np.testing.assert_array_equal(out.b, np.full(2, k + 1.0))
+    assert len(step._programs) == 1

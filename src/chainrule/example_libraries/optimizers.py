@@ -7,10 +7,11 @@ triple of pure functions,
     params = get_params(state)
 
 with JAX's update rules and step-size schedules (a number, or a function of the step),
-so that a program written for JAX's port by changing its import. A state is a plain
-tuple of arrays and the tree's structure: it goes into and out of ``cr.jit`` as an
-argument, and the update is differentiable like any composition of chainrule's
-operations.
+so that a program written for JAX's port by changing its import. A state is an
+``OptimizerState``: the arrays of each leaf's state, a pytree whose structure (the
+parameters' tree) rides along as static data, as in JAX. It goes into and out of
+``cr.jit`` as an argument and through the carry of ``cr.fori_loop``, and the update is
+differentiable like any composition of chainrule's operations.
 
 >>> from chainrule.example_libraries import optimizers
 >>> init, update, get_params = optimizers.momentum(0.1, mass=0.9)
@@ -22,13 +23,24 @@ operations.
 """
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from .. import rules as ops
 from ..primitive import raw
-from ..transforms.pytrees import tree_flatten, tree_unflatten
+from ..transforms.pytrees import register_pytree_node, tree_flatten, tree_unflatten
+
+
+class OptimizerState(NamedTuple):
+    """An optimiser's state: one state per leaf of the parameters, and their tree."""
+    packed_state: list
+    tree_def: Any
+
+
+# the per-leaf states are the children; the tree is static data, not leaves to carry
+register_pytree_node(OptimizerState, lambda state: ((state.packed_state,), state.tree_def),
+                     lambda tree_def, children: OptimizerState(children[0], tree_def))
 
 __all__ = ["sgd", "momentum", "nesterov", "adagrad", "rmsprop", "rmsprop_momentum", "adam",
            "adamax", "constant", "exponential_decay", "inverse_time_decay",
@@ -145,7 +157,7 @@ def optimizer(make: Callable[..., tuple[Callable, Callable, Callable]]
 
         def tree_init(params):
             leaves, treedef = tree_flatten(params)
-            return ([init(x) for x in leaves], treedef)
+            return OptimizerState([init(x) for x in leaves], treedef)
 
         def tree_update(i, grads, state):
             states, treedef = state
@@ -153,7 +165,8 @@ def optimizer(make: Callable[..., tuple[Callable, Callable, Callable]]
             if len(grad_leaves) != len(states):
                 raise ValueError(f"{make.__name__}: the gradient tree has {len(grad_leaves)} "
                                  f"leaves, the parameters {len(states)}")
-            return ([update(i, g, s) for g, s in zip(grad_leaves, states)], treedef)
+            return OptimizerState([update(i, g, s) for g, s in zip(grad_leaves, states)],
+                                  treedef)
 
         def tree_get_params(state):
             states, treedef = state

@@ -36,6 +36,7 @@ from .codegen import MISS, call_function
 from .program import Program, compile_program
 from ..scalar.value import Value
 from ..tensor import Tensor, _record
+from ..transforms.pytrees import node_parts
 
 __all__ = ["jit", "make_program", "Jitted"]
 
@@ -234,6 +235,11 @@ def _flatten(x, values, tensors):
         return (kind, tuple([_flatten(item, values, tensors) for item in x]))
     if kind is dict:
         return (dict, tuple([(k, _flatten(x[k], values, tensors)) for k in x]))
+    node = node_parts(x)  # a named tuple, a registered class (an optimizer's state)
+    if node is not None:
+        children, aux, _ = node
+        return ("node", kind, _static(aux),
+                tuple([_flatten(child, values, tensors) for child in children]))
     return _static(x)
 
 
@@ -403,6 +409,11 @@ class _Session:
             return kind(self.argument(item, f"{name}[{i}]") for i, item in enumerate(arg))
         if kind is dict:
             return {k: self.argument(v, f"{name}[{k!r}]") for k, v in arg.items()}
+        node = node_parts(arg)
+        if node is not None:
+            children, _, rebuild = node
+            return rebuild([self.argument(child, f"{name}.{i}")
+                            for i, child in enumerate(children)])
         self.name(arg, name)
         if carries_state(arg):
             self.object_arguments.append(arg)
@@ -536,6 +547,10 @@ def _outputs(x, outputs, trace):
         return (kind, [_outputs(item, outputs, trace) for item in x])
     if kind is dict:
         return (dict, {k: _outputs(v, outputs, trace) for k, v in x.items()})
+    node = node_parts(x)
+    if node is not None:
+        children, _, rebuild = node
+        return ("node", (rebuild, [_outputs(child, outputs, trace) for child in children]))
     return ("const", x)
 
 
@@ -543,7 +558,7 @@ def _leaves_of(template):
     tag, body = template[0], template[1]
     if tag in ("out", "tensor", "const"):
         return [template]
-    items = body.values() if tag is dict else body
+    items = body.values() if tag is dict else body[1] if tag == "node" else body
     return [leaf for item in items for leaf in _leaves_of(item)]
 
 
@@ -639,4 +654,6 @@ def _rebuild(template, outputs):
         return body
     if tag is dict:
         return {k: _rebuild(v, outputs) for k, v in body.items()}
+    if tag == "node":
+        return body[0]([_rebuild(item, outputs) for item in body[1]])
     return tag(_rebuild(item, outputs) for item in body)

@@ -32,9 +32,11 @@ __all__ = ["Loop", "Recorder"]
 
 
 def _kind(value):
-    """What a carry must keep from step to step: its type (an array, a NumPy scalar, a
-    Python number promote differently), shape and dtype."""
-    return type(value), np.shape(value), np.result_type(value)
+    """What a carry must keep from step to step: whether it is a Python number (which
+    promotes weakly) or NumPy's (a 0-d array and a NumPy scalar promote alike), its shape
+    and dtype."""
+    kind = np.ndarray if isinstance(value, (np.ndarray, np.generic)) else type(value)
+    return kind, np.shape(value), np.result_type(value)
 
 
 class Loop:

@@ -48,7 +48,10 @@ def fori_loop(lower: int, upper: int, body_fun: Callable[[int, Any], Any],
     """
     lower, upper = int(raw(lower)), int(raw(upper))
     if xp.recorder() is not None:  # cr.jit: a scan over the indices, one loop of the program
-        return scan(lambda val, i: (body_fun(i, val), None), init_val, range(lower, upper))[0]
+        # (the index a traced integer, as in JAX; a body that needs a Python int, to
+        # index a list, is traced step by step instead)
+        indices = np.arange(lower, upper)
+        return scan(lambda val, i: (body_fun(i, val), None), init_val, indices)[0]
     val = init_val
     for i in range(lower, upper):
         val = body_fun(i, val)
@@ -109,6 +112,9 @@ def _one_call(f, init, xs, steps, reverse=False):
     recorder = _recorder(c_leaves + x_leaves)
     if recorder is None or steps < 1:
         return None
+    # a Python number in the carry starts as the 0-d array that the body's arithmetic
+    # makes of it, so that every step carries the same kind of value (as JAX's weak types)
+    c_leaves = [np.asarray(v) if type(v) in (float, int, bool) else v for v in c_leaves]
     y_def = []
 
     def body(c, x):
@@ -332,9 +338,30 @@ def _starts(operand, start_indices, sizes, name):
                          f"{shape}, got {len(start_indices)} starts and {len(sizes)} sizes")
     # a negative start counts from the end, then it is clamped so that the slice fits,
     # as JAX does
-    starts = [int(raw(s)) for s in start_indices]
-    return [int(np.clip(s + n if s < 0 else s, 0, n - k))
-            for s, n, k in zip(starts, shape, sizes)]
+    return [_clamped(s, n, k) for s, n, k in zip(start_indices, shape, sizes)]
+
+
+def _clamped(start, n, k):
+    """The start as a Python int, or, where cr.jit traces it (a loop's index), as a
+    traced integer computed in the program."""
+    try:
+        s = int(raw(start))
+    except TypeError:
+        s = raw(start)
+        return xp.clip(xp.where(s < 0, s + n, s), 0, n - k)
+    return int(np.clip(s + n if s < 0 else s, 0, n - k))
+
+
+def _static(starts):
+    return all(isinstance(s, int) for s in starts)
+
+
+def _gathered_index(starts, sizes):
+    """starts[d] + arange(sizes[d]) along every axis d, shaped to broadcast as an open
+    mesh: an index that reads (or writes) the block at traced starts."""
+    rank = len(sizes)
+    return tuple(xp.reshape(s + xp.arange(k), [k if e == d else 1 for e in range(rank)])
+                 for d, (s, k) in enumerate(zip(starts, sizes)))
 
 
 def dynamic_slice(operand: Any, start_indices: Sequence[Any], slice_sizes: Sequence[int]) -> Any:
@@ -345,7 +372,16 @@ def dynamic_slice(operand: Any, start_indices: Sequence[Any], slice_sizes: Seque
     [3.0, 4.0, 5.0]
     """
     starts = _starts(operand, start_indices, slice_sizes, "dynamic_slice")
-    return operand[tuple(slice(s, s + k) for s, k in zip(starts, slice_sizes))]
+    if _static(starts):
+        return operand[tuple(slice(s, s + k) for s, k in zip(starts, slice_sizes))]
+    index = _gathered_index(starts, slice_sizes)
+    if isinstance(operand, np.ndarray):  # (a constant: NumPy would not take a traced index)
+        return xp.call(_read_block, operand, *index)
+    return operand[index]
+
+
+def _read_block(operand, *index):
+    return operand[index]
 
 
 def dynamic_update_slice(operand: Any, update: Any, start_indices: Sequence[Any]) -> Any:
@@ -357,5 +393,6 @@ def dynamic_update_slice(operand: Any, update: Any, start_indices: Sequence[Any]
     """
     sizes = shape_of(update)
     starts = _starts(operand, start_indices, sizes, "dynamic_update_slice")
-    index = tuple(slice(s, s + k) for s, k in zip(starts, sizes))
+    index = tuple(slice(s, s + k) for s, k in zip(starts, sizes)) if _static(starts) \
+        else _gathered_index(starts, sizes)
     return ops.index_set(operand, update, index=index)

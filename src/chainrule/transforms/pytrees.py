@@ -124,16 +124,36 @@ def _walk(node, leaves, is_leaf=None):
         return LEAF
     if node is None:
         return None
+    registered = _NODES.get(type(node))  # (first: a registered named tuple is its own)
+    if registered is not None:
+        children, aux = registered[0](node)
+        return (_Registered(type(node), aux), [_walk(c, leaves, is_leaf) for c in children])
     if isinstance(node, (tuple, list)):
         return (type(node), [_walk(child, leaves, is_leaf) for child in node])
     if isinstance(node, dict):
         return (dict, [(key, _walk(child, leaves, is_leaf)) for key, child in node.items()])
-    registered = _NODES.get(type(node))
-    if registered is not None:
-        children, aux = registered[0](node)
-        return (_Registered(type(node), aux), [_walk(c, leaves, is_leaf) for c in children])
     leaves.append(node)
     return LEAF
+
+
+def node_parts(node: Any) -> tuple[list[Any], Any, Callable[[list[Any]], Any]] | None:
+    """``(children, aux_data, rebuild)`` of a registered node or a named tuple, for code
+    that walks a tree itself (cr.jit's arguments and results); None for anything else.
+
+    >>> from collections import namedtuple
+    >>> from chainrule.transforms.pytrees import node_parts
+    >>> children, aux, rebuild = node_parts(namedtuple("P", "x y")(1.0, 2.0))
+    >>> children, rebuild([3.0, 4.0])
+    ([1.0, 2.0], P(x=3.0, y=4.0))
+    """
+    kind = type(node)
+    registered = _NODES.get(kind)
+    if registered is not None:
+        children, aux = registered[0](node)
+        return list(children), aux, lambda items: registered[1](aux, items)
+    if isinstance(node, tuple) and hasattr(node, "_fields"):
+        return list(node), None, lambda items: kind(*items)
+    return None
 
 
 def tree_unflatten(treedef: TreeDef, leaves: Iterable[Any]) -> PyTree:
