@@ -87,10 +87,9 @@ def matmul_jvp_b(t, a, b):
 def _stacked_matmul(a, b):
     """np.matmul, faster for a stack of matrices times one matrix: that is one product of
     a taller matrix, where NumPy would loop over the stack, one small product each."""
-    if xp.ndim(a) > 2 and xp.ndim(b) == 2:
-        a_shape = xp.shape(a)
-        rows = xp.reshape(a, (-1, a_shape[-1]))
-        return xp.reshape(xp.matmul(rows, b), a_shape[:-1] + (xp.shape(b)[-1],))
+    if getattr(a, "ndim", 0) > 2 and getattr(b, "ndim", 0) == 2:
+        rows = xp.reshape(a, (-1, a.shape[-1]))
+        return xp.reshape(xp.matmul(rows, b), a.shape[:-1] + (b.shape[-1],))
     return xp.matmul(a, b)
 
 
