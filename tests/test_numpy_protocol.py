@@ -276,3 +276,20 @@ def test_an_array_of_values_among_a_graphs_arguments_is_refused_in_every_mode():
             transform(lambda x: cr.sum(x * objects))(np.array([1.0, 2.0]))
     with pytest.raises(TypeError, match=message):
         cr.tensor([1.0, 2.0], requires_grad=True) * objects
+
+
+@pytest.mark.parametrize("compute", [
+    lambda t: np.vectorize(lambda v: v * 2.0)(t),
+    lambda t: np.apply_along_axis(lambda row: row * 2.0, 0, t),
+    lambda t: np.piecewise(t, [t > 0], [lambda v: v * 2.0]),
+], ids=["vectorize", "apply_along_axis", "piecewise"])
+def test_numpy_computing_through_python_refuses_a_tensor_that_requires_grad(compute):
+    """np.vectorize and its kin compute new numbers through the user's Python function:
+    the gradient would be lost silently, so a tensor that requires grad is refused (by
+    __array__ for np.vectorize, by __array_function__ for the others), with the way
+    around; its numbers (detach) and plain reads stay allowed."""
+    t = cr.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(TypeError, match=r"np\.\w+.*(requires grad|part of a graph).*detach"):
+        compute(t)
+    np.testing.assert_array_equal(compute(t.detach()), [2.0, 4.0])
+    np.testing.assert_array_equal(np.asarray(t), [1.0, 2.0])   # reading the numbers

@@ -14,7 +14,8 @@ import numpy as np
 
 from .primitive import raw
 
-__all__ = ["user_frame", "user_line", "check_finite", "point_warnings_at_the_user"]
+__all__ = ["user_frame", "user_line", "numpy_caller", "refuse_a_computing_conversion",
+           "check_finite", "point_warnings_at_the_user"]
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
@@ -42,6 +43,46 @@ def user_line():
     """'file:line' of the innermost caller outside chainrule."""
     frame = _first_outside()
     return "unknown line" if frame is None else f"{frame.filename}:{frame.lineno}"
+
+
+def numpy_caller(depth=2):
+    """The NumPy function the user called that is converting an array now (the outermost
+    NumPy frame of the stack, as ``vectorize.__call__``), or None."""
+    frame, caller = sys._getframe(depth), None
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if module == "numpy" or module.startswith("numpy."):
+            caller = frame
+        elif caller is not None:
+            break
+        frame = frame.f_back
+    if caller is None:
+        return None
+    code = caller.f_code
+    name = getattr(code, "co_qualname", None)  # (Python 3.11+)
+    if name is None:
+        owner = caller.f_locals.get("self")
+        name = code.co_name if owner is None else f"{type(owner).__name__}.{code.co_name}"
+    return name
+
+
+# NumPy's callables that compute new numbers from a converted array, through a Python
+# function of the user's, without NumPy's protocols (np.apply_along_axis and the other
+# array functions reach the Tensor's __array_function__, which refuses them)
+_COMPUTING = ("vectorize",)
+
+
+def refuse_a_computing_conversion(shape):
+    """Raise if a tensor that requires grad is being converted by a NumPy function that
+    computes with it (np.vectorize): the gradient would be lost, silently. Reading the
+    numbers (np.asarray, plotting, np.testing) stays allowed."""
+    name = numpy_caller(3)
+    if name is not None and name.split(".")[0] in _COMPUTING:
+        raise TypeError(
+            f"np.{name}() of a tensor that requires grad (shape {shape}) computes without "
+            f"its gradient, and everything computed from the result would silently get "
+            f"none; write the function with chainrule's operations (cr.where for a "
+            f"choice), or pass t.detach() to compute with the numbers on purpose")
 
 
 def check_finite(array, what, origin):

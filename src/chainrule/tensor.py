@@ -29,7 +29,7 @@ from .backward import accumulate, backward_pass
 from .graph import topological_order
 from .modes import _modes
 from .node import Node
-from .origin import check_finite, user_frame
+from .origin import check_finite, refuse_a_computing_conversion, user_frame
 from .arrays import ARRAYS, as_array
 from .primitive import objects_refused, raw
 from .saved import FREED, free, hold, reached
@@ -304,12 +304,13 @@ class Tensor(Node, TensorTorchMethods, ArrayMethods):
         return np.array2string(data, separator=", ",
                                formatter={"all": lambda v: format(v, spec)})
 
-    def __round__(self, ndigits=None):
-        return round(self._array().item(), ndigits)
+    def __round__(self, ndigits=None): return round(self._array().item(), ndigits)
 
     def __array__(self, dtype=None, copy=None):
         if self._prev or self._holders is not None:
             reached(self)
+        if self.requires_grad and _modes.grad_enabled:  # (np.vectorize: lost gradients)
+            refuse_a_computing_conversion(self._data.shape)
         data = self._array()
         if dtype is not None and dtype != data.dtype:
             return data.astype(dtype)
@@ -320,8 +321,7 @@ class Tensor(Node, TensorTorchMethods, ArrayMethods):
             raise TypeError("len() of a 0-d tensor")
         return len(self._data)
 
-    def __iter__(self):
-        return (self[i] for i in range(len(self)))
+    def __iter__(self): return (self[i] for i in range(len(self)))
 
     def __float__(self):
         return float(self._array())

@@ -12,10 +12,10 @@ computed from it would silently get none. Comparisons and truth values are allow
 for ``if x > 0:``: they are piecewise constant, so they have no derivative to lose.
 """
 
-import sys
 
 import numpy as np
 
+from ..origin import numpy_caller
 from ..primitive import raw, shape_of
 from ..array_methods import ArrayMethods
 
@@ -79,21 +79,8 @@ class Tracer(ArrayMethods):
 
 def _numpy_caller():
     """What asked for the array, in the user's words: ``np.vectorize.__call__()`` where
-    the user called a NumPy function that converts its inputs (the outermost NumPy
-    frame), else ``np.asarray()``."""
-    frame, caller = sys._getframe(2), None
-    while frame is not None:
-        module = frame.f_globals.get("__name__", "")
-        if module == "numpy" or module.startswith("numpy."):
-            caller = frame
-        elif caller is not None:
-            break
-        frame = frame.f_back
-    if caller is None:
-        return "np.asarray()"
-    code = caller.f_code
-    name = getattr(code, "co_qualname", None)  # (Python 3.11+)
+    the user called a NumPy function that converts its inputs, else ``np.asarray()``."""
+    name = numpy_caller(3)
     if name is None:
-        owner = caller.f_locals.get("self")
-        name = code.co_name if owner is None else f"{type(owner).__name__}.{code.co_name}"
+        return "np.asarray()"
     return f"np.{name}() (which converts its input with np.asarray)"
