@@ -194,3 +194,13 @@ def test_pytorchs_nn_tutorial_runs_with_chainrules_names_and_agrees():
     np.testing.assert_allclose(our_losses, their_losses, rtol=1e-12)
     for name, value in theirs.state_dict().items():
         np.testing.assert_allclose(ours.torch_state_dict()[name], value.numpy(), rtol=1e-12)
+
+
+def test_an_integer_cast_of_a_tensor_that_requires_grad_is_a_constant_as_in_pytorch():
+    x = cr.tensor([1.7, -2.2], requires_grad=True)
+    ours, theirs = x.long(), torch.tensor([1.7, -2.2], requires_grad=True).long()
+    assert ours.data.tolist() == theirs.tolist() and not ours.requires_grad
+    assert theirs.requires_grad is False
+    y = (x * ours).sum()          # the integer factor is a constant of the gradient
+    y.backward()
+    assert x.grad.tolist() == [1.0, -2.0]

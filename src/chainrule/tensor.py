@@ -76,6 +76,8 @@ def _record(prim, args, kwargs):
         check_finite(ans, f"{prim.name} (forward)", user_frame())
     if grad_argnums and ans.dtype.hasobject:
         raise objects_refused(prim.name)
+    if grad_argnums and ans.dtype.kind in "biu":  # an integer result (x.long()): no
+        grad_argnums = []                          # gradient, as in PyTorch
     node = Tensor._make(ans, requires_grad=bool(grad_argnums))
     if ans.base is not None:  # a view: writing into it writes into its operand
         _share_version_counter(node, args)
@@ -323,14 +325,9 @@ class Tensor(Node, TensorTorchMethods, ArrayMethods):
 
     def __iter__(self): return (self[i] for i in range(len(self)))
 
-    def __float__(self):
-        return float(self._array())
-
-    def __int__(self):
-        return int(self._array())
-
-    def __bool__(self):
-        return bool(self._array())
+    def __float__(self): return float(self._array())
+    def __int__(self): return int(self._array())
+    def __bool__(self): return bool(self._array())
 
     def __repr__(self):
         body = np.array2string(self._data, separator=", ", prefix="tensor(")
