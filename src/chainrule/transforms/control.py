@@ -11,8 +11,9 @@ where its number of steps does not depend on what is differentiated).
 Under ``cr.jit`` each is one loop of the program (chainrule/jit/loops.py): its body is
 traced once, into a program of its own that the loop calls at each step, so
 ``make_program`` lists the body once, whatever the number of steps. A ``fori_loop``
-there is a ``scan`` over ``range(lower, upper)``, so its derivatives are loops too, as
-``scan``'s are (its reverse and forward rules are scans). A ``while_loop``'s condition
+there is a ``scan`` over ``arange(lower, upper)``: its index is a traced integer, as in
+JAX (the dynamic slices at it are gathers of the program), and its derivatives are loops
+too, as ``scan``'s are (its reverse and forward rules are scans). A ``while_loop``'s condition
 is computed by the program at each step, so it may depend on data. A body that cannot
 be one program for every step (it branches on data, changes the kind of its carry, or
 closes over a value being differentiated) is traced step by step instead, as Python
