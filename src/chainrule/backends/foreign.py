@@ -28,18 +28,24 @@ from . import translate
 __all__ = ["ForeignArray"]
 
 
-def _binary(op, name):
+def _binary(op, name, arithmetic=True):
     def forward(self, other):
         if isinstance(other, Box):  # a Tensor or tracer runs it, calling back here
             return NotImplemented
         lib = self._lib
-        return lib.wrap(op(self._value, lib.take(other, name)))
+        a, b = self._value, lib.take(other, name)
+        if arithmetic:
+            a, b = translate.numeric(lib, a, b, divide=name == "divide")
+        return lib.wrap(op(a, b))
 
     def reflected(self, other):
         if isinstance(other, Box):
             return NotImplemented
         lib = self._lib
-        return lib.wrap(op(lib.take(other, name), self._value))
+        a, b = lib.take(other, name), self._value
+        if arithmetic:
+            a, b = translate.numeric(lib, a, b, divide=name == "divide")
+        return lib.wrap(op(a, b))
     return forward, reflected
 
 
@@ -132,6 +138,8 @@ class ForeignArray:
         return translate.python_function(self._lib, function, args)
 
     def _owned(self, array):
+        if type(array) is ForeignArray:  # (made from a value of this library already)
+            return array
         return ForeignArray(self._lib.from_numpy(np.array(array)), self._lib)
 
     # --- NumPy hands its ufuncs and functions here -----------------------------------
@@ -154,14 +162,15 @@ class ForeignArray:
     __mod__, __rmod__ = _binary(operator.mod, "remainder")
     __pow__, __rpow__ = _binary(operator.pow, "power")
     __matmul__, __rmatmul__ = _binary(operator.matmul, "matmul")
-    __and__, __rand__ = _binary(operator.and_, "logical_and")
-    __or__, __ror__ = _binary(operator.or_, "logical_or")
-    __xor__, __rxor__ = _binary(operator.xor, "logical_xor")
-    __lt__, __gt__ = _binary(operator.lt, "less")[0], _binary(operator.gt, "greater")[0]
+    __and__, __rand__ = _binary(operator.and_, "logical_and", False)
+    __or__, __ror__ = _binary(operator.or_, "logical_or", False)
+    __xor__, __rxor__ = _binary(operator.xor, "logical_xor", False)
+    __lt__ = _binary(operator.lt, "less")[0]
+    __gt__ = _binary(operator.gt, "greater")[0]
     __le__ = _binary(operator.le, "less_equal")[0]
     __ge__ = _binary(operator.ge, "greater_equal")[0]
-    __eq__ = _binary(operator.eq, "equal")[0]
-    __ne__ = _binary(operator.ne, "not_equal")[0]
+    __eq__ = _binary(operator.eq, "equal", False)[0]
+    __ne__ = _binary(operator.ne, "not_equal", False)[0]
     __hash__ = object.__hash__
 
     # in place: a new array under the same wrapper (not every library writes in place)

@@ -52,6 +52,13 @@ def library_of(x: Any) -> "Library | None":
     return library
 
 
+def _structure(x, items):
+    try:  # torch's return types are built from a sequence
+        return type(x)(items)
+    except TypeError:
+        return tuple(items)
+
+
 def _array_like(x):
     return any(hasattr(x, name) for name in ("__array_namespace__", "__array_function__",
                                              "__array__", "__dlpack__"))
@@ -125,8 +132,9 @@ class Library:
             return ForeignArray(x, self)
         if type(x) is tuple or type(x) is list:
             return type(x)(self.wrap(item) for item in x)
-        if isinstance(x, tuple) and hasattr(x, "_fields"):
-            return type(x)(*(self.wrap(item) for item in x))
+        if isinstance(x, tuple):  # a named tuple (NumPy's, or torch's return types)
+            items = [self.wrap(item) for item in x]
+            return type(x)(*items) if hasattr(x, "_fields") else _structure(x, items)
         return x
 
     def from_numpy(self, array):

@@ -109,33 +109,89 @@ def vectorized(lib, function):
 def scatter_add(lib, target, index, values):
     """``np.add.at(target, index, values)``: values added at index, repeated indices
     adding up; returns the updated array (written in place where the library can)."""
+    ns = lib.ns
     parts = index if isinstance(index, tuple) else (index,)
-    if all(isinstance(p, (int, slice)) or p is None or p is Ellipsis for p in parts):
+    if all(isinstance(p, (int, slice)) or p is None or p is Ellipsis or
+           getattr(p, "dtype", None) == ns.bool for p in parts):
         return updated(lib, target, index, target[index] + values)  # (no repeats)
+    # The flat position of each entry the index picks (repeats and all), by the
+    # library's own indexing of a range; then the values added at those positions.
+    shape, size = tuple(target.shape), math.prod(target.shape)
+    picked = _picked(lib, ns.reshape(ns.arange(size, device=lib.device), shape), index)
+    positions = ns.reshape(picked, (-1,))
+    values = ns.reshape(ns.broadcast_to(ns.asarray(values, dtype=target.dtype,
+                                                   device=lib.device),
+                                        tuple(picked.shape)), (-1,))
+    flat = ns.reshape(target, (-1,))
     if root(lib) == "torch":
-        import torch
-        if all(isinstance(p, torch.Tensor) for p in parts):
-            values = torch.broadcast_to(torch.as_tensor(values, dtype=target.dtype),
-                                        target[index].shape)
-            return target.index_put(parts, values, accumulate=True)
+        return flat.index_add(0, positions, values).reshape(shape)
     if root(lib) == "cupy":
         import cupyx
-        cupyx.scatter_add(target, index, values)
-        return target
-    if len(parts) == 1 and getattr(parts[0], "ndim", None) == 1 and \
-            parts[0].dtype != lib.ns.bool:
-        # one integer index on the first axis: a one-hot matrix times the values (the
-        # standard's own functions only: Dask, array-api-strict)
-        ns = lib.ns
-        rows = target.shape[0]
-        hot = ns.astype(ns.reshape(parts[0], (-1, 1)) == ns.reshape(
-            ns.arange(rows, device=lib.device), (1, -1)), target.dtype)
-        values = ns.broadcast_to(ns.asarray(values, dtype=target.dtype, device=lib.device),
-                                 (parts[0].shape[0],) + tuple(target.shape[1:]))
-        flat = ns.reshape(values, (parts[0].shape[0], -1))
-        return target + ns.reshape(ns.matmul(ns.matrix_transpose(hot), flat),
-                                   tuple(target.shape))
-    raise _error(lib, "scatter-add with this index", "add.at")
+        flat = flat.copy()
+        cupyx.scatter_add(flat, positions, values)
+        return flat.reshape(shape)
+    # a one-hot matrix times the values: the standard's functions only (Dask, strict)
+    hot = ns.astype(ns.reshape(positions, (-1, 1)) == ns.reshape(
+        ns.arange(size, device=lib.device), (1, -1)), target.dtype)
+    return target + ns.reshape(ns.matmul(ns.reshape(values, (1, -1)), hot), shape)
+
+
+def _picked(lib, x, index):
+    taken = as_take(lib, x, index)
+    return x[index] if taken is None else taken
+
+
+def flipped(lib, x, parts):
+    """``(x, parts, axes)`` with each slice of negative step made positive on ``x`` flipped
+    along that axis: the same entries in the same order, for a library that refuses
+    negative steps (torch)."""
+    if sum(p is Ellipsis for p in parts) == 1:
+        at = next(i for i, p in enumerate(parts) if p is Ellipsis)
+        parts = parts[:at] + (slice(None),) * (x.ndim - len(parts) + 1) + parts[at + 1:]
+    if any(not isinstance(p, (int, slice)) for p in parts):
+        raise _error(lib, "indexing by a negative step beside None or arrays", "getitem")
+    new, axes = [], []
+    for axis, p in enumerate(parts):
+        if type(p) is slice and p.step is not None and p.step < 0:
+            n = x.shape[axis]
+            picked = range(*p.indices(n))
+            x = lib.ns.flip(x, axis=axis)
+            axes.append(axis)
+            p = slice(0, 0) if not picked else slice(n - 1 - picked[0],
+                                                     n - picked[-1], -p.step)
+        new.append(p)
+    return x, tuple(new) + (Ellipsis,), tuple(axes)
+
+
+def as_take(lib, x, index):
+    """``x[index]`` for one integer array on one axis, after full slices (``x[i]``,
+    ``x[:, i]``, ``x[..., i]``), as the standard's ``take``; None for other indexes."""
+    parts = index if type(index) is tuple else (index,)
+    arrays = [k for k, p in enumerate(parts) if hasattr(p, "dtype") and p.dtype != lib.ns.bool]
+    if len(arrays) != 1 or any(not (p == slice(None) or p is Ellipsis) for k, p in
+                               enumerate(parts) if k != arrays[0]):
+        return None
+    k = arrays[0]
+    if any(p is Ellipsis for p in parts[:k]):
+        if any(p is Ellipsis for p in parts[k + 1:]) or len(parts) - 1 > k:
+            return None
+        axis = x.ndim - 1
+    else:
+        axis = k
+    idx = parts[k]
+    taken = lib.ns.take(x, lib.ns.reshape(idx, (-1,)), axis=axis)
+    shape = tuple(x.shape[:axis]) + tuple(idx.shape) + tuple(x.shape[axis + 1:])
+    return lib.ns.reshape(taken, shape)
+
+
+def partition(lib, x, kth, axis=-1, **rest):
+    """np.partition (array_api_extra.partition)."""
+    return _xpx().partition(x, kth, axis=axis, xp=lib.ns)
+
+
+def argpartition(lib, x, kth, axis=-1, **rest):
+    """np.argpartition (array_api_extra.argpartition)."""
+    return _xpx().argpartition(x, kth, axis=axis, xp=lib.ns)
 
 
 def updated(lib, target, index, value):
@@ -165,6 +221,8 @@ def elementwise(lib, name):
         "float_power": lambda a, b: ns.pow(ns.astype(a, ns.float64),
                                            ns.astype(b, ns.float64)
                                            if hasattr(b, "dtype") else b),
+        "logaddexp2": lambda a, b: ns.logaddexp(a * math.log(2), b * math.log(2)) /
+        math.log(2),
         "heaviside": lambda x, h: ns.where(x > 0, 1.0, ns.where(x < 0, 0.0, h)),
     }
     return table.get(name)

@@ -40,6 +40,8 @@ _UFUNC_NAMES = {"absolute": "abs", "arccos": "acos", "arcsin": "asin", "arctan":
                 "rint": "round", "conjugate": "conj", "invert": "bitwise_invert",
                 "left_shift": "bitwise_left_shift", "right_shift": "bitwise_right_shift",
                 "fabs": "abs"}
+_LOGICAL = frozenset({"logical_and", "logical_or", "logical_xor", "equal", "not_equal",
+                      "bitwise_and", "bitwise_or", "bitwise_xor"})
 _REDUCTIONS = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",
                "logical_and": "all", "logical_or": "any"}
 
@@ -57,6 +59,8 @@ def ufunc(lib, function, method, inputs, kwargs):
     kwargs.pop("where", None)
     if method == "__call__":
         args = [lib.take(x, name) for x in inputs]
+        if len(args) == 2 and name not in _LOGICAL:
+            args = numeric(lib, *args, divide=name in ("divide", "true_divide"))
         result = _elementwise(lib, name)(*args)
     elif method == "reduce":
         result = _reduce(lib, name, lib.take(inputs[0], name), **kwargs)
@@ -84,6 +88,41 @@ def ufunc(lib, function, method, inputs, kwargs):
         setitem(lib, target, Ellipsis, wrapped)
         return target
     return wrapped
+
+
+def numeric(lib, a, b, divide=False):
+    """Two operands of arithmetic, a truth array among them made numbers, as NumPy
+    makes them (``mask * g``; integers divided are float64); the standard refuses
+    arithmetic on bool."""
+    ns = lib.ns
+    if divide and all(getattr(v, "dtype", None) is not None and ns.isdtype(
+            v.dtype, ("integral", "bool")) for v in (a, b) if not isinstance(v, (int, float))):
+        a, b = (v if isinstance(v, (int, float)) else ns.astype(v, ns.float64)
+                for v in (a, b))
+    a_bool = getattr(a, "dtype", None) == ns.bool
+    b_bool = getattr(b, "dtype", None) == ns.bool
+    if a_bool == b_bool:
+        return _weak_pair(lib, a, b)
+    if a_bool:
+        return ns.astype(a, _dtype_for(lib, b)), b
+    return a, ns.astype(b, _dtype_for(lib, a))
+
+
+def _dtype_for(lib, other):
+    if isinstance(other, bool):
+        return lib.ns.bool
+    if isinstance(other, int):
+        return lib.ns.int64
+    if isinstance(other, float):
+        return lib.ns.float64
+    return other.dtype
+
+
+def _weak_pair(lib, a, b):
+    # two Python numbers (np.where(c, 1.0, 0.2)'s branches): float64, as in NumPy
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return (lib.ns.asarray(a, dtype=_dtype_for(lib, a), device=lib.device), b)
+    return a, b
 
 
 def _elementwise(lib, name):
@@ -160,6 +199,8 @@ def _axis(axis):
 def _reduction(own):
     def handler(lib, x, axis=None, dtype=None, keepdims=False, **rest):
         _no_extras(lib, own, rest, ("initial", "where"))
+        if x.dtype == lib.ns.bool and own in ("sum", "prod", "mean"):
+            x = lib.ns.astype(x, lib.ns.int64 if own != "mean" else lib.ns.float64)
         result = getattr(lib.ns, own)(x, axis=_axis(axis), keepdims=keepdims)
         return result if dtype is None else lib.ns.astype(result, dtype)
     return handler
@@ -255,6 +296,9 @@ def _where(lib, condition, x=None, y=None):
     if x is None and y is None:
         return lib.ns.nonzero(condition)
     x, y = _scalars_as(lib, x, y)
+    if isinstance(x, (int, float)) and isinstance(y, (int, float)):
+        x, y = _scalars_as(lib, lib.ns.asarray(x, dtype=_dtype_for(lib, x),
+                                               device=lib.device), y)
     return lib.ns.where(condition, x, y)
 
 
@@ -313,7 +357,12 @@ def _take(lib, x, indices, axis=None, **rest):
 
 
 def _astype(lib, x, dtype, copy=True, **rest):
-    return lib.ns.astype(x, dtype, copy=copy)
+    return lib.ns.astype(x, lib.dtype(dtype), copy=copy)
+
+
+def _pinv(lib, x, rcond=None, hermitian=False, rtol=None):
+    rtol = rcond if rtol is None else rtol
+    return lib.ns.linalg.pinv(x) if rtol is None else lib.ns.linalg.pinv(x, rtol=rtol)
 
 
 def _copy(lib, x, *args, **kwargs):
@@ -390,7 +439,8 @@ _FUNCTIONS = {
     np.sort: _sort("sort"), np.argsort: _sort("argsort"), np.take: _take,
     np.astype: _astype, np.copy: _copy, np.round: _round, np.around: _round,
     np.matrix_transpose: lambda lib, x: lib.ns.matrix_transpose(x),
-    np.linalg.norm: _norm, np.linalg.svd: _svd,
+    np.linalg.norm: _norm, np.linalg.svd: _svd, np.linalg.pinv: _pinv,
+    np.partition: shims.partition, np.argpartition: shims.argpartition,
     np.linalg.matrix_transpose: lambda lib, x: lib.ns.matrix_transpose(x),
     np.einsum: shims.einsum, np.tril: shims.tril, np.triu: shims.triu,
     np.diagonal: shims.diagonal, np.trace: shims.trace,
@@ -454,20 +504,42 @@ def _index(lib, index):
     return lib.take(index, "indexing")
 
 
+def _full(lib, x, index):
+    """The index as every library takes it: NumPy's arrays as the library's, and a
+    trailing ``...`` (array-api-strict wants every axis named); slices with a negative
+    step (which torch refuses) become a flip and a positive slice."""
+    parts, flipped = index if type(index) is tuple else (index,), ()
+    if any(type(p) is slice and p.step is not None and p.step < 0 for p in parts):
+        x, parts, flipped = shims.flipped(lib, x, parts)
+    if all(isinstance(p, (int, slice, np.integer)) or p is None or p is Ellipsis
+           for p in parts) and not any(p is Ellipsis for p in parts):
+        parts = parts + (Ellipsis,)
+    return x, _index(lib, parts), flipped
+
+
 def getitem(lib, x, index):
-    """``x[index]``, by the library's own indexing."""
-    return lib.wrap(x._value[_index(lib, index)])
+    """``x[index]``, by the library's own indexing (one integer array on one axis: the
+    standard's ``take``, which every library has)."""
+    taken = shims.as_take(lib, x._value, _index(lib, index))
+    if taken is not None:
+        return lib.wrap(taken)
+    value, index, _ = _full(lib, x._value, index)
+    return lib.wrap(value[index])
 
 
 def setitem(lib, x, index, value):
     """``x[index] = value``: written in place where the library writes in place, else
     the wrapper takes the updated copy (``array_api_extra.at``)."""
-    index = _index(lib, index)
     value = lib.take(value, "setitem")
+    if getattr(value, "dtype", None) is not None and value.dtype != x._value.dtype:
+        value = lib.ns.astype(value, x._value.dtype)
+    target, index, flipped = _full(lib, x._value, index)
     try:
-        x._value[index] = value
+        target[index] = value
     except (TypeError, ValueError, NotImplementedError):
-        x._value = shims.updated(lib, x._value, index, value)
+        target = shims.updated(lib, target, index, value)
+    # (a negative step wrote into the flipped array: flipped back)
+    x._value = lib.ns.flip(target, axis=flipped) if flipped else target
 
 
 # ---------------------------------------------------------------------------------------
