@@ -39,6 +39,8 @@ def library_of(x: Any) -> "Library | None":
     try:
         import array_api_compat
     except ImportError:  # (the extras chainrule[torch], [dask], [cupy] install it)
+        if _root(x) not in ("torch", "cupy", "dask"):
+            return None
         raise TypeError(f"chainrule: an array of {_root(x)} needs array-api-compat to be "
                         f"differentiated: pip install 'chainrule[{_root(x)}]'") from None
     if not array_api_compat.is_array_api_obj(x):
@@ -113,8 +115,8 @@ class Library:
 
     def dtype(self, dtype):
         """This library's dtype for a NumPy dtype (or a name, or a Python type)."""
-        if dtype is None or dtype in self._to_numpy_dtype:
-            return dtype
+        if dtype is None or not isinstance(dtype, (np.dtype, type, str)):
+            return dtype  # (the library's own already)
         name = np.dtype(dtype).name
         found = getattr(self.ns, name, None)
         if found is None:
