@@ -22,15 +22,20 @@ import operator
 import numpy as np
 
 from .. import arrays as xp
-from ..primitive import Box
 from . import translate
 
 __all__ = ["ForeignArray"]
 
 
+def _boxed(x):
+    """Whether x is a box (a Tensor, a tracer, a Value: ``chainrule.primitive.Box``),
+    which runs an operation itself and calls back here on what it carries."""
+    return hasattr(type(x), "_apply_primitive")
+
+
 def _binary(op, name, arithmetic=True):
     def forward(self, other):
-        if isinstance(other, Box):  # a Tensor or tracer runs it, calling back here
+        if _boxed(other):  # a Tensor or tracer runs it, calling back here
             return NotImplemented
         lib = self._lib
         a, b = self._value, lib.take(other, name)
@@ -39,7 +44,7 @@ def _binary(op, name, arithmetic=True):
         return lib.wrap(op(a, b))
 
     def reflected(self, other):
-        if isinstance(other, Box):
+        if _boxed(other):
             return NotImplemented
         lib = self._lib
         a, b = lib.take(other, name), self._value
@@ -144,12 +149,12 @@ class ForeignArray:
 
     # --- NumPy hands its ufuncs and functions here -----------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        if any(isinstance(x, Box) for x in inputs):
+        if any(_boxed(x) for x in inputs):
             return NotImplemented
         return translate.ufunc(self._lib, ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
-        if any(issubclass(t, Box) for t in types):
+        if any(hasattr(t, "_apply_primitive") for t in types):
             return NotImplemented
         return translate.call(self._lib, func, args, kwargs)
 

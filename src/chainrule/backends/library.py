@@ -187,9 +187,14 @@ class Library:
         return ForeignArray(x, self)
 
     def adopt_tree(self, tree):
-        """``adopt`` on every leaf of a pytree."""
-        from ..transforms.pytrees import tree_map
-        return tree_map(self.adopt, tree)
+        """``adopt`` on every array in nested tuples, lists and dicts (an array in a
+        registered pytree node is wrapped when it meets a traced value instead)."""
+        kind = type(tree)
+        if kind is tuple or kind is list:
+            return kind(self.adopt_tree(item) for item in tree)
+        if kind is dict:
+            return {key: self.adopt_tree(value) for key, value in tree.items()}
+        return self.adopt(tree)
 
     def result(self, x):
         """A transform's result in this library: unwrapped, or (a constant the engine

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-__all__ = ["elementwise", "logsumexp", "cumulative_prod", "scatter_add", "updated",
+__all__ = ["unsupported", "elementwise", "logsumexp", "cumulative_prod", "scatter_add", "updated",
            "einsum", "tril", "triu", "diagonal", "trace", "take_along_axis", "pad",
            "atleast", "kron", "sinc", "nan_to_num", "isclose", "allclose", "diff",
            "moveaxis", "vectorized", "root"]
@@ -34,9 +34,18 @@ def _xpx():
     return array_api_extra
 
 
-def _error(lib, op, numpy_name=None):
-    from .translate import unsupported
-    return unsupported(lib, op, numpy_name)
+def unsupported(lib, op, numpy_name=None):
+    """The error of an operation a library has no way to do.
+
+    >>> class Lib: name = "array_api_strict"
+    >>> str(unsupported(Lib, "einsum"))
+    'chainrule: array_api_strict has no einsum (operation np.einsum)'
+    """
+    return TypeError(f"chainrule: {lib.name} has no {op} (operation "
+                     f"np.{numpy_name or op})")
+
+
+_error = unsupported
 
 
 # ---------------------------------------------------------------------------------------

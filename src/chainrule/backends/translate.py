@@ -13,20 +13,10 @@ operation: nothing falls back to NumPy.
 import numpy as np
 
 from . import shims
+from .shims import unsupported
 
 __all__ = ["call", "ufunc", "method", "getitem", "setitem", "python_function",
            "unsupported"]
-
-
-def unsupported(lib, op, numpy_name=None):
-    """The error of an operation a library has no way to do.
-
-    >>> class Lib: name = "array_api_strict"
-    >>> str(unsupported(Lib, "einsum"))
-    'chainrule: array_api_strict has no einsum (operation np.einsum)'
-    """
-    return TypeError(f"chainrule: {lib.name} has no {op} (operation "
-                     f"np.{numpy_name or op})")
 
 
 # ---------------------------------------------------------------------------------------
