@@ -32,14 +32,16 @@ def foreign_call(prim: Any, args: tuple, kwargs: dict, foreign: Any, traced: boo
     """``prim(*args, **kwargs)`` where ``foreign`` (an argument) is an array of another
     library: its arguments of that library wrapped; the result unwrapped unless a traced
     value (``traced``) keeps it in a graph. ``refusal`` is the error for an array type
-    that is not an Array API array (pandas, xarray).
+    that is not an Array API array (pandas, xarray) among traced values.
 
     >>> import torch, chainrule as cr
     >>> cr.exp(torch.zeros(2, dtype=torch.float64))
     tensor([1., 1.], dtype=torch.float64)
     """
     lib = library_of(foreign)
-    if lib is None:
+    if lib is None:  # (pandas, xarray: their own result outside a graph, as before)
+        if not traced:
+            return prim.forward(*args, **kwargs)
         raise TypeError(refusal)
     result = prim(*[lib.adopt(a) for a in args], **kwargs)
     return result if traced else lib.unwrapped(result)
