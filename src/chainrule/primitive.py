@@ -222,10 +222,12 @@ class Primitive:
                     return self(*[_stacked(a) for a in args], **kwargs)
                 elif _foreign_array(arg):
                     foreign = arg
+        if foreign is not None:  # torch, CuPy, Dask...: chainrule.backends
+            from .backends import foreign_call  # (imported at first use, not by chainrule)
+            return foreign_call(self, args, kwargs, foreign, top is not None,
+                                _refuse_foreign(self.name, foreign))
         if top is None:
             return self.forward(*args, **kwargs)
-        if foreign is not None:
-            raise TypeError(_refuse_foreign(self.name, foreign))
         return top._apply_primitive(self, args, kwargs)
 
 
@@ -256,7 +258,8 @@ def _foreign_array(x):
     if isinstance(x, (np.ndarray, np.generic)) or type(x) in ARRAYS:
         return False
     return any(hasattr(x, name) for name in ("__array_ufunc__", "__array_function__",
-                                             "__array__", "__array_interface__"))
+                                             "__array__", "__array_interface__",
+                                             "__array_namespace__"))
 
 
 def _refuse_foreign(name, x):

@@ -137,7 +137,11 @@ class Jitted:
             result = fast(args, kwargs)
             if result is not MISS:
                 return result
-        key, values, tensors = self._signature(args, kwargs)
+        try:
+            key, values, tensors = self._signature(args, kwargs)
+        except _OtherLibrary as other:  # torch, CuPy, Dask: run as it is
+            self._warn_eager(other.library)
+            return self.fun(*args, **kwargs)
         for entry in self._programs.get(key, ()):
             done = entry.try_run(values, tensors)
             if done is not None:
@@ -146,6 +150,17 @@ class Jitted:
         entry, result = self._trace(args, kwargs, key)
         self._fast = entry.fast_call(key)
         return result
+
+    def _warn_eager(self, library):
+        """Say once per library that this function runs eagerly on its arrays: a
+        program is a list of NumPy calls, which another library's arrays do not take."""
+        told = self.__dict__.setdefault("_told", set())
+        if library.name not in told:
+            told.add(library.name)
+            warnings.warn(f"cr.jit: {getattr(self.fun, '__name__', 'the function')} "
+                          f"runs eagerly on {library.name} arrays (a cr.jit program "
+                          f"replays NumPy calls); the results are the same",
+                          RuntimeWarning, stacklevel=3)
 
     def program(self, *args, **kwargs):
         """The program of ``fun`` for these arguments: traced now (running ``fun``
@@ -240,7 +255,20 @@ def _flatten(x, values, tensors):
         children, aux, _ = node
         return ("node", kind, _static(aux),
                 tuple([_flatten(child, values, tensors) for child in children]))
+    if hasattr(x, "__dlpack__") or hasattr(x, "__array_function__"):
+        from ..backends import library_of  # (imported at the first such array)
+        library = library_of(x)
+        if library is not None:
+            raise _OtherLibrary(library)
     return _static(x)
+
+
+class _OtherLibrary(Exception):
+    """An argument is an array of another library (torch, CuPy, Dask)."""
+
+    def __init__(self, library):
+        super().__init__(library.name)
+        self.library = library
 
 
 def _static(x):

@@ -86,11 +86,19 @@ def _kind(x):
     if isinstance(x, complex):
         raise TypeError(f"cannot differentiate with respect to the complex number {x!r}; "
                         f"{_REAL_ONLY}")
+    from ..backends import library_of  # (imported at the first array of another library)
+    library = library_of(x)  # torch, CuPy, Dask...: the kind is its Library
+    if library is not None:
+        return library
     raise TypeError(f"expected a float, Value, NumPy array or Tensor to differentiate, "
                     f"got {type(x).__name__} {x!r}")
 
 
 def _kind_of_results(kinds):
+    for kind in kinds:
+        if type(kind) is not str:  # an array of another library: its Library
+            from ..backends import one_library
+            return one_library(kinds, "a transform's inputs")
     return ("tensor" if "tensor" in kinds else "value" if "value" in kinds
             else "array" if "array" in kinds else "float")
 
@@ -142,6 +150,8 @@ def _in_kind(x, kind, like=None, lead=()):
         return Tensor._make(as_array(x))
     if kind == "value" and np.size(x) == 1 and not lead:
         return Value(float(x))
+    if type(kind) is not str:  # another library's: unwrapped (chainrule.backends)
+        return kind.result(x)
     return as_array(x)
 
 
@@ -177,14 +187,19 @@ class _ReverseRun:
         for n in self.argnums:
             leaves, treedef = tree_flatten(args[n])
             starts = []
-            for leaf in leaves:
-                self.kinds.append(_kind(leaf))
+            for j, leaf in enumerate(leaves):
+                kind = _kind(leaf)
+                if type(kind) is not str:  # another library's array: wrapped
+                    leaf = leaves[j] = kind.adopt(leaf)
+                self.kinds.append(kind)
                 starts.append(ReverseTracer.start(_point(leaf), self.level))
             self.input_trees.append((leaves, treedef))
             self.starts.extend(starts)
             new_args[n] = tree_unflatten(treedef, starts)
         self.inputs = [leaf for leaves, _ in self.input_trees for leaf in leaves]
         self.out_kind = _kind_of_results(self.kinds)
+        if type(self.out_kind) is not str:  # the other arguments' arrays wrapped too
+            new_args, kwargs = self.out_kind.adopt_tree((new_args, kwargs))
         with enable_grad():  # (what a tracer carries may be a Tensor in the user's graph)
             out = f(*new_args, **kwargs)
         if has_aux:
@@ -338,6 +353,8 @@ def vjp(f: Callable[..., Any], *primals: PyTree, has_aux: bool = False) -> tuple
             if np.shape(_innermost(leaf)) != np.shape(_innermost(out)):
                 raise ValueError(f"vjp: a cotangent of shape {np.shape(_innermost(leaf))} "
                                  f"for an output of shape {np.shape(_innermost(out))}")
+        if type(trace.out_kind) is not str:  # another library's arrays: wrapped
+            leaves = trace.out_kind.adopt_tree(leaves)
         # a traced cotangent (an enclosing transform's variable) gives gradients that
         # are traced too: a VJP is differentiable in its cotangent like anything else
         return trace.input_results(trace.pullback(leaves))
@@ -373,7 +390,10 @@ def jvp(f: Callable[..., Any], primals: tuple[PyTree, ...] | list[PyTree],
             raise ValueError("jvp: primals and tangents must have the same structure")
         leaf_tracers = []
         for p, t in zip(p_leaves, t_leaves):
-            kinds.append(_kind(p))
+            kind = _kind(p)
+            if type(kind) is not str:  # another library's arrays: wrapped
+                p, t = kind.adopt(p), kind.adopt(t)
+            kinds.append(kind)
             if np.shape(_innermost(p)) != np.shape(_innermost(t)):
                 raise ValueError(f"jvp: a tangent of shape {np.shape(_innermost(t))} for a "
                                  f"primal of shape {np.shape(_innermost(p))}")
@@ -441,7 +461,7 @@ def jacrev(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
 def _batch_axis_into_output_shape(blocks, trace, out_shape):
     """Move the batch axis of each gradient into the output's shape: out.shape + in.shape."""
     def reshape(block):
-        if isinstance(block, (Box, np.ndarray)):
+        if isinstance(block, (Box, np.ndarray)) or hasattr(block, "__dlpack__"):
             return ops.reshape(block, out_shape + tuple(np.shape(block)[1:]))
         return block
     if trace.many:
@@ -463,6 +483,8 @@ def jacfwd(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
         nums, many = _argnums(argnums, len(args), "jacfwd")
         out_kind = _kind_of_results([_kind(leaf) for n in nums
                                      for leaf in tree_flatten(args[n])[0]])
+        if type(out_kind) is not str:  # another library's arrays: wrapped
+            args, kwargs = out_kind.adopt_tree((args, kwargs))
         per_arg, out_def, aux = [], None, None
         for n in nums:
             leaves, treedef = tree_flatten(args[n])
@@ -567,8 +589,9 @@ def hvp(f: Callable[..., Any], x: PyTree, v: PyTree) -> PyTree:
                 total = total + ops.sum(gl * vl)
             elif isinstance(gl, (Value, float)):
                 total = total + gl * to_float(vl)
-            else:
-                total = total + ops.sum(gl * as_array(vl))
+            else:  # (another library's array as it is: chainrule.backends)
+                total = total + ops.sum(gl * (vl if type(_kind(vl)) is not str
+                                              else as_array(vl)))
         return total
     return grad(directional)(x)
 

@@ -1,0 +1,359 @@
+"""What the Array API standard lacks, and the engine needs: one place for all of it.
+
+Each function here does one thing NumPy has and the standard does not, on any
+library: with ``array_api_extra`` where it has it (``pad``, ``kron``, ``sinc``,
+``at``), written with the standard's own functions where that is short (``tril``,
+``diagonal``, ``logsumexp``), and from the library itself where only the library has
+it (``einsum``, ``erf``, a scatter-add that adds repeated indices): the table
+``_OWN`` says which library has what. A library without it raises, naming the
+library and the operation: nothing here computes with NumPy.
+"""
+
+import math
+
+import numpy as np
+
+__all__ = ["unsupported", "elementwise", "logsumexp", "cumulative_prod", "scatter_add", "updated",
+           "einsum", "tril", "triu", "diagonal", "trace", "take_along_axis", "pad",
+           "atleast", "kron", "sinc", "nan_to_num", "isclose", "allclose", "diff",
+           "moveaxis", "vectorized", "root"]
+
+
+def root(lib):
+    """The library's package name: torch, cupy, dask, array_api_strict.
+
+    >>> class Lib: array_type = np.ndarray
+    >>> root(Lib)
+    'numpy'
+    """
+    return lib.array_type.__module__.split(".")[0]
+
+
+def _xpx():
+    import array_api_extra
+    return array_api_extra
+
+
+def unsupported(lib, op, numpy_name=None):
+    """The error of an operation a library has no way to do.
+
+    >>> class Lib: name = "array_api_strict"
+    >>> str(unsupported(Lib, "einsum"))
+    'chainrule: array_api_strict has no einsum (operation np.einsum)'
+    """
+    return TypeError(f"chainrule: {lib.name} has no {op} (operation "
+                     f"np.{numpy_name or op})")
+
+
+_error = unsupported
+
+
+# ---------------------------------------------------------------------------------------
+# Each library's own: special functions, einsum, scatter-add with repeated indices
+# ---------------------------------------------------------------------------------------
+
+def _torch(name):
+    def get():
+        import torch
+        return {"erf": torch.special.erf, "lgamma": torch.lgamma,
+                "digamma": torch.special.digamma, "erfc": torch.special.erfc,
+                "einsum": torch.einsum}[name]
+    return get
+
+
+def _cupy(name):
+    def get():
+        import cupy
+        import cupyx.scipy.special as special
+        return {"erf": special.erf, "lgamma": special.gammaln, "digamma": special.digamma,
+                "erfc": special.erfc, "einsum": cupy.einsum}[name]
+    return get
+
+
+def _dask(name):
+    def get():
+        import dask.array as da
+        if name == "einsum":
+            return da.einsum
+        import scipy.special as special  # applied to each chunk, lazily, by Dask
+        function = {"erf": special.erf, "lgamma": special.gammaln,
+                    "digamma": special.digamma, "erfc": special.erfc}[name]
+        return lambda x: da.map_blocks(function, x, dtype=x.dtype)
+    return get
+
+
+_OWN = {"torch": _torch, "cupy": _cupy, "dask": _dask}
+
+
+def own(lib, name):
+    """The library's own function ``name`` (erf, lgamma, digamma, erfc, einsum), or
+    None where it has none."""
+    key = ("own", name)
+    if key not in lib._cache:
+        maker = _OWN.get(root(lib))
+        lib._cache[key] = maker(name)() if maker is not None else None
+    return lib._cache[key]
+
+
+def einsum(lib, subscripts, *operands, optimize=False, **rest):
+    """np.einsum, by the library's einsum (the standard has none)."""
+    function = own(lib, "einsum")
+    if function is None:
+        raise _error(lib, "einsum")
+    return function(subscripts, *operands)
+
+
+# Python functions NumPy vectorizes in the rules (xp.call), and their names in _OWN
+_VECTORIZED = {math.erf: "erf", math.lgamma: "lgamma", math.erfc: "erfc"}
+
+
+def vectorized(lib, function):
+    """The library's own version of ``np.vectorize(f)`` for a Python function ``f`` it
+    knows (math.erf, math.lgamma), or None."""
+    pyfunc = getattr(function, "pyfunc", function)
+    name = _VECTORIZED.get(pyfunc)
+    return None if name is None else own(lib, name)
+
+
+def scatter_add(lib, target, index, values):
+    """``np.add.at(target, index, values)``: values added at index, repeated indices
+    adding up; returns the updated array (written in place where the library can)."""
+    ns = lib.ns
+    parts = index if isinstance(index, tuple) else (index,)
+    if all(isinstance(p, (int, slice)) or p is None or p is Ellipsis or
+           getattr(p, "dtype", None) == ns.bool for p in parts):
+        return updated(lib, target, index, target[index] + values)  # (no repeats)
+    # The flat position of each entry the index picks (repeats and all), by the
+    # library's own indexing of a range; then the values added at those positions.
+    shape, size = tuple(target.shape), math.prod(target.shape)
+    picked = _picked(lib, ns.reshape(ns.arange(size, device=lib.device), shape), index)
+    positions = ns.reshape(picked, (-1,))
+    values = ns.reshape(ns.broadcast_to(ns.asarray(values, dtype=target.dtype,
+                                                   device=lib.device),
+                                        tuple(picked.shape)), (-1,))
+    flat = ns.reshape(target, (-1,))
+    if root(lib) == "torch":
+        return flat.index_add(0, positions, values).reshape(shape)
+    if root(lib) == "cupy":
+        import cupyx
+        flat = flat.copy()
+        cupyx.scatter_add(flat, positions, values)
+        return flat.reshape(shape)
+    # a one-hot matrix times the values: the standard's functions only (Dask, strict)
+    hot = ns.astype(ns.reshape(positions, (-1, 1)) == ns.reshape(
+        ns.arange(size, device=lib.device), (1, -1)), target.dtype)
+    return target + ns.reshape(ns.matmul(ns.reshape(values, (1, -1)), hot), shape)
+
+
+def _picked(lib, x, index):
+    taken = as_take(lib, x, index)
+    return x[index] if taken is None else taken
+
+
+def flipped(lib, x, parts):
+    """``(x, parts, axes)`` with each slice of negative step made positive on ``x`` flipped
+    along that axis: the same entries in the same order, for a library that refuses
+    negative steps (torch)."""
+    if sum(p is Ellipsis for p in parts) == 1:
+        at = next(i for i, p in enumerate(parts) if p is Ellipsis)
+        parts = parts[:at] + (slice(None),) * (x.ndim - len(parts) + 1) + parts[at + 1:]
+    if any(not isinstance(p, (int, slice)) for p in parts):
+        raise _error(lib, "indexing by a negative step beside None or arrays", "getitem")
+    new, axes = [], []
+    for axis, p in enumerate(parts):
+        if type(p) is slice and p.step is not None and p.step < 0:
+            n = x.shape[axis]
+            picked = range(*p.indices(n))
+            x = lib.ns.flip(x, axis=axis)
+            axes.append(axis)
+            p = slice(0, 0) if not picked else slice(n - 1 - picked[0],
+                                                     n - picked[-1], -p.step)
+        new.append(p)
+    return x, tuple(new) + (Ellipsis,), tuple(axes)
+
+
+def as_take(lib, x, index):
+    """``x[index]`` for one integer array on one axis, after full slices (``x[i]``,
+    ``x[:, i]``, ``x[..., i]``), as the standard's ``take``; None for other indexes."""
+    parts = index if type(index) is tuple else (index,)
+    arrays = [k for k, p in enumerate(parts) if hasattr(p, "dtype") and p.dtype != lib.ns.bool]
+    if len(arrays) != 1 or any(not (p == slice(None) or p is Ellipsis) for k, p in
+                               enumerate(parts) if k != arrays[0]):
+        return None
+    k = arrays[0]
+    if any(p is Ellipsis for p in parts[:k]):
+        if any(p is Ellipsis for p in parts[k + 1:]) or len(parts) - 1 > k:
+            return None
+        axis = x.ndim - 1
+    else:
+        axis = k
+    idx = parts[k]
+    taken = lib.ns.take(x, lib.ns.reshape(idx, (-1,)), axis=axis)
+    shape = tuple(x.shape[:axis]) + tuple(idx.shape) + tuple(x.shape[axis + 1:])
+    return lib.ns.reshape(taken, shape)
+
+
+def partition(lib, x, kth, axis=-1, **rest):
+    """np.partition (array_api_extra.partition)."""
+    return _xpx().partition(x, kth, axis=axis, xp=lib.ns)
+
+
+def argpartition(lib, x, kth, axis=-1, **rest):
+    """np.argpartition (array_api_extra.argpartition)."""
+    return _xpx().argpartition(x, kth, axis=axis, xp=lib.ns)
+
+
+def updated(lib, target, index, value):
+    """``target`` with ``target[index] = value``: in place where the library writes in
+    place, else a new array (array_api_extra's ``at``)."""
+    return _xpx().at(target, index).set(value, xp=lib.ns)
+
+
+# ---------------------------------------------------------------------------------------
+# Elementwise functions NumPy has as ufuncs
+# ---------------------------------------------------------------------------------------
+
+def elementwise(lib, name):
+    """NumPy's ufunc ``name`` written with the standard's functions, or None."""
+    ns = lib.ns
+    table = {
+        "fmax": lambda a, b: ns.where(ns.isnan(b), a, ns.where(ns.isnan(a), b,
+                                                               ns.maximum(a, b))),
+        "fmin": lambda a, b: ns.where(ns.isnan(b), a, ns.where(ns.isnan(a), b,
+                                                               ns.minimum(a, b))),
+        "fmod": lambda a, b: a - b * ns.trunc(a / b),
+        "reciprocal": lambda x: 1.0 / x,
+        "deg2rad": lambda x: x * (math.pi / 180), "radians": lambda x: x * (math.pi / 180),
+        "rad2deg": lambda x: x * (180 / math.pi), "degrees": lambda x: x * (180 / math.pi),
+        "cbrt": lambda x: ns.sign(x) * ns.abs(x) ** (1.0 / 3.0),
+        "exp2": lambda x: 2.0 ** x,
+        "float_power": lambda a, b: ns.pow(ns.astype(a, ns.float64),
+                                           ns.astype(b, ns.float64)
+                                           if hasattr(b, "dtype") else b),
+        "logaddexp2": lambda a, b: ns.logaddexp(a * math.log(2), b * math.log(2)) /
+        math.log(2),
+        "heaviside": lambda x, h: ns.where(x > 0, 1.0, ns.where(x < 0, 0.0, h)),
+    }
+    return table.get(name)
+
+
+def logsumexp(lib, x, axis, keepdims):
+    """``np.logaddexp.reduce``: log(sum(exp(x))) along axis, without overflow."""
+    ns = lib.ns
+    top = ns.max(x, axis=axis, keepdims=True)
+    top = ns.where(ns.isfinite(top), top, ns.zeros_like(top))
+    out = ns.log(ns.sum(ns.exp(x - top), axis=axis, keepdims=True)) + top
+    return out if keepdims else ns.squeeze(out, axis=axis if axis is not None else
+                                           tuple(range(x.ndim)))
+
+
+def cumulative_prod(lib, x, axis):
+    """np.cumprod along an axis."""
+    function = getattr(lib.ns, "cumulative_prod", None)
+    if function is None:
+        raise _error(lib, "cumulative_prod", "cumprod")
+    return function(x, axis=axis)
+
+
+# ---------------------------------------------------------------------------------------
+# Shapes and matrices
+# ---------------------------------------------------------------------------------------
+
+def _band(lib, x, k, lower):
+    ns = lib.ns
+    rows = ns.reshape(ns.arange(x.shape[-2], device=lib.device), (-1, 1))
+    cols = ns.reshape(ns.arange(x.shape[-1], device=lib.device), (1, -1))
+    keep = (cols - rows <= k) if lower else (cols - rows >= k)
+    return ns.where(keep, x, ns.zeros_like(x))
+
+
+def tril(lib, x, k=0):
+    """np.tril: the entries on and below the k-th diagonal."""
+    return _band(lib, x, k, True)
+
+
+def triu(lib, x, k=0):
+    """np.triu: the entries on and above the k-th diagonal."""
+    return _band(lib, x, k, False)
+
+
+def diagonal(lib, x, offset=0, axis1=0, axis2=1):
+    """np.diagonal: the diagonal of axes axis1, axis2, as a last axis."""
+    ns = lib.ns
+    axis1, axis2 = axis1 % x.ndim, axis2 % x.ndim
+    rest = [a for a in range(x.ndim) if a not in (axis1, axis2)]
+    x = ns.permute_dims(x, tuple(rest) + (axis1, axis2))
+    linalg = getattr(ns, "linalg", None)
+    if linalg is not None and hasattr(linalg, "diagonal"):
+        return linalg.diagonal(x, offset=offset)
+    raise _error(lib, "diagonal")
+
+
+def trace(lib, x, offset=0, axis1=0, axis2=1, dtype=None):
+    """np.trace: the sum of the diagonal."""
+    return lib.ns.sum(diagonal(lib, x, offset, axis1, axis2), axis=-1)
+
+
+def take_along_axis(lib, x, indices, axis):
+    """np.take_along_axis."""
+    function = getattr(lib.ns, "take_along_axis", None)
+    if function is None:
+        raise _error(lib, "take_along_axis")
+    if axis is None:
+        x, axis = lib.ns.reshape(x, (-1,)), 0
+    return function(x, indices, axis=axis)
+
+
+def pad(lib, x, pad_width, mode="constant", constant_values=0, **rest):
+    """np.pad with a constant (array_api_extra.pad)."""
+    if mode != "constant" or rest:
+        raise _error(lib, f"pad with mode={mode!r}", "pad")
+    return _xpx().pad(x, pad_width, mode="constant", constant_values=constant_values,
+                      xp=lib.ns)
+
+
+def atleast(ndim):
+    """np.atleast_1d / 2d / 3d (array_api_extra.atleast_nd)."""
+    def handler(lib, *arrays):
+        out = [_xpx().atleast_nd(a, ndim=ndim, xp=lib.ns) for a in arrays]
+        return out[0] if len(out) == 1 else out
+    return handler
+
+
+def kron(lib, a, b):
+    """np.kron (array_api_extra.kron)."""
+    return _xpx().kron(a, b, xp=lib.ns)
+
+
+def sinc(lib, x):
+    """np.sinc (array_api_extra.sinc)."""
+    return _xpx().sinc(x, xp=lib.ns)
+
+
+def nan_to_num(lib, x, copy=True, nan=0.0, posinf=None, neginf=None):
+    """np.nan_to_num (array_api_extra.nan_to_num)."""
+    return _xpx().nan_to_num(x, fill_value=nan, xp=lib.ns) if posinf is None and \
+        neginf is None else lib.ns.where(lib.ns.isnan(x), nan, lib.ns.clip(
+            x, min=neginf, max=posinf))
+
+
+def isclose(lib, a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """np.isclose (array_api_extra.isclose)."""
+    return _xpx().isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan, xp=lib.ns)
+
+
+def allclose(lib, a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """np.allclose."""
+    return lib.ns.all(isclose(lib, a, b, rtol, atol, equal_nan))
+
+
+def diff(lib, x, n=1, axis=-1, **rest):
+    """np.diff."""
+    if rest:
+        raise _error(lib, "diff with prepend= or append=", "diff")
+    return lib.ns.diff(x, axis=axis, n=n)
+
+
+def moveaxis(lib, x, source, destination):
+    """np.moveaxis."""
+    return lib.ns.moveaxis(x, source, destination)

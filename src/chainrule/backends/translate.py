@@ -1,0 +1,546 @@
+"""NumPy's calls, as an Array API namespace makes them.
+
+A rule calls NumPy's function (``np.sum(x, axis=0)``, ``np.add.at``, ``x.reshape``);
+NumPy hands the call to the ``ForeignArray`` among the arguments, which brings it here.
+Most functions have the same name and arguments in the standard (``exp``, ``matmul``,
+``where``); the rest are a line each below: a new name (``concatenate`` is ``concat``,
+``transpose`` is ``permute_dims``), or NumPy's arguments spelled the standard's way
+(``ddof`` is ``correction``), or what the standard lacks, written with what it has
+(``shims.py``). A function that has no translation raises, naming the library and the
+operation: nothing falls back to NumPy.
+"""
+
+import numpy as np
+
+from . import shims
+from .shims import unsupported
+
+__all__ = ["call", "ufunc", "method", "getitem", "setitem", "python_function",
+           "unsupported"]
+
+
+# ---------------------------------------------------------------------------------------
+# Ufuncs: np.exp(x), np.add(x, y), np.add.reduce, np.add.at
+# ---------------------------------------------------------------------------------------
+
+# NumPy's ufunc names that the standard spells otherwise.
+_UFUNC_NAMES = {"absolute": "abs", "arccos": "acos", "arcsin": "asin", "arctan": "atan",
+                "arccosh": "acosh", "arcsinh": "asinh", "arctanh": "atanh",
+                "arctan2": "atan2", "power": "pow", "true_divide": "divide",
+                "rint": "round", "conjugate": "conj", "invert": "bitwise_invert",
+                "left_shift": "bitwise_left_shift", "right_shift": "bitwise_right_shift",
+                "fabs": "abs"}
+_LOGICAL = frozenset({"logical_and", "logical_or", "logical_xor", "equal", "not_equal",
+                      "bitwise_and", "bitwise_or", "bitwise_xor"})
+_REDUCTIONS = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",
+               "logical_and": "all", "logical_or": "any"}
+
+
+def ufunc(lib, function, method, inputs, kwargs):
+    """``function`` (a NumPy ufunc) called by ``method`` ("__call__", "reduce", "at",
+    ...) on ``inputs``, in ``lib``'s namespace."""
+    name = function.__name__
+    out = kwargs.pop("out", None)
+    dtype = kwargs.pop("dtype", None)
+    for drop in ("casting", "order", "subok", "signature"):
+        kwargs.pop(drop, None)
+    if kwargs.get("where", True) is not True:
+        raise unsupported(lib, f"{name} with where=", name)
+    kwargs.pop("where", None)
+    if method == "__call__":
+        args = [lib.take(x, name) for x in inputs]
+        if len(args) == 2 and name not in _LOGICAL:
+            args = numeric(lib, *args, divide=name in ("divide", "true_divide"))
+        result = _elementwise(lib, name)(*args)
+    elif method == "reduce":
+        result = _reduce(lib, name, lib.take(inputs[0], name), **kwargs)
+    elif method == "accumulate":
+        result = _accumulate(lib, name, lib.take(inputs[0], name), **kwargs)
+    elif method == "at":
+        if name != "add":
+            raise unsupported(lib, f"{name}.at", f"{name}.at")
+        target = inputs[0]
+        value = inputs[2] if len(inputs) > 2 else 1
+        target._value = shims.scatter_add(lib, target._value, _index(lib, inputs[1]),
+                                          lib.take(value, "add.at"))
+        return None
+    elif method == "outer":
+        a, b = (lib.take(x, name) for x in inputs)
+        a = lib.ns.reshape(a, tuple(a.shape) + (1,) * b.ndim)
+        result = _elementwise(lib, name)(a, b)
+    else:
+        raise unsupported(lib, f"{name}.{method}", f"{name}.{method}")
+    if dtype is not None:
+        result = lib.ns.astype(result, lib.dtype(dtype))
+    wrapped = lib.wrap(result)
+    if out is not None:  # written into the given array (np.add(a, b, out=a))
+        target = out[0] if isinstance(out, tuple) else out
+        setitem(lib, target, Ellipsis, wrapped)
+        return target
+    return wrapped
+
+
+def numeric(lib, a, b, divide=False):
+    """Two operands of arithmetic, a truth array among them made numbers, as NumPy
+    makes them (``mask * g``; integers divided are float64); the standard refuses
+    arithmetic on bool."""
+    ns = lib.ns
+    if divide and all(getattr(v, "dtype", None) is not None and ns.isdtype(
+            v.dtype, ("integral", "bool")) for v in (a, b) if not isinstance(v, (int, float))):
+        a, b = (v if isinstance(v, (int, float)) else ns.astype(v, ns.float64)
+                for v in (a, b))
+    a_bool = getattr(a, "dtype", None) == ns.bool
+    b_bool = getattr(b, "dtype", None) == ns.bool
+    if a_bool == b_bool:
+        return _weak_pair(lib, a, b)
+    if a_bool:
+        return ns.astype(a, _dtype_for(lib, b)), b
+    return a, ns.astype(b, _dtype_for(lib, a))
+
+
+def _dtype_for(lib, other):
+    if isinstance(other, bool):
+        return lib.ns.bool
+    if isinstance(other, int):
+        return lib.ns.int64
+    if isinstance(other, float):
+        return lib.ns.float64
+    return other.dtype
+
+
+def _weak_pair(lib, a, b):
+    # two Python numbers (np.where(c, 1.0, 0.2)'s branches): float64, as in NumPy
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return (lib.ns.asarray(a, dtype=_dtype_for(lib, a), device=lib.device), b)
+    return a, b
+
+
+def _elementwise(lib, name):
+    found = lib._cache.get(name)
+    if found is None:
+        own = _UFUNC_NAMES.get(name, name)
+        found = getattr(lib.ns, own, None) or shims.elementwise(lib, name)
+        if found is None:
+            raise unsupported(lib, name)
+        lib._cache[name] = found
+    return found
+
+
+def _reduce(lib, name, x, axis=0, keepdims=False, initial=None):
+    if initial is not None:
+        raise unsupported(lib, f"{name}.reduce with initial=", f"{name}.reduce")
+    axis = tuple(axis) if isinstance(axis, list) else axis
+    if name == "logaddexp":
+        return shims.logsumexp(lib, x, axis, keepdims)
+    own = _REDUCTIONS.get(name)
+    if own is None:
+        raise unsupported(lib, f"{name}.reduce", f"{name}.reduce")
+    return getattr(lib.ns, own)(x, axis=axis, keepdims=keepdims)
+
+
+def _accumulate(lib, name, x, axis=0):
+    if name == "add":
+        return lib.ns.cumulative_sum(x, axis=axis)
+    if name == "multiply":
+        return shims.cumulative_prod(lib, x, axis)
+    raise unsupported(lib, f"{name}.accumulate", f"{name}.accumulate")
+
+
+# ---------------------------------------------------------------------------------------
+# NumPy's functions: np.sum, np.concatenate, np.linalg.solve, ...
+# ---------------------------------------------------------------------------------------
+
+def call(lib, func, args, kwargs):
+    """NumPy's function ``func`` on ``args`` (among them a ForeignArray), in ``lib``'s
+    namespace; the result wrapped."""
+    static = _STATIC.get(func)
+    if static is not None:
+        return static(lib, *args, **kwargs)
+    kwargs = dict(kwargs)
+    out = kwargs.pop("out", None)
+    handler = _FUNCTIONS.get(func)
+    name = func.__name__
+    if handler is None:
+        if func.__module__.endswith("linalg"):
+            handler = _linalg(name)
+        else:
+            own = getattr(lib.ns, name, None)
+            if own is None:
+                raise unsupported(lib, name)
+            handler = _plain(own)
+    ns_args = [lib.take(a, name) for a in args]
+    ns_kwargs = {k: (lib.dtype(v) if k == "dtype" else lib.take(v, name))
+                 for k, v in kwargs.items()}
+    result = lib.wrap(handler(lib, *ns_args, **ns_kwargs))
+    if out is not None:
+        setitem(lib, out, Ellipsis, result)
+        return out
+    return result
+
+
+def _plain(own):
+    return lambda lib, *args, **kwargs: own(*args, **kwargs)
+
+
+def _axis(axis):
+    return tuple(axis) if isinstance(axis, list) else axis
+
+
+def _reduction(own):
+    def handler(lib, x, axis=None, dtype=None, keepdims=False, **rest):
+        _no_extras(lib, own, rest, ("initial", "where"))
+        if x.dtype == lib.ns.bool and own in ("sum", "prod", "mean"):
+            x = lib.ns.astype(x, lib.ns.int64 if own != "mean" else lib.ns.float64)
+        result = getattr(lib.ns, own)(x, axis=_axis(axis), keepdims=keepdims)
+        return result if dtype is None else lib.ns.astype(result, dtype)
+    return handler
+
+
+def _no_extras(lib, name, rest, allowed_if_default):
+    for key, value in rest.items():
+        if key in allowed_if_default and (value is None or value is True or
+                                          value is np._NoValue):
+            continue
+        raise unsupported(lib, f"{name} with {key}=", name)
+
+
+def _statistic(own):
+    def handler(lib, x, axis=None, dtype=None, ddof=0, keepdims=False, **rest):
+        _no_extras(lib, own, rest, ("where",))
+        return getattr(lib.ns, own)(x, axis=_axis(axis), correction=ddof, keepdims=keepdims)
+    return handler
+
+
+def _arg_reduction(own):
+    def handler(lib, x, axis=None, keepdims=False):
+        if axis is None:
+            x, axis = lib.ns.reshape(x, (-1,)), 0
+        return getattr(lib.ns, own)(x, axis=axis, keepdims=keepdims)
+    return handler
+
+
+def _transpose(lib, x, axes=None):
+    axes = tuple(reversed(range(x.ndim))) if axes is None else tuple(axes)
+    return lib.ns.permute_dims(x, axes)
+
+
+def _swapaxes(lib, x, a, b):
+    order = list(range(x.ndim))
+    order[a], order[b] = order[b], order[a]
+    return lib.ns.permute_dims(x, tuple(order))
+
+
+def _reshape(lib, x, shape=None, order="C", newshape=None, copy=None):
+    shape = newshape if shape is None else shape
+    if order not in ("C", "A", "K"):
+        raise unsupported(lib, f"reshape with order={order!r}", "reshape")
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    return lib.ns.reshape(x, shape)
+
+
+def _squeeze(lib, x, axis=None):
+    if axis is None:
+        axis = tuple(i for i, n in enumerate(x.shape) if n == 1)
+    return lib.ns.squeeze(x, axis=_axis(axis))
+
+
+def _expand_dims(lib, x, axis):
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    ndim = x.ndim + len(axes)
+    for a in sorted(a % ndim for a in axes):
+        x = lib.ns.expand_dims(x, axis=a)
+    return x
+
+
+def _cumulative(own):
+    def handler(lib, x, axis=None, dtype=None):
+        if axis is None:
+            x, axis = lib.ns.reshape(x, (-1,)), 0
+        if own == "sum":
+            result = lib.ns.cumulative_sum(x, axis=axis)
+        else:
+            result = shims.cumulative_prod(lib, x, axis)
+        return result if dtype is None else lib.ns.astype(result, dtype)
+    return handler
+
+
+def _dot(lib, a, b):
+    if a.ndim == 0 or b.ndim == 0:
+        return a * b
+    if b.ndim <= 2:
+        return lib.ns.matmul(a, b)
+    return lib.ns.tensordot(a, b, axes=([a.ndim - 1], [b.ndim - 2]))
+
+
+def _outer(lib, a, b):
+    return lib.ns.reshape(a, (-1, 1)) * lib.ns.reshape(b, (1, -1))
+
+
+def _inner(lib, a, b):
+    if a.ndim == 0 or b.ndim == 0:
+        return a * b
+    return lib.ns.tensordot(a, b, axes=([a.ndim - 1], [b.ndim - 1]))
+
+
+def _where(lib, condition, x=None, y=None):
+    if x is None and y is None:
+        return lib.ns.nonzero(condition)
+    x, y = _scalars_as(lib, x, y)
+    if isinstance(x, (int, float)) and isinstance(y, (int, float)):
+        x, y = _scalars_as(lib, lib.ns.asarray(x, dtype=_dtype_for(lib, x),
+                                               device=lib.device), y)
+    return lib.ns.where(condition, x, y)
+
+
+def _scalars_as(lib, *values):
+    """Python numbers among arrays, as 0-d arrays of the arrays' dtype (not every
+    library takes numbers where the standard now allows them)."""
+    like = next((v for v in values if hasattr(v, "dtype") and not isinstance(
+        v, (int, float, bool))), None)
+    if like is None:
+        return values
+    return tuple(lib.ns.asarray(v, dtype=like.dtype, device=lib.device)
+                 if isinstance(v, (int, float, bool)) else v for v in values)
+
+
+def _clip(lib, x, a_min=None, a_max=None, **rest):
+    a_min = rest.pop("min", a_min)
+    a_max = rest.pop("max", a_max)
+    return lib.ns.clip(x, min=a_min, max=a_max)
+
+
+def _like(own):
+    def handler(lib, x, *args, dtype=None, **rest):
+        _no_extras(lib, own, rest, ("order", "subok", "shape", "device"))
+        if own == "full_like":
+            return lib.ns.full_like(x, args[0], dtype=dtype)
+        return getattr(lib.ns, own)(x, dtype=dtype)
+    return handler
+
+
+def _concatenate(lib, arrays, axis=0, dtype=None, **rest):
+    if axis is None:
+        arrays, axis = [lib.ns.reshape(a, (-1,)) for a in arrays], 0
+    result = lib.ns.concat(list(arrays), axis=axis)
+    return result if dtype is None else lib.ns.astype(result, dtype)
+
+
+def _stack(lib, arrays, axis=0, dtype=None, **rest):
+    result = lib.ns.stack(list(arrays), axis=axis)
+    return result if dtype is None else lib.ns.astype(result, dtype)
+
+
+def _sort(own):
+    def handler(lib, x, axis=-1, kind=None, order=None, stable=None):
+        if axis is None:
+            x, axis = lib.ns.reshape(x, (-1,)), 0
+        return getattr(lib.ns, own)(x, axis=axis, stable=bool(stable or kind == "stable"))
+    return handler
+
+
+def _take(lib, x, indices, axis=None, **rest):
+    if axis is None:
+        x, axis = lib.ns.reshape(x, (-1,)), 0
+    if isinstance(indices, int):
+        return getattr(x, "__getitem__")((slice(None),) * (axis % x.ndim) + (indices,))
+    return lib.ns.take(x, indices, axis=axis)
+
+
+def _astype(lib, x, dtype, copy=True, **rest):
+    return lib.ns.astype(x, lib.dtype(dtype), copy=copy)
+
+
+def _pinv(lib, x, rcond=None, hermitian=False, rtol=None):
+    rtol = rcond if rtol is None else rtol
+    return lib.ns.linalg.pinv(x) if rtol is None else lib.ns.linalg.pinv(x, rtol=rtol)
+
+
+def _copy(lib, x, *args, **kwargs):
+    return lib.ns.asarray(x, copy=True)
+
+
+def _round(lib, x, decimals=0):
+    if decimals != 0:
+        return lib.ns.round(x * 10.0 ** decimals) / 10.0 ** decimals
+    return lib.ns.round(x)
+
+
+def _broadcast_arrays(lib, *arrays):
+    return tuple(lib.ns.broadcast_arrays(*arrays))
+
+
+def _norm(lib, x, ord=None, axis=None, keepdims=False):
+    linalg = lib.ns.linalg
+    if isinstance(axis, tuple) and len(axis) == 2 or (axis is None and x.ndim == 2
+                                                      and ord is not None):
+        return linalg.matrix_norm(x, ord="fro" if ord is None else ord,
+                                  keepdims=keepdims)
+    return linalg.vector_norm(x, axis=axis, ord=2 if ord is None else ord,
+                              keepdims=keepdims)
+
+
+def _svd(lib, x, full_matrices=True, compute_uv=True, hermitian=False):
+    if not compute_uv:
+        return lib.ns.linalg.svdvals(x)
+    return lib.ns.linalg.svd(x, full_matrices=full_matrices)
+
+
+def _linalg(name):
+    def handler(lib, *args, **kwargs):
+        found = getattr(getattr(lib.ns, "linalg", None), name, None)
+        if found is None:
+            raise unsupported(lib, f"linalg.{name}", f"linalg.{name}")
+        return found(*args, **kwargs)
+    return handler
+
+
+def _result_type(lib, *args):
+    return np.result_type(*[a.dtype if hasattr(a, "_lib") else a for a in args])
+
+
+def _flags(answer):
+    return lambda lib, *args, **kwargs: answer
+
+
+_STATIC = {np.shape: lambda lib, x: x.shape, np.ndim: lambda lib, x: x.ndim,
+           np.size: lambda lib, x, axis=None: x.size if axis is None else x.shape[axis],
+           np.result_type: _result_type,
+           np.iscomplexobj: lambda lib, x: x.dtype.kind == "c",
+           np.isrealobj: lambda lib, x: x.dtype.kind != "c",
+           np.may_share_memory: _flags(False), np.shares_memory: _flags(False)}
+
+_FUNCTIONS = {
+    np.sum: _reduction("sum"), np.prod: _reduction("prod"), np.max: _reduction("max"),
+    np.min: _reduction("min"), np.amax: _reduction("max"), np.amin: _reduction("min"),
+    np.mean: _reduction("mean"), np.all: _reduction("all"), np.any: _reduction("any"),
+    np.std: _statistic("std"), np.var: _statistic("var"),
+    np.argmax: _arg_reduction("argmax"), np.argmin: _arg_reduction("argmin"),
+    np.cumsum: _cumulative("sum"), np.cumprod: _cumulative("prod"),
+    np.transpose: _transpose, np.permute_dims: _transpose, np.swapaxes: _swapaxes,
+    np.reshape: _reshape, np.squeeze: _squeeze, np.expand_dims: _expand_dims,
+    np.ravel: lambda lib, x, order="C": lib.ns.reshape(x, (-1,)),
+    np.concatenate: _concatenate, np.concat: _concatenate, np.stack: _stack,
+    np.broadcast_arrays: _broadcast_arrays,
+    np.dot: _dot, np.outer: _outer, np.inner: _inner, np.where: _where, np.clip: _clip,
+    np.vdot: lambda lib, a, b: lib.ns.sum(lib.ns.reshape(a, (-1,)) *
+                                          lib.ns.reshape(b, (-1,))),
+    np.zeros_like: _like("zeros_like"), np.ones_like: _like("ones_like"),
+    np.empty_like: _like("zeros_like"), np.full_like: _like("full_like"),
+    np.sort: _sort("sort"), np.argsort: _sort("argsort"), np.take: _take,
+    np.astype: _astype, np.copy: _copy, np.round: _round, np.around: _round,
+    np.matrix_transpose: lambda lib, x: lib.ns.matrix_transpose(x),
+    np.linalg.norm: _norm, np.linalg.svd: _svd, np.linalg.pinv: _pinv,
+    np.partition: shims.partition, np.argpartition: shims.argpartition,
+    np.linalg.matrix_transpose: lambda lib, x: lib.ns.matrix_transpose(x),
+    np.einsum: shims.einsum, np.tril: shims.tril, np.triu: shims.triu,
+    np.diagonal: shims.diagonal, np.trace: shims.trace,
+    np.take_along_axis: shims.take_along_axis, np.pad: shims.pad,
+    np.atleast_1d: shims.atleast(1), np.atleast_2d: shims.atleast(2),
+    np.atleast_3d: shims.atleast(3), np.kron: shims.kron, np.sinc: shims.sinc,
+    np.nan_to_num: shims.nan_to_num, np.isclose: shims.isclose,
+    np.allclose: shims.allclose, np.diff: shims.diff, np.moveaxis: shims.moveaxis,
+}
+for _name in ("solve", "cholesky", "inv", "det", "slogdet", "eigh", "eigvalsh", "qr",
+              "pinv", "matrix_power", "svdvals", "vector_norm", "matrix_norm",
+              "cross", "outer", "tensordot", "matmul", "multi_dot", "lstsq"):
+    if hasattr(np.linalg, _name):
+        _FUNCTIONS.setdefault(getattr(np.linalg, _name), _linalg(_name))
+
+
+# ---------------------------------------------------------------------------------------
+# Methods and indexing
+# ---------------------------------------------------------------------------------------
+
+# ndarray methods that are not NumPy's function of the same name with the array first
+_METHODS = {
+    "reshape": lambda x, *shape, **kw: np.reshape(
+        x, shape[0] if len(shape) == 1 else shape, **kw),
+    "transpose": lambda x, *axes: np.transpose(
+        x, (axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else axes) or None),
+    "flatten": lambda x, order="C": np.copy(np.ravel(x)),
+    "astype": lambda x, dtype, **kw: np.astype(x, dtype),
+    "conj": lambda x: np.conjugate(x), "conjugate": lambda x: np.conjugate(x),
+    "fill": lambda x, value: x.__setitem__(Ellipsis, value),
+    "view": None,
+}
+
+
+def method(x, name):
+    """``x.name`` for a ForeignArray: NumPy's function of that name, called with x."""
+    special = _METHODS.get(name, _MISSING)
+    if special is None or name.startswith("__"):
+        raise AttributeError(f"chainrule: {x._lib.name} arrays have no method {name!r} "
+                             f"here (operation ndarray.{name})")
+    if special is not _MISSING:
+        return lambda *args, **kwargs: special(x, *args, **kwargs)
+    function = getattr(np, name, None)
+    if not callable(getattr(np.ndarray, name, None)) or function is None:
+        raise AttributeError(f"chainrule: {x._lib.name} arrays have no method {name!r} "
+                             f"here (operation ndarray.{name})")
+    return lambda *args, **kwargs: function(x, *args, **kwargs)
+
+
+_MISSING = object()
+
+
+def _index(lib, index):
+    """An index, with NumPy's arrays and wrapped arrays as the library's."""
+    if type(index) is tuple:
+        return tuple(_index(lib, part) for part in index)
+    if isinstance(index, list):
+        return lib.take(np.asarray(index), "indexing")
+    if isinstance(index, np.integer):
+        return int(index)
+    return lib.take(index, "indexing")
+
+
+def _full(lib, x, index):
+    """The index as every library takes it: NumPy's arrays as the library's, and a
+    trailing ``...`` (array-api-strict wants every axis named); slices with a negative
+    step (which torch refuses) become a flip and a positive slice."""
+    parts, flipped = index if type(index) is tuple else (index,), ()
+    if any(type(p) is slice and p.step is not None and p.step < 0 for p in parts):
+        x, parts, flipped = shims.flipped(lib, x, parts)
+    if all(isinstance(p, (int, slice, np.integer)) or p is None or p is Ellipsis
+           for p in parts) and not any(p is Ellipsis for p in parts):
+        parts = parts + (Ellipsis,)
+    return x, _index(lib, parts), flipped
+
+
+def getitem(lib, x, index):
+    """``x[index]``, by the library's own indexing (one integer array on one axis: the
+    standard's ``take``, which every library has)."""
+    taken = shims.as_take(lib, x._value, _index(lib, index))
+    if taken is not None:
+        return lib.wrap(taken)
+    value, index, _ = _full(lib, x._value, index)
+    return lib.wrap(value[index])
+
+
+def setitem(lib, x, index, value):
+    """``x[index] = value``: written in place where the library writes in place, else
+    the wrapper takes the updated copy (``array_api_extra.at``)."""
+    value = lib.take(value, "setitem")
+    if getattr(value, "dtype", None) is not None and value.dtype != x._value.dtype:
+        value = lib.ns.astype(value, x._value.dtype)
+    target, index, flipped = _full(lib, x._value, index)
+    try:
+        target[index] = value
+    except (TypeError, ValueError, NotImplementedError):
+        target = shims.updated(lib, target, index, value)
+    # (a negative step wrote into the flipped array: flipped back)
+    x._value = lib.ns.flip(target, axis=flipped) if flipped else target
+
+
+# ---------------------------------------------------------------------------------------
+# A Python function applied to arrays (xp.call): only those the library has its own of
+# ---------------------------------------------------------------------------------------
+
+def python_function(lib, function, args):
+    """``function(*args)`` where ``function`` is a NumPy-vectorized Python function
+    (``math.erf``): the library's own version of it, or an error naming both."""
+    own = shims.vectorized(lib, function)
+    if own is None:
+        name = getattr(getattr(function, "pyfunc", function), "__name__", repr(function))
+        raise unsupported(lib, name, f"vectorize({name})")
+    return lib.wrap(own(*[lib.take(a, "call") for a in args]))

@@ -1,0 +1,334 @@
+"""The engine on arrays of other libraries (chainrule.backends, docs/backends.md).
+
+The same functions, given torch tensors, array-api-strict arrays or Dask arrays, give
+NumPy's numbers in the inputs' library and dtype: the transforms first (a logistic
+regression and an MLP), then every case of the derivative table (tests/
+test_derivatives.py) to second order, then the shims for what the Array API standard
+lacks, on each library. Dask's gradients are graphs that compute only when asked,
+also on a cluster of worker processes. GPU tests skip on a machine without one.
+"""
+
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import chainrule as cr
+
+torch = pytest.importorskip("torch", reason="the torch backend needs torch")
+xps = pytest.importorskip("array_api_strict", reason="needs array-api-strict")
+pytest.importorskip("array_api_compat", reason="the backends need array-api-compat")
+da = pytest.importorskip("dask.array", reason="the Dask backend needs dask[array]")
+import dask  # noqa: E402
+
+# Each library: how to make its array from NumPy's, and back (for the comparison only).
+BACKENDS = {
+    "torch": (torch.from_numpy, lambda a: a.numpy()),
+    "array_api_strict": (xps.asarray, np.asarray),
+    "dask": (lambda a: da.from_array(a, chunks=max(1, a.shape[0] // 2) if a.ndim else ()),
+             lambda a: np.asarray(dask.compute(a)[0])),
+}
+EAGER = ["torch", "array_api_strict"]
+
+
+def convert(name, tree):
+    return cr.tree_map(lambda a: BACKENDS[name][0](np.asarray(a)), tree)
+
+
+def back(name, tree):
+    return cr.tree_map(lambda a: BACKENDS[name][1](a), tree)
+
+
+def assert_same_kind(result, name, dtype):
+    """A result is an array of the input's library and dtype."""
+    for leaf in cr.tree_leaves(result):
+        if name == "torch":
+            assert isinstance(leaf, torch.Tensor) and leaf.device.type == "cpu"
+            assert str(leaf.dtype) == f"torch.{np.dtype(dtype).name}"
+        elif name == "dask":
+            assert isinstance(leaf, da.Array) and leaf.dtype == dtype
+        else:
+            assert type(leaf).__module__.startswith("array_api_strict")
+            assert leaf.dtype == getattr(xps, np.dtype(dtype).name)
+
+
+# ---------------------------------------------------------------------------------------
+# The transforms on two losses
+# ---------------------------------------------------------------------------------------
+
+RNG = np.random.default_rng(0)
+X = RNG.standard_normal((40, 3))
+Y = (RNG.random(40) > 0.5).astype(np.float64)
+W = RNG.standard_normal(3)
+PARAMS = {"W1": RNG.standard_normal((3, 5)), "b1": RNG.standard_normal(5),
+          "W2": RNG.standard_normal((5, 4)), "b2": RNG.standard_normal(4)}
+ONE_HOT = np.eye(4)[RNG.integers(0, 4, 40)]
+
+
+def logistic_loss(w, X, y):
+    """A regularised logistic regression: mean log(1 + e^z) - y z, z = X w."""
+    z = X @ w
+    return cr.mean(cr.logaddexp(0.0, z) - y * z) + 0.1 * cr.sum(w ** 2)
+
+
+def mlp_loss(p, X, Y):
+    """A one-hidden-layer MLP's cross-entropy."""
+    h = cr.tanh(X @ p["W1"] + p["b1"])
+    return -cr.mean(cr.sum(Y * cr.log_softmax(h @ p["W2"] + p["b2"], axis=-1), axis=-1))
+
+
+@pytest.mark.parametrize("name", EAGER)
+def test_grad_vjp_jvp_hessian_give_numpys_numbers_in_the_inputs_library(name):
+    args = (W, X, Y)
+    theirs = convert(name, args)
+    g = cr.grad(logistic_loss)(*theirs)
+    assert_same_kind(g, name, np.float64)
+    np.testing.assert_allclose(back(name, g), cr.grad(logistic_loss)(*args), atol=1e-12)
+
+    H = cr.hessian(logistic_loss)(*theirs)
+    assert_same_kind(H, name, np.float64)
+    np.testing.assert_allclose(back(name, H), cr.hessian(logistic_loss)(*args), atol=1e-12)
+
+    f = lambda w: cr.tanh(cr.matmul(theirs[1], w))  # noqa: E731
+    out, f_vjp = cr.vjp(f, theirs[0])
+    (ct,) = f_vjp(convert(name, np.ones(40)))
+    _, ref_vjp = cr.vjp(lambda w: cr.tanh(X @ w), W)
+    assert_same_kind((out, ct), name, np.float64)
+    np.testing.assert_allclose(back(name, ct), ref_vjp(np.ones(40))[0], atol=1e-12)
+
+    out, tangent = cr.jvp(f, (theirs[0],), (convert(name, np.ones(3)),))
+    assert_same_kind((out, tangent), name, np.float64)
+    np.testing.assert_allclose(back(name, tangent),
+                               cr.jvp(lambda w: cr.tanh(X @ w), (W,), (np.ones(3),))[1],
+                               atol=1e-12)
+
+
+@pytest.mark.parametrize("name", EAGER)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_an_mlps_gradient_keeps_the_library_and_the_dtype(name, dtype):
+    args = cr.tree_map(lambda a: a.astype(dtype), (PARAMS, X, ONE_HOT))
+    g = cr.grad(mlp_loss)(*convert(name, args))
+    assert_same_kind(g, name, dtype)
+    ref = cr.grad(mlp_loss)(*args)
+    tol = 1e-12 if dtype == np.float64 else 1e-5
+    for key in PARAMS:
+        np.testing.assert_allclose(back(name, g[key]), ref[key], atol=tol, rtol=tol)
+
+
+def test_a_primitive_on_another_librarys_array_gives_that_librarys_array():
+    x = torch.tensor([0.0, 1.0], dtype=torch.float64)
+    assert torch.equal(cr.exp(x), torch.exp(x))
+    assert isinstance(cr.sum(x), torch.Tensor)
+
+
+def test_two_libraries_in_one_operation_is_an_error_naming_both():
+    with pytest.raises(TypeError, match="mixes arrays of torch and array_api_strict"):
+        cr.grad(lambda w, v: cr.sum(w * v))(torch.ones(2, dtype=torch.float64),
+                                             xps.ones(2))
+
+
+def test_what_a_library_cannot_do_raises_naming_it_and_the_operation():
+    # nothing falls back to NumPy: array-api-strict has no einsum
+    with pytest.raises(TypeError, match=r"array_api_strict has no einsum \(operation "
+                                        r"np.einsum\)"):
+        cr.grad(lambda x: cr.einsum("ii->", x))(xps.eye(2, dtype=xps.float64))
+
+
+def test_import_chainrule_imports_no_backend():
+    code = ("import sys, chainrule as cr, numpy as np; cr.grad(lambda x: cr.sum(x**2))"
+            "(np.ones(2)); print(sorted(m for m in ('torch', 'dask', 'cupy', "
+            "'array_api_compat', 'chainrule.backends') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_jit_says_once_that_it_runs_eagerly_on_another_library():
+    step = cr.jit(cr.grad(logistic_loss))
+    theirs = convert("torch", (W, X, Y))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        first, second = step(*theirs), step(*theirs)
+    assert [str(w.message) for w in caught] == [
+        "cr.jit: logistic_loss runs eagerly on torch arrays (a cr.jit program replays "
+        "NumPy calls); the results are the same"]
+    assert torch.equal(first, second)
+    np.testing.assert_allclose(step(W, X, Y), first.numpy(), atol=1e-12)  # NumPy: jitted
+
+
+# ---------------------------------------------------------------------------------------
+# The derivative table, case by case, to second order
+# ---------------------------------------------------------------------------------------
+
+def _table_results(case, arrays, ws, vs):
+    """The gradient of <w, f(x)>, and the Hessian-vector product (along v) of
+    <w, f(x)> + |f(x)|^2 / 2, with respect to every input."""
+    def outputs(xs):
+        out = case.fn(*xs)
+        return list(out) if isinstance(out, (list, tuple)) else [out]
+
+    argnums = tuple(range(len(arrays)))
+    first = cr.grad(lambda *xs: sum(cr.sum(o * w) for o, w in zip(outputs(xs), ws)),
+                    argnums=argnums)(*arrays)
+    second_loss = lambda *xs: sum(cr.sum(o * w) + 0.5 * cr.sum(o * o)  # noqa: E731
+                                  for o, w in zip(outputs(xs), ws))
+    _, hvp = cr.jvp(lambda *xs: cr.grad(second_loss, argnums=argnums)(*xs),
+                    tuple(arrays), tuple(vs))
+    return list(first) + list(hvp)
+
+
+def _sweep(name):
+    """(the ids of the cases that pass, {id: error} of those that do not)."""
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent))
+    import test_derivatives as table
+    passed, failed = [], {}
+    for case in table.CASES:
+        arrays = case.arrays()
+        outs = case.fn(*[cr.tensor(a) for a in arrays])
+        outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
+        ws = table.cotangents(case, [o.data for o in outs], np.float64)
+        vs = [table.seeded(case.id, "v").standard_normal(a.shape) for a in arrays]
+        try:
+            expected = _table_results(case, arrays, ws, vs)
+        except TypeError:
+            continue  # (a case of Tensors only: np.einsum on Tensors is refused)
+        try:
+            got = _table_results(case, convert(name, arrays), convert(name, ws),
+                                 convert(name, vs))
+            for g, e in zip(got, expected):
+                assert_same_kind(g, name, np.float64)
+                np.testing.assert_allclose(back(name, g), e, rtol=1e-9, atol=1e-12)
+            passed.append(case.id)
+        except (TypeError, IndexError, AssertionError) as error:
+            failed[case.id] = f"{type(error).__name__}: {error}"
+    return passed, failed
+
+
+def test_torch_runs_the_whole_derivative_table_to_second_order():
+    passed, failed = _sweep("torch")
+    # partition's order of the entries beside the kth is each library's own, and so
+    # is where their gradients go
+    assert list(failed) == ["partition(kth=1)"], failed
+    assert len(passed) >= 1040
+
+
+def test_array_api_strict_runs_the_table_but_for_what_the_standard_lacks():
+    passed, failed = _sweep("array_api_strict")
+    assert len(passed) >= 980
+    # what fails is named: no einsum or erf in the standard (np.einsum itself, called
+    # on traced values, is refused by name), and indexing beyond it
+    # (integer arrays beside slices, masks beside other indices, writes by arrays)
+    for case_id, error in failed.items():
+        assert ("array_api_strict has no" in error or error.startswith("IndexError")
+                or "np.einsum on a Tensor" in error), \
+            (case_id, error)
+
+
+# ---------------------------------------------------------------------------------------
+# The shims: what the standard lacks, on every library
+# ---------------------------------------------------------------------------------------
+
+A = np.arange(12.0).reshape(3, 4) / 7.0
+INDEX = np.array([2, 0, 2])
+SHIMS = {  # name: (f, the libraries with no way to do it)
+    "scatter-add (repeated rows)": (lambda a: cr.grad(lambda x: cr.sum(x[INDEX] ** 2))(a), ()),
+    "einsum": (lambda a: cr.grad(lambda x: cr.einsum("ij,ij->", x, x))(a),
+               ("array_api_strict",)),
+    "erf": (lambda a: cr.grad(lambda x: cr.sum(cr.erf(x)))(a), ("array_api_strict",)),
+    "tril": (lambda a: cr.grad(lambda x: cr.sum(cr.tril(x) ** 2))(a), ()),
+    "logsumexp": (lambda a: cr.grad(lambda x: cr.logsumexp(x))(a), ()),
+    "pad": (lambda a: cr.grad(lambda x: cr.sum(cr.pad(x, 1) ** 2))(a), ()),
+    "cumsum": (lambda a: cr.grad(lambda x: cr.sum(cr.cumsum(x, axis=1) ** 2))(a), ()),
+    "flip": (lambda a: cr.grad(lambda x: cr.sum(x[::-1] * x))(a), ()),
+}
+
+
+@pytest.mark.parametrize("name", list(BACKENDS))
+@pytest.mark.parametrize("shim", list(SHIMS))
+def test_each_shim_on_each_library(shim, name):
+    f, lacking = SHIMS[shim]
+    if name in lacking:
+        with pytest.raises(TypeError, match=f"{name} has no"):
+            f(convert(name, A))
+        return
+    np.testing.assert_allclose(back(name, f(convert(name, A))), f(A), atol=1e-12)
+
+
+# ---------------------------------------------------------------------------------------
+# Dask: a gradient is a graph, computed when asked, on the cluster
+# ---------------------------------------------------------------------------------------
+
+class _Computations(dask.callbacks.Callback if hasattr(dask, "callbacks") else object):
+    def __init__(self):
+        super().__init__()
+        self.count = 0
+
+    def _start(self, dsk):
+        self.count += 1
+
+
+def _dask_problem():
+    Xd = da.from_array(X, chunks=(10, 3))  # four chunks of rows
+    return da.from_array(W), Xd, da.from_array(Y, chunks=10)
+
+
+def test_a_gradient_over_dask_arrays_is_a_graph_until_dask_compute():
+    import dask.callbacks  # noqa: F401
+    w, Xd, yd = _dask_problem()
+    counter = _Computations()
+    with counter:
+        g = cr.grad(logistic_loss)(w, Xd, yd)
+        hv = cr.hvp(lambda w: logistic_loss(w, Xd, yd), w, da.ones(3))
+        assert isinstance(g, da.Array) and isinstance(hv, da.Array)
+        assert counter.count == 0  # nothing computed yet
+        z = cr.grad(lambda X: logistic_loss(W, X, Y))(Xd)
+        assert z.chunks == Xd.chunks  # the rows stay chunked
+        g_, hv_ = dask.compute(g, hv)
+        assert counter.count == 1
+    np.testing.assert_allclose(g_, cr.grad(logistic_loss)(W, X, Y), atol=1e-12)
+    np.testing.assert_allclose(hv_, cr.hvp(lambda w: logistic_loss(w, X, Y), W, np.ones(3)),
+                               atol=1e-12)
+
+
+def test_a_choice_by_data_on_dask_is_refused_rather_than_computed():
+    with pytest.raises(TypeError, match="needs the value of a dask array"):
+        cr.grad(lambda x: cr.sum(x) * (2.0 if cr.sum(x) > 0 else 1.0))(da.ones(3))
+
+
+@pytest.mark.slow
+def test_dask_gradient_and_hvp_on_a_local_cluster_of_two_processes():
+    distributed = pytest.importorskip("distributed", reason="needs dask.distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        w, Xd, yd = _dask_problem()
+        g = cr.grad(logistic_loss)(w, Xd, yd)
+        hv = cr.hvp(lambda w: logistic_loss(w, Xd, yd), w, da.ones(3))
+        g_, hv_ = dask.compute(g, hv)  # on the cluster: the active client's
+        assert len(client.scheduler_info()["workers"]) == 2
+    np.testing.assert_allclose(g_, cr.grad(logistic_loss)(W, X, Y), atol=1e-12)
+    np.testing.assert_allclose(hv_, cr.hvp(lambda w: logistic_loss(w, X, Y), W, np.ones(3)),
+                               atol=1e-12)
+
+
+# ---------------------------------------------------------------------------------------
+# GPUs: the same code on CUDA tensors and CuPy arrays
+# ---------------------------------------------------------------------------------------
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device on this machine")
+def test_torch_on_cuda_stays_on_the_device():
+    args = tuple(torch.from_numpy(a).cuda() for a in (W, X, Y))
+    g = cr.grad(logistic_loss)(*args)
+    assert g.device.type == "cuda"
+    np.testing.assert_allclose(g.cpu().numpy(), cr.grad(logistic_loss)(W, X, Y), atol=1e-12)
+
+
+@pytest.mark.gpu
+def test_cupy_on_the_gpu():
+    cupy = pytest.importorskip("cupy", reason="CuPy is not installed (no GPU here)")
+    g = cr.grad(logistic_loss)(*(cupy.asarray(a) for a in (W, X, Y)))
+    assert isinstance(g, cupy.ndarray)
+    np.testing.assert_allclose(cupy.asnumpy(g), cr.grad(logistic_loss)(W, X, Y), atol=1e-12)
