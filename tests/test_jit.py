@@ -889,3 +889,13 @@ def test_a_gradient_function_lists_its_inputs_by_the_differentiated_functions_na
         return cr.sum((w * 2.0 + b) ** 2)
     listing = str(cr.make_program(cr.grad(loss, argnums=(0, 1)))(np.ones(2), 1.0))
     assert listing.startswith("inputs: w (2,) float64, b float")
+
+
+def test_a_gradient_that_writes_at_an_index_computed_from_data():
+    """x[argmax(x)]'s gradient writes plain ones at a place the program computes: the
+    written copy is a value of the program, replayed with each call's place."""
+    for f in (lambda x: cr.sum(x[cr.argmax(x)]),
+              lambda x: cr.sum(x[cr.argsort(x)[:2]] ** 2)):
+        jitted = cr.jit(cr.grad(f))
+        for x in (np.array([1.0, 3.0, 2.0]), np.array([5.0, 3.0, 2.0])):
+            np.testing.assert_array_equal(jitted(x), cr.grad(f)(x))

@@ -335,16 +335,26 @@ def getitem(x, index):
     return as_array(x)[index]
 
 
+def _writer(value, index):
+    """What the copy written into must be a value of: the value, or a traced index (under
+    cr.jit, the gradient of x[argmax(x)] writes plain numbers at a traced place)."""
+    for part in (value, *(index if isinstance(index, tuple) else (index,))):
+        if type(part) in xp.ARRAYS and type(part) is not xp.ndarray:
+            return part
+    return value
+
+
 @op("index_set")
 def index_set(x, value, index):
-    out = xp.owned_by(as_array(x).copy(), value)  # (traced if the value is: cr.jit)
+    out = xp.owned_by(as_array(x).copy(), _writer(value, index))  # (traced, under cr.jit)
     out[index] = value
     return out
 
 
 @op("index_add")
 def index_add(x, value, index):
-    out = xp.owned_by(as_array(x).astype(xp.result_type(x, value)), value)  # (a copy)
+    out = xp.owned_by(as_array(x).astype(xp.result_type(x, value)),  # (a copy)
+                      _writer(value, index))
     if _is_basic(index) or (isinstance(index, xp.ndarray) and index.dtype == bool):
         out[index] += value
     else:
