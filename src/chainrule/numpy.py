@@ -29,7 +29,7 @@ from .array_methods import holds_box
 
 __all__ = sorted({*_rules.__all__, *_predicates.__all__, "abs", "array", "asarray", "full",
                   "full_like", "linspace", "logspace", "geomspace", "r_", "c_", "row_stack",
-                  "gradient", "angle", "real_if_close"})
+                  "gradient", "real_if_close"})
 
 from .rules import *  # noqa: E402,F401,F403
 from .predicates import *  # noqa: E402,F401,F403
@@ -192,12 +192,6 @@ def gradient(f, *varargs, axis=None, edge_order=1):
 
 
 _GRADIENTS_IN = type(_np.gradient(_np.zeros((2, 2))))
-
-
-def angle(z, deg=False):
-    """``np.angle`` of real numbers: 0 where z >= 0, pi (or 180) where z < 0; piecewise
-    constant, so its derivative is 0."""
-    return _np.angle(_raw(z), deg=deg)
 
 
 def real_if_close(a, tol=100):
