@@ -232,3 +232,96 @@ def test_tensor_backward_is_the_vjp(case):
     case.fn(*tensors).backward(gradient=w)
     for i, (t, expected) in enumerate(zip(tensors, cr.vjp(case.fn, *xs)[1](w))):
         assert_close(t.grad, expected, f"tensor grad of input {i}")
+
+
+# ---------------------------------------------------------------------------------------
+# The transforms, as JAX's
+# ---------------------------------------------------------------------------------------
+
+Z = np.array([0.7 + 0.3j, 1.1 - 0.5j, 0.9 + 0.8j])
+
+
+def loss(np_):
+    """A real function of complex inputs: |f(z)|**2 summed, with f holomorphic."""
+    return lambda z: np_.sum(np_.abs(np_.sin(z) * z) ** 2)
+
+
+def test_grad_of_a_real_function_of_complex_inputs_is_jaxs():
+    assert_close(cr.grad(lambda z: cr.abs(z) ** 2)(3 + 4j), 6 - 8j, "grad |z|**2")
+    assert_close(cr.grad(loss(cr))(Z), jax.grad(loss(jnp))(jnp.asarray(Z)), "grad")
+    value, g = cr.value_and_grad(loss(cr))(Z)
+    assert_close(value, jax.value_and_grad(loss(jnp))(jnp.asarray(Z))[0], "value")
+    # jacrev of a real vector function of complex inputs
+    f = lambda np_: lambda z: np_.abs(z) * np_.real(z)  # noqa: E731
+    assert_close(cr.jacrev(f(cr))(Z), jax.jacrev(f(jnp))(jnp.asarray(Z)), "jacrev")
+
+
+def test_second_order_of_a_real_function_of_complex_inputs_as_jax_writes_it():
+    v = np.array([1.0 - 1j, 0.5j, 2.0])
+    mine = cr.jvp(cr.grad(loss(cr)), (Z,), (v,))[1]
+    theirs = jax.jvp(jax.grad(loss(jnp)), (jnp.asarray(Z),), (jnp.asarray(v),))[1]
+    assert_close(mine, theirs, "jvp of grad")
+    mine = cr.grad(lambda z: cr.real(cr.vdot(cr.grad(loss(cr))(z), v)))(Z)
+    theirs = jax.grad(lambda z: jnp.real(jnp.vdot(jax.grad(loss(jnp))(z), v)))(jnp.asarray(Z))
+    assert_close(mine, theirs, "grad of grad")
+
+
+@pytest.mark.parametrize("name", ["jacfwd", "jacrev", "hessian"])
+def test_holomorphic_jacobians_and_hessians(name):
+    f = lambda np_: lambda z: np_.exp(z) * z ** 2 + np_.sin(z[::-1])  # noqa: E731
+    if name == "hessian":
+        f = lambda np_: lambda z: np_.sum(np_.exp(z) * z ** 3)  # noqa: E731
+    mine = getattr(cr, name)(f(cr), holomorphic=True)(Z)
+    theirs = getattr(jax, name)(f(jnp), holomorphic=True)(jnp.asarray(Z))
+    assert_close(mine, theirs, name)
+    assert_close(cr.grad(lambda z: z ** 3, holomorphic=True)(1j),
+                 jax.grad(lambda z: z ** 3, holomorphic=True)(1j), "grad")
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: cr.grad(lambda z: z * z)(1j), "grad requires real-valued outputs"),
+    (lambda: cr.grad(lambda x: x * 1j)(1.0), "grad requires real-valued outputs"),
+    (lambda: cr.jacrev(lambda z: z * z)(Z), "jacrev requires real-valued outputs"),
+    (lambda: cr.jacfwd(cr.abs)(Z), "jacfwd requires real-valued inputs"),
+    (lambda: cr.hessian(loss(cr))(Z), "jacfwd requires real-valued inputs"),
+    (lambda: cr.grad(lambda z: z * z, holomorphic=True)(1.0),
+     "grad with holomorphic=True requires inputs with complex dtype"),
+    (lambda: cr.jacfwd(cr.abs, holomorphic=True)(Z),
+     "jacfwd with holomorphic=True requires outputs with complex dtype"),
+])
+def test_refused_where_jax_refuses(call, message):
+    with pytest.raises(TypeError, match=message):
+        call()
+
+
+def test_real_programs_with_complex_intermediates_have_real_derivatives():
+    x = np.array([0.3, -1.2, 2.0])
+    f = lambda np_: lambda x: np_.sum(np_.abs(np_.exp(1j * x) * (x + 2j)) ** 2 + np_.real(x * 1j))  # noqa: E731,E501
+    g = cr.grad(f(cr))(x)
+    assert g.dtype == np.float64
+    assert_close(g, jax.grad(f(jnp))(jnp.asarray(x)), "grad")
+    assert_close(cr.hessian(f(cr))(x), jax.hessian(f(jnp))(jnp.asarray(x)), "hessian")
+    h = lambda np_: lambda x: np_.exp(1j * x)  # noqa: E731
+    assert_close(cr.jacfwd(h(cr))(x), jax.jacfwd(h(jnp))(jnp.asarray(x)), "jacfwd")
+
+
+def test_pytrees_with_complex_leaves():
+    tree = {"z": Z, "x": np.array([1.0, 2.0])}
+    f = lambda np_: lambda t: np_.sum(np_.abs(t["z"] * t["x"][0]) ** 2) + np_.sum(t["x"] ** 2)  # noqa: E731,E501
+    mine, theirs = cr.grad(f(cr))(tree), jax.grad(f(jnp))(jax.tree.map(jnp.asarray, tree))
+    for key in tree:
+        assert_close(mine[key], theirs[key], key)
+
+
+def test_a_complex_tensor_requires_grad_and_its_grad_is_jaxs():
+    z = cr.tensor(Z, requires_grad=True)
+    (cr.abs(z) ** 2).sum().backward()
+    assert_close(z.grad, 2 * np.conj(Z), ".grad")  # PyTorch's would be 2 z: the conjugate
+    with pytest.raises(RuntimeError, match="the output is complex"):
+        (z * z).sum().backward()
+
+
+def test_jit_runs_a_complex_program():
+    step = cr.jit(cr.grad(loss(cr)))
+    for _ in range(3):
+        assert_close(step(Z), jax.grad(loss(jnp))(jnp.asarray(Z)), "jit")
