@@ -26,6 +26,7 @@ import numpy as np
 import pytest
 
 import chainrule as cr
+import chainrule.numpy as cnp
 
 jax.config.update("jax_enable_x64", True)
 
@@ -122,6 +123,34 @@ case("astype", lambda x: x.astype(np.complex128) * 1j,
 case("composite", lambda z: cr.exp(z) * cr.conj(z) + cr.abs(z) ** 2 * cr.angle(z),
      lambda z: jnp.exp(z) * jnp.conj(z) + jnp.abs(z) ** 2 * jnp.angle(z), C3)
 
+
+# numpy.fft: every transform, with n (padding and cutting), axes and the three norms
+FFT = cnp.fft
+C45, R45, R5 = ((4, 5), "c"), ((4, 5), "s"), ((5,), "s")
+for name, spec in [("fft", C45), ("ifft", C45), ("rfft", R45), ("irfft", C45),
+                   ("hfft", C45), ("ihfft", R45)]:
+    for n, axis, norm in [(None, -1, None), (7, 0, "ortho"), (3, 1, "forward"),
+                          (8, -1, "backward")]:
+        case(f"{name}-n{n}-axis{axis}-{norm}",
+             lambda x, f=getattr(FFT, name), n=n, a=axis, m=norm: f(x, n, a, m),
+             lambda x, f=getattr(jnp.fft, name), n=n, a=axis, m=norm: f(x, n, a, m), spec)
+for name, spec in [("fft2", C45), ("ifft2", C45), ("rfft2", R45), ("irfft2", C45),
+                   ("fftn", C45), ("ifftn", C45), ("rfftn", R45), ("irfftn", C45)]:
+    for s, axes, norm in [(None, None, None), ((3, 6), (1, 0), "ortho"),
+                          ((5, 4), (0, 1), "forward")]:
+        if axes is None and name.endswith("2"):
+            axes = (-2, -1)
+        case(f"{name}-s{s}-axes{axes}-{norm}",
+             lambda x, f=getattr(FFT, name), s=s, a=axes, m=norm: f(x, s, a, m),
+             lambda x, f=getattr(jnp.fft, name), s=s, a=axes, m=norm: f(x, s, a, m), spec)
+case("fftshift", lambda x: FFT.fftshift(FFT.fft(x)), lambda x: jnp.fft.fftshift(jnp.fft.fft(x)),
+     R5)
+case("ifftshift", lambda x: FFT.ifftshift(x, axes=0), lambda x: jnp.fft.ifftshift(x, axes=0),
+     C45)
+case("fft-power-spectrum", lambda x: cr.abs(FFT.rfft(x)) ** 2 * FFT.rfftfreq(5),
+     lambda x: jnp.abs(jnp.fft.rfft(x)) ** 2 * jnp.fft.rfftfreq(5), R5)
+case("fft-round-trip", lambda z: FFT.irfft(FFT.rfft(cr.real(z) * 2.0), 5),
+     lambda z: jnp.fft.irfft(jnp.fft.rfft(jnp.real(z) * 2.0), 5), C3)
 
 # ---------------------------------------------------------------------------------------
 # Helpers

@@ -527,10 +527,8 @@ class Tensor(Node, TensorTorchMethods, ArrayMethods):
 def _seed_gradient(root, gradient):
     if gradient is None:
         if root._data.dtype.kind == "c":  # (as PyTorch and JAX's grad refuse)
-            raise RuntimeError("backward: the output is complex; a gradient is defined "
-                               "for a real output, so reduce it to one (abs(y) ** 2, "
-                               "y.real) or pass gradient= (the vector of a vector-"
-                               "Jacobian product)")
+            raise RuntimeError("backward: the output is complex; reduce it to a real "
+                               "one (abs(y) ** 2, y.real) or pass gradient=")
         if root._data.size != 1:
             raise RuntimeError(
                 f"backward: the output has shape {root._data.shape}, not a scalar; pass "

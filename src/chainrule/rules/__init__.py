@@ -30,6 +30,7 @@ The table, by topic:
 * ``decompositions``: inv, det, slogdet, solve, cholesky, eigh, svd, qr;
 * ``matrix_functions``: pinv, trace, matrix_power, lstsq, cr.linalg.norm's norms;
 * ``contractions``: einsum, and tensordot, inner, kron, vdot, cross built from it;
+* ``fft``: numpy.fft's transforms (``chainrule.numpy.fft``);
 * ``convolution``: n-d convolution (with its two adjoints) and pooling, reached
   through ``nn.functional`` (conv2d, max_pool2d...), as PyTorch keeps them there.
 
@@ -90,6 +91,7 @@ from .shapes import astype, getitem, index_add, index_set  # noqa: F401
 from . import (assembly, complexes, contractions, decompositions, elementary, elementwise,
                linalg, matrix_functions, ordering, reductions, shapes, statistics)
 from . import convolution  # noqa: F401  (its names stay out of cr.* and NumPy's namespace)
+from . import fft  # noqa: F401  (chainrule.numpy.fft, as NumPy keeps them in numpy.fft)
 
 # The public operations (cr.NAME); the engines also use the helpers imported above.
 __all__ = [*_elementwise, *_elementary, *_reductions, *_linalg, *_shapes, *_ordering,

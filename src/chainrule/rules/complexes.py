@@ -109,8 +109,8 @@ def angle(z: ArrayLike, deg: bool = False) -> Result:
     """The angle of z in the complex plane, in (-pi, pi] (in degrees with ``deg``), as
     ``np.angle``: 0 or pi for a real z, a piecewise constant (its gradient is 0).
 
-    >>> cr.grad(cr.angle)(1j)                      # -i / z
-    (-1+0j)
+    >>> cr.grad(cr.angle)(1 + 1j)                  # -i / z
+    (-0.5-0.5j)
     """
     return xp.angle(as_array(z), deg=deg)
 
