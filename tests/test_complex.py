@@ -152,6 +152,28 @@ case("fft-power-spectrum", lambda x: cr.abs(FFT.rfft(x)) ** 2 * FFT.rfftfreq(5),
 case("fft-round-trip", lambda z: FFT.irfft(FFT.rfft(cr.real(z) * 2.0), 5),
      lambda z: jnp.fft.irfft(jnp.fft.rfft(jnp.real(z) * 2.0), 5), C3)
 
+# Linear algebra of complex matrices (a square complex matrix is made well conditioned
+# by its draw: the real parts of the diagonal dominate; a Hermitian one is a a^H + 3 I)
+def hermitian(np_):
+    return lambda f: lambda a: f(np_.matmul(a, np_.conj(a.T)) + 3 * np.eye(3))
+
+
+def dominant(a):
+    return a + 3 * np.eye(3)
+
+
+case("solve", lambda a, b: cr.linalg.solve(dominant(a), b),
+     lambda a, b: jnp.linalg.solve(dominant(a), b), C33, ((3, 2), "c"))
+case("inv", lambda a: cr.linalg.inv(dominant(a)), lambda a: jnp.linalg.inv(dominant(a)), C33)
+case("det", lambda a: cr.linalg.det(dominant(a)), lambda a: jnp.linalg.det(dominant(a)), C33)
+case("slogdet", lambda a: cr.stack(list(cr.linalg.slogdet(dominant(a))), 0),
+     lambda a: jnp.stack(list(jnp.linalg.slogdet(dominant(a)))), C33)
+case("pinv-square", lambda a: cr.linalg.pinv(dominant(a)), lambda a: jnp.linalg.pinv(dominant(a)), C33)
+case("cholesky", hermitian(cr)(cr.linalg.cholesky), hermitian(jnp)(jnp.linalg.cholesky), C33)
+case("eigvalsh", hermitian(cr)(cr.linalg.eigvalsh), hermitian(jnp)(jnp.linalg.eigvalsh), C33)
+case("eigh", hermitian(cr)(lambda a: cr.linalg.eigh(a)[0] * cr.abs(cr.linalg.eigh(a)[1]) ** 2),
+     hermitian(jnp)(lambda a: jnp.linalg.eigh(a)[0] * jnp.abs(jnp.linalg.eigh(a)[1]) ** 2), C33)
+
 # ---------------------------------------------------------------------------------------
 # Helpers
 # ---------------------------------------------------------------------------------------
