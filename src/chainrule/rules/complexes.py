@@ -94,13 +94,13 @@ def _angle_vjp(g, ans, x, deg=False):
     """d angle(z) = Im(t / z), so Re(c Im(t / z)) = Re(-i c / z t): the gradient is
     -i g / z. A real x's angle is piecewise constant (0 or pi): no gradient."""
     if not is_complex(x):
-        return xp.zeros_like(raw(g))
+        return g * 0.0  # (g's kind and dtype: a Tensor in a graph stays one)
     return divide(multiply(g, -1j * (180 / math.pi if deg else 1.0)), x)
 
 
 def _angle_jvp(t, ans, x, deg=False):
     if not is_complex(x):
-        return xp.zeros_like(raw(ans)) * raw(t)  # (the tangent's batch axes kept)
+        return t * 0.0  # (the tangent's kind, dtype and batch axes)
     return imag(divide(t, x)) * (180 / math.pi if deg else 1.0)
 
 
