@@ -135,6 +135,7 @@ def sections():
     stats = importlib.import_module("chainrule.scipy.stats")
     scipy_linalg = importlib.import_module("chainrule.scipy.linalg")
     scipy_signal = importlib.import_module("chainrule.scipy.signal")
+    fft_rules = importlib.import_module("chainrule.rules.fft")
     scipy_integrate = importlib.import_module("chainrule.scipy.integrate")
     example_optimizers = importlib.import_module("chainrule.example_libraries.optimizers")
     placed = set(ENGINES + TRANSFORMS + MODES + PICTURES + CHECKPOINT_TOP)
@@ -232,6 +233,11 @@ def sections():
                 "`import chainrule.scipy.linalg as sla`: triangular, Cholesky and LU "
                 "solves, matrix functions and Sylvester's equation; the other names are "
                 "cr.linalg's, re-exported."),
+        Section("Fourier transforms", "chainrule.numpy.fft",
+                _entries("fft.", fft_rules, fft_rules.__all__),
+                "`chainrule.numpy.fft` (also `np.fft.NAME` on a Tensor): numpy.fft's "
+                "transforms, differentiable, complex numbers as JAX differentiates them "
+                "(docs/conventions.md)."),
         Section("SciPy's convolutions", "chainrule.scipy.signal",
                 [Entry("chainrule.scipy.signal", scipy_signal, "module")]
                 + _entries("signal.", scipy_signal, scipy_signal.__all__),

@@ -320,6 +320,7 @@ UNARY = [
     ("conj", cr.conj, torch.conj, D.conj, "any"),
     ("conjugate", cr.conjugate, torch.conj, D.conj, "any"),
     ("imag", cr.imag, lambda x: x * 0, D.imag, "any"),
+    ("angle", cr.angle, torch.angle, D.angle, "any"),  # (complex: tests/test_complex.py)
 ]
 SHAPES = [(), (3,), (2, 3)]
 

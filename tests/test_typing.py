@@ -127,4 +127,4 @@ def test_the_api_reference_shows_signatures_without_hints():
     readable (help() and the source show the hints)."""
     text = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
     assert "ArrayLike" not in text and "typing." not in text
-    assert "`cr.grad(f, argnums=0, has_aux=False)`" in text
+    assert "`cr.grad(f, argnums=0, has_aux=False, holomorphic=False)`" in text

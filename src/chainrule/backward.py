@@ -128,7 +128,9 @@ def _fit(vjp, arg, g, create_graph, batch_shape=()):
         fresh = vjp.base is None
     dtype = data.dtype
     if vjp.dtype is not dtype and vjp.dtype != dtype:  # (NumPy's dtypes are mostly shared)
-        vjp = vjp.astype(dtype)
+        # a complex gradient of a real input: its real part (JAX's convention, where a
+        # gradient c acts on a tangent t as Re(c t))
+        vjp = (vjp.real if vjp.dtype.kind == "c" and dtype.kind != "c" else vjp).astype(dtype)
         fresh = True
     return vjp, fresh
 

@@ -23,13 +23,14 @@ import numpy as _np
 from . import numpy_protocol as _numpy_protocol
 from . import predicates as _predicates
 from . import rules as _rules
+from .rules import fft as _fft
 from .primitive import Box as _Box, raw as _raw
 from .tensor import tensor as _tensor
 from .array_methods import holds_box
 
 __all__ = sorted({*_rules.__all__, *_predicates.__all__, "abs", "array", "asarray", "full",
                   "full_like", "linspace", "logspace", "geomspace", "r_", "c_", "row_stack",
-                  "gradient", "angle", "real_if_close"})
+                  "gradient", "real_if_close"})
 
 from .rules import *  # noqa: E402,F401,F403
 from .predicates import *  # noqa: E402,F401,F403
@@ -194,12 +195,6 @@ def gradient(f, *varargs, axis=None, edge_order=1):
 _GRADIENTS_IN = type(_np.gradient(_np.zeros((2, 2))))
 
 
-def angle(z, deg=False):
-    """``np.angle`` of real numbers: 0 where z >= 0, pi (or 180) where z < 0; piecewise
-    constant, so its derivative is 0."""
-    return _np.angle(_raw(z), deg=deg)
-
-
 def real_if_close(a, tol=100):
     """``np.real_if_close``: real numbers are returned as they are."""
     return a if _traced(a) else _np.real_if_close(a, tol)
@@ -220,42 +215,12 @@ class _Linalg:
 linalg = _Linalg()
 
 
-def _half_shifts(x, axes, sign):
-    shape = _np.shape(_raw(x))
-    axes = tuple(range(len(shape))) if axes is None else \
-        ((axes,) if _np.ndim(axes) == 0 else tuple(axes))
-    return [sign * (shape[a] // 2) for a in axes], axes
-
-
 class _FFT:
-    """``numpy.fft``: ``fftshift`` and ``ifftshift`` are chainrule's (rolls, so
-    differentiable); the transforms give complex numbers, which chainrule does not
-    differentiate, and are NumPy's (which refuse traced values, naming the function)."""
-
-    @staticmethod
-    def fftshift(x, axes=None):
-        """``np.fft.fftshift``: the zero frequency moved to the middle, differentiable.
-
-        >>> import chainrule.numpy as cnp
-        >>> cnp.fft.fftshift(np.arange(5.0)).tolist()
-        [3.0, 4.0, 0.0, 1.0, 2.0]
-        """
-        shifts, axes = _half_shifts(x, axes, 1)
-        return _rules.roll(x, shifts, axis=axes)
-
-    @staticmethod
-    def ifftshift(x, axes=None):
-        """``np.fft.ifftshift``: the inverse of ``fftshift``, differentiable.
-
-        >>> import chainrule.numpy as cnp
-        >>> cnp.fft.ifftshift(np.arange(5.0)).tolist()
-        [2.0, 3.0, 4.0, 0.0, 1.0]
-        """
-        shifts, axes = _half_shifts(x, axes, -1)
-        return _rules.roll(x, shifts, axis=axes)
+    """``numpy.fft``: chainrule's transforms (``chainrule.rules.fft``: every one,
+    differentiable, complex numbers as JAX differentiates them), NumPy's for the rest."""
 
     def __getattr__(self, name):
-        return getattr(_np.fft, name)
+        return getattr(_fft, name) if name in _fft.__all__ else getattr(_np.fft, name)
 
     def __dir__(self):
         return sorted(set(dir(_np.fft)))

@@ -49,6 +49,8 @@ if hasattr(np.linalg, "trace"):  # NumPy 2's array-API spellings: over the last 
 # ufuncs, called as f(*inputs); the rest, called as functions
 UFUNCS = {f: op for f, op in TWINS.items() if isinstance(f, np.ufunc)}
 FUNCTIONS = {f: op for f, op in TWINS.items() if not isinstance(f, np.ufunc)}
+FUNCTIONS.update({getattr(np.fft, name): getattr(ops.fft, name)  # np.fft.fft(x)
+                  for name in ops.fft.__all__ if not name.endswith("freq")})
 
 # reductions of a ufunc, called as ufunc.reduce(x, axis=..., keepdims=...)
 REDUCTIONS = {np.add: ops.sum, np.maximum: ops.max, np.minimum: ops.min,

@@ -147,7 +147,7 @@ class Tensor(Node, TensorTorchMethods, ArrayMethods):
         return self
 
     def _init(self, requires_grad):
-        if requires_grad and self._data.dtype.kind != "f":
+        if requires_grad and self._data.dtype.kind not in "fc":
             self._set_requires_grad(True, "tensor")  # raises, naming the dtype
         self.requires_grad = bool(requires_grad)
         self._grad = None
@@ -368,12 +368,9 @@ class Tensor(Node, TensorTorchMethods, ArrayMethods):
         return self
 
     def _set_requires_grad(self, requires_grad, who):
-        if requires_grad and self._data.dtype.kind != "f":
-            raise TypeError(f"{who}: only real floating-point tensors can require grad, "
-                            f"got dtype {self._data.dtype}"
-                            + ("; write a complex number as its real and imaginary "
-                               "parts, two real tensors" if self._data.dtype.kind == "c"
-                               else ""))
+        if requires_grad and self._data.dtype.kind not in "fc":
+            raise TypeError(f"{who}: only floating-point and complex tensors can require "
+                            f"grad, got dtype {self._data.dtype}")
         self.requires_grad = bool(requires_grad)
 
     def zero_grad(self) -> None:
@@ -526,6 +523,9 @@ class Tensor(Node, TensorTorchMethods, ArrayMethods):
 
 def _seed_gradient(root, gradient):
     if gradient is None:
+        if root._data.dtype.kind == "c":  # (as PyTorch and JAX's grad refuse)
+            raise RuntimeError("backward: the output is complex; reduce it to a real "
+                               "one (abs(y) ** 2, y.real) or pass gradient=")
         if root._data.size != 1:
             raise RuntimeError(
                 f"backward: the output has shape {root._data.shape}, not a scalar; pass "

@@ -20,6 +20,7 @@ The table, by topic:
 
 * ``elementwise``: arithmetic, exp/log, trigonometric, activations, kinks, ``where``;
 * ``elementary``: inverse trigonometric and hyperbolic, other bases, rounding, fmod;
+* ``complexes``: real, imag, conj, angle (not holomorphic: rules of their own);
 * ``reductions``: sum, mean, max, min, prod, var, std, norm, logsumexp, softmax;
 * ``linalg``: matmul, dot, outer;
 * ``shapes``: reshape, transpose, broadcasting, concatenate/stack/split, indexing;
@@ -29,6 +30,7 @@ The table, by topic:
 * ``decompositions``: inv, det, slogdet, solve, cholesky, eigh, svd, qr;
 * ``matrix_functions``: pinv, trace, matrix_power, lstsq, cr.linalg.norm's norms;
 * ``contractions``: einsum, and tensordot, inner, kron, vdot, cross built from it;
+* ``fft``: numpy.fft's transforms (``chainrule.numpy.fft``);
 * ``convolution``: n-d convolution (with its two adjoints) and pooling, reached
   through ``nn.functional`` (conv2d, max_pool2d...), as PyTorch keeps them there.
 
@@ -77,6 +79,8 @@ from .matrix_functions import *  # noqa: F401,F403
 from .matrix_functions import __all__ as _matrix_functions
 from .contractions import *  # noqa: F401,F403
 from .contractions import __all__ as _contractions
+from .complexes import *  # noqa: F401,F403
+from .complexes import __all__ as _complexes
 
 from .linalg import matmul_jvp_a, matmul_jvp_b, matmul_vjp_a, matmul_vjp_b  # noqa: F401
 from .matrix_functions import (linalg_norm, matrix_norm, multi_dot,  # noqa: F401
@@ -84,13 +88,15 @@ from .matrix_functions import (linalg_norm, matrix_norm, multi_dot,  # noqa: F40
 from .reductions import broadcast_axes, expand_reduced, unbroadcast  # noqa: F401
 from .shapes import astype, getitem, index_add, index_set  # noqa: F401
 
-from . import (assembly, contractions, decompositions, elementary, elementwise, linalg,
-               matrix_functions, ordering, reductions, shapes, statistics)
+from . import (assembly, complexes, contractions, decompositions, elementary, elementwise,
+               linalg, matrix_functions, ordering, reductions, shapes, statistics)
 from . import convolution  # noqa: F401  (its names stay out of cr.* and NumPy's namespace)
+from . import fft  # noqa: F401  (chainrule.numpy.fft, as NumPy keeps them in numpy.fft)
 
 # The public operations (cr.NAME); the engines also use the helpers imported above.
 __all__ = [*_elementwise, *_elementary, *_reductions, *_linalg, *_shapes, *_ordering,
-           *_assembly, *_statistics, *_decompositions, *_matrix_functions, *_contractions]
+           *_assembly, *_statistics, *_decompositions, *_matrix_functions, *_contractions,
+           *_complexes]
 
 
 def _methods():

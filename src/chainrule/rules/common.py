@@ -28,10 +28,10 @@ Result = Any
 
 
 def float_dtype(x):
-    """The dtype of x if it is a float dtype, else float64 (what a result computed from
-    integers is made of)."""
+    """The dtype of x if it is a float (or complex) dtype, else float64 (what a result
+    computed from integers is made of)."""
     dtype = xp.result_type(raw(x))
-    return dtype if dtype.kind == "f" else xp.dtype(xp.float64)
+    return dtype if dtype.kind in "fc" else xp.dtype(xp.float64)
 
 
 def class_indices(labels, shape):

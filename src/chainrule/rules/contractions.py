@@ -19,6 +19,7 @@ from numpy.typing import ArrayLike
 from .. import arrays as xp
 from ..primitive import ndim_of, raw, shape_of
 from .common import Result, lead, op, tangent_lead
+from .complexes import conj, is_complex
 from .elementwise import multiply
 from .reductions import sum
 from .shapes import broadcast_to, reshape, stack, transpose
@@ -189,7 +190,7 @@ def inner(a: ArrayLike, b: ArrayLike, *, precision: Any = None) -> Result:
 
 
 def vdot(a: ArrayLike, b: ArrayLike, *, precision: Any = None) -> Result:
-    """The dot product of a and b flattened, as np.vdot (real arrays).
+    """The dot product of a and b flattened, as np.vdot (a complex a is conjugated).
 
     >>> cr.vdot(cr.tensor([[1.0, 2.0], [3.0, 4.0]]), cr.ones(2, 2)).item()
     10.0
@@ -197,6 +198,8 @@ def vdot(a: ArrayLike, b: ArrayLike, *, precision: Any = None) -> Result:
     if xp.size(raw(a)) != xp.size(raw(b)):
         raise ValueError(f"vdot: shapes {shape_of(a)} and {shape_of(b)}; expected the "
                          f"same number of entries")
+    if is_complex(a):
+        a = conj(a)
     return sum(multiply(reshape(a, (-1,)), reshape(b, (-1,))))
 
 

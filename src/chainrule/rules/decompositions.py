@@ -25,10 +25,12 @@ from numpy.typing import ArrayLike
 from .. import arrays as xp
 from ..primitive import ndim_of, raw, shape_of
 from .common import Result, op, tangent_lead
+from .complexes import imag, is_complex, real
 from .elementwise import where
 from .linalg import matmul
-from .matrices import (check_matrix, check_square, column, diag_embed, diagonal_of, mT,
-                       pack, pack_raw, symmetrised, unpack, zero_gradient)
+from .matrices import (check_matrix, check_square, column, diag_embed, diagonal_of,
+                       conjugated, hermitian_part, mH, mT, pack, pack_raw, symmetrised, unpack,
+                       zero_gradient)
 from .reductions import prod, sum
 from .shapes import concatenate, expand_dims, reshape
 
@@ -113,8 +115,13 @@ def _logabsdet(a):
 
 
 # d log|det A| = tr(A^-1 dA) (Giles 2008, sec. 2.2.4, divided by det A)
+# (of a complex A, the real part: JAX's convention makes the VJP the same)
 _logabsdet.defvjp(lambda g, ans, a: expand_dims(expand_dims(g, -1), -1) * mT(inv(a)))
-_logabsdet.defjvp(lambda t, ans, a: sum(mT(inv(a)) * t, axis=(-2, -1)))
+_logabsdet.defjvp(lambda t, ans, a: _real_if_complex(sum(mT(inv(a)) * t, axis=(-2, -1))))
+
+
+def _real_if_complex(x):
+    return real(x) if is_complex(x) else x
 
 
 @op("det_sign")
@@ -122,9 +129,24 @@ def _det_sign(a):
     return xp.linalg.slogdet(a)[0]
 
 
-# the sign is piecewise constant: derivative 0 wherever it exists
-_det_sign.defvjp(lambda g, ans, a: zero_gradient(g, a))
-_det_sign.defjvp(lambda t, ans, a: sum(t, axis=(-2, -1)) * 0.0)
+# A real sign is piecewise constant: derivative 0 wherever it exists. A complex one,
+# det / |det|, turns: d sign = i Im(tr(A^-1 dA)) sign (JAX's _slogdet_jvp), whose
+# transpose under Re(c t) is i Im(g sign) A^-T.
+def _det_sign_vjp(g, ans, a):
+    if not is_complex(a):
+        return zero_gradient(g, a)
+    turn = 1j * imag(g * ans)
+    return expand_dims(expand_dims(turn, -1), -1) * mT(inv(a))
+
+
+def _det_sign_jvp(t, ans, a):
+    if not is_complex(a):
+        return sum(t, axis=(-2, -1)) * 0.0
+    return 1j * imag(sum(mT(inv(a)) * t, axis=(-2, -1))) * ans
+
+
+_det_sign.defvjp(_det_sign_vjp)
+_det_sign.defjvp(_det_sign_jvp)
 
 
 def slogdet(a: ArrayLike) -> Result:
@@ -249,7 +271,7 @@ def cholesky(a):
     [[0.1875, 0.125], [0.125, 0.25]]
     """
     check_square("cholesky", a)
-    return xp.linalg.cholesky(0.5 * (a + xp.swapaxes(a, -1, -2)))
+    return xp.linalg.cholesky(hermitian_part(a))
 
 
 def _phi(x):
@@ -266,13 +288,14 @@ def _right_solve(y, L):
 def _cholesky_vjp(g, ans, a):
     # Murray 2016, "Differentiation of the Cholesky decomposition", eq. 10:
     # Abar = L^-T Phi(L^T Lbar) L^-1, symmetrised (the forward symmetrises a).
+    # (of a complex a, L^-1 on the right is conj(L)^-1 and the symmetrisation Hermitian)
     inner = _phi(matmul(mT(ans), g))
-    return symmetrised(_right_solve(solve(mT(ans), inner), ans))
+    return symmetrised(_right_solve(solve(mT(ans), inner), mT(mH(ans))))
 
 
 def _cholesky_jvp(t, ans, a):
     # Murray 2016, eq. 7: dL = L Phi(L^-1 dA L^-T), dA symmetrised.
-    inner = _right_solve(solve(ans, symmetrised(t)), mT(ans))
+    inner = _right_solve(solve(ans, symmetrised(t)), mH(ans))
     return matmul(ans, _phi(inner))
 
 
@@ -285,7 +308,7 @@ def _eigh(a):
     """eigh's two results packed: eigenvalues (n,), then eigenvectors (n, n)."""
     check_square("eigh", a)
     n = shape_of(a)[-1]
-    w, v = xp.linalg.eigh(0.5 * (a + xp.swapaxes(a, -1, -2)))
+    w, v = xp.linalg.eigh(hermitian_part(a))
     return pack_raw([w, v], [(n,), (n, n)])
 
 
@@ -307,15 +330,16 @@ def _eigh_vjp(g, ans, a):
     # Abar = V (diag(wbar) + F o (V^T Vbar)) V^T, symmetrised (the forward symmetrises).
     w, v = _eigh_parts(ans, a)
     gw, gv = _eigh_parts(g, a)
+    # (of a Hermitian a, the transpose of dV = V (F o (V^H dA V)): conj(V) on the left)
     inner = diag_embed(gw) + _eigen_gaps(w) * matmul(mT(v), gv)
-    return symmetrised(matmul(matmul(v, inner), mT(v)))
+    return symmetrised(matmul(matmul(conjugated(v), inner), mT(v)))
 
 
 def _eigh_jvp(t, ans, a):
     # Giles 2008, sec. 3.1: dw = diag(V^T dA V), dV = V (F o (V^T dA V)).
     w, v = _eigh_parts(ans, a)
     n = shape_of(a)[-1]
-    m = matmul(matmul(mT(v), symmetrised(t)), v)
+    m = matmul(matmul(mH(v), symmetrised(t)), v)
     return pack([diagonal_of(m), matmul(v, _eigen_gaps(w) * m)], [(n,), (n, n)])
 
 
@@ -346,7 +370,8 @@ def eigh(a: ArrayLike, UPLO: str = "L") -> Result:
     """
     del UPLO  # the input is symmetrised, so both triangles count
     check_square("eigh", a)
-    return EighResult(*_eigh_parts(_eigh(a), a))
+    w, v = _eigh_parts(_eigh(a), a)
+    return EighResult(real(w) if is_complex(w) else w, v)  # (packed with v: complex)
 
 
 @op("eigvalsh")
@@ -362,17 +387,17 @@ def eigvalsh(a, UPLO="L"):
     [1.0, 3.0]
     """
     check_square("eigvalsh", a)
-    return xp.linalg.eigvalsh(0.5 * (a + xp.swapaxes(a, -1, -2)))
+    return xp.linalg.eigvalsh(hermitian_part(a))
 
 
 def _eigvalsh_vjp(g, ans, a, UPLO="L"):
     v = eigh(a).eigenvectors  # Giles 2008, sec. 3.1 with Vbar = 0: Abar = V diag(wbar) V^T
-    return symmetrised(matmul(v * expand_dims(g, -2), mT(v)))
+    return symmetrised(matmul(conjugated(v) * expand_dims(g, -2), mT(v)))
 
 
 def _eigvalsh_jvp(t, ans, a, UPLO="L"):
     v = eigh(a).eigenvectors  # dw = diag(V^T dA V)
-    return diagonal_of(matmul(matmul(mT(v), symmetrised(t)), v))
+    return _real_if_complex(diagonal_of(matmul(matmul(mH(v), symmetrised(t)), v)))
 
 
 eigvalsh.defvjp(_eigvalsh_vjp)

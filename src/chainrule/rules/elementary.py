@@ -1,6 +1,6 @@
 """More elementwise functions, NumPy's names: inverse trigonometric and hyperbolic
 functions, logarithms and exponentials in other bases, logaddexp, rounding, NaN-aware
-maximum and minimum, and what real arrays make of complex-number functions.
+maximum and minimum (real, imag, conj and angle are in ``complexes.py``).
 
 Each is defined by its partial derivatives (``elementwise``), as in ``elementwise.py``:
 the VJP is g * partial and the JVP t * partial. Rounding (floor, ceil, round, trunc) is
@@ -24,7 +24,7 @@ __all__ = ["arcsin", "arccos", "arctan2", "hypot", "sinh", "cosh", "arcsinh", "a
            "arctanh", "expm1", "log2", "log10", "exp2", "logaddexp", "logaddexp2",
            "square", "logit", "reciprocal", "sinc", "deg2rad", "rad2deg", "radians", "degrees",
            "fabs", "fmax", "fmin", "mod", "fmod", "floor", "ceil", "round", "around",
-           "rint", "trunc", "fix", "nan_to_num", "real", "imag", "conj", "conjugate", "elu",
+           "rint", "trunc", "fix", "nan_to_num", "elu",
            "stop_gradient"]
 METHODS = ["round"]  # also methods of Tensor
 
@@ -295,42 +295,6 @@ NaN and infinities replaced by numbers; the gradient passes where x is finite.
     >>> y.sum().backward()
     >>> y.data.tolist(), x.grad.tolist()
     ([1.0, 0.0, 9.0], [1.0, 0.0, 0.0])
-    """)
-
-
-# ---------------------------------------------------------------------------------------
-# Complex-number functions on real arrays (chainrule differentiates real numbers only)
-# ---------------------------------------------------------------------------------------
-
-def _real_only(name):
-    def check(x):
-        x = as_array(x)
-        if x.dtype.kind == "c":
-            raise TypeError(f"{name}: chainrule differentiates real numbers only; got a "
-                            f"complex array (write it as two real arrays)")
-        return x
-    return check
-
-
-real = elementwise(lambda x: _real_only("real")(x).copy(), "real", 1, text=("1",),
-                   doc="""\
-x itself, for a real x (chainrule's numbers are real).
-
-    >>> cr.grad(cr.real)(2.0)
-    1.0
-    """)
-conj = elementwise(lambda x: _real_only("conj")(x).copy(), "conj", 1, text=("1",),
-                   doc="""\
-x itself, for a real x (chainrule's numbers are real).
-
-    >>> cr.grad(cr.conj)(2.0)
-    1.0
-    """)
-conjugate = conj
-imag = _flat("imag", lambda x: xp.zeros_like(_real_only("imag")(x)),
-             "0, the imaginary part of a real x.", example="""
-    >>> float(cr.imag(2.0)), cr.grad(cr.imag)(2.0)
-    (0.0, 0.0)
     """)
 
 

@@ -344,7 +344,8 @@ leaky_relu = elementwise(_leaky_relu, "leaky_relu",
 absolute = elementwise(xp.abs, "abs", lambda ans, x: xp.sign(raw(x)), text=("sign({0})",), doc="""\
 |x|, elementwise (the shape of x); ``cr.abs`` is the same function.
 
-    Its derivative is sign(x), taken to be 0 at the kink x = 0.
+    Its derivative is sign(x), taken to be 0 at the kink x = 0 (of a complex z, the
+    rules are in ``complexes.py``).
 
     >>> x = cr.tensor([-2.0, 0.0, 3.0], requires_grad=True)
     >>> y = cr.abs(x)                               # or abs(x), x.abs()

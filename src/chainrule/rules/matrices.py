@@ -6,10 +6,12 @@ svd's, qr's) into one array, so that each is a single primitive with one result.
 
 from .. import arrays as xp
 from ..primitive import ndim_of, raw, shape_of
+from ..arrays import as_array
+from .complexes import conj
 from .reductions import sum
 from .shapes import broadcast_to, concatenate, expand_dims, reshape, swapaxes
 
-__all__ = ["mT", "symmetrised", "eye_like", "diagonal_of", "diag_embed", "column",
+__all__ = ["mT", "mH", "conjugated", "hermitian_part", "symmetrised", "eye_like", "diagonal_of", "diag_embed", "column",
            "check_square", "check_matrix", "pack_raw", "pack", "unpack", "zero_gradient"]
 
 
@@ -19,8 +21,25 @@ def mT(x):
 
 
 def symmetrised(x):
-    """(x + x^T) / 2 for each matrix."""
-    return 0.5 * (x + mT(x))
+    """(x + x^T) / 2 for each matrix; (x + x^H) / 2, Hermitian, for a complex x."""
+    return 0.5 * (x + mH(x))
+
+
+def mH(x):
+    """The conjugate transpose of each matrix (the transpose of a real one)."""
+    return conj(mT(x)) if xp.result_type(raw(x)).kind == "c" else mT(x)
+
+
+def conjugated(x):
+    """conj(x) for a complex x, x itself for a real one."""
+    return conj(x) if xp.result_type(raw(x)).kind == "c" else x
+
+
+def hermitian_part(a):
+    """(a + a^H) / 2 on raw arrays: what eigh and cholesky read, as JAX's."""
+    a = as_array(a)
+    at = xp.swapaxes(a, -1, -2)
+    return 0.5 * (a + (xp.conj(at) if a.dtype.kind == "c" else at))
 
 
 def eye_like(n, like, k=0, m=None):

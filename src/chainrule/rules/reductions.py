@@ -18,6 +18,7 @@ from .. import arrays as xp
 from ..primitive import elementwise, ndim_of, raw, shape_of
 from ..arrays import as_array
 from .common import TORCH_NAMES, Result, axes_of, from_end, op, torch_names
+from .complexes import conj, is_complex, real
 from .elementwise import exp, where
 from .shapes import broadcast_to, reshape
 
@@ -243,6 +244,8 @@ def var(x: ArrayLike, axis: int | tuple[int, ...] | None = None, ddof: int = 0,
     centred = x - mean(x, axis, keepdims=True)
     shape = shape_of(centred)  # x's (x may be a list)
     n = int(xp.prod([shape[a] for a in axes_of(axis, len(shape))]))
+    if is_complex(centred):  # |x - mean|**2, real, as NumPy's
+        return real(sum(centred * conj(centred), axis, keepdims)) / (n - ddof)
     return sum(centred * centred, axis, keepdims) / (n - ddof)
 
 
@@ -391,10 +394,22 @@ def _safe_reciprocal(ans):
     return 1 / where(raw(ans) == 0, xp.inf, ans)
 
 
+def _conj_if_complex(x):
+    """conj(x) for a complex x (d|x| = Re(conj(x) t) / |x|), x itself for a real one."""
+    return conj(x) if is_complex(x) else x
+
+
+def _norm_jvp(t, ans, x, axis=None, keepdims=False):
+    d = sum(t * _conj_if_complex(x), from_end(axis, ndim_of(x)), keepdims)
+    if is_complex(d):
+        d = real(d)
+    return d * _safe_reciprocal(ans)
+
+
 norm.defvjp(lambda g, ans, x, axis=None, keepdims=False:
-            x * expand_reduced(g * _safe_reciprocal(ans), shape_of(x), axis, keepdims))
-norm.defjvp(lambda t, ans, x, axis=None, keepdims=False:
-            sum(t * x, from_end(axis, ndim_of(x)), keepdims) * _safe_reciprocal(ans))
+            _conj_if_complex(x) * expand_reduced(g * _safe_reciprocal(ans), shape_of(x),
+                                                 axis, keepdims))
+norm.defjvp(_norm_jvp)
 
 
 def trapezoid(y: ArrayLike, x: ArrayLike | None = None, dx: ArrayLike = 1.0,

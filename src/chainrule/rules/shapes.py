@@ -193,7 +193,10 @@ def flatten(x: ArrayLike, start_dim: int = 0, end_dim: int = -1) -> Result:
 
 @op("astype")
 def astype(x, dtype):
-    return as_array(x).astype(dtype)
+    x = as_array(x)
+    if x.dtype.kind == "c" and xp.dtype(dtype).kind != "c":  # the real part, as JAX casts
+        x = x.real  # (without NumPy's warning that the imaginary part is dropped)
+    return x.astype(dtype)
 
 
 astype.defvjp(lambda g, ans, x, dtype: astype(g, xp.result_type(raw(x))))

@@ -44,7 +44,7 @@ __all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "jacobian
 # Inputs in, results out, in the kind that went in
 # ---------------------------------------------------------------------------------------
 
-_RESULTS = (Real, np.ndarray, np.generic, Box)
+_RESULTS = (Real, complex, np.ndarray, np.generic, Box)
 
 
 def _checked_output(out, name):
@@ -81,11 +81,8 @@ def _kind(x):
         return "array"
     if type(x) in ARRAYS:  # traced by cr.jit: a float argument, or an array
         return "float" if x.is_scalar else "array"
-    if isinstance(x, Real):
+    if isinstance(x, (Real, complex)):
         return "float"
-    if isinstance(x, complex):
-        raise TypeError(f"cannot differentiate with respect to the complex number {x!r}; "
-                        f"{_REAL_ONLY}")
     from ..backends import library_of  # (imported at the first array of another library)
     library = library_of(x)  # torch, CuPy, Dask...: the kind is its Library
     if library is not None:
@@ -109,24 +106,17 @@ def _point(x):
     float array (0-d for a float: a float then meets arrays as NumPy would)."""
     if isinstance(x, (Tracer, Value)) or (isinstance(x, Tensor) and x.requires_grad):
         dtype = x.dtype if not isinstance(x, Value) else np.dtype(np.float64)
-        if dtype.kind != "f":
+        if dtype.kind not in "fc":
             raise TypeError(f"cannot differentiate with respect to values of dtype "
-                            f"{dtype}; {_REAL_ONLY if dtype.kind == 'c' else 'use floats'}")
+                            f"{dtype}; use floats")
         return x
-    if isinstance(x, Tensor) and x.dtype.kind != "f":
+    if isinstance(x, Tensor) and x.dtype.kind not in "fc":
         raise TypeError(f"cannot differentiate with respect to a tensor of dtype "
                         f"{x.dtype}; make it a float tensor (x.astype(np.float64))")
     array = x._data if isinstance(x, Tensor) else as_array(x)
-    if array.dtype.kind == "c":
-        raise TypeError(f"cannot differentiate with respect to a complex array; "
-                        f"{_REAL_ONLY}")
-    if array.dtype.kind != "f":
+    if array.dtype.kind not in "fc":
         array = array.astype(np.float64)
     return array
-
-
-_REAL_ONLY = ("chainrule differentiates real numbers only: write a complex number as "
-              "its real and imaginary parts, two real arrays")
 
 
 def _in_kind(x, kind, like=None, lead=()):
@@ -145,7 +135,9 @@ def _in_kind(x, kind, like=None, lead=()):
                         "NumPy arrays?), which carries no derivative; compute with NumPy "
                         "arrays or Tensors, or with Values alone")
     if kind == "float":  # (a batch of them, with lead axes, is an array)
-        return to_float(x) if not lead and np.ndim(x) == 0 else as_array(x)
+        if lead or np.ndim(x) != 0:
+            return as_array(x)
+        return _number(x)
     if kind == "tensor":
         return Tensor._make(as_array(x))
     if kind == "value" and np.size(x) == 1 and not lead:
@@ -153,6 +145,13 @@ def _in_kind(x, kind, like=None, lead=()):
     if type(kind) is not str:  # another library's: unwrapped (chainrule.backends)
         return kind.result(x)
     return as_array(x)
+
+
+def _number(x):
+    """float(x), or complex(x) where x is complex (a traced array of cr.jit stays one)."""
+    if isinstance(x, complex) or getattr(getattr(x, "dtype", None), "kind", "") == "c":
+        return complex(x) if type(x) is np.ndarray or type(x) not in ARRAYS else x
+    return to_float(x)
 
 
 def _float_dtype(x):
@@ -174,11 +173,32 @@ def _argnums(argnums, nargs, name):
     return nums, many
 
 
+def _dtype_of(leaf):
+    return np.result_type(_innermost(leaf))
+
+
+def _check_dtypes(leaves, holomorphic, name, what, real_unless_holomorphic=True):
+    """JAX's checks of a transform's inputs or outputs (``what``): complex ones with
+    ``holomorphic=True``; else real ones, where the transform's derivative of a complex
+    value would need a convention JAX leaves to vjp and jvp."""
+    for leaf in leaves:
+        dtype = _dtype_of(leaf)
+        if holomorphic and dtype.kind != "c":
+            raise TypeError(f"{name} with holomorphic=True requires {what}s with complex "
+                            f"dtype, but got {dtype}")
+        if not holomorphic and real_unless_holomorphic and dtype.kind == "c":
+            use = "vjp" if what == "output" else "jvp"
+            raise TypeError(f"{name} requires real-valued {what}s, but got {dtype}; for "
+                            f"holomorphic differentiation, pass holomorphic=True; for a "
+                            f"non-holomorphic function with complex {what}s, use "
+                            f"cr.{use} directly")
+
+
 class _ReverseRun:
     """One run of f with the chosen inputs traced at a level of its own (reverse mode),
     ready for any number of backward passes."""
 
-    def __init__(self, f, args, kwargs, argnums, has_aux, name):
+    def __init__(self, f, args, kwargs, argnums, has_aux, name, holomorphic=False):
         self.name = name
         self.argnums, self.many = _argnums(argnums, len(args), name)
         self.level = new_level()
@@ -186,6 +206,8 @@ class _ReverseRun:
         new_args = list(args)
         for n in self.argnums:
             leaves, treedef = tree_flatten(args[n])
+            if holomorphic:
+                _check_dtypes(leaves, True, name, "input")
             starts = []
             for j, leaf in enumerate(leaves):
                 kind = _kind(leaf)
@@ -276,18 +298,22 @@ def _named_after(f):
 
 
 def value_and_grad(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
-                   has_aux: bool = False) -> Callable[..., Any]:
+                   has_aux: bool = False, holomorphic: bool = False) -> Callable[..., Any]:
     """``f`` and its gradient in one call: ``(value, grad)``, or ``((value, aux), grad)``.
 
-    ``f`` must return a scalar. ``argnums`` picks the argument(s) to differentiate
+    ``f`` must return a real scalar (complex inputs are fine: docs/conventions.md);
+    with ``holomorphic=True``, a complex scalar of complex inputs, and the gradient is
+    the complex derivative f'(z). ``argnums`` picks the argument(s) to differentiate
     (an int, or a tuple: then the gradient is a tuple).
 
     >>> cr.value_and_grad(lambda x: x ** 3)(2.0)      # x**3 and 3x**2 at x = 2
     (8.0, 12.0)
+    >>> cr.value_and_grad(lambda z: z ** 3, holomorphic=True)(2j)    # 3 z**2
+    ((-0-8j), (-12+0j))
     """
     @_named_after(f)
     def value_and_grad_f(*args, **kwargs):
-        trace = _ReverseRun(f, args, kwargs, argnums, has_aux, "grad")
+        trace = _ReverseRun(f, args, kwargs, argnums, has_aux, "grad", holomorphic)
         if trace.out_def is not LEAF and len(trace.out_leaves) < 2:  # (JAX refuses too)
             raise TypeError(f"grad: the function must return a scalar, but it returned a "
                             f"{type(trace.out).__name__}; to return more than the value, "
@@ -299,6 +325,7 @@ def value_and_grad(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
                             f"{shape if len(shape) != 1 else shape[0]}; use cr.jacobian for "
                             f"the derivatives of every output, or reduce it with .sum()")
         leaf = trace.out_leaves[0]
+        _check_dtypes([leaf], holomorphic, "grad", "output")
         seed = np.ones(np.shape(_innermost(leaf)), _float_dtype(leaf))
         grads = trace.input_results(trace.pullback([seed]))
         value = trace.output()
@@ -310,21 +337,26 @@ def value_and_grad(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
 
 
 def grad(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
-         has_aux: bool = False) -> Callable[..., Any]:
+         has_aux: bool = False, holomorphic: bool = False) -> Callable[..., Any]:
     """The gradient of a scalar function: ``grad(f)(x)`` has the shape of x.
 
     ``argnums`` picks the argument(s) to differentiate (an int, or a tuple: then a
     tuple of gradients); with ``has_aux=True``, f returns ``(output, aux)`` and the
     result is ``(gradient, aux)``. Floats give floats, arrays arrays, Tensors Tensors.
+    The output must be real; of complex inputs, the gradient is JAX's (for
+    |z|**2, 2 conj(z): docs/conventions.md). ``holomorphic=True`` differentiates a
+    complex output of complex inputs: the gradient is then f'(z).
 
     >>> cr.grad(lambda x: x * x + 3 * x)(2.0)       # 2x + 3 at x = 2
     7.0
+    >>> cr.grad(lambda z: cr.real(z * cr.conj(z)))(3 + 4j)   # |z|**2: 2 conj(z), as JAX
+    (6-8j)
     >>> cr.grad(lambda x: (x ** 2).sum())(np.array([1.0, 2.0]))
     array([2., 4.])
     >>> cr.grad(lambda x, y: x * y, argnums=1)(2.0, 5.0)     # d/dy (x y) = x
     2.0
     """
-    value_and_grad_f = value_and_grad(f, argnums, has_aux)
+    value_and_grad_f = value_and_grad(f, argnums, has_aux, holomorphic)
 
     @_named_after(f)
     def grad_f(*args, **kwargs):
@@ -414,7 +446,8 @@ def jvp(f: Callable[..., Any], primals: tuple[PyTree, ...] | list[PyTree],
         if isinstance(leaf, JVPTracer) and leaf._level == level:
             value = leaf.tangent if want_tangent else leaf.primal
         else:  # does not depend on the inputs
-            value = np.zeros(np.shape(_innermost(leaf))) if want_tangent else leaf
+            value = np.zeros(np.shape(_innermost(leaf)), _float_dtype(leaf)) \
+                if want_tangent else leaf
         return _in_kind(value, out_kind)
 
     primal_out = tree_map(lambda leaf: split(leaf, False), out)
@@ -429,17 +462,20 @@ def jvp(f: Callable[..., Any], primals: tuple[PyTree, ...] | list[PyTree],
 # ---------------------------------------------------------------------------------------
 
 def jacrev(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
-           has_aux: bool = False) -> Callable[..., Any]:
+           has_aux: bool = False, holomorphic: bool = False) -> Callable[..., Any]:
     """The Jacobian by reverse mode, shape ``out.shape + in.shape``: for the tensor
     engine, one backward pass seeded with all the rows of an identity at once. With
     ``has_aux=True``, f returns ``(output, aux)`` and the result is ``(jacobian, aux)``.
+    Outputs must be real, as for ``grad``, unless ``holomorphic=True`` (complex inputs
+    and outputs, entries f'(z)).
 
     >>> cr.jacrev(lambda x: x ** 2)(np.array([1.0, 2.0]))      # diag(2x)
     array([[2., 0.],
            [0., 4.]])
     """
     def jacrev_f(*args, **kwargs):
-        trace = _ReverseRun(f, args, kwargs, argnums, has_aux, "jacrev")
+        trace = _ReverseRun(f, args, kwargs, argnums, has_aux, "jacrev", holomorphic)
+        _check_dtypes(trace.out_leaves, holomorphic, "jacrev", "output")
         per_output = []
         for leaf in trace.out_leaves:
             shape = np.shape(_innermost(leaf))
@@ -470,10 +506,11 @@ def _batch_axis_into_output_shape(blocks, trace, out_shape):
 
 
 def jacfwd(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
-           has_aux: bool = False) -> Callable[..., Any]:
+           has_aux: bool = False, holomorphic: bool = False) -> Callable[..., Any]:
     """The Jacobian by forward mode, shape ``out.shape + in.shape``: one forward pass
     per input, carrying all the columns of an identity as a batch of tangents. With
     ``has_aux=True``, f returns ``(output, aux)`` and the result is ``(jacobian, aux)``.
+    Inputs must be real (outputs may be complex), unless ``holomorphic=True``.
 
     >>> cr.jacfwd(lambda x: x ** 2)(np.array([1.0, 2.0]))      # diag(2x)
     array([[2., 0.],
@@ -481,6 +518,8 @@ def jacfwd(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
     """
     def jacfwd_f(*args, **kwargs):
         nums, many = _argnums(argnums, len(args), "jacfwd")
+        for n in nums:
+            _check_dtypes(tree_flatten(args[n])[0], holomorphic, "jacfwd", "input")
         out_kind = _kind_of_results([_kind(leaf) for n in nums
                                      for leaf in tree_flatten(args[n])[0]])
         if type(out_kind) is not str:  # another library's arrays: wrapped
@@ -491,7 +530,7 @@ def jacfwd(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
             per_leaf = []
             for k, leaf in enumerate(leaves):
                 blocks, out_def, aux = _forward_columns(f, args, kwargs, n, leaves, treedef,
-                                                        k, out_kind, has_aux)
+                                                        k, out_kind, has_aux, holomorphic)
                 per_leaf.append(blocks)
             per_arg.append((treedef, per_leaf))
         if not any(per_leaf for _, per_leaf in per_arg):  # no input leaf (None inputs):
@@ -510,7 +549,8 @@ def jacfwd(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
     return jacfwd_f
 
 
-def _forward_columns(f, args, kwargs, n, leaves, treedef, k, out_kind, has_aux=False):
+def _forward_columns(f, args, kwargs, n, leaves, treedef, k, out_kind, has_aux=False,
+                     holomorphic=False):
     """d out / d leaves[k] of argument n, for every output leaf: out.shape + in.shape.
     With n None, f runs on args as they are (every block is then zeros)."""
     level = new_level()
@@ -538,6 +578,8 @@ def _forward_columns(f, args, kwargs, n, leaves, treedef, k, out_kind, has_aux=F
             leaf, JVPTracer) and leaf._level == level else leaf, aux)  # (no derivative)
     out = _checked_output(out, "jacfwd")
     out_leaves, out_def = tree_flatten(out)
+    if holomorphic:
+        _check_dtypes(out_leaves, True, "jacfwd", "output")
     blocks = []
     for o in out_leaves:
         out_shape = np.shape(_innermost(o))
@@ -548,7 +590,7 @@ def _forward_columns(f, args, kwargs, n, leaves, treedef, k, out_kind, has_aux=F
             order = tuple(range(1, len(out_shape) + 1)) + (0,)
             block = ops.reshape(ops.transpose(tangent, order), out_shape + in_shape)
         else:  # this output does not depend on the input
-            block = np.zeros(out_shape + in_shape)
+            block = np.zeros(out_shape + in_shape, _float_dtype(o))
         blocks.append(_in_kind(block, out_kind))
     return blocks, out_def, aux
 
@@ -557,18 +599,20 @@ jacobian = jacrev
 
 
 def hessian(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
-            has_aux: bool = False) -> Callable[..., Any]:
+            has_aux: bool = False, holomorphic: bool = False) -> Callable[..., Any]:
     """The matrix of second derivatives, shape ``in.shape + in.shape`` (with
     ``has_aux=True``, f returns ``(output, aux)`` and the result is ``(hessian, aux)``).
 
     Forward over reverse, as in JAX: the gradient is computed once, carrying all the
-    columns of an identity as one batch of tangents.
+    columns of an identity as one batch of tangents. ``holomorphic=True`` for a
+    complex function of complex inputs; a real function of complex inputs is refused,
+    as JAX refuses it (``cr.jvp(cr.grad(f), (z,), (v,))`` gives its products).
 
     >>> cr.hessian(lambda x: x[0] ** 2 * x[1])(np.array([1.0, 2.0]))   # [[2y, 2x], [2x, 0]]
     array([[4., 2.],
            [2., 0.]])
     """
-    return jacfwd(jacrev(f, argnums, has_aux), argnums, has_aux)
+    return jacfwd(jacrev(f, argnums, has_aux, holomorphic), argnums, has_aux, holomorphic)
 
 
 def hvp(f: Callable[..., Any], x: PyTree, v: PyTree) -> PyTree:
