@@ -174,6 +174,64 @@ case("eigvalsh", hermitian(cr)(cr.linalg.eigvalsh), hermitian(jnp)(jnp.linalg.ei
 case("eigh", hermitian(cr)(lambda a: cr.linalg.eigh(a)[0] * cr.abs(cr.linalg.eigh(a)[1]) ** 2),
      hermitian(jnp)(lambda a: jnp.linalg.eigh(a)[0] * jnp.abs(jnp.linalg.eigh(a)[1]) ** 2), C33)
 
+# svd, qr and eig fix their vectors only up to a phase (svd: the same turn of U's and
+# V's column j; qr: a sign of Q's column and R's row, R's diagonal being real; eig: a
+# sign, each eigenvector having unit norm and its largest entry real). The cases are
+# functions that do not depend on that choice: U f(S) Vh and |U|^2 |Vh|^2, Q and R with
+# R's diagonal made positive, eigenvectors with their largest entry made positive.
+def svd_invariants(np_):
+    def f(a):
+        u, s, vh = np_.linalg.svd(a, full_matrices=False)
+        return (u * (s ** 2 + s)[..., None, :]) @ vh + np_.abs(u) ** 2 @ np_.abs(vh) ** 2
+    return f
+
+
+def qr_positive(np_):
+    def f(a):
+        q, r = np_.linalg.qr(a)
+        signs = np_.sign(np_.real(np_.diagonal(r, 0, -2, -1)))  # (derivative 0)
+        return np_.concatenate([(q * signs[..., None, :]).ravel(), (r * signs[..., None]).ravel()])
+    return f
+
+
+def positive_largest(np_, v):
+    """Each eigenvector (column) times the sign of its largest entry (real: LAPACK's)."""
+    mag = np_.abs(v)
+    largest = np_.sum(v * (mag == np_.max(mag, axis=-2, keepdims=True)), axis=-2)
+    return v * np_.sign(np_.real(largest))[..., None, :]
+
+
+def eig_of(np_):
+    if np_ is jnp:  # jax.numpy's eig leaves out the eigenvectors' derivatives (#2748)
+        return lambda a: jax.lax.linalg.eig(a, compute_left_eigenvectors=False,
+                                            enable_eigvec_derivs=True)
+    return np_.linalg.eig
+
+
+def eig_parts(np_):
+    def f(a):
+        w, v = eig_of(np_)(a)
+        v = positive_largest(np_, v).astype(np.complex128)  # (NumPy's real where JAX's is not)
+        return np_.concatenate([w.astype(np.complex128)[..., None, :], v], axis=-2)
+    return f
+
+
+C42, C24, C233, S33 = ((4, 2), "c"), ((2, 4), "c"), ((2, 3, 3), "c"), ((3, 3), "s")
+for shape, name in [(C33, "square"), (C42, "tall"), (C24, "wide"), (C233, "batch")]:
+    case(f"svd-{name}", svd_invariants(cr), svd_invariants(jnp), shape)
+    case(f"svdvals-{name}", cr.linalg.svdvals, jnp.linalg.svdvals, shape)
+for shape, name in [(C33, "square"), (C42, "tall"), (C24, "wide")]:
+    case(f"qr-{name}", qr_positive(cr), qr_positive(jnp), shape)
+case("pinv-tall", cr.linalg.pinv, jnp.linalg.pinv, C42)
+case("pinv-wide", cr.linalg.pinv, jnp.linalg.pinv, C24)
+case("eig", eig_parts(cr), eig_parts(jnp), C33)
+case("eig-batch", eig_parts(cr), eig_parts(jnp), C233)
+case("eig-real-matrix", eig_parts(cr), eig_parts(jnp), S33)  # (complex eigenvalues)
+case("eig-real-eigenvalues", lambda a: eig_parts(cr)(a + a.T * 0.5),
+     lambda a: eig_parts(jnp)(a + a.T * 0.5), S33)
+case("eigvals", lambda a: cr.linalg.eigvals(a).astype(np.complex128),
+     lambda a: eig_of(jnp)(a)[0], C33)
+
 # ---------------------------------------------------------------------------------------
 # Helpers
 # ---------------------------------------------------------------------------------------
@@ -376,3 +434,20 @@ def test_jit_runs_a_complex_program():
     step = cr.jit(cr.grad(loss(cr)))
     for _ in range(3):
         assert_close(step(Z), jax.grad(loss(jnp))(jnp.asarray(Z)), "jit")
+
+
+def test_eig_gives_numpys_results_and_dtypes():
+    rotation = np.array([[0.0, -1.0], [1.0, 0.0]])
+    triangular = np.array([[2.0, 1.0], [0.0, 3.0]])
+    for a in (rotation, triangular, rotation * (1 + 1j)):
+        w, v = cr.linalg.eig(a)
+        expected = np.linalg.eig(a)
+        assert w.dtype == expected.eigenvalues.dtype and v.dtype == expected.eigenvectors.dtype
+        assert_close(w, expected.eigenvalues, "eigenvalues")
+        assert_close(v, expected.eigenvectors, "eigenvectors")
+        assert_close(cr.linalg.eigvals(a), np.linalg.eigvals(a), "eigvals")
+    # grad of a real function of the complex eigenvalues of a real matrix: a real gradient
+    f = lambda np_: lambda a: np_.sum(np_.abs(np_.linalg.eigvals(a) - 0.5j) ** 2)  # noqa: E731
+    g = cr.grad(f(cr))(rotation)
+    assert g.dtype == np.float64
+    assert_close(g, jax.grad(f(jnp))(jnp.asarray(rotation)), "grad")

@@ -13,13 +13,13 @@ while ``cr.norm`` is the 2-norm alone) and NumPy 2's ``vector_norm``, ``matrix_n
 and ``multi_dot``, which are here only. ``trace`` is np.trace (axis1=0, axis2=1).
 """
 
-from .rules import (cholesky, cross, det, eigh, eigvalsh, inv, lstsq, matmul,
-                    matrix_power, outer, pinv, qr, slogdet, solve, solve_triangular, svd,
+from .rules import (cholesky, cross, det, eig, eigh, eigvals, eigvalsh, inv, lstsq,
+                    matmul, matrix_power, outer, pinv, qr, slogdet, solve, solve_triangular, svd,
                     svdvals, tensordot, trace, vdot)
 from .rules.matrix_functions import linalg_norm as norm
 from .rules.matrix_functions import matrix_norm, multi_dot, vector_norm
 
-__all__ = ["cholesky", "cross", "det", "eigh", "eigvalsh", "inv", "lstsq", "matmul",
-           "matrix_norm", "matrix_power", "multi_dot", "norm", "outer", "pinv", "qr",
+__all__ = ["cholesky", "cross", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv", "lstsq",
+           "matmul", "matrix_norm", "matrix_power", "multi_dot", "norm", "outer", "pinv", "qr",
            "slogdet", "solve", "solve_triangular", "svd", "svdvals", "tensordot", "trace",
            "vdot", "vector_norm"]

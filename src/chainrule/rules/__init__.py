@@ -28,6 +28,7 @@ The table, by topic:
 * ``assembly``: flips, tile, repeat, roll, pad, triangles, diagonals, stacking, splitting;
 * ``statistics``: average, quantile, percentile, median, cov, corrcoef;
 * ``decompositions``: inv, det, slogdet, solve, cholesky, eigh, svd, qr;
+* ``eigen``: eig, eigvals of a general matrix (complex where NumPy's are);
 * ``matrix_functions``: pinv, trace, matrix_power, lstsq, cr.linalg.norm's norms;
 * ``contractions``: einsum, and tensordot, inner, kron, vdot, cross built from it;
 * ``fft``: numpy.fft's transforms (``chainrule.numpy.fft``);
@@ -75,6 +76,8 @@ from .shapes import *  # noqa: F401,F403
 from .shapes import __all__ as _shapes
 from .decompositions import *  # noqa: F401,F403
 from .decompositions import __all__ as _decompositions
+from .eigen import *  # noqa: F401,F403
+from .eigen import __all__ as _eigen
 from .matrix_functions import *  # noqa: F401,F403
 from .matrix_functions import __all__ as _matrix_functions
 from .contractions import *  # noqa: F401,F403
@@ -88,15 +91,15 @@ from .matrix_functions import (linalg_norm, matrix_norm, multi_dot,  # noqa: F40
 from .reductions import broadcast_axes, expand_reduced, unbroadcast  # noqa: F401
 from .shapes import astype, getitem, index_add, index_set  # noqa: F401
 
-from . import (assembly, complexes, contractions, decompositions, elementary, elementwise,
-               linalg, matrix_functions, ordering, reductions, shapes, statistics)
+from . import (assembly, complexes, contractions, decompositions, eigen, elementary,
+               elementwise, linalg, matrix_functions, ordering, reductions, shapes, statistics)
 from . import convolution  # noqa: F401  (its names stay out of cr.* and NumPy's namespace)
 from . import fft  # noqa: F401  (chainrule.numpy.fft, as NumPy keeps them in numpy.fft)
 
 # The public operations (cr.NAME); the engines also use the helpers imported above.
 __all__ = [*_elementwise, *_elementary, *_reductions, *_linalg, *_shapes, *_ordering,
-           *_assembly, *_statistics, *_decompositions, *_matrix_functions, *_contractions,
-           *_complexes]
+           *_assembly, *_statistics, *_decompositions, *_eigen, *_matrix_functions,
+           *_contractions, *_complexes]
 
 
 def _methods():

@@ -425,46 +425,71 @@ def _singular_gaps(s):
 
 def _svd_jvp(t, ans, a):
     # Townsend 2016, "Differentiating the singular value decomposition", and JAX's
-    # svd_jvp_rule: with P = U^T dA V, dS = diag(P),
-    # dU = U (F o (P S + S P^T)) + (I - U U^T) dA V S^-1,
-    # dV = V (F o (S P + P^T S)) + (I - V V^T) dA^T U S^-1.
+    # svd_jvp_rule: with P = U^H dA V, dS = Re diag(P),
+    # dU = U (F o (P S + S P^H) + D) + (I - U U^H) dA V S^-1,
+    # dV = V (F o (S P + P^H S)) + (I - V V^H) dA^H U S^-1.
+    # Of a complex A, U and V are fixed only up to a phase per column, shared by both:
+    # D = i Im diag(P) / S is the turn of those phases, which JAX's rule (and so this
+    # one) gives to U, leaving V's diagonal real. For a real A, D = 0.
+    cplx = is_complex(a)
     u, s, vh = unpack(ans, _svd_cores(a))
+    s = real(s) if cplx else s  # (packed with U: complex, with no imaginary part)
     m, n = shape_of(a)[-2:]
-    v = mT(vh)
-    p = matmul(matmul(mT(u), t), v)
+    v = mH(vh)
+    p = matmul(matmul(mH(u), t), v)
     f = _singular_gaps(s)
     row, col = expand_dims(s, -2), expand_dims(s, -1)   # s_j across, s_i down
     ps = p * row
     sp = col * p
-    du = matmul(u, f * (ps + mT(ps)))
-    dv = matmul(v, f * (sp + mT(sp)))
+    inner = f * (ps + mH(ps))
+    if cplx:
+        inner = inner + diag_embed(1j * imag(diagonal_of(p)) / _nonzero(s))
+    du = matmul(u, inner)
+    dv = matmul(v, f * (sp + mH(sp)))
     if m > n:
         dav = matmul(t, v)
-        du = du + (dav - matmul(u, matmul(mT(u), dav))) / row
+        du = du + (dav - matmul(u, matmul(mH(u), dav))) / row
     if n > m:
-        dau = matmul(mT(t), u)
+        dau = matmul(mH(t), u)
         dv = dv + (dau - matmul(v, matmul(vh, dau))) / row
-    return pack([du, diagonal_of(p), mT(dv)], _svd_cores(a))
+    ds = diagonal_of(p)
+    return pack([du, real(ds) if cplx else ds, mH(dv)], _svd_cores(a))
+
+
+def _nonzero(s):
+    """s with its zeros made inf, so that 1 / s is 0 there (JAX's s_inv)."""
+    return where(raw(s) == 0, xp.inf, s)
 
 
 def _svd_vjp(g, ans, a):
-    # The adjoint of _svd_jvp (the same sources): with X = F o (U^T Ubar),
-    # Y = F o (V^T Vbar), Pbar = diag(Sbar) + (X + X^T) S + S (Y + Y^T), and
-    # Abar = U Pbar V^T plus the two projections' terms.
+    # The adjoint of _svd_jvp under Re(c t) (the same sources): with
+    # X = F o (U^T Ubar), Y = F o (V^T Vbar), Vbar = Vhbar^H,
+    # Pbar = diag(Sbar) + (X + X^H) S + S (Y + Y^H) (+ i Im diag(U^T Ubar) / S, D's
+    # adjoint, for a complex A), and Abar = conj(U) Pbar conj(Vh) plus the two
+    # projections' terms. A transpose, not a conjugate transpose, moves a factor
+    # across the pairing Re(c t): hence conj(U) where the JVP has U^H.
+    cplx = is_complex(a)
+    h = mH if cplx else mT
     u, s, vh = unpack(ans, _svd_cores(a))
     gu, gs, gvh = unpack(g, _svd_cores(a))
+    if cplx:
+        s, gs = real(s), real(gs)  # (S is real: Re(c dS) takes c's real part)
     m, n = shape_of(a)[-2:]
-    v, gv = mT(vh), mT(gvh)
+    v, gv = mH(vh), h(gvh)
+    cu, cvh = conjugated(u), conjugated(vh)
     f = _singular_gaps(s)
     row, col = expand_dims(s, -2), expand_dims(s, -1)
-    x = f * matmul(mT(u), gu)
+    utgu = matmul(mT(u), gu)
+    x = f * utgu
     y = f * matmul(mT(v), gv)
-    pbar = diag_embed(gs) + (x + mT(x)) * row + col * (y + mT(y))
-    abar = matmul(matmul(u, pbar), vh)
+    pbar = diag_embed(gs) + (x + h(x)) * row + col * (y + h(y))
+    if cplx:
+        pbar = pbar + diag_embed(1j * imag(diagonal_of(utgu)) / _nonzero(s))
+    abar = matmul(matmul(cu, pbar), cvh)
     if m > n:
-        abar = abar + matmul((gu - matmul(u, matmul(mT(u), gu))) / row, vh)
+        abar = abar + matmul((gu - matmul(cu, utgu)) / row, cvh)
     if n > m:
-        abar = abar + matmul(u, mT((gv - matmul(v, matmul(vh, gv))) / row))
+        abar = abar + matmul(cu, (gvh - matmul(matmul(gvh, mT(vh)), cvh)) / col)
     return abar
 
 
@@ -503,7 +528,8 @@ def svd(a: ArrayLike, full_matrices: bool = True, compute_uv: bool = True,
     if full_matrices and shape_of(a)[-1] != shape_of(a)[-2]:
         raise ValueError(f"svd: full_matrices=True for shape {shape_of(a)}; chainrule "
                          f"differentiates the reduced SVD only: pass full_matrices=False")
-    return SVDResult(*unpack(_svd(a), _svd_cores(a)))
+    u, s, vh = unpack(_svd(a), _svd_cores(a))
+    return SVDResult(u, real(s) if is_complex(s) else s, vh)  # (packed with U: complex)
 
 
 @op("svdvals")
@@ -526,13 +552,16 @@ def _uv(a):
 
 
 def _svdvals_vjp(g, ans, a):
-    u, vh = _uv(a)  # Townsend 2016 with Ubar = Vbar = 0: Abar = U diag(Sbar) Vh
+    u, vh = _uv(a)  # Townsend 2016 with Ubar = Vbar = 0: Abar = conj(U) diag(Sbar) conj(Vh)
+    if is_complex(a):
+        return matmul(conjugated(u) * expand_dims(real(g), -2), conjugated(vh))
     return matmul(u * expand_dims(g, -2), vh)
 
 
 def _svdvals_jvp(t, ans, a):
-    u, vh = _uv(a)  # dS = diag(U^T dA V)
-    return diagonal_of(matmul(matmul(mT(u), t), mT(vh)))
+    u, vh = _uv(a)  # dS = Re diag(U^H dA V)
+    ds = diagonal_of(matmul(matmul(mH(u), t), mH(vh)))
+    return real(ds) if is_complex(a) else ds
 
 
 svdvals.defvjp(_svdvals_vjp)
@@ -559,24 +588,31 @@ def _strictly_lower(x):
 def _qr_jvp(t, ans, a):
     # Walter & Lehmann 2018, "Algorithmic differentiation of linear algebra functions
     # with application in optimum experimental design", and JAX's qr_jvp_rule:
-    # C = dA R^-1, B = Q^T C, W = tril(B, -1) - tril(B, -1)^T,
-    # dQ = Q (W - B) + C, dR = (B - W) R.
+    # C = dA R^-1, B = Q^H C, W = tril(B, -1) - tril(B, -1)^H, dQ = Q (W - B) + C,
+    # dR = (B - W) R. Of a complex A, W also takes i Im diag(B): R's diagonal stays
+    # real (LAPACK's choice of Q's phases).
     q, r = unpack(ans, _qr_cores(a))
     c = _right_solve(t, r)
-    b = matmul(mT(q), c)
+    b = matmul(mH(q), c)
     low = _strictly_lower(b)
-    w = low - mT(low)
+    w = low - mH(low)
+    if is_complex(a):
+        w = w + diag_embed(1j * imag(diagonal_of(b)))
     return pack([matmul(q, w - b) + c, matmul(b - w, r)], _qr_cores(a))
 
 
 def _qr_vjp(g, ans, a):
-    # The adjoint of _qr_jvp: with M = Q^T Qbar - Rbar R^T,
-    # Bbar = tril(M - M^T, -1) - M, Cbar = Qbar + Q Bbar, Abar = Cbar R^-T.
+    # The adjoint of _qr_jvp under Re(c t): with M = Q^T Qbar - Rbar R^T,
+    # Bbar = tril(M - M^H, -1) - M (+ i Im diag(M), of a complex A),
+    # Cbar = Qbar + conj(Q) Bbar, Abar = Cbar R^-T.
+    cplx = is_complex(a)
     q, r = unpack(ans, _qr_cores(a))
     gq, gr = unpack(g, _qr_cores(a))
     m = matmul(mT(q), gq) - matmul(gr, mT(r))
-    bbar = _strictly_lower(m - mT(m)) - m
-    cbar = gq + matmul(q, bbar)
+    bbar = _strictly_lower(m - (mH(m) if cplx else mT(m))) - m
+    if cplx:
+        bbar = bbar + diag_embed(1j * imag(diagonal_of(m)))
+    cbar = gq + matmul(conjugated(q), bbar)
     return mT(solve(r, mT(cbar)))
 
 
@@ -588,7 +624,7 @@ def qr(a: ArrayLike, mode: str = "reduced") -> Result:
     """The reduced QR decomposition a = Q @ R, as np.linalg.qr: ``(Q, R)``, Q with
     orthonormal columns (m, k), R upper triangular (k, n), k = min(m, n).
 
-    For m < n, R's last n - m columns are Q^T a[:, m:] (the first m columns
+    For m < n, R's last n - m columns are Q^H a[:, m:] (the first m columns
     decide Q). The derivative needs R's first k columns invertible (full rank).
 
     >>> a = cr.tensor([[3.0, 1.0], [4.0, 2.0]], requires_grad=True)
@@ -603,4 +639,4 @@ def qr(a: ArrayLike, mode: str = "reduced") -> Result:
     if m >= n:
         return QRResult(*unpack(_qr(a), _qr_cores(a)))
     q, r1 = unpack(_qr(a[..., :m]), _qr_cores(a[..., :m]))
-    return QRResult(q, concatenate([r1, matmul(mT(q), a[..., m:])], axis=-1))
+    return QRResult(q, concatenate([r1, matmul(mH(q), a[..., m:])], axis=-1))

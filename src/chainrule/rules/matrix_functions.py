@@ -12,10 +12,11 @@ from .. import arrays as xp
 from ..primitive import ndim_of, raw, shape_of
 from ..arrays import ARRAYS
 from .common import Result, op
+from .complexes import conj, is_complex
 from .decompositions import inv, svdvals
 from .elementwise import absolute, power, sign
 from .linalg import matmul
-from .matrices import check_matrix, check_square, eye_like, mT
+from .matrices import check_matrix, check_square, eye_like, mH, mT
 from .reductions import max, min, norm, sum
 from .shapes import reshape, transpose
 
@@ -41,23 +42,26 @@ def pinv(a, rcond=None, hermitian=False):
 
 def _pinv_jvp(t, ans, a, rcond=None, hermitian=False):
     # Golub & Pereyra 1973, "The differentiation of pseudo-inverses", eq. 4.12:
-    # dP = -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P.
+    # dP = -P dA P + P P^H dA^H (I - A P) + (I - P A) dA^H P^H P.
     p = ans
-    ta = mT(t)
+    ta = mH(t)
     first = -matmul(matmul(p, t), p)
-    second = matmul(matmul(p, mT(p)), ta - matmul(matmul(ta, a), p))
-    third = matmul(ta - matmul(p, matmul(a, ta)), matmul(mT(p), p))
+    second = matmul(matmul(p, mH(p)), ta - matmul(matmul(ta, a), p))
+    third = matmul(ta - matmul(p, matmul(a, ta)), matmul(mH(p), p))
     return first + second + third
 
 
 def _pinv_vjp(g, ans, a, rcond=None, hermitian=False):
-    # The adjoint of _pinv_jvp: Abar = -P^T G P^T + (I - A P) G^T P P^T
-    #                                 + P^T P G^T (I - P A).
+    # The adjoint of _pinv_jvp under Re(c t) (a transpose moves a factor across it, and
+    # dA^H's coefficient comes back conjugated and transposed):
+    # Abar = -P^T G P^T + (I - conj(A P)) G^H conj(P) P^T + P^T conj(P) G^H (I - conj(P A)).
     p = ans
-    gt = mT(g)
+    cplx = is_complex(a)
+    gt = mH(g) if cplx else mT(g)
+    ca, cp = (conj(a), conj(p)) if cplx else (a, p)
     first = -matmul(matmul(mT(p), g), mT(p))
-    second = matmul(gt - matmul(a, matmul(p, gt)), matmul(p, mT(p)))
-    third = matmul(matmul(mT(p), p), gt - matmul(matmul(gt, p), a))
+    second = matmul(gt - matmul(ca, matmul(cp, gt)), matmul(cp, mT(p)))
+    third = matmul(matmul(mT(p), cp), gt - matmul(matmul(gt, cp), ca))
     return first + second + third
 
 
