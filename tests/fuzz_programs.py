@@ -35,6 +35,7 @@ from types import SimpleNamespace
 import numpy as np
 
 import chainrule as cr
+import chainrule.numpy as cnp
 import chainrule.scipy.special as sps
 
 # ---------------------------------------------------------------------------------------
@@ -56,6 +57,8 @@ CHAINRULE = SimpleNamespace(
     grad=cr.grad, value_and_grad=cr.value_and_grad, vjp=cr.vjp, jvp=cr.jvp,
     jacrev=cr.jacrev, jacfwd=cr.jacfwd, hessian=cr.hessian,
     fori_loop=cr.fori_loop, scan=cr.scan,
+    real=cr.real, imag=cr.imag, conj=cr.conj, angle=cr.angle, vdot=cr.vdot,
+    fft=cnp.fft.fft, ifft=cnp.fft.ifft, rfft=cnp.fft.rfft, irfft=cnp.fft.irfft,
 )
 
 
@@ -81,6 +84,8 @@ def jax_backend():
         grad=jax.grad, value_and_grad=jax.value_and_grad, vjp=jax.vjp, jvp=jax.jvp,
         jacrev=jax.jacrev, jacfwd=jax.jacfwd, hessian=jax.hessian,
         fori_loop=jax.lax.fori_loop, scan=jax.lax.scan,
+        real=jnp.real, imag=jnp.imag, conj=jnp.conj, angle=jnp.angle, vdot=jnp.vdot,
+        fft=jnp.fft.fft, ifft=jnp.fft.ifft, rfft=jnp.fft.rfft, irfft=jnp.fft.irfft,
     )
 
 
@@ -113,14 +118,15 @@ UNARY = ("exp", "sin", "cos", "tanh", "sigmoid", "softplus", "arctan", "arcsinh"
 ALONG_AXIS = ("cumsum", "sort", "flip", "roll")  # shape-keeping, along one axis
 KINKS = ("relu", "abs")
 LOOPS = ("fori_loop", "scan")  # in the loop programs only (``generate(seed, loops=True)``)
+FFTS = ("fft", "ifft", "rfft", "irfft")  # in the complex programs only (numpy.fft's)
 
 
 def number_text(x):
-    return repr(float(x))
+    return repr(complex(x)) if np.iscomplexobj(x) else repr(float(x))
 
 
 def array_text(value):
-    if isinstance(value, float):
+    if isinstance(value, (float, complex)):
         return number_text(value)
     if value.ndim == 0:
         return f"array({number_text(value)})"
@@ -167,6 +173,10 @@ def describe(node):
         return f"where({text[0]} > 0.0, {text[1]}, {text[2]})"
     if op in INNER_TRANSFORMS:
         return describe_inner(node, text)
+    if op in FFTS:
+        extra = "" if p["n"] is None else f", n={p['n']}"
+        extra += "" if p["norm"] is None else f", norm={p['norm']!r}"
+        return f"fft.{op}({text[0]}{extra})"
     if op == "fori_loop":
         return f"fori_loop(0, {p['steps']}, lambda i, {p['var']}: {text[0]}, {text[1]})"
     if op == "scan":
@@ -246,6 +256,8 @@ def evaluate(node, env, B):
         return a[0][p["index"]]
     if op == "where":
         return B.where(a[0] > 0.0, a[1], a[2])
+    if op in FFTS:
+        return getattr(B, op)(a[0], n=p["n"], norm=p["norm"])
     return getattr(B, op)(*a)  # unary functions, log, sqrt, maximum, dot, outer, matmul
 
 
@@ -324,17 +336,22 @@ class Variable:
     path: tuple
     shape: tuple
     bound: float = 1.5
+    complex: bool = False  # complex numbers: read by the complex programs' makers only
 
     def node(self):
-        return Node("var", (), self.shape, self.bound, {"name": self.name, "path": self.path})
+        params = {"name": self.name, "path": self.path}
+        if self.complex:
+            params["complex"] = True
+        return Node("var", (), self.shape, self.bound, params)
 
 
 class Generator:
     """Random expression trees from one seeded NumPy generator."""
 
-    def __init__(self, rng, loops=False):
+    def __init__(self, rng, loops=False, complex_numbers=False):
         self.rng = rng
         self.loops = loops  # whether fori_loop and scan are among the operations
+        self.complex_numbers = complex_numbers  # whether complex numbers are
 
     # -- random choices ------------------------------------------------------------------
     def chance(self, p):
@@ -361,10 +378,13 @@ class Generator:
         return Node("const", (), shape, 1.5, {"value": value})
 
     # -- leaves ----------------------------------------------------------------------------
-    def variable_leaves(self, shape, scope):
-        """Ways to read a variable as this shape: itself, an entry, a slice, a row."""
+    def variable_leaves(self, shape, scope, complex_numbers=False):
+        """Ways to read a variable as this shape: itself, an entry, a slice, a row (of
+        the real variables, or of the complex ones)."""
         found = []
         for var in scope:
+            if var.complex != complex_numbers:
+                continue
             if var.shape == shape:
                 found.append(var.node())
             elif len(var.shape) == len(shape) + 1 and var.shape[1:] == shape:
@@ -431,6 +451,9 @@ class Generator:
         if self.loops:
             makers.append(self.loop)
             weights.append(1.5)
+        if self.complex_numbers:
+            makers.append(self.complex_part)
+            weights.append(4)
         for _ in range(10):
             node = self.pick(makers, weights)(shape, depth - 1, scope)
             if node is not None:
@@ -726,6 +749,229 @@ class Generator:
             body = self.plus_a_function_of(body, carry)
         return Node("tanh", (body,), shape, 1.0)
 
+    # -- complex numbers (the complex programs only) ---------------------------------------
+    # A complex expression is a tree of its own (``complex_tree``), entered from real ones
+    # (1j * e, exp(1j * e), e1 + 1j * e2, fft and rfft of a real e) or from a complex
+    # argument, and left by real, imag, abs, |.|**2, angle or irfft (``complex_part``):
+    # a real expression with complex numbers inside, which grad and hessian may take.
+    # Its bound is one on |z|; a node that would pass it is scaled down by a number (a
+    # linear map: tanh of a complex number has poles, 1j * pi / 2 among them).
+    def complex_values(self, shape, python=False):
+        """Random complex numbers, each part away from 0, with six decimals."""
+        value = self.numbers(shape) + 1j * self.numbers(shape)
+        return complex(value) if python and shape == () else np.asarray(value)
+
+    def complex_constant(self, shape):
+        return Node("const", (), shape, 2.2,
+                    {"value": self.complex_values(shape, self.chance(0.5)), "complex": True})
+
+    @staticmethod
+    def complex_node(op, args, shape, bound, params=None):
+        return Node(op, args, shape, bound, {**(params or {}), "complex": True})
+
+    def scaled(self, node, limit):
+        """node, multiplied by a number that brings its bound down to ``limit``."""
+        if node.bound <= limit:
+            return node
+        factor = float(f"{limit / node.bound:.3g}")
+        return Node("literal", (node,), node.shape, node.bound * factor,
+                    {"symbol": "*", "number": factor, "left": False,
+                     "complex": bool(node.params.get("complex"))})
+
+    def right_half(self, z):
+        """2 + z with |z| <= 1.5: real part and modulus at least 0.5, away from the cuts
+        of log and sqrt along the negative reals, and from a division by 0."""
+        z = self.scaled(z, 1.5)
+        return self.complex_node("literal", (z,), z.shape, z.bound + 2.0,
+                                 {"symbol": "+", "number": 2.0, "left": self.chance(0.5)})
+
+    def times_i(self, e):
+        return self.complex_node("literal", (e,), e.shape, e.bound,
+                                 {"symbol": "*", "number": 1j, "left": self.chance(0.5)})
+
+    def complex_tree(self, shape, depth, scope):
+        """A random expression of this shape whose value is complex."""
+        if depth <= 0 or self.chance(0.2):
+            return self.complex_leaf(shape, scope)
+        makers = [self.complex_unary, self.complex_binary, self.into_complex,
+                  self.complex_reduction, self.complex_product, self.fourier, self.conjugate]
+        weights = [3, 3, 2, 1.5, 1.5, 3, 1]
+        for _ in range(10):
+            node = self.pick(makers, weights)(shape, depth - 1, scope)
+            if node is not None:
+                return self.scaled(node, CAP)
+        return self.complex_leaf(shape, scope)
+
+    def complex_leaf(self, shape, scope):
+        """A complex argument read as this shape, a complex constant, or a real leaf
+        made complex."""
+        found = self.variable_leaves(shape, scope, complex_numbers=True)
+        if found and self.chance(0.7):
+            node = self.pick(found)
+            node.params["complex"] = True  # (an entry or a slice of one)
+            return node
+        if self.chance(0.5):
+            return self.complex_constant(shape)
+        return self.into_complex(shape, 0, scope)
+
+    def into_complex(self, shape, depth, scope):
+        """A real expression made complex: 1j * e, exp(1j * e), e1 + 1j * e2."""
+        e = self.build(shape, depth, scope)
+        kind = self.pick(["times_i", "phase", "pair"])
+        if kind == "times_i":
+            return self.times_i(e)
+        if kind == "phase":  # |exp(1j * e)| = 1 whatever e
+            return self.complex_node("exp", (self.times_i(e),), shape, 1.0)
+        other = self.times_i(self.build(self.operand_shape(shape), depth, scope))
+        pair = (e, other) if self.chance(0.5) else (other, e)
+        return self.complex_node("add", pair, shape, e.bound + other.bound)
+
+    def complex_unary(self, shape, depth, scope):
+        """Holomorphic functions: exp, sin, cos, powers, and log, sqrt and 1/w of a w in
+        the right half plane; and -z."""
+        op = self.pick(["exp", "sin", "cos", "square", "cube", "log", "sqrt", "reciprocal",
+                        "neg"])
+        z = self.complex_tree(shape, depth, scope)
+        if op in ("exp", "sin", "cos"):  # |exp z|, |sin z|, |cos z| <= exp(|z|)
+            z = self.scaled(z, 3.0)
+            return self.complex_node(op, (z,), shape, math.exp(z.bound))
+        if op in ("square", "cube"):
+            exponent = 2 if op == "square" else 3
+            z = self.scaled(z, 4.0 if exponent == 2 else 3.0)
+            return self.complex_node("power", (z,), shape, z.bound ** exponent,
+                                     {"exponent": exponent})
+        if op == "neg":
+            return self.complex_node("neg", (z,), shape, z.bound)
+        w = self.right_half(z)
+        if op == "log":
+            return self.complex_node("log", (w,), shape, math.log(w.bound) + math.pi)
+        if op == "sqrt":
+            return self.complex_node("sqrt", (w,), shape, math.sqrt(w.bound))
+        number = float(self.numbers(()))
+        return self.complex_node("literal", (w,), shape, 2 * abs(number),
+                                 {"symbol": "/", "number": number, "left": True})
+
+    def complex_binary(self, shape, depth, scope):
+        """Arithmetic of a complex expression with a complex or a real one; a division
+        by a positive real or by a w in the right half plane."""
+        op = self.pick(["add", "sub", "mul", "div"])
+        full = self.complex_tree(shape, depth, scope)
+        other_shape = self.operand_shape(shape)
+        if op == "div":
+            if self.chance(0.5):
+                denominator = self.positive(other_shape, depth, scope, at_least_one=True)
+                return self.complex_node("div", (full, denominator), shape, full.bound)
+            denominator = self.right_half(self.complex_tree(other_shape, depth, scope))
+            return self.complex_node("div", (full, denominator), shape, 2 * full.bound)
+        tree = self.complex_tree if self.chance(0.5) else self.build
+        other = tree(other_shape, depth, scope)
+        pair = (full, other) if self.chance(0.5) else (other, full)
+        node = self.arithmetic(op, pair[0], pair[1], shape)
+        node.params["complex"] = True
+        return node
+
+    def complex_reduction(self, shape, depth, scope):
+        """sum or mean of a complex expression, over one axis or all of them."""
+        op, n = self.pick(["sum", "mean"]), self.dim()
+        if shape == ():
+            source = (n,) if self.chance(0.6) else (n, self.dim())
+            axis = self.pick([None, 0, -1]) if len(source) == 1 else None
+        elif len(shape) == 1:
+            axis = self.pick([0, 1, -1])
+            source = (n, shape[0]) if axis == 0 else (shape[0], n)
+        else:
+            return None
+        child = self.complex_tree(source, depth, scope)
+        count = int(np.prod(source)) if axis is None else source[axis]
+        return self.complex_node(op, (child,), shape,
+                                 child.bound * (count if op == "sum" else 1),
+                                 {"axis": axis, "keepdims": False})
+
+    def complex_product(self, shape, depth, scope):
+        """matmul, dot, vdot (which conjugates its first argument), outer and einsum, of
+        a complex expression with a complex or a real one."""
+        k = self.dim()
+        if shape == ():
+            a, b = (k,), (k,)
+            op = self.pick(["dot", "vdot", "matmul", "matmul_op"])
+        elif len(shape) == 1:
+            a, b = self.pick([((k,), (k, shape[0])), ((shape[0], k), (k,))])
+            op = self.pick(["matmul", "matmul_op", "dot"])
+        elif self.chance(0.35):
+            a, b, op = (shape[0],), (shape[1],), "outer"
+        else:
+            a, b = (shape[0], k), (k, shape[1])
+            op = self.pick(["matmul", "matmul_op"])
+        complex_left = self.chance(0.7)
+        left = (self.complex_tree if complex_left else self.build)(a, depth, scope)
+        right_complex = not complex_left or self.chance(0.5)
+        right = (self.complex_tree if right_complex else self.build)(b, depth, scope)
+        bound = left.bound * right.bound * (1 if op == "outer" else k)
+        if op not in ("vdot", "outer") and self.chance(0.3):
+            spec = ("j,j->" if len(a) == len(b) == 1 else "ij,jk->ik" if len(shape) == 2
+                    else "j,jk->k" if len(a) == 1 else "ij,j->i")
+            return self.complex_node("einsum", (left, right), shape, bound, {"spec": spec})
+        return self.complex_node(op, (left, right), shape, bound)
+
+    def fourier(self, shape, depth, scope):
+        """fft or ifft along the last axis (of a complex or a real expression, padded or
+        cut to the length by ``n`` or not), or rfft of a real one."""
+        if shape == ():
+            return None
+        m = shape[-1]
+        op = self.pick(["fft", "ifft", "rfft"])
+        norm = self.pick([None, "ortho", "forward"])
+        if op == "rfft":  # n real numbers give n // 2 + 1 complex ones
+            n = self.pick([2 * m - 2, 2 * m - 1])
+            child = self.build(shape[:-1] + (n,), depth, scope)
+            return self.complex_node("rfft", (child,), shape, n * child.bound,
+                                     {"n": None, "norm": norm})
+        length = self.pick([m, self.dim()])
+        tree = self.complex_tree if self.chance(0.6) else self.build
+        child = tree(shape[:-1] + (length,), depth, scope)
+        return self.complex_node(op, (child,), shape, max(length, m) * child.bound,
+                                 {"n": None if length == m else m, "norm": norm})
+
+    def conjugate(self, shape, depth, scope):
+        z = self.complex_tree(shape, depth, scope)
+        return self.complex_node("conj", (z,), shape, z.bound)
+
+    def complex_part(self, shape, depth, scope):
+        """A real expression of a complex one: real, imag, abs, abs ** 2, angle, or irfft.
+        abs and angle see z plus a complex constant, never 0 (where they have no
+        derivative)."""
+        options = ["real", "imag", "abs", "square_abs", "angle"]
+        if len(shape) == 1:
+            options.append("irfft")
+        op = self.pick(options)
+        depth = max(depth, 2)  # (a complex tree of some depth: it is the point)
+        if op == "irfft":  # n real numbers from n // 2 + 1 complex ones
+            n = shape[0]
+            z = self.complex_tree((n // 2 + 1,), depth, scope)
+            return Node("irfft", (z,), shape, (n + 2) * z.bound,
+                        {"n": n, "norm": self.pick([None, "ortho", "forward"])})
+        z = self.complex_tree(shape, depth, scope)
+        if op in ("real", "imag"):
+            return Node(op, (z,), shape, z.bound)
+        offset = self.complex_constant(self.operand_shape(shape))
+        z = self.complex_node("add", (z, offset), shape, z.bound + offset.bound)
+        if op == "angle":
+            return Node("angle", (z,), shape, math.pi)
+        size = Node("abs", (z,), shape, z.bound)
+        if op == "abs":
+            return size
+        return Node("power", (size,), shape, z.bound ** 2, {"exponent": 2})
+
+    def complex_output(self, shape, depth, scope, nest=0):
+        """A complex expression for an output (of a holomorphic case, or a vjp's or
+        jvp's); plus the carrier of the inner transforms, if any."""
+        z = self.complex_tree(shape, depth, scope)
+        if nest == 0:
+            return z
+        carrier = self.build(shape, depth, scope, nest)
+        pair = (z, carrier) if self.chance(0.5) else (carrier, z)
+        return self.complex_node("add", pair, shape, z.bound + carrier.bound)
+
     # -- inner transforms --------------------------------------------------------------
     def inner_transform(self, shape, depth, scope, nest):
         """A transform inside the program, of a body that closes over the outer
@@ -790,13 +1036,15 @@ TOP_TRANSFORMS = ("grad", "value_and_grad", "vjp", "vjp_cotangent", "jvp", "jacr
 NESTING = (0, 1, 2)  # inner transforms inside the program, one inside the other
 PATTERNS = [(t, n) for n in NESTING for t in TOP_TRANSFORMS]
 ARG_KINDS = ("float", "array0", "vector", "tuple", "dict")
+COMPLEX_KINDS = ("complex", "cvector")  # a Python complex, a complex vector (complex programs)
+HOLOMORPHIC_TRANSFORMS = ("grad", "value_and_grad", "jacrev", "jacfwd", "hessian")
 COTANGENT_TRANSFORMS = ("jvp", "jacrev", "jacfwd", "grad")
 
 
 @dataclass
 class Argument:
     name: str
-    kind: str      # float, array0, vector, tuple or dict
+    kind: str      # float, array0, vector, tuple or dict (complex, cvector)
     value: object  # a Python float, an ndarray, or a tuple or dict of them
 
 
@@ -831,6 +1079,10 @@ def argument_leaves(arg):
 
 
 def make_argument(g, name, kind):
+    if kind == "complex":
+        return Argument(name, kind, g.complex_values((), python=True))
+    if kind == "cvector":
+        return Argument(name, kind, g.complex_values((g.dim(),)))
     if kind == "float":
         return Argument(name, kind, float(g.numbers(())))
     if kind == "array0":
@@ -851,27 +1103,63 @@ def random_like(g, value):
         return {k: random_like(g, v) for k, v in value.items()}
     if isinstance(value, float):
         return float(g.numbers(()))
+    if np.iscomplexobj(value):  # (complex programs: a complex tangent for a complex input)
+        return g.complex_values(np.shape(value), python=isinstance(value, complex))
     return np.asarray(g.numbers(np.shape(value)))
 
 
-def generate(seed, loops=False):
+def generate(seed, loops=False, complex_numbers=False):
     """The case for a seed: the transform and nesting depth cycle with the seed (every
     pattern once in any len(PATTERNS) seeds in a row); the rest is random. With
     ``loops``, fori_loop and scan are among the operations, and the program holds at
-    least one (a family of its own: the same seed gives another program)."""
+    least one (a family of its own: the same seed gives another program). With
+    ``complex_numbers``, another family: complex arguments, complex expressions inside
+    real ones, numpy.fft's transforms, holomorphic derivatives (``fit_to_jax_rules``)."""
     transform, nest = PATTERNS[seed % len(PATTERNS)]
-    g = Generator(np.random.default_rng(seed), loops)
+    g = Generator(np.random.default_rng(seed), loops, complex_numbers)
     args = random_arguments(g)
     case = Case(seed, transform, nest, args, random_argnums(g, len(args)), outputs=[])
+    if complex_numbers:
+        fit_to_jax_rules(g, case)
     case.outputs = random_outputs(g, case)
-    case.extras = random_directions(g, case)
+    case.extras = {**case.extras, **random_directions(g, case)}
     return case
 
 
 def random_arguments(g):
     """One to three arguments, x, p and q, of random kinds."""
     names = ["x", "p", "q"][:int(g.rng.integers(1, 4))]
-    return [make_argument(g, name, g.pick(ARG_KINDS, [3, 2, 3, 1.5, 1.5])) for name in names]
+    kinds, weights = ARG_KINDS, [3, 2, 3, 1.5, 1.5]
+    if g.complex_numbers:
+        kinds, weights = kinds + COMPLEX_KINDS, weights + [2, 3]
+    return [make_argument(g, name, g.pick(kinds, weights)) for name in names]
+
+
+def is_complex_argument(arg):
+    return arg.kind in COMPLEX_KINDS
+
+
+def fit_to_jax_rules(g, case):
+    """JAX's rules for complex numbers, met by the arguments: a holomorphic case (some
+    of grad, value_and_grad, jacrev, jacfwd and hessian, with ``holomorphic=True``)
+    differentiates complex arguments only, and its outputs are complex; otherwise the
+    outputs are real (complex for some vjp and jvp cases), and jacfwd and hessian
+    differentiate real arguments only (forward mode of a complex input needs
+    holomorphic=True). An argument that breaks the rule is drawn again, of a kind that
+    keeps it."""
+    holomorphic = case.transform in HOLOMORPHIC_TRANSFORMS and g.chance(0.35)
+    nums = (case.argnums,) if isinstance(case.argnums, int) else case.argnums
+    for n in nums:
+        arg = case.args[n]
+        if holomorphic and not is_complex_argument(arg):
+            kind = "complex" if arg.kind in ("float", "array0") else "cvector"
+            case.args[n] = make_argument(g, arg.name, kind)
+        elif not holomorphic and case.transform in ("jacfwd", "hessian") \
+                and is_complex_argument(arg):
+            case.args[n] = make_argument(g, arg.name, "float" if arg.kind == "complex"
+                                         else "vector")
+    if holomorphic:
+        case.extras["holomorphic"] = True
 
 
 def random_argnums(g, count):
@@ -886,7 +1174,7 @@ def random_outputs(g, case):
     """The program's output: one expression (a scalar for grad, value_and_grad and
     hessian), or two (the function returns a pair). The first holds the inner
     transforms. Redrawn (a few times) until it reads a differentiated argument."""
-    scope = tuple(Variable(a.name, path, shape)
+    scope = tuple(Variable(a.name, path, shape, *((2.2, True) if is_complex_argument(a) else ()))
                   for a in case.args for path, shape, _ in argument_leaves(a))
     scalar = case.transform in ("grad", "value_and_grad", "hessian")
     count = 1 if scalar or g.chance(0.7) else 2
@@ -896,14 +1184,34 @@ def random_outputs(g, case):
         outputs = []
         for k in range(count):
             shape = () if scalar else g.pick([(), (g.dim(),), (g.dim(), g.dim())], [3, 3, 1])
-            outputs.append(g.build(shape, depth, scope, case.nest if k == 0 else 0))
+            nest = case.nest if k == 0 else 0
+            if g.complex_numbers and complex_output(g, case, k):
+                outputs.append(g.complex_output(shape, depth, scope, nest))
+            else:
+                outputs.append(g.build(shape, depth, scope, nest))
         if g.loops and not any(n.op in LOOPS for out in outputs for n in out.walk()):
             first = outputs[0]
             loop = g.squash(g.loop(first.shape, depth - 1, scope))
             outputs[0] = g.arithmetic("add", first, loop, first.shape)
+        if g.complex_numbers and not any(holds_complex(out) for out in outputs):
+            first = outputs[0]
+            part = g.squash(g.complex_part(first.shape, depth - 1, scope))
+            outputs[0] = g.arithmetic("add", first, part, first.shape)
         if any(g.reads(out, name) for out in outputs for name in wanted):
             break
     return outputs
+
+
+def complex_output(g, case, k):
+    """Whether output k of a complex program is complex: every output of a holomorphic
+    case; the first, sometimes, of a vjp or jvp (which take complex numbers either way)."""
+    if case.extras.get("holomorphic"):
+        return True
+    return k == 0 and case.transform in ("vjp", "jvp") and g.chance(0.4)
+
+
+def holds_complex(node):
+    return any(n.params.get("complex") for n in node.walk())
 
 
 def random_directions(g, case):
@@ -915,18 +1223,25 @@ def random_directions(g, case):
     if case.transform == "jvp":
         extras["tangents"] = random_like(g, differentiated)
     if case.transform in ("vjp", "vjp_cotangent"):
-        cotangents = [random_cotangent(g, out.shape) for out in case.outputs]
+        cotangents = [random_cotangent(g, out.shape, out.params.get("complex", False))
+                      for out in case.outputs]
         extras["cotangent"] = cotangents[0] if len(cotangents) == 1 else tuple(cotangents)
     if case.transform == "vjp_cotangent":
         extras["outer"] = g.pick(COTANGENT_TRANSFORMS)
+        if extras["outer"] == "jacrev" and any(map(is_complex_argument, case.differentiated)):
+            # (the pulled-back gradients are complex: jacrev needs real outputs)
+            extras["outer"] = g.pick(["jvp", "jacfwd", "grad"])
         extras["vjp_inside"] = g.chance(0.5)
         extras["outer_tangent"] = random_like(g, extras["cotangent"])
         extras["weights"] = random_like(g, differentiated)
     return extras
 
 
-def random_cotangent(g, shape):
-    """Shaped like an output; for a scalar output, a Python float or a 0-d array."""
+def random_cotangent(g, shape, complex_numbers=False):
+    """Shaped like an output; for a scalar output, a Python float or a 0-d array (a
+    complex one for a complex output)."""
+    if complex_numbers:
+        return g.complex_values(shape, python=g.chance(0.5))
     if shape == () and g.chance(0.5):
         return float(g.numbers(()))
     return np.asarray(g.numbers(shape))
@@ -990,7 +1305,8 @@ def run(case, B):
     nums = (case.argnums,) if isinstance(case.argnums, int) else case.argnums
     t = case.transform
     if t in ("grad", "value_and_grad", "jacrev", "jacfwd", "hessian"):
-        return getattr(B, t)(f, argnums=case.argnums)(*args)
+        options = {"holomorphic": True} if case.extras.get("holomorphic") else {}
+        return getattr(B, t)(f, argnums=case.argnums, **options)(*args)
 
     def of_differentiated(*values):  # f as a function of the differentiated arguments
         full = list(args)
@@ -1039,7 +1355,8 @@ def weighted_total(B, tree, weights):
     """sum(leaf * weight) over the leaves of a pytree: a scalar made of every leaf."""
     total = 0.0
     for leaf, w in zip(flatten(tree)[0], flatten(weights)[0]):
-        total = total + (leaf * w if isinstance(w, float) else B.sum(leaf * w))
+        term = leaf * w if isinstance(w, float) else B.sum(leaf * w)
+        total = total + (B.real(term) if np.iscomplexobj(w) else term)  # (Re: a real total)
     return total
 
 
@@ -1063,7 +1380,12 @@ def flatten(tree):
     return [tree], "leaf"
 
 
-NUMBERS = (float, int, np.ndarray, np.floating)
+NUMBERS = (float, int, complex, np.ndarray, np.floating, np.complexfloating)
+
+
+def as_array(x):
+    """x as an ndarray of floats, or of complex numbers if it holds any."""
+    return np.asarray(x, dtype=complex if np.iscomplexobj(x) else float)
 
 
 def as_numpy(tree):
@@ -1073,7 +1395,7 @@ def as_numpy(tree):
         return tuple(as_numpy(t) for t in tree)
     if isinstance(tree, dict):
         return {k: as_numpy(v) for k, v in tree.items()}
-    return np.asarray(leaves[0], dtype=float)
+    return as_array(leaves[0])
 
 
 def difference(ours, theirs):
@@ -1088,9 +1410,11 @@ def difference(ours, theirs):
                     f"of a graph), not a number: {a!r:.80}")
         if not isinstance(a, NUMBERS):
             return f"result leaf {i} is a {type(a).__name__}, not a number: {a!r:.80}"
-        a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+        a, b = as_array(a), as_array(b)
         if a.shape != b.shape:
             return f"result leaf {i} has shape {a.shape}, JAX's {b.shape}"
+        if a.dtype != b.dtype:
+            return f"result leaf {i} has dtype {a.dtype}, JAX's {b.dtype}"
         err = np.abs(a - b)
         allowed = RTOL * np.maximum(np.abs(a), np.abs(b)) + ATOL
         if not np.all(err <= allowed) or np.any(np.isnan(a) != np.isnan(b)):
@@ -1114,7 +1438,7 @@ class Outcome:
         if self.kind == "error":
             return "error: " + self.detail.split(";")[0][:70]
         if self.kind == "wrong":
-            for words in ("not a number", "structure", "shape"):
+            for words in ("not a number", "structure", "shape", "dtype"):
                 if words in self.detail:
                     return "wrong: " + words
             return "wrong: number"
@@ -1126,7 +1450,7 @@ def check(case, theirs=None):
     known already). JAX failing, or giving a number that is not finite, means the
     generator made an invalid program: that raises."""
     theirs = run_jax(case) if theirs is None else theirs
-    leaves = [np.asarray(leaf, dtype=float) for leaf in flatten(theirs)[0]]
+    leaves = [as_array(leaf) for leaf in flatten(theirs)[0]]
     if not all(np.all(np.isfinite(leaf)) for leaf in leaves):
         raise AssertionError("invalid program (JAX's result is not finite):\n"
                              + describe_case(case))
@@ -1278,7 +1602,8 @@ def transform_text(case):
     call_args = ", ".join(names)
     t, x = case.transform, case.extras
     if t in ("grad", "value_and_grad", "jacrev", "jacfwd", "hessian"):
-        return f"{t}(f, argnums={case.argnums!r})({call_args})"
+        holomorphic = ", holomorphic=True" if x.get("holomorphic") else ""
+        return f"{t}(f, argnums={case.argnums!r}{holomorphic})({call_args})"
     nums = (case.argnums,) if isinstance(case.argnums, int) else case.argnums
     diff = [names[n] for n in nums]
     if len(diff) == len(names):

@@ -451,3 +451,14 @@ def test_eig_gives_numpys_results_and_dtypes():
     g = cr.grad(f(cr))(rotation)
     assert g.dtype == np.float64
     assert_close(g, jax.grad(f(jnp))(jnp.asarray(rotation)), "grad")
+
+
+def test_a_tangent_has_its_outputs_dtype():
+    """A complex output whose complex part does not move gets a complex tangent all the
+    same (found by the complex programs of tests/test_fuzz.py)."""
+    x, v = np.array([0.3, -1.2]), np.array([1.0, 0.5])
+    f = lambda np_: lambda x: x * 2.0 + np_.exp(1j * np.array([0.3, 0.4]))  # noqa: E731
+    out, tangent = cr.jvp(f(cr), (x,), (v,))
+    j_out, j_tangent = jax.jvp(f(jnp), (jnp.asarray(x),), (jnp.asarray(v),))
+    assert_close(tangent, j_tangent, "jvp")
+    assert_close(cr.jacfwd(f(cr))(x), jax.jacfwd(f(jnp))(jnp.asarray(x)), "jacfwd")

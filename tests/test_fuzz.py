@@ -10,7 +10,11 @@ cycle through every (transform, nesting depth) pair, so any 24 seeds in a row ho
 once. A failure prints the program as Python, the seed, the transform and both results.
 A second family of programs holds loops (``cr.fori_loop`` and ``cr.scan`` against
 ``jax.lax``'s, their bodies closing over the outer variables, inner transforms around
-or inside them): the same seeds, other programs.
+or inside them): the same seeds, other programs. A third holds complex numbers:
+complex arguments, complex expressions inside real ones (exp(1j * x), an fft and its
+abs), numpy.fft's transforms, conj, real, imag, abs, angle, and the transforms as JAX
+allows them (grad of real outputs, jacfwd and hessian of real inputs, or
+``holomorphic=True``).
 
 An outcome is one of three: agree; a wrong number (no error); an error. Anything but
 agreement is a failure.
@@ -36,6 +40,7 @@ import fuzz_programs as fp  # noqa: E402
 
 COUNT = int(os.environ.get("CHAINRULE_FUZZ_N", "240"))  # 10 rounds of the 24 patterns
 LOOP_COUNT = COUNT // 2  # programs with loops
+COMPLEX_COUNT = COUNT // 2  # programs with complex numbers
 
 
 # ---------------------------------------------------------------------------------------
@@ -43,25 +48,26 @@ LOOP_COUNT = COUNT // 2  # programs with loops
 # ---------------------------------------------------------------------------------------
 
 @lru_cache(maxsize=None)
-def case_for(seed, loops=False):
-    return fp.generate(seed, loops)
+def case_for(seed, loops=False, complex_numbers=False):
+    return fp.generate(seed, loops, complex_numbers=complex_numbers)
 
 
 @lru_cache(maxsize=None)
-def jax_result(seed, loops=False):
-    return fp.run_jax(case_for(seed, loops))
+def jax_result(seed, loops=False, complex_numbers=False):
+    return fp.run_jax(case_for(seed, loops, complex_numbers))
 
 
-def check(seed, loops=False):
+def check(seed, loops=False, complex_numbers=False):
     """The outcome for a seed."""
-    return fp.check(case_for(seed, loops), theirs=jax_result(seed, loops))
+    return fp.check(case_for(seed, loops, complex_numbers),
+                    theirs=jax_result(seed, loops, complex_numbers))
 
 
-def seed_params(count, loops=False):
+def seed_params(count, loops=False, complex_numbers=False):
     """One test per seed, named by its transform and nesting depth; past the first round
     of the patterns (one seed of each), marked slow: make test runs them all."""
     for seed in range(count):
-        case = case_for(seed, loops)
+        case = case_for(seed, loops, complex_numbers)
         marks = [pytest.mark.slow] if seed >= len(fp.PATTERNS) else []
         yield pytest.param(seed, id=f"{seed}-{case.transform}-{case.nest}", marks=marks)
 
@@ -82,6 +88,28 @@ def test_chainrule_gives_jax_numbers_through_loops(seed):
     """The loop program of this seed: fori_loop and scan against jax.lax's."""
     outcome = check(seed, loops=True)
     assert outcome.kind == "agree", fp.report(case_for(seed, True), outcome)
+
+
+@pytest.mark.parametrize("seed", list(seed_params(COMPLEX_COUNT, complex_numbers=True)))
+def test_chainrule_gives_jax_numbers_with_complex_numbers(seed):
+    """The complex program of this seed: complex inputs and intermediates, numpy.fft,
+    holomorphic derivatives, against jax.numpy's (complex128)."""
+    outcome = check(seed, complex_numbers=True)
+    assert outcome.kind == "agree", fp.report(case_for(seed, complex_numbers=True), outcome)
+
+
+def test_the_complex_programs_hold_what_they_are_for():
+    cases = [case_for(s, complex_numbers=True) for s in range(min(COMPLEX_COUNT, 120))]
+    assert all(any(fp.holds_complex(out) for out in c.outputs) for c in cases)
+    ops = {n.op for c in cases for n in c.nodes()}
+    assert set(fp.FFTS) | {"conj", "real", "imag", "abs", "angle", "vdot"} <= ops
+    holomorphic = {c.transform for c in cases if c.extras.get("holomorphic")}
+    assert holomorphic == set(fp.HOLOMORPHIC_TRANSFORMS)
+    complex_inputs = {c.transform for c in cases
+                      if any(map(fp.is_complex_argument, c.differentiated))}
+    assert complex_inputs == set(fp.TOP_TRANSFORMS)  # (jacfwd, hessian: holomorphic)
+    assert any(c.transform in ("vjp", "jvp") and c.outputs[0].params.get("complex")
+               for c in cases)
 
 
 def test_every_loop_program_holds_a_loop_and_both_kinds_appear():
@@ -112,19 +140,22 @@ def test_the_seeds_cover_every_input_kind_and_inner_transform():
                           for inside in (True, False)}
 
 
-@pytest.mark.parametrize("loops", [False, True], ids=["plain", "loops"])
+@pytest.mark.parametrize("loops, complex_numbers", [(False, False), (True, False),
+                                                    (False, True)],
+                         ids=["plain", "loops", "complex"])
 @pytest.mark.parametrize("seed", range(len(fp.PATTERNS)))
-def test_a_printed_program_runs_and_gives_the_same_numbers(seed, loops):
+def test_a_printed_program_runs_and_gives_the_same_numbers(seed, loops, complex_numbers):
     """describe_case is the program: run as Python with chainrule's names (and
-    chainrule.scipy.special's), it gives what the compiled program gives (one seed of
-    each transform and nesting depth)."""
+    chainrule.scipy.special's, and chainrule.numpy.fft as fft), it gives what the
+    compiled program gives (one seed of each transform and nesting depth)."""
     import chainrule as cr
+    import chainrule.numpy as cnp
     import chainrule.scipy.special as sps
-    case = case_for(seed, loops)
+    case = case_for(seed, loops, complex_numbers)
     namespace = {name: getattr(cr, name) for name in dir(cr) if not name.startswith("_")}
     namespace.update({name: getattr(sps, name) for name in sps.__all__})
-    namespace.update(array=np.array, weighted_total=lambda tree, w: fp.weighted_total(
-        fp.CHAINRULE, tree, w))
+    namespace.update(array=np.array, fft=cnp.fft,
+                     weighted_total=lambda tree, w: fp.weighted_total(fp.CHAINRULE, tree, w))
     *setup, last = fp.describe_case(case).splitlines()
     exec("\n".join(setup), namespace)
     printed = eval(last.split("   #")[0], namespace)
@@ -190,17 +221,18 @@ class Tally:
 
 
 def fuzz(count, show=3):
-    """Check ``count`` programs, and half as many with loops, and print the outcomes;
-    1 if any program fails."""
-    failed = [fuzz_family(count, False, show), fuzz_family(count // 2, True, show)]
+    """Check ``count`` programs, and half as many with loops, and half as many with
+    complex numbers, and print the outcomes; 1 if any program fails."""
+    failed = [fuzz_family(count, False, show), fuzz_family(count // 2, True, show),
+              fuzz_family(count // 2, False, show, complex_numbers=True)]
     return 1 if any(failed) else 0
 
 
-def fuzz_family(count, loops, show):
+def fuzz_family(count, loops, show, complex_numbers=False):
     tally = Tally()
     start = time.time()
     for seed in range(count):
-        outcome = check(seed, loops)
+        outcome = check(seed, loops, complex_numbers)
         tally.outcomes[outcome.kind] += 1
         if outcome.kind == "error":
             tally.errors[outcome.category] += 1
@@ -208,7 +240,8 @@ def fuzz_family(count, loops, show):
             tally.failures.append((seed, outcome))
         case_for.cache_clear()
         jax_result.cache_clear()
-    what = "programs with loops" if loops else "programs"
+    what = ("programs with loops" if loops else "programs with complex numbers"
+            if complex_numbers else "programs")
     print(f"{count} {what} in {time.time() - start:.0f} s: " + ", ".join(
         f"{tally.outcomes[k]} {k}" for k in ("agree", "wrong", "error")))
     for category, n in tally.errors.most_common():
@@ -217,7 +250,7 @@ def fuzz_family(count, loops, show):
         print(f"  seed {seed}: {outcome.category}")
     for seed, outcome in tally.failures[:show]:
         print("-" * 88)
-        print(fp.report(fp.generate(seed, loops), outcome))
+        print(fp.report(fp.generate(seed, loops, complex_numbers=complex_numbers), outcome))
     return bool(tally.failures)
 
 

@@ -24,7 +24,7 @@ from .. import rules as ops
 from ..primitive import objects_refused, raw
 from .tracer import Tracer
 
-__all__ = ["JVPTracer", "tangent_of_result"]
+__all__ = ["JVPTracer", "tangent_of_result", "tangent_in_dtype"]
 
 
 class JVPTracer(Tracer):
@@ -80,3 +80,13 @@ def _broadcast_like(tangent, ans, lead=()):
     if np.shape(tangent) == shape:
         return tangent
     return ops.broadcast_to(tangent, shape)
+
+
+def tangent_in_dtype(tracer):
+    """A result's tangent, complex where its primal is: a tangent that only real numbers
+    reached (where the complex part does not move) is real, and JAX's tangent always has
+    its primal's dtype. Called once per result of jvp and jacfwd, not per operation."""
+    dtype = np.result_type(raw(tracer.primal))
+    if dtype.kind == "c" and np.result_type(raw(tracer.tangent)).kind != "c":
+        return ops.astype(tracer.tangent, dtype)
+    return tracer.tangent
