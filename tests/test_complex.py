@@ -462,3 +462,36 @@ def test_a_tangent_has_its_outputs_dtype():
     j_out, j_tangent = jax.jvp(f(jnp), (jnp.asarray(x),), (jnp.asarray(v),))
     assert_close(tangent, j_tangent, "jvp")
     assert_close(cr.jacfwd(f(cr))(x), jax.jacfwd(f(jnp))(jnp.asarray(x)), "jacfwd")
+
+
+# ---------------------------------------------------------------------------------------
+# cr.gradcheck on complex inputs: real directions, then imaginary ones
+# ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("f", [
+    lambda z: cr.exp(z) * z,                                   # holomorphic
+    lambda z: cr.abs(z) ** 2 + cr.real(z) * cr.angle(z),       # real, not holomorphic
+    lambda z: cr.conj(z) * cr.sin(z),                          # complex, not holomorphic
+    lambda z: cr.linalg.eigvals(cr.reshape(z, (2, 2))),
+    lambda z: cr.linalg.svdvals(cr.reshape(z, (2, 2))),
+], ids=["holomorphic", "real-output", "conj", "eigvals", "svdvals"])
+def test_gradcheck_takes_complex_inputs(f):
+    z = np.array([0.7 + 0.3j, 1.1 - 0.5j, 0.2 + 0.8j, -0.4 - 0.6j])
+    assert cr.gradcheck(f, z, order=2, atol=1e-6, rtol=1e-5)
+    assert cr.gradcheck(lambda z, x: f(z * x), z, np.array([1.5, 0.5, 2.0, 1.0]), order=1)
+    assert cr.gradcheck(lambda z: cr.sum(f(cr.stack([z, 2.0 * z, 1.0 - z, z * z]))), 0.3 - 0.2j)
+
+
+def test_gradcheck_finds_pytorchs_conjugate_and_a_rule_wrong_along_i():
+    """A VJP with PyTorch's conjugate, g conj(f'(z)), is wrong under JAX's convention;
+    a JVP that is right along real directions only, t Re(f'(z)), is found along i."""
+    conjugated = cr.primitive(lambda z: np.exp(z))
+    conjugated.defvjp(lambda g, ans, z: g * cr.conj(ans))
+    conjugated.defjvp(lambda t, ans, z: t * ans)
+    with pytest.raises(cr.GradcheckError, match="reverse mode"):
+        cr.gradcheck(conjugated, np.array([0.3 + 0.4j]), order=1)
+    real_only = cr.primitive(lambda z: np.exp(z))
+    real_only.defvjp(lambda g, ans, z: g * ans)
+    real_only.defjvp(lambda t, ans, z: cr.real(t) * ans)
+    with pytest.raises(cr.GradcheckError, match="forward mode .* along imaginary directions"):
+        cr.gradcheck(real_only, np.array([0.3 + 0.4j]), order=1, modes=("fwd",))

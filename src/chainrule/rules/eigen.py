@@ -60,11 +60,13 @@ def _gaps(w):
 
 
 def _largest(v):
-    """1 at the largest entry (in absolute value) of each eigenvector, else 0: where
-    LAPACK made it real. A constant: the choice does not move under a small step."""
+    """1 at the largest entry (in absolute value) of each eigenvector, the first of
+    equal ones, else 0: where LAPACK made it real. A constant: the choice does not move
+    under a small step."""
     v = raw(v)
-    mag = xp.abs(v)
-    return (mag == xp.max(mag, axis=-2, keepdims=True)).astype(v.dtype)
+    first = xp.argmax(xp.abs(v), axis=-2)
+    rows = xp.arange(xp.shape(v)[-2])
+    return (rows[:, None] == first[..., None, :]).astype(v.dtype)
 
 
 def _eig_jvp(t, ans, a):
