@@ -495,3 +495,70 @@ def test_gradcheck_finds_pytorchs_conjugate_and_a_rule_wrong_along_i():
     real_only.defjvp(lambda t, ans, z: cr.real(t) * ans)
     with pytest.raises(cr.GradcheckError, match="forward mode .* along imaginary directions"):
         cr.gradcheck(real_only, np.array([0.3 + 0.4j]), order=1, modes=("fwd",))
+
+
+# ---------------------------------------------------------------------------------------
+# hvp and linear operators of complex inputs; Tensor methods of complex tensors
+# ---------------------------------------------------------------------------------------
+
+def test_hvp_of_a_real_function_of_complex_inputs_is_jvp_of_grad():
+    v = np.array([1.0 - 1j, 0.5j, 2.0])
+    theirs = jax.jvp(jax.grad(loss(jnp)), (jnp.asarray(Z),), (jnp.asarray(v),))[1]
+    assert_close(cr.hvp(loss(cr), Z, v), theirs, "hvp")
+    with pytest.raises(TypeError, match="hessian_operator: complex inputs"):
+        cr.hessian_operator(loss(cr), Z)
+
+
+def test_linear_operator_of_a_holomorphic_function_is_its_complex_jacobian():
+    f = lambda np_: lambda z: np_.exp(z) * z[::-1] + np_.sin(z) ** 2  # noqa: E731
+    J = np.asarray(jax.jacfwd(f(jnp), holomorphic=True)(jnp.asarray(Z)))
+    op = cr.linear_operator(f(cr), Z)
+    rng = seeded("linear operator")
+    v, u = like(rng, Z), like(rng, Z)
+    assert op.dtype == np.complex128
+    assert_close(op.matvec(v), J @ v, "matvec")
+    assert_close(op.rmatvec(u), J.conj().T @ u, "rmatvec: the conjugate transpose's")
+    assert_close(op.T @ u, J.T @ u, "transpose")
+    assert_close(op.H @ u, J.conj().T @ u, "adjoint")
+    assert_close(op.matmat(np.stack([v, u], 1)), J @ np.stack([v, u], 1), "matmat")
+    from scipy.sparse.linalg import gmres
+    x, info = gmres(op, J @ v, rtol=1e-12)
+    assert info == 0 and np.allclose(x, v, atol=1e-8)
+
+
+def test_linear_operator_of_a_real_input_with_complex_outputs():
+    f = lambda np_: lambda x: np_.exp(1j * x) * x[::-1]  # noqa: E731
+    x = np.array([0.3, -1.2, 2.0])
+    J = np.asarray(jax.jacfwd(f(jnp))(jnp.asarray(x)))
+    op = cr.linear_operator(f(cr), x)
+    rng = seeded("real to complex")
+    v, u = like(rng, Z), like(rng, Z)     # complex vectors, as SciPy's solvers pass them
+    assert_close(op.matvec(v), J @ v, "matvec")
+    assert_close(op.rmatvec(u), J.conj().T @ u, "rmatvec")
+    with pytest.raises(TypeError, match="complex inputs to real outputs"):
+        cr.linear_operator(loss(cr), Z)
+
+
+def test_complex_tensors_have_numpys_and_pytorchs_methods():
+    z = cr.tensor(Z, requires_grad=True)
+    assert_close(z.real, Z.real, "real")
+    assert_close(z.imag, Z.imag, "imag")
+    assert_close(z.conj(), Z.conj(), "conj")
+    assert_close(z.conjugate(), Z.conj(), "conjugate")
+    assert_close(z.angle(), np.angle(Z), "angle")
+    assert_close(np.fft.fft(z), np.fft.fft(Z), "np.fft.fft on a tensor")
+
+    def f(np_, z):
+        spectrum = np_.fft.fft(z * np_.conj(z[::-1])) if np_ is jnp else \
+            np.fft.fft(z * z[::-1].conj())
+        return np_.sum(np_.abs(spectrum) ** 2 + np_.real(z) * np_.imag(z))
+    value = f(cr, z)
+    value.backward(create_graph=True)
+    assert_close(z.grad, jax.grad(lambda z: f(jnp, z))(jnp.asarray(Z)), ".grad")
+    v = np.array([0.5, -1.0j, 1.0 + 1.0j])
+    g = z.grad
+    z.grad = None
+    cr.real(cr.sum(g * v)).backward()   # second order: Re<grad, v> differentiated
+    theirs = jax.grad(lambda z: jnp.real(jnp.sum(jax.grad(lambda z: f(jnp, z))(z) * v)))(
+        jnp.asarray(Z))
+    assert_close(z.grad, theirs, "grad of the grad")

@@ -335,7 +335,7 @@ for _shape in SHAPES:
 
 # the same operations as Tensor methods and operators
 for _name, _f, _t, _p, _dom in UNARY:
-    if hasattr(cr.Tensor, _name):
+    if callable(getattr(cr.Tensor, _name, None)):  # (x.real and x.imag are properties)
         case(f"x.{_name}()", lambda x, _n=_name: getattr(x, _n)(), _t, ((2, 3), _dom))
 case("-x", operator.neg, operator.neg, ((2, 3), "any"),
      prim=lambda x: (D.negative, (x,), {}))

@@ -106,6 +106,25 @@ class ArrayMethods(TorchMethods, Box):
         return ops.transpose(self)
 
     @property
+    def real(self):
+        """The real part, as NumPy's and PyTorch's ``x.real`` (differentiable: JAX's
+        rules, docs/conventions.md).
+
+        >>> cr.tensor([1.0 + 2.0j]).real
+        tensor([1.])
+        """
+        return ops.real(self)
+
+    @property
+    def imag(self):
+        """The imaginary part, as ``x.imag`` (0 for a real x).
+
+        >>> cr.tensor([1.0 + 2.0j]).imag
+        tensor([2.])
+        """
+        return ops.imag(self)
+
+    @property
     def at(self):
         """JAX's functional updates: ``x.at[idx].set(v)`` and ``x.at[idx].add(v)``
         return new tensors, differentiable in both x and v (x itself is unchanged).

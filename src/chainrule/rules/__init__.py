@@ -107,7 +107,7 @@ def _methods():
     the tracers have them as methods (``x.exp()`` is ``exp(x)``; array_methods.py)."""
     found = {}
     for topic in (elementwise, elementary, reductions, linalg, shapes, ordering, assembly,
-                  statistics, decompositions, matrix_functions, contractions):
+                  statistics, decompositions, matrix_functions, contractions, complexes):
         for entry in getattr(topic, "METHODS", ()):
             method, operation = entry if isinstance(entry, tuple) else (entry, entry)
             found[method] = getattr(topic, operation)

@@ -22,6 +22,8 @@ from .common import Result, op
 from .elementwise import absolute, divide, multiply, where
 
 __all__ = ["real", "imag", "conj", "conjugate", "angle"]
+METHODS = ["conj", "conjugate", "angle"]  # also methods of Tensor (x.real and x.imag are
+# properties, as NumPy's and PyTorch's: array_methods.py)
 
 
 def is_complex(x: ArrayLike) -> bool:

@@ -616,6 +616,7 @@ def hessian(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
 def hvp(f: Callable[..., Any], x: PyTree, v: PyTree) -> PyTree:
     """The Hessian of scalar ``f`` at ``x`` times ``v``, without forming the Hessian:
     the gradient of ``<grad f(x), v>``, two backward passes. The result has x's shape.
+    For a complex x, the gradient of Re<grad f(x), v>: JAX's ``jvp(grad(f), (x,), (v,))``.
 
     >>> f = lambda x: x[0] ** 2 * x[1]              # Hessian [[2y, 2x], [2x, 0]]
     >>> cr.hvp(f, np.array([1.0, 2.0]), np.array([1.0, 0.0]))     # its first column
@@ -634,5 +635,5 @@ def hvp(f: Callable[..., Any], x: PyTree, v: PyTree) -> PyTree:
             else:  # (another library's array as it is: chainrule.backends)
                 total = total + ops.sum(gl * (vl if type(_kind(vl)) is not str
                                               else as_array(vl)))
-        return total
+        return ops.real(total) if np.iscomplexobj(_innermost(total)) else total
     return grad(directional)(x)

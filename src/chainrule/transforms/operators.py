@@ -83,12 +83,13 @@ class DerivativeOperator:
     """
 
     def __init__(self, shape: tuple[int, int], forward: Callable[[Any], Any],
-                 backward: Callable[[Any], Any], traced: bool, name: str) -> None:
-        super().__init__(np.dtype(np.float64), shape)
+                 backward: Callable[[Any], Any], traced: bool, name: str,
+                 dtype: Any = np.float64) -> None:
+        super().__init__(np.dtype(dtype), shape)
         self._forward, self._backward = forward, backward
         self.traced, self._name = traced, name
 
-    # SciPy's own path, for plain vectors: float64 arrays in and out
+    # SciPy's own path, for plain vectors: float64 (complex128) arrays in and out
     def _matvec(self, v):
         return self._numbers(self._forward(np.ravel(v)))
 
@@ -98,7 +99,7 @@ class DerivativeOperator:
     def _numbers(self, result):
         if in_graph(result):
             raise TypeError(self._refusal())
-        return np.asarray(result, dtype=np.float64).ravel()
+        return np.asarray(result, dtype=self.dtype).ravel()
 
     def _refusal(self):
         return (f"{self._name}: SciPy's solvers compute with plain numbers, but this "
@@ -152,7 +153,7 @@ class DerivativeOperator:
         if _called_by_scipy():  # numbers only: a traced product is refused
             if isinstance(x, Box):
                 raise TypeError(self._refusal())
-            x = np.asarray(x, dtype=np.float64)
+            x = np.asarray(x, dtype=self.dtype)
             columns = [self._numbers(product(x[:, j] if x.ndim == 2 else x))
                        for j in range(x.shape[1] if x.ndim == 2 else 1)]
             return np.stack(columns, axis=1) if x.ndim == 2 else columns[0]
@@ -163,11 +164,17 @@ class DerivativeOperator:
         columns = [ops.reshape(product(x[:, j]), (-1,)) for j in range(shape[1])]
         return ops.stack(columns, axis=1)
 
-    def _transpose(self):
+    def _adjoint(self):  # (backward is the conjugate transpose: SciPy's rmatvec)
         return type(self)(self.shape[::-1], self._backward, self._forward, self.traced,
-                          self._name)
+                          self._name, self.dtype)
 
-    _adjoint = _transpose  # a real matrix
+    def _transpose(self):
+        if self.dtype.kind != "c":  # a real matrix: its adjoint
+            return self._adjoint()
+        forward, backward = self._forward, self._backward
+        return type(self)(self.shape[::-1], lambda v: ops.conj(backward(ops.conj(v))),
+                          lambda u: ops.conj(forward(ops.conj(u))), self.traced, self._name,
+                          self.dtype)
 
 
 def flat(x):
@@ -179,9 +186,9 @@ def shaped(v, shape):
 
 
 def numbers(x, name):
-    """x as a float64 array (a list, a Tensor outside any graph, a float)."""
+    """x as a float64 array, or complex128 (a list, a Tensor outside any graph, a float)."""
     try:
-        return np.asarray(x, dtype=np.float64)
+        return np.asarray(x, dtype=np.complex128 if np.iscomplexobj(x) else np.float64)
     except (TypeError, ValueError) as err:
         raise TypeError(f"{name}: expected numbers or an array (or a traced value), got "
                         f"{type(x).__name__} ({err})") from None
@@ -198,6 +205,12 @@ def linear_operator(f: Callable[..., Any], x: ArrayLike) -> DerivativeOperator:
     Its shape is (out.size, x.size), for SciPy's iterative solvers (needs SciPy).
     Inside a transform the products are traced values, differentiable in x, in what f
     closes over and in the vector (SciPy's solvers cannot take it there).
+
+    Complex numbers: the matrix is complex (complex128) where x or f's output is: the
+    derivative f'(z) of a holomorphic f (as JAX's ``holomorphic=True`` takes f), or the
+    complex Jacobian of a real input; ``rmatvec`` is then the conjugate transpose's
+    product, as SciPy's. A complex input with real outputs is refused: no complex
+    matrix stands for that derivative (cr.jvp and cr.vjp give it).
 
     >>> f = lambda x: cr.stack([x[0] * x[1], x[0] + x[1], x[1]])     # R^2 -> R^3
     >>> J = cr.linear_operator(f, np.array([2.0, 3.0]))
@@ -219,22 +232,43 @@ def linear_operator(f: Callable[..., Any], x: ArrayLike) -> DerivativeOperator:
     if not traced:
         out = numbers(out, "linear_operator")
     x_shape, out_shape = np.shape(raw(x)), np.shape(raw(out))
+    complex_in, complex_out = np.iscomplexobj(raw(x)), np.iscomplexobj(raw(out))
+    if complex_in and not complex_out:
+        raise TypeError("linear_operator: f maps complex inputs to real outputs, whose "
+                        "derivative is no complex matrix (it is not complex-linear); use "
+                        "cr.jvp and cr.vjp, or real and imaginary parts as real inputs")
 
     def forward(v):
-        return flat(jvp(f, (x,), (shaped(v, x_shape),))[1])
+        v = shaped(v, x_shape)
+        if complex_out and not complex_in:  # a real input's tangent is real: J v in parts
+            return flat(jvp(f, (x,), (ops.real(v),))[1]
+                        + 1j * jvp(f, (x,), (ops.imag(v),))[1])
+        return flat(jvp(f, (x,), (v,))[1])
 
     def backward(u):
-        return flat(f_vjp(shaped(u, out_shape))[0])
+        u = shaped(u, out_shape)
+        if not complex_out:
+            return flat(f_vjp(u)[0])
+        # J^H u = conj(J^T conj(u)); the VJP is the transpose (JAX's convention), but a
+        # real input keeps its real part: J^T c = vjp(c) + i vjp(-i c) there.
+        c = ops.conj(u)
+        transposed = f_vjp(c)[0]
+        if not complex_in:
+            transposed = transposed + 1j * f_vjp(-1j * c)[0]
+        return flat(ops.conj(transposed))
 
+    dtype = np.complex128 if complex_in or complex_out else np.float64
     return operator_class()((int(np.prod(out_shape)), int(np.prod(x_shape))), forward,
-                             backward, traced, "linear_operator")
+                             backward, traced, "linear_operator", dtype)
 
 
 def hessian_operator(f: Callable[..., Any], x: ArrayLike) -> DerivativeOperator:
     """The Hessian of scalar ``f`` at ``x`` as a symmetric ``LinearOperator`` (hvp).
 
     Its shape is (x.size, x.size); each product costs two backward passes. Inside a
-    transform the products are traced values, as for ``linear_operator``.
+    transform the products are traced values, as for ``linear_operator``. A complex x
+    is refused: the Hessian of a real function of z is no complex matrix (``cr.hvp``
+    gives its products, as jvp of grad does in JAX).
 
     >>> H = cr.hessian_operator(lambda x: (x ** 3).sum(), np.array([1.0, 2.0]))
     >>> H.matvec(np.array([1.0, 1.0])).tolist()            # diag(6x) @ [1, 1]
@@ -244,6 +278,10 @@ def hessian_operator(f: Callable[..., Any], x: ArrayLike) -> DerivativeOperator:
     if not traced:
         x = numbers(x, "hessian_operator")
         traced = in_graph(f(x))  # f closes over a traced value
+    if np.iscomplexobj(raw(x)):
+        raise TypeError("hessian_operator: complex inputs; the Hessian of a real function "
+                        "of z is no complex matrix (it is not complex-linear): cr.hvp(f, z, "
+                        "v) gives its products")
     x_shape = np.shape(raw(x))
 
     def product(v):
