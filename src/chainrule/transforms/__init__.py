@@ -13,8 +13,9 @@
     function.py     cr.Function: PyTorch's class spelling of a custom operation
 """
 
-from .functional import (grad, hessian, hessian_operator, hvp, jacfwd, jacobian, jacrev, jvp,
-                         linear_operator, tree_flatten, tree_unflatten, value_and_grad, vjp)
+from .functional import (grad, hessian, hvp, jacfwd, jacobian, jacrev, jvp, tree_flatten,
+                         tree_unflatten, value_and_grad, vjp)
+from .operators import hessian_operator, linear_operator
 from .batching import vmap
 from .gradcheck import GradcheckError, gradcheck
 from .control import (cond, dynamic_slice, dynamic_update_slice, fori_loop, scan, switch,

@@ -1,5 +1,5 @@
 """Function transforms in the style of JAX: grad, value_and_grad, vjp, jvp, jacrev,
-jacfwd, hessian, hvp, and linear operators.
+jacfwd, hessian and hvp (the linear operators built on them are in operators.py).
 
 They take a function and give a function. Inputs may be Python floats, Values, NumPy
 arrays or Tensors, and tuples, lists and dicts of those, nested (pytrees); results come
@@ -21,11 +21,9 @@ from numbers import Real
 from typing import Any, Callable
 
 import numpy as np
-from numpy.typing import ArrayLike
 
 from .. import rules as ops
 from .forward import JVPTracer
-from .operators import DerivativeOperator, flat, in_graph, numbers, operator_class, shaped
 from ..modes import enable_grad
 from ..primitive import Box, new_level
 from ..arrays import ARRAYS, as_array, to_float
@@ -37,8 +35,7 @@ from .tracer import Tracer
 from ..scalar.value import Value
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "jacobian",
-           "hessian", "hvp", "linear_operator", "hessian_operator", "tree_flatten",
-           "tree_unflatten"]
+           "hessian", "hvp", "tree_flatten", "tree_unflatten"]
 
 # ---------------------------------------------------------------------------------------
 # Inputs in, results out, in the kind that went in
@@ -174,7 +171,12 @@ def _argnums(argnums, nargs, name):
 
 
 def _dtype_of(leaf):
-    return np.result_type(_innermost(leaf))
+    inner = _innermost(leaf)
+    dtype = getattr(inner, "dtype", None)
+    if dtype is not None and not isinstance(dtype, np.dtype):  # torch's, CuPy's...
+        from ..backends import library_of
+        return library_of(inner).numpy_dtype(dtype)
+    return np.result_type(inner)
 
 
 def _check_dtypes(leaves, holomorphic, name, what, real_unless_holomorphic=True):
@@ -638,69 +640,3 @@ def hvp(f: Callable[..., Any], x: PyTree, v: PyTree) -> PyTree:
                                               else as_array(vl)))
         return total
     return grad(directional)(x)
-
-
-# ---------------------------------------------------------------------------------------
-# Matrix-free operators for SciPy's Krylov methods (the class is in operators.py)
-# ---------------------------------------------------------------------------------------
-
-def linear_operator(f: Callable[..., Any], x: ArrayLike) -> DerivativeOperator:
-    """The Jacobian of ``f`` at ``x`` as a ``scipy.sparse.linalg.LinearOperator``:
-    ``matvec`` is a jvp, ``rmatvec`` a vjp; the matrix is never formed.
-
-    Its shape is (out.size, x.size), for SciPy's iterative solvers (needs SciPy).
-    Inside a transform the products are traced values, differentiable in x, in what f
-    closes over and in the vector (SciPy's solvers cannot take it there).
-
-    >>> f = lambda x: cr.stack([x[0] * x[1], x[0] + x[1], x[1]])     # R^2 -> R^3
-    >>> J = cr.linear_operator(f, np.array([2.0, 3.0]))
-    >>> J.shape
-    (3, 2)
-    >>> J.matvec(np.array([1.0, 0.0])).tolist()            # J @ v, the first column
-    [3.0, 1.0, 0.0]
-    >>> J.rmatvec(np.array([1.0, 0.0, 0.0])).tolist()      # J.T @ u, the first row
-    [3.0, 2.0]
-    >>> u, v = np.array([1.0, 0.0, 0.0]), np.array([0.0, 1.0])
-    >>> cr.grad(lambda x: u @ cr.linear_operator(f, x).matvec(v))(np.array([2.0, 3.0]))
-    array([1., 0.])
-    """
-    traced = in_graph(x)
-    if not traced:
-        x = numbers(x, "linear_operator")
-    out, f_vjp = vjp(f, x)
-    traced = traced or in_graph(out)
-    if not traced:
-        out = numbers(out, "linear_operator")
-    x_shape, out_shape = np.shape(_innermost(x)), np.shape(_innermost(out))
-
-    def forward(v):
-        return flat(jvp(f, (x,), (shaped(v, x_shape),))[1])
-
-    def backward(u):
-        return flat(f_vjp(shaped(u, out_shape))[0])
-
-    return operator_class()((int(np.prod(out_shape)), int(np.prod(x_shape))), forward,
-                             backward, traced, "linear_operator")
-
-
-def hessian_operator(f: Callable[..., Any], x: ArrayLike) -> DerivativeOperator:
-    """The Hessian of scalar ``f`` at ``x`` as a symmetric ``LinearOperator`` (hvp).
-
-    Its shape is (x.size, x.size); each product costs two backward passes. Inside a
-    transform the products are traced values, as for ``linear_operator``.
-
-    >>> H = cr.hessian_operator(lambda x: (x ** 3).sum(), np.array([1.0, 2.0]))
-    >>> H.matvec(np.array([1.0, 1.0])).tolist()            # diag(6x) @ [1, 1]
-    [6.0, 12.0]
-    """
-    traced = in_graph(x)
-    if not traced:
-        x = numbers(x, "hessian_operator")
-        traced = in_graph(f(x))  # f closes over a traced value
-    x_shape = np.shape(_innermost(x))
-
-    def product(v):
-        return flat(hvp(f, x, shaped(v, x_shape)))
-
-    size = int(np.prod(x_shape))
-    return operator_class()((size, size), product, product, traced, "hessian_operator")

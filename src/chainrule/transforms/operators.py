@@ -1,7 +1,7 @@
 """Matrix-free operators: a Jacobian or a Hessian that is only ever multiplied.
 
-``cr.linear_operator(f, x)`` and ``cr.hessian_operator(f, x)`` (in ``functional.py``)
-are SciPy ``LinearOperator``s of this module's class, for SciPy's Krylov solvers (cg,
+``cr.linear_operator(f, x)`` and ``cr.hessian_operator(f, x)`` are SciPy
+``LinearOperator``s of this module's class, for SciPy's Krylov solvers (cg,
 gmres, lsqr), whose products are cr.jvp, cr.vjp and cr.hvp. Outside transforms they
 take and give float64 arrays, as SciPy expects.
 
@@ -18,14 +18,18 @@ import sys
 from typing import Any, Callable
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import rules as ops
 from ..primitive import Box, raw
+from ..primitive import raw as _innermost
 from ..scalar.value import Value
 from ..tensor import Tensor
+from .functional import hvp, jvp, vjp
 from .tracer import Tracer
 
-__all__ = ["DerivativeOperator", "operator_class", "in_graph", "flat", "shaped", "numbers"]
+__all__ = ["linear_operator", "hessian_operator", "DerivativeOperator", "operator_class",
+           "in_graph", "flat", "shaped", "numbers"]
 
 
 @functools.cache
@@ -182,3 +186,69 @@ def numbers(x, name):
     except (TypeError, ValueError) as err:
         raise TypeError(f"{name}: expected numbers or an array (or a traced value), got "
                         f"{type(x).__name__} ({err})") from None
+
+
+# ---------------------------------------------------------------------------------------
+# The operators of a function: its Jacobian and its Hessian
+# ---------------------------------------------------------------------------------------
+
+def linear_operator(f: Callable[..., Any], x: ArrayLike) -> DerivativeOperator:
+    """The Jacobian of ``f`` at ``x`` as a ``scipy.sparse.linalg.LinearOperator``:
+    ``matvec`` is a jvp, ``rmatvec`` a vjp; the matrix is never formed.
+
+    Its shape is (out.size, x.size), for SciPy's iterative solvers (needs SciPy).
+    Inside a transform the products are traced values, differentiable in x, in what f
+    closes over and in the vector (SciPy's solvers cannot take it there).
+
+    >>> f = lambda x: cr.stack([x[0] * x[1], x[0] + x[1], x[1]])     # R^2 -> R^3
+    >>> J = cr.linear_operator(f, np.array([2.0, 3.0]))
+    >>> J.shape
+    (3, 2)
+    >>> J.matvec(np.array([1.0, 0.0])).tolist()            # J @ v, the first column
+    [3.0, 1.0, 0.0]
+    >>> J.rmatvec(np.array([1.0, 0.0, 0.0])).tolist()      # J.T @ u, the first row
+    [3.0, 2.0]
+    >>> u, v = np.array([1.0, 0.0, 0.0]), np.array([0.0, 1.0])
+    >>> cr.grad(lambda x: u @ cr.linear_operator(f, x).matvec(v))(np.array([2.0, 3.0]))
+    array([1., 0.])
+    """
+    traced = in_graph(x)
+    if not traced:
+        x = numbers(x, "linear_operator")
+    out, f_vjp = vjp(f, x)
+    traced = traced or in_graph(out)
+    if not traced:
+        out = numbers(out, "linear_operator")
+    x_shape, out_shape = np.shape(_innermost(x)), np.shape(_innermost(out))
+
+    def forward(v):
+        return flat(jvp(f, (x,), (shaped(v, x_shape),))[1])
+
+    def backward(u):
+        return flat(f_vjp(shaped(u, out_shape))[0])
+
+    return operator_class()((int(np.prod(out_shape)), int(np.prod(x_shape))), forward,
+                             backward, traced, "linear_operator")
+
+
+def hessian_operator(f: Callable[..., Any], x: ArrayLike) -> DerivativeOperator:
+    """The Hessian of scalar ``f`` at ``x`` as a symmetric ``LinearOperator`` (hvp).
+
+    Its shape is (x.size, x.size); each product costs two backward passes. Inside a
+    transform the products are traced values, as for ``linear_operator``.
+
+    >>> H = cr.hessian_operator(lambda x: (x ** 3).sum(), np.array([1.0, 2.0]))
+    >>> H.matvec(np.array([1.0, 1.0])).tolist()            # diag(6x) @ [1, 1]
+    [6.0, 12.0]
+    """
+    traced = in_graph(x)
+    if not traced:
+        x = numbers(x, "hessian_operator")
+        traced = in_graph(f(x))  # f closes over a traced value
+    x_shape = np.shape(_innermost(x))
+
+    def product(v):
+        return flat(hvp(f, x, shaped(v, x_shape)))
+
+    size = int(np.prod(x_shape))
+    return operator_class()((size, size), product, product, traced, "hessian_operator")
