@@ -10,6 +10,8 @@ Most functions have the same name and arguments in the standard (``exp``, ``matm
 operation: nothing falls back to NumPy.
 """
 
+import math
+
 import numpy as np
 
 from . import shims
@@ -398,6 +400,17 @@ def _result_type(lib, *args):
     return np.result_type(*[a.dtype if hasattr(a, "_lib") else a for a in args])
 
 
+def _complex(lib, x):
+    return lib.ns.isdtype(x.dtype, "complex floating")
+
+
+def _angle(lib, x, deg):
+    ns = lib.ns
+    imag = ns.imag(x) if _complex(lib, x) else ns.zeros_like(x)
+    out = ns.atan2(imag, ns.real(x) if _complex(lib, x) else x)
+    return out * (180 / math.pi) if deg else out
+
+
 def _flags(answer):
     return lambda lib, *args, **kwargs: answer
 
@@ -439,6 +452,10 @@ _FUNCTIONS = {
     np.atleast_3d: shims.atleast(3), np.kron: shims.kron, np.sinc: shims.sinc,
     np.nan_to_num: shims.nan_to_num, np.isclose: shims.isclose,
     np.allclose: shims.allclose, np.diff: shims.diff, np.moveaxis: shims.moveaxis,
+    # (the standard defines real and imag for complex arrays only; NumPy's for any)
+    np.real: lambda lib, x: lib.ns.real(x) if _complex(lib, x) else x,
+    np.imag: lambda lib, x: lib.ns.imag(x) if _complex(lib, x) else lib.ns.zeros_like(x),
+    np.angle: lambda lib, x, deg=False: _angle(lib, x, deg),
 }
 for _name in ("solve", "cholesky", "inv", "det", "slogdet", "eigh", "eigvalsh", "qr",
               "pinv", "matrix_power", "svdvals", "vector_norm", "matrix_norm",

@@ -500,7 +500,7 @@ def _library_primitives():
     found = {}
     modules = [ops.elementwise, ops.elementary, ops.reductions, ops.linalg, ops.shapes,
                ops.ordering, ops.decompositions, ops.matrix_functions, ops.contractions,
-               fused, convolution]
+               ops.complexes, ops.fft, fused, convolution]
     for module in modules:
         for value in vars(module).values():
             if isinstance(value, Primitive):
@@ -513,6 +513,9 @@ _BY_NAME = {
     **{name: _reduction(*_AXIS_PARAMS) for name in
        ("sum", "mean", "max", "min", "prod", "logsumexp", "norm")},
     "softmax": _reduction(("axis",), (-1,)), "log_softmax": _reduction(("axis",), (-1,)),
+    **{name: _reduction(("n", "axis", "norm"), (None, -1, None))  # along one axis
+       for name in ("fft", "ifft", "rfft", "irfft")},
+    **{name: _elementwise for name in ("abs", "conj", "real", "imag", "angle")},
     "cumsum": _reduction(("axis",), (None,)),
     "expand_dims": _expand_dims, "squeeze": _squeeze, "swapaxes": _swapaxes,
     "transpose": _transpose, "reshape": _reshape, "broadcast_to": _broadcast_to,

@@ -1,5 +1,5 @@
 """Function transforms in the style of JAX: grad, value_and_grad, vjp, jvp, jacrev,
-jacfwd, hessian, hvp (and linear operators of them in ``operators.py``).
+jacfwd, hessian and hvp (the linear operators built on them are in operators.py).
 
 They take a function and give a function. Inputs may be Python floats, Values, NumPy
 arrays or Tensors, and tuples, lists and dicts of those, nested (pytrees); results come
@@ -21,7 +21,6 @@ from numbers import Real
 from typing import Any, Callable
 
 import numpy as np
-from numpy.typing import ArrayLike
 
 from .. import rules as ops
 from .forward import JVPTracer, tangent_in_dtype
@@ -172,7 +171,12 @@ def _argnums(argnums, nargs, name):
 
 
 def _dtype_of(leaf):
-    return np.result_type(_innermost(leaf))
+    inner = _innermost(leaf)
+    dtype = getattr(inner, "dtype", None)
+    if dtype is not None and not isinstance(dtype, np.dtype):  # torch's, CuPy's...
+        from ..backends import library_of
+        return library_of(inner).numpy_dtype(dtype)
+    return np.result_type(inner)
 
 
 def _check_dtypes(leaves, holomorphic, name, what, real_unless_holomorphic=True):

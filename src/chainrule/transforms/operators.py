@@ -195,7 +195,7 @@ def numbers(x, name):
 
 
 # ---------------------------------------------------------------------------------------
-# The operators
+# The operators of a function: its Jacobian and its Hessian
 # ---------------------------------------------------------------------------------------
 
 def linear_operator(f: Callable[..., Any], x: ArrayLike) -> DerivativeOperator:
