@@ -257,6 +257,58 @@ def test_each_shim_on_each_library(shim, name):
 
 
 # ---------------------------------------------------------------------------------------
+# cr.vmap: per-example gradients, in the inputs' library
+# ---------------------------------------------------------------------------------------
+
+def example_loss(w, x, y):
+    """One example's logistic loss: vmap runs it on every row at once."""
+    z = x @ w
+    return cr.logaddexp(0.0, z) - y * z
+
+
+VMAPPED = {  # name: f(w, X, Y), each a vmap nested with another transform
+    "vmap(grad)": lambda w, X, y: cr.vmap(cr.grad(example_loss), in_axes=(None, 0, 0))(
+        w, X, y),
+    "vmap(hessian)": lambda w, X, y: cr.vmap(cr.hessian(example_loss),
+                                             in_axes=(None, 0, 0))(w, X, y),
+    "grad(vmap)": lambda w, X, y: cr.grad(lambda w: cr.sum(cr.vmap(
+        example_loss, in_axes=(None, 0, 0))(w, X, y)))(w),
+    "vmap(jacfwd)": lambda w, X, y: cr.vmap(cr.jacfwd(lambda w, x: cr.tanh(x * w)),
+                                            in_axes=(None, 0))(w, X),
+    # batched indexes: sort's gather and its gradient's scatter, one row each
+    "vmap(grad(sort))": lambda w, X, y: cr.vmap(cr.grad(
+        lambda x: cr.sum(cr.sort(x)[::-1] * cr.cumsum(x))))(X),
+    "unbatched output": lambda w, X, y: cr.vmap(lambda x: (x * 2.0, w),
+                                                out_axes=(1, None))(X),
+}
+
+
+@pytest.mark.parametrize("name", ["torch", "dask"])
+@pytest.mark.parametrize("case", list(VMAPPED))
+def test_vmap_gives_numpys_numbers_in_the_inputs_library(case, name):
+    f = VMAPPED[case]
+    import dask.callbacks  # noqa: F401
+    counter = _Computations()
+    with counter:
+        result = f(*convert(name, (W, X, Y)))
+    assert counter.count == 0  # (Dask: a graph, nothing computed)
+    assert_same_kind(result, name, np.float64)
+    for got, want in zip(cr.tree_leaves(back(name, result)), cr.tree_leaves(f(W, X, Y))):
+        np.testing.assert_allclose(got, want, atol=1e-12, rtol=1e-12)
+
+
+def test_vmap_of_an_mlps_gradient_on_torch_float32():
+    args = cr.tree_map(lambda a: a.astype(np.float32), (PARAMS, X, ONE_HOT))
+    per_example = cr.vmap(cr.grad(mlp_loss), in_axes=(None, 0, 0))
+    g = per_example(*convert("torch", args))
+    assert_same_kind(g, "torch", np.float32)
+    ref = per_example(*args)
+    for key in PARAMS:
+        assert tuple(g[key].shape) == (40,) + PARAMS[key].shape
+        np.testing.assert_allclose(g[key].numpy(), ref[key], atol=1e-5, rtol=1e-5)
+
+
+# ---------------------------------------------------------------------------------------
 # Dask: a gradient is a graph, computed when asked, on the cluster
 # ---------------------------------------------------------------------------------------
 

@@ -514,7 +514,7 @@ def getitem(lib, x, index):
     if taken is not None:
         return lib.wrap(taken)
     value, index, _ = _full(lib, x._value, index)
-    return lib.wrap(value[index])
+    return lib.wrap(shims.indexed(lib, value, index))
 
 
 def setitem(lib, x, index, value):
