@@ -309,6 +309,71 @@ def test_vmap_of_an_mlps_gradient_on_torch_float32():
 
 
 # ---------------------------------------------------------------------------------------
+# The tensor engine over another library's array: cr.tensor(torch_tensor)
+# ---------------------------------------------------------------------------------------
+
+def tensor_mlp_loss(p, X, Y):
+    """mlp_loss, with Tensors' methods."""
+    h = (X @ p["W1"] + p["b1"]).tanh()
+    return -(Y * cr.log_softmax(h @ p["W2"] + p["b2"], axis=-1)).sum(axis=-1).mean()
+
+
+@pytest.mark.parametrize("name", ["torch", "dask"])
+def test_a_tensor_over_another_librarys_array_computes_and_backpropagates_in_it(name):
+    params = {k: cr.tensor(v, requires_grad=True) for k, v in convert(name, PARAMS).items()}
+    X_, Y_ = convert(name, (X, ONE_HOT))
+    loss = tensor_mlp_loss(params, cr.tensor(X_), Y_)  # (Y_: the library's array as it is)
+    loss.backward()
+    ref = {k: cr.tensor(v, requires_grad=True) for k, v in PARAMS.items()}
+    tensor_mlp_loss(ref, cr.tensor(X), ONE_HOT).backward()
+    for key in PARAMS:
+        g = params[key].grad
+        assert_same_kind((g, params[key].data), name, np.float64)
+        np.testing.assert_allclose(back(name, g), ref[key].grad, atol=1e-12, rtol=1e-12)
+    np.testing.assert_allclose(back(name, loss.data), tensor_mlp_loss(
+        PARAMS, cr.tensor(X), ONE_HOT).item(), rtol=1e-12)
+
+
+def test_a_torch_tensor_keeps_its_dtype_and_an_optimizer_steps_in_torch():
+    w = cr.tensor(torch.zeros(3), requires_grad=True)  # float32, as given
+    assert w.dtype == np.float32 and isinstance(w.data, torch.Tensor)
+    assert cr.tensor(torch.tensor([1, 2])).data.dtype == torch.float64  # ints: float64
+    opt = cr.optim.Adam([w], lr=0.1)
+    Xt, yt = torch.tensor(X, dtype=torch.float32), torch.tensor(Y, dtype=torch.float32)
+    for _ in range(3):
+        opt.zero_grad()
+        ((cr.tensor(Xt) @ w - yt) ** 2).mean().backward()
+        opt.step()
+    assert isinstance(w.data, torch.Tensor) and w.data.dtype == torch.float32
+    assert isinstance(w.grad, torch.Tensor) and w.grad.dtype == torch.float32
+    ref = cr.tensor(np.zeros(3, np.float32), requires_grad=True)
+    opt = cr.optim.Adam([ref], lr=0.1)
+    for _ in range(3):
+        opt.zero_grad()
+        ((cr.tensor(X.astype(np.float32)) @ ref - Y.astype(np.float32)) ** 2).mean().backward()
+        opt.step()
+    np.testing.assert_allclose(w.data.numpy(), ref.data, rtol=1e-5, atol=1e-6)
+
+
+def test_what_a_tensor_over_torch_gives_back():
+    x = cr.tensor(torch.tensor([1.0, 2.0], dtype=torch.float64), requires_grad=True)
+    y = x * x
+    y.backward(gradient=torch.tensor([1.0, 10.0], dtype=torch.float64))
+    assert torch.equal(x.grad, torch.tensor([2.0, 40.0], dtype=torch.float64))
+    x.grad = None
+    (x ** 3).sum().backward(create_graph=True)  # x.grad a Tensor in the graph: 3x^2
+    assert isinstance(x.grad, cr.Tensor) and isinstance(x.grad.data, torch.Tensor)
+    assert isinstance(x.argmax(), torch.Tensor) and x.argmax() == 1
+    assert repr(cr.tensor(torch.ones(1))) == "tensor(tensor([1.]), dtype=float32)"
+    with pytest.raises(TypeError, match=r"numpy\(\): this tensor holds a torch array"):
+        x.numpy()
+    with pytest.raises(TypeError, match="not turned into a NumPy array"):
+        np.asarray(x.detach())  # (NumPy asks the Tensor: it refuses too)
+    with pytest.warns(RuntimeWarning, match="runs eagerly on torch arrays"):
+        assert cr.jit(lambda t: (t * t).sum())(x).item() == 5.0
+
+
+# ---------------------------------------------------------------------------------------
 # Dask: a gradient is a graph, computed when asked, on the cluster
 # ---------------------------------------------------------------------------------------
 
