@@ -55,9 +55,9 @@ _error = unsupported
 def _torch(name):
     def get():
         import torch
-        return {"erf": torch.special.erf, "lgamma": torch.lgamma,
-                "digamma": torch.special.digamma, "erfc": torch.special.erfc,
-                "einsum": torch.einsum}[name]
+        found = {"lgamma": torch.lgamma, "einsum": torch.einsum,
+                 "j0": torch.special.bessel_j0, "j1": torch.special.bessel_j1}.get(name)
+        return found or getattr(torch.special, name, None)  # (SciPy's names: ndtr...)
     return get
 
 
@@ -65,8 +65,9 @@ def _cupy(name):
     def get():
         import cupy
         import cupyx.scipy.special as special
-        return {"erf": special.erf, "lgamma": special.gammaln, "digamma": special.digamma,
-                "erfc": special.erfc, "einsum": cupy.einsum}[name]
+        if name == "einsum":
+            return cupy.einsum
+        return getattr(special, {"lgamma": "gammaln"}.get(name, name), None)
     return get
 
 
@@ -75,10 +76,10 @@ def _dask(name):
         import dask.array as da
         if name == "einsum":
             return da.einsum
-        import scipy.special as special  # applied to each chunk, lazily, by Dask
-        function = {"erf": special.erf, "lgamma": special.gammaln,
-                    "digamma": special.digamma, "erfc": special.erfc}[name]
-        return lambda x: da.map_blocks(function, x, dtype=x.dtype)
+        import scipy.special as special
+        function = getattr(special, {"lgamma": "gammaln"}.get(name, name), None)
+        # a ufunc on a Dask array is one more lazy step of its graph, chunk by chunk
+        return function if isinstance(function, np.ufunc) else None
     return get
 
 
@@ -86,8 +87,9 @@ _OWN = {"torch": _torch, "cupy": _cupy, "dask": _dask}
 
 
 def own(lib, name):
-    """The library's own function ``name`` (erf, lgamma, digamma, erfc, einsum), or
-    None where it has none."""
+    """The library's own function ``name`` (einsum, lgamma, and SciPy's special
+    functions by their SciPy names: erf, ndtr, log_ndtr, i0...), or None where it has
+    none."""
     key = ("own", name)
     if key not in lib._cache:
         maker = _OWN.get(root(lib))
