@@ -257,6 +257,123 @@ def test_each_shim_on_each_library(shim, name):
 
 
 # ---------------------------------------------------------------------------------------
+# cr.vmap: per-example gradients, in the inputs' library
+# ---------------------------------------------------------------------------------------
+
+def example_loss(w, x, y):
+    """One example's logistic loss: vmap runs it on every row at once."""
+    z = x @ w
+    return cr.logaddexp(0.0, z) - y * z
+
+
+VMAPPED = {  # name: f(w, X, Y), each a vmap nested with another transform
+    "vmap(grad)": lambda w, X, y: cr.vmap(cr.grad(example_loss), in_axes=(None, 0, 0))(
+        w, X, y),
+    "vmap(hessian)": lambda w, X, y: cr.vmap(cr.hessian(example_loss),
+                                             in_axes=(None, 0, 0))(w, X, y),
+    "grad(vmap)": lambda w, X, y: cr.grad(lambda w: cr.sum(cr.vmap(
+        example_loss, in_axes=(None, 0, 0))(w, X, y)))(w),
+    "vmap(jacfwd)": lambda w, X, y: cr.vmap(cr.jacfwd(lambda w, x: cr.tanh(x * w)),
+                                            in_axes=(None, 0))(w, X),
+    # batched indexes: sort's gather and its gradient's scatter, one row each
+    "vmap(grad(sort))": lambda w, X, y: cr.vmap(cr.grad(
+        lambda x: cr.sum(cr.sort(x)[::-1] * cr.cumsum(x))))(X),
+    "unbatched output": lambda w, X, y: cr.vmap(lambda x: (x * 2.0, w),
+                                                out_axes=(1, None))(X),
+}
+
+
+@pytest.mark.parametrize("name", ["torch", "dask"])
+@pytest.mark.parametrize("case", list(VMAPPED))
+def test_vmap_gives_numpys_numbers_in_the_inputs_library(case, name):
+    f = VMAPPED[case]
+    import dask.callbacks  # noqa: F401
+    counter = _Computations()
+    with counter:
+        result = f(*convert(name, (W, X, Y)))
+    assert counter.count == 0  # (Dask: a graph, nothing computed)
+    assert_same_kind(result, name, np.float64)
+    for got, want in zip(cr.tree_leaves(back(name, result)), cr.tree_leaves(f(W, X, Y))):
+        np.testing.assert_allclose(got, want, atol=1e-12, rtol=1e-12)
+
+
+def test_vmap_of_an_mlps_gradient_on_torch_float32():
+    args = cr.tree_map(lambda a: a.astype(np.float32), (PARAMS, X, ONE_HOT))
+    per_example = cr.vmap(cr.grad(mlp_loss), in_axes=(None, 0, 0))
+    g = per_example(*convert("torch", args))
+    assert_same_kind(g, "torch", np.float32)
+    ref = per_example(*args)
+    for key in PARAMS:
+        assert tuple(g[key].shape) == (40,) + PARAMS[key].shape
+        np.testing.assert_allclose(g[key].numpy(), ref[key], atol=1e-5, rtol=1e-5)
+
+
+# ---------------------------------------------------------------------------------------
+# The tensor engine over another library's array: cr.tensor(torch_tensor)
+# ---------------------------------------------------------------------------------------
+
+def tensor_mlp_loss(p, X, Y):
+    """mlp_loss, with Tensors' methods."""
+    h = (X @ p["W1"] + p["b1"]).tanh()
+    return -(Y * cr.log_softmax(h @ p["W2"] + p["b2"], axis=-1)).sum(axis=-1).mean()
+
+
+@pytest.mark.parametrize("name", ["torch", "dask"])
+def test_a_tensor_over_another_librarys_array_computes_and_backpropagates_in_it(name):
+    params = {k: cr.tensor(v, requires_grad=True) for k, v in convert(name, PARAMS).items()}
+    X_, Y_ = convert(name, (X, ONE_HOT))
+    loss = tensor_mlp_loss(params, cr.tensor(X_), Y_)  # (Y_: the library's array as it is)
+    loss.backward()
+    ref = {k: cr.tensor(v, requires_grad=True) for k, v in PARAMS.items()}
+    tensor_mlp_loss(ref, cr.tensor(X), ONE_HOT).backward()
+    for key in PARAMS:
+        g = params[key].grad
+        assert_same_kind((g, params[key].data), name, np.float64)
+        np.testing.assert_allclose(back(name, g), ref[key].grad, atol=1e-12, rtol=1e-12)
+    np.testing.assert_allclose(back(name, loss.data), tensor_mlp_loss(
+        PARAMS, cr.tensor(X), ONE_HOT).item(), rtol=1e-12)
+
+
+def test_a_torch_tensor_keeps_its_dtype_and_an_optimizer_steps_in_torch():
+    w = cr.tensor(torch.zeros(3), requires_grad=True)  # float32, as given
+    assert w.dtype == np.float32 and isinstance(w.data, torch.Tensor)
+    assert cr.tensor(torch.tensor([1, 2])).data.dtype == torch.float64  # ints: float64
+    opt = cr.optim.Adam([w], lr=0.1)
+    Xt, yt = torch.tensor(X, dtype=torch.float32), torch.tensor(Y, dtype=torch.float32)
+    for _ in range(3):
+        opt.zero_grad()
+        ((cr.tensor(Xt) @ w - yt) ** 2).mean().backward()
+        opt.step()
+    assert isinstance(w.data, torch.Tensor) and w.data.dtype == torch.float32
+    assert isinstance(w.grad, torch.Tensor) and w.grad.dtype == torch.float32
+    ref = cr.tensor(np.zeros(3, np.float32), requires_grad=True)
+    opt = cr.optim.Adam([ref], lr=0.1)
+    for _ in range(3):
+        opt.zero_grad()
+        ((cr.tensor(X.astype(np.float32)) @ ref - Y.astype(np.float32)) ** 2).mean().backward()
+        opt.step()
+    np.testing.assert_allclose(w.data.numpy(), ref.data, rtol=1e-5, atol=1e-6)
+
+
+def test_what_a_tensor_over_torch_gives_back():
+    x = cr.tensor(torch.tensor([1.0, 2.0], dtype=torch.float64), requires_grad=True)
+    y = x * x
+    y.backward(gradient=torch.tensor([1.0, 10.0], dtype=torch.float64))
+    assert torch.equal(x.grad, torch.tensor([2.0, 40.0], dtype=torch.float64))
+    x.grad = None
+    (x ** 3).sum().backward(create_graph=True)  # x.grad a Tensor in the graph: 3x^2
+    assert isinstance(x.grad, cr.Tensor) and isinstance(x.grad.data, torch.Tensor)
+    assert isinstance(x.argmax(), torch.Tensor) and x.argmax() == 1
+    assert repr(cr.tensor(torch.ones(1))) == "tensor(tensor([1.]), dtype=float32)"
+    with pytest.raises(TypeError, match=r"numpy\(\): this tensor holds a torch array"):
+        x.numpy()
+    with pytest.raises(TypeError, match="not turned into a NumPy array"):
+        np.asarray(x.detach())  # (NumPy asks the Tensor: it refuses too)
+    with pytest.warns(RuntimeWarning, match="runs eagerly on torch arrays"):
+        assert cr.jit(lambda t: (t * t).sum())(x).item() == 5.0
+
+
+# ---------------------------------------------------------------------------------------
 # Dask: a gradient is a graph, computed when asked, on the cluster
 # ---------------------------------------------------------------------------------------
 
@@ -311,6 +428,27 @@ def test_dask_gradient_and_hvp_on_a_local_cluster_of_two_processes():
     np.testing.assert_allclose(g_, cr.grad(logistic_loss)(W, X, Y), atol=1e-12)
     np.testing.assert_allclose(hv_, cr.hvp(lambda w: logistic_loss(w, X, Y), W, np.ones(3)),
                                atol=1e-12)
+
+
+@pytest.mark.slow
+def test_a_gradient_over_a_matrix_larger_than_a_workers_memory_streams():
+    """examples/dask_out_of_core.py at 0.6 GB (docs/backends.md runs it at 2 GB): two
+    workers limited to 300 MB each compute it, and neither grows by the matrix's size
+    (a worker's own start-up, which under pytest-xdist imports more, is left out)."""
+    pytest.importorskip("distributed", reason="needs dask.distributed")
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / "examples" / "dask_out_of_core.py"
+    spec = importlib.util.spec_from_file_location("dask_out_of_core", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    result = example.main(rows=1_500_000, memory_limit="300MB")
+    assert result["matrix_gb"] == 0.6
+    assert result["max_difference"] < 1e-12
+    assert len(result["peak_mb_per_worker"]) == 2
+    grown = [p - q for p, q in zip(result["peak_mb_per_worker"],
+                                   result["idle_peak_mb_per_worker"])]
+    assert max(grown) < 300e6 / 2 ** 20 < 0.6e9 / 2 ** 20  # (MiB, as ru_maxrss counts)
 
 
 # ---------------------------------------------------------------------------------------

@@ -37,7 +37,7 @@ import numpy as np
 from .arrays import ARRAYS
 
 __all__ = ["Primitive", "primitive", "elementwise", "Box", "raw", "shape_of", "ndim_of",
-           "new_level", "objects_refused"]
+           "new_level", "objects_refused", "of_a_library"]
 
 
 class Box:
@@ -260,6 +260,20 @@ def _foreign_array(x):
     return any(hasattr(x, name) for name in ("__array_ufunc__", "__array_function__",
                                              "__array__", "__array_interface__",
                                              "__array_namespace__"))
+
+
+def of_a_library(x: Any) -> bool:
+    """Whether x is an array of a library the engine runs on besides NumPy (torch,
+    CuPy, Dask: ``chainrule.backends``), which a rule hands on as it is rather than
+    turning it into NumPy's (which would copy a GPU's array, or compute a Dask graph).
+
+    >>> of_a_library(np.ones(2)), of_a_library([True])
+    (False, False)
+    """
+    if not _foreign_array(x):
+        return False
+    from .backends import library_of  # (imported at the first such array)
+    return library_of(x) is not None
 
 
 def _refuse_foreign(name, x):

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
-from . import arrays as xp, rules as ops
+from . import arrays as xp, rules as ops, tensor_data
 from .array_methods import ArrayMethods, describe_index, holds_box, raw_index, stack_of
 from .backward import accumulate, backward_pass
 from .graph import topological_order
@@ -31,7 +31,7 @@ from .modes import _modes
 from .node import Node
 from .origin import check_finite, refuse_a_computing_conversion, user_frame
 from .arrays import ARRAYS, as_array
-from .primitive import objects_refused, raw
+from .primitive import _foreign_array, objects_refused, raw
 from .saved import FREED, free, hold, reached
 from .torch_methods import TensorTorchMethods
 
@@ -191,9 +191,8 @@ class Tensor(Node, TensorTorchMethods, ArrayMethods):
         change the gradient that backward computes."""
         if self._prev or self._holders is not None:
             reached(self)
-        if xp.recorders_open[0]:
-            return self._array()
-        return self._data
+        data = self._array() if xp.recorders_open[0] else self._data
+        return data if type(data) is np.ndarray else tensor_data.users(data)
 
     @data.setter
     def data(self, value):
@@ -219,7 +218,7 @@ class Tensor(Node, TensorTorchMethods, ArrayMethods):
         if xp.recorders_open[0] and xp.recorder() is not None:  # cr.jit: what
             # it was becomes an input of the program
             xp.touch(self)
-        self._grad = value
+        self._grad = value if type(value) is np.ndarray else tensor_data.users(value)
 
     shape = property(lambda self: self._data.shape, doc="The length of each axis, a tuple.")
     ndim = property(lambda self: self._data.ndim, doc="The number of axes.")
@@ -248,7 +247,7 @@ class Tensor(Node, TensorTorchMethods, ArrayMethods):
         """
         if self._prev or self._holders is not None:
             reached(self)
-        return self._array()
+        return tensor_data.numpy_of(self._array())  # (torch's, Dask's: refused)
 
     def tolist(self) -> Any:  # a number, or nested lists of numbers
         """The values as (nested) Python lists of numbers, as ndarray.tolist.
@@ -276,7 +275,7 @@ class Tensor(Node, TensorTorchMethods, ArrayMethods):
         >>> int(cr.tensor([1.0, 3.0, 2.0]).argmax())
         1
         """
-        return np.argmax(self._array(), axis=axis if dim is None else dim)
+        return tensor_data.users(np.argmax(self._array(), axis=axis if dim is None else dim))
 
     def argmin(self, axis: int | None = None, dim: int | None = None) -> np.ndarray | np.intp:
         """The index of the smallest entry (along ``axis``), an int or an int array.
@@ -284,7 +283,7 @@ class Tensor(Node, TensorTorchMethods, ArrayMethods):
         >>> int(cr.tensor([1.0, 3.0, 2.0]).argmin())
         0
         """
-        return np.argmin(self._array(), axis=axis if dim is None else dim)
+        return tensor_data.users(np.argmin(self._array(), axis=axis if dim is None else dim))
 
     def __format__(self, spec):
         """A format spec applies to every entry (``f"{loss:.4f}"``, ``f"{x:.2f}"``); a
@@ -313,7 +312,7 @@ class Tensor(Node, TensorTorchMethods, ArrayMethods):
             reached(self)
         if self.requires_grad and _modes.grad_enabled:  # (np.vectorize: lost gradients)
             refuse_a_computing_conversion(self._data.shape)
-        data = self._array()
+        data = tensor_data.numpy_of(self._array(), "np.asarray")
         if dtype is not None and dtype != data.dtype:
             return data.astype(dtype)
         return data.copy() if copy else data
@@ -330,7 +329,7 @@ class Tensor(Node, TensorTorchMethods, ArrayMethods):
     def __bool__(self): return bool(self._array())
 
     def __repr__(self):
-        body = np.array2string(self._data, separator=", ", prefix="tensor(")
+        body = tensor_data.text(self._data)
         extras = ""
         if self._data.dtype != np.float64:
             extras += f", dtype={self._data.dtype}"
@@ -522,6 +521,8 @@ class Tensor(Node, TensorTorchMethods, ArrayMethods):
 
 
 def _seed_gradient(root, gradient):
+    if tensor_data.foreign(root._data):  # another library's (torch, Dask...): in it
+        return tensor_data.seed(root._data, raw(gradient))
     if gradient is None:
         if root._data.dtype.kind == "c":  # (as PyTorch and JAX's grad refuse)
             raise RuntimeError("backward: the output is complex; reduce it to a real "
@@ -554,6 +555,8 @@ def _as_array(data, dtype):
         data = data._data
     if type(data) is not np.ndarray and type(data) in ARRAYS:  # traced (cr.jit): a copy
         array = data.copy() if dtype is None else data.astype(dtype)
+    elif _foreign_array(data) and (foreign := tensor_data.adopted(data, dtype)) is not None:
+        return foreign  # torch, Dask...: kept in its library (tensor_data.py)
     elif dtype is not None:
         return np.array(data, dtype=dtype)
     else:

@@ -24,7 +24,7 @@ from .foreign import ForeignArray
 from .library import Library, library_of, mixed_libraries
 
 __all__ = ["ForeignArray", "Library", "library_of", "mixed_libraries", "foreign_call",
-           "one_library"]
+           "one_library", "library_among"]
 
 
 def foreign_call(prim: Any, args: tuple, kwargs: dict, foreign: Any, traced: bool,
@@ -61,3 +61,14 @@ def one_library(kinds: list, what: str) -> "Library | None":
                 raise mixed_libraries(found, kind, what)
             found = kind
     return found
+
+
+def library_among(values: list, what: str) -> "Library | None":
+    """The one Library of the arrays among ``values`` (None if there is none); an
+    error naming both if there are two.
+
+    >>> import torch
+    >>> library_among([1.0, torch.ones(2)], "vmap").name
+    'torch'
+    """
+    return one_library([library_of(value) for value in values], what)

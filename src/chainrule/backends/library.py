@@ -141,8 +141,18 @@ class Library:
 
     def from_numpy(self, array):
         """A NumPy array (a constant the engine made) as an array of this library."""
-        if isinstance(array, np.ndarray) and not array.flags.writeable:
-            array = array.copy()  # (torch warns of a read-only array, and may write)
+        repeated = isinstance(array, np.ndarray) and [
+            stride == 0 and n > 1 for stride, n in zip(array.strides, array.shape)]
+        if repeated and any(repeated):
+            # a broadcast (a gradient of ones the size of the data): the one copy of its
+            # values, broadcast in the library, not a full array (Dask would ship it in
+            # its graph)
+            compact = array[tuple(slice(0, 1) if r else slice(None) for r in repeated)]
+            return self.ns.broadcast_to(self.from_numpy(compact), array.shape)
+        if isinstance(array, np.ndarray) and (not array.flags.writeable or any(
+                stride < 0 for stride in array.strides)):
+            array = array.copy()  # (torch warns of a read-only array, and may write;
+            # it refuses negative strides, which np.flip's views have)
         return self.ns.asarray(array, device=self.device)
 
     def take(self, x, what):

@@ -16,7 +16,7 @@ import numpy as np
 __all__ = ["unsupported", "elementwise", "logsumexp", "cumulative_prod", "scatter_add", "updated",
            "einsum", "tril", "triu", "diagonal", "trace", "take_along_axis", "pad",
            "atleast", "kron", "sinc", "nan_to_num", "isclose", "allclose", "diff",
-           "moveaxis", "vectorized", "root"]
+           "moveaxis", "vectorized", "root", "indexed"]
 
 
 def root(lib):
@@ -55,9 +55,9 @@ _error = unsupported
 def _torch(name):
     def get():
         import torch
-        return {"erf": torch.special.erf, "lgamma": torch.lgamma,
-                "digamma": torch.special.digamma, "erfc": torch.special.erfc,
-                "einsum": torch.einsum}[name]
+        found = {"lgamma": torch.lgamma, "einsum": torch.einsum,
+                 "j0": torch.special.bessel_j0, "j1": torch.special.bessel_j1}.get(name)
+        return found or getattr(torch.special, name, None)  # (SciPy's names: ndtr...)
     return get
 
 
@@ -65,8 +65,9 @@ def _cupy(name):
     def get():
         import cupy
         import cupyx.scipy.special as special
-        return {"erf": special.erf, "lgamma": special.gammaln, "digamma": special.digamma,
-                "erfc": special.erfc, "einsum": cupy.einsum}[name]
+        if name == "einsum":
+            return cupy.einsum
+        return getattr(special, {"lgamma": "gammaln"}.get(name, name), None)
     return get
 
 
@@ -75,10 +76,10 @@ def _dask(name):
         import dask.array as da
         if name == "einsum":
             return da.einsum
-        import scipy.special as special  # applied to each chunk, lazily, by Dask
-        function = {"erf": special.erf, "lgamma": special.gammaln,
-                    "digamma": special.digamma, "erfc": special.erfc}[name]
-        return lambda x: da.map_blocks(function, x, dtype=x.dtype)
+        import scipy.special as special
+        function = getattr(special, {"lgamma": "gammaln"}.get(name, name), None)
+        # a ufunc on a Dask array is one more lazy step of its graph, chunk by chunk
+        return function if isinstance(function, np.ufunc) else None
     return get
 
 
@@ -86,8 +87,9 @@ _OWN = {"torch": _torch, "cupy": _cupy, "dask": _dask}
 
 
 def own(lib, name):
-    """The library's own function ``name`` (erf, lgamma, digamma, erfc, einsum), or
-    None where it has none."""
+    """The library's own function ``name`` (einsum, lgamma, and SciPy's special
+    functions by their SciPy names: erf, ndtr, log_ndtr, i0...), or None where it has
+    none."""
     key = ("own", name)
     if key not in lib._cache:
         maker = _OWN.get(root(lib))
@@ -147,7 +149,56 @@ def scatter_add(lib, target, index, values):
 
 def _picked(lib, x, index):
     taken = as_take(lib, x, index)
-    return x[index] if taken is None else taken
+    return indexed(lib, x, index) if taken is None else taken
+
+
+def indexed(lib, x, index):
+    """``x[index]`` by the library's own indexing; where it refuses several integer
+    arrays at once (Dask's "nd fancy indexing", as cr.vmap's batched indexes make),
+    the same entries by one ``take`` from ``x`` flattened over the indexed axes.
+
+    >>> import dask.array as da
+    >>> from chainrule.backends import library_of
+    >>> x = da.arange(6).reshape(2, 3)
+    >>> indexed(library_of(x), x, (da.asarray([0, 1, 1]), da.asarray([2, 0, -1]))).compute()
+    array([2, 3, 5])
+    """
+    try:
+        return x[index]
+    except (NotImplementedError, IndexError, TypeError) as error:
+        taken = _gathered(lib, x, index if type(index) is tuple else (index,))
+        if taken is None:
+            raise _error(lib, f"indexing by {_spelled(index)}", "getitem") from error
+        return taken
+
+
+def _gathered(lib, x, parts):
+    """``x[parts]`` where the parts are full slices around one run of adjacent integer
+    arrays (and integers), as one ``take``; None for any other index."""
+    ns = lib.ns
+    parts = tuple(p for p in parts if p is not Ellipsis)  # (a trailing one: no effect)
+    advanced = [k for k, p in enumerate(parts) if not isinstance(p, slice)]
+    if not advanced or advanced != list(range(advanced[0], advanced[-1] + 1)) or any(
+            p != slice(None) for p in parts if isinstance(p, slice)) or any(
+            getattr(p, "dtype", None) == ns.bool for p in parts):
+        return None
+    start, stop = advanced[0], advanced[-1] + 1
+    shape = tuple(x.shape)
+    arrays = [ns.asarray(parts[k], device=lib.device) for k in advanced]
+    arrays = ns.broadcast_arrays(*arrays)
+    flat = None  # the position in x flattened over the indexed axes (row-major)
+    for k, array in zip(advanced, arrays):
+        n = shape[k]
+        array = ns.where(array < 0, array + n, array)  # (NumPy's negative indices)
+        flat = array if flat is None else flat * n + array
+    picked = ns.take(ns.reshape(x, shape[:start] + (-1,) + shape[stop:]),
+                     ns.reshape(flat, (-1,)), axis=start)
+    return ns.reshape(picked, shape[:start] + tuple(flat.shape) + shape[stop:])
+
+
+def _spelled(index):
+    parts = index if type(index) is tuple else (index,)
+    return "[" + ", ".join("array" if hasattr(p, "shape") else repr(p) for p in parts) + "]"
 
 
 def flipped(lib, x, parts):

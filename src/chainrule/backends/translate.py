@@ -121,7 +121,8 @@ def _elementwise(lib, name):
     found = lib._cache.get(name)
     if found is None:
         own = _UFUNC_NAMES.get(name, name)
-        found = getattr(lib.ns, own, None) or shims.elementwise(lib, name)
+        found = getattr(lib.ns, own, None) or shims.elementwise(lib, name) or \
+            shims.own(lib, name)  # (scipy.special's ufuncs: torch.special's, ...)
         if found is None:
             raise unsupported(lib, name)
         lib._cache[name] = found
@@ -323,12 +324,12 @@ def _like(own):
 def _concatenate(lib, arrays, axis=0, dtype=None, **rest):
     if axis is None:
         arrays, axis = [lib.ns.reshape(a, (-1,)) for a in arrays], 0
-    result = lib.ns.concat(list(arrays), axis=axis)
+    result = lib.ns.concat(list(_scalars_as(lib, *arrays)), axis=axis)
     return result if dtype is None else lib.ns.astype(result, dtype)
 
 
 def _stack(lib, arrays, axis=0, dtype=None, **rest):
-    result = lib.ns.stack(list(arrays), axis=axis)
+    result = lib.ns.stack(list(_scalars_as(lib, *arrays)), axis=axis)  # (numbers too)
     return result if dtype is None else lib.ns.astype(result, dtype)
 
 
@@ -531,7 +532,7 @@ def getitem(lib, x, index):
     if taken is not None:
         return lib.wrap(taken)
     value, index, _ = _full(lib, x._value, index)
-    return lib.wrap(value[index])
+    return lib.wrap(shims.indexed(lib, value, index))
 
 
 def setitem(lib, x, index, value):

@@ -36,6 +36,7 @@ from .codegen import MISS, call_function
 from .program import Program, compile_program
 from ..scalar.value import Value
 from ..tensor import Tensor, _record
+from ..tensor_data import foreign
 from ..transforms.pytrees import node_parts
 
 __all__ = ["jit", "make_program", "Jitted"]
@@ -242,6 +243,8 @@ def _flatten(x, values, tensors):
     if isinstance(x, Tensor):
         tensors.append(x)
         data = x._data
+        if type(data) is not np.ndarray and foreign(data):  # over torch, Dask...
+            raise _OtherLibrary(data._lib)
         return ("T", data.shape, data.dtype, x.requires_grad, grad_key(x._grad))
     if isinstance(x, np.generic):
         values.append(x)

@@ -12,7 +12,7 @@ An optimizer holds parameters and moves them against their gradients at each
 Both go through one code path: the parameter's numbers are read as NumPy values, the
 update is computed with NumPy, and the result is written back (a Value keeps a Python
 float; a Tensor keeps its dtype, so float32 stays float32). Per-parameter state
-(momentum buffers, Adam's moments) is NumPy too.
+(momentum buffers, Adam's moments) is NumPy too (torch's, Dask's for their Tensors).
 
     opt = SGD(model.parameters(), lr=0.1, momentum=0.9)
     for x, y in batches:
@@ -45,15 +45,14 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .. import arrays as xp
+from .. import arrays as xp, tensor_data
 from ..modes import enable_grad, no_grad
 from ..arrays import as_array
 from ..tensor import Tensor
 from ..scalar.value import Value
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW",
-           "LRScheduler", "StepLR", "CosineAnnealingLR", "LinearLR", "LinearWarmup",
-           "LambdaLR"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "LRScheduler", "StepLR", "CosineAnnealingLR",
+           "LinearLR", "LinearWarmup", "LambdaLR"]
 
 # What an optimizer updates: Values or Tensors, (name, parameter) pairs as
 # named_parameters() gives them, or parameter groups (dicts with a "params" list).
@@ -73,6 +72,7 @@ def _read(p):
             return data, None
         if isinstance(grad, Tensor):  # left by backward(create_graph=True)
             grad = grad.data
+        data, grad = tensor_data.for_update(p._data, data, grad)  # (torch's: in torch)
         grad = as_array(grad, dtype=data.dtype)  # no copy when the dtype already fits
         if grad.shape != data.shape:
             raise ValueError(f"optimizer: a parameter of shape {data.shape} has a gradient "

@@ -19,7 +19,7 @@ from numbers import Number
 from numpy.typing import ArrayLike
 
 from .. import arrays as xp
-from ..primitive import elementwise, raw, shape_of
+from ..primitive import elementwise, of_a_library, raw, shape_of
 from ..arrays import as_array
 from .common import Result
 
@@ -465,7 +465,8 @@ def where(condition: ArrayLike, a: ArrayLike, b: ArrayLike) -> Result:
     >>> x.grad.tolist()                       # 2x on the left, 1 on the right
     [-2.0, 1.0]
     """
-    return _where(as_array(raw(condition), bool), a, b)
+    condition = raw(condition)  # (torch's, Dask's mask: kept in its library)
+    return _where(condition if of_a_library(condition) else as_array(condition, bool), a, b)
 
 
 # ---------------------------------------------------------------------------------------

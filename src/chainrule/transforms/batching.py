@@ -609,6 +609,9 @@ def vmap(f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
                              f"called with {len(args)} positional arguments; expected one "
                              f"entry per argument")
         leaves, treedef = tree_flatten((tuple(args), kwargs))
+        library = _library(leaves)  # torch, Dask...: wrapped in, unwrapped out
+        if library is not None:
+            leaves = [library.adopt(leaf) for leaf in leaves]
         flat_axes = (_axes_of_leaves(tuple(axes) if isinstance(axes, list) else axes,
                                      tuple(args), "in_axes")
                      + [0] * (len(leaves) - len(tree_flatten(tuple(args))[0])))
@@ -623,9 +626,23 @@ def vmap(f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
         placed = [_output(leaf, axis, size, level)
                   for leaf, axis in zip(out_leaves, _axes_of_leaves(out_axes, out,
                                                                     "out_axes"))]
+        if library is not None:  # (a traced result stays so: an outer transform's)
+            placed = [p if isinstance(p, Box) else library.result(p) for p in placed]
         return tree_unflatten(out_def, placed)
 
     return vmapped
+
+
+def _library(leaves):
+    """The one array library other than NumPy among vmap's inputs (torch, Dask), or
+    None; NumPy's path imports nothing of ``chainrule.backends``."""
+    if all(isinstance(x, _KNOWN) or type(x) in xp.ARRAYS for x in leaves):
+        return None
+    from ..backends import library_among
+    return library_among(leaves, "cr.vmap's inputs")
+
+
+_KNOWN = (np.ndarray, np.generic, int, float, complex, Box)
 
 
 def _of_a_finished_trace(leaf):
@@ -633,7 +650,8 @@ def _of_a_finished_trace(leaf):
         numbers = _numbers(leaf)
     except Exception:  # (a traced value refuses to show its numbers once its trace ended)
         return True
-    return type(numbers) in xp.ARRAYS and type(numbers) is not np.ndarray
+    return type(numbers) in xp.ARRAYS and type(numbers) is not np.ndarray and \
+        not hasattr(numbers, "_lib")  # (a ForeignArray, which no trace owns)
 
 
 def _batch_size(leaves, axes, axis_size):
@@ -675,7 +693,7 @@ def _output(leaf, axis, size, level):
     elif isinstance(leaf, Box):
         value = ops.broadcast_to(leaf, (size,) + shape_of(leaf))
     else:
-        value = np.broadcast_to(np.asarray(leaf), (size,) + np.shape(leaf)).copy()
+        value = np.broadcast_to(xp.as_array(leaf), (size,) + np.shape(leaf)).copy()
     rank = _ndim(value)
     if not -rank <= axis < rank:
         raise ValueError(f"vmap: out_axes {axis} for an output of {rank - 1} dimensions "

@@ -25,12 +25,13 @@ import numpy as np
 from .. import rules as ops
 from .forward import JVPTracer, tangent_in_dtype
 from ..modes import enable_grad
-from ..primitive import Box, new_level
+from ..primitive import Box, new_level, _foreign_array
 from ..arrays import ARRAYS, as_array, to_float
 from ..primitive import raw as _innermost
 from .pytrees import LEAF, PyTree, leaf_count, tree_flatten, tree_map, tree_unflatten
 from .reverse import ReverseTracer, gradients
 from ..tensor import Tensor
+from ..tensor_data import foreign
 from .tracer import Tracer
 from ..scalar.value import Value
 
@@ -52,6 +53,7 @@ def _checked_output(out, name):
         raise TypeError(f"{name}: the function returned None (a missing `return`?); "
                         f"expected numbers, arrays or Tensors (or tuples, lists and dicts "
                         f"of them)")
+    library = None
     for leaf in tree_flatten(out)[0]:
         if isinstance(leaf, np.ndarray) and leaf.dtype == object:
             raise TypeError(f"{name}: the function returned an array of Python objects "
@@ -59,10 +61,13 @@ def _checked_output(out, name):
                             f"use Tensors")
         if not (isinstance(leaf, _RESULTS) or type(leaf) in ARRAYS) or \
                 isinstance(leaf, (bool, np.bool_)):  # (ARRAYS: cr.jit's traced arrays)
+            library = library or _library(leaf)  # (torch's, Dask's: computed from
+            if library is not None:                 # closed-over arrays alone)
+                continue
             raise TypeError(f"{name}: the function returned {type(leaf).__name__} "
                             f"{leaf!r:.60}; expected numbers, arrays or Tensors "
                             f"(or tuples, lists and dicts of them)")
-    return out
+    return out if library is None else tree_map(library.adopt, out)
 
 
 def _kind(x):
@@ -86,6 +91,15 @@ def _kind(x):
         return library
     raise TypeError(f"expected a float, Value, NumPy array or Tensor to differentiate, "
                     f"got {type(x).__name__} {x!r}")
+
+
+def _library(x):
+    """The Library of an array of another library (torch, Dask) met outside a
+    transform's inputs, or None; NumPy's values are told apart without an import."""
+    if not _foreign_array(x):
+        return None
+    from ..backends import library_of  # (imported at the first array of another library)
+    return library_of(x)
 
 
 def _kind_of_results(kinds):
@@ -131,6 +145,8 @@ def _in_kind(x, kind, like=None, lead=()):
         raise TypeError("a transform's result is an array of Python objects (Values among "
                         "NumPy arrays?), which carries no derivative; compute with NumPy "
                         "arrays or Tensors, or with Values alone")
+    if kind != "tensor" and foreign(x):  # (from another library's data the function
+        return x._value                   # closed over: in that library, never NumPy)
     if kind == "float":  # (a batch of them, with lead axes, is an array)
         if lead or np.ndim(x) != 0:
             return as_array(x)
@@ -241,12 +257,15 @@ class _ReverseRun:
 
     def output(self, aux=False):
         """The output (or the aux) in the inputs' kind: what this level's tracers carry."""
-        return tree_map(self._output_leaf, self.aux if aux else self.out)
+        out = tree_map(self._output_leaf, self.aux if aux else self.out)
+        if aux or type(self.out_kind) is str:
+            return out
+        return tree_map(self.out_kind.result, out)  # (a constant: in the inputs' library)
 
     def _output_leaf(self, leaf):
         if self._mine(leaf):
             return _in_kind(leaf._data, self.out_kind)
-        if isinstance(leaf, Box):
+        if isinstance(leaf, Box) or foreign(leaf):  # (foreign: from closed-over torch...)
             return _in_kind(leaf, self.out_kind)
         return leaf  # (a constant, or anything an aux holds)
 
@@ -283,6 +302,8 @@ def _seed(leaf, cot):
         cot = cot._data
     if isinstance(cot, Box):
         return cot
+    if type(cot) is not np.ndarray and type(cot) is not float and _library(cot):
+        cot = _library(cot).adopt(cot)  # (torch's, Dask's: never turned into NumPy's)
     return as_array(cot, dtype=_float_dtype(leaf))
 
 

@@ -1,0 +1,147 @@
+"""The fuzzer's programs on torch tensors and Dask arrays: NumPy's numbers, in their library.
+
+Each seed's program (``fuzz_programs.generate``: a random expression with inner
+transforms, under grad, vjp, jvp, jacrev, jacfwd, hessian or a transform of a vjp
+function) runs twice with chainrule: on the case's NumPy arrays, and with every array
+argument (and every tangent and cotangent) converted to a torch tensor or a Dask array;
+Python floats stay floats, and the constants inside the program stay NumPy's, so each
+program also mixes them with the library's arrays. The two runs must agree to 1e-12
+(relative, with a 1e-12 floor), in the same structure, and the results must be in the
+library: no wrapper, no Tensor, and every result an array of the library where every
+differentiated leaf is one. (A result follows the kind of the inputs: a float's
+derivative is a float where it is a constant, such as 0; a result computed from a
+closed-over array of the library is the library's; one computed from NumPy's constants
+alone may be NumPy's.) On Dask, nothing computes before ``dask.compute``.
+
+An outcome is agree, wrong (a number, a kind, a structure) or an error; the known
+failures are listed with their reason (strict xfail: one that starts to pass fails the
+run, so the list stays true). More seeds: ``CHAINRULE_FUZZ_TORCH_N=300`` (and
+``CHAINRULE_FUZZ_DASK_N``); the outcomes counted by category:
+``python tests/test_fuzz_backends.py torch 500`` (or ``dask 100``).
+"""
+
+import collections
+import dataclasses
+import os
+import sys
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))  # (when run as a script)
+
+import fuzz_programs as fp  # noqa: E402
+
+torch = pytest.importorskip("torch", reason="needs torch")
+da = pytest.importorskip("dask.array", reason="needs dask[array]")
+pytest.importorskip("array_api_compat", reason="the backends need array-api-compat")
+import dask  # noqa: E402
+import dask.callbacks  # noqa: E402
+
+COUNTS = {"torch": int(os.environ.get("CHAINRULE_FUZZ_TORCH_N", "48")),  # two rounds of
+          "dask": int(os.environ.get("CHAINRULE_FUZZ_DASK_N", "12"))}   # the 24 patterns; half
+RTOL = ATOL = 1e-12
+
+# A NumPy array as the library's (Dask: vectors in two chunks), and the library's type.
+LIBRARIES = {
+    "torch": (torch.from_numpy, torch.Tensor),
+    "dask": (lambda a: da.from_array(a, chunks=max(1, (a.shape[0] + 1) // 2)
+                                     if a.ndim else ()), da.Array),
+}
+
+# (library, seed): why it fails. Each is checked to still fail (strict).
+KNOWN: dict = {}
+
+
+def converted(tree, to):
+    """Every ndarray in nested tuples, lists and dicts, converted by ``to``."""
+    if isinstance(tree, np.ndarray):
+        return to(tree)
+    if isinstance(tree, (tuple, list)):
+        return type(tree)(converted(t, to) for t in tree)
+    if isinstance(tree, dict):
+        return {k: converted(v, to) for k, v in tree.items()}
+    return tree
+
+
+def in_library(case, name):
+    """The case with its arrays (arguments, tangents, cotangents) the library's."""
+    to = LIBRARIES[name][0]
+    return dataclasses.replace(
+        case, args=[dataclasses.replace(a, value=converted(a.value, to)) for a in case.args],
+        extras=converted(case.extras, to))
+
+
+class _Computations(dask.callbacks.Callback):
+    def __init__(self):
+        super().__init__()
+        self.count = 0
+
+    def _start(self, dsk):
+        self.count += 1
+
+
+def outcome(name, seed):
+    """("agree" | "wrong: ..." | "error: ...", detail) for a seed on a library."""
+    case = fp.generate(seed)
+    ours = fp.run(case, fp.CHAINRULE)
+    counter = _Computations()
+    try:
+        with counter:
+            theirs = fp.run(in_library(case, name), fp.CHAINRULE)
+    except Exception as error:  # noqa: BLE001  (any error is an outcome to report)
+        return "error: " + f"{type(error).__name__}: {error}".split(";")[0][:80], str(error)
+    if counter.count:
+        return "wrong: computed", f"{counter.count} Dask computations before dask.compute"
+    leaves, structure = fp.flatten(theirs)
+    if structure != fp.flatten(ours)[1]:
+        return "wrong: structure", f"{structure} vs NumPy's {fp.flatten(ours)[1]}"
+    kind = LIBRARIES[name][1]
+    strict = all(isinstance(leaf, np.ndarray) for a in case.differentiated
+                 for leaf in fp.flatten(a.value)[0])  # (see the module's docstring)
+    for i, leaf in enumerate(leaves):
+        if not isinstance(leaf, kind) and (strict or not isinstance(leaf, fp.NUMBERS)):
+            return "wrong: kind", f"result leaf {i} is a {type(leaf).__name__}"
+    if name == "dask":
+        leaves = dask.compute(*leaves)
+    for i, (a, b) in enumerate(zip(leaves, fp.flatten(ours)[0])):
+        a = a.numpy() if isinstance(a, torch.Tensor) else np.asarray(a, dtype=float)
+        b = np.asarray(b, dtype=float)
+        if a.shape != b.shape:
+            return "wrong: shape", f"result leaf {i}: {a.shape} vs NumPy's {b.shape}"
+        if not np.all(np.abs(a - b) <= RTOL * np.maximum(np.abs(a), np.abs(b)) + ATOL):
+            return "wrong: number", f"result leaf {i}: {a} vs NumPy's {b}"
+    return "agree", ""
+
+
+def seeds():
+    for name, count in COUNTS.items():
+        for seed in range(count):
+            reason = KNOWN.get((name, seed))
+            marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+            yield pytest.param(name, seed, id=f"{name}-{seed}", marks=marks)
+
+
+@pytest.mark.parametrize("name, seed", list(seeds()))
+def test_a_fuzzed_program_on_another_library_gives_numpys_numbers(name, seed):
+    category, detail = outcome(name, seed)
+    assert category == "agree", (f"{category}: {detail}\n"
+                                 + fp.describe_case(fp.generate(seed)))
+
+
+def main(name, count):
+    """Count the outcomes of ``count`` seeds on a library, by category; print the
+    failing seeds."""
+    found = collections.Counter()
+    for seed in range(count):
+        category, detail = outcome(name, seed)
+        found[category] += 1
+        if category != "agree":
+            print(f"seed {seed}: {category} ({detail[:100]})")
+    for category, n in found.most_common():
+        print(f"{n:5d}  {category}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "torch",
+         int(sys.argv[2]) if len(sys.argv) > 2 else 100)
