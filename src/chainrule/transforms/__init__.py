@@ -16,7 +16,7 @@
 from .functional import (grad, hessian, hvp, jacfwd, jacobian, jacrev, jvp, tree_flatten,
                          tree_unflatten, value_and_grad, vjp)
 from .operators import hessian_operator, linear_operator
-from .batching import vmap
+from .vmap_axes import vmap
 from .gradcheck import GradcheckError, gradcheck
 from .control import (cond, dynamic_slice, dynamic_update_slice, fori_loop, scan, switch,
                       while_loop)
