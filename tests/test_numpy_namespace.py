@@ -72,9 +72,11 @@ def test_array_stacks_traced_values_and_leaves_numbers_plain():
 
 def test_linalg_is_chainrules_where_it_can_be_and_numpys_otherwise():
     assert cnp.linalg.solve is cr.linalg.solve and cnp.linalg.cholesky is cr.linalg.cholesky
+    assert cnp.linalg.eigvals is cr.linalg.eigvals   # (differentiable, as JAX's)
     np.testing.assert_allclose(cnp.linalg.eigvals(np.diag([1.0, 2.0])), [1.0, 2.0])
-    with pytest.raises(TypeError, match="np.linalg.eigvals"):  # refused, not cut
-        cr.grad(lambda x: cnp.sum(cnp.linalg.eigvals(x)))(np.eye(2))
+    np.testing.assert_allclose(cnp.linalg.cond(np.diag([1.0, 2.0])), 2.0)   # NumPy's
+    with pytest.raises(TypeError, match="np.linalg.cond"):  # refused, not cut
+        cr.grad(lambda x: cnp.linalg.cond(x))(np.eye(2))
 
 
 @pytest.mark.parametrize("shape, axes", [((5,), None), ((4, 5), None), ((4, 5), 1),
