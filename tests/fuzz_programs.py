@@ -796,11 +796,44 @@ class Generator:
         makers = [self.complex_unary, self.complex_binary, self.into_complex,
                   self.complex_reduction, self.complex_product, self.fourier, self.conjugate]
         weights = [3, 3, 2, 1.5, 1.5, 3, 1]
+        if self.loops:  # (the programs with loops and complex numbers: a complex carry)
+            makers.append(self.complex_loop)
+            weights.append(1.5)
         for _ in range(10):
             node = self.pick(makers, weights)(shape, depth - 1, scope)
             if node is not None:
                 return self.scaled(node, CAP)
         return self.complex_leaf(shape, scope)
+
+    def complex_loop(self, shape, depth, scope):
+        """fori_loop or scan whose carry (and scan's x and y) are complex: each step's
+        carry is scaled back to |z| <= 1 (tanh, which keeps a real carry bounded, has
+        poles in the complex plane)."""
+        steps, k = int(self.rng.integers(1, 5)), len(scope)
+        init = self.scaled(self.complex_tree(shape, depth, scope), 1.0)
+        carry = Variable(f"c{k}", (), shape, 1.0, complex=True)
+        if self.chance(0.4):
+            body = self.complex_body(shape, depth, scope + (carry,), carry)
+            return self.complex_node("fori_loop", (body, init), shape, 1.0,
+                                     {"var": carry.name, "steps": steps})
+        x_shape = self.pick([(), (self.dim(),)])
+        xs = self.complex_tree((steps,) + x_shape, depth, scope)
+        x = Variable(f"x{k}", (), x_shape, xs.bound, complex=True)
+        inner = scope + (carry, x)
+        body = self.complex_body(shape, depth, inner, carry)
+        y = self.scaled(self.complex_tree(shape, max(depth - 1, 1), inner), 1.0)
+        return self.complex_node("scan", (body, y, init, xs), shape, 1.0 + steps,
+                                 {"var": carry.name, "xvar": x.name, "steps": steps,
+                                  "reverse": self.chance(0.3)})
+
+    def complex_body(self, shape, depth, scope, carry):
+        for _ in range(5):  # a body that reads the carry
+            body = self.complex_tree(shape, max(depth - 1, 1), scope)
+            if self.reads(body, carry.name):
+                break
+        else:
+            body = self.complex_node("add", (body, carry.node()), shape, body.bound + 1.0)
+        return self.scaled(body, 1.0)
 
     def complex_leaf(self, shape, scope):
         """A complex argument read as this shape, a complex constant, or a real leaf
@@ -922,7 +955,7 @@ class Generator:
         op = self.pick(["fft", "ifft", "rfft"])
         norm = self.pick([None, "ortho", "forward"])
         if op == "rfft":  # n real numbers give n // 2 + 1 complex ones
-            n = self.pick([2 * m - 2, 2 * m - 1])
+            n = max(self.pick([2 * m - 2, 2 * m - 1]), 1)  # (m is 1 after a 1-step scan)
             child = self.build(shape[:-1] + (n,), depth, scope)
             return self.complex_node("rfft", (child,), shape, n * child.bound,
                                      {"n": None, "norm": norm})
@@ -992,8 +1025,11 @@ class Generator:
             split = int(self.rng.integers(0, len(shape) + 1))
             body_shape, var_shape = shape[:split], shape[split:]
         name = INNER_NAMES[len([v for v in scope if v.name in INNER_NAMES])]
-        point = self.point(var_shape, scope)
-        var = Variable(name, (), var_shape, point.bound)
+        # (the programs with loops and complex numbers: some variables are complex)
+        complex_var = self.loops and self.complex_numbers and \
+            op in ("grad", "vjp", "jvp") and self.chance(0.4)
+        point = (self.complex_point if complex_var else self.point)(var_shape, scope)
+        var = Variable(name, (), var_shape, point.bound, complex_var)
         inner_scope = scope + (var,)
         for _ in range(5):  # a body that reads its own variable
             body = self.build(body_shape, max(depth - 1, 2), inner_scope, nest - 1)
@@ -1002,14 +1038,31 @@ class Generator:
         else:
             body = self.plus_a_function_of(body, var)
         args = [body, point]
-        if op in ("vjp", "jvp"):  # a cotangent (shaped like the body) or a tangent
-            args.append(self.point(body_shape if op == "vjp" else var_shape, scope))
-        return Node(op, tuple(args), shape, INNER_BOUND, {"var": name})
+        if op == "vjp":  # a cotangent (shaped like the body, real)
+            args.append(self.point(body_shape, scope))
+        if op == "jvp":  # a tangent (like the variable)
+            args.append((self.complex_point if complex_var else self.point)(var_shape, scope))
+        node = Node(op, tuple(args), shape, INNER_BOUND, {"var": name})
+        if complex_var and op != "jvp":  # a gradient of a complex variable is complex
+            return Node(self.pick(["real", "imag"]), (node,), shape, INNER_BOUND)
+        return node
+
+    def complex_point(self, shape, scope):
+        """point's complex counterpart: a complex constant, plus a complex expression of
+        the outer variables (or not)."""
+        constant = self.complex_constant(shape)
+        if self.chance(0.5):
+            return constant
+        moving = self.scaled(self.complex_tree(self.operand_shape(shape) if shape else (),
+                                               1, scope), 1.0)
+        return self.complex_node("add", (moving, constant), shape, moving.bound + 2.2)
 
     def plus_a_function_of(self, body, var):
         """body + sin(sum(var)): a body that depends on its variable, whatever its shape
         (a derivative that is 0 by construction would test little)."""
         read = var.node()
+        if var.complex:  # (the body is real: so is what is added to it)
+            read = Node("real", (read,), var.shape, read.bound)
         if var.shape:
             read = Node("sum", (read,), (), read.bound * int(np.prod(var.shape)),
                         {"axis": None, "keepdims": False})
@@ -1114,7 +1167,9 @@ def generate(seed, loops=False, complex_numbers=False):
     ``loops``, fori_loop and scan are among the operations, and the program holds at
     least one (a family of its own: the same seed gives another program). With
     ``complex_numbers``, another family: complex arguments, complex expressions inside
-    real ones, numpy.fft's transforms, holomorphic derivatives (``fit_to_jax_rules``)."""
+    real ones, numpy.fft's transforms, holomorphic derivatives (``fit_to_jax_rules``).
+    With both, a fourth: loops with complex carries, inner grad, vjp and jvp at complex
+    points (and the first three families' programs unchanged)."""
     transform, nest = PATTERNS[seed % len(PATTERNS)]
     g = Generator(np.random.default_rng(seed), loops, complex_numbers)
     args = random_arguments(g)
@@ -1193,6 +1248,8 @@ def random_outputs(g, case):
             first = outputs[0]
             loop = g.squash(g.loop(first.shape, depth - 1, scope))
             outputs[0] = g.arithmetic("add", first, loop, first.shape)
+            if first.params.get("complex"):  # (a complex output stays one: its cotangent)
+                outputs[0].params["complex"] = True
         if g.complex_numbers and not any(holds_complex(out) for out in outputs):
             first = outputs[0]
             part = g.squash(g.complex_part(first.shape, depth - 1, scope))

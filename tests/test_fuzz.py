@@ -14,7 +14,8 @@ or inside them): the same seeds, other programs. A third holds complex numbers:
 complex arguments, complex expressions inside real ones (exp(1j * x), an fft and its
 abs), numpy.fft's transforms, conj, real, imag, abs, angle, and the transforms as JAX
 allows them (grad of real outputs, jacfwd and hessian of real inputs, or
-``holomorphic=True``).
+``holomorphic=True``). A fourth holds both loops and complex numbers: complex carries,
+xs and ys of fori_loop and scan, and inner grad, vjp and jvp at a complex point.
 
 An outcome is one of three: agree; a wrong number (no error); an error. Anything but
 agreement is a failure.
@@ -41,6 +42,7 @@ import fuzz_programs as fp  # noqa: E402
 COUNT = int(os.environ.get("CHAINRULE_FUZZ_N", "240"))  # 10 rounds of the 24 patterns
 LOOP_COUNT = COUNT // 2  # programs with loops
 COMPLEX_COUNT = COUNT // 2  # programs with complex numbers
+BOTH_COUNT = COUNT // 4  # programs with loops and complex numbers
 
 
 # ---------------------------------------------------------------------------------------
@@ -98,6 +100,24 @@ def test_chainrule_gives_jax_numbers_with_complex_numbers(seed):
     assert outcome.kind == "agree", fp.report(case_for(seed, complex_numbers=True), outcome)
 
 
+@pytest.mark.parametrize("seed", list(seed_params(BOTH_COUNT, True, True)))
+def test_chainrule_gives_jax_numbers_with_complex_numbers_through_loops(seed):
+    """The program with loops and complex numbers of this seed: complex carries, and
+    inner transforms at complex points."""
+    outcome = check(seed, True, True)
+    assert outcome.kind == "agree", fp.report(case_for(seed, True, True), outcome)
+
+
+def test_the_complex_loop_programs_hold_complex_loops_and_variables():
+    cases = [case_for(s, True, True) for s in range(min(BOTH_COUNT, 48))]
+    complex_loops = {n.op for c in cases for n in c.nodes()
+                     if n.op in fp.LOOPS and n.params.get("complex")}
+    assert complex_loops == set(fp.LOOPS)
+    complex_points = {n.op for c in cases for n in c.nodes()
+                      if n.op in fp.INNER_TRANSFORMS and n.args[1].params.get("complex")}
+    assert complex_points == {"grad", "vjp", "jvp"}
+
+
 def test_the_complex_programs_hold_what_they_are_for():
     cases = [case_for(s, complex_numbers=True) for s in range(min(COMPLEX_COUNT, 120))]
     assert all(any(fp.holds_complex(out) for out in c.outputs) for c in cases)
@@ -141,8 +161,8 @@ def test_the_seeds_cover_every_input_kind_and_inner_transform():
 
 
 @pytest.mark.parametrize("loops, complex_numbers", [(False, False), (True, False),
-                                                    (False, True)],
-                         ids=["plain", "loops", "complex"])
+                                                    (False, True), (True, True)],
+                         ids=["plain", "loops", "complex", "complex-loops"])
 @pytest.mark.parametrize("seed", range(len(fp.PATTERNS)))
 def test_a_printed_program_runs_and_gives_the_same_numbers(seed, loops, complex_numbers):
     """describe_case is the program: run as Python with chainrule's names (and
@@ -221,10 +241,11 @@ class Tally:
 
 
 def fuzz(count, show=3):
-    """Check ``count`` programs, and half as many with loops, and half as many with
-    complex numbers, and print the outcomes; 1 if any program fails."""
+    """Check ``count`` programs, half as many with loops, half as many with complex
+    numbers, and a quarter as many with both, and print the outcomes; 1 if any fails."""
     failed = [fuzz_family(count, False, show), fuzz_family(count // 2, True, show),
-              fuzz_family(count // 2, False, show, complex_numbers=True)]
+              fuzz_family(count // 2, False, show, complex_numbers=True),
+              fuzz_family(count // 4, True, show, complex_numbers=True)]
     return 1 if any(failed) else 0
 
 
@@ -240,8 +261,9 @@ def fuzz_family(count, loops, show, complex_numbers=False):
             tally.failures.append((seed, outcome))
         case_for.cache_clear()
         jax_result.cache_clear()
-    what = ("programs with loops" if loops else "programs with complex numbers"
-            if complex_numbers else "programs")
+    what = {(False, False): "programs", (True, False): "programs with loops",
+            (False, True): "programs with complex numbers",
+            (True, True): "programs with loops and complex numbers"}[loops, complex_numbers]
     print(f"{count} {what} in {time.time() - start:.0f} s: " + ", ".join(
         f"{tally.outcomes[k]} {k}" for k in ("agree", "wrong", "error")))
     for category, n in tally.errors.most_common():

@@ -204,3 +204,28 @@ def test_an_integer_cast_of_a_tensor_that_requires_grad_is_a_constant_as_in_pyto
     y = (x * ours).sum()          # the integer factor is a constant of the gradient
     y.backward()
     assert x.grad.tolist() == [1.0, -2.0]
+
+
+def test_complex_methods_match_torch():
+    """x.mH, x.is_complex() and x.conj_physical() as torch's; the gradient of a real loss
+    is torch's conjugated (chainrule's .grad is JAX's: docs/conventions.md)."""
+    z = RNG.standard_normal((2, 3, 2)) + 1j * RNG.standard_normal((2, 3, 2))
+    w = RNG.standard_normal((2, 2, 3)) + 1j * RNG.standard_normal((2, 2, 3))
+
+    def loss(x, weights):
+        return ((x.mH * weights).real + x.conj_physical().imag.sum() * x.mH.abs()).sum()
+    tensor = torch.tensor(z, requires_grad=True)
+    np.testing.assert_allclose(cr.tensor(z).mH.data, tensor.mH.resolve_conj().detach().numpy(), rtol=0)
+    np.testing.assert_allclose(cr.tensor(z).conj_physical().data,
+                               tensor.conj_physical().detach().numpy(), rtol=0)
+    assert cr.tensor(z).is_complex() and not cr.tensor(z.real).is_complex()
+    assert tensor.is_complex() and not tensor.real.is_complex()
+    loss(tensor, torch.from_numpy(w)).backward()
+    leaf = cr.tensor(z, requires_grad=True)
+    loss(leaf, w).backward()
+    np.testing.assert_allclose(leaf.grad, tensor.grad.numpy().conj(), rtol=1e-12)
+    # inside a transform too, and a real matrix's mH is its transpose
+    np.testing.assert_allclose(cr.grad(lambda x: loss(x, w))(z), leaf.grad, rtol=1e-12)
+    np.testing.assert_allclose(cr.tensor(z.real).mH.data, z.real.swapaxes(-1, -2), rtol=0)
+    with pytest.raises(ValueError, match="at least 2 dimensions"):
+        cr.tensor(z[0, 0]).mH

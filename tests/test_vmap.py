@@ -476,3 +476,37 @@ def test_complex_parts_and_fourier_transforms_batch_in_one_call():
     close(cr.vmap(cr.grad(f))(X), jax.vmap(jax.grad(fj))(X))
     close(cr.vmap(cr.grad(g))(z), jax.vmap(jax.grad(gj))(z))
     assert dict(batching.fallbacks) == before
+
+
+def _eig_invariant(np_, eig):
+    """A real function of eig's results that no choice of eigenvector phase changes:
+    the eigenvalues, and each eigenvector's |v_j^H x|^2 / |v_j|^2."""
+    x = np.array([0.3, -1.1, 0.7])
+
+    def f(a):
+        w, v = eig(a)
+        overlap = np_.abs(np_.conj(v).T @ x) ** 2 / np_.sum(np_.abs(v) ** 2, axis=0)
+        return np_.sum(np_.real(w) * overlap + np_.imag(w) ** 2)
+    return f
+
+
+def test_eig_and_eigvals_batch_in_one_call():
+    """eig (and so eigvals) run once on the whole stack of matrices; per-example
+    gradients and Jacobians as jax.vmap's, for complex matrices and real ones with
+    complex eigenvalues, without a fallback."""
+    jax_eig = lambda a: jax.lax.linalg.eig(  # noqa: E731  (#2748: jnp's has no eigvec derivative)
+        a, compute_left_eigenvectors=False, enable_eigvec_derivs=True)
+    real = rng.normal(size=(4, 3, 3))
+    complex_ = real + 1j * rng.normal(size=(4, 3, 3))
+    before = dict(batching.fallbacks)
+    f, fj = _eig_invariant(cr, cr.linalg.eig), _eig_invariant(jnp, jax_eig)
+    for a in (real, complex_):
+        close(cr.vmap(f)(a), jax.vmap(fj)(a))
+        close(cr.vmap(cr.grad(f))(a), jax.vmap(jax.grad(fj))(a))
+    close(cr.vmap(cr.jacfwd(f))(real), jax.vmap(jax.jacfwd(fj))(real))
+    # the eigenvalues themselves: complex outputs, so jacfwd (JAX's jacrev refuses them)
+    eigvals_j = lambda a: jax_eig(a)[0]  # noqa: E731
+    close(cr.vmap(cr.linalg.eigvals)(complex_), jax.vmap(eigvals_j)(complex_))
+    close(cr.vmap(cr.jacfwd(cr.linalg.eigvals, holomorphic=True))(complex_[:, :2, :2]),
+          jax.vmap(jax.jacfwd(eigvals_j, holomorphic=True))(complex_[:, :2, :2]))
+    assert dict(batching.fallbacks) == before

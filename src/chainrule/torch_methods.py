@@ -363,6 +363,36 @@ class TorchMethods:
                         "PyTorch's (tile the whole tensor) use cr.tile(x, reps), for "
                         "NumPy's (repeat each entry) cr.repeat(x, repeats, axis)")
 
+    @property
+    def mH(self) -> Any:
+        """The conjugate transpose of the last two axes (a stack of matrices at once),
+        as PyTorch's ``x.mH``; for a real x the transpose.
+
+        >>> cr.tensor([[1.0 + 2.0j, 3.0j]]).mH.data.tolist()
+        [[(1-2j)], [-3j]]
+        """
+        if len(shape_of(self)) < 2:
+            raise ValueError(f"mH: expected a tensor of at least 2 dimensions, got shape "
+                             f"{tuple(shape_of(self))}")
+        return ops.conj(ops.swapaxes(self, -1, -2))
+
+    def is_complex(self) -> bool:
+        """Whether the entries are complex numbers (PyTorch's name).
+
+        >>> cr.tensor([1.0j]).is_complex(), cr.tensor([1.0]).is_complex()
+        (True, False)
+        """
+        return bool(np.result_type(raw(self)).kind == "c")
+
+    def conj_physical(self) -> Any:
+        """The complex conjugate (PyTorch's eager ``conj``; chainrule's ``conj`` copies
+        too, there being no lazy conjugate bit).
+
+        >>> cr.tensor([1.0 + 2.0j]).conj_physical().data.tolist()
+        [(1-2j)]
+        """
+        return ops.conj(self)
+
     def cpu(self) -> Any:
         """The tensor itself: chainrule computes on the CPU.
 

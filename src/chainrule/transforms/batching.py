@@ -36,7 +36,9 @@ files stay a page of calculus and the batching of the library reads as one page.
 * products: matmul (1-d operands included), einsum (without ``...``), the fused linear
   layer;
 * linear algebra on stacks of matrices: inv, det, logabsdet, det_sign, cholesky,
-  eigh, eigvalsh, svd, svdvals, qr, pinv, solve.
+  eig (so eigvals), eigh, eigvalsh, svd, svdvals, qr, pinv, solve. NumPy's eig of a
+  real stack is complex if any matrix of the stack has a complex eigenvalue, so a
+  batch may be complex where one example alone would be real (JAX's always is).
 
 Every other Primitive (convolutions and pooling, cross_entropy, the scipy wrappers
 that are not entry by entry, odeint, fixed_point, cr.Function, a user's
@@ -499,8 +501,8 @@ def _library_primitives():
     """The rule table's operations by name (each name may be several objects)."""
     found = {}
     modules = [ops.elementwise, ops.elementary, ops.reductions, ops.linalg, ops.shapes,
-               ops.ordering, ops.decompositions, ops.matrix_functions, ops.contractions,
-               ops.complexes, ops.fft, fused, convolution]
+               ops.ordering, ops.decompositions, ops.eigen, ops.matrix_functions,
+               ops.contractions, ops.complexes, ops.fft, fused, convolution]
     for module in modules:
         for value in vars(module).values():
             if isinstance(value, Primitive):
@@ -526,7 +528,8 @@ _BY_NAME = {
     "matmul": _matmul, "einsum": _einsum, "solve": _solve, "where": _where,
     "linear": _first_only, "linear_relu": _first_only,
     **{name: _first_only for name in ("inv", "det", "logabsdet", "det_sign", "cholesky",
-                                      "eigh", "eigvalsh", "svd", "svdvals", "qr", "pinv")},
+                                      "eig", "eigh", "eigvalsh", "svd", "svdvals", "qr",
+                                      "pinv")},
 }
 _RULES = {prim: _BY_NAME[name] for name, prims in _library_primitives().items()
           if name in _BY_NAME for prim in prims}
