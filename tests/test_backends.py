@@ -373,6 +373,27 @@ def test_what_a_tensor_over_torch_gives_back():
         assert cr.jit(lambda t: (t * t).sum())(x).item() == 5.0
 
 
+def test_transforms_at_the_meeting_of_numpys_values_and_a_librarys():
+    c = torch.tensor([3.0, 4.0], dtype=torch.float64)
+    # a NumPy point with a torch tangent: both results are torch's
+    out, tangent = cr.jvp(lambda y: cr.sum(y * y), (np.ones(2),), (c,))
+    assert isinstance(out, torch.Tensor) and torch.equal(tangent, torch.tensor(14.0,
+                                                                        dtype=torch.float64))
+    # inside a transform over torch, an inner transform's result (here c, the gradient
+    # at a NumPy point) meets NumPy's constants as the tracers do
+    g = cr.grad(lambda x: cr.sum(x * (np.ones(2) * cr.grad(
+        lambda y: cr.sum(y * c))(np.zeros(2)))))(torch.ones(2, dtype=torch.float64))
+    assert torch.equal(g, c)
+    # a float's block of a Jacobian over torch arrays is torch's
+    jac = cr.jacrev(lambda x, s: x * s, argnums=(0, 1))(c, 2.0)
+    assert torch.equal(jac[1], c) and torch.equal(jac[0], 2.0 * torch.eye(2).double())
+    # a Jacobian's blocks on Dask: out.shape + in.shape
+    x = da.from_array(np.array([1.0, 2.0]), chunks=1)
+    jac = cr.jacrev(lambda x: cr.outer(x, np.arange(3.0)))(x)
+    assert isinstance(jac, da.Array) and jac.shape == (2, 3, 2)
+    np.testing.assert_allclose(jac.compute(), cr.jacrev(
+        lambda x: cr.outer(x, np.arange(3.0)))(np.array([1.0, 2.0])))
+
 # ---------------------------------------------------------------------------------------
 # Dask: a gradient is a graph, computed when asked, on the cluster
 # ---------------------------------------------------------------------------------------
