@@ -346,6 +346,8 @@ def test_a_torch_tensor_keeps_its_dtype_and_an_optimizer_steps_in_torch():
         opt.step()
     assert isinstance(w.data, torch.Tensor) and w.data.dtype == torch.float32
     assert isinstance(w.grad, torch.Tensor) and w.grad.dtype == torch.float32
+    opt.zero_grad(set_to_none=False)  # torch's zeros, in the parameter's dtype
+    assert torch.equal(w.grad, torch.zeros(3))
     ref = cr.tensor(np.zeros(3, np.float32), requires_grad=True)
     opt = cr.optim.Adam([ref], lr=0.1)
     for _ in range(3):
