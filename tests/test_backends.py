@@ -22,6 +22,7 @@ xps = pytest.importorskip("array_api_strict", reason="needs array-api-strict")
 pytest.importorskip("array_api_compat", reason="the backends need array-api-compat")
 da = pytest.importorskip("dask.array", reason="the Dask backend needs dask[array]")
 import dask  # noqa: E402
+import dask.callbacks  # noqa: E402
 
 # Each library: how to make its array from NumPy's, and back (for the comparison only).
 BACKENDS = {
@@ -121,6 +122,27 @@ def test_a_primitive_on_another_librarys_array_gives_that_librarys_array():
     x = torch.tensor([0.0, 1.0], dtype=torch.float64)
     assert torch.equal(cr.exp(x), torch.exp(x))
     assert isinstance(cr.sum(x), torch.Tensor)
+
+
+@cr.primitive
+def _scaled(x, *, w):
+    """x * w, with w a keyword parameter (not differentiated)."""
+    return x * w
+
+
+_scaled.defvjp(lambda g, ans, x, *, w: g * w)
+
+
+@pytest.mark.parametrize("name", list(BACKENDS))
+def test_a_librarys_array_as_a_keyword_parameter_computes_in_that_library(name):
+    w = convert(name, np.array([1.0, 2.0, 3.0]))
+    with _Computations() as computations:  # (Dask's graph is not computed to NumPy's)
+        value = _scaled(np.ones(3), w=w)
+        slope = cr.grad(lambda x: cr.sum(_scaled(x * x, w=w)))(np.ones(3))
+    assert computations.count == 0
+    for result, expected in [(value, [1.0, 2.0, 3.0]), (slope, [2.0, 4.0, 6.0])]:
+        assert_same_kind(result, name, np.float64)
+        np.testing.assert_allclose(back(name, result), expected)
 
 
 def test_two_libraries_in_one_operation_is_an_error_naming_both():

@@ -222,6 +222,9 @@ class Primitive:
                     return self(*[_stacked(a) for a in args], **kwargs)
                 elif _foreign_array(arg):
                     foreign = arg
+        if kwargs and foreign is None:  # a keyword parameter of a library: f(x, w=t)
+            foreign = next((v for v in kwargs.values() if type(v) not in _PLAIN
+                            and not isinstance(v, Box) and _foreign_array(v)), None)
         if foreign is not None:  # torch, CuPy, Dask...: chainrule.backends
             from .backends import foreign_call  # (imported at first use, not by chainrule)
             return foreign_call(self, args, kwargs, foreign, top is not None,

@@ -30,9 +30,10 @@ __all__ = ["ForeignArray", "Library", "library_of", "mixed_libraries", "foreign_
 def foreign_call(prim: Any, args: tuple, kwargs: dict, foreign: Any, traced: bool,
                  refusal: str) -> Any:
     """``prim(*args, **kwargs)`` where ``foreign`` (an argument) is an array of another
-    library: its arguments of that library wrapped; the result unwrapped unless a traced
-    value (``traced``) keeps it in a graph. ``refusal`` is the error for an array type
-    that is not an Array API array (pandas, xarray) among traced values.
+    library: its arguments of that library (keyword ones too) wrapped; the result
+    unwrapped unless a traced value (``traced``) keeps it in a graph. ``refusal`` is
+    the error for an array type that is not an Array API array (pandas, xarray) among
+    traced values.
 
     >>> import torch, chainrule as cr
     >>> cr.exp(torch.zeros(2, dtype=torch.float64))
@@ -43,6 +44,8 @@ def foreign_call(prim: Any, args: tuple, kwargs: dict, foreign: Any, traced: boo
         if not traced:
             return prim.forward(*args, **kwargs)
         raise TypeError(refusal)
+    if kwargs:  # (a keyword parameter of the library: f(x, w=t) of a cr.primitive)
+        kwargs = {key: lib.adopt(value) for key, value in kwargs.items()}
     result = prim(*[lib.adopt(a) for a in args], **kwargs)
     return result if traced else lib.unwrapped(result)
 
