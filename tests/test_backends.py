@@ -411,6 +411,10 @@ def test_transforms_at_the_meeting_of_numpys_values_and_a_librarys():
     # a float's block of a Jacobian over torch arrays is torch's
     jac = cr.jacrev(lambda x, s: x * s, argnums=(0, 1))(c, 2.0)
     assert torch.equal(jac[1], c) and torch.equal(jac[0], 2.0 * torch.eye(2).double())
+    # forward mode's seeds are the library's: NumPy's would meet torch's sort order
+    x = torch.tensor([3.0, 1.0, 2.0], dtype=torch.float64)
+    cube = lambda x: cr.sum(cr.sort(x) ** 3 * x)  # noqa: E731
+    np.testing.assert_allclose(cr.hessian(cube)(x).numpy(), cr.hessian(cube)(x.numpy()))
     # a Jacobian's blocks on Dask: out.shape + in.shape
     x = da.from_array(np.array([1.0, 2.0]), chunks=1)
     jac = cr.jacrev(lambda x: cr.outer(x, np.arange(3.0)))(x)

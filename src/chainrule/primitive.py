@@ -35,6 +35,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .arrays import ARRAYS
+from .tensor_data import foreign
 
 __all__ = ["Primitive", "primitive", "elementwise", "Box", "raw", "shape_of", "ndim_of",
            "new_level", "objects_refused", "of_a_library"]
@@ -223,8 +224,7 @@ class Primitive:
                 elif _foreign_array(arg):
                     foreign = arg
         if kwargs and foreign is None:  # a keyword parameter of a library: f(x, w=t)
-            foreign = next((v for v in kwargs.values() if type(v) not in _PLAIN
-                            and not isinstance(v, Box) and _foreign_array(v)), None)
+            foreign = _in_keywords(args, kwargs)
         if foreign is not None:  # torch, CuPy, Dask...: chainrule.backends
             from .backends import foreign_call  # (imported at first use, not by chainrule)
             return foreign_call(self, args, kwargs, foreign, top is not None,
@@ -244,6 +244,20 @@ def _batched_param(kwargs):
                     (top is None or part._level > top._level):
                 top = part
     return top
+
+
+def _in_keywords(args, kwargs):
+    """An array of another library among an operation's keyword parameters (in a
+    tuple too: getitem's ``index=(slice(None), order)`` of torch's argsort), or None.
+    One the engine wrapped counts only beside a NumPy array, which cannot meet it
+    (NumPy's array indexed by torch's): ``foreign_call`` makes that the library's."""
+    for value in kwargs.values():
+        for part in (value if type(value) is tuple else (value,)):
+            if type(part) not in _PLAIN and not isinstance(part, Box) and (
+                    _foreign_array(part) or foreign(part) and any(
+                        type(a) is np.ndarray for a in args)):
+                return part
+    return None
 
 
 def objects_refused(name):

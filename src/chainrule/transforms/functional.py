@@ -604,6 +604,8 @@ def _forward_columns(f, args, kwargs, n, leaves, treedef, k, out_kind, has_aux=F
         scalar = in_shape == ()  # one column: a plain tangent of 1, no batch axis
         columns = 1.0 if scalar else np.eye(size, dtype=_float_dtype(leaf)).reshape(
             (size,) + in_shape)
+        if not scalar and foreign(_innermost(leaf)):  # (the library's, as the point: a
+            columns = _innermost(leaf)._owned(columns)  # NumPy array meets its indices)
         traced = list(leaves)
         traced[k] = JVPTracer(leaf, columns, level)
         new_args[n] = tree_unflatten(treedef, traced)
