@@ -415,6 +415,9 @@ def test_transforms_at_the_meeting_of_numpys_values_and_a_librarys():
     x = torch.tensor([3.0, 1.0, 2.0], dtype=torch.float64)
     cube = lambda x: cr.sum(cr.sort(x) ** 3 * x)  # noqa: E731
     np.testing.assert_allclose(cr.hessian(cube)(x).numpy(), cr.hessian(cube)(x.numpy()))
+    # a NumPy number among einsum's operands (torch's einsum takes tensors alone)
+    twice = cr.grad(lambda x: cr.einsum(",j->", np.float64(2.0), x * x))(x)
+    assert torch.equal(twice, torch.tensor([12.0, 4.0, 8.0], dtype=torch.float64))
     # a Jacobian's blocks on Dask: out.shape + in.shape
     x = da.from_array(np.array([1.0, 2.0]), chunks=1)
     jac = cr.jacrev(lambda x: cr.outer(x, np.arange(3.0)))(x)

@@ -43,9 +43,9 @@ COUNTS = {"torch": int(os.environ.get("CHAINRULE_FUZZ_TORCH_N", "48")),  # two r
 # Seeds past the default counts that once failed, run by default too: a NumPy point
 # with a torch tangent (88, 132); an inner transform's result meeting NumPy's constants
 # inside a transform over torch (202); a float's block of a Jacobian (171); np.asarray
-# in index_add (256, 298); forward mode's seeds meeting torch's indices (518); a
-# Jacobian's blocks on Dask (29).
-FOUND = {"torch": (88, 132, 171, 202, 256, 298, 518), "dask": (29,)}
+# in index_add (256, 298); forward mode's seeds meeting torch's indices (518); a NumPy
+# number in torch's einsum (308); a Jacobian's blocks on Dask (29).
+FOUND = {"torch": (88, 132, 171, 202, 256, 298, 308, 518), "dask": (29,)}
 RTOL = ATOL = 1e-12
 
 # A NumPy array as the library's (Dask: vectors in two chunks), and the library's type.
