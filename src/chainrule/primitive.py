@@ -29,13 +29,13 @@ highest level, which records or propagates what it must and calls the rules.
 """
 
 import itertools
+import sys
 from collections.abc import Sequence
 from typing import Any, Callable
 
 import numpy as np
 
 from .arrays import ARRAYS
-from .tensor_data import foreign
 
 __all__ = ["Primitive", "primitive", "elementwise", "Box", "raw", "shape_of", "ndim_of",
            "new_level", "objects_refused", "of_a_library"]
@@ -254,10 +254,17 @@ def _in_keywords(args, kwargs):
     for value in kwargs.values():
         for part in (value if type(value) is tuple else (value,)):
             if type(part) not in _PLAIN and not isinstance(part, Box) and (
-                    _foreign_array(part) or foreign(part) and any(
+                    _foreign_array(part) or _wrapped(part) and any(
                         type(a) is np.ndarray for a in args)):
                 return part
     return None
+
+
+def _wrapped(x):
+    """Whether x is an array of another library the engine wrapped (a ForeignArray;
+    chainrule.backends is imported with the first such array, not before)."""
+    module = sys.modules.get("chainrule.backends.foreign")
+    return module is not None and type(x) is module.ForeignArray
 
 
 def objects_refused(name):
