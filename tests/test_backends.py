@@ -3,8 +3,8 @@
 The same functions, given torch tensors, array-api-strict arrays or Dask arrays, give
 NumPy's numbers in the inputs' library and dtype: the transforms first (a logistic
 regression and an MLP), then every case of the derivative table (tests/
-test_derivatives.py) to second order, then the shims for what the Array API standard
-lacks, on each library. Dask's gradients are graphs that compute only when asked,
+test_derivatives.py) to second order (on Dask, a sample), then the shims for what the
+Array API standard lacks, on each library. Dask's gradients are graphs that compute only when asked,
 also on a cluster of worker processes. GPU tests skip on a machine without one.
 """
 
@@ -201,12 +201,13 @@ def _table_results(case, arrays, ws, vs):
     return list(first) + list(hvp)
 
 
-def _sweep(name):
-    """(the ids of the cases that pass, {id: error} of those that do not)."""
+def _sweep(name, every=1):
+    """(the ids of the cases that pass, {id: error} of those that do not), of every
+    ``every``-th case."""
     sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent))
     import test_derivatives as table
     passed, failed = [], {}
-    for case in table.CASES:
+    for case in table.CASES[::every]:
         arrays = case.arrays()
         outs = case.fn(*[cr.tensor(a) for a in arrays])
         outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
@@ -223,7 +224,8 @@ def _sweep(name):
                 assert_same_kind(g, name, np.float64)
                 np.testing.assert_allclose(back(name, g), e, rtol=1e-9, atol=1e-12)
             passed.append(case.id)
-        except (TypeError, IndexError, AssertionError) as error:
+        except (TypeError, IndexError, ValueError, NotImplementedError,
+                AssertionError) as error:
             failed[case.id] = f"{type(error).__name__}: {error}"
     return passed, failed
 
@@ -246,6 +248,16 @@ def test_array_api_strict_runs_the_table_but_for_what_the_standard_lacks():
         assert ("array_api_strict has no" in error or error.startswith("IndexError")
                 or "np.einsum on a Tensor" in error), \
             (case_id, error)
+
+
+def test_dask_runs_a_sample_of_the_derivative_table_to_second_order():
+    passed, failed = _sweep("dask", every=35)  # 31 of the table's cases, one in 35
+    assert len(passed) >= 28, failed
+    # what fails is Dask's own limit, named: no slogdet, no full SVD, and a mask's
+    # entries of unknown count (a shape of nan) beside another index
+    for case_id, error in failed.items():
+        assert "dask has no" in error or "not supported by dask" in error or \
+            "(nan,)" in error, (case_id, error)
 
 
 # ---------------------------------------------------------------------------------------
