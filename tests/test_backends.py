@@ -3,8 +3,8 @@
 The same functions, given torch tensors, array-api-strict arrays or Dask arrays, give
 NumPy's numbers in the inputs' library and dtype: the transforms first (a logistic
 regression and an MLP), then every case of the derivative table (tests/
-test_derivatives.py) to second order, then the shims for what the Array API standard
-lacks, on each library. Dask's gradients are graphs that compute only when asked,
+test_derivatives.py) to second order (on Dask, a sample), then the shims for what the
+Array API standard lacks, on each library. Dask's gradients are graphs that compute only when asked,
 also on a cluster of worker processes. GPU tests skip on a machine without one.
 """
 
@@ -22,6 +22,7 @@ xps = pytest.importorskip("array_api_strict", reason="needs array-api-strict")
 pytest.importorskip("array_api_compat", reason="the backends need array-api-compat")
 da = pytest.importorskip("dask.array", reason="the Dask backend needs dask[array]")
 import dask  # noqa: E402
+import dask.callbacks  # noqa: E402
 
 # Each library: how to make its array from NumPy's, and back (for the comparison only).
 BACKENDS = {
@@ -123,6 +124,27 @@ def test_a_primitive_on_another_librarys_array_gives_that_librarys_array():
     assert isinstance(cr.sum(x), torch.Tensor)
 
 
+@cr.primitive
+def _scaled(x, *, w):
+    """x * w, with w a keyword parameter (not differentiated)."""
+    return x * w
+
+
+_scaled.defvjp(lambda g, ans, x, *, w: g * w)
+
+
+@pytest.mark.parametrize("name", list(BACKENDS))
+def test_a_librarys_array_as_a_keyword_parameter_computes_in_that_library(name):
+    w = convert(name, np.array([1.0, 2.0, 3.0]))
+    with _Computations() as computations:  # (Dask's graph is not computed to NumPy's)
+        value = _scaled(np.ones(3), w=w)
+        slope = cr.grad(lambda x: cr.sum(_scaled(x * x, w=w)))(np.ones(3))
+    assert computations.count == 0
+    for result, expected in [(value, [1.0, 2.0, 3.0]), (slope, [2.0, 4.0, 6.0])]:
+        assert_same_kind(result, name, np.float64)
+        np.testing.assert_allclose(back(name, result), expected)
+
+
 def test_two_libraries_in_one_operation_is_an_error_naming_both():
     with pytest.raises(TypeError, match="mixes arrays of torch and array_api_strict"):
         cr.grad(lambda w, v: cr.sum(w * v))(torch.ones(2, dtype=torch.float64),
@@ -179,12 +201,13 @@ def _table_results(case, arrays, ws, vs):
     return list(first) + list(hvp)
 
 
-def _sweep(name):
-    """(the ids of the cases that pass, {id: error} of those that do not)."""
+def _sweep(name, every=1):
+    """(the ids of the cases that pass, {id: error} of those that do not), of every
+    ``every``-th case."""
     sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent))
     import test_derivatives as table
     passed, failed = [], {}
-    for case in table.CASES:
+    for case in table.CASES[::every]:
         arrays = case.arrays()
         outs = case.fn(*[cr.tensor(a) for a in arrays])
         outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
@@ -201,7 +224,8 @@ def _sweep(name):
                 assert_same_kind(g, name, np.float64)
                 np.testing.assert_allclose(back(name, g), e, rtol=1e-9, atol=1e-12)
             passed.append(case.id)
-        except (TypeError, IndexError, AssertionError) as error:
+        except (TypeError, IndexError, ValueError, NotImplementedError,
+                AssertionError) as error:
             failed[case.id] = f"{type(error).__name__}: {error}"
     return passed, failed
 
@@ -224,6 +248,16 @@ def test_array_api_strict_runs_the_table_but_for_what_the_standard_lacks():
         assert ("array_api_strict has no" in error or error.startswith("IndexError")
                 or "np.einsum on a Tensor" in error), \
             (case_id, error)
+
+
+def test_dask_runs_a_sample_of_the_derivative_table_to_second_order():
+    passed, failed = _sweep("dask", every=35)  # 31 of the table's cases, one in 35
+    assert len(passed) >= 28, failed
+    # what fails is Dask's own limit, named: no slogdet, no full SVD, and a mask's
+    # entries of unknown count (a shape of nan) beside another index
+    for case_id, error in failed.items():
+        assert "dask has no" in error or "not supported by dask" in error or \
+            "(nan,)" in error, (case_id, error)
 
 
 # ---------------------------------------------------------------------------------------
@@ -346,6 +380,8 @@ def test_a_torch_tensor_keeps_its_dtype_and_an_optimizer_steps_in_torch():
         opt.step()
     assert isinstance(w.data, torch.Tensor) and w.data.dtype == torch.float32
     assert isinstance(w.grad, torch.Tensor) and w.grad.dtype == torch.float32
+    opt.zero_grad(set_to_none=False)  # torch's zeros, in the parameter's dtype
+    assert torch.equal(w.grad, torch.zeros(3))
     ref = cr.tensor(np.zeros(3, np.float32), requires_grad=True)
     opt = cr.optim.Adam([ref], lr=0.1)
     for _ in range(3):
@@ -372,6 +408,34 @@ def test_what_a_tensor_over_torch_gives_back():
     with pytest.warns(RuntimeWarning, match="runs eagerly on torch arrays"):
         assert cr.jit(lambda t: (t * t).sum())(x).item() == 5.0
 
+
+def test_transforms_at_the_meeting_of_numpys_values_and_a_librarys():
+    c = torch.tensor([3.0, 4.0], dtype=torch.float64)
+    # a NumPy point with a torch tangent: both results are torch's
+    out, tangent = cr.jvp(lambda y: cr.sum(y * y), (np.ones(2),), (c,))
+    assert isinstance(out, torch.Tensor) and torch.equal(tangent, torch.tensor(14.0,
+                                                                        dtype=torch.float64))
+    # inside a transform over torch, an inner transform's result (here c, the gradient
+    # at a NumPy point) meets NumPy's constants as the tracers do
+    g = cr.grad(lambda x: cr.sum(x * (np.ones(2) * cr.grad(
+        lambda y: cr.sum(y * c))(np.zeros(2)))))(torch.ones(2, dtype=torch.float64))
+    assert torch.equal(g, c)
+    # a float's block of a Jacobian over torch arrays is torch's
+    jac = cr.jacrev(lambda x, s: x * s, argnums=(0, 1))(c, 2.0)
+    assert torch.equal(jac[1], c) and torch.equal(jac[0], 2.0 * torch.eye(2).double())
+    # forward mode's seeds are the library's: NumPy's would meet torch's sort order
+    x = torch.tensor([3.0, 1.0, 2.0], dtype=torch.float64)
+    cube = lambda x: cr.sum(cr.sort(x) ** 3 * x)  # noqa: E731
+    np.testing.assert_allclose(cr.hessian(cube)(x).numpy(), cr.hessian(cube)(x.numpy()))
+    # a NumPy number among einsum's operands (torch's einsum takes tensors alone)
+    twice = cr.grad(lambda x: cr.einsum(",j->", np.float64(2.0), x * x))(x)
+    assert torch.equal(twice, torch.tensor([12.0, 4.0, 8.0], dtype=torch.float64))
+    # a Jacobian's blocks on Dask: out.shape + in.shape
+    x = da.from_array(np.array([1.0, 2.0]), chunks=1)
+    jac = cr.jacrev(lambda x: cr.outer(x, np.arange(3.0)))(x)
+    assert isinstance(jac, da.Array) and jac.shape == (2, 3, 2)
+    np.testing.assert_allclose(jac.compute(), cr.jacrev(
+        lambda x: cr.outer(x, np.arange(3.0)))(np.array([1.0, 2.0])))
 
 # ---------------------------------------------------------------------------------------
 # Dask: a gradient is a graph, computed when asked, on the cluster

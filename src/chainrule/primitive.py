@@ -29,6 +29,7 @@ highest level, which records or propagates what it must and calls the rules.
 """
 
 import itertools
+import sys
 from collections.abc import Sequence
 from typing import Any, Callable
 
@@ -222,6 +223,8 @@ class Primitive:
                     return self(*[_stacked(a) for a in args], **kwargs)
                 elif _foreign_array(arg):
                     foreign = arg
+        if kwargs and foreign is None:  # a keyword parameter of a library: f(x, w=t)
+            foreign = _in_keywords(args, kwargs)
         if foreign is not None:  # torch, CuPy, Dask...: chainrule.backends
             from .backends import foreign_call  # (imported at first use, not by chainrule)
             return foreign_call(self, args, kwargs, foreign, top is not None,
@@ -241,6 +244,27 @@ def _batched_param(kwargs):
                     (top is None or part._level > top._level):
                 top = part
     return top
+
+
+def _in_keywords(args, kwargs):
+    """An array of another library among an operation's keyword parameters (in a
+    tuple too: getitem's ``index=(slice(None), order)`` of torch's argsort), or None.
+    One the engine wrapped counts only beside a NumPy array, which cannot meet it
+    (NumPy's array indexed by torch's): ``foreign_call`` makes that the library's."""
+    for value in kwargs.values():
+        for part in (value if type(value) is tuple else (value,)):
+            if type(part) not in _PLAIN and not isinstance(part, Box) and (
+                    _foreign_array(part) or _wrapped(part) and any(
+                        type(a) is np.ndarray for a in args)):
+                return part
+    return None
+
+
+def _wrapped(x):
+    """Whether x is an array of another library the engine wrapped (a ForeignArray;
+    chainrule.backends is imported with the first such array, not before)."""
+    module = sys.modules.get("chainrule.backends.foreign")
+    return module is not None and type(x) is module.ForeignArray
 
 
 def objects_refused(name):

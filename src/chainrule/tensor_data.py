@@ -26,7 +26,7 @@ import numpy as np
 from .arrays import as_array
 
 __all__ = ["foreign", "adopted", "users", "seed", "numpy_of", "for_update",
-           "text"]
+           "zeros_like", "text"]
 
 
 def foreign(array: Any) -> bool:
@@ -131,6 +131,19 @@ def for_update(array: Any, data: Any, grad: Any) -> tuple[Any, Any]:
     if not foreign(array):
         return data, grad
     return array, array._lib.adopt(grad)
+
+
+def zeros_like(tensor: Any) -> Any:
+    """Zeros of a Tensor's shape and dtype in its array's library, as its ``.grad``
+    (``zero_grad(set_to_none=False)``): a torch tensor's are torch's, never NumPy's.
+
+    >>> import chainrule as cr, torch
+    >>> zeros_like(cr.tensor(torch.ones(2)))
+    ForeignArray(tensor([0., 0.]))
+    """
+    if foreign(tensor._data):  # (the wrapper hands np.zeros_like to its library)
+        return np.zeros_like(tensor._data)
+    return np.zeros_like(tensor.data)
 
 
 def text(array: Any) -> str:

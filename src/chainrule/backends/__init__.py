@@ -20,6 +20,8 @@ reaches the engine.
 
 from typing import Any
 
+import numpy as np
+
 from .foreign import ForeignArray
 from .library import Library, library_of, mixed_libraries
 
@@ -30,21 +32,32 @@ __all__ = ["ForeignArray", "Library", "library_of", "mixed_libraries", "foreign_
 def foreign_call(prim: Any, args: tuple, kwargs: dict, foreign: Any, traced: bool,
                  refusal: str) -> Any:
     """``prim(*args, **kwargs)`` where ``foreign`` (an argument) is an array of another
-    library: its arguments of that library wrapped; the result unwrapped unless a traced
-    value (``traced``) keeps it in a graph. ``refusal`` is the error for an array type
-    that is not an Array API array (pandas, xarray) among traced values.
+    library: its arguments of that library (keyword ones too) wrapped; the result
+    unwrapped unless a traced value (``traced``) keeps it in a graph. ``refusal`` is
+    the error for an array type that is not an Array API array (pandas, xarray) among
+    traced values.
 
     >>> import torch, chainrule as cr
     >>> cr.exp(torch.zeros(2, dtype=torch.float64))
     tensor([1., 1.], dtype=torch.float64)
     """
-    lib = library_of(foreign)
+    lib = foreign._lib if type(foreign) is ForeignArray else library_of(foreign)
     if lib is None:  # (pandas, xarray: their own result outside a graph, as before)
         if not traced:
             return prim.forward(*args, **kwargs)
         raise TypeError(refusal)
-    result = prim(*[lib.adopt(a) for a in args], **kwargs)
-    return result if traced else lib.unwrapped(result)
+    args = [lib.adopt(a) for a in args]
+    if kwargs:  # (a keyword parameter of the library: f(x, w=t) of a cr.primitive)
+        kwargs = {key: lib.adopt(value) for key, value in kwargs.items()}
+        if not any(a is foreign for a in args):
+            # the library's array is a keyword's alone (getitem(zeros, index=(torch's
+            # order,))): NumPy's arrays become the library's, which NumPy cannot index
+            args = [lib.wrap(lib.from_numpy(a)) if type(a) is np.ndarray else a
+                    for a in args]
+    result = prim(*args, **kwargs)
+    if traced or type(foreign) is ForeignArray:  # (in a graph, or inside the engine)
+        return result
+    return lib.unwrapped(result)
 
 
 def one_library(kinds: list, what: str) -> "Library | None":

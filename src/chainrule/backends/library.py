@@ -103,6 +103,7 @@ class Library:
             if dtype is not None:
                 self._to_numpy_dtype[dtype] = np.dtype(name)
         self._cache = {}  # what the shims and the translation look up once per library
+        self.tracing = 0  # transforms over this library's arrays running now (``keeps``)
 
     def __repr__(self):
         return f"<array library {self.name}>"
@@ -214,6 +215,13 @@ class Library:
         if isinstance(x, (np.ndarray, np.generic, float, int)) and not isinstance(x, bool):
             return self.from_numpy(np.asarray(x))
         return x
+
+    def keeps(self, x):
+        """An inner transform's result (a ForeignArray, or NumPy's zeros): wrapped while
+        a transform over this library runs around it, where the function meets it with
+        NumPy's constants (``np.ones(2) * torch_tensor`` is refused by both), as it meets
+        its tracers; the outer transform unwraps its own results."""
+        return ForeignArray(x, self) if type(x) is self.array_type else x
 
     def unwrapped(self, x):
         """A result outside any transform (``cr.exp(torch_tensor)``): its wrapped

@@ -102,6 +102,13 @@ def einsum(lib, subscripts, *operands, optimize=False, **rest):
     function = own(lib, "einsum")
     if function is None:
         raise _error(lib, "einsum")
+    if any(isinstance(o, (int, float, complex)) for o in operands):
+        # a 0-d NumPy operand arrives as a number (Library.take), which torch's einsum
+        # refuses: a 0-d array of the library, in the dtype of the other operands
+        arrays = [o for o in operands if not isinstance(o, (int, float, complex))]
+        dtype = arrays[0].dtype if arrays else lib.dtype(np.float64)
+        operands = [lib.ns.asarray(o, dtype=dtype, device=lib.device)
+                    if isinstance(o, (int, float, complex)) else o for o in operands]
     return function(subscripts, *operands)
 
 

@@ -213,7 +213,7 @@ class Optimizer:
                 if isinstance(p, Value):
                     p.grad = 0.0
                 else:
-                    p.grad = None if set_to_none or p.grad is None else np.zeros_like(p.data)
+                    p.grad = None if set_to_none or p.grad is None else tensor_data.zeros_like(p)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:  # closure's result
         """Update every parameter that has a gradient, once.

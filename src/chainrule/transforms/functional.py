@@ -146,7 +146,8 @@ def _in_kind(x, kind, like=None, lead=()):
                         "NumPy arrays?), which carries no derivative; compute with NumPy "
                         "arrays or Tensors, or with Values alone")
     if kind != "tensor" and foreign(x):  # (from another library's data the function
-        return x._value                   # closed over: in that library, never NumPy)
+        # closed over: in that library, never NumPy; wrapped inside a transform over it)
+        return x if x._lib.tracing else x._value
     if kind == "float":  # (a batch of them, with lead axes, is an array)
         if lead or np.ndim(x) != 0:
             return as_array(x)
@@ -156,8 +157,20 @@ def _in_kind(x, kind, like=None, lead=()):
     if kind == "value" and np.size(x) == 1 and not lead:
         return Value(float(x))
     if type(kind) is not str:  # another library's: unwrapped (chainrule.backends)
-        return kind.result(x)
+        return kind.keeps(kind.result(x)) if kind.tracing else kind.result(x)
     return as_array(x)
+
+
+def _traced(f, args, kwargs, kind):
+    """f(*args, **kwargs) in a transform whose results are of ``kind``: over another
+    library's arrays, the results of transforms inside it stay wrapped (``Library.keeps``)."""
+    if type(kind) is str:
+        return f(*args, **kwargs)
+    kind.tracing += 1
+    try:
+        return f(*args, **kwargs)
+    finally:
+        kind.tracing -= 1
 
 
 def _number(x):
@@ -241,7 +254,7 @@ class _ReverseRun:
         if type(self.out_kind) is not str:  # the other arguments' arrays wrapped too
             new_args, kwargs = self.out_kind.adopt_tree((new_args, kwargs))
         with enable_grad():  # (what a tracer carries may be a Tensor in the user's graph)
-            out = f(*new_args, **kwargs)
+            out = _traced(f, new_args, kwargs, self.out_kind)
         if has_aux:
             if not (isinstance(out, tuple) and len(out) == 2):
                 raise TypeError(f"{name}(..., has_aux=True): the function must return a "
@@ -288,7 +301,10 @@ class _ReverseRun:
         for leaves, treedef in self.input_trees:
             results = []
             for leaf in leaves:
-                results.append(_in_kind(grads[i], self.kinds[i], leaf, batch_shape))
+                kind = self.kinds[i]
+                if kind == "float" and batch_shape and type(self.out_kind) is not str:
+                    kind = self.out_kind  # (a float's block of a Jacobian: an array)
+                results.append(_in_kind(grads[i], kind, leaf, batch_shape))
                 i += 1
             out.append(tree_unflatten(treedef, results))
         return tuple(out) if self.many else out[0]
@@ -446,6 +462,8 @@ def jvp(f: Callable[..., Any], primals: tuple[PyTree, ...] | list[PyTree],
         leaf_tracers = []
         for p, t in zip(p_leaves, t_leaves):
             kind = _kind(p)
+            if kind in ("array", "float") and (library := _library(t)) is not None:
+                kind = library  # (NumPy's point, a library's tangent: the library's)
             if type(kind) is not str:  # another library's arrays: wrapped
                 p, t = kind.adopt(p), kind.adopt(t)
             kinds.append(kind)
@@ -455,15 +473,15 @@ def jvp(f: Callable[..., Any], primals: tuple[PyTree, ...] | list[PyTree],
             p = _point(p)
             leaf_tracers.append(JVPTracer(p, _seed(p, t), level))
         tracers.append(tree_unflatten(p_def, leaf_tracers))
+    out_kind = _kind_of_results(kinds)
     with enable_grad():
-        out = f(*tracers)
+        out = _traced(f, tracers, {}, out_kind)
     if has_aux:
         if not (isinstance(out, tuple) and len(out) == 2):
             raise TypeError(f"jvp(..., has_aux=True): the function must return a pair "
                             f"(output, aux), got {type(out).__name__}")
         out, aux = out
     out = _checked_output(out, "jvp")
-    out_kind = _kind_of_results(kinds)
 
     def split(leaf, want_tangent):
         if isinstance(leaf, JVPTracer) and leaf._level == level:
@@ -520,7 +538,7 @@ def jacrev(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
 def _batch_axis_into_output_shape(blocks, trace, out_shape):
     """Move the batch axis of each gradient into the output's shape: out.shape + in.shape."""
     def reshape(block):
-        if isinstance(block, (Box, np.ndarray)) or hasattr(block, "__dlpack__"):
+        if isinstance(block, (Box, np.ndarray)) or _library(block) is not None:
             return ops.reshape(block, out_shape + tuple(np.shape(block)[1:]))
         return block
     if trace.many:
@@ -586,6 +604,8 @@ def _forward_columns(f, args, kwargs, n, leaves, treedef, k, out_kind, has_aux=F
         scalar = in_shape == ()  # one column: a plain tangent of 1, no batch axis
         columns = 1.0 if scalar else np.eye(size, dtype=_float_dtype(leaf)).reshape(
             (size,) + in_shape)
+        if not scalar and foreign(_innermost(leaf)):  # (the library's, as the point: a
+            columns = _innermost(leaf)._owned(columns)  # NumPy array meets its indices)
         traced = list(leaves)
         traced[k] = JVPTracer(leaf, columns, level)
         new_args[n] = tree_unflatten(treedef, traced)
