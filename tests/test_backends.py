@@ -473,6 +473,20 @@ def test_a_gradient_over_dask_arrays_is_a_graph_until_dask_compute():
                                atol=1e-12)
 
 
+def test_dask_weights_of_an_average_stay_a_graph():
+    """cr.average is a composition: its weights, a Dask array, stay Dask's (converting
+    them to NumPy would compute them)."""
+    import dask.callbacks  # noqa: F401
+    x, w = da.from_array(X[:6], chunks=(2, 3)), da.from_array(np.array([1.0, 2.0, 3.0]))
+    counter = _Computations()
+    with counter:
+        g = cr.grad(lambda x: cr.sum(cr.average(x, axis=1, weights=w)))(x)
+        assert isinstance(g, da.Array) and counter.count == 0
+        g_ = dask.compute(g)[0]
+    np.testing.assert_allclose(g_, cr.grad(lambda x: cr.sum(cr.average(
+        x, axis=1, weights=np.array([1.0, 2.0, 3.0]))))(X[:6]), atol=1e-15)
+
+
 def test_a_choice_by_data_on_dask_is_refused_rather_than_computed():
     with pytest.raises(TypeError, match="needs the value of a dask array"):
         cr.grad(lambda x: cr.sum(x) * (2.0 if cr.sum(x) > 0 else 1.0))(da.ones(3))

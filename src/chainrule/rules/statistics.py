@@ -36,7 +36,9 @@ def average(a: ArrayLike, axis: int | tuple[int, ...] | None = None,
         avg = mean(a, axis, keepdims=keepdims)
         count = xp.size(raw(a)) / xp.size(raw(avg))
         return (avg, xp.full(shape_of(avg), count)) if returned else avg
-    if not isinstance(weights, Box):  # numbers take a's dtype (float32 stays float32)
+    if isinstance(weights, (list, tuple, int, float, xp.ndarray, xp.generic)):
+        # numbers take a's dtype (float32 stays float32); another library's array stays
+        # its own (converting a Dask array would compute it)
         weights = xp.asarray(weights, dtype=float_dtype(a))
     if ndim_of(weights) != ndim_of(a):
         if axis is None or ndim_of(weights) != 1:
