@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from . import shims
+from . import dask_linalg, shims
 from .shims import unsupported
 
 __all__ = ["call", "ufunc", "method", "getitem", "setitem", "python_function",
@@ -355,7 +355,8 @@ def _astype(lib, x, dtype, copy=True, **rest):
 
 def _pinv(lib, x, rcond=None, hermitian=False, rtol=None):
     rtol = rcond if rtol is None else rtol
-    return lib.ns.linalg.pinv(x) if rtol is None else lib.ns.linalg.pinv(x, rtol=rtol)
+    pinv = _linalg_function(lib, "pinv")
+    return pinv(x) if rtol is None else pinv(x, rtol=rtol)
 
 
 def _copy(lib, x, *args, **kwargs):
@@ -376,25 +377,34 @@ def _norm(lib, x, ord=None, axis=None, keepdims=False):
     linalg = lib.ns.linalg
     if isinstance(axis, tuple) and len(axis) == 2 or (axis is None and x.ndim == 2
                                                       and ord is not None):
-        return linalg.matrix_norm(x, ord="fro" if ord is None else ord,
-                                  keepdims=keepdims)
+        return _linalg_function(lib, "matrix_norm")(x, ord="fro" if ord is None else ord,
+                                                    keepdims=keepdims)
     return linalg.vector_norm(x, axis=axis, ord=2 if ord is None else ord,
                               keepdims=keepdims)
 
 
 def _svd(lib, x, full_matrices=True, compute_uv=True, hermitian=False):
     if not compute_uv:
-        return lib.ns.linalg.svdvals(x)
-    return lib.ns.linalg.svd(x, full_matrices=full_matrices)
+        return _linalg_function(lib, "svdvals")(x)
+    return _linalg_function(lib, "svd")(x, full_matrices=full_matrices)
 
 
 def _linalg(name):
     def handler(lib, *args, **kwargs):
-        found = getattr(getattr(lib.ns, "linalg", None), name, None)
-        if found is None:
-            raise unsupported(lib, f"linalg.{name}", f"linalg.{name}")
-        return found(*args, **kwargs)
+        return _linalg_function(lib, name)(*args, **kwargs)
     return handler
+
+
+def _linalg_function(lib, name):
+    """The library's ``linalg.<name>``: on Dask, ``dask_linalg``'s where Dask's own is
+    narrower than NumPy's (one matrix at a time, ...)."""
+    if shims.root(lib) == "dask" and name in dask_linalg.__all__:
+        own = getattr(dask_linalg, name)
+        return lambda *args, **kwargs: own(lib, *args, **kwargs)
+    found = getattr(getattr(lib.ns, "linalg", None), name, None)
+    if found is None:
+        raise unsupported(lib, f"linalg.{name}", f"linalg.{name}")
+    return found
 
 
 def _result_type(lib, *args):
