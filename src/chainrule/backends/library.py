@@ -23,6 +23,11 @@ _DTYPE_NAMES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "u
 # Libraries whose arrays are a graph of work to do, not numbers: asking for a number
 # (bool(), float()) would compute it, which only the user may ask for.
 _LAZY = ("dask",)
+# Libraries that index by a NumPy array (a constant of the rules: the positions of a
+# diagonal, a mask) and know the result's shape from it: Dask's shape from a mask of its
+# own is unknown (nan) until computed, and a one-entry index array of its own can meet
+# a Dask bug (its name is the same as that of Dask's own offsets, and the shape is wrong)
+_NUMPY_INDEXES = ("dask",)
 
 _libraries: dict = {}
 
@@ -97,6 +102,7 @@ class Library:
             device) else f"{root} ({device})"
         self.array_type = array_type
         self.lazy = root in _LAZY
+        self.numpy_indexes = root in _NUMPY_INDEXES
         self._to_numpy_dtype = {}
         for name in _DTYPE_NAMES:
             dtype = getattr(namespace, name, None)

@@ -130,8 +130,9 @@ def scatter_add(lib, target, index, values):
     ns = lib.ns
     parts = index if isinstance(index, tuple) else (index,)
     if all(isinstance(p, (int, slice)) or p is None or p is Ellipsis or
-           getattr(p, "dtype", None) == ns.bool for p in parts):
-        return updated(lib, target, index, target[index] + values)  # (no repeats)
+           getattr(p, "dtype", None) == ns.bool for p in parts) or _distinct(
+            lib, target, parts):
+        return updated(lib, target, index, indexed(lib, target, index) + values)  # (no repeats)
     # The flat position of each entry the index picks (repeats and all), by the
     # library's own indexing of a range; then the values added at those positions.
     shape, size = tuple(target.shape), math.prod(target.shape)
@@ -152,6 +153,16 @@ def scatter_add(lib, target, index, values):
     hot = ns.astype(ns.reshape(positions, (-1, 1)) == ns.reshape(
         ns.arange(size, device=lib.device), (1, -1)), target.dtype)
     return target + ns.reshape(ns.matmul(ns.reshape(values, (1, -1)), hot), shape)
+
+
+def _distinct(lib, target, parts):
+    """Whether the index is NumPy integer arrays (a constant of the rules: a mask's
+    positions, a diagonal's) that pick no entry twice."""
+    run = _array_run(lib, target, parts)
+    if run is None or not all(isinstance(a, (np.ndarray, int)) for a in run[2]):
+        return False
+    positions = _flat_positions(lib, run[2], tuple(target.shape)[run[0]:run[1]])
+    return np.unique(positions).size == positions.size
 
 
 def _picked(lib, x, index):
@@ -182,25 +193,54 @@ def indexed(lib, x, index):
 def _gathered(lib, x, parts):
     """``x[parts]`` where the parts are full slices around one run of adjacent integer
     arrays (and integers), as one ``take``; None for any other index."""
-    ns = lib.ns
-    parts = tuple(p for p in parts if p is not Ellipsis)  # (a trailing one: no effect)
+    run = _array_run(lib, x, parts)
+    if run is None:
+        return None
+    start, stop, arrays = run
+    shape = tuple(x.shape)
+    flat = _flat_positions(lib, arrays, shape[start:stop])
+    positions = flat.reshape(-1) if isinstance(flat, np.ndarray) else lib.ns.reshape(flat, (-1,))
+    picked = lib.ns.take(lib.ns.reshape(x, shape[:start] + (-1,) + shape[stop:]), positions,
+                         axis=start)
+    return lib.ns.reshape(picked, shape[:start] + tuple(flat.shape) + shape[stop:])
+
+
+def _expanded(parts, ndim):
+    """The parts of an index with its ``...`` spelled as full slices (a mask stands for
+    as many axes as it has, None for none)."""
+    if not any(p is Ellipsis for p in parts):
+        return parts
+    at = next(i for i, p in enumerate(parts) if p is Ellipsis)
+    used = sum(0 if p is None else p.ndim if str(getattr(p, "dtype", "")).endswith("bool")
+               else 1 for p in parts if p is not Ellipsis)
+    return parts[:at] + (slice(None),) * (ndim - used) + parts[at + 1:]
+
+
+def _array_run(lib, x, parts):
+    """``(start, stop, arrays)`` where the index is full slices around one run of
+    adjacent integer arrays (and integers) on axes start to stop, else None."""
+    parts = _expanded(parts, x.ndim)
     advanced = [k for k, p in enumerate(parts) if not isinstance(p, slice)]
     if not advanced or advanced != list(range(advanced[0], advanced[-1] + 1)) or any(
             p != slice(None) for p in parts if isinstance(p, slice)) or any(
-            getattr(p, "dtype", None) == ns.bool for p in parts):
+            p is None or p is Ellipsis or getattr(p, "dtype", None) == lib.ns.bool
+            for p in parts):
         return None
-    start, stop = advanced[0], advanced[-1] + 1
-    shape = tuple(x.shape)
-    arrays = [ns.asarray(parts[k], device=lib.device) for k in advanced]
-    arrays = ns.broadcast_arrays(*arrays)
-    flat = None  # the position in x flattened over the indexed axes (row-major)
-    for k, array in zip(advanced, arrays):
-        n = shape[k]
+    return advanced[0], advanced[-1] + 1, [parts[k] for k in advanced]
+
+
+def _flat_positions(lib, arrays, dims):
+    """The positions the integer arrays (and integers) pick on axes of sizes ``dims``,
+    as one index into those axes flattened (row-major); NumPy's when they all are (a
+    constant of the rules stays a constant)."""
+    ns = np if all(isinstance(a, (np.ndarray, int)) for a in arrays) else lib.ns
+    arrays = [ns.asarray(a) if ns is np else ns.asarray(a, device=lib.device)
+              for a in arrays]
+    flat = None
+    for array, n in zip(ns.broadcast_arrays(*arrays), dims):
         array = ns.where(array < 0, array + n, array)  # (NumPy's negative indices)
         flat = array if flat is None else flat * n + array
-    picked = ns.take(ns.reshape(x, shape[:start] + (-1,) + shape[stop:]),
-                     ns.reshape(flat, (-1,)), axis=start)
-    return ns.reshape(picked, shape[:start] + tuple(flat.shape) + shape[stop:])
+    return flat
 
 
 def _spelled(index):
@@ -246,7 +286,8 @@ def as_take(lib, x, index):
     else:
         axis = k
     idx = parts[k]
-    taken = lib.ns.take(x, lib.ns.reshape(idx, (-1,)), axis=axis)
+    flat = idx.reshape(-1) if isinstance(idx, np.ndarray) else lib.ns.reshape(idx, (-1,))
+    taken = lib.ns.take(x, flat, axis=axis)
     shape = tuple(x.shape[:axis]) + tuple(idx.shape) + tuple(x.shape[axis + 1:])
     return lib.ns.reshape(taken, shape)
 
@@ -263,8 +304,48 @@ def argpartition(lib, x, kth, axis=-1, **rest):
 
 def updated(lib, target, index, value):
     """``target`` with ``target[index] = value``: in place where the library writes in
-    place, else a new array (array_api_extra's ``at``)."""
-    return _xpx().at(target, index).set(value, xp=lib.ns)
+    place, else a new array (array_api_extra's ``at``). Where the library refuses the
+    index (Dask: several integer arrays, None, an empty region), the same entries are written by an index it takes (``_written``)."""
+    try:
+        return _xpx().at(target, index).set(value, xp=lib.ns)
+    except (IndexError, ValueError, NotImplementedError):
+        written = _written(lib, target, index if type(index) is tuple else (index,), value)
+        if written is None:
+            raise
+        return written
+
+
+def _written(lib, target, parts, value):
+    """``target[parts] = value`` by a plainer index with the same entries, or None
+    where there is none: a region of no entries is no write; None's axes (of size 1)
+    are dropped from the value; several adjacent integer arrays are one, on those axes
+    flattened."""
+    ns = lib.ns
+    parts = _expanded(parts, target.ndim)
+    region = tuple(indexed(lib, target, parts).shape)
+    if 0 in region:
+        return target
+    value = ns.broadcast_to(ns.asarray(value, dtype=target.dtype, device=lib.device)
+                            if isinstance(value, (int, float, bool)) else value, region)
+    arrays = any(hasattr(p, "dtype") for p in parts)
+    if any(p is None for p in parts):
+        if arrays:  # (where NumPy puts the arrays' axes beside None's is its own rule)
+            return None
+        parts = tuple(p for p in parts if p is not None)
+        value = ns.reshape(value, tuple(indexed(lib, target, parts).shape))
+        return updated(lib, target, parts, value)
+    run = _array_run(lib, target, parts)
+    if run is None or len(run[2]) < 2:
+        return None
+    start, stop, arrays = run
+    shape = tuple(target.shape)
+    flat_shape = shape[:start] + (-1,) + shape[stop:]
+    positions = _flat_positions(lib, arrays, shape[start:stop])
+    positions = positions.reshape(-1) if isinstance(positions, np.ndarray) else \
+        ns.reshape(positions, (-1,))
+    flat = _xpx().at(ns.reshape(target, flat_shape), (slice(None),) * start + (positions,)
+                     ).set(ns.reshape(value, flat_shape), xp=ns)
+    return ns.reshape(flat, shape)
 
 
 # ---------------------------------------------------------------------------------------

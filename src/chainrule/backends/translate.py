@@ -174,10 +174,23 @@ def call(lib, func, args, kwargs):
     ns_args = [lib.take(a, name) for a in args]
     ns_kwargs = {k: (lib.dtype(v) if k == "dtype" else lib.take(v, name))
                  for k, v in kwargs.items()}
-    result = lib.wrap(handler(lib, *ns_args, **ns_kwargs))
+    result = lib.wrap(_known(lib, handler(lib, *ns_args, **ns_kwargs), name))
     if out is not None:
         setitem(lib, out, Ellipsis, result)
         return out
+    return result
+
+
+def _known(lib, result, what):
+    """The result, if the library knows its shape. Dask's shape from the values (a mask
+    of its own, nonzero) is nan until computed: refused here, by name, rather than met
+    later by an obscure error (the engine reads shapes as integers)."""
+    parts = result if isinstance(result, tuple) else (result,)
+    if any(n is None or n != n for part in parts for n in getattr(part, "shape", ())):
+        raise TypeError(f"chainrule: {what} on {lib.name} arrays gives a shape that "
+                        f"depends on their values, unknown until computed; chainrule "
+                        f"computes nothing the user did not ask for (a NumPy mask or "
+                        f"index has a known shape; or use where) (operation np.{what})")
     return result
 
 
@@ -517,14 +530,24 @@ _MISSING = object()
 
 
 def _index(lib, index):
-    """An index, with NumPy's arrays and wrapped arrays as the library's."""
+    """An index, with wrapped arrays as the library's, and NumPy's arrays too, but where
+    the library indexes by NumPy's (Dask: ``Library.numpy_indexes``)."""
     if type(index) is tuple:
-        return tuple(_index(lib, part) for part in index)
-    if isinstance(index, list):
-        return lib.take(np.asarray(index), "indexing")
-    if isinstance(index, np.integer):
-        return int(index)
-    return lib.take(index, "indexing")
+        return sum((_index_part(lib, part) for part in index), ())
+    parts = _index_part(lib, index)
+    return parts[0] if len(parts) == 1 else parts
+
+
+def _index_part(lib, part):
+    if isinstance(part, list):
+        part = np.asarray(part)
+    if isinstance(part, np.integer):
+        return (int(part),)
+    if lib.numpy_indexes and isinstance(part, np.ndarray):
+        # a NumPy mask as its positions: one integer array per axis, of a known count
+        # (Dask's own count of a mask's entries is nan until computed)
+        return tuple(np.nonzero(part)) if part.dtype == bool and part.ndim else (part,)
+    return (lib.take(part, "indexing"),)
 
 
 def _full(lib, x, index):
@@ -547,7 +570,7 @@ def getitem(lib, x, index):
     if taken is not None:
         return lib.wrap(taken)
     value, index, _ = _full(lib, x._value, index)
-    return lib.wrap(shims.indexed(lib, value, index))
+    return lib.wrap(_known(lib, shims.indexed(lib, value, index), "getitem"))
 
 
 def setitem(lib, x, index, value):
@@ -559,7 +582,7 @@ def setitem(lib, x, index, value):
     target, index, flipped = _full(lib, x._value, index)
     try:
         target[index] = value
-    except (TypeError, ValueError, NotImplementedError):
+    except (TypeError, ValueError, IndexError, NotImplementedError):
         target = shims.updated(lib, target, index, value)
     # (a negative step wrote into the flipped array: flipped back)
     x._value = lib.ns.flip(target, axis=flipped) if flipped else target
