@@ -145,7 +145,7 @@ def lstsq(a: ArrayLike, b: ArrayLike, rcond: float | None = None) -> Result:
     singular = xp.linalg.svd(raw(a), compute_uv=False)
     rank = xp.sum(singular > cutoff * singular[0]) if singular.size else 0
     rank = rank if type(rank) in ARRAYS else int(rank)  # (traced by cr.jit: stays so)
-    if xp.branch(rank == n, "'a has full column rank'") and m > n:
+    if xp.branch(rank == n, "lstsq's 'a has full column rank'") and m > n:
         r = b - matmul(a, x)
         residuals = sum(r * r, axis=0) if ndim_of(b) == 2 else reshape(sum(r * r), (1,))
     else:

@@ -81,12 +81,19 @@ def quantile(a: ArrayLike, q: ArrayLike, axis: int | tuple[int, ...] | None = No
     axis = axis % ndim_of(a)
     ordered = sort(a, axis)
     n = shape_of(a)[axis]
-    position = float(raw(q)) * (n - 1)
-    below = int(xp.floor(position))
-    above = min(below + 1, n - 1)
-    # (differentiable in q, if q is traced; a plain q keeps a's dtype)
-    fraction = q * (n - 1) - below if isinstance(q, Box) else position - below
-    low, high = take(ordered, [below], axis), take(ordered, [above], axis)
+    if isinstance(q, Box):
+        # q traced (and differentiated): the entries around it picked by an index array,
+        # not a Python number, which a lazy library (Dask) would compute to give
+        floor = xp.floor(as_array(raw(q)) * (n - 1))  # (q's dtype, for the fraction)
+        below = xp.reshape(floor.astype(int), (1,))
+        above = xp.minimum(below + 1, n - 1)
+        fraction = q * (n - 1) - floor
+    else:  # (a plain q keeps a's dtype)
+        position = float(raw(q)) * (n - 1)
+        below, above = int(xp.floor(position)), min(int(xp.floor(position)) + 1, n - 1)
+        fraction = position - below
+        below, above = [below], [above]
+    low, high = take(ordered, below, axis), take(ordered, above, axis)
     result = low + (high - low) * fraction
     if keepdims:
         if ndim_of(original) != ndim_of(a):  # axis None: every axis kept, of size 1
