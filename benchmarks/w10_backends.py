@@ -12,7 +12,9 @@ torch's own autograd take for the same derivative?
 Libraries (rows):
 
 * chainrule        - on NumPy arrays (the baseline, ratio 1);
+* chainrule jit    - the same function under ``cr.jit``;
 * chainrule-torch  - the same call on torch CPU tensors (the result a torch tensor);
+* chainrule-torch jit - under ``cr.jit``: the program's calls replayed in torch;
 * torch            - torch's own: ``torch.autograd.grad`` of the loss for the MLP,
                      ``torch.func.hessian`` for the Hessian;
 * on a CUDA device, when ``torch.cuda.is_available()``, chainrule-torch and torch
@@ -46,24 +48,24 @@ def make_logistic(n, d=50, seed=0):
 # chainrule: one function for NumPy's arrays and torch's tensors alike
 # ---------------------------------------------------------------------------------------
 
-def chainrule_mlp(params, x, y):
+def chainrule_mlp(params, x, y, jit=False):
     import chainrule as cr
 
     def loss(p, x, y):
         h = cr.relu(x @ p["w1"] + p["b1"])
         return -cr.mean(cr.sum(cr.log_softmax(h @ p["w2"] + p["b2"], axis=-1) * y,
                                axis=-1))
-    step = cr.grad(loss)
+    step = cr.jit(cr.grad(loss)) if jit else cr.grad(loss)
     return lambda: step(params, x, y)
 
 
-def chainrule_hessian(w, X, y):
+def chainrule_hessian(w, X, y, jit=False):
     import chainrule as cr
 
     def loss(w, X, y):
         z = X @ w
         return cr.mean(cr.logaddexp(0.0, z) - y * z) + 0.1 * cr.sum(w ** 2)
-    hessian = cr.hessian(loss)
+    hessian = cr.jit(cr.hessian(loss)) if jit else cr.hessian(loss)
     return lambda: hessian(w, X, y)
 
 
@@ -132,7 +134,7 @@ def run(size):
     compat = optional("array_api_compat")
     rows = []
     for case, (problem, ours, theirs, rtol) in _cases(size).items():
-        fns = {"chainrule": ours(*problem)}
+        fns = {"chainrule": ours(*problem), "chainrule jit": ours(*problem, jit=True)}
         devices = []
         if torch is not None and compat is not None:
             torch.set_num_threads(1)
@@ -148,6 +150,7 @@ def run(size):
             moved = _to_torch(problem, torch, device)
             sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
             found = {"chainrule-torch": _synchronised(ours(*moved), sync),
+                     "chainrule-torch jit": _synchronised(ours(*moved, jit=True), sync),
                      "torch": theirs(*moved, torch, sync)}
             for lib, fn in found.items():
                 checked(_numpy(fn()), reference, rtol=rtol, atol=rtol,

@@ -65,12 +65,25 @@ class ForeignArray:
     ((3,), dtype('float64'))
     """
 
-    __slots__ = ("_value", "_lib")
+    __slots__ = ("_held", "_lib", "_view_of", "_stale")
     __array_priority__ = 1500  # ndarray + ForeignArray: the wrapper decides
 
     def __init__(self, value, lib):
-        self._value = value
+        self._held = value
         self._lib = lib
+        self._view_of = None  # (operation, the array) where NumPy's result is a view
+        self._stale = None    # a write NumPy would have carried here, and was not
+
+    @property
+    def _value(self):
+        """The library's array (refused where a write into a view left it behind)."""
+        if self._stale is not None:
+            _refuse_stale(self)
+        return self._held
+
+    @_value.setter
+    def _value(self, value):
+        self._held = value
 
     def __repr__(self):
         return f"ForeignArray({self._value!r})"
@@ -84,10 +97,14 @@ class ForeignArray:
     nbytes = property(lambda self: self.size * self.dtype.itemsize)
     base = None  # (the engine copies NumPy's views; another library's are its own)
     is_scalar = False
-    T = property(lambda self: translate.call(self._lib, np.transpose, (self,), {}))
-    mT = property(lambda self: translate.call(self._lib, np.matrix_transpose, (self,), {}))
-    real = property(lambda self: translate.call(self._lib, np.real, (self,), {}))
-    imag = property(lambda self: translate.call(self._lib, np.imag, (self,), {}))
+    T = property(lambda self: _view(translate.call(self._lib, np.transpose, (self,), {}),
+                                    "x.T", self))
+    mT = property(lambda self: _view(translate.call(self._lib, np.matrix_transpose,
+                                                    (self,), {}), "x.mT", self))
+    real = property(lambda self: _view(translate.call(self._lib, np.real, (self,), {}),
+                                       "x.real", self))
+    imag = property(lambda self: _view(translate.call(self._lib, np.imag, (self,), {}),
+                                       "x.imag", self))
 
     def __len__(self):
         return self.shape[0]
@@ -151,12 +168,18 @@ class ForeignArray:
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if any(_boxed(x) for x in inputs):
             return NotImplemented
+        out = kwargs.get("out")
+        _written(inputs[0] if method == "at" else out[0] if type(out) is tuple else out,
+                 f"{ufunc.__name__}.{method}")
         return translate.ufunc(self._lib, ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
         if any(hasattr(t, "_apply_primitive") for t in types):
             return NotImplemented
-        return translate.call(self._lib, func, args, kwargs)
+        if func in _WRITES_FIRST and args:
+            _written(args[0], f"np.{func.__name__}")
+        result = translate.call(self._lib, func, args, kwargs)
+        return _view(result, f"np.{func.__name__}", args[0]) if func in _VIEWS else result
 
     # --- operators: the library's own ------------------------------------------------
     __add__, __radd__ = _binary(operator.add, "add")
@@ -194,6 +217,8 @@ class ForeignArray:
     def _assign(self, result):
         if result is NotImplemented:
             return result
+        if self._view_of is not None and self._view_of[0] != _INDEXED:
+            _written(self, "an in-place operator")  # (x[i] += v: Python writes it back)
         self._value = self._lib.ns.astype(result._value, self._value.dtype)
         return self
 
@@ -211,14 +236,72 @@ class ForeignArray:
 
     # --- indexing ----------------------------------------------------------------------
     def __getitem__(self, index):
-        return translate.getitem(self._lib, self, index)
+        result = translate.getitem(self._lib, self, index)
+        return _view(result, _INDEXED, self) if _basic(index) else result
 
     def __setitem__(self, index, value):
+        _written(self, "setitem")
         translate.setitem(self._lib, self, index, value)
 
     # --- methods: NumPy's function of the same name ------------------------------------
     def __getattr__(self, name):
-        return translate.method(self, name)
+        method = translate.method(self, name)
+        if name not in _VIEW_METHODS:
+            return method
+        return lambda *args, **kwargs: _view(method(*args, **kwargs), f"x.{name}()", self)
+
+
+# ---------------------------------------------------------------------------------------
+# Views: where NumPy writes through a result into the array it was made from
+# ---------------------------------------------------------------------------------------
+# A rule may write into ``x.reshape(-1)`` to change x, as NumPy's views allow. Another
+# library may have copied (torch's reshape of a non-contiguous tensor, every Dask
+# operation), and x would keep its old values without a word. So a result NumPy would
+# have made a view remembers the array it views; a write into it marks that array (and
+# what it views in turn) stale, and reading a stale array raises. A write into a view
+# whose array is never read again (a fresh array, reshaped and then updated) is fine.
+
+_VIEWS = frozenset(f for f in (
+    np.reshape, np.ravel, np.transpose, np.swapaxes, np.moveaxis, np.squeeze,
+    np.expand_dims, np.diagonal, np.broadcast_to, np.real, np.imag, np.atleast_1d,
+    np.atleast_2d, np.atleast_3d, getattr(np, "matrix_transpose", None),
+    getattr(np, "permute_dims", None)) if f is not None)
+_INDEXED = "basic indexing"
+_VIEW_METHODS = frozenset({"reshape", "ravel", "transpose", "swapaxes", "squeeze",
+                           "diagonal"})
+# NumPy's functions that write into their first argument.
+_WRITES_FIRST = frozenset({np.copyto, np.put, np.place, np.putmask, np.fill_diagonal,
+                           np.put_along_axis})
+
+
+def _view(result, operation, of):
+    if type(result) is ForeignArray and type(of) is ForeignArray and result is not of:
+        result._view_of = (operation, of)
+    return result
+
+
+def _basic(index):
+    """Whether NumPy's result of ``x[index]`` is a view (integers, slices, None, ...)."""
+    parts = index if type(index) is tuple else (index,)
+    return all(type(p) in (int, slice) or p is None or p is Ellipsis
+               or isinstance(p, np.integer) for p in parts)
+
+
+def _written(target, operation):
+    """A write into ``target``: the arrays it is a view of are stale from now on."""
+    if type(target) is not ForeignArray:
+        return
+    while target._view_of is not None:
+        made_by, target = target._view_of
+        target._stale = (made_by, operation)
+
+
+def _refuse_stale(array):
+    (made_by, operation), name = array._stale, array._lib.name
+    raise TypeError(f"chainrule: an array of {name} was written through the result of "
+                    f"{made_by} ({operation}) and then read: NumPy would have written "
+                    f"through that view into it, {name} may have copied, so its values "
+                    f"are not known; write into a copy (.copy()) and use that instead")
 
 
 xp.ARRAYS.add(ForeignArray)

@@ -22,6 +22,7 @@ from .passes import ufunc_of
 from .recording import Attribute, Effect, Method, Slot, UFUNC_OF
 from .state import TensorState, is_input
 from ..tensor import Tensor
+from ..tensor_data import foreign
 
 __all__ = ["program_function", "loop_function", "call_function", "listing", "MISS"]
 
@@ -321,6 +322,8 @@ def loop_function(loop):
 def _describe(value):
     if isinstance(value, (np.ndarray, np.generic)):
         return f"{np.shape(value)} {np.result_type(value)}"
+    if foreign(value):  # another library's array: which one
+        return f"{value.shape} {value.dtype} {value._lib.name}"
     return type(value).__name__
 
 

@@ -36,7 +36,7 @@ from .codegen import MISS, call_function
 from .program import Program, compile_program
 from ..scalar.value import Value
 from ..tensor import Tensor, _record
-from ..tensor_data import foreign
+from ..tensor_data import foreign, users
 from ..transforms.pytrees import node_parts
 
 __all__ = ["jit", "make_program", "Jitted"]
@@ -138,11 +138,7 @@ class Jitted:
             result = fast(args, kwargs)
             if result is not MISS:
                 return result
-        try:
-            key, values, tensors = self._signature(args, kwargs)
-        except _OtherLibrary as other:  # torch, CuPy, Dask: run as it is
-            self._warn_eager(other.library)
-            return self.fun(*args, **kwargs)
+        key, values, tensors = self._signature(args, kwargs)
         for entry in self._programs.get(key, ()):
             done = entry.try_run(values, tensors)
             if done is not None:
@@ -151,17 +147,6 @@ class Jitted:
         entry, result = self._trace(args, kwargs, key)
         self._fast = entry.fast_call(key)
         return result
-
-    def _warn_eager(self, library):
-        """Say once per library that this function runs eagerly on its arrays: a
-        program is a list of NumPy calls, which another library's arrays do not take."""
-        told = self.__dict__.setdefault("_told", set())
-        if library.name not in told:
-            told.add(library.name)
-            warnings.warn(f"cr.jit: {getattr(self.fun, '__name__', 'the function')} "
-                          f"runs eagerly on {library.name} arrays (a cr.jit program "
-                          f"replays NumPy calls); the results are the same",
-                          RuntimeWarning, stacklevel=3)
 
     def program(self, *args, **kwargs):
         """The program of ``fun`` for these arguments: traced now (running ``fun``
@@ -244,7 +229,8 @@ def _flatten(x, values, tensors):
         tensors.append(x)
         data = x._data
         if type(data) is not np.ndarray and foreign(data):  # over torch, Dask...
-            raise _OtherLibrary(data._lib)
+            return ("T", data.shape, data.dtype, x.requires_grad, grad_key(x._grad),
+                    data._lib)
         return ("T", data.shape, data.dtype, x.requires_grad, grad_key(x._grad))
     if isinstance(x, np.generic):
         values.append(x)
@@ -259,19 +245,21 @@ def _flatten(x, values, tensors):
         return ("node", kind, _static(aux),
                 tuple([_flatten(child, values, tensors) for child in children]))
     if hasattr(x, "__dlpack__") or hasattr(x, "__array_function__"):
-        from ..backends import library_of  # (imported at the first such array)
-        library = library_of(x)
-        if library is not None:
-            raise _OtherLibrary(library)
+        library = _library_of(x)
+        if library is not None:  # torch's, Dask's: the program runs in that library
+            for value in values:
+                if foreign(value) and value._lib is not library:
+                    from ..backends import mixed_libraries
+                    raise mixed_libraries(value._lib, library, "cr.jit's arguments")
+            values.append(library.adopt(x))
+            return ("f", library, tuple(x.shape), x.dtype)
     return _static(x)
 
 
-class _OtherLibrary(Exception):
-    """An argument is an array of another library (torch, CuPy, Dask)."""
-
-    def __init__(self, library):
-        super().__init__(library.name)
-        self.library = library
+def _library_of(x):
+    """The ``chainrule.backends.Library`` of an array of another library, or None."""
+    from ..backends import library_of  # (imported at the first such array)
+    return library_of(x)
 
 
 def _static(x):
@@ -404,7 +392,8 @@ def _record_adopting(prim, args, kwargs):
     trace = xp.recorder()
     if trace is not None:
         for arg in args:
-            if isinstance(arg, Tensor) and type(arg._data) is np.ndarray:
+            if isinstance(arg, Tensor) and (type(arg._data) is np.ndarray or
+                                            foreign(arg._data)):
                 trace.adopt(arg)
     return _record(prim, args, kwargs)
 
@@ -445,6 +434,12 @@ class _Session:
             children, _, rebuild = node
             return rebuild([self.argument(child, f"{name}.{i}")
                             for i, child in enumerate(children)])
+        if hasattr(arg, "__dlpack__") or hasattr(arg, "__array_function__"):
+            library = _library_of(arg)
+            if library is not None:
+                traced = self.trace.input(library.adopt(arg))
+                self.names[traced._slot] = name
+                return traced
         self.name(arg, name)
         if carries_state(arg):
             self.object_arguments.append(arg)
@@ -484,7 +479,8 @@ class _Session:
         if id(obj) in self.adopted:
             return
         if isinstance(obj, Tensor):
-            if type(obj._data) is not np.ndarray:
+            data = obj._data
+            if type(data) is not np.ndarray and not foreign(data):
                 return  # made while tracing: a value of the program, not state
             state = TensorState(obj, self.trace)
         elif carries_state(obj):
@@ -617,6 +613,9 @@ class _Entry:
         self.released = [state for state, what, _ in writes
                          if type(state) is TensorState and what == "grad"
                          and (state.grad_slot is None or state.grad_slot in unused)]
+        # a program over another library's arrays (torch's, Dask's): its calls run in
+        # that library, and what it returns is unwrapped
+        self.foreign = any(foreign(program.values[n]) for n in program.inputs)
         self._fast = None
 
     def try_run(self, values, tensors):
@@ -643,10 +642,10 @@ class _Entry:
         outputs = self.program(values)
         for state, writes in self.writes_by_state:
             state.write_all({what: _written(where, outputs) for what, where in writes})
-        return (_rebuild(self.template, outputs),)
+        return (_rebuild(self.template, outputs, self.foreign),)
 
     def rebuild(self, outputs):
-        return _rebuild(self.template, [untraced(o) for o in outputs])
+        return _rebuild(self.template, [untraced(o) for o in outputs], self.foreign)
 
     def fast_call(self, key):
         """``call(args, kwargs)``: what ``Jitted.__call__`` and ``try_run`` do for this
@@ -654,7 +653,8 @@ class _Entry:
         or ``MISS`` where a check fails; None where the signature has a form it does
         not cover (the generic path serves it)."""
         if self._fast is None:
-            self._fast = call_function(self, key) or False
+            # (one over another library's arrays checks them on the generic path)
+            self._fast = (not self.foreign and call_function(self, key)) or False
         return self._fast or None
 
 
@@ -675,16 +675,19 @@ def _written(where, outputs):
     return value.copy() if type(value) is np.ndarray else value
 
 
-def _rebuild(template, outputs):
+def _rebuild(template, outputs, unwrap=False):
+    """The function's result from a run's outputs; ``unwrap``: a program over another
+    library's arrays gives back that library's arrays, never the engine's wrappers."""
     tag, body = template[0], template[1]
     if tag == "out":
-        return outputs[body]
+        return users(outputs[body]) if unwrap else outputs[body]
     if tag == "tensor":
-        return Tensor._make(np.asarray(outputs[body]))
+        value = outputs[body]
+        return Tensor._make(value if foreign(value) else np.asarray(value))
     if tag == "const":
-        return body
+        return users(body) if unwrap else body
     if tag is dict:
-        return {k: _rebuild(v, outputs) for k, v in body.items()}
+        return {k: _rebuild(v, outputs, unwrap) for k, v in body.items()}
     if tag == "node":
-        return body[0]([_rebuild(item, outputs) for item in body[1]])
-    return tag(_rebuild(item, outputs) for item in body)
+        return body[0]([_rebuild(item, outputs, unwrap) for item in body[1]])
+    return tag(_rebuild(item, outputs, unwrap) for item in body)

@@ -27,6 +27,7 @@ import numpy as np
 from .. import arrays as xp
 from ..origin import user_line
 from ..scalar.value import Value
+from ..tensor_data import foreign
 from .randomness import drawn_by_a_call
 
 __all__ = ["Traced", "Recording", "Op", "Effect", "Slot", "TracingError",
@@ -133,19 +134,26 @@ class Traced:
     @property
     def is_scalar(self):
         """Whether it stands for a number (a float argument, a NumPy scalar), not an
-        array."""
-        return type(self._value) is not np.ndarray
+        array (NumPy's, or another library's: ``chainrule.backends.ForeignArray``)."""
+        value = self._value
+        return type(value) is not np.ndarray and not foreign(value)
 
     def _convert(self, function):
         return self._trace.record(function, (self,), {})
 
     def _as_array(self, dtype):
         kwargs = {} if dtype is None else {"dtype": dtype}
-        return self._trace.record(np.asarray, (self,), kwargs)
+        # (another library's array converts in its library, never to NumPy's)
+        convert = xp.as_array if foreign(self._value) else np.asarray
+        return self._trace.record(convert, (self,), kwargs)
 
     # --- what a rule does beside array functions (chainrule.arrays) -------------------
     def _require(self, error, *args):
-        """A check of data becomes a call of the program: each run checks its own."""
+        """A check of data becomes a call of the program: each run checks its own (on
+        a lazy library's array, as eagerly, none: it would compute the graph)."""
+        value = self._value
+        if foreign(value) and value._lib.lazy:
+            return
         self._trace.record(_require, (self, error) + args, {}, pure=False)
 
     def _branch(self, what):
@@ -579,13 +587,15 @@ class Recording:
 
     def _wrap_one(self, value, given):
         for traced in given.values():  # the call gave back an array it was given
-            if traced._value is value and type(value) is np.ndarray:
+            if traced._value is value and (type(value) is np.ndarray or foreign(value)):
                 return None, traced
         if isinstance(value, (np.ndarray, np.generic, float, int, complex)) and \
                 not isinstance(value, bool):
             traced = self._new(value)
             return traced._slot, traced
-        if isinstance(value, bool):  # a Python truth value from data (np.allclose)
+        if isinstance(value, bool) or foreign(value):
+            # a Python truth value from data (np.allclose), or an array of another
+            # library (a program over torch's or Dask's arrays)
             traced = self._new(value)
             return traced._slot, traced
         return None, value  # None, a dtype, a shape: not data

@@ -32,6 +32,7 @@ import numpy as np
 from . import recording
 from ..scalar.value import Value
 from ..tensor import Tensor
+from ..tensor_data import foreign, users
 
 __all__ = ["TensorState", "ObjectState", "carries_state", "grad_key", "untraced",
            "output_index", "kind", "key_name"]
@@ -67,11 +68,16 @@ class TensorState:
         data, grad = tensor._data, tensor._grad
         self.key = (data.shape, data.dtype, tensor.requires_grad, grad_key(grad))
         self.initial_grad = grad
+        # another library's array (torch's, Dask's): the tensor holds it wrapped, its
+        # gradient as the library's own (tensor_data.py); both inputs all the same
+        self.data_type, self.lib = type(data), getattr(data, "_lib", None)
         traced = trace.input(data)
         tensor._data = traced
         self.data_slot = traced._slot
         self.grad_slot = None
-        if isinstance(grad, np.ndarray):
+        if self.lib is not None and grad is not None:
+            grad = self.lib.adopt(grad)
+        if isinstance(grad, np.ndarray) or foreign(grad):
             traced_grad = trace.input(grad)
             tensor._grad = traced_grad
             self.grad_slot = traced_grad._slot
@@ -88,10 +94,15 @@ class TensorState:
         """Append this call's inputs; False if the tensor no longer fits the program."""
         t = self.tensor
         data, grad = t._data, t._grad
-        if (type(data) is not np.ndarray or
+        if (type(data) is not self.data_type or
                 (data.shape, data.dtype, t.requires_grad, grad_key(grad)) != self.key):
             return False
         values.append(data)
+        if self.lib is not None:
+            if data._lib is not self.lib:
+                return False
+            if grad is not None:
+                grad = self.lib.adopt(grad)
         if self.grad_slot is not None:
             values.append(grad)
         return True
@@ -132,7 +143,7 @@ class TensorState:
     def restore(self):
         t = self.tensor
         t._data = untraced(t._data)
-        t._grad = untraced(t._grad)
+        t._grad = users(untraced(t._grad))  # (another library's: its own array)
 
 
 # ---------------------------------------------------------------------------------------
@@ -169,6 +180,8 @@ def kind(value):
     t = type(value)
     if t is np.ndarray:
         return (value.shape, value.dtype)
+    if foreign(value):  # another library's array (an optimizer's moments on torch)
+        return (value.shape, value.dtype, value._lib)
     if t in _NUMBERS or isinstance(value, np.generic):
         return t
     return _Same(value)

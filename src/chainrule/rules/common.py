@@ -48,10 +48,13 @@ def class_indices(labels, shape):
         if labels.dtype.kind not in "iu":
             xp.require(xp.all(labels == xp.round(labels)), _not_integers)
         labels = labels.astype(xp.intp)
-    # Seen as unsigned, a negative label is huge: one comparison checks both ends.
     if labels.size:
-        xp.require(xp.maximum.reduce(labels.view(xp.uintp)) < shape[1], _out_of_range,
-                shape[1], labels)
+        if type(labels) is xp.ndarray:
+            # Seen as unsigned, a negative label is huge: one comparison checks both ends
+            in_range = xp.maximum.reduce(labels.view(xp.uintp)) < shape[1]
+        else:  # (a traced array, another library's: no view as another dtype)
+            in_range = (xp.min(labels) >= 0) & (xp.max(labels) < shape[1])
+        xp.require(in_range, _out_of_range, shape[1], labels)
     return labels
 
 

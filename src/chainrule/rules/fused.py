@@ -233,8 +233,9 @@ def _cross_entropy_pullback(g, ans, logits, labels, needs, residual):
     if residual is None:
         residual = _cross_entropy_and_softmax(logits, labels)[1]
     softmax, picked, class_major = residual
-    d = softmax.copy()
-    d.reshape(-1)[picked] -= 1  # a view of d: subtracts the one-hot in place
+    flat = softmax.reshape(-1).copy()
+    flat[picked] -= 1  # the one-hot, subtracted in place
+    d = flat.reshape(softmax.shape)
     d *= g / len(labels)
     return (d.T if class_major else d, None)
 
