@@ -305,17 +305,18 @@ def argpartition(lib, x, kth, axis=-1, **rest):
 def updated(lib, target, index, value):
     """``target`` with ``target[index] = value``: in place where the library writes in
     place, else a new array (array_api_extra's ``at``). Where the library refuses the
-    index (Dask: several integer arrays, None, an empty region), the same entries are written by an index it takes (``_written``)."""
+    index (Dask: several integer arrays, None, an empty region), the same entries are
+    written by an index it takes (``_rewritten``)."""
     try:
         return _xpx().at(target, index).set(value, xp=lib.ns)
     except (IndexError, ValueError, NotImplementedError):
-        written = _written(lib, target, index if type(index) is tuple else (index,), value)
+        written = _rewritten(lib, target, index if type(index) is tuple else (index,), value)
         if written is None:
             raise
         return written
 
 
-def _written(lib, target, parts, value):
+def _rewritten(lib, target, parts, value):
     """``target[parts] = value`` by a plainer index with the same entries, or None
     where there is none: a region of no entries is no write; None's axes (of size 1)
     are dropped from the value; several adjacent integer arrays are one, on those axes
