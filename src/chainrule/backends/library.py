@@ -203,6 +203,24 @@ class Library:
             raise mixed_libraries(self, other, "a transform's inputs")
         return ForeignArray(x, self)
 
+    def adopt_cotangent(self, x):
+        """``adopt`` for a cotangent of a pullback over this library's arrays. One traced
+        by an enclosing transform that carries NumPy's numbers (a float cotangent under
+        jvp) is multiplied by this library's 1 (exactly itself): what is computed from
+        it alone, a gradient that depends on the cotangent only, is then this library's,
+        derivatives and all, where it would have stayed NumPy's inside the tracer."""
+        from ..primitive import Box, raw
+        inner = raw(x)
+        if isinstance(x, Box) and isinstance(inner, (np.ndarray, np.generic)):
+            dtype = inner.dtype if inner.dtype.kind in "fc" else np.dtype(np.float64)
+            return x * self.full((), 1, dtype)
+        return self.adopt(x)
+
+    def full(self, shape, value, dtype):
+        """An array of this library (wrapped) of one value, in a NumPy dtype."""
+        return ForeignArray(self.ns.full(shape, value, dtype=self.dtype(dtype),
+                                         device=self.device), self)
+
     def adopt_tree(self, tree):
         """``adopt`` on every array in nested tuples, lists and dicts (an array in a
         registered pytree node is wrapped when it meets a traced value instead)."""

@@ -425,35 +425,13 @@ def vjp(f: Callable[..., Any], *primals: PyTree, has_aux: bool = False) -> tuple
                 raise ValueError(f"vjp: a cotangent of shape {np.shape(_innermost(leaf))} "
                                  f"for an output of shape {np.shape(_innermost(out))}")
         if type(trace.out_kind) is not str:  # another library's arrays: wrapped
-            leaves = [_in_library(trace.out_kind, leaf) for leaf in leaves]
+            leaves = [trace.out_kind.adopt_cotangent(leaf) for leaf in leaves]
         # a traced cotangent (an enclosing transform's variable) gives gradients that
         # are traced too: a VJP is differentiable in its cotangent like anything else
         return trace.input_results(trace.pullback(leaves))
 
     out = trace.output()
     return (out, vjp_fn, trace.output(aux=True)) if has_aux else (out, vjp_fn)
-
-
-def _zeros_like(inner, dtype):
-    """Zeros of inner's shape, in inner's library (a constant of torch's has torch's
-    zeros for a tangent, whatever the inputs' kind), else NumPy's."""
-    if foreign(inner):
-        lib = inner._lib
-        return lib.wrap(lib.ns.zeros(inner.shape, dtype=lib.dtype(dtype), device=lib.device))
-    return np.zeros(np.shape(inner), dtype)
-
-
-def _in_library(library, leaf):
-    """A cotangent of a pullback over ``library``'s arrays: the library's array wrapped
-    (``adopt``). One traced by an enclosing transform that carries NumPy's numbers (a
-    float cotangent under jvp) is multiplied by the library's 1 (exactly itself): what
-    is computed from it alone, a gradient that depends on the cotangent only, is then
-    the library's, with its derivatives, where it would have stayed NumPy's inside the
-    enclosing transform's tracer."""
-    if isinstance(leaf, Box) and isinstance(_innermost(leaf), (np.ndarray, np.generic)):
-        one = library.from_numpy(np.ones((), dtype=_float_dtype(leaf)))
-        return leaf * library.wrap(one)
-    return library.adopt(leaf)
 
 
 # ---------------------------------------------------------------------------------------
@@ -509,7 +487,9 @@ def jvp(f: Callable[..., Any], primals: tuple[PyTree, ...] | list[PyTree],
         if isinstance(leaf, JVPTracer) and leaf._level == level:
             value = tangent_in_dtype(leaf) if want_tangent else leaf.primal
         elif want_tangent:  # does not depend on the inputs: zeros, in its library
-            value = _zeros_like(_innermost(leaf), _float_dtype(leaf))
+            inner = _innermost(leaf)
+            value = inner._lib.full(inner.shape, 0, _float_dtype(leaf)) if foreign(inner) \
+                else np.zeros(np.shape(inner), _float_dtype(leaf))
         else:
             value = leaf
         return _in_kind(value, out_kind)
