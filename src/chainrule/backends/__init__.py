@@ -10,6 +10,7 @@ tensor: the rules computed with torch's functions, on its device, in its dtype. 
   traced array), and it makes each call in its library's namespace.
 * ``translate.py``: NumPy's calls, as the namespace makes them.
 * ``shims.py``: what the standard lacks (einsum, erf, scatter-add, tril, ...).
+* ``dask_linalg.py``: NumPy's linear algebra where Dask's is narrower.
 
 A transform wraps its inputs (``adopt``) and unwraps its results (``Library.result``);
 ``Primitive.__call__`` wraps an array of a library that meets a traced value
