@@ -523,6 +523,25 @@ def test_dask_weights_of_an_average_stay_a_graph():
         x, axis=1, weights=np.array([1.0, 2.0, 3.0]))))(X[:6]), atol=1e-15)
 
 
+def test_dask_indexes_by_a_one_entry_index_on_an_axis_of_one_chunk():
+    """Dask's own array [0] indexing an axis of one chunk meets a Dask bug: it has the
+    name of Dask's array of the chunks' offsets, and the result the wrong shape (the
+    whole axis). NumPy's index stays NumPy's, for indexing and np.take alike; so
+    cross_entropy of one row of label 0 (which takes entry 0, and writes there)."""
+    from chainrule.backends import library_of
+    d = da.from_array(np.arange(6.0).reshape(2, 3), chunks=(2, 3))
+    x = library_of(d).adopt(d)
+    for taken in (x[:, np.array([0])], np.take(x, np.array([0]), axis=1),
+                  x.take(np.array([0]))):
+        assert taken.shape == np.asarray(dask.compute(taken._value)[0]).shape != (2, 3)
+    import chainrule.nn.functional as F
+    z = np.array([[0.3, -0.2, 0.5]])
+    loss = cr.value_and_grad(lambda z: F.cross_entropy(z, [0]))
+    value, slope = dask.compute(*loss(da.from_array(z)))
+    np.testing.assert_allclose(value, loss(z)[0], atol=1e-15)
+    np.testing.assert_allclose(slope, loss(z)[1], atol=1e-15)
+
+
 def test_a_choice_by_data_on_dask_is_refused_rather_than_computed():
     with pytest.raises(TypeError, match="needs the value of a dask array"):
         cr.grad(lambda x: cr.sum(x) * (2.0 if cr.sum(x) > 0 else 1.0))(da.ones(3))

@@ -359,12 +359,15 @@ def _sort(own):
     return handler
 
 
-def _take(lib, x, indices, axis=None, **rest):
+def _take(lib, x, indices, axis=None, out=None, mode=None):
+    """np.take, as the indexing x[:, ..., indices] it is (NumPy's indices stay NumPy's
+    where the library indexes by them: Dask, ``_index``)."""
+    if out is not None or mode not in (None, "raise"):
+        raise unsupported(lib, "take with out= or mode=", "take")
+    value = lib.take(x, "take")
     if axis is None:
-        x, axis = lib.ns.reshape(x, (-1,)), 0
-    if isinstance(indices, int):
-        return getattr(x, "__getitem__")((slice(None),) * (axis % x.ndim) + (indices,))
-    return lib.ns.take(x, indices, axis=axis)
+        value, axis = lib.ns.reshape(value, (-1,)), 0
+    return getitem(lib, lib.wrap(value), (slice(None),) * (axis % value.ndim) + (indices,))
 
 
 def _astype(lib, x, dtype, copy=True, **rest):
@@ -449,7 +452,8 @@ _STATIC = {np.shape: lambda lib, x: x.shape, np.ndim: lambda lib, x: x.ndim,
            np.result_type: _result_type,
            np.iscomplexobj: lambda lib, x: x.dtype.kind == "c",
            np.isrealobj: lambda lib, x: x.dtype.kind != "c",
-           np.may_share_memory: _flags(False), np.shares_memory: _flags(False)}
+           np.may_share_memory: _flags(False), np.shares_memory: _flags(False),
+           np.take: _take}
 
 _FUNCTIONS = {
     np.sum: _reduction("sum"), np.prod: _reduction("prod"), np.max: _reduction("max"),
@@ -468,7 +472,7 @@ _FUNCTIONS = {
                                           lib.ns.reshape(b, (-1,))),
     np.zeros_like: _like("zeros_like"), np.ones_like: _like("ones_like"),
     np.empty_like: _like("zeros_like"), np.full_like: _like("full_like"),
-    np.sort: _sort("sort"), np.argsort: _sort("argsort"), np.take: _take,
+    np.sort: _sort("sort"), np.argsort: _sort("argsort"),
     np.astype: _astype, np.copy: _copy, np.round: _round, np.around: _round,
     np.matrix_transpose: lambda lib, x: lib.ns.matrix_transpose(x),
     np.linalg.norm: _norm, np.linalg.svd: _svd, np.linalg.pinv: _pinv,
