@@ -34,6 +34,10 @@ def _each(lib, function, arrays, cores):
         return function(*arrays)
     arrays = [ns.broadcast_to(a, batch + tuple(a.shape[a.ndim - c:]))
               for a, c in zip(arrays, cores)]
+    if 0 in batch:  # no matrices: the results' shapes from one of zeros, not computed
+        one = function(*(ns.zeros(a.shape[len(batch):], dtype=a.dtype) for a in arrays))
+        return tuple(ns.zeros(batch + r.shape, dtype=r.dtype) for r in one) if \
+            isinstance(one, tuple) else ns.zeros(batch + one.shape, dtype=one.dtype)
     results = [function(*(a[i] for a in arrays)) for i in np.ndindex(*batch)]
     if isinstance(results[0], tuple):
         return tuple(_stacked(lib, [r[k] for r in results], batch)
