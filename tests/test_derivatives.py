@@ -487,6 +487,10 @@ for _name, _f, _p, _dom in REDUCE:
                  (_shape, _dom),
                  prim=None if _p is None else
                  lambda x, _p=_p, a=_axis, k=_keep: (_p, (x,), {"axis": a, "keepdims": k}))
+    if _name == "norm":  # (the method is torch's: x.norm(p, dim))
+        case("x.norm(2, 1)", lambda x: x.norm(2, 1), lambda x: T_REDUCE["norm"](x, 1, False),
+             ((2, 3), _dom))
+        continue
     case(f"x.{_name}(1)", lambda x, _n=_name: getattr(x, _n)(1),
          lambda x, _n=_name: T_REDUCE[_n](x, 1, False), ((2, 3), _dom))
 for _fname, _tname in (("var", "var"), ("std", "std")):
@@ -780,6 +784,10 @@ for _axis in (0, 1, -1):
          prim=lambda x, a=_axis: (D.expand_dims, (x, a), {}))
 case("expand_dims(x,0)()", lambda x: cr.expand_dims(x, 0), lambda x: x.unsqueeze(0),
      ((), "any"))
+case("topk(3,4)k=2", lambda x: cr.topk(x, 2).values, lambda x: torch.topk(x, 2).values,
+     ((3, 4), "any"))
+case("topk(3,4)k=2,axis=0,smallest", lambda x: cr.topk(x, 2, axis=0, largest=False).values,
+     lambda x: torch.topk(x, 2, dim=0, largest=False).values, ((3, 4), "any"))
 case("x.unsqueeze(1)", lambda x: x.unsqueeze(1), lambda x: x.unsqueeze(1), ((3,), "any"))
 case("x.expand_dims(-1)", lambda x: x.expand_dims(-1), lambda x: x.unsqueeze(-1),
      ((3,), "any"))

@@ -46,6 +46,20 @@ CASES = [
      [(2, 3), (2, 3)]),
     ("mul,div,neg", lambda x, y: x.mul(y).div(y.exp()).neg(),
      lambda x, y: x.mul(y).div(y.exp()).neg(), [(2, 3), (2, 3)]),
+    ("norm()", lambda x: x.norm() * x, lambda x: x.norm() * x, [(2, 3)]),
+    ("norm(1, dim=1)", lambda x: x.norm(1, dim=1) * x[:, 0],
+     lambda x: x.norm(1, dim=1) * x[:, 0], [(2, 3)]),
+    ("norm(3, dim, keepdim)", lambda x: x.norm(3, dim=0, keepdim=True) * x,
+     lambda x: x.norm(3, dim=0, keepdim=True) * x, [(2, 3)]),
+    ("norm(0.5)", lambda x: x.norm(0.5) * x, lambda x: x.norm(0.5) * x, [(2, 3)]),
+    ("norm(inf, dim=1)", lambda x: x.norm(float("inf"), dim=1) ** 2,
+     lambda x: x.norm(float("inf"), dim=1) ** 2, [(2, 3)]),
+    ("norm('fro', (0, 1))", lambda x: x.norm("fro", dim=(0, 1)) * x,
+     lambda x: x.norm("fro", dim=(0, 1)) * x, [(2, 3)]),
+    ("norm('nuc')", lambda x: x.norm("nuc") * x, lambda x: x.norm("nuc") * x, [(3, 2)]),
+    ("topk", lambda x: x.topk(2).values ** 2, lambda x: x.topk(2).values ** 2, [(3, 4)]),
+    ("topk(dim=0, smallest)", lambda x: x.topk(2, dim=0, largest=False).values * x[:2],
+     lambda x: x.topk(2, dim=0, largest=False).values * x[:2], [(3, 4)]),
 ]
 
 
@@ -229,3 +243,26 @@ def test_complex_methods_match_torch():
     np.testing.assert_allclose(cr.tensor(z.real).mH.data, z.real.swapaxes(-1, -2), rtol=0)
     with pytest.raises(ValueError, match="at least 2 dimensions"):
         cr.tensor(z[0, 0]).mH
+
+
+def test_topk_gives_torchs_values_and_indices_and_names_a_bad_k():
+    x = RNG.standard_normal((3, 5))
+    for dim, largest in [(-1, True), (0, False), (1, True)]:
+        ours = cr.topk(cr.tensor(x), 2, dim=dim, largest=largest)
+        theirs = torch.topk(torch.from_numpy(x), 2, dim=dim, largest=largest)
+        np.testing.assert_array_equal(ours.values.data, theirs.values.numpy())
+        np.testing.assert_array_equal(ours.indices, theirs.indices.numpy())
+    # one call under vmap, each row its own top 2
+    np.testing.assert_array_equal(cr.vmap(lambda r: cr.topk(r, 2).values)(x),
+                                  torch.topk(torch.from_numpy(x), 2).values.numpy())
+    with pytest.raises(ValueError, match=r"topk: k=6 for an axis of 5 entries \(shape "
+                                         r"\(3, 5\), axis -1\); expected 0 <= k <= 5"):
+        cr.tensor(x).topk(6)
+
+
+def test_norm_takes_torchs_p_first():
+    x = cr.tensor([[3.0, 0.0], [0.0, -4.0]])
+    assert x.norm().item() == 5.0 and x.norm(1).item() == 7.0
+    assert x.norm(0).item() == 2.0  # p = 0 counts the nonzero entries, as in torch
+    assert x.norm(2, dim=0).tolist() == [3.0, 4.0]
+    assert cr.norm(x, axis=0).tolist() == [3.0, 4.0]  # the function keeps its axis

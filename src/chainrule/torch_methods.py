@@ -352,6 +352,32 @@ class TorchMethods:
         """
         return _any(self, axis=dim, keepdims=keepdim)
 
+    def norm(self, p: "float | str | None" = "fro", dim: "int | tuple[int, ...] | None" = None,
+             keepdim: bool = False, dtype: DTypeLike | None = None) -> Any:
+        """The ``p``-norm of the entries (along ``dim``), as torch's ``x.norm``: "fro"
+        (or 2, the default) the square root of the sum of squares, 1 the sum of
+        absolute values, ``inf`` the largest, any other number (sum |x|^p)^(1/p);
+        "nuc" the nuclear norm of a matrix (``dim`` two axes).
+
+        >>> cr.tensor([3.0, -4.0]).norm().item(), cr.tensor([3.0, -4.0]).norm(1).item()
+        (5.0, 7.0)
+        """
+        x = self if dtype is None else ops.astype(self, np.dtype(dtype))
+        if p == "nuc":
+            return ops.matrix_functions.linalg_norm(x, "nuc", axis=dim or (-2, -1),
+                                                    keepdims=keepdim)
+        return ops.matrix_functions.vector_norm(x, axis=dim, keepdims=keepdim,
+                                                ord=2 if p in ("fro", None) else p)
+
+    def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:
+        """The ``k`` largest entries along ``dim`` and where they were, as torch's
+        ``x.topk``: ``(values, indices)`` (``cr.topk``).
+
+        >>> cr.tensor([1.0, 5.0, 3.0]).topk(1).values.tolist()
+        [5.0]
+        """
+        return ops.topk(self, k, axis=dim, largest=largest, sorted=sorted)
+
     def repeat(self, *args: Any, **kwargs: Any) -> None:
         """Not here: NumPy's ``repeat`` repeats each entry, PyTorch's tiles the whole
         tensor; the error names the function for each.

@@ -9,6 +9,7 @@ at zeros, so cumprod's is too); ``diff`` is slicing and subtraction. Which entri
 selected (the order itself) is piecewise constant: it has no derivative.
 """
 
+from collections import namedtuple
 from collections.abc import Sequence
 
 from numpy.typing import ArrayLike
@@ -21,7 +22,8 @@ from .elementwise import where
 from .reductions import prod
 from .shapes import broadcast_to, concatenate, expand_dims, getitem, moveaxis, reshape
 
-__all__ = ["cumsum", "cumprod", "diff", "sort", "partition", "take", "take_along_axis"]
+__all__ = ["cumsum", "cumprod", "diff", "sort", "topk", "partition", "take",
+           "take_along_axis"]
 METHODS = ["cumsum", "cumprod", "take"]  # also methods of Tensor
 
 
@@ -173,6 +175,35 @@ def sort(x: ArrayLike, axis: int = -1) -> Result:
     if axis is None:
         x, axis = reshape(x, (-1,)), 0
     return take_along_axis(x, xp.argsort(raw(x), axis=axis, kind="stable"), axis)
+
+
+TopK = namedtuple("TopK", "values indices")
+
+
+@torch_names
+def topk(x: ArrayLike, k: int, axis: int = -1, largest: bool = True,
+         sorted: bool = True) -> TopK:  # noqa: A002  (torch's name)
+    """The ``k`` largest entries along ``axis``, largest first, and where they were, as
+    torch.topk: ``(values, indices)``; the ``k`` smallest, smallest first, with
+    ``largest=False``. Of equal entries the earlier comes first (torch leaves that
+    order open). The values differentiate through the entries they select; ``sorted``
+    is accepted for torch's signature (the result is always sorted).
+
+    >>> values, indices = cr.topk(cr.tensor([1.0, 5.0, 3.0]), 2)
+    >>> values.tolist(), indices.tolist()
+    ([5.0, 3.0], [1, 2])
+    """
+    shape = tuple(shape_of(x))
+    if not shape:
+        raise ValueError("topk: expected an array of at least one dimension, got a number")
+    axis = axis - len(shape) if axis >= 0 else axis  # (from the end: batch axes in front)
+    if not 0 <= k <= shape[axis]:
+        raise ValueError(f"topk: k={k} for an axis of {shape[axis]} entries (shape "
+                         f"{shape}, axis {axis}); expected 0 <= k <= {shape[axis]}")
+    data = raw(x)
+    order = xp.argsort(-data if largest else data, axis=axis, kind="stable")
+    indices = order[(Ellipsis, slice(0, k)) + (slice(None),) * (-axis - 1)]
+    return TopK(take_along_axis(x, indices, axis), indices)
 
 
 def partition(x: ArrayLike, kth: int | Sequence[int], axis: int = -1) -> Result:

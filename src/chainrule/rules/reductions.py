@@ -24,8 +24,9 @@ from .shapes import broadcast_to, reshape
 
 __all__ = ["sum", "mean", "max", "min", "prod", "var", "std", "logsumexp", "softmax",
            "log_softmax", "norm", "trapezoid"]
-METHODS = ["sum", "mean", "prod", "max", "min", "var", "std", "norm", "logsumexp",
-           "softmax", "log_softmax"]  # also methods of Tensor
+# also methods of Tensor (x.norm is torch's, with p first: torch_methods.py)
+METHODS = ["sum", "mean", "prod", "max", "min", "var", "std", "logsumexp", "softmax",
+           "log_softmax"]
 
 
 def expand_reduced(g, shape, axis=None, keepdims=False):
