@@ -12,9 +12,9 @@ torch's own autograd take for the same derivative?
 Libraries (rows):
 
 * chainrule        - on NumPy arrays (the baseline, ratio 1);
-* chainrule jit    - the same function under ``cr.jit``;
+* chainrule-jit    - the same function under ``cr.jit``;
 * chainrule-torch  - the same call on torch CPU tensors (the result a torch tensor);
-* chainrule-torch jit - under ``cr.jit``: the program's calls replayed in torch;
+* chainrule-torch-jit - under ``cr.jit``: the program's calls replayed in torch;
 * torch            - torch's own: ``torch.autograd.grad`` of the loss for the MLP,
                      ``torch.func.hessian`` for the Hessian;
 * on a CUDA device, when ``torch.cuda.is_available()``, chainrule-torch and torch
@@ -134,7 +134,7 @@ def run(size):
     compat = optional("array_api_compat")
     rows = []
     for case, (problem, ours, theirs, rtol) in _cases(size).items():
-        fns = {"chainrule": ours(*problem), "chainrule jit": ours(*problem, jit=True)}
+        fns = {"chainrule": ours(*problem), "chainrule-jit": ours(*problem, jit=True)}
         devices = []
         if torch is not None and compat is not None:
             torch.set_num_threads(1)
@@ -150,7 +150,7 @@ def run(size):
             moved = _to_torch(problem, torch, device)
             sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
             found = {"chainrule-torch": _synchronised(ours(*moved), sync),
-                     "chainrule-torch jit": _synchronised(ours(*moved, jit=True), sync),
+                     "chainrule-torch-jit": _synchronised(ours(*moved, jit=True), sync),
                      "torch": theirs(*moved, torch, sync)}
             for lib, fn in found.items():
                 checked(_numpy(fn()), reference, rtol=rtol, atol=rtol,

@@ -20,6 +20,11 @@ failures are listed with their reason (strict xfail: one that starts to pass fai
 run, so the list stays true). More seeds: ``CHAINRULE_FUZZ_TORCH_N=300`` (and
 ``CHAINRULE_FUZZ_DASK_N``); the outcomes counted by category:
 ``python tests/test_fuzz_backends.py torch 500`` (or ``dask 100``).
+
+Under ``cr.jit`` (``run_jitted``; ``... torch 300 --jit``): each program's transform is
+the body of a jitted function whose arguments are the case's arrays, called twice (a
+trace, then a replay), on NumPy's arrays and on the library's; every result must be
+NumPy's eager one.
 """
 
 import collections
@@ -32,6 +37,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))  # (when run as a script)
 
+import chainrule as cr  # noqa: E402
 import fuzz_programs as fp  # noqa: E402
 
 torch = pytest.importorskip("torch", reason="needs torch")
@@ -51,6 +57,9 @@ COUNTS = {"torch": int(os.environ.get("CHAINRULE_FUZZ_TORCH_N", "48")),  # two r
 # constant derivative, which the harness took for an array's (659); a program that
 # adds NumPy's constant to a closed-over torch tensor itself, skipped (492).
 FOUND = {"torch": (88, 132, 171, 202, 256, 298, 308, 387, 492, 518, 659), "dask": (29,)}
+# Under cr.jit (a trace and a replay of each program; CHAINRULE_FUZZ_JIT_N for more)
+JIT_COUNTS = {"torch": int(os.environ.get("CHAINRULE_FUZZ_JIT_N", "24")),
+              "dask": int(os.environ.get("CHAINRULE_FUZZ_JIT_N", "24")) // 2}
 RTOL = ATOL = 1e-12
 
 # A NumPy array as the library's (Dask: vectors in two chunks), and the library's type.
@@ -119,14 +128,71 @@ def mixes_arrays_itself(error, kind):
         isinstance(x, kind) for x in operands)
 
 
-def outcome(name, seed):
-    """("agree" | "wrong: ..." | "error: ...", detail) for a seed on a library."""
+def run_jitted(case):
+    """The case's transform run twice by one ``cr.jit`` function whose arguments are
+    the case's arrays (its arguments', tangents', cotangents'): traced by the first
+    call, replayed by the second. Both results."""
+    arrays = []
+    template = _with_slots(case, arrays)
+    jitted = cr.jit(lambda *values: fp.run(_filled(template, values), fp.CHAINRULE))
+    return jitted(*arrays), jitted(*arrays)
+
+
+class _Slot:
+    def __init__(self, n):
+        self.n = n
+
+
+def _with_slots(case, arrays):
+    def slot(a):
+        arrays.append(a)
+        return _Slot(len(arrays) - 1)
+    return dataclasses.replace(
+        case, args=[dataclasses.replace(a, value=_mapped(a.value, slot)) for a in case.args],
+        extras=_mapped(case.extras, slot))
+
+
+def _filled(template, values):
+    def fill(x):
+        return values[x.n]
+    return dataclasses.replace(
+        template, args=[dataclasses.replace(a, value=_mapped(a.value, fill, _Slot))
+                        for a in template.args],
+        extras=_mapped(template.extras, fill, _Slot))
+
+
+def _mapped(tree, f, kinds=(np.ndarray, torch.Tensor, da.Array)):
+    if isinstance(tree, kinds):
+        return f(tree)
+    if isinstance(tree, (tuple, list)):
+        return type(tree)(_mapped(t, f, kinds) for t in tree)
+    if isinstance(tree, dict):
+        return {k: _mapped(v, f, kinds) for k, v in tree.items()}
+    return tree
+
+
+def outcome(name, seed, jit=False):
+    """("agree" | "wrong: ..." | "error: ...", detail) for a seed on a library (with
+    ``jit``: run by ``run_jitted``, both of its calls compared with NumPy's eager run)."""
     case = fp.generate(seed)
     ours = fp.run(case, fp.CHAINRULE)
+    if jit:
+        try:
+            on_numpy = run_jitted(case)
+        except Exception as error:  # noqa: BLE001
+            return "skip: cr.jit cannot trace this program on NumPy either", \
+                f"{type(error).__name__}: {error}"
+        for result in on_numpy:
+            wrong = compared(result, ours, np.ndarray, strict=False)
+            if wrong is not None:
+                return wrong[0] + " (cr.jit on NumPy)", wrong[1]
     counter = _Computations()
     try:
         with counter:
-            theirs = fp.run(in_library(case, name), fp.CHAINRULE)
+            if jit:
+                results = run_jitted(in_library(case, name))
+            else:
+                results = [fp.run(in_library(case, name), fp.CHAINRULE)]
     except Exception as error:  # noqa: BLE001  (any error is an outcome to report)
         if mixes_arrays_itself(error, LIBRARIES[name][1]):
             return f"skip: the program's own operator on NumPy's and {name}'s arrays", \
@@ -134,15 +200,25 @@ def outcome(name, seed):
         return "error: " + f"{type(error).__name__}: {error}".split(";")[0][:80], str(error)
     if counter.count:
         return "wrong: computed", f"{counter.count} Dask computations before dask.compute"
+    for theirs in results:
+        wrong = compared(theirs, ours, LIBRARIES[name][1],
+                         all(isinstance(leaf, np.ndarray)
+                             for leaf in differentiated_leaves(case)))
+        if wrong is not None:
+            return wrong
+    return "agree", ""
+
+
+def compared(theirs, ours, kind, strict=True):
+    """None where ``theirs`` is ``ours`` in ``kind``'s arrays (to RTOL, ATOL), else
+    ("wrong: ...", detail); ``strict``: every leaf of ``kind`` (not a number)."""
     leaves, structure = fp.flatten(theirs)
     if structure != fp.flatten(ours)[1]:
         return "wrong: structure", f"{structure} vs NumPy's {fp.flatten(ours)[1]}"
-    kind = LIBRARIES[name][1]
-    strict = all(isinstance(leaf, np.ndarray) for leaf in differentiated_leaves(case))
     for i, leaf in enumerate(leaves):
         if not isinstance(leaf, kind) and (strict or not isinstance(leaf, fp.NUMBERS)):
             return "wrong: kind", f"result leaf {i} is a {type(leaf).__name__}"
-    if name == "dask":
+    if kind is da.Array:
         leaves = dask.compute(*leaves)
     for i, (a, b) in enumerate(zip(leaves, fp.flatten(ours)[0])):
         a = a.numpy() if isinstance(a, torch.Tensor) else np.asarray(a, dtype=float)
@@ -151,7 +227,7 @@ def outcome(name, seed):
             return "wrong: shape", f"result leaf {i}: {a.shape} vs NumPy's {b.shape}"
         if not np.all(np.abs(a - b) <= RTOL * np.maximum(np.abs(a), np.abs(b)) + ATOL):
             return "wrong: number", f"result leaf {i}: {a} vs NumPy's {b}"
-    return "agree", ""
+    return None
 
 
 def seeds():
@@ -164,19 +240,30 @@ def seeds():
 
 @pytest.mark.parametrize("name, seed", list(seeds()))
 def test_a_fuzzed_program_on_another_library_gives_numpys_numbers(name, seed):
-    category, detail = outcome(name, seed)
+    _check(name, seed, jit=False)
+
+
+@pytest.mark.parametrize("name, seed", [(name, seed) for name, count in JIT_COUNTS.items()
+                                        for seed in range(count)])
+def test_a_fuzzed_program_jitted_on_another_library_gives_numpys_numbers(name, seed):
+    """The same, under cr.jit: traced on the library's arrays, then replayed."""
+    _check(name, seed, jit=True)
+
+
+def _check(name, seed, jit):
+    category, detail = outcome(name, seed, jit)
     if category.startswith("skip"):
         pytest.skip(f"{category[6:]} ({detail[:100]})")
     assert category == "agree", (f"{category}: {detail}\n"
                                  + fp.describe_case(fp.generate(seed)))
 
 
-def main(name, count):
-    """Count the outcomes of ``count`` seeds on a library, by category; print the
-    failing seeds."""
+def main(name, count, jit=False):
+    """Count the outcomes of ``count`` seeds on a library (under cr.jit with ``jit``),
+    by category; print the failing seeds."""
     found = collections.Counter()
     for seed in range(count):
-        category, detail = outcome(name, seed)
+        category, detail = outcome(name, seed, jit)
         found[category] += 1
         if category != "agree":
             print(f"seed {seed}: {category} ({detail[:100]})")
@@ -185,5 +272,6 @@ def main(name, count):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "torch",
-         int(sys.argv[2]) if len(sys.argv) > 2 else 100)
+    words = [w for w in sys.argv[1:] if w != "--jit"]
+    main(words[0] if words else "torch", int(words[1]) if len(words) > 1 else 100,
+         jit="--jit" in sys.argv)

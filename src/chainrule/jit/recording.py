@@ -58,6 +58,11 @@ def _same_branch(condition, taken, what):
                            f"inputs")
 
 
+def _owned_like(like, array):
+    """A copy of the NumPy array ``array`` in the library of ``like`` (at each run)."""
+    return like._owned(array)
+
+
 def _require(ok, error, *args):
     if not ok:
         raise error(*args)
@@ -139,6 +144,8 @@ class Traced:
         return type(value) is not np.ndarray and not foreign(value)
 
     def _convert(self, function):
+        if function is float and foreign(self._value):
+            return self  # (another library's 0-d array stands for a float, as eagerly)
         return self._trace.record(function, (self,), {})
 
     def _as_array(self, dtype):
@@ -167,12 +174,18 @@ class Traced:
     def _call(self, function, args):
         """A Python function NumPy cannot hand on (np.vectorize): one call of the
         program."""
+        if any(foreign(a._value) for a in args if type(a) is Traced):
+            # on another library's arrays: its own version of the function, at each run
+            return self._trace.record(xp.call, (function,) + tuple(args), {})
         with drawn_by_a_call(self._trace.drawn):
             return self._trace.record(function, args, {})
 
     def _owned(self, array):
         """A new array as a value of the program (its contents a constant, copied at each
-        run), so that traced values can be written into it."""
+        run), so that traced values can be written into it; in the library of this
+        value where it is another library's (written into, NumPy's would refuse it)."""
+        if foreign(self._value):
+            return self._trace.record(_owned_like, (self, array.copy()), {}, force=True)
         return self._trace.record(np.array, (array.copy(),), {"copy": True}, force=True)
 
     def __iter__(self):
