@@ -60,6 +60,10 @@ FOUND = {"torch": (88, 132, 171, 202, 256, 298, 308, 387, 492, 518, 659), "dask"
 # Under cr.jit (a trace and a replay of each program; CHAINRULE_FUZZ_JIT_N for more)
 JIT_COUNTS = {"torch": int(os.environ.get("CHAINRULE_FUZZ_JIT_N", "24")),
               "dask": int(os.environ.get("CHAINRULE_FUZZ_JIT_N", "24")) // 2}
+# ... and the seeds that once failed there: a Jacobian's blocks left unshaped under
+# cr.jit on NumPy too (181, 229); a float derivative of a transform over torch's arrays
+# (106); an inner transform's torch result meeting a traced array (80, 116).
+FOUND_JIT = {"torch": (80, 106, 116, 181, 229), "dask": ()}
 RTOL = ATOL = 1e-12
 
 # A NumPy array as the library's (Dask: vectors in two chunks), and the library's type.
@@ -243,8 +247,9 @@ def test_a_fuzzed_program_on_another_library_gives_numpys_numbers(name, seed):
     _check(name, seed, jit=False)
 
 
-@pytest.mark.parametrize("name, seed", [(name, seed) for name, count in JIT_COUNTS.items()
-                                        for seed in range(count)])
+@pytest.mark.parametrize("name, seed", [
+    (name, seed) for name, count in JIT_COUNTS.items()
+    for seed in [*range(count), *(s for s in FOUND_JIT[name] if s >= count)]])
 def test_a_fuzzed_program_jitted_on_another_library_gives_numpys_numbers(name, seed):
     """The same, under cr.jit: traced on the library's arrays, then replayed."""
     _check(name, seed, jit=True)

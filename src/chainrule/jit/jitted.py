@@ -183,7 +183,10 @@ class Jitted:
         for name, value in _variables(self.fun):
             session.name(value, name)
         watch = randomness.Watch(self.fun, args, kwargs)
-        with _tracing(trace, session):
+        # over another library's arrays, the program is what a transform over them
+        # runs: the transforms inside it keep that library's results wrapped
+        library = next((v._lib for v in trace.values.values() if foreign(v)), None)
+        with _tracing(trace, session), _over(library):
             try:
                 session.adopt_arguments()
                 result = self.fun(*traced_args, **traced_kwargs)
@@ -209,6 +212,23 @@ class Jitted:
 
 
 _MANY_TRACES = 8  # traces of one signature before a warning says so
+
+
+class _over:
+    """Count a trace over ``library``'s arrays as a transform over them running
+    (``Library.tracing``); nothing for NumPy's (None)."""
+
+    def __init__(self, library):
+        self.library = library
+
+    def __enter__(self):
+        if self.library is not None:
+            self.library.tracing += 1
+
+    def __exit__(self, *exc):
+        if self.library is not None:
+            self.library.tracing -= 1
+        return False
 
 
 # ---------------------------------------------------------------------------------------
@@ -697,7 +717,4 @@ def _rebuild(template, outputs, library=None):
 
 
 def _in_library(library, x):
-    if foreign(x):
-        return x._value
-    return library.from_numpy(np.asarray(x)) if isinstance(x, (np.ndarray, np.generic)) \
-        else x
+    return x._value if foreign(x) else x

@@ -143,6 +143,13 @@ class Traced:
         value = self._value
         return type(value) is not np.ndarray and not foreign(value)
 
+    @property
+    def library(self):
+        """The ``chainrule.backends.Library`` of the array it holds, if another
+        library's (torch's, Dask's), else None."""
+        value = self._value
+        return value._lib if foreign(value) else None
+
     def _convert(self, function):
         if function is float and foreign(self._value):
             return self  # (another library's 0-d array stands for a float, as eagerly)

@@ -81,8 +81,11 @@ def _kind(x):
         return "tensor"
     if isinstance(x, np.ndarray) or (isinstance(x, (list, tuple)) and x):
         return "array"
-    if type(x) in ARRAYS:  # traced by cr.jit: a float argument, or an array
-        return "float" if x.is_scalar else "array"
+    if type(x) in ARRAYS:  # traced by cr.jit: a float argument, or an array (of
+        if x.is_scalar:    # another library: the results are that library's, as eagerly)
+            return "float"
+        library = getattr(x, "library", None)
+        return "array" if library is None else library
     if isinstance(x, (Real, complex)):
         return "float"
     from ..backends import library_of  # (imported at the first array of another library)
@@ -541,7 +544,8 @@ def jacrev(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
 def _batch_axis_into_output_shape(blocks, trace, out_shape):
     """Move the batch axis of each gradient into the output's shape: out.shape + in.shape."""
     def reshape(block):
-        if isinstance(block, (Box, np.ndarray)) or _library(block) is not None:
+        if isinstance(block, (Box, np.ndarray)) or type(block) in ARRAYS or \
+                _library(block) is not None:  # (ARRAYS: cr.jit's traced arrays too)
             return ops.reshape(block, out_shape + tuple(np.shape(block)[1:]))
         return block
     if trace.many:
