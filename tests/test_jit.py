@@ -591,6 +591,16 @@ def test_jit_of_a_transform(transform):
     eager_then_jitted(transform(f_scalar), x, others=[(x * 0.5,)])
 
 
+@pytest.mark.parametrize("transform", [cr.jacrev, cr.jacfwd])
+def test_jit_of_the_jacobian_of_a_matrix_valued_function_has_its_shape(transform):
+    # out.shape + in.shape = (3, 3, 4), as eagerly (not the (9, 4) of the passes)
+    a = np.arange(9.0).reshape(3, 3) / 7.0
+    jacobian = transform(lambda x: cr.tanh(a * x[1:]))
+    x = np.linspace(-1.0, 1.0, 4)
+    assert cr.jit(jacobian)(x).shape == (3, 3, 4)
+    eager_then_jitted(jacobian, x, others=[(x * 0.5,)])
+
+
 def test_transforms_inside_a_jitted_function_with_closures():
     def f(x):
         inner = cr.grad(lambda y: cr.sum(cr.exp(y * x)))(x)
