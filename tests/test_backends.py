@@ -44,8 +44,9 @@ def back(name, tree):
 def assert_same_kind(result, name, dtype):
     """A result is an array of the input's library and dtype."""
     for leaf in cr.tree_leaves(result):
-        if name == "torch":
-            assert isinstance(leaf, torch.Tensor) and leaf.device.type == "cpu"
+        if name in ("torch", "torch_cuda"):
+            device = "cuda" if name == "torch_cuda" else "cpu"
+            assert isinstance(leaf, torch.Tensor) and leaf.device.type == device
             assert str(leaf.dtype) == f"torch.{np.dtype(dtype).name}"
         elif name == "dask":
             assert isinstance(leaf, da.Array) and leaf.dtype == dtype
@@ -595,6 +596,27 @@ def test_torch_on_cuda_stays_on_the_device():
     g = cr.grad(logistic_loss)(*args)
     assert g.device.type == "cuda"
     np.testing.assert_allclose(g.cpu().numpy(), cr.grad(logistic_loss)(W, X, Y), atol=1e-12)
+
+
+@pytest.mark.gpu
+@pytest.mark.slow
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device on this machine")
+def test_the_derivative_table_and_an_mlp_step_on_cuda(monkeypatch):
+    monkeypatch.setitem(BACKENDS, "torch_cuda", (
+        lambda a: torch.from_numpy(np.array(a)).cuda(), lambda a: a.cpu().numpy()))
+    passed, failed = _sweep("torch_cuda")
+    assert list(failed) == ["partition(kth=1)"], failed  # (as on the CPU)
+    assert len(passed) >= 1040
+    for dtype, tol in [(np.float64, 1e-12), (np.float32, 1e-5)]:
+        args = cr.tree_map(lambda a: a.astype(dtype), (PARAMS, X, ONE_HOT))
+        step = cr.jit(cr.grad(mlp_loss))
+        for g in (cr.grad(mlp_loss)(*convert("torch_cuda", args)),
+                  step(*convert("torch_cuda", args)), step(*convert("torch_cuda", args))):
+            assert_same_kind(g, "torch_cuda", dtype)
+            ref = cr.grad(mlp_loss)(*args)
+            for key in PARAMS:
+                np.testing.assert_allclose(back("torch_cuda", g[key]), ref[key], atol=tol,
+                                           rtol=tol)
 
 
 @pytest.mark.gpu
