@@ -19,9 +19,7 @@ again.
 """
 
 import functools
-import inspect
 import threading
-import types
 import warnings
 from collections.abc import Sequence
 from typing import Any, Callable
@@ -33,6 +31,7 @@ from ..modes import is_grad_enabled
 from . import loops, randomness, recording
 from .state import ObjectState, TensorState, carries_state, grad_key, untraced
 from .codegen import MISS, call_function
+from .names import argument_names, variables
 from .program import Program, compile_program
 from ..scalar.value import Value
 from ..tensor import Tensor, _record
@@ -174,13 +173,13 @@ class Jitted:
     def _trace(self, args, kwargs, key, keep=True):
         trace = loops.Recorder("forward" if is_grad_enabled() else "no_grad")
         session = _Session(trace)
-        names = _argument_names(self.fun, len(args))
+        names = argument_names(self.fun, len(args))
         traced_args = [arg if i in self.static_argnums else
                        session.argument(arg, names[i])
                        for i, arg in enumerate(args)]
         traced_kwargs = {k: kwargs[k] if k in self.static_argnames else
                          session.argument(kwargs[k], k) for k in sorted(kwargs)}
-        for name, value in _variables(self.fun):
+        for name, value in variables(self.fun):
             session.name(value, name)
         watch = randomness.Watch(self.fun, args, kwargs)
         # over another library's arrays, the program is what a transform over them
@@ -322,60 +321,6 @@ def _in_the_scalar_engine(error):
 
 
 _SCALAR_ENGINE = ("chainrule.scalar.", "chainrule.nn.scalar", "chainrule.micrograd.")
-
-
-def _argument_names(fun, count):
-    """The names of ``fun``'s first ``count`` positional parameters, as the listing shows
-    the arrays passed there: ``x``, and ``args[0]`` for one that lands in ``*args``."""
-    fun = _unwrapped(fun)
-    code = getattr(fun, "__code__", None)
-    if code is None:
-        return [f"arg{i}" for i in range(count)]
-    names = list(code.co_varnames[:code.co_argcount])
-    if inspect.ismethod(fun):
-        names = names[1:]  # (self is bound already)
-    rest = "arg"
-    if code.co_flags & inspect.CO_VARARGS:
-        rest = code.co_varnames[code.co_argcount + code.co_kwonlyargcount]
-    return names + [f"{rest}[{i}]" for i in range(count - len(names))]
-
-
-def _variables(fun):
-    """(name, value) of the variables ``fun`` reads besides its arguments, for the
-    listing's names: its closure's, and the module's globals its code names."""
-    fun = _unwrapped(fun)
-    code = getattr(fun, "__code__", None)
-    if code is None:
-        return []
-    found = []
-    for name, cell in zip(code.co_freevars, getattr(fun, "__closure__", None) or ()):
-        try:
-            found.append((name, cell.cell_contents))
-        except ValueError:  # a variable not yet assigned
-            pass
-    namespace = getattr(fun, "__globals__", {})
-    found.extend((name, namespace[name]) for name in _global_names(code)
-                 if name in namespace)
-    return found
-
-
-def _global_names(code):
-    """The names a function's code reads (its own and its comprehensions' and lambdas')."""
-    names = list(code.co_names)
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            names.extend(_global_names(const))
-    return names
-
-
-def _unwrapped(fun):
-    """The function inside ``functools.wraps`` wrappers (a cr.jit of it, a decorator)."""
-    for _ in range(100):  # (a wrapper that wraps itself ends the search)
-        inner = getattr(fun, "__wrapped__", None)
-        if inner is None:
-            break
-        fun = inner
-    return fun
 
 
 # ---------------------------------------------------------------------------------------
