@@ -31,7 +31,16 @@ WRITES_THROUGH_A_VIEW = {
                                                             1.0),
     "v = x.reshape(6); v *= 2": lambda x: x.reshape(6).__imul__(2.0),
     "x[1:][0] = 5 (a view of a view)": lambda x: x[1:].__setitem__(0, 5.0),
+    "v = x[0]; v += 1": lambda x: x[0].__iadd__(1.0),
+    "x[1:][0] += 1 (x[1:] may be a copy)": lambda x: _augmented_item(x[1:], 0, 1.0),
 }
+
+
+def _augmented_item(x, index, value):
+    """``x[index] += value``, as Python runs it."""
+    item = x[index]
+    item += value
+    x[index] = item
 
 
 @pytest.mark.parametrize("name", list(MAKERS))

@@ -221,8 +221,7 @@ class ForeignArray:
     def _assign(self, result):
         if result is NotImplemented:
             return result
-        if self._view_of is not None and self._view_of[0] != _INDEXED:
-            _written(self, "an in-place operator")  # (x[i] += v: Python writes it back)
+        _written(self, "an in-place operator")
         self._value = self._lib.ns.astype(result._value, self._value.dtype)
         return self
 
@@ -244,6 +243,9 @@ class ForeignArray:
         return _view(result, _INDEXED, self) if _basic(index) else result
 
     def __setitem__(self, index, value):
+        stale = self._stale
+        if stale is not None and stale[2] is value:
+            self._stale = None  # x[i] += v: Python writes the updated view back here
         _written(self, "setitem")
         translate.setitem(self._lib, self, index, value)
 
@@ -292,16 +294,18 @@ def _basic(index):
 
 
 def _written(target, operation):
-    """A write into ``target``: the arrays it is a view of are stale from now on."""
+    """A write into ``target``: the arrays it is a view of are stale from now on (until
+    ``target`` itself is written back into one: ``x[i] += v``)."""
     if type(target) is not ForeignArray:
         return
-    while target._view_of is not None:
-        made_by, target = target._view_of
-        target._stale = (made_by, operation)
+    view = target
+    while view._view_of is not None:
+        made_by, view = view._view_of
+        view._stale = (made_by, operation, target)
 
 
 def _refuse_stale(array):
-    (made_by, operation), name = array._stale, array._lib.name
+    (made_by, operation, _), name = array._stale, array._lib.name
     raise TypeError(f"chainrule: an array of {name} was written through the result of "
                     f"{made_by} ({operation}) and then read: NumPy would have written "
                     f"through that view into it, {name} may have copied, so its values "
