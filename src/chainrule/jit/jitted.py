@@ -16,6 +16,11 @@ read anew at every call, and what the function left in it becomes an output, wri
 back after each run. A call whose state no longer matches the traced one (other
 shapes, a momentum buffer that now exists, a model switched to eval mode) traces
 again.
+
+Another library's arrays (torch's, Dask's, array-api-strict's) are traced as NumPy's
+are, held by the engine's wrapper (``chainrule.backends.ForeignArray``); the library is
+part of the signature, and a run wraps its arrays again, so that the program's NumPy
+calls are made in that library (on Dask: a graph built per call, computed when asked).
 """
 
 import functools

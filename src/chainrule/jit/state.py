@@ -97,12 +97,12 @@ class TensorState:
         if (type(data) is not self.data_type or
                 (data.shape, data.dtype, t.requires_grad, grad_key(grad)) != self.key):
             return False
-        values.append(data)
         if self.lib is not None:
             if data._lib is not self.lib:
                 return False
             if grad is not None:
                 grad = self.lib.adopt(grad)
+        values.append(data)
         if self.grad_slot is not None:
             values.append(grad)
         return True
