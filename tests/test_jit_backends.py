@@ -72,7 +72,6 @@ class Computations(dask.callbacks.Callback):
 def test_a_jitted_gradient_replays_in_the_inputs_library(name):
     loss = Counted(logistic_loss)
     step = cr.jit(cr.value_and_grad(loss))
-    expected = cr.value_and_grad(logistic_loss)(W, X, Y)
     for scale in (1.0, 2.0, -0.5):  # new values each call: nothing frozen
         args = convert(name, (W * scale, X, Y))
         with Computations() as computations:
@@ -83,7 +82,6 @@ def test_a_jitted_gradient_replays_in_the_inputs_library(name):
         np.testing.assert_allclose(back(name, value), want[0], rtol=1e-13)
         np.testing.assert_allclose(back(name, g), want[1], rtol=1e-13, atol=1e-15)
     assert loss.runs == 1  # one trace, replayed twice
-    assert expected is not None
 
 
 @pytest.mark.parametrize("name", list(LIBRARIES))

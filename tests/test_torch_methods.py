@@ -266,3 +266,6 @@ def test_norm_takes_torchs_p_first():
     assert x.norm(0).item() == 2.0  # p = 0 counts the nonzero entries, as in torch
     assert x.norm(2, dim=0).tolist() == [3.0, 4.0]
     assert cr.norm(x, axis=0).tolist() == [3.0, 4.0]  # the function keeps its axis
+    with pytest.raises(ValueError, match=r"norm: p='nuc' is the norm of a matrix; got "
+                                         r"shape \(2,\) and dim=None, expected two axes"):
+        cr.tensor([3.0, 4.0]).norm("nuc")

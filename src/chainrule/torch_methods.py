@@ -364,6 +364,10 @@ class TorchMethods:
         """
         x = self if dtype is None else ops.astype(self, np.dtype(dtype))
         if p == "nuc":
+            axes = dim or (-2, -1)
+            if len(shape_of(x)) < 2 or isinstance(axes, int) or len(axes) != 2:
+                raise ValueError(f"norm: p='nuc' is the norm of a matrix; got shape "
+                                 f"{tuple(shape_of(x))} and dim={dim}, expected two axes")
             return ops.matrix_functions.linalg_norm(x, "nuc", axis=dim or (-2, -1),
                                                     keepdims=keepdim)
         return ops.matrix_functions.vector_norm(x, axis=dim, keepdims=keepdim,

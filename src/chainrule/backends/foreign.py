@@ -27,13 +27,16 @@ from . import translate
 __all__ = ["ForeignArray"]
 
 
-def _boxed(x):
-    """Whether x runs an operation on a ForeignArray itself, calling back here on what
-    it carries: a box (a Tensor, a tracer, a Value: ``chainrule.primitive.Box``), or
-    cr.jit's traced array (which records the call)."""
-    kind = type(x)
+def _defers_to(kind):
+    """Whether an operand of type ``kind`` runs an operation on a ForeignArray itself,
+    calling back here on what it carries: a box (a Tensor, a tracer, a Value:
+    ``chainrule.primitive.Box``), or cr.jit's traced array (which records the call)."""
     return hasattr(kind, "_apply_primitive") or (
         kind in xp.ARRAYS and kind is not ForeignArray and kind is not np.ndarray)
+
+
+def _boxed(x):
+    return _defers_to(type(x))
 
 
 def _binary(op, name, arithmetic=True):
@@ -177,8 +180,7 @@ class ForeignArray:
         return translate.ufunc(self._lib, ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
-        if any(hasattr(t, "_apply_primitive") or (t in xp.ARRAYS and t is not ForeignArray
-                                                  and t is not np.ndarray) for t in types):
+        if any(_defers_to(t) for t in types):
             return NotImplemented
         if func in _WRITES_FIRST and args:
             _written(args[0], f"np.{func.__name__}")

@@ -40,7 +40,7 @@ from .names import argument_names, variables
 from .program import Program, compile_program
 from ..scalar.value import Value
 from ..tensor import Tensor, _record
-from ..tensor_data import foreign
+from ..tensor_data import foreign, users
 from ..transforms.pytrees import node_parts
 
 __all__ = ["jit", "make_program", "Jitted"]
@@ -585,9 +585,7 @@ class _Entry:
                          and (state.grad_slot is None or state.grad_slot in unused)]
         # a program over another library's arrays (torch's, Dask's): its calls run in
         # that library, and what it returns is unwrapped
-        self.library = next((program.values[n]._lib for n in program.inputs
-                             if foreign(program.values[n])), None)
-        self.foreign = self.library is not None
+        self.foreign = any(foreign(program.values[n]) for n in program.inputs)
         self._fast = None
 
     def try_run(self, values, tensors):
@@ -614,10 +612,10 @@ class _Entry:
         outputs = self.program(values)
         for state, writes in self.writes_by_state:
             state.write_all({what: _written(where, outputs) for what, where in writes})
-        return (_rebuild(self.template, outputs, self.library),)
+        return (_rebuild(self.template, outputs, self.foreign),)
 
     def rebuild(self, outputs):
-        return _rebuild(self.template, [untraced(o) for o in outputs], self.library)
+        return _rebuild(self.template, [untraced(o) for o in outputs], self.foreign)
 
     def fast_call(self, key):
         """``call(args, kwargs)``: what ``Jitted.__call__`` and ``try_run`` do for this
@@ -647,24 +645,19 @@ def _written(where, outputs):
     return value.copy() if type(value) is np.ndarray else value
 
 
-def _rebuild(template, outputs, library=None):
-    """The function's result from a run's outputs; over another library's arrays
-    (``library``), that library's arrays, as a transform over them gives: never the
-    engine's wrappers, nor NumPy's constants (a zero gradient)."""
+def _rebuild(template, outputs, unwrap=False):
+    """The function's result from a run's outputs; ``unwrap``: a program over another
+    library's arrays gives back that library's arrays, never the engine's wrappers."""
     tag, body = template[0], template[1]
     if tag == "out":
-        return outputs[body] if library is None else _in_library(library, outputs[body])
+        return users(outputs[body]) if unwrap else outputs[body]
     if tag == "tensor":
         value = outputs[body]
         return Tensor._make(value if foreign(value) else np.asarray(value))
     if tag == "const":
-        return body if library is None else _in_library(library, body)
+        return users(body) if unwrap else body
     if tag is dict:
-        return {k: _rebuild(v, outputs, library) for k, v in body.items()}
+        return {k: _rebuild(v, outputs, unwrap) for k, v in body.items()}
     if tag == "node":
-        return body[0]([_rebuild(item, outputs, library) for item in body[1]])
-    return tag(_rebuild(item, outputs, library) for item in body)
-
-
-def _in_library(library, x):
-    return x._value if foreign(x) else x
+        return body[0]([_rebuild(item, outputs, unwrap) for item in body[1]])
+    return tag(_rebuild(item, outputs, unwrap) for item in body)
