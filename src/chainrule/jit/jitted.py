@@ -38,6 +38,7 @@ from .state import ObjectState, TensorState, carries_state, grad_key, untraced
 from .codegen import MISS, call_function
 from .names import argument_names, variables
 from .program import Program, compile_program
+from ..primitive import Box
 from ..scalar.value import Value
 from ..tensor import Tensor, _record
 from ..tensor_data import foreign, users
@@ -124,7 +125,10 @@ class Jitted:
                                 else tuple(static_argnames))
         self._programs = {}  # signature -> [_Entry] (several: state may differ)
         self._fast = None    # the last entry's fast_call
-        functools.update_wrapper(self, fun)
+        # the name and docstring of fun, not its __dict__: a fun that wraps another
+        # cr.jit (cr.vmap of one, through functools.wraps) carries that one's fun and
+        # programs in its __dict__, which would replace this one's own
+        functools.update_wrapper(self, fun, updated=())
 
     def __repr__(self):
         return f"<cr.jit of {getattr(self.fun, '__qualname__', self.fun)!r}>"
@@ -142,7 +146,10 @@ class Jitted:
             result = fast(args, kwargs)
             if result is not MISS:
                 return result
-        key, values, tensors = self._signature(args, kwargs)
+        try:
+            key, values, tensors = self._signature(args, kwargs)
+        except _OnTracers:  # cr.vmap(cr.jit(f)), cr.grad(cr.jit(f)): f is traced by the
+            return self.fun(*args, **kwargs)  # transform, as any function it calls
         for entry in self._programs.get(key, ()):
             done = entry.try_run(values, tensors)
             if done is not None:
@@ -268,6 +275,8 @@ def _flatten(x, values, tensors):
         children, aux, _ = node
         return ("node", kind, _static(aux),
                 tuple([_flatten(child, values, tensors) for child in children]))
+    if isinstance(x, Box):  # a transform's tracer: no program can stand for it
+        raise _OnTracers
     if hasattr(x, "__dlpack__") or hasattr(x, "__array_function__"):
         library = _library_of(x)
         if library is not None:  # torch's, Dask's: the program runs in that library
@@ -278,6 +287,10 @@ def _flatten(x, values, tensors):
             values.append(library.adopt(x))
             return ("f", library, tuple(x.shape), x.dtype)
     return _static(x)
+
+
+class _OnTracers(Exception):
+    """An argument holds a transform's tracer (cr.vmap's batch, cr.grad's value)."""
 
 
 def _library_of(x):
