@@ -512,6 +512,8 @@ class _Call:
         if len(self.tensors) > 1:
             listed = ", ".join(var for var, _ in self.tensors)
             self.check(f"len({{id(t) for t in ({listed},)}}) == {len(self.tensors)}")
+        if entry.guards is not None:  # the state is where the function found it
+            self.check(f"{self.name(entry.guards)}(args, kwargs)")
         inputs, holder = self.inputs()
         unused = set(program.unused)
         for i, (slot, expr) in enumerate(zip(program.inputs, inputs)):

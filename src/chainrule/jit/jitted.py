@@ -14,8 +14,8 @@ a module's train/eval mode, a user's own class. It is found as the trace touches
 (an object among the arguments, at once): each piece becomes an input of the program,
 read anew at every call, and what the function left in it becomes an output, written
 back after each run. A call whose state no longer matches the traced one (other
-shapes, a momentum buffer that now exists, a model switched to eval mode) traces
-again.
+shapes, a momentum buffer that now exists, a model switched to eval mode, a parameter
+or a layer replaced, a closed-over model bound anew: ``guards.py``) traces again.
 
 Another library's arrays (torch's, Dask's, array-api-strict's) are traced as NumPy's
 are, held by the engine's wrapper (``chainrule.backends.ForeignArray``); the library is
@@ -33,7 +33,7 @@ import numpy as np
 
 from .. import arrays as xp
 from ..modes import is_grad_enabled
-from . import loops, randomness, recording
+from . import guards, loops, randomness, recording
 from .state import ObjectState, TensorState, carries_state, grad_key, untraced
 from .codegen import MISS, call_function
 from .names import argument_names, variables
@@ -62,13 +62,16 @@ def jit(fun: Callable[..., Any] | None = None, *,
     values: ``if x.sum() > 0:`` raises, naming the line; use ``cr.where`` or make the
     value a static argument. Python side effects (print, appending to a list) happen
     while tracing only, and so does what Python computes without arrays: a value read
-    from an object (a module's setting) becomes a constant of the program. Random
+    from an object becomes a constant of the program (a module's own settings are
+    checked at each call, and another value traces again). Random
     numbers are never frozen: chainrule's own draws (``nn.Dropout``, ``cr.random`` with a
     key passed in) are calls of the program, drawn again at each call as eagerly, and a
     draw the function makes from ``numpy.random``, a Generator it reaches or Python's
     ``random`` is refused while tracing (jit/randomness.py). Tensors, optimizers, modules'
     train/eval modes and any object with the state protocol (``_jit_state_`` and
-    ``_jit_load_``: docs/conventions.md) are state, read at every call. A Tensor the
+    ``_jit_load_``: docs/conventions.md) are state, read at every call; where one is
+    replaced rather than written (``model.weight = new``, ``seq[0] = layer``, a
+    closed-over model bound anew), the call traces again (jit/guards.py). A Tensor the
     function returns comes back without a graph. Updates of a parameter
     (``opt.step()``) go into its array in place where they can, as PyTorch's
     optimizers and a hand-written step do.
@@ -151,7 +154,7 @@ class Jitted:
         except _OnTracers:  # cr.vmap(cr.jit(f)), cr.grad(cr.jit(f)): f is traced by the
             return self.fun(*args, **kwargs)  # transform, as any function it calls
         for entry in self._programs.get(key, ()):
-            done = entry.try_run(values, tensors)
+            done = entry.try_run(values, tensors, args, kwargs)
             if done is not None:
                 self._fast = entry.fast_call(key)
                 return done[0]
@@ -210,15 +213,18 @@ class Jitted:
                 raise
         entry = session.finish(result)
         trace.end()
+        entry.guards = guards.find(self.fun, args, kwargs, *session.reached())
         if keep:
             entries = self._programs.setdefault(key, [])
             entries.append(entry)
             if len(entries) == _MANY_TRACES:
                 warnings.warn(f"cr.jit: {self!r} has been traced {len(entries)} times for "
                               f"arguments of the same shapes: the state it reads (a "
-                              f"tensor it closes over, an optimizer) has changed shape "
-                              f"or kind each time, so each call traces again",
-                              stacklevel=3)
+                              f"tensor it closes over, a module's parameters, an "
+                              f"optimizer) has been replaced or has changed shape or kind "
+                              f"each time, so each call traces again", stacklevel=3)
+            if len(entries) > _MANY_TRACES:  # (the oldest let go: memory stays bounded)
+                del entries[0]
         return entry, entry.rebuild(entry.traced_outputs)
 
 
@@ -275,8 +281,8 @@ def _flatten(x, values, tensors):
         children, aux, _ = node
         return ("node", kind, _static(aux),
                 tuple([_flatten(child, values, tensors) for child in children]))
-    if isinstance(x, Box):  # a transform's tracer: no program can stand for it
-        raise _OnTracers
+    if isinstance(x, Box) and not isinstance(x, Value):  # a transform's tracer: no
+        raise _OnTracers                                   # program can stand for it
     if hasattr(x, "__dlpack__") or hasattr(x, "__array_function__"):
         library = _library_of(x)
         if library is not None:  # torch's, Dask's: the program runs in that library
@@ -491,6 +497,18 @@ class _Session:
                 state.named(name)
             self.names.update(state.names)
 
+    def reached(self):
+        """(id -> object, ids) of the state found on the way, which a call checks is
+        still where the function finds it (``guards.py``); the second, the objects
+        that check what they hold themselves (the state protocol's)."""
+        targets, covering = {}, set()
+        for state in self.states:
+            obj = state.tensor if type(state) is TensorState else state.obj
+            targets[id(obj)] = obj
+            if type(state) is ObjectState:
+                covering.add(id(obj))
+        return targets, covering
+
     def restore(self):
         """After a failed trace: real arrays back where traced ones were left."""
         for state in self.states:
@@ -599,12 +617,15 @@ class _Entry:
         # a program over another library's arrays (torch's, Dask's): its calls run in
         # that library, and what it returns is unwrapped
         self.foreign = any(foreign(program.values[n]) for n in program.inputs)
+        self.guards = None  # check(args, kwargs): the state is where it was found
         self._fast = None
 
-    def try_run(self, values, tensors):
+    def try_run(self, values, tensors, args, kwargs):
         """Run on this call's arguments, or None if the state does not fit. The key
         already matched: the tensor arguments have the traced shapes, so only the state
         found on the way (a closure's model, an optimizer) is checked."""
+        if self.guards is not None and not self.guards(args, kwargs):
+            return None
         values = list(values)  # (another entry may be tried after this one)
         explicit = self.explicit
         if explicit:

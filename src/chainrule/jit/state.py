@@ -14,7 +14,8 @@ Two kinds of piece:
       replace. Its keys are strings, ints, or tuples of them (the listing shows
       ``("lr", 0)`` as ``lr0``); its values are NumPy arrays and numbers (inputs of
       the program, read at every call), Tensors (carried as tensors), or any other
-      object (part of the program as itself: another one there traces again).
+      object (part of the program as itself: another one there traces again; one
+      with the protocol too, a module's submodule, is state as well).
       ``mode``: what the program holds for besides (flags, hyperparameters), compared
       with ``==``: a call in another mode traces again.
   ``obj._jit_load_(arrays)``
@@ -254,6 +255,9 @@ class ObjectState:
                 self.names[traced._slot] = key_name(key)
         if self.inputs:
             obj._jit_load_(dict(self.inputs))
+        for value in arrays.values():  # (a module's submodules: each checked as well)
+            if carries_state(value):
+                adopt(value)
 
     def read(self, values):
         """Append this call's inputs; False if the object no longer fits the program

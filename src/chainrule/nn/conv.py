@@ -237,18 +237,6 @@ class _BatchNorm(Module):
                             self.running_var if self.track_running_stats else None,
                             self.weight, self.bias, use_batch, factor, self.eps)
 
-    def _jit_state_(self) -> tuple[dict, bool]:
-        """The running statistics are arrays a cr.jit program reads and updates; the
-        mode (train or eval) decides which formula it holds."""
-        arrays = {key: value for key in self._buffer_names
-                  if (value := vars(self).get(key)) is not None}
-        return arrays, self._training
-
-    def _jit_load_(self, arrays: dict) -> None:
-        """Put the running statistics back (traced while tracing, new after a run)."""
-        for key, value in arrays.items():
-            setattr(self, key, value)
-
     def extra_repr(self) -> str:
         """The settings, as PyTorch shows them."""
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "

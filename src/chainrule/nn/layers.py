@@ -135,6 +135,17 @@ class Sequential(Module):
     def __getitem__(self, i):
         return self.layers[i]
 
+    def __setitem__(self, i, module):
+        """``model[i] = layer``: replace a layer, as in PyTorch."""
+        if not isinstance(module, Module):
+            raise TypeError(f"Sequential[{i}] = ...: expected a Module, got "
+                            f"{type(module).__name__}")
+        self.layers[i] = module
+
+    def __delitem__(self, i):
+        """``del model[i]``: remove a layer (or a slice of them), as in PyTorch."""
+        del self.layers[i]
+
     def __len__(self):
         return len(self.layers)
 

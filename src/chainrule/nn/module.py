@@ -58,6 +58,39 @@ class _Buffer:
         setattr(self.module, self.name, array)
 
 
+class _Same:
+    """An attribute's value in a module's cr.jit mode, compared by identity: a tensor,
+    an array, a submodule, a function (== would compare contents, or not at all)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __eq__(self, other):
+        return type(other) is _Same and other.value is self.value
+
+    def __hash__(self):
+        return id(self.value)
+
+
+_PLAIN = (int, float, complex, str, bytes, bool, type(None))
+
+
+def _setting(value):
+    """A module attribute as cr.jit compares it between calls: a number or a string by
+    value, a list, tuple or dict by its items (a list of layers that grew is another
+    list), anything else by identity."""
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
+    if kind is list or kind is tuple:
+        return (kind, tuple([_setting(item) for item in value]))
+    if kind is dict:
+        return (dict, tuple([(k, _setting(v)) for k, v in value.items()]))
+    return _Same(value)
+
+
 class IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
     """What ``load_state_dict(state, strict=False)`` did not load, as PyTorch reports it:
     the model's names absent from the state, and the state's names the model lacks.
@@ -192,15 +225,33 @@ class Module:
             xp.touch(self)
         return self.forward(*args, **kwargs)
 
-    def _jit_state_(self) -> tuple[dict, bool]:
-        """What cr.jit carries of this module (the state protocol): no arrays of its
-        own (its parameters are carried as the tensors they are), and its mode. A
-        program traced in training mode is traced again for eval mode; each module the
-        function calls is checked, as its mode is read where it is called."""
-        return {}, self._training
+    def _jit_state_(self) -> tuple[dict, tuple]:
+        """What cr.jit carries of this module (the state protocol): its buffers (arrays
+        a program reads and updates, such as BatchNorm's running statistics), its
+        submodules (state too, each checked at every call), and as its mode the
+        train/eval flag and every other attribute, a tensor or an array by identity, a
+        number by value. A call after a parameter, a submodule or a setting was
+        replaced, added or removed therefore traces again instead of replaying a program
+        that reads the old one; the parameters themselves are carried as the tensors
+        they are, where the function reads them."""
+        arrays, settings = {}, []
+        buffers = self._buffer_names
+        for name, value in vars(self).items():
+            if name in buffers:
+                if value is not None:
+                    arrays[name] = value
+            elif name != "_training":
+                settings.append((name, _setting(value)))
+        for i, child in enumerate(self.children()):
+            arrays["module", i] = child
+        return arrays, (self._training, tuple(settings))
 
     def _jit_load_(self, arrays: dict) -> None:
-        """Nothing to put back: a module's arrays are its parameters' own."""
+        """Put the buffers back (traced while tracing, new after a run); a submodule is
+        never put back (a replay holds for the same ones)."""
+        for key, value in arrays.items():
+            if type(key) is str:
+                setattr(self, key, value)
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         """The computation of the module; subclasses define it.

@@ -1,0 +1,172 @@
+"""How a traced function reached the state it read, checked again at every call.
+
+A program reads the tensors and objects the trace found (``state.py``); it holds those
+objects themselves. The function reached them through its arguments, the variables it
+closes over and the globals it names, and through the attributes, lists and dicts on
+the way (``model.layers[0].weight``, ``params["w"]``). Where one of those is replaced
+between calls (``params["w"] = new``, a closed-over ``model = other``), the function
+would now read another object: so each way is written down once, after the trace, as a
+*path* from where the function starts, and a call first checks that each path still
+leads to the same object, and that each list and dict on the way has the same length
+(one that gained an item is read by a loop over it). A check that fails traces again.
+
+A path ends at the first object that checks itself (an object with the state
+protocol: a module compares its own attributes, an optimizer its parameters); a tensor
+reached only through one is not followed further. The checks are one generated
+function of identities and lengths: a few attribute loads per object, no contents read.
+"""
+
+import types
+
+import numpy as np
+
+from ..tensor import Tensor
+from .codegen import Source
+from .names import global_names, unwrapped
+
+__all__ = ["find"]
+
+_DEPTH = 6       # attributes and items from a start to the object found
+_VISITS = 4000   # objects looked at, at most, per trace
+_WIDTH = 256     # items of one list or dict looked at, at most
+
+_OPAQUE = (type, types.ModuleType, types.BuiltinFunctionType, str, bytes, int, float,
+           complex, bool, type(None), np.ndarray, np.generic, Tensor)
+
+
+def find(fun, args, kwargs, targets, covering):
+    """The check of a call (``check(args, kwargs) -> bool``), or None where the function
+    reaches none of ``targets`` (id -> the object) through what can change.
+    ``covering``: ids of the targets that check what they hold themselves."""
+    paths = _search(fun, args, kwargs, targets, covering)
+    return _compile(paths) if paths else None
+
+
+def _starts(fun, args, kwargs):
+    """(expression, value) where the function starts: its arguments, then what it
+    closes over and the globals it names (constants of the check: the cell, the dict)."""
+    starts = [(f"args[{i}]", arg) for i, arg in enumerate(args)]
+    starts += [(f"kwargs[{name!r}]", value) for name, value in kwargs.items()]
+    fun = unwrapped(fun)
+    owner = getattr(fun, "__self__", None)  # a bound method: its object
+    if owner is not None and not isinstance(owner, types.ModuleType):
+        starts.append((("const", owner), owner))
+    function = getattr(fun, "__func__", fun)
+    if not isinstance(function, types.FunctionType):  # a callable object
+        starts.append((("const", fun), fun))
+        function = getattr(type(fun), "__call__", None)
+    starts.extend(_function_starts(function))
+    return starts
+
+
+def _function_starts(function):
+    code = getattr(function, "__code__", None)
+    if code is None:
+        return []
+    found = [((("const", cell), ".cell_contents"), cell.cell_contents)
+             for cell in function.__closure__ or () if _filled(cell)]
+    namespace = function.__globals__
+    found += [((("const", namespace), f"[{name!r}]"), namespace[name])
+              for name in dict.fromkeys(global_names(code)) if name in namespace]
+    return found
+
+
+def _filled(cell):
+    try:
+        cell.cell_contents
+        return True
+    except ValueError:  # a variable not yet assigned
+        return False
+
+
+def _search(fun, args, kwargs, targets, covering):
+    """[(steps, the object, [(steps, length)])]: a path to each target reached, breadth
+    first, with the lengths of the lists and dicts it goes through."""
+    found, seen, visits = {}, set(), 0
+    level = [(start, value, ()) for start, value in _starts(fun, args, kwargs)]
+    for depth in range(_DEPTH + 1):
+        following = []
+        for steps, value, lengths in level:
+            key = id(value)
+            if key in seen or visits >= _VISITS:
+                continue
+            seen.add(key)
+            visits += 1
+            if key in targets:
+                if key not in found and not _trivial(steps):
+                    found[key] = (steps, value, lengths)
+                if key in covering or isinstance(value, Tensor):
+                    continue
+            if depth < _DEPTH:
+                following.extend(_inside(steps, value, lengths))
+        level = following
+    return list(found.values())
+
+
+def _trivial(steps):
+    """An argument itself: the signature compares it already."""
+    return type(steps) is str
+
+
+def _inside(steps, value, lengths):
+    """(steps, item, lengths) of what ``value`` holds that a function can read."""
+    if isinstance(value, _OPAQUE):
+        return []
+    kind = type(value)
+    if kind is list or kind is tuple or kind is dict:
+        counted = lengths + ((steps, len(value)),) if kind is not tuple else lengths
+        items = value.items() if kind is dict else enumerate(value)
+        out = []
+        for n, (k, item) in enumerate(items):
+            if n >= _WIDTH:
+                break
+            if kind is dict and type(k) not in (str, int):
+                continue
+            out.append(((steps, f"[{k!r}]"), item, counted))
+        return out
+    if isinstance(value, types.FunctionType):  # a helper: what it closes over, its
+        # globals (not its module's other functions: one helper deep)
+        cells = [(((((steps, ".__closure__"), f"[{i}]"), ".cell_contents"),
+                   cell.cell_contents, lengths))
+                 for i, cell in enumerate(value.__closure__ or ()) if _filled(cell)]
+        namespace = value.__globals__
+        return cells + [(((steps, ".__globals__"), f"[{name!r}]"), namespace[name], lengths)
+                        for name in dict.fromkeys(global_names(value.__code__))
+                        if name in namespace and
+                        not isinstance(namespace[name], types.FunctionType)]
+    if isinstance(value, types.MethodType):
+        return [((steps, ".__self__"), value.__self__, lengths)]
+    attributes = getattr(value, "__dict__", None)
+    if type(attributes) is not dict:
+        return []
+    return [((steps, f".{name}"), item, lengths)
+            for n, (name, item) in enumerate(attributes.items())
+            if n < _WIDTH and name.isidentifier()]
+
+
+def _compile(paths):
+    """One function of the checks: each path leads to its object, each list and dict on
+    the way has its length; False where one fails (or a step is gone)."""
+    source = Source()
+
+    def expr(steps):
+        if type(steps) is str:
+            return steps
+        if steps[0] == "const":
+            return source.constant(steps[1])
+        return expr(steps[0]) + steps[1]
+
+    checks, counted = [], set()
+    for steps, value, lengths in paths:
+        for where, length in lengths:
+            text = expr(where)
+            if text not in counted:
+                counted.add(text)
+                checks.append(f"len({text}) == {length}")
+        checks.append(f"{expr(steps)} is {source.constant(value)}")
+    source.lines.append("def check(args, kwargs):")
+    source.lines.append("    try:")
+    source.lines.append("        return (" + "\n                and ".join(checks) + ")")
+    source.lines.append("    except Exception:  # (an attribute, an item gone)")
+    source.lines.append("        return False")
+    return source.build("check", "<cr.jit check of state>")

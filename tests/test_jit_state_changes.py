@@ -1,0 +1,220 @@
+"""cr.jit when the state a function reads is replaced between calls, not written in place.
+
+A program reads the objects its trace found. When a parameter, a submodule, a buffer,
+an optimizer's state or a closed-over model is replaced (``m.weight = new``,
+``seq[0] = nn.Linear(...)``), added or removed, the next call must read the new one,
+or trace again: never replay the old one. Each test runs the same changes on two twin
+setups, one eager and one jitted, and compares every call's result.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import chainrule as cr
+from chainrule import nn, optim
+
+
+def _x(seed, shape=(4, 2)):
+    return np.random.default_rng(seed).standard_normal(shape)
+
+
+def _same(jitted, eager):
+    np.testing.assert_allclose(np.asarray(getattr(jitted, "data", jitted)),
+                               np.asarray(getattr(eager, "data", eager)),
+                               rtol=1e-12, atol=1e-12)
+
+
+def test_the_issues_case_a_replaced_weight_is_read():
+    m, X = nn.Linear(2, 3, rng=0), np.ones((4, 2))
+    f = cr.jit(lambda model, x: model(cr.tensor(x)))
+    _same(f(m, X), m(cr.tensor(X)))
+    m.weight = cr.tensor(np.zeros((2, 3)), requires_grad=True)  # (in, out) here
+    _same(f(m, X), m(cr.tensor(X)))
+    np.testing.assert_array_equal(f(m, X).data, np.broadcast_to(m.bias.data, (4, 3)))
+
+
+@pytest.mark.parametrize("passed", [True, False], ids=["argument", "closed over"])
+def test_a_replaced_submodule_is_read(passed):
+    seq = nn.Sequential(nn.Linear(2, 3, rng=0), nn.ReLU(), nn.Linear(3, 1, rng=1))
+    if passed:
+        f = cr.jit(lambda model, x: model(cr.tensor(x)))
+        call = lambda x: f(seq, x)  # noqa: E731
+    else:
+        g = cr.jit(lambda x: seq(cr.tensor(x)))
+        call = g
+    X = _x(0)
+    _same(call(X), seq(cr.tensor(X)))
+    seq[0] = nn.Linear(2, 3, rng=5)                      # Sequential's own __setitem__
+    _same(call(X), seq(cr.tensor(X)))
+    seq.layers[2] = nn.Linear(3, 1, rng=6)               # its list, written directly
+    _same(call(X), seq(cr.tensor(X)))
+    seq[0].weight = nn.Parameter(np.ones((2, 3)))        # a parameter two levels down
+    _same(call(X), seq(cr.tensor(X)))
+    del seq[1]                                           # a layer removed
+    _same(call(X), seq(cr.tensor(X)))
+
+
+class _Sum(nn.Module):
+    """Its output reads every parameter it holds: one added or removed changes it."""
+
+    def __init__(self):
+        self.w = nn.Parameter(np.arange(6.0).reshape(2, 3))
+
+    def forward(self, x):
+        return sum(cr.sum(x @ p) if p.ndim == 2 else cr.sum(p) for p in self.parameters())
+
+
+def test_a_parameter_added_or_removed_is_read():
+    m, X = _Sum(), _x(1)
+    f = cr.jit(lambda model, x: model(cr.tensor(x)))
+    _same(f(m, X), m(cr.tensor(X)))
+    m.extra = nn.Parameter(np.ones((2, 3)))
+    _same(f(m, X), m(cr.tensor(X)))
+    m.bias = nn.Parameter(np.full(3, 2.0))
+    _same(f(m, X), m(cr.tensor(X)))
+    del m.extra
+    _same(f(m, X), m(cr.tensor(X)))
+    m.w = nn.Parameter(np.ones((2, 3)))
+    _same(f(m, X), m(cr.tensor(X)))
+
+
+def test_a_setting_changed_is_read():
+    class Scaled(nn.Module):
+        def __init__(self):
+            self.lin, self.scale = nn.Linear(2, 2, rng=0), 2.0
+
+        def forward(self, x):
+            return self.lin(x) * self.scale
+    m, X = Scaled(), _x(2)
+    f = cr.jit(lambda x: m(cr.tensor(x)))
+    _same(f(X), m(cr.tensor(X)))
+    m.scale = 3.0
+    _same(f(X), m(cr.tensor(X)))
+
+
+def test_a_replaced_buffer_is_read():
+    bn = nn.BatchNorm1d(3).eval()
+    f = cr.jit(lambda x: bn(cr.tensor(x)))
+    X = _x(3, (5, 3))
+    _same(f(X), bn(cr.tensor(X)))
+    bn.running_mean = np.array([1.0, -2.0, 0.5])         # the same shape: read anew
+    _same(f(X), bn(cr.tensor(X)))
+    bn.running_var = np.array([4.0, 0.25, 1.0])
+    _same(f(X), bn(cr.tensor(X)))
+    bn.weight = nn.Parameter(np.array([2.0, 3.0, -1.0]))  # a parameter of a BatchNorm
+    _same(f(X), bn(cr.tensor(X)))
+
+
+def _training_setup(make_opt):
+    model = nn.Sequential(nn.Linear(2, 4, rng=0), nn.Tanh(), nn.Linear(4, 1, rng=1))
+    opt = make_opt(model.parameters())
+
+    def step(x, y):
+        opt.zero_grad()
+        loss = cr.sum((model(cr.tensor(x)) - y) ** 2)
+        loss.backward()
+        opt.step()
+        return loss
+    return model, opt, step
+
+
+@pytest.mark.parametrize("name", ["SGD momentum", "Adam"])
+def test_an_optimizers_replaced_state_and_parameters_are_read(name):
+    make = (lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9)) if name == "SGD momentum" \
+        else (lambda ps: optim.Adam(ps, lr=0.05))
+    eager, jitted = _training_setup(make), _training_setup(make)
+    step_eager, step_jit = eager[2], cr.jit(jitted[2])
+    X, Y = _x(4), _x(5, (4, 1))
+    changes = [
+        lambda model, opt: None,
+        lambda model, opt: opt.param_groups[0].__setitem__("lr", 0.01),
+        lambda model, opt: [state.update({k: np.zeros_like(v) for k, v in state.items()
+                                          if isinstance(v, np.ndarray)})
+                            for state in opt.state.values()],
+        lambda model, opt: opt.state.clear(),                  # the state forgotten
+        lambda model, opt: setattr(model[0], "bias", nn.Parameter(np.ones(4))),
+        lambda model, opt: opt.param_groups[0].__setitem__(    # the optimizer told
+            "params", list(model.parameters())),
+    ]
+    for change in changes:
+        for model, opt, _ in (eager, jitted):
+            change(model, opt)
+        for _ in range(2):
+            _same(step_jit(X, Y), step_eager(X, Y))
+            for p, q in zip(jitted[0].parameters(), eager[0].parameters()):
+                _same(p, q)
+
+
+def test_a_closed_over_model_rebound_is_read():
+    model = nn.Linear(2, 3, rng=0)
+    f = cr.jit(lambda x: model(cr.tensor(x)))
+    X = _x(6)
+    _same(f(X), model(cr.tensor(X)))
+    model = nn.Linear(2, 3, rng=7)  # the variable f closes over, bound anew
+    _same(f(X), model(cr.tensor(X)))
+
+
+def test_a_dict_or_a_plain_object_of_tensors_replaced_or_grown_is_read():
+    params = {"w": cr.tensor(np.ones((2, 3)), requires_grad=True)}
+
+    class Holder:
+        pass
+    holder = Holder()
+    holder.b = cr.tensor(np.ones(3))
+
+    def eager(x):
+        return sum(cr.sum(cr.tensor(x) @ p) for p in params.values()) + cr.sum(holder.b)
+    f, X = cr.jit(eager), _x(7)
+    _same(f(X), eager(X))
+    params["w"] = cr.tensor(2 * np.ones((2, 3)), requires_grad=True)
+    _same(f(X), eager(X))
+    params["v"] = cr.tensor(-np.ones((2, 3)), requires_grad=True)  # grown: one more read
+    _same(f(X), eager(X))
+    holder.b = cr.tensor(np.full(3, 5.0))
+    _same(f(X), eager(X))
+
+
+def test_a_model_reached_through_a_helper_function_is_read():
+    model = nn.Linear(2, 1, rng=0)
+
+    def helper(x):
+        return model(x)
+    f, X = cr.jit(lambda x: helper(cr.tensor(x)) * 2.0), _x(8)
+    _same(f(X), helper(cr.tensor(X)) * 2.0)
+    model.weight = nn.Parameter(np.ones((2, 1)))
+    _same(f(X), helper(cr.tensor(X)) * 2.0)
+
+
+def test_an_unchanged_state_replays_without_tracing_again():
+    model = nn.Sequential(nn.Linear(2, 3, rng=0), nn.ReLU())
+    f = cr.jit(lambda x: model(cr.tensor(x)))
+    for seed in range(4):
+        f(_x(seed))
+    assert sum(len(entries) for entries in f._programs.values()) == 1
+
+
+def test_a_state_replaced_at_every_call_warns_once_and_keeps_few_programs():
+    model = nn.Linear(2, 1, rng=0)
+    f = cr.jit(lambda x: model(cr.tensor(x)))
+    X = _x(9)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for k in range(12):
+            model.weight = nn.Parameter(np.full((2, 1), float(k)))
+            _same(f(X), model(cr.tensor(X)))
+    assert len([w for w in caught if "replaced" in str(w.message)]) == 1
+    assert max(len(entries) for entries in f._programs.values()) <= 8
+
+
+def test_sequential_setitem_and_delitem_as_pytorch():
+    seq = nn.Sequential(nn.Linear(2, 3, rng=0), nn.ReLU(), nn.Linear(3, 1, rng=1))
+    new = nn.Linear(2, 3, rng=2)
+    seq[0] = new
+    assert seq[0] is new and [p is q for p, q in zip(seq.parameters(),
+                                                     new.parameters())] == [True, True]
+    del seq[1]
+    assert [type(m).__name__ for m in seq.children()] == ["Linear", "Linear"]
+    with pytest.raises(TypeError, match=r"Sequential\[0\] = \.\.\.: expected a Module"):
+        seq[0] = "relu"
