@@ -66,3 +66,63 @@ def test_a_function_that_draws_nothing_traces_as_before():
     noise = rng.normal(size=3)  # drawn outside: an argument of the program
     step = cr.jit(lambda x, n: x + n)
     np.testing.assert_array_equal(step(np.zeros(3), noise), noise)
+
+
+# --- generators made inside the function, helpers' generators, torch's generator ------
+
+UNSEEDED = "a generator made without a seed"
+
+
+@pytest.mark.parametrize("draw", [
+    lambda: np.random.default_rng().standard_normal(2),
+    lambda: np.random.Generator(np.random.PCG64()).normal(size=2),
+    lambda: np.random.RandomState().rand(2),
+    lambda: cr.rand(2).data,
+], ids=["default_rng()", "Generator(PCG64())", "RandomState()", "cr.rand"])
+def test_a_generator_made_inside_without_a_seed_is_refused(draw):
+    with pytest.raises(TypeError, match=REFUSED.format(UNSEEDED + r" \(.*\)")) as caught:
+        cr.jit(lambda x: x + draw())(np.zeros(2))
+    assert "\n" not in str(caught.value) and "cr.random key" in str(caught.value)
+
+
+def test_a_generator_made_inside_with_a_seed_gives_the_eager_numbers_at_every_call():
+    def noisy(x):  # the same numbers at every call, eagerly too: nothing to freeze
+        return x + np.random.default_rng(7).standard_normal(2)
+    f = cr.jit(noisy)
+    for scale in (0.0, 1.0, 2.0):
+        np.testing.assert_array_equal(f(np.full(2, scale)), noisy(np.full(2, scale)))
+
+
+def test_a_generator_a_helper_function_draws_from_is_refused():
+    rng = np.random.default_rng(0)
+
+    def helper(shape):
+        return rng.normal(size=shape)
+    with pytest.raises(TypeError, match="a Generator it reaches"):
+        cr.jit(lambda x: x + helper(x.shape))(np.zeros(3))
+
+
+def test_an_entropy_read_by_a_call_of_the_program_stays_live():
+    """A function the program calls at each run (``xp.call``) may make its own
+    generator: it runs again at every call, so nothing is frozen."""
+    from chainrule import arrays as xp
+    f = cr.jit(lambda x: xp.call(lambda v: v + np.random.default_rng().random(v.shape), x))
+    first, second = f(np.zeros(3)), f(np.zeros(3))
+    assert not np.array_equal(first, second)
+
+
+@pytest.mark.parametrize("draw", ["rand", "randn", "randint", "normal_"])
+def test_torchs_global_generator_is_refused(draw):
+    torch = pytest.importorskip("torch")
+    make = {"rand": lambda: torch.rand(2), "randn": lambda: torch.randn(2),
+            "randint": lambda: torch.randint(0, 5, (2,)).double(),
+            "normal_": lambda: torch.zeros(2, dtype=torch.float64).normal_()}[draw]
+    with pytest.raises(TypeError, match="torch's global generator"):
+        cr.jit(lambda x: x + make().numpy())(np.zeros(2))
+
+
+def test_a_refused_trace_leaves_entropy_unwatched():
+    with pytest.raises(TypeError):
+        cr.jit(lambda x: x + np.random.default_rng().random(2))(np.zeros(2))
+    assert random._urandom is __import__("os").urandom
+    np.random.default_rng()  # (outside a trace: nothing counts it)

@@ -66,8 +66,9 @@ def jit(fun: Callable[..., Any] | None = None, *,
     checked at each call, and another value traces again). Random
     numbers are never frozen: chainrule's own draws (``nn.Dropout``, ``cr.random`` with a
     key passed in) are calls of the program, drawn again at each call as eagerly, and a
-    draw the function makes from ``numpy.random``, a Generator it reaches or Python's
-    ``random`` is refused while tracing (jit/randomness.py). Tensors, optimizers, modules'
+    draw the function makes from ``numpy.random``, a Generator it reaches or makes
+    without a seed, Python's ``random`` or torch's global generator is refused while
+    tracing (jit/randomness.py). Tensors, optimizers, modules'
     train/eval modes and any object with the state protocol (``_jit_state_`` and
     ``_jit_load_``: docs/conventions.md) are state, read at every call; where one is
     replaced rather than written (``model.weight = new``, ``seq[0] = layer``, a
@@ -200,7 +201,7 @@ class Jitted:
         # over another library's arrays, the program is what a transform over them
         # runs: the transforms inside it keep that library's results wrapped
         library = next((v._lib for v in trace.values.values() if foreign(v)), None)
-        with _tracing(trace, session), _over(library):
+        with _tracing(trace, session), _over(library), watch:
             try:
                 session.adopt_arguments()
                 result = self.fun(*traced_args, **traced_kwargs)

@@ -6,14 +6,25 @@ A draw the function makes itself, from ``numpy.random``'s global functions, a
 ``numpy.random.Generator`` or ``RandomState`` or Python's ``random``, happens once while
 tracing: its numbers would be constants of the program, the same at every call. So the
 generators the function can reach (its arguments, what it closes over, the globals it
-names, one attribute deep, and the global ones) are watched while it is traced, and one
-that moved without going through the program makes the trace raise, with the way
-around: a ``cr.random`` key passed as an argument.
+names, one attribute deep, the helpers it calls, and the global ones) are watched
+while it is traced, and one that moved without going through the program makes the
+trace raise, with the way around: a ``cr.random`` key passed as an argument.
+
+Two more sources are watched the same way. A generator the function makes itself
+without a seed (``np.random.default_rng()``, ``Generator(PCG64())``, ``cr.rand()``)
+reads the operating system's entropy as it is made, through ``random._urandom``
+(NumPy's SeedSequence reads it through ``secrets``): such a read during the trace, other
+than in a call of the program, is refused (one made with a seed gives the same numbers
+at every call, eagerly too, so it stays). And where torch is imported, its global
+generator's state (``torch.rand``, ``randn``, ``normal_``...) is compared before and
+after the trace.
 """
 
 import contextlib
 import pickle
 import random as _python_random
+import sys
+import threading
 import types
 
 import numpy as np
@@ -34,6 +45,8 @@ def _candidates(fun, args, kwargs):
     seen, found = set(), []
 
     def visit(value, depth):
+        if isinstance(value, types.FunctionType):
+            return visit_function(value, depth + 1)
         if id(value) in seen or depth > 2:
             return
         seen.add(id(value))
@@ -49,44 +62,98 @@ def _candidates(fun, args, kwargs):
             for item in list(vars(value).values())[:64]:
                 visit(item, depth + 1)
 
+    def visit_function(function, depth):
+        """What a function closes over and the globals it names (a helper it calls:
+        one level deeper)."""
+        if id(function) in seen or depth > 1:
+            return
+        seen.add(id(function))
+        for cell in getattr(function, "__closure__", None) or ():
+            try:
+                visit(cell.cell_contents, depth)
+            except ValueError:  # an empty cell
+                pass
+        code, names = getattr(function, "__code__", None), set()
+        stack = [code] if code is not None else []
+        while stack:
+            current = stack.pop()
+            names.update(current.co_names)
+            stack.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
+        module_globals = getattr(function, "__globals__", {})
+        for name in names:
+            value = module_globals.get(name)
+            if isinstance(value, types.FunctionType):
+                visit_function(value, depth + 1)
+            elif name in module_globals:
+                visit(value, 1)
+
     for value in (*args, *kwargs.values()):
         visit(value, 0)
-    function = getattr(fun, "__func__", fun)
     if getattr(fun, "__self__", None) is not None:
         visit(fun.__self__, 0)
-    for cell in getattr(function, "__closure__", None) or ():
-        try:
-            visit(cell.cell_contents, 0)
-        except ValueError:  # an empty cell
-            pass
-    code, names = getattr(function, "__code__", None), set()
-    stack = [code] if code is not None else []
-    while stack:
-        current = stack.pop()
-        names.update(current.co_names)
-        stack.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
-    module_globals = getattr(function, "__globals__", {})
-    for name in names:
-        if name in module_globals:
-            visit(module_globals[name], 1)
+    visit_function(getattr(fun, "__func__", fun), 0)
     found.append(np.random.mtrand._rand)  # numpy.random's global functions
     return found
 
 
+# --- entropy read while tracing: a generator made without a seed ----------------------
+
+_os_entropy = _python_random._urandom
+_thread = threading.local()  # .reads: [count] while this thread traces, else None
+_patch = {"lock": threading.Lock(), "open": 0}
+
+
+def _counted_entropy(n):
+    reads = getattr(_thread, "reads", None)
+    if reads is not None:
+        reads[0] += 1
+    return _os_entropy(n)
+
+
+def _watch_entropy(on):
+    with _patch["lock"]:
+        _patch["open"] += 1 if on else -1
+        _python_random._urandom = _counted_entropy if _patch["open"] else _os_entropy
+
+
+def _torch_state():
+    torch = sys.modules.get("torch")  # (never imported here: only if the user has)
+    return None if torch is None else torch.random.get_rng_state()
+
+
 class Watch:
-    """The states of the generators a function can reach, taken before its trace."""
+    """The states of the generators a function can reach, taken before its trace;
+    while it is open (``with``), the entropy this thread reads is counted."""
 
     def __init__(self, fun, args, kwargs):
         self.generators = {id(g): (g, _state(g)) for g in _candidates(fun, args, kwargs)}
         self.python = _python_random.getstate()
+        self.torch = _torch_state()
+
+    def __enter__(self):
+        self.outer = getattr(_thread, "reads", None)
+        _thread.reads = [0]
+        _watch_entropy(True)
+        return self
+
+    def __exit__(self, *exc):
+        _thread.reads = self.outer
+        _watch_entropy(False)
+        return False
 
     def refuse_hidden_draws(self, drawn, name):
         """Raise if a watched generator moved other than through the program's own
         draws (``drawn``: the ids of the generators those used)."""
         moved = [g for key, (g, before) in self.generators.items()
                  if key not in drawn and _state(g) != before]
+        torch_now = _torch_state() if self.torch is not None else None
         if _python_random.getstate() != self.python:
             source = "Python's random module"
+        elif _thread.reads[0]:
+            source = ("a generator made without a seed (np.random.default_rng(), "
+                      "Generator(PCG64()), cr.rand() without seed=)")
+        elif torch_now is not None and not bool((torch_now == self.torch).all()):
+            source = "torch's global generator (torch.rand, torch.randn, normal_...)"
         elif not moved:
             return
         elif moved[0] is np.random.mtrand._rand:
@@ -107,6 +174,10 @@ def drawn_by_a_call(drawn):
     global generator is not frozen: that generator is counted in ``drawn``."""
     generator = np.random.mtrand._rand
     before = _state(generator)
-    yield
+    reads, _thread.reads = getattr(_thread, "reads", None), None  # (its entropy: live)
+    try:
+        yield
+    finally:
+        _thread.reads = reads
     if _state(generator) != before:
         drawn.add(id(generator))
