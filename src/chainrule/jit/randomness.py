@@ -14,7 +14,7 @@ Two more sources are watched the same way. A generator the function makes itself
 without a seed (``np.random.default_rng()``, ``Generator(PCG64())``, ``cr.rand()``)
 reads the operating system's entropy as it is made, through ``random._urandom``
 (NumPy's SeedSequence reads it through ``secrets``): such a read during the trace, other
-than in a call of the program, is refused (one made with a seed gives the same numbers
+than in a call of the program (which runs again at every call), is refused (one made with a seed gives the same numbers
 at every call, eagerly too, so it stays). And where torch is imported, its global
 generator's state (``torch.rand``, ``randn``, ``normal_``...) is compared before and
 after the trace.
@@ -103,11 +103,27 @@ _thread = threading.local()  # .reads: [count] while this thread traces, else No
 _patch = {"lock": threading.Lock(), "open": 0}
 
 
+# The code of the functions that run a call of the program while tracing (the
+# recording's, registered by recording.py; and the generated programs of loops' bodies):
+# a generator made there is made again at every run, its numbers live.
+RUNS_A_CALL = set()
+
+
 def _counted_entropy(n):
     reads = getattr(_thread, "reads", None)
-    if reads is not None:
+    if reads is not None and not _in_a_call_of_the_program():
         reads[0] += 1
     return _os_entropy(n)
+
+
+def _in_a_call_of_the_program():
+    frame = sys._getframe(2)
+    while frame is not None:
+        code = frame.f_code
+        if code in RUNS_A_CALL or code.co_filename.startswith("<cr.jit"):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _watch_entropy(on):
@@ -174,10 +190,6 @@ def drawn_by_a_call(drawn):
     global generator is not frozen: that generator is counted in ``drawn``."""
     generator = np.random.mtrand._rand
     before = _state(generator)
-    reads, _thread.reads = getattr(_thread, "reads", None), None  # (its entropy: live)
-    try:
-        yield
-    finally:
-        _thread.reads = reads
+    yield
     if _state(generator) != before:
         drawn.add(id(generator))

@@ -28,7 +28,7 @@ from .. import arrays as xp
 from ..origin import user_line
 from ..scalar.value import Value
 from ..tensor_data import foreign
-from .randomness import drawn_by_a_call
+from .randomness import RUNS_A_CALL, drawn_by_a_call
 
 __all__ = ["Traced", "Recording", "Op", "Effect", "Slot", "TracingError",
            "ValueTracingError", "values_refused", "pure"]
@@ -625,3 +625,4 @@ class Recording:
 
 
 xp.ARRAYS.add(Traced)
+RUNS_A_CALL.add(Recording.record.__code__)

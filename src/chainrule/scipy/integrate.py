@@ -63,12 +63,18 @@ def odeint(func: Callable[..., Any], y0: Any, t: Any, *args: Any, rtol: float = 
     """
     times = _checked_times(t)
     system = _System(func, y0, times, args)
-    flat = _operation(system, times, rtol, atol, mxstep, hmax)(system.pack(y0, t, args))
+    flat = _operation(system, rtol, atol, mxstep, hmax)(system.pack(y0, t, args))
     return system.unpack_states(flat)
 
 
 def _checked_times(t):
-    times = np.asarray(raw(t))
+    times = raw(t)
+    if _traced(times):  # cr.jit's: its values are checked at each run (_times_in)
+        if len(times.shape) != 1 or not times.shape[0] or times.dtype.kind not in "iuf":
+            raise ValueError(f"odeint: t must be a 1-d array of real times with at least "
+                             f"one entry, got shape {times.shape} {times.dtype}")
+        return times
+    times = np.asarray(times)
     if times.ndim != 1 or times.size == 0:
         raise ValueError(f"odeint: t must be a 1-d array of times with at least one entry, "
                          f"got shape {times.shape}")
@@ -84,6 +90,16 @@ def _checked_times(t):
         raise ValueError(f"odeint: t must be increasing, but t[{i + 1}]={later!r} comes "
                          f"after t[{i}]={earlier!r}")
     return times
+
+
+def _traced(x):
+    """Whether x is a value of a cr.jit trace (its numbers known only at each run)."""
+    return type(x) is not np.ndarray and type(x) in xp.ARRAYS and not hasattr(x, "_lib")
+
+
+def _times_in(system, z):
+    """The times packed in the operation's input: a run's own, checked."""
+    return _checked_times(system.split(np.asarray(z, dtype=np.float64))[1])
 
 
 class _System:
@@ -148,12 +164,12 @@ class _System:
 
 
 def _is_float(leaf):
-    return isinstance(leaf, Box) or np.asarray(leaf).dtype.kind == "f"
+    return isinstance(leaf, Box) or np.result_type(leaf).kind == "f"
 
 
 def _flat(leaf):
-    if not isinstance(leaf, Box):
-        leaf = np.asarray(leaf, dtype=np.float64)
+    if not isinstance(leaf, Box):  # (a traced value stays one: xp.as_array)
+        leaf = xp.as_array(leaf, np.float64)
     return ops.reshape(leaf, (-1,))
 
 
@@ -174,12 +190,13 @@ def _refuse_second_order(*values):
             "numbers; odeint can be differentiated once")
 
 
-def _operation(system, times, rtol, atol, mxstep, hmax):
+def _operation(system, rtol, atol, mxstep, hmax):
     """The primitive of the packed input [y0, t, args] for this func, with its rules."""
     solve = dict(rtol=rtol, atol=atol, mxstep=mxstep, hmax=hmax)
     n = system.n
 
     def states(z):
+        times = _times_in(system, z)
         y0, _, p = system.split(np.asarray(z, dtype=np.float64))
         found = np.empty((len(times), n))
 
@@ -191,10 +208,12 @@ def _operation(system, times, rtol, atol, mxstep, hmax):
         return found
 
     def adjoint(g, ans, z):
-        return _adjoint(system, times, np.asarray(g, dtype=np.float64), ans, z, solve)
+        return _adjoint(system, _times_in(system, z), np.asarray(g, dtype=np.float64),
+                        ans, z, solve)
 
     def tangent(dz, ans, z):
-        return _tangent(system, times, np.asarray(dz, dtype=np.float64), ans, z, solve)
+        return _tangent(system, _times_in(system, z), np.asarray(dz, dtype=np.float64),
+                        ans, z, solve)
 
     # the solves run on numbers: xp.call hands them NumPy arrays (under cr.jit, each
     # solve is one call of the program, run again at every call)

@@ -152,6 +152,33 @@ def _loop(f, init, xs, steps, reverse):
     return carry, tree_unflatten(y_def[0], stacked)
 
 
+def _tensor_type():
+    from ..tensor import Tensor  # (chainrule.tensor imports the transforms)
+    return Tensor
+
+
+def _as_given(carry, given):
+    """The carry with each plain array made a Tensor where the loop was given a Tensor
+    or a transform's value, which have the same methods (the scan's operation runs its
+    body on plain arrays, or on cr.jit's traced ones)."""
+    if not any(given):
+        return carry
+    Tensor = _tensor_type()
+    leaves, treedef = tree_flatten(carry)
+    return tree_unflatten(treedef, [Tensor._make(leaf) if wrap and not isinstance(leaf, Box)
+                                    else leaf for leaf, wrap in zip(leaves, given)])
+
+
+def _plain(tree):
+    """Tensors that no graph holds (made by ``_as_given``, or constants) as their arrays."""
+    leaves, treedef = tree_flatten(tree)
+    if not leaves:
+        return tree
+    Tensor = _tensor_type()
+    return tree_unflatten(treedef, [leaf._data if type(leaf) is Tensor and
+                                    not leaf.requires_grad else leaf for leaf in leaves])
+
+
 class _StepByStep(Exception):
     """The scan cannot be one operation (f closes over a traced value, or a leaf is not
     a float array): record it step by step."""
@@ -170,6 +197,7 @@ def _scan_operation(f, init, xs, steps, reverse):
     if not _floats(c_leaves + [x_leaves[k] for k in moving]):
         raise _StepByStep
     fixed = [raw(leaf) for leaf in x_leaves]  # (an x not differentiated stays out of z)
+    given = [isinstance(leaf, Box) for leaf in c_leaves]  # (a Tensor, a tracer)
     c_shapes = [shape_of(leaf) for leaf in c_leaves]
     x_shapes = [shape_of(x_leaves[k]) for k in moving]
     out = {}  # the result's layout, known once the forward has run
@@ -189,8 +217,11 @@ def _scan_operation(f, init, xs, steps, reverse):
         return tree_unflatten(c_def, c), xs_
 
     def f_leaves(c, x):
-        """f of the carry and of the list of x's leaves."""
-        return f(c, tree_unflatten(x_def, x or []))
+        """f of the carry and of the list of x's leaves; the body sees a Tensor where
+        it was given one (``c.at[i].set``, as in a step run eagerly), and what it
+        returns goes back to plain arrays where no graph holds it."""
+        carry, y = f(_as_given(c, given), tree_unflatten(x_def, x or []))
+        return _plain(carry), _plain(y)
 
     def with_x(x_leaves, moved):
         """f of the carry and of the differentiated leaves of x, the others as given."""
