@@ -739,7 +739,20 @@ for _shape, _new in [((2, 3), (3, 2)), ((2, 3), (6,)), ((2, 3, 4), (4, -1)), (()
                      ((6,), (2, 1, 3))]:
     case(f"reshape{_shape}->{_new}", lambda x, s=_new: cr.reshape(x, s),
          lambda x, s=_new: x.reshape(s), (_shape, "any"),
-         prim=lambda x, s=_new: (D.reshape, (x, s), {}))
+         prim=lambda x, s=_new: (shapes._reshape, (x, s), {}))
+
+
+def _t_reshape_f(x, shape):
+    """NumPy's reshape in Fortran order, which torch lacks: C order on reversed axes."""
+    reverse = lambda t: t.permute(*range(t.ndim - 1, -1, -1))
+    return reverse(reverse(x).reshape(tuple(shape)[::-1]))
+
+
+for _shape, _new in [((2, 3), (3, 2)), ((2, 3, 4), (4, -1)), ((6,), (2, 1, 3))]:
+    case(f"reshape{_shape}->{_new},F", lambda x, s=_new: cr.reshape(x, s, order="F"),
+         lambda x, s=_new: _t_reshape_f(x, s), (_shape, "any"))
+case("x.reshape(3,2,order=F)", lambda x: x.reshape(3, 2, order="F"),
+     lambda x: _t_reshape_f(x, (3, 2)), ((2, 3), "any"))
 case("x.reshape(3,2)", lambda x: x.reshape(3, 2), lambda x: x.reshape(3, 2), ((2, 3), "any"))
 case("x.reshape((3,2))", lambda x: x.reshape((3, 2)), lambda x: x.reshape(3, 2),
      ((2, 3), "any"))

@@ -35,8 +35,9 @@ def _transpose(x, *axes):
     return ops.permute(x, *axes) if axes else ops.transpose(x)
 
 
-def _reshape(x, *shape):
-    """The same entries in a new shape: ``x.reshape(2, 3)`` or ``x.reshape((2, 3))``.
+def _reshape(x, *shape, order="C"):
+    """The same entries in a new shape: ``x.reshape(2, 3)`` or ``x.reshape((2, 3))``
+    (``order="F"``: read and written with the first axis changing fastest).
 
     >>> x = cr.arange(6.0)
     >>> x.reshape(2, 3).data.tolist()
@@ -46,7 +47,7 @@ def _reshape(x, *shape):
     """
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
-    return ops.reshape(x, shape)
+    return ops.reshape(x, shape, order=order)
 
 
 class ArrayMethods(TorchMethods, Box):

@@ -53,6 +53,7 @@ def _record(prim, args, kwargs):
     recording = _modes.grad_enabled
     arrays, operands, grad_argnums, versions = [], [], [], []
     leaves = []  # tensors no recorded operation made, whose arrays the node will save
+    unlocked = []  # positions of NumPy arrays the user may still write into
     for i, arg in enumerate(args):
         if isinstance(arg, Tensor):
             arrays.append(arg._data)
@@ -65,6 +66,8 @@ def _record(prim, args, kwargs):
                 grad_argnums.append(i)
         else:
             arrays.append(arg)
+            if type(arg) is np.ndarray and arg.flags.writeable:
+                unlocked.append(i)
     keeping = prim.keeps_residual and grad_argnums
     if keeping:  # a speed override (chainrule.rules.fused) keeps what its VJP can reuse
         ans, residual = prim.forward_keeping(*arrays, **kwargs)
@@ -87,6 +90,11 @@ def _record(prim, args, kwargs):
         if argnum not in prim.vjps and not prim.differentiable(argnum):
             raise TypeError(f"{prim.name}: argument {argnum} requires grad, but the "
                             f"operation is not differentiable with respect to it")
+    if unlocked:  # the rules read the operands as they were: keep a copy of those the
+        # user could write into before backward (PyTorch and JAX copy NumPy operands too)
+        for i in unlocked:
+            arrays[i] = arrays[i].copy()
+        args = tuple(arrays[i] if i in unlocked else arg for i, arg in enumerate(args))
     node._prev = tuple(operands)
     node._op = prim
     node._args = args

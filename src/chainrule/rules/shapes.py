@@ -12,6 +12,7 @@ from .. import arrays as xp
 from ..primitive import ndim_of, raw, shape_of
 from ..arrays import as_array
 from .common import TORCH_NAMES, Result, from_end, lead, op, tangent_lead, torch_names
+from .elementwise import where
 
 __all__ = ["reshape", "transpose", "permute", "swapaxes", "broadcast_to", "expand",
            "squeeze", "expand_dims", "unsqueeze", "flatten", "concatenate", "stack", "split",
@@ -21,8 +22,18 @@ METHODS = ["permute", "swapaxes", "expand", "broadcast_to", "squeeze", "flatten"
 
 
 @op("reshape")
-def reshape(x, shape):
-    """The same entries in a new shape (one entry may be -1: whatever fits).
+def _reshape(x, shape):
+    return xp.reshape(x, shape)
+
+
+_reshape.defvjp(lambda g, ans, x, shape: _reshape(g, lead(g, ans) + shape_of(x)),
+                text=("{g} reshaped back",))
+_reshape.defjvp(lambda t, ans, x, shape: _reshape(t, tangent_lead(t, x) + shape_of(ans)))
+
+
+def reshape(x: ArrayLike, shape, order: str = "C") -> Result:
+    """The same entries in a new shape (one entry may be -1: whatever fits), read and
+    written in ``order``: "C" (the last axis changes fastest) or "F" (the first does).
 
     A view when NumPy can make one; the gradient is reshaped back to x's shape.
 
@@ -33,13 +44,17 @@ def reshape(x, shape):
     >>> y[1].sum().backward()                 # only the second row is used
     >>> x.grad.tolist()
     [0.0, 0.0, 0.0, 1.0, 1.0, 1.0]
+    >>> cr.reshape(cr.arange(6.0), (2, 3), order="F").data.tolist()
+    [[0.0, 2.0, 4.0], [1.0, 3.0, 5.0]]
     """
-    return xp.reshape(x, shape)
-
-
-reshape.defvjp(lambda g, ans, x, shape: reshape(g, lead(g, ans) + shape_of(x)),
-               text=("{g} reshaped back",))
-reshape.defjvp(lambda t, ans, x, shape: reshape(t, tangent_lead(t, x) + shape_of(ans)))
+    if order == "C":
+        return _reshape(x, shape)
+    if order == "F":  # Fortran's order is C's on the axes reversed, before and after
+        shape = (shape,) if isinstance(shape, (int, xp.integer)) else tuple(shape)
+        return transpose(_reshape(transpose(x), shape[::-1]))
+    raise ValueError(f"reshape: order={order!r} is not supported; expected 'C' or 'F' "
+                     f"(NumPy's 'A' and 'K' depend on memory layout, which has no "
+                     f"derivative meaning)")
 
 
 @op("transpose")
@@ -391,9 +406,30 @@ getitem.defvjp(lambda g, ans, x, index:
                text=("zeros with {g} placed at the index",))
 getitem.defjvp(lambda t, ans, x, index: getitem(t, index=_behind(tangent_lead(t, x), index)))
 
+def _landed(shape, index):
+    """Which writes of ``x.at[index].set(v)`` stay in the result, shaped like the region
+    the index selects (None: all of them). An index that names one entry twice writes it
+    twice, and only the write that lands (NumPy's last, as JAX's) reaches the result, so
+    only it has a derivative. Each write is tagged with its number and the tags are
+    written the same way: a write landed where its own tag is read back."""
+    if _is_basic(index) or getattr(index, "dtype", None) == bool:
+        return None
+    tags = xp.zeros(shape, dtype=xp.int64)
+    region = shape_of(getitem(tags, index=index))
+    numbers = xp.reshape(xp.arange(int(xp.prod(region))), region)
+    return getitem(index_set(tags, numbers, index=index), index=index) == numbers
+
+
+def _written(g, ans, x, value, index):
+    """The cotangent of the values ``index_set`` wrote: g at the index, where they landed."""
+    picked = getitem(g, index=_behind(lead(g, ans), index))
+    landed = _landed(shape_of(x), index)
+    return picked if landed is None else where(landed, picked, 0.0)
+
+
 index_set.defvjp(lambda g, ans, x, value, index:
                  index_set(g, 0, index=_behind(lead(g, ans), index)),
-                 lambda g, ans, x, value, index: getitem(g, index=_behind(lead(g, ans), index)))
+                 _written)
 index_set.defjvp(lambda t, ans, x, value, index:
                  index_set(t, 0, index=_behind(tangent_lead(t, x), index)),
                  lambda t, ans, x, value, index:

@@ -352,13 +352,15 @@ def _where(call):
 
 
 def _axis(axis, rank, name):
-    """An example's axis (or tuple of axes) as an axis of the batch."""
+    """An example's axis (or tuple of axes) as an axis of the batch, counted from the
+    end: the rules take axes that way (their derivatives run behind the leading axes of
+    a stack of seeds too), and from the end an example's axis is the batch's."""
     if isinstance(axis, (tuple, list)):
         return tuple(_axis(a, rank, name) for a in axis)
     if not -rank <= axis < rank:
         raise np.exceptions.AxisError(f"{name}: axis {axis} is out of bounds for an "
                                       f"example of {rank} dimensions (inside cr.vmap)")
-    return axis % rank + 1
+    return axis % rank - rank
 
 
 def _reduction(names, defaults):
@@ -399,7 +401,7 @@ def _transpose(call):
     p, x = call.params(("axes",), (None,)), call.values[0]
     rank = _ndim(x) - 1
     axes = (tuple(range(rank, 0, -1)) if p["axes"] is None
-            else _axis(tuple(p["axes"]), rank, "transpose"))
+            else tuple(a + rank + 1 for a in _axis(tuple(p["axes"]), rank, "transpose")))
     return call.prim(x, (0,) + axes)
 
 
