@@ -12,6 +12,11 @@ may flip are put back after each test here:
 * PyTorch's default dtype;
 * chainrule's speed overrides (``chainrule.rules.fused.set_enabled``).
 
+Random numbers: no test draws from a state another test drew from. A module's ``RNG`` is
+``seeds_and_tolerances.per_test_generator(...)``, which in a test is that test's own
+generator, seeded by its node id and started here before the test's fixtures are set up;
+nothing reads NumPy's or Python's global generator without seeding it first.
+
 A few tests write into the checkout itself: building the wheel and the sdist
 (tests/test_packaging.py) writes ``build/`` and ``src/*.egg-info``. Each holds a lock
 on the checkout's pyproject.toml while it runs, so two builds never overlap.
@@ -19,14 +24,66 @@ on the checkout's pyproject.toml while it runs, so two builds never overlap.
 group tests under pytest 9, whose node ids it no longer rewrites.)
 """
 
+import collections
+import ctypes
+import ctypes.util
 import fcntl
+import gc
+import os
+import resource
 import sys
 
 import pytest
 
+import seeds_and_tolerances
+from chainrule.jit.jitted import Jitted
 from chainrule.rules import fused
 
 BUILDS_IN_THE_CHECKOUT = {"test_packaging.py"}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    seeds_and_tolerances.start_test(item.nodeid)
+    if MEMORY_REPORT:
+        _memory["before"] = _resident_kb()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item, nextitem):
+    seeds_and_tolerances.end_test()
+    if _floor_kb is None or _resident_kb() - _floor_kb > GROWTH_KB:
+        _empty_caches()
+    if MEMORY_REPORT and "before" in _memory:
+        grown = _resident_kb() - _memory.pop("before")
+        _memory["files"][item.path.name] += grown
+        _memory["tests"].append((grown, item.nodeid))
+
+
+# CHAINRULE_TEST_MEMORY=DIR: each process writes DIR/<worker>.txt at the end, with its
+# peak resident memory and what each test file and the 30 largest tests added to its
+# resident memory (measured before setup and after teardown, in kB).
+MEMORY_REPORT = os.environ.get("CHAINRULE_TEST_MEMORY")
+_memory = {"files": collections.Counter(), "tests": []}
+
+
+def _resident_kb():
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
+
+
+def pytest_sessionfinish(session):
+    if not MEMORY_REPORT or not _memory["tests"]:
+        return
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    lines = [f"peak {peak} kB, now {_resident_kb()} kB", "", "by file:"]
+    lines += [f"{kb:>10} {name}" for name, kb in _memory["files"].most_common()]
+    lines += ["", "by test:"]
+    lines += [f"{kb:>10} {nodeid}" for kb, nodeid in sorted(_memory["tests"])[::-1][:30]]
+    os.makedirs(MEMORY_REPORT, exist_ok=True)
+    with open(os.path.join(MEMORY_REPORT, f"{worker}.txt"), "w") as out:
+        out.write("\n".join(lines) + "\n")
 
 
 @pytest.fixture(autouse=True)
@@ -42,6 +99,43 @@ def _process_wide_switches_put_back():
         jax.config.update("jax_enable_x64", x64)
     if torch is not None and torch.get_default_dtype() != dtype:
         torch.set_default_dtype(dtype)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _caches_emptied_after_each_module(request):
+    yield
+    for value in list(vars(request.module).values()):
+        if isinstance(value, Jitted):
+            value.clear()
+        elif callable(getattr(value, "cache_clear", None)) and hasattr(value, "cache_info"):
+            value.cache_clear()
+    _empty_caches()
+
+
+# Memory. JAX keeps every program it compiles, and an eager JAX operation on a new shape
+# compiles one: a vmapped fuzz program leaves about 20 MB behind, and each worker of the
+# whole suite grew past 5 GB. So JAX's caches are emptied after each test module, and
+# after any test that leaves the process more than GROWTH_KB above where the last
+# emptying left it; the allocator then hands the freed memory back (glibc keeps it
+# otherwise). The caches a test module keeps itself (functools caches, cr.jit functions
+# at module level) go with the module.
+GROWTH_KB = 512 * 1024
+_floor_kb = None
+
+
+def _empty_caches():
+    global _floor_kb
+    jax = sys.modules.get("jax")
+    if jax is not None:
+        jax.clear_caches()
+    gc.collect()
+    if _LIBC is not None:
+        _LIBC.malloc_trim(0)
+    _floor_kb = _resident_kb()
+
+
+_LIBC = (ctypes.CDLL(ctypes.util.find_library("c"))
+         if sys.platform.startswith("linux") and ctypes.util.find_library("c") else None)
 
 
 @pytest.fixture(autouse=True)

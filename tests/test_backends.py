@@ -22,6 +22,7 @@ pytest.importorskip("array_api_compat", reason="the backends need array-api-comp
 da = pytest.importorskip("dask.array", reason="the Dask backend needs dask[array]")
 import dask  # noqa: E402
 import dask.callbacks  # noqa: E402
+from seeds_and_tolerances import per_test_generator  # noqa: E402
 
 # Each library: how to make its array from NumPy's, and back (for the comparison only).
 BACKENDS = {
@@ -59,7 +60,7 @@ def assert_same_kind(result, name, dtype):
 # The transforms on two losses
 # ---------------------------------------------------------------------------------------
 
-RNG = np.random.default_rng(0)
+RNG = per_test_generator(0)
 X = RNG.standard_normal((40, 3))
 Y = (RNG.random(40) > 0.5).astype(np.float64)
 W = RNG.standard_normal(3)

@@ -9,10 +9,11 @@ import pytest
 from jax import lax
 
 import chainrule as cr
+from seeds_and_tolerances import per_test_generator
 
 jax.config.update("jax_enable_x64", True)
 
-RNG = np.random.default_rng(31)
+RNG = per_test_generator(31)
 W, U = RNG.standard_normal((3, 3)) * 0.5, RNG.standard_normal((2, 3)) * 0.5
 XS = RNG.standard_normal((5, 2))
 

@@ -10,10 +10,11 @@ from jax.example_libraries import optimizers as theirs
 
 import chainrule as cr
 from chainrule.example_libraries import optimizers as ours
+from seeds_and_tolerances import per_test_generator
 
 jax.config.update("jax_enable_x64", True)
 
-RNG = np.random.default_rng(21)
+RNG = per_test_generator(21)
 PARAMS = {"w": RNG.standard_normal((3, 2)), "b": RNG.standard_normal(2), "s": 0.5}
 GRADS = [{"w": RNG.standard_normal((3, 2)), "b": RNG.standard_normal(2) * (i % 2),
           "s": float(RNG.standard_normal())} for i in range(6)]

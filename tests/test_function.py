@@ -8,8 +8,9 @@ import pytest
 import torch
 
 import chainrule as cr
+from seeds_and_tolerances import per_test_generator
 
-RNG = np.random.default_rng(3)
+RNG = per_test_generator(3)
 
 
 class Legendre3(cr.Function):

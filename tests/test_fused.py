@@ -17,9 +17,10 @@ import pytest
 
 import chainrule as cr
 from chainrule.rules import fused
+from seeds_and_tolerances import per_test_generator
 
 ROOT = Path(__file__).resolve().parents[1]
-RNG = np.random.default_rng(7)
+RNG = per_test_generator(7)
 
 
 def plain_linear(x, w, b):

@@ -19,6 +19,7 @@ xps = pytest.importorskip("array_api_strict", reason="needs array-api-strict")
 da = pytest.importorskip("dask.array", reason="the Dask backend needs dask[array]")
 import dask  # noqa: E402
 import dask.callbacks  # noqa: E402
+from seeds_and_tolerances import per_test_generator  # noqa: E402
 
 LIBRARIES = {
     "torch": (torch.from_numpy, lambda a: a.numpy(), torch.Tensor),
@@ -27,7 +28,7 @@ LIBRARIES = {
              lambda a: np.asarray(dask.compute(a)[0]), da.Array),
 }
 
-RNG = np.random.default_rng(7)
+RNG = per_test_generator(7)
 X = RNG.standard_normal((40, 3))
 Y = (RNG.random(40) > 0.5).astype(np.float64)
 W = RNG.standard_normal(3)

@@ -11,10 +11,11 @@ import scipy.signal as ss
 
 import chainrule as cr
 import chainrule.scipy.signal as signal
+from seeds_and_tolerances import per_test_generator
 
 jax.config.update("jax_enable_x64", True)
 
-RNG = np.random.default_rng(3)
+RNG = per_test_generator(3)
 SHAPES = [((7,), (3,)), ((3,), (7,)), ((5, 6), (2, 3)), ((4, 4), (4, 4))]
 FUNCTIONS = [("convolve", signal.convolve, jss.convolve, ss.convolve),
              ("correlate", signal.correlate, jss.correlate, ss.correlate)]
