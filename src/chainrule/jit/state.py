@@ -14,14 +14,16 @@ Two kinds of piece:
       replace. Its keys are strings, ints, or tuples of them (the listing shows
       ``("lr", 0)`` as ``lr0``); its values are NumPy arrays and numbers (inputs of
       the program, read at every call), Tensors (carried as tensors), or any other
-      object (part of the program as itself: another one there traces again; one
-      with the protocol too, a module's submodule, is state as well).
+      object (part of the program as itself: another one there traces again).
       ``mode``: what the program holds for besides (flags, hyperparameters), compared
       with ``==``: a call in another mode traces again.
   ``obj._jit_load_(arrays)``
       Put these values (a dict with some of the keys ``_jit_state_`` gave, or new
       ones the function created) in place: traced values while tracing, each run's
       new values after it.
+  ``obj._jit_parts_()`` (optional)
+      Other objects with the protocol that are parts of this one (a module's
+      submodules): state as well, found with it, each checked at every call.
 
 Each piece knows how to read itself into a run's inputs, which of the run's outputs
 are its new values, and how to write them back (``jitted.py`` decides when a program
@@ -255,9 +257,9 @@ class ObjectState:
                 self.names[traced._slot] = key_name(key)
         if self.inputs:
             obj._jit_load_(dict(self.inputs))
-        for value in arrays.values():  # (a module's submodules: each checked as well)
-            if carries_state(value):
-                adopt(value)
+        parts = getattr(obj, "_jit_parts_", None)
+        for part in parts() if callable(parts) else ():  # (a module's submodules)
+            adopt(part)
 
     def read(self, values):
         """Append this call's inputs; False if the object no longer fits the program

@@ -58,37 +58,35 @@ class _Buffer:
         setattr(self.module, self.name, array)
 
 
-class _Same:
-    """An attribute's value in a module's cr.jit mode, compared by identity: a tensor,
-    an array, a submodule, a function (== would compare contents, or not at all)."""
+class _Layout:
+    """What a module holds besides its buffers, as cr.jit compares it between calls
+    (the mode of ``_jit_state_``): the attributes' names and the identity of each
+    value (a parameter, a submodule, an array, a setting), and of the items of each
+    list, tuple or dict among them (Sequential's layers). Compared as tuples of ints,
+    at C speed; the values are held, so that their ids stay theirs. (A setting set
+    again to an equal value is another object: one more trace, never a wrong one.)"""
 
-    __slots__ = ("value",)
+    __slots__ = ("key", "held")
 
-    def __init__(self, value):
-        self.value = value
+    def __init__(self, attributes, buffers):
+        if buffers:
+            attributes = {k: v for k, v in attributes.items() if k not in buffers}
+        values = tuple(attributes.values())
+        nested = [tuple(v.values()) if type(v) is dict else v
+                  for v in values if type(v) in _CONTAINERS]
+        self.key = (tuple(attributes), tuple(map(id, values)))
+        if nested:
+            self.key += (tuple([tuple(map(id, items)) for items in nested]),
+                         tuple([tuple(v) for v in values if type(v) is dict]))
+        self.held = (values, nested)
 
     def __eq__(self, other):
-        return type(other) is _Same and other.value is self.value
+        return type(other) is _Layout and other.key == self.key
 
-    def __hash__(self):
-        return id(self.value)
-
-
-_PLAIN = (int, float, complex, str, bytes, bool, type(None))
+    __hash__ = None
 
 
-def _setting(value):
-    """A module attribute as cr.jit compares it between calls: a number or a string by
-    value, a list, tuple or dict by its items (a list of layers that grew is another
-    list), anything else by identity."""
-    kind = type(value)
-    if kind in _PLAIN:
-        return value
-    if kind is list or kind is tuple:
-        return (kind, tuple([_setting(item) for item in value]))
-    if kind is dict:
-        return (dict, tuple([(k, _setting(v)) for k, v in value.items()]))
-    return _Same(value)
+_CONTAINERS = (list, tuple, dict)
 
 
 class IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -227,31 +225,30 @@ class Module:
 
     def _jit_state_(self) -> tuple[dict, tuple]:
         """What cr.jit carries of this module (the state protocol): its buffers (arrays
-        a program reads and updates, such as BatchNorm's running statistics), its
-        submodules (state too, each checked at every call), and as its mode the
-        train/eval flag and every other attribute, a tensor or an array by identity, a
-        number by value. A call after a parameter, a submodule or a setting was
-        replaced, added or removed therefore traces again instead of replaying a program
-        that reads the old one; the parameters themselves are carried as the tensors
-        they are, where the function reads them."""
-        arrays, settings = {}, []
-        buffers = self._buffer_names
-        for name, value in vars(self).items():
-            if name in buffers:
-                if value is not None:
-                    arrays[name] = value
-            elif name != "_training":
-                settings.append((name, _setting(value)))
-        for i, child in enumerate(self.children()):
-            arrays["module", i] = child
-        return arrays, (self._training, tuple(settings))
+        a program reads and updates, such as BatchNorm's running statistics), and as
+        its mode the train/eval flag and the layout of everything else it holds (a
+        parameter, a submodule, an array by identity, a setting by value). A call after
+        a parameter, a layer or a setting was replaced, added or removed therefore
+        traces again instead of replaying a program that reads the old one; the
+        parameters themselves are carried as the tensors they are, where the function
+        reads them."""
+        attributes, buffers = vars(self), self._buffer_names
+        arrays = {}
+        for name in buffers:
+            value = attributes.get(name)
+            if value is not None:
+                arrays[name] = value
+        return arrays, (self._training, _Layout(attributes, buffers))
+
+    def _jit_parts_(self) -> list:
+        """The submodules: state of their own for cr.jit, each checked at every call
+        (a layer run through its forward, not called, has its parameters checked too)."""
+        return list(self.children())
 
     def _jit_load_(self, arrays: dict) -> None:
-        """Put the buffers back (traced while tracing, new after a run); a submodule is
-        never put back (a replay holds for the same ones)."""
+        """Put the buffers back (traced while tracing, new after a run)."""
         for key, value in arrays.items():
-            if type(key) is str:
-                setattr(self, key, value)
+            setattr(self, key, value)
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         """The computation of the module; subclasses define it.
