@@ -43,6 +43,11 @@ import chainrule.scipy.special as sps
 # B.exp, B.sum, B.grad, ... and Python's operators, whichever library B is.
 # ---------------------------------------------------------------------------------------
 
+def _cr_update(x, index, values, kind):
+    x = x if hasattr(x, "at") else cr.tensor(x)  # (a transform's value has .at too)
+    return getattr(x.at[index], kind)(values)
+
+
 CHAINRULE = SimpleNamespace(
     name="chainrule",
     exp=cr.exp, sin=cr.sin, cos=cr.cos, tanh=cr.tanh, log=cr.log, sqrt=cr.sqrt,
@@ -59,6 +64,7 @@ CHAINRULE = SimpleNamespace(
     fori_loop=cr.fori_loop, scan=cr.scan,
     real=cr.real, imag=cr.imag, conj=cr.conj, angle=cr.angle, vdot=cr.vdot,
     fft=cnp.fft.fft, ifft=cnp.fft.ifft, rfft=cnp.fft.rfft, irfft=cnp.fft.irfft,
+    update=_cr_update,
 )
 
 
@@ -86,6 +92,7 @@ def jax_backend():
         fori_loop=jax.lax.fori_loop, scan=jax.lax.scan,
         real=jnp.real, imag=jnp.imag, conj=jnp.conj, angle=jnp.angle, vdot=jnp.vdot,
         fft=jnp.fft.fft, ifft=jnp.fft.ifft, rfft=jnp.fft.rfft, irfft=jnp.fft.irfft,
+        update=lambda x, index, values, kind: getattr(jnp.asarray(x).at[index], kind)(values),
     )
 
 
@@ -171,6 +178,8 @@ def describe(node):
         return f"{text[0]}[{p['text']}]"
     if op == "where":
         return f"where({text[0]} > 0.0, {text[1]}, {text[2]})"
+    if op == "update":
+        return f"{text[0]}.at[{p['index'].tolist()}].{p['kind']}({text[1]})"
     if op in INNER_TRANSFORMS:
         return describe_inner(node, text)
     if op in FFTS:
@@ -256,6 +265,8 @@ def evaluate(node, env, B):
         return a[0][p["index"]]
     if op == "where":
         return B.where(a[0] > 0.0, a[1], a[2])
+    if op == "update":
+        return B.update(a[0], p["index"], a[1], p["kind"])
     if op in FFTS:
         return getattr(B, op)(a[0], n=p["n"], norm=p["norm"])
     return getattr(B, op)(*a)  # unary functions, log, sqrt, maximum, dot, outer, matmul
@@ -348,10 +359,11 @@ class Variable:
 class Generator:
     """Random expression trees from one seeded NumPy generator."""
 
-    def __init__(self, rng, loops=False, complex_numbers=False):
+    def __init__(self, rng, loops=False, complex_numbers=False, updates=False):
         self.rng = rng
         self.loops = loops  # whether fori_loop and scan are among the operations
         self.complex_numbers = complex_numbers  # whether complex numbers are
+        self.updates = updates  # whether x.at[i].set(v) / .add(v) are, i repeating
 
     # -- random choices ------------------------------------------------------------------
     def chance(self, p):
@@ -453,6 +465,9 @@ class Generator:
             weights.append(1.5)
         if self.complex_numbers:
             makers.append(self.complex_part)
+            weights.append(4)
+        if self.updates:
+            makers.append(self.update)
             weights.append(4)
         for _ in range(10):
             node = self.pick(makers, weights)(shape, depth - 1, scope)
@@ -696,6 +711,21 @@ class Generator:
             return self.index(child, slice(start, None), f"{start}:", shape)
         return self.index(child, slice(start, start + shape[0]),
                           f"{start}:{start + shape[0]}", shape)
+
+    def update(self, shape, depth, scope):
+        """x.at[i].set(v) or .add(v) along the first axis, where i names one entry (or
+        row) at least twice: a set keeps the last write, an add adds them all."""
+        if shape == ():
+            return None
+        n, k = shape[0], int(self.rng.integers(2, 5))
+        index = self.rng.integers(0, n, size=k)
+        index[-1] = index[int(self.rng.integers(0, k - 1))]  # one entry written again
+        kind = self.pick(["set", "add"])
+        child = self.build(shape, depth, scope)
+        values = self.build(() if self.chance(0.25) else (k,) + shape[1:], depth, scope)
+        bound = child.bound + (k * values.bound if kind == "add" else values.bound)
+        return Node("update", (child, values), shape, bound,
+                    {"index": index, "kind": kind})
 
     # -- kinks -------------------------------------------------------------------------
     def kink(self, shape, depth, scope):
@@ -1161,7 +1191,7 @@ def random_like(g, value):
     return np.asarray(g.numbers(np.shape(value)))
 
 
-def generate(seed, loops=False, complex_numbers=False):
+def generate(seed, loops=False, complex_numbers=False, updates=False):
     """The case for a seed: the transform and nesting depth cycle with the seed (every
     pattern once in any len(PATTERNS) seeds in a row); the rest is random. With
     ``loops``, fori_loop and scan are among the operations, and the program holds at
@@ -1169,9 +1199,10 @@ def generate(seed, loops=False, complex_numbers=False):
     ``complex_numbers``, another family: complex arguments, complex expressions inside
     real ones, numpy.fft's transforms, holomorphic derivatives (``fit_to_jax_rules``).
     With both, a fourth: loops with complex carries, inner grad, vjp and jvp at complex
-    points (and the first three families' programs unchanged)."""
+    points (and the first three families' programs unchanged). With ``updates``, one
+    more: indexed updates whose indices repeat (x.at[i].set(v), .add(v))."""
     transform, nest = PATTERNS[seed % len(PATTERNS)]
-    g = Generator(np.random.default_rng(seed), loops, complex_numbers)
+    g = Generator(np.random.default_rng(seed), loops, complex_numbers, updates)
     args = random_arguments(g)
     case = Case(seed, transform, nest, args, random_argnums(g, len(args)), outputs=[])
     if complex_numbers:
@@ -1250,6 +1281,14 @@ def random_outputs(g, case):
             outputs[0] = g.arithmetic("add", first, loop, first.shape)
             if first.params.get("complex"):  # (a complex output stays one: its cotangent)
                 outputs[0].params["complex"] = True
+        if g.updates and not any(n.op == "update" for out in outputs for n in out.walk()):
+            first = outputs[0]
+            shape = first.shape or (g.dim(),)
+            part = g.squash(g.update(shape, depth - 1, scope))
+            if not first.shape:
+                part = Node("sum", (part,), (), part.bound * shape[0],
+                            {"axis": None, "keepdims": False})
+            outputs[0] = g.arithmetic("add", first, part, first.shape)
         if g.complex_numbers and not any(holds_complex(out) for out in outputs):
             first = outputs[0]
             part = g.squash(g.complex_part(first.shape, depth - 1, scope))

@@ -355,3 +355,14 @@ def test_misc_names_the_flatten_function_and_const_graph_traces_once():
         assert fixed(x, y) == pytest.approx(theirs.const_graph(f, scale=2.0)(x, y), rel=1e-15)
     # ours ran f once (the trace); each of autograd's three new wrappers ran it once
     assert len(calls) == 1 + 3
+
+
+def test_elementwise_grad_nested_three_deep_as_in_autograds_tanh_example():
+    autograd = pytest.importorskip("autograd")
+    import chainrule.autograd as cag
+    import chainrule.autograd.numpy as cnp
+    x = np.linspace(-7, 7, 11)
+    mine = cag.elementwise_grad(cag.elementwise_grad(cag.elementwise_grad(cnp.tanh)))(x)
+    eg = autograd.elementwise_grad
+    theirs = eg(eg(eg(autograd.numpy.tanh)))(x)
+    np.testing.assert_allclose(mine, theirs, rtol=1e-12, atol=1e-15)

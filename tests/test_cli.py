@@ -790,3 +790,14 @@ def test_the_text_picture_docs_cli_shows_is_the_one_written(tmp_path, capsys):
     assert main(["graph", "x*y + x - 1", "--at", "x=2,y=3", "-o",
                  str(tmp_path / "graph.txt")]) == 0
     assert (tmp_path / "graph.txt").read_text() == shown
+
+
+@pytest.mark.parametrize("argv", [
+    ["graph", "x*y", "--at", "x=1,y=2", "-o", "{long}.png"],
+    ["data", "fetch", "mnist", "--to", "{long}", "--base-url", "http://127.0.0.1:9"],
+])
+def test_a_path_too_long_for_the_system_is_one_line_and_exit_2(argv, tmp_path, capsys):
+    long = str(tmp_path / ("a" * 300))
+    assert main([a.format(long=long) for a in argv]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "File name too long" in err[0], err

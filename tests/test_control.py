@@ -155,3 +155,16 @@ def test_scan_in_xs_and_forward_mode_through_the_operation():
     np.testing.assert_allclose(cr.jacfwd(ours)(xs), jax.jacfwd(theirs)(xs), rtol=1e-12)
     np.testing.assert_allclose(cr.hessian(lambda x: cr.sum(ours(x)))(xs),
                                jax.hessian(lambda x: jnp.sum(theirs(x)))(xs), rtol=1e-10)
+
+
+def test_a_scan_of_no_steps_gives_empty_stacks_as_jax_does():
+    """The body is run once (on zeros) for the shapes and dtypes of its ys."""
+    body = lambda c, x: (c + x, (c * x, cr.ones(2) * c))
+    jbody = lambda c, x: (c + x, (c * x, jnp.ones(2) * c))
+    carry, (a, b) = cr.scan(body, 1.5, np.zeros((0,)))
+    j_carry, (ja, jb) = lax.scan(jbody, 1.5, jnp.zeros((0,)))
+    assert float(carry) == float(j_carry) == 1.5
+    assert np.shape(a) == ja.shape == (0,) and np.shape(b) == jb.shape == (0, 2)
+    assert cr.grad(lambda c: cr.scan(body, c, np.zeros((0,)))[0])(1.5) == 1.0
+    _, ys = cr.scan(lambda c, _: (c, c), np.ones(3), None, length=0)
+    assert np.shape(ys) == (0, 3)

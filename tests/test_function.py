@@ -231,3 +231,21 @@ def test_what_cannot_be_right_is_refused_in_one_line():
 
     with pytest.raises(TypeError, match="Writes: forward mode needs a staticmethod jvp"):
         cr.jvp(Writes.apply, (x,), (x,))
+
+
+def test_a_gradient_of_the_wrong_shape_names_the_function_and_the_shapes():
+    class Square(cr.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return (2 * x * g)[:2]
+
+    x = cr.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    with pytest.raises(ValueError, match=r"Square.backward returned a gradient of shape "
+                                         r"\(2,\) for input 0 of shape \(3,\)"):
+        Square.apply(x).sum().backward()

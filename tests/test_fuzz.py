@@ -43,6 +43,7 @@ COUNT = int(os.environ.get("CHAINRULE_FUZZ_N", "240"))  # 10 rounds of the 24 pa
 LOOP_COUNT = COUNT // 2  # programs with loops
 COMPLEX_COUNT = COUNT // 2  # programs with complex numbers
 BOTH_COUNT = COUNT // 4  # programs with loops and complex numbers
+UPDATE_COUNT = COUNT // 2  # programs with indexed updates at repeated indices
 
 
 # ---------------------------------------------------------------------------------------
@@ -50,26 +51,26 @@ BOTH_COUNT = COUNT // 4  # programs with loops and complex numbers
 # ---------------------------------------------------------------------------------------
 
 @lru_cache(maxsize=None)
-def case_for(seed, loops=False, complex_numbers=False):
-    return fp.generate(seed, loops, complex_numbers=complex_numbers)
+def case_for(seed, loops=False, complex_numbers=False, updates=False):
+    return fp.generate(seed, loops, complex_numbers=complex_numbers, updates=updates)
 
 
 @lru_cache(maxsize=None)
-def jax_result(seed, loops=False, complex_numbers=False):
-    return fp.run_jax(case_for(seed, loops, complex_numbers))
+def jax_result(seed, loops=False, complex_numbers=False, updates=False):
+    return fp.run_jax(case_for(seed, loops, complex_numbers, updates))
 
 
-def check(seed, loops=False, complex_numbers=False):
+def check(seed, loops=False, complex_numbers=False, updates=False):
     """The outcome for a seed."""
-    return fp.check(case_for(seed, loops, complex_numbers),
-                    theirs=jax_result(seed, loops, complex_numbers))
+    return fp.check(case_for(seed, loops, complex_numbers, updates),
+                    theirs=jax_result(seed, loops, complex_numbers, updates))
 
 
-def seed_params(count, loops=False, complex_numbers=False):
+def seed_params(count, loops=False, complex_numbers=False, updates=False):
     """One test per seed, named by its transform and nesting depth; past the first round
     of the patterns (one seed of each), marked slow: make test runs them all."""
     for seed in range(count):
-        case = case_for(seed, loops, complex_numbers)
+        case = case_for(seed, loops, complex_numbers, updates)
         marks = [pytest.mark.slow] if seed >= len(fp.PATTERNS) else []
         yield pytest.param(seed, id=f"{seed}-{case.transform}-{case.nest}", marks=marks)
 
@@ -106,6 +107,14 @@ def test_chainrule_gives_jax_numbers_with_complex_numbers_through_loops(seed):
     inner transforms at complex points."""
     outcome = check(seed, True, True)
     assert outcome.kind == "agree", fp.report(case_for(seed, True, True), outcome)
+
+
+@pytest.mark.parametrize("seed", list(seed_params(UPDATE_COUNT, updates=True)))
+def test_chainrule_gives_jax_numbers_through_updates_at_repeated_indices(seed):
+    """The program of this seed with x.at[i].set(v) and .add(v), i naming an entry
+    twice: only the last write of a set has a derivative, every write of an add has."""
+    outcome = check(seed, updates=True)
+    assert outcome.kind == "agree", fp.report(case_for(seed, updates=True), outcome)
 
 
 def test_the_complex_loop_programs_hold_complex_loops_and_variables():
@@ -245,15 +254,16 @@ def fuzz(count, show=3):
     numbers, and a quarter as many with both, and print the outcomes; 1 if any fails."""
     failed = [fuzz_family(count, False, show), fuzz_family(count // 2, True, show),
               fuzz_family(count // 2, False, show, complex_numbers=True),
-              fuzz_family(count // 4, True, show, complex_numbers=True)]
+              fuzz_family(count // 4, True, show, complex_numbers=True),
+              fuzz_family(count // 2, False, show, updates=True)]
     return 1 if any(failed) else 0
 
 
-def fuzz_family(count, loops, show, complex_numbers=False):
+def fuzz_family(count, loops, show, complex_numbers=False, updates=False):
     tally = Tally()
     start = time.time()
     for seed in range(count):
-        outcome = check(seed, loops, complex_numbers)
+        outcome = check(seed, loops, complex_numbers, updates)
         tally.outcomes[outcome.kind] += 1
         if outcome.kind == "error":
             tally.errors[outcome.category] += 1
@@ -264,6 +274,7 @@ def fuzz_family(count, loops, show, complex_numbers=False):
     what = {(False, False): "programs", (True, False): "programs with loops",
             (False, True): "programs with complex numbers",
             (True, True): "programs with loops and complex numbers"}[loops, complex_numbers]
+    what += " and indexed updates at repeated indices" if updates else ""
     print(f"{count} {what} in {time.time() - start:.0f} s: " + ", ".join(
         f"{tally.outcomes[k]} {k}" for k in ("agree", "wrong", "error")))
     for category, n in tally.errors.most_common():
@@ -272,7 +283,8 @@ def fuzz_family(count, loops, show, complex_numbers=False):
         print(f"  seed {seed}: {outcome.category}")
     for seed, outcome in tally.failures[:show]:
         print("-" * 88)
-        print(fp.report(fp.generate(seed, loops, complex_numbers=complex_numbers), outcome))
+        print(fp.report(fp.generate(seed, loops, complex_numbers=complex_numbers,
+                                    updates=updates), outcome))
     return bool(tally.failures)
 
 

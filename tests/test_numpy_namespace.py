@@ -93,3 +93,21 @@ def test_fftshift_and_ifftshift_are_numpys_and_differentiable_as_jaxs(shape, axe
         np.testing.assert_allclose(cr.hessian(loss)(x), jax.hessian(jax_loss)(x),
                                    rtol=1e-12, atol=1e-14)
         assert cr.gradcheck(lambda z, f=ours: f(z, axes) ** 2, x, order=2)
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "prod", "cumsum", "cumprod", "var", "std"])
+def test_a_reductions_dtype_computes_in_that_dtype_as_numpy_does(name):
+    """dtype= casts the operand first (as NumPy does); the gradient comes back in x's."""
+    data = np.array([[1.5, -2.0, 3.0], [0.5, 1.0, -1.25]])
+    x = cr.tensor(data, requires_grad=True)
+    for call in (getattr(cnp, name), getattr(np, name)):
+        out = call(x, axis=1, dtype=np.float32)
+        expected = getattr(np, name)(data, axis=1, dtype=np.float32)
+        assert out.dtype == expected.dtype == np.float32
+        np.testing.assert_allclose(out.data, expected, rtol=1e-6)
+    x.grad = None
+    getattr(cnp, name)(x, axis=1, dtype=np.float32).sum().backward()
+    assert x.grad.dtype == np.float64
+    exact = cr.grad(lambda x: getattr(cnp, name)(x, axis=1).sum())(data)
+    np.testing.assert_allclose(x.grad, exact, rtol=1e-6)
+    assert cr.vmap(lambda r: getattr(cnp, name)(r, dtype=np.float32))(data).dtype == np.float32

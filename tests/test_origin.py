@@ -64,3 +64,14 @@ def test_a_program_given_with_python_c_is_pointed_at_too():
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stderr.strip() == "<string>:2: RuntimeWarning: invalid value encountered in log"
+
+
+def test_a_warning_recorded_by_catch_warnings_points_at_the_users_line_too():
+    """catch_warnings(record=True), as pytest uses, records the user's line, not ours."""
+    import warnings
+    import chainrule as cr
+    x = cr.tensor([-1.0, 1.0])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cr.log(x); line = sys._getframe().f_lineno  # noqa: E702
+    assert [(w.filename, w.lineno) for w in caught] == [(__file__, line)]

@@ -61,6 +61,7 @@ REDUCTIONS = {np.add: ops.sum, np.maximum: ops.max, np.minimum: ops.min,
 CONSTANT_UFUNCS = {np.less, np.less_equal, np.greater, np.greater_equal, np.equal,
                    np.not_equal, np.isfinite, np.isnan, np.isinf, np.signbit,
                    np.logical_and, np.logical_or, np.logical_not, np.logical_xor,
+                   np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.invert,
                    np.floor_divide}
 
 # functions whose result carries no derivative: they run on the arrays

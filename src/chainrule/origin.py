@@ -103,39 +103,41 @@ def check_finite(array, what, origin):
 # NumPy warns from C (RuntimeWarning: divide by zero encountered in log) at the Python
 # line that called it, which is a rule of chainrule's. Catching warnings around every
 # operation would cost each one a microsecond or two; instead, the warning is moved when
-# Python is about to show it: told again at the first frame outside chainrule (with that
-# module's "once per line" registry), and forgotten at chainrule's line, so that the
-# same warning from another line of the user's is shown there too. Only RuntimeWarnings
-# raised inside chainrule's files are touched; everything else goes to the hook that
-# was installed before.
+# Python is about to show or record it: told again at the first frame outside chainrule
+# (with that module's "once per line" registry), and forgotten at chainrule's line, so
+# that the same warning from another line of the user's is shown there too. The hook is
+# warnings._showwarnmsg, which every warning passes through, also while
+# warnings.catch_warnings(record=True) (and so pytest) collects them: that replaces
+# showwarning, not this. Only RuntimeWarnings raised inside chainrule's files are
+# touched; everything else goes on as before.
 # ---------------------------------------------------------------------------------------
 
 def point_warnings_at_the_user():
     """Install the hook (once; at import of chainrule)."""
-    if getattr(warnings.showwarning, "_chainrule", False):
+    previous = warnings._showwarnmsg
+    if getattr(previous, "_chainrule", False):
         return
-    previous = warnings.showwarning
 
-    def showwarning(message, category, filename, lineno, file=None, line=None):
-        if issubclass(category, RuntimeWarning) and not _outside(filename):
-            frame = _warning_frame(filename, lineno)
+    def show(msg):
+        if issubclass(msg.category, RuntimeWarning) and not _outside(msg.filename):
+            frame = _warning_frame(msg.filename, msg.lineno)
             user = frame
             while user is not None and not _outside(user.f_code.co_filename):
                 user = user.f_back
             if user is not None:
                 registry = frame.f_globals.get("__warningregistry__")
                 if registry:  # judged at the user's line from now on
-                    registry.pop((str(message), category, lineno), None)
+                    registry.pop((str(msg.message), msg.category, msg.lineno), None)
                 module = user.f_globals
                 warnings.warn_explicit(
-                    message, category, user.f_code.co_filename, user.f_lineno,
+                    msg.message, msg.category, user.f_code.co_filename, user.f_lineno,
                     module=module.get("__name__"),
                     registry=module.setdefault("__warningregistry__", {}))
                 return
-        previous(message, category, filename, lineno, file, line)
+        previous(msg)
 
-    showwarning._chainrule = True
-    warnings.showwarning = showwarning
+    show._chainrule = True
+    warnings._showwarnmsg = show
 
 
 def _warning_frame(filename, lineno):

@@ -127,6 +127,9 @@ class Primitive:
     """
 
     keeps_residual = False  # a speed override (chainrule.rules.fused) may keep what its VJP reuses
+    # NumPy's dtype= of a reduction (np.sum(x, dtype=np.float32)) computes in that dtype:
+    # the operand cast first, which is how NumPy itself does it
+    casts_to_dtype = False
 
     def __init__(self, forward, name=None, *, batched=False, variadic=False, doc=None,
                  aliases=None):
@@ -210,6 +213,8 @@ class Primitive:
                 kwargs = {k: v for k, v in kwargs.items() if k != "precision"}
             if self.aliases is not None:
                 kwargs = renamed(kwargs, self.aliases, self.name)
+            if "dtype" in kwargs and self.casts_to_dtype:
+                args, kwargs = _cast_first(args, kwargs, self.name)
         top = _batched_param(kwargs) if kwargs else None
         foreign = None
         for arg in args:
@@ -275,12 +280,27 @@ def objects_refused(name):
                      f"use NumPy arrays of numbers or Tensors, or Values alone")
 
 
+def _cast_first(args, kwargs, name):
+    """(args, kwargs) with the first operand cast to ``kwargs["dtype"]``, and dtype gone."""
+    kwargs = dict(kwargs)
+    dtype = kwargs.pop("dtype")
+    if dtype is None or not args:
+        return args, kwargs
+    x = args[0]
+    if _foreign_array(x) and not isinstance(x, Box):
+        raise TypeError(f"{name}: dtype= is NumPy's; cast an array of another library "
+                        f"with its own method first")
+    x = x.astype(dtype) if isinstance(x, (Box, np.ndarray, np.generic)) \
+        else np.asarray(x, dtype=dtype)
+    return (x,) + tuple(args[1:]), kwargs
+
+
 def _foreign_array(x):
     """Whether x is an array of another library (xarray, pandas, torch...): one that
     takes part in NumPy's protocols without being an ndarray. Its own arithmetic would
     wrap chainrule's values, and what came out would be cut from the graph."""
-    if isinstance(x, (np.ndarray, np.generic)) or type(x) in ARRAYS:
-        return False
+    if isinstance(x, (np.ndarray, np.generic, type)) or type(x) in ARRAYS:
+        return False  # (a class, np.float32, has the protocols' names too)
     return any(hasattr(x, name) for name in ("__array_ufunc__", "__array_function__",
                                              "__array__", "__array_interface__",
                                              "__array_namespace__"))

@@ -16,7 +16,7 @@ import weakref
 
 import numpy as np
 
-__all__ = ["hold", "reached", "release", "free", "FREED"]
+__all__ = ["hold", "reached", "release", "free", "FREED", "copied", "share_version_counter"]
 
 
 class _Freed(tuple):
@@ -93,3 +93,23 @@ def free(order):
         for leaf in node._leaves:
             if leaf._holders is not None:
                 release(leaf)
+
+
+def copied(args, arrays, positions):
+    """A node's arguments with a copy of each NumPy array at ``positions`` (also put in
+    ``arrays``): the user's own arrays, which nothing locks, so that a write into one
+    (or into the array it is a view of) before backward changes no gradient. PyTorch and
+    JAX copy a NumPy operand into an array of theirs too."""
+    for i in positions:
+        arrays[i] = arrays[i].copy()
+    return tuple(arrays[i] if i in positions else arg for i, arg in enumerate(args))
+
+
+def share_version_counter(view, args):
+    """A result that is a view of a tensor operand counts that tensor's writes as its own
+    (they write into its memory too)."""
+    for arg in args:
+        version = getattr(arg, "_version", None)  # (a Tensor's)
+        if version is not None and np.may_share_memory(view._data, arg._data):
+            view._version = version
+            return

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
-from . import arrays as xp, rules as ops, tensor_data
+from . import arrays as xp, pickling, rules as ops, tensor_data
 from .array_methods import ArrayMethods, describe_index, holds_box, raw_index, stack_of
 from .backward import accumulate, backward_pass
 from .graph import topological_order
@@ -32,7 +32,7 @@ from .node import Node
 from .origin import check_finite, refuse_a_computing_conversion, user_frame
 from .arrays import ARRAYS, as_array
 from .primitive import _foreign_array, objects_refused, raw
-from .saved import FREED, free, hold, reached
+from .saved import FREED, copied, free, hold, reached, share_version_counter
 from .torch_methods import TensorTorchMethods
 
 __all__ = ["Tensor", "tensor"]
@@ -83,18 +83,15 @@ def _record(prim, args, kwargs):
         grad_argnums = []                          # gradient, as in PyTorch
     node = Tensor._make(ans, requires_grad=bool(grad_argnums))
     if ans.base is not None:  # a view: writing into it writes into its operand
-        _share_version_counter(node, args)
+        share_version_counter(node, args)
     if not grad_argnums:
         return node
     for argnum in grad_argnums:  # (the dict first: no method call in the usual case)
         if argnum not in prim.vjps and not prim.differentiable(argnum):
             raise TypeError(f"{prim.name}: argument {argnum} requires grad, but the "
                             f"operation is not differentiable with respect to it")
-    if unlocked:  # the rules read the operands as they were: keep a copy of those the
-        # user could write into before backward (PyTorch and JAX copy NumPy operands too)
-        for i in unlocked:
-            arrays[i] = arrays[i].copy()
-        args = tuple(arrays[i] if i in unlocked else arg for i, arg in enumerate(args))
+    if unlocked:
+        args = copied(args, arrays, unlocked)
     node._prev = tuple(operands)
     node._op = prim
     node._args = args
@@ -108,13 +105,6 @@ def _record(prim, args, kwargs):
     if leaves:
         hold(leaves, node)
     return node
-
-
-def _share_version_counter(view, args):
-    for arg in args:
-        if isinstance(arg, Tensor) and np.may_share_memory(view._data, arg._data):
-            view._version = arg._version
-            return
 
 
 # ---------------------------------------------------------------------------------------
@@ -146,6 +136,8 @@ class Tensor(Node, TensorTorchMethods, ArrayMethods):
                  dtype: DTypeLike = None) -> None:
         self._data = _as_array(data, dtype)
         self._init(requires_grad)
+
+    __reduce__ = pickling.reduce_tensor  # pickled and deep-copied as a new leaf
 
     @classmethod
     def _make(cls, array, requires_grad=False):

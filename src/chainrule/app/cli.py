@@ -19,6 +19,7 @@ its reader.
 """
 
 import contextlib
+import errno
 import os
 import signal
 import sys
@@ -124,6 +125,24 @@ def main(argv=None):
     except MemoryError:
         print(f"chainrule {name}: error: out of memory", file=sys.stderr)
         return 1
+    except OSError as err:  # a path the system refuses (too long, not a folder...)
+        print(f"chainrule {name}: error: {_os_error(err)}", file=sys.stderr)
+        return 2 if err.errno in _BAD_PATHS else 1
+
+
+# a path given on the command line that cannot be used: a bad argument (exit 2)
+_BAD_PATHS = {errno.ENAMETOOLONG, errno.ENOTDIR, errno.EISDIR, errno.EACCES, errno.EROFS,
+              errno.ENOENT, errno.EEXIST}
+
+
+def _os_error(err):
+    """One line for an OSError: what went wrong and the path, shortened if long."""
+    what = err.strerror or str(err)
+    path = err.filename
+    if path is None:
+        return what
+    path = str(path)
+    return f"{what}: {path if len(path) <= 80 else path[:38] + '...' + path[-38:]}"
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ import inspect as _inspect
 import numpy as _np
 
 from .. import rules as _rules
-from ..primitive import primitive, raw as _raw
+from ..primitive import primitive, raw as _raw, shape_of as _shape_of
 from ..transforms import functional as _f
 from . import builtins
 from .builtins import dict, isinstance, list, tuple, type  # noqa: A004
@@ -67,12 +67,18 @@ def elementwise_grad(fun, argnum=0):
     @_named("elementwise_grad", fun, argnum)
     def gradient(*args, **kwargs):
         out, pullback = _f.vjp(lambda *a: fun(*a, **kwargs), *args)
-        cotangents = pullback(_np.ones_like(_np.asarray(out, dtype=float)))
+        # ones shaped like the output, which may be an outer derivative's value
+        cotangents = pullback(_np.ones(_shape_of(out), dtype=_ones_dtype(out)))
         return _pick(cotangents, argnum)
     return gradient
 
 
 deriv = elementwise_grad
+
+
+def _ones_dtype(out):
+    dtype = _np.result_type(_raw(out))
+    return dtype if dtype.kind in "fc" else _np.float64
 
 
 def jacobian(fun, argnum=0):

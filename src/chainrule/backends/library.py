@@ -39,7 +39,7 @@ def library_of(x: Any) -> "Library | None":
     >>> library_of(np.ones(2)) is None
     True
     """
-    if isinstance(x, (np.ndarray, np.generic)) or not _array_like(x):
+    if isinstance(x, (np.ndarray, np.generic, type)) or not _array_like(x):
         return None
     try:
         import array_api_compat

@@ -23,7 +23,7 @@ import os
 
 from .. import arrays as xp
 from .. import rules as ops
-from ..primitive import Primitive, ndim_of, raw, shape_of
+from ..primitive import Box, Primitive, ndim_of, raw, shape_of
 from ..arrays import ARRAYS, as_array
 from .common import class_indices, tangent_lead
 from .linalg import matmul_jvp_a, matmul_jvp_b, matmul_vjp_a, matmul_vjp_b
@@ -72,8 +72,10 @@ class Fused(Primitive):
         return True  # the shared pullback answers for every argument
 
     def pullback(self, g, ans, args, kwargs, argnums, residual=None):
-        if type(g) not in ARRAYS or type(ans) not in ARRAYS:
-            # building the gradient's graph (traced values): the plain rules
+        if type(g) not in ARRAYS or type(ans) not in ARRAYS or isinstance(g, Box) \
+                or isinstance(ans, Box):
+            # building the gradient's graph (traced values), or a batch of cr.vmap (an
+            # array type, but not one to write into): the plain rules
             return super().pullback(g, ans, args, kwargs, argnums)
         key = (len(args), tuple(argnums))
         needs = self._needs.get(key)

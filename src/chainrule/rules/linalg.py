@@ -7,6 +7,7 @@ dropped again; every rule keeps a batch of cotangents or tangents in front.
 """
 
 import builtins
+import math
 from typing import Any
 
 from numpy.typing import ArrayLike
@@ -88,7 +89,7 @@ def _stacked_matmul(a, b):
     """np.matmul, faster for a stack of matrices times one matrix: that is one product of
     a taller matrix, where NumPy would loop over the stack, one small product each."""
     if getattr(a, "ndim", 0) > 2 and getattr(b, "ndim", 0) == 2:
-        rows = xp.reshape(a, (-1, a.shape[-1]))
+        rows = xp.reshape(a, (math.prod(a.shape[:-1]), a.shape[-1]))  # (-1: not if empty)
         return xp.reshape(xp.matmul(rows, b), a.shape[:-1] + (b.shape[-1],))
     return xp.matmul(a, b)
 

@@ -20,7 +20,8 @@ from ..arrays import as_array
 from .common import Result, op, torch_names
 from .elementwise import where
 from .reductions import prod
-from .shapes import broadcast_to, concatenate, expand_dims, getitem, moveaxis, reshape
+from .shapes import (astype, broadcast_to, concatenate, expand_dims, getitem, moveaxis,
+                     reshape)
 
 __all__ = ["cumsum", "cumprod", "diff", "sort", "topk", "partition", "take",
            "take_along_axis"]
@@ -56,7 +57,7 @@ def _along(x, axis):
 
 
 @torch_names
-def cumsum(x: ArrayLike, axis: int | None = None) -> Result:
+def cumsum(x: ArrayLike, axis: int | None = None, dtype=None) -> Result:
     """The running sum along ``axis`` (None: of the flattened array), as np.cumsum.
 
     >>> x = cr.tensor([1.0, 2.0, 3.0], requires_grad=True)
@@ -64,12 +65,12 @@ def cumsum(x: ArrayLike, axis: int | None = None) -> Result:
     >>> x.grad.tolist()
     [3.0, 2.0, 1.0]
     """
-    x, axis = _along(x, axis)
+    x, axis = _along(x if dtype is None else astype(x, dtype), axis)
     return _cumsum(x, axis)
 
 
 @torch_names
-def cumprod(x: ArrayLike, axis: int | None = None) -> Result:
+def cumprod(x: ArrayLike, axis: int | None = None, dtype=None) -> Result:
     """The running product along ``axis`` (None: flattened), as np.cumprod; exact
     derivatives where entries are 0.
 
@@ -83,7 +84,7 @@ def cumprod(x: ArrayLike, axis: int | None = None) -> Result:
     >>> x.grad.tolist()
     [0.0, 2.0, 0.0]
     """
-    x, axis = _along(x, axis)
+    x, axis = _along(x if dtype is None else astype(x, dtype), axis)
     last = moveaxis(x, axis, -1)
     n = shape_of(last)[-1]
     upto = xp.tril(xp.ones((n, n), dtype=bool))  # row i: the entries j <= i

@@ -20,7 +20,7 @@ from ..arrays import as_array
 from .common import TORCH_NAMES, Result, axes_of, from_end, op, torch_names
 from .complexes import conj, is_complex, real
 from .elementwise import exp, where
-from .shapes import broadcast_to, reshape
+from .shapes import astype, broadcast_to, reshape
 
 __all__ = ["sum", "mean", "max", "min", "prod", "var", "std", "logsumexp", "softmax",
            "log_softmax", "norm", "trapezoid"]
@@ -226,9 +226,12 @@ prod.defjvp(lambda t, ans, x, axis=None, keepdims=False:
             sum(t * _product_of_the_others(x, axis), from_end(axis, ndim_of(x)), keepdims))
 
 
+sum.casts_to_dtype = mean.casts_to_dtype = prod.casts_to_dtype = True
+
+
 @torch_names
 def var(x: ArrayLike, axis: int | tuple[int, ...] | None = None, ddof: int = 0,
-        keepdims: bool = False) -> Result:
+        keepdims: bool = False, dtype=None) -> Result:
     """The variance over ``axis``: the mean of (x - mean(x))**2, divided by n - ddof.
 
     ``ddof=0`` by default, as NumPy (PyTorch's ``correction=0``); ``ddof=1`` gives the
@@ -242,6 +245,8 @@ def var(x: ArrayLike, axis: int | tuple[int, ...] | None = None, ddof: int = 0,
     >>> x.grad.tolist()                       # 2 * (x - 2.5) / 4
     [-0.75, -0.25, 0.25, 0.75]
     """
+    if dtype is not None:  # computed in that dtype, as NumPy's
+        x = astype(x, dtype)
     centred = x - mean(x, axis, keepdims=True)
     shape = shape_of(centred)  # x's (x may be a list)
     n = int(xp.prod([shape[a] for a in axes_of(axis, len(shape))]))
@@ -252,7 +257,7 @@ def var(x: ArrayLike, axis: int | tuple[int, ...] | None = None, ddof: int = 0,
 
 @torch_names
 def std(x: ArrayLike, axis: int | tuple[int, ...] | None = None, ddof: int = 0,
-        keepdims: bool = False) -> Result:
+        keepdims: bool = False, dtype=None) -> Result:
     """The standard deviation over ``axis``, the square root of ``var`` (``ddof=0``).
 
     Shapes as for ``sum``.
@@ -265,7 +270,7 @@ def std(x: ArrayLike, axis: int | tuple[int, ...] | None = None, ddof: int = 0,
     >>> x.grad.tolist()                       # (x - mean) / (n * std)
     [-0.5, 0.5]
     """
-    return _root_of_variance(var(x, axis, ddof, keepdims))
+    return _root_of_variance(var(x, axis, ddof, keepdims, dtype))
 
 
 # sqrt, with derivative 0 where the variance is 0 (one entry, or all equal): there std

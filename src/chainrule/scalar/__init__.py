@@ -7,6 +7,9 @@
                    domain errors Python's math module gives
 """
 
+from ..pickling import reduce_value
 from .value import Value
+
+Value.__reduce__ = reduce_value  # pickled and deep-copied as a new leaf (pickling.py)
 
 __all__ = ["Value"]

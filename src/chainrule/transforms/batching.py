@@ -163,12 +163,20 @@ class BatchTracer(Tracer):
         return ops.astype(self, np.dtype(dtype))
 
     def _require(self, error, *args):
-        if not np.all(_numbers(self)):
-            raise error(*args)
+        # every example's check at once (under cr.jit, the check a replay makes)
+        xp.require(xp.all(_numbers(self)), error, *args)
 
     def _branch(self, what):
-        raise TypeError(f"cr.vmap: {what} depends on the data, which differs from example "
-                        f"to example; this operation cannot run on a batch at once")
+        # a rule's choice of formula, made once for the batch: where every example makes
+        # the same choice, that one (a mixed batch would need both formulas)
+        values = _numbers(self)
+        if xp.branch(xp.all(values), what):
+            return True
+        if not xp.branch(xp.any(values), what):
+            return False
+        raise TypeError(f"cr.vmap: {what} holds for some examples of the batch and not for "
+                        f"others; this operation cannot run on such a batch at once (map "
+                        f"it with a Python loop, or keep the examples on one side)")
 
     def _call(self, function, args):
         # each example's call goes through the namespace again (under cr.jit, a call of

@@ -145,11 +145,26 @@ def _loop(f, init, xs, steps, reverse):
         x = tree_unflatten(treedef, [leaf[i] for leaf in leaves]) if leaves else None
         carry, ys[i] = f(carry, x)
     if steps == 0:
-        return carry, None
+        return carry, _no_ys(f, init, leaves, treedef)
     y_leaves, y_def = zip(*(tree_flatten(y) for y in ys))
     stacked = [ops.stack([leaves_i[k] for leaves_i in y_leaves])
                for k in range(len(y_leaves[0]))]
     return carry, tree_unflatten(y_def[0], stacked)
+
+
+def _no_ys(f, init, leaves, treedef):
+    """The ys of a scan of no steps: empty stacks of what one step would give (as JAX's,
+    which traces its body once to know them). The body runs once on zeros shaped like
+    one x, and what it returns is thrown away but for its shapes and dtypes."""
+    x = tree_unflatten(treedef, [xp.zeros(shape_of(leaf)[1:], dtype=xp.result_type(raw(leaf)))
+                                 for leaf in leaves]) if leaves else None
+    _, y = f(init, x)
+    y_leaves, y_def = tree_flatten(y)
+    Tensor = _tensor_type()
+    empty = [xp.zeros((0,) + shape_of(leaf), dtype=xp.result_type(raw(leaf)))
+             for leaf in y_leaves]
+    return tree_unflatten(y_def, [Tensor(e) if isinstance(leaf, Box) else e
+                                  for e, leaf in zip(empty, y_leaves)])
 
 
 def _tensor_type():

@@ -33,7 +33,7 @@ import weakref
 
 import numpy as np
 
-from ..primitive import Box, Primitive, raw
+from ..primitive import Box, Primitive, raw, shape_of
 from ..tensor import Tensor
 from .functional import vjp
 
@@ -153,6 +153,12 @@ def _primitive_of(cls):
             raise TypeError(f"{cls.__name__}.backward returned {len(grads)} gradient(s) for "
                             f"{len(inputs)} input(s); return one per input of forward "
                             f"(None for one that has no gradient)")
+        lead = shape_of(g)[:len(shape_of(g)) - len(shape_of(ans))]  # (jacrev's seeds)
+        for k, (grad, x) in enumerate(zip(grads, inputs)):
+            if grad is not None and not _fits(shape_of(grad), lead + shape_of(x)):
+                raise ValueError(f"{cls.__name__}.backward returned a gradient of shape "
+                                 f"{shape_of(grad)} for input {k} of shape {shape_of(x)}; "
+                                 f"return one shaped like that input")
         return grads
 
     def vjp_rule(argnum):
@@ -187,6 +193,14 @@ def _primitive_of(cls):
     op.defvjp(*(vjp_rule(i) for i in range(count)))
     op.defjvp(*(jvp_rule(i) for i in range(count)))
     return op
+
+
+def _fits(shape, target):
+    """Whether a gradient of ``shape`` broadcasts to ``target`` (a number does)."""
+    try:
+        return np.broadcast_shapes(shape, target) == target
+    except ValueError:
+        return False
 
 
 class _FunctionPrimitive(Primitive):
