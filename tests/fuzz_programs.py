@@ -37,6 +37,7 @@ import numpy as np
 import chainrule as cr
 import chainrule.numpy as cnp
 import chainrule.scipy.special as sps
+from chainrule import rules
 
 # ---------------------------------------------------------------------------------------
 # The two libraries, behind the same names (a backend): the evaluator below calls
@@ -44,8 +45,10 @@ import chainrule.scipy.special as sps
 # ---------------------------------------------------------------------------------------
 
 def _cr_update(x, index, values, kind):
-    x = x if hasattr(x, "at") else cr.tensor(x)  # (a transform's value has .at too)
-    return getattr(x.at[index], kind)(values)
+    if hasattr(x, "at"):  # a transform's value, as a user writes it
+        return getattr(x.at[index], kind)(values)
+    update = rules.index_set if kind == "set" else rules.index_add  # (what .at calls)
+    return update(x, values, index=index)
 
 
 CHAINRULE = SimpleNamespace(

@@ -141,3 +141,18 @@ def test_named_tuples_and_registered_nodes_are_traced_arguments_and_results_of_j
         np.testing.assert_array_equal(out.a, np.full(2, 2.0))
         np.testing.assert_array_equal(out.b, np.full(2, k + 1.0))
     assert len(step._programs) == 1
+
+
+def test_a_tangent_cotangent_or_direction_dict_pairs_by_key_whatever_its_order():
+    """chainrule's dicts keep their order, but a second tree is matched to the first by
+    key, as JAX (which sorts keys) does: never leaf by leaf in order."""
+    jax = pytest.importorskip("jax")
+    f = lambda d: d["a"] * 1.0 + d["b"] * 10.0
+    point, swapped = {"a": 1.0, "b": 2.0}, {"b": 1.0, "a": 0.0}
+    assert cr.jvp(f, (point,), (swapped,))[1] == float(jax.jvp(f, (point,), (swapped,))[1])
+    _, pullback = cr.vjp(lambda x: {"a": x, "b": 10 * x}, 1.0)
+    assert pullback({"b": 1.0, "a": 0.0}) == (10.0,)
+    assert cr.hvp(lambda d: d["a"] ** 2 * d["b"], point, swapped) == {"a": 2.0, "b": 0.0}
+    assert cr.tree_map(lambda x, y: x - y, point, swapped) == {"a": 1.0, "b": 1.0}
+    with pytest.raises(ValueError, match="the trees differ"):
+        cr.jvp(f, (point,), ({"c": 1.0, "a": 0.0},))

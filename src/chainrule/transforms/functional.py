@@ -28,7 +28,8 @@ from ..modes import enable_grad
 from ..primitive import Box, new_level, _foreign_array
 from ..arrays import ARRAYS, as_array, to_float
 from ..primitive import raw as _innermost
-from .pytrees import LEAF, PyTree, leaf_count, tree_flatten, tree_map, tree_unflatten
+from .pytrees import (LEAF, PyTree, leaf_count, leaves_up_to, tree_flatten, tree_map,
+                      tree_unflatten)
 from .reverse import ReverseTracer, gradients
 from ..tensor import Tensor
 from ..tensor_data import foreign
@@ -419,7 +420,7 @@ def vjp(f: Callable[..., Any], *primals: PyTree, has_aux: bool = False) -> tuple
     trace = _ReverseRun(f, primals, {}, tuple(range(len(primals))), has_aux, "vjp")
 
     def vjp_fn(cotangent):
-        leaves, treedef = tree_flatten(cotangent)
+        leaves = leaves_up_to(trace.out_def, cotangent, "vjp: the output and the cotangent")
         if len(leaves) != len(trace.out_leaves):
             raise ValueError(f"vjp: the cotangent has {len(leaves)} leaves, but the "
                              f"output has {len(trace.out_leaves)}")
@@ -459,9 +460,7 @@ def jvp(f: Callable[..., Any], primals: tuple[PyTree, ...] | list[PyTree],
     kinds = []
     for primal, tangent in zip(primals, tangents):
         p_leaves, p_def = tree_flatten(primal)
-        t_leaves, _ = tree_flatten(tangent)
-        if len(p_leaves) != len(t_leaves):
-            raise ValueError("jvp: primals and tangents must have the same structure")
+        t_leaves = leaves_up_to(p_def, tangent, "jvp: primals and tangents")
         leaf_tracers = []
         for p, t in zip(p_leaves, t_leaves):
             kind = _kind(p)
@@ -676,8 +675,8 @@ def hvp(f: Callable[..., Any], x: PyTree, v: PyTree) -> PyTree:
     """
     def directional(x):
         g = grad(f)(x)
-        g_leaves, _ = tree_flatten(g)
-        v_leaves, _ = tree_flatten(v)
+        g_leaves, g_def = tree_flatten(g)
+        v_leaves = leaves_up_to(g_def, v, "hvp: the point and the direction")
         total = 0.0
         for gl, vl in zip(g_leaves, v_leaves):
             if isinstance(vl, Box):  # a traced direction: the product is traced in it too

@@ -202,12 +202,13 @@ def tree_map(function: Callable[..., Any], tree: PyTree, *rest: PyTree,
     {'w': 0.0, 'b': [0.0]}
     """
     leaves, treedef = tree_flatten(tree, is_leaf)
-    others = [_leaves_up_to(treedef, other, "tree_map") for other in rest]
+    others = [leaves_up_to(treedef, other, "tree_map") for other in rest]
     return tree_unflatten(treedef, [function(*args) for args in zip(leaves, *others)])
 
 
-def _leaves_up_to(treedef, tree, name):
-    """The subtrees of ``tree`` where ``treedef`` has its leaves, in order."""
+def leaves_up_to(treedef, tree, name):
+    """The subtrees of ``tree`` where ``treedef`` has its leaves, in order: a tree's
+    leaves paired with another's (tangents with primals), dicts by key."""
     out = []
     _collect(treedef, tree, out, name)
     return out
@@ -223,8 +224,8 @@ def _collect(node, tree, out, name):
                              f"{type(tree).__name__} in another")
         return
     kind, children = node
-    if kind is dict:
-        if not isinstance(tree, dict) or list(tree) != [key for key, _ in children]:
+    if kind is dict:  # matched by key, in whatever order (JAX sorts them)
+        if not isinstance(tree, dict) or set(tree) != {key for key, _ in children}:
             raise ValueError(f"{name}: the trees differ: a dict with keys "
                              f"{[key for key, _ in children]} in the first, {_what(tree)} "
                              f"in another")
