@@ -39,7 +39,7 @@ def both(mine, theirs):
 
 
 OPERATIONS = {}
-for axis in (0, 1, 2, -1, -2, -3):
+for axis in (0, 2, -1, -2):  # the first and last axes, from the front and from the end
     for name in ("sum", "mean", "max", "min", "prod", "cumsum", "cumprod", "flip", "sort",
                  "diff", "var", "std", "median", "linalg.norm", "fft.fft",
                  "fft.rfft"):
@@ -104,7 +104,7 @@ def close(mine, theirs):
     np.testing.assert_allclose(mine, theirs, rtol=1e-10, atol=1e-12)
 
 
-@pytest.mark.parametrize("in_axis", [0, -1])
+@pytest.mark.parametrize("in_axis", [0, pytest.param(-1, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("name", OPERATIONS)
 def test_value_and_derivatives_through_the_map(name, in_axis):
     mine, theirs = OPERATIONS[name]
