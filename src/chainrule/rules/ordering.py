@@ -12,7 +12,7 @@ selected (the order itself) is piecewise constant: it has no derivative.
 from collections import namedtuple
 from collections.abc import Sequence
 
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, DTypeLike
 
 from .. import arrays as xp
 from ..primitive import Box, ndim_of, raw, shape_of
@@ -57,7 +57,7 @@ def _along(x, axis):
 
 
 @torch_names
-def cumsum(x: ArrayLike, axis: int | None = None, dtype=None) -> Result:
+def cumsum(x: ArrayLike, axis: int | None = None, dtype: DTypeLike = None) -> Result:
     """The running sum along ``axis`` (None: of the flattened array), as np.cumsum.
 
     >>> x = cr.tensor([1.0, 2.0, 3.0], requires_grad=True)
@@ -70,7 +70,7 @@ def cumsum(x: ArrayLike, axis: int | None = None, dtype=None) -> Result:
 
 
 @torch_names
-def cumprod(x: ArrayLike, axis: int | None = None, dtype=None) -> Result:
+def cumprod(x: ArrayLike, axis: int | None = None, dtype: DTypeLike = None) -> Result:
     """The running product along ``axis`` (None: flattened), as np.cumprod; exact
     derivatives where entries are 0.
 

@@ -12,7 +12,7 @@ is 0 (PyTorch's choice); prod's gradient is exact with zeros among the entries.
 
 import builtins
 
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, DTypeLike
 
 from .. import arrays as xp
 from ..primitive import elementwise, ndim_of, raw, shape_of
@@ -231,7 +231,7 @@ sum.casts_to_dtype = mean.casts_to_dtype = prod.casts_to_dtype = True
 
 @torch_names
 def var(x: ArrayLike, axis: int | tuple[int, ...] | None = None, ddof: int = 0,
-        keepdims: bool = False, dtype=None) -> Result:
+        keepdims: bool = False, dtype: DTypeLike = None) -> Result:
     """The variance over ``axis``: the mean of (x - mean(x))**2, divided by n - ddof.
 
     ``ddof=0`` by default, as NumPy (PyTorch's ``correction=0``); ``ddof=1`` gives the
@@ -257,7 +257,7 @@ def var(x: ArrayLike, axis: int | tuple[int, ...] | None = None, ddof: int = 0,
 
 @torch_names
 def std(x: ArrayLike, axis: int | tuple[int, ...] | None = None, ddof: int = 0,
-        keepdims: bool = False, dtype=None) -> Result:
+        keepdims: bool = False, dtype: DTypeLike = None) -> Result:
     """The standard deviation over ``axis``, the square root of ``var`` (``ddof=0``).
 
     Shapes as for ``sum``.

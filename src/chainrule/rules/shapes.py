@@ -31,7 +31,7 @@ _reshape.defvjp(lambda g, ans, x, shape: _reshape(g, lead(g, ans) + shape_of(x))
 _reshape.defjvp(lambda t, ans, x, shape: _reshape(t, tangent_lead(t, x) + shape_of(ans)))
 
 
-def reshape(x: ArrayLike, shape, order: str = "C") -> Result:
+def reshape(x: ArrayLike, shape: int | Sequence[int], order: str = "C") -> Result:
     """The same entries in a new shape (one entry may be -1: whatever fits), read and
     written in ``order``: "C" (the last axis changes fastest) or "F" (the first does).
 
