@@ -132,18 +132,19 @@ def test_second_derivatives_differentiate_backward_as_torchs_double_backward(our
     np.testing.assert_allclose(cx.grad, second.numpy(), rtol=1e-13)
 
 
+class Square(cr.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, = ctx.saved_tensors
+        return 2 * x * grad
+
+
 def test_forward_mode_is_derived_from_backward_or_taken_from_jvp():
-    class Square(cr.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x * x
-
-        @staticmethod
-        def backward(ctx, grad):
-            x, = ctx.saved_tensors
-            return 2 * x * grad
-
     class SquareWithJvp(Square):
         calls = []
 
@@ -234,18 +235,13 @@ def test_what_cannot_be_right_is_refused_in_one_line():
 
 
 def test_a_gradient_of_the_wrong_shape_names_the_function_and_the_shapes():
-    class Square(cr.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x * x
-
+    class ShortSquare(Square):
         @staticmethod
         def backward(ctx, g):
             (x,) = ctx.saved_tensors
-            return (2 * x * g)[:2]
+            return (2 * x * g)[:2]  # one entry short
 
     x = cr.tensor([1.0, 2.0, 3.0], requires_grad=True)
-    with pytest.raises(ValueError, match=r"Square.backward returned a gradient of shape "
+    with pytest.raises(ValueError, match=r"ShortSquare.backward returned a gradient of shape "
                                          r"\(2,\) for input 0 of shape \(3,\)"):
-        Square.apply(x).sum().backward()
+        ShortSquare.apply(x).sum().backward()
