@@ -127,8 +127,9 @@ class ArrayMethods(TorchMethods, Box):
 
     @property
     def at(self):
-        """JAX's functional updates: ``x.at[idx].set(v)`` and ``x.at[idx].add(v)``
-        return new tensors, differentiable in both x and v (x itself is unchanged).
+        """JAX's functional updates: ``x.at[idx].set(v)``, ``.add(v)``, ``.multiply(v)``,
+        ``.min(v)`` and ``.max(v)`` return new tensors, differentiable in both x and v
+        (x itself is unchanged).
 
         >>> x = cr.tensor([1.0, 2.0, 3.0], requires_grad=True)
         >>> y = x.at[1].set(10.0)
@@ -213,6 +214,50 @@ class _IndexedUpdate:
     def add(self, value):
         """A copy of the tensor with ``value`` added at the index (repeated indices add up)."""
         return ops.index_add(self.tensor, value, index=self.index)
+
+    def multiply(self, value):
+        """A copy of the tensor with its entries at the index multiplied by ``value``
+        (repeated indices multiply in turn, as ``np.multiply.at``). The derivative for
+        one value is the product of the others landing on its entry, exact with zeros.
+
+        >>> x = cr.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        >>> v = cr.tensor([2.0, 0.0, 5.0], requires_grad=True)
+        >>> y = x.at[np.array([0, 0, 2])].multiply(v)
+        >>> y.data.tolist()                       # 1 * 2 * 0, 2, 3 * 5
+        [0.0, 2.0, 15.0]
+        >>> y.sum().backward()
+        >>> x.grad.tolist(), v.grad.tolist()      # 2 * 0; x[0] * 0, x[0] * 2; x[2]
+        ([0.0, 1.0, 5.0], [0.0, 2.0, 3.0])
+        """
+        return ops.index_multiply(self.tensor, value, index=self.index)
+
+    def min(self, value):
+        """A copy of the tensor with each entry at the index replaced by the smallest of
+        it and the values landing there (``np.minimum.at``). Contributors tied for the
+        result share its derivative evenly.
+
+        >>> x = cr.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        >>> v = cr.tensor([1.0, 0.5], requires_grad=True)
+        >>> y = x.at[np.array([0, 2])].min(v)
+        >>> y.data.tolist()
+        [1.0, 2.0, 0.5]
+        >>> y.sum().backward()
+        >>> x.grad.tolist(), v.grad.tolist()      # x[0] and v[0] tie: half each
+        ([0.5, 1.0, 0.0], [0.5, 1.0])
+        """
+        return ops.index_min(self.tensor, value, index=self.index)
+
+    def max(self, value):
+        """A copy of the tensor with each entry at the index replaced by the largest of
+        it and the values landing there (``np.maximum.at``). Contributors tied for the
+        result share its derivative evenly.
+
+        >>> x = cr.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        >>> y = x.at[np.array([1, 1, 2])].max(cr.tensor([4.0, 4.0, 0.0]))
+        >>> y.data.tolist()
+        [1.0, 4.0, 3.0]
+        """
+        return ops.index_max(self.tensor, value, index=self.index)
 
 
 def holds_box(items):

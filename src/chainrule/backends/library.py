@@ -9,6 +9,8 @@ constants the engine creates, a zero gradient, arrays of the library, on its dev
 Nothing here turns a library's array into a NumPy array.
 """
 
+import collections
+import functools
 import math
 from typing import Any
 
@@ -60,10 +62,23 @@ def library_of(x: Any) -> "Library | None":
 
 
 def _structure(x, items):
-    try:  # torch's return types are built from a sequence
-        return type(x)(items)
-    except TypeError:
-        return tuple(items)
+    """A tuple of ``items`` shaped as the tuple ``x``. A result with named fields that is
+    not a ``namedtuple`` (torch's ``torch.return_types``, with no ``_fields``) becomes
+    the ``namedtuple`` NumPy's call returns, of the same names: cr.jit and the pytrees
+    take a tuple type without ``_fields`` for a leaf, and a traced program would keep
+    such a result as a constant, the trace's numbers at every replay."""
+    if hasattr(x, "_fields"):
+        return type(x)(*items)
+    names = getattr(type(x), "__match_args__", None)
+    if names and len(names) == len(items):
+        return _named(type(x).__name__, tuple(names))(*items)
+    return tuple(items)
+
+
+@functools.lru_cache(maxsize=None)
+def _named(name, fields):
+    """One ``namedtuple`` type per name and fields: a replay's result has the trace's."""
+    return collections.namedtuple(name, fields)
 
 
 def _array_like(x):
@@ -142,8 +157,7 @@ class Library:
         if type(x) is tuple or type(x) is list:
             return type(x)(self.wrap(item) for item in x)
         if isinstance(x, tuple):  # a named tuple (NumPy's, or torch's return types)
-            items = [self.wrap(item) for item in x]
-            return type(x)(*items) if hasattr(x, "_fields") else _structure(x, items)
+            return _structure(x, [self.wrap(item) for item in x])
         return x
 
     def from_numpy(self, array):

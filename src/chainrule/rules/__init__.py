@@ -89,7 +89,8 @@ from .linalg import matmul_jvp_a, matmul_jvp_b, matmul_vjp_a, matmul_vjp_b  # no
 from .matrix_functions import (linalg_norm, matrix_norm, multi_dot,  # noqa: F401
                                vector_norm)  # (cr.linalg only)
 from .reductions import broadcast_axes, expand_reduced, unbroadcast  # noqa: F401
-from .shapes import astype, getitem, index_add, index_set  # noqa: F401
+from .shapes import (astype, getitem, index_add, index_max, index_min,  # noqa: F401
+                     index_multiply, index_set)
 
 from . import (assembly, complexes, contractions, decompositions, eigen, elementary,
                elementwise, linalg, matrix_functions, ordering, reductions, shapes, statistics)

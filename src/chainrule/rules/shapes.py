@@ -338,7 +338,8 @@ def moveaxis(x: ArrayLike, source: int | Sequence[int],
 
 
 # ---------------------------------------------------------------------------------------
-# Indexing, and JAX's functional updates x.at[index].set(v) / .add(v)
+# Indexing, and JAX's functional updates x.at[index].set(v) / .add(v) / .multiply(v)
+# / .min(v) / .max(v)
 # ---------------------------------------------------------------------------------------
 
 def _is_basic(index):
@@ -378,6 +379,34 @@ def index_add(x, value, index):
     else:
         xp.add.at(out, index, value)  # repeated indices add up
     return out
+
+
+def _combined(ufunc, x, value, index):
+    """x with each entry at the index combined with the values landing there by
+    ``ufunc`` (multiply, minimum, maximum), one value after another where the index
+    repeats the entry (``ufunc.at``), as JAX's ``x.at[index].multiply/min/max``."""
+    out = xp.owned_by(as_array(x).astype(xp.result_type(x, value)),  # (a copy)
+                      _writer(value, index))
+    if _is_basic(index) or (isinstance(index, xp.ndarray) and index.dtype == bool):
+        out[index] = ufunc(out[index], value)  # no entry named twice
+    else:
+        ufunc.at(out, index, value)
+    return out
+
+
+@op("index_multiply")
+def index_multiply(x, value, index):
+    return _combined(xp.multiply, x, value, index)
+
+
+@op("index_min")
+def index_min(x, value, index):
+    return _combined(xp.minimum, x, value, index)
+
+
+@op("index_max")
+def index_max(x, value, index):
+    return _combined(xp.maximum, x, value, index)
 
 
 def _behind(batch, index):
@@ -442,16 +471,120 @@ index_add.defjvp(lambda t, ans, x, value, index: t,
                  _place(index_add, t, tangent_lead(t, value), ans, index))
 
 
-def _place(update, t, batch, ans, index):
-    """The tangent of the written values, placed at the index in zeros shaped like the
-    result (behind any batch axes)."""
+def _place(update, t, batch, ans, index, weight=None):
+    """The tangent of the written values (times ``weight``, shaped like the region the
+    index selects), placed at the index in zeros shaped like the result (behind any
+    batch axes)."""
     zeros = _zeros_like_raw(batch + shape_of(ans), t)
     if batch:  # the batch axes of t must line up with those of the zeros
-        region = shape_of(getitem(xp.zeros(shape_of(ans)), index=index))  # (a vmap's
-        # batched index answers one example's shape)
+        region = _region(ans, index)
         t = broadcast_to(reshape(t, batch + (1,) * (len(region) - (ndim_of(t) - len(batch)))
                                  + shape_of(t)[len(batch):]), batch + region)
-    return update(zeros, t, index=_behind(batch, index))
+    return update(zeros, t if weight is None else t * weight, index=_behind(batch, index))
+
+
+def _region(x, index):
+    """The shape of ``x[index]``, where the values land (a vmap's batched index answers
+    one example's shape)."""
+    return shape_of(getitem(xp.zeros(shape_of(x)), index=index))
+
+
+# x.at[i].multiply(v): out[p] = x[p] * (the product of the values v_k landing at p)
+#
+#   d out[p] / d x[p]   = the product of the values landing at p (1 where none lands)
+#   d out[p] / d v_k    = x[p] * the product of the OTHER values landing at p
+
+def _landing(reduce, x, value, index, ans):
+    """``reduce`` of the values landing at each entry of x, over ones (multiply) or
+    zeros (add), read back at the index: one number per value, shaped like the region."""
+    start = _zeros_like_raw(shape_of(x), ans)
+    start = start + 1.0 if reduce is index_multiply else start
+    return getitem(reduce(start, value, index=index), index=index)
+
+
+def _product_of_the_other_values(x, value, index, ans):
+    """For each value written, the product of the other values landing on its entry.
+
+    ``product / v_k`` would divide by zero, so the zeros are kept apart, as in the
+    gradient of ``prod``: the product of the non-zero others (exact) times the product
+    of the *other zeros* landing there, written so that it stays differentiable in those
+    zeros (their value is 0, their derivative is not): with one zero z at an entry, that
+    product is z for every other value and 1 for z itself; with two, z1 * z2, or the
+    other zero for each of them; with three or more, 0 with a first derivative of 0.
+    Exact to second order.
+    """
+    region = _region(x, index)
+    v = broadcast_to(value, region)  # one value per place written, repeats and all
+    values = raw(v)
+    is_zero = values == 0
+    nonzero = where(is_zero, 1.0, v)
+    others_nonzero = _landing(index_multiply, x, nonzero, index, ans) / nonzero
+    count = _landing(index_add, x, where(is_zero, 1.0, 0.0), index, ans)
+    if type(count) is xp.ndarray and not count.any():  # no zeros: the product rule
+        return others_nonzero  # (a cr.jit program takes the general formula below)
+    zeros = where(is_zero, v, 0.0)                     # the zeros themselves, else 0
+    e1 = _landing(index_add, x, zeros, index, ans)
+    e2 = (e1 ** 2 - _landing(index_add, x, zeros * zeros, index, ans)) / 2  # z1 * z2
+    other_zeros = where(count == 1, where(is_zero, 1.0, e1),
+                        where(count == 2, where(is_zero, e1 - zeros, e2), 0.0 * e1))
+    return where(count == 0, others_nonzero, others_nonzero * other_zeros)
+
+
+def _each_value_alone(index):
+    """Whether no two values land on one entry (basic indexing or a mask)."""
+    return _is_basic(index) or getattr(index, "dtype", None) == bool
+
+
+def _multiplier(x, value, index, ans):
+    """d out / d v_k = x[p] * the product of the other values landing at p."""
+    at_x = getitem(x, index=index)
+    return at_x if _each_value_alone(index) else \
+        at_x * _product_of_the_other_values(x, value, index, ans)
+
+
+def _product_landing(x, value, index, ans):
+    """d out / d x: the product of the values landing at each entry (1 elsewhere)."""
+    return index_multiply(_zeros_like_raw(shape_of(x), ans) + 1.0, value, index=index)
+
+
+index_multiply.defvjp(lambda g, ans, x, value, index: g * _product_landing(x, value, index, ans),
+                      lambda g, ans, x, value, index:
+                      getitem(g, index=_behind(lead(g, ans), index))
+                      * _multiplier(x, value, index, ans))
+index_multiply.defjvp(lambda t, ans, x, value, index: t * _product_landing(x, value, index, ans),
+                      lambda t, ans, x, value, index:
+                      _place(index_add, t, tangent_lead(t, value), ans, index,
+                             _multiplier(x, value, index, ans)))
+
+
+# x.at[i].min(v), .max(v): out[p] = min (max) of x[p] and the values landing at p.
+# Its derivative is 1 for the contributor that equals the result; where several do
+# (ties), they share it evenly, as max and min do (docs/conventions.md):
+#
+#   d out[p] / d x[p] = [x[p] == out[p]] / n[p],   d out[p] / d v_k = [v_k == out[p]] / n[p]
+#
+# with n[p] the number of contributors equal to out[p] (x[p] itself is one where nothing
+# lands, so n >= 1).
+
+def _extremum_shares(ans, x, value, index):
+    """(the share of each entry of x, the share of each value written), constants."""
+    result = raw(ans)
+    at_x = where(raw(x) == result, 1.0, 0.0)
+    at_v = where(broadcast_to(raw(value), _region(x, index))
+                 == getitem(result, index=index), 1.0, 0.0)
+    tied = at_x + index_add(_zeros_like_raw(shape_of(x), ans), at_v, index=index)
+    return at_x / tied, at_v / getitem(tied, index=index)
+
+
+for _extremum in (index_min, index_max):
+    _extremum.defvjp(lambda g, ans, x, value, index: g * _extremum_shares(ans, x, value, index)[0],
+                     lambda g, ans, x, value, index:
+                     getitem(g, index=_behind(lead(g, ans), index))
+                     * _extremum_shares(ans, x, value, index)[1])
+    _extremum.defjvp(lambda t, ans, x, value, index: t * _extremum_shares(ans, x, value, index)[0],
+                     lambda t, ans, x, value, index:
+                     _place(index_add, t, tangent_lead(t, value), ans, index,
+                            _extremum_shares(ans, x, value, index)[1]))
 
 
 def _zeros_like_raw(shape, g):

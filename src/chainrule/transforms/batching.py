@@ -31,8 +31,9 @@ files stay a page of calculus and the batching of the library reads as one page.
   norm, softmax, log_softmax, cumsum, expand_dims, squeeze, swapaxes, transpose,
   concatenate, stack (None: every axis but the batch's);
 * shapes: reshape, broadcast_to, astype;
-* indexing: getitem, index_set, index_add (so take, take_along_axis, sort and the
-  backward passes that scatter), the index batched or not (``batching_indexing.py``);
+* indexing: getitem and the indexed updates index_set, index_add, index_multiply,
+  index_min, index_max (so take, take_along_axis, sort and the backward passes that
+  scatter), the index batched or not (``batching_indexing.py``);
 * products: matmul (1-d operands included), einsum (without ``...``), the fused linear
   layer;
 * linear algebra on stacks of matrices: inv, det, logabsdet, det_sign, cholesky,
@@ -533,7 +534,8 @@ _BY_NAME = {
     "transpose": _transpose, "reshape": _reshape, "broadcast_to": _broadcast_to,
     "astype": _first_only, "getitem": _or_per_example(indexing.getitem),
     "index_set": _or_per_example(indexing.index_update),
-    "index_add": _or_per_example(indexing.index_update),
+    **{name: _or_per_example(indexing.index_update)
+       for name in ("index_add", "index_multiply", "index_min", "index_max")},
     "concatenate": _join(0), "stack": _join(1),
     "matmul": _matmul, "einsum": _einsum, "solve": _solve, "where": _where,
     "linear": _first_only, "linear_relu": _first_only,
@@ -544,8 +546,8 @@ _BY_NAME = {
 _RULES = {prim: _BY_NAME[name] for name, prims in _library_primitives().items()
           if name in _BY_NAME for prim in prims}
 # the operations whose rules take a batched parameter (an index) themselves
-_BATCHED_PARAMS = {prim for prim in _RULES if prim.name in ("getitem", "index_set",
-                                                             "index_add")}
+_BATCHED_PARAMS = {prim for prim in _RULES if prim.name in (
+    "getitem", "index_set", "index_add", "index_multiply", "index_min", "index_max")}
 
 
 def batching_rules() -> dict[str, int]:

@@ -1,4 +1,4 @@
-"""Batching rules of indexing (getitem, index_set, index_add) for ``cr.vmap``.
+"""Batching rules of indexing (getitem and the indexed updates) for ``cr.vmap``.
 
 An index may be batched as well as the array it indexes: ``W[i]`` with one ``i`` per
 example (an embedding lookup), ``x[i]`` with both mapped, or the scatter that the
@@ -17,8 +17,9 @@ separates put their broadcast axes first, in front of every sliced axis. The bat
 index may be separated where one example's was not (``x[:, i]`` becomes
 ``x[arange(B), :, i]``), so each rule says where the result's axes land and moves
 them back to the batch axis first, then one example's layout. A scatter
-(``index_set``, ``index_add``) writes through the same index into the batched array,
-its values moved into that same layout first.
+(``index_set``, ``index_add``, ``index_multiply``, ``index_min``, ``index_max``) writes
+through the same index into the batched array, its values moved into that same layout
+first.
 
 A rule here returns None where the index is too irregular to batch in one call (a
 boolean mask computed from batched data selects a different number of entries per
@@ -140,7 +141,8 @@ def getitem(call: Any) -> Any:
 
 
 def index_update(call: Any) -> Any:
-    """``index_set`` / ``index_add`` on a batch (``call``, batching.py's Call; the
+    """An indexed update (``index_set``, ``index_add``, ``index_multiply``,
+    ``index_min``, ``index_max``) on a batch (``call``, batching.py's Call; the
     array, the values or the index batched): one scatter into the batched array;
     None to fall back.
 
