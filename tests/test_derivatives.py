@@ -146,7 +146,8 @@ def assert_close(actual, expected, rel, what):
     actual = np.asarray(actual)
     expected = np.asarray(expected)
     assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
-    scale = float(np.max(np.abs(expected))) if expected.size else 0.0
+    finite = np.abs(expected[np.isfinite(expected)])  # NaN where both are NaN is checked apart
+    scale = float(np.max(finite)) if finite.size else 0.0
     np.testing.assert_allclose(actual, expected, rtol=rel, atol=rel * scale, err_msg=what)
 
 

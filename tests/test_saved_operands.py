@@ -58,3 +58,50 @@ def test_no_copy_where_nothing_is_recorded():
     with cr.no_grad():
         y = cr.tensor([1.0, 2.0, 3.0], requires_grad=True) * a
     assert y._prev == () or not y.requires_grad
+
+
+def test_a_pullback_computes_at_the_operands_and_the_point_it_was_made_at():
+    a = np.zeros(3)
+    x = np.array([0.2, -0.3, 0.5])
+    _, pullback = cr.vjp(lambda x: cr.sum(cr.maximum(x, a) * a + cr.sin(x)), x)
+    a += 7.0   # the operand, and the point itself
+    x += 7.0
+    (g,) = pullback(1.0)
+    np.testing.assert_allclose(g, np.cos([0.2, -0.3, 0.5]), rtol=1e-15)
+
+
+def test_under_jit_each_call_reads_the_arrays_as_they_are_then():
+    # A jitted program reads the user's array at each call: a copy taken while it was
+    # traced would freeze the derivative at the first call's numbers.
+    a = np.array([1.0, 2.0, 3.0])
+    x = np.array([0.1, 0.2, 0.3])
+
+    def backward_inside(x):
+        t = cr.tensor(x, requires_grad=True)
+        cr.sum(cr.sin(t * a)).backward()
+        return t.grad
+
+    for f in (cr.jit(backward_inside), cr.jit(cr.grad(lambda x: cr.sum(cr.sin(x * a))))):
+        for _ in range(3):
+            np.testing.assert_allclose(f(x), a * np.cos(x * a), rtol=1e-14)
+            a *= 2.0
+
+
+def test_an_index_array_written_before_backward_changes_nothing():
+    # an index is a keyword of its operation (x[i], take_along_axis, x.at[i]): kept too
+    import chainrule.numpy as cnp
+    for f in (lambda x, i: x[i], lambda x, i: cnp.take_along_axis(x, i, axis=0),
+              lambda x, i: x.at[i].set(0.0), lambda x, i: x.at[i].add(x[i])):
+        grads = []
+        for write in (False, True):
+            i = np.array([0, 0, 2])
+            x = cr.tensor([1.0, 2.0, 3.0], requires_grad=True)
+            y = cr.sum(f(x, i) * np.array([1.0, 10.0, 100.0]))
+            _, pullback = cr.vjp(lambda x: cr.sum(f(x, i) * np.array([1.0, 10.0, 100.0])),
+                                 np.array([1.0, 2.0, 3.0]))
+            if write:
+                i[:] = 1
+            y.backward()
+            grads.append((x.grad, pullback(1.0)[0]))
+        np.testing.assert_array_equal(grads[1][0], grads[0][0])
+        np.testing.assert_array_equal(grads[1][1], grads[0][0])

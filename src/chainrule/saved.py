@@ -16,7 +16,10 @@ import weakref
 
 import numpy as np
 
-__all__ = ["hold", "reached", "release", "free", "FREED", "copied", "share_version_counter"]
+from .arrays import recorder, recorders_open
+
+__all__ = ["hold", "reached", "release", "free", "FREED", "copied", "copied_keywords",
+           "share_version_counter", "user_arrays"]
 
 
 class _Freed(tuple):
@@ -99,10 +102,46 @@ def copied(args, arrays, positions):
     """A node's arguments with a copy of each NumPy array at ``positions`` (also put in
     ``arrays``): the user's own arrays, which nothing locks, so that a write into one
     (or into the array it is a view of) before backward changes no gradient. PyTorch and
-    JAX copy a NumPy operand into an array of theirs too."""
+    JAX copy a NumPy operand into an array of theirs too. While cr.jit records, nothing
+    is copied: its program reads the user's array each time it runs, where a copy would
+    be a constant frozen at the trace."""
+    if recorders_open[0] and recorder() is not None:
+        return args
     for i in positions:
         arrays[i] = arrays[i].copy()
     return tuple(arrays[i] if i in positions else arg for i, arg in enumerate(args))
+
+
+def copied_keywords(kwargs):
+    """A node's keyword arguments with a copy of each of the user's NumPy arrays among
+    them (an index, ``take_along_axis``'s indices, alone or in a tuple): kwargs itself
+    where there is none, or while cr.jit records (as ``copied``)."""
+    if not kwargs or (recorders_open[0] and recorder() is not None):
+        return kwargs
+    out = None
+    for name, value in kwargs.items():
+        kept = _kept(value)
+        if kept is not value:
+            if out is None:
+                out = dict(kwargs)
+            out[name] = kept
+    return kwargs if out is None else out
+
+
+def _kept(value):
+    if type(value) is np.ndarray:
+        return value.copy() if value.flags.writeable else value
+    if type(value) is tuple or type(value) is list:
+        parts = [_kept(part) for part in value]
+        if any(p is not q for p, q in zip(parts, value)):
+            return type(value)(parts)
+    return value
+
+
+def user_arrays(values):
+    """The positions of the user's own NumPy arrays among ``values``: writable, so a
+    write after the operation would reach a rule that read them."""
+    return [i for i, v in enumerate(values) if type(v) is np.ndarray and v.flags.writeable]
 
 
 def share_version_counter(view, args):

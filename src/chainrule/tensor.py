@@ -32,7 +32,8 @@ from .node import Node
 from .origin import check_finite, refuse_a_computing_conversion, user_frame
 from .arrays import ARRAYS, as_array
 from .primitive import _foreign_array, objects_refused, raw
-from .saved import FREED, copied, free, hold, reached, share_version_counter
+from .saved import (FREED, copied, copied_keywords, free, hold, reached,
+                    share_version_counter)
 from .torch_methods import TensorTorchMethods
 
 __all__ = ["Tensor", "tensor"]
@@ -96,7 +97,7 @@ def _record(prim, args, kwargs):
     node._op = prim
     node._args = args
     node._raw_args = arrays  # what the rules take; the version check guards it
-    node._kwargs = kwargs
+    node._kwargs = copied_keywords(kwargs)  # (an index the user may write into)
     node._grad_argnums = tuple(grad_argnums)
     versions.append((node._version, node._version[0]))
     node._versions = versions

@@ -13,7 +13,17 @@ leads to the same object, and that each list and dict on the way has the same le
 A path ends at the first object that checks itself (an object with the state
 protocol: a module compares its own attributes, an optimizer its parameters); a tensor
 reached only through one is not followed further. The checks are one generated
-function of identities and lengths: a few attribute loads per object, no contents read.
+function of identities and lengths: a few attribute loads per object.
+
+A NumPy array the function reaches this way (a closed-over ``a``, a global mask, an
+array in a dict) is different: the program may have computed from it while tracing
+(the derivative of ``x * a`` is ``a`` times a seed the trace knew), so a write into it
+would leave the program's numbers stale while the eager function reads the new ones.
+Each such writable array is compared with a copy taken after the trace, at every call:
+a write traces again. The comparison reads the array once (a bytes comparison for up
+to 64 kB, under a microsecond for a few numbers; about a millisecond for 8 MB); an
+array passed as an argument, or held in a Tensor, is read by the program itself and
+costs nothing.
 """
 
 import types
@@ -36,10 +46,11 @@ _OPAQUE = (type, types.ModuleType, types.BuiltinFunctionType, str, bytes, int, f
 
 def find(fun, args, kwargs, targets, covering):
     """The check of a call (``check(args, kwargs) -> bool``), or None where the function
-    reaches none of ``targets`` (id -> the object) through what can change.
-    ``covering``: ids of the targets that check what they hold themselves."""
-    paths = _search(fun, args, kwargs, targets, covering)
-    return _compile(paths) if paths else None
+    reaches none of ``targets`` (id -> the object) and no writable NumPy array through
+    what can change. ``covering``: ids of the targets that check what they hold
+    themselves."""
+    paths, arrays = _search(fun, args, kwargs, targets, covering)
+    return _compile(paths, arrays) if paths or arrays else None
 
 
 def _starts(fun, args, kwargs):
@@ -80,9 +91,10 @@ def _filled(cell):
 
 
 def _search(fun, args, kwargs, targets, covering):
-    """[(steps, the object, [(steps, length)])]: a path to each target reached, breadth
-    first, with the lengths of the lists and dicts it goes through."""
-    found, seen, visits = {}, set(), 0
+    """([(steps, the object, [(steps, length)])], the same for each writable NumPy array
+    reached): a path to each target reached, breadth first, with the lengths of the
+    lists and dicts it goes through."""
+    found, arrays, seen, visits = {}, {}, set(), 0
     level = [(start, value, ()) for start, value in _starts(fun, args, kwargs)]
     for depth in range(_DEPTH + 1):
         following = []
@@ -92,6 +104,8 @@ def _search(fun, args, kwargs, targets, covering):
                 continue
             seen.add(key)
             visits += 1
+            if type(value) is np.ndarray and value.flags.writeable and not _trivial(steps):
+                arrays[key] = (steps, value, lengths)  # (an argument is the program's)
             if key in targets:
                 if key not in found and not _trivial(steps):
                     found[key] = (steps, value, lengths)
@@ -100,7 +114,7 @@ def _search(fun, args, kwargs, targets, covering):
             if depth < _DEPTH:
                 following.extend(_inside(steps, value, lengths))
         level = following
-    return list(found.values())
+    return list(found.values()), list(arrays.values())
 
 
 def _trivial(steps):
@@ -144,9 +158,31 @@ def _inside(steps, value, lengths):
             if n < _WIDTH and name.isidentifier()]
 
 
-def _compile(paths):
+class _Kept:
+    """An array's shape, dtype and bytes after the trace, to tell whether it was written
+    since: bit for bit (a NaN written over the same NaN is no change)."""
+
+    _SMALL = 1 << 16  # bytes: compared as a bytes object (one memcmp, no array made)
+
+    def __init__(self, array):
+        self.shape, self.dtype = array.shape, array.dtype
+        self.bytes = (array.tobytes() if array.nbytes <= self._SMALL
+                      else np.ascontiguousarray(array).copy().reshape(-1).view(np.uint8))
+
+    def holds(self, array):
+        if array.shape != self.shape or array.dtype != self.dtype:
+            return False
+        if type(self.bytes) is bytes:
+            return array.tobytes() == self.bytes
+        if not array.flags.c_contiguous:
+            array = np.ascontiguousarray(array)
+        return bool(np.array_equal(array.reshape(-1).view(np.uint8), self.bytes))
+
+
+def _compile(paths, arrays):
     """One function of the checks: each path leads to its object, each list and dict on
-    the way has its length; False where one fails (or a step is gone)."""
+    the way has its length, each array holds the numbers it held after the trace; False
+    where one fails (or a step is gone)."""
     source = Source()
 
     def expr(steps):
@@ -157,13 +193,16 @@ def _compile(paths):
         return expr(steps[0]) + steps[1]
 
     checks, counted = [], set()
-    for steps, value, lengths in paths:
+    for steps, value, lengths in paths + arrays:
         for where, length in lengths:
             text = expr(where)
             if text not in counted:
                 counted.add(text)
                 checks.append(f"len({text}) == {length}")
-        checks.append(f"{expr(steps)} is {source.constant(value)}")
+        name = source.constant(value)
+        checks.append(f"{expr(steps)} is {name}")
+        if type(value) is np.ndarray:
+            checks.append(f"{source.constant(_Kept(value))}.holds({name})")
     source.lines.append("def check(args, kwargs):")
     source.lines.append("    try:")
     source.lines.append("        return (" + "\n                and ".join(checks) + ")")

@@ -223,7 +223,9 @@ class Jitted:
                               f"arguments of the same shapes: the state it reads (a "
                               f"tensor it closes over, a module's parameters, an "
                               f"optimizer) has been replaced or has changed shape or kind "
-                              f"each time, so each call traces again", stacklevel=3)
+                              f"each time, or a NumPy array it closes over was written "
+                              f"into, so each call traces again (pass such an array as "
+                              f"an argument)", stacklevel=3)
             if len(entries) > _MANY_TRACES:  # (the oldest let go: memory stays bounded)
                 del entries[0]
         return entry, entry.rebuild(entry.traced_outputs)

@@ -25,6 +25,7 @@ from ..node import Node
 from ..primitive import Box, objects_refused
 from ..arrays import as_array, recorder, recorders_open
 from ..backward import add_gradients, backward_pass
+from ..saved import copied, copied_keywords, user_arrays
 from .tracer import Tracer
 
 __all__ = ["ReverseTracer", "gradients"]
@@ -39,7 +40,10 @@ class ReverseTracer(Node, Tracer):
 
     @classmethod
     def start(cls, value, level):
-        """An input of the transform at ``level``: a leaf of its graph."""
+        """An input of the transform at ``level``: a leaf of its graph (the user's own
+        array is copied: its pullback, called later, computes at this point)."""
+        if user_arrays((value,)):
+            value = copied((value,), [value], [0])[0]
         self = object.__new__(cls)
         self._data, self._level, self._prev = value, level, ()
         self._op = None
@@ -72,10 +76,14 @@ class ReverseTracer(Node, Tracer):
                 if ans.dtype.hasobject:
                     raise objects_refused(prim.name)
                 return ans
+        unlocked = [i for i in user_arrays(unwrapped) if i not in argnums]  # (a tracer's
+        if unlocked:                         # own array is the transform's: never written)
+            args = copied(args, unwrapped, unlocked)
         node = object.__new__(cls)
         node._data, node._level = ans, level
         node._prev, node._op, node._args = tuple(operands), prim, args
-        node._raw_args, node._kwargs, node._grad_argnums = unwrapped, kwargs, argnums
+        node._raw_args, node._grad_argnums = unwrapped, argnums
+        node._kwargs = copied_keywords(kwargs)  # (an index the user may write into)
         # nothing to check (a transform's values are never written), keep or name
         node._versions, node._retain, node._origin = (), False, None
         return node
