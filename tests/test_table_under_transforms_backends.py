@@ -20,16 +20,20 @@ indexing beyond the standard). A case array-api-strict refuses under a transform
 be refused so (an error ``lacked_by_the_standard`` accepts), and be one it refuses
 eagerly too (tests/test_backends.py's own check, to second order); a case it runs
 eagerly but not under a transform is a strict xfail below, with its reason. Dask is
-left out: each case builds a graph and computes it, 70 s for vmap alone over the table
-in one process (every tenth case: 7 s), more than the budget of the minutes below.
+left out: each case builds a graph and computes it, about 70 s for vmap alone over the
+table in one process (every tenth case took 7 s), which would take the file past its
+budget of about 3 minutes in ``make test``. Last, each output of a jitted decomposition
+(slogdet, qr, eigh, svd) must replay on new numbers, on each library (on NumPy: a
+strict xfail, cr.jit's generated code has no case for a namedtuple result).
 
-1,057 cases, 3 transforms, 2 libraries: 6,342 checks. On torch each transform compares
-1,056 cases (partition xfails). On array-api-strict, vmap and jit of vmap of jit
-compare 1,004 and check 52 refusals; grad of vmap compares 1,002 and checks 54 (cross
-entropy's gradient writes by an array); x.at[mask45].set(v) xfails in each. ``make
-test-fast`` runs vmap: 2,116 checks, 51 s (``time pytest -q -n 2 -m "not slow"
-tests/test_table_under_transforms_backends.py``); the whole file 2 min 24 s (``-n 2``,
-without ``-m``), both on two cores shared with another test run (load 7).
+Six checks a case (3 transforms, 2 libraries): 6,342 with the table's 1,057 cases. On
+torch each transform compares 1,056 (partition xfails). On array-api-strict, vmap and
+jit of vmap of jit compare 1,004 and check 52 refusals; grad of vmap compares 1,002
+and checks 54 (cross entropy's gradient writes by an array); x.at[mask45].set(v) xfails
+in each. Measured on two cores shared with another test run (load 4 to 7): ``time
+pytest -q -n 2 tests/test_table_under_transforms_backends.py``, 1 min 36 s to 2 min
+24 s; ``make test-fast``'s share (``-m "not slow"``: vmap's 2,114 checks and the
+replays), 51 to 62 s.
 """
 
 import numpy as np
