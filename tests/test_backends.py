@@ -317,6 +317,10 @@ A = np.arange(12.0).reshape(3, 4) / 7.0
 INDEX = np.array([2, 0, 2])
 SHIMS = {  # name: (f, the libraries with no way to do it)
     "scatter-add (repeated rows)": (lambda a: cr.grad(lambda x: cr.sum(x[INDEX] ** 2))(a), ()),
+    **{f"scatter-{how} (repeated rows)":  # x.at[i].multiply/min/max(v), ufunc.at
+       (lambda a, how=how: cr.grad(lambda x: cr.sum(cr.sin(
+           getattr(x.at[INDEX], how)(cr.cos(x) + 0.1)) * x))(a), ())
+       for how in ("multiply", "min", "max")},
     "einsum": (lambda a: cr.grad(lambda x: cr.einsum("ij,ij->", x, x))(a),
                ("array_api_strict",)),
     "erf": (lambda a: cr.grad(lambda x: cr.sum(cr.erf(x)))(a), ("array_api_strict",)),

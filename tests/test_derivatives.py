@@ -918,6 +918,25 @@ for _k, (_name, _index, _vshape) in enumerate(AT + AT_ADD_ONLY):
 case("x.at[1].set(2.0)", lambda x: x.at[1].set(2.0), lambda x: _t_set(x, 2.0, 1),
      ((4, 5), "any"), prim=lambda x: (D.index_set, (x, 2.0), {"index": 1}))
 
+
+# x.at[index].multiply(v) / .min(v) / .max(v): PyTorch's scatter_reduce at the flat
+# positions the index picks, x included; the draws keep x and v apart (no ties)
+def _t_reduce(x, v, index, reduce):
+    positions = np.arange(x.numel()).reshape(tuple(x.shape))[index]
+    values = torch.broadcast_to(v, positions.shape).reshape(-1)
+    return x.reshape(-1).scatter_reduce(0, torch.from_numpy(positions.reshape(-1)), values,
+                                        reduce, include_self=True).reshape(x.shape)
+
+
+for _name, _index, _vshape in AT + AT_ADD_ONLY:
+    for _method, _reduce, _prim in (("multiply", "prod", D.index_multiply),
+                                    ("min", "amin", D.index_min), ("max", "amax", D.index_max)):
+        case(f"x.at[{_name}].{_method}(v)",
+             lambda x, v, i=_index, m=_method: getattr(x.at[i], m)(v),
+             lambda x, v, i=_index, r=_reduce: _t_reduce(x, v, i, r),
+             ((4, 5), "any"), (_vshape, "any"),
+             prim=lambda x, v, i=_index, p=_prim: (p, (x, v), {"index": i}))
+
 # --- cumulative operations and ordering (rules/ordering.py) -------------------------------
 
 for _axis in (0, 1, -1):

@@ -9,7 +9,7 @@ tensor: the rules computed with torch's functions, on its device, in its dtype. 
   ndarray in the rules. NumPy hands it every call a rule makes (as it does cr.jit's
   traced array), and it makes each call in its library's namespace.
 * ``translate.py``: NumPy's calls, as the namespace makes them.
-* ``shims.py``: what the standard lacks (einsum, erf, scatter-add, tril, ...).
+* ``shims.py``: what the standard lacks (einsum, erf, scatters with repeated indices, tril, ...).
 * ``dask_linalg.py``: NumPy's linear algebra where Dask's is narrower.
 
 A transform wraps its inputs (``adopt``) and unwraps its results (``Library.result``);

@@ -4,7 +4,7 @@ Each function here does one thing NumPy has and the standard does not, on any
 library: with ``array_api_extra`` where it has it (``pad``, ``kron``, ``sinc``,
 ``at``), written with the standard's own functions where that is short (``tril``,
 ``diagonal``, ``logsumexp``), and from the library itself where only the library has
-it (``einsum``, ``erf``, a scatter-add that adds repeated indices): the table
+it (``einsum``, ``erf``, a scatter that combines repeated indices): the table
 ``_OWN`` says which library has what. A library without it raises, naming the
 library and the operation: nothing here computes with NumPy.
 """
@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-__all__ = ["unsupported", "elementwise", "logsumexp", "cumulative_prod", "scatter_add", "updated",
+__all__ = ["unsupported", "elementwise", "logsumexp", "cumulative_prod", "scatter", "updated",
            "einsum", "tril", "triu", "diagonal", "trace", "take_along_axis", "pad",
            "atleast", "kron", "sinc", "nan_to_num", "isclose", "allclose", "diff",
            "moveaxis", "vectorized", "root", "indexed"]
@@ -49,7 +49,7 @@ _error = unsupported
 
 
 # ---------------------------------------------------------------------------------------
-# Each library's own: special functions, einsum, scatter-add with repeated indices
+# Each library's own: special functions, einsum, scatters with repeated indices
 # ---------------------------------------------------------------------------------------
 
 def _torch(name):
@@ -124,17 +124,26 @@ def vectorized(lib, function):
     return None if name is None else own(lib, name)
 
 
-def scatter_add(lib, target, index, values):
-    """``np.add.at(target, index, values)``: values added at index, repeated indices
-    adding up; returns the updated array (written in place where the library can)."""
+# np.add.at, np.multiply.at, np.minimum.at, np.maximum.at: the standard's function that
+# combines two arrays, PyTorch's reduction of scatter_reduce, the standard's reduction
+_SCATTERS = {"add": ("add", None, "sum"), "multiply": ("multiply", "prod", "prod"),
+             "minimum": ("minimum", "amin", "min"), "maximum": ("maximum", "amax", "max")}
+
+
+def scatter(lib, ufunc, target, index, values):
+    """``np.<ufunc>.at(target, index, values)`` for add, multiply, minimum and maximum:
+    each value combined with the entry it lands on, repeated indices combining in turn;
+    returns the updated array (written in place where the library can)."""
     ns = lib.ns
+    combine, torch_reduce, reduce = _SCATTERS[ufunc]
     parts = index if isinstance(index, tuple) else (index,)
     if all(isinstance(p, (int, slice)) or p is None or p is Ellipsis or
            getattr(p, "dtype", None) == ns.bool for p in parts) or _distinct(
-            lib, target, parts):
-        return updated(lib, target, index, indexed(lib, target, index) + values)  # (no repeats)
+            lib, target, parts):  # (no repeats)
+        return updated(lib, target, index,
+                       getattr(ns, combine)(indexed(lib, target, index), values))
     # The flat position of each entry the index picks (repeats and all), by the
-    # library's own indexing of a range; then the values added at those positions.
+    # library's own indexing of a range; then the values combined at those positions.
     shape, size = tuple(target.shape), math.prod(target.shape)
     picked = _picked(lib, ns.reshape(ns.arange(size, device=lib.device), shape), index)
     positions = ns.reshape(picked, (-1,))
@@ -143,16 +152,27 @@ def scatter_add(lib, target, index, values):
                                         tuple(picked.shape)), (-1,))
     flat = ns.reshape(target, (-1,))
     if root(lib) == "torch":
-        return flat.index_add(0, positions, values).reshape(shape)
-    if root(lib) == "cupy":
+        if ufunc == "add":
+            return flat.index_add(0, positions, values).reshape(shape)
+        return flat.scatter_reduce(0, positions, values, torch_reduce,
+                                   include_self=True).reshape(shape)
+    if root(lib) == "cupy" and ufunc == "add":
         import cupyx
         flat = flat.copy()
         cupyx.scatter_add(flat, positions, values)
         return flat.reshape(shape)
-    # a one-hot matrix times the values: the standard's functions only (Dask, strict)
-    hot = ns.astype(ns.reshape(positions, (-1, 1)) == ns.reshape(
-        ns.arange(size, device=lib.device), (1, -1)), target.dtype)
-    return target + ns.reshape(ns.matmul(ns.reshape(values, (1, -1)), hot), shape)
+    # The standard's functions only (Dask, strict): a one-hot matrix of which value lands
+    # where; the sum is a product with it, the others a reduction over the values with
+    # the entry itself where a value does not land (it changes no product, min or max).
+    hot = ns.reshape(positions, (-1, 1)) == ns.reshape(ns.arange(size, device=lib.device),
+                                                       (1, -1))
+    if ufunc == "add":
+        return target + ns.reshape(ns.matmul(ns.reshape(values, (1, -1)),
+                                             ns.astype(hot, target.dtype)), shape)
+    neutral = ns.ones_like(flat) if ufunc == "multiply" else flat
+    landed = getattr(ns, reduce)(ns.where(hot, ns.reshape(values, (-1, 1)),
+                                          ns.reshape(neutral, (1, -1))), axis=0)
+    return ns.reshape(getattr(ns, combine)(flat, landed), shape)
 
 
 def _distinct(lib, target, parts):

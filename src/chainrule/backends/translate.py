@@ -22,7 +22,8 @@ __all__ = ["call", "ufunc", "method", "getitem", "setitem", "python_function",
 
 
 # ---------------------------------------------------------------------------------------
-# Ufuncs: np.exp(x), np.add(x, y), np.add.reduce, np.add.at
+# Ufuncs: np.exp(x), np.add(x, y), np.add.reduce, np.add.at (and multiply, minimum,
+# maximum .at)
 # ---------------------------------------------------------------------------------------
 
 # NumPy's ufunc names that the standard spells otherwise.
@@ -59,12 +60,12 @@ def ufunc(lib, function, method, inputs, kwargs):
     elif method == "accumulate":
         result = _accumulate(lib, name, lib.take(inputs[0], name), **kwargs)
     elif method == "at":
-        if name != "add":
+        if name not in ("add", "multiply", "minimum", "maximum"):
             raise unsupported(lib, f"{name}.at", f"{name}.at")
         target = inputs[0]
         value = inputs[2] if len(inputs) > 2 else 1
-        target._value = shims.scatter_add(lib, target._value, _index(lib, inputs[1]),
-                                          lib.take(value, "add.at"))
+        target._value = shims.scatter(lib, name, target._value, _index(lib, inputs[1]),
+                                      lib.take(value, f"{name}.at"))
         return None
     elif method == "outer":
         a, b = (lib.take(x, name) for x in inputs)

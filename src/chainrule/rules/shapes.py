@@ -547,11 +547,13 @@ def _product_landing(x, value, index, ans):
     return index_multiply(_zeros_like_raw(shape_of(x), ans) + 1.0, value, index=index)
 
 
-index_multiply.defvjp(lambda g, ans, x, value, index: g * _product_landing(x, value, index, ans),
+index_multiply.defvjp(lambda g, ans, x, value, index:
+                      g * _product_landing(x, value, index, ans),
                       lambda g, ans, x, value, index:
                       getitem(g, index=_behind(lead(g, ans), index))
                       * _multiplier(x, value, index, ans))
-index_multiply.defjvp(lambda t, ans, x, value, index: t * _product_landing(x, value, index, ans),
+index_multiply.defjvp(lambda t, ans, x, value, index:
+                      t * _product_landing(x, value, index, ans),
                       lambda t, ans, x, value, index:
                       _place(index_add, t, tangent_lead(t, value), ans, index,
                              _multiplier(x, value, index, ans)))
@@ -561,7 +563,8 @@ index_multiply.defjvp(lambda t, ans, x, value, index: t * _product_landing(x, va
 # Its derivative is 1 for the contributor that equals the result; where several do
 # (ties), they share it evenly, as max and min do (docs/conventions.md):
 #
-#   d out[p] / d x[p] = [x[p] == out[p]] / n[p],   d out[p] / d v_k = [v_k == out[p]] / n[p]
+#   d out[p] / d x[p] = [x[p] == out[p]] / n[p]
+#   d out[p] / d v_k  = [v_k == out[p]] / n[p]
 #
 # with n[p] the number of contributors equal to out[p] (x[p] itself is one where nothing
 # lands, so n >= 1).
@@ -576,15 +579,23 @@ def _extremum_shares(ans, x, value, index):
     return at_x / tied, at_v / getitem(tied, index=index)
 
 
+def _share_of_x(x, value, index, ans):
+    return _extremum_shares(ans, x, value, index)[0]
+
+
+def _share_of_values(x, value, index, ans):
+    return _extremum_shares(ans, x, value, index)[1]
+
+
 for _extremum in (index_min, index_max):
-    _extremum.defvjp(lambda g, ans, x, value, index: g * _extremum_shares(ans, x, value, index)[0],
+    _extremum.defvjp(lambda g, ans, x, value, index: g * _share_of_x(x, value, index, ans),
                      lambda g, ans, x, value, index:
                      getitem(g, index=_behind(lead(g, ans), index))
-                     * _extremum_shares(ans, x, value, index)[1])
-    _extremum.defjvp(lambda t, ans, x, value, index: t * _extremum_shares(ans, x, value, index)[0],
+                     * _share_of_values(x, value, index, ans))
+    _extremum.defjvp(lambda t, ans, x, value, index: t * _share_of_x(x, value, index, ans),
                      lambda t, ans, x, value, index:
                      _place(index_add, t, tangent_lead(t, value), ans, index,
-                            _extremum_shares(ans, x, value, index)[1]))
+                            _share_of_values(x, value, index, ans)))
 
 
 def _zeros_like_raw(shape, g):
