@@ -47,8 +47,11 @@ from chainrule import rules
 def _cr_update(x, index, values, kind):
     if hasattr(x, "at"):  # a transform's value, as a user writes it
         return getattr(x.at[index], kind)(values)
-    update = rules.index_set if kind == "set" else rules.index_add  # (what .at calls)
-    return update(x, values, index=index)
+    return UPDATES[kind](x, values, index=index)  # (what .at calls)
+
+
+UPDATES = {"set": rules.index_set, "add": rules.index_add, "multiply": rules.index_multiply,
+           "min": rules.index_min, "max": rules.index_max}
 
 
 CHAINRULE = SimpleNamespace(
@@ -95,7 +98,9 @@ def jax_backend():
         fori_loop=jax.lax.fori_loop, scan=jax.lax.scan,
         real=jnp.real, imag=jnp.imag, conj=jnp.conj, angle=jnp.angle, vdot=jnp.vdot,
         fft=jnp.fft.fft, ifft=jnp.fft.ifft, rfft=jnp.fft.rfft, irfft=jnp.fft.irfft,
-        update=lambda x, index, values, kind: getattr(jnp.asarray(x).at[index], kind)(values),
+        # (JAX differentiates scatter_mul only where it is told the indices are unique)
+        update=lambda x, index, values, kind: getattr(jnp.asarray(x).at[index], kind)(
+            values, unique_indices=kind == "multiply"),
     )
 
 
@@ -366,7 +371,7 @@ class Generator:
         self.rng = rng
         self.loops = loops  # whether fori_loop and scan are among the operations
         self.complex_numbers = complex_numbers  # whether complex numbers are
-        self.updates = updates  # whether x.at[i].set(v) / .add(v) are, i repeating
+        self.updates = updates  # whether x.at[i].set/add/multiply/min/max(v) are
 
     # -- random choices ------------------------------------------------------------------
     def chance(self, p):
@@ -716,17 +721,36 @@ class Generator:
                           f"{start}:{start + shape[0]}", shape)
 
     def update(self, shape, depth, scope):
-        """x.at[i].set(v) or .add(v) along the first axis, where i names one entry (or
-        row) at least twice: a set keeps the last write, an add adds them all."""
+        """x.at[i].set(v), .add(v), .min(v) or .max(v) along the first axis, where i
+        names one entry (or row) at least twice: a set keeps the last write, an add adds
+        them all, min and max keep the extreme one. Or .multiply(v) with i naming each
+        entry once: JAX refuses scatter_mul's derivative at repeated indices (chainrule's
+        is checked there in tests/test_repeated_indices.py). min and max see fresh
+        arguments (see the module's docstring), the values shifted by a random constant,
+        so that no value ties with another or with x."""
         if shape == ():
             return None
         n, k = shape[0], int(self.rng.integers(2, 5))
-        index = self.rng.integers(0, n, size=k)
-        index[-1] = index[int(self.rng.integers(0, k - 1))]  # one entry written again
-        kind = self.pick(["set", "add"])
-        child = self.build(shape, depth, scope)
-        values = self.build(() if self.chance(0.25) else (k,) + shape[1:], depth, scope)
-        bound = child.bound + (k * values.bound if kind == "add" else values.bound)
+        kind = self.pick(["set", "add", "multiply", "min", "max"])
+        if kind == "multiply":
+            k = min(k, n)
+            index = self.rng.permutation(n)[:k]
+        else:
+            index = self.rng.integers(0, n, size=k)
+            index[-1] = index[int(self.rng.integers(0, k - 1))]  # one entry written again
+        value_shape = () if self.chance(0.25) else (k,) + shape[1:]
+        if kind in ("min", "max"):
+            child, values = self.fresh(shape, scope), self.fresh(value_shape, scope)
+            if child is None or values is None:
+                kind = self.pick(["set", "add"])
+            else:
+                values = Node("add", (values, self.constant(value_shape)), value_shape,
+                              values.bound + 1.5)
+        if kind not in ("min", "max"):
+            child = self.build(shape, depth, scope)
+            values = self.build(value_shape, depth, scope)
+        bound = {"add": child.bound + k * values.bound, "multiply": child.bound * values.bound
+                 }.get(kind, max(child.bound, values.bound))
         return Node("update", (child, values), shape, bound,
                     {"index": index, "kind": kind})
 
@@ -1203,7 +1227,8 @@ def generate(seed, loops=False, complex_numbers=False, updates=False):
     real ones, numpy.fft's transforms, holomorphic derivatives (``fit_to_jax_rules``).
     With both, a fourth: loops with complex carries, inner grad, vjp and jvp at complex
     points (and the first three families' programs unchanged). With ``updates``, one
-    more: indexed updates whose indices repeat (x.at[i].set(v), .add(v))."""
+    more: indexed updates whose indices repeat (x.at[i].set(v), .add(v), .min(v), .max(v);
+    .multiply(v) at distinct indices)."""
     transform, nest = PATTERNS[seed % len(PATTERNS)]
     g = Generator(np.random.default_rng(seed), loops, complex_numbers, updates)
     args = random_arguments(g)

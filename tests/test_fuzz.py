@@ -111,8 +111,9 @@ def test_chainrule_gives_jax_numbers_with_complex_numbers_through_loops(seed):
 
 @pytest.mark.parametrize("seed", list(seed_params(UPDATE_COUNT, updates=True)))
 def test_chainrule_gives_jax_numbers_through_updates_at_repeated_indices(seed):
-    """The program of this seed with x.at[i].set(v) and .add(v), i naming an entry
-    twice: only the last write of a set has a derivative, every write of an add has."""
+    """The program of this seed with x.at[i].set(v), .add(v), .min(v), .max(v), i naming
+    an entry twice (only the last write of a set has a derivative, every write of an add
+    has, the extreme one of min and max), or .multiply(v) at distinct entries."""
     outcome = check(seed, updates=True)
     assert outcome.kind == "agree", fp.report(case_for(seed, updates=True), outcome)
 
