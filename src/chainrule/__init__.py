@@ -28,9 +28,9 @@ from .transforms.control import (cond, dynamic_slice, dynamic_update_slice, fori
 from .transforms import lax
 from .modes import detect_anomaly, enable_grad, inference_mode, is_grad_enabled, no_grad
 from .primitive import Primitive, elementwise, primitive
-from .creation import (arange, eye, full, linspace, ones, ones_like, rand, randn, zeros,
-                       zeros_like)
-from .tensor import Tensor, tensor
+from .creation import (arange, eye, full, linspace, ones, ones_like, rand, randn, tensor,
+                       zeros, zeros_like)
+from .tensor import Tensor
 from .jit import jit, make_program
 from .origin import point_warnings_at_the_user as _point_warnings_at_the_user
 from . import linalg, nn, random

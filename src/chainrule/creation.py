@@ -1,5 +1,5 @@
-"""Creating tensors: zeros, ones, full, eye, arange, linspace, the *_like functions and
-random ones (``tensor`` itself, which also stacks a list of Tensors, is in tensor.py).
+"""Creating tensors: ``tensor`` (which also stacks a list of Tensors), zeros, ones, full,
+eye, arange, linspace, the *_like functions and random ones.
 
 float64 unless ``dtype`` says otherwise; ``requires_grad=True`` makes a leaf whose
 operations are recorded. Random tensors take a seed or a ``numpy.random.Generator``.
@@ -9,16 +9,42 @@ import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
 from . import rules as ops
+from .array_methods import holds_box, stack_of
 from .primitive import Box, raw
 from .tensor import Tensor
 
-__all__ = ["zeros", "ones", "full", "eye", "arange", "linspace", "zeros_like", "ones_like",
+__all__ = ["tensor", "zeros", "ones", "full", "eye", "arange", "linspace", "zeros_like", "ones_like",
            "rand", "randn"]
 
 # A shape, given as one int or tuple, or as several ints: zeros(2, 3) or zeros((2, 3)).
 Shape = int | tuple[int, ...] | list[int]
 # A seed for numpy.random.default_rng, or a Generator used as it is.
 Seed = int | np.random.Generator | None
+
+
+# A list of traced values gives what carries their graph (a tracer, inside a transform,
+# which has the Tensor's methods); Tensor is what callers may rely on.
+def tensor(data: ArrayLike, dtype: DTypeLike = None, requires_grad: bool = False) -> Tensor:
+    """A Tensor from a number, a (nested) list, an ndarray, or a list that holds Tensors
+    (then the result is their differentiable stack).
+
+    float64 unless ``dtype`` says otherwise (a float32 array stays float32). With
+    ``requires_grad=True`` the operations on it are recorded for ``backward()``.
+
+    >>> cr.tensor([[1, 2], [3, 4]])                 # ints become float64
+    tensor([[1., 2.],
+            [3., 4.]])
+    >>> cr.tensor(3.0, requires_grad=True)
+    tensor(3., requires_grad=True)
+    >>> cr.tensor([1.0, 2.0], dtype=np.float32).dtype
+    dtype('float32')
+    """
+    if isinstance(data, (list, tuple)) and holds_box(data):
+        if requires_grad:
+            raise ValueError("tensor: a list that holds Tensors is already part of a "
+                             "graph; set requires_grad on its parts instead")
+        return stack_of(data, dtype)
+    return Tensor(data, requires_grad=requires_grad, dtype=dtype)
 
 
 def _default(dtype):

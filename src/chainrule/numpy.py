@@ -25,7 +25,7 @@ from . import predicates as _predicates
 from . import rules as _rules
 from .rules import fft as _fft
 from .primitive import Box as _Box, raw as _raw
-from .tensor import tensor as _tensor
+from .creation import tensor as _tensor
 from .array_methods import holds_box
 
 __all__ = sorted({*_rules.__all__, *_predicates.__all__, "abs", "array", "asarray", "full",

@@ -24,7 +24,7 @@ import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
 from . import arrays as xp, pickling, rules as ops, tensor_data
-from .array_methods import ArrayMethods, describe_index, holds_box, raw_index, stack_of
+from .array_methods import ArrayMethods, describe_index, raw_index
 from .backward import accumulate, backward_pass
 from .graph import topological_order
 from .modes import _modes
@@ -574,28 +574,3 @@ def _as_array(data, dtype):
 
 def _all_numbers(array):
     return all(isinstance(x, Number) for x in array.flat)
-
-
-# A list of traced values gives what carries their graph (a tracer, inside a transform,
-# which has the Tensor's methods); Tensor is what callers may rely on.
-def tensor(data: ArrayLike, dtype: DTypeLike = None, requires_grad: bool = False) -> Tensor:
-    """A Tensor from a number, a (nested) list, an ndarray, or a list that holds Tensors
-    (then the result is their differentiable stack).
-
-    float64 unless ``dtype`` says otherwise (a float32 array stays float32). With
-    ``requires_grad=True`` the operations on it are recorded for ``backward()``.
-
-    >>> cr.tensor([[1, 2], [3, 4]])                 # ints become float64
-    tensor([[1., 2.],
-            [3., 4.]])
-    >>> cr.tensor(3.0, requires_grad=True)
-    tensor(3., requires_grad=True)
-    >>> cr.tensor([1.0, 2.0], dtype=np.float32).dtype
-    dtype('float32')
-    """
-    if isinstance(data, (list, tuple)) and holds_box(data):
-        if requires_grad:
-            raise ValueError("tensor: a list that holds Tensors is already part of a "
-                             "graph; set requires_grad on its parts instead")
-        return stack_of(data, dtype)
-    return Tensor(data, requires_grad=requires_grad, dtype=dtype)

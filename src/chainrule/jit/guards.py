@@ -124,9 +124,9 @@ def _trivial(steps):
 
 def _inside(steps, value, lengths):
     """(steps, item, lengths) of what ``value`` holds that a function can read."""
-    if isinstance(value, _OPAQUE):
-        return []
     kind = type(value)
+    if isinstance(value, _OPAQUE) or kind.__module__.startswith(__package__):
+        return []  # (a jitted function: its programs' own arrays change at each call)
     if kind is list or kind is tuple or kind is dict:
         counted = lengths + ((steps, len(value)),) if kind is not tuple else lengths
         items = value.items() if kind is dict else enumerate(value)
