@@ -23,8 +23,7 @@ eagerly but not under a transform is a strict xfail below, with its reason. Dask
 left out: each case builds a graph and computes it, about 70 s for vmap alone over the
 table in one process (every tenth case took 7 s), which would take the file past its
 budget of about 3 minutes in ``make test``. Last, each output of a jitted decomposition
-(slogdet, qr, eigh, svd) must replay on new numbers, on each library (on NumPy: a
-strict xfail, cr.jit's generated code has no case for a namedtuple result).
+(slogdet, qr, eigh, svd) must replay on new numbers, on NumPy and each library.
 
 Six checks a case (3 transforms, 2 libraries): 6,342 with the table's 1,057 cases. On
 torch each transform compares 1,056 (partition xfails). On array-api-strict, vmap and
@@ -133,16 +132,7 @@ def test_a_case_through_a_transform_on_another_library(name, case, transform):
         table.assert_close(backends.back(name, g), e, REL, f"{transform}, result {i}")
 
 
-NAMED_RESULT_IN_THE_FAST_PATH = (
-    "cr.jit's second call on NumPy's arrays runs the program as generated Python "
-    "(jit/codegen.py, _Call.result), which has no case for a result that is a pytree "
-    "node (a namedtuple: NumPy's SlogdetResult): it raises TypeError")
-
-
-@pytest.mark.parametrize("name", [
-    pytest.param("numpy", marks=pytest.mark.xfail(
-        strict=True, raises=TypeError, reason=NAMED_RESULT_IN_THE_FAST_PATH)),
-    *LIBRARIES])
+@pytest.mark.parametrize("name", ["numpy", *LIBRARIES])
 def test_a_jitted_decomposition_replays_its_every_output_on_new_numbers(name):
     """Each output of a decomposition returned by a jitted function is traced, not kept
     as a constant: torch's ``torch.return_types`` are tuples without a namedtuple's

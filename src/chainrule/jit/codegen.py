@@ -558,6 +558,9 @@ class _Call:
         if tag is dict:
             return "{" + ", ".join(f"{self.name(k)}: {self.result(v)}"
                                    for k, v in body.items()) + "}"
+        if tag == "node":  # a pytree node (a named tuple: slogdet, eigh): rebuilt
+            rebuild, children = body
+            return f"{self.name(rebuild)}([{', '.join(map(self.result, children))}])"
         items = [self.result(item) for item in body]
         if tag is tuple:
             return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
