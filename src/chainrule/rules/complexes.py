@@ -33,7 +33,14 @@ def is_complex(x: ArrayLike) -> bool:
     >>> is_complex(np.array([1j])), is_complex(cr.tensor([1.0]))
     (True, False)
     """
-    return xp.result_type(raw(x)).kind == "c"
+    value = raw(x)
+    dtype = getattr(value, "dtype", None)
+    if dtype is None:  # a number, a list
+        return xp.result_type(value).kind == "c"
+    if isinstance(dtype, xp.dtype):
+        return dtype.kind == "c"
+    # another library's dtype (torch.complex128), met outside a transform
+    return bool(getattr(dtype, "is_complex", False)) or "complex" in str(dtype)
 
 
 @op("real")
