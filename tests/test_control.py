@@ -33,11 +33,13 @@ def rnn(lib, np_like, reverse=False):
 def test_scan_of_an_rnn_cell_matches_jax_to_second_order(reverse):
     ours, theirs = rnn(cr, cr, reverse), rnn(lax, jnp, reverse)
     h0 = RNG.standard_normal(3)
-    np.testing.assert_allclose(ours(h0), theirs(h0), rtol=1e-12)
-    np.testing.assert_allclose(cr.grad(ours)(h0), jax.grad(theirs)(h0), rtol=1e-11)
-    np.testing.assert_allclose(cr.hessian(ours)(h0), jax.hessian(theirs)(h0), rtol=1e-10)
+    np.testing.assert_allclose(ours(h0), jax.jit(theirs)(h0), rtol=1e-12)
+    np.testing.assert_allclose(cr.grad(ours)(h0), jax.jit(jax.grad(theirs))(h0), rtol=1e-11)
+    np.testing.assert_allclose(cr.hessian(ours)(h0), jax.jit(jax.hessian(theirs))(h0),
+                               rtol=1e-10)
     v = RNG.standard_normal(3)
-    np.testing.assert_allclose(cr.jvp(ours, (h0,), (v,))[1], jax.jvp(theirs, (h0,), (v,))[1],
+    np.testing.assert_allclose(cr.jvp(ours, (h0,), (v,))[1],
+                               jax.jit(lambda h0, v: jax.jvp(theirs, (h0,), (v,))[1])(h0, v),
                                rtol=1e-11)
 
 
@@ -49,10 +51,11 @@ def test_fori_loop_of_an_ode_step_matches_jax():
     def theirs(k):
         return lax.fori_loop(0, 20, lambda i, y: y + 0.05 * (-k * y + jnp.sin(0.1 * i)),
                              jnp.array([1.0, 2.0]))
-    np.testing.assert_allclose(ours(0.7), theirs(0.7), rtol=1e-13)
-    np.testing.assert_allclose(cr.jacrev(ours)(0.7), jax.jacrev(theirs)(0.7), rtol=1e-11)
+    np.testing.assert_allclose(ours(0.7), jax.jit(theirs)(0.7), rtol=1e-13)
+    np.testing.assert_allclose(cr.jacrev(ours)(0.7), jax.jit(jax.jacrev(theirs))(0.7),
+                               rtol=1e-11)
     np.testing.assert_allclose(cr.jacfwd(cr.jacrev(ours))(0.7),
-                               jax.jacfwd(jax.jacrev(theirs))(0.7), rtol=1e-10)
+                               jax.jit(jax.jacfwd(jax.jacrev(theirs)))(0.7), rtol=1e-10)
 
 
 def test_scan_over_a_tree_with_length_and_no_xs():
@@ -78,7 +81,8 @@ def test_while_loop_cond_and_switch_as_jax():
         assert cr.cond(x > 0, cr.exp, cr.sin, x) == pytest.approx(
             float(lax.cond(x > 0, jnp.exp, jnp.sin, x)), rel=1e-15)
         assert cr.grad(lambda x: cr.cond(x > 0, cr.exp, cr.sin, x))(x) == pytest.approx(
-            float(jax.grad(lambda x: lax.cond(x > 0, jnp.exp, jnp.sin, x))(x)), rel=1e-15)
+            float(jax.jit(jax.grad(lambda x: lax.cond(x > 0, jnp.exp, jnp.sin, x)))(x)),
+            rel=1e-15)
     branches = [lambda x: x, lambda x: x * x, lambda x: -x]
     for index in (-3, 0, 1, 2, 9):  # clamped to the branches, as JAX
         assert cr.switch(index, branches, 3.0) == float(lax.switch(index, branches, 3.0))
@@ -94,8 +98,8 @@ def test_dynamic_slices_as_jax():
             lax.dynamic_update_slice(x, -jnp.ones((2, 3)), starts))
     grads = cr.grad(lambda x, u: cr.sum(cr.dynamic_update_slice(x, u, [1, 1]) ** 2),
                     argnums=(0, 1))(x, np.ones((2, 2)))
-    j_grads = jax.grad(lambda x, u: jnp.sum(lax.dynamic_update_slice(x, u, [1, 1]) ** 2),
-                       argnums=(0, 1))(x, np.ones((2, 2)))
+    j_grads = jax.jit(jax.grad(lambda x, u: jnp.sum(lax.dynamic_update_slice(x, u, [1, 1]) ** 2),
+                               argnums=(0, 1)))(x, np.ones((2, 2)))
     for a, b in zip(grads, j_grads):
         np.testing.assert_allclose(a, b)
     with pytest.raises(ValueError, match="dynamic_slice: expected one start and one size per "
@@ -131,8 +135,8 @@ def test_scan_is_one_operation_of_the_graph_unless_f_closes_over_a_traced_value(
         stack.extend(nxt for nxt, _ in fn.next_functions if nxt.name() != "AccumulateGrad")
     assert names.count("scan") == 1 and "tanh" not in names   # the steps are not nodes
     (ys.sum() + h.sum()).backward()
-    j_grad = jax.grad(lambda h0: (lambda out: jnp.sum(out[1]) + jnp.sum(out[0]))(
-        lax.scan(lambda h, x: (jnp.tanh(h @ W + x @ U), h.sum()), h0, XS)))(h0.data)
+    j_grad = jax.jit(jax.grad(lambda h0: (lambda out: jnp.sum(out[1]) + jnp.sum(out[0]))(
+        lax.scan(lambda h, x: (jnp.tanh(h @ W + x @ U), h.sum()), h0, XS))))(h0.data)
     np.testing.assert_allclose(h0.grad, j_grad, rtol=1e-12)
 
     def loss(w):  # the cell closes over w, which is differentiated: recorded step by step
@@ -140,8 +144,9 @@ def test_scan_is_one_operation_of_the_graph_unless_f_closes_over_a_traced_value(
 
     def j_loss(w):
         return jnp.sum(lax.scan(lambda h, x: (jnp.tanh(h @ w + x @ U), h), jnp.ones(3), XS)[1])
-    np.testing.assert_allclose(cr.grad(loss)(W), jax.grad(j_loss)(W), rtol=1e-11)
-    np.testing.assert_allclose(cr.hessian(loss)(W), jax.hessian(j_loss)(W), rtol=1e-10)
+    np.testing.assert_allclose(cr.grad(loss)(W), jax.jit(jax.grad(j_loss))(W), rtol=1e-11)
+    np.testing.assert_allclose(cr.hessian(loss)(W), jax.jit(jax.hessian(j_loss))(W),
+                               rtol=1e-10)
 
 
 def test_scan_in_xs_and_forward_mode_through_the_operation():
@@ -151,10 +156,11 @@ def test_scan_in_xs_and_forward_mode_through_the_operation():
     def theirs(xs):
         return lax.scan(lambda c, x: (c * jnp.cos(x) + x, c * x), 0.5, xs)[1]
     xs = RNG.standard_normal(6)
-    np.testing.assert_allclose(cr.jacrev(ours)(xs), jax.jacrev(theirs)(xs), rtol=1e-12)
-    np.testing.assert_allclose(cr.jacfwd(ours)(xs), jax.jacfwd(theirs)(xs), rtol=1e-12)
+    np.testing.assert_allclose(cr.jacrev(ours)(xs), jax.jit(jax.jacrev(theirs))(xs), rtol=1e-12)
+    np.testing.assert_allclose(cr.jacfwd(ours)(xs), jax.jit(jax.jacfwd(theirs))(xs), rtol=1e-12)
     np.testing.assert_allclose(cr.hessian(lambda x: cr.sum(ours(x)))(xs),
-                               jax.hessian(lambda x: jnp.sum(theirs(x)))(xs), rtol=1e-10)
+                               jax.jit(jax.hessian(lambda x: jnp.sum(theirs(x))))(xs),
+                               rtol=1e-10)
 
 
 def test_a_scan_of_no_steps_gives_empty_stacks_as_jax_does():
