@@ -28,8 +28,7 @@ budget of about 3 minutes in ``make test``. Last, each output of a jitted decomp
 Six checks a case (3 transforms, 2 libraries): 6,342 with the table's 1,057 cases. On
 torch each transform compares 1,056 (partition xfails). On array-api-strict, vmap and
 jit of vmap of jit compare 1,004 and check 52 refusals; grad of vmap compares 1,002
-and checks 54 (cross entropy's gradient writes by an array); x.at[mask45].set(v) xfails
-in each. Measured on two cores shared with another test run (load 4 to 7): ``time
+and checks 54 (cross entropy's gradient writes by an array). Measured on two cores shared with another test run (load 4 to 7): ``time
 pytest -q -n 2 tests/test_table_under_transforms_backends.py``, 1 min 36 s to 2 min
 24 s; ``make test-fast``'s share (``-m "not slow"``: vmap's 2,114 checks and the
 replays), 51 to 62 s.
@@ -54,13 +53,7 @@ TRANSFORM_PARAMS = [pytest.param(t, marks=[pytest.mark.slow] if k else [])
 
 # (library, case id): why a transform fails there although the library runs the case
 # eagerly. Each is checked to still fail (strict).
-MASK_BESIDE_THE_BATCH = (
-    "a write by a mask: under vmap the batch axis's slice stands beside the mask, "
-    "x[:, mask] = v, an index array-api-strict does not write by (the write by the "
-    "mask alone, eagerly, it does)")
-FAILS_UNDER_TRANSFORMS = {
-    ("array_api_strict", "x.at[mask45].set(v)"): MASK_BESIDE_THE_BATCH,
-}
+FAILS_UNDER_TRANSFORMS: dict[tuple[str, str], str] = {}
 
 
 def marks(name, case):

@@ -336,6 +336,19 @@ def updated(lib, target, index, value):
         return written
 
 
+def _mask_behind_ranges(lib, target, parts):
+    """For ``x[:, :, mask, ...]`` (whole axes, then one boolean array, then whole axes:
+    how vmap writes through a mask), the mask broadcast over the leading axes, which
+    picks the same entries in the same order as the only index; else None."""
+    k = next((i for i, p in enumerate(parts) if getattr(p, "dtype", None) == lib.ns.bool),
+             None)
+    if k is None or k == 0 or not all(isinstance(p, slice) and p == slice(None)
+                                      for i, p in enumerate(parts) if i != k):
+        return None
+    shape = tuple(target.shape)[:k + parts[k].ndim]
+    return lib.ns.broadcast_to(parts[k], shape)
+
+
 def _rewritten(lib, target, parts, value):
     """``target[parts] = value`` by a plainer index with the same entries, or None
     where there is none: a region of no entries is no write; None's axes (of size 1)
@@ -355,6 +368,10 @@ def _rewritten(lib, target, parts, value):
         parts = tuple(p for p in parts if p is not None)
         value = ns.reshape(value, tuple(indexed(lib, target, parts).shape))
         return updated(lib, target, parts, value)
+    mask = _mask_behind_ranges(lib, target, parts)
+    if mask is not None:  # one boolean index over the leading axes: the standard's own
+        trailing = tuple(target.shape)[mask.ndim:]
+        return updated(lib, target, mask, ns.reshape(value, (-1,) + trailing))
     run = _array_run(lib, target, parts)
     if run is None or len(run[2]) < 2:
         return None
@@ -364,9 +381,32 @@ def _rewritten(lib, target, parts, value):
     positions = _flat_positions(lib, arrays, shape[start:stop])
     positions = positions.reshape(-1) if isinstance(positions, np.ndarray) else \
         ns.reshape(positions, (-1,))
-    flat = _xpx().at(ns.reshape(target, flat_shape), (slice(None),) * start + (positions,)
-                     ).set(ns.reshape(value, flat_shape), xp=ns)
+    flat, value = ns.reshape(target, flat_shape), ns.reshape(value, flat_shape)
+    try:
+        flat = _xpx().at(flat, (slice(None),) * start + (positions,)).set(value, xp=ns)
+    except IndexError:  # (array-api-strict writes by no integer array: by a mask)
+        flat = _by_mask(lib, flat, start, positions, value)
+        if flat is None:
+            raise
     return ns.reshape(flat, shape)
+
+
+def _by_mask(lib, flat, start, positions, value):
+    """``flat[:, ..., positions] = value`` (``start`` whole axes first) by one boolean
+    index, where the positions are distinct: the values put in the positions' ascending
+    order, which is the order a mask picks in. None where a position repeats."""
+    ns = lib.ns
+    positions = ns.asarray(positions, device=lib.device)
+    order = ns.argsort(positions)
+    ascending = ns.take(positions, order)
+    if ascending.shape[0] > 1 and bool(ns.any(ascending[1:] == ascending[:-1])):
+        return None
+    size = flat.shape[start]
+    hit = ns.any(ns.reshape(ns.arange(size, device=lib.device), (-1, 1)) ==
+                 ns.reshape(positions, (1, -1)), axis=1)
+    mask = ns.broadcast_to(hit, tuple(flat.shape)[:start + 1])
+    value = ns.take(value, order, axis=start)
+    return updated(lib, flat, mask, ns.reshape(value, (-1,) + tuple(flat.shape)[start + 1:]))
 
 
 # ---------------------------------------------------------------------------------------
