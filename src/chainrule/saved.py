@@ -116,7 +116,13 @@ def copied_keywords(kwargs):
     """A node's keyword arguments with a copy of each of the user's NumPy arrays among
     them (an index, ``take_along_axis``'s indices, alone or in a tuple): kwargs itself
     where there is none, or while cr.jit records (as ``copied``)."""
-    if not kwargs or (recorders_open[0] and recorder() is not None):
+    for value in kwargs.values():  # (the usual case, axis= and the like: a glance)
+        kind = type(value)
+        if kind is np.ndarray or (kind is tuple or kind is list) and _holds_an_array(value):
+            break
+    else:
+        return kwargs
+    if recorders_open[0] and recorder() is not None:
         return kwargs
     out = None
     for name, value in kwargs.items():
@@ -126,6 +132,13 @@ def copied_keywords(kwargs):
                 out = dict(kwargs)
             out[name] = kept
     return kwargs if out is None else out
+
+
+def _holds_an_array(parts):
+    for part in parts:
+        if type(part) is np.ndarray:
+            return True
+    return False
 
 
 def _kept(value):

@@ -97,7 +97,7 @@ def _record(prim, args, kwargs):
     node._op = prim
     node._args = args
     node._raw_args = arrays  # what the rules take; the version check guards it
-    node._kwargs = copied_keywords(kwargs)  # (an index the user may write into)
+    node._kwargs = copied_keywords(kwargs) if kwargs else kwargs  # (a user's index)
     node._grad_argnums = tuple(grad_argnums)
     versions.append((node._version, node._version[0]))
     node._versions = versions

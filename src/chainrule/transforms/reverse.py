@@ -83,7 +83,7 @@ class ReverseTracer(Node, Tracer):
         node._data, node._level = ans, level
         node._prev, node._op, node._args = tuple(operands), prim, args
         node._raw_args, node._grad_argnums = unwrapped, argnums
-        node._kwargs = copied_keywords(kwargs)  # (an index the user may write into)
+        node._kwargs = copied_keywords(kwargs) if kwargs else kwargs  # (a user's index)
         # nothing to check (a transform's values are never written), keep or name
         node._versions, node._retain, node._origin = (), False, None
         return node
