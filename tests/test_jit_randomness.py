@@ -78,7 +78,8 @@ UNSEEDED = "a generator made without a seed"
     lambda: np.random.Generator(np.random.PCG64()).normal(size=2),
     lambda: np.random.RandomState().rand(2),
     lambda: cr.rand(2).data,
-], ids=["default_rng()", "Generator(PCG64())", "RandomState()", "cr.rand"])
+    lambda: np.array([random.Random().random(), random.SystemRandom().random()]),
+], ids=["default_rng()", "Generator(PCG64())", "RandomState()", "cr.rand", "random.Random()"])
 def test_a_generator_made_inside_without_a_seed_is_refused(draw):
     with pytest.raises(TypeError, match=REFUSED.format(UNSEEDED + r" \(.*\)")) as caught:
         cr.jit(lambda x: x + draw())(np.zeros(2))

@@ -11,12 +11,14 @@ while it is traced, and one that moved without going through the program makes t
 trace raise, with the way around: a ``cr.random`` key passed as an argument.
 
 Two more sources are watched the same way. A generator the function makes itself
-without a seed (``np.random.default_rng()``, ``Generator(PCG64())``, ``cr.rand()``)
-reads the operating system's entropy as it is made, through ``random._urandom``
-(NumPy's SeedSequence reads it through ``secrets``): such a read during the trace, other
-than in a call of the program (which runs again at every call), is refused (one made with a seed gives the same numbers
-at every call, eagerly too, so it stays). And where torch is imported, its global
-generator's state (``torch.rand``, ``randn``, ``normal_``...) is compared before and
+without a seed (``np.random.default_rng()``, ``Generator(PCG64())``, ``cr.rand()``,
+``random.Random()``) reads the operating system's entropy as it is made, through
+``random._urandom`` (NumPy's SeedSequence reads it through ``secrets``; Python's
+``Random.seed(None)`` reads it in C, so that call is counted): such a read during the
+trace, other than in a call of the program (which runs again at every call), is
+refused (one made with a seed gives the same numbers at every call, eagerly too, so it
+stays). And where torch is imported, its global generator's state (``torch.rand``,
+``randn``, ``normal_``...) is compared before and
 after the trace.
 """
 
@@ -110,14 +112,29 @@ RUNS_A_CALL = set()
 
 
 def _counted_entropy(n):
-    reads = getattr(_thread, "reads", None)
-    if reads is not None and not _in_a_call_of_the_program():
-        reads[0] += 1
+    _count_a_read()
     return _os_entropy(n)
 
 
+# Python's random.Random() seeds itself from the entropy in C (not through _urandom):
+# its seed(None) is counted instead
+_python_seed = _python_random.Random.seed
+
+
+def _counted_seed(self, a=None, version=2):
+    if a is None:
+        _count_a_read()
+    return _python_seed(self, a, version)
+
+
+def _count_a_read():
+    reads = getattr(_thread, "reads", None)
+    if reads is not None and not _in_a_call_of_the_program():
+        reads[0] += 1
+
+
 def _in_a_call_of_the_program():
-    frame = sys._getframe(2)
+    frame = sys._getframe(3)
     while frame is not None:
         code = frame.f_code
         if code in RUNS_A_CALL or code.co_filename.startswith("<cr.jit"):
@@ -130,6 +147,7 @@ def _watch_entropy(on):
     with _patch["lock"]:
         _patch["open"] += 1 if on else -1
         _python_random._urandom = _counted_entropy if _patch["open"] else _os_entropy
+        _python_random.Random.seed = _counted_seed if _patch["open"] else _python_seed
 
 
 def _torch_state():
@@ -167,7 +185,7 @@ class Watch:
             source = "Python's random module"
         elif _thread.reads[0]:
             source = ("a generator made without a seed (np.random.default_rng(), "
-                      "Generator(PCG64()), cr.rand() without seed=)")
+                      "Generator(PCG64()), random.Random(), cr.rand() without seed=)")
         elif torch_now is not None and not bool((torch_now == self.torch).all()):
             source = "torch's global generator (torch.rand, torch.randn, normal_...)"
         elif not moved:
