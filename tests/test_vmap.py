@@ -188,7 +188,7 @@ def test_nesting_orders():
     close(cr.grad(lambda x: cr.sum(cr.vmap(fc)(x)))(X), jax.grad(lambda x: jnp.sum(jax.vmap(fj)(x)))(X))
     close(cr.vmap(cr.vmap(lambda a: a * cr.sum(a)))(M), jax.vmap(jax.vmap(lambda a: a * jnp.sum(a)))(M))
     close(cr.vmap(cr.vmap(lambda a, b: a @ b, in_axes=(0, None)), in_axes=(0, None))(M, W52),
-          jax.vmap(jax.vmap(lambda a, b: a @ b, in_axes=(0, None)), in_axes=(0, None))(M, W52))
+          jax.jit(jax.vmap(jax.vmap(lambda a, b: a @ b, in_axes=(0, None)), in_axes=(0, None)))(M, W52))
     g = lambda x: cr.tanh(x) * cr.sum(x)
     gj = lambda x: jnp.tanh(x) * jnp.sum(x)
     close(cr.vmap(cr.jacfwd(g))(X), jax.vmap(jax.jacfwd(gj))(X))
@@ -306,16 +306,16 @@ def test_a_batched_index_gathers_as_jax_does(case, mapped_x):
     w_axes = in_axes + (0,)
     # per-example gradients, Jacobians and Hessian-vector products of the indexed array
     close(cr.vmap(cr.grad(loss(cr)), in_axes=w_axes)(x, index, weights),
-          jax.vmap(jax.grad(loss(jnp)), in_axes=w_axes)(x, index, weights))
+          jax.jit(jax.vmap(jax.grad(loss(jnp)), in_axes=w_axes))(x, index, weights))
     close(cr.vmap(cr.jacfwd(f), in_axes=in_axes)(x, index),
-          jax.vmap(jax.jacfwd(f), in_axes=in_axes)(x, index))
+          jax.jit(jax.vmap(jax.jacfwd(f), in_axes=in_axes))(x, index))
     close(cr.vmap(cr.jacrev(f), in_axes=in_axes)(x, index),
-          jax.vmap(jax.jacrev(f), in_axes=in_axes)(x, index))
+          jax.jit(jax.vmap(jax.jacrev(f), in_axes=in_axes))(x, index))
     close(cr.vmap(cr.hessian(loss(cr)), in_axes=w_axes)(x, index, weights),
-          jax.vmap(jax.hessian(loss(jnp)), in_axes=w_axes)(x, index, weights))
+          jax.jit(jax.vmap(jax.hessian(loss(jnp)), in_axes=w_axes))(x, index, weights))
     # the gradient of a mapped function, through the batched index
     close(cr.grad(lambda x: cr.sum(cr.vmap(f, in_axes=in_axes)(x, index) ** 2 * weights))(x),
-          jax.grad(lambda x: jnp.sum(jax.vmap(f, in_axes=in_axes)(x, index) ** 2 * weights))(x))
+          jax.jit(jax.grad(lambda x: jnp.sum(jax.vmap(f, in_axes=in_axes)(x, index) ** 2 * weights)))(x))
     # one gather (or one scatter for the gradient), never a loop over the examples
     assert dict(batching.fallbacks) == before
 
@@ -324,7 +324,7 @@ def test_an_embedding_lookup_per_example():
     W = rng.normal(size=(6, 3))
     tokens = np.array([[0, 5, 5], [1, 2, 3], [4, 0, 0], [-1, 2, 1]])
     close(cr.vmap(cr.grad(lambda W, i: cr.sum(W[i] ** 2)), in_axes=(None, 0))(W, tokens),
-          jax.vmap(jax.grad(lambda W, i: jnp.sum(W[i] ** 2)), in_axes=(None, 0))(W, tokens))
+          jax.jit(jax.vmap(jax.grad(lambda W, i: jnp.sum(W[i] ** 2)), in_axes=(None, 0)))(W, tokens))
     _, tangents = cr.vmap(lambda i: cr.jvp(lambda W: W[i] ** 2, (W,), (np.ones_like(W),)))(tokens)
     _, expected = jax.vmap(lambda i: jax.jvp(lambda W: W[i] ** 2, (W,), (jnp.ones_like(W),)))(tokens)
     close(tangents, expected)
@@ -349,11 +349,11 @@ def test_take_with_batched_indices(case, mapped_x):
     close(cr.vmap(f(cr), in_axes=in_axes)(cr.tensor(x), index),
           jax.vmap(f(jnp), in_axes=in_axes)(jnp.asarray(x), index))
     close(cr.vmap(cr.jacrev(f(cr)), in_axes=in_axes)(x, index),
-          jax.vmap(jax.jacrev(f(jnp)), in_axes=in_axes)(x, index))
+          jax.jit(jax.vmap(jax.jacrev(f(jnp)), in_axes=in_axes))(x, index))
     close(cr.vmap(cr.jacfwd(f(cr)), in_axes=in_axes)(x, index),
-          jax.vmap(jax.jacfwd(f(jnp)), in_axes=in_axes)(x, index))
+          jax.jit(jax.vmap(jax.jacfwd(f(jnp)), in_axes=in_axes))(x, index))
     close(cr.grad(lambda x: cr.sum(cr.vmap(f(cr), in_axes=in_axes)(x, index) ** 3))(x),
-          jax.grad(lambda x: jnp.sum(jax.vmap(f(jnp), in_axes=in_axes)(x, index) ** 3))(x))
+          jax.jit(jax.grad(lambda x: jnp.sum(jax.vmap(f(jnp), in_axes=in_axes)(x, index) ** 3)))(x))
 
 
 SCATTERS = [  # x.at[i] updates, the index batched (unique per example for set)
@@ -380,11 +380,11 @@ def test_a_batched_index_scatters_as_jax_does(case, axes):
     for argnums in (0, 2):  # per-example derivatives of the array and the values
         ours, theirs = (cr.tensor(x), index, cr.tensor(v)), (jnp.asarray(x), index, v)
         close(cr.vmap(cr.jacrev(f, argnums=argnums), in_axes=axes)(*ours),
-              jax.vmap(jax.jacrev(f, argnums=argnums), in_axes=axes)(*theirs))
+              jax.jit(jax.vmap(jax.jacrev(f, argnums=argnums), in_axes=axes))(*theirs))
         close(cr.vmap(cr.jacfwd(f, argnums=argnums), in_axes=axes)(*ours),
-              jax.vmap(jax.jacfwd(f, argnums=argnums), in_axes=axes)(*theirs))
+              jax.jit(jax.vmap(jax.jacfwd(f, argnums=argnums), in_axes=axes))(*theirs))
     close(cr.grad(lambda x, v: cr.sum(cr.vmap(f, in_axes=axes)(x, index, v) ** 2), (0, 1))(x, v),
-          jax.grad(lambda x, v: jnp.sum(jax.vmap(f, in_axes=axes)(x, index, v) ** 2), (0, 1))(x, v))
+          jax.jit(jax.grad(lambda x, v: jnp.sum(jax.vmap(f, in_axes=axes)(x, index, v) ** 2), (0, 1)))(x, v))
     assert dict(batching.fallbacks) == before
 
 
@@ -397,10 +397,10 @@ def test_an_index_computed_from_batched_data():
     before = dict(batching.fallbacks)
     close(cr.vmap(top(cr))(X), jax.vmap(top(jnp))(X))
     close(cr.vmap(cr.grad(lambda x: cr.sum(top(cr)(x) ** 2)))(X),
-          jax.vmap(jax.grad(lambda x: jnp.sum(top(jnp)(x) ** 2)))(X))
+          jax.jit(jax.vmap(jax.grad(lambda x: jnp.sum(top(jnp)(x) ** 2))))(X))
     close(cr.vmap(cr.jacfwd(top(cr)))(X), jax.vmap(jax.jacfwd(top(jnp)))(X))
     close(cr.vmap(cr.hessian(lambda x: cr.sum(top(cr)(x) ** 3)))(X),
-          jax.vmap(jax.hessian(lambda x: jnp.sum(top(jnp)(x) ** 3)))(X))
+          jax.jit(jax.vmap(jax.hessian(lambda x: jnp.sum(top(jnp)(x) ** 3))))(X))
     close(cr.grad(lambda x: cr.sum(cr.vmap(top(cr))(x) ** 3))(X),
           jax.grad(lambda x: jnp.sum(jax.vmap(top(jnp))(x) ** 3))(X))
     close(cr.vmap(cr.grad(lambda x: cr.max(x) ** 2 + cr.sum(cr.sort(x) * x)))(X),
