@@ -246,6 +246,20 @@ def assert_close(actual, expected, what, rel=REL):
     assert error <= rel * scale, f"{what}: error {error:.3g} (scale {scale:.3g})"
 
 
+def jax_vjp(f, primals, cotangent):
+    """JAX's value of f and its VJP at the cotangent, compiled as one XLA program: eager
+    JAX compiles each operation on its own, which was most of these tests' time."""
+    def value_and_pulled(primals, cotangent):
+        out, pullback = jax.vjp(f, *primals)
+        return out, pullback(cotangent)
+    return jax.jit(value_and_pulled)(tuple(primals), cotangent)
+
+
+def jax_jvp(f, primals, tangents):
+    """JAX's value of f and its JVP along the tangents, compiled as one XLA program."""
+    return jax.jit(lambda p, t: jax.jvp(f, p, t))(tuple(primals), tuple(tangents))
+
+
 def like(rng, x):
     """A random array of x's shape and kind (complex or real)."""
     x = np.asarray(x)
@@ -261,7 +275,7 @@ def pairing(c, t):
 def setup(case):
     xs = case.inputs()
     rng = seeded("directions", case.id)
-    out = np.asarray(case.ref(*map(jnp.asarray, xs)))
+    out = np.asarray(jax.jit(case.ref)(*map(jnp.asarray, xs)))
     return xs, like(rng, out), [like(rng, x) for x in xs], [like(rng, x) for x in xs]
 
 
@@ -274,12 +288,12 @@ def test_value_vjp_jvp_against_jax(case):
     xs, w, ts, _ = setup(case)
     jxs = [jnp.asarray(x) for x in xs]
     out, f_vjp = cr.vjp(case.fn, *xs)
-    j_out, j_vjp = jax.vjp(case.ref, *jxs)
+    j_out, j_pulled = jax_vjp(case.ref, jxs, jnp.asarray(w))
     assert_close(out, j_out, "value")
-    for i, (mine, theirs) in enumerate(zip(f_vjp(w), j_vjp(jnp.asarray(w)))):
+    for i, (mine, theirs) in enumerate(zip(f_vjp(w), j_pulled)):
         assert_close(mine, theirs, f"vjp of input {i}")
     _, tangent = cr.jvp(case.fn, tuple(xs), tuple(ts))
-    _, j_tangent = jax.jvp(case.ref, tuple(jxs), tuple(map(jnp.asarray, ts)))
+    _, j_tangent = jax_jvp(case.ref, jxs, map(jnp.asarray, ts))
     assert_close(tangent, j_tangent, "jvp")
 
 
@@ -317,19 +331,19 @@ def test_second_order_against_jax(case):
     j_pulled = lambda *z: jax.vjp(case.ref, *z)[1](jw)  # noqa: E731
     # forward over reverse
     mine = cr.jvp(pulled, tuple(xs), tuple(ts))[1]
-    theirs = jax.jvp(j_pulled, jxs, tuple(map(jnp.asarray, ts)))[1]
+    theirs = jax_jvp(j_pulled, jxs, map(jnp.asarray, ts))[1]
     for i, (a, b) in enumerate(zip(mine, theirs)):
         assert_close(a, b, f"jvp of vjp, input {i}")
     # reverse over reverse
     mine = cr.vjp(pulled, *xs)[1](tuple(us))
-    theirs = jax.vjp(j_pulled, *jxs)[1](tuple(map(jnp.asarray, us)))
+    theirs = jax_vjp(j_pulled, jxs, tuple(map(jnp.asarray, us)))[1]
     for i, (a, b) in enumerate(zip(mine, theirs)):
         assert_close(a, b, f"vjp of vjp, input {i}")
     # reverse over forward
     pushed = lambda *z: cr.jvp(case.fn, z, tuple(ts))[1]  # noqa: E731
     j_pushed = lambda *z: jax.jvp(case.ref, z, tuple(map(jnp.asarray, ts)))[1]  # noqa: E731
     mine = cr.vjp(pushed, *xs)[1](w)
-    theirs = jax.vjp(j_pushed, *jxs)[1](jw)
+    theirs = jax_vjp(j_pushed, jxs, jw)[1]
     for i, (a, b) in enumerate(zip(mine, theirs)):
         assert_close(a, b, f"vjp of jvp, input {i}")
 
@@ -357,21 +371,22 @@ def loss(np_):
 
 def test_grad_of_a_real_function_of_complex_inputs_is_jaxs():
     assert_close(cr.grad(lambda z: cr.abs(z) ** 2)(3 + 4j), 6 - 8j, "grad |z|**2")
-    assert_close(cr.grad(loss(cr))(Z), jax.grad(loss(jnp))(jnp.asarray(Z)), "grad")
+    assert_close(cr.grad(loss(cr))(Z), jax.jit(jax.grad(loss(jnp)))(jnp.asarray(Z)), "grad")
     value, g = cr.value_and_grad(loss(cr))(Z)
-    assert_close(value, jax.value_and_grad(loss(jnp))(jnp.asarray(Z))[0], "value")
+    assert_close(value, jax.jit(jax.value_and_grad(loss(jnp)))(jnp.asarray(Z))[0], "value")
     # jacrev of a real vector function of complex inputs
     f = lambda np_: lambda z: np_.abs(z) * np_.real(z)  # noqa: E731
-    assert_close(cr.jacrev(f(cr))(Z), jax.jacrev(f(jnp))(jnp.asarray(Z)), "jacrev")
+    assert_close(cr.jacrev(f(cr))(Z), jax.jit(jax.jacrev(f(jnp)))(jnp.asarray(Z)), "jacrev")
 
 
 def test_second_order_of_a_real_function_of_complex_inputs_as_jax_writes_it():
     v = np.array([1.0 - 1j, 0.5j, 2.0])
     mine = cr.jvp(cr.grad(loss(cr)), (Z,), (v,))[1]
-    theirs = jax.jvp(jax.grad(loss(jnp)), (jnp.asarray(Z),), (jnp.asarray(v),))[1]
+    theirs = jax_jvp(jax.grad(loss(jnp)), (jnp.asarray(Z),), (jnp.asarray(v),))[1]
     assert_close(mine, theirs, "jvp of grad")
     mine = cr.grad(lambda z: cr.real(cr.vdot(cr.grad(loss(cr))(z), v)))(Z)
-    theirs = jax.grad(lambda z: jnp.real(jnp.vdot(jax.grad(loss(jnp))(z), v)))(jnp.asarray(Z))
+    theirs = jax.jit(jax.grad(lambda z: jnp.real(jnp.vdot(jax.grad(loss(jnp))(z), v))))(
+        jnp.asarray(Z))
     assert_close(mine, theirs, "grad of grad")
 
 
@@ -381,10 +396,10 @@ def test_holomorphic_jacobians_and_hessians(name):
     if name == "hessian":
         f = lambda np_: lambda z: np_.sum(np_.exp(z) * z ** 3)  # noqa: E731
     mine = getattr(cr, name)(f(cr), holomorphic=True)(Z)
-    theirs = getattr(jax, name)(f(jnp), holomorphic=True)(jnp.asarray(Z))
+    theirs = jax.jit(getattr(jax, name)(f(jnp), holomorphic=True))(jnp.asarray(Z))
     assert_close(mine, theirs, name)
     assert_close(cr.grad(lambda z: z ** 3, holomorphic=True)(1j),
-                 jax.grad(lambda z: z ** 3, holomorphic=True)(1j), "grad")
+                 jax.jit(jax.grad(lambda z: z ** 3, holomorphic=True))(1j), "grad")
 
 
 @pytest.mark.parametrize("call, message", [
@@ -408,16 +423,16 @@ def test_real_programs_with_complex_intermediates_have_real_derivatives():
     f = lambda np_: lambda x: np_.sum(np_.abs(np_.exp(1j * x) * (x + 2j)) ** 2 + np_.real(x * 1j))  # noqa: E731,E501
     g = cr.grad(f(cr))(x)
     assert g.dtype == np.float64
-    assert_close(g, jax.grad(f(jnp))(jnp.asarray(x)), "grad")
-    assert_close(cr.hessian(f(cr))(x), jax.hessian(f(jnp))(jnp.asarray(x)), "hessian")
+    assert_close(g, jax.jit(jax.grad(f(jnp)))(jnp.asarray(x)), "grad")
+    assert_close(cr.hessian(f(cr))(x), jax.jit(jax.hessian(f(jnp)))(jnp.asarray(x)), "hessian")
     h = lambda np_: lambda x: np_.exp(1j * x)  # noqa: E731
-    assert_close(cr.jacfwd(h(cr))(x), jax.jacfwd(h(jnp))(jnp.asarray(x)), "jacfwd")
+    assert_close(cr.jacfwd(h(cr))(x), jax.jit(jax.jacfwd(h(jnp)))(jnp.asarray(x)), "jacfwd")
 
 
 def test_pytrees_with_complex_leaves():
     tree = {"z": Z, "x": np.array([1.0, 2.0])}
     f = lambda np_: lambda t: np_.sum(np_.abs(t["z"] * t["x"][0]) ** 2) + np_.sum(t["x"] ** 2)  # noqa: E731,E501
-    mine, theirs = cr.grad(f(cr))(tree), jax.grad(f(jnp))(jax.tree.map(jnp.asarray, tree))
+    mine, theirs = cr.grad(f(cr))(tree), jax.jit(jax.grad(f(jnp)))(jax.tree.map(jnp.asarray, tree))
     for key in tree:
         assert_close(mine[key], theirs[key], key)
 
@@ -432,8 +447,9 @@ def test_a_complex_tensor_requires_grad_and_its_grad_is_jaxs():
 
 def test_jit_runs_a_complex_program():
     step = cr.jit(cr.grad(loss(cr)))
+    theirs = jax.jit(jax.grad(loss(jnp)))(jnp.asarray(Z))
     for _ in range(3):
-        assert_close(step(Z), jax.grad(loss(jnp))(jnp.asarray(Z)), "jit")
+        assert_close(step(Z), theirs, "jit")
 
 
 def test_eig_gives_numpys_results_and_dtypes():
@@ -450,7 +466,7 @@ def test_eig_gives_numpys_results_and_dtypes():
     f = lambda np_: lambda a: np_.sum(np_.abs(np_.linalg.eigvals(a) - 0.5j) ** 2)  # noqa: E731
     g = cr.grad(f(cr))(rotation)
     assert g.dtype == np.float64
-    assert_close(g, jax.grad(f(jnp))(jnp.asarray(rotation)), "grad")
+    assert_close(g, jax.jit(jax.grad(f(jnp)))(jnp.asarray(rotation)), "grad")
 
 
 def test_a_tangent_has_its_outputs_dtype():
@@ -459,9 +475,9 @@ def test_a_tangent_has_its_outputs_dtype():
     x, v = np.array([0.3, -1.2]), np.array([1.0, 0.5])
     f = lambda np_: lambda x: x * 2.0 + np_.exp(1j * np.array([0.3, 0.4]))  # noqa: E731
     out, tangent = cr.jvp(f(cr), (x,), (v,))
-    j_out, j_tangent = jax.jvp(f(jnp), (jnp.asarray(x),), (jnp.asarray(v),))
+    j_out, j_tangent = jax_jvp(f(jnp), (jnp.asarray(x),), (jnp.asarray(v),))
     assert_close(tangent, j_tangent, "jvp")
-    assert_close(cr.jacfwd(f(cr))(x), jax.jacfwd(f(jnp))(jnp.asarray(x)), "jacfwd")
+    assert_close(cr.jacfwd(f(cr))(x), jax.jit(jax.jacfwd(f(jnp)))(jnp.asarray(x)), "jacfwd")
 
 
 # ---------------------------------------------------------------------------------------
@@ -503,7 +519,7 @@ def test_gradcheck_finds_pytorchs_conjugate_and_a_rule_wrong_along_i():
 
 def test_hvp_of_a_real_function_of_complex_inputs_is_jvp_of_grad():
     v = np.array([1.0 - 1j, 0.5j, 2.0])
-    theirs = jax.jvp(jax.grad(loss(jnp)), (jnp.asarray(Z),), (jnp.asarray(v),))[1]
+    theirs = jax_jvp(jax.grad(loss(jnp)), (jnp.asarray(Z),), (jnp.asarray(v),))[1]
     assert_close(cr.hvp(loss(cr), Z, v), theirs, "hvp")
     with pytest.raises(TypeError, match="hessian_operator: complex inputs"):
         cr.hessian_operator(loss(cr), Z)
@@ -511,7 +527,7 @@ def test_hvp_of_a_real_function_of_complex_inputs_is_jvp_of_grad():
 
 def test_linear_operator_of_a_holomorphic_function_is_its_complex_jacobian():
     f = lambda np_: lambda z: np_.exp(z) * z[::-1] + np_.sin(z) ** 2  # noqa: E731
-    J = np.asarray(jax.jacfwd(f(jnp), holomorphic=True)(jnp.asarray(Z)))
+    J = np.asarray(jax.jit(jax.jacfwd(f(jnp), holomorphic=True))(jnp.asarray(Z)))
     op = cr.linear_operator(f(cr), Z)
     rng = seeded("linear operator")
     v, u = like(rng, Z), like(rng, Z)
@@ -529,7 +545,7 @@ def test_linear_operator_of_a_holomorphic_function_is_its_complex_jacobian():
 def test_linear_operator_of_a_real_input_with_complex_outputs():
     f = lambda np_: lambda x: np_.exp(1j * x) * x[::-1]  # noqa: E731
     x = np.array([0.3, -1.2, 2.0])
-    J = np.asarray(jax.jacfwd(f(jnp))(jnp.asarray(x)))
+    J = np.asarray(jax.jit(jax.jacfwd(f(jnp)))(jnp.asarray(x)))
     op = cr.linear_operator(f(cr), x)
     rng = seeded("real to complex")
     v, u = like(rng, Z), like(rng, Z)     # complex vectors, as SciPy's solvers pass them
@@ -554,11 +570,11 @@ def test_complex_tensors_have_numpys_and_pytorchs_methods():
         return np_.sum(np_.abs(spectrum) ** 2 + np_.real(z) * np_.imag(z))
     value = f(cr, z)
     value.backward(create_graph=True)
-    assert_close(z.grad, jax.grad(lambda z: f(jnp, z))(jnp.asarray(Z)), ".grad")
+    assert_close(z.grad, jax.jit(jax.grad(lambda z: f(jnp, z)))(jnp.asarray(Z)), ".grad")
     v = np.array([0.5, -1.0j, 1.0 + 1.0j])
     g = z.grad
     z.grad = None
     cr.real(cr.sum(g * v)).backward()   # second order: Re<grad, v> differentiated
-    theirs = jax.grad(lambda z: jnp.real(jnp.sum(jax.grad(lambda z: f(jnp, z))(z) * v)))(
-        jnp.asarray(Z))
+    theirs = jax.jit(jax.grad(
+        lambda z: jnp.real(jnp.sum(jax.grad(lambda z: f(jnp, z))(z) * v))))(jnp.asarray(Z))
     assert_close(z.grad, theirs, "grad of the grad")
