@@ -91,6 +91,9 @@ def test_a_distribution_function_matches_scipy_and_jax_to_second_order(name, our
                                                                        values, args,
                                                                        argnums):
     np.testing.assert_allclose(ours(*args), values(*args), rtol=1e-11, atol=1e-14)
+    # JAX eagerly: the cases share their primitives, whose compiled code eager JAX keeps
+    # from one case to the next; under jax.jit every case compiles a program of its own,
+    # which costs these cases more time than it saves.
     for argnum in argnums:
         mine = _summed(lambda *a: cr.sum(ours(*a)), argnum, args)
         jaxs = _summed(lambda *a: jnp.sum(theirs(*a)), argnum, args)
@@ -125,10 +128,11 @@ def test_dirichlet_matches_scipy_and_jax_in_the_point_and_the_concentrations():
     for argnum in (0, 1):
         np.testing.assert_allclose(
             cr.grad(stats.dirichlet.logpdf, argnums=argnum)(x, alpha),
-            jax.grad(jst.dirichlet.logpdf, argnums=argnum)(x, alpha), rtol=1e-11)
+            jax.jit(jax.grad(jst.dirichlet.logpdf, argnums=argnum))(x, alpha), rtol=1e-11)
         np.testing.assert_allclose(
             cr.hessian(stats.dirichlet.logpdf, argnums=argnum)(x, alpha),
-            jax.hessian(jst.dirichlet.logpdf, argnums=argnum)(x, alpha), rtol=1e-10)
+            jax.jit(jax.hessian(jst.dirichlet.logpdf, argnums=argnum))(x, alpha),
+            rtol=1e-10)
 
 
 def test_multivariate_normal_matches_scipy_and_jax_in_the_points_the_mean_and_the_cov():
@@ -146,19 +150,22 @@ def test_multivariate_normal_matches_scipy_and_jax_in_the_points_the_mean_and_th
     jax_total = lambda x, m, c: jnp.sum(jst.multivariate_normal.logpdf(x, m, c))
     for argnum in (0, 1):
         np.testing.assert_allclose(cr.grad(total, argnums=argnum)(points, mean, cov),
-                                   jax.grad(jax_total, argnums=argnum)(points, mean, cov),
+                                   jax.jit(jax.grad(jax_total, argnums=argnum))(points, mean,
+                                                                                cov),
                                    rtol=1e-10, atol=1e-12)
     # the covariance along symmetric directions (the only ones a covariance moves in),
     # first and second order
     d = RNG.standard_normal((3, 3))
     d = d + d.T
     first = cr.jvp(lambda c: total(points, mean, c), (cov,), (d,))[1]
-    jax_first = jax.jvp(lambda c: jax_total(points, mean, c), (cov,), (d,))[1]
+    jax_first = jax.jit(lambda c, d: jax.jvp(lambda c: jax_total(points, mean, c), (c,),
+                                             (d,))[1])(cov, d)
     np.testing.assert_allclose(first, jax_first, rtol=1e-10)
     slope = lambda c: cr.jvp(lambda c: total(points, mean, c), (c,), (d,))[1]
     jax_slope = lambda c: jax.jvp(lambda c: jax_total(points, mean, c), (c,), (d,))[1]
     np.testing.assert_allclose(cr.jvp(slope, (cov,), (d,))[1],
-                               jax.jvp(jax_slope, (cov,), (d,))[1], rtol=1e-9)
+                               jax.jit(lambda c: jax.jvp(jax_slope, (c,), (d,))[1])(cov),
+                               rtol=1e-9)
 
 
 FD_STEP = 1e-5
@@ -203,6 +210,7 @@ def test_a_cdf_in_its_shape_parameters_matches_jax_or_central_differences(
         at = args[argnum]
         direction = RNG.standard_normal(np.shape(at))
         if theirs is not None:
+            # (eagerly, as in the test above)
             expected = jax.grad(_summed(lambda *a: jnp.sum(theirs(*a)), argnum, args))(at)
             rtol, atol, jvp_atol = 1e-9, 1e-12, 1e-12
         else:  # SciPy's incomplete beta and t are good to some ulps (times 1/tail in a log)
@@ -272,13 +280,15 @@ def test_a_singular_multivariate_normal_is_differentiable_along_its_rank():
         sign, log_det = jnp.linalg.slogdet(a.T @ a)
         return jnp.sum(-0.5 * (2 * np.log(2 * np.pi) + log_det + jnp.sum(WEIGHTS ** 2, 1)))
 
-    np.testing.assert_allclose(cr.grad(ours)(RANK_TWO), jax.grad(theirs)(RANK_TWO),
+    np.testing.assert_allclose(cr.grad(ours)(RANK_TWO), jax.jit(jax.grad(theirs))(RANK_TWO),
                                rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(cr.hessian(ours)(RANK_TWO), jax.hessian(theirs)(RANK_TWO),
+    np.testing.assert_allclose(cr.hessian(ours)(RANK_TWO),
+                               jax.jit(jax.hessian(theirs))(RANK_TWO),
                                rtol=1e-8, atol=1e-11)
     d = RNG.standard_normal(RANK_TWO.shape)
     np.testing.assert_allclose(cr.jvp(ours, (RANK_TWO,), (d,))[1],
-                               jax.jvp(theirs, (RANK_TWO,), (d,))[1], rtol=1e-9)
+                               jax.jit(lambda a, d: jax.jvp(theirs, (a,), (d,))[1])(
+                                   RANK_TWO, d), rtol=1e-9)
 
 
 def test_allow_singular_on_a_full_rank_covariance_is_the_ordinary_density():
@@ -288,18 +298,19 @@ def test_allow_singular_on_a_full_rank_covariance_is_the_ordinary_density():
     total = lambda x, m, c: cr.sum(stats.multivariate_normal.logpdf(x, m, c,
                                                                     allow_singular=True))
     jax_total = lambda x, m, c: jnp.sum(jst.multivariate_normal.logpdf(x, m, c))
-    np.testing.assert_allclose(total(points, mean, cov), jax_total(points, mean, cov),
+    np.testing.assert_allclose(total(points, mean, cov), jax.jit(jax_total)(points, mean, cov),
                                rtol=1e-12)
     for argnum in (0, 1):
         np.testing.assert_allclose(cr.hessian(total, argnums=argnum)(points, mean, cov),
-                                   jax.hessian(jax_total, argnums=argnum)(points, mean, cov),
-                                   rtol=1e-9, atol=1e-12)
+                                   jax.jit(jax.hessian(jax_total, argnums=argnum))(
+                                       points, mean, cov), rtol=1e-9, atol=1e-12)
     d = RNG.standard_normal((3, 3))
     d = d + d.T
     slope = lambda c: cr.jvp(lambda c: total(points, mean, c), (c,), (d,))[1]
     jax_slope = lambda c: jax.jvp(lambda c: jax_total(points, mean, c), (c,), (d,))[1]
     np.testing.assert_allclose(cr.jvp(slope, (cov,), (d,))[1],
-                               jax.jvp(jax_slope, (cov,), (d,))[1], rtol=1e-9)
+                               jax.jit(lambda c: jax.jvp(jax_slope, (c,), (d,))[1])(cov),
+                               rtol=1e-9)
 
 
 def test_a_covariance_may_be_a_vector_or_a_number_as_in_scipy():
@@ -310,5 +321,6 @@ def test_a_covariance_may_be_a_vector_or_a_number_as_in_scipy():
     np.testing.assert_allclose(
         cr.grad(lambda c: cr.sum(stats.multivariate_normal.logpdf(x, mean, c)))(
             np.array([1.0, 2.0, 3.0])),
-        jax.grad(lambda c: jnp.sum(jst.multivariate_normal.logpdf(x, mean, jnp.diag(c))))(
+        jax.jit(jax.grad(lambda c: jnp.sum(jst.multivariate_normal.logpdf(x, mean,
+                                                                          jnp.diag(c)))))(
             np.array([1.0, 2.0, 3.0])), rtol=1e-11)
