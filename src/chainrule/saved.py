@@ -18,7 +18,7 @@ import numpy as np
 
 from .arrays import recorder, recorders_open
 
-__all__ = ["hold", "reached", "release", "free", "FREED", "copied", "copied_keywords",
+__all__ = ["hold", "reached", "release", "free", "FREED", "copied", "copied_keywords", "kept",
            "share_version_counter", "user_arrays"]
 
 
@@ -105,7 +105,7 @@ def copied(args, arrays, positions):
     JAX copy a NumPy operand into an array of theirs too. While cr.jit records, nothing
     is copied: its program reads the user's array each time it runs, where a copy would
     be a constant frozen at the trace."""
-    if recorders_open[0] and recorder() is not None:
+    if _recording():
         return args
     for i in positions:
         arrays[i] = arrays[i].copy()
@@ -122,16 +122,19 @@ def copied_keywords(kwargs):
             break
     else:
         return kwargs
-    if recorders_open[0] and recorder() is not None:
+    if _recording():
         return kwargs
-    out = None
-    for name, value in kwargs.items():
-        kept = _kept(value)
-        if kept is not value:
-            if out is None:
-                out = dict(kwargs)
-            out[name] = kept
-    return kwargs if out is None else out
+    return {name: _kept(value) for name, value in kwargs.items()}
+
+
+def kept(value):
+    """``value``, or a copy of it if it is the user's own writable NumPy array (as
+    ``copied``: nothing is copied while cr.jit records)."""
+    return value if _recording() else _kept(value)
+
+
+def _recording():
+    return recorders_open[0] and recorder() is not None
 
 
 def _holds_an_array(parts):

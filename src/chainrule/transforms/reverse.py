@@ -25,7 +25,7 @@ from ..node import Node
 from ..primitive import Box, objects_refused
 from ..arrays import as_array, recorder, recorders_open
 from ..backward import add_gradients, backward_pass
-from ..saved import copied, copied_keywords, user_arrays
+from ..saved import copied, copied_keywords, kept, user_arrays
 from .tracer import Tracer
 
 __all__ = ["ReverseTracer", "gradients"]
@@ -42,8 +42,7 @@ class ReverseTracer(Node, Tracer):
     def start(cls, value, level):
         """An input of the transform at ``level``: a leaf of its graph (the user's own
         array is copied: its pullback, called later, computes at this point)."""
-        if user_arrays((value,)):
-            value = copied((value,), [value], [0])[0]
+        value = kept(value)
         self = object.__new__(cls)
         self._data, self._level, self._prev = value, level, ()
         self._op = None
