@@ -28,7 +28,6 @@ to 33 s. Most of either is each worker's start (importing JAX and torch).
 """
 
 import os
-import zlib
 
 import numpy as np
 import pytest
@@ -36,21 +35,11 @@ import pytest
 import chainrule as cr
 
 import test_complex as complex_table
+from test_table_under_transforms import BATCH, REL, TRANSFORM_PARAMS, TRANSFORMS, rng_for
 
 jax, jnp = complex_table.jax, complex_table.jnp
-BATCH = 3
-REL = 1e-10
 JAX_ORACLE = os.environ.get("CHAINRULE_COMPLEX_ORACLE") == "jax"
-TRANSFORMS = ["vmap over axis 0", "vmap over the last axis", "vmap of the first argument",
-              "grad of vmap", "vmap of grad", "jit of vmap of jit"]
 CASES = [pytest.param(case, id=case.id) for case in complex_table.CASES]
-# the developer's loop (make test-fast) runs the first; make test runs them all
-TRANSFORM_PARAMS = [pytest.param(t, marks=[pytest.mark.slow] if k else [])
-                    for k, t in enumerate(TRANSFORMS)]
-
-
-def rng_for(case, what):
-    return np.random.default_rng(zlib.crc32(f"{case.id}/{what}".encode()))
 
 
 def examples(case):
