@@ -20,7 +20,8 @@ PYTEST_WORKERS ?= auto
 test: $(VENV)/.test-deps
 	$(PY) -m pytest -q -n $(PYTEST_WORKERS)
 
-# The developer's loop: the whole suite but the slow end-to-end runs (under a minute).
+# The developer's loop: the suite without the tests marked slow (20,361 tests, 20 minutes
+# from a clean clone on two cores; one file: pytest tests/FILE.py -m 'not slow').
 test-fast: $(VENV)/.test-deps
 	$(PY) -m pytest -q -n $(PYTEST_WORKERS) -m "not slow"
 
