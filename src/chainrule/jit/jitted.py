@@ -34,7 +34,7 @@ import numpy as np
 from .. import arrays as xp
 from ..modes import is_grad_enabled
 from . import guards, loops, randomness, recording
-from .state import ObjectState, TensorState, carries_state, grad_key, untraced
+from .state import ByIdentity, ObjectState, TensorState, carries_state, grad_key, untraced
 from .codegen import MISS, call_function
 from .names import argument_names, variables
 from .program import Program, compile_program
@@ -315,22 +315,7 @@ def _static(x):
         hash(x)
         return ("=", type(x), x)
     except TypeError:
-        return ("id", _Identity(x))
-
-
-class _Identity:
-    """An object compared by identity (a module, an optimizer, a list held as config)."""
-
-    __slots__ = ("obj",)
-
-    def __init__(self, obj):
-        self.obj = obj
-
-    def __eq__(self, other):
-        return type(other) is _Identity and other.obj is self.obj
-
-    def __hash__(self):
-        return id(self.obj)
+        return ("id", ByIdentity(x))
 
 
 def _in_the_scalar_engine(error):

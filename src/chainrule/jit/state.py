@@ -37,8 +37,8 @@ from ..scalar.value import Value
 from ..tensor import Tensor
 from ..tensor_data import foreign, users
 
-__all__ = ["TensorState", "ObjectState", "carries_state", "grad_key", "untraced",
-           "output_index", "kind", "key_name"]
+__all__ = ["TensorState", "ObjectState", "ByIdentity", "carries_state", "grad_key",
+           "untraced", "output_index", "kind", "key_name"]
 
 
 def grad_key(grad):
@@ -159,8 +159,10 @@ def carries_state(obj):
     return callable(getattr(type(obj), "_jit_state_", None))
 
 
-class _Same:
-    """A value a replay needs to find again itself (compared by identity)."""
+class ByIdentity:
+    """An object in a cache key, compared by identity: a value a replay needs to find
+    again itself, or a static argument that cannot be hashed (a module, an optimizer, a
+    list held as config)."""
 
     __slots__ = ("obj",)
 
@@ -168,7 +170,7 @@ class _Same:
         self.obj = obj
 
     def __eq__(self, other):
-        return type(other) is _Same and other.obj is self.obj
+        return type(other) is ByIdentity and other.obj is self.obj
 
     def __hash__(self):
         return id(self.obj)
@@ -187,12 +189,12 @@ def kind(value):
         return (value.shape, value.dtype, value._lib)
     if t in _NUMBERS or isinstance(value, np.generic):
         return t
-    return _Same(value)
+    return ByIdentity(value)
 
 
 def is_input(k):
     """Whether a value of this kind is an input of the program (arrays, numbers)."""
-    return type(k) is not _Same
+    return type(k) is not ByIdentity
 
 
 def key_name(key):
