@@ -8,8 +8,10 @@
     cli_eval.py           ``chainrule eval``: a saved model on its test split
     cli_data.py           ``chainrule data fetch``: MNIST downloaded
     cli_graph.py          ``chainrule graph``: an expression's graph, gradients, picture
-    training.py           a training run: configuration, loop, evaluation, history
+    training.py           a training run: configuration, loop, history
     training_engines.py   the two engines (Value, Tensor) behind one training loop
+    training_data.py      the data sets a run takes, by name or from arrays
+    metrics.py            a model on a data set: accuracy, confusion matrix, error
     recipes.py            the runs the demo and the README show
     progress.py           a progress bar (tqdm where installed) and per-epoch lines
     plots.py              the pictures of a run (matplotlib)

@@ -2,12 +2,14 @@
 and the recipes (micrograd's moons demo, the toy regression).
 
 A run is a ``Config`` (data set, engine, network, optimizer, schedule, loss) and a data
-set from ``load_dataset`` (or ``as_dataset``). ``train`` runs the one loop: for each
-mini-batch, forward, loss, zero_grad, backward, an optimizer step and a schedule step
-from ``chainrule.optim``; then progress and metrics. What the engines do differently is
-an ``Engine`` (``training_engines.py``): a handful of small functions (build a model, pass a batch
+set from ``load_dataset`` (or ``as_dataset``; both in ``training_data.py``). ``train``
+runs the one loop: for each mini-batch, forward, loss, zero_grad, backward, an optimizer
+step and a schedule step from ``chainrule.optim``; then progress and metrics (accuracy
+and the like in ``metrics.py``). What the engines do differently is an ``Engine``
+(``training_engines.py``): a handful of small functions (build a model, pass a batch
 through it, its losses, the sum of squared weights), one set for the MLP of Values and
-one for the tensor MLP.
+one for the tensor MLP. The data sets' and the metrics' names are importable from here
+too (``training.load_dataset``, ``training.evaluate``).
 
 Each data set has defaults (``DEFAULTS``) that train well on each engine; the CLI may
 override any of them, and metrics.json records the config that ran.
@@ -30,13 +32,15 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from .. import data as datasets
 from ..data import DataLoader, TensorDataset
 from ..nn import optim
 from .training_engines import CNN_DEFAULTS, ENGINES, SCALAR, TENSOR, DigitsCNN, Engine
 from ..modes import no_grad
 from ..jit.jitted import jit
 from .progress import progress
+from .metrics import (accuracy, confusion_matrix, evaluate, mean_squared_error, predictions,
+                      scores)
+from .training_data import DATASETS, as_dataset, load_dataset
 
 __all__ = ["Config", "DEFAULTS", "DEFAULT_ENGINE", "DATASETS", "OPTIMIZERS", "SCHEDULES",
            "LOSSES", "Engine", "ENGINES", "SCALAR", "TENSOR", "load_dataset", "as_dataset",
@@ -46,7 +50,6 @@ __all__ = ["Config", "DEFAULTS", "DEFAULT_ENGINE", "DATASETS", "OPTIMIZERS", "SC
            "check_model_size", "count_parameters", "MAX_MODEL_BYTES", "STOP_SIGNALS",
            "LOSS_GROWTH", "MODELS", "CNN_DEFAULTS"]
 
-DATASETS = ("toy", "moons", "circles", "spirals", "digits", "mnist")
 MODELS = ("mlp", "cnn")
 OPTIMIZERS = ("sgd", "adam")
 SCHEDULES = ("constant", "linear")
@@ -201,55 +204,6 @@ DEFAULTS = {
 
 
 # ---------------------------------------------------------------------------------------
-# Data
-# ---------------------------------------------------------------------------------------
-
-def as_dataset(X, y, X_test=None, y_test=None, n_classes=None, image=None,
-               regression=False):
-    """The dict ``train`` takes: X_train, y_train, X_test, y_test (None when the set
-    reports training accuracy), n_classes, ``image`` (the side of a square image, or
-    None) and ``regression``.
-
-    >>> data = as_dataset([[0.0, 1.0], [1.0, 0.0]], [0, 1])
-    >>> data["n_classes"], data["X_train"].shape, data["regression"]
-    (2, (2, 2), False)
-    """
-    X, y = np.asarray(X), np.asarray(y)
-    if not np.issubdtype(X.dtype, np.floating):  # float32 and float64 stay as they are
-        X = X.astype(float)
-    if X.ndim != 2 or len(X) != len(y):
-        raise ValueError(f"expected X of shape (n, features) and y of n labels, got X of "
-                         f"shape {X.shape} and {len(y)} labels")
-    if n_classes is None:
-        n_classes = 1 if regression else int(np.max(y)) + 1
-    return dict(X_train=X, y_train=y, X_test=X_test, y_test=y_test, n_classes=n_classes,
-                image=image, regression=regression)
-
-
-def load_dataset(name, seed=0, data_dir=""):
-    """A data set by name, as ``as_dataset`` describes it; ``data_dir`` (MNIST only) holds
-    the full set's IDX files."""
-    if name == "toy":  # regression: one output, mean squared error
-        return as_dataset(*datasets.make_toy_regression(64, seed=seed), regression=True)
-    if name == "moons":
-        return as_dataset(*datasets.make_moons(100, noise=0.1, seed=seed))
-    if name == "circles":
-        return as_dataset(*datasets.make_circles(200, noise=0.05, seed=seed))
-    if name == "spirals":
-        return as_dataset(*datasets.make_spirals(300, seed=seed))
-    if name == "digits":
-        X, y, Xt, yt = datasets.load_digits_split(seed=seed)
-        return as_dataset(X, y, Xt, yt, n_classes=10, image=8)
-    if name == "mnist":
-        if data_dir:
-            X, y, Xt, yt = datasets.load_mnist(data_dir)
-        else:
-            X, y, Xt, yt = datasets.load_mnist_subset(seed=seed)
-        return as_dataset(X, y, Xt, yt, n_classes=10, image=28)
-    raise ValueError(f"unknown data set {name!r}; known: {', '.join(DATASETS)}")
-
-
-# ---------------------------------------------------------------------------------------
 # The pieces of a run: model, optimizer, schedule, loss
 # ---------------------------------------------------------------------------------------
 
@@ -371,64 +325,6 @@ def _check_fits(config, data):
     if config.loss == "hinge" and data["n_classes"] != 2:
         raise ValueError(f"the hinge loss needs two classes; {config.dataset} has "
                          f"{data['n_classes']}")
-
-
-# ---------------------------------------------------------------------------------------
-# Predictions
-# ---------------------------------------------------------------------------------------
-
-def scores(model, X, engine, batch=2048):
-    """The model's outputs for every row of X, as an ndarray (N, outputs)."""
-    adapter = ENGINES[engine]
-    X = np.asarray(X)
-    with no_grad():
-        return np.concatenate([adapter.scores(adapter.forward(model, X[i:i + batch]))
-                               for i in range(0, len(X), batch)])
-
-
-def predictions(scores):
-    """The class of each row of scores: the largest score's, or with one score, 1 where
-    it is positive (the hinge loss's sign).
-
-    >>> predictions(np.array([[0.1, 0.9], [2.0, -1.0]])).tolist()
-    [1, 0]
-    >>> predictions(np.array([[-0.5], [0.5]])).tolist()
-    [0, 1]
-    """
-    return scores.argmax(axis=1) if scores.shape[1] > 1 else (scores[:, 0] > 0).astype(int)
-
-
-def accuracy(model, X, y, engine):
-    """(the fraction of rows classified right, the predicted classes)."""
-    predicted = predictions(scores(model, X, engine))
-    return float(np.mean(predicted == y)), predicted
-
-
-def confusion_matrix(y, predicted, n_classes):
-    """Counts of (true class, predicted class)."""
-    matrix = np.zeros((n_classes, n_classes), dtype=np.int64)
-    np.add.at(matrix, (np.asarray(y), np.asarray(predicted)), 1)
-    return matrix
-
-
-def evaluate(model, data, engine="tensor"):
-    """Test accuracy and the confusion matrix (rows: true class, columns: predicted);
-    the training set's when the data set has no test set."""
-    X, y = (data["X_test"], data["y_test"]) if data["X_test"] is not None else (
-        data["X_train"], data["y_train"])
-    acc, predicted = accuracy(model, X, y, engine)
-    # a model with more outputs than the set has classes can predict a class it lacks
-    n_classes = max(data["n_classes"], int(np.max(predicted, initial=-1)) + 1)
-    return acc, confusion_matrix(y, predicted, n_classes), predicted
-
-
-def mean_squared_error(model, data, engine="tensor"):
-    """A regression's error on its test set, or its training set when it has none; a
-    model's first output is its prediction."""
-    X, y = (data["X_test"], data["y_test"]) if data["X_test"] is not None else (
-        data["X_train"], data["y_train"])
-    predicted = scores(model, X, engine)[:, 0]
-    return float(np.mean((predicted - np.asarray(y, dtype=float)) ** 2))
 
 
 # ---------------------------------------------------------------------------------------
