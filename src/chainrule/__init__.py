@@ -27,7 +27,8 @@ from .transforms.control import (cond, dynamic_slice, dynamic_update_slice, fori
                                  switch, while_loop)
 from .transforms import lax
 from .modes import detect_anomaly, enable_grad, inference_mode, is_grad_enabled, no_grad
-from .primitive import Primitive, elementwise, primitive
+from .primitive import (ENTRYWISE, LEADING_AXES, Batching, Primitive, along_axis, elementwise,
+                        primitive)
 from .creation import (arange, eye, full, linspace, ones, ones_like, rand, randn, tensor,
                        zeros, zeros_like)
 from .tensor import Tensor
@@ -48,7 +49,7 @@ __all__ = [
     # the engines
     "Value", "Tensor", "tensor", "zeros", "ones", "full", "eye", "arange", "linspace",
     "zeros_like", "ones_like", "rand", "randn", "Primitive", "primitive", "elementwise",
-    "Function",
+    "Function", "Batching", "ENTRYWISE", "LEADING_AXES", "along_axis",
     # function transforms
     "grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "jacobian", "hessian",
     "hvp", "vmap", "linear_operator", "hessian_operator", "gradcheck", "GradcheckError",

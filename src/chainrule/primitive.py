@@ -38,7 +38,8 @@ import numpy as np
 from .arrays import ARRAYS
 
 __all__ = ["Primitive", "primitive", "elementwise", "Box", "raw", "shape_of", "ndim_of",
-           "new_level", "objects_refused", "of_a_library"]
+           "new_level", "objects_refused", "of_a_library", "Batching", "ENTRYWISE",
+           "LEADING_AXES", "along_axis"]
 
 
 class Box:
@@ -98,6 +99,46 @@ def ndim_of(x):
     return len(shape_of(x)) if ndim is None else ndim
 
 
+class Batching:
+    """How an operation runs on a batch of examples under ``cr.vmap`` (``batching=``).
+
+    One part of an operation's record, which ``transforms/batching.py`` carries out.
+    The kinds most operations are:
+
+    * ``ENTRYWISE``: entry by entry with broadcasting (what ``elementwise`` makes);
+    * ``along_axis(axis=None, keepdims=False)``: along the axes its ``axis`` parameter
+      names (a reduction, a cumulative sum, a transform along one axis), given the
+      parameters after the operand, in order, with their defaults;
+    * ``LEADING_AXES``: already computes on any leading axes (a stack of matrices), so
+      the batch is one more.
+
+    A few operations of shapes and products batch in a way of their own: their record
+    holds a function of the call (``transforms/batching.py`` writes those, beside the
+    helpers they share). An operation without any (None) runs on each example in turn,
+    the results stacked: always right, slower, and counted.
+    """
+
+    __slots__ = ("kind", "params")
+
+    def __init__(self, kind, params=()):
+        self.kind, self.params = kind, params
+
+    def __repr__(self):
+        if not self.params:
+            return self.kind.upper().replace(" ", "_")
+        return f"along_axis({', '.join(f'{k}={v!r}' for k, v in self.params)})"
+
+
+ENTRYWISE = Batching("entrywise")
+LEADING_AXES = Batching("leading axes")
+
+
+def along_axis(**params):
+    """The batching of an operation along the axes its ``axis`` parameter names:
+    ``params`` are its parameters after the operand, in order, with their defaults."""
+    return Batching("along axis", tuple(params.items()))
+
+
 class Primitive:
     """An operation NumPy can compute, made differentiable by its rules.
 
@@ -108,6 +149,8 @@ class Primitive:
     ``argnum=``. ``jacrev`` and ``jacfwd`` push a batch of cotangents or tangents through
     the rules at once (extra leading axes); a rule is called once per row of the batch
     unless ``batched=True`` says it handles leading axes itself (the library's do).
+    ``batching`` says how ``cr.vmap`` runs it on a batch (``Batching``; by default,
+    once per example).
     ``text`` (optional, one string per argument) shows a rule to a reader in
     ``backward(explain=True)``: ``{g}`` is the incoming gradient, ``{out}`` the result,
     ``{0}``, ``{1}`` the arguments.
@@ -132,7 +175,7 @@ class Primitive:
     casts_to_dtype = False
 
     def __init__(self, forward, name=None, *, batched=False, variadic=False, doc=None,
-                 aliases=None):
+                 aliases=None, batching=None):
         self.forward = forward
         self.aliases = aliases  # other names of keyword arguments (PyTorch's dim=)
         self.name = name or forward.__name__
@@ -140,6 +183,7 @@ class Primitive:
         self.jvps = {}
         self.texts = {}
         self.batched = batched
+        self.batching = batching
         self.variadic = variadic
         self.__doc__ = doc or forward.__doc__
         self.__wrapped__ = forward
@@ -385,13 +429,15 @@ def _stacked(arg):
 # Called with the function, a Primitive; called with only keywords (@primitive(name=...)),
 # the decorator that makes one.
 def primitive(forward: Callable[..., Any] | None = None, *, name: str | None = None,
-              batched: bool = False
+              batched: bool = False, batching: Batching | None = None
               ) -> "Primitive | Callable[[Callable[..., Any]], Primitive]":
     """Decorator: turn a NumPy function into a differentiable operation (add its rules
     with ``.defvjp`` and ``.defjvp``).
 
     The operation then works on Tensors, arrays, numbers and Values, in every
     transform; ``cr.gradcheck`` checks the rules against central differences.
+    ``batching=cr.ENTRYWISE`` (or another ``Batching``) lets ``cr.vmap`` run it on a
+    whole batch at once rather than once per example.
 
     >>> @cr.primitive
     ... def cube(x):
@@ -401,8 +447,8 @@ def primitive(forward: Callable[..., Any] | None = None, *, name: str | None = N
     12.0
     """
     if forward is None:
-        return lambda f: Primitive(f, name, batched=batched)
-    return Primitive(forward, name, batched=batched)
+        return lambda f: Primitive(f, name, batched=batched, batching=batching)
+    return Primitive(forward, name, batched=batched, batching=batching)
 
 
 def elementwise(forward: Callable[..., Any], name: str,
@@ -419,7 +465,7 @@ def elementwise(forward: Callable[..., Any], name: str,
     >>> cr.grad(lambda x: cr.sum(square(x)))(np.array([1.0, 3.0]))
     array([2., 6.])
     """
-    prim = Primitive(forward, name, batched=True, doc=doc)
+    prim = Primitive(forward, name, batched=True, doc=doc, batching=ENTRYWISE)
     for argnum, partial in enumerate(partials):
         if partial is None:
             continue

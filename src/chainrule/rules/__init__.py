@@ -50,6 +50,10 @@ How to add an operation
    with the table's own operations. A composition of existing operations needs no rules
    (``gelu``, ``var``). A one-line docstring says what it computes; a longer one shows
    an example where the operation has a convention worth seeing (a kink, a tie).
+   Say how it batches under ``cr.vmap`` in the same line: ``elementwise`` does it for
+   you; a reduction writes ``@op(name, batching=along_axis(axis=None, keepdims=False))``
+   (its parameters after the operand, with their defaults); one that already computes
+   on stacks, ``batching=LEADING_AXES``. Without it, vmap runs it once per example.
 3. Add its name to the topic file's ``__all__``: that makes it ``cr.NAME``, NumPy's
    function of that name on a Tensor (``np.NAME(t)``), and its line in docs/api.md (run
    ``python scripts/make_api_docs.py``). Add it to ``METHODS`` too if Tensors have it as
@@ -59,31 +63,19 @@ How to add an operation
 """
 
 from .elementwise import *  # noqa: F401,F403
-from .elementwise import __all__ as _elementwise
 from .elementary import *  # noqa: F401,F403
-from .elementary import __all__ as _elementary
 from .linalg import *  # noqa: F401,F403
-from .linalg import __all__ as _linalg
 from .ordering import *  # noqa: F401,F403
-from .ordering import __all__ as _ordering
 from .assembly import *  # noqa: F401,F403
-from .assembly import __all__ as _assembly
 from .statistics import *  # noqa: F401,F403
-from .statistics import __all__ as _statistics
 from .reductions import *  # noqa: F401,F403
-from .reductions import __all__ as _reductions
 from .shapes import *  # noqa: F401,F403
-from .shapes import __all__ as _shapes
 from .decompositions import *  # noqa: F401,F403
-from .decompositions import __all__ as _decompositions
 from .eigen import *  # noqa: F401,F403
-from .eigen import __all__ as _eigen
 from .matrix_functions import *  # noqa: F401,F403
-from .matrix_functions import __all__ as _matrix_functions
 from .contractions import *  # noqa: F401,F403
-from .contractions import __all__ as _contractions
 from .complexes import *  # noqa: F401,F403
-from .complexes import __all__ as _complexes
+from ..primitive import Primitive
 
 from .linalg import matmul_jvp_a, matmul_jvp_b, matmul_vjp_a, matmul_vjp_b  # noqa: F401
 from .matrix_functions import (linalg_norm, matrix_norm, multi_dot,  # noqa: F401
@@ -94,21 +86,34 @@ from .shapes import (astype, getitem, index_add, index_max, index_min,  # noqa: 
 
 from . import (assembly, complexes, contractions, decompositions, eigen, elementary,
                elementwise, linalg, matrix_functions, ordering, reductions, shapes, statistics)
-from . import convolution  # noqa: F401  (its names stay out of cr.* and NumPy's namespace)
-from . import fft  # noqa: F401  (chainrule.numpy.fft, as NumPy keeps them in numpy.fft)
+from . import convolution, fft, fused
+
+# The topic files of cr.NAME; fft (chainrule.numpy.fft, as NumPy
+# keeps them in numpy.fft), convolution (nn.functional's, as PyTorch keeps them there)
+# and fused (speed overrides) keep their names out of cr.* and NumPy's namespace.
+TOPICS = (elementwise, elementary, reductions, linalg, shapes, ordering, assembly, statistics,
+          decompositions, eigen, matrix_functions, contractions, complexes)
 
 # The public operations (cr.NAME); the engines also use the helpers imported above.
-__all__ = [*_elementwise, *_elementary, *_reductions, *_linalg, *_shapes, *_ordering,
-           *_assembly, *_statistics, *_decompositions, *_eigen, *_matrix_functions,
-           *_contractions, *_complexes]
+__all__ = [name for topic in TOPICS for name in topic.__all__]
+
+
+def primitives():
+    """Every operation of the table (each Primitive of the topic files, fft, convolution
+    and the fused layers), for the transforms and checks that go through them all."""
+    found = {}
+    for module in TOPICS + (fft, convolution, fused):
+        for value in vars(module).values():
+            if isinstance(value, Primitive):
+                found[id(value)] = value
+    return list(found.values())
 
 
 def _methods():
     """The operations each topic file lists in its METHODS, by method name: Tensor and
     the tracers have them as methods (``x.exp()`` is ``exp(x)``; array_methods.py)."""
     found = {}
-    for topic in (elementwise, elementary, reductions, linalg, shapes, ordering, assembly,
-                  statistics, decompositions, matrix_functions, contractions, complexes):
+    for topic in TOPICS:
         for entry in getattr(topic, "METHODS", ()):
             method, operation = entry if isinstance(entry, tuple) else (entry, entry)
             found[method] = getattr(topic, operation)

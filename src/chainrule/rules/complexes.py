@@ -16,7 +16,7 @@ import math
 from numpy.typing import ArrayLike
 
 from .. import arrays as xp
-from ..primitive import raw
+from ..primitive import ENTRYWISE, raw
 from ..arrays import as_array
 from .common import Result, op
 from .elementwise import absolute, divide, multiply, where
@@ -43,7 +43,7 @@ def is_complex(x: ArrayLike) -> bool:
     return bool(getattr(dtype, "is_complex", False)) or "complex" in str(dtype)
 
 
-@op("real")
+@op("real", batching=ENTRYWISE)
 def real(x: ArrayLike) -> Result:
     """The real part, elementwise (x itself, as a copy, for a real x).
 
@@ -62,7 +62,7 @@ real.defvjp(lambda g, ans, x: g)
 real.defjvp(lambda t, ans, x: real(t))
 
 
-@op("imag")
+@op("imag", batching=ENTRYWISE)
 def imag(x: ArrayLike) -> Result:
     """The imaginary part, elementwise (0 for a real x).
 
@@ -81,7 +81,7 @@ imag.defvjp(lambda g, ans, x: multiply(g, -1j))
 imag.defjvp(lambda t, ans, x: imag(t))
 
 
-@op("conj")
+@op("conj", batching=ENTRYWISE)
 def conj(x: ArrayLike) -> Result:
     """The complex conjugate, elementwise (x itself, as a copy, for a real x).
 
@@ -113,7 +113,7 @@ def _angle_jvp(t, ans, x, deg=False):
     return imag(divide(t, x)) * (180 / math.pi if deg else 1.0)
 
 
-@op("angle")
+@op("angle", batching=ENTRYWISE)
 def angle(z: ArrayLike, deg: bool = False) -> Result:
     """The angle of z in the complex plane, in (-pi, pi] (in degrees with ``deg``), as
     ``np.angle``: 0 or pi for a real z, a piecewise constant (its gradient is 0).

@@ -23,7 +23,7 @@ from collections import namedtuple
 from numpy.typing import ArrayLike
 
 from .. import arrays as xp
-from ..primitive import ndim_of, raw, shape_of
+from ..primitive import LEADING_AXES, ndim_of, raw, shape_of
 from .common import Result, op, tangent_lead
 from .complexes import imag, is_complex, real
 from .elementwise import where
@@ -47,7 +47,7 @@ SlogdetResult = namedtuple("SlogdetResult", "sign logabsdet")
 # Inverse, determinant, solve
 # ---------------------------------------------------------------------------------------
 
-@op("inv")
+@op("inv", batching=LEADING_AXES)
 def inv(a):
     """The inverse of a square matrix (or of each in a batch), as np.linalg.inv.
 
@@ -70,7 +70,7 @@ inv.defvjp(lambda g, ans, a: -matmul(matmul(mT(ans), g), mT(ans)))
 inv.defjvp(lambda t, ans, a: -matmul(matmul(ans, t), ans))
 
 
-@op("det")
+@op("det", batching=LEADING_AXES)
 def det(a):
     """The determinant of a square matrix (or of each in a batch), as np.linalg.det.
 
@@ -108,7 +108,7 @@ det.defvjp(lambda g, ans, a: expand_dims(expand_dims(g, -1), -1) * _cofactors(a,
 det.defjvp(lambda t, ans, a: sum(_cofactors(a, ans) * t, axis=(-2, -1)))
 
 
-@op("logabsdet")
+@op("logabsdet", batching=LEADING_AXES)
 def _logabsdet(a):
     check_square("slogdet", a)
     return xp.linalg.slogdet(a)[1]
@@ -124,7 +124,7 @@ def _real_if_complex(x):
     return real(x) if is_complex(x) else x
 
 
-@op("det_sign")
+@op("det_sign", batching=LEADING_AXES)
 def _det_sign(a):
     return xp.linalg.slogdet(a)[0]
 
@@ -253,7 +253,7 @@ def solve_triangular(a: ArrayLike, b: ArrayLike, lower: bool = False) -> Result:
 # Decompositions
 # ---------------------------------------------------------------------------------------
 
-@op("cholesky")
+@op("cholesky", batching=LEADING_AXES)
 def cholesky(a):
     """The lower-triangular L with L @ L^T = a, for symmetric positive definite a
     (or each of a batch), as np.linalg.cholesky.
@@ -303,7 +303,7 @@ cholesky.defvjp(_cholesky_vjp)
 cholesky.defjvp(_cholesky_jvp)
 
 
-@op("eigh")
+@op("eigh", batching=LEADING_AXES)
 def _eigh(a):
     """eigh's two results packed: eigenvalues (n,), then eigenvectors (n, n)."""
     check_square("eigh", a)
@@ -374,7 +374,7 @@ def eigh(a: ArrayLike, UPLO: str = "L") -> Result:
     return EighResult(real(w) if is_complex(w) else w, v)  # (packed with v: complex)
 
 
-@op("eigvalsh")
+@op("eigvalsh", batching=LEADING_AXES)
 def eigvalsh(a, UPLO="L"):
     """The eigenvalues (ascending) of a symmetric matrix, as np.linalg.eigvalsh.
 
@@ -410,7 +410,7 @@ def _svd_cores(a):
     return [(m, k), (k,), (k, n)]
 
 
-@op("svd")
+@op("svd", batching=LEADING_AXES)
 def _svd(a):
     """svd's three results packed: U (m, k), S (k,), Vh (k, n)."""
     check_matrix("svd", a)
@@ -532,7 +532,7 @@ def svd(a: ArrayLike, full_matrices: bool = True, compute_uv: bool = True,
     return SVDResult(u, real(s) if is_complex(s) else s, vh)  # (packed with U: complex)
 
 
-@op("svdvals")
+@op("svdvals", batching=LEADING_AXES)
 def svdvals(a):
     """The singular values, descending, as np.linalg.svdvals (svd(a, compute_uv=False)).
 
@@ -568,7 +568,7 @@ svdvals.defvjp(_svdvals_vjp)
 svdvals.defjvp(_svdvals_jvp)
 
 
-@op("qr")
+@op("qr", batching=LEADING_AXES)
 def _qr(a):
     """qr's two results packed: Q (m, n), R (n, n), for m >= n."""
     q, r = xp.linalg.qr(a)

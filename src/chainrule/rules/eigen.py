@@ -21,7 +21,7 @@ from collections import namedtuple
 from numpy.typing import ArrayLike
 
 from .. import arrays as xp
-from ..primitive import raw, shape_of
+from ..primitive import LEADING_AXES, raw, shape_of
 from .common import Result, op
 from .complexes import conj, imag, is_complex, real
 from .decompositions import solve
@@ -36,7 +36,7 @@ __all__ = ["eig", "eigvals"]
 EigResult = namedtuple("EigResult", "eigenvalues eigenvectors")
 
 
-@op("eig")
+@op("eig", batching=LEADING_AXES)
 def _eig(a):
     """eig's two results packed: eigenvalues (n,), then eigenvectors (n, n)."""
     check_square("eig", a)

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from numpy.typing import ArrayLike
 
 from .. import arrays as xp
-from ..primitive import ndim_of, shape_of
+from ..primitive import along_axis, ndim_of, shape_of
 from .assembly import pad, roll
 from .common import Result, op
 from .complexes import conj
@@ -55,7 +55,7 @@ def _resized(y, length, axis):
     return pad(y, widths)
 
 
-@op("fft")
+@op("fft", batching=along_axis(n=None, axis=-1, norm=None))
 def fft(a: ArrayLike, n: int | None = None, axis: int = -1, norm: str | None = None) -> Result:
     """``np.fft.fft``: the discrete Fourier transform along ``axis``, differentiable.
 
@@ -78,7 +78,7 @@ fft.defjvp(lambda t, ans, a, n=None, axis=-1, norm=None:
            fft(t, n, _axis_from_end(axis, a), norm))
 
 
-@op("ifft")
+@op("ifft", batching=along_axis(n=None, axis=-1, norm=None))
 def ifft(a: ArrayLike, n: int | None = None, axis: int = -1, norm: str | None = None) -> Result:
     """``np.fft.ifft``: the inverse of ``fft``, differentiable.
 
@@ -101,7 +101,7 @@ ifft.defjvp(lambda t, ans, a, n=None, axis=-1, norm=None:
             ifft(t, n, _axis_from_end(axis, a), norm))
 
 
-@op("rfft")
+@op("rfft", batching=along_axis(n=None, axis=-1, norm=None))
 def rfft(a: ArrayLike, n: int | None = None, axis: int = -1, norm: str | None = None) -> Result:
     """``np.fft.rfft``: the first n//2 + 1 entries of the ``fft`` of a real signal.
 
@@ -126,7 +126,7 @@ rfft.defjvp(lambda t, ans, a, n=None, axis=-1, norm=None:
             rfft(t, n, _axis_from_end(axis, a), norm))
 
 
-@op("irfft")
+@op("irfft", batching=along_axis(n=None, axis=-1, norm=None))
 def irfft(a: ArrayLike, n: int | None = None, axis: int = -1,
           norm: str | None = None) -> Result:
     """``np.fft.irfft``: the real signal of length n (2 (m - 1) by default) whose

@@ -22,11 +22,12 @@ work, through ``pullback``, which gets every needed gradient in one call.
 import os
 
 from .. import arrays as xp
-from .. import rules as ops
-from ..primitive import Box, Primitive, ndim_of, raw, shape_of
+from ..primitive import LEADING_AXES, Box, Primitive, ndim_of, raw, shape_of
 from ..arrays import ARRAYS, as_array
 from .common import class_indices, tangent_lead
 from .linalg import matmul_jvp_a, matmul_jvp_b, matmul_vjp_a, matmul_vjp_b
+from .reductions import softmax, sum
+from .shapes import reshape
 
 __all__ = ["enabled", "set_enabled", "Fused", "linear", "linear_relu", "cross_entropy"]
 
@@ -63,8 +64,8 @@ class Fused(Primitive):
     [15.0, 21.0]
     """
 
-    def __init__(self, forward, name, shared_pullback, *, batched=False):
-        super().__init__(forward, name, batched=batched)
+    def __init__(self, forward, name, shared_pullback, *, batched=False, batching=None):
+        super().__init__(forward, name, batched=batched, batching=batching)
         self.shared_pullback = shared_pullback
         self._needs = {}
 
@@ -129,7 +130,7 @@ def _linear_pullback(g, ans, x, weight, bias, needs, residual):
             matmul_vjp_b(g, x, weight) if needs[1] else None, g)
 
 
-linear = Fused(_linear, "linear", _linear_pullback, batched=True)
+linear = Fused(_linear, "linear", _linear_pullback, batched=True, batching=LEADING_AXES)
 linear.defvjp(lambda g, ans, x, weight, bias: matmul_vjp_a(g, x, weight),
               lambda g, ans, x, weight, bias: matmul_vjp_b(g, x, weight),
               lambda g, ans, x, weight, bias: g,
@@ -137,7 +138,7 @@ linear.defvjp(lambda g, ans, x, weight, bias: matmul_vjp_a(g, x, weight),
 linear.defjvp(lambda t, ans, x, weight, bias: matmul_jvp_a(t, x, weight),
               lambda t, ans, x, weight, bias: matmul_jvp_b(t, x, weight),
               lambda t, ans, x, weight, bias:   # batch axes kept in front of the result's
-              ops.reshape(t, tangent_lead(t, bias) + (1,) * (ndim_of(ans) - ndim_of(bias))
+              reshape(t, tangent_lead(t, bias) + (1,) * (ndim_of(ans) - ndim_of(bias))
                           + shape_of(bias)))
 
 
@@ -168,7 +169,8 @@ def _linear_relu_pullback(g, ans, x, weight, bias, needs, residual):
     return _linear_pullback(g * (ans > 0), ans, x, weight, bias, needs, residual)
 
 
-linear_relu = Fused(_linear_relu, "linear_relu", _linear_relu_pullback, batched=True)
+linear_relu = Fused(_linear_relu, "linear_relu", _linear_relu_pullback, batched=True,
+                    batching=LEADING_AXES)
 linear_relu.defvjp(*[lambda g, ans, *args, _rule=linear.vjps[i]:
                      _rule(g * (raw(ans) > 0), ans, *args) for i in range(3)])
 linear_relu.defjvp(*[lambda t, ans, *args, _rule=linear.jvps[i]:
@@ -223,8 +225,8 @@ def _cross_entropy_vjp(g, ans, logits, labels):
     """(softmax(logits) - one_hot(labels)) * g / N, written with the table's operations."""
     one_hot = xp.zeros(xp.shape(raw(logits)), dtype=xp.result_type(raw(logits)))
     one_hot[xp.arange(len(labels)), class_indices(labels, one_hot.shape)] = 1
-    g = ops.reshape(g, xp.shape(g) + (1, 1))  # (a batch of) scalars, against (N, C)
-    return (ops.softmax(logits, axis=-1) - one_hot) * (g / len(labels))
+    g = reshape(g, xp.shape(g) + (1, 1))  # (a batch of) scalars, against (N, C)
+    return (softmax(logits, axis=-1) - one_hot) * (g / len(labels))
 
 
 def _cross_entropy_pullback(g, ans, logits, labels, needs, residual):
@@ -253,5 +255,5 @@ cross_entropy = _KeepingSoftmax(_cross_entropy, "cross_entropy", _cross_entropy_
                                 batched=True)
 cross_entropy.defvjp(_cross_entropy_vjp, text=("(softmax({0}) - one_hot) / N * {g}",))
 cross_entropy.defjvp(lambda t, ans, logits, labels:
-                     ops.sum(_cross_entropy_vjp(1.0, ans, logits, labels) * t,
+                     sum(_cross_entropy_vjp(1.0, ans, logits, labels) * t,
                              axis=(-2, -1)))

@@ -9,7 +9,7 @@ import builtins
 from numpy.typing import ArrayLike
 
 from .. import arrays as xp
-from ..primitive import ndim_of, raw, shape_of
+from ..primitive import LEADING_AXES, ndim_of, raw, shape_of
 from ..arrays import ARRAYS
 from .common import Result, op
 from .complexes import conj, is_complex
@@ -24,7 +24,7 @@ __all__ = ["pinv", "trace", "matrix_power", "lstsq"]
 METHODS = ["trace"]  # also methods of Tensor
 
 
-@op("pinv")
+@op("pinv", batching=LEADING_AXES)
 def pinv(a, rcond=None, hermitian=False):
     """The Moore-Penrose pseudo-inverse, as np.linalg.pinv (batched).
 

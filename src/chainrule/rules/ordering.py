@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from numpy.typing import ArrayLike, DTypeLike
 
 from .. import arrays as xp
-from ..primitive import Box, ndim_of, raw, shape_of
+from ..primitive import Box, along_axis, ndim_of, raw, shape_of
 from ..arrays import as_array
 from .common import Result, op, torch_names
 from .elementwise import where
@@ -33,7 +33,7 @@ def _flipped(x, axis):
     return getitem(x, index=(Ellipsis, slice(None, None, -1)) + (slice(None),) * (-axis - 1))
 
 
-@op("cumsum")
+@op("cumsum", batching=along_axis(axis=None))
 def _cumsum(x, axis):
     return xp.cumsum(x, axis=axis)
 

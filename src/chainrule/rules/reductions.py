@@ -15,7 +15,7 @@ import builtins
 from numpy.typing import ArrayLike, DTypeLike
 
 from .. import arrays as xp
-from ..primitive import elementwise, ndim_of, raw, shape_of
+from ..primitive import along_axis, elementwise, ndim_of, raw, shape_of
 from ..arrays import as_array
 from .common import TORCH_NAMES, Result, axes_of, from_end, op, torch_names
 from .complexes import conj, is_complex, real
@@ -68,7 +68,7 @@ def unbroadcast(g, shape, batch_ndim=0):
     return reshape(g, target) if shape_of(g) != target else g
 
 
-@op("sum", aliases=TORCH_NAMES)
+@op("sum", aliases=TORCH_NAMES, batching=along_axis(axis=None, keepdims=False))
 def sum(x, axis=None, keepdims=False):  # noqa: A001  (cr.sum, like np.sum)
     """The sum over ``axis`` (an int, a tuple, or None for all), like np.sum.
 
@@ -99,7 +99,7 @@ def _count(x, ans):
     return xp.size(x) // builtins.max(xp.size(ans), 1) if xp.size(x) else 0
 
 
-@op("mean", aliases=TORCH_NAMES)
+@op("mean", aliases=TORCH_NAMES, batching=along_axis(axis=None, keepdims=False))
 def mean(x, axis=None, keepdims=False):
     """The mean over ``axis`` (an int, a tuple, or None for all), like np.mean.
 
@@ -130,7 +130,7 @@ def _extremum_share(x, ans, axis, keepdims):
     return hit / xp.sum(hit, axis=axes_of(axis, ndim_of(x)), keepdims=True)
 
 
-@op("max", aliases=TORCH_NAMES)
+@op("max", aliases=TORCH_NAMES, batching=along_axis(axis=None, keepdims=False))
 def max(x, axis=None, keepdims=False):  # noqa: A001
     """The largest entry over ``axis`` (an int, a tuple, or None for all), like np.max.
 
@@ -148,7 +148,7 @@ def max(x, axis=None, keepdims=False):  # noqa: A001
     return xp.max(x, axis=axis, keepdims=keepdims)
 
 
-@op("min", aliases=TORCH_NAMES)
+@op("min", aliases=TORCH_NAMES, batching=along_axis(axis=None, keepdims=False))
 def min(x, axis=None, keepdims=False):  # noqa: A001
     """The smallest entry over ``axis`` (an int, a tuple, or None for all), like np.min.
 
@@ -175,7 +175,7 @@ for _extremum in (max, min):
                          from_end(axis, ndim_of(x)), keepdims))
 
 
-@op("prod", aliases=TORCH_NAMES)
+@op("prod", aliases=TORCH_NAMES, batching=along_axis(axis=None, keepdims=False))
 def prod(x, axis=None, keepdims=False):
     """The product over ``axis`` (an int, a tuple, or None for all), like np.prod.
 
@@ -281,7 +281,7 @@ _root_of_variance = elementwise(
     doc="The square root of a variance, with derivative 0 where it is 0 (see std).")
 
 
-@op("logsumexp", aliases=TORCH_NAMES)
+@op("logsumexp", aliases=TORCH_NAMES, batching=along_axis(axis=None, keepdims=False))
 def logsumexp(x, axis=None, keepdims=False):
     """log(sum(exp(x))) over ``axis``, shifted by the max so that nothing overflows.
 
@@ -318,7 +318,7 @@ logsumexp.defjvp(lambda t, ans, x, axis=None, keepdims=False:
                  sum(t * _softmax_of(x, axis), from_end(axis, ndim_of(x)), keepdims))
 
 
-@op("softmax", aliases=TORCH_NAMES)
+@op("softmax", aliases=TORCH_NAMES, batching=along_axis(axis=-1))
 def softmax(x, axis=-1):
     """exp(x) / sum(exp(x)) along ``axis`` (the last by default), the shape of x.
 
@@ -348,7 +348,7 @@ softmax.defvjp(lambda d, ans, x, axis=-1:
                symmetric=True)
 
 
-@op("log_softmax", aliases=TORCH_NAMES)
+@op("log_softmax", aliases=TORCH_NAMES, batching=along_axis(axis=-1))
 def log_softmax(x, axis=-1):
     """The log of the softmax along ``axis`` (the last by default), the shape of x.
 
@@ -374,7 +374,7 @@ log_softmax.defjvp(lambda t, ans, x, axis=-1:
                    t - sum(exp(ans) * t, from_end(axis, ndim_of(ans)), keepdims=True))
 
 
-@op("norm", aliases=TORCH_NAMES)
+@op("norm", aliases=TORCH_NAMES, batching=along_axis(axis=None, keepdims=False))
 def norm(x, axis=None, keepdims=False):
     """The 2-norm sqrt(sum(x**2)) over ``axis`` (None: all entries, so the Frobenius
     norm of a matrix).

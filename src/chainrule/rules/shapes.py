@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from numpy.typing import ArrayLike
 
 from .. import arrays as xp
-from ..primitive import ndim_of, raw, shape_of
+from ..primitive import LEADING_AXES, ndim_of, raw, shape_of
 from ..arrays import as_array
 from .common import TORCH_NAMES, Result, from_end, lead, op, tangent_lead, torch_names
 from .elementwise import where
@@ -206,7 +206,7 @@ def flatten(x: ArrayLike, start_dim: int = 0, end_dim: int = -1) -> Result:
     return reshape(x, shape[:start] + (merged,) + shape[end + 1:])
 
 
-@op("astype")
+@op("astype", batching=LEADING_AXES)
 def astype(x, dtype):
     x = as_array(x)
     if x.dtype.kind == "c" and xp.dtype(dtype).kind != "c":  # the real part, as JAX casts

@@ -17,29 +17,32 @@ its own axes. ``raw()`` stops at a BatchTracer (``Box._batched``): a mask a rule
 computes from one (``raw(x) > 0``) stays batched, instead of showing the rule a plain
 array with an axis it does not know of.
 
-How an operation runs on a batch. A table here, keyed by the Primitive object, gives a
-*batching rule*: the arguments rewritten so the batch axis stays in front (an ``axis``
-shifted by one, an index with a leading ``:``, 1-d matmul operands promoted), then one
-call of the operation. The table lives here, not beside each operation: its rules share
-a few helpers (aligning ranks, shifting axes) and touch no derivative, so the rule
-files stay a page of calculus and the batching of the library reads as one page.
+How an operation runs on a batch: its record says (``Primitive.batching``). A
+*batching rule* rewrites the arguments so the batch axis stays in front (an ``axis``
+shifted by one, an index with a leading ``:``, 1-d matmul operands promoted), then
+calls the operation once. Most operations name a kind, and this module carries out
+each kind:
 
-* entry by entry, every operation ``elementwise`` made (the library's, scipy.special's,
-  a user's): broadcasting, after padding a batched operand of lower rank with 1s
-  behind its batch axis (the batch axis must never meet an example's axis);
-* reductions and every operation with an axis: sum, mean, max, min, prod, logsumexp,
-  norm, softmax, log_softmax, cumsum, expand_dims, squeeze, swapaxes, transpose,
-  concatenate, stack (None: every axis but the batch's);
-* shapes: reshape, broadcast_to, astype;
-* indexing: getitem and the indexed updates index_set, index_add, index_multiply,
-  index_min, index_max (so take, take_along_axis, sort and the backward passes that
-  scatter), the index batched or not (``batching_indexing.py``);
-* products: matmul (1-d operands included), einsum (without ``...``), the fused linear
-  layer;
-* linear algebra on stacks of matrices: inv, det, logabsdet, det_sign, cholesky,
-  eig (so eigvals), eigh, eigvalsh, svd, svdvals, qr, pinv, solve. NumPy's eig of a
-  real stack is complex if any matrix of the stack has a complex eigenvalue, so a
-  batch may be complex where one example alone would be real (JAX's always is).
+* ``ENTRYWISE``, every operation ``elementwise`` made (the library's, scipy.special's,
+  a user's) and real, imag, conj, angle: broadcasting, after padding a batched operand
+  of lower rank with 1s behind its batch axis (the batch axis must never meet an
+  example's axis);
+* ``along_axis(...)``, the reductions and the operations along an axis: sum, mean,
+  max, min, prod, logsumexp, norm, softmax, log_softmax, cumsum, the FFTs (None: every
+  axis but the batch's);
+* ``LEADING_AXES``, what already computes on stacks: astype, the fused linear layer,
+  inv, det, logabsdet, det_sign, cholesky, eig (so eigvals), eigh, eigvalsh, svd,
+  svdvals, qr, pinv. NumPy's eig of a real stack is complex if any matrix of the stack
+  has a complex eigenvalue, so a batch may be complex where one example alone would be
+  real (JAX's always is).
+
+A few shape and product operations batch in a way of their own, written here beside
+the helpers they share (aligning ranks, shifting axes) and stored in their records:
+expand_dims, squeeze, swapaxes, transpose, concatenate, stack, reshape, broadcast_to,
+matmul (1-d operands included), einsum (without ``...``), solve, and indexing: getitem
+and the indexed updates index_set, index_add, index_multiply, index_min, index_max (so
+take, take_along_axis, sort and the backward passes that scatter), the index batched
+or not (``batching_indexing.py``).
 
 Every other Primitive (convolutions and pooling, cross_entropy, the scipy wrappers
 that are not entry by entry, odeint, fixed_point, cr.Function, a user's
@@ -66,8 +69,7 @@ import numpy as np
 from .. import arrays as xp
 from .. import numpy_protocol
 from .. import rules as ops
-from ..primitive import Box, Primitive, shape_of
-from ..rules import convolution, fused
+from ..primitive import ENTRYWISE, LEADING_AXES, Batching, Box, shape_of
 from . import batching_indexing as indexing
 from .pytrees import tree_flatten
 from .tracer import Tracer
@@ -251,13 +253,11 @@ def _apply_primitive(cls, prim, args, kwargs):
                                  f"examples at one level; expected one batch size")
             size = n
     call = Call(prim, values, batched, kwargs, size, level)
-    if any(p._level == level for p in params) and prim not in _BATCHED_PARAMS:
-        out = _per_example(call)
-    else:
-        rule = _RULES.get(prim)
-        if rule is None:
-            rule = _elementwise if _is_elementwise(prim) else _per_example
-        out = rule(call)
+    rule = _rule_of(prim)
+    if any(p._level == level for p in params) and not getattr(rule, "takes_batched_params",
+                                                              False):
+        rule = _per_example
+    out = rule(call)
     if isinstance(out, (tuple, list)):
         return type(out)(BatchTracer(o, level) for o in out)
     return BatchTracer(out, level)
@@ -344,20 +344,9 @@ def _aligned(values, batched, extra=()):
     return [_pad(v, rank) if b else v for v, b in zip(values, batched)]
 
 
-def _is_elementwise(prim):
-    """Whether ``elementwise`` made the operation (its rules are its partials')."""
-    rules = list(prim.jvps.values()) or list(prim.vjps.values())
-    return bool(rules) and all(getattr(r, "__qualname__", "").startswith(
-        ("_tangent_times.", "_gradient_times.")) for r in rules)
-
-
 def _elementwise(call):
     extra = [v for v in call.kwargs.values() if isinstance(v, (np.ndarray, Box))]
     return call.prim(*_aligned(call.values, call.batched, extra), **call.kwargs)
-
-
-def _where(call):
-    return _elementwise(call) if len(call.values) == 3 else _per_example(call)
 
 
 def _axis(axis, rank, name):
@@ -372,16 +361,15 @@ def _axis(axis, rank, name):
     return axis % rank - rank
 
 
-def _reduction(names, defaults):
-    def rule(call):
-        if not call.only_first_batched():
-            return _per_example(call)
-        p = call.params(names, defaults)
-        rank = _ndim(call.values[0]) - 1
-        p["axis"] = (tuple(range(1, rank + 1)) if p["axis"] is None
-                     else _axis(p["axis"], rank, call.prim.name))
-        return call.prim(call.values[0], **p)
-    return rule
+def _along_axis(call):
+    if not call.only_first_batched():
+        return _per_example(call)
+    names, defaults = zip(*call.prim.batching.params)
+    p = call.params(names, defaults)
+    rank = _ndim(call.values[0]) - 1
+    p["axis"] = (tuple(range(1, rank + 1)) if p["axis"] is None
+                 else _axis(p["axis"], rank, call.prim.name))
+    return call.prim(call.values[0], **p)
 
 
 def _expand_dims(call):
@@ -508,51 +496,42 @@ def _einsum(call):
                                       "subscripts": ",".join(terms) + "->" + letter + output})
 
 
-def _library_primitives():
-    """The rule table's operations by name (each name may be several objects)."""
-    found = {}
-    modules = [ops.elementwise, ops.elementary, ops.reductions, ops.linalg, ops.shapes,
-               ops.ordering, ops.decompositions, ops.eigen, ops.matrix_functions,
-               ops.contractions, ops.complexes, ops.fft, fused, convolution]
-    for module in modules:
-        for value in vars(module).values():
-            if isinstance(value, Primitive):
-                found.setdefault(value.name, set()).add(value)
-    return found
+def _indexing(rule):
+    """An indexing rule: the fallback where it gives up, and it takes a batched index."""
+    run = _or_per_example(rule)
+    run.takes_batched_params = True
+    return run
 
 
-_AXIS_PARAMS = (("axis", "keepdims"), (None, False))
-_BY_NAME = {
-    **{name: _reduction(*_AXIS_PARAMS) for name in
-       ("sum", "mean", "max", "min", "prod", "logsumexp", "norm")},
-    "softmax": _reduction(("axis",), (-1,)), "log_softmax": _reduction(("axis",), (-1,)),
-    **{name: _reduction(("n", "axis", "norm"), (None, -1, None))  # along one axis
-       for name in ("fft", "ifft", "rfft", "irfft")},
-    **{name: _elementwise for name in ("abs", "conj", "real", "imag", "angle")},
-    "cumsum": _reduction(("axis",), (None,)),
-    "expand_dims": _expand_dims, "squeeze": _squeeze, "swapaxes": _swapaxes,
-    "transpose": _transpose, "reshape": _reshape, "broadcast_to": _broadcast_to,
-    "astype": _first_only, "getitem": _or_per_example(indexing.getitem),
-    "index_set": _or_per_example(indexing.index_update),
-    **{name: _or_per_example(indexing.index_update)
-       for name in ("index_add", "index_multiply", "index_min", "index_max")},
-    "concatenate": _join(0), "stack": _join(1),
-    "matmul": _matmul, "einsum": _einsum, "solve": _solve, "where": _where,
-    "linear": _first_only, "linear_relu": _first_only,
-    **{name: _first_only for name in ("inv", "det", "logabsdet", "det_sign", "cholesky",
-                                      "eig", "eigh", "eigvalsh", "svd", "svdvals", "qr",
-                                      "pinv")},
-}
-_RULES = {prim: _BY_NAME[name] for name, prims in _library_primitives().items()
-          if name in _BY_NAME for prim in prims}
-# the operations whose rules take a batched parameter (an index) themselves
-_BATCHED_PARAMS = {prim for prim in _RULES if prim.name in (
-    "getitem", "index_set", "index_add", "index_multiply", "index_min", "index_max")}
+# The operations whose batching is a function of their own, written here beside the
+# helpers they share; every other operation's record names its kind (``Batching``).
+for _prim, _rule in [
+        (ops.expand_dims, _expand_dims), (ops.squeeze, _squeeze), (ops.swapaxes, _swapaxes),
+        (ops.transpose, _transpose), (ops.shapes._reshape, _reshape),
+        (ops.broadcast_to, _broadcast_to),
+        (ops.shapes._concatenate, _join(0)), (ops.shapes._stack, _join(1)),
+        (ops.matmul, _matmul), (ops.contractions._einsum, _einsum), (ops.solve, _solve),
+        (ops.getitem, _indexing(indexing.getitem)),
+        *[(update, _indexing(indexing.index_update)) for update in (
+            ops.index_set, ops.index_add, ops.index_multiply, ops.index_min, ops.index_max)]]:
+    _prim.batching = _rule
+
+_KINDS = {ENTRYWISE: _elementwise, LEADING_AXES: _first_only}
+
+
+def _rule_of(prim):
+    """The batching rule an operation's record names (the fallback where it names none)."""
+    batching = prim.batching
+    if batching is None:
+        return _per_example
+    if isinstance(batching, Batching):
+        return _KINDS.get(batching, _along_axis)
+    return batching
 
 
 def batching_rules() -> dict[str, int]:
-    """How many operations have a batching rule, and how many of the rule table's
-    operations take the per-example fallback."""
-    prims = {p for group in _library_primitives().values() for p in group}
-    fast = sum(1 for p in prims if p in _RULES or _is_elementwise(p))
+    """How many of the rule table's operations batch at once, and how many take the
+    per-example fallback."""
+    prims = set(ops.primitives())
+    fast = sum(1 for p in prims if p.batching is not None)
     return {"rule": fast, "fallback": len(prims) - fast}
