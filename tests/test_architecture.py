@@ -145,6 +145,12 @@ def test_the_rule_table_imports_no_engine_and_none_of_their_users(name):
     ("chainrule.tensor", "chainrule.app.cli"),
     ("chainrule.tensor", "chainrule.nn.optim"),
     ("chainrule.tensor", "chainrule.nn.layers"),
+    ("chainrule.nn.hyperparameters", "chainrule.nn.optimizer"),
+    ("chainrule.nn.optimizer", "chainrule.nn.schedules"),
+    ("chainrule.nn.schedules", "chainrule.nn.optim"),
+    ("chainrule.nn.updates", "chainrule.nn.optim"),
+    ("chainrule.nn.updates", "chainrule.example_libraries.optimizers"),
+    ("chainrule.nn.updates", "chainrule.autograd.misc.optimizers"),
     ("chainrule.primitive", "chainrule.jit.recording"),
     ("chainrule.arrays", "chainrule.rules.shapes"),
     ("chainrule.arrays", "chainrule.jit.recording"),
@@ -181,6 +187,15 @@ def test_cr_jit_knows_no_nn_and_nn_knows_no_jit():
 
 def test_graph_is_only_the_walk():
     assert not GRAPH["chainrule.graph"]
+
+
+def test_the_optimizers_update_arithmetic_is_pure_and_knows_no_engine():
+    """chainrule.nn.updates computes on whatever its three callers hold (PyTorch's
+    classes, JAX's triples, autograd's loops): it reaches the rules and nothing else,
+    no Tensor, Value, optimizer or transform."""
+    rules = {"chainrule.rules"} | reachable("chainrule.rules")
+    assert reachable("chainrule.nn.updates") <= rules, sorted(
+        reachable("chainrule.nn.updates") - rules)
 
 
 def test_the_engines_know_nothing_of_training_pictures_or_the_command_line():

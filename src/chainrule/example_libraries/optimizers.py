@@ -28,6 +28,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .. import rules as ops
+from ..nn.updates import (adam_step, momentum_buffer, moving_average, nesterov_direction,
+                          rmsprop_step)
 from ..primitive import raw
 from ..transforms.pytrees import register_pytree_node, tree_flatten, tree_unflatten
 
@@ -208,7 +210,7 @@ def momentum(step_size: float | Schedule, mass: float) -> Optimizer:
 
     def update(i, g, state):
         x, velocity = state
-        velocity = mass * velocity + g
+        velocity = momentum_buffer(velocity, g, mass)
         return (x - step(i) * velocity, velocity)
     return (lambda x: (x, _zeros(x)), update, lambda state: state[0])
 
@@ -226,8 +228,8 @@ def nesterov(step_size: float | Schedule, mass: float) -> Optimizer:
 
     def update(i, g, state):
         x, velocity = state
-        velocity = mass * velocity + g
-        return (x - step(i) * (mass * velocity + g), velocity)
+        velocity = momentum_buffer(velocity, g, mass)
+        return (x - step(i) * nesterov_direction(velocity, g, mass), velocity)
     return (lambda x: (x, _zeros(x)), update, lambda state: state[0])
 
 
@@ -247,7 +249,7 @@ def adagrad(step_size: float | Schedule, momentum: float = 0.9) -> Optimizer:
         g_sq = g_sq + g * g
         seen = np.asarray(raw(g_sq)) > 0  # (a leaf whose gradients were all 0 stays put)
         inv_sqrt = ops.where(seen, 1.0 / ops.sqrt(ops.where(seen, g_sq, 1.0)), 0.0)
-        m = (1 - momentum) * (g * inv_sqrt) + momentum * m
+        m = moving_average(m, g * inv_sqrt, momentum)
         return (x - step(i) * m, g_sq, m)
     return (lambda x: (x, _zeros(x), _zeros(x)), update, lambda state: state[0])
 
@@ -265,8 +267,8 @@ def rmsprop(step_size: float | Schedule, gamma: float = 0.9, eps: float = 1e-8) 
 
     def update(i, g, state):
         x, avg_sq = state
-        avg_sq = avg_sq * gamma + g * g * (1 - gamma)
-        return (x - step(i) * g / ops.sqrt(avg_sq + eps), avg_sq)
+        avg_sq = moving_average(avg_sq, g * g, gamma)
+        return (x - rmsprop_step(g, avg_sq, step(i), eps), avg_sq)
     return (lambda x: (x, _zeros(x)), update, lambda state: state[0])
 
 
@@ -284,8 +286,8 @@ def rmsprop_momentum(step_size: float | Schedule, gamma: float = 0.9, eps: float
 
     def update(i, g, state):
         x, avg_sq, mom = state
-        avg_sq = avg_sq * gamma + g * g * (1 - gamma)
-        mom = momentum * mom + step(i) * g / ops.sqrt(avg_sq + eps)
+        avg_sq = moving_average(avg_sq, g * g, gamma)
+        mom = momentum_buffer(mom, rmsprop_step(g, avg_sq, step(i), eps), momentum)
         return (x - mom, avg_sq, mom)
     return (lambda x: (x, _zeros(x), _zeros(x)), update, lambda state: state[0])
 
@@ -304,11 +306,9 @@ def adam(step_size: float | Schedule, b1: float = 0.9, b2: float = 0.999,
 
     def update(i, g, state):
         x, m, v = state
-        m = (1 - b1) * g + b1 * m
-        v = (1 - b2) * (g * g) + b2 * v
-        m_hat = m / (1 - b1 ** (i + 1))
-        v_hat = v / (1 - b2 ** (i + 1))
-        return (x - step(i) * m_hat / (ops.sqrt(v_hat) + eps), m, v)
+        m = moving_average(m, g, b1)
+        v = moving_average(v, g * g, b2)
+        return (x - adam_step(m, v, i + 1, step(i), b1, b2, eps), m, v)
     return (lambda x: (x, _zeros(x), _zeros(x)), update, lambda state: state[0])
 
 
@@ -326,7 +326,7 @@ def adamax(step_size: float | Schedule, b1: float = 0.9, b2: float = 0.999,
 
     def update(i, g, state):
         x, m, u = state
-        m = (1 - b1) * g + b1 * m
+        m = moving_average(m, g, b1)
         u = ops.maximum(b2 * u, ops.absolute(g))
         return (x - (step(i) / (1 - b1 ** (i + 1))) * m / (u + eps), m, u)
     return (lambda x: (x, _zeros(x), _zeros(x)), update, lambda state: state[0])

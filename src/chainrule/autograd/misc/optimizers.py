@@ -10,6 +10,7 @@ tree is flattened to one vector for the update and rebuilt for each call.
 
 import numpy as np
 
+from ...nn.updates import adam_step, momentum_buffer, moving_average, rmsprop_step
 from ...transforms.pytrees import ravel_pytree
 
 __all__ = ["sgd", "rmsprop", "adam"]
@@ -38,13 +39,15 @@ def sgd(grad, x, callback=None, num_iters=200, step_size=0.1, mass=0.9):
     >>> sgd(lambda x, i: 2 * x, np.array([1.0]), num_iters=200)   # minimise x**2
     array([...])
     """
+    # autograd's v = mass v - (1 - mass) g with x + step_size v is PyTorch's momentum
+    # buffer with dampening = mass, negated: the same numbers, since negation is exact
     velocity = np.zeros(len(x))
     for i in range(num_iters):
         g = grad(x, i)
         if callback:
             callback(x, i, g)
-        velocity = mass * velocity - (1.0 - mass) * g
-        x = x + step_size * velocity
+        velocity = momentum_buffer(velocity, g, mass, dampening=mass)
+        x = x - step_size * velocity
     return x
 
 
@@ -56,8 +59,8 @@ def rmsprop(grad, x, callback=None, num_iters=100, step_size=0.1, gamma=0.9, eps
         g = grad(x, i)
         if callback:
             callback(x, i, g)
-        mean_square = mean_square * gamma + g ** 2 * (1 - gamma)
-        x = x - step_size * g / (np.sqrt(mean_square) + eps)
+        mean_square = moving_average(mean_square, g * g, gamma)
+        x = x - rmsprop_step(g, mean_square, step_size, eps, eps_under_root=False)
     return x
 
 
@@ -71,9 +74,7 @@ def adam(grad, x, callback=None, num_iters=100, step_size=0.001, b1=0.9, b2=0.99
         g = grad(x, i)
         if callback:
             callback(x, i, g)
-        m = (1 - b1) * g + b1 * m
-        v = (1 - b2) * (g ** 2) + b2 * v
-        m_hat = m / (1 - b1 ** (i + 1))
-        v_hat = v / (1 - b2 ** (i + 1))
-        x = x - step_size * m_hat / (np.sqrt(v_hat) + eps)
+        m = moving_average(m, g, b1)
+        v = moving_average(v, g * g, b2)
+        x = x - adam_step(m, v, i + 1, step_size, b1, b2, eps)
     return x
