@@ -32,6 +32,8 @@ from .primitive import (ENTRYWISE, LEADING_AXES, Batching, Primitive, along_axis
 from .creation import (arange, eye, full, linspace, ones, ones_like, rand, randn, tensor,
                        zeros, zeros_like)
 from .tensor import Tensor
+from .torch_random import (Generator, bernoulli, manual_seed, multinomial, normal, rand_like,
+                           randint, randn_like, randperm)
 from .jit import jit, make_program
 from .origin import point_warnings_at_the_user as _point_warnings_at_the_user
 from . import linalg, nn, random
@@ -50,6 +52,9 @@ __all__ = [
     "Value", "Tensor", "tensor", "zeros", "ones", "full", "eye", "arange", "linspace",
     "zeros_like", "ones_like", "rand", "randn", "Primitive", "primitive", "elementwise",
     "Function", "Batching", "ENTRYWISE", "LEADING_AXES", "along_axis",
+    # PyTorch's random functions and Generator (cr.random is JAX's keys)
+    "manual_seed", "Generator", "randint", "randperm", "multinomial", "normal", "bernoulli",
+    "rand_like", "randn_like",
     # function transforms
     "grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "jacobian", "hessian",
     "hvp", "vmap", "linear_operator", "hessian_operator", "gradcheck", "GradcheckError",

@@ -1,8 +1,9 @@
 """Creating tensors: ``tensor`` (which also stacks a list of Tensors), zeros, ones, full,
-eye, arange, linspace, the *_like functions and random ones.
+eye, arange, linspace and the *_like functions. ``rand`` and ``randn`` live in
+chainrule.torch_random, with PyTorch's other random functions, and are imported here too.
 
 float64 unless ``dtype`` says otherwise; ``requires_grad=True`` makes a leaf whose
-operations are recorded. Random tensors take a seed or a ``numpy.random.Generator``.
+operations are recorded.
 """
 
 import numpy as np
@@ -12,14 +13,13 @@ from . import rules as ops
 from .array_methods import holds_box, stack_of
 from .primitive import Box, raw
 from .tensor import Tensor
+from .torch_random import rand, randn
 
 __all__ = ["tensor", "zeros", "ones", "full", "eye", "arange", "linspace", "zeros_like", "ones_like",
            "rand", "randn"]
 
 # A shape, given as one int or tuple, or as several ints: zeros(2, 3) or zeros((2, 3)).
 Shape = int | tuple[int, ...] | list[int]
-# A seed for numpy.random.default_rng, or a Generator used as it is.
-Seed = int | np.random.Generator | None
 
 
 # A list of traced values gives what carries their graph (a tracer, inside a transform,
@@ -162,42 +162,6 @@ def ones_like(x: ArrayLike, dtype: DTypeLike = None, requires_grad: bool = False
     (2, 3)
     """
     return Tensor._make(np.ones_like(raw(x), dtype=dtype), requires_grad)
-
-
-def _rng(seed):
-    return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-
-
-def rand(*shape: Shape, seed: Seed = None, dtype: DTypeLike = None,
-         requires_grad: bool = False) -> Tensor:
-    """Numbers drawn uniformly from [0, 1), of the given shape (float64 unless told).
-
-    ``seed`` is an int or a ``numpy.random.Generator``; the same seed gives the same
-    numbers.
-
-    >>> x = cr.rand(2, 3, seed=0)
-    >>> x.shape, bool(((0 <= x.data) & (x.data < 1)).all())
-    ((2, 3), True)
-    >>> x.data.tolist() == cr.rand(2, 3, seed=0).data.tolist()
-    True
-    """
-    array = _rng(seed).random(_shape(shape)).astype(_default(dtype), copy=False)
-    return Tensor._make(array, requires_grad)
-
-
-def randn(*shape: Shape, seed: Seed = None, dtype: DTypeLike = None,
-          requires_grad: bool = False) -> Tensor:
-    """Numbers drawn from the standard normal distribution (mean 0, variance 1).
-
-    Of the given shape, float64 unless told; ``seed`` is an int or a
-    ``numpy.random.Generator``, and the same seed gives the same numbers.
-
-    >>> x = cr.randn(1000, seed=0)
-    >>> x.shape, abs(float(x.data.mean())) < 0.1, round(float(x.data.std()), 1)
-    ((1000,), True, 1.0)
-    """
-    array = _rng(seed).standard_normal(_shape(shape)).astype(_default(dtype), copy=False)
-    return Tensor._make(array, requires_grad)
 
 
 def _shape(shape):
