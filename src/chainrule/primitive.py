@@ -29,12 +29,12 @@ highest level, which records or propagates what it must and calls the rules.
 """
 
 import itertools
-import sys
 from collections.abc import Sequence
 from typing import Any, Callable
 
 import numpy as np
 
+from . import libraries
 from .arrays import ARRAYS
 
 __all__ = ["Primitive", "primitive", "elementwise", "Box", "raw", "shape_of", "ndim_of",
@@ -116,14 +116,17 @@ class Batching:
     holds a function of the call (``transforms/batching.py`` writes those, beside the
     helpers they share). An operation without any (None) runs on each example in turn,
     the results stacked: always right, slower, and counted.
+
+    >>> cr.exp.batching, cr.sum.batching, cr.linalg.det.batching
+    (ENTRYWISE, along_axis(axis=None, keepdims=False), LEADING_AXES)
     """
 
     __slots__ = ("kind", "params")
 
-    def __init__(self, kind, params=()):
+    def __init__(self, kind: str, params: tuple[tuple[str, Any], ...] = ()) -> None:
         self.kind, self.params = kind, params
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         if not self.params:
             return self.kind.upper().replace(" ", "_")
         return f"along_axis({', '.join(f'{k}={v!r}' for k, v in self.params)})"
@@ -133,9 +136,16 @@ ENTRYWISE = Batching("entrywise")
 LEADING_AXES = Batching("leading axes")
 
 
-def along_axis(**params):
+def along_axis(**params: Any) -> Batching:
     """The batching of an operation along the axes its ``axis`` parameter names:
-    ``params`` are its parameters after the operand, in order, with their defaults."""
+    ``params`` are its parameters after the operand, in order, with their defaults.
+
+    >>> @cr.primitive(batching=cr.along_axis(axis=None))
+    ... def total(x, axis=None):
+    ...     return np.sum(x, axis=axis)
+    >>> cr.vmap(lambda x: total(x, axis=0))(np.ones((5, 3, 2))).shape  # one call
+    (5, 2)
+    """
     return Batching("along axis", tuple(params.items()))
 
 
@@ -266,18 +276,18 @@ class Primitive:
                 if isinstance(arg, Box):
                     if top is None or arg._level > top._level:
                         top = arg
-                elif type(arg) in _SEQUENCES and _boxes_in(arg):
-                    # a list (or tuple) of Tensors is their stack (np.mean([x, y]) as
-                    # cr.mean): handing it to NumPy would cut them from the graph
-                    return self(*[_stacked(a) for a in args], **kwargs)
+                elif type(arg) in _SEQUENCES:  # (a shape, an index: never an array)
+                    if _boxes_in(arg):
+                        # a list (or tuple) of Tensors is their stack (np.mean([x, y])
+                        # as cr.mean): handing it to NumPy would cut them from the graph
+                        return self(*[_stacked(a) for a in args], **kwargs)
                 elif _foreign_array(arg):
                     foreign = arg
         if kwargs and foreign is None:  # a keyword parameter of a library: f(x, w=t)
             foreign = _in_keywords(args, kwargs)
         if foreign is not None:  # torch, CuPy, Dask...: chainrule.backends
-            from .backends import foreign_call  # (imported at first use, not by chainrule)
-            return foreign_call(self, args, kwargs, foreign, top is not None,
-                                _refuse_foreign(self.name, foreign))
+            return libraries.foreign_call(self, args, kwargs, foreign, top is not None,
+                                          _refuse_foreign(self.name, foreign))
         if top is None:
             return self.forward(*args, **kwargs)
         return top._apply_primitive(self, args, kwargs)
@@ -303,17 +313,10 @@ def _in_keywords(args, kwargs):
     for value in kwargs.values():
         for part in (value if type(value) is tuple else (value,)):
             if type(part) not in _PLAIN and not isinstance(part, Box) and (
-                    _foreign_array(part) or _wrapped(part) and any(
+                    _foreign_array(part) or libraries.wrapped(part) and any(
                         type(a) is np.ndarray for a in args)):
                 return part
     return None
-
-
-def _wrapped(x):
-    """Whether x is an array of another library the engine wrapped (a ForeignArray;
-    chainrule.backends is imported with the first such array, not before)."""
-    module = sys.modules.get("chainrule.backends.foreign")
-    return module is not None and type(x) is module.ForeignArray
 
 
 def objects_refused(name):
@@ -360,8 +363,7 @@ def of_a_library(x: Any) -> bool:
     """
     if not _foreign_array(x):
         return False
-    from .backends import library_of  # (imported at the first such array)
-    return library_of(x) is not None
+    return libraries.library_of(x) is not None
 
 
 def _refuse_foreign(name, x):

@@ -18,11 +18,11 @@ NumPy's Tensors meet none of it beyond one type check where a value crosses the
 boundary (``.data =``, ``.grad =``, ``backward()``), never per operation.
 """
 
-import sys
 from typing import Any
 
 import numpy as np
 
+from . import libraries
 from .arrays import as_array
 
 __all__ = ["foreign", "adopted", "users", "seed", "numpy_of", "for_update",
@@ -37,10 +37,7 @@ def foreign(array: Any) -> bool:
     """
     if type(array) is np.ndarray:
         return False
-    # (chainrule.backends is imported with the first array of another library: until
-    # then there is no ForeignArray to meet)
-    module = sys.modules.get("chainrule.backends.foreign")
-    return module is not None and type(array) is module.ForeignArray
+    return libraries.wrapped(array)
 
 
 def adopted(data: Any, dtype: Any) -> Any:
@@ -52,8 +49,7 @@ def adopted(data: Any, dtype: Any) -> Any:
     >>> adopted(torch.tensor([1, 2]), None)
     ForeignArray(tensor([1., 2.], dtype=torch.float64))
     """
-    from .backends import library_of  # (imported with the first such array)
-    lib = library_of(data)
+    lib = libraries.library_of(data)
     if lib is None:
         return None
     kind = lib.numpy_dtype(data.dtype).kind

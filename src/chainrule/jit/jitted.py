@@ -32,6 +32,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import arrays as xp
+from .. import libraries
 from ..modes import is_grad_enabled
 from . import guards, loops, randomness, recording
 from .state import ByIdentity, ObjectState, TensorState, carries_state, grad_key, untraced
@@ -40,7 +41,7 @@ from .names import argument_names, variables
 from .program import Program, compile_program
 from ..primitive import Box
 from ..scalar.value import Value
-from ..tensor import Tensor, _record
+from ..tensor import Tensor
 from ..tensor_data import foreign, users
 from ..transforms.pytrees import node_parts
 
@@ -291,8 +292,7 @@ def _flatten(x, values, tensors):
         if library is not None:  # torch's, Dask's: the program runs in that library
             for value in values:
                 if foreign(value) and value._lib is not library:
-                    from ..backends import mixed_libraries
-                    raise mixed_libraries(value._lib, library, "cr.jit's arguments")
+                    raise libraries.mixed_libraries(value._lib, library, "cr.jit's arguments")
             values.append(library.adopt(x))
             return ("f", library, tuple(x.shape), x.dtype)
     return _static(x)
@@ -304,8 +304,7 @@ class _OnTracers(Exception):
 
 def _library_of(x):
     """The ``chainrule.backends.Library`` of an array of another library, or None."""
-    from ..backends import library_of  # (imported at the first such array)
-    return library_of(x)
+    return libraries.library_of(x)
 
 
 def _static(x):
@@ -339,12 +338,9 @@ _SCALAR_ENGINE = ("chainrule.scalar.", "chainrule.nn.scalar", "chainrule.microgr
 # A trace in progress: arguments, state found on the way, and the end
 # ---------------------------------------------------------------------------------------
 
-_swap_lock = threading.Lock()
-
-
 class _tracing:
-    """Record in this thread; while any thread records, an operation on a Tensor first
-    lets the trace adopt the tensor (its arrays become inputs of the program)."""
+    """Record in this thread (``arrays.recorders_open`` tells the hot paths of every
+    thread to look at their own recorder while any trace is open)."""
 
     def __init__(self, trace, session):
         self.trace, self.session = trace, session
@@ -352,27 +348,17 @@ class _tracing:
     def __enter__(self):
         self.previous = xp.set_recorder(self.trace)
         self.trace.adopt = self.session.adopt
-        with _swap_lock:
+        with _open_lock:
             xp.recorders_open[0] += 1
-            Tensor._apply_primitive = staticmethod(_record_adopting)
 
     def __exit__(self, *exc):
         xp.set_recorder(self.previous)
-        with _swap_lock:
+        with _open_lock:
             xp.recorders_open[0] -= 1
-            if not xp.recorders_open[0]:
-                Tensor._apply_primitive = staticmethod(_record)
         return False
 
 
-def _record_adopting(prim, args, kwargs):
-    trace = xp.recorder()
-    if trace is not None:
-        for arg in args:
-            if isinstance(arg, Tensor) and (type(arg._data) is np.ndarray or
-                                            foreign(arg._data)):
-                trace.adopt(arg)
-    return _record(prim, args, kwargs)
+_open_lock = threading.Lock()
 
 
 class _Session:

@@ -22,6 +22,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .. import libraries
 from .. import rules as ops
 from .forward import JVPTracer, tangent_in_dtype
 from ..modes import enable_grad
@@ -89,8 +90,7 @@ def _kind(x):
         return "array" if library is None else library
     if isinstance(x, (Real, complex)):
         return "float"
-    from ..backends import library_of  # (imported at the first array of another library)
-    library = library_of(x)  # torch, CuPy, Dask...: the kind is its Library
+    library = libraries.library_of(x)  # torch, CuPy, Dask...: the kind is its Library
     if library is not None:
         return library
     raise TypeError(f"expected a float, Value, NumPy array or Tensor to differentiate, "
@@ -102,15 +102,13 @@ def _library(x):
     transform's inputs, or None; NumPy's values are told apart without an import."""
     if not _foreign_array(x):
         return None
-    from ..backends import library_of  # (imported at the first array of another library)
-    return library_of(x)
+    return libraries.library_of(x)
 
 
 def _kind_of_results(kinds):
     for kind in kinds:
         if type(kind) is not str:  # an array of another library: its Library
-            from ..backends import one_library
-            return one_library(kinds, "a transform's inputs")
+            return libraries.one_library(kinds, "a transform's inputs")
     return ("tensor" if "tensor" in kinds else "value" if "value" in kinds
             else "array" if "array" in kinds else "float")
 
@@ -207,8 +205,7 @@ def _dtype_of(leaf):
     inner = _innermost(leaf)
     dtype = getattr(inner, "dtype", None)
     if dtype is not None and not isinstance(dtype, np.dtype):  # torch's, CuPy's...
-        from ..backends import library_of
-        return library_of(inner).numpy_dtype(dtype)
+        return libraries.library_of(inner).numpy_dtype(dtype)
     return np.result_type(inner)
 
 

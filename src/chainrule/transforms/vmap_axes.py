@@ -9,6 +9,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import arrays as xp
+from .. import libraries
 from .. import rules as ops
 from ..primitive import Box, new_level, shape_of
 from .batching import BatchTracer, _ndim, _numbers
@@ -109,8 +110,7 @@ def _library(leaves):
     None; NumPy's path imports nothing of ``chainrule.backends``."""
     if all(isinstance(x, _KNOWN) or type(x) in xp.ARRAYS for x in leaves):
         return None
-    from ..backends import library_among
-    return library_among(leaves, "cr.vmap's inputs")
+    return libraries.library_among(leaves, "cr.vmap's inputs")
 
 
 _KNOWN = (np.ndarray, np.generic, int, float, complex, Box)
