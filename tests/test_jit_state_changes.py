@@ -285,3 +285,29 @@ def test_one_entry_written_in_a_closed_over_array_is_read(size):
     expected[size // 2], expected[-1] = 3.0, np.nan
     np.testing.assert_array_equal(f(x), expected)
     np.testing.assert_array_equal(f(x), expected)  # (a NaN where a NaN was: no write)
+
+
+def test_a_trace_in_one_thread_adopts_only_its_own_tensors():
+    """While one thread traces, another's eager graph records as usual, and the trace
+    adopts only the tensors its own function reads (each thread has its recorder)."""
+    import threading
+    w = cr.tensor(np.array([1.0, 2.0]), requires_grad=True)
+    tracing, eager_done = threading.Event(), threading.Event()
+
+    def weighted(x):
+        tracing.set()
+        assert eager_done.wait(10)
+        return cr.sum(cr.tensor(x) * w)
+    f, out = cr.jit(weighted), {}
+    worker = threading.Thread(target=lambda: out.update(first=f(np.array([3.0, 4.0]))))
+    worker.start()
+    assert tracing.wait(10)
+    v = cr.tensor(np.array([0.5, 1.5]), requires_grad=True)
+    cr.sum(v * v * w).backward()
+    eager_done.set()
+    worker.join(10)
+    np.testing.assert_allclose(v.grad, 2 * np.array([0.5, 1.5]) * [1.0, 2.0])
+    assert float(out["first"].data) == 11.0
+    w.data = np.array([10.0, 20.0])       # the trace's input: read anew
+    v.data = np.array([7.0, 7.0])         # not the trace's: changes nothing in f
+    assert float(f(np.array([3.0, 4.0])).data) == 110.0

@@ -50,7 +50,13 @@ def _record(prim, args, kwargs):
     backward will need: which arguments require grad, and the version of every tensor
     argument now, so that backward can refuse if one is written in place before it runs
     (the counters are kept, not the tensors, so the node holds no reference to itself).
+    In a cr.jit trace (this thread's), the tensors among the arguments first become
+    inputs of the program, so that none of their numbers is a constant by mistake.
     """
+    if xp.recorders_open[0] and xp.recorder() is not None:
+        for arg in args:
+            if isinstance(arg, Tensor):
+                xp.touch(arg)
     recording = _modes.grad_enabled
     arrays, operands, grad_argnums, versions = [], [], [], []
     leaves = []  # tensors no recorded operation made, whose arrays the node will save

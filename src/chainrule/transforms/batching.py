@@ -240,11 +240,10 @@ def _apply_primitive(cls, prim, args, kwargs):
     # a parameter may be batched too (an index computed from batched data)
     params = [x for x in tree_flatten(kwargs)[0] if isinstance(x, BatchTracer)] \
         if kwargs else []
-    level = max(a._level for a in list(args) + params if isinstance(a, BatchTracer))
-    values, batched, size = list(args), [False] * len(args), None
-    for i, arg in enumerate(args):
-        if isinstance(arg, BatchTracer) and arg._level == level:
-            values[i], batched[i] = arg.value, True
+    level, values, positions = cls._unwrap_top(args, params)
+    batched, size = [False] * len(args), None
+    for i in positions:
+        batched[i] = True
     for arg in [a for a in args if isinstance(a, BatchTracer)] + params:
         if arg._level == level:
             n = shape_of(arg.value)[0]

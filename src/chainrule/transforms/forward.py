@@ -43,14 +43,11 @@ class JVPTracer(Tracer):
 
     @classmethod
     def _apply_primitive(cls, prim, args, kwargs):
-        level = max(a._level for a in args if isinstance(a, JVPTracer))
-        primals = [a.primal if isinstance(a, JVPTracer) and a._level == level else a
-                   for a in args]
+        level, primals, positions = cls._unwrap_top(args)
         ans = prim(*primals, **kwargs)  # may recurse into an outer level's tracers
         if getattr(ans, "dtype", None) == object:
             raise objects_refused(prim.name)
-        tangents = {argnum: arg.tangent for argnum, arg in enumerate(args)
-                    if isinstance(arg, JVPTracer) and arg._level == level}
+        tangents = {argnum: args[argnum].tangent for argnum in positions}
         return JVPTracer(ans, tangent_of_result(prim, tangents, ans, primals, kwargs), level)
 
 

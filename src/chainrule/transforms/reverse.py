@@ -56,13 +56,8 @@ class ReverseTracer(Node, Tracer):
 
     @classmethod
     def _apply_primitive(cls, prim, args, kwargs):
-        level = max(a._level for a in args if isinstance(a, ReverseTracer))
-        unwrapped, operands, argnums = list(args), [], []
-        for i, arg in enumerate(args):
-            if isinstance(arg, ReverseTracer) and arg._level == level:
-                unwrapped[i] = arg._data
-                operands.append(arg)
-                argnums.append(i)
+        level, unwrapped, argnums = cls._unwrap_top(args)
+        operands = [args[i] for i in argnums]
         for i in argnums:  # (the dict first: no method call in the usual case)
             if i not in prim.vjps and not prim.differentiable(i):
                 raise TypeError(f"{prim.name}: argument {i} is being differentiated, but "

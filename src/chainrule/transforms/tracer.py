@@ -38,6 +38,22 @@ class Tracer(ArrayMethods):
     def data(self):
         return self._contents()
 
+    @classmethod
+    def _unwrap_top(cls, args, params=()):
+        """An operation's arguments as the top level of this kind of tracer sees them:
+        ``(level, values, positions)``, the highest level among ``args`` (and
+        ``params``, which take part in choosing it), the arguments with that level's
+        tracers replaced by what they carry, and their positions. An outer level's
+        tracer, a Tensor or an array stays whole: the operation on ``values`` is handed
+        on to it."""
+        level = max(a._level for a in (*args, *params) if isinstance(a, cls))
+        values, positions = list(args), []
+        for i, arg in enumerate(args):
+            if isinstance(arg, cls) and arg._level == level:
+                values[i] = arg._contents()
+                positions.append(i)
+        return level, values, positions
+
     def __len__(self):
         if not self.shape:
             raise TypeError("len() of a 0-d array")
