@@ -29,8 +29,10 @@ import chainrule  # noqa: E402
 # The top-level names that are not operations, by section; every other name in
 # chainrule.__all__ that is not a module is an operation.
 ENGINES = ["Value", "Tensor", "tensor", "zeros", "ones", "full", "eye", "arange",
-           "linspace", "zeros_like", "ones_like", "rand", "randn", "Primitive", "primitive",
-           "elementwise"]
+           "linspace", "zeros_like", "ones_like", "Primitive", "primitive", "elementwise",
+           "Batching", "ENTRYWISE", "LEADING_AXES", "along_axis"]
+RANDOM = ["rand", "randn", "randint", "randperm", "multinomial", "normal", "bernoulli",
+          "rand_like", "randn_like", "manual_seed", "Generator"]
 TRANSFORMS = ["grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "jacobian",
               "hessian", "hvp", "linear_operator", "hessian_operator", "gradcheck",
               "GradcheckError", "tree_flatten", "tree_unflatten", "ravel_pytree",
@@ -138,7 +140,7 @@ def sections():
     fft_rules = importlib.import_module("chainrule.rules.fft")
     scipy_integrate = importlib.import_module("chainrule.scipy.integrate")
     example_optimizers = importlib.import_module("chainrule.example_libraries.optimizers")
-    placed = set(ENGINES + TRANSFORMS + MODES + PICTURES + CHECKPOINT_TOP)
+    placed = set(ENGINES + RANDOM + TRANSFORMS + MODES + PICTURES + CHECKPOINT_TOP)
     operations = [name for name in cr.__all__ if name not in placed
                   and not inspect.ismodule(getattr(cr, name))]
     nn_names = [name for name in nn.__all__ if name != "functional"]
@@ -146,6 +148,11 @@ def sections():
         Section("Engines", "chainrule", _entries("cr.", cr, ENGINES),
                 "The scalar engine (`Value`), the tensor engine (`Tensor`), and the ways "
                 "to make tensors and new operations."),
+        Section("Random draws", "chainrule", _entries("cr.", cr, RANDOM),
+                "PyTorch's drawing functions and `Generator`, on NumPy's PCG64: the same "
+                "seed gives the same numbers at every run (not torch's numbers). A draw "
+                "is a constant of differentiation; under `cr.jit` it is live (new numbers "
+                "at each call). JAX-style keys are in `cr.random`."),
         Section("Transforms", "chainrule", _entries("cr.", cr, TRANSFORMS),
                 "JAX-style function transforms: they take a function and give a function."),
         Section("Modes", "chainrule", _entries("cr.", cr, MODES),

@@ -11,14 +11,14 @@ while it is traced, and one that moved without going through the program makes t
 trace raise, with the way around: a ``cr.random`` key passed as an argument.
 
 Two more sources are watched the same way. A generator the function makes itself
-without a seed (``np.random.default_rng()``, ``Generator(PCG64())``, ``cr.rand()``,
-``random.Random()``) reads the operating system's entropy as it is made, through
-``random._urandom`` (NumPy's SeedSequence reads it through ``secrets``; Python's
-``Random.seed(None)`` reads it in C, so that call is counted): such a read during the
-trace, other than in a call of the program (which runs again at every call), is
-refused (one made with a seed gives the same numbers at every call, eagerly too, so it
-stays). And where torch is imported, its global generator's state (``torch.rand``,
-``randn``, ``normal_``...) is compared before and
+without a seed (``np.random.default_rng()``, ``Generator(PCG64())``,
+``random.Random()``, ``g.seed()`` of a ``cr.Generator``) reads the operating system's
+entropy as it is made, through ``random._urandom`` (NumPy's SeedSequence reads it
+through ``secrets``; Python's ``Random.seed(None)`` reads it in C, so that call is
+counted): such a read during the trace, other than in a call of the program (which
+runs again at every call), is refused (one made with a seed gives the same numbers at
+every call, eagerly too, so it stays). And where torch is imported, its global
+generator's state (``torch.rand``, ``randn``, ``normal_``...) is compared before and
 after the trace.
 """
 
@@ -185,7 +185,7 @@ class Watch:
             source = "Python's random module"
         elif _thread.reads[0]:
             source = ("a generator made without a seed (np.random.default_rng(), "
-                      "Generator(PCG64()), random.Random(), cr.rand() without seed=)")
+                      "Generator(PCG64()), random.Random(), cr.Generator().seed())")
         elif torch_now is not None and not bool((torch_now == self.torch).all()):
             source = "torch's global generator (torch.rand, torch.randn, normal_...)"
         elif not moved:

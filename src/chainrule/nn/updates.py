@@ -9,7 +9,8 @@ transforms or cr.jit. So only operators and chainrule's own functions (which tak
 of these) compute here, and an update stays differentiable and recordable.
 
 Where the libraries write one formula with its terms in another order, the numbers
-here are one order's; they differ from the other's in the last bits only. Where the
+here are one order's (PyTorch's, for Adam); they differ from the other's in the last
+bits only. Where the
 formulas really differ (autograd's momentum, RMSProp's eps), a parameter chooses.
 
 >>> from chainrule.nn.updates import momentum_buffer, adam_step
@@ -78,9 +79,11 @@ def adam_step(m: Any, v: Any, t: Any, lr: Any, beta1: float = 0.9, beta2: float 
     >>> round(float(adam_step(0.5, 0.125, 1, lr=1.0, beta1=0.5, beta2=0.5)), 6)  # 1 / 0.5
     2.0
     """
-    m_hat = m / (1 - beta1 ** t)
-    v_hat = v / (1 - beta2 ** t)
-    return lr * m_hat / (ops.sqrt(v_hat) + eps)
+    # The corrections fold into two numbers (PyTorch's order of the terms), so the
+    # arrays see four operations rather than six.
+    step_size = lr / (1 - beta1 ** t)
+    denominator = ops.sqrt(v) / (1 - beta2 ** t) ** 0.5 + eps
+    return step_size * (m / denominator)
 
 
 def rmsprop_step(g: Any, mean_square: Any, lr: Any, eps: float = 1e-8, *,
