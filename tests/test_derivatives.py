@@ -501,6 +501,33 @@ for _fname, _tname in (("var", "var"), ("std", "std")):
              lambda x, _t=getattr(torch, _tname), a=_axis:
              _t(x, dim=dims_of(x, a), correction=1), ((2, 3), "any"))
 
+# ptp, and the reductions that ignore NaN: the inputs hold NaN at every third entry
+# (whose gradient is 0), no slice of NaN alone (there torch's nanmean has a gradient of
+# NaN, JAX's and chainrule's 0: tests/test_numpy_additions.py)
+def _nan_every_third(x):
+    nan_at = np.arange(int(np.prod(x.shape))).reshape(tuple(x.shape)) % 3 == 1
+    return x + _const(np.where(nan_at, np.nan, 0.0), x)
+
+
+def _t_nan_filled(reduce, fill):
+    return lambda x, a, k: T_REDUCE[reduce](torch.where(torch.isnan(x), fill, x), a, k)
+
+
+NAN_REDUCE = [("nansum", lambda x, a, k: torch.nansum(x, dims_of(x, a), k), True),
+              ("nanmean", lambda x, a, k: torch.nanmean(x, dims_of(x, a), k), True),
+              ("nanmax", _t_nan_filled("max", -math.inf), True),
+              ("nanmin", _t_nan_filled("min", math.inf), True),
+              ("ptp", lambda x, a, k: T_REDUCE["max"](x, a, k) - T_REDUCE["min"](x, a, k),
+               False)]
+for _name, _t, _nans in NAN_REDUCE:
+    _in = _nan_every_third if _nans else (lambda x: x)
+    for _shape, _axis, _keep in [((3,), None, False), ((2, 3), 1, False),
+                                 ((2, 3, 4), (0, 2), True)]:
+        case(f"{_name}{_shape}axis={_axis},keepdims={_keep}",
+             lambda x, _f=getattr(cr, _name), _in=_in, a=_axis, k=_keep: _f(_in(x), a,
+                                                                             keepdims=k),
+             lambda x, _t=_t, _in=_in, a=_axis, k=_keep: _t(_in(x), a, k), (_shape, "any"))
+
 # trapezoid: a spacing, sample points along the axis, or sample points shaped as y
 X_SAMPLES = np.array([0.0, 0.5, 1.7, 2.0])
 case("trapezoid(2,4)", lambda y: cr.trapezoid(y), lambda y: torch.trapezoid(y),
@@ -733,6 +760,30 @@ for _sa, _sb in [((2, 3, 4), (4,)), ((2, 3, 4), (4, 5)), ((3,), (2, 3, 4)),
     case(f"dot{_sa}{_sb}", cr.dot,
          lambda a, b: torch.tensordot(a, b, dims=([a.ndim - 1], [max(b.ndim - 2, 0)])),
          (_sa, "any"), (_sb, "any"))
+
+
+
+def _t_sliding(a, v, mode, convolve):
+    """np.convolve and np.correlate (of real operands) in torch: conv1d, a correlation,
+    with the longer operand as the input and the kernel flipped for a convolution."""
+    swapped = len(v) > len(a)
+    if swapped:
+        a, v = v, a
+    if convolve:
+        v = v.flip(0)
+    m = len(v)
+    pads = {"full": (m - 1, m - 1), "same": (m // 2, m - 1 - m // 2), "valid": (0, 0)}[mode]
+    out = TF.conv1d(TF.pad(a, pads)[None, None], v[None, None])[0, 0]
+    return out.flip(0) if swapped and not convolve else out
+
+
+for _sa, _sb in [((5,), (3,)), ((4,), (6,))]:  # an odd kernel; a longer, even v (swapped)
+    for _mode in ("full", "same", "valid"):
+        for _name in ("convolve", "correlate"):
+            case(f"{_name}{_sa}{_sb}{_mode}",
+                 lambda a, v, f=getattr(cr, _name), m=_mode: f(a, v, m),
+                 lambda a, v, m=_mode, c=_name == "convolve": _t_sliding(a, v, m, c),
+                 (_sa, "any"), (_sb, "any"))
 
 # --- shapes -----------------------------------------------------------------------------
 
@@ -972,6 +1023,43 @@ case("take(axis=1)", lambda x: cr.take(x, _TAKE[:3], axis=1),
 _ALONG = np.array([[0, 2], [1, 1], [2, 0]])
 case("take_along_axis", lambda x: cr.take_along_axis(x, _ALONG, axis=1),
      lambda x: torch.take_along_dim(x, torch.from_numpy(_ALONG), 1), ((3, 3), "any"))
+
+
+# interp: constant knots, or knots moved (no further than keeps them sorted), and
+# values at them; points of either sign, some beyond the ends
+_KNOTS = np.array([-1.0, -0.2, 0.5, 1.3])
+
+
+def _t_interp(x, knots, values, left=None, right=None):
+    """np.interp in torch, the segment of each point found by torch's searchsorted."""
+    right_end = torch.searchsorted(knots.detach(), x.detach().contiguous(), right=True)
+    i = right_end.clamp(1, len(knots) - 1)
+    x0, x1, f0, f1 = knots[i - 1], knots[i], values[i - 1], values[i]
+    f = f0 + (x - x0) / (x1 - x0) * (f1 - f0)
+    f = torch.where(x < knots[0], values[0] if left is None else left, f)
+    return torch.where(x > knots[-1], values[-1] if right is None else right, f)
+
+
+def _t_periodic_interp(x, knots, values, period):
+    knots = knots % period
+    order = torch.argsort(knots.detach())
+    knots, values = knots[order], values[order]
+    knots = torch.cat([knots[-1:] - period, knots, knots[:1] + period])
+    values = torch.cat([values[-1:], values, values[:1]])
+    return _t_interp(x % period, knots, values)
+
+
+case("interp(x,fp)", lambda x, f: cr.interp(x, _const(_KNOTS, x), f),
+     lambda x, f: _t_interp(x, _const(_KNOTS, x), f), ((2, 3), "any"), ((4,), "any"))
+case("interp(x,xp,fp)", lambda x, k, f: cr.interp(x, _const(_KNOTS, k) + 0.1 * k, f),
+     lambda x, k, f: _t_interp(x, _const(_KNOTS, k) + 0.1 * k, f), ((5,), "any"),
+     ((4,), "any"), ((4,), "any"))
+case("interp(left,right)", lambda x, f: cr.interp(x, _const(_KNOTS, x), f, -3.0, 2.0),
+     lambda x, f: _t_interp(x, _const(_KNOTS, x), f, -3.0, 2.0), ((2, 3), "any"),
+     ((4,), "any"))
+case("interp(period)", lambda x, f: cr.interp(x, _const(_KNOTS, x), f, period=2.0),
+     lambda x, f: _t_periodic_interp(x, _const(_KNOTS, x), f, 2.0), ((2, 3), "any"),
+     ((4,), "any"))
 
 # --- assembly (rules/assembly.py) ---------------------------------------------------------
 

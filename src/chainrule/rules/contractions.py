@@ -1,5 +1,5 @@
 """Contractions: einsum, and what is built from it (tensordot, inner, kron, vdot,
-cross, and dot for operands of more than two axes).
+cross, dot for operands of more than two axes, and the 1-d convolve and correlate).
 
 einsum is one primitive for any number of operands. The gradient of operand k is an
 einsum of g with the other operands, into operand k's labels; a label that appears
@@ -7,6 +7,10 @@ twice in operand k (``'ii->i'``) is a diagonal, so its gradient is placed on the
 diagonal (multiplied by identities), and a label that only operand k has was summed
 over, so its gradient is broadcast along it. The JVP of operand k is the same einsum
 with the tangent in its place. Leading batch axes of g or t get labels of their own.
+
+convolve and correlate are a contraction too: the windows of the longer operand,
+gathered by a constant index array (im2col, as the n-d convolutions do), against the
+shorter one, so their derivatives are indexing's and einsum's.
 """
 
 import string
@@ -22,9 +26,9 @@ from .common import Result, lead, op, tangent_lead
 from .complexes import conj, is_complex
 from .elementwise import multiply
 from .reductions import sum
-from .shapes import broadcast_to, reshape, stack, transpose
+from .shapes import broadcast_to, concatenate, getitem, reshape, stack, transpose
 
-__all__ = ["einsum", "tensordot", "inner", "kron", "vdot", "cross"]
+__all__ = ["einsum", "tensordot", "inner", "kron", "vdot", "cross", "convolve", "correlate"]
 
 
 def _labels(subscripts, shapes):
@@ -253,3 +257,68 @@ def cross(a: ArrayLike, b: ArrayLike, axisa: int = -1, axisb: int = -1, axisc: i
     order = list(range(nd - 1))
     order.insert(axisc, nd - 1)
     return transpose(out, tuple(order))
+
+
+def _sliding(name, a, v, mode):
+    """np.convolve or np.correlate of 1-d a and v, as JAX computes them: the longer
+    operand first (for correlate, the result then reversed, as NumPy does), then
+    out[k] = sum_j a_padded[k + j] * kernel[j], the kernel v flipped (convolve) or
+    conjugated (correlate), a padded with zeros as ``mode`` says."""
+    shapes = (shape_of(a), shape_of(v))
+    if len(shapes[0]) != 1 or len(shapes[1]) != 1:
+        raise ValueError(f"{name}: arrays of shapes {shapes[0]} and {shapes[1]}; expected "
+                         f"two 1-d arrays")
+    if 0 in shapes[0] + shapes[1]:
+        raise ValueError(f"{name}: arrays of shapes {shapes[0]} and {shapes[1]}; expected "
+                         f"two non-empty arrays")
+    m = min(shapes[0][0], shapes[1][0])  # the kernel's length
+    pads = {"full": (m - 1, m - 1), "same": (m // 2, m - 1 - m // 2), "valid": (0, 0)}
+    if mode not in pads:
+        raise ValueError(f"{name}: mode {mode!r}; expected 'full', 'same' or 'valid'")
+    if name == "correlate" and is_complex(v):
+        v = conj(v)
+    swapped = shapes[0][0] < shapes[1][0]
+    if swapped:
+        a, v = v, a
+    if name == "convolve":
+        v = getitem(v, index=slice(None, None, -1))
+    before, after = pads[mode]
+    if before or after:
+        dtype = xp.result_type(raw(a))
+        a = concatenate([xp.zeros(before, dtype), a, xp.zeros(after, dtype)])
+    starts = xp.arange(shape_of(a)[0] - m + 1)
+    windows = getitem(a, index=starts[:, None] + xp.arange(m))  # (outputs, m)
+    out = tensordot(windows, v, axes=1)
+    if swapped and name == "correlate":
+        return getitem(out, index=slice(None, None, -1))
+    return out  # (convolution is symmetric: the swap changes nothing)
+
+
+def convolve(a: ArrayLike, v: ArrayLike, mode: str = "full") -> Result:
+    """The discrete convolution of 1-d a and v, as np.convolve: ``mode`` full (every
+    overlap), same (max(len(a), len(v)) entries, centred) or valid (full overlaps only).
+
+    >>> a = cr.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> y = cr.convolve(a, np.array([0.0, 1.0, 0.5]))
+    >>> y.data.tolist()
+    [0.0, 1.0, 2.5, 4.0, 1.5]
+    >>> y.sum().backward()
+    >>> a.grad.tolist()                       # each entry meets the whole kernel
+    [1.5, 1.5, 1.5]
+    """
+    return _sliding("convolve", a, v, mode)
+
+
+def correlate(a: ArrayLike, v: ArrayLike, mode: str = "valid") -> Result:
+    """The cross-correlation sum_n a[n + k] * conj(v[n]) of 1-d a and v, as np.correlate
+    (mode valid by default; full, same as convolve). When v is the longer, the result is
+    NumPy's: the correlation of v with a, reversed.
+
+    >>> cr.correlate(np.array([1.0, 2.0, 3.0]), np.array([0.0, 1.0, 0.5])).tolist()
+    [3.5]
+    >>> cr.correlate(np.array([1.0, 2.0]), np.array([1.0, 0.0, 0.0]), "full").tolist()
+    [0.0, 0.0, 1.0, 2.0]
+    >>> cr.correlate(np.array([1j]), np.array([1j])).tolist()   # v is conjugated
+    [(1+0j)]
+    """
+    return _sliding("correlate", a, v, mode)

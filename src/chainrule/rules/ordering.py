@@ -1,12 +1,15 @@
 """Cumulative operations and ordering: cumsum, cumprod, diff, sort, partition, take,
-take_along_axis.
+take_along_axis, and interp (which looks up its sorted knots).
 
 Only ``cumsum`` is a primitive (its VJP is a cumulative sum running the other way).
 The rest are compositions: selecting entries is indexing (``getitem``, whose gradient
 scatters back), so sort, partition and take differentiate through the entries they
 select; ``cumprod`` is a product over a triangle of its inputs (``prod``'s rule is exact
 at zeros, so cumprod's is too); ``diff`` is slicing and subtraction. Which entries are
-selected (the order itself) is piecewise constant: it has no derivative.
+selected (the order itself) is piecewise constant: it has no derivative. interp takes
+the two knots around each point and draws the line between them, so it differentiates in
+the points, the knots and the values, and its slope at a knot is the segment's to the
+right (the last knot's, the segment's to the left), JAX's choice.
 """
 
 from collections import namedtuple
@@ -17,14 +20,15 @@ from numpy.typing import ArrayLike, DTypeLike
 from .. import arrays as xp
 from ..primitive import Box, along_axis, ndim_of, raw, shape_of
 from ..arrays import as_array
-from .common import Result, op, torch_names
-from .elementwise import where
+from .common import Result, float_dtype, op, torch_names
+from .complexes import is_complex
+from .elementwise import absolute, clip, remainder, where
 from .reductions import prod
 from .shapes import (astype, broadcast_to, concatenate, expand_dims, getitem, moveaxis,
                      reshape)
 
 __all__ = ["cumsum", "cumprod", "diff", "sort", "topk", "partition", "take",
-           "take_along_axis"]
+           "take_along_axis", "interp"]
 METHODS = ["cumsum", "cumprod", "take"]  # also methods of Tensor
 
 
@@ -217,3 +221,98 @@ def partition(x: ArrayLike, kth: int | Sequence[int], axis: int = -1) -> Result:
     if axis is None:
         x, axis = reshape(x, (-1,)), 0
     return take_along_axis(x, xp.argpartition(raw(x), kth, axis=axis), axis)
+
+
+def _knots_at_or_below(knots, x):
+    """For each entry of x, how many of the sorted knots are <= it, as np.searchsorted(
+    knots, x, side="right") (but 0 for a NaN point), on raw values: a bisection of every
+    point at once, each step a gather and a comparison, which batch under cr.vmap
+    (searchsorted would run once per example) and record under cr.jit."""
+    knots, points = raw(knots), raw(x)
+    steps = [2 ** p for p in reversed(range(shape_of(knots)[0].bit_length()))]
+    # knots padded to 2 * steps[0] - 1 with NaN, which is <= no point: every count a
+    # step tries reads an entry, and one beyond the last knot is never taken
+    padding = xp.full(2 * steps[0] - 1 - shape_of(knots)[0], xp.nan)
+    knot_at = _reader(concatenate([knots, padding]), points)
+    count = xp.zeros(shape_of(x), dtype=xp.int64)
+    for step in steps:
+        count = where(knot_at(count + (step - 1)) <= points, count + step, count)
+    return count
+
+
+def _reader(table, *sources):
+    """A function of an index computed from ``sources``: the entries of the 1-d ``table``
+    there. It reads from ``table`` joined with the raw sources, which the index never
+    reaches: when the index is traced (cr.jit) or batched (cr.vmap), so is that array,
+    and cr.jit can record no constant array indexed by a traced index."""
+    joined = concatenate([table] + [reshape(raw(s), (-1,)) for s in sources])
+    return lambda index: take(joined, index)
+
+
+def _one_period(x, knots, values, period):
+    """x and the knots taken modulo |period|, the knots sorted with their values, and one
+    more knot at each end (the last one period before the first, the first one after the
+    last): interpolation on them is periodic."""
+    if not isinstance(period, Box) and period == 0:
+        raise ValueError("interp: period=0; expected a non-zero period")
+    # (Python's abs keeps a number a Python number, which leaves float32 points float32)
+    period = absolute(period) if isinstance(period, Box) else abs(period)
+    x, knots = remainder(x, period), remainder(knots, period)
+    order = xp.argsort(raw(knots), kind="stable")
+    knots, values = take(knots, order), _reader(values, knots)(order)
+    knots = concatenate([knots[-1:] - period, knots, knots[:1] + period])
+    values = concatenate([values[-1:], values, values[:1]])
+    return x, knots, values
+
+
+def _interpolate(x, knots, values, left, right, period):
+    # a list (of numbers, or of Tensors: their stack) as one array, as NumPy takes it
+    x, knots, values = (reshape(v, shape_of(v)) if isinstance(v, (list, tuple)) else v
+                        for v in (x, knots, values))
+    shapes = (shape_of(knots), shape_of(values))
+    if len(shapes[0]) != 1 or shapes[0] != shapes[1] or not shapes[0][0]:
+        raise ValueError(f"interp: xp of shape {shapes[0]} and fp of shape {shapes[1]}; "
+                         f"expected two non-empty 1-d arrays of the same length")
+    if is_complex(x) or is_complex(knots):
+        raise ValueError("interp: complex x or xp; expected real points (fp may be complex)")
+    for name, given in (("left", left), ("right", right)):
+        if isinstance(given, str) and given != "extrapolate":
+            raise ValueError(f"interp: {name}={given!r}; expected a number, None or "
+                             f"'extrapolate'")
+    if period is not None:
+        x, knots, values = _one_period(x, knots, values, period)
+    n = shape_of(knots)[0]
+    right_end = clip(_knots_at_or_below(knots, x), 1, n - 1)  # of each point's segment
+    knot_at, value_at = _reader(knots, x), _reader(values, knots, x)
+    x0, x1 = knot_at(right_end - 1), knot_at(right_end)
+    f0, f1 = value_at(right_end - 1), value_at(right_end)
+    width = x1 - x0
+    # a segment of no width (repeated knots) takes its left value: no division by 0
+    flat = xp.abs(raw(width)) <= xp.spacing(xp.finfo(float_dtype(knots)).eps)
+    f = where(flat, f0, f0 + (x - x0) / where(flat, 1, width) * (f1 - f0))
+    if period is None:
+        outside = ((raw(x) < raw(knots)[0], left, values[0]),
+                   (raw(x) > raw(knots)[-1], right, values[-1]))
+        for beyond, given, edge in outside:
+            if not isinstance(given, str):
+                f = where(beyond, edge if given is None else given, f)
+    return f
+
+
+def interp(x: ArrayLike, xp: ArrayLike, fp: ArrayLike, left: ArrayLike | str | None = None,
+           right: ArrayLike | str | None = None, period: ArrayLike | None = None) -> Result:
+    """The piecewise-linear interpolation at x of the points (xp, fp), xp increasing, as
+    np.interp: fp[0] left of xp[0] and fp[-1] right of xp[-1] (or ``left``, ``right``;
+    JAX's ``'extrapolate'`` continues the end segments), or knots repeating every
+    ``period``. Differentiable in x, xp and fp; at a knot the slope is the segment's to
+    the right (at the last knot, to the left), as JAX's.
+
+    >>> x = cr.tensor([0.5, 1.0, 3.0], requires_grad=True)
+    >>> y = cr.interp(x, np.array([0.0, 1.0, 2.0]), np.array([0.0, 10.0, 30.0]))
+    >>> y.data.tolist()
+    [5.0, 10.0, 30.0]
+    >>> y.sum().backward()
+    >>> x.grad.tolist()                       # at the knot 1.0, the right segment's
+    [10.0, 20.0, 0.0]
+    """
+    return _interpolate(x, xp, fp, left, right, period)

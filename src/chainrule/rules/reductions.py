@@ -1,13 +1,17 @@
-"""Reductions (sum, mean, max, min, prod, var, std, norm, logsumexp, trapezoid) and the
-normalisations along an axis (softmax, log_softmax).
+"""Reductions (sum, mean, max, min, prod, var, std, norm, logsumexp, trapezoid, ptp, and
+NaN-ignoring nansum, nanmean, nanmax, nanmin) and the normalisations along an axis
+(softmax, log_softmax).
 
 A reduction's gradient is g spread back along the reduced axes (``expand_reduced``),
 times what each entry contributed. ``unbroadcast`` is the reverse: it sums a gradient
 back to the shape of an operand that was broadcast, the one place the engine undoes
 broadcasting.
 
-Conventions: ties in max and min share the gradient evenly; the gradient of norm at 0
-is 0 (PyTorch's choice); prod's gradient is exact with zeros among the entries.
+Conventions: ties in max and min share the gradient evenly (so in ptp too, as JAX's);
+the gradient of norm at 0 is 0 (PyTorch's choice); prod's gradient is exact with zeros
+among the entries. The nan* reductions are compositions, as JAX's: NaN entries replaced
+by what the reduction ignores (0 for a sum, -inf for a max), so they get no gradient,
+and a slice of NaN alone gives NaN (0 for nansum) with a gradient of 0.
 """
 
 import builtins
@@ -17,13 +21,14 @@ from numpy.typing import ArrayLike, DTypeLike
 from .. import arrays as xp
 from ..primitive import along_axis, elementwise, ndim_of, raw, shape_of
 from ..arrays import as_array
-from .common import TORCH_NAMES, Result, axes_of, from_end, op, torch_names
+from .common import TORCH_NAMES, Result, axes_of, float_dtype, from_end, op, torch_names
 from .complexes import conj, is_complex, real
 from .elementwise import exp, where
 from .shapes import astype, broadcast_to, reshape
 
 __all__ = ["sum", "mean", "max", "min", "prod", "var", "std", "logsumexp", "softmax",
-           "log_softmax", "norm", "trapezoid"]
+           "log_softmax", "norm", "trapezoid", "ptp", "nansum", "nanmean", "nanmax",
+           "nanmin"]
 # also methods of Tensor (x.norm is torch's, with p first: torch_methods.py)
 METHODS = ["sum", "mean", "prod", "max", "min", "var", "std", "logsumexp", "softmax",
            "log_softmax"]
@@ -445,3 +450,119 @@ def trapezoid(y: ArrayLike, x: ArrayLike | None = None, dx: ArrayLike = 1.0,
     else:
         widths = part(x, 1, None, axis) - part(x, None, -1, axis)
     return sum(widths * (part(y, 1, None, axis) + part(y, None, -1, axis)) / 2.0, axis=axis)
+
+
+@torch_names
+def ptp(x: ArrayLike, axis: int | tuple[int, ...] | None = None,
+        keepdims: bool = False) -> Result:
+    """The range max - min over ``axis`` (peak to peak), as np.ptp; tied extremes share
+    their part of the gradient evenly, as in max and min (and JAX's ptp).
+
+    >>> x = cr.tensor([3.0, 1.0, 3.0, 2.0], requires_grad=True)
+    >>> r = cr.ptp(x)
+    >>> r.item()
+    2.0
+    >>> r.backward()
+    >>> x.grad.tolist()                       # two maxima, half each; the minimum, -1
+    [0.5, -1.0, 0.5, 0.0]
+    """
+    return max(x, axis, keepdims) - min(x, axis, keepdims)
+
+
+def _nan_mask(x):
+    """Where x is NaN (on its raw values: the mask has no derivative), or None for an
+    integer or boolean x, which holds no NaN (the nan* reductions are then the plain ones)."""
+    values = raw(x)
+    dtype = getattr(values, "dtype", None) or as_array(values).dtype  # (a list)
+    return xp.isnan(values) if dtype.kind in "fc" else None
+
+
+def _counted(missing, axis, keepdims):
+    """How many entries over ``axis`` are not NaN (an integer array, batched with x)."""
+    return sum(~missing, axis, keepdims)
+
+
+@torch_names
+def nansum(x: ArrayLike, axis: int | tuple[int, ...] | None = None, dtype: DTypeLike = None,
+           keepdims: bool = False) -> Result:
+    """The sum over ``axis`` with NaN entries counted as 0, as np.nansum; they get no
+    gradient (a slice of NaN alone sums to 0).
+
+    >>> x = cr.tensor([1.0, np.nan, 2.0], requires_grad=True)
+    >>> s = cr.nansum(x)
+    >>> s.item()
+    3.0
+    >>> s.backward()
+    >>> x.grad.tolist()
+    [1.0, 0.0, 1.0]
+    """
+    if dtype is not None:  # computed in that dtype, as NumPy's
+        x = astype(x, dtype)
+    missing = _nan_mask(x)
+    return sum(x if missing is None else where(missing, 0, x), axis, keepdims)
+
+
+@torch_names
+def nanmean(x: ArrayLike, axis: int | tuple[int, ...] | None = None,
+            dtype: DTypeLike = None, keepdims: bool = False) -> Result:
+    """The mean over ``axis`` of the entries that are not NaN, as np.nanmean; NaN where
+    a slice has none (without NumPy's warning), and no gradient to NaN entries.
+
+    >>> x = cr.tensor([[1.0, np.nan, 3.0], [np.nan, np.nan, np.nan]], requires_grad=True)
+    >>> m = cr.nanmean(x, axis=1)
+    >>> m.data.tolist()
+    [2.0, nan]
+    >>> m[0].backward()
+    >>> x.grad.tolist()                       # 1/2 to each of the two numbers
+    [[0.5, 0.0, 0.5], [0.0, 0.0, 0.0]]
+    """
+    if dtype is not None:
+        x = astype(x, dtype)
+    missing = _nan_mask(x)
+    if missing is None:
+        return mean(x, axis, keepdims)
+    count = _counted(missing, axis, keepdims)
+    empty = count == 0
+    # an empty slice divides by 1, not 0, so that its gradient is 0 and not 0 * inf
+    divisor = astype(where(empty, 1, count), float_dtype(x))
+    return where(empty, xp.nan, nansum(x, axis, keepdims=keepdims) / divisor)
+
+
+def _nan_extremum(extremum, fill, x, axis, keepdims):
+    """max or min over ``axis`` of the entries that are not NaN (NaN entries replaced by
+    ``fill``: -inf for max, inf for min, as JAX's), NaN where a slice has none."""
+    missing = _nan_mask(x)
+    if missing is None:
+        return extremum(x, axis, keepdims)
+    found = extremum(where(missing, fill, x), axis, keepdims)
+    return where(_counted(missing, axis, keepdims) == 0, xp.nan, found)
+
+
+@torch_names
+def nanmax(x: ArrayLike, axis: int | tuple[int, ...] | None = None,
+           keepdims: bool = False) -> Result:
+    """The largest entry over ``axis`` that is not NaN, as np.nanmax (NaN where a slice
+    has none); ties share the gradient evenly, as in max.
+
+    >>> x = cr.tensor([1.0, np.nan, 4.0, 4.0], requires_grad=True)
+    >>> m = cr.nanmax(x)
+    >>> m.item()
+    4.0
+    >>> m.backward()
+    >>> x.grad.tolist()
+    [0.0, 0.0, 0.5, 0.5]
+    """
+    return _nan_extremum(max, -xp.inf, x, axis, keepdims)
+
+
+@torch_names
+def nanmin(x: ArrayLike, axis: int | tuple[int, ...] | None = None,
+           keepdims: bool = False) -> Result:
+    """The smallest entry over ``axis`` that is not NaN, as np.nanmin (NaN where a slice
+    has none); ties share the gradient evenly, as in min.
+
+    >>> x = cr.tensor([[np.nan, 2.0], [np.nan, np.nan]])
+    >>> cr.nanmin(x, axis=1).data.tolist()
+    [2.0, nan]
+    """
+    return _nan_extremum(min, xp.inf, x, axis, keepdims)
