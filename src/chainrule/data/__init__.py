@@ -1,5 +1,6 @@
 """Data sets: seeded synthetic sets, MNIST (a bundled subset or the full files), the 8x8
-digits, and mini-batches.
+digits, and mini-batches: ``batches``, and PyTorch's ``Dataset``, ``DataLoader``,
+samplers and ``random_split`` (``torch.utils.data``'s names and arguments).
 
 Only ``fetch_mnist`` touches the network; everything else reads local files: the MNIST
 subset and the 8x8 digits ship with chainrule (``data/files``, 1.2 MB), so no other
@@ -12,7 +13,9 @@ package is needed.
 """
 
 from .batches import batches
-from .loader import DataLoader, TensorDataset, collate
+from .datasets import ConcatDataset, Dataset, Subset, TensorDataset, random_split
+from .loader import DataLoader, collate, default_collate, default_convert
+from .samplers import BatchSampler, RandomSampler, Sampler, SequentialSampler
 from .digits import load_digits_split
 from .fetch import MNIST_FILES, MNIST_URL, FetchError, fetch_mnist
 from .idx import MNIST_NAMES, load_mnist, read_idx, write_idx
@@ -27,8 +30,18 @@ from .synthetic import (
 )
 
 __all__ = [
-    "DataLoader",
+    "Dataset",
     "TensorDataset",
+    "ConcatDataset",
+    "Subset",
+    "random_split",
+    "Sampler",
+    "SequentialSampler",
+    "RandomSampler",
+    "BatchSampler",
+    "DataLoader",
+    "default_collate",
+    "default_convert",
     "collate",
     "make_moons",
     "make_circles",

@@ -2,7 +2,9 @@
 
 import numpy as np
 
-from .loader import DataLoader, TensorDataset
+from ._split import generator as _generator
+from .datasets import TensorDataset
+from .loader import DataLoader
 
 __all__ = ["batches"]
 
@@ -34,5 +36,5 @@ def batches(X, y, batch_size, shuffle=True, seed=None, drop_last=False):
         raise ValueError(
             f"batches: X and y must have the same number of rows, got {len(X)} and {len(y)}"
         )
-    return iter(DataLoader(TensorDataset(X, y), int(batch_size), shuffle, drop_last,
-                           generator=seed))
+    return iter(DataLoader(TensorDataset(X, y), int(batch_size), shuffle=bool(shuffle),
+                           drop_last=bool(drop_last), generator=_generator(seed)))
