@@ -104,10 +104,10 @@ def test_a_list_of_tensors_handed_to_a_reduction_is_their_stack(reduce):
 
 def test_a_numpy_function_chainrule_lacks_raises_on_a_tensor_in_a_graph():
     x = cr.tensor(X, requires_grad=True)
-    with pytest.raises(TypeError, match=r"np\.convolve on a Tensor that is part of a graph"):
-        np.convolve(x, x)
-    with pytest.raises(TypeError, match=r"np\.convolve"):
-        cr.grad(lambda v: cr.sum(np.convolve(v, v)))(X)
+    with pytest.raises(TypeError, match=r"np\.unwrap on a Tensor that is part of a graph"):
+        np.unwrap(x)
+    with pytest.raises(TypeError, match=r"np\.unwrap"):
+        cr.grad(lambda v: cr.sum(np.unwrap(v)))(X)
     with pytest.raises(TypeError, match=r"np\.exp with out"):
         np.exp(x, out=np.empty(3))
 
@@ -115,8 +115,8 @@ def test_a_numpy_function_chainrule_lacks_raises_on_a_tensor_in_a_graph():
 def test_outside_any_graph_a_numpy_function_runs_on_the_array():
     """No tensor requires grad: there is no gradient to lose."""
     x = cr.tensor(X)
-    y = np.convolve(x, x)
-    assert isinstance(y, cr.Tensor) and y.data.tolist() == np.convolve(X, X).tolist()
+    y = np.unwrap(x)
+    assert isinstance(y, cr.Tensor) and y.data.tolist() == np.unwrap(X).tolist()
 
 
 def test_functions_without_a_derivative_give_plain_answers():

@@ -61,6 +61,11 @@ CASES = [
     ("topk", lambda x: x.topk(2).values ** 2, lambda x: x.topk(2).values ** 2, [(3, 4)]),
     ("topk(dim=0, smallest)", lambda x: x.topk(2, dim=0, largest=False).values * x[:2],
      lambda x: x.topk(2, dim=0, largest=False).values * x[:2], [(3, 4)]),
+    ("log10", lambda x: (x * x + 1).log10(), lambda x: (x * x + 1).log10(), [(2, 3)]),
+    ("log2", lambda x: (x * x + 1).log2(), lambda x: (x * x + 1).log2(), [(2, 3)]),
+    ("expm1", lambda x: x.expm1(), lambda x: x.expm1(), [(2, 3)]),
+    ("cr.pow", lambda x, y: cr.pow(x.abs(), y), lambda x, y: torch.pow(x.abs(), y),
+     [(2, 3), (2, 3)]),
 ]
 
 
@@ -270,3 +275,23 @@ def test_norm_takes_torchs_p_first():
     with pytest.raises(ValueError, match=r"norm: p='nuc' is the norm of a matrix; got "
                                          r"shape \(2,\) and dim=None, expected two axes"):
         cr.tensor([3.0, 4.0]).norm("nuc")
+
+
+def test_the_counts_and_the_place_pytorch_asks_about():
+    x, t = cr.zeros(2, 3), torch.zeros(2, 3)
+    assert x.nelement() == t.nelement() == 6
+    assert x.device == str(t.device) == "cpu"
+    assert cr.tensor(torch.ones(2, dtype=torch.float64)).device == "cpu"
+    assert cr.vmap(lambda row: row.nelement() + 0 * cr.sum(row))(np.ones((4, 3))).tolist() \
+        == [3.0] * 4
+
+
+def test_allclose_and_isclose_answer_as_torch_does():
+    a, b = np.array([1.0, 2.0]), np.array([1.0, 2.0 + 1e-9])
+    assert cr.allclose(cr.tensor(a), cr.tensor(b)) == torch.allclose(torch.tensor(a),
+                                                                    torch.tensor(b))
+    assert not cr.allclose(cr.tensor(a), b + 1e-3)
+    np.testing.assert_array_equal(cr.isclose(cr.tensor(a), b + [0.0, 1e-3]),
+                                  torch.isclose(torch.tensor(a), torch.tensor(b + [0.0, 1e-3])))
+    x = cr.tensor(a, requires_grad=True)
+    assert cr.allclose(x * 2, 2 * a)  # a question about the numbers: no graph needed

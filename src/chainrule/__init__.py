@@ -44,6 +44,7 @@ from .app.viz import draw_graph, render_graph
 
 abs = absolute  # like numpy.abs
 cat = concatenate  # noqa: F405  (PyTorch's name; dim= is taken too)
+pow = power  # noqa: F405  (torch.pow; Python's pow is builtins.pow)
 
 __version__ = "0.1.0"
 
@@ -69,7 +70,7 @@ __all__ = [
     "no_grad", "enable_grad", "inference_mode", "is_grad_enabled", "detect_anomaly",
     # operations (on Tensors, arrays and numbers; the unary functions on Values too),
     # every public operation of the rule table, and cr.abs
-    *_rules.__all__, "abs", "cat",
+    *_rules.__all__, "abs", "cat", "pow",
     # tests, logic and indices: no derivative, plain NumPy results
     *_predicates.__all__,
     # training

@@ -12,7 +12,8 @@ from .primitive import raw, renamed
 
 __all__ = ["isfinite", "isnan", "isinf", "logical_and", "logical_or", "logical_not",
            "logical_xor", "all", "any", "greater", "greater_equal", "less", "less_equal",
-           "equal", "not_equal", "argmax", "argmin", "argsort", "searchsorted"]
+           "equal", "not_equal", "argmax", "argmin", "argsort", "searchsorted", "isclose",
+           "allclose", "array_equal"]
 
 
 def _on_numbers(numpy_function, example, what="a bool array, or a bool"):
@@ -53,6 +54,12 @@ less_equal = _on_numbers(np.less_equal, (f"cr.less_equal({_X}, 1.0)",
                                          "array([ True, False])"))
 equal = _on_numbers(np.equal, (f"cr.equal({_X}, 2.0)", "array([False,  True])"))
 not_equal = _on_numbers(np.not_equal, (f"cr.not_equal({_X}, 2.0)", "array([ True, False])"))
+isclose = _on_numbers(np.isclose, (f"cr.isclose({_X}, [1.0, 2.1])", "array([ True, False])"),
+                      "a bool array")
+allclose = _on_numbers(np.allclose, (f"cr.allclose({_X}, [1.0, 2.0 + 1e-9])", "True"),
+                       "a bool, as torch.allclose")
+array_equal = _on_numbers(np.array_equal, (f"cr.array_equal({_X}, [1.0, 2.0])", "True"),
+                          "a bool")
 _Y = "cr.tensor([1.0, 3.0, 2.0])"
 argmax = _on_numbers(np.argmax, (f"int(cr.argmax({_Y}))", "1"), "indices")
 argmin = _on_numbers(np.argmin, (f"int(cr.argmin({_Y}))", "0"), "indices")

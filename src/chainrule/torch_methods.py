@@ -18,7 +18,7 @@ from numpy.typing import ArrayLike, DTypeLike
 
 from . import rules as ops
 from .predicates import all as _all, any as _any
-from .primitive import raw, shape_of
+from .primitive import Box, raw, shape_of
 
 __all__ = ["TorchMethods", "TensorTorchMethods", "GradFn", "Size"]
 
@@ -115,6 +115,28 @@ class TorchMethods:
         6
         """
         return int(np.prod(shape_of(self)))
+
+    def nelement(self) -> int:
+        """The number of entries (PyTorch's other name for ``numel``).
+
+        >>> cr.zeros(2, 3).nelement()
+        6
+        """
+        return self.numel()
+
+    @property
+    def device(self) -> str:
+        """Where the numbers live: "cpu" for NumPy's arrays; another library's array
+        (a Tensor over torch's or CuPy's) tells its own ("cuda:0").
+
+        >>> cr.zeros(2).device
+        'cpu'
+        """
+        array = self
+        while isinstance(array, Box):
+            array = array._contents()
+        array = getattr(array, "_value", array)  # (the wrapped array of another library)
+        return str(getattr(array, "device", "cpu"))
 
     def dim(self) -> int:
         """The number of axes (NumPy's ``ndim``).

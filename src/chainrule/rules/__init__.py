@@ -21,16 +21,18 @@ The table, by topic:
 * ``elementwise``: arithmetic, exp/log, trigonometric, activations, kinks, ``where``;
 * ``elementary``: inverse trigonometric and hyperbolic, other bases, rounding, fmod;
 * ``complexes``: real, imag, conj, angle (not holomorphic: rules of their own);
-* ``reductions``: sum, mean, max, min, prod, var, std, norm, logsumexp, softmax;
+* ``reductions``: sum, mean, max, min, prod, var, std, norm, logsumexp, softmax, the
+  nan-ignoring ones (nansum, nanmean, nanmax, nanmin), ptp;
 * ``linalg``: matmul, dot, outer;
 * ``shapes``: reshape, transpose, broadcasting, concatenate/stack/split, indexing;
-* ``ordering``: cumsum, cumprod, diff, sort, partition, take, take_along_axis;
+* ``ordering``: cumsum, cumprod, diff, sort, partition, take, take_along_axis, interp;
 * ``assembly``: flips, tile, repeat, roll, pad, triangles, diagonals, stacking, splitting;
 * ``statistics``: average, quantile, percentile, median, cov, corrcoef;
 * ``decompositions``: inv, det, slogdet, solve, cholesky, eigh, svd, qr;
 * ``eigen``: eig, eigvals of a general matrix (complex where NumPy's are);
 * ``matrix_functions``: pinv, trace, matrix_power, lstsq, cr.linalg.norm's norms;
-* ``contractions``: einsum, and tensordot, inner, kron, vdot, cross built from it;
+* ``contractions``: einsum, and tensordot, inner, kron, vdot, cross, convolve and
+  correlate built from it;
 * ``fft``: numpy.fft's transforms (``chainrule.numpy.fft``);
 * ``convolution``: n-d convolution (with its two adjoints) and pooling, reached
   through ``nn.functional`` (conv2d, max_pool2d...), as PyTorch keeps them there.

@@ -26,7 +26,7 @@ __all__ = ["arcsin", "arccos", "arctan2", "hypot", "sinh", "cosh", "arcsinh", "a
            "fabs", "fmax", "fmin", "mod", "fmod", "floor", "ceil", "round", "around",
            "rint", "trunc", "fix", "nan_to_num", "elu",
            "stop_gradient"]
-METHODS = ["round"]  # also methods of Tensor
+METHODS = ["round", "log2", "log10", "expm1"]  # also methods of Tensor
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 
