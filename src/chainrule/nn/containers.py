@@ -98,10 +98,15 @@ class ModuleDict(Module):
     """A dict of modules (string keys without '.') whose parameters the owner finds,
     named ``name.key.weight`` and so on, as in PyTorch; it keeps the insertion order.
 
+    As in PyTorch, an entry is an attribute too: ``heads.age`` is ``heads["age"]``, and
+    ``heads.extra = module`` adds the entry "extra".
+
     >>> heads = cr.nn.ModuleDict({"age": cr.nn.Linear(4, 1, rng=0),
     ...                           "kind": cr.nn.Linear(4, 3, rng=0)})
     >>> heads["kind"](cr.ones(2, 4)).shape
     (2, 3)
+    >>> heads.kind is heads["kind"]
+    True
     >>> [name for name, p in heads.named_parameters()]
     ['age.weight', 'age.bias', 'kind.weight', 'kind.bias']
     """
@@ -114,6 +119,29 @@ class ModuleDict(Module):
 
     def _entries(self):
         yield from self._items.items()
+
+    def __getattr__(self, name):
+        # Called only when no attribute has the name. Read through vars(): while an
+        # instance is being made (unpickled, copied) _items may not exist yet.
+        items = vars(self).get("_items")
+        if items is not None and name in items:
+            return items[name]
+        raise AttributeError(f"ModuleDict has no attribute or entry {name!r}")
+
+    def __setattr__(self, name, value):
+        # A module set as an attribute is an entry, as PyTorch's ModuleDict registers it
+        # (so parameters() finds it); anything else is a plain attribute.
+        if isinstance(value, Module) and not name.startswith("_"):
+            self[name] = value
+        else:
+            super().__setattr__(name, value)
+
+    def __delattr__(self, name):
+        items = vars(self).get("_items")
+        if items is not None and name in items and name not in vars(self):
+            del items[name]
+        else:
+            super().__delattr__(name)
 
     def __setitem__(self, key, module):
         if not isinstance(key, str) or not key or "." in key:

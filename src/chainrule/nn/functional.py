@@ -9,7 +9,7 @@ the batch (the default), "sum", or "none" for one loss per example.
 0.6931
 """
 
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -20,9 +20,11 @@ from .. import rules as ops
 from ..primitive import raw as _raw, shape_of
 from ..rules import convolution as _conv
 from ..rules.common import Result, class_indices, float_dtype
+from ..tensor import Tensor
 
-__all__ = ["linear", "cross_entropy", "mse_loss", "binary_cross_entropy_with_logits",
-           "hinge_loss", "nll_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
+__all__ = ["linear", "cross_entropy", "one_hot", "mse_loss",
+           "binary_cross_entropy_with_logits", "hinge_loss", "nll_loss", "l1_loss",
+           "smooth_l1_loss", "huber_loss",
            "binary_cross_entropy", "relu", "leaky_relu", "elu", "gelu", "silu", "sigmoid",
            "tanh", "softplus", "softmax", "log_softmax", "dropout", "layer_norm", "embedding",
            "conv1d",
@@ -106,7 +108,7 @@ _ACTIVATIONS = {"relu": ops.relu, "tanh": ops.tanh, "sigmoid": ops.sigmoid, "gel
 
 
 def cross_entropy(logits: ArrayLike, labels: ArrayLike, reduction: str = "mean",
-                  label_smoothing: float = 0.0) -> Result:
+                  label_smoothing: float = 0.0, ignore_index: int = -100) -> Result:
     """Mean negative log-likelihood of integer ``labels`` (N,) under ``logits`` (N, C),
     through a stable log-softmax (``reduction="sum"``: the sum; ``"none"``: the N losses).
 
@@ -116,6 +118,12 @@ def cross_entropy(logits: ArrayLike, labels: ArrayLike, reduction: str = "mean",
     in place of the one-hot, as PyTorch does: each row's loss is (1 - e) times its
     negative log-likelihood plus e / C times the sum of -log softmax over the C classes,
     and the gradient is (softmax - target) / N.
+
+    Labels equal to ``ignore_index`` (-100 by default, as PyTorch's) contribute
+    nothing, to the loss or to the gradient; "mean" divides by the number of the other
+    labels (NaN if there are none, as in PyTorch), "none" gives 0.0 for an ignored row.
+    (Under cr.jit, labels of -100 with the default ``ignore_index`` are out of range:
+    the program checks they are not; pass ``ignore_index`` to have them ignored there.)
 
     >>> logits = cr.tensor([[2.0, 0.0, 0.0]], requires_grad=True)   # N = 1, C = 3
     >>> loss = cr.nn.functional.cross_entropy(logits, [0])
@@ -132,20 +140,102 @@ def cross_entropy(logits: ArrayLike, labels: ArrayLike, reduction: str = "mean",
     >>> loss.backward()                           # targets [0.9, 0.1] and [0.1, 0.9]
     >>> np.round(logits.grad, 4).tolist()         # (softmax - target) / 2
     [[-0.2, 0.2], [0.3904, -0.3904]]
+    >>> logits = cr.tensor([[0.0, 0.0], [2.0, 0.0]], requires_grad=True)
+    >>> loss = cr.nn.functional.cross_entropy(logits, [0, -1], ignore_index=-1)
+    >>> round(loss.item(), 4)                     # the first row's alone
+    0.6931
     """
+    labels = _raw(labels)
+    if type(ignore_index) is not int and (isinstance(ignore_index, (bool, np.bool_))
+                                          or not isinstance(ignore_index, Integral)):
+        raise TypeError(f"cross_entropy: ignore_index must be an int, got "
+                        f"{type(ignore_index).__name__} {ignore_index!r}")
+    if ignore_index != -100 or _holds(labels, ignore_index):
+        return _cross_entropy(logits, labels, reduction, label_smoothing, int(ignore_index))
     if (reduction == "mean" and type(label_smoothing) in (float, int) and not label_smoothing
             and fused.enabled()):
-        return fused.cross_entropy(logits, _raw(labels))  # (which checks the labels)
+        return fused.cross_entropy(logits, labels)  # (which checks the labels)
+    return _cross_entropy(logits, labels, reduction, label_smoothing, None)
+
+
+def _holds(labels, ignore_index):
+    """Whether eager labels (an ndarray or a list) hold ``ignore_index``: then the
+    masking path computes the loss. A traced array's values are not known when the
+    program is made, so a program keeps the faster path (and checks the labels)."""
+    if type(labels) is not np.ndarray:
+        if type(labels) in xp.ARRAYS:
+            return False
+        labels = np.asarray(labels)
+    return labels.dtype.kind in "iuf" and bool((labels == ignore_index).any())
+
+
+def _cross_entropy(logits, labels, reduction, label_smoothing, ignore_index):
+    """cross_entropy without the fused override. With an ``ignore_index`` (None: every
+    row counts), the rows of that label are masked out: their loss is multiplied by 0
+    (so is their gradient), and the mean divides by the count of the others."""
     _check_reduction("cross_entropy", reduction)
     _check_label_smoothing("cross_entropy", label_smoothing)
-    labels = class_indices(_raw(labels), shape_of(logits))
+    if ignore_index is not None:
+        labels = xp.as_array(labels)
+        kept = labels != ignore_index
+        labels = xp.where(kept, labels, 0)
+    labels = class_indices(labels, shape_of(logits))
     log_p = ops.log_softmax(logits, axis=-1)
     losses = -log_p[np.arange(len(labels)), labels]
     if label_smoothing:
         classes = shape_of(logits)[-1]
         losses = ((1 - label_smoothing) * losses
                   - (label_smoothing / classes) * ops.sum(log_p, axis=-1))
+    if ignore_index is None:
+        return _reduce(losses, reduction)
+    losses = losses * kept.astype(float_dtype(_raw(logits)))
+    if reduction == "mean":
+        with np.errstate(invalid="ignore", divide="ignore"):  # none kept: NaN, as torch
+            return ops.sum(losses) / xp.sum(kept)
     return _reduce(losses, reduction)
+
+
+def one_hot(tensor: ArrayLike, num_classes: int = -1) -> Result:
+    """The one-hot encoding of integer class indices, as PyTorch's: shape
+    ``tensor.shape + (num_classes,)``, int64, with a 1 at each index. ``num_classes=-1``
+    takes the largest index plus one. An index below 0 or not below ``num_classes`` is a
+    ValueError, a fraction a TypeError (whole floats are taken, where PyTorch wants
+    int64); a Tensor gives a Tensor (without a gradient: the result is made of
+    integers), an array an ndarray.
+
+    >>> cr.nn.functional.one_hot(cr.tensor([0, 2]))
+    tensor([[1, 0, 0],
+            [0, 0, 1]], dtype=int64)
+    >>> cr.nn.functional.one_hot(np.array([1]), num_classes=4).tolist()
+    [[0, 1, 0, 0]]
+    """
+    indices = xp.as_array(_raw(tensor))
+    # (cr.tensor([0, 2]) is float64: whole floats are taken, as cross_entropy takes them)
+    if indices.dtype.kind not in "iu" and not (
+            indices.dtype.kind == "f" and bool(xp.all(indices == xp.round(indices)))):
+        raise TypeError(f"one_hot: expected integer class indices, got dtype "
+                        f"{indices.dtype}" + (" with fractions" if indices.dtype.kind == "f"
+                                               else ""))
+    if indices.dtype.kind == "f":
+        indices = indices.astype(np.int64)
+    if (isinstance(num_classes, (bool, np.bool_)) or not isinstance(num_classes, Integral)
+            or num_classes < -1):
+        raise ValueError(f"one_hot: num_classes must be -1 (the largest index plus one) "
+                         f"or a count >= 0, got {num_classes!r}")
+    if num_classes == -1:
+        if not indices.size:
+            raise ValueError("one_hot: cannot infer num_classes from an empty tensor; "
+                             "pass num_classes")
+        num_classes = int(indices.max()) + 1
+    if indices.size:
+        low, high = indices.min(), indices.max()
+        if low < 0:
+            raise ValueError(f"one_hot: class values must be non-negative, got {low}")
+        if high >= num_classes:
+            raise ValueError(f"one_hot: class values must be smaller than num_classes = "
+                             f"{num_classes}, got {high}")
+    encoded = (indices[..., None] == xp.arange(int(num_classes))).astype(np.int64)
+    return Tensor(encoded, dtype=np.int64) if isinstance(tensor, Tensor) else encoded
 
 
 def mse_loss(prediction: ArrayLike, target: ArrayLike, reduction: str = "mean") -> Result:

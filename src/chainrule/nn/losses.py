@@ -18,8 +18,9 @@ __all__ = ["CrossEntropyLoss", "MSELoss", "BCEWithLogitsLoss", "NLLLoss", "L1Los
 
 class CrossEntropyLoss(Module):
     """``nn.functional.cross_entropy`` as a module: logits (N, C), integer labels (N,);
-    ``reduction`` "mean" (the default), "sum" or "none" (one loss per row), and
-    ``label_smoothing`` in [0, 1], as in PyTorch.
+    ``reduction`` "mean" (the default), "sum" or "none" (one loss per row),
+    ``label_smoothing`` in [0, 1], and ``ignore_index`` (labels equal to it count for
+    nothing), as in PyTorch.
 
     >>> loss_fn = cr.nn.CrossEntropyLoss()
     >>> logits = cr.tensor([[0.0, 0.0], [0.0, 0.0]])
@@ -27,14 +28,17 @@ class CrossEntropyLoss(Module):
     0.6931
     """
 
-    def __init__(self, reduction: str = "mean", label_smoothing: float = 0.0) -> None:
+    def __init__(self, reduction: str = "mean", label_smoothing: float = 0.0,
+                 ignore_index: int = -100) -> None:
         self.reduction = F._check_reduction("CrossEntropyLoss", reduction)
         self.label_smoothing = F._check_label_smoothing("CrossEntropyLoss", label_smoothing)
+        self.ignore_index = ignore_index
 
     def forward(self, logits: ArrayLike, labels: ArrayLike) -> Result:
         """Cross-entropy of integer labels (N,) under logits (N, C), reduced."""
         return F.cross_entropy(logits, labels, reduction=self.reduction,
-                               label_smoothing=self.label_smoothing)
+                               label_smoothing=self.label_smoothing,
+                               ignore_index=self.ignore_index)
 
 
 class MSELoss(Module):

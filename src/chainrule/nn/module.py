@@ -16,6 +16,8 @@ from numpy.typing import ArrayLike, DTypeLike
 from .. import arrays as xp
 from ..tensor import Tensor
 from ..scalar.value import Value
+from ..tensor_data import zeros_like
+from .module_state import BufferSlot, cast, check_buffer, load, parse_to, same
 
 __all__ = ["Module", "Parameter", "IncompatibleKeys"]
 
@@ -32,30 +34,6 @@ class Parameter(Tensor):
 
     def __init__(self, data: ArrayLike, dtype: DTypeLike = None) -> None:
         super().__init__(data, requires_grad=True, dtype=dtype)
-
-
-def _same(array):
-    return array
-
-
-class _Buffer:
-    """A module's buffer seen as a parameter is by the loaders: ``data`` to read and to
-    replace, ``dtype`` to cast a loaded array to."""
-
-    def __init__(self, module, name):
-        self.module, self.name = module, name
-
-    @property
-    def dtype(self):
-        return np.result_type(getattr(self.module, self.name))
-
-    @property
-    def data(self):
-        return getattr(self.module, self.name)
-
-    @data.setter
-    def data(self, array):
-        setattr(self.module, self.name, array)
 
 
 class _Layout:
@@ -130,48 +108,6 @@ def _held(name, value, owner):
                             f"(or nn.ModuleDict)")
 
 
-def _as_array(value):
-    """An ndarray of a state entry: an ndarray, a number, a Tensor, or a PyTorch tensor
-    (read through ``.detach().cpu().numpy()``, without importing torch)."""
-    if isinstance(value, Tensor):
-        return np.asarray(value.data)
-    if hasattr(value, "detach") and hasattr(value, "numpy"):
-        return np.asarray(value.detach().cpu().numpy())
-    return np.asarray(value)
-
-
-def _load(own, state, strict, op, owner):
-    """Copy ``state`` into ``own`` (name -> (parameter, expected shape, convert or
-    None)); every check before any change. Returns IncompatibleKeys."""
-    if not hasattr(state, "keys") or not hasattr(state, "__getitem__"):
-        raise TypeError(f"{op}: expected a dict of name -> array, got "
-                        f"{type(state).__name__}")
-    missing = [name for name in own if name not in state]
-    unexpected = [name for name in state.keys() if name not in own]
-    if strict and (missing or unexpected):
-        raise ValueError(f"{op}: {owner} does not match the state: missing "
-                         f"{missing or 'nothing'}, unexpected {unexpected or 'nothing'} "
-                         f"(strict=False loads the names that match)")
-    arrays = {}
-    for name, (p, shape, _) in own.items():
-        if name not in state:
-            continue
-        array = _as_array(state[name])
-        if array.shape != shape:
-            raise ValueError(f"{op}: {name!r} has shape {shape} in the model but "
-                             f"{array.shape} in the state")
-        arrays[name] = array
-    for name, array in arrays.items():
-        p, _, convert = own[name]
-        if convert is not None:
-            array = convert(array)
-        if isinstance(p, Value):
-            p.data = float(array)
-        else:
-            p.data = np.array(array, dtype=p.dtype, copy=True)
-    return IncompatibleKeys(missing, unexpected)
-
-
 class Module:
     """A model or a part of one.
 
@@ -199,7 +135,10 @@ class Module:
     _training = True
     # Attributes holding arrays that are state but not trained (BatchNorm's running
     # statistics): saved and loaded with the parameters, never given to an optimizer.
+    # A class names its own; register_buffer gives an instance its own tuple, which
+    # extends the class's (and names in _non_persistent_buffers are not saved).
     _buffer_names: tuple[str, ...] = ()
+    _non_persistent_buffers: frozenset[str] = frozenset()
 
     @property
     def training(self) -> bool:
@@ -373,19 +312,69 @@ class Module:
             else:
                 yield f"{prefix}{name}", value
 
-    def named_buffers(self, prefix: str = "") -> Iterator[tuple[str, np.ndarray]]:
-        """(name, array) of the arrays the modules keep besides their parameters, such as
-        BatchNorm's running statistics; ``state_dict()`` holds them too.
+    def named_buffers(self, prefix: str = "", recurse: bool = True
+                      ) -> Iterator[tuple[str, np.ndarray | Tensor]]:
+        """(name, array) of the arrays (or Tensors) the modules keep besides their
+        parameters, such as BatchNorm's running statistics and what ``register_buffer``
+        registered; ``state_dict()`` holds the persistent ones too. A buffer set to None
+        is left out; ``recurse=False``: this module's own only.
 
         >>> model = cr.nn.Sequential(cr.nn.Linear(2, 3, rng=0), cr.nn.BatchNorm1d(3))
         >>> [name for name, array in model.named_buffers()]
         ['layers.1.running_mean', 'layers.1.running_var', 'layers.1.num_batches_tracked']
         """
-        for name, module in self.named_modules(prefix=prefix):
+        modules = self.named_modules(prefix=prefix) if recurse else [(prefix, self)]
+        for name, module in modules:
             for key in module._buffer_names:
                 value = vars(module).get(key)
                 if value is not None:
                     yield (f"{name}.{key}" if name else key), value
+
+    def buffers(self, recurse: bool = True) -> Iterator[np.ndarray | Tensor]:
+        """The buffers of ``named_buffers()``, without their names.
+
+        >>> [array.tolist() for array in cr.nn.BatchNorm1d(2).buffers()]
+        [[0.0, 0.0], [1.0, 1.0], 0]
+        """
+        for _, value in self.named_buffers(recurse=recurse):
+            yield value
+
+    def _saved_buffers(self):
+        """(name, module, key) of the buffers ``state_dict()`` holds: the persistent ones."""
+        for name, module in self.named_modules():
+            for key in module._buffer_names:
+                if (vars(module).get(key) is not None
+                        and key not in module._non_persistent_buffers):
+                    yield (f"{name}.{key}" if name else key), module, key
+
+    def register_buffer(self, name: str, tensor: Tensor | np.ndarray | None,
+                        persistent: bool = True) -> None:
+        """Keep ``tensor`` as the attribute ``name``, a buffer: state that is not
+        trained (a mask, running statistics), as PyTorch's ``register_buffer``.
+
+        ``named_buffers()`` lists it, cr.jit carries it as it carries BatchNorm's
+        running statistics, and ``state_dict()`` (so ``cr.save``) holds it unless
+        ``persistent=False``. It may be a Tensor, an ndarray, or None (listed nowhere
+        until set). Registering a buffer's name again replaces it; a name with '.',
+        an empty one, or one the module already has (a parameter, a method) is a
+        KeyError, as in PyTorch.
+
+        >>> class Causal(cr.nn.Module):
+        ...     def __init__(self, T):
+        ...         self.register_buffer("tril", cr.tril(cr.ones(T, T)))
+        >>> model = Causal(3)
+        >>> model.tril.shape, list(model.state_dict())
+        ((3, 3), ['tril'])
+        """
+        check_buffer(self, name, tensor, Parameter)
+        xp.touch(self)  # (cr.jit: the module's state before the change is the program's)
+        if name not in self._buffer_names:
+            self._buffer_names = (*self._buffer_names, name)
+        if persistent and name in self._non_persistent_buffers:
+            self._non_persistent_buffers = self._non_persistent_buffers - {name}
+        elif not persistent and name not in self._non_persistent_buffers:
+            self._non_persistent_buffers = self._non_persistent_buffers | {name}
+        setattr(self, name, tensor)
 
     def parameters(self) -> list[Tensor | Value]:
         """The parameters, each once, in the order they were set: what an optimizer takes.
@@ -396,20 +385,30 @@ class Module:
         """
         return [p for _, p in self.named_parameters()]
 
-    def zero_grad(self) -> None:
-        """Clear the gradients: None for Tensors, 0.0 for scalar Values.
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Clear the gradients: None for Tensors (PyTorch's default), or zeros with
+        ``set_to_none=False`` (a gradient that is None stays None, as in PyTorch);
+        0.0 for scalar Values.
 
         >>> layer = cr.nn.Linear(2, 1, rng=0)
         >>> layer(cr.ones(3, 2)).sum().backward()
         >>> layer.bias.grad.tolist()                   # one for each of the 3 rows
         [3.0]
+        >>> layer.zero_grad(set_to_none=False)
+        >>> layer.bias.grad.tolist()
+        [0.0]
         >>> layer.zero_grad()
         >>> layer.bias.grad is None
         True
         """
         for p in self.parameters():
             xp.touch(p)  # (cr.jit: the gradient it had becomes an input first)
-            p.grad = 0.0 if isinstance(p, Value) else None
+            if isinstance(p, Value):
+                p.grad = 0.0
+            elif set_to_none or p.grad is None:
+                p.grad = None
+            else:
+                p.grad = zeros_like(p)
 
     # --- modes ----------------------------------------------------------------------
 
@@ -433,18 +432,81 @@ class Module:
         """
         return self.train(False)
 
+    # --- dtype and device -----------------------------------------------------------
+
+    def to(self, *args: Any, **kwargs: Any) -> "Module":
+        """Cast the floating-point and complex parameters and buffers to a dtype, in
+        place, and return the module, as PyTorch's ``Module.to``: ``to(np.float32)``,
+        ``to("cpu", np.float64)``, ``to(dtype=...)``, ``to(other_tensor)`` (its dtype).
+
+        The device may only be the CPU, where chainrule computes ("cpu", "cpu:0");
+        another is a ValueError naming it. Integer buffers (BatchNorm's
+        ``num_batches_tracked``) keep their dtype; the dtype must be floating point or
+        complex. A Parameter stays the same object, so an optimizer built before still
+        steps it.
+
+        >>> layer = cr.nn.Linear(2, 1, rng=0)
+        >>> layer.to("cpu") is layer, layer.to(np.float32).weight.dtype
+        (True, dtype('float32'))
+        """
+        dtype = parse_to(type(self).__name__, args, kwargs)
+        if dtype is not None:
+            self._cast(dtype, "fc")
+        return self
+
+    def cpu(self) -> "Module":
+        """The module itself: chainrule computes on the CPU.
+
+        >>> layer = cr.nn.Linear(2, 1, rng=0)
+        >>> layer.cpu() is layer
+        True
+        """
+        return self
+
+    def double(self) -> "Module":
+        """Cast the floating-point parameters and buffers to float64, in place; returns
+        the module (PyTorch's ``double``).
+
+        >>> cr.nn.Linear(2, 1, rng=0, dtype=np.float32).double().weight.dtype
+        dtype('float64')
+        """
+        return self._cast(np.dtype(np.float64), "f")
+
+    def float(self) -> "Module":
+        """Cast the floating-point parameters and buffers to float32, in place; returns
+        the module (PyTorch's ``float``).
+
+        >>> cr.nn.BatchNorm1d(2).float().running_mean.dtype
+        dtype('float32')
+        """
+        return self._cast(np.dtype(np.float32), "f")
+
+    def _cast(self, dtype, kinds):
+        for p in self.parameters():
+            cast(p, dtype, kinds)
+        for module in self.modules():
+            for key in module._buffer_names:
+                value = vars(module).get(key)
+                if value is not None:
+                    new = cast(value, dtype, kinds)
+                    if new is not value:
+                        xp.touch(module)
+                        setattr(module, key, new)
+        return self
+
     # --- saving and restoring -------------------------------------------------------
 
     def state_dict(self) -> dict[str, np.ndarray]:
         """Name -> a copy of the parameter's numbers (an ndarray), and of the buffers'
-        (``named_buffers``).
+        (``named_buffers``) but those registered with ``persistent=False``, as PyTorch's.
 
         >>> layer = cr.nn.Linear(2, 1, rng=0)
         >>> {name: array.shape for name, array in layer.state_dict().items()}
         {'weight': (2, 1), 'bias': (1,)}
         """
         state = {name: np.array(p.data, copy=True) for name, p in self.named_parameters()}
-        state.update((name, np.array(b, copy=True)) for name, b in self.named_buffers())
+        state.update((name, np.array(BufferSlot(module, key).data, copy=True))
+                     for name, module, key in self._saved_buffers())
         return state
 
     def load_state_dict(self, state: Mapping[str, ArrayLike],
@@ -470,13 +532,11 @@ class Module:
         IncompatibleKeys(missing_keys=['bias'], unexpected_keys=['scale'])
         """
         own = {name: (p, np.shape(p.data), None) for name, p in self.named_parameters()}
-        for name, module in self.named_modules():
-            for key in module._buffer_names:
-                if vars(module).get(key) is not None:
-                    buffer = _Buffer(module, key)
-                    own[f"{name}.{key}" if name else key] = (buffer, np.shape(buffer.data),
-                                                             None)
-        return _load(own, state, strict, "load_state_dict", type(self).__name__)
+        for name, module, key in self._saved_buffers():
+            buffer = BufferSlot(module, key)
+            own[name] = (buffer, np.shape(buffer.data), None)
+        return IncompatibleKeys(*load(own, state, strict, "load_state_dict",
+                                      type(self).__name__))
 
     def torch_state_dict(self) -> dict[str, np.ndarray]:
         """A copy of the numbers with PyTorch's names and layouts, ready for the same
@@ -514,7 +574,8 @@ class Module:
         own = {}
         for torch_name, (p, to_torch, from_torch) in self._torch_layout().items():
             own[torch_name] = (p, np.shape(to_torch(np.asarray(p.data))), from_torch)
-        return _load(own, state, strict, "load_torch_state_dict", type(self).__name__)
+        return IncompatibleKeys(*load(own, state, strict, "load_torch_state_dict",
+                                      type(self).__name__))
 
     def _torch_layout(self):
         """torch name -> (parameter, to_torch, from_torch) for every parameter. As in
@@ -532,8 +593,9 @@ class Module:
                 to_torch, from_torch = module._torch_converters(name)
                 layout[torch_prefix + name] = (p, to_torch, from_torch)
             for key in module._buffer_names:
-                if vars(module).get(key) is not None:
-                    layout[torch_prefix + key] = (_Buffer(module, key), _same, _same)
+                if (vars(module).get(key) is not None
+                        and key not in module._non_persistent_buffers):
+                    layout[torch_prefix + key] = (BufferSlot(module, key), same, same)
         return layout
 
     def _torch_modules(self, prefix, ancestors):
@@ -554,7 +616,7 @@ class Module:
     def _torch_converters(self, name):
         """(to_torch, from_torch) layout maps of the parameter ``name``: the identity
         by default; Linear transposes its weight."""
-        return _same, _same
+        return same, same
 
     # --- a tree for repr ------------------------------------------------------------
 
