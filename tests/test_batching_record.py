@@ -68,3 +68,16 @@ def test_the_kinds_read_as_they_are_written():
     assert repr(rules.sum.batching) == "along_axis(axis=None, keepdims=False)"
     assert rules.exp.batching is cr.ENTRYWISE
     assert rules.det.batching is cr.LEADING_AXES
+
+
+def test_a_kind_that_does_not_exist_is_refused_when_written():
+    with pytest.raises(ValueError, match="Batching: kind 'elementwise' is none of"):
+        cr.Batching("elementwise")
+    with pytest.raises(ValueError, match="names its axis= parameter"):
+        cr.along_axis(keepdims=False)
+    assert cr.Batching("entrywise").kind == cr.ENTRYWISE.kind  # a kind, not an object
+    twin = cr.primitive(lambda x: x * 2, name="doubled_twin", batching=cr.Batching("entrywise"))
+    twin.defvjp(lambda g, ans, x: 2 * g)
+    before = batching.fallbacks["doubled_twin"]
+    np.testing.assert_allclose(cr.vmap(twin)(X), 2 * X)
+    assert batching.fallbacks["doubled_twin"] == before

@@ -123,8 +123,15 @@ class Batching:
 
     __slots__ = ("kind", "params")
 
+    KINDS = ("entrywise", "leading axes", "along axis")
+
     def __init__(self, kind: str, params: tuple[tuple[str, Any], ...] = ()) -> None:
-        self.kind, self.params = kind, params
+        if kind not in self.KINDS:
+            raise ValueError(f"Batching: kind {kind!r} is none of {', '.join(self.KINDS)}")
+        if kind == "along axis" and "axis" not in dict(params):
+            raise ValueError(f"Batching: an operation along an axis names its axis= "
+                             f"parameter among its parameters, got {dict(params)}")
+        self.kind, self.params = kind, tuple(params)
 
     def __repr__(self) -> str:
         if not self.params:

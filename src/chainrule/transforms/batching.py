@@ -69,7 +69,7 @@ import numpy as np
 from .. import arrays as xp
 from .. import numpy_protocol
 from .. import rules as ops
-from ..primitive import ENTRYWISE, LEADING_AXES, Batching, Box, shape_of
+from ..primitive import Batching, Box, shape_of
 from . import batching_indexing as indexing
 from .pytrees import tree_flatten
 from .tracer import Tracer
@@ -515,7 +515,7 @@ for _prim, _rule in [
             ops.index_set, ops.index_add, ops.index_multiply, ops.index_min, ops.index_max)]]:
     _prim.batching = _rule
 
-_KINDS = {ENTRYWISE: _elementwise, LEADING_AXES: _first_only}
+_KINDS = {"entrywise": _elementwise, "leading axes": _first_only, "along axis": _along_axis}
 
 
 def _rule_of(prim):
@@ -524,7 +524,7 @@ def _rule_of(prim):
     if batching is None:
         return _per_example
     if isinstance(batching, Batching):
-        return _KINDS.get(batching, _along_axis)
+        return _KINDS[batching.kind]
     return batching
 
 
