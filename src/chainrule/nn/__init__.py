@@ -24,6 +24,7 @@ from .layers import (ELU, GELU, Dropout, Embedding, Flatten, Identity, LayerNorm
 from .losses import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Loss, MSELoss,
                      NLLLoss, SmoothL1Loss)
 from .module import IncompatibleKeys, Module, Parameter
+from .recurrent import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNCell
 from .scalar import Layer, Neuron
 
 __all__ = ["Module", "Parameter", "Neuron", "Layer", "MLP", "Linear", "Sequential",
@@ -32,4 +33,5 @@ __all__ = ["Module", "Parameter", "Neuron", "Layer", "MLP", "Linear", "Sequentia
            "Embedding", "Softmax", "LogSoftmax", "IncompatibleKeys", "functional",
            "Conv1d", "Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "BatchNorm1d",
            "BatchNorm2d", "SiLU", "LeakyReLU", "ELU", "Softplus", "Identity", "NLLLoss",
-           "L1Loss", "SmoothL1Loss", "HuberLoss", "BCELoss"]
+           "L1Loss", "SmoothL1Loss", "HuberLoss", "BCELoss", "RNN", "GRU", "LSTM",
+           "RNNCell", "GRUCell", "LSTMCell"]
