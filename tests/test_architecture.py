@@ -1,17 +1,22 @@
 """The shape of the package: folders that show the layers, imports that run one way.
 
-    chainrule/            the core, flat where a reader starts: graph, modes, origin,
-                          arrays (the namespace rules compute with), primitive, rules/,
-                          node, saved, backward, array_methods, tensor, explain, and
-                          libraries (the one door to backends/)
+    chainrule/            the engine, flat where a reader starts: graph, modes, origin,
+                          arrays (the namespace rules compute with), primitive, rules/
+                          (the derivative table, and predicates: the operations with
+                          none), methods/ (a Tensor's and a tracer's methods), node,
+                          saved, backward, tensor, explain, and libraries (the one door
+                          to backends/)
     chainrule/backends/   other array libraries (torch, CuPy, Dask), at the
                           namespace's seam; the core reaches them through its door
+    chainrule/api/        the public surfaces over the engine: chainrule.numpy, linalg,
+                          random keys, creation, PyTorch's random functions, and the
+                          public import paths (api/paths.py)
     chainrule/scalar/     the scalar engine (Value)
     chainrule/transforms/ grad, vjp, jvp and the tracers
     chainrule/scipy/      SciPy's functions with derivatives (imported on demand)
-    chainrule/nn/         modules, optimizers, checkpoints (and data/; micrograd/,
-                          autograd/ and example_libraries/, those libraries' names and
-                          module paths)
+    chainrule/nn/         modules, optimizers, checkpoints (and data/)
+    chainrule/compat/     other libraries' names and module paths: micrograd/,
+                          autograd/, example_libraries/
     chainrule/jit/        cr.jit: the recorder, the program, the state it carries
     chainrule/app/        the command line, training runs, pictures
 
@@ -83,14 +88,16 @@ def test_no_module_imports_one_that_imports_it_back():
 
 # The layers, lowest first; each names the packages (or core modules) it holds.
 LAYERS = [
-    ("core", lambda m: (m.count(".") == 1 or m.startswith("chainrule.rules"))
-     and not m.startswith("chainrule.backends")),
+    ("core", lambda m: (m.count(".") == 1 or m.startswith(("chainrule.rules",
+                                                           "chainrule.methods")))
+     and not m.startswith(("chainrule.backends", "chainrule.api", "chainrule.compat"))),
     ("backends", lambda m: m.startswith("chainrule.backends")),
+    ("api", lambda m: m.startswith("chainrule.api")),
     ("scalar", lambda m: m.startswith("chainrule.scalar")),
     ("transforms", lambda m: m.startswith("chainrule.transforms")),
     ("scipy", lambda m: m.startswith("chainrule.scipy")),
-    ("nn", lambda m: m.startswith(("chainrule.nn", "chainrule.data", "chainrule.micrograd",
-                                   "chainrule.autograd", "chainrule.example_libraries"))),
+    ("nn", lambda m: m.startswith(("chainrule.nn", "chainrule.data"))),
+    ("compat", lambda m: m.startswith("chainrule.compat")),
     ("jit", lambda m: m.startswith("chainrule.jit")),
     ("app", lambda m: m.startswith("chainrule.app")),
 ]
@@ -100,8 +107,9 @@ LAYERS = [
 # imports chainrule.backends at the first such array (never at ``import chainrule``).
 DOORS = {("chainrule.libraries", "chainrule.backends")}
 GATHERERS = {"chainrule.scalar", "chainrule.transforms", "chainrule.scipy", "chainrule.nn",
-             "chainrule.data", "chainrule.micrograd", "chainrule.autograd", "chainrule.jit",
-             "chainrule.app", "chainrule.__main__", "chainrule.example_libraries"}
+             "chainrule.data", "chainrule.compat.micrograd", "chainrule.compat.autograd",
+             "chainrule.jit", "chainrule.app", "chainrule.__main__",
+             "chainrule.compat.example_libraries"}
 
 
 def layer_of(name):
@@ -140,8 +148,8 @@ def test_the_rule_table_imports_no_engine_and_none_of_their_users(name):
     ("chainrule.scalar.value_ops", "chainrule.scalar.value"),
     ("chainrule.primitive", "chainrule.rules.elementwise"),
     ("chainrule.rules.elementwise", "chainrule.tensor"),
-    ("chainrule.array_methods", "chainrule.tensor"),
-    ("chainrule.array_methods", "chainrule.transforms.tracer"),
+    ("chainrule.methods.array", "chainrule.tensor"),
+    ("chainrule.methods.array", "chainrule.transforms.tracer"),
     ("chainrule.node", "chainrule.tensor"),
     ("chainrule.node", "chainrule.transforms.reverse"),
     ("chainrule.modes", "chainrule.tensor"),
@@ -158,8 +166,8 @@ def test_the_rule_table_imports_no_engine_and_none_of_their_users(name):
     ("chainrule.nn.optimizer", "chainrule.nn.schedules"),
     ("chainrule.nn.schedules", "chainrule.nn.optim"),
     ("chainrule.nn.updates", "chainrule.nn.optim"),
-    ("chainrule.nn.updates", "chainrule.example_libraries.optimizers"),
-    ("chainrule.nn.updates", "chainrule.autograd.misc.optimizers"),
+    ("chainrule.nn.updates", "chainrule.compat.example_libraries.optimizers"),
+    ("chainrule.nn.updates", "chainrule.compat.autograd.misc.optimizers"),
     ("chainrule.primitive", "chainrule.jit.recording"),
     ("chainrule.arrays", "chainrule.rules.shapes"),
     ("chainrule.arrays", "chainrule.jit.recording"),
@@ -208,7 +216,8 @@ def test_the_optimizers_update_arithmetic_is_pure_and_knows_no_engine():
 
 
 def test_the_engines_know_nothing_of_training_pictures_or_the_command_line():
-    engines = [m for m in GRAPH if m.startswith(("chainrule.scalar.", "chainrule.transforms."))
+    engines = [m for m in GRAPH if m.startswith(("chainrule.scalar.", "chainrule.transforms.",
+                                                 "chainrule.methods.", "chainrule.api."))
                or (m.count(".") == 1 and m not in GATHERERS)]
     for engine in engines:
         reached = reachable(engine)
@@ -248,3 +257,61 @@ def test_import_chainrule_imports_numpy_and_nothing_else_outside_the_standard_li
     extras = {"scipy", "torch", "jax", "jaxlib", "matplotlib", "graphviz", "tqdm",
               "safetensors", "pandas", "hypothesis", "pytest"}
     assert not loaded & extras, sorted(loaded & extras)
+
+
+def test_every_import_in_the_package_names_a_module_at_its_real_path():
+    """Inside the package, imports name where a module lives (``chainrule.api.numpy``),
+    never a public path kept for users (``chainrule.numpy``: api/paths.py), so this test
+    and a reader follow the same arrows."""
+    from chainrule.api.paths import real_name
+    wrong = []
+    for name, path in MODULES.items():
+        package = name if name in PACKAGES else name.rsplit(".", 1)[0]
+        for node in ast.walk(ast.parse(path.read_text())):
+            targets = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = package.split(".")[:len(package.split(".")) - node.level + 1] \
+                    if node.level else []
+                module = ".".join(base + ([node.module] if node.module else []))
+                targets = [module] + [f"{module}.{alias.name}" for alias in node.names]
+            wrong += [f"{name}, line {node.lineno}: {target} is {real_name(target)}"
+                      for target in targets
+                      if target.startswith("chainrule") and real_name(target)]
+    assert not wrong, "import the real path: " + "; ".join(wrong)
+
+
+TOP_LEVEL = {"__init__", "__main__", "arrays", "backward", "explain", "graph", "libraries",
+             "modes", "node", "origin", "pickling", "primitive", "saved", "tensor",
+             "tensor_data"}
+
+
+def test_the_top_level_is_the_engine():
+    """Public surfaces live in api/, other libraries' names in compat/, a Tensor's
+    methods in methods/: the top level holds the engine's modules and nothing else."""
+    assert {p.stem for p in SRC.glob("*.py")} == TOP_LEVEL
+
+
+@pytest.mark.parametrize("public", [
+    "chainrule.numpy", "chainrule.linalg", "chainrule.random", "chainrule.creation",
+    "chainrule.predicates", "chainrule.torch_random", "chainrule.optim", "chainrule.checkpoint",
+    "chainrule.lax", "chainrule.micrograd", "chainrule.micrograd.engine", "chainrule.micrograd.nn",
+    "chainrule.autograd", "chainrule.autograd.numpy", "chainrule.autograd.numpy.linalg",
+    "chainrule.autograd.scipy.stats", "chainrule.autograd.scipy.stats.norm",
+    "chainrule.autograd.misc.optimizers", "chainrule.example_libraries.optimizers"])
+def test_a_public_import_path_is_the_module_at_its_real_path(public):
+    """``import chainrule.autograd.numpy`` works as before the move, and gives the very
+    module at ``chainrule.compat.autograd.numpy``: one copy, one set of classes."""
+    import importlib
+    import subprocess
+    import sys
+    from chainrule.api.paths import real_name
+    module = importlib.import_module(public)
+    assert module is importlib.import_module(real_name(public))
+    if module.__spec__ is not None:  # (autograd's scipy.stats.norm is an object, no file)
+        assert module.__spec__.name == real_name(public)
+    # and first thing in a fresh interpreter, before anything imported the real path
+    code = (f"import {public} as m, {real_name(public)} as r, sys; "
+            f"assert m is r and sys.modules[{public!r}] is r, m")
+    subprocess.run([sys.executable, "-c", code], check=True)

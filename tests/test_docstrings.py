@@ -62,8 +62,8 @@ def _primitives_by_module():
     under the first module, in name order, whose namespace holds it; the package,
     chainrule.numpy and the autograd shim, which re-export them, come last."""
     owned, seen = {}, set()
-    exporters = ["chainrule.numpy", "chainrule",
-                 *[m for m in MODULES if m.startswith("chainrule.autograd")]]
+    exporters = ["chainrule.api.numpy", "chainrule",
+                 *[m for m in MODULES if m.startswith("chainrule.compat.autograd")]]
     for name in [m for m in MODULES if m not in exporters] + exporters:
         for key, value in vars(importlib.import_module(name)).items():
             if isinstance(value, Primitive) and id(value) not in seen:

@@ -20,9 +20,9 @@ def kind_of(obj):
     if isinstance(obj, Primitive):
         return "rule"
     module = inspect.getmodule(obj).__name__
-    if module == "chainrule.predicates":
+    if module == "chainrule.rules.predicates":
         return "no derivative"  # tests and indices: plain NumPy results
-    if module.startswith("chainrule.rules") or module == "chainrule.numpy":
+    if module.startswith("chainrule.rules") or module == "chainrule.api.numpy":
         return "composed"
     return module
 

@@ -1,4 +1,4 @@
-"""NumPy's functions on Tensors (chainrule.numpy_protocol): they run chainrule's
+"""NumPy's functions on Tensors (chainrule.methods.numpy_protocol): they run chainrule's
 differentiable operation, give a plain answer where there is no derivative, or raise;
 they never drop a gradient without a word. Gradients are checked against JAX."""
 

@@ -1,4 +1,4 @@
-"""PyTorch's Tensor method names (chainrule/torch_methods.py) against torch (float64):
+"""PyTorch's Tensor method names (chainrule/methods/torch_names.py) against torch (float64):
 the same values, gradients and second derivatives, on Tensors and inside the
 transforms; and the names whose NumPy meaning stays say so when used PyTorch's way."""
 

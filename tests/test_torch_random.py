@@ -1,4 +1,4 @@
-"""PyTorch's random functions and Generator (chainrule.torch_random), checked against
+"""PyTorch's random functions and Generator (chainrule/api/torch_random.py), checked against
 torch by their properties: the same calls accepted and refused, the same shapes, the
 dtypes (float64 where torch's default is float32, int64 as torch), the ranges, and the
 frequencies. The numbers themselves are NumPy's (PCG64), not torch's: reproducible from

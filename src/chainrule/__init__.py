@@ -12,12 +12,14 @@
     x.grad                                          # an ndarray, the shape of x
 """
 
-import sys as _sys
+from .api import paths as _paths
+
+_paths.install()  # chainrule.numpy, chainrule.autograd...: where users import them (api/paths.py)
 
 from . import rules as _rules
 from .rules import *  # noqa: F401,F403  (the operations: cr.exp, cr.sum, ...)
-from . import predicates as _predicates
-from .predicates import *  # noqa: F401,F403  (tests and indices: cr.isnan, cr.argmax, ...)
+from .rules import predicates as _predicates
+from .rules.predicates import *  # noqa: F401,F403  (tests and indices: cr.isnan, cr.argmax, ...)
 from .transforms import (Function, GradcheckError, fixed_point, grad, gradcheck, hessian,
                          hessian_operator, hvp, jacfwd, jacobian, jacrev, jvp, linear_operator,
                          ravel_pytree, register_dataclass, register_pytree_node, tree_flatten,
@@ -29,14 +31,15 @@ from .transforms import lax
 from .modes import detect_anomaly, enable_grad, inference_mode, is_grad_enabled, no_grad
 from .primitive import (ENTRYWISE, LEADING_AXES, Batching, Primitive, along_axis, elementwise,
                         primitive)
-from .creation import (arange, eye, full, linspace, ones, ones_like, rand, randn, tensor,
-                       zeros, zeros_like)
+from .api.creation import (arange, eye, full, linspace, ones, ones_like, rand, randn,
+                           tensor, zeros, zeros_like)
 from .tensor import Tensor
-from .torch_random import (Generator, bernoulli, manual_seed, multinomial, normal, rand_like,
-                           randint, randn_like, randperm)
+from .api.torch_random import (Generator, bernoulli, manual_seed, multinomial, normal,
+                               rand_like, randint, randn_like, randperm)
 from .jit import jit, make_program
 from .origin import point_warnings_at_the_user as _point_warnings_at_the_user
-from . import linalg, nn, random
+from . import nn
+from .api import linalg, random
 from .nn import checkpoint, optim
 from .nn.checkpoint import load, save
 from .scalar import Value
@@ -80,12 +83,5 @@ __all__ = [
     # pictures
     "draw_graph", "render_graph",
 ]
-
-# ``import chainrule.optim`` and ``from chainrule.checkpoint import ...`` as a PyTorch user
-# writes them: both live in nn/, beside the modules whose state they hold.
-_sys.modules[__name__ + ".optim"] = optim
-_sys.modules[__name__ + ".checkpoint"] = checkpoint
-# ``from chainrule import lax`` / ``import chainrule.lax``, as JAX's ``jax.lax``
-_sys.modules[__name__ + ".lax"] = lax
 
 _point_warnings_at_the_user()  # NumPy's RuntimeWarnings name the user's line (origin.py)

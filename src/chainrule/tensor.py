@@ -24,7 +24,7 @@ import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
 from . import arrays as xp, pickling, rules as ops, tensor_data
-from .array_methods import ArrayMethods, describe_index, raw_index
+from .methods.array import ArrayMethods, describe_index, raw_index
 from .backward import accumulate, backward_pass
 from .graph import topological_order
 from .modes import _modes
@@ -34,7 +34,7 @@ from .arrays import ARRAYS, as_array
 from .primitive import _foreign_array, objects_refused, raw
 from .saved import (FREED, copied, copied_keywords, free, hold, reached,
                     share_version_counter)
-from .torch_methods import TensorTorchMethods
+from .methods.torch_names import TensorTorchMethods
 
 __all__ = ["Tensor", "tensor"]
 
@@ -452,7 +452,7 @@ class Tensor(Node, TensorTorchMethods, ArrayMethods):
     def __imul__(self, other): return self._inplace("*", np.multiply, other)
     def __itruediv__(self, other): return self._inplace("/", np.true_divide, other)
 
-    # Operators and methods come from ArrayMethods (PyTorch's spellings: torch_methods).
+    # Operators and methods come from ArrayMethods (PyTorch's: methods/torch_names.py).
 
     # comparisons give boolean tensors, outside the graph (they have no derivative)
     def __lt__(self, other): return Tensor._make(self._array() < raw(other))

@@ -12,7 +12,7 @@ from .. import nn
 from ..nn import MLP
 from ..nn.functional import cross_entropy, hinge_loss, mse_loss
 from ..nn.scalar import MLP as ScalarMLP
-from ..creation import tensor
+from ..api.creation import tensor
 from ..scalar.value import Value
 
 __all__ = ["Engine", "ENGINES", "SCALAR", "TENSOR", "DigitsCNN", "CNN_DEFAULTS"]

@@ -18,7 +18,7 @@ from typing import Any, Generic, TypeVar
 
 import numpy as np
 
-from ..torch_random import default_generator
+from ..api.torch_random import default_generator
 
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "BatchSampler"]
 

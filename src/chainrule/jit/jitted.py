@@ -331,7 +331,7 @@ def _in_the_scalar_engine(error):
     return False
 
 
-_SCALAR_ENGINE = ("chainrule.scalar.", "chainrule.nn.scalar", "chainrule.micrograd.")
+_SCALAR_ENGINE = ("chainrule.scalar.", "chainrule.nn.scalar", "chainrule.compat.micrograd.")
 
 
 # ---------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ import numpy as np
 from .. import arrays as xp
 from ..scalar.value import Value
 from ..tensor import Tensor
-from ..torch_methods import _is_dtype_name
+from ..methods.torch_names import _is_dtype_name
 
 __all__ = []
 

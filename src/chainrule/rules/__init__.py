@@ -113,7 +113,7 @@ def primitives():
 
 def _methods():
     """The operations each topic file lists in its METHODS, by method name: Tensor and
-    the tracers have them as methods (``x.exp()`` is ``exp(x)``; array_methods.py)."""
+    the tracers have them as methods (``x.exp()`` is ``exp(x)``; methods/array.py)."""
     found = {}
     for topic in TOPICS:
         for entry in getattr(topic, "METHODS", ()):

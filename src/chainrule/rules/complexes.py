@@ -23,7 +23,7 @@ from .elementwise import absolute, divide, multiply, where
 
 __all__ = ["real", "imag", "conj", "conjugate", "angle"]
 METHODS = ["conj", "conjugate", "angle"]  # also methods of Tensor (x.real and x.imag are
-# properties, as NumPy's and PyTorch's: array_methods.py)
+# properties, as NumPy's and PyTorch's: methods/array.py)
 
 
 def is_complex(x: ArrayLike) -> bool:

@@ -29,7 +29,7 @@ from .shapes import astype, broadcast_to, reshape
 __all__ = ["sum", "mean", "max", "min", "prod", "var", "std", "logsumexp", "softmax",
            "log_softmax", "norm", "trapezoid", "ptp", "nansum", "nanmean", "nanmax",
            "nanmin"]
-# also methods of Tensor (x.norm is torch's, with p first: torch_methods.py)
+# also methods of Tensor (x.norm is torch's, with p first: methods/torch_names.py)
 METHODS = ["sum", "mean", "prod", "max", "min", "var", "std", "logsumexp", "softmax",
            "log_softmax"]
 

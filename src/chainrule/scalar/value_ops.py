@@ -105,7 +105,7 @@ def array_ufunc(value, ufunc, method, *inputs, **kwargs):
             all(isinstance(x, Box) or np.ndim(x) == 0 for x in inputs):
         numbers = [x if isinstance(x, Box) else float(x) for x in inputs]
         return _OPERATORS[ufunc](*numbers)
-    from .. import numpy_protocol
+    from ..methods import numpy_protocol
     return numpy_protocol.apply_ufunc(ufunc, method, inputs, kwargs, lambda array: array)
 
 

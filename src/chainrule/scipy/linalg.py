@@ -18,7 +18,7 @@ import numpy as np
 import scipy.linalg as _sl
 
 from .. import arrays as xp, rules as ops
-from ..linalg import det, eigh, inv, lstsq, pinv, qr, slogdet, solve, svd  # noqa: F401
+from ..api.linalg import det, eigh, inv, lstsq, pinv, qr, slogdet, solve, svd  # noqa: F401
 from ..primitive import Primitive, raw, shape_of
 from .banded import solve_banded  # noqa: F401
 from .matrix_functions import (_check_square, expm, logm,  # noqa: F401

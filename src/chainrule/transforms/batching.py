@@ -67,7 +67,7 @@ from collections import Counter
 import numpy as np
 
 from .. import arrays as xp
-from .. import numpy_protocol
+from ..methods import numpy_protocol
 from .. import rules as ops
 from ..primitive import Batching, Box, shape_of
 from . import batching_indexing as indexing

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..origin import numpy_caller
 from ..primitive import raw, shape_of
-from ..array_methods import ArrayMethods
+from ..methods.array import ArrayMethods
 
 __all__ = ["Tracer"]
 

@@ -1,0 +1,9 @@
+"""Other libraries' module paths and names, over chainrule's engine.
+
+    micrograd/          ``micrograd.engine`` and ``micrograd.nn`` (Karpathy's)
+    autograd/           HIPS autograd's modules and names
+    example_libraries/  ``jax.example_libraries.optimizers``
+
+Users import them by their public paths (``chainrule.micrograd.engine``,
+``chainrule.autograd``...: api/paths.py); this package imports none of them.
+"""
