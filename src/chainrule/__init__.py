@@ -28,6 +28,7 @@ from .transforms import (Function, GradcheckError, fixed_point, grad, gradcheck,
 from .transforms.control import (cond, dynamic_slice, dynamic_update_slice, fori_loop, scan,
                                  switch, while_loop)
 from .transforms import lax
+from .transforms.custom_derivatives import custom_jvp, custom_vjp
 from .modes import detect_anomaly, enable_grad, inference_mode, is_grad_enabled, no_grad
 from .primitive import (ENTRYWISE, LEADING_AXES, Batching, Primitive, along_axis, elementwise,
                         primitive)
@@ -64,6 +65,7 @@ __all__ = [
     "hvp", "vmap", "linear_operator", "hessian_operator", "gradcheck", "GradcheckError",
     "tree_flatten", "tree_unflatten", "tree_map", "tree_leaves", "tree_structure",
     "tree_reduce", "register_pytree_node", "register_dataclass", "ravel_pytree", "fixed_point",
+    "custom_jvp", "custom_vjp",
     # JAX's structured control flow
     "fori_loop", "scan", "while_loop", "cond", "switch", "dynamic_slice", "dynamic_update_slice",
     "lax",

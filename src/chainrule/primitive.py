@@ -187,6 +187,9 @@ class Primitive:
     """
 
     keeps_residual = False  # a speed override (chainrule.rules.fused) may keep what its VJP reuses
+    # or joint_jvp(primals, {argnum: tangent}, kwargs) -> (ans, tangent): one forward-mode
+    # rule for all the tangents, which computes the result too (cr.custom_jvp's)
+    joint_jvp = None
     # NumPy's dtype= of a reduction (np.sum(x, dtype=np.float32)) computes in that dtype:
     # the operand cast first, which is how NumPy itself does it
     casts_to_dtype = False

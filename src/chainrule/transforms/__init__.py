@@ -11,6 +11,9 @@
     batching.py     vmap: a batching tracer, one more level of the same mechanism
     fixed_point.py  a fixed point of an iteration, differentiated implicitly
     function.py     cr.Function: PyTorch's class spelling of a custom operation
+    custom_derivatives.py  cr.custom_jvp and cr.custom_vjp: JAX's decorators for a
+                    function's own derivative rule, on the primitive of
+                    custom_primitive.py
 """
 
 from .functional import (grad, hessian, hvp, jacfwd, jacobian, jacrev, jvp, tree_flatten,
@@ -22,6 +25,7 @@ from .control import (cond, dynamic_slice, dynamic_update_slice, fori_loop, scan
                       while_loop)
 from .fixed_point import fixed_point
 from .function import Function, FunctionCtx
+from .custom_derivatives import custom_jvp, custom_vjp
 from .pytrees import (ravel_pytree, register_dataclass, register_pytree_node, tree_leaves,
                       tree_map, tree_reduce, tree_structure)
 
@@ -30,4 +34,4 @@ __all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "jacobian
            "fori_loop", "scan", "while_loop", "cond", "switch",
            "dynamic_slice", "dynamic_update_slice", "ravel_pytree", "tree_map", "tree_leaves", "tree_structure", "tree_reduce",
            "register_pytree_node", "register_dataclass", "fixed_point", "gradcheck", "GradcheckError", "Function",
-           "FunctionCtx"]
+           "FunctionCtx", "custom_jvp", "custom_vjp"]

@@ -44,6 +44,11 @@ class JVPTracer(Tracer):
     @classmethod
     def _apply_primitive(cls, prim, args, kwargs):
         level, primals, positions = cls._unwrap_top(args)
+        if prim.joint_jvp is not None:  # one rule for every tangent at once, which
+            # gives the primal too (cr.custom_jvp's: transforms/custom_primitive.py)
+            ans, tangent = prim.joint_jvp(primals, {argnum: args[argnum].tangent
+                                                    for argnum in positions}, kwargs)
+            return JVPTracer(ans, tangent, level)
         ans = prim(*primals, **kwargs)  # may recurse into an outer level's tracers
         if getattr(ans, "dtype", None) == object:
             raise objects_refused(prim.name)

@@ -1,0 +1,262 @@
+"""The primitive under ``cr.custom_jvp`` and ``cr.custom_vjp`` (``custom_derivatives.py``).
+
+A call of a custom function becomes one ``Primitive`` made for that call: its positional
+arguments are the array leaves of the function's arguments, its forward is the user's
+function, its rules call the user's. So it goes through the same tracers as every other
+operation, at every level, nested in any order:
+
+* reverse mode (grad, vjp, jacrev): the node's VJP is the user's ``bwd`` on the
+  residuals ``fwd`` left (custom_vjp), or, for a custom_jvp, the VJP of the map
+  t -> jvp_rule(primals, t)[1], which is linear in t, taken with ``cr.vjp``. Either is
+  computed with chainrule's operations on what the node saw, so an outer transform
+  differentiates through it: grad of grad differentiates the user's rule, as in JAX;
+* forward mode (jvp, jacfwd): ``joint_jvp`` calls the user's jvp rule once with every
+  tangent (``forward.py`` asks for it), and takes its primal output, as JAX does; a
+  custom_vjp refuses, as JAX does;
+* vmap: the batching rule runs the user's function and rules on batch tracers of the
+  same level (``_batched``), so a closure over that vmap's values stays one batch;
+  what comes out is a custom primitive again, whose rules the outer transforms use.
+
+Several outputs (a pytree) are packed side by side along one last axis into one array
+(as svd packs its three), with their shapes and dtypes kept in a ``layout``.
+Cotangents and tangents with leading batch axes (jacrev's rows, jacfwd's columns) go
+through the user's rule under ``cr.vmap`` (one call, as JAX's jacrev is a vmap of vjp),
+or row by row inside a batched rule, where a fresh vmap level would sit above the
+batch's own.
+"""
+
+import numpy as np
+
+from .. import rules as ops
+from ..primitive import Box, Primitive, shape_of
+from ..rules.matrices import pack, unpack
+from .batching import BatchTracer
+from .functional import vjp
+from .vmap_axes import vmap
+
+__all__ = ["Rules", "call", "FORWARD_MODE_REFUSED"]
+
+FORWARD_MODE_REFUSED = "can't apply forward-mode autodiff (jvp) to a custom_vjp function"
+
+
+class Rules:
+    """A custom function on a flat list of positional values (its arguments' array
+    leaves): ``run(vals)`` gives the output's leaves; a custom_jvp has
+    ``jvp(vals, tangents) -> (outs, tangent_outs)``, a custom_vjp
+    ``fwd(vals) -> (outs, residual leaves)`` and ``bwd(residuals, cotangents)``, one
+    gradient per value (None: zero). ``diff[i]`` says whether value i has a derivative
+    (an array passed in ``nondiff_argnums`` has none). ``batch_ndim`` counts the batch
+    axes in front of every value that vmap levels added (``_batched``)."""
+
+    def __init__(self, name, run, diff, jvp=None, fwd=None, bwd=None, batch_ndim=0):
+        self.name, self.run, self.diff = name, run, diff
+        self.jvp, self.fwd, self.bwd = jvp, fwd, bwd
+        self.batch_ndim = batch_ndim
+
+
+def call(rules, vals, layout):
+    """The output leaves of the custom function at ``vals``. Where no value is boxed
+    nothing differentiates or batches it, so the function runs as it is (f, not fwd: as
+    JAX does); else through a primitive made for this call."""
+    if not any(isinstance(v, Box) for v in vals):
+        return rules.run(vals)
+    return _unpacked(_CustomPrimitive(rules, layout)(*vals), layout)
+
+
+def _packed(outs, layout, batch_ndim):
+    """The output leaves as one array (the leaf itself where there is one); the first
+    call records their shapes (without batch axes) and dtypes."""
+    if "cores" not in layout:
+        layout["cores"] = [shape_of(o)[batch_ndim:] for o in outs]
+        layout["dtypes"] = [_dtype(o) for o in outs]
+    if len(outs) == 1:
+        return outs[0]
+    return pack(outs, layout["cores"])
+
+
+def _unpacked(packed, layout):
+    if len(layout["cores"]) == 1:
+        return [packed]
+    pieces = unpack(packed, layout["cores"])
+    return [p if _dtype(p) == dtype else ops.astype(p, dtype)
+            for p, dtype in zip(pieces, layout["dtypes"])]
+
+
+def _dtype(x):
+    dtype = getattr(x, "dtype", None)
+    return np.result_type(x) if dtype is None else np.dtype(dtype)
+
+
+def _zeros(x, batch=()):
+    """A zero tangent or gradient for value x (float where x is not)."""
+    dtype = _dtype(x)
+    return np.zeros(tuple(batch) + shape_of(x), dtype if dtype.kind in "fc" else np.float64)
+
+
+class _CustomPrimitive(Primitive):
+    """One call of a custom function as an operation of the tracers."""
+
+    def __init__(self, rules, layout):
+        super().__init__(self._forward, rules.name, batched=True)
+        self.rules, self.layout = rules, layout
+        self.residuals = []  # (values, residuals) of the forward runs (custom_vjp)
+        # one rule per value, for whoever asks per argument (the scalar engine); the
+        # transforms ask pullback for all at once
+        self.defvjp(*(self._rule_for(i) for i in range(len(rules.diff))))
+        self.batching = self._batch
+
+    def _rule_for(self, argnum):
+        return lambda g, ans, *vals: self.pullback(g, ans, vals, {}, [argnum])[0]
+
+    def _forward(self, *vals):
+        rules = self.rules
+        if rules.bwd is None:
+            outs = rules.run(list(vals))
+        else:
+            outs, res = rules.fwd(list(vals))
+            self.residuals.append((vals, res))
+        return _packed(outs, self.layout, rules.batch_ndim)
+
+    # forward mode: the user's rule with every tangent at once (forward.py)
+    def joint_jvp(self, primals, tangents, kwargs):
+        rules = self.rules
+        if rules.jvp is None:
+            raise TypeError(f"{rules.name}: {FORWARD_MODE_REFUSED} (jvp, jacfwd and "
+                            f"hessian use forward mode; use grad, vjp or jacrev)")
+        lead = max(len(shape_of(t)) - len(shape_of(primals[i])) for i, t in tangents.items())
+        if not lead:
+            full = [tangents[i] if i in tangents and rules.diff[i] else _zeros(v)
+                    for i, v in enumerate(primals)]
+            outs, touts = rules.jvp(list(primals), full)
+            return (_packed(outs, self.layout, rules.batch_ndim),
+                    _packed(touts, self.layout, rules.batch_ndim))
+        # jacfwd's columns: the rule on each (the primal output is the same in every row)
+        batch = shape_of(next(iter(tangents.values())))[:lead]
+        keys = [i for i in tangents if rules.diff[i]]
+        if not keys:  # only arrays of nondiff_argnums move: no derivative
+            outs = rules.jvp(list(primals), [_zeros(v) for v in primals])[0]
+            ans = _packed(outs, self.layout, rules.batch_ndim)
+            return ans, _zeros(ans, batch)
+
+        def one(rows):
+            full = [_zeros(v) for v in primals]
+            for i, t in zip(keys, rows):
+                full[i] = t
+            outs, touts = rules.jvp(list(primals), full)
+            return [_packed(touts, self.layout, rules.batch_ndim),
+                    _packed(outs, self.layout, rules.batch_ndim)]
+        columns = [ops.broadcast_to(tangents[i], batch + shape_of(primals[i])) for i in keys]
+        tangent, outs = _over_rows(one, columns, lead, looped=rules.batch_ndim > 0)
+        return outs[(0,) * lead], tangent
+
+    # reverse mode: every argument's gradient from one call of the rule
+    def pullback(self, g, ans, args, kwargs, argnums):
+        rules = self.rules
+        lead = len(shape_of(g)) - len(shape_of(ans))
+        one = self._vjp_of_jvp(args) if rules.bwd is None else self._bwd(args)
+        grads = one([g]) if not lead else _over_rows(one, [g], lead, rules.batch_ndim > 0)
+        return [grads[i] for i in argnums]
+
+    def _bwd(self, vals):
+        rules = self.rules
+        res = next((res for seen, res in self.residuals
+                    if len(seen) == len(vals) and all(a is b for a, b in zip(seen, vals))),
+                   None)
+        if res is None:  # values other than forward's (an outer transform's, a Tensor in
+            # a graph): fwd again on them, so the residuals carry their derivatives
+            res = rules.fwd(list(vals))[1]
+
+        def one(rows):
+            grads = rules.bwd(res, _unpacked(rows[0], self.layout))
+            return [_zeros(v) if gr is None else gr for gr, v in zip(grads, vals)]
+        return one
+
+    def _vjp_of_jvp(self, vals):
+        rules = self.rules
+        moving = [i for i, d in enumerate(rules.diff) if d]
+
+        def tangent_out(*ts):  # linear in ts: its VJP is the custom function's
+            full = [_zeros(v) for v in vals]
+            for i, t in zip(moving, ts):
+                full[i] = t
+            return _packed(rules.jvp(list(vals), full)[1], self.layout, rules.batch_ndim)
+
+        def one(rows):
+            grads = [_zeros(v) for v in vals]
+            if moving:
+                _, pull = vjp(tangent_out, *[_zeros(vals[i]) for i in moving])
+                for i, gr in zip(moving, pull(rows[0])):
+                    grads[i] = gr
+            return grads
+        return one
+
+    # vmap: the user's functions on batch tracers of the call's level
+    def _batch(self, batch_call):
+        rules = _batched(self.rules, batch_call.batched, batch_call.level, batch_call.size)
+        vals = batch_call.values
+        if not any(isinstance(v, Box) for v in vals):
+            return _packed(rules.run(list(vals)), self.layout, rules.batch_ndim)
+        return _CustomPrimitive(rules, self.layout)(*vals)
+
+
+def _over_rows(one, arrays, lead, looped):
+    """``one`` (a list of arrays -> a list of arrays) on each row of ``arrays``, which
+    share ``lead`` leading axes: under cr.vmap (one call of the user's rule), or in a
+    loop where the rule is a batched one (``looped``)."""
+    batch = shape_of(arrays[0])[:lead]
+    size = int(np.prod(batch))
+    flat = [ops.reshape(a, (size,) + shape_of(a)[lead:]) for a in arrays]
+    if looped or size == 0:
+        rows = [one([a[r] for a in flat]) for r in range(size)]
+        if not rows:
+            raise ValueError("a custom derivative rule was asked for an empty batch of "
+                             "tangents or cotangents")
+        out = [ops.stack([row[k] for row in rows]) for k in range(len(rows[0]))]
+    else:
+        out = vmap(lambda *xs: one(list(xs)))(*flat)
+    return [ops.reshape(o, batch + shape_of(o)[1:]) for o in out]
+
+
+def _batched(rules, batched, level, size):
+    """The same custom function on values of which some (``batched``) carry a batch of
+    vmap ``level`` in front: each function runs on batch tracers of that level, and what
+    comes out is a batch again (an example-independent result broadcast; the gradient
+    of an unbatched value summed over the batch)."""
+    def wrap(values, flags):
+        return [BatchTracer(v, level) if b else v for v, b in zip(values, flags)]
+
+    def mine(x):
+        return isinstance(x, BatchTracer) and x._level == level
+
+    def unwrap(x):
+        return x.value if mine(x) else ops.broadcast_to(x, (size,) + shape_of(x))
+
+    def run(vals):
+        return [unwrap(o) for o in rules.run(wrap(vals, batched))]
+
+    def jvp(vals, tangents):
+        outs, touts = rules.jvp(wrap(vals, batched), wrap(tangents, batched))
+        return [unwrap(o) for o in outs], [unwrap(t) for t in touts]
+
+    def fwd(vals):
+        outs, res = rules.fwd(wrap(vals, batched))
+        return [unwrap(o) for o in outs], [(r.value, True) if mine(r) else (r, False)
+                                            for r in res]
+
+    def bwd(res, cotangents):
+        grads = rules.bwd([BatchTracer(r, level) if b else r for r, b in res],
+                          [BatchTracer(c, level) for c in cotangents])
+        out = []
+        for gr, b in zip(grads, batched):
+            if gr is None:
+                out.append(None)
+            elif b:
+                out.append(unwrap(gr))
+            else:  # one argument every example shares: the examples' gradients summed
+                out.append(ops.sum(gr.value, axis=0) if mine(gr) else gr * size)
+        return out
+
+    custom_vjp = rules.bwd is not None
+    return Rules(rules.name, run, rules.diff, jvp=None if custom_vjp else jvp,
+                 fwd=fwd if custom_vjp else None, bwd=bwd if custom_vjp else None,
+                 batch_ndim=rules.batch_ndim + 1)
