@@ -15,6 +15,7 @@ for tensors, with losses as functions (``nn.functional``) and as modules.
 """
 
 from . import functional
+from .attention import MultiheadAttention, TransformerEncoder, TransformerEncoderLayer
 from .containers import ModuleDict, ModuleList
 from .conv import (AdaptiveAvgPool2d, AvgPool2d, BatchNorm1d, BatchNorm2d, Conv1d, Conv2d,
                    MaxPool2d)
@@ -24,6 +25,7 @@ from .layers import (ELU, GELU, Dropout, Embedding, Flatten, Identity, LayerNorm
 from .losses import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Loss, MSELoss,
                      NLLLoss, SmoothL1Loss)
 from .module import IncompatibleKeys, Module, Parameter
+from .parameter_containers import ParameterDict, ParameterList
 from .recurrent import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNCell
 from .scalar import Layer, Neuron
 
@@ -34,4 +36,6 @@ __all__ = ["Module", "Parameter", "Neuron", "Layer", "MLP", "Linear", "Sequentia
            "Conv1d", "Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "BatchNorm1d",
            "BatchNorm2d", "SiLU", "LeakyReLU", "ELU", "Softplus", "Identity", "NLLLoss",
            "L1Loss", "SmoothL1Loss", "HuberLoss", "BCELoss", "RNN", "GRU", "LSTM",
-           "RNNCell", "GRUCell", "LSTMCell"]
+           "RNNCell", "GRUCell", "LSTMCell", "MultiheadAttention",
+           "TransformerEncoderLayer", "TransformerEncoder", "ParameterList",
+           "ParameterDict"]

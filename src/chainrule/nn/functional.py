@@ -21,6 +21,7 @@ from ..primitive import raw as _raw, shape_of
 from ..rules import convolution as _conv
 from ..rules.common import Result, class_indices, float_dtype
 from ..tensor import Tensor
+from .scaled_dot_product import scaled_dot_product_attention
 
 __all__ = ["linear", "cross_entropy", "one_hot", "mse_loss",
            "binary_cross_entropy_with_logits", "hinge_loss", "nll_loss", "l1_loss",
@@ -28,7 +29,8 @@ __all__ = ["linear", "cross_entropy", "one_hot", "mse_loss",
            "binary_cross_entropy", "relu", "leaky_relu", "elu", "gelu", "silu", "sigmoid",
            "tanh", "softplus", "softmax", "log_softmax", "dropout", "layer_norm", "embedding",
            "conv1d",
-           "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "batch_norm"]
+           "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "batch_norm",
+           "scaled_dot_product_attention"]
 
 REDUCTIONS = ("mean", "sum", "none")
 # A size per spatial axis, or one for all; padding may also be "same" or "valid".

@@ -73,7 +73,9 @@ def rnn_relu_cell(gi: Result, h: Result, w_hh: ArrayLike, b_hh: ArrayLike | None
 
 
 def gru_cell(gi: Result, h: Result, w_hh: ArrayLike, b_hh: ArrayLike | None) -> Result:
-    """One step of a GRU, torch's equations (gates in the order r, z, n)::
+    """One step of a GRU: the new hidden state from ``gi`` and ``h``.
+
+    torch's equations (gates in the order r, z, n)::
 
         r  = sigmoid(W_ir x + b_ir + W_hr h + b_hr)       reset gate
         z  = sigmoid(W_iz x + b_iz + W_hz h + b_hz)       update gate
@@ -96,7 +98,9 @@ def gru_cell(gi: Result, h: Result, w_hh: ArrayLike, b_hh: ArrayLike | None) -> 
 
 def lstm_cell(gi: Result, h: Result, c: Result, w_hh: ArrayLike,
               b_hh: ArrayLike | None) -> tuple[Result, Result]:
-    """One step of an LSTM, torch's equations (gates in the order i, f, g, o)::
+    """One step of an LSTM: the new (h, c) from ``gi``, ``h`` and ``c``.
+
+    torch's equations (gates in the order i, f, g, o)::
 
         i  = sigmoid(W_ii x + b_ii + W_hi h + b_hi)       input gate
         f  = sigmoid(W_if x + b_if + W_hf h + b_hf)       forget gate
@@ -334,7 +338,9 @@ class RNN(_RNNBase):
 
 class GRU(_RNNBase):
     """A gated recurrent unit over a sequence, torch's ``nn.GRU``; each step is
-    ``gru_cell`` (its equations)::
+    ``gru_cell``.
+
+    At step t, for each layer::
 
         r_t = sigmoid(W_ir x_t + b_ir + W_hr h_(t-1) + b_hr)
         z_t = sigmoid(W_iz x_t + b_iz + W_hz h_(t-1) + b_hz)
@@ -360,7 +366,9 @@ class GRU(_RNNBase):
 
 class LSTM(_RNNBase):
     """A long short-term memory over a sequence, torch's ``nn.LSTM``; each step is
-    ``lstm_cell`` (its equations)::
+    ``lstm_cell``.
+
+    At step t, for each layer::
 
         i_t = sigmoid(W_ii x_t + b_ii + W_hi h_(t-1) + b_hi)
         f_t = sigmoid(W_if x_t + b_if + W_hf h_(t-1) + b_hf)

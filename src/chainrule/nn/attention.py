@@ -1,0 +1,354 @@
+"""Attention layers as PyTorch has them: ``MultiheadAttention``,
+``TransformerEncoderLayer`` and ``TransformerEncoder``, with torch's arguments, masks,
+parameter names and layouts, so a torch ``state_dict`` of these layers loads as it is.
+
+Everything is written with the library's differentiable operations (matmul, softmax,
+where), so ``backward``, ``cr.grad``, ``cr.jit`` and ``cr.vmap`` go through it.
+
+    >>> layer = cr.nn.TransformerEncoderLayer(d_model=8, nhead=2, dim_feedforward=16,
+    ...                                       dropout=0.0, batch_first=True, rng=0)
+    >>> layer(cr.ones(3, 5, 8)).shape                     # batch 3, 5 tokens, 8 features
+    (3, 5, 8)
+"""
+
+import copy
+import math
+from collections.abc import Callable
+from numbers import Integral
+
+import numpy as np
+from numpy.typing import ArrayLike, DTypeLike
+
+from .. import rules as ops
+from ..primitive import shape_of
+from ..rules.common import Result, float_dtype
+from ..api.torch_random import default_generator
+from . import functional as F
+from .containers import ModuleList
+from .layers import RNG, Dropout, LayerNorm, Linear, make_generator
+from .module import Module, Parameter
+from .scaled_dot_product import additive_mask, scaled_dot_product_attention
+
+__all__ = ["scaled_dot_product_attention", "MultiheadAttention", "TransformerEncoderLayer",
+           "TransformerEncoder", "NonDynamicallyQuantizableLinear"]
+
+
+def _generator(rng: RNG) -> np.random.Generator:
+    """``rng`` if given, else chainrule's default generator, as torch draws from its own."""
+    return default_generator if rng is None else make_generator(rng)
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """A Linear that keeps its weight in PyTorch's layout, (out_features, in_features),
+    and computes ``x @ weight.T + bias``: the projections of ``MultiheadAttention`` and
+    the feed-forward layers of ``TransformerEncoderLayer``, so that torch's state_dict
+    of them loads as it is. Initialised as torch's Linear: weight and bias from
+    U(-1/sqrt(in_features), 1/sqrt(in_features)). ``isinstance(m, nn.Linear)`` holds.
+
+    (The name is torch's class of ``MultiheadAttention.out_proj``.)
+
+    >>> layer = cr.nn.attention.NonDynamicallyQuantizableLinear(3, 2, rng=0)
+    >>> layer.weight.shape, layer(cr.ones(4, 3)).shape
+    ((2, 3), (4, 2))
+    """
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True,
+                 rng: RNG = None, dtype: DTypeLike = np.float64) -> None:
+        for name, n in (("in_features", in_features), ("out_features", out_features)):
+            if not isinstance(n, Integral) or n < 1:
+                raise ValueError(f"Linear: {name} must be a positive int, got {n!r}")
+        rng, bound = _generator(rng), 1 / math.sqrt(in_features)
+        self.in_features, self.out_features = int(in_features), int(out_features)
+        self.weight = Parameter(rng.uniform(-bound, bound, (out_features, in_features)),
+                                dtype=dtype)
+        self.bias = (Parameter(rng.uniform(-bound, bound, out_features), dtype=dtype)
+                     if bias else None)
+
+    def forward(self, x: ArrayLike, activation: str | None = None) -> Result:
+        """x @ weight.T + bias; x's last axis must be in_features."""
+        if shape_of(x)[-1:] != (self.in_features,):
+            raise ValueError(f"Linear: input of shape {tuple(shape_of(x))}, expected the "
+                             f"last axis to be in_features = {self.in_features}")
+        return F.linear(x, ops.swapaxes(self.weight, 0, 1), self.bias, activation)
+
+    def _torch_converters(self, name):  # already torch's layout
+        return Module._torch_converters(self, name)
+
+
+class MultiheadAttention(Module):
+    """torch's ``nn.MultiheadAttention``: ``num_heads`` attentions side by side, each
+    on embed_dim / num_heads features.
+
+    The equations::
+
+        q, k, v = query W_q^T + b_q, key W_k^T + b_k, value W_v^T + b_v   (split in heads)
+        head_i  = softmax(q_i k_i^T / sqrt(head_dim) + mask) v_i
+        output  = concat(head_1, ..., head_h) W_o^T + b_o
+
+    Parameters as torch's: ``in_proj_weight`` (3 E, E) holding W_q, W_k, W_v (xavier
+    uniform) and ``in_proj_bias`` (zeros), or ``q_proj_weight``, ``k_proj_weight``,
+    ``v_proj_weight`` when ``kdim`` or ``vdim`` differ from E; ``out_proj`` a Linear in
+    torch's layout (bias zeros). Input (L, N, E), (N, L, E) with ``batch_first``, or
+    (L, E) unbatched. ``dropout`` drops attention weights in training (drawn from the
+    default generator). ``add_bias_kv`` and ``add_zero_attn`` are not supported yet.
+
+    >>> mha = cr.nn.MultiheadAttention(8, 2, batch_first=True, rng=0)
+    >>> x = cr.ones(3, 5, 8)
+    >>> out, weights = mha(x, x, x)
+    >>> out.shape, weights.shape                          # weights averaged over heads
+    ((3, 5, 8), (3, 5, 5))
+    >>> [name for name, p in mha.named_parameters()]
+    ['in_proj_weight', 'in_proj_bias', 'out_proj.weight', 'out_proj.bias']
+    """
+
+    def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
+                 add_bias_kv: bool = False, add_zero_attn: bool = False,
+                 kdim: int | None = None, vdim: int | None = None, batch_first: bool = False,
+                 device: str | None = None, dtype: DTypeLike = None, *, rng: RNG = None) -> None:
+        for name, n in (("embed_dim", embed_dim), ("num_heads", num_heads),
+                        ("kdim", kdim or 1), ("vdim", vdim or 1)):
+            if isinstance(n, bool) or not isinstance(n, Integral) or n < 1:
+                raise ValueError(f"MultiheadAttention: {name} must be a positive int, got "
+                                 f"{n!r}")
+        if embed_dim % num_heads:
+            raise ValueError(f"MultiheadAttention: embed_dim must be divisible by num_heads, "
+                             f"got embed_dim={embed_dim} and num_heads={num_heads}")
+        if not 0 <= dropout < 1:
+            raise ValueError(f"MultiheadAttention: dropout must be in [0, 1), got {dropout!r}")
+        if add_bias_kv or add_zero_attn:
+            raise ValueError("MultiheadAttention: add_bias_kv and add_zero_attn are not "
+                             "supported yet; leave them False")
+        E = self.embed_dim = int(embed_dim)
+        self.kdim, self.vdim = int(kdim or E), int(vdim or E)
+        self.num_heads, self.head_dim = int(num_heads), E // int(num_heads)
+        self.dropout, self.batch_first = float(dropout), bool(batch_first)
+        self._qkv_same_embed_dim = self.kdim == E and self.vdim == E
+        rng, dtype = _generator(rng), np.float64 if dtype is None else dtype
+
+        def xavier(rows, cols):  # torch's xavier_uniform_: U(-a, a), a = sqrt(6 / (in + out))
+            a = math.sqrt(6 / (rows + cols))
+            return Parameter(rng.uniform(-a, a, (rows, cols)), dtype=dtype)
+
+        if self._qkv_same_embed_dim:
+            self.in_proj_weight = xavier(3 * E, E)
+        else:
+            self.q_proj_weight = xavier(E, E)
+            self.k_proj_weight = xavier(E, self.kdim)
+            self.v_proj_weight = xavier(E, self.vdim)
+        self.in_proj_bias = Parameter(np.zeros(3 * E), dtype=dtype) if bias else None
+        self.out_proj = NonDynamicallyQuantizableLinear(E, E, bias=bias, rng=rng, dtype=dtype)
+        if bias:
+            self.out_proj.bias.data[...] = 0.0
+
+    def _projections(self):
+        """(W_q, W_k, W_v) and (b_q, b_k, b_v), each in torch's (out, in) layout."""
+        if self._qkv_same_embed_dim:
+            weights = ops.split(self.in_proj_weight, 3, axis=0)
+        else:
+            weights = (self.q_proj_weight, self.k_proj_weight, self.v_proj_weight)
+        biases = (None,) * 3 if self.in_proj_bias is None else \
+            ops.split(self.in_proj_bias, 3, axis=0)
+        return weights, biases
+
+    def _check(self, query, key, value, key_padding_mask, attn_mask):
+        """(batched?, L, N, S) after torch's shape checks, each a ValueError."""
+        q, k, v = (tuple(shape_of(a)) for a in (query, key, value))
+        dims = len(q)
+        where = (f"MultiheadAttention: query {q}, key {k}, value {v}; expected "
+                 f"{'(N, L, E)' if self.batch_first else '(L, N, E)'} or (L, E) unbatched, "
+                 f"E = {self.embed_dim}, key's last axis kdim = {self.kdim}, value's vdim = "
+                 f"{self.vdim}, key and value of the same length and batch")
+        if dims not in (2, 3) or len(k) != dims or len(v) != dims or q[-1] != self.embed_dim \
+                or k[-1] != self.kdim or v[-1] != self.vdim or k[:-1] != v[:-1]:
+            raise ValueError(where)
+        batched = dims == 3
+        if batched:
+            (N, L), S = (q[:2] if self.batch_first else q[1::-1]), \
+                (k[1] if self.batch_first else k[0])
+            if (k[0] if self.batch_first else k[1]) != N:
+                raise ValueError(where)
+        else:
+            N, L, S = 1, q[0], k[0]
+        if key_padding_mask is not None:
+            expected = (N, S) if batched else (S,)
+            if tuple(shape_of(key_padding_mask)) != expected:
+                raise ValueError(f"MultiheadAttention: key_padding_mask of shape "
+                                 f"{tuple(shape_of(key_padding_mask))}, expected {expected}")
+        if attn_mask is not None:
+            allowed = [(L, S), (N * self.num_heads, L, S)] if batched else \
+                [(L, S), (self.num_heads, L, S)]
+            if tuple(shape_of(attn_mask)) not in allowed:
+                raise ValueError(f"MultiheadAttention: attn_mask of shape "
+                                 f"{tuple(shape_of(attn_mask))}, expected one of {allowed}")
+        return batched, L, N, S
+
+    def forward(self, query: ArrayLike, key: ArrayLike, value: ArrayLike,
+                key_padding_mask: ArrayLike | None = None, need_weights: bool = True,
+                attn_mask: ArrayLike | None = None, average_attn_weights: bool = True,
+                is_causal: bool = False) -> tuple[Result, Result | None]:
+        """(attn_output, attn_weights) as torch's.
+
+        ``key_padding_mask`` (N, S): True (or -inf, added) marks keys to leave out;
+        ``attn_mask`` (L, S) or (N * num_heads, L, S): True marks a pair to leave out, a
+        float mask is added to the scores. ``is_causal=True`` is torch's hint that
+        attn_mask is the causal mask; without an attn_mask it makes one (torch refuses).
+        The weights are (N, L, S), averaged over the heads, or (N, num_heads, L, S) with
+        ``average_attn_weights=False``; None with ``need_weights=False``.
+        """
+        batched, L, N, S = self._check(query, key, value, key_padding_mask, attn_mask)
+        H, D = self.num_heads, self.head_dim
+        if not batched:  # a batch of one, taken off at the end
+            query, key, value = (ops.expand_dims(a, 0) for a in (query, key, value))
+            if key_padding_mask is not None:
+                key_padding_mask = ops.expand_dims(key_padding_mask, 0)
+        elif not self.batch_first:
+            query, key, value = (ops.swapaxes(a, 0, 1) for a in (query, key, value))
+        (w_q, w_k, w_v), (b_q, b_k, b_v) = self._projections()
+        heads = []
+        for x, w, b, length in ((query, w_q, b_q, L), (key, w_k, b_k, S), (value, w_v, b_v, S)):
+            x = F.linear(x, ops.swapaxes(w, 0, 1), b)                # (N, length, E)
+            heads.append(ops.swapaxes(ops.reshape(x, (N, length, H, D)), 1, 2))
+        q, k, v = heads                                               # (N, H, length, D)
+        dtype = float_dtype(q)
+        scores = ops.matmul(q * (1 / math.sqrt(D)), ops.swapaxes(k, -1, -2))   # (N, H, L, S)
+        if is_causal and attn_mask is None:
+            attn_mask = np.triu(np.ones((L, S), dtype=bool), 1)
+        if attn_mask is not None:
+            mask = additive_mask(attn_mask, dtype, true_means_masked=True)
+            if len(shape_of(mask)) == 3:   # (N * H, L, S), or (H, L, S) unbatched
+                mask = ops.reshape(mask, (N, H, L, S))
+            scores = scores + mask
+        if key_padding_mask is not None:
+            mask = additive_mask(key_padding_mask, dtype, true_means_masked=True)
+            scores = scores + ops.reshape(mask, (N, 1, 1, S))
+        weights = ops.softmax(scores, axis=-1)
+        if self.dropout and self.training:
+            weights = F.dropout(weights, self.dropout, True, rng=default_generator)
+        out = ops.reshape(ops.swapaxes(ops.matmul(weights, v), 1, 2), (N, L, H * D))
+        out = self.out_proj(out)
+        if not batched:
+            out = ops.squeeze(out, 0)
+        elif not self.batch_first:
+            out = ops.swapaxes(out, 0, 1)
+        if not need_weights:
+            return out, None
+        if average_attn_weights:
+            weights = ops.mean(weights, axis=1)
+        return out, (weights if batched else ops.squeeze(weights, 0))
+
+
+_ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
+
+
+class TransformerEncoderLayer(Module):
+    """torch's ``nn.TransformerEncoderLayer``: self-attention and a feed-forward
+    network, each added to its input and normalised.
+
+    The two orders::
+
+        norm_first=False (post-norm, torch's default)   norm_first=True (pre-norm)
+        x = norm1(x + sa(x))                            x = x + sa(norm1(x))
+        x = norm2(x + ff(x))                            x = x + ff(norm2(x))
+
+    where sa is ``self_attn`` (a MultiheadAttention) then dropout, and ff is
+    ``linear2(dropout(activation(linear1(x))))`` then dropout. ``activation`` is "relu",
+    "gelu" or a callable. Submodules and parameters are named as torch's (self_attn,
+    linear1, linear2, norm1, norm2), the linear weights in torch's (out, in) layout.
+    Dropout draws from the default generator. ``rng`` draws the initial weights.
+
+    >>> layer = cr.nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, rng=0)
+    >>> layer(cr.ones(5, 3, 8)).shape                     # 5 tokens, batch 3
+    (5, 3, 8)
+    >>> sorted(layer.state_dict())[:3]
+    ['linear1.bias', 'linear1.weight', 'linear2.bias']
+    """
+
+    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
+                 dropout: float = 0.1, activation: str | Callable = "relu",
+                 layer_norm_eps: float = 1e-5, batch_first: bool = False,
+                 norm_first: bool = False, bias: bool = True, device: str | None = None,
+                 dtype: DTypeLike = None, *, rng: RNG = None) -> None:
+        if isinstance(activation, str):
+            if activation not in _ACTIVATIONS:
+                raise ValueError(f"TransformerEncoderLayer: activation must be 'relu', "
+                                 f"'gelu' or a callable, got {activation!r}")
+            activation = _ACTIVATIONS[activation]
+        elif not callable(activation):
+            raise ValueError(f"TransformerEncoderLayer: activation must be 'relu', 'gelu' "
+                             f"or a callable, got {type(activation).__name__}")
+        rng, dtype = _generator(rng), np.float64 if dtype is None else dtype
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
+                                            batch_first=batch_first, dtype=dtype, rng=rng)
+        self.linear1 = NonDynamicallyQuantizableLinear(d_model, dim_feedforward, bias, rng,
+                                                       dtype)
+        self.dropout = Dropout(dropout, rng=default_generator)
+        self.linear2 = NonDynamicallyQuantizableLinear(dim_feedforward, d_model, bias, rng,
+                                                       dtype)
+        self.norm_first, self.batch_first = bool(norm_first), bool(batch_first)
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+        self.dropout1 = Dropout(dropout, rng=default_generator)
+        self.dropout2 = Dropout(dropout, rng=default_generator)
+        self.activation = activation
+
+    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal):
+        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
+                           need_weights=False, is_causal=is_causal)[0]
+        return self.dropout1(x)
+
+    def _ff_block(self, x):
+        return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+
+    def forward(self, src: ArrayLike, src_mask: ArrayLike | None = None,
+                src_key_padding_mask: ArrayLike | None = None,
+                is_causal: bool = False) -> Result:
+        """The layer on src ((L, N, E), (N, L, E) with batch_first, or (L, E)); the masks
+        as MultiheadAttention's attn_mask and key_padding_mask."""
+        x = src
+        if self.norm_first:
+            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
+            return x + self._ff_block(self.norm2(x))
+        x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
+        return self.norm2(x + self._ff_block(x))
+
+
+class TransformerEncoder(Module):
+    """torch's ``nn.TransformerEncoder``: ``num_layers`` deep copies of
+    ``encoder_layer`` (``layers``, a ModuleList), applied in turn, then ``norm`` if
+    given. The copies start with the same weights, as torch's, and their dropout draws
+    from the default generator, each its own masks.
+
+    >>> layer = cr.nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, batch_first=True,
+    ...                                       rng=0)
+    >>> encoder = cr.nn.TransformerEncoder(layer, num_layers=2, norm=cr.nn.LayerNorm(8))
+    >>> encoder(cr.ones(3, 5, 8)).shape, len(encoder.layers)
+    ((3, 5, 8), 2)
+    >>> list(encoder.state_dict())[0]
+    'layers.0.self_attn.in_proj_weight'
+    """
+
+    def __init__(self, encoder_layer: Module, num_layers: int, norm: Module | None = None,
+                 enable_nested_tensor: bool = True, mask_check: bool = True) -> None:
+        if not isinstance(encoder_layer, Module):
+            raise ValueError(f"TransformerEncoder: encoder_layer must be a Module, got "
+                             f"{type(encoder_layer).__name__}")
+        if isinstance(num_layers, bool) or not isinstance(num_layers, Integral) \
+                or num_layers < 1:
+            raise ValueError(f"TransformerEncoder: num_layers must be a positive int, got "
+                             f"{num_layers!r}")
+        # the default generator is shared, not copied: a copy of it in each layer would
+        # draw the same dropout masks in every layer
+        memo = {id(default_generator): default_generator}
+        self.layers = ModuleList([copy.deepcopy(encoder_layer, dict(memo))
+                                  for _ in range(num_layers)])
+        self.num_layers, self.norm = int(num_layers), norm
+
+    def forward(self, src: ArrayLike, mask: ArrayLike | None = None,
+                src_key_padding_mask: ArrayLike | None = None,
+                is_causal: bool | None = None) -> Result:
+        """Each layer on the previous one's output, with the same masks, then norm."""
+        x = src
+        for layer in self.layers:
+            x = layer(x, src_mask=mask, src_key_padding_mask=src_key_padding_mask,
+                      is_causal=bool(is_causal))
+        return x if self.norm is None else self.norm(x)
