@@ -121,8 +121,8 @@ class _CustomPrimitive(Primitive):
     def joint_jvp(self, primals, tangents, kwargs):
         rules = self.rules
         if rules.jvp is None:
-            raise TypeError(f"{rules.name}: {FORWARD_MODE_REFUSED} (jvp, jacfwd and "
-                            f"hessian use forward mode; use grad, vjp or jacrev)")
+            raise TypeError(f"{rules.name}: {FORWARD_MODE_REFUSED}; jvp, jacfwd and "
+                            f"hessian use forward mode, grad, vjp and jacrev do not")
         lead = max(len(shape_of(t)) - len(shape_of(primals[i])) for i, t in tangents.items())
         if not lead:
             full = [tangents[i] if i in tangents and rules.diff[i] else _zeros(v)
