@@ -13,9 +13,11 @@ package is needed.
 """
 
 from .batches import batches
-from .datasets import ConcatDataset, Dataset, Subset, TensorDataset, random_split
+from .datasets import (ChainDataset, ConcatDataset, Dataset, IterableDataset, Subset,
+                       TensorDataset, random_split)
 from .loader import DataLoader, collate, default_collate, default_convert
-from .samplers import BatchSampler, RandomSampler, Sampler, SequentialSampler
+from .samplers import (BatchSampler, RandomSampler, Sampler, SequentialSampler,
+                       WeightedRandomSampler)
 from .digits import load_digits_split
 from .fetch import MNIST_FILES, MNIST_URL, FetchError, fetch_mnist
 from .idx import MNIST_NAMES, load_mnist, read_idx, write_idx
@@ -31,6 +33,8 @@ from .synthetic import (
 
 __all__ = [
     "Dataset",
+    "IterableDataset",
+    "ChainDataset",
     "TensorDataset",
     "ConcatDataset",
     "Subset",
@@ -38,6 +42,7 @@ __all__ = [
     "Sampler",
     "SequentialSampler",
     "RandomSampler",
+    "WeightedRandomSampler",
     "BatchSampler",
     "DataLoader",
     "default_collate",

@@ -16,7 +16,7 @@ two data sets gives), ``Subset``, and ``random_split``.
 import bisect
 import math
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import accumulate
 from typing import Any, Generic, TypeVar
 
@@ -26,7 +26,8 @@ from numpy.typing import ArrayLike
 from ..tensor import Tensor
 from .samplers import GeneratorLike, _permutation
 
-__all__ = ["Dataset", "TensorDataset", "ConcatDataset", "Subset", "random_split"]
+__all__ = ["Dataset", "IterableDataset", "ChainDataset", "TensorDataset", "ConcatDataset",
+           "Subset", "random_split"]
 
 T_co = TypeVar("T_co", covariant=True)
 
@@ -55,6 +56,66 @@ class Dataset(Generic[T_co]):
 
     def __add__(self, other: "Dataset") -> "ConcatDataset":
         return ConcatDataset([self, other])
+
+
+class IterableDataset(Dataset):
+    """torch.utils.data.IterableDataset: the base class of a data set that is a stream.
+    A subclass defines ``__iter__`` (the samples, in order; ``__len__`` if it knows
+    how many); a ``DataLoader`` iterates it once per pass and batches what comes,
+    with no sampler: ``shuffle``, ``sampler`` and ``batch_sampler`` are refused, as
+    torch refuses them. ``a + b`` is their ``ChainDataset``.
+
+    >>> from chainrule.data import DataLoader, IterableDataset
+    >>> class Countdown(IterableDataset):
+    ...     def __init__(self, n):
+    ...         self.n = n
+    ...     def __iter__(self):
+    ...         return iter(range(self.n, 0, -1))
+    >>> [b.tolist() for b in DataLoader(Countdown(5), batch_size=2)]
+    [[5, 4], [3, 2], [1]]
+    """
+
+    def __iter__(self) -> Iterator[T_co]:
+        raise TypeError(f"{type(self).__name__}: a subclass of IterableDataset defines "
+                        f"__iter__, the samples in order")
+
+    def __getitem__(self, index: int) -> T_co:
+        raise TypeError(f"{type(self).__name__} is an IterableDataset: its samples are "
+                        f"read by iterating it, not by index")
+
+    def __add__(self, other: "IterableDataset") -> "ChainDataset":
+        return ChainDataset([self, other])
+
+
+class ChainDataset(IterableDataset):
+    """torch.utils.data.ChainDataset: the samples of several iterable data sets, one
+    after the other; its length is the sum of theirs (when each has one).
+
+    >>> from chainrule.data import ChainDataset
+    >>> class Upto(cr.data.IterableDataset):
+    ...     def __init__(self, n):
+    ...         self.n = n
+    ...     def __iter__(self):
+    ...         return iter(range(self.n))
+    ...     def __len__(self):
+    ...         return self.n
+    >>> both = Upto(2) + Upto(3)
+    >>> type(both).__name__, list(both), len(both)
+    ('ChainDataset', [0, 1, 0, 1, 2], 5)
+    """
+
+    def __init__(self, datasets: Iterable) -> None:
+        self.datasets = list(datasets)
+
+    def __iter__(self) -> Iterator:
+        for dataset in self.datasets:
+            if not isinstance(dataset, IterableDataset):
+                raise TypeError(f"ChainDataset only supports IterableDataset, got "
+                                f"{type(dataset).__name__}")
+            yield from dataset
+
+    def __len__(self) -> int:
+        return sum(len(dataset) for dataset in self.datasets)
 
 
 class TensorDataset(Dataset):

@@ -27,9 +27,9 @@ import numpy as np
 
 from ..rules import stack
 from ..tensor import Tensor
-from .datasets import Subset, TensorDataset
-from .samplers import (BatchSampler, GeneratorLike, RandomSampler, SequentialSampler,
-                       _positive_int)
+from .datasets import IterableDataset, Subset, TensorDataset
+from .samplers import (BatchSampler, GeneratorLike, RandomSampler, Sampler,
+                       SequentialSampler, _positive_int)
 
 __all__ = ["DataLoader", "default_collate", "default_convert", "collate"]
 
@@ -180,6 +180,10 @@ class DataLoader:
     makes it repeatable). A ``TensorDataset`` (or a ``Subset`` of one) gives each array's
     rows at once, in the array's kind: ndarray rows stay ndarrays.
 
+    An ``IterableDataset`` is read in its own order, once per pass, and batched as it
+    comes (``shuffle``, ``sampler`` and ``batch_sampler`` refused, as torch refuses
+    them); ``len(loader)`` needs its ``__len__``.
+
     ``num_workers > 0`` starts no processes: the batches are made here, and are the
     ones the workers would give. ``pin_memory``, ``pin_memory_device``, ``in_order``,
     and with workers ``persistent_workers``, ``prefetch_factor``, ``timeout`` and
@@ -210,6 +214,13 @@ class DataLoader:
             if given is not None and (isinstance(given, bool) or not hasattr(given, "__iter__")):
                 raise TypeError(f"DataLoader: {name} must be a Sampler or an iterable of "
                                 f"indices, got {type(given).__name__} {given!r}")
+        if isinstance(dataset, IterableDataset):
+            # a stream has no indices to order: torch refuses anything that would
+            for name, given in (("shuffle", shuffle), ("sampler", sampler),
+                                ("batch_sampler", batch_sampler)):
+                if given not in (None, False):
+                    raise ValueError(f"DataLoader with IterableDataset: expected unspecified "
+                                     f"{name} option, but got {name}={given!r}")
         shuffle = bool(shuffle)
         if sampler is not None and shuffle:
             raise ValueError(f"DataLoader: sampler option is mutually exclusive with shuffle "
@@ -229,7 +240,9 @@ class DataLoader:
         elif not _positive_int(batch_size):
             raise ValueError(f"DataLoader: batch_size must be a positive int, got "
                              f"{batch_size!r}")
-        if sampler is None:
+        if isinstance(dataset, IterableDataset):
+            sampler = _InfiniteConstantSampler()
+        elif sampler is None:
             sampler = (RandomSampler(dataset, generator=generator) if shuffle
                        else SequentialSampler(dataset))
         if batch_size is not None and batch_sampler is None:
@@ -252,9 +265,17 @@ class DataLoader:
         return self.batch_sampler is not None
 
     def __len__(self) -> int:
+        if isinstance(self.dataset, IterableDataset):  # (a TypeError if it has no length)
+            n = len(self.dataset)
+            if self.batch_size is None:
+                return n
+            return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
         return len(self.batch_sampler if self._auto_collation else self.sampler)
 
     def __iter__(self) -> Iterator[Any]:
+        if isinstance(self.dataset, IterableDataset):
+            yield from self._stream()
+            return
         rows, index_map = _rows_of(self.dataset) if self._own_collate else (None, None)
         if not self._auto_collation:
             for i in self.sampler:
@@ -277,6 +298,32 @@ class DataLoader:
             else:
                 samples = many(batch) if callable(many) else [self.dataset[i] for i in batch]
                 yield self.collate_fn(samples)
+
+
+    def _stream(self) -> Iterator[Any]:
+        """The batches of an IterableDataset: its samples, batch_size at a time (the last
+        batch shorter unless drop_last), or one by one with batch_size=None."""
+        if self.batch_size is None:
+            for sample in self.dataset:
+                yield self.collate_fn(sample)
+            return
+        batch = []
+        for sample in self.dataset:
+            batch.append(sample)
+            if len(batch) == self.batch_size:
+                yield self.collate_fn(batch)
+                batch = []
+        if batch and not self.drop_last:
+            yield self.collate_fn(batch)
+
+
+class _InfiniteConstantSampler(Sampler):
+    """torch's sampler of a loader over an IterableDataset: None, forever (the data set
+    gives its samples in its own order)."""
+
+    def __iter__(self) -> Iterator[None]:
+        while True:
+            yield None
 
 
 def _check_workers(num_workers: Any, timeout: Any, prefetch_factor: Any,

@@ -18,9 +18,10 @@ from typing import Any, Generic, TypeVar
 
 import numpy as np
 
-from ..api.torch_random import default_generator
+from ..api.torch_random import default_generator, multinomial
 
-__all__ = ["Sampler", "SequentialSampler", "RandomSampler", "BatchSampler"]
+__all__ = ["Sampler", "SequentialSampler", "RandomSampler", "WeightedRandomSampler",
+           "BatchSampler"]
 
 T_co = TypeVar("T_co", covariant=True)
 
@@ -150,6 +151,48 @@ class RandomSampler(Sampler):
                 yield from rng.permutation(n).tolist()
             if total % n:  # (no draw when nothing is left: a pass takes one permutation)
                 yield from rng.permutation(n)[:total % n].tolist()
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
+class WeightedRandomSampler(Sampler):
+    """``num_samples`` indices drawn in proportion to ``weights`` (one per item of the
+    data set, not necessarily summing to 1), anew at each pass, as torch's: with
+    ``replacement`` (the default) independent draws, without it each index at most once
+    (so num_samples may not exceed the number of weights). ``generator`` as the module
+    says; without one the draws come from the default generator, as torch's from its
+    own. The weights must be 1-d; a negative one, or all zero, is refused as
+    ``cr.multinomial`` refuses it.
+
+    >>> from chainrule.data import WeightedRandomSampler
+    >>> g = cr.Generator().manual_seed(0)
+    >>> list(WeightedRandomSampler([0.0, 1.0, 0.0, 3.0], 6, generator=g))
+    [3, 3, 1, 1, 3, 3]
+    >>> sorted(WeightedRandomSampler([1.0, 2.0, 3.0], 3, replacement=False, generator=g))
+    [0, 1, 2]
+    """
+
+    def __init__(self, weights: Any, num_samples: int, replacement: bool = True,
+                 generator: GeneratorLike = None) -> None:
+        if not _positive_int(num_samples):
+            raise ValueError(f"WeightedRandomSampler: num_samples should be a positive "
+                             f"integer value, but got num_samples={num_samples!r}")
+        if not isinstance(replacement, bool):
+            raise ValueError(f"WeightedRandomSampler: replacement should be a boolean value, "
+                             f"but got replacement={replacement!r}")
+        array = np.asarray(getattr(weights, "data", weights), dtype=np.float64)
+        if array.ndim != 1:
+            raise ValueError(f"WeightedRandomSampler: weights should be a 1d sequence but "
+                             f"given weights have shape {array.shape}")
+        self.weights, self.num_samples = array, int(num_samples)
+        self.replacement, self.generator = replacement, generator
+        self._rng = _source("WeightedRandomSampler", generator)
+
+    def __iter__(self) -> Iterator[int]:
+        rng = default_generator if self._rng is None else self._rng
+        drawn = multinomial(self.weights, self.num_samples, self.replacement, generator=rng)
+        return iter(drawn.tolist())
 
     def __len__(self) -> int:
         return self.num_samples
