@@ -29,6 +29,7 @@ from .transforms.control import (cond, dynamic_slice, dynamic_update_slice, fori
                                  switch, while_loop)
 from .transforms import lax
 from .transforms.custom_derivatives import custom_jvp, custom_vjp
+from .transforms import debug  # cr.debug.print, cr.debug.callback (a namespace, as cr.lax)
 from .modes import detect_anomaly, enable_grad, inference_mode, is_grad_enabled, no_grad
 from .primitive import (ENTRYWISE, LEADING_AXES, Batching, Primitive, along_axis, elementwise,
                         primitive)

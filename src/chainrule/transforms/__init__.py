@@ -14,6 +14,8 @@
     custom_derivatives.py  cr.custom_jvp and cr.custom_vjp: JAX's decorators for a
                     function's own derivative rule, on the primitive of
                     custom_primitive.py
+    debug.py        cr.debug.print and cr.debug.callback: values inside cr.jit (at
+                    every call) and vmap (per example), as jax.debug
 """
 
 from .functional import (grad, hessian, hvp, jacfwd, jacobian, jacrev, jvp, tree_flatten,
@@ -26,6 +28,7 @@ from .control import (cond, dynamic_slice, dynamic_update_slice, fori_loop, scan
 from .fixed_point import fixed_point
 from .function import Function, FunctionCtx
 from .custom_derivatives import custom_jvp, custom_vjp
+from . import debug
 from .pytrees import (ravel_pytree, register_dataclass, register_pytree_node, tree_leaves,
                       tree_map, tree_reduce, tree_structure)
 
