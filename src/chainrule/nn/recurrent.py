@@ -41,39 +41,45 @@ def _generator(rng: RNG) -> np.random.Generator:
     return default_generator if rng is None else make_generator(rng)
 
 
-def _project(x, weight, bias):
-    """x @ weight.T + bias: torch's layout, weight (out, in)."""
-    out = ops.matmul(x, ops.swapaxes(weight, -1, -2))
+def _project(x, weight_t, bias):
+    """x @ weight_t + bias, weight_t the transpose of torch's (out, in) weight: taken
+    once per sequence, not at every step."""
+    out = ops.matmul(x, weight_t)
     return out if bias is None else out + bias
+
+
+def _transposed(weight):
+    return ops.swapaxes(weight, 0, 1)
 
 
 # ---------------------------------------------------------------------------------------
 # One step. Each takes the input's share of the gates, gi = W_i* x + b_i* (computed for
-# every time step at once, one matmul), and the previous hidden state.
+# every time step at once, one matmul), the hidden state's, gh = W_h* h + b_h*, and the
+# previous state.
 # ---------------------------------------------------------------------------------------
 
-def rnn_tanh_cell(gi: Result, h: Result, w_hh: ArrayLike, b_hh: ArrayLike | None) -> Result:
+def rnn_tanh_cell(gi: Result, gh: Result, h: Result) -> Result:
     """One step of an Elman RNN: ``h' = tanh(W_ih x + b_ih + W_hh h + b_hh)``, given
-    ``gi = W_ih x + b_ih``.
+    ``gi = W_ih x + b_ih`` and ``gh = W_hh h + b_hh``.
 
-    >>> h = cr.nn.recurrent.rnn_tanh_cell(cr.zeros(1, 2), cr.ones(1, 2), cr.eye(2), None)
+    >>> h = cr.nn.recurrent.rnn_tanh_cell(cr.zeros(1, 2), cr.ones(1, 2), cr.ones(1, 2))
     >>> np.round(h.data, 4).tolist()
     [[0.7616, 0.7616]]
     """
-    return ops.tanh(gi + _project(h, w_hh, b_hh))
+    return ops.tanh(gi + gh)
 
 
-def rnn_relu_cell(gi: Result, h: Result, w_hh: ArrayLike, b_hh: ArrayLike | None) -> Result:
+def rnn_relu_cell(gi: Result, gh: Result, h: Result) -> Result:
     """One step of an Elman RNN with relu: ``h' = relu(W_ih x + b_ih + W_hh h + b_hh)``.
 
-    >>> cr.nn.recurrent.rnn_relu_cell(cr.ones(1, 2), -cr.ones(1, 2), cr.eye(2), None).tolist()
+    >>> cr.nn.recurrent.rnn_relu_cell(cr.ones(1, 2), -2 * cr.ones(1, 2), cr.ones(1, 2)).tolist()
     [[0.0, 0.0]]
     """
-    return ops.relu(gi + _project(h, w_hh, b_hh))
+    return ops.relu(gi + gh)
 
 
-def gru_cell(gi: Result, h: Result, w_hh: ArrayLike, b_hh: ArrayLike | None) -> Result:
-    """One step of a GRU: the new hidden state from ``gi`` and ``h``.
+def gru_cell(gi: Result, gh: Result, h: Result) -> Result:
+    """One step of a GRU: the new hidden state from ``gi``, ``gh`` and ``h``.
 
     torch's equations (gates in the order r, z, n)::
 
@@ -82,23 +88,23 @@ def gru_cell(gi: Result, h: Result, w_hh: ArrayLike, b_hh: ArrayLike | None) -> 
         n  = tanh(W_in x + b_in + r * (W_hn h + b_hn))    candidate
         h' = (1 - z) * n + z * h
 
-    ``gi`` holds the three W_i* x + b_i*, side by side on the last axis.
+    ``gi`` holds the three W_i* x + b_i* side by side on the last axis, ``gh`` the
+    three W_h* h + b_h*.
 
-    >>> h = cr.nn.recurrent.gru_cell(cr.zeros(1, 3), cr.ones(1, 1), cr.zeros(3, 1), None)
+    >>> h = cr.nn.recurrent.gru_cell(cr.zeros(1, 3), cr.zeros(1, 3), cr.ones(1, 1))
     >>> h.tolist()                                     # z = 1/2, n = 0
     [[0.5]]
     """
     i_r, i_z, i_n = ops.split(gi, 3, axis=-1)
-    h_r, h_z, h_n = ops.split(_project(h, w_hh, b_hh), 3, axis=-1)
+    h_r, h_z, h_n = ops.split(gh, 3, axis=-1)
     r = ops.sigmoid(i_r + h_r)
     z = ops.sigmoid(i_z + h_z)
     n = ops.tanh(i_n + r * h_n)
     return (1 - z) * n + z * h
 
 
-def lstm_cell(gi: Result, h: Result, c: Result, w_hh: ArrayLike,
-              b_hh: ArrayLike | None) -> tuple[Result, Result]:
-    """One step of an LSTM: the new (h, c) from ``gi``, ``h`` and ``c``.
+def lstm_cell(gi: Result, gh: Result, h: Result, c: Result) -> tuple[Result, Result]:
+    """One step of an LSTM: the new (h, c) from ``gi``, ``gh`` and ``c``.
 
     torch's equations (gates in the order i, f, g, o)::
 
@@ -109,14 +115,15 @@ def lstm_cell(gi: Result, h: Result, c: Result, w_hh: ArrayLike,
         c' = f * c + i * g
         h' = o * tanh(c')
 
-    Returns (h', c').
+    ``gi`` and ``gh`` hold the four gates' shares side by side; ``h`` enters through
+    ``gh`` only. Returns (h', c').
 
-    >>> h, c = cr.nn.recurrent.lstm_cell(cr.zeros(1, 4), cr.zeros(1, 1), cr.ones(1, 1),
-    ...                                  cr.zeros(4, 1), None)
+    >>> h, c = cr.nn.recurrent.lstm_cell(cr.zeros(1, 4), cr.zeros(1, 4), cr.zeros(1, 1),
+    ...                                  cr.ones(1, 1))
     >>> c.tolist(), np.round(h.data, 4).tolist()       # f = o = 1/2, g = 0
     ([[0.5]], [[0.2311]])
     """
-    i, f, g, o = ops.split(gi + _project(h, w_hh, b_hh), 4, axis=-1)
+    i, f, g, o = ops.split(gi + gh, 4, axis=-1)
     c = ops.sigmoid(f) * c + ops.sigmoid(i) * ops.tanh(g)
     return ops.sigmoid(o) * ops.tanh(c), c
 
@@ -280,14 +287,16 @@ class _RNNBase(Module):
         """One layer in one direction over the sequence x (L, N, features): the
         outputs (L, N, hidden) in x's order, and the last h and c."""
         w_ih, w_hh, b_ih, b_hh = weights
-        gi = _project(x, w_ih, b_ih)  # every step's input share at once: one matmul
+        gi = _project(x, _transposed(w_ih), b_ih)  # every step's input share: one matmul
+        w_hh_t = _transposed(w_hh)
         steps = range(shape_of(x)[0] - 1, -1, -1) if reverse else range(shape_of(x)[0])
         out = []
         for t in steps:
+            gh = _project(h, w_hh_t, b_hh)
             if self.mode == "LSTM":
-                h, c = lstm_cell(gi[t], h, c, w_hh, b_hh)
+                h, c = lstm_cell(gi[t], gh, h, c)
             else:
-                h = _STEPS[self.mode](gi[t], h, w_hh, b_hh)
+                h = _STEPS[self.mode](gi[t], gh, h)
             out.append(h)
         if reverse:
             out.reverse()
@@ -444,7 +453,10 @@ class _CellBase(Module):
         return batched, input, out
 
     def _gi(self, input):
-        return _project(input, self.weight_ih, self.bias_ih)
+        return _project(input, _transposed(self.weight_ih), self.bias_ih)
+
+    def _gh(self, h):
+        return _project(h, _transposed(self.weight_hh), self.bias_hh)
 
     def extra_repr(self) -> str:
         """The sizes (and bias=False), for repr."""
@@ -484,7 +496,7 @@ class RNNCell(_CellBase):
     def forward(self, input: ArrayLike, hx: ArrayLike | None = None) -> Result:
         """h' of the step from hx (zeros if None) given input."""
         batched, input, (h,) = self._prepare(input, [("hx", hx)])
-        h = _STEPS[self.mode](self._gi(input), h, self.weight_hh, self.bias_hh)
+        h = _STEPS[self.mode](self._gi(input), self._gh(h), h)
         return _unbatch(batched, h)
 
 
@@ -506,7 +518,7 @@ class GRUCell(_CellBase):
     def forward(self, input: ArrayLike, hx: ArrayLike | None = None) -> Result:
         """h' of the step from hx (zeros if None) given input."""
         batched, input, (h,) = self._prepare(input, [("hx", hx)])
-        return _unbatch(batched, gru_cell(self._gi(input), h, self.weight_hh, self.bias_hh))
+        return _unbatch(batched, gru_cell(self._gi(input), self._gh(h), h))
 
 
 class LSTMCell(_CellBase):
@@ -534,5 +546,5 @@ class LSTMCell(_CellBase):
                              f"{type(hx).__name__}")
         h, c = (None, None) if hx is None else hx
         batched, input, (h, c) = self._prepare(input, [("h", h), ("c", c)])
-        h, c = lstm_cell(self._gi(input), h, c, self.weight_hh, self.bias_hh)
+        h, c = lstm_cell(self._gi(input), self._gh(h), h, c)
         return _unbatch(batched, h), _unbatch(batched, c)
