@@ -6,7 +6,9 @@ function, its rules call the user's. So it goes through the same tracers as ever
 operation, at every level, nested in any order:
 
 * reverse mode (grad, vjp, jacrev): the node's VJP is the user's ``bwd`` on the
-  residuals ``fwd`` left (custom_vjp), or, for a custom_jvp, the VJP of the map
+  residuals ``fwd`` left (custom_vjp: fwd runs on what the level's tracers carry, so
+  outer transforms differentiate fwd's operations, as in JAX), or, for a custom_jvp,
+  the VJP of the map
   t -> jvp_rule(primals, t)[1], which is linear in t, taken with ``cr.vjp``. Either is
   computed with chainrule's operations on what the node saw, so an outer transform
   differentiates through it: grad of grad differentiates the user's rule, as in JAX;
@@ -100,10 +102,24 @@ class _CustomPrimitive(Primitive):
         super().__init__(self._forward, rules.name, batched=True)
         self.rules, self.layout = rules, layout
         self.residuals = []  # (values, residuals) of the forward runs (custom_vjp)
+        self.entered = False
         # one rule per value, for whoever asks per argument (the scalar engine); the
         # transforms ask pullback for all at once
         self.defvjp(*(self._rule_for(i) for i in range(len(rules.diff))))
         self.batching = self._batch
+
+    def __call__(self, *args, **kwargs):
+        # The first call hands the operation to the highest level among the values, as
+        # any primitive's does. A reverse-mode level then calls it again on what its
+        # tracers carry, which may be outer transforms' values: there a custom_vjp runs
+        # fwd on them, so outer transforms differentiate fwd's own operations (a call of
+        # the custom function inside fwd is custom again), as JAX does. (A custom_jvp's
+        # value goes on to the outer levels as this operation, whose rules are the
+        # user's: what JAX's rule gives where it computes its primal with f, as usual.)
+        if self.entered and self.rules.bwd is not None:
+            return self._forward(*args)
+        self.entered = True
+        return super().__call__(*args, **kwargs)
 
     def _rule_for(self, argnum):
         return lambda g, ans, *vals: self.pullback(g, ans, vals, {}, [argnum])[0]
