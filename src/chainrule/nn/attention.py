@@ -33,9 +33,19 @@ __all__ = ["scaled_dot_product_attention", "MultiheadAttention", "TransformerEnc
            "TransformerEncoder", "NonDynamicallyQuantizableLinear"]
 
 
+def _affine(x, weight, bias):
+    """x @ weight.T + bias, weight in torch's (out, in) layout."""
+    out = ops.matmul(x, ops.swapaxes(weight, 0, 1))
+    return out if bias is None else out + bias
+
+
 def _generator(rng: RNG) -> np.random.Generator:
     """``rng`` if given, else chainrule's default generator, as torch draws from its own."""
     return default_generator if rng is None else make_generator(rng)
+
+
+_LINEAR_ACTIVATIONS = {"relu": ops.relu, "tanh": ops.tanh, "sigmoid": ops.sigmoid,
+                       "gelu": ops.gelu}
 
 
 class NonDynamicallyQuantizableLinear(Linear):
@@ -65,11 +75,18 @@ class NonDynamicallyQuantizableLinear(Linear):
                      if bias else None)
 
     def forward(self, x: ArrayLike, activation: str | None = None) -> Result:
-        """x @ weight.T + bias; x's last axis must be in_features."""
+        """x @ weight.T + bias; x's last axis must be in_features. ``activation``
+        ("relu", "tanh", "sigmoid", "gelu") is applied after, as Linear's."""
         if shape_of(x)[-1:] != (self.in_features,):
             raise ValueError(f"Linear: input of shape {tuple(shape_of(x))}, expected the "
                              f"last axis to be in_features = {self.in_features}")
-        return F.linear(x, ops.swapaxes(self.weight, 0, 1), self.bias, activation)
+        out = _affine(x, self.weight, self.bias)
+        if activation is None:
+            return out
+        if activation not in _LINEAR_ACTIVATIONS:
+            raise ValueError(f"Linear: activation must be None or one of "
+                             f"{', '.join(_LINEAR_ACTIVATIONS)}, got {activation!r}")
+        return _LINEAR_ACTIVATIONS[activation](out)
 
     def _torch_converters(self, name):  # already torch's layout
         return Module._torch_converters(self, name)
@@ -206,7 +223,7 @@ class MultiheadAttention(Module):
         (w_q, w_k, w_v), (b_q, b_k, b_v) = self._projections()
         heads = []
         for x, w, b, length in ((query, w_q, b_q, L), (key, w_k, b_k, S), (value, w_v, b_v, S)):
-            x = F.linear(x, ops.swapaxes(w, 0, 1), b)                # (N, length, E)
+            x = _affine(x, w, b)                                      # (N, length, E)
             heads.append(ops.swapaxes(ops.reshape(x, (N, length, H, D)), 1, 2))
         q, k, v = heads                                               # (N, H, length, D)
         dtype = float_dtype(q)
