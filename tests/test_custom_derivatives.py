@@ -392,6 +392,18 @@ def test_a_function_argument_in_nondiff_argnums_custom_vjp():
     both(make, lambda lib, app: lib["jit"](lib["grad"](lambda x: app(cube, x) * x))(2.0))
 
 
+def test_nondiff_argnames_names_the_same_positions():
+    def make(lib):
+        @functools.partial(lib["custom_vjp"], nondiff_argnames=("f",))
+        def app(f, x):
+            return f(x)
+        app.defvjp(lambda f, x: (app(f, x), x), lambda f, x, g: (5 * g,))
+        return app
+    assert both(make, lambda lib, app: lib["grad"](app, 1)(lambda x: x ** 3, 3.0)) == 5.0
+    with pytest.raises(ValueError, match="nondiff_argnames names \\['g'\\]"):
+        custom_vjp(lambda f, x: f(x), nondiff_argnames=("g",))
+
+
 def test_a_function_argument_in_nondiff_argnums_custom_jvp():
     def make(lib):
         @functools.partial(lib["custom_jvp"], nondiff_argnums=(0,))

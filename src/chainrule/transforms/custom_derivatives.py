@@ -43,7 +43,8 @@ class _Custom:
 
     kind = "custom"
 
-    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = ()) -> None:
+    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = (),
+                 nondiff_argnames: Sequence[str] = ()) -> None:
         if not callable(fun):
             raise TypeError(f"{self.kind}: expected a function to decorate, got "
                             f"{type(fun).__name__} {fun!r:.60}")
@@ -54,6 +55,14 @@ class _Custom:
             raise TypeError(f"{self.kind} of {self._name}: nondiff_argnums must be "
                             f"non-negative ints (positions of arguments), got "
                             f"{nondiff_argnums!r}")
+        names = (nondiff_argnames,) if isinstance(nondiff_argnames, str) else nondiff_argnames
+        if names:  # JAX's other spelling: the parameters' names, as positions
+            params = list(inspect.signature(fun).parameters)
+            missing = [name for name in names if name not in params]
+            if missing:
+                raise ValueError(f"{self.kind} of {self._name}: nondiff_argnames names "
+                                 f"{missing}, which are not among its parameters {params}")
+            nums = tuple(nums) + tuple(params.index(name) for name in names)
         self.nondiff_argnums = tuple(sorted(set(nums)))
 
     @property
@@ -159,8 +168,8 @@ class custom_jvp(_Custom):
     uses the rule, reverse mode too (the rule is linear in the tangents, so its VJP is
     the function's), and derivatives of higher order differentiate the rule itself.
 
-    ``nondiff_argnums`` are arguments without a derivative (a function, a flag, a
-    number of steps): they come first in the rule's arguments, ``jvp(*nondiff,
+    ``nondiff_argnums`` (or ``nondiff_argnames``) are arguments without a derivative (a
+    function, a flag, a number of steps): they come first in the rule's arguments, ``jvp(*nondiff,
     primals, tangents)``, and an array among them is a constant of differentiation.
 
     >>> @cr.custom_jvp
@@ -177,8 +186,9 @@ class custom_jvp(_Custom):
 
     kind = "custom_jvp"
 
-    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = ()) -> None:
-        super().__init__(fun, nondiff_argnums)
+    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = (),
+                 nondiff_argnames: Sequence[str] = ()) -> None:
+        super().__init__(fun, nondiff_argnums, nondiff_argnames)
         self.jvp = None
 
     def defjvp(self, jvp: Callable[..., Any], symbolic_zeros: bool = False) -> Callable[..., Any]:
@@ -254,7 +264,8 @@ class custom_vjp(_Custom):
     derivative differentiates ``bwd`` (and ``fwd``'s residuals), so write them in
     chainrule's operations.
 
-    ``nondiff_argnums`` (a function, a setting) come first in bwd's arguments:
+    ``nondiff_argnums`` (or ``nondiff_argnames``: a function, a setting) come first in
+    bwd's arguments:
     ``bwd(*nondiff, residuals, g)``; fwd takes every argument, in order.
 
     >>> @cr.custom_vjp
@@ -272,8 +283,9 @@ class custom_vjp(_Custom):
 
     kind = "custom_vjp"
 
-    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = ()) -> None:
-        super().__init__(fun, nondiff_argnums)
+    def __init__(self, fun: Callable[..., Any], nondiff_argnums: Sequence[int] = (),
+                 nondiff_argnames: Sequence[str] = ()) -> None:
+        super().__init__(fun, nondiff_argnums, nondiff_argnames)
         self.fwd = self.bwd = None
 
     def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any],
