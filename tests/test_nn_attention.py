@@ -375,6 +375,10 @@ def test_a_transformer_training_step_from_torchs_weights_matches_torch():
      r"TransformerEncoderLayer: activation must be 'relu', 'gelu' or a callable"),
     (lambda: nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, rng=0), 0),
      r"TransformerEncoder: num_layers must be a positive int"),
+    (lambda: nn.MultiheadAttention(8, 2, device="cuda"),
+     r"MultiheadAttention: chainrule computes on the CPU, got device='cuda'"),
+    (lambda: nn.TransformerEncoderLayer(8, 2, device="mps"),
+     r"TransformerEncoderLayer: chainrule computes on the CPU, got device='mps'"),
 ])
 def test_bad_input_is_a_one_line_value_error(call, message):
     with pytest.raises(ValueError, match=message) as info:

@@ -274,11 +274,20 @@ def test_a_training_step_from_torchs_weights_matches_torch():
      r"RNN: nonlinearity must be 'tanh' or 'relu'"),
     (lambda: nn.GRU(3, 0), None, r"GRU: hidden_size must be a positive int"),
     (lambda: nn.LSTM(3, 4, dropout=1.5), None, r"LSTM: dropout must be a number in \[0, 1\]"),
+    (lambda: nn.GRU(3, 4, device="cuda"), None,
+     r"GRU: chainrule computes on the CPU, got device='cuda'"),
+    (lambda: nn.LSTMCell(3, 4, device="cuda:0"), None,
+     r"LSTMCell: chainrule computes on the CPU, got device='cuda:0'"),
 ])
 def test_bad_input_is_a_one_line_value_error(make, call, message):
     with pytest.raises(ValueError, match=message) as info:
         call(make()) if call else make()
     assert "\n" not in str(info.value)
+
+
+def test_the_cpu_device_is_accepted():
+    assert nn.GRU(3, 4, device="cpu", rng=0).hidden_size == 4
+    assert nn.RNNCell(3, 4, device=torch.device("cpu"), rng=0).hidden_size == 4
 
 
 def test_repr_is_torchs():

@@ -27,6 +27,7 @@ from . import functional as F
 from .containers import ModuleList
 from .layers import RNG, Dropout, LayerNorm, Linear, make_generator
 from .module import Module, Parameter
+from .recurrent import check_device
 from .scaled_dot_product import additive_mask, scaled_dot_product_attention
 
 __all__ = ["scaled_dot_product_attention", "MultiheadAttention", "TransformerEncoderLayer",
@@ -132,6 +133,7 @@ class MultiheadAttention(Module):
                              f"got embed_dim={embed_dim} and num_heads={num_heads}")
         if not 0 <= dropout < 1:
             raise ValueError(f"MultiheadAttention: dropout must be in [0, 1), got {dropout!r}")
+        check_device("MultiheadAttention", device)
         if add_bias_kv or add_zero_attn:
             raise ValueError("MultiheadAttention: add_bias_kv and add_zero_attn are not "
                              "supported yet; leave them False")
@@ -285,6 +287,7 @@ class TransformerEncoderLayer(Module):
                  layer_norm_eps: float = 1e-5, batch_first: bool = False,
                  norm_first: bool = False, bias: bool = True, device: str | None = None,
                  dtype: DTypeLike = None, *, rng: RNG = None) -> None:
+        check_device("TransformerEncoderLayer", device)
         if isinstance(activation, str):
             if activation not in _ACTIVATIONS:
                 raise ValueError(f"TransformerEncoderLayer: activation must be 'relu', "

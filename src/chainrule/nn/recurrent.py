@@ -136,6 +136,13 @@ def _check_size(layer, name, n):
         raise ValueError(f"{layer}: {name} must be a positive int, got {n!r}")
 
 
+def check_device(layer, device):
+    """torch's ``device=``: the CPU (where chainrule computes) or None; another is refused."""
+    kind = getattr(device, "type", None) or str(device).split(":")[0]
+    if device is not None and kind != "cpu":
+        raise ValueError(f"{layer}: chainrule computes on the CPU, got device={str(device)!r}")
+
+
 def _mode(layer, nonlinearity):
     if nonlinearity not in ("tanh", "relu"):
         raise ValueError(f"{layer}: nonlinearity must be 'tanh' or 'relu', got "
@@ -158,8 +165,9 @@ class _RNNBase(Module):
     from U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)), and the loop over time."""
 
     def __init__(self, mode, input_size, hidden_size, num_layers, bias, batch_first,
-                 dropout, bidirectional, proj_size, dtype, rng):
+                 dropout, bidirectional, proj_size, device, dtype, rng):
         name = type(self).__name__
+        check_device(name, device)
         _check_size(name, "input_size", input_size)
         _check_size(name, "hidden_size", hidden_size)
         _check_size(name, "num_layers", num_layers)
@@ -341,7 +349,7 @@ class RNN(_RNNBase):
                  dropout: float = 0.0, bidirectional: bool = False, device: str | None = None,
                  dtype: DTypeLike = None, *, rng: RNG = None) -> None:
         super().__init__(_mode("RNN", nonlinearity), input_size, hidden_size, num_layers,
-                         bias, batch_first, dropout, bidirectional, 0, dtype, rng)
+                         bias, batch_first, dropout, bidirectional, 0, device, dtype, rng)
         self.nonlinearity = nonlinearity
 
 
@@ -370,7 +378,7 @@ class GRU(_RNNBase):
                  bidirectional: bool = False, device: str | None = None,
                  dtype: DTypeLike = None, *, rng: RNG = None) -> None:
         super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first,
-                         dropout, bidirectional, 0, dtype, rng)
+                         dropout, bidirectional, 0, device, dtype, rng)
 
 
 class LSTM(_RNNBase):
@@ -401,7 +409,7 @@ class LSTM(_RNNBase):
                  bidirectional: bool = False, proj_size: int = 0, device: str | None = None,
                  dtype: DTypeLike = None, *, rng: RNG = None) -> None:
         super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first,
-                         dropout, bidirectional, proj_size, dtype, rng)
+                         dropout, bidirectional, proj_size, device, dtype, rng)
 
 
 # ---------------------------------------------------------------------------------------
@@ -412,8 +420,9 @@ class _CellBase(Module):
     """What the cells share: ``weight_ih`` (gates * hidden, input), ``weight_hh``
     (gates * hidden, hidden), ``bias_ih``, ``bias_hh``, drawn as the layers' are."""
 
-    def __init__(self, mode, input_size, hidden_size, bias, dtype, rng):
+    def __init__(self, mode, input_size, hidden_size, bias, device, dtype, rng):
         name = type(self).__name__
+        check_device(name, device)
         _check_size(name, "input_size", input_size)
         _check_size(name, "hidden_size", hidden_size)
         self.mode, self.input_size, self.hidden_size = mode, int(input_size), int(hidden_size)
@@ -490,7 +499,7 @@ class RNNCell(_CellBase):
                  nonlinearity: str = "tanh", device: str | None = None,
                  dtype: DTypeLike = None, *, rng: RNG = None) -> None:
         super().__init__(_mode("RNNCell", nonlinearity), input_size, hidden_size, bias,
-                         dtype, rng)
+                         device, dtype, rng)
         self.nonlinearity = nonlinearity
 
     def forward(self, input: ArrayLike, hx: ArrayLike | None = None) -> Result:
@@ -513,7 +522,7 @@ class GRUCell(_CellBase):
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
                  device: str | None = None, dtype: DTypeLike = None, *,
                  rng: RNG = None) -> None:
-        super().__init__("GRU", input_size, hidden_size, bias, dtype, rng)
+        super().__init__("GRU", input_size, hidden_size, bias, device, dtype, rng)
 
     def forward(self, input: ArrayLike, hx: ArrayLike | None = None) -> Result:
         """h' of the step from hx (zeros if None) given input."""
@@ -537,7 +546,7 @@ class LSTMCell(_CellBase):
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
                  device: str | None = None, dtype: DTypeLike = None, *,
                  rng: RNG = None) -> None:
-        super().__init__("LSTM", input_size, hidden_size, bias, dtype, rng)
+        super().__init__("LSTM", input_size, hidden_size, bias, device, dtype, rng)
 
     def forward(self, input: ArrayLike, hx: tuple | None = None) -> tuple[Result, Result]:
         """(h', c') of the step from hx = (h, c) (zeros if None) given input."""
