@@ -168,6 +168,36 @@ def test_a_rule_of_two_arguments_in_both_modes_batched_and_jitted(with_defjvps):
         f(v, v ** 2))))(x))
 
 
+def test_which_of_f_and_its_rule_run_is_what_jax_runs():
+    calls = []
+
+    def make(lib):
+        np_ = lib["np"]
+
+        @lib["custom_jvp"]
+        def f(x):
+            calls.append("f")
+            return np_.sin(x)
+
+        @f.defjvp
+        def f_jvp(primals, tangents):
+            calls.append("f_jvp")
+            x, = primals
+            t, = tangents
+            return f(x), np_.cos(x) * t
+        return f
+
+    for use, expected in [(lambda lib, f: f(3.0), ["f"]),
+                          (lambda lib, f: lib["vmap"](f)(np.arange(3.0)), ["f"]),
+                          (lambda lib, f: lib["jit"](f)(3.0), ["f"]),
+                          (lambda lib, f: lib["jvp"](f, (3.0,), (1.0,)), ["f_jvp", "f"]),
+                          (lambda lib, f: lib["grad"](f)(3.0), ["f_jvp", "f"])]:
+        for lib in LIBRARIES:
+            calls.clear()
+            use(lib, make(lib))
+            assert calls == expected
+
+
 def test_python_control_flow_in_the_rule_picks_the_derivative():
     def make(lib):
         @lib["custom_jvp"]

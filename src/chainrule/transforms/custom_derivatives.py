@@ -17,12 +17,12 @@ transform then uses the rule: grad, vjp, jacrev, hessian and higher orders throu
 jvp and jacfwd through a custom_jvp (a custom_vjp refuses forward mode, as JAX does);
 vmap and cr.jit through both.
 
-What differs from JAX: the function itself computes the value wherever a transform
-differentiates a custom_jvp in reverse mode (JAX runs the jvp rule alone), so a print
-in f shows there too; tangents of zero are arrays of zeros (``symbolic_zeros=True`` is
-refused). A function may close over an outer transform's values (both decorators): the
-derivative with respect to a closed-over value goes through the function's own
-operations, where JAX would refuse it for a custom_vjp (``closure_convert``).
+The function, fwd, bwd and the jvp rule run where JAX runs them, as often (tests compare
+the calls). What differs from JAX: tangents of zero are arrays of zeros
+(``symbolic_zeros=True`` is refused); a function may close over an outer transform's
+values (both decorators), and the derivative with respect to a closed-over value goes
+through what the function and its rules compute with it, where JAX refuses it
+(``closure_convert``).
 """
 
 import functools

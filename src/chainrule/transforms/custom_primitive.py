@@ -8,10 +8,12 @@ operation, at every level, nested in any order:
 * reverse mode (grad, vjp, jacrev): the node's VJP is the user's ``bwd`` on the
   residuals ``fwd`` left (custom_vjp: fwd runs on what the level's tracers carry, so
   outer transforms differentiate fwd's operations, as in JAX), or, for a custom_jvp,
-  the VJP of the map
-  t -> jvp_rule(primals, t)[1], which is linear in t, taken with ``cr.vjp``. Either is
-  computed with chainrule's operations on what the node saw, so an outer transform
-  differentiates through it: grad of grad differentiates the user's rule, as in JAX;
+  the VJP of the map t -> jvp_rule(primals, t)[1], which is linear in t: the rule runs
+  once, where the value is computed, its tangents traced by ``cr.vjp`` (its primal
+  output is the value: JAX's linearize), and the backward pass pulls back through
+  that. Either is computed with chainrule's operations on what the node saw, so an
+  outer transform differentiates through it: grad of grad differentiates the user's
+  rule, as in JAX;
 * forward mode (jvp, jacfwd): ``joint_jvp`` calls the user's jvp rule once with every
   tangent (``forward.py`` asks for it), and takes its primal output, as JAX does; a
   custom_vjp refuses, as JAX does;
@@ -103,6 +105,7 @@ class _CustomPrimitive(Primitive):
         self.rules, self.layout = rules, layout
         self.residuals = []  # (values, residuals) of the forward runs (custom_vjp)
         self.entered = False
+        self.linear = []  # (values, the pullback of their tangent map) (custom_jvp)
         # one rule per value, for whoever asks per argument (the scalar engine); the
         # transforms ask pullback for all at once
         self.defvjp(*(self._rule_for(i) for i in range(len(rules.diff))))
@@ -110,16 +113,38 @@ class _CustomPrimitive(Primitive):
 
     def __call__(self, *args, **kwargs):
         # The first call hands the operation to the highest level among the values, as
-        # any primitive's does. A reverse-mode level then calls it again on what its
-        # tracers carry, which may be outer transforms' values: there a custom_vjp runs
-        # fwd on them, so outer transforms differentiate fwd's own operations (a call of
-        # the custom function inside fwd is custom again), as JAX does. (A custom_jvp's
-        # value goes on to the outer levels as this operation, whose rules are the
-        # user's: what JAX's rule gives where it computes its primal with f, as usual.)
-        if self.entered and self.rules.bwd is not None:
-            return self._forward(*args)
+        # any primitive's does. A recording level (reverse mode, a Tensor's graph) then
+        # calls it again on what its tracers carry, which may be outer transforms'
+        # values: there a custom_vjp runs fwd on them and a custom_jvp its rule, so outer
+        # transforms differentiate those rules' own operations (a call of the custom
+        # function inside them is custom again), as JAX does.
+        if self.entered:
+            return self._forward(*args) if self.rules.bwd is not None else \
+                self._linearized(*args)
         self.entered = True
         return super().__call__(*args, **kwargs)
+
+    def _linearized(self, *vals):
+        """A custom_jvp at a recording level: the rule runs once, its tangents traced
+        by a level of their own (cr.vjp); its primal output is the value, as JAX's, and
+        the map from tangents to the tangent output, linear, is kept for the backward
+        pass (JAX linearizes and transposes the same way)."""
+        rules = self.rules
+        moving = [i for i, d in enumerate(rules.diff) if d]
+
+        def tangent_out(*ts):
+            full = [_zeros(v) for v in vals]
+            for i, t in zip(moving, ts):
+                full[i] = t
+            outs, touts = rules.jvp(list(vals), full)
+            ans = _packed(outs, self.layout, rules.batch_ndim)  # (first: the layout)
+            return _packed(touts, self.layout, rules.batch_ndim), ans
+
+        if not moving:  # only arrays of nondiff_argnums: nothing to differentiate
+            return tangent_out()[1]
+        _, pull, ans = vjp(tangent_out, *[_zeros(vals[i]) for i in moving], has_aux=True)
+        self.linear.append((vals, pull))
+        return ans
 
     def _rule_for(self, argnum):
         return lambda g, ans, *vals: self.pullback(g, ans, vals, {}, [argnum])[0]
@@ -190,6 +215,17 @@ class _CustomPrimitive(Primitive):
     def _vjp_of_jvp(self, vals):
         rules = self.rules
         moving = [i for i, d in enumerate(rules.diff) if d]
+        pull = next((pull for seen, pull in self.linear
+                     if len(seen) == len(vals) and all(a is b for a, b in zip(seen, vals))),
+                    None)
+        if pull is not None:  # the rule, linearized where the value was computed
+            def one(rows):
+                grads = [_zeros(v) for v in vals]
+                for i, gr in zip(moving, pull(rows[0])):
+                    grads[i] = gr
+                return grads
+            return one
+        # else other values than the forward's (a Tensor in a graph): the rule again
 
         def tangent_out(*ts):  # linear in ts: its VJP is the custom function's
             full = [_zeros(v) for v in vals]
