@@ -100,7 +100,7 @@ def gru_cell(gi: Result, gh: Result, h: Result) -> Result:
     r = ops.sigmoid(i_r + h_r)
     z = ops.sigmoid(i_z + h_z)
     n = ops.tanh(i_n + r * h_n)
-    return (1 - z) * n + z * h
+    return n + z * (h - n)  # (1 - z) * n + z * h, one operation fewer
 
 
 def lstm_cell(gi: Result, gh: Result, h: Result, c: Result) -> tuple[Result, Result]:
