@@ -596,6 +596,26 @@ def test_a_custom_jvp_may_close_over_an_outer_transforms_value():
         2 * (np.cos(0.3) + np.sin(0.5)), rel=1e-14)
 
 
+def test_a_custom_vjp_may_close_over_the_batch_of_the_vmap_it_runs_in():
+    def make(lib):
+        np_ = lib["np"]
+
+        def g(x, y):
+            @lib["custom_vjp"]
+            def f(x):
+                return np_.sin(x) * y        # y: the same vmap's batch, closed over
+            f.defvjp(lambda x: (f(x), np_.cos(x)), lambda c, ct: (ct * c * y,))
+            return f(x)
+        return g
+    xs, ys = RNG.normal(size=3), RNG.normal(size=3)
+    both(make, lambda lib, g: lib["vmap"](g)(xs, ys))
+    both(make, lambda lib, g: lib["vmap"](lib["grad"](g))(xs, ys))
+    # JAX 0.10 refuses the gradient of the vmapped function (an UnexpectedTracerError)
+    g = make(CR)
+    np.testing.assert_allclose(cr.grad(lambda x: cnp.sum(cr.vmap(g)(x, ys)))(xs),
+                               np.cos(xs) * ys, rtol=1e-14)
+
+
 def test_tensor_backward_uses_the_rules_too():
     x = cr.tensor([0.5, 100.0], requires_grad=True)
     cr.sum(make_log1pexp(CR)(x)).backward()
