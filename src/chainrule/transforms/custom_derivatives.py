@@ -64,6 +64,10 @@ class _Custom:
                                  f"{missing}, which are not among its parameters {params}")
             nums = tuple(nums) + tuple(params.index(name) for name in names)
         self.nondiff_argnums = tuple(sorted(set(nums)))
+        try:  # (bound at every call: looked up once)
+            self._signature = inspect.signature(fun)
+        except (TypeError, ValueError):  # (a builtin: its arguments as given)
+            self._signature = None
 
     @property
     def _name(self):
@@ -71,10 +75,7 @@ class _Custom:
 
     def _positional(self, args, kwargs):
         """The call's arguments as positions, defaults filled in (JAX binds them so)."""
-        try:
-            signature = inspect.signature(self.fun)
-        except (TypeError, ValueError):  # (a builtin: its arguments as given)
-            signature = None
+        signature = self._signature
         if signature is not None:
             try:
                 bound = signature.bind(*args, **kwargs)
