@@ -213,6 +213,7 @@ def test_python_control_flow_in_the_rule_picks_the_derivative():
     assert both(make, lambda lib, f: (lib["grad"](f)(1.0), lib["grad"](f)(-1.0))) == (1.0, 2.0)
 
 
+@pytest.mark.slow  # (JAX's compiles, mostly)
 def test_the_rule_itself_is_differentiated_for_higher_orders():
     def make(lib):
         np_ = lib["np"]
@@ -257,6 +258,7 @@ def make_clip_gradient(lib):
     return clip_sin
 
 
+@pytest.mark.slow  # (JAX's compiles, mostly)
 def test_clip_gradient_clips_the_gradient_under_vmap_and_jit():
     t = np.linspace(0.0, 10.0, 50)
     g = both(make_clip_gradient, lambda lib, f: lib["vmap"](lib["grad"](f))(t))
@@ -287,6 +289,7 @@ def make_sin_times(lib):
     return f
 
 
+@pytest.mark.slow  # (JAX's compiles, mostly)
 def test_second_derivatives_through_a_custom_vjp_differentiate_its_bwd():
     x = RNG.normal(size=3)
     both(make_sin_times, lambda lib, f: lib["grad"](lib["grad"](f), argnums=(0, 1))(0.4, 1.7))
