@@ -19,6 +19,10 @@ be one program for every step (it branches on data, changes the kind of its carr
 closes over a value being differentiated) is traced step by step instead, as Python
 runs it; a ``while_loop`` with a condition on data then raises, saying why.
 
+Under ``cr.vmap`` a predicate, index or bound that differs per example is JAX's select
+(control_batching.py): ``cond`` and ``switch`` run every branch and choose per example,
+``while_loop`` runs until every example is done, a finished example keeping its carry.
+
 >>> cr.fori_loop(0, 3, lambda i, x: x * 2.0, 1.0)
 8.0
 >>> carry, ys = cr.scan(lambda c, x: (c + x, c * x), 0.0, np.array([1.0, 2.0, 3.0]))
@@ -33,6 +37,7 @@ import numpy as np
 
 from .. import arrays as xp, rules as ops
 from ..primitive import Box, Primitive, raw, shape_of
+from . import control_batching as batching
 from .functional import jvp, vjp
 from .pytrees import tree_flatten, tree_unflatten
 
@@ -47,7 +52,17 @@ def fori_loop(lower: int, upper: int, body_fun: Callable[[int, Any], Any],
     >>> cr.grad(lambda x: cr.fori_loop(0, 4, lambda i, v: v * x, 1.0))(2.0)    # d x**4
     32.0
     """
-    lower, upper = int(raw(lower)), int(raw(upper))
+    try:
+        lower, upper = int(raw(lower)), int(raw(upper))
+    except TypeError:
+        if batching.batched(lower) is None and batching.batched(upper) is None:
+            raise
+        # a bound per example of cr.vmap: the while_loop JAX makes of it, on (i, val)
+        # while i < upper (examples with fewer steps keep their val)
+        def step(carry):
+            i, val = carry
+            return i + 1, body_fun(i, val)
+        return while_loop(lambda carry: carry[0] < upper, step, (lower, init_val))[1]
     if xp.recorder() is not None:  # cr.jit: a scan over the indices, one loop of the program
         # (the index a traced integer, as in JAX; a body that needs a Python int, to
         # index a list, is traced step by step instead)
@@ -347,8 +362,13 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
         reason = looped
     val = init_val
     try:
-        while bool(raw(cond_fun(val))):
+        pred = cond_fun(val)
+        mask = batching.batched(pred)
+        if mask is not None:  # cr.vmap: some examples stop before others
+            return batching.batched_while(cond_fun, body_fun, val, batching._as_mask(mask))
+        while bool(raw(pred)):
             val = body_fun(val)
+            pred = cond_fun(val)
     except TypeError as error:  # (a condition on a traced value cannot run in Python)
         if reason is None:
             raise
@@ -365,6 +385,9 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
     >>> cr.cond(2.0 > 1.0, lambda x: x + 1, lambda x: x - 1, 5.0)
     6.0
     """
+    mask = batching.batched(pred)
+    if mask is not None:  # cr.vmap, a predicate per example: both branches, then where
+        return batching.select_cond(mask, true_fun, false_fun, operands)
     return true_fun(*operands) if bool(raw(pred)) else false_fun(*operands)
 
 
@@ -374,6 +397,11 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -
     >>> cr.switch(5, [lambda x: x, lambda x: 2 * x], 3.0)
     6.0
     """
+    if not branches:
+        raise ValueError("switch: expected at least one branch, got none")
+    mask = batching.batched(index)
+    if mask is not None:  # cr.vmap, an index per example: every branch, then where
+        return batching.select_switch(mask, branches, operands)
     k = int(np.clip(int(raw(index)), 0, len(branches) - 1))
     return branches[k](*operands)
 
