@@ -35,7 +35,7 @@ import chainrule.nn.functional as F
 import types
 
 from chainrule import rules
-from chainrule.rules import fused
+from chainrule.rules import fused, fused_recurrent
 from chainrule.primitive import Primitive
 from chainrule.rules import elementwise, ordering, shapes
 
@@ -1191,6 +1191,25 @@ for _sx in [(2, 3), (3,), (5, 2, 3)]:  # a hidden layer's relu(x @ W + b), fused
          ((4,), "any"), prim=lambda x, w, b: (D.linear_relu, (x, w, b), {}))
 
 
+def _torch_gru_sequence(gi, h0, w, b):
+    """torch's GRU equations, step by step: the reference of gru_sequence."""
+    hidden, h, outs = h0.shape[-1], h0, []
+    for t in range(gi.shape[-3]):
+        x, gh = gi[..., t, :, :], h @ w.T + b
+        r = torch.sigmoid(x[..., :hidden] + gh[..., :hidden])
+        z = torch.sigmoid(x[..., hidden:2 * hidden] + gh[..., hidden:2 * hidden])
+        n = torch.tanh(x[..., 2 * hidden:] + r * gh[..., 2 * hidden:])
+        h = (1 - z) * n + z * h
+        outs.append(h)
+    return torch.stack(outs, -3)
+
+
+# a GRU layer's recurrence, fused (chainrule.rules.fused_recurrent): 3 steps, batch 2, hidden 2
+case("gru_sequence", fused_recurrent.gru_sequence, _torch_gru_sequence, ((3, 2, 6), "any"),
+     ((2, 2), "any"), ((6, 2), "any"), ((6,), "any"),
+     prim=lambda gi, h0, w, b: (fused_recurrent.gru_sequence, (gi, h0, w, b), {}))
+
+
 def test_linear_relu_cases_stay_away_from_the_kink():
     """Finite differences across relu's kink mean nothing: every pre-activation of the
     linear_relu cases is at least 0.05 away from 0 (or the cases must change)."""
@@ -1241,7 +1260,7 @@ def test_every_primitive_has_a_jvp_case():
     """Every Primitive of the table (and the fused cross_entropy) is checked in forward
     mode below, and has a JVP rule for each argument that has a VJP rule."""
     primitives = {obj for obj in vars(D).values() if isinstance(obj, Primitive)}
-    primitives.add(fused.cross_entropy)
+    primitives.update({fused.cross_entropy, fused_recurrent.gru_sequence})
     calls = [c.prim(*c.arrays()) for c in CASES if c.prim is not None]
     covered = {prim for prim, _, _ in calls}
     assert primitives - covered == set(), sorted(p.name for p in primitives - covered)

@@ -3,7 +3,8 @@ replace (forward, backward, second order, forward mode), and the library without
 is complete and correct.
 
 Each override is compared with the composition of plain operations it stands for:
-``linear`` with ``matmul(x, W) + b``, ``linear_relu`` with ``relu(matmul(x, W) + b)``,
+``linear`` with ``matmul(x, W.T) + b``, ``linear_relu`` with ``relu(matmul(x, W.T) + b)``
+(W in PyTorch's layout, (out, in)),
 ``cross_entropy`` with ``-mean(log_softmax(logits)[rows, labels])``.
 """
 
@@ -24,11 +25,11 @@ RNG = per_test_generator(7)
 
 
 def plain_linear(x, w, b):
-    return cr.matmul(x, w) + b
+    return cr.matmul(x, cr.swapaxes(w, -1, -2)) + b
 
 
 def plain_linear_relu(x, w, b):
-    return cr.relu(cr.matmul(x, w) + b)
+    return cr.relu(cr.matmul(x, cr.swapaxes(w, -1, -2)) + b)
 
 
 def plain_cross_entropy(logits, labels):
@@ -37,10 +38,10 @@ def plain_cross_entropy(logits, labels):
 
 def layer_inputs(batch_shape=(5,)):
     x = RNG.standard_normal(batch_shape + (3,))
-    w = RNG.standard_normal((3, 4))
+    w = RNG.standard_normal((4, 3))   # (out, in)
     b = RNG.standard_normal(4)
     # keep relu's inputs away from its kink, where a rounding could flip a mask
-    z = x @ w + b
+    z = x @ w.T + b
     b = b + np.where(np.abs(z).min(axis=tuple(range(z.ndim - 1))) < 0.05, 0.1, 0.0)
     return x, w, b
 
@@ -249,3 +250,86 @@ def test_a_stack_of_matrices_times_one_matrix_equals_numpys_matmul(a_shape, b_sh
     np.testing.assert_allclose(_stacked_matmul(at, b), np.matmul(at, b),
                                rtol=1e-13, atol=1e-13)
     assert _stacked_matmul(a.astype(np.float32), b.astype(np.float32)).dtype == np.float32
+
+
+# ---------------------------------------------------------------------------------------
+# gru_sequence (chainrule.rules.fused_recurrent): a GRU layer's recurrence as one node,
+# against gru_cell at every step (the plain composition nn.GRU runs without overrides)
+# ---------------------------------------------------------------------------------------
+
+def plain_gru_sequence(gi, h0, w_hh, b_hh):
+    from chainrule.nn.recurrent import gru_cell
+    h, out = h0, []
+    for t in range(gi.shape[0]):
+        gh = cr.matmul(h, cr.swapaxes(w_hh, 0, 1))
+        h = gru_cell(gi[t], gh if b_hh is None else gh + b_hh, h)
+        out.append(h)
+    return cr.stack(out)
+
+
+def gru_inputs(steps=4, rows=3, hidden=2, dtype=np.float64):
+    return [RNG.standard_normal(shape).astype(dtype) for shape in
+            ((steps, rows, 3 * hidden), (rows, hidden), (3 * hidden, hidden), (3 * hidden,))]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("bias", [True, False])
+def test_gru_sequence_equals_the_plain_steps(dtype, bias):
+    """Forward and an ordinary backward pass (the kept gates, NumPy's loop) give the
+    numbers of gru_cell step by step, in float64 and float32, with and without b_hh."""
+    from chainrule.rules.fused_recurrent import gru_sequence
+    arrays = gru_inputs(dtype=dtype)
+    if not bias:
+        arrays[3] = None
+    fast = [None if a is None else cr.tensor(a, requires_grad=True) for a in arrays]
+    plain = [None if a is None else cr.tensor(a, requires_grad=True) for a in arrays]
+    y, z = gru_sequence(*fast), plain_gru_sequence(*plain)
+    tol = 1e-14 if dtype == np.float64 else 1e-6
+    assert y.dtype == dtype
+    np.testing.assert_allclose(y.data, z.data, rtol=tol, atol=tol)
+    u = RNG.standard_normal(y.shape).astype(dtype)
+    (y * u).sum().backward()
+    (z * u).sum().backward()
+    for f, p in zip(fast, plain):
+        if f is not None:
+            assert f.grad.dtype == dtype
+            np.testing.assert_allclose(f.grad, p.grad, rtol=10 * tol, atol=10 * tol)
+
+
+def test_gru_sequence_has_the_plain_second_derivatives_and_tangents():
+    from chainrule.rules.fused_recurrent import gru_sequence
+    arrays = gru_inputs(steps=3, rows=2)
+    for argnum in range(4):
+        def through(op):
+            return lambda *args: cr.sum(cr.tanh(op(*args)))
+        h_fast = cr.hessian(through(gru_sequence), argnums=argnum)(*arrays)
+        h_plain = cr.hessian(through(plain_gru_sequence), argnums=argnum)(*arrays)
+        np.testing.assert_allclose(h_fast, h_plain, rtol=1e-12, atol=1e-12)
+        j_fast = cr.jacfwd(gru_sequence, argnums=argnum)(*arrays)
+        j_plain = cr.jacfwd(plain_gru_sequence, argnums=argnum)(*arrays)
+        np.testing.assert_allclose(j_fast, j_plain, rtol=1e-13, atol=1e-13)
+        r_fast = cr.jacrev(gru_sequence, argnums=argnum)(*arrays)
+        np.testing.assert_allclose(r_fast, j_plain, rtol=1e-13, atol=1e-13)
+
+
+def test_gru_keeps_its_gates_for_an_ordinary_backward_pass_only():
+    """The fast pullback runs on the gates the forward kept; create_graph takes the
+    plain rules (and so the graph of the gradient)."""
+    from chainrule.rules import fused_recurrent
+    arrays = gru_inputs(steps=3, rows=2)
+    calls = []
+    original = fused_recurrent.gru_sequence.shared_pullback
+
+    def spy(g, ans, *args):
+        calls.append(args[-1] is not None)   # the residual
+        return original(g, ans, *args)
+    fused_recurrent.gru_sequence.shared_pullback = spy
+    try:
+        h0 = cr.tensor(arrays[1], requires_grad=True)
+        fused_recurrent.gru_sequence(arrays[0], h0, arrays[2], arrays[3]).sum().backward()
+        assert calls == [True]
+        fused_recurrent.gru_sequence(arrays[0], h0, arrays[2], arrays[3]).sum().backward(
+            create_graph=True)
+        assert calls == [True] and h0.grad is not None
+    finally:
+        fused_recurrent.gru_sequence.shared_pullback = original

@@ -296,3 +296,30 @@ def test_repr_is_torchs():
     assert repr(nn.GRUCell(3, 4, bias=False, rng=0)) == repr(torch.nn.GRUCell(3, 4, bias=False))
     assert repr(nn.RNN(2, 3, nonlinearity="relu", rng=0)) == \
         repr(torch.nn.RNN(2, 3, nonlinearity="relu"))
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=lambda c: "-".join(f"{k}={v}" for k, v in
+                                                                  c.items()) or "default")
+def test_the_fused_gru_recurrence_equals_the_plain_steps(config):
+    """nn.GRU runs each layer's recurrence as one gru_sequence node (rules.fused_recurrent)
+    unless the overrides are off (CHAINRULE_FAST=0), when it runs gru_cell at every step:
+    the same outputs and gradients either way."""
+    from chainrule.rules import fused
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(4, 3, 2))
+    h0 = rng.normal(size=(2 * config.get("num_layers", 1)
+                          if config.get("bidirectional") else config.get("num_layers", 1),
+                          4 if config.get("batch_first") else 3, 5))
+    results = []
+    for on in (True, False):
+        previous = fused.set_enabled(on)
+        try:
+            gru = nn.GRU(2, 5, **config, rng=3)
+            xc, hc = cr.tensor(x, requires_grad=True), cr.tensor(h0, requires_grad=True)
+            out, h_n = gru(xc, hc)
+            loss_of(out, h_n).backward()
+        finally:
+            fused.set_enabled(previous)
+        results.append([out, h_n, xc.grad, hc.grad] + [p.grad for p in gru.parameters()])
+    for a, b in zip(*results):
+        close(a, b, 1e-13)

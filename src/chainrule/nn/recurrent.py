@@ -21,6 +21,7 @@ from numpy.typing import ArrayLike, DTypeLike
 
 from .. import rules as ops
 from ..primitive import shape_of
+from ..rules import fused, fused_recurrent
 from ..rules.common import Result
 from ..tensor import Tensor
 from ..api.torch_random import default_generator
@@ -43,9 +44,16 @@ def _generator(rng: RNG) -> np.random.Generator:
 
 def _project(x, weight_t, bias):
     """x @ weight_t + bias, weight_t the transpose of torch's (out, in) weight: taken
-    once per sequence, not at every step."""
+    once per sequence, not at every step. A sequence (L, N, in) is taken as one matrix
+    (L N, in), so that the weight's gradient is one product, x^T g, rather than one per
+    step summed after."""
+    shape = shape_of(x)
+    if len(shape) > 2:
+        x = ops.reshape(x, (math.prod(shape[:-1]), shape[-1]))
     out = ops.matmul(x, weight_t)
-    return out if bias is None else out + bias
+    if bias is not None:
+        out = out + bias
+    return out if len(shape) <= 2 else ops.reshape(out, shape[:-1] + shape_of(out)[-1:])
 
 
 def _transposed(weight):
@@ -296,6 +304,12 @@ class _RNNBase(Module):
         outputs (L, N, hidden) in x's order, and the last h and c."""
         w_ih, w_hh, b_ih, b_hh = weights
         gi = _project(x, _transposed(w_ih), b_ih)  # every step's input share: one matmul
+        if self.mode == "GRU" and fused.enabled():  # the whole recurrence as one node
+            backwards = (slice(None, None, -1),)
+            seq = fused_recurrent.gru_sequence(ops.getitem(gi, index=backwards) if reverse
+                                               else gi, h, w_hh, b_hh)
+            last = ops.getitem(seq, index=(-1,))
+            return (ops.getitem(seq, index=backwards) if reverse else seq), last, c
         w_hh_t = _transposed(w_hh)
         steps = range(shape_of(x)[0] - 1, -1, -1) if reverse else range(shape_of(x)[0])
         out = []

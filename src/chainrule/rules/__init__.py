@@ -38,7 +38,8 @@ The table, by topic:
   through ``nn.functional`` (conv2d, max_pool2d...), as PyTorch keeps them there.
 
 Plain rules only: faster versions of a few (fused layers, kept residuals) live in
-``chainrule.rules.fused``, each tested equal to the rule it replaces.
+``chainrule.rules.fused`` (and ``fused_recurrent``: a GRU layer's recurrence as one
+operation), each tested equal to the rule it replaces.
 
 How to add an operation
 -----------------------
@@ -88,7 +89,7 @@ from .shapes import (astype, getitem, index_add, index_max, index_min,  # noqa: 
 
 from . import (assembly, complexes, contractions, decompositions, eigen, elementary,
                elementwise, linalg, matrix_functions, ordering, reductions, shapes, statistics)
-from . import convolution, fft, fused
+from . import convolution, fft, fused, fused_recurrent
 
 # The topic files of cr.NAME; fft (chainrule.numpy.fft, as NumPy
 # keeps them in numpy.fft), convolution (nn.functional's, as PyTorch keeps them there)
@@ -102,9 +103,10 @@ __all__ = [name for topic in TOPICS for name in topic.__all__]
 
 def primitives():
     """Every operation of the table (each Primitive of the topic files, fft, convolution
-    and the fused layers), for the transforms and checks that go through them all."""
+    and the fused layers and recurrence), for the transforms and checks that go through
+    them all."""
     found = {}
-    for module in TOPICS + (fft, convolution, fused):
+    for module in TOPICS + (fft, convolution, fused, fused_recurrent):
         for value in vars(module).values():
             if isinstance(value, Primitive):
                 found[id(value)] = value
