@@ -30,6 +30,7 @@ PUBLIC_PATHS = {
     "chainrule.optim": "chainrule.nn.optim",            # PyTorch's torch.optim
     "chainrule.checkpoint": "chainrule.nn.checkpoint",
     "chainrule.lax": "chainrule.transforms.lax",        # JAX's jax.lax
+    "chainrule.jax_nn": "chainrule.compat.jax_nn",      # JAX's jax.nn
 }
 
 

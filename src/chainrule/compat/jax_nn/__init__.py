@@ -1,0 +1,215 @@
+"""``jax.nn``'s functions, for programs that import it: ``import chainrule.jax_nn as nn``
+where JAX's had ``import jax.nn as nn`` (or ``from jax import nn``).
+
+``chainrule.nn`` is PyTorch's shape (modules, ``nn.Linear``), so JAX's functional
+namespace has a path of its own, as ``jax.numpy`` has ``chainrule.numpy``. Each
+function is written with chainrule's differentiable operations, with JAX's formula, so
+its value and its derivatives are JAX's, at the kinks too: ``relu``'s derivative at 0 is
+0, ``relu6``'s at 0 and 6 is 0, ``leaky_relu``'s at 0 is 1, ``hard_tanh``'s at +-1 is 1,
+and ``celu`` and ``sparse_sigmoid``, made of ``maximum`` and ``minimum``, take half of
+each side at a tie, as JAX's ``maximum`` does. ``gelu`` is the tanh approximation unless
+``approximate=False``, JAX's default (``cr.gelu`` is PyTorch's erf form).
+
+``chainrule.jax_nn.initializers`` holds ``jax.nn.initializers``, taking ``cr.random``
+keys (chainrule's draws, not JAX's bits: the same distributions, other numbers).
+
+>>> import chainrule.jax_nn as jnn
+>>> jnn.relu6(np.array([-1.0, 3.0, 8.0])).tolist()
+[0.0, 3.0, 6.0]
+>>> cr.grad(lambda x: jnn.relu(x))(0.0)
+0.0
+"""
+
+import math
+
+import numpy as _np
+
+from ...api import numpy as _cnp
+from ...primitive import raw as _raw, shape_of as _shape_of
+from ... import rules as _ops
+from . import initializers
+
+__all__ = ["celu", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu", "hard_swish",
+           "hard_tanh", "identity", "initializers", "leaky_relu", "log_sigmoid",
+           "log_softmax", "logsumexp", "mish", "one_hot", "relu", "relu6", "selu", "sigmoid",
+           "silu", "soft_sign", "softmax", "softplus", "sparse_plus", "sparse_sigmoid",
+           "squareplus", "standardize", "swish", "tanh"]
+
+
+def identity(x):
+    """x itself (``jax.nn.identity``)."""
+    return x
+
+
+def relu(x):
+    """max(x, 0); derivative 1 where x > 0, else 0 (0 at 0, as JAX's)."""
+    return _cnp.where(x > 0, x, 0.0 * x)
+
+
+def relu6(x):
+    """min(max(x, 0), 6); derivative 1 strictly between 0 and 6 (0 at both ends, as JAX's)."""
+    inside = (x > 0) & (x < 6)
+    return _cnp.where(inside, x, _cnp.where(x >= 6, 6.0 + 0.0 * x, 0.0 * x))
+
+
+def sigmoid(x):
+    """1 / (1 + exp(-x)) (``jax.nn.sigmoid``, JAX's logistic)."""
+    return _ops.sigmoid(x)
+
+
+def tanh(x):
+    return _ops.tanh(x)
+
+
+def softplus(x):
+    """log(1 + exp(x)), as JAX's ``logaddexp(x, 0)``."""
+    return _cnp.logaddexp(x, 0.0)
+
+
+def sparse_plus(x):
+    """0 below -1, (x + 1)**2 / 4 between -1 and 1, x above (JAX's ``sparse_plus``)."""
+    return _cnp.where(x <= -1.0, 0.0 * x, _cnp.where(x >= 1.0, x, (x + 1.0) ** 2 / 4))
+
+
+def sparse_sigmoid(x):
+    """The derivative of ``sparse_plus``: 0, (x + 1) / 2, 1."""
+    # (JAX's clip is a maximum then a minimum: half of each side at the ends)
+    return 0.5 * _cnp.minimum(_cnp.maximum(x + 1.0, 0.0), 2.0)
+
+
+def soft_sign(x):
+    """x / (|x| + 1), |x| with JAX's derivative 1 at 0 (its second derivative there)."""
+    return x / (_cnp.where(x >= 0, x, -x) + 1)
+
+
+def silu(x):
+    """x * sigmoid(x); ``swish`` is the same function."""
+    return x * _ops.sigmoid(x)
+
+
+swish = silu
+
+
+def mish(x):
+    """x * tanh(softplus(x))."""
+    return x * _ops.tanh(softplus(x))
+
+
+def squareplus(x, b=4):
+    """(x + sqrt(x**2 + b)) / 2."""
+    return (x + _cnp.sqrt(x * x + b)) / 2
+
+
+def log_sigmoid(x):
+    """log(sigmoid(x)) = -softplus(-x), stable for large |x|."""
+    return -softplus(-x)
+
+
+def leaky_relu(x, negative_slope=1e-2):
+    """x where x >= 0, else negative_slope * x (derivative 1 at 0, as JAX's)."""
+    return _cnp.where(x >= 0, x, negative_slope * x)
+
+
+def hard_tanh(x):
+    """x clipped to [-1, 1], as JAX writes it: derivative 1 at +-1."""
+    return _cnp.where(x > 1, 1.0 + 0.0 * x, _cnp.where(x < -1, -1.0 + 0.0 * x, x))
+
+
+def elu(x, alpha=1.0):
+    """x where x > 0, else alpha * (exp(x) - 1); the exponential is taken of min(x, 0)
+    only, as JAX's, so that a large x gives no inf (nor a nan gradient)."""
+    safe = _cnp.where(x > 0, 0.0 * x, x)
+    return _cnp.where(x > 0, x, alpha * _cnp.expm1(safe))
+
+
+def celu(x, alpha=1.0):
+    """max(x, 0) + alpha * expm1(min(x, 0) / alpha)."""
+    return _cnp.maximum(x, 0.0) + alpha * _cnp.expm1(_cnp.minimum(x, 0.0) / alpha)
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(x):
+    """scale * elu(x, alpha), with the self-normalising constants."""
+    return _SELU_SCALE * elu(x, _SELU_ALPHA)
+
+
+def gelu(x, approximate=True):
+    """x * Phi(x), Phi the standard normal CDF; ``approximate=True`` (JAX's default)
+    is the tanh formula 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x**3)))."""
+    if approximate:
+        inner = math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)
+        return 0.5 * x * (1 + _ops.tanh(inner))
+    return _ops.gelu(x)
+
+
+def glu(x, axis=-1):
+    """The gated linear unit: x's two halves along ``axis``, a * sigmoid(b)."""
+    size = _shape_of(x)[axis]
+    if size % 2:
+        raise ValueError(f"glu: axis {axis} of x {_shape_of(x)} must have an even size, "
+                         f"got {size}")
+    a, b = _cnp.split(x, 2, axis=axis)
+    return a * _ops.sigmoid(b)
+
+
+def hard_sigmoid(x):
+    """relu6(x + 3) / 6."""
+    return relu6(x + 3.0) / 6.0
+
+
+def hard_silu(x):
+    """x * hard_sigmoid(x); ``hard_swish`` is the same function."""
+    return x * hard_sigmoid(x)
+
+
+hard_swish = hard_silu
+
+
+def softmax(x, axis=-1):
+    """exp(x) / sum(exp(x)) along ``axis`` (an int or a tuple of ints)."""
+    if isinstance(axis, tuple):
+        return _cnp.exp(log_softmax(x, axis))
+    return _ops.softmax(x, axis=axis)
+
+
+def log_softmax(x, axis=-1):
+    """x - logsumexp(x) along ``axis``."""
+    if isinstance(axis, tuple):
+        return x - _ops.logsumexp(x, axis=axis, keepdims=True)
+    return _ops.log_softmax(x, axis=axis)
+
+
+def logsumexp(a, axis=None, b=None, keepdims=False):
+    """log(sum(b * exp(a))) along ``axis``, stable (``jax.nn.logsumexp``, which is
+    ``jax.scipy.special.logsumexp``); ``b`` scales each term and must be positive."""
+    if b is not None:
+        if _np.any(_np.asarray(_raw(b)) <= 0):
+            raise ValueError("logsumexp: b must be positive here (its log is added to a); "
+                             "a zero or negative weight would need the result's sign")
+        a = a + _cnp.log(b)
+    return _ops.logsumexp(a, axis=axis, keepdims=keepdims)
+
+
+def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5):
+    """(x - mean) / sqrt(variance + epsilon), the moments along ``axis`` unless given
+    (the variance as JAX computes it: mean(x**2) - mean**2)."""
+    if mean is None:
+        mean = _cnp.mean(x, axis=axis, keepdims=True)
+    if variance is None:
+        variance = _cnp.mean(x * x, axis=axis, keepdims=True) - mean * mean
+    return (x - mean) / _cnp.sqrt(variance + epsilon)
+
+
+def one_hot(x, num_classes, dtype=_np.float64, axis=-1):
+    """1 at each entry's class along a new axis of ``num_classes``, else 0; an entry
+    outside [0, num_classes) gives a row of zeros, as JAX's."""
+    if int(num_classes) != num_classes or num_classes < 0:
+        raise ValueError(f"one_hot: num_classes must be a non-negative int, got "
+                         f"{num_classes!r}")
+    # (labels carry no derivative: compared as plain numbers, or per example under vmap)
+    hot = _ops.expand_dims(_raw(x), -1) == _np.arange(int(num_classes))
+    out = _ops.astype(hot, _np.dtype(dtype))
+    return out if axis == -1 else _cnp.moveaxis(out, -1, axis)
