@@ -35,7 +35,7 @@ import chainrule.nn.functional as F
 import types
 
 from chainrule import rules
-from chainrule.rules import fused, fused_recurrent
+from chainrule.rules import fused, fused_attention, fused_recurrent
 from chainrule.primitive import Primitive
 from chainrule.rules import elementwise, ordering, shapes
 
@@ -1210,6 +1210,33 @@ case("gru_sequence", fused_recurrent.gru_sequence, _torch_gru_sequence, ((3, 2, 
      prim=lambda gi, h0, w, b: (fused_recurrent.gru_sequence, (gi, h0, w, b), {}))
 
 
+def _torch_attention(q, k, v, mask, scale=0.7):
+    """softmax((q scale) k^T + mask) v: the reference of the fused attention."""
+    return torch.softmax((q * scale) @ k.transpose(-1, -2) + mask, -1) @ v
+
+
+def _torch_self_attention(qkv, mask, heads=2, scale=0.7):
+    """The packed self-attention: qkv split in q, k, v and in heads, joined after."""
+    *lead, length, width = qkv.shape
+    x = qkv.reshape(*lead, length, 3, heads, width // (3 * heads))
+    q, k, v = (x[..., i, :, :].transpose(-3, -2) for i in range(3))
+    out = _torch_attention(q, k, v, mask, scale).transpose(-3, -2)
+    return out.reshape(*lead, length, width // 3)
+
+
+# attention, fused (chainrule.rules.fused_attention): 2 heads of 3 queries, 4 keys, a
+# float mask (differentiable); the packed self-attention of 2 heads over 3 tokens
+case("attention", lambda q, k, v, m: fused_attention.attention(q, k, v, m, scale=0.7),
+     _torch_attention, ((2, 3, 2), "any"), ((2, 4, 2), "any"), ((2, 4, 3), "any"),
+     ((3, 4), "any"),
+     prim=lambda q, k, v, m: (fused_attention.attention, (q, k, v, m), {"scale": 0.7}))
+case("self_attention",
+     lambda qkv, m: fused_attention.self_attention(qkv, m, heads=2, scale=0.7),
+     _torch_self_attention, ((2, 3, 12), "any"), ((3, 3), "any"),
+     prim=lambda qkv, m: (fused_attention.self_attention, (qkv, m),
+                          {"heads": 2, "scale": 0.7}))
+
+
 def test_linear_relu_cases_stay_away_from_the_kink():
     """Finite differences across relu's kink mean nothing: every pre-activation of the
     linear_relu cases is at least 0.05 away from 0 (or the cases must change)."""
@@ -1260,7 +1287,8 @@ def test_every_primitive_has_a_jvp_case():
     """Every Primitive of the table (and the fused cross_entropy) is checked in forward
     mode below, and has a JVP rule for each argument that has a VJP rule."""
     primitives = {obj for obj in vars(D).values() if isinstance(obj, Primitive)}
-    primitives.update({fused.cross_entropy, fused_recurrent.gru_sequence})
+    primitives.update({fused.cross_entropy, fused_recurrent.gru_sequence,
+                       fused_attention.attention, fused_attention.self_attention})
     calls = [c.prim(*c.arrays()) for c in CASES if c.prim is not None]
     covered = {prim for prim, _, _ in calls}
     assert primitives - covered == set(), sorted(p.name for p in primitives - covered)

@@ -333,3 +333,95 @@ def test_gru_keeps_its_gates_for_an_ordinary_backward_pass_only():
         assert calls == [True] and h0.grad is not None
     finally:
         fused_recurrent.gru_sequence.shared_pullback = original
+
+
+# ---------------------------------------------------------------------------------------
+# attention and self_attention (chainrule.rules.fused_attention), against the plain
+# composition MultiheadAttention runs without overrides
+# ---------------------------------------------------------------------------------------
+
+def plain_attention(q, k, v, mask, scale):
+    scores = cr.matmul(q * scale, cr.swapaxes(k, -1, -2))
+    return cr.matmul(cr.softmax(scores if mask is None else scores + mask, axis=-1), v)
+
+
+def plain_self_attention(qkv, mask, heads, scale):
+    *lead, length, width = qkv.shape
+    x = cr.reshape(qkv, (*lead, length, 3, heads, width // (3 * heads)))
+    q, k, v = (cr.swapaxes(x[..., i, :, :], -3, -2) for i in range(3))
+    out = cr.swapaxes(plain_attention(q, k, v, mask, scale), -3, -2)
+    return cr.reshape(out, (*lead, length, width // 3))
+
+
+def attention_inputs(dtype=np.float64):
+    q, k, v = (RNG.standard_normal(shape).astype(dtype) for shape in
+               ((2, 3, 5, 4), (2, 3, 6, 4), (2, 3, 6, 2)))
+    causal = np.where(np.triu(np.ones((5, 6), bool), 2), -np.inf, 0.0).astype(dtype)
+    return q, k, v, causal
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("masked", [True, False])
+def test_fused_attention_equals_the_plain_composition(dtype, masked):
+    from chainrule.rules.fused_attention import attention, self_attention
+    q, k, v, mask = attention_inputs(dtype)
+    mask = mask if masked else None
+    tol = 1e-13 if dtype == np.float64 else 1e-5
+    fast = [cr.tensor(a, requires_grad=True) for a in (q, k, v)]
+    plain = [cr.tensor(a, requires_grad=True) for a in (q, k, v)]
+    y, z = attention(*fast, mask, scale=0.5), plain_attention(*plain, mask, 0.5)
+    assert y.dtype == dtype
+    np.testing.assert_allclose(y.data, z.data, rtol=tol, atol=tol)
+    u = RNG.standard_normal(y.shape).astype(dtype)
+    (y * u).sum().backward()
+    (z * u).sum().backward()
+    for f, p in zip(fast, plain):
+        assert f.grad.dtype == dtype
+        np.testing.assert_allclose(f.grad, p.grad, rtol=tol, atol=tol)
+    qkv = RNG.standard_normal((2, 6, 12)).astype(dtype)
+    mask = np.where(np.triu(np.ones((6, 6), bool), 1), -np.inf, 0.0).astype(dtype) \
+        if masked else None
+    a, b = cr.tensor(qkv, requires_grad=True), cr.tensor(qkv, requires_grad=True)
+    y, z = self_attention(a, mask, heads=2, scale=0.5), plain_self_attention(b, mask, 2, 0.5)
+    np.testing.assert_allclose(y.data, z.data, rtol=tol, atol=tol)
+    u = RNG.standard_normal(y.shape).astype(dtype)
+    (y * u).sum().backward()
+    (z * u).sum().backward()
+    np.testing.assert_allclose(a.grad, b.grad, rtol=tol, atol=tol)
+
+
+def test_fused_attention_has_the_plain_second_derivatives_and_tangents():
+    from chainrule.rules.fused_attention import attention, self_attention
+    q, k, v, _ = attention_inputs()
+    mask = RNG.standard_normal((5, 6))                    # a float mask: differentiable
+    args = (q, k, v, mask)
+    for argnum in range(4):
+        def fast(*a):
+            return attention(*a, scale=0.5)
+
+        def plain(*a):
+            return plain_attention(*a, 0.5)
+        h_fast = cr.hessian(lambda *a: cr.sum(cr.tanh(fast(*a))), argnums=argnum)(*args)
+        h_plain = cr.hessian(lambda *a: cr.sum(cr.tanh(plain(*a))), argnums=argnum)(*args)
+        np.testing.assert_allclose(h_fast, h_plain, rtol=1e-11, atol=1e-11)
+        j_plain = cr.jacfwd(plain, argnums=argnum)(*args)
+        np.testing.assert_allclose(cr.jacfwd(fast, argnums=argnum)(*args), j_plain,
+                                   rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(cr.jacrev(fast, argnums=argnum)(*args), j_plain,
+                                   rtol=1e-12, atol=1e-12)
+    qkv, mask = RNG.standard_normal((2, 4, 12)), RNG.standard_normal((4, 4))
+    for argnum in range(2):
+        def fast_self(*a):
+            return self_attention(*a, heads=2, scale=0.5)
+
+        def plain_self(*a):
+            return plain_self_attention(*a, 2, 0.5)
+        h_fast = cr.hessian(lambda *a: cr.sum(cr.tanh(fast_self(*a))), argnums=argnum)(qkv, mask)
+        h_plain = cr.hessian(lambda *a: cr.sum(cr.tanh(plain_self(*a))), argnums=argnum)(qkv,
+                                                                                         mask)
+        np.testing.assert_allclose(h_fast, h_plain, rtol=1e-11, atol=1e-11)
+        j_plain = cr.jacfwd(plain_self, argnums=argnum)(qkv, mask)
+        np.testing.assert_allclose(cr.jacfwd(fast_self, argnums=argnum)(qkv, mask), j_plain,
+                                   rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(cr.jacrev(fast_self, argnums=argnum)(qkv, mask), j_plain,
+                                   rtol=1e-12, atol=1e-12)

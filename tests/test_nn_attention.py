@@ -462,3 +462,65 @@ def test_parameter_list_and_dict_behave_as_torchs():
         pdict.zz
     assert repr(nn.ParameterDict({"a": np.ones((2, 3))})) == \
         "ParameterDict(\n  (a): Parameter containing: [float64 of size 2x3]\n)"
+
+
+SELF_CASES = {
+    "default": (dict(), dict()),
+    "batch_first, causal": (dict(batch_first=True), dict(attn_mask="causal", is_causal=True)),
+    "no bias, 2-d bool mask": (dict(bias=False), dict(attn_mask="bool2")),
+    "3-d float mask": (dict(batch_first=True), dict(attn_mask="float3")),
+    "key padding": (dict(), dict(key_padding_mask=True)),
+    "unbatched": (dict(), dict(unbatched=True, attn_mask="causal")),
+}
+
+
+@pytest.mark.parametrize("case", list(SELF_CASES))
+def test_self_attention_without_weights_matches_torch(case):
+    """query is key is value and need_weights=False: the projections as one product and
+    the heads' attention as one node (rules/fused_attention.py's self_attention; with a
+    key padding mask, attention): torch's outputs and gradients all the same."""
+    settings, call = SELF_CASES[case]
+    call = dict(call)
+    rng = np.random.default_rng(8)
+    E, H, N, L = 8, 2, 3, 5
+    c, t = mha_pair(21, E, H, **settings)
+    unbatched = call.pop("unbatched", False)
+    shape = (L, E) if unbatched else ((N, L, E) if settings.get("batch_first") else (L, N, E))
+    x = rng.normal(size=shape)
+    masks_t, masks_c = {}, {}
+    kind = call.pop("attn_mask", None)
+    if kind:
+        value = {"causal": lambda: np.triu(np.ones((L, L), bool), 1),
+                 "bool2": lambda: np.triu(np.ones((L, L), bool), 2),
+                 "float3": lambda: rng.normal(size=(N * H, L, L))}[kind]()
+        masks_t["attn_mask"], masks_c["attn_mask"] = torch.tensor(value), value
+    if call.pop("key_padding_mask", False):
+        pad = np.zeros((N, L), bool)
+        pad[0, 3:] = pad[2, 1] = True
+        masks_t["key_padding_mask"], masks_c["key_padding_mask"] = torch.tensor(pad), pad
+    xt, xc = both(x)
+    out_t, _ = t(xt, xt, xt, need_weights=False, **masks_t, **call)
+    out_c, w_c = c(xc, xc, xc, need_weights=False, **masks_c, **call)
+    assert w_c is None
+    close(out_c, out_t)
+    weighted(out_t).backward()
+    weighted(out_c).backward()
+    close(xc.grad, xt.grad)
+    same_grads(c, t)
+
+
+def test_self_attention_is_one_node_unless_the_overrides_are_off():
+    from chainrule.graph import topological_order
+    from chainrule.rules import fused
+    layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True, rng=0)
+    x = cr.tensor(np.random.default_rng(1).normal(size=(3, 5, 8)), requires_grad=True)
+    names = {n._op.name for n in topological_order(layer(x, is_causal=True)) if n._prev}
+    assert "self_attention" in names and "softmax" not in names
+    previous = fused.set_enabled(False)
+    try:
+        plain = layer(x, is_causal=True)
+    finally:
+        fused.set_enabled(previous)
+    names = {n._op.name for n in topological_order(plain) if n._prev}
+    assert "softmax" in names and "self_attention" not in names
+    close(plain, layer(x, is_causal=True).data, 1e-14)

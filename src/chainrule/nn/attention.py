@@ -21,6 +21,7 @@ from numpy.typing import ArrayLike, DTypeLike
 
 from .. import rules as ops
 from ..primitive import shape_of
+from ..rules import fused, fused_attention
 from ..rules.common import Result, float_dtype
 from ..api.torch_random import default_generator
 from . import functional as F
@@ -35,9 +36,16 @@ __all__ = ["scaled_dot_product_attention", "MultiheadAttention", "TransformerEnc
 
 
 def _affine(x, weight, bias):
-    """x @ weight.T + bias, weight in torch's (out, in) layout."""
+    """x @ weight.T + bias, weight in torch's (out, in) layout. A stack of rows (N, L,
+    in) is taken as one matrix (N L, in): the weight's gradient is then one product,
+    x^T g, rather than one per sequence summed after."""
+    shape = shape_of(x)
+    if len(shape) > 2:
+        x = ops.reshape(x, (math.prod(shape[:-1]), shape[-1]))
     out = ops.matmul(x, ops.swapaxes(weight, 0, 1))
-    return out if bias is None else out + bias
+    if bias is not None:
+        out = out + bias
+    return out if len(shape) <= 2 else ops.reshape(out, shape[:-1] + shape_of(out)[-1:])
 
 
 def _generator(rng: RNG) -> np.random.Generator:
@@ -216,12 +224,35 @@ class MultiheadAttention(Module):
         """
         batched, L, N, S = self._check(query, key, value, key_padding_mask, attn_mask)
         H, D = self.num_heads, self.head_dim
+        self_attending = query is key and key is value
         if not batched:  # a batch of one, taken off at the end
             query, key, value = (ops.expand_dims(a, 0) for a in (query, key, value))
             if key_padding_mask is not None:
                 key_padding_mask = ops.expand_dims(key_padding_mask, 0)
         elif not self.batch_first:
             query, key, value = (ops.swapaxes(a, 0, 1) for a in (query, key, value))
+        dropping = self.dropout and self.training
+        fast = not need_weights and not dropping and fused.enabled()
+        if fast and self_attending and self._qkv_same_embed_dim \
+                and key_padding_mask is None:
+            # self-attention, the weights neither returned nor dropped: the three
+            # projections as one product (as torch's in_proj), then the heads' attention
+            # as one node (rules/fused_attention.py)
+            mask = None
+            if is_causal and attn_mask is None:
+                attn_mask = np.triu(np.ones((L, S), dtype=bool), 1)
+            if attn_mask is not None:
+                mask = additive_mask(attn_mask, float_dtype(query), true_means_masked=True)
+                if len(shape_of(mask)) == 3:   # (N * H, L, S), or (H, L, S) unbatched
+                    mask = ops.reshape(mask, (N, H, L, S))
+            qkv = _affine(query, self.in_proj_weight, self.in_proj_bias)   # (N, L, 3 E)
+            out = fused_attention.self_attention(qkv, mask, heads=H, scale=1 / math.sqrt(D))
+            out = self.out_proj(out)
+            if not batched:
+                out = ops.squeeze(out, 0)
+            elif not self.batch_first:
+                out = ops.swapaxes(out, 0, 1)
+            return out, None
         (w_q, w_k, w_v), (b_q, b_k, b_v) = self._projections()
         heads = []
         for x, w, b, length in ((query, w_q, b_q, L), (key, w_k, b_k, S), (value, w_v, b_v, S)):
@@ -229,21 +260,31 @@ class MultiheadAttention(Module):
             heads.append(ops.swapaxes(ops.reshape(x, (N, length, H, D)), 1, 2))
         q, k, v = heads                                               # (N, H, length, D)
         dtype = float_dtype(q)
-        scores = ops.matmul(q * (1 / math.sqrt(D)), ops.swapaxes(k, -1, -2))   # (N, H, L, S)
         if is_causal and attn_mask is None:
             attn_mask = np.triu(np.ones((L, S), dtype=bool), 1)
+        masks = []
         if attn_mask is not None:
             mask = additive_mask(attn_mask, dtype, true_means_masked=True)
             if len(shape_of(mask)) == 3:   # (N * H, L, S), or (H, L, S) unbatched
                 mask = ops.reshape(mask, (N, H, L, S))
-            scores = scores + mask
+            masks.append(mask)
         if key_padding_mask is not None:
             mask = additive_mask(key_padding_mask, dtype, true_means_masked=True)
-            scores = scores + ops.reshape(mask, (N, 1, 1, S))
-        weights = ops.softmax(scores, axis=-1)
-        if self.dropout and self.training:
-            weights = F.dropout(weights, self.dropout, True, rng=default_generator)
-        out = ops.reshape(ops.swapaxes(ops.matmul(weights, v), 1, 2), (N, L, H * D))
+            masks.append(ops.reshape(mask, (N, 1, 1, S)))
+        if fast and len(masks) <= 1:
+            # the weights neither returned nor dropped: softmax((q scale) k^T + mask) v
+            # as one node (rules/fused_attention.py)
+            heads = fused_attention.attention(q, k, v, masks[0] if masks else None,
+                                              scale=1 / math.sqrt(D))
+        else:
+            scores = ops.matmul(q * (1 / math.sqrt(D)), ops.swapaxes(k, -1, -2))  # (N, H, L, S)
+            for mask in masks:
+                scores = scores + mask
+            weights = ops.softmax(scores, axis=-1)
+            if dropping:
+                weights = F.dropout(weights, self.dropout, True, rng=default_generator)
+            heads = ops.matmul(weights, v)
+        out = ops.reshape(ops.swapaxes(heads, 1, 2), (N, L, H * D))
         out = self.out_proj(out)
         if not batched:
             out = ops.squeeze(out, 0)
