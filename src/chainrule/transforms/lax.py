@@ -1,7 +1,10 @@
 """``jax.lax``'s names that programs written for JAX reach for, as ``from chainrule import
 lax``: the loops and branches, the dynamic slices (also along one axis), ``map`` and
 ``stop_gradient``. Each is chainrule's own (``cr.fori_loop``, ``cr.scan``...); this module
-only gathers them under JAX's module name, so that such a program ports by its imports.
+gathers them under JAX's module name, so that such a program ports by its imports. It
+also holds ``Precision`` (accepted by ``precision=``, which changes nothing on a CPU) and
+``conv_general_dilated`` with JAX's dimension numbers (``"NHWC", "HWIO", "NHWC"``...),
+over chainrule's convolution (PyTorch's layout), with ``padtype_to_pads``.
 
 >>> from chainrule import lax
 >>> lax.fori_loop(0, 3, lambda i, x: x + i, 0.0)
@@ -10,17 +13,144 @@ only gathers them under JAX's module name, so that such a program ports by its i
 [2.0, 3.0, 4.0]
 """
 
-from collections.abc import Callable
+import enum
+from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from ..primitive import shape_of
-from ..rules import reshape, stop_gradient
+from ..rules import pad, reshape, stop_gradient, transpose
+from ..rules.convolution import conv as _conv
 from .control import (cond, dynamic_slice, dynamic_update_slice, fori_loop, scan, switch,
                       while_loop)
 
 __all__ = ["fori_loop", "scan", "while_loop", "cond", "switch", "map", "dynamic_slice",
            "dynamic_update_slice", "dynamic_slice_in_dim", "dynamic_update_slice_in_dim",
-           "dynamic_index_in_dim", "stop_gradient"]
+           "dynamic_index_in_dim", "stop_gradient", "Precision", "conv_general_dilated",
+           "conv", "padtype_to_pads"]
+
+
+class Precision(enum.Enum):
+    """``jax.lax.Precision``, for ``precision=`` arguments (``np.dot``, ``np.einsum``...):
+    accepted, and changes nothing, since a CPU computes float64 and float32 one way.
+    JAX's strings name the same members.
+
+    >>> cr.lax.Precision("highest")
+    <Precision.HIGHEST: 2>
+    """
+    DEFAULT = 0
+    HIGH = 1
+    HIGHEST = 2
+
+    @classmethod
+    def _missing_(cls, value):
+        names = {"default": 0, "fastest": 0, "bfloat16": 0, "high": 1, "bfloat16_3x": 1,
+                 "tensorfloat32": 1, "highest": 2, "float32": 2}
+        if isinstance(value, str) and value.lower() in names:
+            return cls(names[value.lower()])
+        return None
+
+    def __str__(self):
+        return self.name
+
+
+def padtype_to_pads(in_shape: Sequence[int], window_shape: Sequence[int],
+                    window_strides: Sequence[int], padding: Any) -> list[tuple[int, int]]:
+    """The (low, high) padding of each spatial axis for ``"VALID"`` (none) or ``"SAME"``
+    (the output ``ceil(n / stride)`` long, the odd row after, as JAX's), or the pairs as
+    given.
+
+    >>> cr.lax.padtype_to_pads((5, 6), (3, 3), (2, 1), "SAME")
+    [(1, 1), (1, 1)]
+    """
+    if isinstance(padding, str):
+        kind = padding.upper()
+        if kind == "VALID":
+            return [(0, 0)] * len(in_shape)
+        if kind not in ("SAME", "SAME_LOWER"):
+            raise ValueError(f"padtype_to_pads: padding must be 'SAME', 'SAME_LOWER', "
+                             f"'VALID' or (low, high) pairs, got {padding!r}")
+        pads = []
+        for n, k, s in zip(in_shape, window_shape, window_strides):
+            total = max((-(-n // s) - 1) * s + k - n, 0)
+            low = total // 2 if kind == "SAME" else total - total // 2
+            pads.append((low, total - low))
+        return pads
+    pads = [tuple(int(v) for v in pair) for pair in padding]
+    if len(pads) != len(in_shape) or any(len(p) != 2 for p in pads):
+        raise ValueError(f"padtype_to_pads: expected one (low, high) pair per spatial axis "
+                         f"of {tuple(in_shape)}, got {padding!r}")
+    return pads
+
+
+def _default_numbers(rank):
+    spatial = "DHW"[3 - (rank - 2):] if rank <= 5 else None
+    if spatial is None:
+        raise ValueError(f"conv_general_dilated: expected 1 to 3 spatial axes, got an "
+                         f"operand of {rank} dimensions")
+    return ("NC" + spatial, "OI" + spatial, "NC" + spatial)
+
+
+def conv_general_dilated(lhs: Any, rhs: Any, window_strides: Sequence[int], padding: Any,
+                         lhs_dilation: Sequence[int] | None = None,
+                         rhs_dilation: Sequence[int] | None = None,
+                         dimension_numbers: Any = None, feature_group_count: int = 1,
+                         batch_group_count: int = 1, precision: Any = None,
+                         preferred_element_type: Any = None) -> Any:
+    """JAX's general convolution (a cross-correlation, as JAX's and PyTorch's), on
+    chainrule's: the operands are transposed from ``dimension_numbers`` (three strings,
+    such as ``("NHWC", "HWIO", "NHWC")``; None: ``("NCHW", "OIHW", "NCHW")``) to
+    PyTorch's layout and back, ``padding`` (``"SAME"``, ``"VALID"`` or (low, high) pairs)
+    padded with zeros first. Differentiable in both operands, to any order.
+    ``lhs_dilation`` (a transposed convolution) and ``batch_group_count`` other than 1
+    are refused.
+
+    >>> x = np.arange(5.0).reshape(1, 5, 1)                      # (N, W, C)
+    >>> w = np.array([1.0, 0.0, -1.0]).reshape(3, 1, 1)           # (W, I, O)
+    >>> cr.lax.conv_general_dilated(x, w, (1,), "SAME", dimension_numbers=("NWC", "WIO",
+    ...                             "NWC")).ravel().tolist()
+    [-1.0, -2.0, -2.0, -2.0, 3.0]
+    """
+    rank = len(shape_of(lhs))
+    lhs_spec, rhs_spec, out_spec = dimension_numbers or _default_numbers(rank)
+    d = rank - 2
+    if len(lhs_spec) != rank or len(rhs_spec) != len(shape_of(rhs)) or len(out_spec) != rank:
+        raise ValueError(f"conv_general_dilated: dimension_numbers "
+                         f"{(lhs_spec, rhs_spec, out_spec)} do not fit operands of shapes "
+                         f"{shape_of(lhs)} and {shape_of(rhs)}")
+    if lhs_dilation is not None and any(v != 1 for v in lhs_dilation):
+        raise ValueError(f"conv_general_dilated: lhs_dilation {tuple(lhs_dilation)} (a "
+                         f"transposed convolution) is not supported; expected 1s")
+    if batch_group_count != 1:
+        raise ValueError(f"conv_general_dilated: batch_group_count must be 1, got "
+                         f"{batch_group_count}")
+    # spatial axes pair up by letter; their order is the kernel's (JAX's rule)
+    spatial = [c for c in rhs_spec if c not in "OI"]
+    lhs_perm = [lhs_spec.index("N"), lhs_spec.index("C")] + [lhs_spec.index(c) for c in spatial]
+    rhs_perm = [rhs_spec.index("O"), rhs_spec.index("I")] + [rhs_spec.index(c) for c in spatial]
+    out_perm = [out_spec.index("N"), out_spec.index("C")] + [out_spec.index(c) for c in spatial]
+    x = transpose(lhs, lhs_perm)
+    w = transpose(rhs, rhs_perm)
+    strides = tuple(window_strides) if window_strides is not None else (1,) * d
+    dilation = tuple(rhs_dilation) if rhs_dilation is not None else (1,) * d
+    kernel = [dl * (k - 1) + 1 for k, dl in zip(shape_of(w)[2:], dilation)]
+    pads = padtype_to_pads(shape_of(x)[2:], kernel, strides, padding)
+    if any(lo or hi for lo, hi in pads):
+        if any(lo < 0 or hi < 0 for lo, hi in pads):
+            raise ValueError(f"conv_general_dilated: negative padding {pads} is not "
+                             f"supported")
+        x = pad(x, [(0, 0), (0, 0)] + list(pads))
+    y = _conv(x, w, stride=strides, dilation=dilation, groups=feature_group_count,
+              name="conv_general_dilated")
+    return transpose(y, tuple(int(i) for i in np.argsort(out_perm)))
+
+
+def conv(lhs: Any, rhs: Any, window_strides: Sequence[int], padding: Any,
+         precision: Any = None, preferred_element_type: Any = None) -> Any:
+    """``jax.lax.conv``: ``conv_general_dilated`` in the layout (N, C, spatial...) and
+    (O, I, spatial...)."""
+    return conv_general_dilated(lhs, rhs, window_strides, padding)
 
 
 def map(f: Callable[[Any], Any], xs: Any) -> Any:  # noqa: A001  (JAX's name)
