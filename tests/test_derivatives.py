@@ -35,7 +35,7 @@ import chainrule.nn.functional as F
 import types
 
 from chainrule import rules
-from chainrule.rules import fused, fused_attention, fused_recurrent
+from chainrule.rules import fused, fused_attention, fused_norm, fused_recurrent
 from chainrule.primitive import Primitive
 from chainrule.rules import elementwise, ordering, shapes
 
@@ -1237,6 +1237,13 @@ case("self_attention",
                           {"heads": 2, "scale": 0.7}))
 
 
+# a layer norm over the last axis, fused (chainrule.rules.fused_norm)
+case("fused layer_norm", lambda x, w, b: fused_norm.layer_norm(x, w, b, eps=1e-5),
+     lambda x, w, b: TF.layer_norm(x, (4,), w, b, eps=1e-5), ((2, 3, 4), "any"),
+     ((4,), "any"), ((4,), "any"),
+     prim=lambda x, w, b: (fused_norm.layer_norm, (x, w, b), {"eps": 1e-5}))
+
+
 def test_linear_relu_cases_stay_away_from_the_kink():
     """Finite differences across relu's kink mean nothing: every pre-activation of the
     linear_relu cases is at least 0.05 away from 0 (or the cases must change)."""
@@ -1288,7 +1295,8 @@ def test_every_primitive_has_a_jvp_case():
     mode below, and has a JVP rule for each argument that has a VJP rule."""
     primitives = {obj for obj in vars(D).values() if isinstance(obj, Primitive)}
     primitives.update({fused.cross_entropy, fused_recurrent.gru_sequence,
-                       fused_attention.attention, fused_attention.self_attention})
+                       fused_attention.attention, fused_attention.self_attention,
+                       fused_norm.layer_norm})
     calls = [c.prim(*c.arrays()) for c in CASES if c.prim is not None]
     covered = {prim for prim, _, _ in calls}
     assert primitives - covered == set(), sorted(p.name for p in primitives - covered)

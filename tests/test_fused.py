@@ -425,3 +425,50 @@ def test_fused_attention_has_the_plain_second_derivatives_and_tangents():
                                    rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(cr.jacrev(fast_self, argnums=argnum)(qkv, mask), j_plain,
                                    rtol=1e-12, atol=1e-12)
+
+
+# ---------------------------------------------------------------------------------------
+# layer_norm (chainrule.rules.fused_norm), against nn.functional.layer_norm's composition
+# ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("affine", ["weight and bias", "weight", "none"])
+def test_fused_layer_norm_equals_the_plain_composition(dtype, affine):
+    from chainrule.rules.fused_norm import layer_norm
+    x = RNG.standard_normal((2, 3, 5)).astype(dtype)
+    w = RNG.standard_normal(5).astype(dtype) if affine != "none" else None
+    b = RNG.standard_normal(5).astype(dtype) if affine == "weight and bias" else None
+    fast = [None if a is None else cr.tensor(a, requires_grad=True) for a in (x, w, b)]
+    plain = [None if a is None else cr.tensor(a, requires_grad=True) for a in (x, w, b)]
+    y = layer_norm(*fast, eps=1e-5)
+    z = cr.nn.functional.layer_norm(plain[0], 5, plain[1], plain[2], eps=1e-5)
+    tol = 1e-13 if dtype == np.float64 else 1e-5
+    assert y.dtype == dtype
+    np.testing.assert_array_equal(y.data, z.data)           # the same operations
+    u = RNG.standard_normal(y.shape).astype(dtype)
+    (y * u).sum().backward()
+    (z * u).sum().backward()
+    for f, p in zip(fast, plain):
+        if f is not None:
+            assert f.grad.dtype == dtype
+            np.testing.assert_allclose(f.grad, p.grad, rtol=tol, atol=tol)
+
+
+def test_fused_layer_norm_has_the_plain_second_derivatives_and_tangents():
+    from chainrule.rules.fused_norm import layer_norm
+    args = (RNG.standard_normal((3, 4)), RNG.standard_normal(4), RNG.standard_normal(4))
+
+    def fast(*a):
+        return layer_norm(*a, eps=1e-5)
+
+    def plain(x, w, b):
+        return cr.nn.functional.layer_norm(x, 4, w, b, eps=1e-5)
+    for argnum in range(3):
+        h_fast = cr.hessian(lambda *a: cr.sum(cr.tanh(fast(*a))), argnums=argnum)(*args)
+        h_plain = cr.hessian(lambda *a: cr.sum(cr.tanh(plain(*a))), argnums=argnum)(*args)
+        np.testing.assert_allclose(h_fast, h_plain, rtol=1e-11, atol=1e-11)
+        j_plain = cr.jacfwd(plain, argnums=argnum)(*args)
+        np.testing.assert_allclose(cr.jacfwd(fast, argnums=argnum)(*args), j_plain,
+                                   rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(cr.jacrev(fast, argnums=argnum)(*args), j_plain,
+                                   rtol=1e-12, atol=1e-12)

@@ -21,7 +21,7 @@ from numpy.typing import ArrayLike, DTypeLike
 
 from .. import rules as ops
 from ..primitive import shape_of
-from ..rules import fused, fused_attention
+from ..rules import fused, fused_attention, fused_norm
 from ..rules.common import Result, float_dtype
 from ..api.torch_random import default_generator
 from . import functional as F
@@ -365,12 +365,27 @@ class TransformerEncoderLayer(Module):
                 is_causal: bool = False) -> Result:
         """The layer on src ((L, N, E), (N, L, E) with batch_first, or (L, E)); the masks
         as MultiheadAttention's attn_mask and key_padding_mask."""
-        x = src
+        x, norm1, norm2 = src, self._norm(self.norm1), self._norm(self.norm2)
         if self.norm_first:
-            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
-            return x + self._ff_block(self.norm2(x))
-        x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
-        return self.norm2(x + self._ff_block(x))
+            x = x + self._sa_block(norm1(x), src_mask, src_key_padding_mask, is_causal)
+            return x + self._ff_block(norm2(x))
+        x = norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
+        return norm2(x + self._ff_block(x))
+
+    @staticmethod
+    def _norm(norm):
+        """The normalisation ``norm`` computes: a LayerNorm over the last axis as one node
+        (rules/fused_norm.py, with its shape check) unless the overrides are off;
+        another module (a subclass, a replacement) as it is."""
+        if type(norm) is not LayerNorm or len(norm.normalized_shape) != 1 \
+                or not fused.enabled():
+            return norm
+
+        def normalised(x):
+            if shape_of(x)[-1:] != norm.normalized_shape:
+                return norm(x)  # (its error)
+            return fused_norm.layer_norm(x, norm.weight, norm.bias, eps=norm.eps)
+        return normalised
 
 
 class TransformerEncoder(Module):

@@ -39,8 +39,8 @@ The table, by topic:
 
 Plain rules only: faster versions of a few (fused layers, kept residuals) live in
 ``chainrule.rules.fused`` (and ``fused_recurrent``: a GRU layer's recurrence as one
-operation; ``fused_attention``: softmax(q k^T + mask) v as one), each tested equal to
-the rule it replaces.
+operation; ``fused_attention``: softmax(q k^T + mask) v as one; ``fused_norm``: a layer
+norm as one), each tested equal to the rule it replaces.
 
 How to add an operation
 -----------------------
@@ -90,7 +90,7 @@ from .shapes import (astype, getitem, index_add, index_max, index_min,  # noqa: 
 
 from . import (assembly, complexes, contractions, decompositions, eigen, elementary,
                elementwise, linalg, matrix_functions, ordering, reductions, shapes, statistics)
-from . import convolution, fft, fused, fused_attention, fused_recurrent
+from . import convolution, fft, fused, fused_attention, fused_norm, fused_recurrent
 
 # The topic files of cr.NAME; fft (chainrule.numpy.fft, as NumPy
 # keeps them in numpy.fft), convolution (nn.functional's, as PyTorch keeps them there)
@@ -104,10 +104,11 @@ __all__ = [name for topic in TOPICS for name in topic.__all__]
 
 def primitives():
     """Every operation of the table (each Primitive of the topic files, fft, convolution
-    and the fused layers, recurrence and attention), for the transforms and checks that
-    go through them all."""
+    and the fused layers, recurrence, attention and norm), for the transforms and checks
+    that go through them all."""
     found = {}
-    for module in TOPICS + (fft, convolution, fused, fused_recurrent, fused_attention):
+    for module in TOPICS + (fft, convolution, fused, fused_recurrent, fused_attention,
+                            fused_norm):
         for value in vars(module).values():
             if isinstance(value, Primitive):
                 found[id(value)] = value
