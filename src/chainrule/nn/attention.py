@@ -358,7 +358,12 @@ class TransformerEncoderLayer(Module):
         return self.dropout1(x)
 
     def _ff_block(self, x):
-        return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+        shape = shape_of(x)
+        flat = len(shape) > 2 and self.activation in _ACTIVATIONS.values()
+        if flat:  # the rows as one matrix through both layers: two reshapes, not four
+            x = ops.reshape(x, (math.prod(shape[:-1]), shape[-1]))
+        out = self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+        return ops.reshape(out, shape) if flat else out
 
     def forward(self, src: ArrayLike, src_mask: ArrayLike | None = None,
                 src_key_padding_mask: ArrayLike | None = None,
