@@ -300,7 +300,8 @@ def test_the_top_level_is_the_engine():
     "chainrule.autograd", "chainrule.autograd.numpy", "chainrule.autograd.numpy.linalg",
     "chainrule.autograd.scipy.stats", "chainrule.autograd.scipy.stats.norm",
     "chainrule.autograd.misc.optimizers", "chainrule.example_libraries.optimizers",
-    "chainrule.jax_nn", "chainrule.jax_nn.initializers", "chainrule.example_libraries.stax"])
+    "chainrule.jax_nn", "chainrule.jax_nn.initializers", "chainrule.example_libraries.stax",
+    "chainrule.tree_util", "chainrule.test_util"])
 def test_a_public_import_path_is_the_module_at_its_real_path(public):
     """``import chainrule.autograd.numpy`` works as before the move, and gives the very
     module at ``chainrule.compat.autograd.numpy``: one copy, one set of classes."""

@@ -31,6 +31,8 @@ PUBLIC_PATHS = {
     "chainrule.checkpoint": "chainrule.nn.checkpoint",
     "chainrule.lax": "chainrule.transforms.lax",        # JAX's jax.lax
     "chainrule.jax_nn": "chainrule.compat.jax_nn",      # JAX's jax.nn
+    "chainrule.tree_util": "chainrule.transforms.pytrees",  # JAX's jax.tree_util
+    "chainrule.test_util": "chainrule.compat.jax_test_util",  # JAX's jax.test_util
 }
 
 

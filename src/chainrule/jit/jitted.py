@@ -24,6 +24,7 @@ calls are made in that library (on Dask: a graph built per call, computed when a
 """
 
 import functools
+import inspect
 import threading
 import warnings
 from collections.abc import Sequence
@@ -116,6 +117,27 @@ def make_program(fun: Callable[..., Any], *, static_argnums: int | Sequence[int]
     return jitted.program
 
 
+def _static_arguments(fun, nums, names):
+    """The static arguments by position and by name, each completed from the other
+    through fun's signature, as JAX's jit does: ``static_argnames="n"`` makes ``n``
+    static passed by position too, and ``static_argnums=1`` the second parameter passed
+    by name. (A function without a signature keeps them as given.)"""
+    try:
+        parameters = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        return nums, names
+    positional = [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY,
+                                                           p.POSITIONAL_OR_KEYWORD)]
+    nums = tuple(n + len(positional) if n < 0 and positional else n for n in nums)
+    by_name = [p.name for p in parameters if p.kind == p.POSITIONAL_OR_KEYWORD]
+    more_nums = tuple(positional.index(name) for name in names
+                      if name in by_name and positional.index(name) not in nums)
+    more_names = tuple(positional[n] for n in nums
+                       if 0 <= n < len(positional) and positional[n] in by_name
+                       and positional[n] not in names)
+    return nums + more_nums, names + more_names
+
+
 class Jitted:
     """A function made by ``cr.jit``: call it as the function; ``program(*args)`` is
     the program for those arguments; ``clear()`` forgets every traced program."""
@@ -124,10 +146,10 @@ class Jitted:
         if not callable(fun):
             raise TypeError(f"cr.jit: expected a function, got {type(fun).__name__}")
         self.fun = fun
-        self.static_argnums = ((static_argnums,) if isinstance(static_argnums, int)
-                               else tuple(static_argnums))
-        self.static_argnames = ((static_argnames,) if isinstance(static_argnames, str)
-                                else tuple(static_argnames))
+        self.static_argnums, self.static_argnames = _static_arguments(
+            fun, (static_argnums,) if isinstance(static_argnums, int) else
+            tuple(static_argnums),
+            (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames))
         self._programs = {}  # signature -> [_Entry] (several: state may differ)
         self._fast = None    # the last entry's fast_call
         # the name and docstring of fun, not its __dict__: a fun that wraps another

@@ -5,7 +5,11 @@ transforms take any of them as one argument, flatten it into its leaves, differe
 with respect to each leaf, and rebuild the same containers around the results. The
 utilities are JAX's ``jax.tree_util``: ``tree_map`` over several trees, ``tree_leaves``,
 ``tree_structure``, ``tree_reduce``, and ``register_pytree_node`` for a user's class
-(a NamedTuple is a node already; a dataclass is a leaf unless registered, as in JAX).
+(a NamedTuple is a node already; a dataclass is a leaf unless registered, as in JAX),
+``register_pytree_node_class``, and the key paths: ``tree_flatten_with_path``,
+``tree_leaves_with_path``, ``tree_map_with_path`` and ``keystr``, with JAX's key entries
+(``DictKey``, ``SequenceKey``, ``GetAttrKey``, ``FlattenedIndexKey``). This module is
+``chainrule.tree_util`` (and ``cr.tree_util``), as JAX's is ``jax.tree_util``.
 """
 
 import functools
@@ -19,7 +23,9 @@ from ..primitive import shape_of
 
 __all__ = ["tree_flatten", "tree_unflatten", "tree_map", "tree_leaves", "tree_structure",
            "tree_reduce", "register_pytree_node", "register_dataclass", "ravel_pytree",
-           "leaf_count", "LEAF", "PyTree", "TreeDef"]
+           "leaf_count", "LEAF", "PyTree", "TreeDef", "register_pytree_node_class",
+           "tree_flatten_with_path", "tree_leaves_with_path", "tree_map_with_path", "keystr",
+           "DictKey", "SequenceKey", "GetAttrKey", "FlattenedIndexKey"]
 
 # A pytree: a leaf (a number, an array, a Tensor or a Value), None (a subtree without
 # leaves, as in JAX), or a tuple, list or dict of pytrees, nested to any depth. Any,
@@ -71,6 +77,37 @@ def register_pytree_node(nodetype: type, flatten_func: Callable[[Any], Any],
     (3.0, 2.0)
     """
     _NODES[nodetype] = (flatten_func, unflatten_func)
+    _FIELDS.pop(nodetype, None)
+
+
+# The registered dataclasses' field names, for their children's key paths.
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def register_pytree_node_class(cls: type) -> type:
+    """A class decorator: ``cls`` becomes a node, flattened by its method
+    ``tree_flatten() -> (children, aux_data)`` and rebuilt by its class method
+    ``tree_unflatten(aux_data, children)``, as jax.tree_util's; returns ``cls``.
+
+    >>> @cr.tree_util.register_pytree_node_class
+    ... class Pair:
+    ...     def __init__(self, a, b):
+    ...         self.a, self.b = a, b
+    ...     def tree_flatten(self):
+    ...         return (self.a, self.b), None
+    ...     @classmethod
+    ...     def tree_unflatten(cls, aux, children):
+    ...         return cls(*children)
+    >>> cr.grad(lambda p: p.a * p.b)(Pair(2.0, 5.0)).a
+    5.0
+    """
+    for method in ("tree_flatten", "tree_unflatten"):
+        if not callable(getattr(cls, method, None)):
+            raise TypeError(f"register_pytree_node_class: {cls.__name__} has no method "
+                            f"{method}; expected tree_flatten(self) -> (children, aux) and "
+                            f"the class method tree_unflatten(aux, children)")
+    register_pytree_node(cls, lambda node: node.tree_flatten(), cls.tree_unflatten)
+    return cls
 
 
 def register_dataclass(nodetype: type, data_fields: Iterable[str],
@@ -93,6 +130,7 @@ def register_dataclass(nodetype: type, data_fields: Iterable[str],
         lambda node: ([getattr(node, name) for name in data],
                       tuple(getattr(node, name) for name in meta)),
         lambda aux, children: nodetype(**dict(zip(data, children)), **dict(zip(meta, aux))))
+    _FIELDS[nodetype] = data  # (its children's paths are .field, as JAX's)
     return nodetype
 
 
@@ -325,3 +363,149 @@ def _sorted_positions(tree):
     if isinstance(tree, (list, tuple)):
         return [p for item in tree for p in _sorted_positions(item)]
     return [] if tree is None else [tree]
+
+
+# ---------------------------------------------------------------------------------------
+# Key paths: where each leaf sits, as jax.tree_util names it
+# ---------------------------------------------------------------------------------------
+
+class _Key:
+    __slots__ = ()
+    _field = ""
+
+    def __init__(self, value):
+        object.__setattr__(self, self._field, value)
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    def __eq__(self, other):
+        return type(other) is type(self) and getattr(other, self._field) == \
+            getattr(self, self._field)
+
+    def __hash__(self):
+        return hash((type(self), getattr(self, self._field)))
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self._field}={getattr(self, self._field)!r})"
+
+    def _simple(self):
+        return str(getattr(self, self._field))
+
+
+class DictKey(_Key):
+    """A dict's entry: ``['key']``."""
+    __slots__ = ("key",)
+    _field = "key"
+
+    def __str__(self):
+        return f"[{self.key!r}]"
+
+
+class SequenceKey(_Key):
+    """A tuple's or list's item: ``[0]``."""
+    __slots__ = ("idx",)
+    _field = "idx"
+
+    def __str__(self):
+        return f"[{self.idx}]"
+
+
+class GetAttrKey(_Key):
+    """A named tuple's or a registered dataclass's field: ``.name``."""
+    __slots__ = ("name",)
+    _field = "name"
+
+    def __str__(self):
+        return f".{self.name}"
+
+
+class FlattenedIndexKey(_Key):
+    """The i-th child of a registered node: ``[<flat index 0>]``."""
+    __slots__ = ("key",)
+    _field = "key"
+
+    def __str__(self):
+        return f"[<flat index {self.key}>]"
+
+
+def _with_paths(node, path, out, is_leaf, takes_path):
+    if is_leaf is not None and (is_leaf(path, node) if takes_path else is_leaf(node)):
+        out.append((path, node))
+        return
+    if node is None:
+        return
+    kind = type(node)
+    registered = _NODES.get(kind)
+    if registered is not None:
+        children = list(registered[0](node)[0])
+        fields = _FIELDS.get(kind)
+        keys = [GetAttrKey(name) for name in fields] if fields else \
+            [FlattenedIndexKey(i) for i in range(len(children))]
+    elif isinstance(node, tuple) and hasattr(node, "_fields"):
+        children, keys = list(node), [GetAttrKey(name) for name in node._fields]
+    elif isinstance(node, (tuple, list)):
+        children, keys = list(node), [SequenceKey(i) for i in range(len(node))]
+    elif isinstance(node, dict):
+        children, keys = list(node.values()), [DictKey(key) for key in node]
+    else:
+        out.append((path, node))
+        return
+    for key, child in zip(keys, children):
+        _with_paths(child, path + (key,), out, is_leaf, takes_path)
+
+
+def tree_flatten_with_path(tree: PyTree, is_leaf: Callable[..., bool] | None = None,
+                           is_leaf_takes_path: bool = False
+                           ) -> tuple[list[tuple[tuple[Any, ...], Any]], TreeDef]:
+    """``([(path, leaf), ...], treedef)``: ``tree_flatten`` with each leaf's key path, a
+    tuple of ``DictKey``, ``SequenceKey``, ``GetAttrKey`` (a named tuple's or registered
+    dataclass's field) and ``FlattenedIndexKey`` (another registered node's child), as
+    jax.tree_util's. A dict's entries come in its own order (JAX sorts the keys).
+
+    >>> pairs, _ = cr.tree_util.tree_flatten_with_path({"w": [1.0, 2.0], "b": 3.0})
+    >>> [(cr.tree_util.keystr(path), leaf) for path, leaf in pairs]
+    [("['w'][0]", 1.0), ("['w'][1]", 2.0), ("['b']", 3.0)]
+    """
+    out: list = []
+    _with_paths(tree, (), out, is_leaf, is_leaf_takes_path)
+    if is_leaf is None or not is_leaf_takes_path:
+        return out, tree_structure(tree, is_leaf)
+    leaves = {id(leaf) for _, leaf in out}
+    return out, tree_structure(tree, lambda node: id(node) in leaves)
+
+
+def tree_leaves_with_path(tree: PyTree, is_leaf: Callable[..., bool] | None = None,
+                          is_leaf_takes_path: bool = False) -> list[tuple[tuple[Any, ...], Any]]:
+    """The ``(path, leaf)`` pairs of ``tree_flatten_with_path``.
+
+    >>> [(cr.tree_util.keystr(p), leaf) for p, leaf in cr.tree_leaves_with_path([1.0, (2.0,)])]
+    [('[0]', 1.0), ('[1][0]', 2.0)]
+    """
+    return tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)[0]
+
+
+def tree_map_with_path(function: Callable[..., Any], tree: PyTree, *rest: PyTree,
+                       is_leaf: Callable[..., bool] | None = None,
+                       is_leaf_takes_path: bool = False) -> PyTree:
+    """``function(path, leaf, *other_leaves)`` at each leaf of ``tree``, in a tree of
+    its structure, as jax.tree_util.tree_map_with_path.
+
+    >>> cr.tree_util.tree_map_with_path(lambda p, x: cr.tree_util.keystr(p), {"a": [1, 2]})
+    {'a': ["['a'][0]", "['a'][1]"]}
+    """
+    pairs, treedef = tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)
+    others = [leaves_up_to(treedef, other, "tree_map_with_path") for other in rest]
+    return tree_unflatten(treedef, [function(path, leaf, *more) for (path, leaf), *more
+                                    in zip(pairs, *others)])
+
+
+def keystr(keys: Iterable[Any], *, simple: bool = False, separator: str = "") -> str:
+    """A key path as text: ``['w'][0].b`` (each key's ``str``), or with ``simple=True``
+    the bare keys (``w/0/b`` with ``separator="/"``), as jax.tree_util.keystr.
+
+    >>> cr.tree_util.keystr((DictKey("w"), SequenceKey(0)), simple=True, separator="/")
+    'w/0'
+    """
+    return separator.join(key._simple() if simple and isinstance(key, _Key) else str(key)
+                          for key in keys)
