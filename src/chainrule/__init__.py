@@ -28,6 +28,10 @@ from .transforms import (Function, GradcheckError, fixed_point, grad, gradcheck,
 from .transforms.control import (cond, dynamic_slice, dynamic_update_slice, fori_loop, scan,
                                  switch, while_loop)
 from .transforms import lax
+from .transforms import pytrees as tree_util  # jax.tree_util's names, keystr, the key paths
+from .transforms.pytrees import (register_pytree_node_class, tree_flatten_with_path,
+                                 tree_leaves_with_path, tree_map_with_path)
+from .transforms.array_type import Array  # jax.Array's role: for isinstance, annotations
 from .transforms.custom_derivatives import custom_jvp, custom_vjp
 from .transforms import debug  # cr.debug.print, cr.debug.callback (a namespace, as cr.lax)
 from .modes import detect_anomaly, enable_grad, inference_mode, is_grad_enabled, no_grad
@@ -66,7 +70,8 @@ __all__ = [
     "hvp", "vmap", "linear_operator", "hessian_operator", "gradcheck", "GradcheckError",
     "tree_flatten", "tree_unflatten", "tree_map", "tree_leaves", "tree_structure",
     "tree_reduce", "register_pytree_node", "register_dataclass", "ravel_pytree", "fixed_point",
-    "custom_jvp", "custom_vjp",
+    "custom_jvp", "custom_vjp", "tree_flatten_with_path", "tree_leaves_with_path",
+    "tree_map_with_path", "register_pytree_node_class", "Array",
     # JAX's structured control flow
     "fori_loop", "scan", "while_loop", "cond", "switch", "dynamic_slice", "dynamic_update_slice",
     "lax",
