@@ -203,15 +203,14 @@ def _gru_keeping(gi, h0, w_hh, b_hh):
         rz = rzs[t]
         xp.add(gi[t, :, :two], gh[:, :two], out=rz)
         # sigmoid, as _sigmoid computes it: where(a >= 0, 1 / (1 + e), e / (1 + e)),
-        # e = exp(-|a|)
+        # e = exp(-|a|) <= 1; the numerator, 1 or e, is max(e, a >= 0)
         positive = rz >= 0
         e = xp.abs(rz)
         xp.negative(e, out=e)
         xp.exp(e, out=e)
         d = e + 1
+        xp.maximum(e, positive, out=e)
         xp.divide(e, d, out=rz)
-        xp.divide(1, d, out=d)
-        xp.putmask(rz, positive, d)
         n = ns[t]
         xp.multiply(rz[:, :hidden], gh[:, two:], out=n)
         n += gi[t, :, two:]
