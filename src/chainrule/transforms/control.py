@@ -365,7 +365,7 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
         pred = cond_fun(val)
         mask = batching.batched(pred)
         if mask is not None:  # cr.vmap: some examples stop before others
-            return batching.batched_while(cond_fun, body_fun, val, batching._as_mask(mask))
+            return batching.batched_while(cond_fun, body_fun, val, batching.as_mask(mask))
         while bool(raw(pred)):
             val = body_fun(val)
             pred = cond_fun(val)

@@ -27,7 +27,7 @@ from ..primitive import Box, raw
 from .batching import BatchTracer, _numbers
 from .pytrees import tree_flatten, tree_unflatten
 
-__all__ = ["batched", "select_cond", "select_switch", "batched_while"]
+__all__ = ["batched", "as_mask", "select_cond", "select_switch", "batched_while"]
 
 
 def batched(x):
@@ -37,7 +37,8 @@ def batched(x):
     return inner if isinstance(inner, BatchTracer) else None
 
 
-def _as_mask(pred):
+def as_mask(pred):
+    """A batched predicate as booleans (JAX takes a number for cond: true where not 0)."""
     return pred if pred.dtype == bool else pred != 0
 
 
@@ -53,7 +54,7 @@ def _select(name, mask, chosen, other):
 
 def select_cond(pred, true_fun, false_fun, operands):
     """``cond`` with a batched predicate: both branches, then a per-example choice."""
-    mask = _as_mask(pred)
+    mask = as_mask(pred)
     return _select("cond", mask, true_fun(*operands), false_fun(*operands))
 
 
@@ -87,7 +88,7 @@ def batched_while(cond_fun, body_fun, val, mask):
                 return val
             mask = pred
         else:
-            mask = _as_mask(mask)
+            mask = as_mask(mask)
     return val
 
 
@@ -129,7 +130,7 @@ def _one_loop(cond_fun, body_fun, val, mask):
 
     def step_mask(c):
         m = batched(cond_fun(wrap(c)))
-        return None if m is None or m._level != level else _as_mask(m)
+        return None if m is None or m._level != level else as_mask(m)
 
     def cond(c):
         m = step_mask(c)
