@@ -134,3 +134,11 @@ def test_orthogonal_zeros_ones_constant_and_dtypes():
     close(cinit.constant(0.25)(cr.random.key(0), (2,)),
           jax.nn.initializers.constant(0.25)(jax.random.key(0), (2,)))
     assert cinit.glorot_normal()(cr.random.key(0), (3, 4), np.float32).dtype == np.float32
+
+
+def test_float32_stays_float32_and_zeros_are_positive_as_jaxs():
+    x = np.array([-2.0, 0.5, 7.0], np.float32)
+    for name in ["relu", "relu6", "hard_tanh", "elu", "sparse_plus", "hard_sigmoid", "gelu"]:
+        ours, theirs = getattr(cnn, name)(x), getattr(jax.nn, name)(x)
+        assert ours.dtype == theirs.dtype == np.float32
+        assert np.signbit(ours).tolist() == np.signbit(np.asarray(theirs)).tolist()

@@ -43,13 +43,13 @@ def identity(x):
 
 def relu(x):
     """max(x, 0); derivative 1 where x > 0, else 0 (0 at 0, as JAX's)."""
-    return _cnp.where(x > 0, x, 0.0 * x)
+    return _cnp.where(x > 0, x, 0.0)
 
 
 def relu6(x):
     """min(max(x, 0), 6); derivative 1 strictly between 0 and 6 (0 at both ends, as JAX's)."""
     inside = (x > 0) & (x < 6)
-    return _cnp.where(inside, x, _cnp.where(x >= 6, 6.0 + 0.0 * x, 0.0 * x))
+    return _cnp.where(inside, x, _cnp.where(x >= 6, 6.0, 0.0))
 
 
 def sigmoid(x):
@@ -68,7 +68,7 @@ def softplus(x):
 
 def sparse_plus(x):
     """0 below -1, (x + 1)**2 / 4 between -1 and 1, x above (JAX's ``sparse_plus``)."""
-    return _cnp.where(x <= -1.0, 0.0 * x, _cnp.where(x >= 1.0, x, (x + 1.0) ** 2 / 4))
+    return _cnp.where(x <= -1.0, 0.0, _cnp.where(x >= 1.0, x, (x + 1.0) ** 2 / 4))
 
 
 def sparse_sigmoid(x):
@@ -112,13 +112,13 @@ def leaky_relu(x, negative_slope=1e-2):
 
 def hard_tanh(x):
     """x clipped to [-1, 1], as JAX writes it: derivative 1 at +-1."""
-    return _cnp.where(x > 1, 1.0 + 0.0 * x, _cnp.where(x < -1, -1.0 + 0.0 * x, x))
+    return _cnp.where(x > 1, 1.0, _cnp.where(x < -1, -1.0, x))
 
 
 def elu(x, alpha=1.0):
     """x where x > 0, else alpha * (exp(x) - 1); the exponential is taken of min(x, 0)
     only, as JAX's, so that a large x gives no inf (nor a nan gradient)."""
-    safe = _cnp.where(x > 0, 0.0 * x, x)
+    safe = _cnp.where(x > 0, 0.0, x)
     return _cnp.where(x > 0, x, alpha * _cnp.expm1(safe))
 
 
