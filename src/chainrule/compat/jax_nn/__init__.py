@@ -48,8 +48,8 @@ def relu(x):
 
 def relu6(x):
     """min(max(x, 0), 6); derivative 1 strictly between 0 and 6 (0 at both ends, as JAX's)."""
-    inside = (x > 0) & (x < 6)
-    return _cnp.where(inside, x, _cnp.where(x >= 6, 6.0, 0.0))
+    # (each where between x and a Python number, so that x's dtype stays)
+    return _cnp.where(x >= 6, 6.0, _cnp.where(x > 0, x, 0.0))
 
 
 def sigmoid(x):
