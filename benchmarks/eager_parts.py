@@ -62,9 +62,9 @@ def make_rules(x, y, raw):
             p -= lr * grad
         return grads
 
-    params = [p.copy() for p in raw]
+    params = w3.linear_layout(raw)  # the weights in nn.Linear's (out, in)
     return (lambda: step(params, w3.LR),
-            lambda: step([p.copy() for p in raw], 0.0))
+            lambda: w3.linear_layout(step(w3.linear_layout(raw), 0.0)))
 
 
 def measure(sizes, batch, dtype, repeats):

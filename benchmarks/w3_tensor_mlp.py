@@ -160,6 +160,13 @@ def make_numpy(x, y, raw):
             lambda: numpy_step(x, y, [p.copy() for p in raw], lr=0.0)[1])
 
 
+def linear_layout(arrays):
+    """The weights (in, out), as NumPy's step multiplies them, in nn.Linear's and
+    PyTorch's layout (out, in), and back (a transpose is its own inverse); biases as
+    they are."""
+    return [np.ascontiguousarray(a.T) if a.ndim == 2 else a.copy() for a in arrays]
+
+
 def make_chainrule(x, y, raw, jit=False):
     import chainrule as cr
     from chainrule.nn.functional import cross_entropy, linear
@@ -167,7 +174,7 @@ def make_chainrule(x, y, raw, jit=False):
     def step(xt, params, lr):
         h = xt
         n_layers = len(params) // 2
-        for i in range(n_layers):  # hidden layers: relu(x @ W + b) as one operation
+        for i in range(n_layers):  # hidden layers: relu(x @ W.T + b) as one operation
             hidden = i < n_layers - 1
             h = linear(h, params[2 * i], params[2 * i + 1], "relu" if hidden else None)
         loss = cross_entropy(h, y)
@@ -181,9 +188,10 @@ def make_chainrule(x, y, raw, jit=False):
     if jit:
         step = cr.jit(step)
     xt = cr.tensor(x)
-    params = [cr.tensor(p.copy(), requires_grad=True) for p in raw]
+    params = [cr.tensor(p, requires_grad=True) for p in linear_layout(raw)]
     return (lambda: step(xt, params, LR),
-            lambda: step(xt, [cr.tensor(p.copy(), requires_grad=True) for p in raw], 0.0))
+            lambda: linear_layout(step(xt, [cr.tensor(p, requires_grad=True)
+                                            for p in linear_layout(raw)], 0.0)))
 
 
 def make_chainrule_jit(x, y, raw):
@@ -201,8 +209,8 @@ def make_chainrule_nn(x, y, raw):
 
     def build():
         model = nn.MLP(sizes, dtype=raw[0].dtype)
-        for p, r in zip(model.parameters(), raw):
-            p.data = r.copy()
+        for p, r in zip(model.parameters(), linear_layout(raw)):
+            p.data = r
         return model
 
     def step(model, opt):
@@ -218,7 +226,7 @@ def make_chainrule_nn(x, y, raw):
         m = build()
         o = optim.SGD(m.parameters(), lr=0.0)
         step(m, o)
-        return [p.grad for p in m.parameters()]
+        return linear_layout([p.grad for p in m.parameters()])
 
     return lambda: step(model, opt), grads
 

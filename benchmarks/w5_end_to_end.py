@@ -9,7 +9,7 @@ weights (He init from one seeded generator) and sees the same batches in the sam
 * chainrule - ``nn.MLP([784, 128, 10])`` + ``optim.Adam`` + ``nn.functional.cross_entropy``;
 * numpy     - forward, backward and Adam written by hand;
 * torch     - ``torch.nn.Sequential(Linear, ReLU, Linear)`` + ``torch.optim.Adam`` +
-              ``F.cross_entropy`` (its Linear stores W transposed; same numbers).
+              ``F.cross_entropy`` (its Linear, as chainrule's, stores W transposed).
 
 Before timing, the gradients of the first batch are compared across libraries (a
 mismatch raises). The wall time is the training loop (batching included, evaluation
@@ -144,6 +144,7 @@ class ChainruleRun:
         self.cr, self.cross_entropy = cr, cross_entropy
         self.model = nn.MLP(SIZES, dtype=DTYPE)
         for p, w in zip(self.model.parameters(), init):
+            w = w.T if w.ndim == 2 else w  # nn.Linear's weight is (out, in), as PyTorch's
             if p.shape != w.shape:
                 raise AssertionError(f"chainrule nn.MLP parameter of shape {p.shape}, "
                                      f"expected {w.shape}")
@@ -153,7 +154,7 @@ class ChainruleRun:
     def grads(self, x, y):
         self.opt.zero_grad()
         self.cross_entropy(self.model(self.cr.tensor(x)), y).backward()
-        return [p.grad for p in self.model.parameters()]
+        return [p.grad.T if p.ndim == 2 else p.grad for p in self.model.parameters()]
 
     def train(self, X, y, order):
         cr, model, opt, cross_entropy = self.cr, self.model, self.opt, self.cross_entropy
@@ -167,7 +168,7 @@ class ChainruleRun:
             return self.model(self.cr.tensor(X)).data.argmax(axis=1)
 
     def weights(self):
-        return [p.data for p in self.model.parameters()]
+        return [p.data.T if p.ndim == 2 else p.data for p in self.model.parameters()]
 
 
 # ---------------------------------------------------------------------------------------

@@ -111,10 +111,14 @@ def make_chainrule(x, y, raw, jit=False):
 
     if jit:
         step = cr.jit(step)
+    def linear_layout(arrays):  # the output layer's weight (in, out) as nn.Linear's (out, in)
+        return [np.ascontiguousarray(a.T) if a.ndim == 2 else a.copy() for a in arrays]
+
     xt = cr.tensor(x)
-    params = [cr.tensor(p.copy(), requires_grad=True) for p in raw]
+    params = [cr.tensor(p, requires_grad=True) for p in linear_layout(raw)]
     return (lambda: step(xt, params, LR),
-            lambda: step(xt, [cr.tensor(p.copy(), requires_grad=True) for p in raw], 0.0))
+            lambda: linear_layout(step(xt, [cr.tensor(p, requires_grad=True)
+                                            for p in linear_layout(raw)], 0.0)))
 
 
 def make_torch(x, y, raw, torch):

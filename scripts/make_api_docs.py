@@ -140,6 +140,11 @@ def sections():
     fft_rules = importlib.import_module("chainrule.rules.fft")
     scipy_integrate = importlib.import_module("chainrule.scipy.integrate")
     example_optimizers = importlib.import_module("chainrule.example_libraries.optimizers")
+    stax = importlib.import_module("chainrule.example_libraries.stax")
+    jax_nn = importlib.import_module("chainrule.jax_nn")
+    initializers = importlib.import_module("chainrule.jax_nn.initializers")
+    tree_util = importlib.import_module("chainrule.tree_util")
+    test_util = importlib.import_module("chainrule.test_util")
     placed = set(ENGINES + RANDOM + TRANSFORMS + MODES + PICTURES + CHECKPOINT_TOP)
     operations = [name for name in cr.__all__ if name not in placed
                   and not inspect.ismodule(getattr(cr, name))]
@@ -216,6 +221,29 @@ def sections():
                 "`from chainrule.example_libraries import optimizers`: "
                 "jax.example_libraries.optimizers' (init, update, get_params) triples "
                 "and schedules."),
+        Section("JAX's stax", "chainrule.example_libraries.stax",
+                [Entry("chainrule.example_libraries.stax", stax, "module")]
+                + _entries("stax.", stax, stax.__all__),
+                "`from chainrule.example_libraries import stax`: "
+                "jax.example_libraries.stax' (init_fun, apply_fun) layers and combinators."),
+        Section("jax.nn's names", "chainrule.jax_nn",
+                [Entry("chainrule.jax_nn", jax_nn, "module")]
+                + _entries("jax_nn.", jax_nn, [n for n in jax_nn.__all__
+                                                if n != "initializers"])
+                + [Entry("chainrule.jax_nn.initializers", initializers, "module")]
+                + _entries("initializers.", initializers, initializers.__all__),
+                "`import chainrule.jax_nn as nn` where JAX code writes `import jax.nn as "
+                "nn`: the activations and initializers, with JAX's formulas."),
+        Section("jax.tree_util's names", "chainrule.tree_util",
+                [Entry("chainrule.tree_util", tree_util, "module")]
+                + _entries("tree_util.", tree_util, tree_util.__all__),
+                "`from chainrule import tree_util`: pytrees and key paths, as "
+                "jax.tree_util."),
+        Section("jax.test_util's names", "chainrule.test_util",
+                [Entry("chainrule.test_util", test_util, "module")]
+                + _entries("test_util.", test_util, test_util.__all__),
+                "`from chainrule.test_util import check_grads`: derivatives of any order "
+                "against finite differences, as jax.test_util."),
         Section("Pictures", "chainrule", _entries("cr.", cr, PICTURES),
                 "Drawing computation graphs of Values and Tensors: with Graphviz (the `viz` "
                 "extra), or as text, which needs nothing installed."),

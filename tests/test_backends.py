@@ -439,7 +439,7 @@ def test_a_tensor_over_another_librarys_array_computes_and_backpropagates_in_it(
 def test_a_torch_tensor_keeps_its_dtype_and_an_optimizer_steps_in_torch():
     w = cr.tensor(torch.zeros(3), requires_grad=True)  # float32, as given
     assert w.dtype == np.float32 and isinstance(w.data, torch.Tensor)
-    assert cr.tensor(torch.tensor([1, 2])).data.dtype == torch.float64  # ints: float64
+    assert cr.tensor(torch.tensor([1, 2])).data.dtype == torch.int64  # ints stay ints
     opt = cr.optim.Adam([w], lr=0.1)
     Xt, yt = torch.tensor(X, dtype=torch.float32), torch.tensor(Y, dtype=torch.float32)
     for _ in range(3):
@@ -467,7 +467,9 @@ def test_what_a_tensor_over_torch_gives_back():
     x.grad = None
     (x ** 3).sum().backward(create_graph=True)  # x.grad a Tensor in the graph: 3x^2
     assert isinstance(x.grad, cr.Tensor) and isinstance(x.grad.data, torch.Tensor)
-    assert isinstance(x.argmax(), torch.Tensor) and x.argmax() == 1
+    index = x.argmax()  # a Tensor, as PyTorch's argmax gives, holding torch's int64
+    assert isinstance(index, cr.Tensor) and isinstance(index.data, torch.Tensor)
+    assert index.data.dtype == torch.int64 and int(index) == 1
     assert repr(cr.tensor(torch.ones(1))) == "tensor(tensor([1.]), dtype=float32)"
     with pytest.raises(TypeError, match=r"numpy\(\): this tensor holds a torch array"):
         x.numpy()

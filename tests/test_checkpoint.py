@@ -143,7 +143,7 @@ def test_a_module_is_saved_with_its_architecture(tmp_path):
 def test_the_header(tmp_path):
     save(sample_state(), tmp_path / "h.npz", architecture={"sizes": [2, 16, 1]})
     header = load_header(tmp_path / "h.npz")
-    assert header == {"format": "chainrule", "version": 1,
+    assert header == {"format": "chainrule", "version": 2,
                       "architecture": {"sizes": [2, 16, 1]}, "names": list(sample_state()),
                       "metadata": None}
     save({"w": np.ones(1)}, tmp_path / "n.npz")
@@ -302,8 +302,34 @@ def test_another_format_in_the_header(tmp_path):
 
 def test_a_newer_version(tmp_path):
     write_npz(tmp_path / "new.npz", w=np.ones(1),
-              **{HEADER_KEY: header_bytes(version=2, names=["w"])})
-    assert_refused(tmp_path / "new.npz", "format version 2, newer .* upgrade chainrule")
+              **{HEADER_KEY: header_bytes(version=3, names=["w"])})
+    assert_refused(tmp_path / "new.npz", "format version 3, newer .* upgrade chainrule")
+
+
+def test_a_format_1_file_of_linear_layers_loads_transposed_and_says_so_once(tmp_path):
+    """Format 1 stored nn.Linear's weight (in, out); today's layout is PyTorch's (out,
+    in). cr.load hands the file's version to load_state_dict, which knows which entries
+    are Linear weights: a square one included, where the shapes alone could not tell."""
+    model = cr.nn.Sequential(cr.nn.Linear(3, 4, rng=0), cr.nn.Tanh(), cr.nn.Linear(4, 4, rng=1),
+                             cr.nn.LayerNorm(4))
+    old = {name: (a.T if name.endswith(("0.weight", "2.weight")) else a)
+           for name, a in model.state_dict().items()}
+    write_npz(tmp_path / "v1.npz", **old,
+              **{HEADER_KEY: header_bytes(version=1, names=list(old))})
+    copy = cr.nn.Sequential(cr.nn.Linear(3, 4, rng=5), cr.nn.Tanh(), cr.nn.Linear(4, 4, rng=6),
+                            cr.nn.LayerNorm(4))
+    with pytest.warns(UserWarning, match="format 1, where nn.Linear stored its weight as "
+                                         r"\(in_features, out_features\)") as said:
+        copy.load_state_dict(load(tmp_path / "v1.npz"))
+    assert len(said) == 1
+    x = cr.tensor(np.random.default_rng(0).normal(size=(2, 3)))
+    np.testing.assert_array_equal(copy(x).data, model(x).data)
+    save(copy, tmp_path / "v2.npz")                  # saved again: format 2, as it is
+    assert load_header(tmp_path / "v2.npz")["version"] == 2
+    again = cr.nn.Sequential(cr.nn.Linear(3, 4), cr.nn.Tanh(), cr.nn.Linear(4, 4),
+                             cr.nn.LayerNorm(4))
+    again.load_state_dict(load(tmp_path / "v2.npz"))
+    np.testing.assert_array_equal(again(x).data, model(x).data)
 
 
 @pytest.mark.parametrize("header, match", [

@@ -1181,14 +1181,15 @@ case("x.astype(float64)", lambda x: x.astype("float64"), lambda x: x.to(torch.fl
 
 # --- the fused layers of chainrule.rules.fused ------------------------------------------------------
 
-for _sx in [(2, 3), (3,), (5, 2, 3)]:  # a layer's x @ W + b, fused
-    case(f"linear{_sx}", F.linear, lambda x, w, b: x @ w + b, (_sx, "any"), ((3, 4), "any"),
-         ((4,), "any"), prim=lambda x, w, b: (D.linear, (x, w, b), {}))
+for _sx in [(2, 3), (3,), (5, 2, 3)]:  # a layer's x @ W.T + b, fused; W (out, in) as torch's
+    case(f"linear{_sx}", F.linear, lambda x, w, b: torch.nn.functional.linear(x, w, b),
+         (_sx, "any"), ((4, 3), "any"), ((4,), "any"),
+         prim=lambda x, w, b: (D.linear, (x, w, b), {}))
 
-for _sx in [(2, 3), (3,), (5, 2, 3)]:  # a hidden layer's relu(x @ W + b), fused
+for _sx in [(2, 3), (3,), (3, 2, 3)]:  # a hidden layer's relu(x @ W.T + b), fused
     case(f"linear_relu{_sx}", lambda x, w, b: F.linear(x, w, b, activation="relu"),
-         lambda x, w, b: torch.relu(x @ w + b), (_sx, "any"), ((3, 4), "any"),
-         ((4,), "any"), prim=lambda x, w, b: (D.linear_relu, (x, w, b), {}))
+         lambda x, w, b: torch.relu(torch.nn.functional.linear(x, w, b)), (_sx, "any"),
+         ((4, 3), "any"), ((4,), "any"), prim=lambda x, w, b: (D.linear_relu, (x, w, b), {}))
 
 
 def _torch_gru_sequence(gi, h0, w, b):
@@ -1250,7 +1251,7 @@ def test_linear_relu_cases_stay_away_from_the_kink():
     for c in CASES:
         if c.id.startswith("linear_relu"):
             x, w, b = c.arrays()
-            assert np.min(np.abs(x @ w + b)) > 0.05, c.id
+            assert np.min(np.abs(x @ w.T + b)) > 0.05, c.id
 
 
 

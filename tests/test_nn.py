@@ -63,14 +63,14 @@ def assert_rel(actual, expected, tol=1e-12, what="value"):
 
 def torch_twin(model):
     """A float64 PyTorch Sequential computing the same function as a chainrule
-    Sequential/MLP: each Linear's weight copied transposed (PyTorch keeps (out, in))."""
+    Sequential/MLP: each Linear's weight copied as it is (both keep (out, in))."""
     layers = []
     for layer in model.layers:
         if isinstance(layer, nn.Linear):
             t = torch.nn.Linear(layer.in_features, layer.out_features,
                                 bias=layer.bias is not None, dtype=torch.float64)
             with torch.no_grad():
-                t.weight.copy_(torch.from_numpy(layer.weight.data.T.copy()))
+                t.weight.copy_(torch.from_numpy(layer.weight.data.copy()))
                 if layer.bias is not None:
                     t.bias.copy_(torch.from_numpy(layer.bias.data.copy()))
             layers.append(t)
@@ -100,8 +100,8 @@ def randomize_biases(model, seed=0):
 # =======================================================================================
 
 class TestLinear:
-    """``Linear(in, out)`` keeps weight as (in, out) and computes ``x @ W + b``: the
-    same function as PyTorch's ``F.linear(x, W.T, b)``."""
+    """``Linear(in, out)`` keeps weight as (out, in) and computes ``x @ W.T + b``: the
+    same layout and function as PyTorch's ``F.linear(x, W, b)``."""
 
     @pytest.mark.parametrize("x_shape", [(5, 4), (4,), (2, 5, 4)],
                              ids=["batch", "single-vector", "3d-batch"])
@@ -117,7 +117,7 @@ class TestLinear:
         (y * g).sum().backward()
 
         w_t, b_t, x_t = torch_leaf(layer.weight.data), torch_leaf(layer.bias.data), torch_leaf(x_np)
-        y_t = TF.linear(x_t, w_t.T, b_t)
+        y_t = TF.linear(x_t, w_t, b_t)
         (y_t * torch.from_numpy(g)).sum().backward()
 
         assert y.shape == x_shape[:-1] + (3,)
@@ -129,7 +129,7 @@ class TestLinear:
     def test_parameter_shapes_and_zero_bias(self):
         layer = nn.Linear(7, 3, rng=0)
         assert isinstance(layer.weight, nn.Parameter) and isinstance(layer.bias, nn.Parameter)
-        assert layer.weight.shape == (7, 3)
+        assert layer.weight.shape == (3, 7)          # (out, in), as PyTorch's
         assert layer.bias.shape == (3,)
         assert layer.weight.requires_grad and layer.bias.requires_grad
         assert np.array_equal(layer.bias.data, np.zeros(3))
@@ -148,7 +148,7 @@ class TestLinear:
         y = layer(x)
         (y * g).sum().backward()
         w_t, x_t = torch_leaf(layer.weight.data), torch_leaf(x_np)
-        y_t = TF.linear(x_t, w_t.T)
+        y_t = TF.linear(x_t, w_t)
         (y_t * torch.from_numpy(g)).sum().backward()
         assert_rel(y, y_t, what="output")
         assert_rel(layer.weight.grad, w_t.grad, what="weight grad")
@@ -223,7 +223,7 @@ class TestLinear:
         y.sum().backward()
         assert layer.weight.grad.dtype == np.float32
         assert layer.bias.grad.dtype == np.float32
-        expected = x_np.astype(np.float64) @ layer.weight.data.astype(np.float64)
+        expected = x_np.astype(np.float64) @ layer.weight.data.astype(np.float64).T
         np.testing.assert_allclose(y.data, expected, rtol=1e-5, atol=1e-6)
 
 
@@ -238,7 +238,7 @@ class TestSequential:
         l1, l2 = nn.Linear(3, 5, rng=0), nn.Linear(5, 2, rng=1)
         model = nn.Sequential(l1, nn.Tanh(), l2)
         x = cr.tensor(np.random.default_rng(0).normal(size=(4, 3)))
-        expected = np.tanh(x.data @ l1.weight.data + l1.bias.data) @ l2.weight.data \
+        expected = np.tanh(x.data @ l1.weight.data.T + l1.bias.data) @ l2.weight.data.T \
             + l2.bias.data
         assert_rel(model(x), expected)
 
@@ -282,7 +282,7 @@ class TestMLPStructure:
         named = list(model.named_parameters())
         assert [n for n, _ in named] == ["layers.0.weight", "layers.0.bias",
                                          "layers.2.weight", "layers.2.bias"]
-        assert [p.shape for _, p in named] == [(784, 128), (128,), (128, 10), (10,)]
+        assert [p.shape for _, p in named] == [(128, 784), (128,), (10, 128), (10,)]
         assert named[0][1] is model[0].weight and named[3][1] is model[2].bias
 
     @pytest.mark.parametrize("activation, cls, init", [
@@ -379,7 +379,7 @@ class TestMLPAgainstTorch:
         linears = [m for m in model.layers if isinstance(m, nn.Linear)]
         torch_linears = [m for m in twin if isinstance(m, torch.nn.Linear)]
         for i, (mine, ref) in enumerate(zip(linears, torch_linears)):
-            assert_rel(mine.weight.grad, ref.weight.grad.T, what=f"weight {i} grad")
+            assert_rel(mine.weight.grad, ref.weight.grad, what=f"weight {i} grad")
             assert_rel(mine.bias.grad, ref.bias.grad, what=f"bias {i} grad")
 
     def test_deeper_tanh_with_vector_gradient(self):
@@ -396,7 +396,7 @@ class TestMLPAgainstTorch:
         assert_rel(out, out_t, what="output")
         for mine, ref in zip([m for m in model.layers if isinstance(m, nn.Linear)],
                              [m for m in twin if isinstance(m, torch.nn.Linear)]):
-            assert_rel(mine.weight.grad, ref.weight.grad.T, what="weight grad")
+            assert_rel(mine.weight.grad, ref.weight.grad, what="weight grad")
             assert_rel(mine.bias.grad, ref.bias.grad, what="bias grad")
 
 
@@ -530,10 +530,10 @@ class TestModule:
         x = cr.tensor([[1.0, 2.0]])
         layer(x).sum().backward()
         layer(x).sum().backward()
-        assert np.array_equal(layer.weight.grad, [[2.0], [4.0]])
+        assert np.array_equal(layer.weight.grad, [[2.0, 4.0]])
         layer.zero_grad()
         layer(x).sum().backward()
-        assert np.array_equal(layer.weight.grad, [[1.0], [2.0]])
+        assert np.array_equal(layer.weight.grad, [[1.0, 2.0]])
 
     def test_train_eval_propagate_to_all_children(self):
         net = Net()
@@ -634,7 +634,7 @@ class TestDropout:
         lin = [m for m in model.layers if isinstance(m, nn.Linear)]
         h = x.data
         for i, layer in enumerate(lin):
-            h = h @ layer.weight.data + layer.bias.data
+            h = h @ layer.weight.data.T + layer.bias.data
             if i < len(lin) - 1:
                 h = np.maximum(h, 0)
         assert_rel(model(x), h)
@@ -700,7 +700,7 @@ class TestStateDict:
     def test_shape_mismatch_names_parameter_and_both_shapes(self):
         model = nn.MLP([784, 128, 10], rng=0)
         state = model.state_dict()
-        state["layers.0.weight"] = np.zeros((128, 784))
+        state["layers.0.weight"] = np.zeros((784, 128))
         with pytest.raises(ValueError) as info:
             model.load_state_dict(state)
         message = str(info.value)
@@ -964,12 +964,12 @@ def test_a_refused_load_changes_nothing():
 
 def test_functional_linear_without_bias_is_a_matmul_and_checks_its_shapes():
     x = cr.tensor([[1.0, 2.0]])
-    w = cr.tensor([[1.0, 0.0, 2.0], [0.0, 1.0, 3.0]], requires_grad=True)
+    w = cr.tensor([[1.0, 0.0], [0.0, 1.0], [2.0, 3.0]], requires_grad=True)   # (out, in)
     y = cr.nn.functional.linear(x, w)
     assert y.data.tolist() == [[1.0, 2.0, 8.0]] and y._op.name == "matmul"
     with pytest.raises(ValueError, match=r"linear: input of shape \(1, 2\) and weight of "
-                                         r"shape \(3, 2\); expected \(\.\.\., in\) and \(in, out\)"):
-        cr.nn.functional.linear(x, cr.tensor(np.ones((3, 2))))
+                                         r"shape \(2, 3\); expected \(\.\.\., in\) and \(out, in\)"):
+        cr.nn.functional.linear(x, cr.tensor(np.ones((2, 3))))
     with pytest.raises(ValueError, match=r"linear: bias of shape \(2,\), expected \(3,\)"):
         cr.nn.functional.linear(x, w, cr.tensor([1.0, 2.0]))
 
@@ -996,13 +996,13 @@ def test_functional_linear_bias_gradient_sums_every_row(x_shape, b_shape, activa
     rows of a batch, the leading axes of a 3-D input, and all of them for a 0-d bias
     (the engine's unbroadcast sums them, as for any broadcast operand)."""
     rng = np.random.default_rng(3)
-    x, w, b = (rng.standard_normal(s) for s in (x_shape, (3, 2), b_shape))
+    x, w, b = (rng.standard_normal(s) for s in (x_shape, (2, 3), b_shape))   # w (out, in)
     xs, ws, bs = (cr.tensor(a, requires_grad=True) for a in (x, w, b))
     out = cr.nn.functional.linear(xs, ws, bs, activation=activation)
     weights = rng.standard_normal(out.shape)
     (out * cr.tensor(weights)).sum().backward()
     xt, wt, bt = torch_leaf(x), torch_leaf(w), torch_leaf(b)
-    ref = xt @ wt + bt
+    ref = torch.nn.functional.linear(xt, wt) + bt
     ref = torch.relu(ref) if activation == "relu" else ref
     (ref * torch.tensor(weights)).sum().backward()
     assert_rel(out, ref, what="output")

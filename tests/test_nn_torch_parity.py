@@ -263,17 +263,17 @@ class TestLoadStateDict:
         model = nn.Sequential(nn.Linear(3, 2, rng=0), nn.Linear(2, 1, rng=0))
         before = [p.data.copy() for p in model.parameters()]
         state = nn.Sequential(nn.Linear(3, 2, rng=1), nn.Linear(2, 1, rng=1)).state_dict()
-        state["layers.1.weight"] = np.zeros((1, 2))
-        with pytest.raises(ValueError, match=r"'layers.1.weight' has shape \(2, 1\) in the "
-                                             r"model but \(1, 2\) in the state"):
+        state["layers.1.weight"] = np.zeros((2, 1))
+        with pytest.raises(ValueError, match=r"'layers.1.weight' has shape \(1, 2\) in the "
+                                             r"model but \(2, 1\) in the state"):
             model.load_state_dict(state, strict=strict)
         assert all(np.array_equal(p.data, b) for p, b in zip(model.parameters(), before))
 
     def test_torch_tensors_with_grad_are_read(self):
         t = torch.nn.Linear(3, 2).double()
         model = nn.Linear(3, 2)
-        model.load_state_dict({"weight": t.weight.T, "bias": t.bias})
-        close(model.weight, t.weight.T)
+        model.load_state_dict({"weight": t.weight, "bias": t.bias})
+        close(model.weight, t.weight)
 
     def test_not_a_dict(self):
         with pytest.raises(TypeError, match="load_state_dict: expected a dict"):
@@ -674,8 +674,8 @@ def _same_function(ours, theirs):
     assert list(layout) == list(grads)
     for name, (p, to_torch, _) in layout.items():
         close(to_torch(p.grad), grads[name])
-    # a Linear's weight gradient is the transpose of PyTorch's
-    close(ours.mlp[0].weight.grad, grads["mlp.0.weight"].T)
+    # a Linear's weight gradient is PyTorch's, in the same layout
+    close(ours.mlp[0].weight.grad, grads["mlp.0.weight"])
 
 
 class TestTorchStateDict:
@@ -693,7 +693,7 @@ class TestTorchStateDict:
         result = ours.load_torch_state_dict(theirs.state_dict())    # tensors as they are
         assert result == ([], [])  # PyTorch's IncompatibleKeys, nothing missing
         np.testing.assert_array_equal(ours.mlp[0].weight.data,
-                                      theirs.mlp[0].weight.detach().numpy().T)
+                                      theirs.mlp[0].weight.detach().numpy())
         _same_function(ours, theirs)
 
     def test_float32_torch_model_loads_into_float64(self):
@@ -776,7 +776,7 @@ class TestTorchStateDict:
         assert list(ours.torch_state_dict()) == list(theirs.state_dict()) == \
             ["a.weight", "a.bias", "b.weight", "b.bias"]
         ours.load_torch_state_dict(theirs.state_dict())
-        close(ours.a.weight, theirs.a.weight.T)
+        close(ours.a.weight, theirs.a.weight)
         assert list(ours.state_dict()) == ["a.weight", "a.bias"]   # chainrule's: once
 
 

@@ -87,22 +87,26 @@ def gc_disabled():
 # 1. Creation
 # =======================================================================================
 
-@pytest.mark.parametrize("data, shape", [
-    (3, ()),
-    (2.5, ()),
-    ([1, 2, 3], (3,)),
-    ([[1.0, 2.0], [3.0, 4.0]], (2, 2)),
-    (np.array([1, 2], dtype=np.int32), (2,)),
-    (np.arange(6, dtype=np.int64).reshape(2, 3), (2, 3)),
-    (np.array([True, False]), (2,)),
-    (np.float64(1.5), ()),
+@pytest.mark.parametrize("data, shape, dtype", [
+    (3, (), np.int64),
+    (2.5, (), np.float64),
+    ([1, 2, 3], (3,), np.int64),
+    ([[1.0, 2.0], [3.0, 4.0]], (2, 2), np.float64),
+    (np.array([1, 2], dtype=np.int32), (2,), np.int32),
+    (np.arange(6, dtype=np.int64).reshape(2, 3), (2, 3), np.int64),
+    (np.array([True, False]), (2,), np.bool_),
+    (np.float64(1.5), (), np.float64),
+    ([1, 2.5], (2,), np.float64),
 ])
-def test_tensor_is_float64_by_default_and_integers_become_float64(data, shape):
+def test_tensor_keeps_the_datas_dtype_floats_float64_and_integers_integers(data, shape,
+                                                                            dtype):
+    """As PyTorch and NumPy: floats are float64 (chainrule's default float), integers
+    stay integers (an index, a label), booleans booleans."""
     t = cr.tensor(data)
     assert isinstance(t, Tensor)
-    assert t.dtype == np.float64
+    assert t.dtype == dtype
     assert t.shape == shape
-    assert_exact(t.data, np.asarray(data, dtype=np.float64))
+    assert_exact(t.data, np.asarray(data, dtype=dtype))
     assert t.requires_grad is False and t.grad is None
 
 
@@ -204,7 +208,8 @@ def test_zeros_ones_full():
 def test_eye_arange_linspace():
     assert_exact(cr.eye(3).data, np.eye(3), dtype=np.float64)
     assert_exact(cr.eye(2, 3).data, [[1, 0, 0], [0, 1, 0]], dtype=np.float64)
-    assert_exact(cr.arange(5).data, [0, 1, 2, 3, 4], dtype=np.float64)
+    assert_exact(cr.arange(5).data, [0, 1, 2, 3, 4], dtype=np.int64)   # as torch.arange
+    assert_exact(cr.arange(5.0).data, [0, 1, 2, 3, 4], dtype=np.float64)
     assert_exact(cr.arange(1, 2, 0.25).data, [1.0, 1.25, 1.5, 1.75], dtype=np.float64)
     assert_exact(cr.linspace(0, 1, 5).data, [0, 0.25, 0.5, 0.75, 1], dtype=np.float64)
     assert cr.linspace(0, 1).shape == (50,)  # NumPy's default count
@@ -226,7 +231,7 @@ def test_zeros_like_and_ones_like_keep_shape_and_dtype():
 def test_factories_can_make_leaves_that_require_grad():
     for t in [cr.zeros(2, requires_grad=True), cr.ones(2, requires_grad=True),
               cr.full(2, 1.5, requires_grad=True), cr.eye(2, requires_grad=True),
-              cr.arange(2, requires_grad=True), cr.linspace(0, 1, 2, requires_grad=True),
+              cr.arange(2.0, requires_grad=True), cr.linspace(0, 1, 2, requires_grad=True),
               cr.rand(2, seed=0, requires_grad=True), cr.randn(2, seed=0, requires_grad=True)]:
         assert t.requires_grad and t.is_leaf and t.grad is None
         t.sum().backward()
@@ -373,7 +378,7 @@ def test_retained_gradient_of_the_root_is_the_seed():
 
 def test_repr_shows_values_dtype_and_grad_fn():
     assert repr(cr.tensor([1.0, 2.0])) == "tensor([1., 2.])"
-    assert repr(cr.tensor(3)) == "tensor(3.)"
+    assert repr(cr.tensor(3.0)) == "tensor(3.)" and repr(cr.tensor(3)) == "tensor(3)"
     assert repr(cr.tensor([1.0, 2.0], requires_grad=True)) == \
         "tensor([1., 2.], requires_grad=True)"
     assert repr(cr.tensor([1.5], dtype=np.float32)) == "tensor([1.5], dtype=float32)"
@@ -382,7 +387,7 @@ def test_repr_shows_values_dtype_and_grad_fn():
     assert repr(x.sum()) == "tensor(3., grad_fn=sum)"
     assert "grad_fn=matmul" in repr(cr.ones(2, 2, dtype=np.float32, requires_grad=True)
                                     @ cr.ones(2, 2, dtype=np.float32))
-    assert repr(x > 1.5) == "tensor([False,  True], dtype=bool)"
+    assert repr(x > 1.5) == "tensor([False,  True])"   # as torch: bool goes unsaid
     multi = repr(cr.tensor([[1.0, 2.0], [3.0, 4.0]]))
     assert multi.startswith("tensor([[1., 2.],") and "[3., 4.]])" in multi
 
@@ -1492,7 +1497,7 @@ def test_cross_entropy_backward_twice_accumulates_exactly_twice():
                     "(CHAINRULE_FAST=0): no fused operation")
 def test_linear_relu_is_relu_of_linear_in_one_node():
     rng = np.random.default_rng(0)
-    x, w, b = rng.standard_normal((5, 3)), rng.standard_normal((3, 4)), rng.standard_normal(4)
+    x, w, b = rng.standard_normal((5, 3)), rng.standard_normal((4, 3)), rng.standard_normal(4)
     fused = [cr.tensor(a, requires_grad=True) for a in (x, w, b)]
     plain = [cr.tensor(a, requires_grad=True) for a in (x, w, b)]
     y = cr.nn.functional.linear(*fused, activation="relu")

@@ -12,6 +12,8 @@
     x.grad                                          # an ndarray, the shape of x
 """
 
+import numpy as _np
+
 from .api import paths as _paths
 
 _paths.install()  # chainrule.numpy, chainrule.autograd...: where users import them (api/paths.py)
@@ -52,6 +54,15 @@ from .scalar import Value
 from .app.viz import draw_graph, render_graph
 
 abs = absolute  # like numpy.abs
+# PyTorch's dtype names (torch.float32, torch.long...), as NumPy's types: x.to(cr.float32),
+# cr.zeros(3, dtype=cr.long), (pred.argmax(1) == y).type(cr.float). Not in __all__, where
+# float, int and bool would shadow Python's own in a star import.
+float16, float32, float64 = _np.float16, _np.float32, _np.float64
+half, float, double = _np.float16, _np.float32, _np.float64  # noqa: A001  (torch.float is 32)
+complex64, complex128 = cfloat, cdouble = _np.complex64, _np.complex128
+uint8, int8, int16, int32, int64 = _np.uint8, _np.int8, _np.int16, _np.int32, _np.int64
+short, int, long = _np.int16, _np.int32, _np.int64  # noqa: A001
+bool = _np.bool_  # noqa: A001
 cat = concatenate  # noqa: F405  (PyTorch's name; dim= is taken too)
 pow = power  # noqa: F405  (torch.pow; Python's pow is builtins.pow)
 

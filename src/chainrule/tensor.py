@@ -276,21 +276,28 @@ class Tensor(Node, TensorTorchMethods, ArrayMethods):
         """
         return ops.multiply(self, 1)
 
-    def argmax(self, axis: int | None = None, dim: int | None = None) -> np.ndarray | np.intp:
-        """The index of the largest entry (along ``axis``), an int or an int array.
+    def argmax(self, axis: int | None = None, dim: int | None = None,
+               keepdims: bool = False, keepdim: bool = False) -> "Tensor":
+        """The index of the largest entry (along ``axis``): an int64 Tensor, outside the
+        graph, as in PyTorch (``(logits.argmax(1) == y).float().mean()``).
 
-        >>> int(cr.tensor([1.0, 3.0, 2.0]).argmax())
-        1
+        >>> cr.tensor([1.0, 3.0, 2.0]).argmax()
+        tensor(1)
         """
-        return tensor_data.users(np.argmax(self._array(), axis=axis if dim is None else dim))
+        return self._indices(np.argmax, axis, dim, keepdims or keepdim)
 
-    def argmin(self, axis: int | None = None, dim: int | None = None) -> np.ndarray | np.intp:
-        """The index of the smallest entry (along ``axis``), an int or an int array.
+    def argmin(self, axis: int | None = None, dim: int | None = None,
+               keepdims: bool = False, keepdim: bool = False) -> "Tensor":
+        """The index of the smallest entry (along ``axis``): an int64 Tensor.
 
-        >>> int(cr.tensor([1.0, 3.0, 2.0]).argmin())
-        0
+        >>> cr.tensor([1.0, 3.0, 2.0]).argmin()
+        tensor(0)
         """
-        return tensor_data.users(np.argmin(self._array(), axis=axis if dim is None else dim))
+        return self._indices(np.argmin, axis, dim, keepdims or keepdim)
+
+    def _indices(self, find, axis, dim, keepdims):
+        found = find(self._array(), axis=axis if dim is None else dim, keepdims=keepdims)
+        return Tensor._make(np.asarray(found) if isinstance(found, np.generic) else found)
 
     def __format__(self, spec):
         """A format spec applies to every entry (``f"{loss:.4f}"``, ``f"{x:.2f}"``); a
@@ -338,7 +345,7 @@ class Tensor(Node, TensorTorchMethods, ArrayMethods):
     def __repr__(self):
         body = tensor_data.text(self._data)
         extras = ""
-        if self._data.dtype != np.float64:
+        if self._data.dtype not in _DTYPES_UNSAID:
             extras += f", dtype={self._data.dtype}"
         if self._op is not None:
             extras += f", grad_fn={self._op.name}"
@@ -568,14 +575,18 @@ def _as_array(data, dtype):
         return np.array(data, dtype=dtype)
     else:
         array = np.array(data)
-    if dtype is not None:
-        return array
-    if array.dtype.kind == "f" or array.dtype.kind == "c":
-        return array
-    if array.dtype.kind in "biu" or array.dtype == object and _all_numbers(array):
+    if dtype is not None or array.dtype.kind in "fcbiu":
+        return array  # integers stay integers, as in PyTorch and NumPy (cr.tensor([1, 2])
+        # is int64: an index, a label; float64 is asked for, or comes from floats)
+    if array.dtype == object and _all_numbers(array):
         return array.astype(np.float64)
     raise TypeError(f"tensor: cannot make a numeric tensor from {type(data).__name__} "
                     f"of dtype {array.dtype}")
+
+
+# dtypes a repr leaves unsaid, the defaults (PyTorch's: its float and its int64, and bool,
+# whose entries say it)
+_DTYPES_UNSAID = (np.dtype(np.float64), np.dtype(np.int64), np.dtype(bool))
 
 
 def _all_numbers(array):

@@ -7,7 +7,7 @@ tensor holds a ForeignArray, computes in torch, and ``backward()`` fills ``.grad
 torch's numbers. This module is the boundary, for tensor.py:
 
 * ``adopted``: the array a Tensor holds for another library's array (a copy, as for a
-  NumPy array; integers become float64, as for NumPy's);
+  NumPy array, of its dtype);
 * ``users``: what ``.data`` and ``.grad`` give: the library's own array, never the
   wrapper;
 * ``seed``: the gradient ``backward()`` starts from, in the library;
@@ -42,19 +42,17 @@ def foreign(array: Any) -> bool:
 
 def adopted(data: Any, dtype: Any) -> Any:
     """The array a Tensor holds for ``data``, an array of another library (torch, CuPy,
-    Dask): a copy of it in its library, float64 if it held integers and no ``dtype``
-    was asked; None if ``data`` is no Array API array (pandas: NumPy's path takes it).
+    Dask): a copy of it in its library, of its dtype (integers stay integers, as for a
+    NumPy array) or ``dtype``; None if ``data`` is no Array API array (pandas: NumPy's
+    path takes it).
 
     >>> import torch
     >>> adopted(torch.tensor([1, 2]), None)
-    ForeignArray(tensor([1., 2.], dtype=torch.float64))
+    ForeignArray(tensor([1, 2]))
     """
     lib = libraries.library_of(data)
     if lib is None:
         return None
-    kind = lib.numpy_dtype(data.dtype).kind
-    if dtype is None and kind not in "fc":
-        dtype = np.float64
     copy = lib.ns.asarray(data, copy=True) if dtype is None else lib.ns.astype(
         data, lib.dtype(dtype))
     return lib.adopt(copy)

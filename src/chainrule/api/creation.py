@@ -28,12 +28,17 @@ def tensor(data: ArrayLike, dtype: DTypeLike = None, requires_grad: bool = False
     """A Tensor from a number, a (nested) list, an ndarray, or a list that holds Tensors
     (then the result is their differentiable stack).
 
-    float64 unless ``dtype`` says otherwise (a float32 array stays float32). With
-    ``requires_grad=True`` the operations on it are recorded for ``backward()``.
+    The data's dtype is kept, as PyTorch and NumPy keep it: floats are float64 (a
+    float32 array stays float32), integers int64 (an index, a class label: ``C[X]`` looks
+    up rows), booleans bool; ``dtype`` casts. With ``requires_grad=True`` the operations
+    on it are recorded for ``backward()``; only a float or complex tensor can require
+    grad, as in PyTorch.
 
-    >>> cr.tensor([[1, 2], [3, 4]])                 # ints become float64
+    >>> cr.tensor([[1.0, 2.0], [3.0, 4.0]])
     tensor([[1., 2.],
             [3., 4.]])
+    >>> cr.tensor([0, 2, 1]).dtype                  # integers stay integers
+    dtype('int64')
     >>> cr.tensor(3.0, requires_grad=True)
     tensor(3., requires_grad=True)
     >>> cr.tensor([1.0, 2.0], dtype=np.float32).dtype
@@ -111,10 +116,11 @@ def eye(n: int, m: int | None = None, dtype: DTypeLike = None,
 
 
 def arange(*args: float, dtype: DTypeLike = None, requires_grad: bool = False) -> Tensor:
-    """Evenly spaced values in [start, stop) with ``step``, like np.arange (float64).
+    """Evenly spaced values in [start, stop) with ``step``, like torch.arange: int64
+    when every bound is an int, float64 otherwise (or ``dtype``).
 
     >>> cr.arange(4)
-    tensor([0., 1., 2., 3.])
+    tensor([0, 1, 2, 3])
     >>> cr.arange(0, 1, 0.25).data.tolist()
     [0.0, 0.25, 0.5, 0.75]
 
@@ -125,6 +131,8 @@ def arange(*args: float, dtype: DTypeLike = None, requires_grad: bool = False) -
         raise TypeError("arange: a bound is part of a graph, and arange's result would "
                         "drop its derivative; use cr.linspace(start, stop, num), which "
                         "differentiates through its endpoints, or plain numbers")
+    if dtype is None and all(isinstance(a, (int, np.integer)) for a in args):
+        dtype = np.int64  # (bool is an int too, as for torch.arange(True))
     return Tensor._make(np.arange(*args, dtype=_default(dtype)), requires_grad)
 
 

@@ -126,7 +126,7 @@ def default_convert(data: Any) -> Any:
 
     >>> from chainrule.data import default_convert
     >>> default_convert({"x": np.arange(3), "n": 2})
-    {'x': tensor([0, 1, 2], dtype=int64), 'n': 2}
+    {'x': tensor([0, 1, 2]), 'n': 2}
     """
     if isinstance(data, Tensor):
         return data

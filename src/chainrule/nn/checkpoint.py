@@ -147,6 +147,15 @@ def _as_array(name, value):
 # Loading
 # ---------------------------------------------------------------------------------------
 
+class LoadedState(dict):
+    """The arrays of a checkpoint, and the format version they were written in
+    (``format_version``): ``Module.load_state_dict`` brings an older layout up to date."""
+
+    def __init__(self, arrays, format_version):
+        super().__init__(arrays)
+        self.format_version = format_version
+
+
 def load(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
     """The arrays of a checkpoint: a dict ``name -> ndarray``, in the order saved.
 
@@ -177,7 +186,8 @@ def load(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
                                   f"{len(names)} arrays, the file holds {len(stored)}"
                                   f"{'; missing: ' + ', '.join(missing) if missing else ''}"
                                   f"{'; unlisted: ' + ', '.join(extra) if extra else ''}")
-        return {name: read_array(archive, name, path) for name in names}
+        return LoadedState({name: read_array(archive, name, path) for name in names},
+                           header["version"])
 
 
 def load_header(path: str | os.PathLike[str]) -> dict[str, Any]:

@@ -30,7 +30,10 @@ __all__ = ["HEADER_KEY", "FORMAT_VERSION", "CheckpointError", "CheckpointNotFoun
            "encode_header", "write_file", "open_file", "read_header", "read_array"]
 
 HEADER_KEY = "__chainrule__"
-FORMAT_VERSION = 1  # the newest format this code writes and reads
+# The newest format this code writes and reads. 2: nn.Linear's weight in PyTorch's layout,
+# (out_features, in_features); version 1 stored it (in, out), and loads transposed
+# (Module.load_state_dict, by the version cr.load hands it).
+FORMAT_VERSION = 2
 
 _ZIP_STARTS = (b"PK\x03\x04", b"PK\x05\x06")  # a zip's first entry, or an empty zip
 _NPY_START = b"\x93NUMPY"

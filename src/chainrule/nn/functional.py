@@ -66,34 +66,34 @@ def _reduce(losses, reduction):
 
 def linear(x: ArrayLike, weight: ArrayLike, bias: ArrayLike | None = None,
            activation: str | None = None) -> Result:
-    """``x @ weight + bias``, the map of a ``Linear`` layer.
+    """``x @ weight.T + bias``, the map of a ``Linear`` layer, as ``torch.nn.functional.linear``.
 
-    x (..., in), weight (in, out), bias (out,) or None -> (..., out). The weight is
-    stored (in, out), so no transpose is needed (PyTorch stores it (out, in)).
+    x (..., in), weight (out, in), bias (out,) or None -> (..., out): the weight in
+    PyTorch's layout, one row per output.
 
-    ``activation="relu"`` gives ``relu(x @ weight + bias)``, a hidden layer (as Keras's
+    ``activation="relu"`` gives ``relu(x @ weight.T + bias)``, a hidden layer (as Keras's
     ``Dense(..., activation="relu")``); ``Sequential`` and ``MLP`` use it for a Linear
     followed by a ReLU; "tanh", "sigmoid" and "gelu" work the same way. With the speed
     overrides on (``chainrule.rules.fused``), the map and a relu run as one fused operation.
 
     >>> import chainrule as cr
     >>> x = cr.tensor([[1.0, 2.0]])
-    >>> W = cr.tensor([[1.0], [1.0]], requires_grad=True)
+    >>> W = cr.tensor([[1.0, 1.0]], requires_grad=True)
     >>> b = cr.tensor([0.5], requires_grad=True)
     >>> y = linear(x, W, b)
     >>> y.data.tolist()
     [[3.5]]
     >>> y.sum().backward()
     >>> W.grad.tolist(), b.grad.tolist()
-    ([[1.0], [2.0]], [1.0])
+    ([[1.0, 2.0]], [1.0])
     """
     x_shape, w_shape = shape_of(x), shape_of(weight)
-    if len(w_shape) != 2 or not x_shape or x_shape[-1] != w_shape[0]:
+    if len(w_shape) != 2 or not x_shape or x_shape[-1] != w_shape[1]:
         raise ValueError(f"linear: input of shape {x_shape} and weight of shape {w_shape}; "
-                         f"expected (..., in) and (in, out)")
-    if bias is not None and shape_of(bias) not in ((w_shape[1],), ()):
+                         f"expected (..., in) and (out, in)")
+    if bias is not None and shape_of(bias) not in ((w_shape[0],), ()):
         raise ValueError(f"linear: bias of shape {shape_of(bias)}, expected "
-                         f"({w_shape[1]},) for a weight of shape {w_shape}")
+                         f"({w_shape[0]},) for a weight of shape {w_shape}")
     if activation is not None and activation not in _ACTIVATIONS:
         raise ValueError(f"linear: activation must be None or one of "
                          f"{', '.join(_ACTIVATIONS)}, got {activation!r}")
@@ -102,7 +102,8 @@ def linear(x: ArrayLike, weight: ArrayLike, bias: ArrayLike | None = None,
             return fused.linear_relu(x, weight, bias)
         out = fused.linear(x, weight, bias)
     else:
-        out = ops.matmul(x, weight) if bias is None else ops.matmul(x, weight) + bias
+        out = ops.matmul(x, ops.swapaxes(weight, -1, -2))
+        out = out if bias is None else out + bias
     return out if activation is None else _ACTIVATIONS[activation](out)
 
 
@@ -207,7 +208,7 @@ def one_hot(tensor: ArrayLike, num_classes: int = -1) -> Result:
 
     >>> cr.nn.functional.one_hot(cr.tensor([0, 2]))
     tensor([[1, 0, 0],
-            [0, 0, 1]], dtype=int64)
+            [0, 0, 1]])
     >>> cr.nn.functional.one_hot(np.array([1]), num_classes=4).tolist()
     [[0, 1, 0, 0]]
     """

@@ -37,10 +37,9 @@ def make_generator(rng: RNG) -> np.random.Generator:
 
 
 class Linear(Module):
-    """``y = x @ weight + bias``, weight of shape (in_features, out_features).
-
-    (PyTorch stores the transpose and computes ``x @ W.T``; keeping (in, out) spares a
-    transpose per step.) ``init="he"`` draws N(0, 2 / in_features), right for ReLU;
+    """``y = x @ weight.T + bias``, weight of shape (out_features, in_features): one row
+    per output, PyTorch's layout, so that ``weight[k]``, ``F.linear`` and a torch
+    state dict carry over as they are. ``init="he"`` draws N(0, 2 / in_features), right for ReLU;
     ``"xavier"`` draws U(-a, a) with a = sqrt(6 / (in + out)), right for tanh. The bias
     starts at 0. ``rng`` is a seed or a ``numpy.random.Generator``.
 
@@ -48,7 +47,7 @@ class Linear(Module):
 
     >>> layer = cr.nn.Linear(3, 2, rng=0)
     >>> layer.weight.shape, layer.bias.shape
-    ((3, 2), (2,))
+    ((2, 3), (2,))
     >>> y = layer(cr.ones(4, 3))                  # a batch of 4 rows
     >>> y.shape
     (4, 2)
@@ -63,6 +62,7 @@ class Linear(Module):
             if not isinstance(n, Integral) or n < 1:
                 raise ValueError(f"Linear: {name} must be a positive int, got {n!r}")
         rng = make_generator(rng)
+        # (drawn column by column, so that a seed gives the numbers it always gave)
         if init == "he":
             w = rng.standard_normal((in_features, out_features)) * math.sqrt(2 / in_features)
         elif init == "xavier":
@@ -70,12 +70,13 @@ class Linear(Module):
             w = rng.uniform(-a, a, (in_features, out_features))
         else:
             raise ValueError(f"Linear: init must be 'he' or 'xavier', got {init!r}")
+        w = np.ascontiguousarray(w.T)
         self.in_features, self.out_features = in_features, out_features
         self.weight = Parameter(w, dtype=dtype)
         self.bias = Parameter(np.zeros(out_features), dtype=dtype) if bias else None
 
     def forward(self, x: ArrayLike, activation: str | None = None) -> Tensor:
-        """x @ weight + bias; x's last axis must be in_features. ``activation="relu"``
+        """x @ weight.T + bias; x's last axis must be in_features. ``activation="relu"``
         applies relu in the same operation (see ``nn.functional.linear``)."""
         if x.shape[-1] != self.in_features:
             raise ValueError(f"Linear: input of shape {tuple(x.shape)}, expected the last "
@@ -87,10 +88,17 @@ class Linear(Module):
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"bias={self.bias is not None}")
 
-    def _torch_converters(self, name):  # PyTorch keeps the weight as (out, in)
-        if name == "weight":
-            return np.transpose, np.transpose
-        return super()._torch_converters(name)
+    def _layout_changes(self, version):
+        return ("weight",) if version < 2 else ()
+
+    def _from_format(self, name, array, version):
+        """A checkpoint of format 1 stored the weight (in, out): transposed."""
+        return np.transpose(np.asarray(array)) if name == "weight" and version < 2 else array
+
+    def _layout_note(self, version):
+        return ("this checkpoint was written in format 1, where nn.Linear stored its weight "
+                "as (in_features, out_features); it is loaded transposed into PyTorch's "
+                "(out_features, in_features). Save it again to write format 2")
 
 
 class Sequential(Module):

@@ -6,6 +6,7 @@ ModuleDict hold them), so a model is written as plain attributes.
 micrograd's scalar modules (Neuron, Layer, MLP) are modules too.
 """
 
+import warnings
 from collections import namedtuple
 from collections.abc import Iterator, Mapping
 from typing import Any, Callable
@@ -24,16 +25,23 @@ __all__ = ["Module", "Parameter", "IncompatibleKeys"]
 
 class Parameter(Tensor):
     """A Tensor that a Module trains: it requires grad and is listed by parameters().
+    A parameter is a float: integer data becomes float64 (where ``cr.tensor`` keeps
+    integers), unless ``dtype`` says otherwise.
 
     >>> w = cr.nn.Parameter([1.0, 2.0])
     >>> w
     tensor([1., 2.], requires_grad=True)
+    >>> cr.nn.Parameter([1, 2]).dtype
+    dtype('float64')
     """
 
     __slots__ = ()
 
     def __init__(self, data: ArrayLike, dtype: DTypeLike = None) -> None:
-        super().__init__(data, requires_grad=True, dtype=dtype)
+        super().__init__(data, dtype=dtype)
+        if dtype is None and self._data.dtype.kind in "biu":
+            self._data = self._data.astype(np.float64)
+        self._set_requires_grad(True, "Parameter")
 
 
 class _Layout:
@@ -280,7 +288,7 @@ class Module:
         ...         m.weight.data[...] = 1.0
         >>> model = cr.nn.Sequential(cr.nn.Linear(2, 3, rng=0), cr.nn.ReLU()).apply(ones)
         >>> model[0].weight.data.tolist()
-        [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]
+        [[1.0, 1.0], [1.0, 1.0], [1.0, 1.0]]
         """
         for child in self.children():
             child.apply(fn)
@@ -295,7 +303,7 @@ class Module:
 
         >>> model = cr.nn.Sequential(cr.nn.Linear(2, 3, rng=0), cr.nn.ReLU())
         >>> [(name, p.shape) for name, p in model.named_parameters()]
-        [('layers.0.weight', (2, 3)), ('layers.0.bias', (3,))]
+        [('layers.0.weight', (3, 2)), ('layers.0.bias', (3,))]
         """
         seen = set()
         for name, p in self._walk_parameters(prefix, set()):
@@ -380,8 +388,8 @@ class Module:
         """The parameters, each once, in the order they were set: what an optimizer takes.
 
         >>> layer = cr.nn.Linear(3, 2, rng=0)
-        >>> [p.shape for p in layer.parameters()]      # the weight (in, out), the bias
-        [(3, 2), (2,)]
+        >>> [p.shape for p in layer.parameters()]      # the weight (out, in), the bias
+        [(2, 3), (2,)]
         """
         return [p for _, p in self.named_parameters()]
 
@@ -502,7 +510,7 @@ class Module:
 
         >>> layer = cr.nn.Linear(2, 1, rng=0)
         >>> {name: array.shape for name, array in layer.state_dict().items()}
-        {'weight': (2, 1), 'bias': (1,)}
+        {'weight': (1, 2), 'bias': (1,)}
         """
         state = {name: np.array(p.data, copy=True) for name, p in self.named_parameters()}
         state.update((name, np.array(BufferSlot(module, key).data, copy=True))
@@ -528,9 +536,12 @@ class Module:
         <All keys matched successfully>
         >>> b.weight.data.tolist() == a.weight.data.tolist()
         True
-        >>> b.load_state_dict({"weight": np.zeros((2, 1)), "scale": 1.0}, strict=False)
+        >>> b.load_state_dict({"weight": np.zeros((1, 2)), "scale": 1.0}, strict=False)
         IncompatibleKeys(missing_keys=['bias'], unexpected_keys=['scale'])
         """
+        version = getattr(state, "format_version", None)  # (a checkpoint's: cr.load)
+        if version is not None:
+            state = self._in_current_layout(state, version)
         own = {name: (p, np.shape(p.data), None) for name, p in self.named_parameters()}
         for name, module, key in self._saved_buffers():
             buffer = BufferSlot(module, key)
@@ -538,14 +549,41 @@ class Module:
         return IncompatibleKeys(*load(own, state, strict, "load_state_dict",
                                       type(self).__name__))
 
+    def _in_current_layout(self, state, version):
+        """A checkpoint's arrays, written in format ``version``, in today's layouts: each
+        module converts its own entries (``_from_format``)."""
+        converted, notes = dict(state), {}
+        for prefix, module in self.named_modules():
+            for name in module._layout_changes(version):
+                key = f"{prefix}.{name}" if prefix else name
+                if key in converted:
+                    converted[key] = module._from_format(name, converted[key], version)
+                    notes[module._layout_note(version)] = None
+        for note in notes:  # once per kind of change, however many layers it touched
+            warnings.warn(note, UserWarning, stacklevel=3)
+        return converted
+
+    def _layout_changes(self, version):
+        """The names of this module's own entries whose layout changed since format
+        ``version`` (none by default; Linear's weight before version 2)."""
+        return ()
+
+    def _from_format(self, name, array, version):
+        """Entry ``name`` of a checkpoint of format ``version``, in today's layout."""
+        return array
+
+    def _layout_note(self, version):
+        """What a user is told when a checkpoint of format ``version`` is converted."""
+        return f"{type(self).__name__}: a checkpoint of format {version} was converted"
+
     def torch_state_dict(self) -> dict[str, np.ndarray]:
         """A copy of the numbers with PyTorch's names and layouts, ready for the same
         model's ``load_state_dict`` in PyTorch.
 
         The values are ndarrays (``torch.from_numpy`` makes them tensors); the keys are
         PyTorch's, such as ``0.weight`` for a Sequential's first layer (here
-        ``layers.0.weight``); a Linear's weight is transposed to PyTorch's
-        (out_features, in_features).
+        ``layers.0.weight``); the layouts are PyTorch's already (a Linear's weight is
+        (out_features, in_features) in both).
 
         Layers with a PyTorch counterpart: Linear, LayerNorm, Embedding, Sequential and
         MLP, and the layers without parameters; lists and dicts of modules are
@@ -568,8 +606,8 @@ class Module:
         >>> model = cr.nn.Sequential(cr.nn.Linear(3, 2, rng=0), cr.nn.ReLU())
         >>> W = np.arange(6.0).reshape(2, 3)             # PyTorch's (out, in)
         >>> _ = model.load_torch_state_dict({"0.weight": W, "0.bias": np.zeros(2)})
-        >>> model[0].weight.data.tolist()                # chainrule's (in, out)
-        [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]]
+        >>> model[0].weight.data.tolist()                # the same layout
+        [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
         """
         own = {}
         for torch_name, (p, to_torch, from_torch) in self._torch_layout().items():
@@ -615,7 +653,7 @@ class Module:
 
     def _torch_converters(self, name):
         """(to_torch, from_torch) layout maps of the parameter ``name``: the identity
-        by default; Linear transposes its weight."""
+        by default, for a layer whose layout is PyTorch's."""
         return same, same
 
     # --- a tree for repr ------------------------------------------------------------

@@ -6,9 +6,9 @@ The plain library is complete without this module: set ``CHAINRULE_FAST=0`` in t
 environment (or call ``set_enabled(False)``) and every operation runs its plain rules,
 slower. What is here earned its place in ``make bench`` (the MLP step of workload 3):
 
-* ``linear``: a layer's ``x @ W + b`` as one node, as ``torch.addmm`` is, instead of a
-  matmul node and an add node (plain: ``matmul(x, W) + b``);
-* ``linear_relu``: a hidden layer's ``relu(x @ W + b)`` as one node, the gradient
+* ``linear``: a layer's ``x @ W.T + b`` as one node, as ``torch.addmm`` is, instead of a
+  transpose, a matmul and an add node (plain: ``matmul(x, swapaxes(W, -1, -2)) + b``);
+* ``linear_relu``: a hidden layer's ``relu(x @ W.T + b)`` as one node, the gradient
   masked once for both weight and input (plain: ``relu(linear(...))``); ``Sequential``
   uses it for a Linear followed by a ReLU;
 * ``cross_entropy``: the loss as one node that keeps the softmax its forward computed,
@@ -27,7 +27,7 @@ from ..arrays import ARRAYS, as_array
 from .common import class_indices, tangent_lead
 from .linalg import matmul_jvp_a, matmul_jvp_b, matmul_vjp_a, matmul_vjp_b
 from .reductions import softmax, sum
-from .shapes import reshape
+from .shapes import reshape, swapaxes
 
 __all__ = ["enabled", "set_enabled", "Fused", "linear", "linear_relu", "cross_entropy"]
 
@@ -96,24 +96,30 @@ class Fused(Primitive):
 
 
 # ---------------------------------------------------------------------------------------
-# linear: x @ W + b
+# linear: y = x @ W.T + b, with W stored (out, in) as PyTorch stores it. matmul's rules
+# with W.T in W's place: dx = g @ W, dW = (x.T @ g).T = g.T @ x, db = g.
 # ---------------------------------------------------------------------------------------
 
+def _mT(a):
+    """The matrix transpose (the last two axes swapped; the Array API's ``.mT``)."""
+    return swapaxes(a, -1, -2)
+
+
 def _linear(x, weight, bias):
-    """``x @ weight + bias``: x (..., in), weight (in, out), bias (out,) -> (..., out).
+    """``x @ weight.T + bias``: x (..., in), weight (out, in), bias (out,) -> (..., out).
 
     >>> from chainrule.rules import fused
     >>> x = cr.tensor([[1.0, 2.0]])
-    >>> W = cr.tensor([[1.0, 0.0], [0.0, 1.0]], requires_grad=True)
-    >>> b = cr.tensor([10.0, 20.0], requires_grad=True)
+    >>> W = cr.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], requires_grad=True)
+    >>> b = cr.tensor([10.0, 20.0, 30.0], requires_grad=True)
     >>> y = fused.linear(x, W, b)
     >>> y.data.tolist()
-    [[11.0, 22.0]]
+    [[11.0, 22.0, 33.0]]
     >>> y.sum().backward()
-    >>> W.grad.tolist(), b.grad.tolist()
-    ([[1.0, 1.0], [2.0, 2.0]], [1.0, 1.0])
+    >>> W.grad.tolist(), b.grad.tolist()          # each row of W sees x
+    ([[1.0, 2.0], [1.0, 2.0], [1.0, 2.0]], [1.0, 1.0, 1.0])
     """
-    out = xp.matmul(x, weight)
+    out = xp.matmul(x, xp.swapaxes(weight, -1, -2))
     if (type(out) in ARRAYS and type(bias) in ARRAYS and bias.dtype == out.dtype
             and bias.ndim <= 1):
         return xp.add(out, bias, out=out)  # the product is a new array: add in place
@@ -121,45 +127,53 @@ def _linear(x, weight, bias):
 
 
 def _linear_pullback(g, ans, x, weight, bias, needs, residual):
-    """matmul's rules and add's: g @ W^T, x^T @ g, and g for the bias (the engine sums
+    """matmul's rules and add's: g @ W, g^T @ x, and g for the bias (the engine sums
     it over the rows). Plain 2-D arrays take NumPy directly."""
-    if type(x) in ARRAYS and type(weight) in ARRAYS and x.ndim == 2 and weight.ndim == 2:
-        return (xp.matmul(g, weight.T) if needs[0] else None,
-                xp.matmul(x.T, g) if needs[1] else None, g)
-    return (matmul_vjp_a(g, x, weight) if needs[0] else None,
-            matmul_vjp_b(g, x, weight) if needs[1] else None, g)
+    if type(x) in ARRAYS and type(weight) in ARRAYS and weight.ndim == 2:
+        if x.ndim == 2:  # (g may carry leading axes: a stack of cotangents, for a Jacobian)
+            return (xp.matmul(g, weight) if needs[0] else None,
+                    xp.matmul(xp.swapaxes(g, -1, -2), x) if needs[1] else None, g)
+        if x.ndim > 2 and g.shape[:-1] == x.shape[:-1]:
+            # a sequence of rows (batch, time, in): the weight's gradient as one product
+            # over every row, not one per leading index summed afterwards
+            rows, grads = x.reshape(-1, x.shape[-1]), g.reshape(-1, g.shape[-1])
+            return (xp.matmul(g, weight) if needs[0] else None,
+                    xp.matmul(grads.T, rows) if needs[1] else None, g)
+    return (matmul_vjp_a(g, x, _mT(weight)) if needs[0] else None,
+            _mT(matmul_vjp_b(g, x, _mT(weight))) if needs[1] else None, g)
 
 
 linear = Fused(_linear, "linear", _linear_pullback, batched=True, batching=LEADING_AXES)
-linear.defvjp(lambda g, ans, x, weight, bias: matmul_vjp_a(g, x, weight),
-              lambda g, ans, x, weight, bias: matmul_vjp_b(g, x, weight),
+linear.defvjp(lambda g, ans, x, weight, bias: matmul_vjp_a(g, x, _mT(weight)),
+              lambda g, ans, x, weight, bias: _mT(matmul_vjp_b(g, x, _mT(weight))),
               lambda g, ans, x, weight, bias: g,
-              text=("{g} @ {1}.T", "{0}.T @ {g}", "{g}"))
-linear.defjvp(lambda t, ans, x, weight, bias: matmul_jvp_a(t, x, weight),
-              lambda t, ans, x, weight, bias: matmul_jvp_b(t, x, weight),
+              text=("{g} @ {1}", "{g}.T @ {0}", "{g}"))
+linear.defjvp(lambda t, ans, x, weight, bias: matmul_jvp_a(t, x, _mT(weight)),
+              lambda t, ans, x, weight, bias: matmul_jvp_b(_mT(t), x, _mT(weight)),
               lambda t, ans, x, weight, bias:   # batch axes kept in front of the result's
               reshape(t, tangent_lead(t, bias) + (1,) * (ndim_of(ans) - ndim_of(bias))
                           + shape_of(bias)))
 
 
 # ---------------------------------------------------------------------------------------
-# linear_relu: relu(x @ W + b). relu'(z) is 1 where z > 0, that is where the output is
+# linear_relu: relu(x @ W.T + b). relu'(z) is 1 where z > 0, that is where the output is
 # > 0 (0 at the kink, as for relu itself): the gradient is masked once, then linear's.
 # ---------------------------------------------------------------------------------------
 
 def _linear_relu(x, weight, bias):
-    """``relu(x @ weight + bias)``: x (..., in), weight (in, out), bias (out,) -> (..., out).
+    """``relu(x @ weight.T + bias)``: x (..., in), weight (out, in), bias (out,) ->
+    (..., out).
 
     >>> from chainrule.rules import fused
     >>> x = cr.tensor([[1.0, 2.0]])
-    >>> W = cr.tensor([[1.0, -1.0], [1.0, -1.0]], requires_grad=True)
+    >>> W = cr.tensor([[1.0, 1.0], [-1.0, -1.0]], requires_grad=True)
     >>> b = cr.tensor([0.0, 1.0], requires_grad=True)
     >>> y = fused.linear_relu(x, W, b)
     >>> y
     tensor([[3., 0.]], grad_fn=linear_relu)
     >>> y.sum().backward()
     >>> W.grad.tolist(), b.grad.tolist()          # the second unit is off: no gradient
-    ([[1.0, 0.0], [2.0, 0.0]], [1.0, 0.0])
+    ([[1.0, 2.0], [0.0, 0.0]], [1.0, 0.0])
     """
     out = _linear(x, weight, bias)
     return xp.maximum(out, 0, out=out) if type(out) in ARRAYS else xp.maximum(out, 0)
