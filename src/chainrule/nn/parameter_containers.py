@@ -7,6 +7,9 @@ PyTorch's methods, its conversion of Tensors and arrays into Parameters, and its
 
 from collections import OrderedDict
 from collections.abc import ItemsView, Iterable, KeysView, Mapping, ValuesView
+from typing import Any
+
+from numpy.typing import ArrayLike
 
 from ..tensor import Tensor
 from .module import Module, Parameter
@@ -57,7 +60,7 @@ class ParameterList(Module):
         for i, p in enumerate(self._items):
             yield str(i), p
 
-    def append(self, value) -> "ParameterList":
+    def append(self, value: Parameter | Tensor | ArrayLike) -> "ParameterList":
         """Add a parameter at the end; returns the list.
 
         >>> len(cr.nn.ParameterList().append(np.ones(2)))
@@ -196,7 +199,7 @@ class ParameterDict(Module):
     def __repr__(self):
         return _parameters_repr(self, self._items.items())
 
-    def get(self, key: str, default=None):
+    def get(self, key: str, default: Any = None) -> Parameter | Any:
         """The parameter under ``key``, or ``default``.
 
         >>> cr.nn.ParameterDict().get("a") is None

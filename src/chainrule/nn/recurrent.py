@@ -172,8 +172,9 @@ class _RNNBase(Module):
     ``..._reverse`` for the backward direction of a bidirectional layer), each drawn
     from U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)), and the loop over time."""
 
-    def __init__(self, mode, input_size, hidden_size, num_layers, bias, batch_first,
-                 dropout, bidirectional, proj_size, device, dtype, rng):
+    def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int,
+                 bias: bool, batch_first: bool, dropout: float, bidirectional: bool,
+                 proj_size: int, device: str | None, dtype: DTypeLike, rng: RNG) -> None:
         name = type(self).__name__
         check_device(name, device)
         _check_size(name, "input_size", input_size)
@@ -238,7 +239,9 @@ class _RNNBase(Module):
                              f"{tuple(shape_of(state))}, expected {expected}")
         return state
 
-    def forward(self, input: ArrayLike, hx=None):
+    def forward(self, input: ArrayLike,
+                hx: ArrayLike | tuple[ArrayLike, ArrayLike] | None = None
+                ) -> tuple[Result, Result | tuple[Result, Result]]:
         """(output, h_n), or for an LSTM (output, (h_n, c_n)), as torch's.
 
         input (L, N, input_size), (N, L, input_size) with ``batch_first``, or (L,
@@ -434,7 +437,8 @@ class _CellBase(Module):
     """What the cells share: ``weight_ih`` (gates * hidden, input), ``weight_hh``
     (gates * hidden, hidden), ``bias_ih``, ``bias_hh``, drawn as the layers' are."""
 
-    def __init__(self, mode, input_size, hidden_size, bias, device, dtype, rng):
+    def __init__(self, mode: str, input_size: int, hidden_size: int, bias: bool,
+                 device: str | None, dtype: DTypeLike, rng: RNG) -> None:
         name = type(self).__name__
         check_device(name, device)
         _check_size(name, "input_size", input_size)
