@@ -76,7 +76,18 @@ def _close(what, ours, expected, atol, rtol):
 
 def check_jvp(f, f_jvp, args, atol=None, rtol=None, eps=EPS, err_msg=""):
     """``f_jvp(args, tangents) -> (out, out_tangent)`` against ``f`` and finite
-    differences along random tangents."""
+    differences along random tangents.
+
+    >>> from chainrule.test_util import check_jvp
+    >>> f = lambda x: x ** 3
+    >>> args = (np.array([1.0, 2.0]),)
+    >>> check_jvp(f, lambda args, ts: (args[0] ** 3, 3 * args[0] ** 2 * ts[0]), args)  # right
+    >>> check_jvp(f, lambda args, ts: (args[0] ** 3, 2 * args[0] * ts[0]), args)       # wrong
+    Traceback (most recent call last):
+        ...
+    AssertionError: ...
+    >>> check_jvp(f, lambda args, ts: cr.jvp(f, args, ts), args)                   # cr.jvp's
+    """
     rng = np.random.default_rng(0)  # (the same tangents at every run)
     atol = _tolerance([args], atol)
     rtol = _tolerance([args], rtol)
@@ -89,7 +100,17 @@ def check_jvp(f, f_jvp, args, atol=None, rtol=None, eps=EPS, err_msg=""):
 
 def check_vjp(f, f_vjp, args, atol=None, rtol=None, eps=EPS, err_msg=""):
     """``f_vjp(*args) -> (out, vjp_fun)``: the value, and ``<vjp(c), t>`` equal to
-    ``<c, jvp(t)>`` with the jvp by finite differences."""
+    ``<c, jvp(t)>`` with the jvp by finite differences.
+
+    >>> from chainrule.test_util import check_vjp
+    >>> f = lambda x: cr.tanh(x) * x
+    >>> check_vjp(f, lambda *args: cr.vjp(f, *args), (np.array([0.1, 0.5]),))
+    >>> wrong = lambda x: (f(x), lambda c: (c,))          # a pullback that forgets f'
+    >>> check_vjp(f, wrong, (np.array([0.1, 0.5]),))
+    Traceback (most recent call last):
+        ...
+    AssertionError: ...
+    """
     rng = np.random.default_rng(1)
     atol = _tolerance([args], atol)
     rtol = _tolerance([args], rtol)
@@ -109,7 +130,25 @@ def check_grads(f, args, order, modes=("fwd", "rev"), atol=None, rtol=None, eps=
     """Check ``f``'s derivatives at ``args`` (a tuple of pytrees) up to ``order``, in
     ``modes`` ("fwd", "rev"), against finite differences, as jax.test_util.check_grads;
     raises an AssertionError if one differs beyond the tolerances (by default JAX's:
-    1e-5 for float64, 2e-2 for float32)."""
+    1e-5 for float64, 2e-2 for float32).
+
+    >>> from chainrule.test_util import check_grads
+    >>> check_grads(lambda x: cr.sin(x) * x, (np.array([0.5, 1.0]),), order=2)  # silent: passes
+    >>> params = {"w": np.array([1.0, -2.0]), "b": 0.5}              # pytrees of arguments
+    >>> check_grads(lambda p, x: cr.tanh(p["w"] @ x + p["b"]), (params, np.ones(2)), order=1,
+    ...             modes=["rev"])
+    >>> @cr.custom_jvp
+    ... def square(x):
+    ...     return x * x
+    >>> @square.defjvp
+    ... def square_jvp(primals, tangents):
+    ...     (x,), (t,) = primals, tangents
+    ...     return x * x, x * t                 # wrong: 2 x t
+    >>> check_grads(square, (np.array([1.0, 2.0]),), order=1, modes=["fwd"])
+    Traceback (most recent call last):
+        ...
+    AssertionError: ...
+    """
     args = tuple(args)
     eps = EPS if eps is None else eps
     unknown = set(modes) - {"fwd", "rev"}

@@ -28,7 +28,6 @@ distributions, other numbers. ``Dropout(rate)`` keeps an entry with probability
 ((-1, 1), (4, 1))
 """
 
-import functools
 import math
 
 import numpy as np
@@ -57,7 +56,16 @@ logsoftmax = log_softmax
 
 
 def Dense(out_dim, W_init=glorot_normal(), b_init=normal()):
-    """A fully connected layer: ``inputs @ W + b``, W of shape (in, out_dim)."""
+    """A fully connected layer: ``inputs @ W + b``, W of shape (in, out_dim).
+
+    >>> from chainrule.example_libraries import stax
+    >>> init, apply = stax.Dense(3)
+    >>> out_shape, (W, b) = init(cr.random.key(0), (-1, 2))
+    >>> out_shape, W.shape, b.shape
+    ((-1, 3), (2, 3), (3,))
+    >>> apply((W, b), np.ones((4, 2))).shape
+    (4, 3)
+    """
     def init_fun(rng, input_shape):
         output_shape = tuple(input_shape[:-1]) + (out_dim,)
         k1, k2 = random.split(rng)
@@ -79,7 +87,16 @@ def GeneralConv(dimension_numbers, out_chan, filter_shape, strides=None, padding
                 W_init=None, b_init=normal(1e-6)):
     """A convolution layer in the layout ``dimension_numbers`` (lhs, rhs, out specs,
     ``lax.conv_general_dilated``'s), its kernel ``filter_shape`` over the spatial axes,
-    and a bias per output channel."""
+    and a bias per output channel.
+
+    >>> from chainrule.example_libraries import stax
+    >>> init, apply = stax.GeneralConv(("NCHW", "OIHW", "NCHW"), 4, (3, 3), strides=(2, 2))
+    >>> out_shape, (W, b) = init(cr.random.key(0), (-1, 3, 9, 9))
+    >>> out_shape, W.shape, b.shape
+    ((-1, 4, 4, 4), (4, 3, 3, 3), (1, 4, 1, 1))
+    >>> apply((W, b), np.ones((2, 3, 9, 9))).shape
+    (2, 4, 4, 4)
+    """
     lhs_spec, rhs_spec, out_spec = dimension_numbers
     one = (1,) * len(filter_shape)
     strides = tuple(strides or one)
@@ -109,13 +126,38 @@ def GeneralConv(dimension_numbers, out_chan, filter_shape, strides=None, padding
     return init_fun, apply_fun
 
 
-Conv = functools.partial(GeneralConv, ("NHWC", "HWIO", "NHWC"))
+def Conv(out_chan, filter_shape, strides=None, padding="VALID", W_init=None,
+         b_init=normal(1e-6)):
+    """``GeneralConv`` in JAX's default layout ``("NHWC", "HWIO", "NHWC")``: inputs
+    (batch, height, width, channels), a kernel (height, width, in, out), as JAX's
+    ``functools.partial(GeneralConv, ("NHWC", "HWIO", "NHWC"))``.
+
+    >>> from chainrule.example_libraries import stax
+    >>> init, apply = stax.Conv(8, (3, 3), padding="SAME")
+    >>> out_shape, (W, b) = init(cr.random.key(0), (-1, 28, 28, 1))
+    >>> out_shape, W.shape, b.shape
+    ((-1, 28, 28, 8), (3, 3, 1, 8), (1, 1, 1, 8))
+    >>> apply((W, b), np.ones((2, 28, 28, 1))).shape
+    (2, 28, 28, 8)
+    """
+    return GeneralConv(("NHWC", "HWIO", "NHWC"), out_chan, filter_shape, strides, padding,
+                       W_init, b_init)
 
 
 def BatchNorm(axis=(0, 1, 2), epsilon=1e-5, center=True, scale=True, beta_init=zeros,
               gamma_init=ones):
     """Batch normalisation over ``axis`` (the batch's own statistics, no running ones,
-    as JAX's stax), then ``gamma * z + beta`` per remaining entry."""
+    as JAX's stax), then ``gamma * z + beta`` per remaining entry.
+
+    >>> from chainrule.example_libraries import stax
+    >>> init, apply = stax.BatchNorm()              # over N, H, W of NHWC inputs
+    >>> out_shape, (beta, gamma) = init(cr.random.key(0), (8, 4, 4, 3))
+    >>> out_shape, beta.shape, gamma.shape
+    ((8, 4, 4, 3), (3,), (3,))
+    >>> y = apply((beta, gamma), np.arange(8 * 4 * 4 * 3.0).reshape(8, 4, 4, 3))
+    >>> np.round(y.std(axis=(0, 1, 2)), 4).tolist()
+    [1.0, 1.0, 1.0]
+    """
     axis = (axis,) if np.isscalar(axis) else tuple(axis)
 
     def init_fun(rng, input_shape):
@@ -140,7 +182,15 @@ def BatchNorm(axis=(0, 1, 2), epsilon=1e-5, center=True, scale=True, beta_init=z
 
 
 def elementwise(fun, **fun_kwargs):
-    """A layer without parameters applying ``fun(inputs, **fun_kwargs)``."""
+    """A layer without parameters applying ``fun(inputs, **fun_kwargs)``.
+
+    >>> from chainrule.example_libraries import stax
+    >>> init, apply = stax.elementwise(stax.leaky_relu, negative_slope=0.1)
+    >>> init(cr.random.key(0), (2, 3))
+    ((2, 3), ())
+    >>> apply((), np.array([-1.0, 2.0])).tolist()
+    [-0.1, 2.0]
+    """
     def init_fun(rng, input_shape):
         return input_shape, ()
 
@@ -164,9 +214,6 @@ Gelu = elementwise(gelu)
 
 def _pooling_layer(kind):
     def PoolingLayer(window_shape, strides=None, padding="VALID", spec=None):
-        """A pooling layer over the spatial axes (all but N, first, and C, last, unless
-        ``spec`` names them): windows of ``window_shape``, ``strides`` (1s by default,
-        as JAX's), ``padding`` "VALID", "SAME" or pairs."""
         window_shape = tuple(window_shape)
         strides = tuple(strides or (1,) * len(window_shape))
         d = len(window_shape)
@@ -212,9 +259,31 @@ def _pooling_layer(kind):
                     out = out / counts.sum(axis=tuple(range(-d, 0)))
             return ops.transpose(out, tuple(int(i) for i in np.argsort(perm)))
         return init_fun, apply_fun
-    PoolingLayer.__name__ = kind
+    PoolingLayer.__name__ = PoolingLayer.__qualname__ = kind
+    PoolingLayer.__doc__ = _POOLING_DOC.format(what=_POOLING_WHAT[kind], kind=kind,
+                                               out=_POOLING_OUTPUTS[kind])
     return PoolingLayer
 
+
+_POOLING_WHAT = {"MaxPool": "The largest entry of each window",
+                 "SumPool": "The sum of each window's entries (padding adds zeros)",
+                 "AvgPool": "The mean of each window's entries, padding not counted (as JAX's)"}
+_POOLING_DOC = """{what}: a pooling layer over the spatial
+axes (all but N, first, and C, last, unless ``spec`` names them), windows of
+``window_shape``, ``strides`` (1s by default, as JAX's), ``padding`` "VALID", "SAME" or
+pairs.
+
+>>> from chainrule.example_libraries import stax
+>>> init, apply = stax.{kind}((2, 2), strides=(2, 2))
+>>> init(cr.random.key(0), (-1, 4, 4, 1))           # NHWC
+((-1, 2, 2, 1), ())
+>>> x = np.arange(16.0).reshape(1, 4, 4, 1)
+>>> apply((), x)[..., 0].tolist()
+{out}
+"""
+_POOLING_OUTPUTS = {"MaxPool": "[[[5.0, 7.0], [13.0, 15.0]]]",
+                    "SumPool": "[[[10.0, 18.0], [42.0, 50.0]]]",
+                    "AvgPool": "[[[2.5, 4.5], [10.5, 12.5]]]"}
 
 MaxPool = _pooling_layer("MaxPool")
 SumPool = _pooling_layer("SumPool")
@@ -247,7 +316,15 @@ Identity = _identity()
 
 
 def FanOut(num):
-    """``num`` copies of the input, for ``parallel``."""
+    """``num`` copies of the input, for ``parallel``.
+
+    >>> from chainrule.example_libraries import stax
+    >>> init, apply = stax.FanOut(2)
+    >>> init(cr.random.key(0), (3, 2))
+    ([(3, 2), (3, 2)], ())
+    >>> len(apply((), np.ones((3, 2))))
+    2
+    """
     def init_fun(rng, input_shape):
         return [input_shape] * num, ()
 
@@ -269,7 +346,15 @@ FanInSum = _fan_in_sum()
 
 
 def FanInConcat(axis=-1):
-    """The inputs (a list) concatenated along ``axis``."""
+    """The inputs (a list) concatenated along ``axis``.
+
+    >>> from chainrule.example_libraries import stax
+    >>> init, apply = stax.FanInConcat(axis=-1)
+    >>> init(cr.random.key(0), [(3, 2), (3, 5)])
+    ((3, 7), ())
+    >>> apply((), [np.ones((3, 2)), np.zeros((3, 5))]).shape
+    (3, 7)
+    """
     def init_fun(rng, input_shape):
         ax = axis % len(input_shape[0])
         size = sum(shape[ax] for shape in input_shape)
@@ -283,7 +368,17 @@ def FanInConcat(axis=-1):
 def Dropout(rate, mode="train"):
     """In ``mode="train"``, each entry kept with probability ``rate`` (JAX's meaning)
     and scaled by 1 / rate, the others 0; needs ``rng=key`` at apply. In any other mode,
-    the identity."""
+    the identity.
+
+    >>> from chainrule.example_libraries import stax
+    >>> init, apply = stax.Dropout(0.5)
+    >>> y = apply((), np.ones((2, 5)), rng=cr.random.key(1))
+    >>> y.shape, sorted(set(y.ravel().tolist()))        # kept entries scaled by 1 / 0.5
+    ((2, 5), [0.0, 2.0])
+    >>> init, apply = stax.Dropout(0.5, mode="test")
+    >>> apply((), np.ones(3), rng=cr.random.key(1)).tolist()
+    [1.0, 1.0, 1.0]
+    """
     def init_fun(rng, input_shape):
         return input_shape, ()
 
@@ -300,7 +395,20 @@ def Dropout(rate, mode="train"):
 
 
 def serial(*layers):
-    """The layers one after the other; params a list, one entry per layer."""
+    """The layers one after the other; params a list, one entry per layer.
+
+    >>> from chainrule.example_libraries import stax
+    >>> init, apply = stax.serial(stax.Dense(16), stax.Relu, stax.Dense(10), stax.LogSoftmax)
+    >>> out_shape, params = init(cr.random.key(0), (-1, 784))
+    >>> out_shape, [p[0].shape for p in params if p]      # Relu's params are ()
+    ((-1, 10), [(784, 16), (16, 10)])
+    >>> apply(params, np.ones((32, 784))).shape
+    (32, 10)
+    >>> loss = lambda params, x: -apply(params, x)[:, 0].mean()
+    >>> grads = cr.grad(loss)(params, np.ones((4, 784)))  # a tree like params
+    >>> [g[0].shape for g in grads if g]
+    [(784, 16), (16, 10)]
+    """
     nlayers = len(layers)
     init_funs, apply_funs = zip(*layers)
 
@@ -323,7 +431,21 @@ def serial(*layers):
 
 def parallel(*layers):
     """The layers side by side: the i-th takes the i-th of a sequence of inputs (with
-    FanOut before it, and FanInSum or FanInConcat after, a residual block)."""
+    FanOut before it, and FanInSum or FanInConcat after, a residual block).
+
+    >>> from chainrule.example_libraries import stax
+    >>> init, apply = stax.parallel(stax.Dense(3), stax.Dense(4))
+    >>> out_shapes, params = init(cr.random.key(0), ((-1, 2), (-1, 5)))
+    >>> out_shapes
+    ((-1, 3), (-1, 4))
+    >>> [y.shape for y in apply(params, (np.ones((1, 2)), np.ones((1, 5))))]
+    [(1, 3), (1, 4)]
+    >>> init, apply = stax.serial(stax.FanOut(2), stax.parallel(stax.Dense(3), stax.Identity),
+    ...                           stax.FanInConcat())       # [Dense(x), x]
+    >>> out_shape, params = init(cr.random.key(0), (-1, 2))
+    >>> out_shape, apply(params, np.ones((5, 2))).shape
+    ((-1, 5), (5, 5))
+    """
     nlayers = len(layers)
     init_funs, apply_funs = zip(*layers)
 
@@ -341,7 +463,16 @@ def parallel(*layers):
 
 
 def shape_dependent(make_layer):
-    """A layer made by ``make_layer(input_shape)`` once the input's shape is known."""
+    """A layer made by ``make_layer(input_shape)`` once the input's shape is known.
+
+    >>> from chainrule.example_libraries import stax
+    >>> init, apply = stax.shape_dependent(lambda shape: stax.Dense(shape[-1]))
+    >>> out_shape, (W, b) = init(cr.random.key(0), (-1, 3))  # as wide as its input
+    >>> out_shape, W.shape
+    ((-1, 3), (3, 3))
+    >>> apply((W, b), np.ones((2, 3))).shape
+    (2, 3)
+    """
     def init_fun(rng, input_shape):
         return make_layer(input_shape)[0](rng, input_shape)
 

@@ -41,38 +41,77 @@ def _shape(shape, name):
 
 
 def zeros(key, shape, dtype=_DEFAULT):
-    """An array of zeros (the key is not used)."""
+    """An array of zeros (the key is not used).
+
+    >>> from chainrule.jax_nn import initializers
+    >>> initializers.zeros(cr.random.key(0), (2, 3)).tolist()
+    [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]
+    >>> initializers.zeros(cr.random.key(0), 2, np.float32).dtype
+    dtype('float32')
+    """
     return np.zeros(_shape(shape, "zeros"), dtype)
 
 
 def ones(key, shape, dtype=_DEFAULT):
-    """An array of ones (the key is not used)."""
+    """An array of ones (the key is not used).
+
+    >>> from chainrule.jax_nn import initializers
+    >>> initializers.ones(cr.random.key(0), (2,)).tolist()
+    [1.0, 1.0]
+    """
     return np.ones(_shape(shape, "ones"), dtype)
 
 
 def constant(value, dtype=_DEFAULT):
-    """An initializer filling every entry with ``value``."""
+    """An initializer filling every entry with ``value``.
+
+    >>> from chainrule.jax_nn import initializers
+    >>> initializers.constant(0.5)(cr.random.key(0), (2, 3)).tolist()
+    [[0.5, 0.5, 0.5], [0.5, 0.5, 0.5]]
+    >>> initializers.constant(7, dtype=np.int32)(cr.random.key(0), 2).tolist()
+    [7, 7]
+    """
     def init(key, shape, dtype=dtype):
         return np.full(_shape(shape, "constant"), value, dtype)
     return init
 
 
 def normal(stddev=1e-2, dtype=_DEFAULT):
-    """Normal draws of standard deviation ``stddev``."""
+    """Normal draws of standard deviation ``stddev``.
+
+    >>> from chainrule.jax_nn import initializers
+    >>> w = initializers.normal(0.5)(cr.random.key(0), (1000, 100))
+    >>> w.shape, round(float(w.std()), 2)
+    ((1000, 100), 0.5)
+    >>> initializers.normal()(cr.random.key(0), (2, 3), np.float32).dtype
+    dtype('float32')
+    """
     def init(key, shape, dtype=dtype):
         return random.normal(key, _shape(shape, "normal"), dtype) * np.asarray(stddev, dtype)
     return init
 
 
 def uniform(scale=1e-2, dtype=_DEFAULT):
-    """Uniform draws in [0, scale)."""
+    """Uniform draws in [0, scale).
+
+    >>> from chainrule.jax_nn import initializers
+    >>> w = initializers.uniform(2.0)(cr.random.key(0), (100, 10))
+    >>> w.shape, bool(w.min() >= 0.0 and w.max() < 2.0)
+    ((100, 10), True)
+    """
     def init(key, shape, dtype=dtype):
         return random.uniform(key, _shape(shape, "uniform"), dtype) * np.asarray(scale, dtype)
     return init
 
 
 def truncated_normal(stddev=1e-2, dtype=_DEFAULT, lower=-2.0, upper=2.0):
-    """Normal draws truncated to [lower, upper], times ``stddev``."""
+    """Normal draws truncated to [lower, upper], times ``stddev``.
+
+    >>> from chainrule.jax_nn import initializers
+    >>> w = initializers.truncated_normal(1.0)(cr.random.key(0), (100, 10))
+    >>> w.shape, bool(abs(w).max() <= 2.0)
+    ((100, 10), True)
+    """
     def init(key, shape, dtype=dtype):
         draw = random.truncated_normal(key, lower, upper, _shape(shape, "truncated_normal"),
                                        dtype)
@@ -99,7 +138,14 @@ def variance_scaling(scale, mode, distribution, in_axis=-2, out_axis=-1,
                      batch_axis: int | Sequence[int] = (), dtype=_DEFAULT):
     """Draws of variance ``scale / n``, n the fan in, the fan out or their mean
     (``mode``: "fan_in", "fan_out", "fan_avg"), from ``distribution``:
-    "truncated_normal", "normal" or "uniform" (in +-sqrt(3 * variance))."""
+    "truncated_normal", "normal" or "uniform" (in +-sqrt(3 * variance)).
+
+    >>> from chainrule.jax_nn import initializers
+    >>> init = initializers.variance_scaling(2.0, "fan_in", "normal")
+    >>> w = init(cr.random.key(0), (3, 3, 16, 32))     # a conv kernel, HWIO: fan_in 3*3*16
+    >>> round(float(w.std() * np.sqrt(3 * 3 * 16 / 2)), 1)
+    1.0
+    """
     if mode not in ("fan_in", "fan_out", "fan_avg"):
         raise ValueError(f"variance_scaling: mode must be 'fan_in', 'fan_out' or "
                          f"'fan_avg', got {mode!r}")
@@ -122,25 +168,44 @@ def variance_scaling(scale, mode, distribution, in_axis=-2, out_axis=-1,
     return init
 
 
-def _named(scale, mode, distribution):
+def _named(scale, mode, distribution, name, alias=None):
     def make(in_axis=-2, out_axis=-1, batch_axis=(), dtype=_DEFAULT):
         return variance_scaling(scale, mode, distribution, in_axis, out_axis, batch_axis, dtype)
-    make.__doc__ = (f"``variance_scaling({scale}, {mode!r}, {distribution!r})``.")
+    make.__name__ = make.__qualname__ = name
+    # (the example's weight is (400, 300): fan_in 400, fan_out 300, their mean 350)
+    fan = {"fan_in": 400, "fan_out": 300, "fan_avg": 350}[mode]
+    same = f" ``{alias}`` is the same function." if alias else ""
+    make.__doc__ = (
+        f"``variance_scaling({scale}, {mode!r}, {distribution!r})``: draws of standard "
+        f"deviation sqrt({scale:g} / {mode}).{same}\n\n"
+        f">>> from chainrule.jax_nn import initializers\n"
+        f">>> w = initializers.{name}()(cr.random.key(0), (400, 300))\n"
+        f">>> w.shape, round(float(w.std() / np.sqrt({scale:g} / {fan})), 1)\n"
+        f"((400, 300), 1.0)\n")
     return make
 
 
-glorot_uniform = xavier_uniform = _named(1.0, "fan_avg", "uniform")
-glorot_normal = xavier_normal = _named(1.0, "fan_avg", "truncated_normal")
-lecun_uniform = _named(1.0, "fan_in", "uniform")
-lecun_normal = _named(1.0, "fan_in", "truncated_normal")
-he_uniform = kaiming_uniform = _named(2.0, "fan_in", "uniform")
-he_normal = kaiming_normal = _named(2.0, "fan_in", "truncated_normal")
+glorot_uniform = xavier_uniform = _named(1.0, "fan_avg", "uniform", "glorot_uniform",
+                                         "xavier_uniform")
+glorot_normal = xavier_normal = _named(1.0, "fan_avg", "truncated_normal", "glorot_normal",
+                                       "xavier_normal")
+lecun_uniform = _named(1.0, "fan_in", "uniform", "lecun_uniform")
+lecun_normal = _named(1.0, "fan_in", "truncated_normal", "lecun_normal")
+he_uniform = kaiming_uniform = _named(2.0, "fan_in", "uniform", "he_uniform", "kaiming_uniform")
+he_normal = kaiming_normal = _named(2.0, "fan_in", "truncated_normal", "he_normal",
+                                    "kaiming_normal")
 
 
 def orthogonal(scale=1.0, column_axis=-1, dtype=_DEFAULT):
     """A (semi-)orthogonal matrix times ``scale``, as JAX makes it: the Q of a normal
     matrix's QR, its columns' signs fixed by R's diagonal; other axes than
-    ``column_axis`` are flattened into the rows."""
+    ``column_axis`` are flattened into the rows.
+
+    >>> from chainrule.jax_nn import initializers
+    >>> w = initializers.orthogonal()(cr.random.key(0), (5, 3))
+    >>> w.shape, np.allclose(w.T @ w, np.eye(3))        # orthonormal columns
+    ((5, 3), True)
+    """
     def init(key, shape, dtype=dtype):
         shape = _shape(shape, "orthogonal")
         if len(shape) < 2:
