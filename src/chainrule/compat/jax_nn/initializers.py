@@ -174,7 +174,7 @@ def _named(scale, mode, distribution, name, alias=None):
     make.__name__ = make.__qualname__ = name
     # (the example's weight is (400, 300): fan_in 400, fan_out 300, their mean 350)
     fan = {"fan_in": 400, "fan_out": 300, "fan_avg": 350}[mode]
-    same = f" ``{alias}`` is the same function." if alias else ""
+    same = f" ``{name}`` and ``{alias}`` are one function." if alias else ""
     make.__doc__ = (
         f"``variance_scaling({scale}, {mode!r}, {distribution!r})``: draws of standard "
         f"deviation sqrt({scale:g} / {mode}).{same}\n\n"
