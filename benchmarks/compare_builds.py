@@ -62,7 +62,11 @@ MEASURES = {"moons step (s)": ["moons"], "MLP b128 / NumPy": ["mlp", "128", "300
 def measure(src, args):
     env = dict(os.environ, PYTHONPATH=src, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
                MKL_NUM_THREADS="1")
-    probe = PROBE.format(here=HERE, root=os.path.dirname(HERE))
+    # Each build's own workloads (a build's benchmark files speak its API: a layout
+    # change moves them with it), or this checkout's where the build has none.
+    bench = os.path.join(os.path.dirname(os.path.abspath(src)), "benchmarks")
+    bench = bench if os.path.isdir(bench) else HERE
+    probe = PROBE.format(here=bench, root=os.path.dirname(bench))
     pin = ["taskset", "-c", "0"] if sys.platform.startswith("linux") else []
     out = subprocess.run(pin + [sys.executable, "-c", probe, *args], env=env,
                          capture_output=True, text=True, check=True)

@@ -42,6 +42,7 @@ from .primitive import (ENTRYWISE, LEADING_AXES, Batching, Primitive, along_axis
 from .api.creation import (arange, eye, full, linspace, ones, ones_like, rand, randn,
                            tensor, zeros, zeros_like)
 from .tensor import Tensor
+from .api.torch_counting import histc, histogram
 from .api.torch_random import (Generator, bernoulli, manual_seed, multinomial, normal,
                                rand_like, randint, randn_like, randperm)
 from .jit import jit, make_program
@@ -76,6 +77,8 @@ __all__ = [
     # PyTorch's random functions and Generator (cr.random is JAX's keys)
     "manual_seed", "Generator", "randint", "randperm", "multinomial", "normal", "bernoulli",
     "rand_like", "randn_like",
+    # PyTorch's counting functions (no derivative)
+    "histc", "histogram",
     # function transforms
     "grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "jacobian", "hessian",
     "hvp", "vmap", "linear_operator", "hessian_operator", "gradcheck", "GradcheckError",

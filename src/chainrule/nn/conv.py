@@ -12,7 +12,7 @@ from .. import arrays as xp
 from ..rules.common import Result
 from ..primitive import shape_of
 from . import functional as F
-from .layers import RNG, make_generator
+from .layers import RNG, initial_generator
 from .module import Module, Parameter
 
 # A size per spatial axis, or one for all; padding may also be "same" or "valid".
@@ -49,7 +49,7 @@ class _ConvNd(Module):
         kernel = _sizes(kernel_size, self.d, "kernel_size", name)
         self.in_channels, self.out_channels, self.kernel_size = in_channels, out_channels, kernel
         self.stride, self.padding, self.dilation, self.groups = stride, padding, dilation, groups
-        rng = make_generator(rng)
+        rng = initial_generator(rng)
         fan_in = in_channels // groups * math.prod(kernel)
         # PyTorch's default, so that a ported model starts alike: kaiming-uniform with
         # a = sqrt(5) is U(-b, b) with b = 1 / sqrt(fan_in), and its bias draws the same

@@ -11,6 +11,7 @@ from numpy.typing import ArrayLike, DTypeLike
 
 from ..rules import fused
 from .. import rules as ops
+from ..api.torch_random import default_generator
 from ..primitive import raw
 from ..rules.common import Result
 from ..tensor import Tensor
@@ -36,12 +37,20 @@ def make_generator(rng: RNG) -> np.random.Generator:
                     f"got {type(rng).__name__} {rng!r}")
 
 
+def initial_generator(rng: RNG) -> Any:
+    """Where a layer's initial weights come from: ``rng`` (a seed or a Generator), or by
+    default chainrule's default generator, as PyTorch draws them from its own, so that
+    ``cr.manual_seed(n)`` makes a model's first weights repeatable."""
+    return default_generator if rng is None else make_generator(rng)
+
+
 class Linear(Module):
     """``y = x @ weight.T + bias``, weight of shape (out_features, in_features): one row
     per output, PyTorch's layout, so that ``weight[k]``, ``F.linear`` and a torch
     state dict carry over as they are. ``init="he"`` draws N(0, 2 / in_features), right for ReLU;
     ``"xavier"`` draws U(-a, a) with a = sqrt(6 / (in + out)), right for tanh. The bias
-    starts at 0. ``rng`` is a seed or a ``numpy.random.Generator``.
+    starts at 0. ``rng`` is a seed or a ``numpy.random.Generator``; by default the
+    weights come from the default generator, which ``cr.manual_seed`` seeds, as PyTorch's.
 
     Input (..., in_features), output (..., out_features).
 
@@ -61,7 +70,7 @@ class Linear(Module):
         for name, n in (("in_features", in_features), ("out_features", out_features)):
             if not isinstance(n, Integral) or n < 1:
                 raise ValueError(f"Linear: {name} must be a positive int, got {n!r}")
-        rng = make_generator(rng)
+        rng = initial_generator(rng)
         # (drawn column by column, so that a seed gives the numbers it always gave)
         if init == "he":
             w = rng.standard_normal((in_features, out_features)) * math.sqrt(2 / in_features)
@@ -485,7 +494,7 @@ class Embedding(Module):
             padding_idx = int(padding_idx) % num_embeddings  # PyTorch counts -1 as the last
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.padding_idx = padding_idx
-        w = make_generator(rng).standard_normal((num_embeddings, embedding_dim))
+        w = initial_generator(rng).standard_normal((num_embeddings, embedding_dim))
         if padding_idx is not None:
             w[padding_idx] = 0.0
         self.weight = Parameter(w, dtype=dtype)
@@ -546,7 +555,7 @@ class MLP(Sequential):
         if activation not in ACTIVATIONS:
             raise ValueError(f"MLP: activation must be one of {', '.join(ACTIVATIONS)}, "
                              f"got {activation!r}")
-        rng = make_generator(rng)
+        rng = initial_generator(rng)
         init = init or ("he" if activation in ("relu", "gelu") else "xavier")
         layers = []
         for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):
