@@ -335,6 +335,37 @@ def test_gru_keeps_its_gates_for_an_ordinary_backward_pass_only():
         fused_recurrent.gru_sequence.shared_pullback = original
 
 
+def test_gru_takes_its_fast_path_under_jit_too():
+    """cr.jit records the fast forward and pullback the eager run takes (the same NumPy
+    calls, so a replay gives the eager numbers bit for bit); another library's arrays
+    take the plain rules, eagerly and under cr.jit alike."""
+    from chainrule.rules import fused_recurrent
+    arrays = gru_inputs(steps=3, rows=2)
+
+    def gradients(*arrays):
+        ts = [cr.tensor(a, requires_grad=True) for a in arrays]
+        (fused_recurrent.gru_sequence(*ts) ** 2).sum().backward()
+        return [t.grad for t in ts]
+
+    plain = []
+    original = fused_recurrent._plain_gradients
+    fused_recurrent._plain_gradients = lambda *args: (plain.append(1), original(*args))[1]
+    try:
+        jitted = cr.jit(gradients)
+        for scale in (1.0, 1.01):
+            scaled = [a * scale for a in arrays]
+            for e, j in zip(gradients(*scaled), jitted(*scaled)):
+                assert np.array_equal(np.asarray(e), np.asarray(j))
+        assert plain == []
+        torch = pytest.importorskip("torch")
+        as_torch = [torch.from_numpy(a) for a in arrays]
+        for e, j in zip(gradients(*as_torch), cr.jit(gradients)(*as_torch)):
+            np.testing.assert_allclose(np.asarray(e), np.asarray(j), rtol=1e-14)
+        assert plain != []
+    finally:
+        fused_recurrent._plain_gradients = original
+
+
 # ---------------------------------------------------------------------------------------
 # attention and self_attention (chainrule.rules.fused_attention), against the plain
 # composition MultiheadAttention runs without overrides

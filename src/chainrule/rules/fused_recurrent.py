@@ -8,9 +8,11 @@ NumPy and keeps the gates it computed; an ordinary backward pass runs backpropag
 through time on them in one call, the weight's gradient one matrix product for all the
 steps. The plain rules, written with the table's operations below, are the same
 formulas: they serve ``create_graph`` (derivatives of any order), batches of
-cotangents and tangents (jacrev, jacfwd), forward mode, cr.jit and cr.vmap. Both are
-tested equal to the plain composition (``tests/test_fused.py``), and
-``CHAINRULE_FAST=0`` turns the override off as it does fused.py's.
+cotangents and tangents (jacrev, jacfwd), forward mode, cr.vmap and other libraries'
+arrays. cr.jit records the fast path itself (its traced arrays take it as NumPy's do),
+so a replay makes the eager run's calls. Both are tested equal to the plain
+composition (``tests/test_fused.py``), and ``CHAINRULE_FAST=0`` turns the override off
+as it does fused.py's.
 
 torch's equations of one step (gates r, z, n side by side on the last axis)::
 
@@ -22,6 +24,7 @@ torch's equations of one step (gates r, z, n side by side on the last axis)::
 """
 
 from .. import arrays as xp
+from ..arrays import ARRAYS
 from ..primitive import LEADING_AXES, shape_of
 from .common import tangent_lead
 from .elementwise import _sigmoid, sigmoid, tanh
@@ -169,30 +172,47 @@ def _plain_tangent(gi, h0, w_hh, b_hh, argnum, tangent):
 # The fast pullback: the kept gates, NumPy, every gradient in one pass
 # ---------------------------------------------------------------------------------------
 
+def _numpy_held(a):
+    """Whether ``a`` is NumPy's array, or a registered array type (``ARRAYS``) standing
+    for one: cr.jit's traced array, whose value (``_value``) is NumPy's. Not another
+    library's array, nor a traced one (``ForeignArray``: written through a view, it
+    refuses to be read), nor a transform's tracer (cr.vmap's batch): those take the
+    plain rules, eagerly and under cr.jit alike."""
+    return type(a) is xp.ndarray or (type(a) in ARRAYS
+                                     and type(getattr(a, "_value", None)) is xp.ndarray)
+
+
 def _plain_arrays(*arrays):
-    """Whether the fast path applies: NumPy arrays of one floating dtype, one sequence
-    (gi (L, N, 3H), h0 (N, H)), not a stack of them (b_hh may be None)."""
-    gi, h0 = arrays[0], arrays[1]
-    dtype = gi.dtype if type(gi) is xp.ndarray else None
-    return (dtype is not None and dtype.kind == "f" and gi.ndim == 3
-            and type(h0) is xp.ndarray and h0.ndim == 2
-            and all(a is None or (type(a) is xp.ndarray and a.dtype == dtype)
-                    for a in arrays[1:]))
+    """Whether the fast path applies: NumPy's arrays, or cr.jit's traced ones (so that a
+    replay runs the very calls the eager run did), of one floating dtype, one sequence
+    (gi (L, N, 3H), h0 (N, H), w_hh (3H, H), b_hh (3H,) or None), not a stack of them."""
+    gi, h0, w_hh, b_hh = arrays
+    if not _numpy_held(gi):
+        return False
+    dtype = gi.dtype
+    return (dtype.kind == "f" and gi.ndim == 3
+            and _numpy_held(h0) and h0.dtype == dtype and h0.ndim == 2
+            and _numpy_held(w_hh) and w_hh.dtype == dtype and w_hh.ndim == 2
+            and (b_hh is None or (_numpy_held(b_hh) and b_hh.dtype == dtype
+                                  and b_hh.ndim == 1)))
 
 
 def _gru_keeping(gi, h0, w_hh, b_hh):
-    """``_gru_run`` with the same formulas, on NumPy arrays, written into arrays made
-    once for the whole sequence (no stacking after): the outputs, and the kept
-    (h0, [r z] of every step, n of every step, gh of every step)."""
+    """``_gru_run`` with the same formulas, written into arrays made once for the whole
+    sequence (no stacking after): the outputs, and the kept (h0, [r z] of every step,
+    n of every step, gh of every step). The arrays are made from gi (``empty_like``),
+    so that under cr.jit they are values of the program, which traced values can be
+    written into: a replay runs the very calls the eager run did, on NumPy's arrays and
+    traced ones alike (a new array above ~128 KB costs page faults: hence the buffers)."""
     if not _plain_arrays(gi, h0, w_hh, b_hh):  # (a stack of sequences: the plain rules)
         return _gru_run(gi, h0, w_hh, b_hh), None
     steps, rows, gates = gi.shape
-    hidden, dtype = gates // 3, gi.dtype
+    hidden = gates // 3
     two = 2 * hidden
-    out = xp.empty((steps, rows, hidden), dtype=dtype)
-    rzs = xp.empty((steps, rows, two), dtype=dtype)
-    ns = xp.empty((steps, rows, hidden), dtype=dtype)
-    ghs = xp.empty((steps, rows, gates), dtype=dtype)
+    out = xp.empty_like(gi, order="C", shape=(steps, rows, hidden))
+    rzs = xp.empty_like(gi, order="C", shape=(steps, rows, two))
+    ns = xp.empty_like(gi, order="C", shape=(steps, rows, hidden))
+    ghs = xp.empty_like(gi, order="C")
     w_t = w_hh.T
     h = h0
     for t in range(steps):
@@ -228,9 +248,11 @@ def _gru_pullback(g, ans, gi, h0, w_hh, b_hh, needs, residual):
     depend on the gradient arriving from later steps is computed for every step at
     once, before the loop (the gates' slopes); the loop over time then does the few
     products that do, writing the gradient of every step's gh into one array; W_hh's
-    gradient is then one product over all the steps, and b_hh's one sum."""
-    if (residual is None or type(g) is not xp.ndarray or g.shape != ans.shape
-            or len(residual) != 4 or not _plain_arrays(gi, h0, w_hh, b_hh)):
+    gradient is then one product over all the steps, and b_hh's one sum. As in the
+    forward, every array written into is made here from a value (so cr.jit records
+    these very calls)."""
+    if (residual is None or not _numpy_held(g) or g.shape != ans.shape or len(residual) != 4
+            or not _plain_arrays(gi, h0, w_hh, b_hh)):
         grads = _plain_gradients(g, gi, h0, w_hh, b_hh)
         return tuple(grad if need else None for grad, need in zip(grads, needs))
     _, rzs, ns, ghs = residual
@@ -249,8 +271,8 @@ def _gru_pullback(g, ans, gi, h0, w_hh, b_hh, needs, residual):
     to_r *= ghs[..., two:]
     to_z = slope[..., hidden:]
     to_z *= hs - ns
-    dgh = xp.empty(gi.shape, dtype=gi.dtype)
-    dgi_n = xp.empty(ns.shape, dtype=gi.dtype)
+    dgh = xp.empty_like(gi, order="C")
+    dgi_n = xp.empty_like(ns, order="C")
     carry = None
     for t in range(steps - 1, -1, -1):
         dh = g[t] if carry is None else g[t] + carry
