@@ -30,7 +30,7 @@ def test_the_issues_case_a_replaced_weight_is_read():
     m, X = nn.Linear(2, 3, rng=0), np.ones((4, 2))
     f = cr.jit(lambda model, x: model(cr.tensor(x)))
     _same(f(m, X), m(cr.tensor(X)))
-    m.weight = cr.tensor(np.zeros((2, 3)), requires_grad=True)  # (in, out) here
+    m.weight = cr.tensor(np.zeros((3, 2)), requires_grad=True)  # (out, in)
     _same(f(m, X), m(cr.tensor(X)))
     np.testing.assert_array_equal(f(m, X).data, np.broadcast_to(m.bias.data, (4, 3)))
 
@@ -50,7 +50,7 @@ def test_a_replaced_submodule_is_read(passed):
     _same(call(X), seq(cr.tensor(X)))
     seq.layers[2] = nn.Linear(3, 1, rng=6)               # its list, written directly
     _same(call(X), seq(cr.tensor(X)))
-    seq[0].weight = nn.Parameter(np.ones((2, 3)))        # a parameter two levels down
+    seq[0].weight = nn.Parameter(np.ones((3, 2)))        # a parameter two levels down
     _same(call(X), seq(cr.tensor(X)))
     del seq[1]                                           # a layer removed
     _same(call(X), seq(cr.tensor(X)))
@@ -183,7 +183,7 @@ def test_a_model_reached_through_a_helper_function_is_read():
         return model(x)
     f, X = cr.jit(lambda x: helper(cr.tensor(x)) * 2.0), _x(8)
     _same(f(X), helper(cr.tensor(X)) * 2.0)
-    model.weight = nn.Parameter(np.ones((2, 1)))
+    model.weight = nn.Parameter(np.ones((1, 2)))
     _same(f(X), helper(cr.tensor(X)) * 2.0)
 
 
@@ -202,7 +202,7 @@ def test_a_state_replaced_at_every_call_warns_once_and_keeps_few_programs():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         for k in range(12):
-            model.weight = nn.Parameter(np.full((2, 1), float(k)))
+            model.weight = nn.Parameter(np.full((1, 2), float(k)))
             _same(f(X), model(cr.tensor(X)))
     assert len([w for w in caught if "replaced" in str(w.message)]) == 1
     assert max(len(entries) for entries in f._programs.values()) <= 8

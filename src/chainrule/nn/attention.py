@@ -26,7 +26,7 @@ from ..rules.common import Result, float_dtype
 from ..api.torch_random import default_generator
 from . import functional as F
 from .containers import ModuleList
-from .layers import RNG, Dropout, LayerNorm, Linear, make_generator
+from .layers import RNG, Dropout, LayerNorm, Linear, initial_generator
 from .module import Module, Parameter
 from .recurrent import check_device
 from .scaled_dot_product import additive_mask, scaled_dot_product_attention
@@ -48,21 +48,17 @@ def _affine(x, weight, bias):
     return out if len(shape) <= 2 else ops.reshape(out, shape[:-1] + shape_of(out)[-1:])
 
 
-def _generator(rng: RNG) -> np.random.Generator:
-    """``rng`` if given, else chainrule's default generator, as torch draws from its own."""
-    return default_generator if rng is None else make_generator(rng)
-
-
 _LINEAR_ACTIVATIONS = {"relu": ops.relu, "tanh": ops.tanh, "sigmoid": ops.sigmoid,
                        "gelu": ops.gelu}
 
 
 class NonDynamicallyQuantizableLinear(Linear):
-    """A Linear that keeps its weight in PyTorch's layout, (out_features, in_features),
-    and computes ``x @ weight.T + bias``: the projections of ``MultiheadAttention`` and
-    the feed-forward layers of ``TransformerEncoderLayer``, so that torch's state_dict
-    of them loads as it is. Initialised as torch's Linear: weight and bias from
-    U(-1/sqrt(in_features), 1/sqrt(in_features)). ``isinstance(m, nn.Linear)`` holds.
+    """A Linear initialised as torch's: weight and bias from U(-1/sqrt(in_features),
+    1/sqrt(in_features)) (nn.Linear's default is He's normal): the projections of
+    ``MultiheadAttention`` and the feed-forward layers of ``TransformerEncoderLayer``,
+    so that a model made with a seed starts as torch's would in distribution. Its
+    layout is every Linear's, PyTorch's (out_features, in_features), so torch's
+    state_dict of them loads as it is. ``isinstance(m, nn.Linear)`` holds.
 
     (The name is torch's class of ``MultiheadAttention.out_proj``.)
 
@@ -76,7 +72,7 @@ class NonDynamicallyQuantizableLinear(Linear):
         for name, n in (("in_features", in_features), ("out_features", out_features)):
             if not isinstance(n, Integral) or n < 1:
                 raise ValueError(f"Linear: {name} must be a positive int, got {n!r}")
-        rng, bound = _generator(rng), 1 / math.sqrt(in_features)
+        rng, bound = initial_generator(rng), 1 / math.sqrt(in_features)
         self.in_features, self.out_features = int(in_features), int(out_features)
         self.weight = Parameter(rng.uniform(-bound, bound, (out_features, in_features)),
                                 dtype=dtype)
@@ -150,7 +146,7 @@ class MultiheadAttention(Module):
         self.num_heads, self.head_dim = int(num_heads), E // int(num_heads)
         self.dropout, self.batch_first = float(dropout), bool(batch_first)
         self._qkv_same_embed_dim = self.kdim == E and self.vdim == E
-        rng, dtype = _generator(rng), np.float64 if dtype is None else dtype
+        rng, dtype = initial_generator(rng), np.float64 if dtype is None else dtype
 
         def xavier(rows, cols):  # torch's xavier_uniform_: U(-a, a), a = sqrt(6 / (in + out))
             a = math.sqrt(6 / (rows + cols))
@@ -337,7 +333,7 @@ class TransformerEncoderLayer(Module):
         elif not callable(activation):
             raise ValueError(f"TransformerEncoderLayer: activation must be 'relu', 'gelu' "
                              f"or a callable, got {type(activation).__name__}")
-        rng, dtype = _generator(rng), np.float64 if dtype is None else dtype
+        rng, dtype = initial_generator(rng), np.float64 if dtype is None else dtype
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
                                             batch_first=batch_first, dtype=dtype, rng=rng)
         self.linear1 = NonDynamicallyQuantizableLinear(d_model, dim_feedforward, bias, rng,

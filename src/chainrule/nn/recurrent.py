@@ -26,7 +26,7 @@ from ..rules.common import Result
 from ..tensor import Tensor
 from ..api.torch_random import default_generator
 from . import functional as F
-from .layers import RNG, make_generator
+from .layers import RNG, initial_generator, make_generator
 from .module import Module, Parameter
 
 __all__ = ["RNN", "GRU", "LSTM", "RNNCell", "GRUCell", "LSTMCell", "rnn_tanh_cell",
@@ -34,12 +34,6 @@ __all__ = ["RNN", "GRU", "LSTM", "RNNCell", "GRUCell", "LSTMCell", "rnn_tanh_cel
 
 # How many blocks of hidden_size rows each weight has: the gates, in torch's order.
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "GRU": 3, "LSTM": 4}
-
-
-def _generator(rng: RNG) -> np.random.Generator:
-    """Where the initial weights come from: ``rng`` if given, else chainrule's default
-    generator, as torch draws from its own (``cr.manual_seed`` makes it repeatable)."""
-    return default_generator if rng is None else make_generator(rng)
 
 
 def _project(x, weight_t, bias):
@@ -193,7 +187,7 @@ class _RNNBase(Module):
         # dropout between layers draws from chainrule's default generator, as torch's
         # from its own, unless rng= gives the layer a generator of its own
         self._dropout_rng = None if rng is None else make_generator(rng)
-        rng = _generator(rng)
+        rng = initial_generator(rng)
         gate_size = _GATES[mode] * self.hidden_size
         k = 1 / math.sqrt(self.hidden_size)
         directions = 2 if self.bidirectional else 1
@@ -445,7 +439,7 @@ class _CellBase(Module):
         _check_size(name, "hidden_size", hidden_size)
         self.mode, self.input_size, self.hidden_size = mode, int(input_size), int(hidden_size)
         self.bias = bool(bias)
-        rng, k = _generator(rng), 1 / math.sqrt(self.hidden_size)
+        rng, k = initial_generator(rng), 1 / math.sqrt(self.hidden_size)
         gate_size, dtype = _GATES[mode] * self.hidden_size, (dtype or np.float64)
         self.weight_ih = _uniform(rng, k, (gate_size, self.input_size), dtype)
         self.weight_hh = _uniform(rng, k, (gate_size, self.hidden_size), dtype)
