@@ -182,17 +182,17 @@ def test_a_hundred_training_steps_are_bit_exact_in_float64(name):
 
 @pytest.mark.parametrize("name", OPTIMIZERS)
 def test_training_by_blocks_of_rows_is_bit_exact(name, small_blocks):
-    """Each optimizer's update, by blocks of 2 rows (of the 20 x 16 weight): the eager
+    """Each optimizer's update, by blocks of one row (of the 16 x 20 weight): the eager
     numbers to the last bit, and the listing says which lines run so."""
     test_a_hundred_training_steps_are_bit_exact_in_float64(name)
     model = _model(np.float64)
     text = str(cr.make_program(train_step)(model, OPTIMIZERS[name](model.parameters()),
                                            *_problem(np.float64)))
-    assert "of shape (20, 16): run by blocks of 2 rows)" in text
+    assert "of shape (16, 20): run by blocks of 1 rows)" in text
 
 
 def test_a_large_update_runs_by_blocks_of_rows():
-    """At the real threshold: Adam on a 512 x 256 float64 weight (1 MB) runs its update
+    """At the real threshold: Adam on a 256 x 512 float64 weight (1 MB) runs its update
     by blocks of rows, with the eager numbers, into the parameter's own array."""
     rng = np.random.default_rng(0)
     x, y = rng.standard_normal((8, 512)), np.arange(8) % 4
@@ -210,7 +210,7 @@ def test_a_large_update_runs_by_blocks_of_rows():
     same(eager_model.layers[0].weight.data, jit_model.layers[0].weight.data)
     assert jit_model.layers[0].weight.data is weight
     text = str(step.program(jit_model, jit_opt, x, y))
-    assert "of shape (512, 256): run by blocks of 64 rows)" in text
+    assert "of shape (256, 512): run by blocks of 32 rows)" in text
     assert "for s, u1" in step.program(jit_model, jit_opt, x, y).source()
 
 
@@ -284,8 +284,8 @@ def test_a_raw_tensor_step_with_an_update_by_hand():
     """The form of the benchmark: tensors for parameters, p.data -= lr * p.grad."""
     x, y = _problem(np.float64)
     rng = np.random.default_rng(5)
-    start = [rng.standard_normal((20, 16)), np.zeros(16), rng.standard_normal((16, 5)),
-             np.zeros(5)]
+    start = [rng.standard_normal((16, 20)), np.zeros(16), rng.standard_normal((5, 16)),
+             np.zeros(5)]   # the weights (out, in), as nn.Linear's
 
     def step(x, params, lr):
         h = nn.functional.linear(cr.tensor(x), params[0], params[1], "relu")
@@ -635,7 +635,7 @@ def test_the_program_of_a_training_step_reads_as_numbered_numpy_calls():
     text = str(program)
     lines = text.splitlines()
     assert lines[0].startswith("inputs: x (5, 4) float64, y (5,) int64, "
-                               "model.layers.0.weight (4, 3) float64")
+                               "model.layers.0.weight (3, 4) float64")
     assert [line for line in lines if line.startswith("#")] == \
         ["# forward", "# backward", "# update (SGD)"]
     assert "np.matmul(t" in text and "# (5, 3) float64" in text
