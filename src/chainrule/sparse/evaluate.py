@@ -1,0 +1,189 @@
+"""Sparse Jacobians and Hessians in a few compressed passes.
+
+With columns coloured so that no two of one colour share a row, ``J @ seed`` for the
+seed that sums one colour's unit vectors holds each of their entries alone in its row:
+one jvp per colour gives every entry (forward mode). Rows coloured the same way give
+one vjp per colour (reverse mode). For a Hessian, one Hessian-vector product per colour
+(forward over reverse) with a star colouring (``coloring.py``). All the colours' passes
+run at once, as one ``cr.vmap`` over the seeds, and the entries are gathered from the
+compressed result into a ``scipy.sparse.csr_array`` (SciPy's array interface, which
+``scipy.optimize`` and ``scipy.sparse.linalg`` take as they take a csr_matrix).
+
+A ``sparsity=`` given up front is coloured once, when ``sparse_jacobian(f, ...)`` is
+called, so each evaluation is only the passes and the gather; without it, each call
+finds the pattern at its point first (``pattern.py``).
+"""
+
+import numpy as np
+
+from ..transforms.functional import grad, jvp, vjp
+from ..transforms.vmap_axes import vmap
+from .coloring import column_coloring, row_coloring, star_coloring
+from .pattern import hessian_sparsity, jacobian_sparsity
+from .scipy_door import sparse_module
+
+__all__ = ["sparse_jacobian", "sparse_hessian"]
+
+MODES = ("auto", "forward", "reverse")
+
+
+def _point(x, name):
+    point = np.asarray(x)
+    if point.dtype.kind not in "fc":
+        if point.dtype.kind not in "biu":
+            raise TypeError(f"{name}: expected an array of numbers, got {point.dtype} "
+                            f"({type(x).__name__})")
+        point = point.astype(np.float64)
+    return point
+
+
+def _checked_pattern(sparsity, shape, name, what):
+    pattern = sparse_module().csr_array(sparsity, dtype=bool)
+    pattern.sum_duplicates()
+    pattern.sort_indices()
+    if shape is not None and pattern.shape != shape:
+        raise ValueError(f"{name}: sparsity has shape {pattern.shape}, expected {what} = "
+                         f"{shape}")
+    return pattern
+
+
+def _seeds(colors, ncolors):
+    """One seed per colour: the sum of the unit vectors of that colour's columns."""
+    seeds = np.zeros((ncolors, colors.size))
+    seeds[colors, np.arange(colors.size)] = 1.0
+    return seeds
+
+
+class _Plan:
+    """A pattern, coloured, and where each stored entry is found in the compressed
+    result: ``compressed.ravel()[gather]`` are the values in CSR order."""
+
+    def __init__(self, pattern, mode, colors, gather):
+        self.pattern, self.mode, self.colors, self.gather = pattern, mode, colors, gather
+        self.ncolors = int(colors.max(initial=-1)) + 1
+
+    def assemble(self, compressed):
+        sparse = sparse_module()
+        values = np.asarray(compressed).reshape(-1)[self.gather]
+        return sparse.csr_array((values, self.pattern.indices, self.pattern.indptr),
+                                shape=self.pattern.shape)
+
+
+def _entries(pattern):
+    rows = np.repeat(np.arange(pattern.shape[0]), np.diff(pattern.indptr))
+    return rows, pattern.indices.astype(np.int64)
+
+
+def _jacobian_plan(pattern, mode):
+    """Colour the pattern for forward mode (columns), reverse mode (rows), or whichever
+    needs fewer passes ("auto"; forward on a tie: a jvp costs less than a vjp)."""
+    rows, cols = _entries(pattern)
+    m, n = pattern.shape
+    plans = []
+    if mode in ("auto", "forward"):
+        colors = column_coloring(pattern)
+        # compressed is (colours, m): entry (i, j) is at [colour of j, i]
+        plans.append(_Plan(pattern, "forward", colors, colors[cols] * m + rows))
+    if mode in ("auto", "reverse"):
+        colors = row_coloring(pattern)
+        # compressed is (colours, n): entry (i, j) is at [colour of i, j]
+        plans.append(_Plan(pattern, "reverse", colors, colors[rows] * n + cols))
+    return min(plans, key=lambda plan: plan.ncolors)
+
+
+def sparse_jacobian(f, mode="auto", sparsity=None):
+    """The Jacobian of f at x as a SciPy sparse array, ``sparse_jacobian(f)(x)``: shape
+    ``(out.size, x.size)`` (``scipy.sparse.csr_array``), entries in C order.
+
+    The pattern is found first (``jacobian_sparsity``), coloured, and computed in one
+    pass per colour: ``mode="forward"`` (a jvp per group of columns), ``"reverse"`` (a
+    vjp per group of rows) or ``"auto"`` (the fewer). ``sparsity=`` (a boolean matrix,
+    dense or sparse) skips the detection, and is coloured once, here.
+
+    >>> f = lambda x: x[1:] ** 2 - x[:-1]
+    >>> J = cr.sparse_jacobian(f)(np.arange(4.0))
+    >>> J.toarray()
+    array([[-1.,  2.,  0.,  0.],
+           [ 0., -1.,  4.,  0.],
+           [ 0.,  0., -1.,  6.]])
+    """
+    if mode not in MODES:
+        raise ValueError(f"sparse_jacobian: mode must be one of {', '.join(MODES)}, "
+                         f"got {mode!r}")
+    known = None if sparsity is None else _jacobian_plan(
+        _checked_pattern(sparsity, None, "sparse_jacobian", ""), mode)
+
+    def jacobian_f(x):
+        point = _point(x, "sparse_jacobian")
+        plan = known or _jacobian_plan(
+            _checked_pattern(jacobian_sparsity(f)(point), None, "", ""), mode)
+        if plan.pattern.shape[1] != point.size:
+            raise ValueError(f"sparse_jacobian: sparsity has {plan.pattern.shape[1]} "
+                             f"columns, expected one per entry of x ({point.size}, x of "
+                             f"shape {point.shape})")
+        if plan.mode == "forward":
+            seeds = _seeds(plan.colors, plan.ncolors).reshape((plan.ncolors,) + point.shape)
+            compressed = vmap(lambda v: jvp(f, (point,), (v,))[1])(seeds)
+        else:
+            out, pullback = vjp(f, point)
+            if np.size(out) != plan.pattern.shape[0]:
+                raise ValueError(f"sparse_jacobian: sparsity has {plan.pattern.shape[0]} "
+                                 f"rows, expected one per entry of f(x) ({np.size(out)})")
+            seeds = _seeds(plan.colors, plan.ncolors).reshape(
+                (plan.ncolors,) + np.shape(out))
+            compressed = vmap(lambda u: pullback(u)[0])(seeds)
+        compressed = np.asarray(compressed).reshape(plan.ncolors, -1)
+        if plan.mode == "forward" and compressed.shape[1] != plan.pattern.shape[0]:
+            raise ValueError(f"sparse_jacobian: sparsity has {plan.pattern.shape[0]} rows, "
+                             f"expected one per entry of f(x) ({compressed.shape[1]})")
+        return plan.assemble(compressed)
+    return jacobian_f
+
+
+def _hessian_plan(pattern):
+    """A star colouring where it needs fewer passes than a column colouring (each
+    entry then comes from its row or from its mirror's), else the column colouring."""
+    pattern = _checked_pattern(pattern + pattern.T, None, "", "")
+    rows, cols = _entries(pattern)
+    n = pattern.shape[0]
+    column = column_coloring(pattern)
+    star = star_coloring(pattern)
+    if star.max(initial=-1) >= column.max(initial=-1):
+        # compressed is (colours, n) = (H @ seeds).T: entry (i, j) at [colour of j, i]
+        return _Plan(pattern, "column", column, column[cols] * n + rows)
+    ncolors = int(star.max()) + 1
+    keys = rows * ncolors + star[cols]
+    _, inverse, counts = np.unique(keys, return_inverse=True, return_counts=True)
+    alone = counts[inverse] == 1  # j's colour appears once in row i: read it there
+    gather = np.where(alone, star[cols] * n + rows, star[rows] * n + cols)
+    return _Plan(pattern, "star", star, gather)
+
+
+def sparse_hessian(f, sparsity=None):
+    """The Hessian of scalar f at x as a SciPy sparse array, ``sparse_hessian(f)(x)``:
+    shape ``(x.size, x.size)`` (``scipy.sparse.csr_array``).
+
+    The pattern is found first (``hessian_sparsity``), star-coloured (or
+    column-coloured, where that needs fewer passes), and computed with one
+    Hessian-vector product per colour. ``sparsity=`` skips the detection.
+
+    >>> f = lambda x: cr.sum(x[1:] * x[:-1] ** 2)
+    >>> cr.sparse_hessian(f)(np.array([1.0, 2.0, 3.0])).toarray()
+    array([[ 4.,  2.,  0.],
+           [ 2.,  6.,  4.],
+           [ 0.,  4.,  0.]])
+    """
+    known = None if sparsity is None else _hessian_plan(
+        _checked_pattern(sparsity, None, "sparse_hessian", ""))
+
+    def hessian_f(x):
+        point = _point(x, "sparse_hessian")
+        plan = known or _hessian_plan(hessian_sparsity(f)(point))
+        if plan.pattern.shape != (point.size, point.size):
+            raise ValueError(f"sparse_hessian: sparsity has shape {plan.pattern.shape}, "
+                             f"expected (x.size, x.size) = {(point.size, point.size)}")
+        seeds = _seeds(plan.colors, plan.ncolors).reshape((plan.ncolors,) + point.shape)
+        gradient = grad(f)
+        compressed = vmap(lambda v: jvp(gradient, (point,), (v,))[1])(seeds)
+        return plan.assemble(np.asarray(compressed).reshape(plan.ncolors, -1))
+    return hessian_f
