@@ -36,7 +36,7 @@ RANDOM = ["rand", "randn", "randint", "randperm", "multinomial", "normal", "bern
 TRANSFORMS = ["grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "jacobian",
               "hessian", "hvp", "linear_operator", "hessian_operator", "gradcheck",
               "GradcheckError", "tree_flatten", "tree_unflatten", "ravel_pytree",
-              "fixed_point", "custom_jvp", "custom_vjp"]
+              "fixed_point", "custom_jvp", "custom_vjp", "remat"]
 MODES = ["no_grad", "enable_grad", "inference_mode", "is_grad_enabled", "detect_anomaly"]
 PICTURES = ["draw_graph", "render_graph"]
 CHECKPOINT_TOP = ["save", "load"]  # cr.save and cr.load, listed with chainrule.checkpoint
@@ -214,6 +214,17 @@ def sections():
                 "`cr.lax` (`from chainrule import lax`): the loops, branches and dynamic "
                 "slices are "
                 "`cr.`'s own (above); these are the rest."),
+        Section("jax.ad_checkpoint's names", "chainrule.ad_checkpoint",
+                [Entry("cr.ad_checkpoint", cr.ad_checkpoint, "module")]
+                + _entries("ad_checkpoint.", cr.ad_checkpoint,
+                           ["checkpoint_name", "saved_residuals", "print_saved_residuals"])
+                + [Entry("cr.checkpoint_policies", cr.checkpoint_policies, "module")]
+                + _entries("checkpoint_policies.", cr.checkpoint_policies,
+                           cr.checkpoint_policies.__all__),
+                "Rematerialisation: `cr.checkpoint(f)` (the checkpoint module, called) "
+                "and `cr.remat(f)` are `jax.checkpoint`; `from chainrule.ad_checkpoint "
+                "import checkpoint, checkpoint_name` as from jax.ad_checkpoint; the "
+                "policies of `jax.checkpoint_policies`."),
         Section("JAX's example optimisers", "chainrule.example_libraries.optimizers",
                 [Entry("chainrule.example_libraries.optimizers", example_optimizers,
                        "module")]

@@ -301,7 +301,7 @@ def test_the_top_level_is_the_engine():
     "chainrule.autograd.scipy.stats", "chainrule.autograd.scipy.stats.norm",
     "chainrule.autograd.misc.optimizers", "chainrule.example_libraries.optimizers",
     "chainrule.jax_nn", "chainrule.jax_nn.initializers", "chainrule.example_libraries.stax",
-    "chainrule.tree_util", "chainrule.test_util"])
+    "chainrule.tree_util", "chainrule.test_util", "chainrule.ad_checkpoint"])
 def test_a_public_import_path_is_the_module_at_its_real_path(public):
     """``import chainrule.autograd.numpy`` works as before the move, and gives the very
     module at ``chainrule.compat.autograd.numpy``: one copy, one set of classes."""

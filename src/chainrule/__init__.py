@@ -35,6 +35,10 @@ from .transforms.pytrees import (register_pytree_node_class, tree_flatten_with_p
                                  tree_leaves_with_path, tree_map_with_path)
 from .transforms.array_type import Array  # jax.Array's role: for isinstance, annotations
 from .transforms.custom_derivatives import custom_jvp, custom_vjp
+# jax.remat and jax.checkpoint_policies; jax.checkpoint is cr.checkpoint, the checkpoint
+# module (below), which called is remat (nn/checkpoint.py says why)
+from .transforms.ad_checkpoint import remat
+from .transforms import ad_checkpoint, checkpoint_policies
 from .transforms import debug  # cr.debug.print, cr.debug.callback (a namespace, as cr.lax)
 from .modes import detect_anomaly, enable_grad, inference_mode, is_grad_enabled, no_grad
 from .primitive import (ENTRYWISE, LEADING_AXES, Batching, Primitive, along_axis, elementwise,
@@ -86,6 +90,7 @@ __all__ = [
     "tree_reduce", "register_pytree_node", "register_dataclass", "ravel_pytree", "fixed_point",
     "custom_jvp", "custom_vjp", "tree_flatten_with_path", "tree_leaves_with_path",
     "tree_map_with_path", "register_pytree_node_class", "Array",
+    "remat", "checkpoint_policies", "ad_checkpoint",
     # JAX's structured control flow
     "fori_loop", "scan", "while_loop", "cond", "switch", "dynamic_slice", "dynamic_update_slice",
     "lax",

@@ -33,6 +33,7 @@ PUBLIC_PATHS = {
     "chainrule.jax_nn": "chainrule.compat.jax_nn",      # JAX's jax.nn
     "chainrule.tree_util": "chainrule.transforms.pytrees",  # JAX's jax.tree_util
     "chainrule.test_util": "chainrule.compat.jax_test_util",  # JAX's jax.test_util
+    "chainrule.ad_checkpoint": "chainrule.transforms.ad_checkpoint",  # JAX's jax.ad_checkpoint
 }
 
 

@@ -46,9 +46,20 @@ Why this shape:
 >>> list(cr.load(path))
 ['layers.0.weight', 'layers.0.bias', 'layers.2.weight', 'layers.2.bias']
 >>> folder.cleanup()
+
+Called, the module is JAX's ``jax.checkpoint`` (``cr.remat``): the name is JAX's too, so
+``cr.checkpoint(f)`` and ``@cr.checkpoint`` rematerialise, as in JAX code, while
+``cr.checkpoint.save`` and ``from chainrule.checkpoint import CheckpointError`` are this
+module's.
+
+>>> block = cr.checkpoint(lambda x: cr.sin(cr.sin(x)))    # values computed again backward
+>>> round(float(cr.grad(block)(1.0)), 6)
+0.360039
 """
 
 import os
+import sys
+import types
 from collections.abc import Mapping
 from typing import Any
 
@@ -56,6 +67,7 @@ import numpy as np
 
 from ..tensor import Tensor
 from ..scalar.value import Value
+from ..transforms.ad_checkpoint import remat
 from .checkpoint_format import (FORMAT_VERSION, HEADER_KEY, CheckpointError,
                                 CheckpointNotFoundError, encode_header, open_file,
                                 read_array, read_header, write_file)
@@ -270,3 +282,22 @@ def rebuild_model(architecture, path, state):
     model = ScalarMLP(sizes[0], sizes[1:], nonlin=architecture.get("nonlin", "relu"),
                       activate_output=architecture.get("activate_output", False))
     return model, "scalar", sizes
+
+
+# ---------------------------------------------------------------------------------------
+# cr.checkpoint(f): JAX's name for rematerialisation is this module's name. JAX code
+# writes ``jax.checkpoint(f)``; chainrule's users write ``cr.checkpoint.save(...)`` and
+# ``from chainrule.checkpoint import CheckpointError``. Both hold because the module
+# itself is callable: calling it is ``cr.remat`` (transforms/ad_checkpoint.py). A plain
+# function at ``cr.checkpoint`` would not do: importing this module sets the package's
+# attribute back to the module. This is the one place that makes it callable.
+# ---------------------------------------------------------------------------------------
+
+class _CallableModule(types.ModuleType):
+    """This module, which called is ``cr.remat`` (JAX's ``jax.checkpoint``)."""
+
+    def __call__(self, fun: Any = None, **options: Any) -> Any:
+        return remat(fun, **options)
+
+
+sys.modules[__name__].__class__ = _CallableModule
