@@ -93,9 +93,10 @@ def _ids(shape):
 def dense(call):
     """Every result entry on every entry of every traced operand."""
     sparse = sparse_module()
-    union = _sum([p.sum(axis=0, keepdims=True) if hasattr(p, "sum") else p
-                  for p in call.operands.values()], 1, call.n)
-    columns = np.flatnonzero(np.asarray(sparse.csr_array(union).toarray()).ravel())
+    union = np.zeros(call.n, bool)
+    for pattern in call.operands.values():
+        union |= np.asarray(pattern.sum(axis=0)).ravel() != 0
+    columns = np.flatnonzero(union)
 
     def full(size):
         indptr = np.arange(size + 1, dtype=np.int64) * columns.size
@@ -251,30 +252,23 @@ def einsum(call):
 
 
 def matmul(call):
+    """a @ b as an einsum: batch axes broadcast (the operands' entry numbers with
+    them), a 1-d operand a vector."""
     if len(call.primals) != 2 or call.kwargs:
         return dense(call)
     a, b = (np.asarray(v) for v in call.primals)
-    ids_a, ids_b = _ids(a.shape), _ids(b.shape)
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     letters = "".join(chr(ord("A") + k) for k in range(len(batch)))
-    term_a, term_b, output = letters, letters, letters
-    if a.ndim == 1:
-        term_a, ids_a, a = "k", ids_a, a
-    else:
-        term_a += "nk"
-        ids_a, a = (np.broadcast_to(v, batch + a.shape[-2:]) for v in (ids_a, a))
-        output += "n"
-    if b.ndim == 1:
-        term_b = "k"
-    else:
-        term_b += "km"
-        ids_b, b = (np.broadcast_to(v, batch + b.shape[-2:]) for v in (ids_b, b))
-        output += "m"
-    if a.ndim == 1:
-        term_a = "k"
-    if b.ndim == 1:
-        term_b = "k"
-    return _contraction(call, [(term_a, ids_a, a), (term_b, ids_b, b)], output)
+    operands, output = [], letters
+    for value, core in ((a, "nk"), (b, "km")):
+        ids = _ids(value.shape)
+        if value.ndim == 1:
+            operands.append(("k", ids, value))
+        else:
+            operands.append((letters + core, np.broadcast_to(ids, batch + value.shape[-2:]),
+                             np.broadcast_to(value, batch + value.shape[-2:])))
+            output += core.replace("k", "")
+    return _contraction(call, operands, output)
 
 
 def _contraction(call, operands, output):
@@ -302,7 +296,7 @@ def _contraction(call, operands, output):
         for other, (t, _, value) in enumerate(operands):
             if other != argnum and (call.local or other not in call.operands):
                 used &= at(value, t) != 0
-        into = _pairs(result[used], at(ids, term)[used], (call.out_size, ids.size))
+        into = _pairs(result[used], at(ids, term)[used], (call.out_size, pattern.shape[0]))
         patterns.append(into @ pattern)
     return _sum(patterns, call.out_size, call.n)
 
