@@ -40,6 +40,7 @@ from .transforms.custom_derivatives import custom_jvp, custom_vjp
 from .transforms.ad_checkpoint import remat
 from .transforms import ad_checkpoint, checkpoint_policies
 from .transforms import debug  # cr.debug.print, cr.debug.callback (a namespace, as cr.lax)
+from .sparse import hessian_sparsity, jacobian_sparsity, sparse_hessian, sparse_jacobian
 from .modes import detect_anomaly, enable_grad, inference_mode, is_grad_enabled, no_grad
 from .primitive import (ENTRYWISE, LEADING_AXES, Batching, Primitive, along_axis, elementwise,
                         primitive)
@@ -91,6 +92,8 @@ __all__ = [
     "custom_jvp", "custom_vjp", "tree_flatten_with_path", "tree_leaves_with_path",
     "tree_map_with_path", "register_pytree_node_class", "Array",
     "remat", "checkpoint_policies", "ad_checkpoint",
+    # sparse Jacobians and Hessians (SciPy sparse arrays; scipy imported on first use)
+    "jacobian_sparsity", "hessian_sparsity", "sparse_jacobian", "sparse_hessian",
     # JAX's structured control flow
     "fori_loop", "scan", "while_loop", "cond", "switch", "dynamic_slice", "dynamic_update_slice",
     "lax",
