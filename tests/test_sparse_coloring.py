@@ -1,0 +1,123 @@
+"""Colourings: optimal counts on the stencil problems, and valid colourings (no two
+columns of one colour share a row; the star condition for Hessians) on random patterns."""
+
+import numpy as np
+import pytest
+
+scipy_sparse = pytest.importorskip("scipy.sparse")
+
+from chainrule.sparse import coloring  # noqa: E402
+
+
+def _band(n, width=1):
+    return scipy_sparse.diags_array([np.ones(n - abs(k)) for k in range(-width, width + 1)],
+                                    offsets=list(range(-width, width + 1)), format="csr",
+                                    dtype=bool)
+
+
+def _five_point(side):
+    band = _band(side)
+    eye = scipy_sparse.identity(side, dtype=bool, format="csr")
+    return scipy_sparse.csr_array((scipy_sparse.kron(band, eye) + scipy_sparse.kron(eye, band)),
+                                  dtype=bool)
+
+
+def _random_pattern(rng, rows, cols, density):
+    matrix = rng.random((rows, cols)) < density
+    return scipy_sparse.csr_array(matrix)
+
+
+def _count(colors):
+    return int(colors.max()) + 1
+
+
+@pytest.mark.parametrize("n", [3, 10, 1000])
+def test_a_tridiagonal_jacobian_takes_three_colours(n):
+    assert _count(coloring.column_coloring(_band(n))) == 3
+    assert _count(coloring.row_coloring(_band(n))) == 3
+
+
+@pytest.mark.parametrize("side", [5, 16, 40])
+def test_the_five_point_stencil_takes_five_colours(side):
+    assert _count(coloring.column_coloring(_five_point(side))) == 5
+
+
+def test_a_pentadiagonal_jacobian_takes_five_colours():
+    assert _count(coloring.column_coloring(_band(50, width=2))) == 5
+
+
+def test_a_star_colouring_needs_fewer_colours_than_a_column_colouring_on_an_arrowhead():
+    n = 30
+    arrow = np.eye(n, dtype=bool)
+    arrow[0] = arrow[:, 0] = True
+    assert _count(coloring.column_coloring(arrow)) == n
+    assert _count(coloring.star_coloring(arrow)) == 2
+
+
+def test_a_banded_hessian_takes_as_many_star_colours_as_the_band_is_wide():
+    assert _count(coloring.star_coloring(_band(40))) == 3
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_column_and_row_colourings_of_random_patterns_are_valid(seed):
+    rng = np.random.default_rng(seed)
+    pattern = _random_pattern(rng, 40 + 10 * seed, 35, 0.05 + 0.03 * seed)
+    columns = coloring.column_coloring(pattern)
+    dense = pattern.toarray()
+    for colour in range(_count(columns)):
+        assert dense[:, columns == colour].sum(axis=1).max(initial=0) <= 1
+    rows = coloring.row_coloring(pattern)
+    for colour in range(_count(rows)):
+        assert dense[rows == colour].sum(axis=0).max(initial=0) <= 1
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_star_colourings_of_random_symmetric_patterns_meet_the_star_condition(seed):
+    rng = np.random.default_rng(100 + seed)
+    n = 30 + 5 * seed
+    upper = np.triu(rng.random((n, n)) < 0.04 + 0.02 * seed)
+    pattern = upper | upper.T | np.eye(n, dtype=bool)
+    colors = coloring.star_coloring(pattern)
+    for i, j in zip(*np.nonzero(pattern)):  # proper colouring
+        assert i == j or colors[i] != colors[j]
+    # every path a-b-c-d on four vertices shows three colours or more
+    neighbours = [set(np.flatnonzero(pattern[v])) - {v} for v in range(n)]
+    for b in range(n):
+        for c in neighbours[b]:
+            for a in neighbours[b] - {c}:
+                for d in neighbours[c] - {a, b}:
+                    assert not (colors[a] == colors[c] and colors[b] == colors[d])
+    assert _count(colors) <= _count(coloring.column_coloring(pattern))
+
+
+def test_the_checks_reject_colourings_that_would_give_wrong_values():
+    band = _band(6)
+    assert not coloring.columns_are_independent(band, np.array([0, 1, 0, 1, 0, 1]))
+    assert coloring.columns_are_independent(band, np.array([0, 1, 2, 0, 1, 2]))
+    # a path 0-1-2-3 in two colours: entry (1, 2) is recovered from neither side
+    path = np.eye(4, dtype=bool) | np.eye(4, k=1, dtype=bool) | np.eye(4, k=-1, dtype=bool)
+    assert not coloring.is_symmetric_decompressible(path, np.array([0, 1, 0, 1]))
+    assert coloring.is_symmetric_decompressible(path, np.array([0, 1, 2, 0]))
+
+
+def test_the_symmetric_check_agrees_on_large_patterns():
+    band = _band(2000)
+    assert coloring.is_symmetric_decompressible(band, np.arange(2000) % 3)
+    assert not coloring.is_symmetric_decompressible(band, np.arange(2000) % 2)
+
+
+@pytest.mark.parametrize("order", sorted(coloring.ORDERS))
+def test_every_vertex_order_gives_a_valid_colouring(order):
+    pattern = _five_point(12)
+    colors = coloring.column_coloring(pattern, orders=(order,))
+    assert coloring.columns_are_independent(pattern, colors)
+    assert coloring.is_symmetric_decompressible(pattern,
+                                                coloring.star_coloring(pattern, orders=(order,)))
+
+
+@pytest.mark.slow
+def test_colouring_a_million_columns_takes_seconds():
+    import time
+    start = time.perf_counter()
+    assert _count(coloring.column_coloring(_band(10 ** 6))) == 3
+    assert time.perf_counter() - start < 30
