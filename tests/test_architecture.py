@@ -13,6 +13,8 @@
                           public import paths (api/paths.py)
     chainrule/scalar/     the scalar engine (Value)
     chainrule/transforms/ grad, vjp, jvp and the tracers
+    chainrule/sparse/     sparse Jacobians and Hessians: a pattern tracer, colourings,
+                          compressed passes (over the transforms; SciPy on demand)
     chainrule/scipy/      SciPy's functions with derivatives (imported on demand)
     chainrule/nn/         modules, optimizers, checkpoints (and data/)
     chainrule/compat/     other libraries' names and module paths: micrograd/,
@@ -95,6 +97,7 @@ LAYERS = [
     ("api", lambda m: m.startswith("chainrule.api")),
     ("scalar", lambda m: m.startswith("chainrule.scalar")),
     ("transforms", lambda m: m.startswith("chainrule.transforms")),
+    ("sparse", lambda m: m.startswith("chainrule.sparse")),
     ("scipy", lambda m: m.startswith("chainrule.scipy")),
     ("nn", lambda m: m.startswith(("chainrule.nn", "chainrule.data"))),
     ("compat", lambda m: m.startswith("chainrule.compat")),
@@ -109,7 +112,7 @@ DOORS = {("chainrule.libraries", "chainrule.backends")}
 GATHERERS = {"chainrule.scalar", "chainrule.transforms", "chainrule.scipy", "chainrule.nn",
              "chainrule.data", "chainrule.compat.micrograd", "chainrule.compat.autograd",
              "chainrule.jit", "chainrule.app", "chainrule.__main__",
-             "chainrule.compat.example_libraries"}
+             "chainrule.compat.example_libraries", "chainrule.sparse"}
 
 
 def layer_of(name):

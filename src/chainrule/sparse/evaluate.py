@@ -169,9 +169,9 @@ def sparse_hessian(f, sparsity=None):
 
     >>> f = lambda x: cr.sum(x[1:] * x[:-1] ** 2)
     >>> cr.sparse_hessian(f)(np.array([1.0, 2.0, 3.0])).toarray()
-    array([[ 4.,  2.,  0.],
-           [ 2.,  6.,  4.],
-           [ 0.,  4.,  0.]])
+    array([[4., 2., 0.],
+           [2., 6., 4.],
+           [0., 4., 0.]])
     """
     known = None if sparsity is None else _hessian_plan(
         _checked_pattern(sparsity, None, "sparse_hessian", ""))
