@@ -55,7 +55,9 @@ from ..primitive import Box, Primitive, elementwise, new_level, raw, shape_of
 from ..scalar.value import Value
 from ..tensor import Tensor
 from . import checkpoint_policies
+from .batching import BatchTracer
 from .custom_primitive import Rules, call
+from .forward import JVPTracer
 from .functional import jvp, vjp
 from .pytrees import tree_flatten, tree_unflatten
 from .tracer import Tracer
@@ -99,6 +101,7 @@ class _Run:
         self.policy = policy          # first run (and fwd runs): ask, and keep
         self.closed = closed          # later runs: the values standing for closed-over ones
         self.met = []                 # the closed-over boxes, in the order met
+        self.lifted = []              # (first run) what it computed with in their place
         self.seen = {}                # id(box) -> its position in met
         self.kept = {} if kept is None else kept  # operation count -> its result
         self.replay = kept is not None
@@ -111,7 +114,9 @@ class _Run:
             k = self.seen[id(box)] = len(self.met)
             self.met.append(box)  # (kept alive: ids stay unique during the run)
         if self.closed is None:
-            return _lifted(box)
+            if k == len(self.lifted):
+                self.lifted.append(_lifted(box))
+            return self.lifted[k]
         if k >= len(self.closed) or shape_of(box) != shape_of(self.closed[k]):
             raise ValueError(f"checkpoint of {self.who}: its second run met other values "
                              f"it closed over than its first (a value of shape "
@@ -121,21 +126,52 @@ class _Run:
 
 
 def _lifted(x):
-    """x without what records derivatives (a Tensor stays a Tensor, without its graph,
-    so results keep their kind); a batch of cr.vmap stays, its examples apart."""
+    """x without the levels that record (reverse mode, a Tensor's graph, an outer
+    checkpoint's run): what the first run computes with. Forward mode and vmap stay,
+    as they keep nothing (the run computes their tangents and batches as it goes); a
+    Tensor stays a Tensor, without its graph, so results keep their kind."""
+    if not _records(x):
+        return x
     if isinstance(x, Tensor):
-        return Tensor._make(x._data) if x.requires_grad else x
-    return raw(x)
+        return Tensor._make(x._data)
+    if isinstance(x, JVPTracer):
+        return JVPTracer(_lifted(x.primal), _lifted(x.tangent), x._level)
+    if isinstance(x, BatchTracer):
+        return BatchTracer(_lifted(x.value), x._level)
+    return _lifted(x._contents())
 
 
 def _records(x):
-    """Whether x carries a derivative somewhere inside (so a level would record it)."""
+    """Whether a level records x somewhere inside it (a graph that keeps values)."""
     while isinstance(x, Box):
         if isinstance(x, Tensor):
             return x.requires_grad
+        if isinstance(x, JVPTracer):
+            return _records(x.primal) or _records(x.tangent)
         if not x._batched:
             return True
         x = x._contents()
+    return False
+
+
+def _unboxed(x):
+    """What a recording level hands an operation for the lifted x (a Tensor's array)."""
+    return x._data if isinstance(x, Tensor) else x
+
+
+def _same(a, b):
+    """Whether a recording level hands back the first run's value b as a: the object
+    itself, or (a reverse-mode node copies the user's arrays it keeps) equal numbers,
+    or a tracer of the same level around the same."""
+    if a is b:
+        return True
+    if type(a) is np.ndarray and type(b) is np.ndarray:
+        return a.shape == b.shape and a.dtype == b.dtype and bool(np.all(a == b))
+    if isinstance(a, JVPTracer) and isinstance(b, JVPTracer):
+        return a._level == b._level and _same(a.primal, b.primal) and \
+            _same(a.tangent, b.tangent)
+    if isinstance(a, BatchTracer) and isinstance(b, BatchTracer):
+        return a._level == b._level and _same(a.value, b.value)
     return False
 
 
@@ -273,7 +309,7 @@ def _call(fun, policy, statics, args, kwargs):
     nin = len(leaves)
     diff = [_is_float(v) for v in vals]
     moving = [i for i, d in enumerate(diff) if d]
-    first_inputs = [raw(x) for x in lifted] + [raw(_lifted(b)) for b in first.met]
+    first_inputs = [_unboxed(x) for x in lifted + first.lifted]
     keys = sorted(first.kept)
 
     def again(vals, policy=None, kept=None):
@@ -291,8 +327,8 @@ def _call(fun, policy, statics, args, kwargs):
 
     def fwd(vals):
         if len(vals) == len(first_inputs) and all(
-                a is b for a, b in zip(vals, first_inputs)):  # the first run's numbers
-            return [raw(_lifted(outs[k])) for k in floats], \
+                _same(a, b) for a, b in zip(vals, first_inputs)):  # the first run's
+            return [_unboxed(outs[k]) for k in floats], \
                 list(vals) + [first.kept[k] for k in keys]
         outs_, run = again(vals, policy)  # an outer level's values: run again on them
         return outs_, list(vals) + [run.kept[k] for k in sorted(run.kept)]
@@ -323,10 +359,10 @@ def _call(fun, policy, statics, args, kwargs):
         return list(out), list(tout)
 
     rules = Rules(f"checkpoint({who})", run_plain, diff, jvp=tangents, fwd=fwd, bwd=bwd)
-    results = call(rules, vals, {})
-    for k, r in zip(floats, results):
-        outs[k] = r
-    return tree_unflatten(out_def, outs)
+    results = list(outs)  # (outs itself stays the first run's: fwd hands it back)
+    for k, r in zip(floats, call(rules, vals, {})):
+        results[k] = r
+    return tree_unflatten(out_def, results)
 
 
 def _is_float(x):
