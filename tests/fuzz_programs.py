@@ -68,6 +68,8 @@ CHAINRULE = SimpleNamespace(
     grad=cr.grad, value_and_grad=cr.value_and_grad, vjp=cr.vjp, jvp=cr.jvp,
     jacrev=cr.jacrev, jacfwd=cr.jacfwd, hessian=cr.hessian,
     fori_loop=cr.fori_loop, scan=cr.scan,
+    checkpoint=cr.checkpoint, checkpoint_policies=cr.checkpoint_policies,
+    custom_jvp=cr.custom_jvp,
     real=cr.real, imag=cr.imag, conj=cr.conj, angle=cr.angle, vdot=cr.vdot,
     fft=cnp.fft.fft, ifft=cnp.fft.ifft, rfft=cnp.fft.rfft, irfft=cnp.fft.irfft,
     update=_cr_update,
@@ -96,6 +98,8 @@ def jax_backend():
         grad=jax.grad, value_and_grad=jax.value_and_grad, vjp=jax.vjp, jvp=jax.jvp,
         jacrev=jax.jacrev, jacfwd=jax.jacfwd, hessian=jax.hessian,
         fori_loop=jax.lax.fori_loop, scan=jax.lax.scan,
+        checkpoint=jax.checkpoint, checkpoint_policies=jax.checkpoint_policies,
+        custom_jvp=jax.custom_jvp,
         real=jnp.real, imag=jnp.imag, conj=jnp.conj, angle=jnp.angle, vdot=jnp.vdot,
         fft=jnp.fft.fft, ifft=jnp.fft.ifft, rfft=jnp.fft.rfft, irfft=jnp.fft.irfft,
         # (JAX differentiates scatter_mul only where it is told the indices are unique)
@@ -134,6 +138,11 @@ ALONG_AXIS = ("cumsum", "sort", "flip", "roll")  # shape-keeping, along one axis
 KINKS = ("relu", "abs")
 LOOPS = ("fori_loop", "scan")  # in the loop programs only (``generate(seed, loops=True)``)
 FFTS = ("fft", "ifft", "rfft", "irfft")  # in the complex programs only (numpy.fft's)
+# in the custom programs only (``generate(seed, custom=True)``): a subtree checkpointed
+# (jax.checkpoint, with a policy, over the variables as an argument or closed over), or
+# a custom_jvp whose rule is the library's own jvp of the subtree
+CUSTOM = ("checkpoint", "custom_jvp")
+POLICIES = (None, "nothing_saveable", "everything_saveable", "dots_saveable")
 
 
 def number_text(x):
@@ -190,6 +199,11 @@ def describe(node):
         return f"{text[0]}.at[{p['index'].tolist()}].{p['kind']}({text[1]})"
     if op in INNER_TRANSFORMS:
         return describe_inner(node, text)
+    if op == "checkpoint":
+        policy = "" if p["policy"] is None else f", policy=checkpoint_policies.{p['policy']}"
+        return f"checkpoint(lambda: {text[0]}{policy})()"
+    if op == "custom_jvp":  # (the rule is the function's own jvp: the same numbers)
+        return text[0]
     if op in FFTS:
         extra = "" if p["n"] is None else f", n={p['n']}"
         extra += "" if p["norm"] is None else f", norm={p['norm']!r}"
@@ -235,6 +249,8 @@ def evaluate(node, env, B):
         return evaluate_inner(node, env, B)
     if op in LOOPS:
         return evaluate_loop(node, env, B)
+    if op in CUSTOM:
+        return evaluate_custom(node, env, B)
     a = [evaluate(child, env, B) for child in node.args]
     if op == "add":
         return a[0] + a[1]
@@ -323,6 +339,23 @@ def evaluate_loop(node, env, B):
     return carry + B.sum(ys, axis=0)
 
 
+def evaluate_custom(node, env, B):
+    """A checkpoint or a custom_jvp of the subtree, as a function of every variable in
+    ``env`` (passed as one dict, or, for a checkpoint, closed over)."""
+    p = node.params
+
+    def body(variables):
+        return evaluate(node.args[0], variables, B)
+    if node.op == "checkpoint":
+        policy = None if p["policy"] is None else getattr(B.checkpoint_policies, p["policy"])
+        if p["closure"]:
+            return B.checkpoint(lambda: body(env), policy=policy)()
+        return B.checkpoint(body, policy=policy)(env)
+    custom = B.custom_jvp(body)
+    custom.defjvp(lambda primals, tangents: B.jvp(body, primals, tangents))
+    return custom(env)
+
+
 def compile_program(outputs, arg_names, B):
     """The program as a Python function of its arguments, in library B."""
     def program(*args):
@@ -367,8 +400,9 @@ class Variable:
 class Generator:
     """Random expression trees from one seeded NumPy generator."""
 
-    def __init__(self, rng, loops=False, complex_numbers=False, updates=False):
+    def __init__(self, rng, loops=False, complex_numbers=False, updates=False, custom=False):
         self.rng = rng
+        self.custom = custom  # whether checkpoint and custom_jvp are
         self.loops = loops  # whether fori_loop and scan are among the operations
         self.complex_numbers = complex_numbers  # whether complex numbers are
         self.updates = updates  # whether x.at[i].set/add/multiply/min/max(v) are
@@ -477,6 +511,9 @@ class Generator:
         if self.updates:
             makers.append(self.update)
             weights.append(4)
+        if self.custom:
+            makers.append(self.custom_rule)
+            weights.append(3)
         for _ in range(10):
             node = self.pick(makers, weights)(shape, depth - 1, scope)
             if node is not None:
@@ -501,6 +538,15 @@ class Generator:
         other = self.build(self.operand_shape(shape), depth - 1, scope)
         pair = (child, other) if self.chance(0.5) else (other, child)
         return self.arithmetic(self.pick(["add", "sub", "mul"]), pair[0], pair[1], shape)
+
+    def custom_rule(self, shape, depth, scope):
+        """A checkpoint (with a policy; the variables passed or closed over) or a
+        custom_jvp around a subtree: the same numbers, through the custom primitive."""
+        child = self.build(shape, depth, scope)
+        if self.chance(0.65):
+            return Node("checkpoint", (child,), shape, child.bound,
+                        {"policy": self.pick(POLICIES), "closure": self.chance(0.5)})
+        return Node("custom_jvp", (child,), shape, child.bound)
 
     # -- arithmetic -------------------------------------------------------------------
     def unary_of(self, child):
@@ -1218,7 +1264,7 @@ def random_like(g, value):
     return np.asarray(g.numbers(np.shape(value)))
 
 
-def generate(seed, loops=False, complex_numbers=False, updates=False):
+def generate(seed, loops=False, complex_numbers=False, updates=False, custom=False):
     """The case for a seed: the transform and nesting depth cycle with the seed (every
     pattern once in any len(PATTERNS) seeds in a row); the rest is random. With
     ``loops``, fori_loop and scan are among the operations, and the program holds at
@@ -1228,9 +1274,10 @@ def generate(seed, loops=False, complex_numbers=False, updates=False):
     With both, a fourth: loops with complex carries, inner grad, vjp and jvp at complex
     points (and the first three families' programs unchanged). With ``updates``, one
     more: indexed updates whose indices repeat (x.at[i].set(v), .add(v), .min(v), .max(v);
-    .multiply(v) at distinct indices)."""
+    .multiply(v) at distinct indices). With ``custom``, one more: checkpointed subtrees
+    (cr.checkpoint with its policies) and custom_jvp ones, at least one."""
     transform, nest = PATTERNS[seed % len(PATTERNS)]
-    g = Generator(np.random.default_rng(seed), loops, complex_numbers, updates)
+    g = Generator(np.random.default_rng(seed), loops, complex_numbers, updates, custom)
     args = random_arguments(g)
     case = Case(seed, transform, nest, args, random_argnums(g, len(args)), outputs=[])
     if complex_numbers:
@@ -1309,6 +1356,11 @@ def random_outputs(g, case):
             outputs[0] = g.arithmetic("add", first, loop, first.shape)
             if first.params.get("complex"):  # (a complex output stays one: its cotangent)
                 outputs[0].params["complex"] = True
+        if g.custom and not any(n.op in CUSTOM for out in outputs for n in out.walk()):
+            first = outputs[0]
+            outputs[0] = g.custom_rule(first.shape, 0, scope)
+            outputs[0].args = (first,)
+            outputs[0].bound = first.bound
         if g.updates and not any(n.op == "update" for out in outputs for n in out.walk()):
             first = outputs[0]
             shape = first.shape or (g.dim(),)

@@ -16,6 +16,10 @@ abs), numpy.fft's transforms, conj, real, imag, abs, angle, and the transforms a
 allows them (grad of real outputs, jacfwd and hessian of real inputs, or
 ``holomorphic=True``). A fourth holds both loops and complex numbers: complex carries,
 xs and ys of fori_loop and scan, and inner grad, vjp and jvp at a complex point.
+A fifth holds custom rules: subtrees under ``cr.checkpoint`` (with JAX's policies, the
+variables passed as a dict or closed over) and under ``cr.custom_jvp`` (its rule the
+library's own jvp), against jax.checkpoint and jax.custom_jvp. (``custom_vjp`` is not
+among them: JAX refuses forward mode through it, which most patterns hold.)
 
 An outcome is one of three: agree; a wrong number (no error); an error. Anything but
 agreement is a failure.
@@ -44,6 +48,7 @@ LOOP_COUNT = COUNT // 2  # programs with loops
 COMPLEX_COUNT = COUNT // 2  # programs with complex numbers
 BOTH_COUNT = COUNT // 4  # programs with loops and complex numbers
 UPDATE_COUNT = COUNT // 2  # programs with indexed updates at repeated indices
+CUSTOM_COUNT = COUNT // 2  # programs with checkpoints and custom_jvp
 
 
 # ---------------------------------------------------------------------------------------
@@ -51,26 +56,27 @@ UPDATE_COUNT = COUNT // 2  # programs with indexed updates at repeated indices
 # ---------------------------------------------------------------------------------------
 
 @lru_cache(maxsize=None)
-def case_for(seed, loops=False, complex_numbers=False, updates=False):
-    return fp.generate(seed, loops, complex_numbers=complex_numbers, updates=updates)
+def case_for(seed, loops=False, complex_numbers=False, updates=False, custom=False):
+    return fp.generate(seed, loops, complex_numbers=complex_numbers, updates=updates,
+                       custom=custom)
 
 
 @lru_cache(maxsize=None)
-def jax_result(seed, loops=False, complex_numbers=False, updates=False):
-    return fp.run_jax(case_for(seed, loops, complex_numbers, updates))
+def jax_result(seed, loops=False, complex_numbers=False, updates=False, custom=False):
+    return fp.run_jax(case_for(seed, loops, complex_numbers, updates, custom))
 
 
-def check(seed, loops=False, complex_numbers=False, updates=False):
+def check(seed, loops=False, complex_numbers=False, updates=False, custom=False):
     """The outcome for a seed."""
-    return fp.check(case_for(seed, loops, complex_numbers, updates),
-                    theirs=jax_result(seed, loops, complex_numbers, updates))
+    return fp.check(case_for(seed, loops, complex_numbers, updates, custom),
+                    theirs=jax_result(seed, loops, complex_numbers, updates, custom))
 
 
-def seed_params(count, loops=False, complex_numbers=False, updates=False):
+def seed_params(count, loops=False, complex_numbers=False, updates=False, custom=False):
     """One test per seed, named by its transform and nesting depth; past the first round
     of the patterns (one seed of each), marked slow: make test runs them all."""
     for seed in range(count):
-        case = case_for(seed, loops, complex_numbers, updates)
+        case = case_for(seed, loops, complex_numbers, updates, custom)
         marks = [pytest.mark.slow] if seed >= len(fp.PATTERNS) else []
         yield pytest.param(seed, id=f"{seed}-{case.transform}-{case.nest}", marks=marks)
 
@@ -116,6 +122,25 @@ def test_chainrule_gives_jax_numbers_through_updates_at_repeated_indices(seed):
     has, the extreme one of min and max), or .multiply(v) at distinct entries."""
     outcome = check(seed, updates=True)
     assert outcome.kind == "agree", fp.report(case_for(seed, updates=True), outcome)
+
+
+@pytest.mark.parametrize("seed", list(seed_params(CUSTOM_COUNT, custom=True)))
+def test_chainrule_gives_jax_numbers_through_checkpoints_and_custom_jvp(seed):
+    """The program of this seed with subtrees under cr.checkpoint (a policy of JAX's,
+    the variables passed or closed over) and cr.custom_jvp, inner transforms around and
+    inside them: jax.checkpoint's and jax.custom_jvp's numbers."""
+    outcome = check(seed, custom=True)
+    assert outcome.kind == "agree", fp.report(case_for(seed, custom=True), outcome)
+
+
+def test_the_custom_programs_hold_each_kind_of_custom_rule():
+    cases = [case_for(s, custom=True) for s in range(48)]
+    kinds = {(n.op, n.params.get("policy"), n.params.get("closure"))
+             for c in cases for n in c.nodes() if n.op in fp.CUSTOM}
+    assert {k[0] for k in kinds} == set(fp.CUSTOM)
+    assert {k[1] for k in kinds if k[0] == "checkpoint"} == set(fp.POLICIES)
+    assert {k[2] for k in kinds if k[0] == "checkpoint"} == {True, False}
+    assert all(any(n.op in fp.CUSTOM for n in c.nodes()) for c in cases)
 
 
 def test_the_complex_loop_programs_hold_complex_loops_and_variables():
@@ -256,19 +281,21 @@ class Tally:
 
 def fuzz(count, show=3):
     """Check ``count`` programs, half as many with loops, half as many with complex
-    numbers, and a quarter as many with both, and print the outcomes; 1 if any fails."""
+    numbers, a quarter as many with both, half as many with indexed updates and half as
+    many with checkpoints and custom_jvp, and print the outcomes; 1 if any fails."""
     failed = [fuzz_family(count, False, show), fuzz_family(count // 2, True, show),
               fuzz_family(count // 2, False, show, complex_numbers=True),
               fuzz_family(count // 4, True, show, complex_numbers=True),
-              fuzz_family(count // 2, False, show, updates=True)]
+              fuzz_family(count // 2, False, show, updates=True),
+              fuzz_family(count // 2, False, show, custom=True)]
     return 1 if any(failed) else 0
 
 
-def fuzz_family(count, loops, show, complex_numbers=False, updates=False):
+def fuzz_family(count, loops, show, complex_numbers=False, updates=False, custom=False):
     tally = Tally()
     start = time.time()
     for seed in range(count):
-        outcome = check(seed, loops, complex_numbers, updates)
+        outcome = check(seed, loops, complex_numbers, updates, custom)
         tally.outcomes[outcome.kind] += 1
         if outcome.kind == "error":
             tally.errors[outcome.category] += 1
@@ -280,6 +307,7 @@ def fuzz_family(count, loops, show, complex_numbers=False, updates=False):
             (False, True): "programs with complex numbers",
             (True, True): "programs with loops and complex numbers"}[loops, complex_numbers]
     what += " and indexed updates at repeated indices" if updates else ""
+    what += " and checkpoints and custom_jvp" if custom else ""
     print(f"{count} {what} in {time.time() - start:.0f} s: " + ", ".join(
         f"{tally.outcomes[k]} {k}" for k in ("agree", "wrong", "error")))
     for category, n in tally.errors.most_common():
@@ -289,7 +317,7 @@ def fuzz_family(count, loops, show, complex_numbers=False, updates=False):
     for seed, outcome in tally.failures[:show]:
         print("-" * 88)
         print(fp.report(fp.generate(seed, loops, complex_numbers=complex_numbers,
-                                    updates=updates), outcome))
+                                    updates=updates, custom=custom), outcome))
     return bool(tally.failures)
 
 
