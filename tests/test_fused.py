@@ -503,3 +503,44 @@ def test_fused_layer_norm_has_the_plain_second_derivatives_and_tangents():
                                    rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(cr.jacrev(fast, argnums=argnum)(*args), j_plain,
                                    rtol=1e-12, atol=1e-12)
+
+
+# ---------------------------------------------------------------------------------------
+# An embedding's gradient: rows of a table picked by one integer array, repeats adding up
+# (index_add's flat-position path, rules/shapes.py), against NumPy's add.at on the rows
+# ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex128])
+@pytest.mark.parametrize("table, picked", [((5, 3), (7,)), ((5, 3, 2), (2, 4)),
+                                            ((4, 2), (0,)), ((6, 1), (3, 3))])
+def test_adding_into_picked_rows_equals_add_at_bit_for_bit(dtype, table, picked):
+    from chainrule.rules.shapes import index_add
+    x = RNG.standard_normal(table).astype(dtype)
+    rows = RNG.integers(-table[0], table[0], picked)  # negative rows and repeats
+    value = RNG.standard_normal(picked + table[1:]).astype(dtype)
+    expected = x.copy()
+    np.add.at(expected, rows, value)
+    for index in (rows, (rows,)):
+        got = index_add(x, value, index=index)
+        assert got.dtype == expected.dtype and np.array_equal(got, expected)
+    broadcast = x.copy()
+    np.add.at(broadcast, rows, 1.5)  # one number for every picked entry
+    assert np.array_equal(index_add(x, 1.5, index=rows), broadcast)
+
+
+def test_adding_into_a_row_past_the_end_is_refused_as_numpy_refuses():
+    from chainrule.rules.shapes import index_add
+    with pytest.raises(IndexError, match="index_add: an index is out of bounds for axis 0 "
+                                         "with size 3"):
+        index_add(np.zeros((3, 2)), 1.0, index=np.array([0, 3]))
+
+
+def test_an_embeddings_gradient_is_the_sum_of_the_rows_gradients():
+    table = cr.tensor(RNG.standard_normal((4, 3)), requires_grad=True)
+    tokens = np.array([[1, 3, 1], [0, 1, 1]])
+    weights = RNG.standard_normal((2, 3, 3))
+    (cr.nn.functional.embedding(tokens, table) * weights).sum().backward()
+    expected = np.zeros((4, 3))
+    for token, w in zip(tokens.ravel(), weights.reshape(-1, 3)):
+        expected[token] += w
+    np.testing.assert_allclose(table.grad, expected, rtol=1e-14)

@@ -22,6 +22,8 @@ way, by a method of the same name with a leading underscore:
     owned_by(array, like)       a new array, made a value of ``like``'s kind, so that
                                 values of that kind can be written into it
 
+``numpy_backed(a)`` tells a speed trick written in NumPy's own terms where it may run.
+
 Two more serve the code around the rules (layers, optimizers, the Tensor): ``draw``, a
 random draw, and ``touch``, said before chainrule changes an object outside any array
 call. Both reach the *recorder* this thread runs in, if any (``recorder()``): cr.jit
@@ -61,6 +63,16 @@ def as_array(x, dtype=None):
     if type(x) is not np.ndarray and type(x) in ARRAYS:
         return x._as_array(dtype)
     return np.asarray(x, dtype)
+
+
+def numpy_backed(a):
+    """Whether ``a`` is NumPy's array, or a registered array type standing for one
+    (cr.jit's traced array, whose value at each run is NumPy's). Not another library's
+    array (``ForeignArray``), nor a transform's tracer. A speed trick written in NumPy's
+    own terms (a view written into, an ``order=``) runs only on these, eagerly and under
+    cr.jit alike, so that a replay runs the very calls the eager run did."""
+    return type(a) is np.ndarray or (type(a) in ARRAYS
+                                     and type(getattr(a, "_value", None)) is np.ndarray)
 
 
 def to_float(x):

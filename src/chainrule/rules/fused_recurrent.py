@@ -24,7 +24,6 @@ torch's equations of one step (gates r, z, n side by side on the last axis)::
 """
 
 from .. import arrays as xp
-from ..arrays import ARRAYS
 from ..primitive import LEADING_AXES, shape_of
 from .common import tangent_lead
 from .elementwise import _sigmoid, sigmoid, tanh
@@ -172,28 +171,18 @@ def _plain_tangent(gi, h0, w_hh, b_hh, argnum, tangent):
 # The fast pullback: the kept gates, NumPy, every gradient in one pass
 # ---------------------------------------------------------------------------------------
 
-def _numpy_held(a):
-    """Whether ``a`` is NumPy's array, or a registered array type (``ARRAYS``) standing
-    for one: cr.jit's traced array, whose value (``_value``) is NumPy's. Not another
-    library's array, nor a traced one (``ForeignArray``: written through a view, it
-    refuses to be read), nor a transform's tracer (cr.vmap's batch): those take the
-    plain rules, eagerly and under cr.jit alike."""
-    return type(a) is xp.ndarray or (type(a) in ARRAYS
-                                     and type(getattr(a, "_value", None)) is xp.ndarray)
-
-
 def _plain_arrays(*arrays):
     """Whether the fast path applies: NumPy's arrays, or cr.jit's traced ones (so that a
     replay runs the very calls the eager run did), of one floating dtype, one sequence
     (gi (L, N, 3H), h0 (N, H), w_hh (3H, H), b_hh (3H,) or None), not a stack of them."""
     gi, h0, w_hh, b_hh = arrays
-    if not _numpy_held(gi):
+    if not xp.numpy_backed(gi):
         return False
     dtype = gi.dtype
     return (dtype.kind == "f" and gi.ndim == 3
-            and _numpy_held(h0) and h0.dtype == dtype and h0.ndim == 2
-            and _numpy_held(w_hh) and w_hh.dtype == dtype and w_hh.ndim == 2
-            and (b_hh is None or (_numpy_held(b_hh) and b_hh.dtype == dtype
+            and xp.numpy_backed(h0) and h0.dtype == dtype and h0.ndim == 2
+            and xp.numpy_backed(w_hh) and w_hh.dtype == dtype and w_hh.ndim == 2
+            and (b_hh is None or (xp.numpy_backed(b_hh) and b_hh.dtype == dtype
                                   and b_hh.ndim == 1)))
 
 
@@ -251,7 +240,7 @@ def _gru_pullback(g, ans, gi, h0, w_hh, b_hh, needs, residual):
     gradient is then one product over all the steps, and b_hh's one sum. As in the
     forward, every array written into is made here from a value (so cr.jit records
     these very calls)."""
-    if (residual is None or not _numpy_held(g) or g.shape != ans.shape or len(residual) != 4
+    if (residual is None or not xp.numpy_backed(g) or g.shape != ans.shape or len(residual) != 4
             or not _plain_arrays(gi, h0, w_hh, b_hh)):
         grads = _plain_gradients(g, gi, h0, w_hh, b_hh)
         return tuple(grad if need else None for grad, need in zip(grads, needs))
