@@ -94,28 +94,21 @@ class ModuleList(Module):
         return self.extend(modules)
 
 
-class ModuleDict(Module):
-    """A dict of modules (string keys without '.') whose parameters the owner finds,
-    named ``name.key.weight`` and so on, as in PyTorch; it keeps the insertion order.
+class KeyedEntries(Module):
+    """What PyTorch's dict containers share (ModuleDict here, ParameterDict in
+    parameter_containers.py): string keys without '.', insertion order, an entry read
+    and set as an attribute too, and the mapping's methods. A subclass says what an
+    entry is (``_entry_type``) and how a value becomes one (``_entry``)."""
 
-    As in PyTorch, an entry is an attribute too: ``heads.age`` is ``heads["age"]``, and
-    ``heads.extra = module`` adds the entry "extra".
+    _entry_type: type = Module
 
-    >>> heads = cr.nn.ModuleDict({"age": cr.nn.Linear(4, 1, rng=0),
-    ...                           "kind": cr.nn.Linear(4, 3, rng=0)})
-    >>> heads["kind"](cr.ones(2, 4)).shape
-    (2, 3)
-    >>> heads.kind is heads["kind"]
-    True
-    >>> [name for name, p in heads.named_parameters()]
-    ['age.weight', 'age.bias', 'kind.weight', 'kind.bias']
-    """
+    def _entry(self, key, value):
+        raise TypeError(f"{type(self).__name__} does not say what its entries are")
 
-    def __init__(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]] | None = None
-                 ) -> None:
+    def __init__(self, entries: Mapping | Iterable | None = None) -> None:
         self._items = {}
-        if modules is not None:
-            self.update(modules)
+        if entries is not None:
+            self.update(entries)
 
     def _entries(self):
         yield from self._items.items()
@@ -126,12 +119,12 @@ class ModuleDict(Module):
         items = vars(self).get("_items")
         if items is not None and name in items:
             return items[name]
-        raise AttributeError(f"ModuleDict has no attribute or entry {name!r}")
+        raise AttributeError(f"{type(self).__name__} has no attribute or entry {name!r}")
 
     def __setattr__(self, name, value):
-        # A module set as an attribute is an entry, as PyTorch's ModuleDict registers it
-        # (so parameters() finds it); anything else is a plain attribute.
-        if isinstance(value, Module) and not name.startswith("_"):
+        # An entry's kind set as an attribute is an entry, as PyTorch's containers
+        # register it (so parameters() finds it); anything else is a plain attribute.
+        if isinstance(value, self._entry_type) and not name.startswith("_"):
             self[name] = value
         else:
             super().__setattr__(name, value)
@@ -143,11 +136,11 @@ class ModuleDict(Module):
         else:
             super().__delattr__(name)
 
-    def __setitem__(self, key, module):
+    def __setitem__(self, key, value):
         if not isinstance(key, str) or not key or "." in key:
-            raise KeyError(f"ModuleDict: keys must be non-empty strings without '.', "
-                           f"got {key!r}")
-        self._items[key] = _check_module("ModuleDict", key, module)
+            raise KeyError(f"{type(self).__name__}: keys must be non-empty strings "
+                           f"without '.', got {key!r}")
+        self._items[key] = self._entry(key, value)
 
     def __getitem__(self, key):
         return self._items[key]
@@ -164,17 +157,17 @@ class ModuleDict(Module):
     def __contains__(self, key):
         return key in self._items
 
-    def update(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]]) -> None:
-        """Add the (key, module) pairs of a dict or of an iterable of pairs.
+    def update(self, entries: Mapping | Iterable) -> None:
+        """Add the (key, entry) pairs of a dict or of an iterable of pairs.
 
         >>> heads = cr.nn.ModuleDict()
         >>> heads.update({"a": cr.nn.ReLU()})
         >>> list(heads)
         ['a']
         """
-        items = modules.items() if hasattr(modules, "items") else modules
-        for key, module in items:
-            self[key] = module
+        items = entries.items() if hasattr(entries, "items") else entries
+        for key, value in items:
+            self[key] = value
 
     def keys(self) -> KeysView[str]:
         """The keys, in insertion order.
@@ -184,27 +177,54 @@ class ModuleDict(Module):
         """
         return self._items.keys()
 
-    def values(self) -> ValuesView[Module]:
-        """The modules, in insertion order.
+    def values(self) -> ValuesView:
+        """The entries, in insertion order.
 
         >>> [type(m).__name__ for m in cr.nn.ModuleDict({"a": cr.nn.ReLU()}).values()]
         ['ReLU']
         """
         return self._items.values()
 
-    def items(self) -> ItemsView[str, Module]:
-        """The (key, module) pairs, in insertion order.
+    def items(self) -> ItemsView:
+        """The (key, entry) pairs, in insertion order.
 
         >>> [(k, type(m).__name__) for k, m in cr.nn.ModuleDict({"a": cr.nn.ReLU()}).items()]
         [('a', 'ReLU')]
         """
         return self._items.items()
 
-    def pop(self, key: str) -> Module:
-        """Remove the module under ``key`` and return it.
+    def pop(self, key: str):
+        """Remove the entry under ``key`` and return it.
 
         >>> heads = cr.nn.ModuleDict({"a": cr.nn.ReLU()})
         >>> type(heads.pop("a")).__name__, len(heads)
         ('ReLU', 0)
         """
         return self._items.pop(key)
+
+
+class ModuleDict(KeyedEntries):
+    """A dict of modules (string keys without '.') whose parameters the owner finds,
+    named ``name.key.weight`` and so on, as in PyTorch; it keeps the insertion order.
+
+    As in PyTorch, an entry is an attribute too: ``heads.age`` is ``heads["age"]``, and
+    ``heads.extra = module`` adds the entry "extra".
+
+    >>> heads = cr.nn.ModuleDict({"age": cr.nn.Linear(4, 1, rng=0),
+    ...                           "kind": cr.nn.Linear(4, 3, rng=0)})
+    >>> heads["kind"](cr.ones(2, 4)).shape
+    (2, 3)
+    >>> heads.kind is heads["kind"]
+    True
+    >>> [name for name, p in heads.named_parameters()]
+    ['age.weight', 'age.bias', 'kind.weight', 'kind.bias']
+    """
+
+    _entry_type = Module
+
+    def __init__(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]] | None = None
+                 ) -> None:
+        super().__init__(modules)
+
+    def _entry(self, key, module):
+        return _check_module("ModuleDict", key, module)

@@ -6,12 +6,13 @@ PyTorch's methods, its conversion of Tensors and arrays into Parameters, and its
 """
 
 from collections import OrderedDict
-from collections.abc import ItemsView, Iterable, KeysView, Mapping, ValuesView
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from numpy.typing import ArrayLike
 
 from ..tensor import Tensor
+from .containers import KeyedEntries
 from .module import Module, Parameter
 
 __all__ = ["ParameterList", "ParameterDict"]
@@ -100,7 +101,7 @@ class ParameterList(Module):
         return _parameters_repr(self, enumerate(self._items))
 
 
-class ParameterDict(Module):
+class ParameterDict(KeyedEntries):
     """A dict of Parameters (string keys without '.') that the owner finds, named
     ``name.key`` as in PyTorch, in insertion order (a plain dict given is sorted, as
     PyTorch sorts it); an entry is an attribute too. A Tensor or an array put in
@@ -111,47 +112,13 @@ class ParameterDict(Module):
     (['scale', 'shift'], True)
     """
 
+    _entry_type = Tensor
+
     def __init__(self, parameters: Mapping | Iterable | None = None) -> None:
-        self._items = {}
-        if parameters is not None:
-            self.update(parameters)
+        super().__init__(parameters)
 
-    def _entries(self):
-        yield from self._items.items()
-
-    def __getattr__(self, name):
-        # only when no attribute has the name (read through vars(): see ModuleDict)
-        items = vars(self).get("_items")
-        if items is not None and name in items:
-            return items[name]
-        raise AttributeError(f"ParameterDict has no attribute or entry {name!r}")
-
-    def __setattr__(self, name, value):
-        if isinstance(value, Tensor) and not name.startswith("_"):
-            self[name] = value
-        else:
-            super().__setattr__(name, value)
-
-    def __setitem__(self, key, value):
-        if not isinstance(key, str) or not key or "." in key:
-            raise KeyError(f"ParameterDict: keys must be non-empty strings without '.', "
-                           f"got {key!r}")
-        self._items[key] = _as_parameter("ParameterDict", key, value)
-
-    def __getitem__(self, key):
-        return self._items[key]
-
-    def __delitem__(self, key):
-        del self._items[key]
-
-    def __len__(self):
-        return len(self._items)
-
-    def __iter__(self):
-        return iter(self._items)
-
-    def __contains__(self, key):
-        return key in self._items
+    def _entry(self, key, value):
+        return _as_parameter("ParameterDict", key, value)
 
     def update(self, parameters: Mapping | Iterable) -> None:
         """Add the (key, parameter) pairs of a dict or of an iterable of pairs. As in
@@ -172,30 +139,6 @@ class ParameterDict(Module):
         for key, value in items:
             self[key] = value
 
-    def keys(self) -> KeysView[str]:
-        """The keys, in insertion order.
-
-        >>> list(cr.nn.ParameterDict({"a": np.ones(1)}).keys())
-        ['a']
-        """
-        return self._items.keys()
-
-    def values(self) -> ValuesView[Parameter]:
-        """The parameters, in insertion order.
-
-        >>> [p.shape for p in cr.nn.ParameterDict({"a": np.ones(2)}).values()]
-        [(2,)]
-        """
-        return self._items.values()
-
-    def items(self) -> ItemsView[str, Parameter]:
-        """The (key, parameter) pairs, in insertion order.
-
-        >>> [(k, p.shape) for k, p in cr.nn.ParameterDict({"a": np.ones(2)}).items()]
-        [('a', (2,))]
-        """
-        return self._items.items()
-
     def __repr__(self):
         return _parameters_repr(self, self._items.items())
 
@@ -206,12 +149,3 @@ class ParameterDict(Module):
         True
         """
         return self._items.get(key, default)
-
-    def pop(self, key: str) -> Parameter:
-        """Remove the parameter under ``key`` and return it.
-
-        >>> d = cr.nn.ParameterDict({"a": np.ones(1)})
-        >>> d.pop("a").shape, len(d)
-        ((1,), 0)
-        """
-        return self._items.pop(key)
