@@ -154,6 +154,18 @@ def _records(x):
     return False
 
 
+def _constant(x):
+    """Whether x has no derivative at any level: a plain array, a Tensor that does not
+    require grad, a batch of those."""
+    while isinstance(x, Box):
+        if isinstance(x, Tensor):
+            return not x.requires_grad
+        if not x._batched:
+            return False
+        x = x._contents()
+    return True
+
+
 def _unboxed(x):
     """What a recording level hands an operation for the lifted x (a Tensor's array)."""
     return x._data if isinstance(x, Tensor) else x
@@ -307,7 +319,7 @@ def _call(fun, policy, statics, args, kwargs):
     if not floats or not any(_records(v) for v in vals):
         return tree_unflatten(out_def, outs)
     nin = len(leaves)
-    diff = [_is_float(v) for v in vals]
+    diff = [_is_float(v) and not _constant(v) for v in vals]  # (no gradient wasted)
     moving = [i for i, d in enumerate(diff) if d]
     first_inputs = [_unboxed(x) for x in lifted + first.lifted]
     keys = sorted(first.kept)
