@@ -16,6 +16,9 @@
                     custom_primitive.py
     debug.py        cr.debug.print and cr.debug.callback: values inside cr.jit (at
                     every call) and vmap (per example), as jax.debug
+    ad_checkpoint.py  cr.checkpoint / cr.remat, JAX's rematerialisation, on the
+                    primitive of custom_primitive.py, and checkpoint_name
+    checkpoint_policies.py  which values a checkpoint keeps (jax.checkpoint_policies)
 """
 
 from .functional import (grad, hessian, hvp, jacfwd, jacobian, jacrev, jvp, tree_flatten,
