@@ -16,6 +16,8 @@ called, so each evaluation is only the passes and the gather; without it, each c
 finds the pattern at its point first (``pattern.py``).
 """
 
+from typing import Any, Callable
+
 import numpy as np
 
 from ..modes import enable_grad
@@ -115,7 +117,8 @@ def _jacobian_plan(pattern, mode):
     return min(plans, key=lambda plan: plan.ncolors)
 
 
-def sparse_jacobian(f, mode="auto", sparsity=None):
+def sparse_jacobian(f: Callable[..., Any], mode: str = "auto",
+                    sparsity: Any = None) -> Callable[..., Any]:
     """The Jacobian of f at x as a SciPy sparse array, ``sparse_jacobian(f)(x)``: shape
     ``(out.size, x.size)`` (``scipy.sparse.csr_array``), entries in C order.
 
@@ -180,7 +183,7 @@ def _hessian_plan(pattern):
     return _Plan(pattern, "star", star, gather)
 
 
-def sparse_hessian(f, sparsity=None):
+def sparse_hessian(f: Callable[..., Any], sparsity: Any = None) -> Callable[..., Any]:
     """The Hessian of scalar f at x as a SciPy sparse array, ``sparse_hessian(f)(x)``:
     shape ``(x.size, x.size)`` (``scipy.sparse.csr_array``).
 

@@ -20,6 +20,7 @@ the points that take the same branches.
 """
 
 from collections import Counter
+from typing import Any, Callable
 
 import numpy as np
 
@@ -105,7 +106,7 @@ def _pattern_of_result(out, n, name):
     return sparse.csr_array((int(np.size(out)), n), dtype=bool)
 
 
-def jacobian_sparsity(f, local=False):
+def jacobian_sparsity(f: Callable[..., Any], local: bool = False) -> Callable[..., Any]:
     """The sparsity pattern of f's Jacobian at x, ``jacobian_sparsity(f)(x)``: a SciPy
     CSR boolean array of shape ``(out.size, x.size)``, True where an entry of the
     result may depend on an entry of x (rows and columns in C order).
@@ -129,7 +130,7 @@ def jacobian_sparsity(f, local=False):
     return pattern_f
 
 
-def hessian_sparsity(f, local=False):
+def hessian_sparsity(f: Callable[..., Any], local: bool = False) -> Callable[..., Any]:
     """The sparsity pattern of the Hessian of scalar f at x, ``hessian_sparsity(f)(x)``:
     a SciPy CSR boolean array of shape ``(x.size, x.size)``, symmetric.
 
