@@ -174,3 +174,25 @@ def test_detection_on_a_million_entries_takes_seconds():
     p = cr.jacobian_sparsity(residual)(x)
     assert time.perf_counter() - start < 20
     assert p.nnz == 3 * (10 ** 6 - 2) + 2
+
+
+def test_a_rule_that_fails_gives_way_to_the_dense_rule(monkeypatch):
+    from chainrule import rules as ops
+    from chainrule.sparse import index_sets
+
+    def broken(call):
+        raise IndexError("a call this rule did not foresee")
+    monkeypatch.setitem(index_sets._FAMILIES, ops.transpose, broken)
+    before = pattern_module.dense_fallbacks["transpose (its rule failed)"]
+    p = _pattern(lambda x: x[:4].reshape(2, 2).T * x[4], np.ones(6))
+    assert p[:, :5].all() and not p[:, 5].any()
+    assert pattern_module.dense_fallbacks["transpose (its rule failed)"] == before + 1
+
+
+def test_a_users_primitive_without_a_batching_kind_takes_the_dense_rule():
+    @cr.primitive
+    def shifted(x):
+        return np.roll(x, 1)
+    shifted.defjvp(lambda t, ans, x: np.roll(t, 1))
+    p = _pattern(lambda x: shifted(x[:3]) * x[3], np.ones(5))
+    assert p[:, :4].all() and not p[:, 4].any()

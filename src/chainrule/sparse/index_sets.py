@@ -28,7 +28,7 @@ from ..primitive import Batching, shape_of
 from ..rules import contractions, decompositions, eigen, matrix_functions, shapes
 from .scipy_door import sparse_module
 
-__all__ = ["Call", "rule_of", "dense"]
+__all__ = ["Call", "rule_of", "dense", "SEVERAL_RESULTS"]
 
 # An einsum or matmul enumerates every product of its index labels (its dense cost);
 # past this many, the dense rule is cheaper and still right.
@@ -321,6 +321,9 @@ _FAMILIES = {
     contractions._einsum: einsum,
     ops.astype: entrywise,
 }
+
+
+SEVERAL_RESULTS = (dense, matrix_stack)  # the rules that take an operation of several results
 
 
 def rule_of(prim):

@@ -77,13 +77,19 @@ class PatternTracer(Tracer):
             rule = index_sets.dense
         else:
             rule = index_sets.rule_of(prim)
+        several = isinstance(ans, (tuple, list))
+        if several and rule not in index_sets.SEVERAL_RESULTS:
+            rule = index_sets.dense
+        call = index_sets.Call(prim, primals, values, operands, ans, run.n, run.local)
         if rule is index_sets.dense:
             dense_fallbacks[prim.name] += 1
-        sizes = [int(np.size(a)) for a in (ans if isinstance(ans, (tuple, list)) else (ans,))]
-        patterns = rule(index_sets.Call(prim, primals, values, operands, ans, run.n, run.local))
-        if isinstance(ans, (tuple, list)):
+        try:
+            patterns = rule(call)
+        except Exception:  # a call a rule did not foresee: the rule that always holds
+            dense_fallbacks[f"{prim.name} (its rule failed)"] += 1
+            patterns = index_sets.dense(call)
+        if several:
             return type(ans)(PatternTracer(a, p, level, run) for a, p in zip(ans, patterns))
-        assert patterns.shape == (sizes[0], run.n), (prim.name, patterns.shape, sizes)
         return PatternTracer(ans, patterns, level, run)
 
 
