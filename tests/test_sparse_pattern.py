@@ -196,3 +196,9 @@ def test_a_users_primitive_without_a_batching_kind_takes_the_dense_rule():
     shifted.defjvp(lambda t, ans, x: np.roll(t, 1))
     p = _pattern(lambda x: shifted(x[:3]) * x[3], np.ones(5))
     assert p[:, :4].all() and not p[:, 4].any()
+
+
+def test_a_point_that_is_not_numbers_is_refused_and_integers_become_floats():
+    with pytest.raises(TypeError, match="jacobian_sparsity: expected an array of numbers"):
+        cr.jacobian_sparsity(lambda x: x)(np.array(["a", "b"]))
+    assert cr.jacobian_sparsity(lambda x: x * 2)(np.arange(3)).nnz == 3

@@ -95,11 +95,10 @@ class PatternTracer(Tracer):
 
 def _as_point(x, name):
     point = np.asarray(x)
-    if point.dtype.kind not in "fc":
-        point = point.astype(float)
-    if point.dtype == object:
-        raise TypeError(f"{name}: expected an array of numbers, got {type(x).__name__}")
-    return point
+    if point.dtype.kind not in "biufc":
+        raise TypeError(f"{name}: expected an array of numbers, got {point.dtype} "
+                        f"({type(x).__name__})")
+    return point if point.dtype.kind in "fc" else point.astype(np.float64)
 
 
 def _pattern_of_result(out, n, name):
