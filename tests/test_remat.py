@@ -30,7 +30,7 @@ JAX = dict(checkpoint=jax.checkpoint, np=jnp, name=jax_checkpoint_name,
            policies=jax.checkpoint_policies, grad=jax.grad)
 POLICIES = [None, "nothing_saveable", "everything_saveable", "dots_saveable",
             "dots_with_no_batch_dims_saveable", ("save_only_these_names", "h"),
-            ("save_any_names_but_these", "h")]
+            ("save_any_names_but_these", "h"), ("save_anything_except_these_names", "h")]
 
 
 def _policy(lib, spec):
@@ -235,6 +235,13 @@ def test_the_backward_pass_runs_the_function_again():
     (cr.checkpoint_policies.save_only_these_names("other"), 2),
     (cr.checkpoint_policies.save_any_names_but_these("s"), 2),
     (cr.checkpoint_policies.save_any_names_but_these("other"), 1),
+    (cr.checkpoint_policies.save_anything_except_these_names("s"), 1),
+    (cr.checkpoint_policies.save_from_both_policies(
+        cr.checkpoint_policies.dots_saveable,
+        cr.checkpoint_policies.save_only_these_names("s")), 1),
+    (cr.checkpoint_policies.save_from_both_policies(
+        cr.checkpoint_policies.dots_saveable,
+        cr.checkpoint_policies.save_only_these_names("t")), 2),
     (lambda prim, *args, **kwargs: prim.name == "counted", 1)])
 def test_a_policy_keeps_what_it_says(policy, runs):
     """The operation's forward runs once where the policy keeps its result (directly

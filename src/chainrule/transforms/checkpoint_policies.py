@@ -23,7 +23,8 @@ from typing import Any, Callable
 
 __all__ = ["everything_saveable", "nothing_saveable", "dots_saveable", "checkpoint_dots",
            "dots_with_no_batch_dims_saveable", "checkpoint_dots_with_no_batch_dims",
-           "save_only_these_names", "save_any_names_but_these"]
+           "save_only_these_names", "save_any_names_but_these",
+           "save_anything_except_these_names", "save_from_both_policies"]
 
 NAME_PRIMITIVE = "checkpoint_name"  # the name of checkpoint_name's operation
 DOT_PRIMITIVES = frozenset({"matmul", "einsum", "linear"})
@@ -130,6 +131,44 @@ def save_any_names_but_these(*names: str) -> Policy:
         return getattr(prim, "name", None) == NAME_PRIMITIVE and \
             kwargs.get("name") not in unwanted
     policy.__name__ = f"save_any_names_but_these{tuple(sorted(unwanted))}"
+    return policy
+
+
+def save_anything_except_these_names(*names: str) -> Policy:
+    """A policy that keeps every result except the values named with one of ``names``
+    (as in JAX, the operation that computed a named value may still keep it as its
+    own result).
+
+    >>> from chainrule.ad_checkpoint import checkpoint_name
+    >>> policy = cr.checkpoint_policies.save_anything_except_these_names("a")
+    >>> f = cr.checkpoint(lambda x: cr.cos(checkpoint_name(cr.sin(x), "a")), policy=policy)
+    >>> round(float(cr.grad(f)(1.0)), 6)
+    -0.402862
+    """
+    unwanted = frozenset(_names(names, "save_anything_except_these_names"))
+
+    def policy(prim: Any, *args: Any, **kwargs: Any) -> bool:
+        return getattr(prim, "name", None) != NAME_PRIMITIVE or \
+            kwargs.get("name") not in unwanted
+    policy.__name__ = f"save_anything_except_these_names{tuple(sorted(unwanted))}"
+    return policy
+
+
+def save_from_both_policies(left: Policy, right: Policy) -> Policy:
+    """A policy that keeps what either of two policies keeps.
+
+    >>> P = cr.checkpoint_policies
+    >>> both = P.save_from_both_policies(P.dots_saveable, P.save_only_these_names("h"))
+    >>> both(cr.matmul, np.ones((2, 2)), np.ones((2, 2))), both(cr.sin, 1.0)
+    (True, False)
+    """
+    for policy in (left, right):
+        if not callable(policy):
+            raise TypeError(f"checkpoint_policies.save_from_both_policies: expected two "
+                            f"policies (functions), got {type(policy).__name__}")
+
+    def policy(prim: Any, *args: Any, **kwargs: Any) -> bool:
+        return bool(left(prim, *args, **kwargs) or right(prim, *args, **kwargs))
     return policy
 
 
