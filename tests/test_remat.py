@@ -284,15 +284,20 @@ def test_saved_residuals_lists_what_a_policy_keeps(capsys):
         return cr.sin(cr.einsum("ij,jk->ik", cr.tanh(h), w.T))
     w, _, x = _data(11)
     P = cr.checkpoint_policies
-    assert saved_residuals(f, w, x, policy=P.nothing_saveable) == []
-    dots = saved_residuals(f, w, x, policy=P.dots_saveable)
+    arguments = [((4, 5), np.dtype(np.float64), "the argument w"),
+                 ((6, 4), np.dtype(np.float64), "the argument x")]
+    assert saved_residuals(f, w, x, policy=P.nothing_saveable) == arguments
+    assert saved_residuals(cr.checkpoint(f), w, x) == arguments
+    dots = saved_residuals(cr.checkpoint(f, policy=P.dots_saveable), w, x)[2:]
     assert [(s, what) for s, _, what in dots] == [((6, 5), "matmul"), ((6, 4), "einsum")]
-    named = saved_residuals(f, w, x, policy=P.save_only_these_names("h"))
+    named = saved_residuals(f, w, x, policy=P.save_only_these_names("h"))[2:]
     assert [(s, what) for s, _, what in named] == [((6, 5), "matmul")]
-    every = saved_residuals(f, w, x, policy=P.everything_saveable)  # (the name: its matmul)
+    every = saved_residuals(f, w, x)[2:]  # (a plain function: all; the name: its matmul)
     assert [what for _, _, what in every] == ["matmul", "tanh", "transpose", "einsum", "sin"]
     print_saved_residuals(f, w, x, policy=P.dots_with_no_batch_dims_saveable)
-    assert capsys.readouterr().out == "f64[6,5] from matmul\nf64[6,4] from einsum\n"
+    assert capsys.readouterr().out == ("f64[4,5] from the argument w\n"
+                                       "f64[6,4] from the argument x\n"
+                                       "f64[6,5] from matmul\nf64[6,4] from einsum\n")
 
 
 def test_dots_with_no_batch_dims():

@@ -46,6 +46,7 @@ array([[0.42, 0.42],
 """
 
 import functools
+import inspect
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -294,6 +295,7 @@ def remat(fun: Callable[..., Any] | None = None, *, prevent_cse: bool = True,
     def checkpointed(*args, **kwargs):
         return _call(fun, policy, statics, args, kwargs)
     checkpointed.__wrapped__ = fun
+    checkpointed._checkpoint = (fun, policy)  # (for saved_residuals)
     return checkpointed
 
 
@@ -391,25 +393,49 @@ def _is_float(x):
 def saved_residuals(fun: Callable[..., Any], *args: Any,
                     policy: Callable[..., bool] | None = None
                     ) -> list[tuple[tuple, np.dtype, str]]:
-    """What a checkpoint of ``fun`` with ``policy`` keeps at ``args`` besides its inputs:
-    one ``(shape, dtype, what)`` per kept value, ``what`` naming the operation that
-    computed it (JAX's ``saved_residuals``, for a checkpointed function).
+    """What reverse mode keeps of ``fun`` at ``args`` for its backward pass, as JAX's
+    ``saved_residuals``: one ``(shape, dtype, what)`` per value, the arguments first
+    (``what`` is "the argument NAME"), then the values kept, ``what`` naming the
+    operation that computed each. For a checkpointed function, what its policy keeps;
+    for a plain one, every result (reverse mode without a checkpoint keeps them);
+    ``policy=`` asks about ``fun`` checkpointed with that policy.
 
     >>> from chainrule.ad_checkpoint import saved_residuals
-    >>> f = lambda w: cr.tanh(w @ w)
-    >>> saved_residuals(f, np.eye(3), policy=cr.checkpoint_policies.dots_saveable)
-    [((3, 3), dtype('float64'), 'matmul')]
+    >>> f = cr.checkpoint(lambda w: cr.tanh(w @ w),
+    ...                   policy=cr.checkpoint_policies.dots_saveable)
+    >>> saved_residuals(f, np.eye(3))
+    [((3, 3), dtype('float64'), 'the argument w'), ((3, 3), dtype('float64'), 'matmul')]
     """
+    inner, own = getattr(fun, "_checkpoint", (fun, None))
+    if policy is None:
+        policy = own if inner is not fun else checkpoint_policies.everything_saveable
     leaves, treedef = tree_flatten(args)
     names = {}
 
     def watch(prim, *a, **k):
         names[len(names)] = prim.name
         return policy(prim, *a, **k) if policy is not None else False
-    _, _, run = _run(lambda xs: fun(*tree_unflatten(treedef, xs)), "saved_residuals",
+    _, _, run = _run(lambda xs: inner(*tree_unflatten(treedef, xs)), "saved_residuals",
                      [_lifted(x) for x in leaves], policy=watch)
-    return [(shape_of(run.kept[k]), np.result_type(raw(run.kept[k])), names[k])
-            for k in sorted(run.kept)]
+    return _arguments(inner, args) + [
+        (shape_of(run.kept[k]), np.result_type(raw(run.kept[k])), names[k])
+        for k in sorted(run.kept)]
+
+
+def _arguments(fun, args):
+    """(shape, dtype, "the argument NAME") for each float leaf of the arguments."""
+    try:
+        params = list(inspect.signature(fun).parameters)
+    except (TypeError, ValueError):
+        params = []
+    found = []
+    for i, arg in enumerate(args):
+        name = params[i] if i < len(params) else str(i)
+        for leaf in tree_flatten(arg)[0]:
+            if _is_float(leaf):
+                found.append((shape_of(leaf), np.result_type(raw(leaf)),
+                              f"the argument {name}"))
+    return found
 
 
 def print_saved_residuals(fun: Callable[..., Any], *args: Any,
@@ -420,6 +446,7 @@ def print_saved_residuals(fun: Callable[..., Any], *args: Any,
     >>> from chainrule.ad_checkpoint import print_saved_residuals
     >>> print_saved_residuals(lambda w: cr.tanh(w @ w), np.eye(2),
     ...                       policy=cr.checkpoint_policies.dots_saveable)
+    f64[2,2] from the argument w
     f64[2,2] from matmul
     """
     for shape, dtype, what in saved_residuals(fun, *args, policy=policy):

@@ -15,6 +15,7 @@ the operation that computed ``x``.
 >>> from chainrule.ad_checkpoint import print_saved_residuals
 >>> print_saved_residuals(lambda w: cr.sin(w @ w), np.ones((2, 2)),
 ...                       policy=cr.checkpoint_policies.everything_saveable)
+f64[2,2] from the argument w
 f64[2,2] from matmul
 f64[2,2] from sin
 """
