@@ -110,7 +110,10 @@ def _jacobian_plan(pattern, mode):
         colors = column_coloring(pattern)
         # compressed is (colours, m): entry (i, j) is at [colour of j, i]
         plans.append(_Plan(pattern, "forward", colors, colors[cols] * m + rows))
-    if mode in ("auto", "reverse"):
+    most_in_a_column = int(np.bincount(cols, minlength=n).max(initial=0))
+    if mode == "reverse" or mode == "auto" and plans[0].ncolors > most_in_a_column:
+        # (rows need at least as many colours as a column has entries: where the
+        # columns' colouring reaches that, it is no worse, and the rows are not tried)
         colors = row_coloring(pattern)
         # compressed is (colours, n): entry (i, j) is at [colour of i, j]
         plans.append(_Plan(pattern, "reverse", colors, colors[rows] * n + cols))
