@@ -289,15 +289,40 @@ def test_saved_residuals_lists_what_a_policy_keeps(capsys):
     assert saved_residuals(f, w, x, policy=P.nothing_saveable) == arguments
     assert saved_residuals(cr.checkpoint(f), w, x) == arguments
     dots = saved_residuals(cr.checkpoint(f, policy=P.dots_saveable), w, x)[2:]
-    assert [(s, what) for s, _, what in dots] == [((6, 5), "matmul"), ((6, 4), "einsum")]
+    assert [(s, what) for s, _, what in dots] == [((6, 5), "output of matmul"),
+                                                  ((6, 4), "output of einsum")]
     named = saved_residuals(f, w, x, policy=P.save_only_these_names("h"))[2:]
-    assert [(s, what) for s, _, what in named] == [((6, 5), "matmul")]
+    assert [(s, what) for s, _, what in named] == [((6, 5), "named 'h'")]
     every = saved_residuals(f, w, x)[2:]  # (a plain function: all; the name: its matmul)
-    assert [what for _, _, what in every] == ["matmul", "tanh", "transpose", "einsum", "sin"]
+    assert [what.split()[-1] for _, _, what in every] == ["'h'", "tanh", "transpose",
+                                                          "einsum", "sin"]
     print_saved_residuals(f, w, x, policy=P.dots_with_no_batch_dims_saveable)
     assert capsys.readouterr().out == ("f64[4,5] from the argument w\n"
                                        "f64[6,4] from the argument x\n"
-                                       "f64[6,5] from matmul\nf64[6,4] from einsum\n")
+                                       "f64[6,5] output of matmul\n"
+                                       "f64[6,4] output of einsum\n")
+
+
+@pytest.mark.parametrize("policy", ["dots_saveable", ("save_only_these_names", "h"),
+                                    "nothing_saveable", "dots_with_no_batch_dims_saveable",
+                                    ("save_any_names_but_these", "g")], ids=str)
+def test_print_saved_residuals_prints_jaxs_lines(policy, capsys):
+    """The same lines as JAX's, but for where each value was computed (JAX's end
+    with its place in the source) and the products' name (JAX's dot_general)."""
+    def layer(lib):
+        np_ = lib["np"]
+
+        def layer(w, x):
+            h = lib["name"](x @ w, "h")
+            return np_.tanh(np_.sin(h) @ w.T)
+        return lib["checkpoint"](layer, policy=_policy(lib, policy))
+    w, _, x = _data(13)
+    jax.ad_checkpoint.print_saved_residuals(layer(JAX), w, x)
+    theirs = [line.split(" from <")[0].split(" from /")[0].replace("dot_general", "matmul")
+              for line in capsys.readouterr().out.splitlines()]
+    print_saved_residuals(layer(CR), w, x)
+    assert capsys.readouterr().out.splitlines() == theirs
+    assert len(theirs) >= 2
 
 
 def test_dots_with_no_batch_dims():

@@ -105,6 +105,7 @@ class _Run:
         self.lifted = []              # (first run) what it computed with in their place
         self.seen = {}                # id(box) -> its position in met
         self.kept = {} if kept is None else kept  # operation count -> its result
+        self.named = {}               # operation count -> the name that kept its result
         self.replay = kept is not None
         self.count = 0
 
@@ -220,6 +221,7 @@ class _Capture(Tracer):
                 made_by = args[0]._made_by if isinstance(args[0], cls) else None
                 if made_by is not None:
                     run.kept[made_by] = values[0]
+                    run.named[made_by] = kwargs.get("name")
             else:
                 run.kept[n] = ans
         if not isinstance(ans, Box) and np.result_type(ans).kind not in "fc":
@@ -395,8 +397,8 @@ def saved_residuals(fun: Callable[..., Any], *args: Any,
                     ) -> list[tuple[tuple, np.dtype, str]]:
     """What reverse mode keeps of ``fun`` at ``args`` for its backward pass, as JAX's
     ``saved_residuals``: one ``(shape, dtype, what)`` per value, the arguments first
-    (``what`` is "the argument NAME"), then the values kept, ``what`` naming the
-    operation that computed each. For a checkpointed function, what its policy keeps;
+    (``what`` is "the argument NAME"), then the values kept ("output of OPERATION", or
+    "named 'NAME'" for one kept by its ``checkpoint_name``). For a checkpointed function, what its policy keeps;
     for a plain one, every result (reverse mode without a checkpoint keeps them);
     ``policy=`` asks about ``fun`` checkpointed with that policy.
 
@@ -404,7 +406,7 @@ def saved_residuals(fun: Callable[..., Any], *args: Any,
     >>> f = cr.checkpoint(lambda w: cr.tanh(w @ w),
     ...                   policy=cr.checkpoint_policies.dots_saveable)
     >>> saved_residuals(f, np.eye(3))
-    [((3, 3), dtype('float64'), 'the argument w'), ((3, 3), dtype('float64'), 'matmul')]
+    [((3, 3), dtype('float64'), 'the argument w'), ((3, 3), dtype('float64'), 'output of matmul')]
     """
     inner, own = getattr(fun, "_checkpoint", (fun, None))
     if policy is None:
@@ -418,7 +420,8 @@ def saved_residuals(fun: Callable[..., Any], *args: Any,
     _, _, run = _run(lambda xs: inner(*tree_unflatten(treedef, xs)), "saved_residuals",
                      [_lifted(x) for x in leaves], policy=watch)
     return _arguments(inner, args) + [
-        (shape_of(run.kept[k]), np.result_type(raw(run.kept[k])), names[k])
+        (shape_of(run.kept[k]), np.result_type(raw(run.kept[k])),
+         f"named {run.named[k]!r}" if k in run.named else f"output of {names[k]}")
         for k in sorted(run.kept)]
 
 
@@ -447,8 +450,9 @@ def print_saved_residuals(fun: Callable[..., Any], *args: Any,
     >>> print_saved_residuals(lambda w: cr.tanh(w @ w), np.eye(2),
     ...                       policy=cr.checkpoint_policies.dots_saveable)
     f64[2,2] from the argument w
-    f64[2,2] from matmul
+    f64[2,2] output of matmul
     """
     for shape, dtype, what in saved_residuals(fun, *args, policy=policy):
         short = f"{dtype.kind}{dtype.itemsize * 8}"  # (JAX's f64, f32, i32)
-        print(f"{short}[{','.join(map(str, shape))}] from {what}")
+        where = "from " if what.startswith("the argument") else ""
+        print(f"{short}[{','.join(map(str, shape))}] {where}{what}")

@@ -16,8 +16,8 @@ the operation that computed ``x``.
 >>> print_saved_residuals(lambda w: cr.sin(w @ w), np.ones((2, 2)),
 ...                       policy=cr.checkpoint_policies.everything_saveable)
 f64[2,2] from the argument w
-f64[2,2] from matmul
-f64[2,2] from sin
+f64[2,2] output of matmul
+f64[2,2] output of sin
 """
 
 from typing import Any, Callable
