@@ -186,6 +186,34 @@ def test_tensor_backward_through_nn_modules():
     assert isinstance(out, cr.Tensor) and out.requires_grad
 
 
+@pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
+def test_training_steps_through_checkpointed_blocks(jit):
+    """SGD steps of a network of checkpointed blocks, eager and under cr.jit (the
+    backward pass's second runs replayed by the program): the losses of the plain
+    network, step by step."""
+    def losses(wrap, jit):
+        cr.manual_seed(0)
+        blocks = [cr.nn.Sequential(cr.nn.Linear(6, 6), cr.nn.Tanh(), cr.nn.Linear(6, 6),
+                                   cr.nn.Tanh()) for _ in range(3)]
+        x = cr.tensor(np.random.default_rng(14).normal(size=(5, 6)))
+        opt = cr.optim.SGD([p for b in blocks for p in b.parameters()], lr=0.1)
+
+        def step(x):
+            opt.zero_grad()
+            h = x
+            for block in blocks:
+                h = wrap(block)(h)
+            loss = cr.sum(h ** 2)
+            loss.backward()
+            opt.step()
+            return loss
+        step = cr.jit(step) if jit else step
+        return [float(step(x)) for _ in range(4)]
+    expected = losses(lambda block: block, False)
+    np.testing.assert_allclose(losses(cr.checkpoint, jit), expected, rtol=1e-12)
+    assert len(set(expected)) == 4  # (the weights moved)
+
+
 def test_a_module_checkpointed_keeps_its_graph_small():
     """What .backward() walks: one node for the checkpointed block, not one per
     operation inside it."""
