@@ -139,6 +139,7 @@ def sections():
     scipy_signal = importlib.import_module("chainrule.scipy.signal")
     fft_rules = importlib.import_module("chainrule.rules.fft")
     scipy_integrate = importlib.import_module("chainrule.scipy.integrate")
+    scipy_optimize = importlib.import_module("chainrule.scipy.optimize")
     example_optimizers = importlib.import_module("chainrule.example_libraries.optimizers")
     stax = importlib.import_module("chainrule.example_libraries.stax")
     jax_nn = importlib.import_module("chainrule.jax_nn")
@@ -295,6 +296,13 @@ def sections():
                 "`from chainrule.scipy.integrate import odeint`: ordinary differential "
                 "equations, differentiable once (reverse mode by the adjoint method, "
                 "forward mode by the sensitivity equations)."),
+        Section("SciPy's solvers", "chainrule.scipy.optimize",
+                [Entry("chainrule.scipy.optimize", scipy_optimize, "module")]
+                + _entries("optimize.", scipy_optimize, scipy_optimize.__all__),
+                "`from chainrule.scipy import optimize`: scipy.optimize's solvers with "
+                "SciPy's signatures, solving with SciPy given exact derivatives, their "
+                "answers differentiable in `args` to any order (the implicit function "
+                "theorem), under vmap and cr.jit."),
     ]
 
 

@@ -10,6 +10,6 @@ and beta functions' shape parameters are differentiated once. Needs SciPy (the
 import it.
 """
 
-from . import integrate, linalg, signal, special, stats
+from . import integrate, linalg, optimize, signal, special, stats
 
-__all__ = ["integrate", "linalg", "signal", "special", "stats"]
+__all__ = ["integrate", "linalg", "optimize", "signal", "special", "stats"]

@@ -10,6 +10,8 @@
     gradcheck.py    the library's derivatives against central differences
     batching.py     vmap: a batching tracer, one more level of the same mechanism
     fixed_point.py  a fixed point of an iteration, differentiated implicitly
+    implicit.py     a solver's answer (chainrule.scipy.optimize), differentiated by the
+                    implicit function theorem at the root of its optimality conditions
     function.py     cr.Function: PyTorch's class spelling of a custom operation
     custom_derivatives.py  cr.custom_jvp and cr.custom_vjp: JAX's decorators for a
                     function's own derivative rule, on the primitive of
