@@ -155,6 +155,15 @@ def test_a_closed_over_weight_and_integer_outputs():
     _close(cr.grad(loss)(w), cr.grad(plain)(w))
 
 
+def test_a_closed_over_value_returned_as_it_is():
+    w = np.arange(4.0).reshape(2, 2)
+
+    def loss(w):
+        doubled, same, product = cr.checkpoint(lambda x: (2.0 * x, w, w @ w))(1.0)
+        return cr.sum(same * doubled) + cr.sum(product)
+    _close(cr.grad(loss)(w), 2.0 + cr.grad(lambda w: cr.sum(w @ w))(w))
+
+
 def test_a_checkpoint_inside_a_checkpoint():
     def f(lib):
         np_, cp = lib["np"], lib["checkpoint"]

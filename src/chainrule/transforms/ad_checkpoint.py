@@ -96,7 +96,7 @@ class _Run:
     """One run of the function at the capture level: what it lifted or is given for
     the values it closed over, and what the policy keeps or has kept."""
 
-    def __init__(self, who, policy=None, closed=None, kept=None):
+    def __init__(self, who, policy=None, closed=None, kept=None, shapes=None):
         self.who = who
         self.level = new_level()
         self.policy = policy          # first run (and fwd runs): ask, and keep
@@ -106,6 +106,9 @@ class _Run:
         self.seen = {}                # id(box) -> its position in met
         self.kept = {} if kept is None else kept  # operation count -> its result
         self.named = {}               # operation count -> the name that kept its result
+        # operation count -> its arguments' shapes, where the policy is asked; a kept
+        # result stands in for a later run's operation only where they are the same
+        self.shapes = {} if shapes is None else shapes
         self.replay = kept is not None
         self.count = 0
 
@@ -212,10 +215,13 @@ class _Capture(Tracer):
                   run.stand_in(a) if isinstance(a, Box) else a for a in args]
         n, run.count = run.count, run.count + 1
         kept = run.kept.get(n)
-        if run.replay and kept is not None and not isinstance(raw(kept), Box):
+        if run.replay and kept is not None and not isinstance(raw(kept), Box) and \
+                run.shapes.get(n) == [shape_of(v) for v in values]:
             ans = _Replayed(prim, raw(kept))(*values, **kwargs)
         else:
             ans = prim(*values, **kwargs)
+        if not run.replay and run.policy is not None:
+            run.shapes[n] = [shape_of(v) for v in values]
         if not run.replay and run.policy is not None and run.policy(prim, *values, **kwargs):
             if prim.name == checkpoint_policies.NAME_PRIMITIVE:  # keep what computed it
                 made_by = args[0]._made_by if isinstance(args[0], cls) else None
@@ -241,14 +247,15 @@ class _Replayed(Primitive):
         self.batching = None  # never batched: kept values under vmap are not reused
 
 
-def _run(f, who, inputs, closed=None, policy=None, kept=None):
+def _run(f, who, inputs, closed=None, policy=None, kept=None, shapes=None):
     """f on ``inputs`` at a fresh capture level: its output leaves (unwrapped) and the
     run (what it met and kept)."""
-    run = _Run(who, policy, closed, kept)
+    run = _Run(who, policy, closed, kept, shapes)
     out = f([_Capture(x, run) for x in inputs])
     leaves, treedef = tree_flatten(out)
-    return [x.value if isinstance(x, _Capture) and x._run is run else x
-            for x in leaves], treedef, run
+    # (an output that is a value closed over and returned as it is: an input too)
+    return [x.value if isinstance(x, _Capture) and x._run is run else
+            run.stand_in(x) if isinstance(x, Box) else x for x in leaves], treedef, run
 
 
 # ---------------------------------------------------------------------------------------
@@ -330,7 +337,8 @@ def _call(fun, policy, statics, args, kwargs):
 
     def again(vals, policy=None, kept=None):
         """The float outputs of a later run at vals (and its kept values)."""
-        outs_, _, run = _run(call_fun, who, vals[:nin], vals[nin:], policy, kept)
+        outs_, _, run = _run(call_fun, who, vals[:nin], vals[nin:], policy, kept,
+                             first.shapes if kept is not None else None)
         if len(run.met) != len(vals) - nin:
             raise ValueError(f"checkpoint of {who}: its second run closed over "
                              f"{len(run.met)} values where its first closed over "
@@ -347,11 +355,11 @@ def _call(fun, policy, statics, args, kwargs):
             return [_unboxed(outs[k]) for k in floats], \
                 list(vals) + [first.kept[k] for k in keys]
         outs_, run = again(vals, policy)  # an outer level's values: run again on them
-        return outs_, list(vals) + [run.kept[k] for k in sorted(run.kept)]
+        return outs_, list(vals) + [run.kept.get(k) for k in keys]
 
     def bwd(residuals, cotangents):
-        vals, kept = list(residuals[:len(diff)]), residuals[len(diff):]
-        kept = dict(zip(keys, kept)) if len(kept) == len(keys) else {}
+        vals = list(residuals[:len(diff)])
+        kept = {k: v for k, v in zip(keys, residuals[len(diff):]) if v is not None}
 
         def moving_fun(*xs):
             full = list(vals)
