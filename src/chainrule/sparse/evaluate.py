@@ -100,6 +100,10 @@ def _entries(pattern):
     return rows, pattern.indices.astype(np.int64)
 
 
+def _structurally_symmetric(pattern):
+    return pattern.shape[0] == pattern.shape[1] and (pattern != pattern.T).nnz == 0
+
+
 def _jacobian_plan(pattern, mode):
     """Colour the pattern for forward mode (columns), reverse mode (rows), or whichever
     needs fewer passes ("auto"; forward on a tie: a jvp costs less than a vjp)."""
@@ -111,9 +115,11 @@ def _jacobian_plan(pattern, mode):
         # compressed is (colours, m): entry (i, j) is at [colour of j, i]
         plans.append(_Plan(pattern, "forward", colors, colors[cols] * m + rows))
     most_in_a_column = int(np.bincount(cols, minlength=n).max(initial=0))
-    if mode == "reverse" or mode == "auto" and plans[0].ncolors > most_in_a_column:
+    if mode == "reverse" or mode == "auto" and plans[0].ncolors > most_in_a_column \
+            and not _structurally_symmetric(pattern):
         # (rows need at least as many colours as a column has entries: where the
-        # columns' colouring reaches that, it is no worse, and the rows are not tried)
+        # columns' colouring reaches that, it is no worse; and the rows of a symmetric
+        # pattern are its columns: either way the rows are not tried)
         colors = row_coloring(pattern)
         # compressed is (colours, n): entry (i, j) is at [colour of i, j]
         plans.append(_Plan(pattern, "reverse", colors, colors[rows] * n + cols))
