@@ -366,3 +366,81 @@ def test_elementwise_grad_nested_three_deep_as_in_autograds_tanh_example():
     eg = autograd.elementwise_grad
     theirs = eg(eg(eg(autograd.numpy.tanh)))(x)
     np.testing.assert_allclose(mine, theirs, rtol=1e-12, atol=1e-15)
+
+
+def test_a_trace_of_nodes_names_each_operation_its_arguments_and_values_as_autograd():
+    # autograd's examples/print_trace.py, recording lines instead of printing them
+    theirs, ours = run_both("""
+        import autograd.numpy as np
+        from autograd import grad
+        from autograd.tracer import Node, trace
+
+        lines = []
+
+        class RecordNode(Node):
+            def __init__(self, value, fun, args, kwargs, parent_argnums, parents):
+                self.names = parents[0].names
+                self.name = next(self.names)
+                shown = [str(a) for a in args]
+                for argnum, parent in zip(parent_argnums, parents):
+                    shown[argnum] = parent.name
+                lines.append((self.name, fun.__name__, shown, float(value)))
+
+            def initialize_root(self, x):
+                self.names = iter("ABCDEFGHIJKLMNOP")
+                self.name = next(self.names)
+
+        def fun(x):
+            y = np.sin(x + x)
+            return (y + y) / 2
+
+        value, node = trace(RecordNode.new_root(1.23), fun, 1.23)
+        first = list(lines)
+        lines.clear()
+        trace(RecordNode.new_root(1.0), grad(fun), 1.0)   # the trace goes through grad
+        result = (first, lines[:6], float(value), node.name)
+        # (then autograd adds gradients with its own add_outgrads, passing a VSpace)
+    """)
+    assert theirs[0] == ours[0]
+    assert theirs[1] == ours[1]
+    assert theirs[2:] == ours[2:]
+
+
+def test_a_traced_graph_has_autograds_edges():
+    # autograd's examples/dot_graph.py: each operation and the operations it reads
+    theirs, ours = run_both("""
+        import autograd.numpy as np
+        from autograd.tracer import Node, trace
+
+        class GraphNode(Node):
+            def __init__(self, value, fun, args, kwargs, parent_argnums, parents):
+                self.label = fun.__name__
+                self.parents = [parent.label for parent in parents]
+                self.edges = sorted({edge for parent in parents for edge in parent.edges}
+                                    | {(parent.label, self.label) for parent in parents})
+
+            def initialize_root(self, x):
+                self.label, self.parents, self.edges = "input", [], []
+
+        _, node = trace(GraphNode.new_root(1.0),
+                        lambda x: (np.sin(x) + np.exp(x) - 0.5) * np.sin(x), 1.0)
+        result = node.edges
+    """)
+    assert [tuple(e) for e in theirs] == [tuple(e) for e in ours]
+
+
+def test_flatten_func_makes_a_function_of_one_vector_as_autograds():
+    theirs, ours = run_both("""
+        import autograd.numpy as np
+        from autograd import grad
+        from autograd.misc.flatten import flatten_func
+
+        def objective(params, scale):
+            return scale * (np.sum(params["w"] ** 2) + np.sin(params["b"]))
+
+        flat_objective, unflatten, flat = flatten_func(
+            objective, {"w": np.array([1.0, -2.0]), "b": 0.5})
+        result = (flat, flat_objective(flat, 3.0), grad(flat_objective)(flat, 3.0),
+                  unflatten(flat * 2)["w"])
+    """)
+    assert_same(theirs, ours)
