@@ -15,9 +15,9 @@ under ``cr.vjp``, its forward-mode rule ``cr.jvp`` of the function; vmap, cr.jit
 jacrev's rows and nesting come from that primitive as they do for custom_vjp.
 
 What the primitive needs that custom_vjp's user writes by hand, the inputs and the
-residuals, comes from a *capture level* (``_Capture``): the function runs once on its
+residuals, comes from a *capture level* (``Capture``): the function runs once on its
 inputs wrapped in boxes of a fresh level, the highest, so every operation on them
-passes through ``_Capture._apply_primitive``, which
+passes through ``Capture._apply_primitive``, which
 
 * turns a value the function closed over (a module's weights, an outer transform's
   tracer) into an input of the primitive: the first run lifts it out (computing on its
@@ -26,7 +26,7 @@ passes through ``_Capture._apply_primitive``, which
   does when it traces to a jaxpr). Order is how they are told apart, as in a trace:
   the function must run the same operations each time (as JAX requires);
 * asks the policy about each operation and keeps what it marks, and in the backward
-  run hands back the kept result in place of computing it again (``_Replayed``: the
+  run hands back the kept result in place of computing it again (``Replayed``: the
   operation's own rules, its forward replaced by the kept value).
 
 What differs from JAX: ``prevent_cse`` is accepted and has nothing to do (an eager
@@ -51,17 +51,13 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .. import rules as ops
-from ..primitive import Box, Primitive, elementwise, new_level, raw, shape_of
+from ..primitive import elementwise, raw, shape_of
 from ..scalar.value import Value
-from ..tensor import Tensor
 from . import checkpoint_policies
-from .batching import BatchTracer
+from .capture import capture_run, constant, lifted, records, same, unboxed
 from .custom_primitive import Rules, call
-from .forward import JVPTracer
 from .functional import jvp, vjp
 from .pytrees import tree_flatten, tree_unflatten
-from .tracer import Tracer
 
 __all__ = ["checkpoint", "remat", "checkpoint_name", "saved_residuals",
            "print_saved_residuals"]
@@ -86,176 +82,6 @@ def checkpoint_name(x: Any, name: str) -> Any:
         raise TypeError(f"checkpoint_name: expected a name (a string), got "
                         f"{type(name).__name__} {name!r:.40}")
     return _name(x, name=name)
-
-
-# ---------------------------------------------------------------------------------------
-# The capture level
-# ---------------------------------------------------------------------------------------
-
-class _Run:
-    """One run of the function at the capture level: what it lifted or is given for
-    the values it closed over, and what the policy keeps or has kept."""
-
-    def __init__(self, who, policy=None, closed=None, kept=None, shapes=None):
-        self.who = who
-        self.level = new_level()
-        self.policy = policy          # first run (and fwd runs): ask, and keep
-        self.closed = closed          # later runs: the values standing for closed-over ones
-        self.met = []                 # the closed-over boxes, in the order met
-        self.lifted = []              # (first run) what it computed with in their place
-        self.seen = {}                # id(box) -> its position in met
-        self.kept = {} if kept is None else kept  # operation count -> its result
-        self.named = {}               # operation count -> the name that kept its result
-        # operation count -> its arguments' shapes, where the policy is asked; a kept
-        # result stands in for a later run's operation only where they are the same
-        self.shapes = {} if shapes is None else shapes
-        self.replay = kept is not None
-        self.count = 0
-
-    def stand_in(self, box):
-        """What the function computes with in place of a closed-over box."""
-        k = self.seen.get(id(box))
-        if k is None:
-            k = self.seen[id(box)] = len(self.met)
-            self.met.append(box)  # (kept alive: ids stay unique during the run)
-        if self.closed is None:
-            if k == len(self.lifted):
-                self.lifted.append(_lifted(box))
-            return self.lifted[k]
-        if k >= len(self.closed) or shape_of(box) != shape_of(self.closed[k]):
-            raise ValueError(f"checkpoint of {self.who}: its second run met other values "
-                             f"it closed over than its first (a value of shape "
-                             f"{shape_of(box)}); a checkpointed function must run the "
-                             f"same operations each time it is called")
-        return self.closed[k]
-
-
-def _lifted(x):
-    """x without the levels that record (reverse mode, a Tensor's graph, an outer
-    checkpoint's run): what the first run computes with. Forward mode and vmap stay,
-    as they keep nothing (the run computes their tangents and batches as it goes); a
-    Tensor stays a Tensor, without its graph, so results keep their kind."""
-    if not _records(x):
-        return x
-    if isinstance(x, Tensor):
-        return Tensor._make(x._data)
-    if isinstance(x, JVPTracer):
-        return JVPTracer(_lifted(x.primal), _lifted(x.tangent), x._level)
-    if isinstance(x, BatchTracer):
-        return BatchTracer(_lifted(x.value), x._level)
-    return _lifted(x._contents())
-
-
-def _records(x):
-    """Whether a level records x somewhere inside it (a graph that keeps values)."""
-    while isinstance(x, Box):
-        if isinstance(x, Tensor):
-            return x.requires_grad
-        if isinstance(x, JVPTracer):
-            return _records(x.primal) or _records(x.tangent)
-        if not x._batched:
-            return True
-        x = x._contents()
-    return False
-
-
-def _constant(x):
-    """Whether x has no derivative at any level: a plain array, a Tensor that does not
-    require grad, a batch of those."""
-    while isinstance(x, Box):
-        if isinstance(x, Tensor):
-            return not x.requires_grad
-        if not x._batched:
-            return False
-        x = x._contents()
-    return True
-
-
-def _unboxed(x):
-    """What a recording level hands an operation for the lifted x (a Tensor's array)."""
-    return x._data if isinstance(x, Tensor) else x
-
-
-def _same(a, b):
-    """Whether a recording level hands back the first run's value b as a: the object
-    itself, or (a reverse-mode node copies the user's arrays it keeps) equal numbers,
-    or a tracer of the same level around the same."""
-    if a is b:
-        return True
-    if type(a) is np.ndarray and type(b) is np.ndarray:
-        return a.shape == b.shape and a.dtype == b.dtype and bool(np.all(a == b))
-    if isinstance(a, JVPTracer) and isinstance(b, JVPTracer):
-        return a._level == b._level and _same(a.primal, b.primal) and \
-            _same(a.tangent, b.tangent)
-    if isinstance(a, BatchTracer) and isinstance(b, BatchTracer):
-        return a._level == b._level and _same(a.value, b.value)
-    return False
-
-
-class _Capture(Tracer):
-    """A value of one run of a checkpointed function (see the module's docstring)."""
-
-    __slots__ = ("value", "_level", "_run", "_made_by")
-    _batched = False
-
-    def __init__(self, value, run, made_by=None):
-        self.value, self._run, self._level = value, run, run.level
-        self._made_by = made_by  # the operation count that computed it (None: an input)
-
-    def __repr__(self):
-        return f"_Capture({self.value!r}, level={self._level})"
-
-    def _contents(self):
-        return self.value
-
-    @classmethod
-    def _apply_primitive(cls, prim, args, kwargs):
-        run = max((a for a in args if isinstance(a, cls)), key=lambda a: a._level)._run
-        values = [a.value if isinstance(a, cls) and a._run is run else
-                  run.stand_in(a) if isinstance(a, Box) else a for a in args]
-        n, run.count = run.count, run.count + 1
-        kept = run.kept.get(n)
-        if run.replay and kept is not None and not isinstance(raw(kept), Box) and \
-                run.shapes.get(n) == [shape_of(v) for v in values]:
-            ans = _Replayed(prim, raw(kept))(*values, **kwargs)
-        else:
-            ans = prim(*values, **kwargs)
-        if not run.replay and run.policy is not None:
-            run.shapes[n] = [shape_of(v) for v in values]
-        if not run.replay and run.policy is not None and run.policy(prim, *values, **kwargs):
-            if prim.name == checkpoint_policies.NAME_PRIMITIVE:  # keep what computed it
-                made_by = args[0]._made_by if isinstance(args[0], cls) else None
-                if made_by is not None:
-                    run.kept[made_by] = values[0]
-                    run.named[made_by] = kwargs.get("name")
-            else:
-                run.kept[n] = ans
-        if not isinstance(ans, Box) and np.result_type(ans).kind not in "fc":
-            return ans  # integers, booleans: no derivative, nothing to keep apart
-        return cls(ans, run, n)
-
-
-class _Replayed(Primitive):
-    """An operation whose result was kept: the operation's rules, and a forward that
-    hands back the kept result instead of computing it."""
-
-    def __init__(self, prim, value):
-        self.__dict__.update(prim.__dict__)
-        self.forward = lambda *args, **kwargs: value
-        self.pullback = prim.pullback  # (a fused operation's shared pullback too)
-        self.joint_jvp = prim.joint_jvp
-        self.batching = None  # never batched: kept values under vmap are not reused
-
-
-def _run(f, who, inputs, closed=None, policy=None, kept=None, shapes=None):
-    """f on ``inputs`` at a fresh capture level: its output leaves (unwrapped) and the
-    run (what it met and kept)."""
-    run = _Run(who, policy, closed, kept, shapes)
-    out = f([_Capture(x, run) for x in inputs])
-    leaves, treedef = tree_flatten(out)
-    # (an output that is a value closed over and returned as it is: an input too)
-    return [x.value if isinstance(x, _Capture) and x._run is run else
-            run.stand_in(x) if isinstance(x, Box) else x for x in leaves], treedef, run
 
 
 # ---------------------------------------------------------------------------------------
@@ -323,21 +149,22 @@ def _call(fun, policy, statics, args, kwargs):
         return fun(*[a if i in statics else next(it) for i, a in enumerate(args)], **kw)
 
     # The first run, on the inputs' numbers: the forward pass, which records nothing.
-    lifted = [_lifted(x) for x in leaves]
-    outs, out_def, first = _run(call_fun, who, lifted, policy=policy)
+    lifts = [lifted(x) for x in leaves]
+    outs, out_def, first = capture_run(call_fun, f"checkpoint of {who}", lifts,
+                                       policy=policy)
     vals = leaves + first.met
     floats = [k for k, o in enumerate(outs) if _is_float(o)]
-    if not floats or not any(_records(v) for v in vals):
+    if not floats or not any(records(v) for v in vals):
         return tree_unflatten(out_def, outs)
     nin = len(leaves)
-    diff = [_is_float(v) and not _constant(v) for v in vals]  # (no gradient wasted)
+    diff = [_is_float(v) and not constant(v) for v in vals]  # (no gradient wasted)
     moving = [i for i, d in enumerate(diff) if d]
-    first_inputs = [_unboxed(x) for x in lifted + first.lifted]
+    first_inputs = [unboxed(x) for x in lifts + first.lifted]
     keys = sorted(first.kept)
 
     def again(vals, policy=None, kept=None):
         """The float outputs of a later run at vals (and its kept values)."""
-        outs_, _, run = _run(call_fun, who, vals[:nin], vals[nin:], policy, kept,
+        outs_, _, run = capture_run(call_fun, f"checkpoint of {who}", vals[:nin], vals[nin:], policy, kept,
                              first.shapes if kept is not None else None)
         if len(run.met) != len(vals) - nin:
             raise ValueError(f"checkpoint of {who}: its second run closed over "
@@ -351,8 +178,8 @@ def _call(fun, policy, statics, args, kwargs):
 
     def fwd(vals):
         if len(vals) == len(first_inputs) and all(
-                _same(a, b) for a, b in zip(vals, first_inputs)):  # the first run's
-            return [_unboxed(outs[k]) for k in floats], \
+                same(a, b) for a, b in zip(vals, first_inputs)):  # the first run's
+            return [unboxed(outs[k]) for k in floats], \
                 list(vals) + [first.kept[k] for k in keys]
         outs_, run = again(vals, policy)  # an outer level's values: run again on them
         return outs_, list(vals) + [run.kept.get(k) for k in keys]
@@ -425,8 +252,8 @@ def saved_residuals(fun: Callable[..., Any], *args: Any,
     def watch(prim, *a, **k):
         names[len(names)] = prim.name
         return policy(prim, *a, **k) if policy is not None else False
-    _, _, run = _run(lambda xs: inner(*tree_unflatten(treedef, xs)), "saved_residuals",
-                     [_lifted(x) for x in leaves], policy=watch)
+    _, _, run = capture_run(lambda xs: inner(*tree_unflatten(treedef, xs)), "saved_residuals",
+                     [lifted(x) for x in leaves], policy=watch)
     return _arguments(inner, args) + [
         (shape_of(run.kept[k]), np.result_type(raw(run.kept[k])),
          f"named {run.named[k]!r}" if k in run.named else f"output of {names[k]}")
