@@ -3,7 +3,7 @@
 The interface
 =============
 
-A workload is a module ``benchmarks/wN_<name>.py`` (N = 1..11) with
+A workload is a module ``benchmarks/wN_<name>.py`` (N = 1..14) with
 
 * ``NAME``: a short title, e.g. ``"1 scalar moons step"``;
 * ``run(size) -> list[dict]`` with ``size`` one of ``SIZES``:

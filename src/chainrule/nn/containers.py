@@ -6,6 +6,7 @@ PyTorch's methods and let a container be passed around, indexed and repr'd as a 
 """
 
 from collections.abc import ItemsView, Iterable, KeysView, Mapping, ValuesView
+from typing import Any
 
 from .module import Module
 
@@ -193,7 +194,7 @@ class KeyedEntries(Module):
         """
         return self._items.items()
 
-    def pop(self, key: str):
+    def pop(self, key: str) -> Any:
         """Remove the entry under ``key`` and return it.
 
         >>> heads = cr.nn.ModuleDict({"a": cr.nn.ReLU()})
