@@ -51,6 +51,12 @@ def _shape(x0):
     return tuple(shape_of(x0))
 
 
+def _flat(x0):
+    """x0 as the solvers' x (flat): where the residual runs first, to find the values
+    the function closes over."""
+    return ops.reshape(x0, (-1,)) if isinstance(x0, Box) else np.ravel(np.asarray(x0, float))
+
+
 def _first(out):
     """f of a function that returns (f, derivative) (SciPy's ``jac=True``)."""
     return out[0] if isinstance(out, tuple) else out
@@ -117,7 +123,7 @@ def minimize(fun: Callable[..., Any], x0: Any, args: Any = (), method: str | Non
         return res.x, _minimize_problem(res, stationary, bounds, constraints)
 
     x = implicit_solution(lambda x, x_start, a: gradient(x, *a), solve, (x0, args),
-                          "minimize")
+                          "minimize", at=_flat(x0))
     return _result(found.result, ops.reshape(x, shape),
                    lambda: objective(ops.reshape(x, (-1,)), *args))
 
@@ -219,7 +225,8 @@ def root(fun: Callable[..., Any], x0: Any, args: Any = (), method: str = "hybr",
         solved = res.success or _at_rounding(values(res.x), values(start))
         return res.x, (None if solved else f"the solver did not converge ({res.message})")
 
-    x = implicit_solution(lambda x, x_start, a: residual(x, *a), solve, (x0, args), "root")
+    x = implicit_solution(lambda x, x_start, a: residual(x, *a), solve, (x0, args), "root",
+                          at=_flat(x0))
     return _result(found.result, ops.reshape(x, shape),
                    lambda: fun(ops.reshape(x, shape), *args))
 
@@ -270,7 +277,7 @@ def fsolve(func: Callable[..., Any], x0: Any, args: Any = (), fprime: Any = None
         return x, (None if ier == 1 else f"the solver did not converge ({message})")
 
     x = ops.reshape(implicit_solution(lambda x, x_start, a: residual(x, *a), solve,
-                                      (x0, args), "fsolve"), shape)
+                                      (x0, args), "fsolve", at=_flat(x0)), shape)
     return (x, *found.info) if full_output else x
 
 
@@ -323,7 +330,7 @@ def least_squares(fun: Callable[..., Any], x0: Any, jac: Any = "2-point",
         return res.x, None
 
     x = implicit_solution(lambda x, x_start, a, k: ops.reshape(grad(cost)(x, a, k), (-1,)),
-                          solve, (x0, args, kwargs), "least_squares")
+                          solve, (x0, args, kwargs), "least_squares", at=_flat(x0))
     return _result(found.result, ops.reshape(x, shape),
                    lambda: residuals(ops.reshape(x, (-1,)), args, kwargs))
 
@@ -400,7 +407,9 @@ def root_scalar(f: Callable[..., Any], args: Any = (), method: str | None = None
         return np.array([out.root]), (None if out.converged else
                                       f"the solver did not converge ({out.flag})")
 
-    x = implicit_solution(residual, solve, args, "root_scalar")
+    start = x0 if x0 is not None else (bracket[0] if bracket is not None else 0.0)
+    x = implicit_solution(residual, solve, args, "root_scalar",
+                          at=np.array([float(raw(start))]))
     out = found.result
     out.root = ops.reshape(x, ())
     return out
@@ -430,7 +439,8 @@ def brentq(f: Callable[..., Any], a: float, b: float, args: Any = (), xtol: floa
         return np.array([x]), (None if out.converged else
                                f"the solver did not converge ({out.flag})")
 
-    x = ops.reshape(implicit_solution(residual, solve, args, "brentq"), ())
+    x = ops.reshape(implicit_solution(residual, solve, args, "brentq",
+                                            at=np.array([lo])), ())
     return (x, found.result) if full_output else x
 
 
@@ -476,7 +486,7 @@ def newton(func: Callable[..., Any], x0: Any, fprime: Any = None, args: Any = ()
         return np.ravel(x), ("the solver did not converge" if bad else None)
 
     x = implicit_solution(lambda x, x_start, a: residual(x, x_start, *a), solve,
-                          (x0, args), "newton")
+                          (x0, args), "newton", at=_flat(x0))
     x = ops.reshape(x, shape)
     return (x, *found.result) if full_output else x
 

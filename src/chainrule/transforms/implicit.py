@@ -13,11 +13,21 @@ chainrule's own operations at the solution the node returned, so an outer transf
 differentiates them too: the Hessian of an outer objective through an inner solution
 comes out like any second derivative (J and dF/da move with a and with x*).
 
-What the solve depends on is its arguments (``args``: a pytree). A value the equation's
-function closes over that carries a derivative cannot be seen from here (JAX finds
-those by tracing the function into a program: ``closure_convert``); such a function is
-refused with a one-line error that says to pass the value in ``args``, never
-differentiated as if it were a constant.
+What the solution depends on is its arguments (``args``: a pytree) and the values the
+equation's function closes over that carry derivatives (an outer transform's tracer, a
+Tensor that requires grad). Those are found as JAX's ``closure_convert`` finds them:
+the residual runs once, at a point given by the solver (its starting point), at a
+capture level (capture.py), which meets each closed-over value in turn; they become
+operands of the solution's operation beside the arguments' leaves, and the rules run
+the residual at a capture level again with them put back, so the derivative with
+respect to them comes out like the derivative with respect to an argument. As in a
+trace, the function must run the same operations at every x (a branch that reads
+another closed-over value at the solution than at the start is refused, not guessed).
+
+The solver itself computes on numbers: a closed-over value's own numbers are what its
+derivative-carrying box holds. A value batched by ``cr.vmap`` has no single number for
+one example's solve, so a function closing over one is refused with a one-line error
+that says to pass the value in ``args`` (where each example gets its own).
 """
 
 from typing import Any, Callable
@@ -28,6 +38,7 @@ from .. import arrays as xp
 from .. import rules as ops
 from ..primitive import Box, Primitive, raw, shape_of
 from ..tensor import Tensor
+from .capture import capture_run, constant, lifted
 from .functional import jacfwd, vjp, jvp
 from .pytrees import tree_flatten, tree_unflatten
 from .vmap_axes import vmap
@@ -36,19 +47,21 @@ __all__ = ["implicit_solution", "plain", "refuse_closures"]
 
 
 def plain(value, who):
-    """``value`` as plain numbers (a solver's inputs). A value that still carries a
-    derivative was made from something the function closes over: refused, because the
-    solution's derivative with respect to it would be lost."""
-    if isinstance(value, Box) and not (isinstance(value, Tensor) and not value.requires_grad):
+    """``value`` as plain numbers (what a solver computes with). A value that still
+    carries a derivative was made from something the function closes over, which
+    ``implicit_solution`` differentiates through its own run of the residual: here
+    only its numbers count. A batch of ``cr.vmap`` has no numbers for one example:
+    refused."""
+    numbers = raw(value)
+    if isinstance(numbers, Box):
         raise TypeError(refuse_closures(who))
-    return np.asarray(raw(value))
+    return np.asarray(numbers)
 
 
 def refuse_closures(who):
-    return (f"{who}: the function's result depends on a value being differentiated that "
-            f"is not among its arguments (a variable it closes over?); pass that value in "
-            f"args=, and to the function as an argument, so that the solution is "
-            f"differentiated with respect to it")
+    return (f"{who}: the function closes over a value batched by vmap, which has no "
+            f"numbers for one example's solve; pass that value in args=, and to the "
+            f"function as an argument, so that each example is solved with its own")
 
 
 def _differentiable(leaf):
@@ -58,7 +71,7 @@ def _differentiable(leaf):
 
 
 def implicit_solution(residual: Callable[..., Any], solve: Callable[[tuple], Any],
-                      args: tuple, who: str) -> Any:
+                      args: tuple, who: str, at: Any) -> Any:
     """x* = ``solve(plain_args)`` (the solver, on plain numbers: an array, or a pair
     (array, problem) where ``problem`` is a sentence saying why the solution is not a
     root of ``residual`` to differentiate, or None), as a value differentiable in the
@@ -67,14 +80,39 @@ def implicit_solution(residual: Callable[..., Any], solve: Callable[[tuple], Any
 
     Without such leaves the solver's answer is returned as it is; with them, one
     operation of those leaves (packed into one vector) returns it, with the rules above,
-    so that vmap solves once per example and cr.jit solves at every call."""
+    so that vmap solves once per example and cr.jit solves at every call.
+
+    ``at`` is an x (shaped as the residual takes it) where the residual may be run to
+    find the values it closes over: the solver's starting point, or a bracket's end."""
     leaves, treedef = tree_flatten(args)
+    arrays = [k for k, leaf in enumerate(leaves) if _is_array(leaf)]
+
+    def run_residual(x, array_leaves, closed=None):
+        """residual(x, *args) with args' arrays set to array_leaves, at a capture
+        level: its result, and the values it closed over (given: put in their place)."""
+        def call(inputs):
+            new = list(leaves)
+            for k, value in zip(arrays, inputs[1:]):
+                new[k] = value
+            return residual(inputs[0], *tree_unflatten(treedef, new))
+        outs, _, run = capture_run(call, who, [x] + list(array_leaves), closed=closed)
+        return outs[0], run
+
+    # The values the residual closes over, in the order it meets them: those carrying
+    # a derivative become operands; the others (a Tensor without grad) stay as they are.
+    met = run_residual(lifted(at), [lifted(leaves[k]) for k in arrays])[1].met
+    if any(isinstance(raw(value), Box) for value in met):
+        raise TypeError(refuse_closures(who))
+    closure_moving = [k for k, value in enumerate(met) if not constant(value)
+                      and np.result_type(raw(value)).kind in "fc"]
     moving = [k for k, leaf in enumerate(leaves) if _differentiable(leaf)]
     # The other arrays go to the solver as arguments of one call, which cr.jit records
     # (a traced array's numbers are known only at each run).
     held = [k for k, leaf in enumerate(leaves) if k not in moving and _is_array(leaf)]
     shapes = [shape_of(leaves[k]) for k in moving]
-    bounds = np.cumsum([0] + [int(np.prod(s)) for s in shapes]).tolist()
+    closure_shapes = [shape_of(met[k]) for k in closure_moving]
+    bounds = np.cumsum([0] + [int(np.prod(s)) for s in shapes + closure_shapes]).tolist()
+    closure_bounds = bounds[len(moving):]
 
     def args_at(z):
         """args with the moving leaves read from the packed vector z."""
@@ -90,17 +128,34 @@ def implicit_solution(residual: Callable[..., Any], solve: Callable[[tuple], Any
         for k, shape, start, stop in zip(moving, shapes, bounds, bounds[1:]):
             fixed[k] = np.asarray(z[start:stop]).reshape(shape)
         x, problem = _answer(solve(tree_unflatten(treedef, fixed)))
-        if problem is not None and moving:
+        if problem is not None and (moving or closure_moving):
             raise ValueError(f"{who}: {problem}; the derivative of the solution by the "
                              f"implicit function theorem would be that of another problem")
         return np.asarray(x, dtype=np.result_type(x, float))
 
     held_values = [_plain_leaf(leaves[k]) for k in held]
-    if not moving:
+    if not moving and not closure_moving:
         return xp.call(lambda *values: solved(np.zeros(0), *values), *held_values)
 
-    def f(x, z):  # the residual, flat, of the flat solution and the packed arguments
-        return ops.reshape(residual(ops.reshape(x, out_shape[0]), *args_at(z)), (-1,))
+    def closed_at(z):
+        """The closed-over values met, the moving ones read from z."""
+        closed = list(met)
+        for k, shape, start, stop in zip(closure_moving, closure_shapes, closure_bounds,
+                                         closure_bounds[1:]):
+            closed[k] = ops.reshape(z[start:stop], shape)
+        return closed
+
+    def f(x, z):  # the residual, flat, of the flat solution and the packed operands
+        if not met:
+            return ops.reshape(residual(ops.reshape(x, out_shape[0]), *args_at(z)), (-1,))
+        new = tree_flatten(args_at(z))[0]
+        out, run = run_residual(ops.reshape(x, out_shape[0]), [new[k] for k in arrays],
+                                closed_at(z))
+        if len(run.met) != len(met):
+            raise ValueError(f"{who}: the function closed over {len(run.met)} values at "
+                             f"the solution and {len(met)} at the start; it must run the "
+                             f"same operations at every point to be differentiated")
+        return ops.reshape(out, (-1,))
 
     out_shape = [None]
 
@@ -132,7 +187,8 @@ def implicit_solution(residual: Callable[..., Any], solve: Callable[[tuple], Any
     op = Primitive(forward, who)
     op.defvjp(reverse)
     op.defjvp(forward_mode)
-    z = ops.concatenate([ops.reshape(leaves[k], (-1,)) for k in moving])
+    z = ops.concatenate([ops.reshape(leaves[k], (-1,)) for k in moving] +
+                        [ops.reshape(met[k], (-1,)) for k in closure_moving])
     x = op(z)
     return ops.reshape(x, out_shape[0])
 
