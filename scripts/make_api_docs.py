@@ -36,7 +36,8 @@ RANDOM = ["rand", "randn", "randint", "randperm", "multinomial", "normal", "bern
 TRANSFORMS = ["grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "jacobian",
               "hessian", "hvp", "linear_operator", "hessian_operator", "gradcheck",
               "GradcheckError", "tree_flatten", "tree_unflatten", "ravel_pytree",
-              "fixed_point", "custom_jvp", "custom_vjp", "remat", "jacobian_sparsity",
+              "fixed_point", "custom_root", "custom_linear_solve", "custom_jvp",
+              "custom_vjp", "remat", "jacobian_sparsity",
               "hessian_sparsity", "sparse_jacobian", "sparse_hessian"]
 MODES = ["no_grad", "enable_grad", "inference_mode", "is_grad_enabled", "detect_anomaly"]
 PICTURES = ["draw_graph", "render_graph"]

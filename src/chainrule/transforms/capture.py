@@ -38,8 +38,9 @@ class Run:
     """One run of the function at the capture level: what it lifted or is given for
     the values it closed over, and what the policy keeps or has kept."""
 
-    def __init__(self, who, policy=None, closed=None, kept=None, shapes=None):
+    def __init__(self, who, policy=None, closed=None, kept=None, shapes=None, lift=None):
         self.who = who
+        self.lift = lifted if lift is None else lift  # (first run) a closed value -> ?
         self.level = new_level()
         self.policy = policy          # first run (and fwd runs): ask, and keep
         self.closed = closed          # later runs: the values standing for closed-over ones
@@ -62,7 +63,7 @@ class Run:
             self.met.append(box)  # (kept alive: ids stay unique during the run)
         if self.closed is None:
             if k == len(self.lifted):
-                self.lifted.append(lifted(box))
+                self.lifted.append(self.lift(box))
             return self.lifted[k]
         if k >= len(self.closed) or shape_of(box) != shape_of(self.closed[k]):
             raise ValueError(f"{self.who}: its second run met other values "
@@ -189,10 +190,13 @@ class Replayed(Primitive):
         self.batching = None  # never batched: kept values under vmap are not reused
 
 
-def capture_run(f, who, inputs, closed=None, policy=None, kept=None, shapes=None):
+def capture_run(f, who, inputs, closed=None, policy=None, kept=None, shapes=None,
+                lift=None):
     """f on ``inputs`` at a fresh capture level: its output leaves (unwrapped) and the
-    run (what it met and kept)."""
-    run = Run(who, policy, closed, kept, shapes)
+    run (what it met and kept). In a first run (no ``closed``), ``lift`` turns each
+    closed-over value into what f computes with (``lifted``: without the levels that
+    record)."""
+    run = Run(who, policy, closed, kept, shapes, lift)
     out = f([Capture(x, run) for x in inputs])
     leaves, treedef = tree_flatten(out)
     # (an output that is a value closed over and returned as it is: an input too)

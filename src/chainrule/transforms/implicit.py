@@ -43,7 +43,7 @@ from .functional import jacfwd, vjp, jvp
 from .pytrees import tree_flatten, tree_unflatten
 from .vmap_axes import vmap
 
-__all__ = ["implicit_solution", "plain", "refuse_closures"]
+__all__ = ["implicit_solution", "plain", "refuse_closures", "on_numbers"]
 
 
 def plain(value, who):
@@ -56,6 +56,17 @@ def plain(value, who):
     if isinstance(numbers, Box):
         raise TypeError(refuse_closures(who))
     return np.asarray(numbers)
+
+
+def on_numbers(fn, who):
+    """fn(x) with the values it closes over replaced by their numbers: what a user's
+    solver is handed, so that it computes (and differentiates fn itself, as a Newton
+    step does) on plain numbers, not on the outer derivatives."""
+    def numbers(x):
+        outs, treedef, _ = capture_run(lambda inputs: fn(inputs[0]), who, [x],
+                                       lift=lambda box: plain(box, who))
+        return tree_unflatten(treedef, outs)
+    return numbers
 
 
 def refuse_closures(who):
@@ -71,7 +82,9 @@ def _differentiable(leaf):
 
 
 def implicit_solution(residual: Callable[..., Any], solve: Callable[[tuple], Any],
-                      args: tuple, who: str, at: Any) -> Any:
+                      args: tuple, who: str, at: Any,
+                      linear_solve: Callable | None = None,
+                      transposed_solve: Callable | None = None) -> Any:
     """x* = ``solve(plain_args)`` (the solver, on plain numbers: an array, or a pair
     (array, problem) where ``problem`` is a sentence saying why the solution is not a
     root of ``residual`` to differentiate, or None), as a value differentiable in the
@@ -83,7 +96,12 @@ def implicit_solution(residual: Callable[..., Any], solve: Callable[[tuple], Any
     so that vmap solves once per example and cr.jit solves at every call.
 
     ``at`` is an x (shaped as the residual takes it) where the residual may be run to
-    find the values it closes over: the solver's starting point, or a bracket's end."""
+    find the values it closes over: the solver's starting point, or a bracket's end.
+
+    ``linear_solve(matvec, rhs)`` and ``transposed_solve(matvec, rhs)``, if given, solve
+    J v = rhs and J^T v = rhs on flat vectors, given v -> J v or v -> J^T v (the
+    user's own solvers, as ``cr.custom_root``'s ``tangent_solve``); by default J is
+    formed and solved with ``cr.linalg.solve``."""
     leaves, treedef = tree_flatten(args)
     arrays = [k for k, leaf in enumerate(leaves) if _is_array(leaf)]
 
@@ -168,8 +186,13 @@ def implicit_solution(residual: Callable[..., Any], solve: Callable[[tuple], Any
         lead = shape_of(g)[:len(shape_of(g)) - 1]
         jx = jacfwd(lambda x: f(x, z))(ans)                       # J = dF/dx at x*
         rows = ops.reshape(g, (-1, shape_of(ans)[0]))
-        u = ops.swapaxes(ops.solve(ops.swapaxes(jx, 0, 1),  # J^T u = g
-                                          ops.swapaxes(rows, 0, 1)), 0, 1)
+        if transposed_solve is None:
+            u = ops.swapaxes(ops.solve(ops.swapaxes(jx, 0, 1),  # J^T u = g
+                                       ops.swapaxes(rows, 0, 1)), 0, 1)
+        else:
+            jt = ops.swapaxes(jx, 0, 1)
+            one = (lambda r: transposed_solve(lambda v: ops.matmul(jt, v), r))
+            u = ops.reshape(one(rows[0]), (1, -1)) if not lead else vmap(one)(rows)
         _, pullback = vjp(lambda z: f(ans, z), z)
         back = (lambda w: -pullback(w)[0])
         grads = back(u[0]) if not lead else vmap(back)(u)
@@ -181,7 +204,11 @@ def implicit_solution(residual: Callable[..., Any], solve: Callable[[tuple], Any
         push = (lambda s: jvp(lambda z: f(ans, z), (z,), (s,))[1])
         moved = push(t) if not lead else vmap(push)(ops.reshape(t, (-1,) + shape_of(z)))
         columns = ops.reshape(moved, (-1, shape_of(ans)[0]))
-        out = -ops.swapaxes(ops.solve(jx, ops.swapaxes(columns, 0, 1)), 0, 1)
+        if linear_solve is None:
+            out = -ops.swapaxes(ops.solve(jx, ops.swapaxes(columns, 0, 1)), 0, 1)
+        else:
+            one = (lambda c: -linear_solve(lambda v: ops.matmul(jx, v), c))
+            out = ops.reshape(one(columns[0]), (1, -1)) if not lead else vmap(one)(columns)
         return out[0] if not lead else ops.reshape(out, lead + shape_of(ans))
 
     op = Primitive(forward, who)

@@ -1,8 +1,9 @@
 """``jax.lax``'s names that programs written for JAX reach for, as ``from chainrule import
-lax``: the loops and branches, the dynamic slices (also along one axis), ``map`` and
-``stop_gradient``. Each is chainrule's own (``cr.fori_loop``, ``cr.scan``...); this module
-gathers them under JAX's module name, so that such a program ports by its imports. It
-also holds ``Precision`` (accepted by ``precision=``, which changes nothing on a CPU) and
+lax``: the loops and branches, the dynamic slices (also along one axis), ``map``,
+``stop_gradient``, ``custom_root`` and ``custom_linear_solve``. Each is chainrule's own
+(``cr.fori_loop``, ``cr.scan``...); this module gathers them under JAX's module name,
+so that such a program ports by its imports. It also holds ``Precision`` (accepted by
+``precision=``, which changes nothing on a CPU) and
 ``conv_general_dilated`` with JAX's dimension numbers (``"NHWC", "HWIO", "NHWC"``...),
 over chainrule's convolution (PyTorch's layout), with ``padtype_to_pads``.
 
@@ -24,11 +25,12 @@ from ..rules import pad, reshape, stop_gradient, transpose
 from ..rules.convolution import conv as _conv
 from .control import (cond, dynamic_slice, dynamic_update_slice, fori_loop, scan, switch,
                       while_loop)
+from .custom_root import custom_linear_solve, custom_root
 
 __all__ = ["fori_loop", "scan", "while_loop", "cond", "switch", "map", "dynamic_slice",
            "dynamic_update_slice", "dynamic_slice_in_dim", "dynamic_update_slice_in_dim",
            "dynamic_index_in_dim", "stop_gradient", "Precision", "conv_general_dilated",
-           "conv", "padtype_to_pads"]
+           "conv", "padtype_to_pads", "custom_root", "custom_linear_solve"]
 
 
 class Precision(enum.Enum):
