@@ -6,7 +6,7 @@ a linear system, least squares' pseudo-inverse) and against central differences 
 problem solved again, to second order; forward and reverse mode agree; vmap solves
 once per example; cr.jit solves at every call. Where the answer is not a root of the
 optimality conditions (no convergence, an active bound, constraints), or the function
-closes over a value batched by vmap, differentiating raises. A value the function
+closes over values batched by two vmaps, differentiating raises. A value the function
 closes over is differentiated as if it were passed in args."""
 
 import numpy as np
@@ -392,7 +392,7 @@ def test_a_tensor_that_requires_grad_closed_over_gets_its_gradient_from_backward
                                rtol=1e-8)
 
 
-def test_vmap_over_args_with_a_closed_over_value_and_the_refusal_of_a_batched_one():
+def test_vmap_over_args_or_over_a_closed_over_value_solves_each_example():
     def solution(b, a):                 # b in args, a closed over
         return opt.root(lambda x, b: x ** 3 + a * x - b, np.ones(1), args=(b,)).x[0]
 
@@ -402,10 +402,25 @@ def test_vmap_over_args_with_a_closed_over_value_and_the_refusal_of_a_batched_on
     np.testing.assert_allclose(by_example, one_by_one, rtol=1e-10)
     assert np.all(np.abs(by_example) > 0.01)
 
-    # A batch closed over has no numbers for one example's solve: passed in args, it has.
-    with pytest.raises(TypeError, match=r"root: the function closes over a value batched "
-                                        r"by vmap.* pass that value in args="):
-        cr.vmap(lambda a: solution(10.0, a))(np.array([1.0, 2.0]))
+    # The batch closed over: each example's solve gets its own row of it.
+    a_s = np.array([1.0, 2.0, 3.0, 2.0])
+    closing = lambda a: solution(10.0, a)  # noqa: E731
+    np.testing.assert_allclose(cr.vmap(closing)(a_s), [closing(a) for a in a_s], rtol=1e-12)
+    for transform in (cr.grad, cr.hessian):
+        np.testing.assert_allclose(cr.vmap(transform(closing))(a_s),
+                                   [transform(closing)(a) for a in a_s], rtol=1e-9)
+    np.testing.assert_allclose(cr.jacrev(cr.vmap(closing))(a_s),
+                               np.diag([cr.grad(closing)(a) for a in a_s]), atol=1e-12)
+
+
+def test_values_closed_over_from_two_vmaps_are_refused_in_one_line():
+    def solution(a, c):                 # a and c closed over, batched by two vmaps
+        return opt.root(lambda x: x ** 3 + a * x - c, np.ones(1)).x[0]
+
+    with pytest.raises(TypeError, match=r"root: the function closes over values batched "
+                                        r"by two vmaps.* pass them in args="):
+        cr.vmap(lambda a: cr.vmap(lambda c: solution(a, c))(np.array([5.0, 6.0])))(
+            np.array([1.0, 2.0]))
 
 
 def test_the_callers_own_derivatives_go_to_scipy_and_ours_to_the_implicit_rule():

@@ -11,9 +11,8 @@ is differentiated with respect to is what JAX's is: the values ``f`` or ``matvec
 closes over (found at a capture level) and ``b``; never the initial guess.
 
 Rules written with chainrule's operations, as the user's linear solvers must be for a
-second derivative (as in JAX, where they are traced). A value closed over that
-``cr.vmap`` batches is refused (pass it through ``b``, or vmap outside the closure).
-The solution and ``b`` are arrays (JAX also takes pytrees).
+second derivative (as in JAX, where they are traced). Under ``cr.vmap`` each example is
+solved on its own. The solution and ``b`` are arrays (JAX also takes pytrees).
 """
 
 from typing import Any, Callable

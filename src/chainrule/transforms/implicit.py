@@ -21,13 +21,15 @@ capture level (capture.py), which meets each closed-over value in turn; they bec
 operands of the solution's operation beside the arguments' leaves, and the rules run
 the residual at a capture level again with them put back, so the derivative with
 respect to them comes out like the derivative with respect to an argument. As in a
-trace, the function must run the same operations at every x (a branch that reads
-another closed-over value at the solution than at the start is refused, not guessed).
+trace, the function must read the same closed-over values, in the same order, at every
+x (a run at the solution that meets another number of them, or other shapes, raises).
 
 The solver itself computes on numbers: a closed-over value's own numbers are what its
-derivative-carrying box holds. A value batched by ``cr.vmap`` has no single number for
-one example's solve, so a function closing over one is refused with a one-line error
-that says to pass the value in ``args`` (where each example gets its own).
+derivative-carrying box holds. A value batched by ``cr.vmap`` holds a batch: it is an
+operand too, so vmap hands each example's solve its own numbers, and what the solver's
+function computes from the batch is read at that example's row (``_Example``). Values
+batched by two vmaps at once are refused with a one-line error that says to pass them
+in ``args``.
 """
 
 from typing import Any, Callable
@@ -50,12 +52,54 @@ def plain(value, who):
     """``value`` as plain numbers (what a solver computes with). A value that still
     carries a derivative was made from something the function closes over, which
     ``implicit_solution`` differentiates through its own run of the residual: here
-    only its numbers count. A batch of ``cr.vmap`` has no numbers for one example:
-    refused."""
+    only its numbers count. A batch of ``cr.vmap`` (made from a batched value closed
+    over) gives the example being solved (``_Example``)."""
     numbers = raw(value)
     if isinstance(numbers, Box):
-        raise TypeError(refuse_closures(who))
+        numbers = _Example.row(numbers)
+        if numbers is None:
+            raise TypeError(refuse_closures(who))
     return np.asarray(numbers)
+
+
+class _Example:
+    """While one example of a vmapped solve runs: which row of the batch it is.
+
+    vmap runs the solution's operation once per example (it has no batching rule),
+    handing it that example's operands, the batched closed-over values' numbers among
+    them; but the solver's function still closes over the whole batch, so what it
+    computes is a batch. The example's row is the one whose closed-over values are the
+    operands' numbers: if several rows have them, each gives the same answer (the
+    function sees the same numbers). Costly (each call computes the whole batch), and
+    exact."""
+
+    active: list = []  # (batched closed-over values, the example's numbers of each)
+
+    def __init__(self, values, numbers):
+        self.entry = (values, numbers)
+
+    def __enter__(self):
+        _Example.active.append(self.entry)
+
+    def __exit__(self, *exc):
+        _Example.active.pop()
+
+    @classmethod
+    def row(cls, batch):
+        """The example's row of ``batch`` (a batch of vmap), or None if none is known."""
+        if not cls.active or not cls.active[-1][0]:
+            return None
+        values, numbers = cls.active[-1]
+        if batch._level != values[0]._level:
+            return None
+        rows = np.ones(len(raw(values[0].value)), dtype=bool)
+        for value, own in zip(values, numbers):
+            every = np.asarray(raw(value.value))
+            rows &= np.all(every.reshape(len(every), -1) == own.reshape(1, -1), axis=1)
+        if not rows.any():
+            return None
+        whole = raw(batch.value)
+        return None if isinstance(whole, Box) else np.asarray(whole)[int(np.argmax(rows))]
 
 
 def on_numbers(fn, who):
@@ -70,9 +114,17 @@ def on_numbers(fn, who):
 
 
 def refuse_closures(who):
-    return (f"{who}: the function closes over a value batched by vmap, which has no "
-            f"numbers for one example's solve; pass that value in args=, and to the "
-            f"function as an argument, so that each example is solved with its own")
+    return (f"{who}: the function closes over values batched by two vmaps (or a batch "
+            f"of integers), which one example's solve cannot be given; pass them in "
+            f"args=, and to the function as arguments, so that each example is solved "
+            f"with its own")
+
+
+def _innermost(value):
+    """The dtype of the numbers inside all of value's boxes."""
+    while isinstance(value, Box):
+        value = value._contents()
+    return np.result_type(value)
 
 
 def _differentiable(leaf):
@@ -119,10 +171,14 @@ def implicit_solution(residual: Callable[..., Any], solve: Callable[[tuple], Any
     # The values the residual closes over, in the order it meets them: those carrying
     # a derivative become operands; the others (a Tensor without grad) stay as they are.
     met = run_residual(lifted(at), [lifted(leaves[k]) for k in arrays])[1].met
-    if any(isinstance(raw(value), Box) for value in met):
+    # A closed-over value batched by vmap is an operand too (each example's solve then
+    # gets its own numbers, see _Example), whether it carries a derivative or not.
+    batched = [k for k, value in enumerate(met) if isinstance(raw(value), Box)]
+    if len({raw(met[k])._level for k in batched}) > 1 or \
+            any(_innermost(met[k]).kind not in "fc" for k in batched):
         raise TypeError(refuse_closures(who))
-    closure_moving = [k for k, value in enumerate(met) if not constant(value)
-                      and np.result_type(raw(value)).kind in "fc"]
+    closure_moving = [k for k, value in enumerate(met) if (k in batched or not constant(value))
+                      and _innermost(value).kind in "fc"]
     moving = [k for k, leaf in enumerate(leaves) if _differentiable(leaf)]
     # The other arrays go to the solver as arguments of one call, which cr.jit records
     # (a traced array's numbers are known only at each run).
@@ -145,7 +201,11 @@ def implicit_solution(residual: Callable[..., Any], solve: Callable[[tuple], Any
             fixed[k] = value
         for k, shape, start, stop in zip(moving, shapes, bounds, bounds[1:]):
             fixed[k] = np.asarray(z[start:stop]).reshape(shape)
-        x, problem = _answer(solve(tree_unflatten(treedef, fixed)))
+        with _Example([raw(met[k]) for k in batched],
+                      [np.asarray(z[start:stop]) for k, start, stop in
+                       zip(closure_moving, closure_bounds, closure_bounds[1:])
+                       if k in batched]):
+            x, problem = _answer(solve(tree_unflatten(treedef, fixed)))
         if problem is not None and (moving or closure_moving):
             raise ValueError(f"{who}: {problem}; the derivative of the solution by the "
                              f"implicit function theorem would be that of another problem")
