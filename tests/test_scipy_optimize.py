@@ -423,6 +423,17 @@ def test_values_closed_over_from_two_vmaps_are_refused_in_one_line():
             np.array([1.0, 2.0]))
 
 
+def test_a_value_traced_by_jit_closed_over_is_refused_and_passed_in_args_works():
+    passed = lambda a: opt.root(lambda x, a: x ** 3 - a * x - 2 * a, np.full(1, 2.0),  # noqa: E731
+                                args=(a,)).x[0]
+    closed = lambda a: opt.root(lambda x: x ** 3 - a * x - 2 * a,  # noqa: E731
+                                np.full(1, 2.0)).x[0]
+    np.testing.assert_allclose(cr.jit(passed)(4.0), closed(4.0), rtol=1e-12)
+    with pytest.raises(TypeError, match=r"root: under cr.jit, the function closes over a "
+                                        r"value traced by cr.jit.* pass that value in args="):
+        cr.jit(closed)(4.0)
+
+
 def test_the_callers_own_derivatives_go_to_scipy_and_ours_to_the_implicit_rule():
     X, y = ridge_problem()
     calls = {"jac": 0}

@@ -59,6 +59,12 @@ def plain(value, who):
         numbers = _Example.row(numbers)
         if numbers is None:
             raise TypeError(refuse_closures(who))
+    if type(numbers) is not np.ndarray and type(numbers) in xp.ARRAYS:
+        # (cr.jit's traced array: the function closes over a value traced by cr.jit,
+        # whose numbers are not known while it records, and the solver needs them)
+        raise TypeError(f"{who}: under cr.jit, the function closes over a value traced by "
+                        f"cr.jit, which the solver cannot compute with; pass that value "
+                        f"in args=, and to the function as an argument")
     return np.asarray(numbers)
 
 
