@@ -179,3 +179,32 @@ def test_reverse_mode_without_a_transpose_solve_is_refused_as_in_jax():
     with pytest.raises(TypeError, match=r"custom_linear_solve: reverse mode needs "
                                         r"transpose_solve="):
         cr.jacrev(x)(np.ones(2))
+
+
+def test_tensor_backward_reaches_what_f_and_matvec_close_over_and_b():
+    c = cr.tensor(np.array([10.0, 2.0]), requires_grad=True)
+
+    def newton(f, x):
+        for _ in range(30):
+            x = x - f(x) / (3 * x ** 2 + 1)
+        return x
+
+    x = cr.custom_root(lambda x: x ** 3 + x - c, np.ones(2), newton,
+                       lambda g, y: y / g(np.ones(2)))   # a diagonal Jacobian
+    cr.sum(x).backward()
+    np.testing.assert_allclose(c.grad, 1 / (3 * np.array([2.0, 1.0]) ** 2 + 1), rtol=1e-12)
+
+    a = np.array([[4.0, 1.0], [1.0, 3.0]])
+    t = cr.tensor(np.array(0.5), requires_grad=True)
+    b = cr.tensor(np.array([1.0, 2.0]), requires_grad=True)
+    dense = lambda mv, r: cnp.linalg.solve(cr.jacobian(mv)(r), r)  # noqa: E731
+    cr.sum(cr.custom_linear_solve(lambda v: a @ v + t * v, b, dense, symmetric=True)).backward()
+    m = a + 0.5 * np.eye(2)
+    u = np.linalg.solve(m.T, np.ones(2))
+    np.testing.assert_allclose(b.grad, u, rtol=1e-12)
+    np.testing.assert_allclose(t.grad, -u @ np.linalg.solve(m, [1.0, 2.0]), rtol=1e-12)
+
+
+def test_a_pytree_guess_is_refused_in_one_line():
+    with pytest.raises(TypeError, match=r"custom_root: initial_guess must be an array"):
+        cr.custom_root(lambda x: x, (1.0, 2.0), lambda f, x: x, lambda g, y: y)

@@ -49,6 +49,7 @@ def custom_root(f: Callable[[Any], Any], initial_guess: Any,
     (2.0, 0.25, -0.03125)
     """
     _callables("custom_root", f=f, solve=solve, tangent_solve=tangent_solve)
+    _array("custom_root", "initial_guess", initial_guess)
     shape = shape_of(initial_guess)
     aux = []
 
@@ -93,6 +94,7 @@ def custom_linear_solve(matvec: Callable[[Any], Any], b: Any,
     True
     """
     _callables("custom_linear_solve", matvec=matvec, solve=solve)
+    _array("custom_linear_solve", "b", b)
     if transpose_solve is not None and not callable(transpose_solve):
         raise TypeError(f"custom_linear_solve: transpose_solve must be a function "
                         f"(vecmat, b) -> x, got {type(transpose_solve).__name__}")
@@ -134,3 +136,9 @@ def _callables(who, **functions):
         if not callable(fun):
             raise TypeError(f"{who}: {name} must be a function, got "
                             f"{type(fun).__name__} {fun!r:.40}")
+
+
+def _array(who, name, value):
+    if isinstance(value, (list, tuple, dict)):
+        raise TypeError(f"{who}: {name} must be an array or a number (a pytree of them, "
+                        f"which JAX takes, is not supported: pass one array)")
