@@ -208,3 +208,19 @@ def test_tensor_backward_reaches_what_f_and_matvec_close_over_and_b():
 def test_a_pytree_guess_is_refused_in_one_line():
     with pytest.raises(TypeError, match=r"custom_root: initial_guess must be an array"):
         cr.custom_root(lambda x: x, (1.0, 2.0), lambda f, x: x, lambda g, y: y)
+
+
+def test_vmap_over_a_value_matvec_closes_over_agrees_with_jax():
+    a = RNG.standard_normal((3, 3)) + 4 * np.eye(3)
+    b_matrix = RNG.standard_normal((3, 3))
+    c = RNG.standard_normal(3)
+    ts = np.array([0.1, 0.3, -0.2, 0.3])
+    for ns_name in ("values", "jacfwd", "grad"):
+        results = []
+        for ns in (CR, JAX):
+            sol = linear_problem(ns, a, b_matrix, False)
+            one = {"values": lambda t: sol(c, t),
+                   "jacfwd": ns["jacfwd"](lambda t: sol(c, t)),
+                   "grad": ns["grad"](lambda t: ns["np"].sum(sol(c, t) ** 2))}[ns_name]
+            results.append(np.asarray(ns["vmap"](one)(ts)))
+        np.testing.assert_allclose(results[0], results[1], rtol=1e-10)
