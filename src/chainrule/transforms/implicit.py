@@ -146,12 +146,13 @@ def implicit_solution(residual: Callable[..., Any], solve: Callable[[tuple], Any
     """x* = ``solve(plain_args)`` (the solver, on plain numbers: an array, or a pair
     (array, problem) where ``problem`` is a sentence saying why the solution is not a
     root of ``residual`` to differentiate, or None), as a value differentiable in the
-    leaves of ``args`` that carry derivatives, to any order, given that
-    ``residual(x, *args)`` (array-valued, x's size) is 0 at the solution.
+    leaves of ``args`` that carry derivatives and in the values ``residual`` closes
+    over, to any order, given that ``residual(x, *args)`` (array-valued, x's size) is 0
+    at the solution.
 
-    Without such leaves the solver's answer is returned as it is; with them, one
-    operation of those leaves (packed into one vector) returns it, with the rules above,
-    so that vmap solves once per example and cr.jit solves at every call.
+    Without such values the solver's answer is returned as it is; with them, one
+    operation of them (packed into one vector z) returns it, with the rules above, so
+    that vmap solves once per example and cr.jit solves at every call.
 
     ``at`` is an x (shaped as the residual takes it) where the residual may be run to
     find the values it closes over: the solver's starting point, or a bracket's end.
