@@ -164,8 +164,9 @@ def _call(fun, policy, statics, args, kwargs):
 
     def again(vals, policy=None, kept=None):
         """The float outputs of a later run at vals (and its kept values)."""
-        outs_, _, run = capture_run(call_fun, f"checkpoint of {who}", vals[:nin], vals[nin:], policy, kept,
-                             first.shapes if kept is not None else None)
+        outs_, _, run = capture_run(call_fun, f"checkpoint of {who}", vals[:nin],
+                                    vals[nin:], policy, kept,
+                                    first.shapes if kept is not None else None)
         if len(run.met) != len(vals) - nin:
             raise ValueError(f"checkpoint of {who}: its second run closed over "
                              f"{len(run.met)} values where its first closed over "
