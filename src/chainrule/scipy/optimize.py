@@ -4,16 +4,16 @@
 SciPy solves, on plain numbers, given chainrule's exact derivatives where the method
 uses them and the caller gave none (``jac``, ``hess``/``hessp``, ``fprime``). The
 answer is differentiable with respect to everything in ``args`` (any pytree of arrays,
-numbers and Tensors), in reverse and forward mode, to any order, under ``vmap`` (one
-solve per example) and ``cr.jit`` (one solve per call), by the implicit function
-theorem at the solution (``transforms/implicit.py``): the optimality conditions are a
-root of the gradient (minimize, least_squares) or of the function itself (the others),
-and their derivative costs one linear solve. The start ``x0`` has no effect on it.
+numbers and Tensors) and to the values the function closes over, in reverse and forward
+mode, to any order, under ``vmap`` (one solve per example) and ``cr.jit`` (one solve per
+call), by the implicit function theorem at the solution (``transforms/implicit.py``):
+the optimality conditions are a root of the gradient (minimize, least_squares) or of
+the function itself (the others), and their derivative costs one linear solve. The start ``x0`` has no effect on it.
 
 Where those conditions do not describe the answer, differentiating it raises, naming
-why: the solver did not converge, a bound is active, or there are constraints. A value
-the function closes over that carries a derivative is refused the same way: pass it
-in ``args``.
+why: the solver did not converge, a bound is active, or there are constraints. Values
+closed over that two nested vmaps batch, or that cr.jit traces, are refused the same
+way: pass them in ``args``.
 
     >>> from chainrule.scipy import optimize
     >>> cube_root = lambda a: optimize.brentq(lambda x, a: x ** 3 - a, 0.0, 5.0, args=(a,))
