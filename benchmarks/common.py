@@ -3,7 +3,7 @@
 The interface
 =============
 
-A workload is a module ``benchmarks/wN_<name>.py`` (N = 1..14) with
+A workload is a module ``benchmarks/wN_<name>.py`` (N = 1..15) with
 
 * ``NAME``: a short title, e.g. ``"1 scalar moons step"``;
 * ``run(size) -> list[dict]`` with ``size`` one of ``SIZES``:
@@ -55,7 +55,7 @@ __all__ = [
 SIZES = ("tiny", "quick", "full")
 ROW_KEYS = ("workload", "case", "library", "median_s", "min_s", "max_s", "repeats")
 LIBRARIES = ("chainrule", "chainrule-jit", "chainrule-torch", "chainrule-torch-jit",
-             "micrograd", "torch", "numpy", "autograd", "jax", "jax-jit")
+             "micrograd", "torch", "torch-func", "numpy", "autograd", "jax", "jax-jit")
 
 
 def pick(size, tiny, quick, full):
