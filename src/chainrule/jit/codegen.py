@@ -19,6 +19,7 @@ import numpy as np
 
 from .blocks import by_rows, target
 from .passes import ufunc_of
+from .simplify import cheaper
 from .recording import Attribute, Effect, Method, Slot, UFUNC_OF
 from .state import TensorState, is_input
 from ..tensor import Tensor
@@ -153,19 +154,30 @@ class _Lines:
 
     def line(self, op):
         """The Python of one call: ``t3 = np.matmul(t1, t2)``."""
+        if self.code:
+            op = cheaper(op, self.program.values)
         fn, args, kwargs, program = op.fn, op.args, op.kwargs, self.program
         arg = [self.expr(a) for a in args]
         keywords = [f"{k}={self.expr(v)}" for k, v in kwargs.items()
                     if not (k == "out" and type(v) is tuple and len(v) == 1)]
         if type(kwargs.get("out")) is tuple and len(kwargs["out"]) == 1:  # out=(a,): a
             keywords.append(f"out={self.expr(kwargs['out'][0])}")
-        out = op.outs
+        out, into = op.outs, None
         if self.code and out in program.buffers:
             fn = UFUNC_OF.get(fn, fn)
-            keywords.append(f"out={self.source.constant(program.buffers[out])}")
+            into = self.source.constant(program.buffers[out])
         elif out in program.in_place:
             fn = UFUNC_OF.get(fn, fn)
-            keywords.append(f"out={self.name_of(program.in_place[out])}")
+            into = self.name_of(program.in_place[out])
+        if into is not None:
+            # a ufunc takes its output after its inputs: parsing out= costs a third
+            # of a small array's call (NumPy deprecates it for maximum and minimum,
+            # whose third argument some took for a third operand)
+            if self.code and isinstance(fn, np.ufunc) and len(args) == fn.nin \
+                    and fn.nout == 1 and fn not in (np.maximum, np.minimum):
+                arg.append(into)
+            else:
+                keywords.append(f"out={into}")
         if fn in _AUGMENTED:
             return f"{arg[0]} {_AUGMENTED[fn]} {arg[1]}"
         if fn is operator.setitem:

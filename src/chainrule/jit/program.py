@@ -5,6 +5,8 @@ the values they had while tracing, its outputs) and what each pass decided about
 ``compile_program`` runs the passes, each a function of the program's data (``passes.py``,
 ``blocks.py``), then the code generator once (``codegen.py``):
 
+* calls that give numbers another call already gave, or that a cheaper call gives to
+  the last bit, are rewritten (``simplify.py``);
 * calls whose results nobody uses are dropped;
 * temporaries go into buffers kept from call to call (NumPy's ``out=``; temporaries
   whose lives do not overlap share one, and an elementwise call writes over an operand
@@ -14,13 +16,14 @@ the values they had while tracing, its outputs) and what each pass decided about
   weight matrix) run block of rows by block of rows, each block still in cache for the
   next call.
 
-A replay runs the same NumPy calls, in the same order, on arrays of the same shapes and
-dtypes, so its results are the traced run's to the last bit.
+A replay runs the same NumPy calls (or, where simplify rewrote one, calls that give the
+same numbers), in the same order, on arrays of the same shapes and dtypes, so its
+results are the traced run's to the last bit.
 """
 
 import threading
 
-from . import blocks, codegen, passes
+from . import blocks, codegen, passes, simplify
 
 __all__ = ["Program", "compile_program"]
 
@@ -77,7 +80,9 @@ def compile_program(recording, outputs, names=None, replaces=None, destinations=
     ``parameters``: the input slots of the arrays of tensors that require grad (the
     last two for the listing)."""
     replaces = replaces or {}
-    ops, sections = passes.live_calls(recording.ops, recording.marks,
+    ops = simplify.simplify(recording.ops, recording.values,
+                            set(outputs) | set(recording.inputs) | set(replaces))
+    ops, sections = passes.live_calls(ops, recording.marks,
                                       set(outputs) | set(recording.inputs))
     program = Program(recording.inputs, ops, outputs, recording.values, sections, names,
                       destinations)

@@ -1,0 +1,284 @@
+"""Rewrites of a recording's calls that keep every number, for fewer and cheaper calls.
+
+On small arrays a replay's time is the cost of calling NumPy (about a microsecond a call,
+whatever the call computes), so a call saved is time saved. Each rewrite here gives
+the same numbers to the last bit, for the reason its docstring states:
+
+* ``times_one``: ``x * 1`` (the gradient of a sum seeds with ones) is ``x``;
+* ``same_call``: a call made twice on the same operands is made once;
+* ``size_one_broadcast``: a size-one array reshaped or broadcast to a shape (or a NumPy
+  scalar made an array), read only by elementwise calls that broadcast it to that shape
+  anyway, is read as it was;
+* ``weak_scalar``: a Python number beside an array is converted to the array's dtype by
+  NumPy at every call; a 0-d array of that dtype, made once, is the same number;
+* ``plain_reduce``: ``np.sum(x, axis=a)`` of an ndarray is ``np.add.reduce(x, a)``, the
+  call ``np.sum`` makes after reading its arguments (a few microseconds).
+
+The first three replace slots (``simplify``, before the passes); the last two are how
+the code generator writes a call (``cheaper``), while the listing shows the call as the
+function made it, for its reader.
+
+A rewrite replaces one slot by another only where no call writes in place (a program
+that writes is left as it is: which arrays share memory is then what matters), where the
+replaced slot is not an input or an output of the program, and where no call that read
+it made a view of it (``passes.views`` finds views from the traced values, which are the
+old slot's).
+"""
+
+import operator
+
+import numpy as np
+
+from .passes import elementwise, ufunc_of
+from .recording import Attribute, Method, Op, Slot, pure
+
+__all__ = ["simplify", "cheaper"]
+
+
+def simplify(ops, values, protected):
+    """The calls ``ops`` rewritten (a new list, the same length: a call whose result
+    is no longer read is left for ``passes.live_calls`` to drop). ``values``: the
+    traced value of each slot; ``protected``: slots that keep their own array (the
+    program's inputs and outputs, inputs an output replaces)."""
+    if any(op.writes for op in ops):
+        return ops
+    # a replaced slot can make another one replaceable (a broadcast of a reshape):
+    # rounds until none is found
+    for _ in range(_ROUNDS):
+        ops, found = _one_round(ops, values, protected)
+        if not found:
+            break
+    return ops
+
+
+_ROUNDS = 4
+
+
+def _one_round(ops, values, protected):
+    """(the calls with the slots found replaceable replaced, whether any was found).
+
+    A slot is replaced only by one made before it, so the readers found before the
+    round are those of every slot the round looks at."""
+    live = _live(ops, protected)
+    readers = {}
+    for i in live:
+        for n in ops[i].slots_read():
+            readers.setdefault(n, []).append(ops[i])
+    ops, alias, seen = list(ops), {}, {}
+    for i in sorted(live):
+        op = ops[i] = _renamed(ops[i], alias)
+        out = op.outs
+        if type(out) is not int or out in protected or not pure(op):
+            continue
+        same = times_one(op, values)
+        if same is None:
+            same = size_one_broadcast(op, values, readers)
+        if same is None:
+            same = same_call(op, seen)
+        if same is not None and readers.get(out) and _no_view_of(out, readers, values):
+            alias[out] = same
+    return ops, bool(alias)
+
+
+# ---------------------------------------------------------------------------------------
+# A call whose result is another slot's numbers
+# ---------------------------------------------------------------------------------------
+
+def times_one(op, values):
+    """``x * 1`` and ``x / 1`` are ``x`` for every real number (-0, inf and NaN
+    included), where the result has x's shape and dtype. (Not for complex numbers:
+    (inf + 0j) * (1 + 0j) has a NaN.)"""
+    fn = ufunc_of(op)
+    if fn not in (np.multiply, np.true_divide) or len(op.args) != 2 or op.kwargs:
+        return None
+    a, b = op.args
+    pairs = ((a, b), (b, a)) if fn is np.multiply else ((a, b),)
+    for x, one in pairs:
+        if type(x) is Slot and type(one) is not Slot and _all_ones(one) and \
+                _same_kind(values[x.n], values[op.outs]) and \
+                values[op.outs].dtype.kind in "fiu":
+            return x.n
+    return None
+
+
+def size_one_broadcast(op, values, readers):
+    """``reshape``, ``broadcast_to`` or ``asarray`` of a size-one array (or a NumPy
+    scalar): every entry is its one number, so an elementwise call that reads the
+    result reads the same numbers from the array itself, as long as broadcasting
+    still makes the call's own shape (a ufunc takes a NumPy scalar as a 0-d array)."""
+    if op.fn not in _SHAPE_ONLY or not op.args or type(op.args[0]) is not Slot:
+        return None
+    source = op.args[0].n
+    before, after = values[source], values[op.outs]
+    if not isinstance(before, (np.ndarray, np.generic)) or before.size != 1 or \
+            not isinstance(after, np.ndarray) or before.dtype != after.dtype:
+        return None
+    for reader in readers.get(op.outs, ()):
+        if not (elementwise(reader) and reader.kwargs == {} and
+                type(reader.outs) is int and _shape_kept(reader, op.outs, source, values)):
+            return None
+    return source
+
+
+_SHAPE_ONLY = (np.reshape, np.broadcast_to, np.asarray, np.asanyarray)
+
+
+def same_call(op, seen):
+    """A call of NumPy (or an operator, or an ndarray's method) on the same slots and
+    the same constants as an earlier one gives the same numbers: the earlier one's."""
+    if not _known(op.fn):
+        return None
+    try:
+        key = (op.fn, _key(op.args), _key(op.kwargs))
+        hash(key)
+    except TypeError:  # a constant that is not hashable by value
+        return None
+    first = seen.get(key)
+    if first is None:
+        seen[key] = op.outs
+    return first
+
+
+# ---------------------------------------------------------------------------------------
+# A cheaper call for the same numbers
+# ---------------------------------------------------------------------------------------
+
+_WEAK = {np.add, np.subtract, np.multiply, np.true_divide}
+
+
+def weak_scalar(op, values):
+    """The call with its Python number made a 0-d array of the result's dtype, where
+    the array operand has that dtype (so NumPy would convert the number to it)."""
+    fn = ufunc_of(op)
+    if fn not in _WEAK or len(op.args) != 2 or op.kwargs or type(op.outs) is not int:
+        return op
+    result = values[op.outs]
+    dtype = getattr(result, "dtype", None)
+    if dtype is None or dtype.kind not in "fc":
+        return op
+    args = list(op.args)
+    for k, (number, other) in enumerate(((args[0], args[1]), (args[1], args[0]))):
+        if type(number) in (int, float) and type(other) is Slot and \
+                getattr(values[other.n], "dtype", None) == dtype and \
+                isinstance(values[other.n], (np.ndarray, np.generic)):
+            args[k] = np.asarray(number, dtype)
+            return Op(op.fn, tuple(args), op.kwargs, op.outs, op.writes)
+    return op
+
+
+def plain_reduce(op, values):
+    """``np.sum(x, axis=a, keepdims=k)`` of a float or complex ndarray as
+    ``np.add.reduce(x, a)``: ``np.sum`` hands an ndarray to that very call."""
+    if op.fn is not np.sum or len(op.args) != 1 or type(op.args[0]) is not Slot:
+        return op
+    x = values[op.args[0].n]
+    if type(x) is not np.ndarray or x.dtype.kind not in "fc" or \
+            not set(op.kwargs) <= {"axis", "keepdims"}:
+        return op
+    axis = op.kwargs.get("axis")
+    if type(axis) is Slot:
+        return op
+    kwargs = {"keepdims": True} if op.kwargs.get("keepdims") is True else {}
+    return Op(np.add.reduce, (op.args[0], axis), kwargs, op.outs, op.writes)
+
+
+def cheaper(op, values):
+    """The call as the code generator writes it: ``weak_scalar``, ``plain_reduce``."""
+    if not pure(op) or any(type(a) is Slot and type(values.get(a.n)) not in _PLAIN
+                           for a in op.args):
+        return op
+    return plain_reduce(weak_scalar(op, values), values)
+
+
+_PLAIN = (np.ndarray, np.float64, np.float32, np.float16, np.complex128, np.complex64)
+
+
+# ---------------------------------------------------------------------------------------
+# Helpers
+# ---------------------------------------------------------------------------------------
+
+def _live(ops, needed):
+    """The indices of the calls whose results are read, in the end, by ``needed``
+    (or that have an effect), as ``passes.live_calls`` keeps them."""
+    needed, live = set(needed), set()
+    for i in range(len(ops) - 1, -1, -1):
+        op = ops[i]
+        if not pure(op) or any(n in needed for n in op.results()):
+            live.add(i)
+            needed.update(op.slots_read())
+    return live
+
+
+def _all_ones(value):
+    if type(value) in (int, float):
+        return value == 1
+    return isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind in "fiu" \
+        and bool(np.all(value == 1))
+
+
+def _same_kind(a, b):
+    """Same type, shape and dtype: one can stand for the other."""
+    return type(a) is type(b) and isinstance(a, (np.ndarray, np.generic)) and \
+        a.shape == b.shape and a.dtype == b.dtype
+
+
+def _shape_kept(reader, old, new, values):
+    shapes = [np.shape(values[a.n] if a.n != old else values[new]) if type(a) is Slot
+              else np.shape(a) for a in reader.args]
+    try:
+        return np.broadcast_shapes(*shapes) == np.shape(values[reader.outs])
+    except ValueError:
+        return False
+
+
+def _no_view_of(slot, readers, values):
+    """No call that read ``slot`` made a result sharing its memory (so replacing it
+    leaves ``passes.views`` with nothing it cannot see)."""
+    value = values[slot]
+    if not isinstance(value, np.ndarray):
+        return True
+    return not any(isinstance(values.get(n), np.ndarray) and
+                   np.may_share_memory(values[n], value)
+                   for reader in readers.get(slot, ()) for n in reader.results())
+
+
+def _known(fn):
+    """A function whose result depends on its arguments alone."""
+    if type(fn) in (Method, Attribute) or isinstance(fn, np.ufunc):
+        return True
+    name = getattr(fn, "__name__", None)
+    return name is not None and (getattr(np, name, None) is fn or
+                                 getattr(operator, name, None) is fn)
+
+
+def _key(template):
+    kind = type(template)
+    if kind is Slot:
+        return ("slot", template.n)
+    if kind in (tuple, list):
+        return (kind.__name__,) + tuple(_key(x) for x in template)
+    if kind is dict:
+        return ("dict",) + tuple((k, _key(v)) for k, v in template.items())
+    if kind is slice:
+        return ("slice", _key(template.start), _key(template.stop), _key(template.step))
+    if template is None or kind in (bool, int, float, str):
+        return (kind.__name__, template)
+    return ("object", id(template))  # an array or a dtype: the same object
+
+
+def _renamed(op, alias):
+    if not alias or not any(n in alias for n in op.slots_read()):
+        return op
+    return Op(op.fn, _rename(op.args, alias), _rename(op.kwargs, alias), op.outs,
+              op.writes)
+
+
+def _rename(template, alias):
+    kind = type(template)
+    if kind is Slot:
+        return Slot(alias[template.n]) if template.n in alias else template
+    if kind in (tuple, list):
+        return kind(_rename(x, alias) for x in template)
+    if kind is dict:
+        return {k: _rename(v, alias) for k, v in template.items()}
+    return template
