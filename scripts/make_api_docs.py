@@ -142,6 +142,8 @@ def sections():
     fft_rules = importlib.import_module("chainrule.rules.fft")
     scipy_integrate = importlib.import_module("chainrule.scipy.integrate")
     scipy_optimize = importlib.import_module("chainrule.scipy.optimize")
+    scipy_sparse = importlib.import_module("chainrule.scipy.sparse")
+    sparse_linalg = importlib.import_module("chainrule.scipy.sparse.linalg")
     example_optimizers = importlib.import_module("chainrule.example_libraries.optimizers")
     stax = importlib.import_module("chainrule.example_libraries.stax")
     jax_nn = importlib.import_module("chainrule.jax_nn")
@@ -305,6 +307,16 @@ def sections():
                 "SciPy's signatures, solving with SciPy given exact derivatives, their "
                 "answers differentiable in `args` to any order (the implicit function "
                 "theorem), under vmap and cr.jit."),
+        Section("Sparse matrices and their solvers", "chainrule.scipy.sparse",
+                [Entry("chainrule.scipy.sparse", scipy_sparse, "module")]
+                + _entries("sparse.", scipy_sparse, ["coo_array", "csr_array",
+                                                     "SparseMatrix"])
+                + [Entry("chainrule.scipy.sparse.linalg", sparse_linalg, "module")]
+                + _entries("sparse.linalg.", sparse_linalg, sparse_linalg.__all__),
+                "`import chainrule.scipy.sparse as sp` and `chainrule.scipy.sparse.linalg`: "
+                "sparse matrices whose entries are differentiable, and scipy.sparse.linalg's "
+                "spsolve, cg, minres, gmres and bicgstab differentiable in those entries and "
+                "the right side, to any order (a solve with A^T in reverse mode)."),
     ]
 
 

@@ -1,0 +1,220 @@
+"""scipy.sparse.linalg's solvers, differentiable in the matrix's entries and the right side.
+
+``spsolve`` (a direct sparse LU) and the iterative ``cg``, ``minres`` (symmetric),
+``gmres`` and ``bicgstab`` take SciPy's arguments and solve with SciPy. A is a sparse
+matrix of ``chainrule.scipy.sparse`` (entries that may be differentiated), a SciPy
+sparse array (a constant) or a dense 2-D array. The derivative of x = A^-1 b is one more
+solve with the same method, on A^T in reverse mode and on A in forward mode:
+
+    dx = A^-1 (db - dA x),   b_bar = A^-T g,   data_bar[k] = -b_bar[row[k]] x[col[k]],
+
+written with the solve and the sparse product themselves, so derivatives of any order
+follow. An iterative solve's derivative is as accurate as its tolerance: pass a small
+``rtol`` when the derivative matters. A solve that stops before its tolerance (SciPy's
+``info`` > 0) returns ``(x, info)`` as SciPy does on plain arrays, and raises when its
+derivative is being taken, since it would be the derivative of another problem. For an
+operator given as a function (matrix-free), use ``cr.custom_linear_solve``.
+"""
+
+import numpy as np
+import scipy.sparse as _sp
+import scipy.sparse.linalg as _sla
+
+from ... import arrays as xp
+from ...primitive import Box, Primitive, shape_of
+from .matrix import SparseMatrix, as_sparse, matvec
+
+__all__ = ["spsolve", "cg", "minres", "gmres", "bicgstab"]
+
+_SYMMETRIC = {"cg", "minres"}  # A = A^T: the adjoint solve takes the same preconditioner
+
+
+def _scipy_matrix(data, row, col, n):
+    return _sp.coo_array((data, (row, col)), shape=(n, n)).tocsc()
+
+
+def _run(method, matrix, b, options):
+    """SciPy's solve: (x, info); info 0 where it converged (spsolve always)."""
+    if method == "spsolve":
+        return np.asarray(_sla.spsolve(matrix, b, **options)), 0
+    return getattr(_sla, method)(matrix, b, **options)
+
+
+def _solve_forward(data, b, row, col, method, options):
+    def solve(data, b):
+        x, info = _run(method, _scipy_matrix(data, row, col, b.shape[0]), b, dict(options))
+        if info != 0:
+            raise ValueError(_not_converged(method, info, b.shape[0]))
+        return x.reshape(b.shape).astype(np.result_type(data, b), copy=False)
+    return xp.call(solve, data, b)
+
+
+_solve = Primitive(_solve_forward, "sparse_solve")
+
+
+def _transposed(method, options):
+    """The options of the adjoint solve: a preconditioner of A serves A^T transposed."""
+    options = dict(options)
+    M = options.get("M")
+    if M is not None and method not in _SYMMETRIC:
+        if not hasattr(M, "T"):
+            raise TypeError(f"{method}: the preconditioner M has no transpose, which the "
+                            f"derivative's solve with A^T needs")
+        options["M"] = M.T
+    return tuple(sorted(options.items()))
+
+
+def _vjp_b(g, x, data, b, row, col, method, options):
+    return _solve(data, g, row=col, col=row, method=method,
+                  options=_transposed(method, options))
+
+
+def _vjp_data(g, x, data, b, row, col, method, options):
+    adjoint = _vjp_b(g, x, data, b, row, col, method, options)
+    return -(adjoint[row] * x[col])
+
+
+def _jvp_b(t, x, data, b, row, col, method, options):
+    return _solve(data, t, row=row, col=col, method=method, options=options)
+
+
+def _jvp_data(t, x, data, b, row, col, method, options):
+    change = matvec(t, x, row=row, col=col, rows=shape_of(b)[0])
+    return -_solve(data, change, row=row, col=col, method=method, options=options)
+
+
+_solve.defvjp(_vjp_data, _vjp_b)
+_solve.defjvp(_jvp_data, _jvp_b)
+
+
+# ---------------------------------------------------------------------------------------
+# SciPy's signatures
+# ---------------------------------------------------------------------------------------
+
+def _not_converged(method, info, n):
+    return (f"{method}: the solve of {n} unknowns stopped before its tolerance (SciPy's "
+            f"info = {info}), so its derivative would be of another problem: raise "
+            f"maxiter, loosen rtol or pass a preconditioner M")
+
+
+def _matrix_of(A, name):
+    """(A as a SparseMatrix, its order), checking it is square."""
+    if not isinstance(A, SparseMatrix) and not _sp.issparse(A) and len(shape_of(A)) == 2:
+        n, m = shape_of(A)
+        rows, cols = np.indices((n, m))
+        A = SparseMatrix(A.reshape(-1) if isinstance(A, Box) else np.asarray(A).reshape(-1),
+                         rows.ravel(), cols.ravel(), (n, m))
+    A = as_sparse(A, name)
+    if A.shape[0] != A.shape[1]:
+        raise ValueError(f"{name}: expected a square matrix A, got shape {A.shape}")
+    return A
+
+
+def _plain(*values):
+    return all(type(v) is not SparseMatrix and not isinstance(v, Box)
+               and type(v) in (np.ndarray, float, int) or _sp.issparse(v)
+               for v in values)
+
+
+def _solve_with(method, name, A, b, options, iterative):
+    if type(b) in (list, tuple):
+        b = np.asarray(b, dtype=float)
+    if _plain(A, b):  # nothing to differentiate: SciPy as it is, info included
+        matrix = A if _sp.issparse(A) else np.asarray(A)
+        x, info = _run(method, matrix, np.asarray(b), options)
+        return (x, info) if iterative else x
+    A = _matrix_of(A, name)
+    if shape_of(b)[:1] != (A.shape[0],) or len(shape_of(b)) > (1 if iterative else 2):
+        raise ValueError(f"{name}: A of shape {A.shape} and b of shape {shape_of(b)}: "
+                         f"expected b of shape ({A.shape[0]},)"
+                         + ("" if iterative else f" or ({A.shape[0]}, k)"))
+    x = _solve(A.data, b, row=A.row, col=A.col, method=method,
+               options=tuple(sorted(options.items())))
+    return (x, 0) if iterative else x
+
+
+def spsolve(A, b, permc_spec=None, use_umfpack=True):
+    """x solving A x = b by a sparse LU (scipy.sparse.linalg.spsolve), differentiable in
+    A's entries and in b, to any order.
+
+    >>> import chainrule.scipy.sparse as sp
+    >>> from chainrule.scipy.sparse.linalg import spsolve
+    >>> w = np.array([4.0, 1.0, 1.0, 4.0])
+    >>> A = lambda w: sp.coo_array((w, ([0, 0, 1, 1], [0, 1, 0, 1])), shape=(2, 2))
+    >>> spsolve(A(w), np.array([5.0, 5.0])).tolist()
+    [1.0, 1.0]
+    >>> cr.grad(lambda w: spsolve(A(w), np.array([5.0, 5.0])).sum())(w).round(3).tolist()
+    [-0.2, -0.2, -0.2, -0.2]
+    """
+    options = {} if permc_spec is None else {"permc_spec": permc_spec}
+    return _solve_with("spsolve", "spsolve", A, b, options, iterative=False)
+
+
+def _iterative(method, A, b, x0, options):
+    options = {k: v for k, v in options.items() if v is not None or k == "maxiter"}
+    if x0 is not None:  # (where the iteration starts: not differentiated)
+        options["x0"] = np.asarray(getattr(x0, "_data", x0))
+    return _solve_with(method, method, A, b, options, iterative=True)
+
+
+def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None):
+    """(x, info) of A x = b by conjugate gradients (A symmetric positive definite), as
+    scipy.sparse.linalg.cg; x differentiable in A's entries and in b, to any order (the
+    derivative solves with cg too).
+
+    >>> import chainrule.scipy.sparse as sp
+    >>> from chainrule.scipy.sparse.linalg import cg
+    >>> A = sp.csr_array((np.array([4.0, 1.0, 1.0, 3.0]), [0, 1, 0, 1], [0, 2, 4]))
+    >>> x, info = cg(A, np.array([1.0, 2.0]), rtol=1e-12)
+    >>> x.round(6).tolist(), info
+    ([0.090909, 0.636364], 0)
+    """
+    return _iterative("cg", A, b, x0, {"rtol": rtol, "atol": atol, "maxiter": maxiter,
+                                       "M": M})
+
+
+def minres(A, b, x0=None, *, rtol=1e-5, shift=0.0, maxiter=None, M=None):
+    """(x, info) of A x = b by MINRES (A symmetric, possibly indefinite), as
+    scipy.sparse.linalg.minres; x differentiable in A's entries and in b, to any order.
+
+    >>> import chainrule.scipy.sparse as sp
+    >>> from chainrule.scipy.sparse.linalg import minres
+    >>> A = sp.csr_array((np.array([1.0, 2.0, 2.0, -1.0]), [0, 1, 0, 1], [0, 2, 4]))
+    >>> x, info = minres(A, np.array([3.0, 1.0]), rtol=1e-12)
+    >>> x.round(6).tolist(), info
+    ([1.0, 1.0], 0)
+    """
+    if shift != 0.0:
+        raise ValueError("minres: shift is not supported (solve with A - shift I instead)")
+    return _iterative("minres", A, b, x0, {"rtol": rtol, "maxiter": maxiter, "M": M})
+
+
+def gmres(A, b, x0=None, *, rtol=1e-5, atol=0.0, restart=None, maxiter=None, M=None):
+    """(x, info) of A x = b by GMRES (any nonsingular A), as scipy.sparse.linalg.gmres; x
+    differentiable in A's entries and in b, to any order (the derivative's solve is with
+    A^T, by GMRES too).
+
+    >>> import chainrule.scipy.sparse as sp
+    >>> from chainrule.scipy.sparse.linalg import gmres
+    >>> A = sp.csr_array((np.array([3.0, 1.0, 2.0]), [0, 1, 1], [0, 2, 3]))
+    >>> x, info = gmres(A, np.array([4.0, 2.0]), rtol=1e-12)
+    >>> x.round(6).tolist(), info
+    ([1.0, 1.0], 0)
+    """
+    return _iterative("gmres", A, b, x0, {"rtol": rtol, "atol": atol, "restart": restart,
+                                          "maxiter": maxiter, "M": M})
+
+
+def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None):
+    """(x, info) of A x = b by BiCGSTAB (any nonsingular A), as
+    scipy.sparse.linalg.bicgstab; x differentiable in A's entries and in b, to any order.
+
+    >>> import chainrule.scipy.sparse as sp
+    >>> from chainrule.scipy.sparse.linalg import bicgstab
+    >>> A = sp.csr_array((np.array([3.0, 1.0, 2.0]), [0, 1, 1], [0, 2, 3]))
+    >>> x, info = bicgstab(A, np.array([4.0, 2.0]), rtol=1e-12)
+    >>> x.round(6).tolist(), info
+    ([1.0, 1.0], 0)
+    """
+    return _iterative("bicgstab", A, b, x0, {"rtol": rtol, "atol": atol,
+                                             "maxiter": maxiter, "M": M})
