@@ -15,7 +15,7 @@ import numpy as np
 from .primitive import raw
 
 __all__ = ["user_frame", "user_line", "numpy_caller", "refuse_a_computing_conversion",
-           "check_finite", "point_warnings_at_the_user"]
+           "check_finite", "point_warnings_at_the_user", "warn_grad_of_a_result"]
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
@@ -83,6 +83,19 @@ def refuse_a_computing_conversion(shape):
             f"its gradient, and everything computed from the result would silently get "
             f"none; write the function with chainrule's operations (cr.where for a "
             f"choice), or pass t.detach() to compute with the numbers on purpose")
+
+
+def warn_grad_of_a_result(tensor):
+    """Warn (UserWarning, at the user's line) that ``tensor.grad`` is read on a tensor
+    an operation made, which backward() leaves without a gradient: a learner who reads
+    ``y.grad`` most often meant ``x.grad``, and a silent None says nothing (PyTorch warns
+    too)."""
+    made = f" (the result of {tensor._op.name})" if tensor._op is not None else ""
+    warnings.warn(
+        f"reading .grad of a tensor an operation made{made}, which is None: backward() "
+        f"fills .grad only for leaves (tensors created with requires_grad=True, such as "
+        f"parameters). Read the leaf's .grad, or call .retain_grad() on this tensor "
+        f"before backward() to keep its gradient too.", UserWarning, stacklevel=3)
 
 
 def check_finite(array, what, origin):

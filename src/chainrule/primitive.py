@@ -39,7 +39,7 @@ from .arrays import ARRAYS
 
 __all__ = ["Primitive", "primitive", "elementwise", "Box", "raw", "shape_of", "ndim_of",
            "new_level", "objects_refused", "of_a_library", "Batching", "ENTRYWISE",
-           "LEADING_AXES", "along_axis"]
+           "LEADING_AXES", "along_axis", "refuse_mismatch", "broadcast_mismatch"]
 
 
 class Box:
@@ -193,6 +193,10 @@ class Primitive:
     # NumPy's dtype= of a reduction (np.sum(x, dtype=np.float32)) computes in that dtype:
     # the operand cast first, which is how NumPy itself does it
     casts_to_dtype = False
+    # mismatch(name, a, b) -> a message naming the operation and both operands' shapes
+    # where they do not fit (NumPy's own says "remapped shapes" or a gufunc's signature),
+    # or None: see refuse_mismatch
+    mismatch = None
 
     def __init__(self, forward, name=None, *, batched=False, variadic=False, doc=None,
                  aliases=None, batching=None):
@@ -299,8 +303,53 @@ class Primitive:
             return libraries.foreign_call(self, args, kwargs, foreign, top is not None,
                                           _refuse_foreign(self.name, foreign))
         if top is None:
-            return self.forward(*args, **kwargs)
+            try:
+                return self.forward(*args, **kwargs)
+            except ValueError as err:
+                refuse_mismatch(self, args, err)
+                raise
         return top._apply_primitive(self, args, kwargs)
+
+
+def refuse_mismatch(prim: "Primitive", operands: Sequence[Any], err: ValueError) -> None:
+    """Raise a ValueError naming the operation and its operands' shapes in place of
+    NumPy's ``err``, where the shapes are why it failed and the operation can say how
+    (``prim.mismatch``); return otherwise, for the caller to raise ``err`` as it is.
+    Called only once the forward has failed: the success path pays nothing.
+
+    >>> a, b = np.ones((2, 3)), np.ones(4)
+    >>> refuse_mismatch(cr.add, (a, b), ValueError("operands could not be broadcast"))
+    Traceback (most recent call last):
+    ValueError: add: shapes (2, 3) and (4,) do not broadcast (axis -1 has 3 and 4; ...)
+    """
+    if prim.mismatch is None or len(operands) < 2:
+        return
+    message = prim.mismatch(prim.name, operands[0], operands[1])
+    if message is not None:
+        raise ValueError(message) from err
+
+
+def broadcast_mismatch(name: str, a: Any, b: Any) -> str | None:
+    """The message of an elementwise operation whose operands' shapes do not broadcast
+    (None if they do: then something else failed).
+
+    >>> print(broadcast_mismatch("multiply", np.ones((2, 3)), np.ones((3, 2))))
+    multiply: shapes (2, 3) and (3, 2) do not broadcast (axis -1 has 3 and 2; ...)
+    >>> broadcast_mismatch("multiply", np.ones((2, 3)), np.ones(3)) is None
+    True
+    """
+    a_shape, b_shape = shape_of(a), shape_of(b)
+    try:
+        np.broadcast_shapes(a_shape, b_shape)
+        return None
+    except ValueError:
+        pass
+    for axis in range(-1, -min(len(a_shape), len(b_shape)) - 1, -1):
+        m, n = a_shape[axis], b_shape[axis]
+        if m != n and 1 not in (m, n):
+            return (f"{name}: shapes {a_shape} and {b_shape} do not broadcast (axis "
+                    f"{axis} has {m} and {n}; sizes must match, or one be 1)")
+    return f"{name}: shapes {a_shape} and {b_shape} do not broadcast"
 
 
 def _batched_param(kwargs):
@@ -478,6 +527,8 @@ def elementwise(forward: Callable[..., Any], name: str,
     array([2., 6.])
     """
     prim = Primitive(forward, name, batched=True, doc=doc, batching=ENTRYWISE)
+    if len(partials) == 2:
+        prim.mismatch = broadcast_mismatch
     for argnum, partial in enumerate(partials):
         if partial is None:
             continue

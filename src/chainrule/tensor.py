@@ -29,11 +29,12 @@ from .backward import accumulate, backward_pass
 from .graph import topological_order
 from .modes import _modes
 from .node import Node
-from .origin import check_finite, refuse_a_computing_conversion, user_frame
+from .origin import check_finite, user_frame, warn_grad_of_a_result
 from .arrays import ARRAYS, as_array
-from .primitive import _foreign_array, objects_refused, raw
+from .primitive import _foreign_array, objects_refused, raw, refuse_mismatch
 from .saved import (FREED, copied, copied_keywords, free, hold, reached,
                     share_version_counter)
+from .methods.interop import TensorInterop
 from .methods.torch_names import TensorTorchMethods
 
 __all__ = ["Tensor", "tensor"]
@@ -79,7 +80,11 @@ def _record(prim, args, kwargs):
     if keeping:  # a speed override (chainrule.rules.fused) keeps what its VJP can reuse
         ans, residual = prim.forward_keeping(*arrays, **kwargs)
     else:
-        ans = prim.forward(*arrays, **kwargs)
+        try:
+            ans = prim.forward(*arrays, **kwargs)
+        except ValueError as err:  # (operands that do not fit: say so with their shapes)
+            refuse_mismatch(prim, arrays, err)
+            raise
     if type(ans) is not np.ndarray:
         ans = as_array(ans)
     if _modes.anomaly:
@@ -118,7 +123,7 @@ def _record(prim, args, kwargs):
 # 2. Tensor
 # ---------------------------------------------------------------------------------------
 
-class Tensor(Node, TensorTorchMethods, ArrayMethods):
+class Tensor(Node, TensorInterop, TensorTorchMethods, ArrayMethods):
     """An n-dimensional array that records the operations that made it.
 
     >>> x = cr.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
@@ -215,9 +220,14 @@ class Tensor(Node, TensorTorchMethods, ArrayMethods):
     @property
     def grad(self):
         """The gradient backward() accumulated: an ndarray of the tensor's shape (a
-        Tensor after ``backward(create_graph=True)``), or None."""
+        Tensor after ``backward(create_graph=True)``), or None.
+
+        backward() fills it for leaves only (inputs, parameters); reading it on a result
+        of an operation warns, unless ``retain_grad()`` asked to keep that one too."""
         if xp.recorders_open[0]:
             self._array()  # (a cr.jit trace: the tensor joins the program first)
+        if self._prev and not self._retain and self._grad is None:
+            warn_grad_of_a_result(self)
         return self._grad
 
     @grad.setter
@@ -241,7 +251,12 @@ class Tensor(Node, TensorTorchMethods, ArrayMethods):
         >>> cr.tensor([[3.5]]).item()
         3.5
         """
-        return self._array().item()
+        try:
+            return self._array().item()
+        except ValueError:  # (NumPy's words do not say how many entries there are)
+            raise ValueError(f"item(): only a tensor of one entry converts to a Python "
+                             f"number; this one has {self._data.size} entries (shape "
+                             f"{self._data.shape})") from None
 
     def numpy(self) -> np.ndarray:
         """The ndarray itself (no copy), the same as ``.data``.
@@ -320,16 +335,6 @@ class Tensor(Node, TensorTorchMethods, ArrayMethods):
                                formatter={"all": lambda v: format(v, spec)})
 
     def __round__(self, ndigits=None): return round(self._array().item(), ndigits)
-
-    def __array__(self, dtype=None, copy=None):
-        if self._prev or self._holders is not None:
-            reached(self)
-        if self.requires_grad and _modes.grad_enabled:  # (np.vectorize: lost gradients)
-            refuse_a_computing_conversion(self._data.shape)
-        data = tensor_data.numpy_of(self._array(), "np.asarray")
-        if dtype is not None and dtype != data.dtype:
-            return data.astype(dtype)
-        return data.copy() if copy else data
 
     def __len__(self):
         if self._data.ndim == 0:

@@ -110,6 +110,27 @@ The matrix product a @ b, as np.matmul: 1-D, 2-D and batches of matrices.
     >>> a.grad.tolist(), b.grad.tolist()            # g b^T and a^T g, g = [1, 1]
     ([[1.0, 1.0], [1.0, 1.0]], [4.0, 6.0])
     """)
+
+
+def _matmul_mismatch(name, a, b):
+    """matmul's message for operands that do not fit, naming both shapes (None if they
+    do): the axes it sums over differ, or the batch axes do not broadcast."""
+    a_shape, b_shape = shape_of(a), shape_of(b)
+    start = f"{name}: shapes {a_shape} and {b_shape} cannot be multiplied"
+    if not a_shape or not b_shape:
+        return f"{start}: a 0-d operand has no axis to sum over (use * to scale)"
+    inner = b_shape[0] if len(b_shape) == 1 else b_shape[-2]
+    if a_shape[-1] != inner:
+        return f"{start} ({a_shape[-1]} != {inner})"
+    a_batch, b_batch = a_shape[:-2], b_shape[:-2]
+    try:
+        xp.broadcast_shapes(a_batch, b_batch)
+    except ValueError:
+        return f"{start}: the batch axes {a_batch} and {b_batch} do not broadcast"
+    return None
+
+
+matmul.mismatch = _matmul_mismatch
 matmul.defvjp(lambda g, ans, a, b: matmul_vjp_a(g, a, b),
               lambda g, ans, a, b: matmul_vjp_b(g, a, b),
               text=("{g} @ {1}.T", "{0}.T @ {g}"))
@@ -138,9 +159,10 @@ def dot(a: ArrayLike, b: ArrayLike, *, precision: Any = None) -> Result:
         return multiply(a, b)
     along = 0 if ndim_of(b) == 1 else -2
     if shape_of(a)[-1] != shape_of(b)[along]:
-        raise ValueError(f"dot: operands of shapes {shape_of(a)} and {shape_of(b)}; "
-                         f"expected the last axis of a to match the "
-                         f"{'only' if along == 0 else 'second-to-last'} axis of b")
+        axis = "only" if along == 0 else "second-to-last"
+        raise ValueError(f"dot: shapes {shape_of(a)} and {shape_of(b)} cannot be "
+                         f"multiplied ({shape_of(a)[-1]} != {shape_of(b)[along]}: the last "
+                         f"axis of a against the {axis} axis of b)")
     if ndim_of(a) > 2 or ndim_of(b) > 2:
         return tensordot(a, b, axes=([-1], [along]))
     return matmul(a, b)
