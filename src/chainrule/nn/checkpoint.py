@@ -12,9 +12,13 @@ the raw bytes. chainrule's own facts ride in the header's ``__metadata__``, unde
 ``architecture`` is whatever JSON the caller (or ``module.architecture()``) gave to
 rebuild the model, or null; ``names`` lists the arrays in state-dict order;
 ``metadata`` is any other JSON the caller keeps with the weights (``chainrule train``
-keeps the data set and its split), or null. A path ending in ``.npz`` is written in the
-older layout, a NumPy ``.npz`` archive with the same header as a ``"__chainrule__"``
-entry; both are read, whatever the name. A safetensors file written by another library
+keeps the data set and its split), or null. A nested state (an optimizer's
+``state_dict()``: step counts, hyperparameters, dicts and lists) adds ``"tree"``: its
+structure and numbers as JSON, each array in it a reference to a stored array (see
+``_flattened``), so that ``load`` gives back the same dicts, lists, tuples, numbers and
+arrays. A path ending in ``.npz`` is written in the older layout, a NumPy ``.npz``
+archive with the same header as a ``"__chainrule__"`` entry; both are read, whatever
+the name. A safetensors file written by another library
 loads too (its arrays, with no architecture).
 
     save(model, "model.safetensors", architecture={"sizes": [2, 16, 1]})
@@ -94,6 +98,11 @@ def save(module_or_state: Any, path: str | os.PathLike[str], architecture: Any =
     ``metadata``: any other JSON-able facts to keep with the weights (``load_header``
     returns them).
 
+    A state that holds dicts (an optimizer's ``state_dict()``, or ``{"model": ...,
+    "optimizer": ..., "epoch": 3}``) is saved whole: its arrays as arrays, everything
+    else (numbers, strings, None, lists, tuples, dicts with string or number keys) as
+    JSON in the header, and ``load`` returns it as it was, each number of its own type.
+
     >>> import pathlib, tempfile
     >>> folder = tempfile.TemporaryDirectory()
     >>> path = pathlib.Path(folder.name) / "tiny.ckpt"
@@ -105,15 +114,19 @@ def save(module_or_state: Any, path: str | os.PathLike[str], architecture: Any =
     """
     path = os.fspath(path)
     state = _state_of(module_or_state)
-    arrays = {}
-    for name, value in state.items():
-        _check_name(name)
-        arrays[name] = _as_array(name, value)
+    arrays, tree = {}, None
+    if any(_nested(value) for value in state.values()):
+        tree = _flattened(state, (), arrays)
+    else:
+        for name, value in state.items():
+            _check_name(name)
+            arrays[name] = _as_array(name, value)
     if architecture is None:
         describe = getattr(module_or_state, "architecture", None)
         if callable(describe) and not isinstance(module_or_state, Mapping):
             architecture = describe()
-    write_file(path, arrays, encode_header(architecture, list(arrays), metadata), compress)
+    write_file(path, arrays, encode_header(architecture, list(arrays), metadata, tree),
+               compress)
 
 
 def _state_of(module_or_state):
@@ -156,6 +169,85 @@ def _as_array(name, value):
 
 
 # ---------------------------------------------------------------------------------------
+# A nested state (an optimizer's): its arrays stored as arrays, the rest in the header.
+# Every container becomes a JSON object of one key saying what it was, so that no dict
+# of the user's is ever read as one of these markers:
+#     {"dict": [[key, value], ...]}  {"list": [...]}  {"tuple": [...]}
+#     {"array": name}  (an ndarray)  {"scalar": name}  (a NumPy number, stored 0-d)
+# and numbers, strings, booleans and None are themselves. Loading builds only these, so
+# a file can make nothing but dicts, lists, tuples, numbers, strings and arrays.
+# ---------------------------------------------------------------------------------------
+
+_KEY_TYPES = (str, int, float, bool, type(None))  # JSON's own values: a key's types
+
+
+def _nested(value):
+    """Whether a state's value needs the tree (a dict, or what no array holds)."""
+    if isinstance(value, Mapping) or value is None or isinstance(value, str):
+        return True
+    return isinstance(value, (list, tuple)) and any(_nested(v) for v in value)
+
+
+def _flattened(value, path, arrays):
+    """The JSON of ``value`` (at ``path``, the keys leading to it), its arrays added to
+    ``arrays`` under names made of that path (``state.0.exp_avg``)."""
+    if isinstance(value, np.generic):  # (before float: np.float64 is a float too)
+        return {"scalar": _stored(value, path, arrays)}
+    if isinstance(value, (bool, int, float, str)) or value is None:
+        return value
+    if isinstance(value, (np.ndarray, Tensor, Value)):
+        return {"array": _stored(value, path, arrays)}
+    if isinstance(value, Mapping):
+        for key in value:
+            if not isinstance(key, _KEY_TYPES):
+                raise TypeError(f"checkpoint.save: the key {key!r} at {_shown(path)} is a "
+                                f"{type(key).__name__}; keys must be strings or numbers")
+        return {"dict": [[key, _flattened(v, path + (key,), arrays)]
+                         for key, v in value.items()]}
+    if isinstance(value, (list, tuple)):
+        kind = "tuple" if isinstance(value, tuple) else "list"
+        return {kind: [_flattened(v, path + (i,), arrays) for i, v in enumerate(value)]}
+    raise TypeError(f"checkpoint.save: {_shown(path)} is a {type(value).__name__}; a saved "
+                    f"state holds arrays, Tensors, numbers, strings, None, and dicts, lists "
+                    f"and tuples of them")
+
+
+def _stored(value, path, arrays):
+    name = ".".join(str(key) for key in path) or "array"
+    unique, n = name, 1
+    while unique in arrays or unique == HEADER_KEY:  # ({0: ...} and {"0": ...} both)
+        n += 1
+        unique = f"{name}#{n}"
+    _check_name(unique)
+    arrays[unique] = _as_array(unique, value)
+    return unique
+
+
+def _shown(path):
+    return "".join(f"[{key!r}]" for key in path) or "the top level"
+
+
+def _rebuilt(node, arrays, file):
+    """The value the JSON ``node`` of a header's tree stands for (see ``_flattened``),
+    read from ``file``."""
+    if isinstance(node, (bool, int, float, str)) or node is None:
+        return node
+    if isinstance(node, dict) and len(node) == 1:
+        (kind, body), = node.items()
+        if kind in ("array", "scalar") and isinstance(body, str) and body in arrays:
+            return arrays[body] if kind == "array" else arrays[body][()]
+        if kind in ("list", "tuple") and isinstance(body, list):
+            items = [_rebuilt(item, arrays, file) for item in body]
+            return items if kind == "list" else tuple(items)
+        if kind == "dict" and isinstance(body, list) and all(
+                isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], _KEY_TYPES)
+                for pair in body):
+            return {key: _rebuilt(item, arrays, file) for key, item in body}
+    raise CheckpointError(f"{file}: corrupted checkpoint header: the saved state holds "
+                          f"{node!r:.80}, which is none of its kinds of values")
+
+
+# ---------------------------------------------------------------------------------------
 # Loading
 # ---------------------------------------------------------------------------------------
 
@@ -168,8 +260,11 @@ class LoadedState(dict):
         self.format_version = format_version
 
 
-def load(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
+def load(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The arrays of a checkpoint: a dict ``name -> ndarray``, in the order saved.
+
+    A nested state (an optimizer's ``state_dict()``) comes back as it was saved: the
+    same dicts, lists, tuples, numbers and strings, with its arrays in place.
 
     Raises ``CheckpointError`` (naming the file and the problem) for a missing,
     truncated, corrupted or foreign file, or one written by a newer chainrule.
@@ -184,6 +279,14 @@ def load(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
     <All keys matched successfully>
     >>> copy.weight.data.tolist() == model.weight.data.tolist()
     True
+    >>> opt = cr.optim.Adam(model.parameters(), lr=0.01)    # an optimizer's state too
+    >>> model(cr.ones(1, 2)).sum().backward()
+    >>> opt.step()
+    >>> cr.save(opt.state_dict(), path)
+    >>> state = cr.load(path)
+    >>> state["state"][0]["step"], state["param_groups"][0]["betas"]
+    (1, (0.9, 0.999))
+    >>> cr.optim.Adam(copy.parameters()).load_state_dict(state)   # resumes from it
     >>> folder.cleanup()
     """
     path = os.fspath(path)
@@ -198,8 +301,18 @@ def load(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
                                   f"{len(names)} arrays, the file holds {len(stored)}"
                                   f"{'; missing: ' + ', '.join(missing) if missing else ''}"
                                   f"{'; unlisted: ' + ', '.join(extra) if extra else ''}")
-        return LoadedState({name: read_array(archive, name, path) for name in names},
-                           header["version"])
+        arrays = {name: read_array(archive, name, path) for name in names}
+    if "tree" not in header:
+        return LoadedState(arrays, header["version"])
+    try:
+        state = _rebuilt(header["tree"], arrays, path)
+    except RecursionError:
+        raise CheckpointError(f"{path}: corrupted checkpoint header: the saved state is "
+                              f"nested too deep") from None
+    if not isinstance(state, dict):
+        raise CheckpointError(f"{path}: corrupted checkpoint header: the saved state is "
+                              f"a {type(state).__name__}, not a dict")
+    return LoadedState(state, header["version"])
 
 
 def load_header(path: str | os.PathLike[str]) -> dict[str, Any]:

@@ -68,13 +68,16 @@ class CheckpointNotFoundError(CheckpointError, FileNotFoundError):
     """
 
 
-def encode_header(architecture, names, metadata):
+def encode_header(architecture, names, metadata, tree=None):
     """The JSON text of a checkpoint's header: the format, its version, the architecture,
-    the arrays' names in order, and the metadata when given."""
+    the arrays' names in order, the metadata when given, and the ``tree`` of a nested
+    state (an optimizer's) when there is one."""
     header = {"format": "chainrule", "version": FORMAT_VERSION,
               "architecture": architecture, "names": list(names)}
     if metadata is not None:
         header["metadata"] = metadata
+    if tree is not None:
+        header["tree"] = tree
     try:
         return json.dumps(header, default=_json_default)
     except (TypeError, ValueError) as err:
@@ -388,7 +391,7 @@ def read_header(archive, path):
         header = json.loads(raw.tobytes().decode("utf-8"))
         if not isinstance(header, dict):
             raise ValueError(f"expected a JSON object, got {type(header).__name__}")
-    except (ValueError, UnicodeDecodeError) as err:
+    except (ValueError, UnicodeDecodeError, RecursionError) as err:  # (nested too deep)
         raise CheckpointError(f"{path}: corrupted checkpoint header: {err}") from None
     if header.get("format") != "chainrule":
         raise CheckpointError(f"{path}: not a chainrule checkpoint: the header's format is "
