@@ -10,6 +10,12 @@ and beta functions' shape parameters are differentiated once. Needs SciPy (the
 import it.
 """
 
-from . import integrate, linalg, optimize, signal, special, stats
+try:  # (every module below imports SciPy: say which extra brings it, once, here)
+    import scipy as _scipy  # noqa: F401  (private: not a public name of this package)
+except ImportError as err:  # (a ModuleNotFoundError, as the bare one was: an ImportError)
+    raise ModuleNotFoundError("chainrule.scipy needs SciPy, which is not installed: pip "
+                              "install 'chainrule[scipy]'", name="scipy") from err
+
+from . import integrate, linalg, optimize, signal, special, stats  # noqa: E402
 
 __all__ = ["integrate", "linalg", "optimize", "signal", "special", "stats"]
