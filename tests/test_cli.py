@@ -801,3 +801,97 @@ def test_a_path_too_long_for_the_system_is_one_line_and_exit_2(argv, tmp_path, c
     assert main([a.format(long=long) for a in argv]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "File name too long" in err[0], err
+
+
+# ---------------------------------------------------------------------------------------
+# On any machine: threads, progress, help, files only where asked
+# ---------------------------------------------------------------------------------------
+
+def test_graph_without_o_prints_the_graph_and_writes_no_file(tmp_path):
+    result = cli("graph", "x*y + x", "--at", "x=2,y=3", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "d/dx = 4.0" in result.stdout and "v1 = x * y" in result.stdout
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_train_help_opens_with_a_short_description_and_ends_with_the_defaults():
+    text = cli("train", "--help").stdout
+    description = text.split("\n\n")[1]
+    assert len(description.splitlines()) <= 5 and "Defaults" not in description
+    table = text[text.index("data sets, and their defaults"):]
+    for name in ("toy", "moons", "circles", "spirals", "digits", "mnist"):
+        assert f"\n  {name} " in table
+    assert max(len(line) for line in text.splitlines()) <= 80
+
+
+def test_small_products_run_on_one_blas_thread_unless_told():
+    from chainrule.app.cli_train import _threads_for
+    from chainrule.app.training import Config
+    mnist = {"X_train": np.zeros((4000, 784)), "n_classes": 10}
+    assert _threads_for(None, Config("mnist", hidden=[256], batch_size=64), mnist) == 1
+    assert _threads_for(3, Config("mnist", hidden=[256], batch_size=64), mnist) == 3
+    big = Config("mnist", hidden=[4096, 4096], batch_size=1024)
+    assert _threads_for(None, big, mnist) is None  # BLAS's own choice
+
+
+def test_threads_are_a_positive_number():
+    err = one_line_error(cli("train", "moons", "--threads", "0"))
+    assert err == ("chainrule train: error: argument --threads: expected a number of "
+                   "threads >= 1, got '0' (see chainrule train --help)")
+    result = cli("train", "moons", "--engine", "tensor", "--epochs", "1", "--threads", "2",
+                 "--quiet")
+    assert result.returncode == 0, result.stderr
+
+
+class _Terminal:
+    """A file that says it is a terminal, keeping what is written."""
+
+    def __init__(self):
+        self.text = ""
+
+    def isatty(self):
+        return True
+
+    def write(self, text):
+        self.text += text
+
+    def flush(self):
+        pass
+
+
+def test_progress_on_a_terminal_moves_at_every_step_with_the_time_left(monkeypatch):
+    from chainrule.app import progress as progress_module
+    monkeypatch.setitem(sys.modules, "tqdm", None)  # the plain lines, without the extra
+    terminal = _Terminal()
+    bar = progress_module.progress(2, 10, "moons", file=terminal)
+    for epoch in (1, 2):
+        for _ in range(10):
+            bar.step(f"epoch {epoch}/2 loss 0.5 acc 80.0% test 75.0%")
+        bar.epoch(epoch, "loss 0.5")
+    lines = terminal.text.splitlines()
+    assert len(lines) == 10  # a tenth of the way each
+    assert lines[0].startswith("moons: step 2/20 epoch 1/2 loss 0.5 acc 80.0% test 75.0%, ")
+    assert all(line.endswith(" left") for line in lines)
+
+
+def test_progress_with_tqdm_counts_steps():
+    pytest.importorskip("tqdm")
+    from chainrule.app import progress as progress_module
+    terminal = _Terminal()
+    bar = progress_module.progress(2, 3, "digits", file=terminal)
+    for _ in range(6):
+        bar.step("epoch 1/2 loss 0.5")
+    bar.epoch(2, "loss 0.4 test 90.0%")
+    bar.close()
+    assert "6/6" in terminal.text and "epoch 2/2 loss 0.4 test 90.0%" in terminal.text
+
+
+def test_without_threadpoolctl_the_default_runs_and_an_asked_number_says_what_to_install(
+        monkeypatch):
+    from chainrule.app.cli_train import _blas_threads
+    monkeypatch.setitem(sys.modules, "threadpoolctl", None)
+    with _blas_threads(1, asked=False):
+        pass
+    with pytest.raises(ImportError, match=r"--threads needs threadpoolctl: pip install "
+                                          r"'chainrule\[cli\]'"):
+        _blas_threads(2, asked=True)

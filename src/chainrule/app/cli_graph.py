@@ -1,7 +1,7 @@
 """``chainrule graph``: an arithmetic expression parsed into a graph of Values, backward
 run through it, the gradients printed (each chain-rule step too, with --explain) and the
-graph drawn with Graphviz, or as text (``-o graph.txt``, or printed where Graphviz is
-missing). The picture and the explanation name the nodes alike."""
+graph printed as text, or drawn into the file ``-o`` names (with Graphviz; as text for
+``-o graph.txt``, and printed where Graphviz is missing). The picture and the explanation name the nodes alike."""
 
 import math
 
@@ -13,13 +13,13 @@ __all__ = ["run"]
 def run(args):
     """Run ``chainrule graph``; returns the exit status."""
     from .expression import ExpressionError, parse_assignments, parse_expression, unused
-    from .viz import GraphvizNotFound, render_graph
+    from .viz import GraphvizNotFound, draw_graph, render_graph
     try:
         values = parse_assignments(args.at)
         root, variables = parse_expression(args.expression, values)
     except ExpressionError as err:
         return print_error("graph", err)
-    problem = _picture_problem(args.output)
+    problem = args.output is not None and _picture_problem(args.output)
     if problem:  # before any output, so a typo in the path costs nothing
         return print_error("graph", f"-o {args.output}: {problem}")
     if root._prev:  # the expression's name in the explanation and the picture
@@ -39,6 +39,9 @@ def run(args):
     for name, value in variables.items():
         note = f"   ({name} is not in the expression)" if name in not_used else ""
         print(f"d/d{name} = {value.grad!r}{note}")
+    if args.output is None:  # nothing written where the user did not ask for it
+        print(draw_graph(root, names=variables, format="text"))
+        return 0
     try:
         # named as the explanation names them: the variables, f, then v1, v2, ...
         path = render_graph(root, args.output, names=variables)

@@ -2,6 +2,7 @@
 value (a batch size, a path, a seed) before any work starts."""
 
 import argparse
+import textwrap
 from pathlib import Path
 
 from .cli_messages import count
@@ -47,6 +48,16 @@ def _path(text):
     return Path(text)
 
 
+def _threads(text):
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of threads >= 1, got {text!r}")
+    return value
+
+
 def _seed(text):
     try:
         value = int(text)
@@ -71,23 +82,22 @@ def build_parser():
     parser.add_argument("--version", action="version", version=f"chainrule {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    defaults = "; ".join(
-        f"{name} ({engine}{', the default' if DEFAULT_ENGINE[name] == engine else ''}): "
-        + _describe_defaults(d) for (name, engine), d in DEFAULTS.items())
     train = sub.add_parser(
         "train", help="train a network on a data set and report how it did",
-        description="Train a network. " + " ".join(
-            f"{name}: {text}." for name, text in _ABOUT.items()) + " Defaults: " + defaults
-        + ". The report gives the mean loss and the running accuracy of each epoch's "
-          "steps (measured during the epoch, while the model learns), the test accuracy "
-          "after each epoch, and the trained model's accuracies after training. Ctrl-C, "
-          "SIGTERM (timeout, kill, containers, schedulers) and SIGHUP stop the run at the "
-          "end of its step; the model and metrics so far are saved (marked interrupted) "
-          "and the exit status is 128 + the signal (130, 143, 129); a second signal stops "
-          "at once. A loss that becomes NaN or inf stops the run (exit 1) and saves the "
-          "model of the last finished epoch; a loss that grows a hundredfold is a "
-          "warning. Options that would do nothing in a run (--data-dir off MNIST, "
-          "--no-jit on the scalar engine, --momentum without SGD) are refused.")
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=_wrapped(
+            "Train a network and report how it learns: each step's loss and accuracy "
+            "with the time left, the test accuracy after each epoch, the trained "
+            "model's accuracies at the end; with --out, the model, metrics and "
+            "pictures. The data sets and their defaults are listed below."),
+        epilog=_defaults_table(DATASETS, DEFAULTS, DEFAULT_ENGINE) + "\n\n" + _wrapped(
+            "Ctrl-C, SIGTERM and SIGHUP stop the run at the end of its step; the model "
+            "and metrics so far are saved (marked interrupted) and the exit status is "
+            "128 + the signal (130, 143, 129); a second signal stops at once. A loss "
+            "that becomes NaN or inf stops the run (exit 1) and saves the model of the "
+            "last finished epoch; a loss that grows a hundredfold is a warning. Options "
+            "that would do nothing in a run (--data-dir off MNIST, --no-jit on the "
+            "scalar engine, --momentum without SGD) are refused."))
     train.add_argument("task", choices=DATASETS, help="the data set")
     train.add_argument("--engine", choices=("scalar", "tensor"),
                        help="scalar: an MLP of Values (micrograd's engine; slow but real); "
@@ -124,8 +134,13 @@ def build_parser():
                             "graph, instead of tracing the step once into a program of "
                             "NumPy calls (cr.jit) and replaying it; the numbers are the same")
     train.add_argument("--quiet", action="store_true",
-                       help="no progress (otherwise a bar on a terminal, a line an epoch "
-                            "into a file or pipe)")
+                       help="no progress (otherwise a bar that moves at every step on a "
+                            "terminal, a line an epoch into a file or pipe)")
+    train.add_argument("--threads", type=_threads, default=None, metavar="N",
+                       help="threads for NumPy's matrix products (BLAS). Default: one "
+                            "where the products are small (every built-in recipe: more "
+                            "threads only wait for each other), BLAS's own choice for "
+                            "large ones. Needs threadpoolctl (the cli extra)")
 
     evaluate = sub.add_parser(
         "eval", help="evaluate a saved model on a data set",
@@ -155,7 +170,8 @@ def build_parser():
     graph = sub.add_parser(
         "graph", help="draw the computation graph of an expression, with gradients",
         description="Build the graph of an arithmetic expression in named variables, "
-                    "run backward, print the gradients and render the graph. The "
+                    "run backward, print the gradients and the graph (as text, or "
+                    "rendered into the file -o names). The "
                     "expression is parsed, never evaluated as Python: numbers, variables, "
                     "+ - * / **, and exp, log, sqrt, sin, cos, tanh, sigmoid, relu, abs. "
                     "A value or gradient that overflows to inf is an error (exit 2), as "
@@ -170,11 +186,32 @@ def build_parser():
                        help="values of the variables, for example x=2,y=3")
     graph.add_argument("--explain", action="store_true",
                        help="print each step of the chain rule as backward takes it")
-    graph.add_argument("-o", "--output", type=_path, default=Path("graph.svg"),
+    graph.add_argument("-o", "--output", type=_path, default=None,
                        help="picture to write: .svg, .png, .pdf, .dot for the "
                             "Graphviz source only, or .txt for the graph as text "
-                            "(default graph.svg)")
+                            "(without -o, the graph is printed as text and no file is "
+                            "written)")
     return parser
+
+
+def _wrapped(text):
+    return textwrap.fill(text, width=78)
+
+
+def _defaults_table(datasets, defaults, default_engine):
+    """Each data set, what it is, and its defaults on each engine (the one used without
+    --engine marked *), as an aligned table for the end of --help."""
+    lines = ["data sets, and their defaults on each engine (* without --engine):"]
+    for name in datasets:
+        lines.extend(textwrap.wrap(_ABOUT[name], width=78, initial_indent=f"  {name:<8}  ",
+                                   subsequent_indent=" " * 12))
+        for (dataset, engine), settings in defaults.items():
+            if dataset == name:
+                mark = "*" if default_engine[name] == engine else " "
+                lines.extend(textwrap.wrap(_describe_defaults(settings), width=78,
+                                           initial_indent=f"{'':12}{engine + mark:<8}",
+                                           subsequent_indent=" " * 20))
+    return "\n".join(lines)
 
 
 def _describe_defaults(settings):

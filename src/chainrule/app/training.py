@@ -487,7 +487,8 @@ def training_step(engine, config):
 def _run_epochs(engine, config, model, optimizer, schedule, data, batch_size,
                 show_progress, history, interrupted=False):
     """The loop: per batch forward, loss, zero_grad, backward, optimizer and schedule
-    steps; per epoch the mean loss and the accuracy, on the progress bar too. Fills
+    steps; per epoch the mean loss and the accuracy; the progress shows them as they
+    run, with the last test accuracy. Fills
     ``history`` as it goes, ``history["last_good"]`` at the end of each epoch. Stops
     after the step in which ``interrupted`` turns true, keeping only finished epochs in
     the per-epoch history."""
@@ -499,11 +500,12 @@ def _run_epochs(engine, config, model, optimizer, schedule, data, batch_size,
     # (shuffling it would only reorder a sum)
     loader = DataLoader(TensorDataset(X, targets, labels), batch_size,
                         shuffle=batch_size < len(X), generator=np.random.default_rng(config.seed))
-    bar = progress(config.epochs, config.dataset, enabled=show_progress)
+    bar = progress(config.epochs, len(loader), config.dataset, enabled=show_progress)
+    tested = ""  # the last test accuracy, shown with every step's numbers
     try:
         for epoch in range(1, config.epochs + 1):
             model.train()
-            total, correct, finished = 0.0, 0, True
+            total, correct, seen, finished = 0.0, 0, 0, True
             for k, (x_batch, target_batch, label_batch) in enumerate(loader, 1):
                 loss, outputs = step(model, optimizer, x_batch, target_batch)
                 value = _finite(loss, config, len(history["step_loss"]) + 1, epoch)
@@ -513,6 +515,9 @@ def _run_epochs(engine, config, model, optimizer, schedule, data, batch_size,
                 history["step_loss"].append(value)
                 history["samples"] += len(x_batch)
                 total += value * len(x_batch)
+                seen += len(x_batch)
+                bar.step(f"epoch {epoch}/{config.epochs} loss {total / seen:.4f}"
+                         + (f" acc {correct / seen:.1%}" if classify else "") + tested)
                 if interrupted:
                     finished = k == len(loader)
                     break
@@ -534,8 +539,9 @@ def _run_epochs(engine, config, model, optimizer, schedule, data, batch_size,
                     history["test_accuracy"].append(
                         (epoch, accuracy(model, data["X_test"], data["y_test"],
                                          engine.name)[0]))
-            bar.set_postfix_str(status)
-            bar.update()
+                    tested = f" test {history['test_accuracy'][-1][1]:.1%}"
+                    status += tested
+            bar.epoch(epoch, status)
             if interrupted:
                 break
     finally:

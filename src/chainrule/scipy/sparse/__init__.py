@@ -8,6 +8,14 @@ entries carry derivatives. A SciPy sparse array is taken as it is, as a constant
 
 ``A @ x`` (``A.T @ x`` in place of x A; ``A.toarray()``) is differentiable in the
 entries and in x, to any order (``matrix.py``). The solvers are in ``.linalg``.
+
+    >>> import chainrule.scipy.sparse as sp
+    >>> laplacian = lambda w: sp.coo_array((cr.concatenate([w, w, -w, -w]),
+    ...                                     ([0, 1, 0, 1], [0, 1, 1, 0])), shape=(2, 2))
+    >>> x = np.array([1.0, -1.0])
+    >>> energy = lambda w: x @ (laplacian(w) @ x)         # w (x0 - x1)**2
+    >>> float(energy(np.array([3.0]))), cr.grad(energy)(np.array([3.0])).tolist()
+    (12.0, [4.0])
 """
 
 from . import linalg

@@ -14,6 +14,14 @@ follow. An iterative solve's derivative is as accurate as its tolerance: pass a 
 ``info`` > 0) returns ``(x, info)`` as SciPy does on plain arrays, and raises when its
 derivative is being taken, since it would be the derivative of another problem. For an
 operator given as a function (matrix-free), use ``cr.custom_linear_solve``.
+
+    >>> import chainrule.scipy.sparse as sp
+    >>> from chainrule.scipy.sparse.linalg import cg
+    >>> A = lambda d: sp.coo_array((d, ([0, 1, 0, 1], [0, 1, 1, 0])), shape=(2, 2))
+    >>> d = np.array([2.0, 2.0, 1.0, 1.0])               # [[2, 1], [1, 2]]
+    >>> x = lambda d: cg(A(d), np.array([3.0, 3.0]), rtol=1e-12)[0]
+    >>> x(d).round(6).tolist(), cr.grad(lambda d: x(d)[0])(d).round(6).tolist()
+    ([1.0, 1.0], [-0.666667, 0.333333, -0.666667, 0.333333])
 """
 
 import numpy as np
