@@ -93,7 +93,10 @@ def _draw_pictures(task, config, result, out, evaluation=None):
     elif data["image"] is None:
         drawings.append(("decision_boundary.png", lambda path: plots.plot_decision_boundary(
             model, data["X_train"], data["y_train"], path,
-            title=f"{task}: train accuracy {metrics['train_accuracy']:.0%}", predict=score)))
+            title=f"{task}: train accuracy {metrics['train_accuracy']:.0%}", predict=score,
+            # a finer grid where scoring is one array operation (the scalar engine
+            # scores point by point)
+            steps=200 if config.engine == "tensor" else 60)))
     else:
         _, matrix, predicted = evaluation or training.evaluate(model, data, config.engine)
         drawings.append(("confusion.png", lambda path: plots.plot_confusion(

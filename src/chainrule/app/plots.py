@@ -29,19 +29,43 @@ def _predict(model, points):
     return np.array([model(list(p)).data for p in points])
 
 
+# Two classes, each in one hue: a light shade for its region, a dark one for its points
+_REGIONS = ("#f6c8a8", "#b8d8ea")
+_POINTS = ("#c2410c", "#1d5f8a")
+
+
 def plot_decision_boundary(model, X, y, path, title="", steps=60, predict=None):
-    """The model's decision over the plane, with the training points on top.
+    """The model's decision over the plane (each class's region in the light shade of
+    its points' colour, the boundary a line where the score is 0), the training points
+    on top, with the axes and a legend of the classes.
 
     ``predict(points)`` gives a score per point whose sign is the class (default: a
-    scalar model's single output)."""
+    scalar model's single output). The boundary is drawn from the scores themselves,
+    between grid points, so it is smooth even on a coarse grid."""
     plt = _pyplot()
+    from matplotlib.lines import Line2D
     xx, yy = _grid(X, steps)
     predict = predict or (lambda points: _predict(model, points))
-    zz = np.asarray(predict(np.c_[xx.ravel(), yy.ravel()])).reshape(xx.shape)
+    zz = np.asarray(predict(np.c_[xx.ravel(), yy.ravel()]), dtype=float).reshape(xx.shape)
     X, y = np.asarray(X, dtype=float), np.asarray(y)
-    fig, ax = plt.subplots(figsize=(5, 4.5))
-    ax.contourf(xx, yy, zz > 0, cmap="Spectral", alpha=0.6)
-    ax.scatter(X[:, 0], X[:, 1], c=y, s=30, cmap="Spectral", edgecolors="k")
+    classes = np.unique(y)  # (-1, 1) for a hinge loss, (0, 1) otherwise: the second is > 0
+    fig, ax = plt.subplots(figsize=(5.5, 4.8))
+    edge = max(float(np.abs(zz).max()), 1.0) + 1.0
+    ax.contourf(xx, yy, zz, levels=[-edge, 0.0, edge], colors=_REGIONS)
+    if zz.min() < 0 < zz.max():
+        ax.contour(xx, yy, zz, levels=[0.0], colors="0.25", linewidths=1.0)
+    handles = []
+    for k, label in enumerate(classes[:2]):
+        mine = y == label
+        ax.scatter(X[mine, 0], X[mine, 1], s=28, color=_POINTS[k], edgecolors="white",
+                   linewidths=0.6)
+        handles.append(Line2D([], [], marker="o", linestyle="", color=_POINTS[k],
+                              markeredgecolor="white",
+                              label=f"class {label} ({int(mine.sum())} points)"))
+    handles.append(Line2D([], [], color="0.25", label="decision boundary"))
+    ax.legend(handles=handles, loc="best", fontsize=8, framealpha=0.85)
+    ax.set_xlabel("x[0]")
+    ax.set_ylabel("x[1]")
     ax.set_title(title or "decision boundary")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
@@ -124,18 +148,23 @@ def plot_confusion(matrix, path, title="confusion matrix"):
 
 
 def plot_misclassified(X, y, predicted, side, path, limit=25):
-    """A grid of test images the model got wrong, titled 'true -> predicted'."""
+    """A grid of the first ``limit`` test images the model got wrong, each captioned
+    with its true and predicted class; the title says how many are shown of how many."""
     plt = _pyplot()
-    wrong = np.flatnonzero(np.asarray(y) != np.asarray(predicted))[:limit]
+    y, predicted = np.asarray(y), np.asarray(predicted)
+    every = np.flatnonzero(y != predicted)
+    wrong = every[:limit]
     cols = 5
     rows = max(1, math.ceil(len(wrong) / cols))
-    fig, axes = plt.subplots(rows, cols, figsize=(cols * 1.4, rows * 1.6))
+    fig, axes = plt.subplots(rows, cols, figsize=(cols * 1.5, rows * 1.7 + 0.5))
     for ax in np.ravel(axes):
         ax.axis("off")
     for ax, i in zip(np.ravel(axes), wrong):
         ax.imshow(np.asarray(X[i]).reshape(side, side), cmap="gray_r")
-        ax.set_title(f"{y[i]} -> {predicted[i]}", fontsize=8)
-    fig.suptitle(f"misclassified: {len(np.flatnonzero(np.asarray(y) != np.asarray(predicted)))}")
+        ax.set_title(f"true {y[i]}, said {predicted[i]}", fontsize=7)
+    shown = (f"all {len(every)}" if len(wrong) == len(every)
+             else f"the first {len(wrong)} of {len(every)}")
+    fig.suptitle(f"misclassified test images: {shown}", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
