@@ -43,7 +43,6 @@ def plot_decision_boundary(model, X, y, path, title="", steps=60, predict=None):
     scalar model's single output). The boundary is drawn from the scores themselves,
     between grid points, so it is smooth even on a coarse grid."""
     plt = _pyplot()
-    from matplotlib.lines import Line2D
     xx, yy = _grid(X, steps)
     predict = predict or (lambda points: _predict(model, points))
     zz = np.asarray(predict(np.c_[xx.ravel(), yy.ravel()]), dtype=float).reshape(xx.shape)
@@ -59,10 +58,10 @@ def plot_decision_boundary(model, X, y, path, title="", steps=60, predict=None):
         mine = y == label
         ax.scatter(X[mine, 0], X[mine, 1], s=28, color=_POINTS[k], edgecolors="white",
                    linewidths=0.6)
-        handles.append(Line2D([], [], marker="o", linestyle="", color=_POINTS[k],
+        handles.append(plt.Line2D([], [], marker="o", linestyle="", color=_POINTS[k],
                               markeredgecolor="white",
                               label=f"class {label} ({int(mine.sum())} points)"))
-    handles.append(Line2D([], [], color="0.25", label="decision boundary"))
+    handles.append(plt.Line2D([], [], color="0.25", label="decision boundary"))
     ax.legend(handles=handles, loc="best", fontsize=8, framealpha=0.85)
     ax.set_xlabel("x[0]")
     ax.set_ylabel("x[1]")
