@@ -9,7 +9,8 @@ memory addresses, the same text on every run. tests/test_api_docs.py fails when 
 and the code disagree, and tests/test_docstrings.py uses ``sections()`` below as the list
 of public names that must carry an example.
 
-Only the standard library and chainrule are needed.
+Needs chainrule and SciPy (the `scipy` extra: the reference covers chainrule.scipy's
+modules, which import it); nothing else beyond the standard library.
 """
 
 import argparse
