@@ -18,9 +18,7 @@ from .api import paths as _paths
 
 _paths.install()  # chainrule.numpy, chainrule.autograd...: where users import them (api/paths.py)
 
-from . import rules as _rules
 from .rules import *  # noqa: F401,F403  (the operations: cr.exp, cr.sum, ...)
-from .rules import predicates as _predicates
 from .rules.predicates import *  # noqa: F401,F403  (tests and indices: cr.isnan, cr.argmax, ...)
 from .transforms import (Function, GradcheckError, fixed_point, grad, gradcheck, hessian,
                          hessian_operator, hvp, jacfwd, jacobian, jacrev, jvp, linear_operator,
@@ -103,17 +101,65 @@ __all__ = [
     "jit", "make_program",
     # modes
     "no_grad", "enable_grad", "inference_mode", "is_grad_enabled", "detect_anomaly",
-    # operations (on Tensors, arrays and numbers; the unary functions on Values too),
-    # every public operation of the rule table, and cr.abs
-    *_rules.__all__, "abs", "cat", "pow",
-    # tests, logic and indices: no derivative, plain NumPy results
-    *_predicates.__all__,
     # training
     "nn", "optim", "checkpoint", "save", "load", "random",
     # numpy.linalg's names
     "linalg",
     # pictures
     "draw_graph", "render_graph",
+]
+# The operations (on Tensors, arrays and numbers; the unary functions on Values too):
+# every public operation of the rule table, spelt out because type checkers read only
+# literal lists
+__all__ += [  # written by scripts/make_exports.py: the operations
+    # elementwise
+    "add", "subtract", "multiply", "divide", "negative", "power", "exp", "log", "log1p",
+    "sqrt", "sin", "cos", "tan", "tanh", "sigmoid", "erf", "relu", "leaky_relu", "absolute",
+    "sign", "clip", "softplus", "maximum", "minimum", "where", "gelu", "silu", "arctan",
+    "remainder",
+    # elementary
+    "arcsin", "arccos", "arctan2", "hypot", "sinh", "cosh", "arcsinh", "arccosh", "arctanh",
+    "expm1", "log2", "log10", "exp2", "logaddexp", "logaddexp2", "square", "logit",
+    "reciprocal", "sinc", "deg2rad", "rad2deg", "radians", "degrees", "fabs", "fmax",
+    "fmin", "mod", "fmod", "floor", "ceil", "round", "around", "rint", "trunc", "fix",
+    "nan_to_num", "elu", "stop_gradient",
+    # reductions
+    "sum", "mean", "max", "min", "prod", "var", "std", "logsumexp", "softmax",
+    "log_softmax", "norm", "trapezoid", "ptp", "nansum", "nanmean", "nanmax", "nanmin",
+    # linalg
+    "matmul", "dot", "outer",
+    # shapes
+    "reshape", "transpose", "permute", "swapaxes", "broadcast_to", "expand", "squeeze",
+    "expand_dims", "unsqueeze", "flatten", "concatenate", "stack", "split", "moveaxis",
+    # ordering
+    "cumsum", "cumprod", "diff", "sort", "topk", "partition", "take", "take_along_axis",
+    "interp",
+    # assembly
+    "flip", "fliplr", "flipud", "rot90", "rollaxis", "roll", "tile", "repeat", "pad",
+    "tril", "triu", "diagonal", "diag", "atleast_1d", "atleast_2d", "atleast_3d", "hstack",
+    "vstack", "dstack", "column_stack", "array_split", "hsplit", "vsplit", "dsplit",
+    "ravel", "append", "select",
+    # statistics
+    "average", "quantile", "percentile", "median", "cov", "corrcoef",
+    # decompositions
+    "inv", "det", "slogdet", "solve", "solve_triangular", "cholesky", "eigh", "eigvalsh",
+    "svd", "svdvals", "qr",
+    # eigen
+    "eig", "eigvals",
+    # matrix_functions
+    "pinv", "trace", "matrix_power", "lstsq",
+    # contractions
+    "einsum", "tensordot", "inner", "kron", "vdot", "cross", "convolve", "correlate",
+    # complexes
+    "real", "imag", "conj", "conjugate", "angle",
+]
+__all__ += ["abs", "cat", "pow"]  # NumPy's and PyTorch's names for three of them
+# tests, logic and indices: no derivative, plain NumPy results
+__all__ += [  # written by scripts/make_exports.py: the predicates
+    # predicates
+    "isfinite", "isnan", "isinf", "logical_and", "logical_or", "logical_not", "logical_xor",
+    "all", "any", "greater", "greater_equal", "less", "less_equal", "equal", "not_equal",
+    "argmax", "argmin", "argsort", "searchsorted", "isclose", "allclose", "array_equal",
 ]
 
 _point_warnings_at_the_user()  # NumPy's RuntimeWarnings name the user's line (origin.py)

@@ -6,8 +6,14 @@ Both are per thread, so one thread's no_grad() does not switch off another's tra
 import contextlib
 import math
 import threading
+from typing import TYPE_CHECKING, Any, Callable, TypeVar, overload
 
 from . import arrays as xp
+
+if TYPE_CHECKING:  # (typing.Self is Python 3.11's; type checkers bring typing_extensions)
+    from typing_extensions import Self
+
+_Function = TypeVar("_Function", bound=Callable[..., Any])
 
 __all__ = ["no_grad", "enable_grad", "inference_mode", "is_grad_enabled",
            "detect_anomaly", "is_anomaly_enabled"]
@@ -56,17 +62,23 @@ def is_anomaly_enabled():
 class _SwitchMode(contextlib.ContextDecorator):
     """A context manager that is also a decorator, and restores the previous setting."""
 
-    attribute = value = None
+    attribute: str = ""
+    value: Any = None
+
+    # For type checkers: no_grad() is a context manager (and a decorator), and
+    # @no_grad without parentheses gives back the function, decorated. (mypy flags a
+    # __new__ that returns something other than an instance, yet reads the overload.)
+    @overload
+    def __new__(cls, function: None = None) -> "Self": ...
+    @overload
+    def __new__(cls, function: _Function) -> _Function: ...  # type: ignore[misc]
 
     def __new__(cls, function=None):
         mode = super().__new__(cls)
         # @no_grad without parentheses decorates the function directly.
         return mode(function) if callable(function) else mode
 
-    def __init__(self, function=None):
-        pass
-
-    def __enter__(self):
+    def __enter__(self) -> "Self":
         self._previous = getattr(_modes, self.attribute)
         setattr(_modes, self.attribute, self.value)
         with _switching:
@@ -80,14 +92,13 @@ class _SwitchMode(contextlib.ContextDecorator):
                 self._section = (trace, trace.mark(part, switch=True))
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:  # (None: an exception goes on up)
         setattr(_modes, self.attribute, self._previous)
         with _switching:
             modes_switched[0] -= 1
         if self._section is not None:
             trace, section = self._section
             trace.mark(section)
-        return False
 
     def _recreate_cm(self):  # a fresh one per call when used as a decorator (re-entrant)
         return type(self)()
@@ -126,12 +137,20 @@ class inference_mode(no_grad):
     False
     """
 
-    mode = True  # (@inference_mode without parentheses skips __init__)
+    mode = True  # (@inference_mode without parentheses never sets it)
 
-    def __init__(self, mode: bool = True) -> None:
-        self.mode = bool(mode)
+    @overload
+    def __new__(cls, mode: bool = True) -> "Self": ...
+    @overload
+    def __new__(cls, mode: _Function) -> _Function: ...  # type: ignore[misc]
 
-    def __enter__(self):
+    def __new__(cls, mode=True):
+        made = super().__new__(cls, mode)
+        if isinstance(made, inference_mode):
+            made.mode = bool(mode)
+        return made
+
+    def __enter__(self) -> "Self":
         self.value = False if self.mode else _modes.grad_enabled
         return super().__enter__()
 

@@ -21,16 +21,63 @@ import builtins as _builtins
 import numpy as _np
 
 from ..methods import numpy_protocol as _numpy_protocol
-from ..rules import predicates as _predicates
 from .. import rules as _rules
 from ..rules import fft as _fft
 from ..primitive import Box as _Box, raw as _raw
 from .creation import tensor as _tensor
 from ..methods.array import holds_box
 
-__all__ = sorted({*_rules.__all__, *_predicates.__all__, "abs", "array", "asarray", "full",
-                  "full_like", "linspace", "logspace", "geomspace", "r_", "c_", "row_stack",
-                  "gradient", "real_if_close"})
+# The operations and the predicates, spelt out because type checkers read only literal lists
+__all__ = [  # written by scripts/make_exports.py: the operations
+    # elementwise
+    "add", "subtract", "multiply", "divide", "negative", "power", "exp", "log", "log1p",
+    "sqrt", "sin", "cos", "tan", "tanh", "sigmoid", "erf", "relu", "leaky_relu", "absolute",
+    "sign", "clip", "softplus", "maximum", "minimum", "where", "gelu", "silu", "arctan",
+    "remainder",
+    # elementary
+    "arcsin", "arccos", "arctan2", "hypot", "sinh", "cosh", "arcsinh", "arccosh", "arctanh",
+    "expm1", "log2", "log10", "exp2", "logaddexp", "logaddexp2", "square", "logit",
+    "reciprocal", "sinc", "deg2rad", "rad2deg", "radians", "degrees", "fabs", "fmax",
+    "fmin", "mod", "fmod", "floor", "ceil", "round", "around", "rint", "trunc", "fix",
+    "nan_to_num", "elu", "stop_gradient",
+    # reductions
+    "sum", "mean", "max", "min", "prod", "var", "std", "logsumexp", "softmax",
+    "log_softmax", "norm", "trapezoid", "ptp", "nansum", "nanmean", "nanmax", "nanmin",
+    # linalg
+    "matmul", "dot", "outer",
+    # shapes
+    "reshape", "transpose", "permute", "swapaxes", "broadcast_to", "expand", "squeeze",
+    "expand_dims", "unsqueeze", "flatten", "concatenate", "stack", "split", "moveaxis",
+    # ordering
+    "cumsum", "cumprod", "diff", "sort", "topk", "partition", "take", "take_along_axis",
+    "interp",
+    # assembly
+    "flip", "fliplr", "flipud", "rot90", "rollaxis", "roll", "tile", "repeat", "pad",
+    "tril", "triu", "diagonal", "diag", "atleast_1d", "atleast_2d", "atleast_3d", "hstack",
+    "vstack", "dstack", "column_stack", "array_split", "hsplit", "vsplit", "dsplit",
+    "ravel", "append", "select",
+    # statistics
+    "average", "quantile", "percentile", "median", "cov", "corrcoef",
+    # decompositions
+    "inv", "det", "slogdet", "solve", "solve_triangular", "cholesky", "eigh", "eigvalsh",
+    "svd", "svdvals", "qr",
+    # eigen
+    "eig", "eigvals",
+    # matrix_functions
+    "pinv", "trace", "matrix_power", "lstsq",
+    # contractions
+    "einsum", "tensordot", "inner", "kron", "vdot", "cross", "convolve", "correlate",
+    # complexes
+    "real", "imag", "conj", "conjugate", "angle",
+]
+__all__ += [  # written by scripts/make_exports.py: the predicates
+    # predicates
+    "isfinite", "isnan", "isinf", "logical_and", "logical_or", "logical_not", "logical_xor",
+    "all", "any", "greater", "greater_equal", "less", "less_equal", "equal", "not_equal",
+    "argmax", "argmin", "argsort", "searchsorted", "isclose", "allclose", "array_equal",
+]
+__all__ += ["abs", "array", "asarray", "full", "full_like", "linspace", "logspace",
+            "geomspace", "r_", "c_", "row_stack", "gradient", "real_if_close"]
 
 from ..rules import *  # noqa: E402,F401,F403
 from ..rules.predicates import *  # noqa: E402,F401,F403

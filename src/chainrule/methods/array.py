@@ -4,6 +4,8 @@ is ``cr.exp(x)``), and NumPy's functions on such a value run chainrule's operati
 raise (``numpy_protocol``), never silently dropping the gradient.
 """
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 from numpy.typing import DTypeLike
 
@@ -11,6 +13,9 @@ from . import numpy_protocol
 from .. import rules as ops
 from ..primitive import Box, raw
 from .torch_names import TorchMethods
+
+if TYPE_CHECKING:  # (typing.Self is Python 3.11's; type checkers bring typing_extensions)
+    from typing_extensions import Self
 
 __all__ = ["ArrayMethods", "stack_of", "holds_box", "raw_index", "describe_index"]
 
@@ -56,24 +61,24 @@ class ArrayMethods(TorchMethods, Box):
 
     __slots__ = ()
 
-    def __add__(self, other): return ops.add(self, other)
-    def __radd__(self, other): return ops.add(other, self)
-    def __sub__(self, other): return ops.subtract(self, other)
-    def __rsub__(self, other): return ops.subtract(other, self)
-    def __mul__(self, other): return ops.multiply(self, other)
-    def __rmul__(self, other): return ops.multiply(other, self)
-    def __truediv__(self, other): return ops.divide(self, other)
-    def __rtruediv__(self, other): return ops.divide(other, self)
-    def __pow__(self, other): return ops.power(self, other)
-    def __rpow__(self, other): return ops.power(other, self)
-    def __matmul__(self, other): return ops.matmul(self, other)
-    def __rmatmul__(self, other): return ops.matmul(other, self)
-    def __neg__(self): return ops.negative(self)
-    def __pos__(self): return self
-    def __abs__(self): return ops.absolute(self)
-    def __getitem__(self, index): return ops.getitem(self, index=raw_index(index))
-    def __mod__(self, other): return ops.remainder(self, other)
-    def __rmod__(self, other): return ops.remainder(other, self)
+    def __add__(self, other) -> "Self": return ops.add(self, other)
+    def __radd__(self, other) -> "Self": return ops.add(other, self)
+    def __sub__(self, other) -> "Self": return ops.subtract(self, other)
+    def __rsub__(self, other) -> "Self": return ops.subtract(other, self)
+    def __mul__(self, other) -> "Self": return ops.multiply(self, other)
+    def __rmul__(self, other) -> "Self": return ops.multiply(other, self)
+    def __truediv__(self, other) -> "Self": return ops.divide(self, other)
+    def __rtruediv__(self, other) -> "Self": return ops.divide(other, self)
+    def __pow__(self, other) -> "Self": return ops.power(self, other)
+    def __rpow__(self, other) -> "Self": return ops.power(other, self)
+    def __matmul__(self, other) -> "Self": return ops.matmul(self, other)
+    def __rmatmul__(self, other) -> "Self": return ops.matmul(other, self)
+    def __neg__(self) -> "Self": return ops.negative(self)
+    def __pos__(self) -> "Self": return self
+    def __abs__(self) -> "Self": return ops.absolute(self)
+    def __getitem__(self, index) -> "Self": return ops.getitem(self, index=raw_index(index))
+    def __mod__(self, other) -> "Self": return ops.remainder(self, other)
+    def __rmod__(self, other) -> "Self": return ops.remainder(other, self)
     # piecewise constant (derivative 0, as in JAX): NumPy's result, outside the graph
     def __floordiv__(self, other): return np.floor_divide(self, other)
     def __rfloordiv__(self, other): return np.floor_divide(other, self)
@@ -96,6 +101,20 @@ class ArrayMethods(TorchMethods, Box):
 
     transpose, reshape = _method(_transpose, "transpose"), _method(_reshape, "reshape")
     # and every operation the table lists in its METHODS (below the class): x.exp(), x.sum()
+
+    if TYPE_CHECKING:
+        # What the loop below the class sets, spelt out for type checkers (which do not
+        # run it): each gives a value of x's own type (a Tensor's, a Tensor), split a
+        # list of them. tests/test_types.py checks that these are the table's METHODS.
+        def _operation(self, *args: Any, **kwargs: Any) -> "Self": ...
+        abs = angle = broadcast_to = clip = conj = conjugate = cos = cumprod = \
+            cumsum = diagonal = dot = erf = exp = expand = expand_dims = expm1 = flatten = \
+            gelu = leaky_relu = log = log10 = log1p = log2 = log_softmax = logsumexp = \
+            matmul = max = maximum = mean = min = minimum = outer = permute = prod = \
+            ravel = relu = round = sigmoid = sign = sin = softmax = softplus = sqrt = \
+            squeeze = std = sum = swapaxes = take = tan = tanh = trace = unsqueeze = var = \
+            _operation
+        def split(self, *args: Any, **kwargs: Any) -> "list[Self]": ...
 
     @property
     def T(self):

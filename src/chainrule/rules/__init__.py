@@ -58,10 +58,12 @@ How to add an operation
    you; a reduction writes ``@op(name, batching=along_axis(axis=None, keepdims=False))``
    (its parameters after the operand, with their defaults); one that already computes
    on stacks, ``batching=LEADING_AXES``. Without it, vmap runs it once per example.
-3. Add its name to the topic file's ``__all__``: that makes it ``cr.NAME``, NumPy's
-   function of that name on a Tensor (``np.NAME(t)``), and its line in docs/api.md (run
-   ``python scripts/make_api_docs.py``). Add it to ``METHODS`` too if Tensors have it as
-   a method (``x.NAME()``).
+3. Add its name to the topic file's ``__all__`` and run ``python scripts/make_exports.py``
+   (it copies the name into the lists type checkers read): that makes it ``cr.NAME``,
+   NumPy's function of that name on a Tensor (``np.NAME(t)``), and its line in
+   docs/api.md (run ``python scripts/make_api_docs.py``). Add it to ``METHODS`` too if
+   Tensors have it as a method (``x.NAME()``), and to the methods that
+   ``methods/array.py`` spells out for type checkers.
 4. Add one line to the case table of ``tests/test_derivatives.py``: it is checked there
    against PyTorch and central differences, to second order, in both modes, batched.
 """
@@ -98,8 +100,51 @@ from . import convolution, fft, fused, fused_attention, fused_norm, fused_recurr
 TOPICS = (elementwise, elementary, reductions, linalg, shapes, ordering, assembly, statistics,
           decompositions, eigen, matrix_functions, contractions, complexes)
 
-# The public operations (cr.NAME); the engines also use the helpers imported above.
-__all__ = [name for topic in TOPICS for name in topic.__all__]
+# The public operations (cr.NAME): every topic file's __all__, in the order of TOPICS,
+# spelt out because type checkers read only literal lists. The engines also use the
+# helpers imported above.
+__all__ = [  # written by scripts/make_exports.py: the operations
+    # elementwise
+    "add", "subtract", "multiply", "divide", "negative", "power", "exp", "log", "log1p",
+    "sqrt", "sin", "cos", "tan", "tanh", "sigmoid", "erf", "relu", "leaky_relu", "absolute",
+    "sign", "clip", "softplus", "maximum", "minimum", "where", "gelu", "silu", "arctan",
+    "remainder",
+    # elementary
+    "arcsin", "arccos", "arctan2", "hypot", "sinh", "cosh", "arcsinh", "arccosh", "arctanh",
+    "expm1", "log2", "log10", "exp2", "logaddexp", "logaddexp2", "square", "logit",
+    "reciprocal", "sinc", "deg2rad", "rad2deg", "radians", "degrees", "fabs", "fmax",
+    "fmin", "mod", "fmod", "floor", "ceil", "round", "around", "rint", "trunc", "fix",
+    "nan_to_num", "elu", "stop_gradient",
+    # reductions
+    "sum", "mean", "max", "min", "prod", "var", "std", "logsumexp", "softmax",
+    "log_softmax", "norm", "trapezoid", "ptp", "nansum", "nanmean", "nanmax", "nanmin",
+    # linalg
+    "matmul", "dot", "outer",
+    # shapes
+    "reshape", "transpose", "permute", "swapaxes", "broadcast_to", "expand", "squeeze",
+    "expand_dims", "unsqueeze", "flatten", "concatenate", "stack", "split", "moveaxis",
+    # ordering
+    "cumsum", "cumprod", "diff", "sort", "topk", "partition", "take", "take_along_axis",
+    "interp",
+    # assembly
+    "flip", "fliplr", "flipud", "rot90", "rollaxis", "roll", "tile", "repeat", "pad",
+    "tril", "triu", "diagonal", "diag", "atleast_1d", "atleast_2d", "atleast_3d", "hstack",
+    "vstack", "dstack", "column_stack", "array_split", "hsplit", "vsplit", "dsplit",
+    "ravel", "append", "select",
+    # statistics
+    "average", "quantile", "percentile", "median", "cov", "corrcoef",
+    # decompositions
+    "inv", "det", "slogdet", "solve", "solve_triangular", "cholesky", "eigh", "eigvalsh",
+    "svd", "svdvals", "qr",
+    # eigen
+    "eig", "eigvals",
+    # matrix_functions
+    "pinv", "trace", "matrix_power", "lstsq",
+    # contractions
+    "einsum", "tensordot", "inner", "kron", "vdot", "cross", "convolve", "correlate",
+    # complexes
+    "real", "imag", "conj", "conjugate", "angle",
+]
 
 
 def primitives():

@@ -1,0 +1,3 @@
+# For type checkers, written by scripts/make_exports.py: at run time
+# api/paths.py answers the import of chainrule.ad_checkpoint with the module below.
+from chainrule.transforms.ad_checkpoint import *
