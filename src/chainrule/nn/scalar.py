@@ -18,10 +18,13 @@ Same names, arguments and parameter counts as micrograd (``MLP(2, [16, 16, 1])``
 
 import random
 from collections.abc import Sequence
+from itertools import repeat
 from numbers import Real
 from typing import Any
 
-from ..scalar.value import Value
+from ..modes import modes_switched
+from ..scalar.fast_paths import node
+from ..scalar.value import DERIVATIVES, Value
 from .module import Module
 
 __all__ = ["Neuron", "Layer", "MLP", "make_rng", "linear"]
@@ -142,6 +145,10 @@ class Neuron(Module):
         self.fused = fused
 
     def __call__(self, x):
+        if type(x) is list and self.fused:  # the usual call: the same nodes, sooner
+            out = _neuron_of_values(self, x)
+            if out is not None:
+                return out
         if isinstance(x, (Value, Real)):  # a neuron with a single input takes a scalar
             x = [x]
         x = list(x)
@@ -238,3 +245,37 @@ class MLP(Module):
 
     def __repr__(self):
         return f"MLP of [{', '.join(str(layer) for layer in self.layers)}]"
+
+
+# ---------------------------------------------------------------------------------------
+# The neuron's fast path: the nodes that linear() and Value.relu() make, the same numbers
+# bit for bit, built in one pass over the operands (a neuron is a network's hottest
+# line; tests/test_scalar_fast_paths.py compares the two ways).
+# ---------------------------------------------------------------------------------------
+
+def _neuron_of_values(neuron, x):
+    """``neuron(x)`` for a list ``x`` of Values, when the weights and the bias are Values
+    too and no mode is switched (no_grad, detect_anomaly); None elsewhere."""
+    w, b = neuron.w, neuron.b
+    kind = type(b)
+    if modes_switched[0] or len(x) != len(w) or not isinstance(b, Value) or \
+            kind.__init__ is not Value.__init__:
+        return None
+    if not (all(map(isinstance, w, _VALUES)) and all(map(isinstance, x, _VALUES))):
+        return None
+    ws, xs = [wi.data for wi in w], [xi.data for xi in x]
+    total = b.data
+    for wi, xi in zip(ws, xs):  # linear()'s sum: the same operations in the same order
+        total += wi * xi
+    if type(total) is not float:  # (Value() would convert it: the plain path does)
+        return None
+    numbers = (total, b.data, *ws, *xs)
+    act = node(kind, total, (b, *w, *x), "linear", _linear_partials, numbers)
+    if neuron.activation == "relu":  # Value.relu
+        out = 0.0 if total < 0 else total
+        return node(kind, out, (act,), "ReLU", _RELU, (out, total))
+    apply = _ACTIVATIONS[neuron.activation][1]
+    return apply(act) if apply else act
+
+
+_RELU, _VALUES = DERIVATIVES["ReLU"], repeat(Value)  # (isinstance's second argument)

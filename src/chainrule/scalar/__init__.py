@@ -5,6 +5,8 @@
                    the numbers a node saw)
     floatmath.py   the elementary functions on floats and Value-alikes, with the
                    domain errors Python's math module gives
+    fast_paths.py  the backward walk and a node's construction with fewer Python
+                   calls, the plain code's numbers bit for bit
 """
 
 from ..pickling import reduce_value

@@ -28,6 +28,7 @@ from .floatmath import (absolute, as_float, cos, exp, float_cos, float_exp, floa
 from ..graph import topological_order
 from ..modes import modes_switched as _switched, scalar_operands
 from ..primitive import Box
+from .fast_paths import backpropagate
 from .value_ops import apply, array_ufunc, written_since
 
 __all__ = ["Value", "DERIVATIVES", "exp", "log", "sqrt", "power", "sin", "cos", "tanh",
@@ -234,8 +235,8 @@ class Value(Box):
         if explain:  # the same walk, each step told by chainrule.explain
             from ..explain import ScalarStory
             ScalarStory(self, explain, order, seed).walk(create_graph)
-        else:
-            for node in reversed(order):
+        elif create_graph or not backpropagate(order, Value, DERIVATIVES["ReLU"]):
+            for node in reversed(order):  # (fast_paths.backpropagate: this loop, faster)
                 node._chain_rule(create_graph)
         if create_graph:  # interior nodes keep the number: a gradient's graph holds the
             for node in order:  # nodes that use it (a cycle); the leaves keep theirs
@@ -315,6 +316,5 @@ def _numbers(node, operands):
 
 
 # In the tensor table and NumPy's ufuncs: above a Tensor (joined as 0-d), below tracers
-Value._level = 0.5
-Value._contents = lambda self: self.data
+Value._level, Value._contents = 0.5, lambda self: self.data
 Value._apply_primitive, Value.__array_ufunc__ = classmethod(apply), array_ufunc
