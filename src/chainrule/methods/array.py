@@ -285,7 +285,7 @@ def holds_box(items):
                (isinstance(x, (list, tuple)) and holds_box(x)) for x in items)
 
 
-def stack_of(items, dtype: DTypeLike = None):
+def stack_of(items, dtype: DTypeLike | None = None):
     """A (nested) list that holds Tensors or tracers, as their differentiable stack;
     numbers among them become float64 (or ``dtype``) constants, as in ``cr.tensor``."""
     parts = [item if isinstance(item, Box) else
