@@ -28,7 +28,7 @@ import inspect
 import threading
 import warnings
 from collections.abc import Sequence
-from typing import Any, Callable
+from typing import Any, Callable, overload
 
 import numpy as np
 
@@ -47,6 +47,15 @@ from ..tensor_data import foreign, users
 from ..transforms.pytrees import node_parts
 
 __all__ = ["jit", "make_program", "Jitted"]
+
+
+# For type checkers: jit(f) is a Jitted; jit() and jit(static_argnums=...) a decorator.
+@overload
+def jit(fun: Callable[..., Any], *, static_argnums: int | Sequence[int] = (),
+        static_argnames: str | Sequence[str] = ()) -> "Jitted": ...
+@overload
+def jit(fun: None = None, *, static_argnums: int | Sequence[int] = (),
+        static_argnames: str | Sequence[str] = ()) -> "Callable[..., Jitted]": ...
 
 
 def jit(fun: Callable[..., Any] | None = None, *,
