@@ -21,7 +21,7 @@ order and depth: a primal here may be a reverse-mode tracer, and the other way r
 import numpy as np
 
 from .. import rules as ops
-from ..primitive import objects_refused, raw
+from ..primitive import call_unwrapped, objects_refused, raw
 from .tracer import Tracer
 
 __all__ = ["JVPTracer", "tangent_of_result", "tangent_in_dtype"]
@@ -49,7 +49,7 @@ class JVPTracer(Tracer):
             ans, tangent = prim.joint_jvp(primals, {argnum: args[argnum].tangent
                                                     for argnum in positions}, kwargs)
             return JVPTracer(ans, tangent, level)
-        ans = prim(*primals, **kwargs)  # may recurse into an outer level's tracers
+        ans = call_unwrapped(prim, primals, kwargs)  # may recurse into an outer level
         if getattr(ans, "dtype", None) == object:
             raise objects_refused(prim.name)
         tangents = {argnum: args[argnum].tangent for argnum in positions}

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..graph import Roots, topological_order
 from ..node import Node
-from ..primitive import Box, objects_refused
+from ..primitive import Box, call_unwrapped, objects_refused
 from ..arrays import as_array, recorder, recorders_open
 from ..backward import add_gradients, backward_pass
 from ..saved import copied, copied_keywords, kept, user_arrays
@@ -62,7 +62,7 @@ class ReverseTracer(Node, Tracer):
             if i not in prim.vjps and not prim.differentiable(i):
                 raise TypeError(f"{prim.name}: argument {i} is being differentiated, but "
                                 f"the operation is not differentiable with respect to it")
-        ans = prim(*unwrapped, **kwargs)  # may recurse into an outer level
+        ans = call_unwrapped(prim, unwrapped, kwargs)  # may recurse into an outer level
         if not isinstance(ans, Box):
             if type(ans) is not np.ndarray:
                 ans = as_array(ans)

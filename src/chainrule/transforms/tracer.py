@@ -46,12 +46,18 @@ class Tracer(ArrayMethods):
         tracers replaced by what they carry, and their positions. An outer level's
         tracer, a Tensor or an array stays whole: the operation on ``values`` is handed
         on to it."""
-        level = max(a._level for a in (*args, *params) if isinstance(a, cls))
-        values, positions = list(args), []
-        for i, arg in enumerate(args):
-            if isinstance(arg, cls) and arg._level == level:
-                values[i] = arg._contents()
-                positions.append(i)
+        values, positions, level = list(args), [], -1
+        for i, arg in enumerate(args):  # (one pass: the usual call has one level)
+            if isinstance(arg, cls):
+                if arg._level > level:
+                    level, positions = arg._level, [i]
+                elif arg._level == level:
+                    positions.append(i)
+        for param in params:
+            if isinstance(param, cls) and param._level > level:
+                level, positions = param._level, []
+        for i in positions:
+            values[i] = args[i]._contents()
         return level, values, positions
 
     def __len__(self):
