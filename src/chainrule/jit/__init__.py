@@ -1,9 +1,11 @@
 """cr.jit: a function traced once into a program of NumPy calls, replayed after.
 
     jitted.py      jit and make_program: trace on the first call, replay on the next
+    entry.py       a traced program with what a call needs around it (state, result)
     recording.py   the traced array and the recorder: each NumPy call, recorded as data
     program.py     the recorded calls as a Program (data), and compile_program, the
                    pipeline: each pass, then the code generator once
+    simplify.py    rewrites that keep every number: fewer and cheaper NumPy calls
     passes.py      the passes: live calls, new arrays, views, in place, kept buffers
     blocks.py      the pass that runs elementwise calls on large arrays by blocks of rows
     codegen.py     the one code generator: a program, and a jitted call around it, as
