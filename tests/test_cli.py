@@ -843,49 +843,6 @@ def test_threads_are_a_positive_number():
     assert result.returncode == 0, result.stderr
 
 
-class _Terminal:
-    """A file that says it is a terminal, keeping what is written."""
-
-    def __init__(self):
-        self.text = ""
-
-    def isatty(self):
-        return True
-
-    def write(self, text):
-        self.text += text
-
-    def flush(self):
-        pass
-
-
-def test_progress_on_a_terminal_moves_at_every_step_with_the_time_left(monkeypatch):
-    from chainrule.app import progress as progress_module
-    monkeypatch.setitem(sys.modules, "tqdm", None)  # the plain lines, without the extra
-    terminal = _Terminal()
-    bar = progress_module.progress(2, 10, "moons", file=terminal)
-    for epoch in (1, 2):
-        for _ in range(10):
-            bar.step(f"epoch {epoch}/2 loss 0.5 acc 80.0% test 75.0%")
-        bar.epoch(epoch, "loss 0.5")
-    lines = terminal.text.splitlines()
-    assert len(lines) == 10  # a tenth of the way each
-    assert lines[0].startswith("moons: step 2/20 epoch 1/2 loss 0.5 acc 80.0% test 75.0%, ")
-    assert all(line.endswith(" left") for line in lines)
-
-
-def test_progress_with_tqdm_counts_steps():
-    pytest.importorskip("tqdm")
-    from chainrule.app import progress as progress_module
-    terminal = _Terminal()
-    bar = progress_module.progress(2, 3, "digits", file=terminal)
-    for _ in range(6):
-        bar.step("epoch 1/2 loss 0.5")
-    bar.epoch(2, "loss 0.4 test 90.0%")
-    bar.close()
-    assert "6/6" in terminal.text and "epoch 2/2 loss 0.4 test 90.0%" in terminal.text
-
-
 def test_without_threadpoolctl_the_default_runs_and_an_asked_number_says_what_to_install(
         monkeypatch):
     from chainrule.app.cli_train import _blas_threads
