@@ -119,9 +119,8 @@ def _matrix_of(A, name):
 
 
 def _plain(*values):
-    return all(type(v) is not SparseMatrix and not isinstance(v, Box)
-               and type(v) in (np.ndarray, float, int) or _sp.issparse(v)
-               for v in values)
+    """Nothing to differentiate: NumPy arrays, numbers and SciPy's sparse arrays only."""
+    return all(type(v) in (np.ndarray, float, int) or _sp.issparse(v) for v in values)
 
 
 def _solve_with(method, name, A, b, options, iterative):
