@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: demo test test-fast fuzz bench clean
+.PHONY: demo test test-fast fuzz bench docs docs-serve clean
 
 # The main job: micrograd's moons on the scalar engine, then the MNIST subset on the
 # tensor engine; metrics, checkpoints and pictures land in out/moons and out/mnist.
@@ -49,6 +49,15 @@ bench: $(VENV_BENCH)/.bench-deps
 	MKL_NUM_THREADS=$(BLAS_THREADS) \
 	$(VENV_BENCH)/bin/python benchmarks/run.py $(if $(QUICK),--quick,)
 
+# The docs site (mkdocs.yml): the pages of docs/ and an API reference written from the
+# docstrings, built into site/ with warnings (a dead link or anchor among them) as errors.
+# `make docs-serve` rebuilds it as you edit, at http://127.0.0.1:8000.
+docs: $(VENV)/.docs-deps
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
+docs-serve: $(VENV)/.docs-deps
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve
+
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 
@@ -64,9 +73,13 @@ $(VENV)/.demo-deps: pyproject.toml | $(PY)
 	$(PY) -m pip install -q -e '.[viz,cli,data]'
 	touch $@
 
+$(VENV)/.docs-deps: pyproject.toml | $(PY)
+	$(PY) -m pip install -q -e '.[docs]'
+	touch $@
+
 $(VENV)/.test-deps: pyproject.toml | $(PY)
 	$(PY) -m pip install -q -e '.[test]'
 	touch $@
 
 clean:
-	rm -rf $(VENV) $(VENV_BENCH) out build src/*.egg-info .pytest_cache
+	rm -rf $(VENV) $(VENV_BENCH) out build site src/*.egg-info .pytest_cache

@@ -42,8 +42,23 @@ def test_the_sdist_carries_what_the_tests_read(tmp_path):
     with tarfile.open(sdist) as archive:
         names = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
     for needed in ("Makefile", "LICENSE", "README.md", "pyproject.toml",
-                   "docs/tutorial.md", "scripts/make_api_docs.py", "benchmarks/run.py",
+                   "docs/tutorial.md", "scripts/make_api_docs.py", "mkdocs.yml",
+                   "scripts/docs_site.py", "notebooks", "benchmarks/run.py",
                    "examples", "tests/test_docs.py", "tests/fuzz_programs.py",
                    "src/chainrule/data/files/mnist_5k.csv.gz"):
         assert needed in names, needed
     assert not any("__pycache__" in name for name in names)
+
+
+@pytest.mark.slow  # (builds both distributions in isolated environments: ~20 s)
+def test_the_distributions_pass_twine_check(tmp_path):
+    """`python -m build` makes the sdist and, from it, the wheel; `twine check` reads
+    them as a package index would, the README rendered as the project's page."""
+    subprocess.run([sys.executable, "-m", "build", "--outdir", str(tmp_path), str(ROOT)],
+                   check=True, capture_output=True)
+    assert len(list(tmp_path.glob("chainrule-*.tar.gz"))) == 1
+    assert len(list(tmp_path.glob("chainrule-*-py3-none-any.whl"))) == 1
+    result = subprocess.run([sys.executable, "-m", "twine", "check", "--strict",
+                             *map(str, tmp_path.iterdir())], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.count("PASSED") == 2
