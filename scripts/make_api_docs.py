@@ -231,6 +231,12 @@ def sections():
                 "and `cr.remat(f)` are `jax.checkpoint`; `from chainrule.ad_checkpoint "
                 "import checkpoint, checkpoint_name` as from jax.ad_checkpoint; the "
                 "policies of `jax.checkpoint_policies`."),
+        Section("jax.custom_derivatives' names", "chainrule.custom_derivatives",
+                [Entry("cr.custom_derivatives", cr.custom_derivatives, "module")]
+                + _entries("custom_derivatives.", cr.custom_derivatives,
+                           ["SymbolicZero", "CustomVJPPrimal", "zero_from_primal"]),
+                "`cr.custom_jvp` and `cr.custom_vjp` (above) are also here; these are "
+                "what their rules see with `symbolic_zeros=True`."),
         Section("JAX's example optimisers", "chainrule.example_libraries.optimizers",
                 [Entry("chainrule.example_libraries.optimizers", example_optimizers,
                        "module")]

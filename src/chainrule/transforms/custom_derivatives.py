@@ -18,10 +18,11 @@ jvp and jacfwd through a custom_jvp (a custom_vjp refuses forward mode, as JAX d
 vmap and cr.jit through both.
 
 The function, fwd, bwd and the jvp rule run where JAX runs them, as often (tests compare
-the calls). What differs from JAX: tangents of zero are arrays of zeros
-(``symbolic_zeros=True`` is refused); a function may close over an outer transform's
-values (both decorators), and the derivative with respect to a closed-over value goes
-through what the function and its rules compute with it, where JAX refuses it
+the calls). ``symbolic_zeros=True`` gives the rules JAX's ``SymbolicZero`` and
+``CustomVJPPrimal`` (``symbolic_zero.py``; ``custom_primitive.py`` finds which values the
+transform at hand perturbs). What differs from JAX: a function may close over an outer
+transform's values (both decorators), and the derivative with respect to a closed-over
+value goes through what the function and its rules compute with it, where JAX refuses it
 (``closure_convert``).
 """
 
@@ -33,8 +34,9 @@ from .. import rules as ops
 from ..primitive import Box, shape_of
 from .custom_primitive import Rules, call
 from .pytrees import leaves_up_to, tree_flatten, tree_map, tree_unflatten
+from .symbolic_zero import CustomVJPPrimal, SymbolicZero, instantiated, zero_from_primal
 
-__all__ = ["custom_jvp", "custom_vjp"]
+__all__ = ["custom_jvp", "custom_vjp", "SymbolicZero", "CustomVJPPrimal", "zero_from_primal"]
 
 
 class _Custom:
@@ -191,19 +193,19 @@ class custom_jvp(_Custom):
                  nondiff_argnames: Sequence[str] = ()) -> None:
         super().__init__(fun, nondiff_argnums, nondiff_argnames)
         self.jvp = None
+        self.symbolic_zeros = False
 
     def defjvp(self, jvp: Callable[..., Any], symbolic_zeros: bool = False) -> Callable[..., Any]:
         """Set the rule ``jvp(primals, tangents) -> (primal_out, tangent_out)``, with
         ``primals`` and ``tangents`` tuples of the (differentiable) arguments; returns
-        it, so it serves as a decorator."""
+        it, so it serves as a decorator. ``symbolic_zeros=True``: the tangent of an
+        argument (a leaf) the transform does not perturb is a ``SymbolicZero``, as in
+        JAX, and the rule may return one for a zero tangent."""
         if not callable(jvp):
             raise TypeError(f"custom_jvp {self._name}.defjvp: expected a function "
                             f"jvp(primals, tangents), got {type(jvp).__name__}")
-        if symbolic_zeros:
-            raise TypeError(f"custom_jvp {self._name}.defjvp: symbolic_zeros=True is not "
-                            f"available: chainrule passes a zero tangent as an array of "
-                            f"zeros; write the rule for those")
         self.jvp = jvp
+        self.symbolic_zeros = bool(symbolic_zeros)
         return jvp
 
     def defjvps(self, *jvps: Callable[..., Any] | None) -> None:
@@ -213,6 +215,8 @@ class custom_jvp(_Custom):
         if self.nondiff_argnums:
             raise TypeError(f"custom_jvp {self._name}.defjvps: cannot be used with "
                             f"nondiff_argnums (as in JAX); use defjvp")
+
+        self.symbolic_zeros = False
 
         def jvp(primals, tangents):
             if len(jvps) != len(primals):
@@ -251,9 +255,12 @@ class custom_jvp(_Custom):
                 raise TypeError(f"custom_jvp function {self._name}: the jvp rule's tangent "
                                 f"output {_shown(pair[1])} is not of the structure of its "
                                 f"primal output {_shown(pair[0])}") from None
-            return outs, [_like(t, o, self._name) for t, o in zip(touts, outs)]
+            return outs, [_like(instantiated(t, o), o, self._name)
+                          for t, o in zip(touts, outs)]
 
-        leaves = call(Rules(self._name, self._run(rebuild, meta), diff, jvp=jvp), vals, meta)
+        rules = Rules(self._name, self._run(rebuild, meta), diff, jvp=jvp,
+                      symbolic=self.symbolic_zeros)
+        leaves = call(rules, vals, meta)
         return tree_unflatten(meta["out_def"], leaves)
 
 
@@ -288,20 +295,23 @@ class custom_vjp(_Custom):
                  nondiff_argnames: Sequence[str] = ()) -> None:
         super().__init__(fun, nondiff_argnums, nondiff_argnames)
         self.fwd = self.bwd = None
+        self.symbolic_zeros = False
 
     def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any],
                symbolic_zeros: bool = False, optimize_remat: bool = False) -> None:
         """Set the rules: ``fwd(*args) -> (out, residuals)`` and
-        ``bwd(*nondiff, residuals, g) -> tuple of gradients``."""
+        ``bwd(*nondiff, residuals, g) -> tuple of gradients``. ``symbolic_zeros=True``,
+        as in JAX: fwd is given a ``CustomVJPPrimal`` (``.value``, ``.perturbed``) for
+        each leaf of a differentiable argument, and bwd a ``SymbolicZero`` for the
+        cotangent of an output no gradient reached; bwd may return None or a
+        SymbolicZero for a zero gradient."""
         for name, rule in (("fwd", fwd), ("bwd", bwd)):
             if not callable(rule):
                 raise TypeError(f"custom_vjp {self._name}.defvjp: expected functions fwd "
                                 f"and bwd, got {type(rule).__name__} for {name}")
-        if symbolic_zeros:
-            raise TypeError(f"custom_vjp {self._name}.defvjp: symbolic_zeros=True is not "
-                            f"available: chainrule passes zero cotangents as arrays")
         del optimize_remat  # JAX's memory setting: fwd's residuals are all kept here
         self.fwd, self.bwd = fwd, bwd
+        self.symbolic_zeros = bool(symbolic_zeros)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.fwd is None:
@@ -311,13 +321,19 @@ class custom_vjp(_Custom):
         vals, diff, rebuild, trees = self._split(args, boxes_allowed=False)
         meta = {}
 
-        def fwd(vals):
+        def fwd(vals, perturbed=()):
+            if self.symbolic_zeros:  # JAX's records in place of the differentiable leaves
+                vals = [CustomVJPPrimal(v, bool(p)) if d else v
+                        for v, d, p in zip(vals, diff, perturbed)]
             pair = self.fwd(*self._merged(*rebuild(vals)))
             if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
                 raise TypeError(f"custom_vjp function {self._name}: its fwd must return a "
                                 f"pair (output, residuals), got {type(pair).__name__}")
             outs = self._outputs(pair[0], meta, "fwd")
             residuals, meta["res_def"] = tree_flatten(pair[1])
+            if any(isinstance(r, CustomVJPPrimal) for r in residuals):
+                raise TypeError(f"custom_vjp function {self._name}: fwd kept a "
+                                f"CustomVJPPrimal among its residuals; keep its .value")
             return outs, residuals
 
         def bwd(residuals, cotangents):
@@ -334,7 +350,7 @@ class custom_vjp(_Custom):
                                 f"arguments; return one per argument (None for zeros)")
             out = []
             for k, (grad, (arg_leaves, treedef)) in enumerate(zip(grads, trees)):
-                if grad is None:
+                if grad is None or isinstance(grad, SymbolicZero):
                     out.extend([None] * len(arg_leaves))
                     continue
                 try:
@@ -343,11 +359,13 @@ class custom_vjp(_Custom):
                     raise TypeError(f"custom_vjp function {self._name}: bwd's gradient "
                                     f"{k} {_shown(grad)} is not of the structure of "
                                     f"argument {k}") from None
-                out.extend(g if g is None else _like(g, v, self._name, "bwd's gradient")
+                out.extend(None if g is None or isinstance(g, SymbolicZero) else
+                           _like(g, v, self._name, "bwd's gradient")
                            for g, v in zip(leaves, arg_leaves))
             return out
 
-        rules = Rules(self._name, self._run(rebuild, meta), diff, fwd=fwd, bwd=bwd)
+        rules = Rules(self._name, self._run(rebuild, meta), diff, fwd=fwd, bwd=bwd,
+                      symbolic=self.symbolic_zeros)
         leaves = call(rules, vals, meta)
         return tree_unflatten(meta["out_def"], leaves)
 

@@ -36,6 +36,7 @@ from ..primitive import Box, Primitive, shape_of
 from ..rules.matrices import pack, unpack
 from .batching import BatchTracer
 from .functional import vjp
+from .symbolic_zero import SymbolicZero, tangent_dtype
 from .vmap_axes import vmap
 
 __all__ = ["Rules", "call", "FORWARD_MODE_REFUSED"]
@@ -50,12 +51,20 @@ class Rules:
     ``fwd(vals) -> (outs, residual leaves)`` and ``bwd(residuals, cotangents)``, one
     gradient per value (None: zero). ``diff[i]`` says whether value i has a derivative
     (an array passed in ``nondiff_argnums`` has none). ``batch_ndim`` counts the batch
-    axes in front of every value that vmap levels added (``_batched``)."""
+    axes in front of every value that vmap levels added (``_batched``).
 
-    def __init__(self, name, run, diff, jvp=None, fwd=None, bwd=None, batch_ndim=0):
+    ``symbolic`` (JAX's ``symbolic_zeros=True``): the jvp rule is given a
+    ``SymbolicZero`` for the tangent of a value the transform at hand does not perturb,
+    bwd one for the cotangent of an output no gradient reached, and fwd is called
+    ``fwd(vals, perturbed)``, one flag per value (the user's fwd gets them as
+    ``CustomVJPPrimal``s)."""
+
+    def __init__(self, name, run, diff, jvp=None, fwd=None, bwd=None, batch_ndim=0,
+                 symbolic=False):
         self.name, self.run, self.diff = name, run, diff
         self.jvp, self.fwd, self.bwd = jvp, fwd, bwd
         self.batch_ndim = batch_ndim
+        self.symbolic = symbolic
 
 
 def call(rules, vals, layout):
@@ -64,7 +73,22 @@ def call(rules, vals, layout):
     JAX does); else through a primitive made for this call."""
     if not any(isinstance(v, Box) for v in vals):
         return rules.run(vals)
-    return _unpacked(_CustomPrimitive(rules, layout)(*vals), layout)
+    outs = _unpacked(_CustomPrimitive(rules, layout)(*vals), layout)
+    if rules.symbolic and rules.bwd is not None and len(outs) > 1:
+        # each output through an identity whose VJP notes that a gradient reached it:
+        # bwd gets a SymbolicZero for the others (the backward pass meets these first)
+        outs = [_arrival(k, layout)(o) for k, o in enumerate(outs)]
+    return outs
+
+
+def _arrival(k, layout):
+    """The identity on output ``k`` of a custom_vjp call, whose VJP notes in the call's
+    ``layout`` that a cotangent reached that output."""
+    def noted(g, ans, x):
+        layout.setdefault("arrived", set()).add(k)
+        return g
+    prim = Primitive(lambda x: x, "custom_vjp_output", batched=True)
+    return prim.defvjp(noted).defjvp(lambda t, ans, x: t)
 
 
 def _packed(outs, layout, batch_ndim):
@@ -91,6 +115,15 @@ def _dtype(x):
     return np.result_type(x) if dtype is None else np.dtype(dtype)
 
 
+def _zero_tangent(rules, x):
+    """The tangent the jvp rule is given for a value the transform does not perturb: a
+    SymbolicZero (of its shape with the batch axes the values carry: ``_batched``
+    takes them off) where the rule asked for those, else zeros."""
+    if rules.symbolic:
+        return SymbolicZero(shape_of(x), tangent_dtype(x))
+    return _zeros(x)
+
+
 def _zeros(x, batch=()):
     """A zero tangent or gradient for value x (float where x is not)."""
     dtype = _dtype(x)
@@ -105,6 +138,7 @@ class _CustomPrimitive(Primitive):
         self.rules, self.layout = rules, layout
         self.residuals = []  # (values, residuals) of the forward runs (custom_vjp)
         self.entered = False
+        self.perturbed = None  # per value: a tracer of the level that handles the call
         self.linear = []  # (values, the pullback of their tangent map) (custom_jvp)
         # one rule per value, for whoever asks per argument (the scalar engine); the
         # transforms ask pullback for all at once
@@ -122,7 +156,16 @@ class _CustomPrimitive(Primitive):
             return self._forward(*args) if self.rules.bwd is not None else \
                 self._linearized(*args)
         self.entered = True
+        top = max((a._level for a in args if isinstance(a, Box)), default=None)
+        self.perturbed = [isinstance(a, Box) and a._level == top for a in args]
         return super().__call__(*args, **kwargs)
+
+    def _moving(self):
+        """The values whose tangents a rule traces: every differentiable one, or with
+        symbolic zeros only those the transform perturbs."""
+        rules = self.rules
+        return [i for i, d in enumerate(rules.diff)
+                if d and (not rules.symbolic or self.perturbed is None or self.perturbed[i])]
 
     def _linearized(self, *vals):
         """A custom_jvp at a recording level: the rule runs once, its tangents traced
@@ -130,10 +173,10 @@ class _CustomPrimitive(Primitive):
         the map from tangents to the tangent output, linear, is kept for the backward
         pass (JAX linearizes and transposes the same way)."""
         rules = self.rules
-        moving = [i for i, d in enumerate(rules.diff) if d]
+        moving = self._moving()
 
         def tangent_out(*ts):
-            full = [_zeros(v) for v in vals]
+            full = [_zero_tangent(rules, v) for v in vals]
             for i, t in zip(moving, ts):
                 full[i] = t
             outs, touts = rules.jvp(list(vals), full)
@@ -154,9 +197,17 @@ class _CustomPrimitive(Primitive):
         if rules.bwd is None:
             outs = rules.run(list(vals))
         else:
-            outs, res = rules.fwd(list(vals))
+            outs, res = self._fwd(vals)
             self.residuals.append((vals, res))
         return _packed(outs, self.layout, rules.batch_ndim)
+
+    def _fwd(self, vals):
+        """fwd on ``vals``, told which the transform perturbs where it asked."""
+        if not self.rules.symbolic:
+            return self.rules.fwd(list(vals))
+        perturbed = self.perturbed if self.perturbed is not None else \
+            [isinstance(v, Box) for v in vals]
+        return self.rules.fwd(list(vals), perturbed)
 
     # forward mode: the user's rule with every tangent at once (forward.py)
     def joint_jvp(self, primals, tangents, kwargs):
@@ -166,8 +217,8 @@ class _CustomPrimitive(Primitive):
                             f"hessian use forward mode, grad, vjp and jacrev do not")
         lead = max(len(shape_of(t)) - len(shape_of(primals[i])) for i, t in tangents.items())
         if not lead:
-            full = [tangents[i] if i in tangents and rules.diff[i] else _zeros(v)
-                    for i, v in enumerate(primals)]
+            full = [tangents[i] if i in tangents and rules.diff[i]
+                    else _zero_tangent(rules, v) for i, v in enumerate(primals)]
             outs, touts = rules.jvp(list(primals), full)
             return (_packed(outs, self.layout, rules.batch_ndim),
                     _packed(touts, self.layout, rules.batch_ndim))
@@ -175,12 +226,12 @@ class _CustomPrimitive(Primitive):
         batch = shape_of(next(iter(tangents.values())))[:lead]
         keys = [i for i in tangents if rules.diff[i]]
         if not keys:  # only arrays of nondiff_argnums move: no derivative
-            outs = rules.jvp(list(primals), [_zeros(v) for v in primals])[0]
+            outs = rules.jvp(list(primals), [_zero_tangent(rules, v) for v in primals])[0]
             ans = _packed(outs, self.layout, rules.batch_ndim)
             return ans, _zeros(ans, batch)
 
         def one(rows):
-            full = [_zeros(v) for v in primals]
+            full = [_zero_tangent(rules, v) for v in primals]
             for i, t in zip(keys, rows):
                 full[i] = t
             outs, touts = rules.jvp(list(primals), full)
@@ -205,16 +256,23 @@ class _CustomPrimitive(Primitive):
                    None)
         if res is None:  # values other than forward's (an outer transform's, a Tensor in
             # a graph): fwd again on them, so the residuals carry their derivatives
-            res = rules.fwd(list(vals))[1]
+            res = self._fwd(vals)[1]
+        arrived = self.layout.pop("arrived", None)  # (symbolic zeros: _arrival)
 
         def one(rows):
-            grads = rules.bwd(res, _unpacked(rows[0], self.layout))
-            return [_zeros(v) if gr is None else gr for gr, v in zip(grads, vals)]
+            cotangents = _unpacked(rows[0], self.layout)
+            if arrived is not None:
+                cotangents = [c if k in arrived else SymbolicZero(core, dtype) for k, (
+                    c, core, dtype) in enumerate(zip(cotangents, self.layout["cores"],
+                                                     self.layout["dtypes"]))]
+            grads = rules.bwd(res, cotangents)
+            return [_zeros(v) if gr is None or isinstance(gr, SymbolicZero) else gr
+                    for gr, v in zip(grads, vals)]
         return one
 
     def _vjp_of_jvp(self, vals):
         rules = self.rules
-        moving = [i for i, d in enumerate(rules.diff) if d]
+        moving = self._moving()
         pull = next((pull for seen, pull in self.linear
                      if len(seen) == len(vals) and all(a is b for a, b in zip(seen, vals))),
                     None)
@@ -228,7 +286,7 @@ class _CustomPrimitive(Primitive):
         # else other values than the forward's (a Tensor in a graph): the rule again
 
         def tangent_out(*ts):  # linear in ts: its VJP is the custom function's
-            full = [_zeros(v) for v in vals]
+            full = [_zero_tangent(rules, v) for v in vals]
             for i, t in zip(moving, ts):
                 full[i] = t
             return _packed(rules.jvp(list(vals), full)[1], self.layout, rules.batch_ndim)
@@ -275,7 +333,8 @@ def _batched(rules, batched, level, size):
     comes out is a batch again (an example-independent result broadcast; the gradient
     of an unbatched value summed over the batch)."""
     def wrap(values, flags):
-        return [BatchTracer(v, level) if b else v for v, b in zip(values, flags)]
+        return [(SymbolicZero(v.shape[1:], v.dtype) if isinstance(v, SymbolicZero) else
+                 BatchTracer(v, level)) if b else v for v, b in zip(values, flags)]
 
     def mine(x):
         return isinstance(x, BatchTracer) and x._level == level
@@ -290,17 +349,18 @@ def _batched(rules, batched, level, size):
         outs, touts = rules.jvp(wrap(vals, batched), wrap(tangents, batched))
         return [unwrap(o) for o in outs], [unwrap(t) for t in touts]
 
-    def fwd(vals):
-        outs, res = rules.fwd(wrap(vals, batched))
+    def fwd(vals, *perturbed):
+        outs, res = rules.fwd(wrap(vals, batched), *perturbed)
         return [unwrap(o) for o in outs], [(r.value, True) if mine(r) else (r, False)
                                             for r in res]
 
     def bwd(res, cotangents):
         grads = rules.bwd([BatchTracer(r, level) if b else r for r, b in res],
-                          [BatchTracer(c, level) for c in cotangents])
+                          [c if isinstance(c, SymbolicZero) else BatchTracer(c, level)
+                           for c in cotangents])
         out = []
         for gr, b in zip(grads, batched):
-            if gr is None:
+            if gr is None or isinstance(gr, SymbolicZero):
                 out.append(None)
             elif b:
                 out.append(unwrap(gr))
@@ -311,4 +371,4 @@ def _batched(rules, batched, level, size):
     custom_vjp = rules.bwd is not None
     return Rules(rules.name, run, rules.diff, jvp=None if custom_vjp else jvp,
                  fwd=fwd if custom_vjp else None, bwd=bwd if custom_vjp else None,
-                 batch_ndim=rules.batch_ndim + 1)
+                 batch_ndim=rules.batch_ndim + 1, symbolic=rules.symbolic)
