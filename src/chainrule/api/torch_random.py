@@ -269,7 +269,22 @@ def _float_dtype(name, dtype, default=np.float64):
     return dtype
 
 
-def _leaf(name, array, requires_grad):
+def cpu_only(name: str, device: object) -> None:
+    """Accept PyTorch's ``device=`` where it names the CPU (``"cpu"``, ``"cpu:0"``, a
+    tensor's ``.device``, a ``torch.device("cpu")``) or is None; refuse any other device
+    with a ValueError, as chainrule computes on the CPU.
+
+    >>> cpu_only("zeros", "cpu")
+    >>> cpu_only("zeros", "cuda")
+    Traceback (most recent call last):
+    ValueError: zeros: chainrule computes on the CPU, got device='cuda'
+    """
+    if device is not None and str(device).split(":")[0] != "cpu":
+        raise ValueError(f"{name}: chainrule computes on the CPU, got device={str(device)!r}")
+
+
+def _leaf(name, array, requires_grad, device=None):
+    cpu_only(name, device)
     if requires_grad and np.dtype(array.dtype).kind not in "fc":
         raise TypeError(f"{name}: only floating-point tensors can require grad, got "
                         f"dtype {array.dtype}")
@@ -304,7 +319,8 @@ def _standard_normal(generator, shape, dtype):
 
 
 def rand(*size: Shape, seed: Seed = None, generator: Generator | None = None,
-         dtype: DTypeLike = None, requires_grad: bool = False) -> Tensor:
+         dtype: DTypeLike = None, requires_grad: bool = False,
+         device: str | None = None) -> Tensor:
     """Numbers drawn uniformly from [0, 1), of the given size: ``rand(2, 3)`` or
     ``rand((2, 3))``, float64 unless told.
 
@@ -319,11 +335,12 @@ def rand(*size: Shape, seed: Seed = None, generator: Generator | None = None,
     """
     shape, dtype = _size("rand", size), _float_dtype("rand", dtype)
     array = _draw("rand", _uniform, shape, dtype, generator=generator, seed=seed)
-    return _leaf("rand", array, requires_grad)
+    return _leaf("rand", array, requires_grad, device)
 
 
 def randn(*size: Shape, seed: Seed = None, generator: Generator | None = None,
-          dtype: DTypeLike = None, requires_grad: bool = False) -> Tensor:
+          dtype: DTypeLike = None, requires_grad: bool = False,
+          device: str | None = None) -> Tensor:
     """Numbers drawn from the standard normal distribution (mean 0, variance 1).
 
     Of the given size, float64 unless told; from ``generator=``, a ``seed=`` or the
@@ -335,7 +352,7 @@ def randn(*size: Shape, seed: Seed = None, generator: Generator | None = None,
     """
     shape, dtype = _size("randn", size), _float_dtype("randn", dtype)
     array = _draw("randn", _standard_normal, shape, dtype, generator=generator, seed=seed)
-    return _leaf("randn", array, requires_grad)
+    return _leaf("randn", array, requires_grad, device)
 
 
 def _like(name, x, dtype):
@@ -347,7 +364,8 @@ def _like(name, x, dtype):
 
 
 def rand_like(input: ArrayLike, *, generator: Generator | None = None,
-              dtype: DTypeLike = None, requires_grad: bool = False) -> Tensor:
+              dtype: DTypeLike = None, requires_grad: bool = False,
+              device: str | None = None) -> Tensor:
     """``rand`` with the shape (and floating dtype, unless given) of ``input``.
 
     >>> cr.rand_like(cr.zeros(2, 3)).shape, cr.rand_like(np.ones(2, np.float32)).dtype
@@ -355,11 +373,12 @@ def rand_like(input: ArrayLike, *, generator: Generator | None = None,
     """
     shape, dtype = _like("rand_like", input, dtype)
     return _leaf("rand_like", _draw("rand_like", _uniform, shape, dtype,
-                                    generator=generator), requires_grad)
+                                    generator=generator), requires_grad, device)
 
 
 def randn_like(input: ArrayLike, *, generator: Generator | None = None,
-               dtype: DTypeLike = None, requires_grad: bool = False) -> Tensor:
+               dtype: DTypeLike = None, requires_grad: bool = False,
+               device: str | None = None) -> Tensor:
     """``randn`` with the shape (and floating dtype, unless given) of ``input``.
 
     >>> cr.randn_like(cr.zeros(4), requires_grad=True).requires_grad
@@ -367,7 +386,7 @@ def randn_like(input: ArrayLike, *, generator: Generator | None = None,
     """
     shape, dtype = _like("randn_like", input, dtype)
     return _leaf("randn_like", _draw("randn_like", _standard_normal, shape, dtype,
-                                     generator=generator), requires_grad)
+                                     generator=generator), requires_grad, device)
 
 
 def _integers(generator, low, high, shape, dtype):
@@ -383,7 +402,7 @@ def _int(name, what, value):
 
 def randint(low: int = 0, high: int | None = None, size: tuple[int, ...] | None = None, *,
             generator: Generator | None = None, dtype: DTypeLike = np.int64,
-            requires_grad: bool = False) -> Tensor:
+            requires_grad: bool = False, device: str | None = None) -> Tensor:
     """Integers drawn uniformly from [low, high): ``randint(high, size)`` or
     ``randint(low, high, size)``, ``size`` a tuple; int64 unless told.
 
@@ -409,7 +428,7 @@ def randint(low: int = 0, high: int | None = None, size: tuple[int, ...] | None 
                          f"high={high}")
     shape, dtype = _size("randint", (size,)), np.dtype(dtype)
     array = _draw("randint", _integers, low, high, shape, dtype, generator=generator)
-    return _leaf("randint", array, requires_grad)
+    return _leaf("randint", array, requires_grad, device)
 
 
 def _permutation(generator, n, dtype):
@@ -417,7 +436,7 @@ def _permutation(generator, n, dtype):
 
 
 def randperm(n: int, *, generator: Generator | None = None, dtype: DTypeLike = np.int64,
-             requires_grad: bool = False) -> Tensor:
+             requires_grad: bool = False, device: str | None = None) -> Tensor:
     """A random permutation of 0, 1, ..., n - 1 (int64 unless told).
 
     >>> sorted(cr.randperm(5, generator=cr.Generator()).tolist())
@@ -427,7 +446,7 @@ def randperm(n: int, *, generator: Generator | None = None, dtype: DTypeLike = n
     if n < 0:
         raise ValueError(f"randperm: n cannot be negative, got {n}")
     array = _draw("randperm", _permutation, n, np.dtype(dtype), generator=generator)
-    return _leaf("randperm", array, requires_grad)
+    return _leaf("randperm", array, requires_grad, device)
 
 
 def _multinomial(generator, weights, num_samples, replacement):

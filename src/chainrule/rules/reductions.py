@@ -15,6 +15,7 @@ and a slice of NaN alone gives NaN (0 for nansum) with a gradient of 0.
 """
 
 import builtins
+import functools
 
 from numpy.typing import ArrayLike, DTypeLike
 
@@ -234,18 +235,38 @@ prod.defjvp(lambda t, ans, x, axis=None, keepdims=False:
 sum.casts_to_dtype = mean.casts_to_dtype = prod.casts_to_dtype = True
 
 
+def _torch_corrections(function):
+    """Decorator: var and std also take PyTorch's ``correction=`` (NumPy's ``ddof``) and
+    ``unbiased=`` (True for ``ddof=1``, False for ``ddof=0``). Each spells the same
+    number, so at most one of the three may be given."""
+    @functools.wraps(function)
+    def with_corrections(*args, **kwargs):
+        given = [name for name in ("ddof", "correction", "unbiased") if name in kwargs]
+        if len(given) + (len(args) > 2) > 1:
+            raise TypeError(f"{function.__name__}: ddof, correction and unbiased say the "
+                            f"same thing; give one (got {', '.join(given)})")
+        if "correction" in kwargs:
+            kwargs["ddof"] = kwargs.pop("correction")
+        if "unbiased" in kwargs:
+            kwargs["ddof"] = 1 if kwargs.pop("unbiased") else 0
+        return function(*args, **kwargs)
+    return with_corrections
+
+
+@_torch_corrections
 @torch_names
 def var(x: ArrayLike, axis: int | tuple[int, ...] | None = None, ddof: int = 0,
         keepdims: bool = False, dtype: DTypeLike = None) -> Result:
     """The variance over ``axis``: the mean of (x - mean(x))**2, divided by n - ddof.
 
     ``ddof=0`` by default, as NumPy (PyTorch's ``correction=0``); ``ddof=1`` gives the
-    unbiased estimate. Shapes as for ``sum``.
+    unbiased estimate, PyTorch's default. PyTorch's ``correction=`` and ``unbiased=``
+    are accepted too (``unbiased=True`` is ``ddof=1``). Shapes as for ``sum``.
 
     >>> x = cr.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
     >>> v = cr.var(x)                         # or x.var()
-    >>> v.item(), round(cr.var(x, ddof=1).item(), 4)
-    (1.25, 1.6667)
+    >>> v.item(), round(cr.var(x, ddof=1).item(), 4), round(x.var(unbiased=True).item(), 4)
+    (1.25, 1.6667, 1.6667)
     >>> v.backward()
     >>> x.grad.tolist()                       # 2 * (x - 2.5) / 4
     [-0.75, -0.25, 0.25, 0.75]
@@ -260,6 +281,7 @@ def var(x: ArrayLike, axis: int | tuple[int, ...] | None = None, ddof: int = 0,
     return sum(centred * centred, axis, keepdims) / (n - ddof)
 
 
+@_torch_corrections
 @torch_names
 def std(x: ArrayLike, axis: int | tuple[int, ...] | None = None, ddof: int = 0,
         keepdims: bool = False, dtype: DTypeLike = None) -> Result:
