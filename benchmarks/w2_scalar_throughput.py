@@ -215,7 +215,7 @@ def chains(size):
                 continue
             expected = 0.999 ** math.ceil(n / 3)
             checked(expected, x.grad, rtol=1e-9, what=f"{name} chain gradient")
-            times = [_timed(lambda: root.backward()) for _ in range(repeats)]
+            times = [_timed(root.backward) for _ in range(repeats)]
             med = _median(times)
             rows.append(row(NAME, chain_case(n), name, times, nodes=n,
                             ns_per_node=round(med / n * 1e9, 1)))

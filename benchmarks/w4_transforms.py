@@ -17,7 +17,6 @@ interleaved, after a warm-up (which also compiles the jitted ones), and the medi
 
     python benchmarks/w4_transforms.py [tiny|quick|full]
 """
-import statistics
 import sys
 import time
 
@@ -200,7 +199,7 @@ def run(size="quick"):
         W, x, fns_by_lib = problems[n]
         case = _case_name(kind, n)
         reference = hessian_by_hand(W, x) if kind == "hessian" else jacobian_by_hand(W, x)
-        fns, notes, first = {}, {}, {}
+        fns, first = {}, {}
         for lib, fns_of_lib in fns_by_lib.items():
             if kind not in fns_of_lib:
                 continue

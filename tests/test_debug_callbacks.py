@@ -8,7 +8,6 @@ import contextlib
 import io
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
 

@@ -183,8 +183,8 @@ def test_a_repeated_time_has_the_gradients_of_central_differences():
 
 
 def test_autograds_odeint_gives_the_same_gradients():
-    autograd = pytest.importorskip("autograd")
-    import autograd.builtins
+    pytest.importorskip("autograd")
+    import autograd.builtins  # (binds autograd too)
     import autograd.numpy as anp
     from autograd.scipy.integrate import odeint as autograds_odeint
     import chainrule.autograd as cag

@@ -37,7 +37,7 @@ from .saved import (FREED, copied, copied_keywords, free, hold, reached,
 from .methods.interop import TensorInterop
 from .methods.torch_names import TensorTorchMethods
 
-__all__ = ["Tensor", "tensor"]
+__all__ = ["Tensor"]
 
 
 # ---------------------------------------------------------------------------------------

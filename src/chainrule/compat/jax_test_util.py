@@ -18,7 +18,7 @@ import numpy as np
 
 from ..primitive import raw
 from ..transforms.functional import jvp, vjp
-from ..transforms.pytrees import tree_flatten, tree_map, tree_unflatten
+from ..transforms.pytrees import tree_flatten, tree_map
 
 __all__ = ["check_grads", "check_jvp", "check_vjp"]
 

@@ -8,8 +8,6 @@ steps of 1e-6 and agreement to 1e-6 (absolute or relative)."""
 
 import itertools as _itertools
 
-import numpy as _np
-
 from ...primitive import raw
 from .core import make_jvp, make_vjp, vspace
 from .wrap_util import get_name, unary_to_nary
