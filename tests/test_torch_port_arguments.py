@@ -114,3 +114,21 @@ def test_positions_on_the_inputs_device_as_makemore_makes_them():
         results.append(h)
     np.testing.assert_allclose(results[0].data, results[1].detach().numpy(), rtol=1e-12)
     np.testing.assert_allclose(ours.grad, theirs.grad.numpy(), rtol=1e-10)
+
+
+def test_split_with_torchs_dim_says_how_to_write_it():
+    """makemore's attention: q, k, v = c_attn(x).split(n_embd, dim=2). NumPy's split
+    counts pieces, so dim= is refused with the rewrite, and the rewrite is torch's split."""
+    data = RNG.normal(size=(2, 3, 12))
+    x, t = cr.tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+    with pytest.raises(TypeError, match=r"x.split\(x.shape\[2\] // size, axis=2\)"):
+        x.split(4, dim=2)
+    ours, theirs = x.split(x.shape[2] // 4, axis=2), t.split(4, dim=2)
+    weights = [RNG.normal(size=(2, 3, 4)) for _ in range(3)]
+    sum(((p * w) ** 2).sum() for p, w in zip(ours, weights)).backward()
+    sum(((p * torch.tensor(w)) ** 2).sum() for p, w in zip(theirs, weights)).backward()
+    for p, q in zip(ours, theirs):
+        np.testing.assert_allclose(p.data, q.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(x.grad, t.grad.numpy(), rtol=1e-10)
+    with pytest.raises(ValueError, match="PyTorch's takes the size of each piece"):
+        cr.split(x, 5, axis=2)

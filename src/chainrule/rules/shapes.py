@@ -290,10 +290,13 @@ def stack(tensors: Sequence[ArrayLike], axis: int = 0) -> Result:
     return _stack(*tensors, axis=axis)
 
 
-def split(x: ArrayLike, indices_or_sections: ArrayLike, axis: int = 0) -> Result:
+def split(x: ArrayLike, indices_or_sections: ArrayLike, axis: int = 0, *,
+          dim: int | None = None) -> Result:
     """A list of pieces of x along ``axis``, as np.split: n equal ones, or cut at indices.
 
-    Each piece is differentiable; the gradient of x gathers theirs.
+    Each piece is differentiable; the gradient of x gathers theirs. PyTorch's
+    ``x.split(size, dim=d)`` means pieces of ``size`` each, so ``dim=`` is refused with
+    a TypeError that says how to write it: ``x.split(x.shape[d] // size, axis=d)``.
 
     >>> x = cr.arange(6.0, requires_grad=True)
     >>> [p.data.tolist() for p in cr.split(x, 3)]       # or x.split(3)
@@ -303,11 +306,18 @@ def split(x: ArrayLike, indices_or_sections: ArrayLike, axis: int = 0) -> Result
     >>> x.grad.tolist()
     [0.0, 1.0, 1.0, 1.0, 0.0, 0.0]
     """
+    if dim is not None:
+        raise TypeError(f"split: NumPy's split, whose number is how many equal pieces "
+                        f"(or a list of indices to cut at), along axis=; PyTorch's "
+                        f"x.split(size, dim={dim}) is x.split(x.shape[{dim}] // size, "
+                        f"axis={dim})")
     n = shape_of(x)[axis]
     if isinstance(indices_or_sections, int):
         if n % indices_or_sections:
             raise ValueError(f"split: axis {axis} of size {n} does not divide into "
-                             f"{indices_or_sections} equal sections")
+                             f"{indices_or_sections} equal sections (NumPy's split takes "
+                             f"how many pieces, or the indices to cut at; PyTorch's takes "
+                             f"the size of each piece)")
         step = n // indices_or_sections
         bounds = list(range(0, n + 1, step))
     else:
