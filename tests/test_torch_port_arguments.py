@@ -132,3 +132,23 @@ def test_split_with_torchs_dim_says_how_to_write_it():
     np.testing.assert_allclose(x.grad, t.grad.numpy(), rtol=1e-10)
     with pytest.raises(ValueError, match="PyTorch's takes the size of each piece"):
         cr.split(x, 5, axis=2)
+
+
+def test_max_values_and_indices_say_what_to_write():
+    """The backprop-ninja lecture's logits.max(1, keepdim=True).values and
+    logits.max(1).indices: x.max(1, keepdim=True) and x.argmax(1) give torch's numbers
+    and gradient, and .values/.indices name them."""
+    data = RNG.normal(size=(4, 5))
+    x, t = cr.tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+    for name in ("values", "indices"):
+        with pytest.raises(AttributeError, match=r"x.argmax\(dim\) for x.max\(dim\).indices"):
+            getattr(x.max(1, keepdim=True), name)
+        with pytest.raises(AttributeError, match=f"has no .{name}"):
+            cr.grad(lambda u: getattr(u.min(0), name).sum())(data)
+    ours, theirs = x.max(1, keepdim=True), t.max(1, keepdim=True).values
+    np.testing.assert_array_equal(ours.data, theirs.detach().numpy())
+    np.testing.assert_array_equal(x.argmax(1).data, t.max(1).indices.numpy())
+    weights = RNG.normal(size=(4, 1))
+    (ours * weights).sum().backward()
+    (theirs * torch.tensor(weights)).sum().backward()
+    np.testing.assert_array_equal(x.grad, t.grad.numpy())

@@ -30,6 +30,12 @@ def _require_ndim(name, want, *values):
             raise ValueError(f"{name}: expected {want}-d tensors, got shapes {shapes}")
 
 
+_NO_VALUES_INDICES = ("a Tensor has no .{name}: x.max(dim) and x.min(dim) give the values "
+                      "alone in chainrule (NumPy's meaning), not PyTorch's (values, "
+                      "indices); write x.max(dim) for x.max(dim).values and x.argmax(dim) "
+                      "for x.max(dim).indices (x.topk(k, dim) gives both)")
+
+
 class TorchMethods:
     """PyTorch's method names, for Tensors and the transforms' traced values."""
 
@@ -403,6 +409,26 @@ class TorchMethods:
         [5.0]
         """
         return ops.topk(self, k, axis=dim, largest=largest, sorted=sorted)
+
+    @property
+    def values(self) -> None:
+        """Not here: ``x.max(dim)`` and ``x.min(dim)`` give the values alone, as NumPy's,
+        where PyTorch's give ``(values, indices)``; the AttributeError says what to write.
+
+        >>> x = cr.tensor([[1.0, 5.0, 3.0]])
+        >>> x.max(1).tolist(), x.argmax(1).tolist()   # torch's x.max(1).values, .indices
+        ([5.0], [1])
+        """
+        raise AttributeError(_NO_VALUES_INDICES.format(name="values"))
+
+    @property
+    def indices(self) -> None:
+        """Not here: see ``values``; ``x.argmax(dim)`` is torch's ``x.max(dim).indices``.
+
+        >>> cr.tensor([[1.0, 5.0, 3.0]]).argmin(1).tolist()   # torch's x.min(1).indices
+        [0]
+        """
+        raise AttributeError(_NO_VALUES_INDICES.format(name="indices"))
 
     def repeat(self, *args: Any, **kwargs: Any) -> None:
         """Not here: NumPy's ``repeat`` repeats each entry, PyTorch's tiles the whole
