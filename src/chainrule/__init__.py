@@ -44,9 +44,11 @@ from .sparse import hessian_sparsity, jacobian_sparsity, sparse_hessian, sparse_
 from .modes import detect_anomaly, enable_grad, inference_mode, is_grad_enabled, no_grad
 from .primitive import (ENTRYWISE, LEADING_AXES, Batching, Primitive, along_axis, elementwise,
                         primitive)
+# (before cr.tensor, the function: a type checker reads this line as also binding
+# the submodule's name, `tensor`, which the function's import must then replace)
+from .tensor import Tensor
 from .api.creation import (arange, eye, full, linspace, ones, ones_like, rand, randn,
                            tensor, zeros, zeros_like)
-from .tensor import Tensor
 from .api.torch_counting import histc, histogram
 from .api.torch_random import (Generator, bernoulli, manual_seed, multinomial, normal,
                                rand_like, randint, randn_like, randperm)

@@ -218,7 +218,7 @@ class Tensor(Node, TensorInterop, TensorTorchMethods, ArrayMethods):
         self._version[0] += 1
 
     @property
-    def grad(self):
+    def grad(self) -> Any:  # (an ndarray, a Tensor or None, by what ran: see below)
         """The gradient backward() accumulated: an ndarray of the tensor's shape (a
         Tensor after ``backward(create_graph=True)``), or None.
 

@@ -175,7 +175,7 @@ class Jitted:
         self._programs.clear()
         self._fast = None
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if xp.recorder() is not None:  # inside another trace: part of its program
             return self.fun(*args, **kwargs)
         fast = self._fast  # the last program run, with its checks made one function

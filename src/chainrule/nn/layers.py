@@ -4,7 +4,7 @@ losses.py, the convolutions in conv.py)."""
 
 import math
 from numbers import Integral
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
@@ -540,7 +540,14 @@ class MLP(Sequential):
     'chainrule.nn.scalar'
     """
 
-    def __new__(cls, *args, **kwargs):
+    # (for type checkers: which of the two MLPs a call makes, by its first argument)
+    @overload
+    def __new__(cls, sizes: Integral | int, *args: Any, **kwargs: Any) -> ScalarMLP: ...
+    @overload
+    def __new__(cls, sizes: list[int] | tuple[int, ...], *args: Any,
+                **kwargs: Any) -> "MLP": ...
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> "MLP | ScalarMLP":
         if cls is MLP and ((args and isinstance(args[0], Integral)) or "nin" in kwargs):
             return ScalarMLP(*args, **kwargs)  # micrograd's MLP(nin, nouts)
         return super().__new__(cls)

@@ -21,6 +21,7 @@ alike, give Values with ``create_graph=True``: derivatives of derivatives.
 
 import math
 from numbers import Real
+from typing import Any
 
 from .floatmath import (absolute, as_float, cos, exp, float_cos, float_exp, float_log,
                         float_pow, float_sigmoid, float_sin, float_sqrt, log, power, relu,
@@ -88,7 +89,7 @@ class Value(Box):
     def __init__(self, data: float, _children: tuple = (), _op: str = "", label: str = "",
                  _rule: object = None) -> None:
         self.data = data if type(data) is float else as_float(data)
-        self.grad = 0.0
+        self.grad: Any = 0.0  # a float; a Value after backward(create_graph=True)
         if _switched[0]:  # inside no_grad() or detect_anomaly(), in some thread
             _children = scalar_operands(self.data, _children, _op)
         self._prev, self._op = tuple(_children), _op
@@ -294,9 +295,8 @@ def d_power_exponent(ans, a, b):
     if value_of(a) == 0:
         return 0.0
     if value_of(a) < 0:
-        raise ValueError(f"**: the derivative in the exponent b of a**b is not real for "
-                         f"a negative base a = {value_of(a)!r}; write a constant b as a "
-                         f"number")
+        raise ValueError(f"**: the derivative in the exponent b of a**b is not real for a "
+                         f"negative base a = {value_of(a)!r}; write a constant b as a number")
     return ans * log(a)
 
 
