@@ -259,9 +259,12 @@ def sections():
                 "nn`: the activations and initializers, with JAX's formulas."),
         Section("jax.tree_util's names", "chainrule.tree_util",
                 [Entry("chainrule.tree_util", tree_util, "module")]
-                + _entries("tree_util.", tree_util, tree_util.__all__),
+                + _entries("tree_util.", tree_util, tree_util.__all__)
+                + [Entry("cr.tree", cr.tree, "module")]
+                + _entries("tree.", cr.tree, ["all", "transpose"]),
                 "`from chainrule import tree_util`: pytrees and key paths, as "
-                "jax.tree_util."),
+                "jax.tree_util; `cr.tree` is jax.tree, the same functions by their "
+                "short names (`cr.tree.map` is `tree_util.tree_map`) and these two."),
         Section("jax.test_util's names", "chainrule.test_util",
                 [Entry("chainrule.test_util", test_util, "module")]
                 + _entries("test_util.", test_util, test_util.__all__),

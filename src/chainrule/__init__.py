@@ -34,6 +34,7 @@ from .transforms.pytrees import (register_pytree_node_class, tree_flatten_with_p
 from .transforms.array_type import Array  # jax.Array's role: for isinstance, annotations
 from .transforms.custom_derivatives import custom_jvp, custom_vjp
 from .transforms import custom_derivatives  # jax.custom_derivatives: SymbolicZero, ...
+from .transforms import tree  # jax.tree: cr.tree.map, .leaves, ... (tree_util's short names)
 from .transforms.custom_root import custom_linear_solve, custom_root  # jax.lax's names
 # jax.remat and jax.checkpoint_policies; jax.checkpoint is cr.checkpoint, the checkpoint
 # module (below), which called is remat (nn/checkpoint.py says why)
@@ -92,7 +93,7 @@ __all__ = [
     "tree_flatten", "tree_unflatten", "tree_map", "tree_leaves", "tree_structure",
     "tree_reduce", "register_pytree_node", "register_dataclass", "ravel_pytree", "fixed_point",
     "custom_root", "custom_linear_solve",
-    "custom_jvp", "custom_vjp", "custom_derivatives", "tree_flatten_with_path",
+    "custom_jvp", "custom_vjp", "custom_derivatives", "tree", "tree_flatten_with_path",
     "tree_leaves_with_path", "tree_map_with_path", "register_pytree_node_class", "Array",
     "remat", "checkpoint_policies", "ad_checkpoint",
     # sparse Jacobians and Hessians (SciPy sparse arrays; scipy imported on first use)
