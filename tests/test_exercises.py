@@ -1,14 +1,7 @@
-"""Exercises for a reader of chainrule, with their answers: one test per exercise.
+"""The answers to docs/exercises.md, one test per exercise, named after it.
 
-Read an exercise (the test's docstring), do it on paper or in a Python session, then
-read the test: it is the answer, and it runs with the suite.
-
-1. Backpropagation by hand, for a graph of three operations.
-2. The six lines of backpropagation in ``scalar/value.py``'s docstring compute what
-   ``backward()`` computes.
-3. Add softplus to the scalar engine's derivative table, then to the tensor table.
-4. Write the VJP of your own operation and check it with ``cr.gradcheck``.
-5. Find the bug in a broken rule with ``backward(explain=True)``.
+The questions are on that page, each after the tutorial's sections it practises; do one
+there first, then read its test here: the answer, worked, and checked with the suite.
 """
 
 import contextlib
@@ -26,9 +19,7 @@ from chainrule.scalar.value import DERIVATIVES, Value, rule
 
 
 def test_1_backpropagation_by_hand():
-    """f = (a * b + c) * a at a = 2, b = -3, c = 10. Name the intermediate results
-    d = a * b and e = d + c, compute them forward, then df/df = 1 and each gradient
-    backward, one node at a time. Which input gets a gradient from two paths?"""
+    """Exercise 1: a receives a gradient from two paths (e * a, and d = a * b)."""
     a, b, c = 2.0, -3.0, 10.0
     d = a * b              # -6
     e = d + c              # 4
@@ -50,8 +41,7 @@ def test_1_backpropagation_by_hand():
 
 
 def test_2_the_six_lines_of_backpropagation_are_backward():
-    """scalar/value.py's docstring shows backpropagation in six lines. Run them on a
-    graph and compare every input's gradient with what backward() gives."""
+    """Exercise 2: the docstring's lines, run as they are, give backward()'s numbers."""
     code = scalar_engine.__doc__.split("::", 1)[1].split("\n\n")[1]
     code = "\n".join(line[4:] for line in code.splitlines())
 
@@ -68,10 +58,7 @@ def test_2_the_six_lines_of_backpropagation_are_backward():
 
 
 def test_3_add_softplus_to_both_tables(monkeypatch):
-    """softplus(x) = log(1 + e**x), whose derivative is sigmoid(x). Add it to the scalar
-    engine (an entry of DERIVATIVES, and a Value made with that operation's name), then
-    to the tensor table (``cr.elementwise``: the forward function and the partial).
-    Check both against PyTorch, to the second derivative."""
+    """Exercise 3: softplus in both tables, checked to the second derivative."""
     # the scalar engine: an entry of the table (the partial as a function of the
     # result and the operands), and a node that names it
     monkeypatch.setitem(DERIVATIVES, "softplus",
@@ -110,9 +97,8 @@ def test_3_add_softplus_to_both_tables(monkeypatch):
 
 
 def test_4_write_a_vjp_and_check_it():
-    """``cr.primitive`` makes any NumPy function an operation; give it a VJP
-    (``g * d ans / dx``) and a JVP, and ``cr.gradcheck`` tells whether they are right.
-    Do it for ``x * exp(x)``, and see what gradcheck says of a wrong VJP."""
+    """Exercise 4: the VJP of x e^x is g (1 + x) e^x; without the product rule,
+    gradcheck names the mode that disagrees."""
     xexp = cr.primitive(lambda x: x * np.exp(x))
     xexp.defvjp(lambda g, ans, x: g * (1 + x) * cr.exp(x))   # (x e^x)' = (1 + x) e^x
     xexp.defjvp(lambda t, ans, x: t * (1 + x) * cr.exp(x))
@@ -126,10 +112,9 @@ def test_4_write_a_vjp_and_check_it():
 
 
 def test_5_find_the_bug_in_a_broken_rule_with_explain(monkeypatch):
-    """Someone changed the table's rule for sin, and the gradients of a model went
-    wrong. Run ``backward(explain=True)`` on y = sin(x) at x = 0.5: which number is
-    not d/dx sin(x)? (The answer: the printed partial is sin(0.5) = 0.479426, where
-    cos(0.5) = 0.877583 belongs; the rule reads ``sin`` for ``cos``.)"""
+    """Exercise 5: the printed partial is sin(0.5) = 0.479426, where cos(0.5) =
+    0.877583 belongs (a central difference says so without reading the table); the
+    rule reads ``sin`` for ``cos``."""
     monkeypatch.setitem(DERIVATIVES, "sin",
                         rule(lambda ans, x: (scalar_engine.sin(x),), "sin({0})"))
     x = Value(0.5, label="x")
@@ -145,3 +130,14 @@ def test_5_find_the_bug_in_a_broken_rule_with_explain(monkeypatch):
     assert partial == pytest.approx(math.sin(0.5), rel=1e-5)    # what the broken rule says
     assert partial != pytest.approx(central, rel=1e-3)          # what the derivative is
     assert central == pytest.approx(math.cos(0.5), rel=1e-9)    # the fix: cos({0})
+
+
+def test_the_exercises_page_asks_what_these_tests_answer():
+    """docs/exercises.md names, for each exercise, the test here that answers it."""
+    from pathlib import Path
+    page = (Path(__file__).resolve().parents[1] / "docs" / "exercises.md").read_text()
+    asked = re.findall(r"^## Exercise (\d+):", page, re.M)
+    answers = re.findall(r"^Answer: `(test_(\d+)_\w+)`", page, re.M)
+    assert asked == [number for _, number in answers] == ["1", "2", "3", "4", "5"]
+    for name, _ in answers:
+        assert callable(globals().get(name)), name
