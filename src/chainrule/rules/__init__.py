@@ -44,28 +44,43 @@ norm as one), each tested equal to the rule it replaces.
 
 How to add an operation
 -----------------------
-1. In the topic file, write its forward function with the array namespace
-   (``xp.exp(x)``: ``chainrule.arrays``, NumPy's functions by the Array API's names),
-   never with ``np`` directly: that is what lets cr.jit record it and another array
-   library run it.
-2. Give its rules. Entry by entry: ``elementwise(forward, name, *partials)``, one
-   ``partial(ans, *args)`` per argument, a line or three. Otherwise ``@op(name)`` with
-   ``.defvjp(...)`` / ``.defjvp(...)``, one rule per differentiable argument, written
-   with the table's own operations. A composition of existing operations needs no rules
-   (``gelu``, ``var``). A one-line docstring says what it computes; a longer one shows
-   an example where the operation has a convention worth seeing (a kink, a tie).
-   Say how it batches under ``cr.vmap`` in the same line: ``elementwise`` does it for
-   you; a reduction writes ``@op(name, batching=along_axis(axis=None, keepdims=False))``
-   (its parameters after the operand, with their defaults); one that already computes
-   on stacks, ``batching=LEADING_AXES``. Without it, vmap runs it once per example.
-3. Add its name to the topic file's ``__all__`` and run ``python scripts/make_exports.py``
-   (it copies the name into the lists type checkers read): that makes it ``cr.NAME``,
-   NumPy's function of that name on a Tensor (``np.NAME(t)``), and its line in
-   docs/api.md (run ``python scripts/make_api_docs.py``). Add it to ``METHODS`` too if
-   Tensors have it as a method (``x.NAME()``), and to the methods that
-   ``methods/array.py`` spells out for type checkers.
-4. Add one line to the case table of ``tests/test_derivatives.py``: it is checked there
-   against PyTorch and central differences, to second order, in both modes, batched.
+Four steps in three files, and the tests then check it everywhere (reverse and forward
+mode, second order, vmap, cr.jit, complex inputs, other array libraries) with nothing
+more written. ``cbrt`` as the example; ``sum`` for a reduction.
+
+1. **Pick the topic file** from the list above (``cbrt`` is ``elementary.py``; a
+   reduction goes in ``reductions.py``) and write the forward function there with the
+   array namespace, ``xp.cbrt(x)`` (``chainrule.arrays``: NumPy's functions under the
+   Array API's names), never ``np`` directly: that is what lets cr.jit record it and
+   another array library run it.
+2. **Give its rules, and how it batches**, in the same place. An entrywise function is
+   one line, a partial derivative per argument as a function of the result and the
+   operands: ``cbrt = elementwise(xp.cbrt, "cbrt", lambda ans, x: 1 / (3 * ans**2))``,
+   which serves both modes and batches by itself. Otherwise ``@op(name)`` with
+   ``.defvjp(...)`` and ``.defjvp(...)``, one rule per differentiable argument, written
+   with the table's own operations (so derivatives of derivatives come free); a
+   reduction says how it batches in its ``@op`` line,
+   ``@op("sum", batching=along_axis(axis=None, keepdims=False))`` (its parameters after
+   the operand, with their defaults), one that computes on stacks of matrices
+   ``batching=LEADING_AXES``. A composition of existing operations needs no rules at
+   all (``gelu``, ``var``). The docstring says what it computes and shows a ``>>>``
+   example (tests/test_docstrings.py requires one for every public name).
+3. **Export it**: add the name to the topic file's ``__all__`` and run ``python
+   scripts/make_exports.py`` (it writes the name into the lists type checkers read;
+   tests/test_types.py fails until it has run). That makes it ``cr.NAME`` and NumPy's
+   function of that name on a Tensor. Then ``python scripts/make_api_docs.py`` writes
+   its line in docs/api.md (it imports chainrule.scipy, so it needs SciPy: the ``scipy``
+   or ``test`` extra; tests/test_api_docs.py fails until it has run). Add it to the
+   topic's ``METHODS`` too if Tensors have it as a method (``x.NAME()``), and to the
+   methods that ``methods/array.py`` spells out for type checkers.
+4. **Add its row** to the case table of ``tests/test_derivatives.py``; for an entrywise
+   function, one line of its list, ``("cbrt", cr.cbrt, torch.cbrt, D.cbrt, "any")``
+   (the name, chainrule's function, PyTorch's, the primitive, the inputs' domain). The
+   test fails for an exported operation without a row. From that row it is checked
+   against PyTorch (pinned in the ``test`` extra; where torch lacks the operation, the
+   row's reference composes torch's, as ``ptp``'s does) and central differences, to
+   second order in both modes, and tests/test_jit.py and the transform sweeps run the
+   same row under every transform.
 """
 
 from .elementwise import *  # noqa: F401,F403
