@@ -69,7 +69,7 @@ CHAINRULE = SimpleNamespace(
     jacrev=cr.jacrev, jacfwd=cr.jacfwd, hessian=cr.hessian,
     fori_loop=cr.fori_loop, scan=cr.scan,
     checkpoint=cr.checkpoint, checkpoint_policies=cr.checkpoint_policies,
-    custom_jvp=cr.custom_jvp,
+    custom_jvp=cr.custom_jvp, custom_vjp=cr.custom_vjp,
     real=cr.real, imag=cr.imag, conj=cr.conj, angle=cr.angle, vdot=cr.vdot,
     fft=cnp.fft.fft, ifft=cnp.fft.ifft, rfft=cnp.fft.rfft, irfft=cnp.fft.irfft,
     update=_cr_update,
@@ -99,7 +99,7 @@ def jax_backend():
         jacrev=jax.jacrev, jacfwd=jax.jacfwd, hessian=jax.hessian,
         fori_loop=jax.lax.fori_loop, scan=jax.lax.scan,
         checkpoint=jax.checkpoint, checkpoint_policies=jax.checkpoint_policies,
-        custom_jvp=jax.custom_jvp,
+        custom_jvp=jax.custom_jvp, custom_vjp=jax.custom_vjp,
         real=jnp.real, imag=jnp.imag, conj=jnp.conj, angle=jnp.angle, vdot=jnp.vdot,
         fft=jnp.fft.fft, ifft=jnp.fft.ifft, rfft=jnp.fft.rfft, irfft=jnp.fft.irfft,
         # (JAX differentiates scatter_mul only where it is told the indices are unique)
@@ -142,6 +142,12 @@ FFTS = ("fft", "ifft", "rfft", "irfft")  # in the complex programs only (numpy.f
 # (jax.checkpoint, with a policy, over the variables as an argument or closed over), or
 # a custom_jvp whose rule is the library's own jvp of the subtree
 CUSTOM = ("checkpoint", "custom_jvp")
+# and in the reverse-mode programs only (``generate(seed, custom_vjp=True)``, whose
+# transforms are grad, value_and_grad, vjp and jacrev, inside as outside: JAX refuses
+# forward mode through a custom_vjp), a custom_vjp too, whose bwd is the library's own
+# vjp of the subtree at the residuals fwd kept (the variables)
+REVERSE_CUSTOM = CUSTOM + ("custom_vjp",)
+REVERSE_INNER = ("grad", "value_and_grad", "vjp", "jacrev")
 POLICIES = (None, "nothing_saveable", "everything_saveable", "dots_saveable")
 
 
@@ -202,8 +208,8 @@ def describe(node):
     if op == "checkpoint":
         policy = "" if p["policy"] is None else f", policy=checkpoint_policies.{p['policy']}"
         return f"checkpoint(lambda: {text[0]}{policy})()"
-    if op == "custom_jvp":  # (the rule is the function's own jvp: the same numbers)
-        return text[0]
+    if op in ("custom_jvp", "custom_vjp"):  # (the rules are the function's own: the
+        return text[0]                      # same numbers)
     if op in FFTS:
         extra = "" if p["n"] is None else f", n={p['n']}"
         extra += "" if p["norm"] is None else f", norm={p['norm']!r}"
@@ -249,7 +255,7 @@ def evaluate(node, env, B):
         return evaluate_inner(node, env, B)
     if op in LOOPS:
         return evaluate_loop(node, env, B)
-    if op in CUSTOM:
+    if op in REVERSE_CUSTOM:
         return evaluate_custom(node, env, B)
     a = [evaluate(child, env, B) for child in node.args]
     if op == "add":
@@ -351,6 +357,11 @@ def evaluate_custom(node, env, B):
         if p["closure"]:
             return B.checkpoint(lambda: body(env), policy=policy)()
         return B.checkpoint(body, policy=policy)(env)
+    if node.op == "custom_vjp":  # (fwd keeps the variables; bwd pulls back through body)
+        custom = B.custom_vjp(body)
+        custom.defvjp(lambda variables: (body(variables), variables),
+                      lambda variables, g: B.vjp(body, variables)[1](g))
+        return custom(env)
     custom = B.custom_jvp(body)
     custom.defjvp(lambda primals, tangents: B.jvp(body, primals, tangents))
     return custom(env)
@@ -400,9 +411,11 @@ class Variable:
 class Generator:
     """Random expression trees from one seeded NumPy generator."""
 
-    def __init__(self, rng, loops=False, complex_numbers=False, updates=False, custom=False):
+    def __init__(self, rng, loops=False, complex_numbers=False, updates=False, custom=False,
+                 reverse_only=False):
         self.rng = rng
-        self.custom = custom  # whether checkpoint and custom_jvp are
+        self.custom = custom or reverse_only  # whether checkpoint and custom_jvp are
+        self.reverse_only = reverse_only  # reverse mode only, and custom_vjp among them
         self.loops = loops  # whether fori_loop and scan are among the operations
         self.complex_numbers = complex_numbers  # whether complex numbers are
         self.updates = updates  # whether x.at[i].set/add/multiply/min/max(v) are
@@ -543,7 +556,10 @@ class Generator:
         """A checkpoint (with a policy; the variables passed or closed over) or a
         custom_jvp around a subtree: the same numbers, through the custom primitive."""
         child = self.build(shape, depth, scope)
-        if self.chance(0.65):
+        if self.reverse_only and self.chance(0.6):
+            return Node("custom_vjp", (child,), shape, child.bound)
+        if self.reverse_only or self.chance(0.65):  # (custom_jvp's rule, a jvp, would
+            # take forward mode through a custom_vjp inside it)
             return Node("checkpoint", (child,), shape, child.bound,
                         {"policy": self.pick(POLICIES), "closure": self.chance(0.5)})
         return Node("custom_jvp", (child,), shape, child.bound)
@@ -1113,7 +1129,9 @@ class Generator:
         """A transform inside the program, of a body that closes over the outer
         variables, at a point (and a tangent or cotangent) that may depend on them."""
         options = ["grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd"]
-        if shape == () or (len(shape) == 2 and shape[0] == shape[1]):
+        if self.reverse_only:
+            options = list(REVERSE_INNER)
+        elif shape == () or (len(shape) == 2 and shape[0] == shape[1]):
             options.append("hessian")
         op = self.pick(options)
         if op in ("grad", "value_and_grad"):
@@ -1191,6 +1209,8 @@ TOP_TRANSFORMS = ("grad", "value_and_grad", "vjp", "vjp_cotangent", "jvp", "jacr
                   "jacfwd", "hessian")
 NESTING = (0, 1, 2)  # inner transforms inside the program, one inside the other
 PATTERNS = [(t, n) for n in NESTING for t in TOP_TRANSFORMS]
+REVERSE_PATTERNS = [(t, n) for n in NESTING
+                    for t in ("grad", "value_and_grad", "vjp", "vjp_cotangent", "jacrev")]
 ARG_KINDS = ("float", "array0", "vector", "tuple", "dict")
 COMPLEX_KINDS = ("complex", "cvector")  # a Python complex, a complex vector (complex programs)
 HOLOMORPHIC_TRANSFORMS = ("grad", "value_and_grad", "jacrev", "jacfwd", "hessian")
@@ -1264,7 +1284,8 @@ def random_like(g, value):
     return np.asarray(g.numbers(np.shape(value)))
 
 
-def generate(seed, loops=False, complex_numbers=False, updates=False, custom=False):
+def generate(seed, loops=False, complex_numbers=False, updates=False, custom=False,
+             custom_vjp=False):
     """The case for a seed: the transform and nesting depth cycle with the seed (every
     pattern once in any len(PATTERNS) seeds in a row); the rest is random. With
     ``loops``, fori_loop and scan are among the operations, and the program holds at
@@ -1275,9 +1296,14 @@ def generate(seed, loops=False, complex_numbers=False, updates=False, custom=Fal
     points (and the first three families' programs unchanged). With ``updates``, one
     more: indexed updates whose indices repeat (x.at[i].set(v), .add(v), .min(v), .max(v);
     .multiply(v) at distinct indices). With ``custom``, one more: checkpointed subtrees
-    (cr.checkpoint with its policies) and custom_jvp ones, at least one."""
-    transform, nest = PATTERNS[seed % len(PATTERNS)]
-    g = Generator(np.random.default_rng(seed), loops, complex_numbers, updates, custom)
+    (cr.checkpoint with its policies) and custom_jvp ones, at least one. With
+    ``custom_vjp``, the last: reverse mode only (grad, value_and_grad, vjp, jacrev and a
+    reverse transform of a vjp function, inside and outside), custom_vjp subtrees (at
+    least one) among checkpoints and custom_jvp ones."""
+    patterns = REVERSE_PATTERNS if custom_vjp else PATTERNS
+    transform, nest = patterns[seed % len(patterns)]
+    g = Generator(np.random.default_rng(seed), loops, complex_numbers, updates, custom,
+                  reverse_only=custom_vjp)
     args = random_arguments(g)
     case = Case(seed, transform, nest, args, random_argnums(g, len(args)), outputs=[])
     if complex_numbers:
@@ -1356,9 +1382,12 @@ def random_outputs(g, case):
             outputs[0] = g.arithmetic("add", first, loop, first.shape)
             if first.params.get("complex"):  # (a complex output stays one: its cotangent)
                 outputs[0].params["complex"] = True
-        if g.custom and not any(n.op in CUSTOM for out in outputs for n in out.walk()):
+        customs = ("custom_vjp",) if g.reverse_only else CUSTOM
+        if g.custom and not any(n.op in customs for out in outputs for n in out.walk()):
             first = outputs[0]
             outputs[0] = g.custom_rule(first.shape, 0, scope)
+            if g.reverse_only:
+                outputs[0] = Node("custom_vjp", outputs[0].args, first.shape)
             outputs[0].args = (first,)
             outputs[0].bound = first.bound
         if g.updates and not any(n.op == "update" for out in outputs for n in out.walk()):
@@ -1403,7 +1432,8 @@ def random_directions(g, case):
                       for out in case.outputs]
         extras["cotangent"] = cotangents[0] if len(cotangents) == 1 else tuple(cotangents)
     if case.transform == "vjp_cotangent":
-        extras["outer"] = g.pick(COTANGENT_TRANSFORMS)
+        extras["outer"] = g.pick(["jacrev", "grad"] if g.reverse_only else
+                                 COTANGENT_TRANSFORMS)
         if extras["outer"] == "jacrev" and any(map(is_complex_argument, case.differentiated)):
             # (the pulled-back gradients are complex: jacrev needs real outputs)
             extras["outer"] = g.pick(["jvp", "jacfwd", "grad"])

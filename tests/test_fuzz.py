@@ -18,8 +18,10 @@ allows them (grad of real outputs, jacfwd and hessian of real inputs, or
 xs and ys of fori_loop and scan, and inner grad, vjp and jvp at a complex point.
 A fifth holds custom rules: subtrees under ``cr.checkpoint`` (with JAX's policies, the
 variables passed as a dict or closed over) and under ``cr.custom_jvp`` (its rule the
-library's own jvp), against jax.checkpoint and jax.custom_jvp. (``custom_vjp`` is not
-among them: JAX refuses forward mode through it, which most patterns hold.)
+library's own jvp), against jax.checkpoint and jax.custom_jvp. A sixth holds
+``cr.custom_vjp`` in reverse mode only (JAX refuses forward mode through it): grad,
+value_and_grad, vjp, jacrev inside and outside; tests/test_fuzz_custom_vjp.py runs it,
+under cr.jit and cr.vmap too, and ``make fuzz`` counts it.
 
 An outcome is one of three: agree; a wrong number (no error); an error. Anything but
 agreement is a failure.
@@ -56,20 +58,24 @@ CUSTOM_COUNT = COUNT // 2  # programs with checkpoints and custom_jvp
 # ---------------------------------------------------------------------------------------
 
 @lru_cache(maxsize=None)
-def case_for(seed, loops=False, complex_numbers=False, updates=False, custom=False):
+def case_for(seed, loops=False, complex_numbers=False, updates=False, custom=False,
+             custom_vjp=False):
     return fp.generate(seed, loops, complex_numbers=complex_numbers, updates=updates,
-                       custom=custom)
+                       custom=custom, custom_vjp=custom_vjp)
 
 
 @lru_cache(maxsize=None)
-def jax_result(seed, loops=False, complex_numbers=False, updates=False, custom=False):
-    return fp.run_jax(case_for(seed, loops, complex_numbers, updates, custom))
+def jax_result(seed, loops=False, complex_numbers=False, updates=False, custom=False,
+               custom_vjp=False):
+    return fp.run_jax(case_for(seed, loops, complex_numbers, updates, custom, custom_vjp))
 
 
-def check(seed, loops=False, complex_numbers=False, updates=False, custom=False):
+def check(seed, loops=False, complex_numbers=False, updates=False, custom=False,
+          custom_vjp=False):
     """The outcome for a seed."""
-    return fp.check(case_for(seed, loops, complex_numbers, updates, custom),
-                    theirs=jax_result(seed, loops, complex_numbers, updates, custom))
+    return fp.check(case_for(seed, loops, complex_numbers, updates, custom, custom_vjp),
+                    theirs=jax_result(seed, loops, complex_numbers, updates, custom,
+                                      custom_vjp))
 
 
 def seed_params(count, loops=False, complex_numbers=False, updates=False, custom=False):
@@ -282,20 +288,23 @@ class Tally:
 def fuzz(count, show=3):
     """Check ``count`` programs, half as many with loops, half as many with complex
     numbers, a quarter as many with both, half as many with indexed updates and half as
-    many with checkpoints and custom_jvp, and print the outcomes; 1 if any fails."""
+    many with checkpoints and custom_jvp, half as many in reverse mode with custom_vjp,
+    and print the outcomes; 1 if any fails."""
     failed = [fuzz_family(count, False, show), fuzz_family(count // 2, True, show),
               fuzz_family(count // 2, False, show, complex_numbers=True),
               fuzz_family(count // 4, True, show, complex_numbers=True),
               fuzz_family(count // 2, False, show, updates=True),
-              fuzz_family(count // 2, False, show, custom=True)]
+              fuzz_family(count // 2, False, show, custom=True),
+              fuzz_family(count // 2, False, show, custom_vjp=True)]
     return 1 if any(failed) else 0
 
 
-def fuzz_family(count, loops, show, complex_numbers=False, updates=False, custom=False):
+def fuzz_family(count, loops, show, complex_numbers=False, updates=False, custom=False,
+                custom_vjp=False):
     tally = Tally()
     start = time.time()
     for seed in range(count):
-        outcome = check(seed, loops, complex_numbers, updates, custom)
+        outcome = check(seed, loops, complex_numbers, updates, custom, custom_vjp)
         tally.outcomes[outcome.kind] += 1
         if outcome.kind == "error":
             tally.errors[outcome.category] += 1
@@ -308,6 +317,7 @@ def fuzz_family(count, loops, show, complex_numbers=False, updates=False, custom
             (True, True): "programs with loops and complex numbers"}[loops, complex_numbers]
     what += " and indexed updates at repeated indices" if updates else ""
     what += " and checkpoints and custom_jvp" if custom else ""
+    what += " in reverse mode with custom_vjp" if custom_vjp else ""
     print(f"{count} {what} in {time.time() - start:.0f} s: " + ", ".join(
         f"{tally.outcomes[k]} {k}" for k in ("agree", "wrong", "error")))
     for category, n in tally.errors.most_common():
@@ -317,7 +327,8 @@ def fuzz_family(count, loops, show, complex_numbers=False, updates=False, custom
     for seed, outcome in tally.failures[:show]:
         print("-" * 88)
         print(fp.report(fp.generate(seed, loops, complex_numbers=complex_numbers,
-                                    updates=updates, custom=custom), outcome))
+                                    updates=updates, custom=custom,
+                                    custom_vjp=custom_vjp), outcome))
     return bool(tally.failures)
 
 
