@@ -22,7 +22,9 @@ way, by a method of the same name with a leading underscore:
     owned_by(array, like)       a new array, made a value of ``like``'s kind, so that
                                 values of that kind can be written into it
 
-``numpy_backed(a)`` tells a speed trick written in NumPy's own terms where it may run.
+``numpy_backed(a)`` tells a speed trick written in NumPy's own terms where it may run;
+``value_now(a)`` gives, while cr.jit traces, what a traced array holds at that call, for
+work done once for every call (a sparsity pattern).
 
 Two more serve the code around the rules (layers, optimizers, the Tensor): ``draw``, a
 random draw, and ``touch``, said before chainrule changes an object outside any array
@@ -73,6 +75,16 @@ def numpy_backed(a):
     cr.jit alike, so that a replay runs the very calls the eager run did."""
     return type(a) is np.ndarray or (type(a) in ARRAYS
                                      and type(getattr(a, "_value", None)) is np.ndarray)
+
+
+def value_now(x):
+    """The NumPy array x holds at this moment: x itself for NumPy's array; for a
+    registered array type standing for one (cr.jit's traced array), its value at the call
+    being traced. For work done once, while tracing, whose result must hold for every
+    call (a sparsity pattern found for all inputs): never for a number of the program."""
+    if type(x) is not np.ndarray and type(x) in ARRAYS and numpy_backed(x):
+        return x._value
+    return np.asarray(x)
 
 
 def to_float(x):

@@ -13,17 +13,22 @@ on the tridiagonal benchmark), reverse mode maps the pullback over them with
 
 A ``sparsity=`` given up front is coloured once, when ``sparse_jacobian(f, ...)`` is
 called, so each evaluation is only the passes and the gather; without it, each call
-finds the pattern at its point first (``pattern.py``).
+finds the pattern at its point first (``pattern.py``). Under ``cr.jit`` the pattern is
+found and coloured once, while tracing (a global pattern holds for every input), so the
+program holds only the compressed passes and the gather; its result is the values, and
+each call makes the sparse array around them (``TracedSparse``, a pytree node).
 """
 
 from typing import Any, Callable
 
 import numpy as np
 
+from .. import arrays as xp
 from ..modes import enable_grad
 from ..primitive import new_level
 from ..transforms.forward import JVPTracer, tangent_in_dtype
 from ..transforms.functional import grad, vjp
+from ..transforms.pytrees import register_pytree_node
 from ..transforms.vmap_axes import vmap
 from .coloring import column_coloring, row_coloring, star_coloring
 from .pattern import hessian_sparsity, jacobian_sparsity
@@ -34,13 +39,18 @@ __all__ = ["sparse_jacobian", "sparse_hessian"]
 MODES = ("auto", "forward", "reverse")
 
 
+def _traced(x):
+    """Whether x is a registered stand-in for an ndarray (cr.jit's traced array)."""
+    return type(x) is not np.ndarray and type(x) in xp.ARRAYS
+
+
 def _point(x, name):
-    point = np.asarray(x)
+    point = x if _traced(x) else np.asarray(x)
     if point.dtype.kind not in "fc":
         if point.dtype.kind not in "biu":
             raise TypeError(f"{name}: expected an array of numbers, got {point.dtype} "
                             f"({type(x).__name__})")
-        point = point.astype(np.float64)
+        point = xp.as_array(point, np.float64)
     return point
 
 
@@ -68,7 +78,7 @@ def _compressed_jvps(f, point, seeds):
     with enable_grad():
         out = f(JVPTracer(point, seeds, level))
     if isinstance(out, JVPTracer) and out._level == level:
-        return np.asarray(tangent_in_dtype(out))
+        return xp.as_array(tangent_in_dtype(out))
     return np.zeros((seeds.shape[0],) + np.shape(out))  # f does not depend on x
 
 
@@ -89,10 +99,33 @@ class _Plan:
         return self._seeds.reshape((self.ncolors,) + tuple(shape))
 
     def assemble(self, compressed):
-        sparse = sparse_module()
-        values = np.asarray(compressed).reshape(-1)[self.gather]
-        return sparse.csr_array((values, self.pattern.indices, self.pattern.indptr),
-                                shape=self.pattern.shape)
+        values = xp.reshape(xp.as_array(compressed), (-1,))[self.gather]
+        return _sparse_array(values, self.pattern)
+
+
+class TracedSparse:
+    """A CSR array whose values a cr.jit program computes: the program's result is the
+    values (the pytree's one leaf), and each call puts the pattern, a constant of the
+    program, around them again as a ``scipy.sparse.csr_array``."""
+
+    def __init__(self, values, pattern):
+        self.values, self.pattern = values, pattern
+
+    def __repr__(self):
+        return f"TracedSparse(shape={self.pattern.shape}, nnz={self.pattern.nnz})"
+
+
+def _sparse_array(values, pattern):
+    """The CSR array of ``pattern`` holding ``values``: SciPy's for NumPy values, a
+    TracedSparse for values of a cr.jit program being traced."""
+    if _traced(values):
+        return TracedSparse(values, pattern)
+    return sparse_module().csr_array((values, pattern.indices, pattern.indptr),
+                                     shape=pattern.shape)
+
+
+register_pytree_node(TracedSparse, lambda node: ((node.values,), node.pattern),
+                     lambda pattern, children: _sparse_array(children[0], pattern))
 
 
 def _entries(pattern):
@@ -151,8 +184,8 @@ def sparse_jacobian(f: Callable[..., Any], mode: str = "auto",
 
     def jacobian_f(x):
         point = _point(x, "sparse_jacobian")
-        plan = known or _jacobian_plan(
-            _checked_pattern(jacobian_sparsity(f)(point), None, "", ""), mode)
+        plan = known or _jacobian_plan(_checked_pattern(
+            jacobian_sparsity(f)(xp.value_now(point)), None, "", ""), mode)
         if plan.pattern.shape[1] != point.size:
             raise ValueError(f"sparse_jacobian: sparsity has {plan.pattern.shape[1]} "
                              f"columns, expected one per entry of x ({point.size}, x of "
@@ -165,7 +198,7 @@ def sparse_jacobian(f: Callable[..., Any], mode: str = "auto",
                 raise ValueError(f"sparse_jacobian: sparsity has {plan.pattern.shape[0]} "
                                  f"rows, expected one per entry of f(x) ({np.size(out)})")
             compressed = vmap(lambda u: pullback(u)[0])(plan.seeds(np.shape(out)))
-        compressed = np.asarray(compressed).reshape(plan.ncolors, -1)
+        compressed = xp.reshape(xp.as_array(compressed), (plan.ncolors, -1))
         if plan.mode == "forward" and compressed.shape[1] != plan.pattern.shape[0]:
             raise ValueError(f"sparse_jacobian: sparsity has {plan.pattern.shape[0]} rows, "
                              f"expected one per entry of f(x) ({compressed.shape[1]})")
@@ -211,11 +244,11 @@ def sparse_hessian(f: Callable[..., Any], sparsity: Any = None) -> Callable[...,
 
     def hessian_f(x):
         point = _point(x, "sparse_hessian")
-        plan = known or _hessian_plan(hessian_sparsity(f)(point))
+        plan = known or _hessian_plan(hessian_sparsity(f)(xp.value_now(point)))
         if plan.pattern.shape != (point.size, point.size):
             raise ValueError(f"sparse_hessian: sparsity has shape {plan.pattern.shape}, "
                              f"expected (x.size, x.size) = {(point.size, point.size)}")
         compressed = _compressed_jvps(grad(f), point, plan.seeds(point.shape))  # (forward
         # over reverse)
-        return plan.assemble(np.asarray(compressed).reshape(plan.ncolors, -1))
+        return plan.assemble(xp.reshape(xp.as_array(compressed), (plan.ncolors, -1)))
     return hessian_f
