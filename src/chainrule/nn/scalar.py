@@ -144,7 +144,7 @@ class Neuron(Module):
         self.nonlin = self.activation != "linear"
         self.fused = fused
 
-    def __call__(self, x):
+    def __call__(self, x: Any) -> Value:
         if type(x) is list and self.fused:  # the usual call: the same nodes, sooner
             out = _neuron_of_values(self, x)
             if out is not None:
@@ -187,7 +187,7 @@ class Layer(Module):
         """The outputs as a list, always (also for a single neuron)."""
         return [n(x) for n in self.neurons]
 
-    def __call__(self, x):
+    def __call__(self, x: Any) -> Any:  # (a Value, or a list of them for a layer of several)
         out = self.outputs(x)
         return out[0] if len(out) == 1 else out
 
@@ -225,7 +225,7 @@ class MLP(Module):
             for i in range(len(nouts))
         ]
 
-    def __call__(self, x):
+    def __call__(self, x: Any) -> Any:  # (a Value, or a list of them for a layer of several)
         # Layers pass lists to each other, so a one-neuron hidden layer is no special case.
         for layer in self.layers:
             x = layer.outputs(x)
