@@ -10,8 +10,13 @@ call), by the implicit function theorem at the solution (``transforms/implicit.p
 the optimality conditions are a root of the gradient (minimize, least_squares) or of
 the function itself (the others), and their derivative costs one linear solve. The start ``x0`` has no effect on it.
 
+With constraints or bounds, ``minimize``'s conditions are the KKT conditions on the
+active set at the solution (``optimize_constrained.py``): a bound active there fixes its
+coordinate, and the active constraints' multipliers are solved for with x.
+
 Where those conditions do not describe the answer, differentiating it raises, naming
-why: the solver did not converge, a bound is active, or there are constraints. Values
+why: the solver did not converge, an active constraint or bound has a zero multiplier,
+or the active constraints' gradients are dependent. Values
 closed over that two nested vmaps batch, or that cr.jit traces, are refused the same
 way: pass them in ``args``.
 
@@ -31,6 +36,7 @@ from .. import rules as ops
 from ..primitive import Box, raw, shape_of
 from ..transforms.functional import grad, hessian, jacfwd, jvp
 from ..transforms.implicit import implicit_solution, plain
+from .optimize_constrained import constrained_minimize
 
 __all__ = ["minimize", "root", "fsolve", "least_squares", "root_scalar", "brentq", "newton"]
 
@@ -73,7 +79,10 @@ def minimize(fun: Callable[..., Any], x0: Any, args: Any = (), method: str | Non
     """scipy.optimize.minimize, whose ``x`` (and ``fun``) are differentiable with respect
     to ``args``. Without ``jac`` SciPy gets the exact gradient, and for methods that use
     one, the exact Hessian (dogleg, trust-exact, trust-constr) or Hessian-vector products
-    (Newton-CG, trust-ncg, trust-krylov).
+    (Newton-CG, trust-ncg, trust-krylov). With ``constraints`` (SciPy's dicts, with
+    their own ``args``, NonlinearConstraint, LinearConstraint) or ``bounds``, x is
+    differentiated through the KKT conditions on the active set at the solution, and
+    SciPy gets the constraints' exact Jacobians (and Hessians, for trust-constr).
 
     >>> from chainrule.scipy.optimize import minimize
     >>> def ridge(w, lam):                  # the minimizer is 3 / (1 + lam)
@@ -81,6 +90,11 @@ def minimize(fun: Callable[..., Any], x0: Any, args: Any = (), method: str | Non
     >>> best = lambda lam: minimize(ridge, np.zeros(1), args=(lam,), method="BFGS").x[0]
     >>> round(float(best(2.0)), 6), round(float(cr.grad(best)(2.0)), 6)   # -3 / (1 + lam)^2
     (1.0, -0.333333)
+    >>> def nearest(a):                     # the point of x0 + x1 = 1 nearest to a
+    ...     return minimize(lambda x, a: cr.sum((x - a) ** 2), np.zeros(2), args=(a,),
+    ...                     constraints={"type": "eq", "fun": lambda x: x[0] + x[1] - 1}).x
+    >>> (cr.jacrev(nearest)(np.array([1.0, 2.0])).round(9) + 0.0).tolist()
+    [[0.5, -0.5], [-0.5, 0.5]]
     """
     args = _tuple(args)
     shape = _shape(x0)
@@ -94,8 +108,7 @@ def minimize(fun: Callable[..., Any], x0: Any, args: Any = (), method: str | Non
 
     found = SimpleNamespace(result=None)
 
-    def solve(tree):
-        x_start, a = tree
+    def run_scipy(x_start, a, scipy_constraints):
         f = lambda x: float(plain(objective(x, *a), "minimize"))  # noqa: E731
         extra = {}
         if name not in _GRADIENT_FREE:
@@ -115,9 +128,19 @@ def minimize(fun: Callable[..., Any], x0: Any, args: Any = (), method: str | Non
             extra["hess"] = lambda x: plain(hessian(objective)(x, *a), "minimize")
         elif name in _HESSP_METHODS:
             extra["hessp"] = lambda x, p: plain(_hvp(objective, x, p, a), "minimize")
-        res = _so.minimize(f, np.asarray(x_start, float).reshape(-1), method=method,
-                           bounds=bounds, constraints=constraints, tol=tol,
-                           callback=callback, options=options, **extra)
+        return _so.minimize(f, np.asarray(x_start, float).reshape(-1), method=method,
+                            bounds=bounds, constraints=scipy_constraints, tol=tol,
+                            callback=callback, options=options, **extra)
+
+    if _constrained(constraints) or bounds is not None:
+        x, res = constrained_minimize(objective, gradient, run_scipy, x0, args, shape,
+                                      bounds, constraints, name)
+        return _result(res, ops.reshape(x, shape),
+                       lambda: objective(ops.reshape(x, (-1,)), *args))
+
+    def solve(tree):
+        x_start, a = tree
+        res = run_scipy(x_start, a, ())
         found.result = res
         stationary = res.success or _stationary(gradient(res.x, *a), res.fun)
         return res.x, _minimize_problem(res, stationary, bounds, constraints)
@@ -148,30 +171,14 @@ def _stationary(gradient, value):
 def _minimize_problem(res, stationary, bounds, constraints):
     if not stationary:
         return f"the solver did not converge ({res.message})"
-    if constraints:
-        return ("the problem has constraints, and its solution is a root of the KKT "
-                "conditions, not of the objective's gradient (not supported: use bounds "
-                "that are not active, or a penalty)")
-    if bounds is not None:
-        lower, upper = _bound_arrays(bounds, res.x.size)
-        scale = 1e-8 * (1.0 + np.abs(res.x))
-        at = np.flatnonzero((res.x - lower <= scale) | (upper - res.x <= scale))
-        if at.size:
-            i = int(at[0])
-            return (f"a bound is active at the solution (x[{i}] = {res.x[i]!r} is at its "
-                    f"bound), where the gradient need not be 0")
     return None
 
 
-def _bound_arrays(bounds, n):
-    if isinstance(bounds, _so.Bounds):
-        lower, upper = bounds.lb, bounds.ub
-    else:
-        pairs = list(bounds)
-        lower = [-np.inf if lo is None else lo for lo, _ in pairs]
-        upper = [np.inf if hi is None else hi for _, hi in pairs]
-    return (np.broadcast_to(np.asarray(lower, float), (n,)),
-            np.broadcast_to(np.asarray(upper, float), (n,)))
+def _constrained(constraints):
+    """Whether SciPy's ``constraints`` holds any constraint."""
+    if isinstance(constraints, (dict, _so.NonlinearConstraint, _so.LinearConstraint)):
+        return True
+    return bool(constraints)
 
 
 def _result(res, x, value):

@@ -1,0 +1,294 @@
+"""``minimize`` with constraints or bounds: the solution differentiated through the KKT
+conditions (issue 46).
+
+At a solution x* of  min f(x; a)  s.t. c_eq(x; a) = 0, c_ineq(x; a) >= 0, lb <= x <= ub,
+with the active set A (the equality constraints, and the inequality constraints and
+bounds at 0 at x*), the KKT conditions with L = f - lam . c read
+
+    grad_x L(x, lam) = 0 on the coordinates not at a bound,
+    x_j = bound_j on those at a bound,
+    c_i(x) = 0 for i in A,   lam_i = 0 for the others,
+
+a root y = (x, lam) of a function F(y; a) to which the implicit function theorem applies
+where the active set does not change nearby: the multipliers of the active inequalities
+are strictly positive (strict complementarity) and the active constraints' gradients,
+on the free coordinates, are independent (LICQ). The solver's answer goes through
+``implicit_solution`` as y = [x, lam, s_bounds, s_constraints]: the active set rides in
+the answer as numbers (s_bounds = -1 / 0 / +1 for a lower bound / none / an upper bound,
+s_constraints = 1 / 0 for active or not), read back with ``round`` (whose derivative is
+0), so each example of a vmap, and each call of cr.jit, carries its own. Their rows of
+F are s - round(s): 0 at the answer, identity in J, and they do not move with a.
+
+The multipliers are found at SciPy's answer by least squares from grad f = J_A^T lam on
+the free coordinates, and (x, lam) is then polished by Newton's method on F, so the
+solution is a root of F to rounding.
+"""
+
+from typing import Any, Callable
+
+import numpy as np
+import scipy.optimize as _so
+
+from .. import rules as ops
+from ..primitive import Box, shape_of
+from ..transforms.functional import grad, hessian, jacfwd
+from ..transforms.implicit import implicit_solution, plain
+
+__all__: list = []
+
+
+def _constraint_list(constraints):
+    """SciPy's constraints (a dict, a NonlinearConstraint, a LinearConstraint, or a list
+    of them) as a list of (kind, fn(x, *cargs) -> values, cargs, jac or None), kind
+    'eq' or 'ineq' (values >= 0)."""
+    if isinstance(constraints, (dict, _so.NonlinearConstraint, _so.LinearConstraint)):
+        constraints = [constraints]
+    out = []
+    for con in constraints or ():
+        if isinstance(con, dict):
+            kind = con["type"].lower()
+            if kind not in ("eq", "ineq"):
+                raise ValueError(f"minimize: a constraint's type must be 'eq' or 'ineq', "
+                                 f"got {con['type']!r}")
+            out.append((kind, con["fun"], tuple(con.get("args", ())), con.get("jac")))
+            continue
+        if isinstance(con, _so.LinearConstraint):
+            A = np.atleast_2d(np.asarray(con.A, float))
+            fn = (lambda A: lambda x: ops.matmul(A, ops.reshape(x, (-1,))))(A)
+        else:
+            fn = (lambda g: lambda x: ops.reshape(g(x), (-1,)))(con.fun)
+        lb, ub = np.ravel(np.asarray(con.lb, float)), np.ravel(np.asarray(con.ub, float))
+        for k in range(max(lb.size, ub.size)):
+            lo, hi = lb[k % lb.size], ub[k % ub.size]
+            pick = (lambda fn, k: lambda x: ops.reshape(fn(x), (-1,))[k])(fn, k)
+            if lo == hi:
+                out.append(("eq", (lambda p, lo: lambda x: p(x) - lo)(pick, lo), (), None))
+                continue
+            if np.isfinite(lo):
+                out.append(("ineq", (lambda p, lo: lambda x: p(x) - lo)(pick, lo), (), None))
+            if np.isfinite(hi):
+                out.append(("ineq", (lambda p, hi: lambda x: hi - p(x))(pick, hi), (), None))
+    return out
+
+
+def _bound_arrays(bounds, n):
+    if bounds is None:
+        return np.full(n, -np.inf), np.full(n, np.inf)
+    if isinstance(bounds, _so.Bounds):
+        lower, upper = bounds.lb, bounds.ub
+    else:
+        pairs = list(bounds)
+        lower = [-np.inf if lo is None else lo for lo, _ in pairs]
+        upper = [np.inf if hi is None else hi for _, hi in pairs]
+    return (np.broadcast_to(np.asarray(lower, float), (n,)).copy(),
+            np.broadcast_to(np.asarray(upper, float), (n,)).copy())
+
+
+def constrained_minimize(objective: Callable, gradient: Callable, run_scipy: Callable,
+                         x0: Any, args: tuple, shape: tuple, bounds: Any,
+                         constraints: Any, method: str) -> tuple:
+    """The solution x* (flat, differentiable in ``args``, the constraints' ``args`` and
+    the values closed over) and SciPy's result, for ``minimize`` with constraints or
+    bounds. ``run_scipy(x_start, a, scipy_constraints)`` runs SciPy's minimize on
+    plain numbers."""
+    cons = _constraint_list(constraints)
+    cargs = tuple(c[2] for c in cons)
+    n = int(np.prod(shape)) if shape else 1
+    lower, upper = _bound_arrays(bounds, n)
+    lower_f = np.where(np.isfinite(lower), lower, 0.0)
+    upper_f = np.where(np.isfinite(upper), upper, 0.0)
+
+    def values(x, cargs_now):
+        """All constraints' values at flat x, one vector (m,)."""
+        parts = [ops.reshape(fn(ops.reshape(x, shape), *ca), (-1,))
+                 for (_, fn, _, _), ca in zip(cons, cargs_now)]
+        return ops.concatenate(parts) if parts else None
+
+    x_flat0 = _flat(x0)
+    sizes = [int(np.prod(shape_of(ops.reshape(fn(ops.reshape(x_flat0, shape), *ca),
+                                                 (-1,))))) for _, fn, ca, _ in cons]
+    m = int(sum(sizes))
+    equality = np.concatenate([np.full(s, c[0] == "eq") for s, c in zip(sizes, cons)]) \
+        if cons else np.zeros(0, bool)
+
+    def residual(y, x_start, a, cargs_now):
+        x = y[:n]
+        sb = ops.round(y[n + m:2 * n + m])
+        at_bound = ops.absolute(sb) > 0.5
+        if m:
+            lam = y[n:n + m]
+            sc = ops.round(y[2 * n + m:])
+            lagrangian = lambda x: objective(x, *a) - ops.sum(lam * values(x, cargs_now))  # noqa: E731
+            rows_x = ops.where(at_bound, x - ops.where(sb < 0, lower_f, upper_f),
+                               ops.reshape(grad(lagrangian)(x), (-1,)))
+            rows_lam = ops.where(sc > 0.5, values(x, cargs_now), lam)
+            return ops.concatenate([rows_x, rows_lam, y[n + m:] - ops.round(y[n + m:])])
+        rows_x = ops.where(at_bound, x - ops.where(sb < 0, lower_f, upper_f),
+                           gradient(x, *a))
+        return ops.concatenate([rows_x, y[n:] - ops.round(y[n:])])
+
+    found: dict = {}
+
+    def solve(tree):
+        x_start, a, cargs_now = tree
+        scipy_cons = [_scipy_constraint(kind, fn, jac, ca, shape, method)
+                      for (kind, fn, _, jac), ca in zip(cons, cargs_now)]
+        res = run_scipy(x_start, a, scipy_cons)
+        found["result"] = res
+        y, problem = _kkt_point(res, lambda x: plain(gradient(x, *a), "minimize"),
+                                (lambda x: plain(values(x, cargs_now), "minimize")) if m
+                                else None,
+                                (lambda x: plain(jacfwd(lambda u: values(u, cargs_now))(x),
+                                                 "minimize")) if m else None,
+                                equality, lower, upper, n, len(cons))
+        if problem is None:
+            F = lambda y: np.ravel(plain(residual(y, x_start, a, cargs_now), "minimize"))  # noqa: E731
+            J = lambda y: plain(jacfwd(lambda u: residual(u, x_start, a, cargs_now))(y),  # noqa: E731
+                                "minimize")
+            y, problem = _polish(y, F, J, res)
+        if problem is None:
+            problem = _feasible(y, n, m, lower, upper,
+                                (lambda x: plain(values(x, cargs_now), "minimize")) if m
+                                else None)
+        if problem is not None and not res.success:
+            # (SciPy may report a failure at the minimum, as SLSQP's line search that
+            # cannot improve on it: then the KKT conditions hold there to rounding)
+            problem = f"the solver did not converge ({res.message})"
+        return y, problem
+
+    at = ops.concatenate([x_flat0, np.zeros(n + 2 * m)]) if isinstance(x_flat0, Box) \
+        else np.concatenate([x_flat0, np.zeros(n + 2 * m)])
+    y = implicit_solution(residual, solve, (x0, args, cargs), "minimize", at=at)
+    return y[:n], found["result"]
+
+
+def _scipy_constraint(kind, fn, jac, ca, shape, method):
+    """One constraint for SciPy, on plain numbers, with chainrule's exact Jacobian where
+    none was given (and, for trust-constr, the exact Hessian of v . c)."""
+    def one(x):
+        return ops.reshape(fn(ops.reshape(x, shape), *ca), (-1,))
+
+    def values(x):
+        return np.ravel(plain(one(x), "minimize"))
+
+    def jacobian(x):
+        if callable(jac):
+            return jac(x, *ca)
+        return np.atleast_2d(plain(jacfwd(one)(x), "minimize"))
+
+    if method != "trust-constr":
+        return {"type": kind, "fun": values, "jac": jacobian}
+
+    def hess(x, v):
+        return plain(hessian(lambda u: ops.sum(v * one(u)))(x), "minimize")
+
+    return _so.NonlinearConstraint(values, 0.0, 0.0 if kind == "eq" else np.inf,
+                                   jac=jacobian, hess=hess)
+
+
+def _flat(x0):
+    return ops.reshape(x0, (-1,)) if isinstance(x0, Box) else np.ravel(np.asarray(x0, float))
+
+
+def _reported(res, count, n, m):
+    """The sizes of the multipliers trust-constr reports (its ``v``: one array per
+    constraint, then the bounds'), as (constraints' (m,), bounds' (n,)), zeros where
+    the solver reports none (SLSQP's answer is on its active constraints to rounding,
+    and their values find them)."""
+    v = res.get("v") if res.get("method") == "tr_interior_point" else None
+    if not v or len(v) < count:
+        return np.zeros(m), np.zeros(n)
+    lam = np.abs(np.concatenate([np.ravel(u) for u in v[:count]])) if count else np.zeros(0)
+    mu = np.abs(np.ravel(v[count])) if len(v) > count else np.zeros(n)
+    return lam, mu
+
+
+def _kkt_point(res, gradient, values, jacobian, equality, lower, upper, n, count):
+    """y = [x, lam, s_bounds, s_constraints] at SciPy's answer, and the reason the KKT
+    conditions do not give its derivative (or None). A constraint or bound is active
+    where its value is 0 to 1e-6, or where the solver reports a multiplier larger than
+    its value (trust-constr's interior point stops short of the boundary, with the
+    product of the two about its barrier parameter)."""
+    m = equality.size
+    x = np.asarray(res.x, float)
+    g = np.ravel(gradient(x))
+    tol = 1e-6 * (1.0 + np.max(np.abs(g), initial=0.0))
+    reported_lam, reported_mu = _reported(res, count, n, m)
+    scale = 1e-6 * (1.0 + np.abs(x))
+    near_lower = (x - lower <= scale) | ((reported_mu > x - lower) & (x - lower <= upper - x))
+    near_upper = (upper - x <= scale) | ((reported_mu > upper - x) & (x - lower > upper - x))
+    sb = np.zeros(n)
+    sb[near_lower & np.isfinite(lower)] = -1.0
+    sb[near_upper & np.isfinite(upper)] = 1.0
+    free = sb == 0
+    lam = np.zeros(m)
+    sc = np.zeros(m)
+    y = lambda: np.concatenate([x, lam, sb, sc])  # noqa: E731
+    if m:
+        c = np.ravel(values(x))
+        jc = np.atleast_2d(jacobian(x)).reshape(m, n)
+        size = 1e-6 * (1.0 + np.max(np.abs(jc), axis=1) * np.max(np.abs(x), initial=1.0))
+        sc[equality | (np.abs(c) <= size) | (reported_lam > c)] = 1.0
+    else:
+        jc = np.zeros((0, n))
+    active = np.flatnonzero(sc)
+    block = jc[active][:, free]
+    if active.size:
+        singular = np.linalg.svd(block, compute_uv=False) if block.size else np.zeros(0)
+        if active.size > int(free.sum()) or \
+                singular.min(initial=np.inf) <= 1e-8 * max(1.0, singular.max(initial=0.0)):
+            return y(), ("the active constraints' gradients are linearly dependent at the "
+                         "solution (LICQ fails: the multipliers are not unique)")
+        lam[active] = np.linalg.lstsq(block.T, g[free], rcond=None)[0]
+    for i in active:
+        if not equality[i] and lam[i] <= tol:
+            return y(), (f"inequality constraint {i} is active at the solution with "
+                         f"multiplier {lam[i] + 0.0:.3g} (strict complementarity fails: the "
+                         f"solution is not differentiable there)")
+    mu = g - jc.T @ lam  # the bounds' multipliers, on the coordinates at a bound
+    for j in np.flatnonzero(~free):
+        if sb[j] * mu[j] >= -tol:
+            return y(), (f"the bound on x[{j}] is active at the solution with multiplier "
+                         f"{abs(mu[j]):.3g} (strict complementarity fails: the solution "
+                         f"is not differentiable there)")
+    return y(), None
+
+
+def _feasible(y, n, m, lower, upper, values):
+    """None if the polished answer keeps the inactive constraints and bounds satisfied;
+    else the reason (the solver stopped too far from its active set to find it)."""
+    x = y[:n]
+    slack = 1e-9 * (1.0 + np.abs(x))
+    outside = (x < lower - slack) | (x > upper + slack)
+    c = np.ravel(values(x)) if m else np.zeros(0)
+    inactive = (np.round(y[2 * n + m:]) == 0) & (c < -1e-9)
+    if outside.any() or inactive.any():
+        return ("the active set at the solver's answer is not clear (the solution of the "
+                "KKT conditions with it is not feasible): tighten the solver's tolerances")
+    return None
+
+
+def _polish(y, F, J, res):
+    """Newton's method on the KKT conditions from SciPy's answer and the least-squares
+    multipliers: the root to rounding (its steps keep the active set)."""
+    r = F(y)
+    if not res.success and np.max(np.abs(r), initial=0.0) > \
+            np.sqrt(np.finfo(float).eps) * (1.0 + np.max(np.abs(y), initial=0.0)):
+        return y, "not converged"
+    jac = J(y)
+    if not np.all(np.isfinite(jac)) or np.linalg.cond(jac) > 1e12:
+        return y, ("the KKT matrix is singular at the solution (the second-order "
+                   "condition fails on the active constraints)")
+    for k in range(8):
+        size = np.max(np.abs(r), initial=0.0)
+        if size <= 1e-14 * (1.0 + np.max(np.abs(y), initial=0.0)):
+            break
+        jac = J(y) if k else jac
+        step = np.linalg.solve(jac, -r)
+        new = F(y + step)
+        if np.max(np.abs(new), initial=0.0) >= size:
+            break
+        y, r = y + step, new
+    if np.max(np.abs(r), initial=0.0) > 1e-6 * (1.0 + np.max(np.abs(y), initial=0.0)):
+        return y, f"the solver's answer does not satisfy the KKT conditions ({res.message})"
+    return y, None
