@@ -30,7 +30,7 @@ highest level, which records or propagates what it must and calls the rules.
 
 import itertools
 from collections.abc import Sequence
-from typing import Any, Callable
+from typing import Any, Callable, overload
 
 import numpy as np
 
@@ -515,7 +515,16 @@ def _stacked(arg):
 
 
 # Called with the function, a Primitive; called with only keywords (@primitive(name=...)),
-# the decorator that makes one.
+# the decorator that makes one (the overloads tell a type checker which).
+@overload
+def primitive(forward: Callable[..., Any], *, name: str | None = None, batched: bool = False,
+              batching: Batching | None = None) -> "Primitive": ...
+@overload
+def primitive(forward: None = None, *, name: str | None = None, batched: bool = False,
+              batching: Batching | None = None
+              ) -> "Callable[[Callable[..., Any]], Primitive]": ...
+
+
 def primitive(forward: Callable[..., Any] | None = None, *, name: str | None = None,
               batched: bool = False, batching: Batching | None = None
               ) -> "Primitive | Callable[[Callable[..., Any]], Primitive]":
