@@ -252,7 +252,7 @@ class _CustomPrimitive(Primitive):
     def _bwd(self, vals):
         rules = self.rules
         res = next((res for seen, res in self.residuals
-                    if len(seen) == len(vals) and all(a is b for a, b in zip(seen, vals))),
+                    if _same_values(seen, vals)),
                    None)
         if res is None:  # values other than forward's (an outer transform's, a Tensor in
             # a graph): fwd again on them, so the residuals carry their derivatives
@@ -274,7 +274,7 @@ class _CustomPrimitive(Primitive):
         rules = self.rules
         moving = self._moving()
         pull = next((pull for seen, pull in self.linear
-                     if len(seen) == len(vals) and all(a is b for a, b in zip(seen, vals))),
+                     if _same_values(seen, vals)),
                     None)
         if pull is not None:  # the rule, linearized where the value was computed
             def one(rows):
@@ -307,6 +307,17 @@ class _CustomPrimitive(Primitive):
         if not any(isinstance(v, Box) for v in vals):
             return _packed(rules.run(list(vals)), self.layout, rules.batch_ndim)
         return _CustomPrimitive(rules, self.layout)(*vals)
+
+
+def _same_values(seen, vals):
+    """Whether the backward pass asks at the values the forward run saw: the same
+    objects, or, for the user's own NumPy array, which the recording level copied after
+    the run (``saved.copied``), a copy equal to it."""
+    return len(seen) == len(vals) and all(
+        a is b or (type(a) is np.ndarray and type(b) is np.ndarray and a.shape == b.shape
+                   and a.dtype == b.dtype and np.array_equal(
+                       a, b, equal_nan=a.dtype.kind in "fc"))
+        for a, b in zip(seen, vals))
 
 
 def _over_rows(one, arrays, lead, looped):
