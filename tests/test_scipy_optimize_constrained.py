@@ -206,6 +206,29 @@ def test_jit_equals_eager_at_two_points():
         np.testing.assert_allclose(fast_jacobian(a), jac, atol=1e-10)
 
 
+def test_vmap_and_jit_over_a_parameter_of_a_constraint():
+    def closed(s):       # s closed over (a batch under vmap)
+        return opt.minimize(lambda x: cr.sum((x - 2.0) ** 2), np.zeros(2), method="SLSQP",
+                            constraints={"type": "ineq", "fun": lambda x: s - cr.sum(x * x)},
+                            options=TIGHT["SLSQP"]).x
+
+    def passed(s):       # s in the constraint's args
+        return opt.minimize(lambda x: cr.sum((x - 2.0) ** 2), np.zeros(2), method="SLSQP",
+                            constraints={"type": "ineq", "fun": lambda x, s: s - cr.sum(x * x),
+                                         "args": (s,)}, options=TIGHT["SLSQP"]).x
+
+    s = np.array([1.0, 2.0, 9.0]) + 0.1 * RNG.random(3)   # the last inside: (2, 2) feasible
+    slope = np.where(s < 8.0, 1.0 / (2.0 * np.sqrt(2.0 * s)), 0.0)
+    for f in (closed, passed):
+        np.testing.assert_allclose(cr.vmap(cr.jacrev(f))(s), np.stack([slope, slope], 1),
+                                   atol=1e-10)
+    outer = lambda s: cr.sum(passed(s) ** 3)  # noqa: E731   2 (s / 2)^(3/2) on the circle
+    fast = cr.jit(cr.hessian(outer))
+    for point in s[:2]:
+        np.testing.assert_allclose(fast(point), cr.hessian(outer)(point), atol=1e-12)
+        np.testing.assert_allclose(fast(point), 0.75 / np.sqrt(2.0 * point), atol=1e-9)
+
+
 # ---------------------------------------------------------------------------------------
 # Refusals: values still work, a derivative raises one line naming the cause
 # ---------------------------------------------------------------------------------------

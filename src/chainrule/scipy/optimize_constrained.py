@@ -112,19 +112,20 @@ def constrained_minimize(objective: Callable, gradient: Callable, run_scipy: Cal
         if cons else np.zeros(0, bool)
 
     def residual(y, x_start, a, cargs_now):
+        # (the masks are 0 or 1, so the rows are selected by arithmetic)
         x = y[:n]
         sb = ops.round(y[n + m:2 * n + m])
-        at_bound = ops.absolute(sb) > 0.5
+        at_lower, at_upper = sb * (sb - 1.0) / 2.0, sb * (sb + 1.0) / 2.0
+        fixed = at_lower + at_upper
+        to_bound = at_lower * (x - lower_f) + at_upper * (x - upper_f)
         if m:
             lam = y[n:n + m]
             sc = ops.round(y[2 * n + m:])
             lagrangian = lambda x: objective(x, *a) - ops.sum(lam * values(x, cargs_now))  # noqa: E731
-            rows_x = ops.where(at_bound, x - ops.where(sb < 0, lower_f, upper_f),
-                               ops.reshape(grad(lagrangian)(x), (-1,)))
-            rows_lam = ops.where(sc > 0.5, values(x, cargs_now), lam)
+            rows_x = to_bound + (1.0 - fixed) * ops.reshape(grad(lagrangian)(x), (-1,))
+            rows_lam = sc * values(x, cargs_now) + (1.0 - sc) * lam
             return ops.concatenate([rows_x, rows_lam, y[n + m:] - ops.round(y[n + m:])])
-        rows_x = ops.where(at_bound, x - ops.where(sb < 0, lower_f, upper_f),
-                           gradient(x, *a))
+        rows_x = to_bound + (1.0 - fixed) * gradient(x, *a)
         return ops.concatenate([rows_x, y[n:] - ops.round(y[n:])])
 
     found: dict = {}
@@ -241,6 +242,9 @@ def _kkt_point(res, gradient, values, jacobian, equality, lower, upper, n, count
                          "solution (LICQ fails: the multipliers are not unique)")
         lam[active] = np.linalg.lstsq(block.T, g[free], rcond=None)[0]
     for i in active:
+        if not equality[i] and lam[i] < -tol:
+            return y(), (f"inequality constraint {i} has the multiplier {lam[i]:.3g} < 0 at "
+                         f"the solution (the answer is not a KKT point: not a minimum)")
         if not equality[i] and lam[i] <= tol:
             return y(), (f"inequality constraint {i} is active at the solution with "
                          f"multiplier {lam[i] + 0.0:.3g} (strict complementarity fails: the "
