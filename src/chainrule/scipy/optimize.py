@@ -82,7 +82,8 @@ def minimize(fun: Callable[..., Any], x0: Any, args: Any = (), method: str | Non
     (Newton-CG, trust-ncg, trust-krylov). With ``constraints`` (SciPy's dicts, with
     their own ``args``, NonlinearConstraint, LinearConstraint) or ``bounds``, x is
     differentiated through the KKT conditions on the active set at the solution, and
-    SciPy gets the constraints' exact Jacobians (and Hessians, for trust-constr).
+    SciPy gets the constraints' exact Jacobians (and Hessians, for trust-constr); x is
+    then SciPy's answer refined by Newton's method on those conditions.
 
     >>> from chainrule.scipy.optimize import minimize
     >>> def ridge(w, lam):                  # the minimizer is 3 / (1 + lam)
