@@ -164,6 +164,12 @@ def sections():
                 "seed gives the same numbers at every run (not torch's numbers). A draw "
                 "is a constant of differentiation; under `cr.jit` it is live (new numbers "
                 "at each call). JAX-style keys are in `cr.random`."),
+        Section("torch.cuda's names", "chainrule.cuda",
+                [Entry("cr.cuda", cr.cuda, "module")]
+                + _entries("cuda.", cr.cuda, cr.cuda.__all__),
+                "`cr.cuda`: torch.cuda's questions and seeds, answered as on a machine "
+                "without a GPU (chainrule computes on the CPU), so that programs that "
+                "ask run with the import changed."),
         Section("Transforms", "chainrule", _entries("cr.", cr, TRANSFORMS),
                 "JAX-style function transforms: they take a function and give a function."),
         Section("Modes", "chainrule", _entries("cr.", cr, MODES),

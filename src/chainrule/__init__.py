@@ -56,7 +56,7 @@ from .api.torch_random import (Generator, bernoulli, manual_seed, multinomial, n
 from .jit import jit, make_program
 from .origin import point_warnings_at_the_user as _point_warnings_at_the_user
 from . import nn
-from .api import linalg, random
+from .api import cuda, linalg, random  # (cuda: torch.cuda as on a machine without a GPU)
 from .nn import checkpoint, optim
 from .nn.checkpoint import load, save
 from .scalar import Value
@@ -85,8 +85,8 @@ __all__ = [
     # PyTorch's random functions and Generator (cr.random is JAX's keys)
     "manual_seed", "Generator", "randint", "randperm", "multinomial", "normal", "bernoulli",
     "rand_like", "randn_like",
-    # PyTorch's counting functions (no derivative)
-    "histc", "histogram",
+    # PyTorch's counting functions (no derivative); torch.cuda's questions (no GPU here)
+    "histc", "histogram", "cuda",
     # function transforms
     "grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "jacobian", "hessian",
     "hvp", "vmap", "linear_operator", "hessian_operator", "gradcheck", "GradcheckError",

@@ -34,6 +34,9 @@ PUBLIC_PATHS = {
     "chainrule.tree_util": "chainrule.transforms.pytrees",  # JAX's jax.tree_util
     "chainrule.test_util": "chainrule.compat.jax_test_util",  # JAX's jax.test_util
     "chainrule.ad_checkpoint": "chainrule.transforms.ad_checkpoint",  # JAX's jax.ad_checkpoint
+    "chainrule.cuda": "chainrule.api.cuda",             # PyTorch's torch.cuda (no GPU)
+    "chainrule.custom_derivatives": "chainrule.transforms.custom_derivatives",  # JAX's
+    "chainrule.tree": "chainrule.transforms.tree",      # JAX's jax.tree
 }
 
 
