@@ -10,7 +10,10 @@ For each solver, one problem of n unknowns and its parameters:
   x**3), the Jacobian-vector product of the solution with respect to its right side;
 * ``least_squares`` (trf): an exponential fit of 3 parameters to 200 points, the
   Jacobian of the fit with respect to the data (200 columns);
-* ``brentq``: a scalar root, the gradient with respect to its parameter.
+* ``brentq``: a scalar root, the gradient with respect to its parameter;
+* ``minimize`` (SLSQP) with constraints: a long-only portfolio of n assets (weights
+  summing to 1, some at their bound 0), the gradient of its expected return with
+  respect to the expected returns, through the KKT conditions.
 
 Each is timed two ways: the solve through chainrule with nothing to differentiate
 (``solve``: SciPy given chainrule's exact derivatives) and the solve with its derivative
@@ -86,6 +89,22 @@ def scalar_root():
     return (lambda: crossing(1.0)), (lambda: cr.grad(crossing)(1.0))
 
 
+def portfolio(n, rng):
+    import chainrule as cr
+    from chainrule.scipy import optimize
+    factors = rng.normal(size=(n, 3))
+    cov = factors @ factors.T / 3 + 0.05 * np.eye(n)
+    mu = rng.normal(0.05, 0.05, size=n)
+
+    def expected_return(mu):
+        w = optimize.minimize(lambda w, mu: 2.0 * cr.sum(w * cr.matmul(cov, w)) - cr.sum(mu * w),
+                              np.full(n, 1.0 / n), args=(mu,), method="SLSQP",
+                              bounds=[(0.0, None)] * n, options={"ftol": 1e-12},
+                              constraints={"type": "eq", "fun": lambda w: cr.sum(w) - 1.0}).x
+        return cr.sum(w * mu)
+    return (lambda: expected_return(mu)), (lambda: cr.grad(expected_return)(mu))
+
+
 def run(size="quick"):
     n = pick(size, 5, 30, 50)
     repeats = pick(size, 1, 5, 15)
@@ -97,6 +116,7 @@ def run(size="quick"):
         f"root (hybr), n = {n}": system(n, rng),
         "least_squares (trf), 3 parameters, 200 points": exponential_fit(rng),
         "brentq": scalar_root(),
+        f"minimize (SLSQP) with constraints, n = {n}": portfolio(n, rng),
     }
     rows = []
     for case, (solve, with_derivative) in cases.items():
