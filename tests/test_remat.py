@@ -461,3 +461,22 @@ def test_the_gradient_of_a_deep_chain_takes_less_memory():
         _close(a, b)
     assert remat < 0.6 * plain, (remat, plain)
     assert plain > 30e6  # (200 layers of 3 arrays of 80 kB: what there is to save)
+
+
+def test_saved_residuals_name_a_leaf_of_a_container_by_its_key_path():
+    """As JAX's print_saved_residuals does (``from the argument params[0][0]``): the
+    argument's name, then the leaf's key path."""
+    from chainrule.ad_checkpoint import saved_residuals
+
+    def f(params, x):
+        for weight, bias in params:
+            x = cr.sin(weight @ x + bias)
+        return cr.sum(x)
+    params = [(np.ones((2, 2)), np.ones(2)), (np.ones((2, 2)), np.ones(2))]
+    named = [what for _, _, what in saved_residuals(f, params, np.ones(2))
+             if what.startswith("the argument")]
+    assert named == ["the argument params[0][0]", "the argument params[0][1]",
+                     "the argument params[1][0]", "the argument params[1][1]",
+                     "the argument x"]
+    assert saved_residuals(lambda d: cr.sum(cr.sin(d["a"])), {"a": np.ones(2)})[0][2] \
+        == "the argument d['a']"

@@ -57,7 +57,7 @@ from . import checkpoint_policies
 from .capture import capture_run, constant, lifted, records, same, unboxed
 from .custom_primitive import Rules, call
 from .functional import jvp, vjp
-from .pytrees import tree_flatten, tree_unflatten
+from .pytrees import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
 
 __all__ = ["checkpoint", "remat", "checkpoint_name", "saved_residuals",
            "print_saved_residuals"]
@@ -262,7 +262,8 @@ def saved_residuals(fun: Callable[..., Any], *args: Any,
 
 
 def _arguments(fun, args):
-    """(shape, dtype, "the argument NAME") for each float leaf of the arguments."""
+    """(shape, dtype, "the argument NAME") for each float leaf of the arguments, a leaf
+    inside a container named by its key path, as JAX names it (``params[0][1]``)."""
     try:
         params = list(inspect.signature(fun).parameters)
     except (TypeError, ValueError):
@@ -270,10 +271,10 @@ def _arguments(fun, args):
     found = []
     for i, arg in enumerate(args):
         name = params[i] if i < len(params) else str(i)
-        for leaf in tree_flatten(arg)[0]:
+        for path, leaf in tree_flatten_with_path(arg)[0]:
             if _is_float(leaf):
                 found.append((shape_of(leaf), np.result_type(raw(leaf)),
-                              f"the argument {name}"))
+                              f"the argument {name}{keystr(path)}"))
     return found
 
 
