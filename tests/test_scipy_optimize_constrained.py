@@ -163,6 +163,33 @@ def test_the_projection_onto_a_simplex_matches_its_closed_form(method):
     np.testing.assert_allclose(cr.jacfwd(lambda a: project(a, method))(a), jac, atol=1e-10)
 
 
+@pytest.mark.parametrize("method", METHODS + ["COBYLA"])
+def test_a_portfolio_at_the_solvers_default_tolerances(method):
+    # trust-constr's interior point stops short of the bound (its multiplier finds it);
+    # COBYLA uses no derivatives: the answer is refined on the KKT conditions all the same
+    factors = RNG.standard_normal((4, 2))
+    cov = factors @ factors.T / 2 + 0.05 * np.eye(4)
+    mu = np.array([0.3, 0.2, -3.0, 0.1])
+
+    def weights(mu):
+        return opt.minimize(lambda w, mu: 2.0 * cr.sum(w * cr.matmul(cov, w)) - cr.sum(mu * w),
+                            np.full(4, 0.25), args=(mu,), method=method,
+                            bounds=[(0.0, None)] * 4,
+                            constraints={"type": "eq", "fun": lambda w: cr.sum(w) - 1.0}).x
+
+    w = np.asarray(weights(mu))
+    held = np.flatnonzero(w > 0)
+    assert held.size < 4                               # some weight at its bound
+    k = held.size                                      # the KKT system on the assets held
+    kkt = np.block([[4.0 * cov[np.ix_(held, held)], np.ones((k, 1))],
+                    [np.ones((1, k)), np.zeros((1, 1))]])
+    expected = np.zeros((4, 4))
+    expected[np.ix_(held, held)] = np.linalg.inv(kkt)[:k, :k]
+    np.testing.assert_allclose(w[held], np.linalg.solve(kkt, np.r_[mu[held], 1.0])[:k],
+                               atol=1e-10)
+    np.testing.assert_allclose(cr.jacrev(weights)(mu), expected, atol=1e-9)
+
+
 def test_a_nonlinear_constraint_with_two_sides():
     ring = so.NonlinearConstraint(lambda x: cr.sum(x * x), 1.0, 4.0)   # 1 <= |x|^2 <= 4
 
