@@ -120,8 +120,14 @@ def _linear(x, weight, bias):
     ([[1.0, 2.0], [1.0, 2.0], [1.0, 2.0]], [1.0, 1.0, 1.0])
     """
     # (.T of a matrix: an attribute, cheaper than a call, and a view cr.jit replays as one)
-    out = xp.matmul(x, weight.T if type(weight) in ARRAYS and weight.ndim == 2
-                    else xp.swapaxes(weight, -1, -2))
+    if type(x) in ARRAYS and type(weight) in ARRAYS and x.ndim > 2 and weight.ndim == 2:
+        # a stack of rows (batch, time, in): one product of a tall matrix, where NumPy's
+        # matmul would make one small product per leading index
+        rows = xp.matmul(x.reshape(-1, x.shape[-1]), weight.T)
+        out = rows.reshape(x.shape[:-1] + (weight.shape[0],))
+    else:
+        out = xp.matmul(x, weight.T if type(weight) in ARRAYS and weight.ndim == 2
+                        else xp.swapaxes(weight, -1, -2))
     if (type(out) in ARRAYS and type(bias) in ARRAYS and bias.dtype == out.dtype
             and bias.ndim <= 1):
         return xp.add(out, bias, out=out)  # the product is a new array: add in place
@@ -140,7 +146,7 @@ def _linear_pullback(g, ans, x, weight, bias, needs, residual):
             # a sequence of rows (batch, time, in): the weight's gradient as one product
             # over every row, not one per leading index summed afterwards
             rows, grads = x.reshape(-1, x.shape[-1]), g.reshape(-1, g.shape[-1])
-            return (xp.matmul(g, weight) if needs[0] else None,
+            return (xp.matmul(grads, weight).reshape(x.shape) if needs[0] else None,
                     xp.matmul(grads.T, rows) if needs[1] else None, g)
     return (matmul_vjp_a(g, x, _mT(weight)) if needs[0] else None,
             _mT(matmul_vjp_b(g, x, _mT(weight))) if needs[1] else None, g)
