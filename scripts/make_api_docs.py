@@ -314,8 +314,9 @@ def sections():
                 [Entry("chainrule.scipy.integrate", scipy_integrate, "module")]
                 + _entries("integrate.", scipy_integrate, scipy_integrate.__all__),
                 "`from chainrule.scipy.integrate import odeint`: ordinary differential "
-                "equations, differentiable once (reverse mode by the adjoint method, "
-                "forward mode by the sensitivity equations)."),
+                "equations, differentiable to any order (reverse mode by the adjoint "
+                "method, forward mode by the sensitivity equations, each solved by "
+                "odeint again)."),
         Section("SciPy's solvers", "chainrule.scipy.optimize",
                 [Entry("chainrule.scipy.optimize", scipy_optimize, "module")]
                 + _entries("optimize.", scipy_optimize, scipy_optimize.__all__),
