@@ -151,8 +151,8 @@ def on_config(config):
 def on_files(files, config):
     for path, text in reference_pages().items():
         files.append(File.generated(config, path, content=text))
-    for page in _OUTSIDE.values():
-        source = (ROOT / "benchmarks" / "README.md").read_text(encoding="utf-8")
+    for outside, page in _OUTSIDE.items():
+        source = (ROOT / "docs" / outside).resolve().read_text(encoding="utf-8")
         files.append(File.generated(config, page, content=source))
     return files
 

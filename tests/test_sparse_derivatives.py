@@ -210,6 +210,7 @@ def test_random_programs_patterns_hold_and_values_equal_the_dense_jacobian(seed)
     n = 8
     program = _random_program(rng, n)
     pattern = cr.jacobian_sparsity(program)(rng.random(n)).toarray()
+    jitted = {mode: cr.jit(cr.sparse_jacobian(program, mode=mode)) for mode in MODES}
     for _ in range(3):
         x = rng.standard_normal(n)
         dense = _dense_jacobian(program, x)
@@ -218,6 +219,8 @@ def test_random_programs_patterns_hold_and_values_equal_the_dense_jacobian(seed)
         assert not ((dense != 0) & ~local).any() and not (local & ~pattern).any()
         for mode in MODES:
             _assert_equal_to_dense(cr.sparse_jacobian(program, mode=mode)(x), dense)
+            # under cr.jit the pattern of the first call's point serves every call
+            _assert_equal_to_dense(jitted[mode](x), dense)
         _assert_equal_to_dense(cr.sparse_jacobian(program, sparsity=pattern)(x), dense)
 
 
@@ -228,11 +231,13 @@ def test_random_programs_hessians_equal_the_dense_ones(seed):
     program = _random_program(rng, n)
     f = lambda x: cr.sum(cr.sin(program(x))) + cr.sum(x[1:] * x[:-1])
     pattern = cr.hessian_sparsity(f)(rng.random(n)).toarray()
+    jitted = cr.jit(cr.sparse_hessian(f))
     for _ in range(2):
         x = rng.standard_normal(n)
         dense = np.asarray(cr.hessian(f)(x))
         assert not ((dense != 0) & ~pattern).any()
         _assert_equal_to_dense(cr.sparse_hessian(f)(x), dense)
+        _assert_equal_to_dense(jitted(x), dense)
 
 
 @pytest.mark.slow

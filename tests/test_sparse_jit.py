@@ -70,3 +70,14 @@ def test_a_known_pattern_is_used_as_it_is():
     jitted = cr.jit(cr.sparse_jacobian(residual, sparsity=known))
     np.testing.assert_allclose(jitted(x).toarray(), cr.jacfwd(residual)(x), rtol=1e-12,
                                atol=1e-12)
+
+
+def test_a_derivative_through_a_sparse_jacobian_is_refused_not_dropped():
+    """The result is a SciPy array, which carries no derivative: a transform around it
+    that differentiates a value f closes over raises, rather than giving 0."""
+    x = np.array([1.0, 2.0, 3.0])
+    outer = lambda p: cr.sparse_jacobian(lambda x: p * x ** 2)(x).sum()
+    with pytest.raises(TypeError, match="differentiating"):
+        cr.grad(outer)(2.0)
+    with pytest.raises(TypeError, match="differentiating"):
+        cr.jvp(outer, (2.0,), (1.0,))

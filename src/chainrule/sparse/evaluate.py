@@ -26,6 +26,7 @@ import numpy as np
 from .. import arrays as xp
 from ..modes import enable_grad
 from ..primitive import new_level
+from ..tensor import Tensor
 from ..transforms.forward import JVPTracer, tangent_in_dtype
 from ..transforms.functional import grad, vjp
 from ..transforms.pytrees import register_pytree_node
@@ -71,6 +72,14 @@ def _seeds(colors, ncolors):
     return seeds
 
 
+def _values(a):
+    """A Tensor's array where the Tensor carries no derivative (f computed with Tensors;
+    under cr.jit the array is a traced one, which np.asarray cannot take); anything else
+    as it is, so that a value an outer transform differentiates is refused by
+    ``as_array`` rather than silently detached."""
+    return a._data if isinstance(a, Tensor) and not a.requires_grad else a
+
+
 def _compressed_jvps(f, point, seeds):
     """The jvps of f at ``point`` along every seed (stacked on a leading axis) in one
     pass: the seeds ride through f as one batch of tangents."""
@@ -78,7 +87,7 @@ def _compressed_jvps(f, point, seeds):
     with enable_grad():
         out = f(JVPTracer(point, seeds, level))
     if isinstance(out, JVPTracer) and out._level == level:
-        return xp.as_array(tangent_in_dtype(out))
+        return xp.as_array(_values(tangent_in_dtype(out)))
     return np.zeros((seeds.shape[0],) + np.shape(out))  # f does not depend on x
 
 
@@ -99,7 +108,7 @@ class _Plan:
         return self._seeds.reshape((self.ncolors,) + tuple(shape))
 
     def assemble(self, compressed):
-        values = xp.reshape(xp.as_array(compressed), (-1,))[self.gather]
+        values = xp.reshape(xp.as_array(_values(compressed)), (-1,))[self.gather]
         return _sparse_array(values, self.pattern)
 
 
@@ -198,7 +207,7 @@ def sparse_jacobian(f: Callable[..., Any], mode: str = "auto",
                 raise ValueError(f"sparse_jacobian: sparsity has {plan.pattern.shape[0]} "
                                  f"rows, expected one per entry of f(x) ({np.size(out)})")
             compressed = vmap(lambda u: pullback(u)[0])(plan.seeds(np.shape(out)))
-        compressed = xp.reshape(xp.as_array(compressed), (plan.ncolors, -1))
+        compressed = xp.reshape(xp.as_array(_values(compressed)), (plan.ncolors, -1))
         if plan.mode == "forward" and compressed.shape[1] != plan.pattern.shape[0]:
             raise ValueError(f"sparse_jacobian: sparsity has {plan.pattern.shape[0]} rows, "
                              f"expected one per entry of f(x) ({compressed.shape[1]})")
@@ -250,5 +259,5 @@ def sparse_hessian(f: Callable[..., Any], sparsity: Any = None) -> Callable[...,
                              f"expected (x.size, x.size) = {(point.size, point.size)}")
         compressed = _compressed_jvps(grad(f), point, plan.seeds(point.shape))  # (forward
         # over reverse)
-        return plan.assemble(xp.reshape(xp.as_array(compressed), (plan.ncolors, -1)))
+        return plan.assemble(xp.reshape(xp.as_array(_values(compressed)), (plan.ncolors, -1)))
     return hessian_f
