@@ -10,11 +10,14 @@ vertices has three colours; then each entry (i, j) is alone in its row i among t
 columns of j's colour, or (i, j)'s mirror (j, i) is, and symmetry gives the other.
 
 Greedy colouring in several vertex orders (natural, largest degree first, smallest
-degree last) and Brelaz's DSATUR, keeping the fewest colours, and stopping early where
-a colouring reaches a lower bound (the most entries in one row): natural order gives the
-optimal 3 on a band of width 3, DSATUR the optimal 5 on the five-point stencil. Every colouring is checked before use
-(``columns_are_independent``, ``is_symmetric_decompressible``); a check that fails
-would be a bug, and raises instead of giving wrong values.
+degree last) and, for column and row colourings, Brelaz's DSATUR ("dsatur"), keeping the
+fewest colours, and stopping early where a colouring reaches a lower bound (the most
+entries in one row): natural order gives the optimal 3 on a band of width 3, DSATUR the
+optimal 5 on the five-point stencil. One order alone (``orders=("natural",)``) gives the
+greedy colouring of that order, as ColPack and SparseMatrixColorings.jl compute it
+(tests/test_sparse_published_counts.py compares the counts). Every colouring is checked
+before use (``columns_are_independent``, ``is_symmetric_decompressible``); a check that
+fails would be a bug, and raises instead of giving wrong values.
 """
 
 import contextlib
@@ -26,7 +29,7 @@ import numpy as np
 from .scipy_door import sparse_module
 
 __all__ = ["column_coloring", "row_coloring", "star_coloring", "columns_are_independent",
-           "is_symmetric_decompressible", "ORDERS"]
+           "is_symmetric_decompressible", "ORDERS", "COLUMN_STRATEGIES"]
 
 
 def _boolean(pattern):
@@ -165,24 +168,32 @@ def _dsatur(neighbours):
     return np.array(colors, dtype=np.int64)
 
 
+# The column (and row) colourings try these in turn: the vertex orders and DSATUR, which
+# is not a fixed order (it picks the next vertex by the colours already around it).
+COLUMN_STRATEGIES = ("natural", "dsatur", "largest_first", "smallest_last")
+
 # Past this many vertices only the natural order and DSATUR are tried: each further
 # order costs seconds there, and on the problems measured (tridiagonal, five-point
 # stencils, the Brusselator) none of them saved a colour over DSATUR.
 MANY_VERTICES = 20_000
 
 
-def _fewest(neighbours, colour, orders, bound, dsatur=False):
-    """The colouring with the fewest colours among the orders tried (and DSATUR), in
-    turn, stopping at one that reaches ``bound`` (a lower bound: it is optimal)."""
+def _fewest(neighbours, colour, strategies, bound, what):
+    """The colouring with the fewest colours among the strategies tried, in turn,
+    stopping at one that reaches ``bound`` (a lower bound: it is optimal)."""
+    strategies = tuple(strategies)
+    known = set(ORDERS) | ({"dsatur"} if colour is _greedy else set())
+    unknown = [name for name in strategies if name not in known]
+    if unknown or not strategies:
+        raise ValueError(f"{what}: orders must be among {', '.join(sorted(known))}, got "
+                         f"{strategies!r}")
     if len(neighbours) > MANY_VERTICES:
-        orders = [name for name in orders if name == "natural"] or list(orders)[:1]
-    tries = [lambda name=name: colour(neighbours, ORDERS[name](neighbours))
-             for name in orders]
-    if dsatur:
-        tries.insert(1, lambda: _dsatur(neighbours))
+        strategies = tuple(name for name in strategies if name in ("natural", "dsatur")) \
+            or strategies[:1]
     best = None
-    for attempt in tries:
-        colors = attempt()
+    for name in strategies:
+        colors = _dsatur(neighbours) if name == "dsatur" else \
+            colour(neighbours, ORDERS[name](neighbours))
         if best is None or colors.max(initial=-1) < best.max(initial=-1):
             best = colors
         if best.max(initial=-1) + 1 <= bound:
@@ -190,9 +201,11 @@ def _fewest(neighbours, colour, orders, bound, dsatur=False):
     return best
 
 
-def column_coloring(pattern, orders=tuple(ORDERS)):
+def column_coloring(pattern, orders=COLUMN_STRATEGIES):
     """A colour per column such that two columns of one colour share no row: one
     forward pass per colour. An array of ``pattern.shape[1]`` colours 0, 1, ...
+    ``orders`` names the greedy colourings tried (``COLUMN_STRATEGIES``); the one with
+    the fewest colours is kept.
 
     >>> import numpy as np
     >>> band = np.eye(6) + np.eye(6, k=1) + np.eye(6, k=-1)   # tridiagonal
@@ -203,13 +216,13 @@ def column_coloring(pattern, orders=tuple(ORDERS)):
     most_in_a_row = int(np.diff(matrix.indptr).max(initial=0))  # each needs its colour
     with _collector_paused():
         colors = _fewest(_adjacency(matrix.T @ matrix), _greedy, orders, most_in_a_row,
-                         dsatur=True)
+                         "column_coloring")
     if not columns_are_independent(matrix, colors):
         raise AssertionError("column_coloring: two columns of one colour share a row")
     return colors
 
 
-def row_coloring(pattern, orders=tuple(ORDERS)):
+def row_coloring(pattern, orders=COLUMN_STRATEGIES):
     """A colour per row such that two rows of one colour share no column: one reverse
     pass per colour.
 
@@ -233,7 +246,7 @@ def star_coloring(pattern, orders=tuple(ORDERS)):
     matrix = _boolean(matrix + matrix.T)
     with _collector_paused():
         colors = _fewest(_adjacency(matrix), _greedy_star, orders,
-                         2 if matrix.nnz > matrix.diagonal().sum() else 1)
+                         2 if matrix.nnz > matrix.diagonal().sum() else 1, "star_coloring")
     if not is_symmetric_decompressible(matrix, colors):
         raise AssertionError("star_coloring: an entry is recovered neither from its row "
                              "nor from its mirror's")
