@@ -34,13 +34,16 @@ import scipy.optimize as _so
 
 from .. import rules as ops
 from ..primitive import Box, raw, shape_of
-from ..transforms.functional import grad, hessian, jacfwd, jvp
+from ..transforms.functional import grad, jvp
+from ..transforms.jacobians import hessian, jacfwd
 from ..transforms.implicit import implicit_solution, plain
 from .optimize_constrained import constrained_minimize
 
 __all__ = ["minimize", "root", "fsolve", "least_squares", "root_scalar", "brentq", "newton"]
 
-OptimizeResult = _so.OptimizeResult  # what minimize, root and least_squares return
+# what minimize, root and least_squares return (imported, not assigned: where SciPy's
+# hints are missing, mypy reads an imported class as Any, an assigned one as no type)
+from scipy.optimize import OptimizeResult
 
 _HESSIAN_METHODS = {"dogleg", "trust-exact", "trust-constr"}
 _HESSP_METHODS = {"newton-cg", "trust-ncg", "trust-krylov"}

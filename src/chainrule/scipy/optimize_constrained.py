@@ -31,7 +31,8 @@ import scipy.optimize as _so
 
 from .. import rules as ops
 from ..primitive import Box, shape_of
-from ..transforms.functional import grad, hessian, jacfwd
+from ..transforms.functional import grad
+from ..transforms.jacobians import hessian, jacfwd
 from ..transforms.implicit import implicit_solution, plain
 
 __all__: list = []

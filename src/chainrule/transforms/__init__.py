@@ -1,7 +1,8 @@
 """Function transforms in the style of JAX: a function in, a function out.
 
-    functional.py   grad, value_and_grad, vjp, jvp, jacrev, jacfwd, hessian, hvp, and
-                    linear operators: the public transforms
+    functional.py   grad, value_and_grad, vjp, jvp: the public transforms, and what
+                    turns inputs into tracers and results back into their kind
+    jacobians.py    jacrev, jacfwd, hessian, hvp, built on functional.py's runs
     tracer.py       what the two modes' tracers share: a box that carries a value of
                     one level through the operations
     reverse.py      reverse mode: a tracer that records a graph, walked by backward
@@ -23,8 +24,8 @@
     checkpoint_policies.py  which values a checkpoint keeps (jax.checkpoint_policies)
 """
 
-from .functional import (grad, hessian, hvp, jacfwd, jacobian, jacrev, jvp, tree_flatten,
-                         tree_unflatten, value_and_grad, vjp)
+from .functional import grad, jvp, tree_flatten, tree_unflatten, value_and_grad, vjp
+from .jacobians import hessian, hvp, jacfwd, jacobian, jacrev
 from .operators import hessian_operator, linear_operator
 from .vmap_axes import vmap
 from .gradcheck import GradcheckError, gradcheck

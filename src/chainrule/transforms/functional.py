@@ -1,5 +1,6 @@
-"""Function transforms in the style of JAX: grad, value_and_grad, vjp, jvp, jacrev,
-jacfwd, hessian and hvp (the linear operators built on them are in operators.py).
+"""Function transforms in the style of JAX: grad, value_and_grad, vjp and jvp (the
+Jacobians and Hessians built on them are in jacobians.py, the linear operators in
+operators.py).
 
 They take a function and give a function. Inputs may be Python floats, Values, NumPy
 arrays or Tensors, and tuples, lists and dicts of those, nested (pytrees); results come
@@ -23,13 +24,12 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import libraries
-from .. import rules as ops
 from .forward import JVPTracer, tangent_in_dtype
 from ..modes import enable_grad
 from ..primitive import Box, new_level, _foreign_array
 from ..arrays import ARRAYS, as_array, to_float
 from ..primitive import raw as _innermost
-from .pytrees import (LEAF, PyTree, leaf_count, leaves_up_to, tree_flatten, tree_map,
+from .pytrees import (LEAF, PyTree, leaves_up_to, tree_flatten, tree_map,
                       tree_unflatten)
 from .reverse import ReverseTracer, gradients
 from ..tensor import Tensor
@@ -37,8 +37,7 @@ from ..tensor_data import foreign
 from .tracer import Tracer
 from ..scalar.value import Value
 
-__all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "jacobian",
-           "hessian", "hvp", "tree_flatten", "tree_unflatten"]
+__all__ = ["grad", "value_and_grad", "vjp", "jvp", "tree_flatten", "tree_unflatten"]
 
 # ---------------------------------------------------------------------------------------
 # Inputs in, results out, in the kind that went in
@@ -498,190 +497,3 @@ def jvp(f: Callable[..., Any], primals: tuple[PyTree, ...] | list[PyTree],
     if has_aux:
         return primal_out, tangent_out, aux
     return primal_out, tangent_out
-
-
-# ---------------------------------------------------------------------------------------
-# Jacobians and Hessians
-# ---------------------------------------------------------------------------------------
-
-def jacrev(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
-           has_aux: bool = False, holomorphic: bool = False) -> Callable[..., Any]:
-    """The Jacobian by reverse mode, shape ``out.shape + in.shape``: for the tensor
-    engine, one backward pass seeded with all the rows of an identity at once. With
-    ``has_aux=True``, f returns ``(output, aux)`` and the result is ``(jacobian, aux)``.
-    Outputs must be real, as for ``grad``, unless ``holomorphic=True`` (complex inputs
-    and outputs, entries f'(z)).
-
-    >>> cr.jacrev(lambda x: x ** 2)(np.array([1.0, 2.0]))      # diag(2x)
-    array([[2., 0.],
-           [0., 4.]])
-    """
-    def jacrev_f(*args, **kwargs):
-        trace = _ReverseRun(f, args, kwargs, argnums, has_aux, "jacrev", holomorphic)
-        _check_dtypes(trace.out_leaves, holomorphic, "jacrev", "output")
-        per_output = []
-        for leaf in trace.out_leaves:
-            shape = np.shape(_innermost(leaf))
-            if not shape:  # a scalar output: one plain pass
-                cot = [1.0 if other is leaf else None for other in trace.out_leaves]
-                per_output.append(trace.input_results(trace.pullback(cot)))
-                continue
-            size = int(np.prod(shape))
-            seed = np.eye(size, dtype=_float_dtype(leaf)).reshape((size,) + shape)
-            cotangents = [seed if other is leaf else None for other in trace.out_leaves]
-            blocks = trace.input_results(trace.pullback(cotangents, (size,)), (size,))
-            per_output.append(_batch_axis_into_output_shape(blocks, trace, shape))
-        jacobian = tree_unflatten(trace.out_def, per_output)
-        return (jacobian, trace.output(aux=True)) if has_aux else jacobian
-
-    return jacrev_f
-
-
-def _batch_axis_into_output_shape(blocks, trace, out_shape):
-    """Move the batch axis of each gradient into the output's shape: out.shape + in.shape."""
-    def reshape(block):
-        if isinstance(block, (Box, np.ndarray)) or type(block) in ARRAYS or \
-                _library(block) is not None:  # (ARRAYS: cr.jit's traced arrays too)
-            return ops.reshape(block, out_shape + tuple(np.shape(block)[1:]))
-        return block
-    if trace.many:
-        return tuple(tree_map(reshape, b) for b in blocks)
-    return tree_map(reshape, blocks)
-
-
-def jacfwd(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
-           has_aux: bool = False, holomorphic: bool = False) -> Callable[..., Any]:
-    """The Jacobian by forward mode, shape ``out.shape + in.shape``: one forward pass
-    per input, carrying all the columns of an identity as a batch of tangents. With
-    ``has_aux=True``, f returns ``(output, aux)`` and the result is ``(jacobian, aux)``.
-    Inputs must be real (outputs may be complex), unless ``holomorphic=True``.
-
-    >>> cr.jacfwd(lambda x: x ** 2)(np.array([1.0, 2.0]))      # diag(2x)
-    array([[2., 0.],
-           [0., 4.]])
-    """
-    def jacfwd_f(*args, **kwargs):
-        nums, many = _argnums(argnums, len(args), "jacfwd")
-        for n in nums:
-            _check_dtypes(tree_flatten(args[n])[0], holomorphic, "jacfwd", "input")
-        out_kind = _kind_of_results([_kind(leaf) for n in nums
-                                     for leaf in tree_flatten(args[n])[0]])
-        if type(out_kind) is not str:  # another library's arrays: wrapped
-            args, kwargs = out_kind.adopt_tree((args, kwargs))
-        per_arg, out_def, aux = [], None, None
-        for n in nums:
-            leaves, treedef = tree_flatten(args[n])
-            per_leaf = []
-            for k, leaf in enumerate(leaves):
-                blocks, out_def, aux = _forward_columns(f, args, kwargs, n, leaves, treedef,
-                                                        k, out_kind, has_aux, holomorphic)
-                per_leaf.append(blocks)
-            per_arg.append((treedef, per_leaf))
-        if not any(per_leaf for _, per_leaf in per_arg):  # no input leaf (None inputs):
-            # the output's structure, from a run of f
-            _, out_def, aux = _forward_columns(f, args, kwargs, None, [], None, None,
-                                               out_kind, has_aux)
-        # The output's structure outside, the inputs' inside (as JAX arranges it).
-        regrouped = []
-        for j in range(leaf_count(out_def)):
-            per_num = [tree_unflatten(treedef, [blocks[j] for blocks in per_leaf])
-                       for treedef, per_leaf in per_arg]
-            regrouped.append(tuple(per_num) if many else per_num[0])
-        jacobian = tree_unflatten(out_def, regrouped)
-        return (jacobian, aux) if has_aux else jacobian
-
-    return jacfwd_f
-
-
-def _forward_columns(f, args, kwargs, n, leaves, treedef, k, out_kind, has_aux=False,
-                     holomorphic=False):
-    """d out / d leaves[k] of argument n, for every output leaf: out.shape + in.shape.
-    With n None, f runs on args as they are (every block is then zeros)."""
-    level = new_level()
-    new_args = list(args)
-    scalar, in_shape = True, ()
-    if n is not None:
-        leaf = _point(leaves[k])
-        in_shape = np.shape(_innermost(leaf))
-        size = int(np.prod(in_shape))
-        scalar = in_shape == ()  # one column: a plain tangent of 1, no batch axis
-        columns = 1.0 if scalar else np.eye(size, dtype=_float_dtype(leaf)).reshape(
-            (size,) + in_shape)
-        if not scalar and foreign(_innermost(leaf)):  # (the library's, as the point: a
-            columns = _innermost(leaf)._owned(columns)  # NumPy array meets its indices)
-        traced = list(leaves)
-        traced[k] = JVPTracer(leaf, columns, level)
-        new_args[n] = tree_unflatten(treedef, traced)
-    with enable_grad():
-        out = f(*new_args, **kwargs)
-    aux = None
-    if has_aux:
-        if not (isinstance(out, tuple) and len(out) == 2):
-            raise TypeError(f"jacfwd(..., has_aux=True): the function must return a pair "
-                            f"(output, aux), got {type(out).__name__}")
-        out, aux = out
-        aux = tree_map(lambda leaf: _in_kind(leaf.primal, out_kind) if isinstance(
-            leaf, JVPTracer) and leaf._level == level else leaf, aux)  # (no derivative)
-    out = _checked_output(out, "jacfwd")
-    out_leaves, out_def = tree_flatten(out)
-    if holomorphic:
-        _check_dtypes(out_leaves, True, "jacfwd", "output")
-    blocks = []
-    for o in out_leaves:
-        out_shape = np.shape(_innermost(o))
-        if isinstance(o, JVPTracer) and o._level == level and scalar:
-            block = tangent_in_dtype(o)
-        elif isinstance(o, JVPTracer) and o._level == level:
-            tangent = tangent_in_dtype(o)  # (size,) + out.shape: move the batch axis to the end
-            order = tuple(range(1, len(out_shape) + 1)) + (0,)
-            block = ops.reshape(ops.transpose(tangent, order), out_shape + in_shape)
-        else:  # this output does not depend on the input
-            block = np.zeros(out_shape + in_shape, _float_dtype(o))
-        blocks.append(_in_kind(block, out_kind))
-    return blocks, out_def, aux
-
-
-jacobian = jacrev
-
-
-def hessian(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
-            has_aux: bool = False, holomorphic: bool = False) -> Callable[..., Any]:
-    """The matrix of second derivatives, shape ``in.shape + in.shape`` (with
-    ``has_aux=True``, f returns ``(output, aux)`` and the result is ``(hessian, aux)``).
-
-    Forward over reverse, as in JAX: the gradient is computed once, carrying all the
-    columns of an identity as one batch of tangents. ``holomorphic=True`` for a
-    complex function of complex inputs; a real function of complex inputs is refused,
-    as JAX refuses it (``cr.jvp(cr.grad(f), (z,), (v,))`` gives its products).
-
-    >>> cr.hessian(lambda x: x[0] ** 2 * x[1])(np.array([1.0, 2.0]))   # [[2y, 2x], [2x, 0]]
-    array([[4., 2.],
-           [2., 0.]])
-    """
-    return jacfwd(jacrev(f, argnums, has_aux, holomorphic), argnums, has_aux, holomorphic)
-
-
-def hvp(f: Callable[..., Any], x: PyTree, v: PyTree) -> PyTree:
-    """The Hessian of scalar ``f`` at ``x`` times ``v``, without forming the Hessian:
-    the gradient of ``<grad f(x), v>``, two backward passes. The result has x's shape.
-    For a complex x, the gradient of Re<grad f(x), v>: JAX's ``jvp(grad(f), (x,), (v,))``.
-
-    >>> f = lambda x: x[0] ** 2 * x[1]              # Hessian [[2y, 2x], [2x, 0]]
-    >>> cr.hvp(f, np.array([1.0, 2.0]), np.array([1.0, 0.0]))     # its first column
-    array([4., 2.])
-    """
-    def directional(x):
-        g = grad(f)(x)
-        g_leaves, g_def = tree_flatten(g)
-        v_leaves = leaves_up_to(g_def, v, "hvp: the point and the direction")
-        total = 0.0
-        for gl, vl in zip(g_leaves, v_leaves):
-            if isinstance(vl, Box):  # a traced direction: the product is traced in it too
-                total = total + ops.sum(gl * vl)
-            elif isinstance(gl, (Value, float)):
-                total = total + gl * to_float(vl)
-            else:  # (another library's array as it is: chainrule.backends)
-                total = total + ops.sum(gl * (vl if type(_kind(vl)) is not str
-                                              else as_array(vl)))
-        return ops.real(total) if np.iscomplexobj(_innermost(total)) else total
-    return grad(directional)(x)

@@ -41,7 +41,8 @@ from .. import rules as ops
 from ..primitive import Box, Primitive, raw, shape_of
 from ..tensor import Tensor
 from .capture import capture_run, constant, lifted
-from .functional import jacfwd, vjp, jvp
+from .functional import vjp, jvp
+from .jacobians import jacfwd
 from .pytrees import tree_flatten, tree_unflatten
 from .vmap_axes import vmap
 

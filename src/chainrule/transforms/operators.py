@@ -24,7 +24,8 @@ from .. import rules as ops
 from ..primitive import Box, raw
 from ..scalar.value import Value
 from ..tensor import Tensor
-from .functional import hvp, jvp, vjp
+from .functional import jvp, vjp
+from .jacobians import hvp
 from .tracer import Tracer
 
 __all__ = ["linear_operator", "hessian_operator", "DerivativeOperator", "operator_class",

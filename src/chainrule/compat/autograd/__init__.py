@@ -21,7 +21,7 @@ import numpy as _np
 
 from ... import rules as _rules
 from ...primitive import primitive, raw as _raw, shape_of as _shape_of
-from ...transforms import functional as _f
+from ...transforms import functional as _f, jacobians as _jac
 from . import builtins
 from .builtins import dict, isinstance, list, tuple, type  # noqa: A004
 from .core import _bools_as_constants
@@ -83,12 +83,12 @@ def _ones_dtype(out):
 
 def jacobian(fun, argnum=0):
     """The Jacobian, of shape ``out.shape + x.shape``."""
-    return _named("jacobian", fun, argnum)(_f.jacrev(fun, argnums=argnum))
+    return _named("jacobian", fun, argnum)(_jac.jacrev(fun, argnums=argnum))
 
 
 def hessian(fun, argnum=0):
     """The Hessian of a scalar function, of shape ``x.shape + x.shape``."""
-    return _named("hessian", fun, argnum)(_f.hessian(fun, argnums=argnum))
+    return _named("hessian", fun, argnum)(_jac.hessian(fun, argnums=argnum))
 
 
 def make_vjp(fun, argnum=0):
@@ -135,7 +135,7 @@ def tensor_jacobian_product(fun, argnum=0):
 
         def contracted(*a):
             return _rules.tensordot(tensor, fun(*a, **kwargs), axes=lead)
-        return _f.jacrev(contracted, argnums=argnum)(*args)
+        return _jac.jacrev(contracted, argnums=argnum)(*args)
     return product
 
 
