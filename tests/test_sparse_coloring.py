@@ -115,6 +115,61 @@ def test_every_vertex_order_gives_a_valid_colouring(order):
                                                 coloring.star_coloring(pattern, orders=(order,)))
 
 
+def _bidirectional_values(jacobian, pattern, rows, columns, from_rows):
+    """The entries, CSR order, as the passes of a bicolouring give them: J @ seeds for
+    the column colours, seeds.T @ J for the row colours."""
+    m, n = jacobian.shape
+    forward = np.zeros((n, columns.max(initial=-1) + 1))
+    forward[np.flatnonzero(columns >= 0), columns[columns >= 0]] = 1
+    reverse = np.zeros((rows.max(initial=-1) + 1, m))
+    reverse[rows[rows >= 0], np.flatnonzero(rows >= 0)] = 1
+    by_columns, by_rows = jacobian @ forward, reverse @ jacobian
+    i, j = np.nonzero(pattern)  # row by row: CSR order
+    return np.where(from_rows, by_rows[np.maximum(rows[i], 0), j] if by_rows.size else 0,
+                    by_columns[i, np.maximum(columns[j], 0)] if by_columns.size else 0)
+
+
+def test_a_bicolouring_of_an_arrow_takes_three_passes_where_one_side_takes_n():
+    n = 30
+    arrow = np.eye(n, dtype=bool)
+    arrow[0] = arrow[:, 0] = True
+    assert _count(coloring.column_coloring(arrow)) == _count(coloring.row_coloring(arrow)) == n
+    rows, columns, from_rows = coloring.bicoloring(arrow)
+    assert (rows.max() + 1, columns.max() + 1) == (1, 2)
+    jacobian = np.random.default_rng(7).standard_normal((n, n)) * arrow
+    np.testing.assert_array_equal(
+        _bidirectional_values(jacobian, arrow, rows, columns, from_rows), jacobian[arrow])
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_bicolourings_of_random_patterns_recover_every_entry_in_no_more_passes(seed):
+    rng = np.random.default_rng(300 + seed)
+    m, n = (int(k) for k in rng.integers(5, 40, size=2))
+    pattern = rng.random((m, n)) < 0.05 + 0.03 * seed
+    pattern[rng.integers(m)] = True            # a dense row
+    pattern[:, rng.integers(n)] = True         # and a dense column
+    rows, columns, from_rows = coloring.bicoloring(pattern)
+    passes = rows.max(initial=-1) + 1 + columns.max(initial=-1) + 1
+    assert passes <= min(_count(coloring.column_coloring(pattern)),
+                         _count(coloring.row_coloring(pattern)))
+    jacobian = rng.standard_normal((m, n)) * pattern
+    np.testing.assert_array_equal(
+        _bidirectional_values(jacobian, pattern, rows, columns, from_rows), jacobian[pattern])
+
+
+def test_the_bidirectional_check_rejects_an_entry_read_where_it_is_not_alone():
+    arrow = np.eye(4, dtype=bool)
+    arrow[0] = arrow[:, 0] = True
+    rows, columns, from_rows = coloring.bicoloring(arrow)
+    assert coloring.is_bidirectionally_decompressible(arrow, rows, columns, from_rows)
+    # row 0 read from the forward passes: columns 1-3 share a colour there
+    assert not coloring.is_bidirectionally_decompressible(arrow, rows, columns,
+                                                          np.zeros_like(from_rows))
+    # or its row in no reverse pass at all
+    assert not coloring.is_bidirectionally_decompressible(arrow, np.full(4, -1), columns,
+                                                          from_rows)
+
+
 @pytest.mark.slow
 def test_colouring_a_million_columns_takes_seconds():
     import time

@@ -23,7 +23,7 @@ def rosenbrock(x):  # the extended Rosenbrock function: a banded Hessian
     return cr.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
 
 
-@pytest.mark.parametrize("mode", ["auto", "forward", "reverse"])
+@pytest.mark.parametrize("mode", ["auto", "forward", "reverse", "bidirectional"])
 def test_a_jitted_sparse_jacobian_equals_the_eager_one_at_every_call(mode):
     rng = RNG
     jitted = cr.jit(cr.sparse_jacobian(residual, mode=mode))

@@ -18,6 +18,14 @@ greedy colouring of that order, as ColPack and SparseMatrixColorings.jl compute 
 (tests/test_sparse_published_counts.py compares the counts). Every colouring is checked
 before use (``columns_are_independent``, ``is_symmetric_decompressible``); a check that
 fails would be a bug, and raises instead of giving wrong values.
+
+A *bicolouring* (``bicoloring``) takes forward passes for some entries and reverse passes
+for the others: it splits the entries by rows (the densest rows read from reverse
+passes) or by columns, and colours each side for its part alone, so that the rows read
+from reverse passes do not constrain the columns' colours, nor those columns the rows'.
+Those are among the star bicolourings of Coleman and Verma (1998), which may divide the
+entries between the sides more finely; on a dense row, a dense column and a diagonal it
+finds 3 passes, the fewest possible.
 """
 
 import contextlib
@@ -28,8 +36,9 @@ import numpy as np
 
 from .scipy_door import sparse_module
 
-__all__ = ["column_coloring", "row_coloring", "star_coloring", "columns_are_independent",
-           "is_symmetric_decompressible", "ORDERS", "COLUMN_STRATEGIES"]
+__all__ = ["column_coloring", "row_coloring", "star_coloring", "bicoloring",
+           "columns_are_independent", "is_symmetric_decompressible",
+           "is_bidirectionally_decompressible", "ORDERS", "COLUMN_STRATEGIES"]
 
 
 def _boolean(pattern):
@@ -253,6 +262,72 @@ def star_coloring(pattern, orders=tuple(ORDERS)):
     return colors
 
 
+def _split_by_rows(matrix, heavy, orders):
+    """Rows ``heavy`` read from reverse passes (their rows coloured so that two of one
+    colour share no column), the other rows from forward passes (the columns coloured so
+    that two of one colour share none of those rows: the heavy rows' sums are not read)."""
+    m, n = matrix.shape
+    rows = np.full(m, -1, dtype=np.int64)
+    columns = np.full(n, -1, dtype=np.int64)
+    if heavy.any():
+        rows[heavy] = row_coloring(matrix[np.flatnonzero(heavy)], orders)
+    if not heavy.all():
+        columns = column_coloring(matrix[np.flatnonzero(~heavy)], orders)
+    return rows, columns
+
+
+def _passes(colors):
+    return int(colors.max(initial=-1)) + 1
+
+
+def bicoloring(pattern, orders=COLUMN_STRATEGIES, levels=6):
+    """Colours for a Jacobian computed both ways: forward passes (one per column colour)
+    for some entries, reverse passes (one per row colour) for the others, fewer passes
+    in all than either way alone where the pattern has dense rows and dense columns.
+
+    The entries are split by rows (the rows with the most entries read from reverse
+    passes, the rest from forward passes) or by columns (the columns with the most
+    entries read from forward passes, the rest from reverse passes), at each of the
+    ``levels`` largest entry counts, and each side coloured for its part alone; the
+    split with the fewest passes is kept (one side alone among them). Returns
+    ``(row_colors, column_colors, from_rows)``: colour -1 for a row (column) in no
+    pass, and for each stored entry in CSR order whether a reverse pass gives it.
+
+    >>> import numpy as np
+    >>> arrow = np.eye(6) + np.eye(6)[0] + np.eye(6)[:, [0]]  # one side alone: 6 passes
+    >>> rows, columns, from_rows = bicoloring(arrow)
+    >>> rows.tolist(), columns.tolist()                       # 1 reverse, 2 forward
+    ([0, -1, -1, -1, -1, -1], [0, 1, 1, 1, 1, 1])
+    """
+    matrix = _boolean(pattern)
+    matrix.sort_indices()
+    entry_rows = np.repeat(np.arange(matrix.shape[0]), np.diff(matrix.indptr))
+    entry_columns = matrix.indices.astype(np.int64)
+    in_row = np.diff(matrix.indptr)
+    in_column = np.bincount(entry_columns, minlength=matrix.shape[1])
+    best = None
+    # (rows read from reverse passes, columns read from forward passes): one is empty
+    splits = [(np.zeros(matrix.shape[0], dtype=bool), None),
+              (None, np.zeros(matrix.shape[1], dtype=bool))]
+    splits += [(in_row >= level, None) for level in np.unique(in_row)[::-1][:levels]]
+    splits += [(None, in_column >= level) for level in np.unique(in_column)[::-1][:levels]]
+    for heavy_rows, heavy_columns in splits:
+        if heavy_rows is not None:
+            rows, columns = _split_by_rows(matrix, heavy_rows, orders)
+            from_rows = heavy_rows[entry_rows]
+        else:
+            columns, rows = _split_by_rows(matrix.T.tocsr(), heavy_columns, orders)
+            from_rows = ~heavy_columns[entry_columns]
+        passes = _passes(rows) + _passes(columns)
+        if best is None or passes < best[0]:
+            best = (passes, rows, columns, from_rows)
+    _, rows, columns, from_rows = best
+    if not is_bidirectionally_decompressible(matrix, rows, columns, from_rows):
+        raise AssertionError("bicoloring: an entry is alone neither in its row's forward "
+                             "pass nor in its column's reverse pass")
+    return rows, columns, from_rows
+
+
 # ---------------------------------------------------------------------------------------
 # Checks (vectorised: they run on every colouring before it is used)
 # ---------------------------------------------------------------------------------------
@@ -295,3 +370,29 @@ def is_symmetric_decompressible(pattern, colors):
     found = np.minimum(found, max(alone_keys.size - 1, 0))
     mirrored = alone_keys.size > 0 and alone_keys[found] == mirror
     return bool(np.all((counts == 1) | mirrored))
+
+
+def _alone(colours, group):
+    """For each entry: whether its colour (-1: none) is taken by no other entry of its
+    group (its row, for the columns' colours; its column, for the rows')."""
+    coloured = colours >= 0
+    alone = np.zeros(colours.size, dtype=bool)
+    if coloured.any():
+        keys = group[coloured] * (int(colours.max()) + 1) + colours[coloured]
+        _, inverse, counts = np.unique(keys, return_inverse=True, return_counts=True)
+        alone[coloured] = counts[inverse] == 1
+    return alone
+
+
+def is_bidirectionally_decompressible(pattern, row_colors, column_colors, from_rows):
+    """Each stored entry (i, j), CSR order, is read where ``from_rows`` says: alone in
+    column j among the rows of i's colour (a reverse pass), or alone in row i among the
+    columns of j's colour (a forward pass); colour -1 is in no pass."""
+    matrix = _boolean(pattern)
+    matrix.sort_indices()
+    rows = np.repeat(np.arange(matrix.shape[0]), np.diff(matrix.indptr))
+    columns = matrix.indices.astype(np.int64)
+    by_rows = _alone(np.asarray(row_colors)[rows], columns)
+    by_columns = _alone(np.asarray(column_colors)[columns], rows)
+    from_rows = np.asarray(from_rows, dtype=bool)
+    return bool(np.all(np.where(from_rows, by_rows, by_columns)))
