@@ -157,6 +157,29 @@ def test_bicolourings_of_random_patterns_recover_every_entry_in_no_more_passes(s
         _bidirectional_values(jacobian, pattern, rows, columns, from_rows), jacobian[pattern])
 
 
+def test_a_bicolouring_of_a_large_arrow_never_colours_its_dense_row_forward(monkeypatch):
+    """Colouring the columns of a dense row builds a graph of n^2 edges (20 GB at
+    n = 50,000): the splits are tried from the lowest bound on their passes, and the
+    one-sided ones, bounded by n, are skipped once 3 passes are found."""
+    n = 50_000
+    arrow = scipy_sparse.lil_array((n, n), dtype=bool)
+    arrow.setdiag(True)
+    arrow[0, :] = True
+    arrow[:, 0] = True
+    coloured = []
+    column_coloring = coloring.column_coloring
+
+    def refusing_dense_rows(pattern, orders=coloring.COLUMN_STRATEGIES):
+        # (row colourings come here too, transposed) refused before the graph is built
+        coloured.append(int(np.diff(scipy_sparse.csr_array(pattern).indptr).max()))
+        assert coloured[-1] <= 2, "the dense row coloured forward"
+        return column_coloring(pattern, orders)
+    monkeypatch.setattr(coloring, "column_coloring", refusing_dense_rows)
+    rows, columns, _ = coloring.bicoloring(arrow.tocsr())
+    assert (rows.max() + 1, columns.max() + 1) == (1, 2)
+    assert coloured
+
+
 def test_the_bidirectional_check_rejects_an_entry_read_where_it_is_not_alone():
     arrow = np.eye(4, dtype=bool)
     arrow[0] = arrow[:, 0] = True

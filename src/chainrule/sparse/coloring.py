@@ -262,22 +262,21 @@ def star_coloring(pattern, orders=tuple(ORDERS)):
     return colors
 
 
-def _split_by_rows(matrix, heavy, orders):
-    """Rows ``heavy`` read from reverse passes (their rows coloured so that two of one
-    colour share no column), the other rows from forward passes (the columns coloured so
-    that two of one colour share none of those rows: the heavy rows' sums are not read)."""
-    m, n = matrix.shape
-    rows = np.full(m, -1, dtype=np.int64)
-    columns = np.full(n, -1, dtype=np.int64)
-    if heavy.any():
-        rows[heavy] = row_coloring(matrix[np.flatnonzero(heavy)], orders)
-    if not heavy.all():
-        columns = column_coloring(matrix[np.flatnonzero(~heavy)], orders)
-    return rows, columns
+def _used(colors, used):
+    """The colours of the vertices ``used``, numbered 0, 1, ... again; -1 for the others
+    (a row or column no pass needs)."""
+    colors = np.where(used, colors, -1)
+    if used.any():
+        colors[used] = np.unique(colors[used], return_inverse=True)[1]
+    return colors
 
 
 def _passes(colors):
     return int(colors.max(initial=-1)) + 1
+
+
+def _most(keys, size):
+    return int(np.bincount(keys, minlength=size).max(initial=0)) if keys.size else 0
 
 
 def bicoloring(pattern, orders=COLUMN_STRATEGIES, levels=6):
@@ -288,10 +287,11 @@ def bicoloring(pattern, orders=COLUMN_STRATEGIES, levels=6):
     The entries are split by rows (the rows with the most entries read from reverse
     passes, the rest from forward passes) or by columns (the columns with the most
     entries read from forward passes, the rest from reverse passes), at each of the
-    ``levels`` largest entry counts, and each side coloured for its part alone; the
-    split with the fewest passes is kept (one side alone among them). Returns
-    ``(row_colors, column_colors, from_rows)``: colour -1 for a row (column) in no
-    pass, and for each stored entry in CSR order whether a reverse pass gives it.
+    ``levels`` largest entry counts, and each side coloured for its entries alone; the
+    split with the fewest passes is kept (one side alone among them, preferred on a
+    tie). Returns ``(row_colors, column_colors, from_rows)``: colour -1 for a row
+    (column) in no pass, and for each stored entry in CSR order whether a reverse pass
+    gives it.
 
     >>> import numpy as np
     >>> arrow = np.eye(6) + np.eye(6)[0] + np.eye(6)[:, [0]]  # one side alone: 6 passes
@@ -301,26 +301,44 @@ def bicoloring(pattern, orders=COLUMN_STRATEGIES, levels=6):
     """
     matrix = _boolean(pattern)
     matrix.sort_indices()
-    entry_rows = np.repeat(np.arange(matrix.shape[0]), np.diff(matrix.indptr))
+    (m, n), sparse = matrix.shape, sparse_module()
+    entry_rows = np.repeat(np.arange(m), np.diff(matrix.indptr))
     entry_columns = matrix.indices.astype(np.int64)
-    in_row = np.diff(matrix.indptr)
-    in_column = np.bincount(entry_columns, minlength=matrix.shape[1])
+    in_row, in_column = np.diff(matrix.indptr), np.bincount(entry_columns, minlength=n)
+    splits = [np.zeros(matrix.nnz, dtype=bool), np.ones(matrix.nnz, dtype=bool)]
+    splits += [in_row[entry_rows] >= level for level in np.unique(in_row)[::-1][:levels]]
+    splits += [in_column[entry_columns] < level
+               for level in np.unique(in_column)[::-1][:levels]]
+
+    def bound(from_rows):
+        """Passes no colouring of this split goes below: the most entries read forward
+        in one row, plus the most read backward in one column. Splits are tried from
+        the lowest bound, and one whose bound reaches the best found is skipped: a dense
+        row read forward would be coloured through a graph of n^2 edges."""
+        return (_most(entry_rows[~from_rows], m) + _most(entry_columns[from_rows], n),
+                bool(from_rows.any() and not from_rows.all()))
+
+    def part(keep):
+        """The pattern of the entries ``keep``, at full size."""
+        return sparse.csr_array((np.ones(int(keep.sum()), dtype=bool),
+                                 (entry_rows[keep], entry_columns[keep])), shape=(m, n))
+
     best = None
-    # (rows read from reverse passes, columns read from forward passes): one is empty
-    splits = [(np.zeros(matrix.shape[0], dtype=bool), None),
-              (None, np.zeros(matrix.shape[1], dtype=bool))]
-    splits += [(in_row >= level, None) for level in np.unique(in_row)[::-1][:levels]]
-    splits += [(None, in_column >= level) for level in np.unique(in_column)[::-1][:levels]]
-    for heavy_rows, heavy_columns in splits:
-        if heavy_rows is not None:
-            rows, columns = _split_by_rows(matrix, heavy_rows, orders)
-            from_rows = heavy_rows[entry_rows]
-        else:
-            columns, rows = _split_by_rows(matrix.T.tocsr(), heavy_columns, orders)
-            from_rows = ~heavy_columns[entry_columns]
-        passes = _passes(rows) + _passes(columns)
-        if best is None or passes < best[0]:
-            best = (passes, rows, columns, from_rows)
+    tries = sorted(((bound(split), i, split) for i, split in enumerate(splits)),
+                   key=lambda t: t[:2])
+    for key, _, from_rows in tries:
+        if best is not None and key >= best[0]:
+            continue
+        forward, backward = ~from_rows, from_rows
+        columns = _used(column_coloring(part(forward), orders) if forward.any()
+                        else np.zeros(n, dtype=np.int64),
+                        np.bincount(entry_columns[forward], minlength=n) > 0)
+        rows = _used(row_coloring(part(backward), orders) if backward.any()
+                     else np.zeros(m, dtype=np.int64),
+                     np.bincount(entry_rows[backward], minlength=m) > 0)
+        found = (_passes(rows) + _passes(columns), key[1])
+        if best is None or found < best[0]:
+            best = (found, rows, columns, from_rows)
     _, rows, columns, from_rows = best
     if not is_bidirectionally_decompressible(matrix, rows, columns, from_rows):
         raise AssertionError("bicoloring: an entry is alone neither in its row's forward "
