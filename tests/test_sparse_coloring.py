@@ -180,6 +180,19 @@ def test_a_bicolouring_of_a_large_arrow_never_colours_its_dense_row_forward(monk
     assert coloured
 
 
+def test_a_full_row_gives_every_column_its_own_colour_without_the_graph(monkeypatch):
+    n = 50_000
+    arrow = scipy_sparse.lil_array((n, n), dtype=bool)
+    arrow.setdiag(True)
+    arrow[0, :] = True
+
+    def refused(graph):  # the graph of n^2 edges: 20 GB here
+        raise AssertionError("the column intersection graph was built")
+    monkeypatch.setattr(coloring, "_adjacency", refused)
+    assert (coloring.column_coloring(arrow.tocsr()) == np.arange(n)).all()
+    assert (coloring.row_coloring(arrow.T.tocsr()) == np.arange(n)).all()
+
+
 def test_the_bidirectional_check_rejects_an_entry_read_where_it_is_not_alone():
     arrow = np.eye(4, dtype=bool)
     arrow[0] = arrow[:, 0] = True

@@ -187,15 +187,20 @@ COLUMN_STRATEGIES = ("natural", "dsatur", "largest_first", "smallest_last")
 MANY_VERTICES = 20_000
 
 
-def _fewest(neighbours, colour, strategies, bound, what):
-    """The colouring with the fewest colours among the strategies tried, in turn,
-    stopping at one that reaches ``bound`` (a lower bound: it is optimal)."""
+def _known(strategies, colour, what):
     strategies = tuple(strategies)
     known = set(ORDERS) | ({"dsatur"} if colour is _greedy else set())
     unknown = [name for name in strategies if name not in known]
     if unknown or not strategies:
         raise ValueError(f"{what}: orders must be among {', '.join(sorted(known))}, got "
                          f"{strategies!r}")
+    return strategies
+
+
+def _fewest(neighbours, colour, strategies, bound, what):
+    """The colouring with the fewest colours among the strategies tried, in turn,
+    stopping at one that reaches ``bound`` (a lower bound: it is optimal)."""
+    strategies = _known(strategies, colour, what)
     if len(neighbours) > MANY_VERTICES:
         strategies = tuple(name for name in strategies if name in ("natural", "dsatur")) \
             or strategies[:1]
@@ -223,9 +228,15 @@ def column_coloring(pattern, orders=COLUMN_STRATEGIES):
     """
     matrix = _boolean(pattern)
     most_in_a_row = int(np.diff(matrix.indptr).max(initial=0))  # each needs its colour
-    with _collector_paused():
-        colors = _fewest(_adjacency(matrix.T @ matrix), _greedy, orders, most_in_a_row,
-                         "column_coloring")
+    if most_in_a_row == matrix.shape[1] > 0:
+        # a full row: every column its own colour, without the graph of n^2 edges that
+        # says so
+        _known(orders, _greedy, "column_coloring")
+        colors = np.arange(matrix.shape[1], dtype=np.int64)
+    else:
+        with _collector_paused():
+            colors = _fewest(_adjacency(matrix.T @ matrix), _greedy, orders,
+                             most_in_a_row, "column_coloring")
     if not columns_are_independent(matrix, colors):
         raise AssertionError("column_coloring: two columns of one colour share a row")
     return colors
