@@ -231,7 +231,8 @@ def _within_20x(rows):
 def _optimal_colours(rows):
     """The tridiagonal pattern's 3 colours are optimal (3 entries in a row). The
     Brusselator's count is shown beside its lower bound, the most entries in a row (6);
-    on a periodic grid of a side that 5 does not divide, no optimum is known to us."""
+    for N = 32, 64, 128 a colouring by formula takes 8 (tests/test_sparse_coloring.py),
+    so the optimum lies between 6 and 8."""
     name = "w12: colours optimal on the tridiagonal problem (3)"
     found = {r["case"].split(":")[0]: r["colours"] for r in rows if r["workload"] == NAME
              and "colours" in r}
