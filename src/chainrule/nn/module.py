@@ -7,7 +7,6 @@ micrograd's scalar modules (Neuron, Layer, MLP) are modules too.
 """
 
 import warnings
-from collections import namedtuple
 from collections.abc import Iterator, Mapping
 from typing import Any, Callable
 
@@ -18,7 +17,8 @@ from .. import arrays as xp
 from ..tensor import Tensor
 from ..scalar.value import Value
 from ..tensor_data import zeros_like
-from .module_state import BufferSlot, cast, check_buffer, load, parse_to, same
+from .module_state import BufferSlot, IncompatibleKeys, cast, check_buffer, load, parse_to
+from .torch_layout import TorchLayout
 
 __all__ = ["Module", "Parameter", "IncompatibleKeys"]
 
@@ -75,24 +75,6 @@ class _Layout:
 _CONTAINERS = (list, tuple, dict)
 
 
-class IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
-    """What ``load_state_dict(state, strict=False)`` did not load, as PyTorch reports it:
-    the model's names absent from the state, and the state's names the model lacks.
-
-    >>> cr.nn.IncompatibleKeys(missing_keys=["bias"], unexpected_keys=[])
-    IncompatibleKeys(missing_keys=['bias'], unexpected_keys=[])
-    >>> cr.nn.IncompatibleKeys([], [])
-    <All keys matched successfully>
-    """
-
-    __slots__ = ()
-
-    def __repr__(self):
-        if not self.missing_keys and not self.unexpected_keys:
-            return "<All keys matched successfully>"
-        return super().__repr__()
-
-
 def _held(name, value, owner):
     """(name, item) of the Parameters and Modules in an attribute's value: the value
     itself, or the items of a list, tuple or dict of them, nested ones too."""
@@ -116,7 +98,7 @@ def _held(name, value, owner):
                             f"(or nn.ModuleDict)")
 
 
-class Module:
+class Module(TorchLayout):
     """A model or a part of one.
 
     ``parameters()`` lists the Parameters (and scalar Values) held in attributes, in the
@@ -576,85 +558,8 @@ class Module:
         """What a user is told when a checkpoint of format ``version`` is converted."""
         return f"{type(self).__name__}: a checkpoint of format {version} was converted"
 
-    def torch_state_dict(self) -> dict[str, np.ndarray]:
-        """A copy of the numbers with PyTorch's names and layouts, ready for the same
-        model's ``load_state_dict`` in PyTorch.
-
-        The values are ndarrays (``torch.from_numpy`` makes them tensors); the keys are
-        PyTorch's, such as ``0.weight`` for a Sequential's first layer (here
-        ``layers.0.weight``); the layouts are PyTorch's already (a Linear's weight is
-        (out_features, in_features) in both).
-
-        Layers with a PyTorch counterpart: Linear, LayerNorm, Embedding, Sequential and
-        MLP, and the layers without parameters; lists and dicts of modules are
-        PyTorch's ModuleList and ModuleDict. Scalar Values (micrograd's MLP) have none.
-
-        >>> model = cr.nn.Sequential(cr.nn.Linear(3, 2, rng=0), cr.nn.ReLU())
-        >>> {name: a.shape for name, a in model.torch_state_dict().items()}
-        {'0.weight': (2, 3), '0.bias': (2,)}
-        """
-        return {torch_name: np.ascontiguousarray(to_torch(np.array(p.data, copy=True)))
-                for torch_name, (p, to_torch, _) in self._torch_layout().items()}
-
-    def load_torch_state_dict(self, state: Mapping[str, ArrayLike],
-                              strict: bool = True) -> "IncompatibleKeys":
-        """Copy in a PyTorch ``state_dict()`` of the same model.
-
-        PyTorch's key names and layouts (see ``torch_state_dict``), tensors or ndarrays;
-        errors name PyTorch's keys and shapes. Returns as ``load_state_dict``.
-
-        >>> model = cr.nn.Sequential(cr.nn.Linear(3, 2, rng=0), cr.nn.ReLU())
-        >>> W = np.arange(6.0).reshape(2, 3)             # PyTorch's (out, in)
-        >>> _ = model.load_torch_state_dict({"0.weight": W, "0.bias": np.zeros(2)})
-        >>> model[0].weight.data.tolist()                # the same layout
-        [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
-        """
-        own = {}
-        for torch_name, (p, to_torch, from_torch) in self._torch_layout().items():
-            own[torch_name] = (p, np.shape(to_torch(np.asarray(p.data))), from_torch)
-        return IncompatibleKeys(*load(own, state, strict, "load_torch_state_dict",
-                                      type(self).__name__))
-
-    def _torch_layout(self):
-        """torch name -> (parameter, to_torch, from_torch) for every parameter. As in
-        PyTorch's state_dict, a module or parameter held twice is listed under each name
-        (tied weights load from either)."""
-        layout = {}
-        for torch_prefix, module in self._torch_modules("", ()):
-            for name, p in module._entries():
-                if isinstance(p, Module):
-                    continue
-                if isinstance(p, Value):
-                    raise TypeError(f"torch_state_dict: {type(module).__name__} holds "
-                                    f"scalar Values ({torch_prefix + name!r}), which have "
-                                    f"no PyTorch counterpart; only tensor layers convert")
-                to_torch, from_torch = module._torch_converters(name)
-                layout[torch_prefix + name] = (p, to_torch, from_torch)
-            for key in module._buffer_names:
-                if (vars(module).get(key) is not None
-                        and key not in module._non_persistent_buffers):
-                    layout[torch_prefix + key] = (BufferSlot(module, key), same, same)
-        return layout
-
-    def _torch_modules(self, prefix, ancestors):
-        ancestors = (*ancestors, id(self))  # only a module holding itself is cut short
-        yield prefix, self
-        for name, child in self._torch_children():
-            if id(child) not in ancestors:
-                yield from child._torch_modules(f"{prefix}{name}.", ancestors)
-
-    def _torch_children(self):
-        """(PyTorch's name, module) of the submodules, one held twice under both names:
-        the same names by default."""
-        return self._module_entries()
-
     def _module_entries(self):
         return ((name, value) for name, value in self._entries() if isinstance(value, Module))
-
-    def _torch_converters(self, name):
-        """(to_torch, from_torch) layout maps of the parameter ``name``: the identity
-        by default, for a layer whose layout is PyTorch's."""
-        return same, same
 
     # --- a tree for repr ------------------------------------------------------------
 

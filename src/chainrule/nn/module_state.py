@@ -3,6 +3,8 @@ its parameters and buffers, checking what ``register_buffer`` is given, and cast
 (``Module.to``, ``double``, ``float``). Module's methods call these; none is public.
 """
 
+from collections import namedtuple
+
 import numpy as np
 
 from .. import arrays as xp
@@ -10,7 +12,7 @@ from ..scalar.value import Value
 from ..tensor import Tensor
 from ..methods.torch_names import _is_dtype_name
 
-__all__ = []
+__all__ = ["IncompatibleKeys"]
 
 
 def same(array):
@@ -179,3 +181,21 @@ def _cast_array(array, dtype):
     if np.iscomplexobj(array) and dtype.kind != "c":
         array = np.real(array)
     return np.asarray(array).astype(dtype)
+
+
+class IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What ``load_state_dict(state, strict=False)`` did not load, as PyTorch reports it:
+    the model's names absent from the state, and the state's names the model lacks.
+
+    >>> cr.nn.IncompatibleKeys(missing_keys=["bias"], unexpected_keys=[])
+    IncompatibleKeys(missing_keys=['bias'], unexpected_keys=[])
+    >>> cr.nn.IncompatibleKeys([], [])
+    <All keys matched successfully>
+    """
+
+    __slots__ = ()
+
+    def __repr__(self):
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
