@@ -1,6 +1,6 @@
 """A Module's state apart from the walk over its attributes: copying a state dict into
 its parameters and buffers, checking what ``register_buffer`` is given, and casting
-(``Module.to``, ``double``, ``float``). Module's methods call these; none is public.
+X
 """
 
 from collections import namedtuple
