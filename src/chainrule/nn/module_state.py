@@ -1,6 +1,7 @@
 """A Module's state apart from the walk over its attributes: copying a state dict into
 its parameters and buffers, checking what ``register_buffer`` is given, and casting
-X
+(``Module.to``, ``double``, ``float``). Module's methods call these; of them only the
+loader's report, ``IncompatibleKeys``, is public (as ``cr.nn.IncompatibleKeys``).
 """
 
 from collections import namedtuple
