@@ -4,7 +4,10 @@ against the closed form, dense ``cr.jacfwd`` / ``cr.hessian`` and jitted dense J
 * the 1-D reaction-diffusion residual (tridiagonal, 3 non-zeros a row) at
   n = 1e3, 1e4, 1e5;
 * the 2-D Brusselator's right-hand side on a periodic N x N grid (n = 2 N^2);
-* the extended Rosenbrock function's Hessian (2 x 2 blocks) at n = 1e4.
+* the extended Rosenbrock function's Hessian (2 x 2 blocks) at n = 1e4;
+* an arrow (a sum of every entry, and x[0] in every other output: a dense row, a dense
+  column and a diagonal) at n = 1e4, with ``mode="bidirectional"``: 3 passes, where
+  either way alone takes n.
 
 For each: the colours (passes), the time to find the pattern (``cr.jacobian_sparsity``
 / ``cr.hessian_sparsity``, colouring included: what ``sparse_jacobian(f)`` pays per call
@@ -86,6 +89,25 @@ def brusselator_closed(sparse, side):
     return jacobian
 
 
+def arrow(cr):
+    def f(x):
+        return cr.concatenate([cr.sum(x * x, keepdims=True), x[0] * x[1:] + cr.sin(x[1:])])
+    return f
+
+
+def arrow_closed(sparse, n):
+    """Row 0 is 2x; row i > 0 holds x[i] at column 0 and x[0] + cos(x[i]) at column i
+    (the CSR layout built once)."""
+    inner = np.arange(1, n)
+    indptr = np.concatenate([[0], n + 2 * np.arange(n)])
+    indices = np.concatenate([np.arange(n), np.stack([np.zeros(n - 1, int), inner], 1).ravel()])
+
+    def jacobian(x):
+        data = np.concatenate([2 * x, np.stack([x[1:], x[0] + np.cos(x[1:])], 1).ravel()])
+        return sparse.csr_array((data, indices, indptr), shape=(n, n))
+    return jacobian
+
+
 def extended_rosenbrock(cr):
     def f(x):
         odd, even = x[0::2], x[1::2]
@@ -128,16 +150,17 @@ def _compare(sparse_result, closed, what):
 
 
 def measure(case, cr, sparse, f, closed, x, hessian, repeats, dense_up_to, jax_up_to,
-            jax_problem=None):
+            jax_problem=None, mode="auto"):
     n = x.size
     find = cr.hessian_sparsity if hessian else cr.jacobian_sparsity
-    make = cr.sparse_hessian if hessian else cr.sparse_jacobian
+    make = cr.sparse_hessian if hessian else \
+        (lambda f, **known: cr.sparse_jacobian(f, mode=mode, **known))
     from chainrule.sparse import evaluate
 
     def detect():
         pattern = find(f)(x)
         plan = evaluate._hessian_plan(pattern) if hessian else \
-            evaluate._jacobian_plan(evaluate._checked_pattern(pattern, None, "", ""), "auto")
+            evaluate._jacobian_plan(evaluate._checked_pattern(pattern, None, "", ""), mode)
         return pattern, plan
     (pattern, plan), _ = _once(detect)
     evaluate_known = make(f, sparsity=pattern)
@@ -179,9 +202,9 @@ def _jax_version(problem, *args):
         return None
     jnp = jax.numpy
 
-    class Names:  # what the problems call: concatenate, zeros, roll, stack, sum
-        concatenate, zeros, roll, stack, sum = (jnp.concatenate, jnp.zeros, jnp.roll,
-                                                jnp.stack, jnp.sum)
+    class Names:  # what the problems call: concatenate, zeros, roll, stack, sum, sin
+        concatenate, zeros, roll, stack, sum, sin = (jnp.concatenate, jnp.zeros, jnp.roll,
+                                                     jnp.stack, jnp.sum, jnp.sin)
     return problem(Names, *args)
 
 
@@ -207,6 +230,11 @@ def run(size):
                     extended_rosenbrock_closed(sparse, n), rng.random(n), True, repeats,
                     dense_up_to=min(dense_up_to, 2_000), jax_up_to=2_000,
                     jax_problem=_jax_version(extended_rosenbrock))
+    n = pick(size, 200, 2_000, 10_000)
+    rows += measure(f"arrow n={n}, bidirectional", cr, sparse, arrow(cr),
+                    arrow_closed(sparse, n), rng.random(n), False, repeats,
+                    dense_up_to=dense_up_to, jax_up_to=2_000,
+                    jax_problem=_jax_version(arrow), mode="bidirectional")
     return rows
 
 
