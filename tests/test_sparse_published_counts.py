@@ -20,6 +20,14 @@ Sources (public repositories):
   reproduce the colours of Figure 4.1 of "What color is your Jacobian?" and Figure 1 of
   "Efficient computation of sparse Hessians using coloring and AD"; and two 3 x 3
   examples).
+* ColPack's sample patterns ``Graphs/column-compress.mtx`` (a dense column and the
+  diagonal), ``row-compress.mtx`` (a dense row and the diagonal), ``mtx-spear-head.mtx``
+  (both: an arrow) and ``jac_pat.mtx`` (10 x 43), with no counts published beside them:
+  ColPack built as above gives, in natural, largest-first and smallest-last order alike,
+  2 / 10, 10 / 2, 10 / 10 and 11 / 6 colours for the columns / the rows, and its star
+  bicolouring (implicit covering) 2, 2, 3 and 6 passes in its best orders (its count
+  adds one, a neutral colour; the seed matrices it returns have these many rows and
+  columns).
 * asdex (the JAX port of the same pipeline), adrianhill.de/asdex/how-to/brusselator: the
   2-D Brusselator at N = 32, 2048 x 2048 with 12,288 non-zeros, "12 colors".
 
@@ -212,6 +220,36 @@ def test_smcs_small_column_and_row_colourings():
     rows = np.array([[1, 0, 3], [0, 2, 0], [4, 5, 0]]) != 0
     assert (coloring.column_coloring(columns) + 1).tolist() == [1, 1, 2]
     assert (coloring.row_coloring(rows) + 1).tolist() == [1, 1, 2]
+
+
+def _colpack_sample(name):
+    n = 10
+    if name == "jac_pat":  # five rows, each twice (1-based columns)
+        rows = ["1 2 5 15 16 19", "1 2 3 4 5 15 16 17 18 19 30", "2 3 4 16 17 18 31",
+                "5 6 11 12 13 19 20 25 26 27 34", "7 8 21 22"] * 2
+        pattern = np.zeros((10, 43), dtype=bool)
+        for i, columns in enumerate(rows):
+            pattern[i, [int(j) - 1 for j in columns.split()]] = True
+        return pattern
+    pattern = np.eye(n, dtype=bool)
+    if name in ("column-compress", "mtx-spear-head"):
+        pattern[:, 0] = True
+    if name in ("row-compress", "mtx-spear-head"):
+        pattern[0] = True
+    return pattern
+
+
+@pytest.mark.parametrize("name, columns, rows, both_ways", [
+    ("column-compress", 2, 10, 2), ("row-compress", 10, 2, 2),
+    ("mtx-spear-head", 10, 10, 3), ("jac_pat", 11, 6, 6)])
+def test_colpacks_sample_patterns_take_colpacks_counts(name, columns, rows, both_ways):
+    """Columns and rows in every order, and both ways: ColPack's counts (run)."""
+    pattern = _colpack_sample(name)
+    for order in coloring.COLUMN_STRATEGIES:
+        assert _count(coloring.column_coloring(pattern, orders=(order,))) == columns
+        assert _count(coloring.row_coloring(pattern, orders=(order,))) == rows
+    by_rows, by_columns, _ = coloring.bicoloring(pattern)
+    assert by_rows.max() + 1 + by_columns.max() + 1 == both_ways
 
 
 def brusselator(uv, side=32, alpha=10.0):
