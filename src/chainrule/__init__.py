@@ -12,6 +12,8 @@
     x.grad                                          # an ndarray, the shape of x
 """
 
+import typing as _typing
+
 import numpy as _np
 
 from .api import paths as _paths
@@ -57,7 +59,12 @@ from .jit import jit, make_program
 from .origin import point_warnings_at_the_user as _point_warnings_at_the_user
 from . import nn
 from .api import cuda, linalg, random  # (cuda: torch.cuda as on a machine without a GPU)
-from .nn import checkpoint, optim
+from .nn import optim
+if _typing.TYPE_CHECKING:  # the module, called, is remat: its class says so (nn/checkpoint.py)
+    from .nn.checkpoint import _CallableModule
+    checkpoint: _CallableModule
+else:
+    from .nn import checkpoint
 from .nn.checkpoint import load, save
 from .scalar import Value
 from .app.viz import draw_graph, render_graph

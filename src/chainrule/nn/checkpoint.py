@@ -64,6 +64,7 @@ module's.
 import os
 import sys
 import types
+import typing
 from collections.abc import Mapping
 from typing import Any
 
@@ -407,10 +408,22 @@ def rebuild_model(architecture, path, state):
 # ---------------------------------------------------------------------------------------
 
 class _CallableModule(types.ModuleType):
-    """This module, which called is ``cr.remat`` (JAX's ``jax.checkpoint``)."""
+    """This module, which called is ``cr.remat`` (JAX's ``jax.checkpoint``). Type
+    checkers know no callable module, so chainrule/__init__.py declares ``cr.checkpoint``
+    of this class for them, and the class spells the module's names (its ``__all__``,
+    which tests/test_types.py compares) as they see them."""
 
-    def __call__(self, fun: Any = None, **options: Any) -> Any:
-        return remat(fun, **options)
+    __call__ = staticmethod(remat)
+    # (typing.TYPE_CHECKING, not imported: make_api_docs.py names a default by the
+    # module's upper-case constant of that value, and save's compress=False would show it)
+    if typing.TYPE_CHECKING:
+        save = staticmethod(save)
+        load = staticmethod(load)
+        load_header = staticmethod(load_header)
+        CheckpointError = CheckpointError
+        CheckpointNotFoundError = CheckpointNotFoundError
+        HEADER_KEY = HEADER_KEY
+        FORMAT_VERSION = FORMAT_VERSION
 
 
 sys.modules[__name__].__class__ = _CallableModule

@@ -552,8 +552,16 @@ class MLP(Sequential):
             return ScalarMLP(*args, **kwargs)  # micrograd's MLP(nin, nouts)
         return super().__new__(cls)
 
+    # (mypy reads a call's arguments from __init__ alone: micrograd's signature too)
+    @overload
+    def __init__(self, sizes: Integral | int, *args: Any, **kwargs: Any) -> None: ...
+    @overload
     def __init__(self, sizes: list[int] | tuple[int, ...], activation: str = "relu",
                  dropout: float = 0.0, init: str | None = None, rng: RNG = None,
+                 dtype: DTypeLike = np.float64) -> None: ...
+
+    def __init__(self, sizes: Any, activation: str = "relu", dropout: float = 0.0,
+                 init: str | None = None, rng: RNG = None,
                  dtype: DTypeLike = np.float64) -> None:
         sizes = list(sizes)
         if len(sizes) < 2 or not all(isinstance(n, Integral) and n > 0 for n in sizes):
