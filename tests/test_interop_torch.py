@@ -3,7 +3,8 @@
 1. ``torch.tensor(t)``, ``torch.as_tensor(t)``: torch reads no ``__array__`` of an
    object that is not an ndarray; it asks for DLPack (``__dlpack__``), and without it
    walks the object as a sequence, which a 0-d tensor is not. So both go through DLPack:
-   the values, for 0-d and n-d tensors of every common dtype, outside the graph.
+   the values, for 0-d and n-d tensors of every common dtype, outside the graph. A list
+   of 0-d tensors is walked by torch itself, item by item: stacked first, it goes.
 2. ``torch.from_dlpack(t)``, ``np.from_dlpack(t)``: the same memory, outside the graph;
    a tensor holding a torch array hands over torch's own.
 3. An optimizer's state: ``cr.save(opt.state_dict(), path)`` and
@@ -61,6 +62,31 @@ def test_the_values_of_a_tensor_that_requires_grad_leave_the_graph():
     assert t.tolist() == [3.0, 6.0] and not t.requires_grad and t.grad_fn is None
     y.sum().backward()                         # the graph is unaffected
     assert x.grad.tolist() == [3.0, 3.0]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_a_list_of_0d_tensors_goes_to_torch_stacked(dtype):
+    """``torch.tensor([t0, t1])`` walks the list itself (below); stacked first, the 0-d
+    tensors give what the list of their ndarrays gives."""
+    arrays = [np.asarray(value, dtype=dtype) for value in (1, 0, 1)]
+    theirs = torch.tensor(np.array(arrays))
+    for convert in (torch.tensor, torch.as_tensor):
+        ours = convert(cr.stack([cr.tensor(a) for a in arrays]))
+        assert ours.dtype == theirs.dtype and ours.shape == theirs.shape == (3,)
+        assert torch.equal(ours, theirs)
+
+
+@pytest.mark.xfail(raises=TypeError, strict=True,
+                   reason="torch reads each item of a list as a number, a torch.Tensor, an "
+                          "ndarray or a NumPy scalar, or else walks it as a sequence (any "
+                          "object whose type has __getitem__), and a 0-d array has no len(): "
+                          "JAX's 0-d arrays fail alike. Only a 0-d Tensor of a type without "
+                          "indexing would pass")
+@pytest.mark.parametrize("convert", [torch.tensor, torch.as_tensor],
+                         ids=["tensor", "as_tensor"])
+def test_a_list_of_0d_tensors_given_to_torch_as_it_stands(convert):
+    t0, t1 = cr.tensor(1.5), cr.tensor(2.5)
+    assert torch.equal(convert([t0, t1]), torch.tensor([1.5, 2.5], dtype=torch.float64))
 
 
 # ---------------------------------------------------------------------------------------
