@@ -77,11 +77,12 @@ def test_a_list_of_0d_tensors_goes_to_torch_stacked(dtype):
 
 
 @pytest.mark.xfail(raises=TypeError, strict=True,
-                   reason="torch reads each item of a list as a number, a torch.Tensor, an "
-                          "ndarray or a NumPy scalar, or else walks it as a sequence (any "
-                          "object whose type has __getitem__), and a 0-d array has no len(): "
-                          "JAX's 0-d arrays fail alike. Only a 0-d Tensor of a type without "
-                          "indexing would pass")
+                   reason="torch takes an item of a list only as a Python number, a "
+                          "torch.Tensor, an ndarray or a NumPy scalar, or else walks it as a "
+                          "sequence (any object whose type has __getitem__), and a 0-d array "
+                          "has no len(): JAX's 0-d arrays fail alike, and an object that is "
+                          "no sequence gets 'Could not infer dtype' (tensor_new.cpp, "
+                          "infer_scalar_type); neither __array__ nor __dlpack__ is asked")
 @pytest.mark.parametrize("convert", [torch.tensor, torch.as_tensor],
                          ids=["tensor", "as_tensor"])
 def test_a_list_of_0d_tensors_given_to_torch_as_it_stands(convert):
