@@ -23,6 +23,7 @@ import warnings
 from numbers import Real
 
 from ..scalar import value as engine
+from ..scalar.floatmath import value_of
 from ..scalar.value import Value
 
 __all__ = ["ExpressionError", "parse_expression", "parse_assignments", "unused",
@@ -40,8 +41,8 @@ CONSTANTS = {"pi": math.pi, "e": math.e}
 
 def _divide(a, b):
     # Value / Value checks for zero itself; this covers constants, e.g. 1 / (2 - 2).
-    if engine.value_of(b) == 0:
-        raise ValueError(f"/: division by zero ({engine.value_of(a)!r} / 0)")
+    if value_of(b) == 0:
+        raise ValueError(f"/: division by zero ({value_of(a)!r} / 0)")
     return a / b
 
 
@@ -361,8 +362,8 @@ def _evaluate(tree, text, names):
         del results[len(results) - len(operands):]
         try:
             result = _apply(node, args)
-            if not math.isfinite(engine.value_of(result)):  # operands are finite: overflow
-                raise OverflowError(f"the result is {engine.value_of(result)!r}, too large "
+            if not math.isfinite(value_of(result)):  # operands are finite: overflow
+                raise OverflowError(f"the result is {value_of(result)!r}, too large "
                                     f"for a float")
         except (ValueError, ZeroDivisionError, OverflowError) as err:
             position = _where(text, node, node.lineno, node.col_offset)

@@ -10,7 +10,7 @@ from numbers import Real
 
 from ..primitive import Box
 
-__all__ = ["as_float", "float_exp", "float_log", "float_sqrt", "float_sin", "float_cos",
+__all__ = ["d_power_base", "d_power_exponent", "step", "sign", "value_of", "as_float", "float_exp", "float_log", "float_sqrt", "float_sin", "float_cos",
            "float_pow", "float_sigmoid", "exp", "log", "sqrt", "sin", "cos", "tanh",
            "sigmoid", "relu", "absolute", "power"]
 
@@ -86,3 +86,29 @@ def power(a, b):  # ValueError where a ** b is not a real number (0 ** -1, (-8) 
     if isinstance(a, Box) or isinstance(b, Box):
         return a ** b if isinstance(a, Box) else b.__rpow__(a)
     return float_pow(a, b)
+
+
+# The derivative table's edge cases: a power at 0, and the kinks of relu and abs, where
+# the derivative is 0 (PyTorch and JAX agree).
+
+def d_power_base(a, b):
+    """d/da a**b = b * a**(b-1); 0 at a = b = 0 (a**0 = 1 whatever a is). Elsewhere the
+    formula stands, even at b = 0, so that its derivative in b is right (1/a)."""
+    if value_of(b) == 0 and value_of(a) == 0:
+        return 0.0
+    return b * power(a, b - 1)
+
+
+def d_power_exponent(ans, a, b):
+    """d/db a**b = a**b * ln(a); 0 at a = 0, since 0**b = 0 for every b > 0."""
+    if value_of(a) == 0:
+        return 0.0
+    if value_of(a) < 0:
+        raise ValueError(f"**: the derivative in the exponent b of a**b is not real for a "
+                         f"negative base a = {value_of(a)!r}; write a constant b as a number")
+    return ans * log(a)
+
+
+def step(x): return 1.0 if value_of(x) > 0 else 0.0    # relu's derivative (a constant)
+def sign(x): return (value_of(x) > 0) - (value_of(x) < 0) + 0.0  # abs's: -1, 0 or 1
+def value_of(x): return x.data if isinstance(x, Box) else x      # the number inside

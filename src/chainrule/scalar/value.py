@@ -11,7 +11,8 @@ Backpropagation, all of it, is these lines (``backward()`` below, with its extra
 
 Top to bottom: 1. the derivative table, all the calculus the engine knows; 2. ``Value``,
 whose operations record their operands (``_prev``) and table entry (``_rule``); 3.
-``backward()``. Below the line at the end: the table's edge cases, and plumbing.
+``backward()``. Below the line at the end: the power rules, and plumbing (the table's edge
+cases, a power at 0 and the kinks, are with its arithmetic in ``floatmath.py``).
 
 micrograd's API, with three differences: a node points only at its operands (no cycle:
 a dropped graph is freed at once); the walk uses an explicit stack (a million nodes
@@ -23,9 +24,9 @@ import math
 from numbers import Real
 from typing import Any
 
-from .floatmath import (absolute, as_float, cos, exp, float_cos, float_exp, float_log,
-                        float_pow, float_sigmoid, float_sin, float_sqrt, log, power, relu,
-                        sigmoid, sin, sqrt, tanh)
+from .floatmath import (absolute, as_float, cos, d_power_base, d_power_exponent, exp,
+                        float_cos, float_exp, float_log, float_pow, float_sigmoid, float_sin,
+                        float_sqrt, log, power, relu, sigmoid, sign, sin, sqrt, step, tanh)
 from ..graph import topological_order
 from ..modes import modes_switched as _switched, scalar_operands
 from ..primitive import Box
@@ -268,8 +269,10 @@ class Value(Box):
 
 
 # =======================================================================================
-# Below the line: the table's edge cases (powers, kinks), and the plumbing that lets the
-# tensor table, NumPy and the transforms take a Value. The engine is complete above.
+# Below the line: the power rules' table entries (their edge cases, with relu's and abs's
+# kinks, are floatmath's d_power_base, d_power_exponent, step and sign), and the plumbing
+# that lets the tensor table, NumPy and the transforms take a Value. The engine is
+# complete above.
 # =======================================================================================
 
 def power_rule(n):  # x ** n, n constant: n * x**(n-1), and 0 for n = 0 (even at x = 0)
@@ -282,27 +285,6 @@ def exponential_rule(base):  # base ** x, base constant: base**x * ln(base)
     return rule(lambda ans, x: (d_power_exponent(ans, base, x),), f"{{out}} * log({base})")
 
 
-def d_power_base(a, b):
-    """d/da a**b = b * a**(b-1); 0 at a = b = 0 (a**0 = 1 whatever a is). Elsewhere the
-    formula stands, even at b = 0, so that its derivative in b is right (1/a)."""
-    if value_of(b) == 0 and value_of(a) == 0:
-        return 0.0
-    return b * power(a, b - 1)
-
-
-def d_power_exponent(ans, a, b):
-    """d/db a**b = a**b * ln(a); 0 at a = 0, since 0**b = 0 for every b > 0."""
-    if value_of(a) == 0:
-        return 0.0
-    if value_of(a) < 0:
-        raise ValueError(f"**: the derivative in the exponent b of a**b is not real for a "
-                         f"negative base a = {value_of(a)!r}; write a constant b as a number")
-    return ans * log(a)
-
-
-def step(x): return 1.0 if value_of(x) > 0 else 0.0    # relu's derivative (a constant)
-def sign(x): return (value_of(x) > 0) - (value_of(x) < 0) + 0.0  # abs's: -1, 0 or 1
-def value_of(x): return x.data if isinstance(x, Value) else x    # the number inside
 def _real(x): return isinstance(x, Real)
 
 
