@@ -184,17 +184,6 @@ state = cr.load("model.safetensors")
 # Errors the checkers find that stay for now: (checker, the line of code, the start of
 # the message) -> why. An entry whose error is gone fails the test: delete it.
 KNOWN = {
-    # chainrule's own hints, to be fixed in rules/, transforms/ and primitive.py
-    ("pyright", "print(cr.concatenate([x, x], dim=0).shape)", 'No parameter named "dim"'):
-        "rules/shapes.py's concatenate names NumPy's axis; PyTorch's dim is taken at run "
-        "time (primitive.py's other names of an argument) and is to be spelt there",
-    ("pyright", "def forward(ctx, x):", 'Method "forward" overrides class "Function"'):
-        "transforms/function.py's Function.forward(ctx, *inputs) is to be "
-        "forward(*args, **kwargs), as PyTorch's is, which any override matches",
-    ("pyright", "def backward(ctx, grad):", 'Method "backward" overrides class "Function"'):
-        "as forward: Function.backward(*args, **kwargs) in transforms/function.py",
-    ("pyright", 'f"carrying {float(raw(value))}")', "Argument of type"):
-        "primitive.py's raw() has no return annotation (its inferred type includes Box)",
     # right to be found: the page shows the TypeError this call raises
     ("mypy", "optim.SGD(model.parameters(), 0.1, 0.9)", "Too many positional arguments"):
         "the page shows the TypeError of a positional momentum (keyword-only)",

@@ -71,7 +71,7 @@ _PLAIN = frozenset({np.ndarray, float, int, bool, np.float64, np.float32, np.int
                     np.bool_, type(None), slice, str, np.dtype})
 
 
-def raw(x):
+def raw(x: Any) -> Any:
     """The plain number or array inside any number of boxes (itself if not boxed).
 
     Masks (where x > 0, where a tie is) are computed on raw numbers: they are piecewise

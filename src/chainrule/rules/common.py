@@ -8,7 +8,8 @@ from the end, and build shapes as ``lead(g, ans) + shape``.
 """
 
 import functools
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from .. import arrays as xp
 from ..primitive import Primitive, ndim_of, raw, renamed, shape_of
@@ -67,8 +68,13 @@ def _out_of_range(classes, labels):
                       f"{labels.min()} to {labels.max()}")
 
 
-def torch_names(function):
-    """Decorator: a composed operation also takes PyTorch's dim= and keepdim=."""
+_R = TypeVar("_R")
+
+
+def torch_names(function: Callable[..., _R]) -> Callable[..., _R]:
+    """Decorator: a composed operation also takes PyTorch's dim= and keepdim=. (Typed
+    as taking any arguments: its signature names NumPy's words, and a type checker
+    cannot be told of the other spelling, which is checked when called.)"""
     @functools.wraps(function)
     def with_torch_names(*args, **kwargs):
         if kwargs:

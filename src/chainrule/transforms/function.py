@@ -30,6 +30,7 @@ of u -> backward(u) = J^T u, along t.
 """
 
 import weakref
+from typing import Any
 
 import numpy as np
 
@@ -88,12 +89,14 @@ class Function:
     12.0
     """
 
+    # (typed as PyTorch types them, taking anything, so that a subclass's
+    # forward(ctx, x, factor) overrides them in a type checker's eyes too)
     @staticmethod
-    def forward(ctx, *inputs):
+    def forward(*args: Any, **kwargs: Any) -> Any:
         raise TypeError("a Function subclass defines forward(ctx, *inputs) as a staticmethod")
 
     @staticmethod
-    def backward(ctx, *grads):
+    def backward(*args: Any, **kwargs: Any) -> Any:
         raise TypeError("a Function subclass defines backward(ctx, *grads) as a staticmethod")
 
     jvp = None  # or a staticmethod jvp(ctx, *tangents): the tangent of the output
