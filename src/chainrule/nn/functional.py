@@ -1,9 +1,11 @@
-"""What layers compute, as functions: the affine map ``linear``, and the losses, for
-tensors and plain arrays alike (here); the activations, dropout and normalisations
-(``activation_functions.py``), the convolutions and pooling (``conv_functions.py``)
-and attention (``scaled_dot_product.py``), gathered here under torch's names. Each
-loss takes PyTorch's ``reduction=``: "mean" over the batch (the default), "sum", or
-"none" for one loss per example.
+"""What layers compute, as functions, for tensors and plain arrays alike, under torch's
+names: the affine map ``linear``, the losses, the activations, dropout and
+normalisations, the convolutions and pooling, and attention. Each loss takes PyTorch's
+``reduction=``: "mean" over the batch (the default), "sum", or "none" for one loss per
+example.
+
+This file holds ``linear`` and the losses and gathers the rest from their homes:
+``activation_functions.py``, ``conv_functions.py`` and ``scaled_dot_product.py``.
 
 >>> import chainrule.nn.functional as F
 >>> logits = cr.tensor([[0.0, 0.0]], requires_grad=True)      # (N=1, C=2)
