@@ -10,9 +10,11 @@ call), by the implicit function theorem at the solution (``transforms/implicit.p
 the optimality conditions are a root of the gradient (minimize, least_squares) or of
 the function itself (the others), and their derivative costs one linear solve. The start ``x0`` has no effect on it.
 
-With constraints or bounds, ``minimize``'s conditions are the KKT conditions on the
-active set at the solution (``optimize_constrained.py``): a bound active there fixes its
-coordinate, and the active constraints' multipliers are solved for with x.
+With constraints or bounds, ``minimize``'s conditions (and, with bounds,
+``least_squares``') are the KKT conditions on the active set at the solution
+(``optimize_constrained.py``): a bound active there fixes its coordinate, and the active
+constraints' multipliers are solved for with x; the result holds them, differentiable
+too (``constraint_multipliers``, ``bound_multipliers``).
 
 Where those conditions do not describe the answer, differentiating it raises, naming
 why: the solver did not converge, an active constraint or bound has a zero multiplier,
@@ -88,6 +90,15 @@ def minimize(fun: Callable[..., Any], x0: Any, args: Any = (), method: str | Non
     SciPy gets the constraints' exact Jacobians (and Hessians, for trust-constr); x is
     then SciPy's answer refined by Newton's method on those conditions.
 
+    The result then holds the Lagrange multipliers, differentiable like x: with J the
+    Jacobian of the constraints' functions (each dict's ``fun``, each
+    NonlinearConstraint's ``fun``, each LinearConstraint's ``A x``, their values one
+    after another), grad f(x*) = J^T ``constraint_multipliers`` + ``bound_multipliers``.
+    A multiplier is 0 where its constraint is not active, >= 0 where an ``ineq`` dict
+    or a lower side ``lb`` is, <= 0 where an upper side ``ub`` is; a bound's is > 0 at
+    a lower bound, < 0 at an upper one (shaped as x). (SciPy's own SLSQP
+    ``multipliers``, of its last QP, are left as they are.)
+
     >>> from chainrule.scipy.optimize import minimize
     >>> def ridge(w, lam):                  # the minimizer is 3 / (1 + lam)
     ...     return 0.5 * cr.sum((w - 3.0) ** 2) + 0.5 * lam * cr.sum(w ** 2)
@@ -99,6 +110,14 @@ def minimize(fun: Callable[..., Any], x0: Any, args: Any = (), method: str | Non
     ...                     constraints={"type": "eq", "fun": lambda x: x[0] + x[1] - 1}).x
     >>> (cr.jacrev(nearest)(np.array([1.0, 2.0])).round(9) + 0.0).tolist()
     [[0.5, -0.5], [-0.5, 0.5]]
+    >>> def multiplier(a):                  # grad f = 2 (x - a) = lam (1, 1)
+    ...     return minimize(lambda x, a: cr.sum((x - a) ** 2), np.zeros(2), args=(a,),
+    ...                     constraints={"type": "eq", "fun": lambda x: x[0] + x[1] - 1}
+    ...                     ).constraint_multipliers[0]
+    >>> round(float(multiplier(np.array([1.0, 2.0]))), 9)      # 1 - sum(a)
+    -2.0
+    >>> (cr.grad(multiplier)(np.array([1.0, 2.0])).round(9) + 0.0).tolist()
+    [-1.0, -1.0]
     """
     args = _tuple(args)
     shape = _shape(x0)
@@ -137,10 +156,13 @@ def minimize(fun: Callable[..., Any], x0: Any, args: Any = (), method: str | Non
                             callback=callback, options=options, **extra)
 
     if _constrained(constraints) or bounds is not None:
-        x, res = constrained_minimize(objective, gradient, run_scipy, x0, args, shape,
-                                      bounds, constraints, name)
-        return _result(res, ops.reshape(x, shape),
-                       lambda: objective(ops.reshape(x, (-1,)), *args))
+        x, res, on_rows, on_bounds = constrained_minimize(
+            objective, gradient, run_scipy, x0, args, shape, bounds, constraints, name)
+        out = _result(res, ops.reshape(x, shape),
+                      lambda: objective(ops.reshape(x, (-1,)), *args))
+        out.constraint_multipliers = on_rows
+        out.bound_multipliers = ops.reshape(on_bounds, shape)
+        return out
 
     def solve(tree):
         x_start, a = tree
@@ -302,6 +324,13 @@ def least_squares(fun: Callable[..., Any], x0: Any, jac: Any = "2-point",
     string) is replaced by the exact Jacobian of the residuals; SciPy's other options
     (ftol, xtol, gtol, x_scale, max_nfev...) pass through.
 
+    With ``bounds`` (finite somewhere), x* is differentiated through the KKT
+    conditions of the bounded problem: a coordinate at an active bound stays there, the
+    others make the loss's gradient 0. The result's ``bound_multipliers`` (shaped as x,
+    differentiable too) are that gradient at the coordinates at a bound (> 0 at a lower
+    bound, < 0 at an upper one) and 0 elsewhere. An active bound whose multiplier is 0
+    has no derivative, and differentiating there raises.
+
     >>> from chainrule.scipy.optimize import least_squares
     >>> t = np.array([0.0, 1.0, 2.0])
     >>> fit = lambda y: least_squares(lambda p, y: p[0] + p[1] * t - y, np.zeros(2),
@@ -310,6 +339,13 @@ def least_squares(fun: Callable[..., Any], x0: Any, jac: Any = "2-point",
     [1.0, 2.0]
     >>> (cr.jacrev(fit)(np.array([1.0, 3.0, 5.0])).round(9) + 0.0).tolist()  # pseudo-inverse
     [[0.833333333, 0.333333333, -0.166666667], [-0.5, 0.0, 0.5]]
+    >>> clip = lambda y: least_squares(lambda p, y: p - y, np.full(2, 0.5), args=(y,),
+    ...                                bounds=(0.0, 1.0))       # y[1] = 2 is clipped to 1
+    >>> y = np.array([0.5, 2.0])
+    >>> clip(y).x.round(9).tolist(), (clip(y).bound_multipliers.round(9) + 0.0).tolist()
+    ([0.5, 1.0], [0.0, -1.0])
+    >>> (cr.jacrev(lambda y: clip(y).x)(y).round(9) + 0.0).tolist()
+    [[1.0, 0.0], [0.0, 0.0]]
     """
     args, kwargs = _tuple(args), dict(kwargs or {})
     shape = _shape(x0)
@@ -323,27 +359,47 @@ def least_squares(fun: Callable[..., Any], x0: Any, jac: Any = "2-point",
 
     found = SimpleNamespace(result=None)
 
-    def solve(tree):
-        x_start, a, k = tree
+    def run_scipy(x_start, a, k, scipy_bounds):
         jacobian = jac if callable(jac) else \
             (lambda x: plain(jacfwd(residuals)(x, a, k), "least_squares"))
         res = _so.least_squares(
             lambda x: np.ravel(plain(residuals(x, a, k), "least_squares")),
-            np.asarray(x_start, float).reshape(-1), jac=jacobian, bounds=bounds,
+            np.asarray(x_start, float).reshape(-1), jac=jacobian, bounds=scipy_bounds,
             method=method, loss=loss, f_scale=f_scale, **options)
         found.result = res
+        return res
+
+    lower, upper = _least_squares_bounds(bounds, int(np.prod(shape)) if shape else 1)
+    if np.isfinite(lower).any() or np.isfinite(upper).any():
+        box = _so.Bounds(lower, upper)
+        x, res, _, on_bounds = constrained_minimize(
+            cost, lambda x, a, k: ops.reshape(grad(cost)(x, a, k), (-1,)),
+            lambda x_start, tree, _: run_scipy(x_start, *tree, bounds),
+            x0, (args, kwargs), shape, box, (), method, who="least_squares")
+        out = _result(res, ops.reshape(x, shape),
+                      lambda: residuals(ops.reshape(x, (-1,)), args, kwargs))
+        out.bound_multipliers = ops.reshape(on_bounds, shape)
+        return out
+
+    def solve(tree):
+        x_start, a, k = tree
+        res = run_scipy(x_start, a, k, bounds)
         if res.status <= 0:
             return res.x, f"the solver did not converge ({res.message})"
-        if np.any(res.active_mask != 0):
-            i = int(np.flatnonzero(res.active_mask)[0])
-            return res.x, (f"a bound is active at the solution (x[{i}] = {res.x[i]!r}), "
-                           f"where the gradient need not be 0")
         return res.x, None
 
     x = implicit_solution(lambda x, x_start, a, k: ops.reshape(grad(cost)(x, a, k), (-1,)),
                           solve, (x0, args, kwargs), "least_squares", at=_flat(x0))
     return _result(found.result, ops.reshape(x, shape),
                    lambda: residuals(ops.reshape(x, (-1,)), args, kwargs))
+
+
+def _least_squares_bounds(bounds, n):
+    """least_squares' bounds (a pair (lb, ub) of numbers or arrays, or a Bounds) as two
+    arrays of n."""
+    lower, upper = (bounds.lb, bounds.ub) if isinstance(bounds, _so.Bounds) else bounds
+    return (np.broadcast_to(np.asarray(lower, float), (n,)).copy(),
+            np.broadcast_to(np.asarray(upper, float), (n,)).copy())
 
 
 def _rho(loss, z):

@@ -1,5 +1,5 @@
-"""``minimize`` with constraints or bounds: the solution differentiated through the KKT
-conditions (issue 46).
+"""``minimize`` with constraints or bounds, and ``least_squares`` with bounds: the
+solution differentiated through the KKT conditions (issue 46).
 
 At a solution x* of  min f(x; a)  s.t. c_eq(x; a) = 0, c_ineq(x; a) >= 0, lb <= x <= ub,
 with the active set A (the equality constraints, and the inequality constraints and
@@ -21,7 +21,8 @@ F are s - round(s): 0 at the answer, identity in J, and they do not move with a.
 
 The multipliers are found at SciPy's answer by least squares from grad f = J_A^T lam on
 the free coordinates, and (x, lam) is then polished by Newton's method on F, so the
-solution is a root of F to rounding.
+solution is a root of F to rounding. The multipliers come out of the same solve (and its
+derivative), and the bounds' are the Lagrangian's gradient at the coordinates at a bound.
 """
 
 from typing import Any, Callable
@@ -41,17 +42,20 @@ __all__: list = []
 def _constraint_list(constraints):
     """SciPy's constraints (a dict, a NonlinearConstraint, a LinearConstraint, or a list
     of them) as a list of (kind, fn(x, *cargs) -> values, cargs, jac or None), kind
-    'eq' or 'ineq' (values >= 0)."""
+    'eq' or 'ineq' (values >= 0), and beside it, for each, (its constraint function's
+    row, or None for a dict's rows of its own; the sign of that row in fn): a two-sided
+    row lb <= g(x) <= ub is two entries, g - lb and ub - g, of one row."""
     if isinstance(constraints, (dict, _so.NonlinearConstraint, _so.LinearConstraint)):
         constraints = [constraints]
-    out = []
-    for con in constraints or ():
+    out, rows = [], []
+    for j, con in enumerate(constraints or ()):
         if isinstance(con, dict):
             kind = con["type"].lower()
             if kind not in ("eq", "ineq"):
                 raise ValueError(f"minimize: a constraint's type must be 'eq' or 'ineq', "
                                  f"got {con['type']!r}")
             out.append((kind, con["fun"], tuple(con.get("args", ())), con.get("jac")))
+            rows.append((None, 1.0))
             continue
         if isinstance(con, _so.LinearConstraint):
             A = np.atleast_2d(np.asarray(con.A, float))
@@ -64,12 +68,31 @@ def _constraint_list(constraints):
             pick = (lambda fn, k: lambda x: ops.reshape(fn(x), (-1,))[k])(fn, k)
             if lo == hi:
                 out.append(("eq", (lambda p, lo: lambda x: p(x) - lo)(pick, lo), (), None))
+                rows.append(((j, k), 1.0))
                 continue
             if np.isfinite(lo):
                 out.append(("ineq", (lambda p, lo: lambda x: p(x) - lo)(pick, lo), (), None))
+                rows.append(((j, k), 1.0))
             if np.isfinite(hi):
                 out.append(("ineq", (lambda p, hi: lambda x: hi - p(x))(pick, hi), (), None))
-    return out
+                rows.append(((j, k), -1.0))
+    return out, rows
+
+
+def _to_rows(rows, sizes):
+    """The matrix P (rows of the constraints' functions x entries of _constraint_list's
+    values) with P lam the multipliers of the functions' rows: a two-sided row's two
+    entries, g - lb and ub - g, give lam_lower - lam_upper."""
+    first, count, entries = {}, 0, []
+    for e, ((row, sign), size) in enumerate(zip(rows, sizes)):
+        key = ("entry", e) if row is None else row
+        if key not in first:
+            first[key], count = count, count + size
+        entries.extend((first[key] + i, sign) for i in range(size))
+    P = np.zeros((count, len(entries)))
+    for column, (r, sign) in enumerate(entries):
+        P[r, column] = sign
+    return P
 
 
 def _bound_arrays(bounds, n):
@@ -87,12 +110,17 @@ def _bound_arrays(bounds, n):
 
 def constrained_minimize(objective: Callable, gradient: Callable, run_scipy: Callable,
                          x0: Any, args: tuple, shape: tuple, bounds: Any,
-                         constraints: Any, method: str) -> tuple:
+                         constraints: Any, method: str, who: str = "minimize") -> tuple:
     """The solution x* (flat, differentiable in ``args``, the constraints' ``args`` and
-    the values closed over) and SciPy's result, for ``minimize`` with constraints or
-    bounds. ``run_scipy(x_start, a, scipy_constraints)`` runs SciPy's minimize on
-    plain numbers."""
-    cons = _constraint_list(constraints)
+    the values closed over), SciPy's result and the multipliers (of the constraints'
+    rows, and of the bounds: flat, 0 where a bound is not active; differentiable too),
+    for ``minimize`` with constraints or bounds (or ``least_squares`` with bounds).
+    ``run_scipy(x_start, a, scipy_constraints)`` runs SciPy's solver on plain
+    numbers. The multipliers satisfy grad f = J^T lam + mu at x*, J the Jacobian of
+    the constraints' functions (a dict's fun, a NonlinearConstraint's fun, a
+    LinearConstraint's A x) and mu the bounds' (> 0 at a lower bound, < 0 at an upper
+    one)."""
+    cons, rows = _constraint_list(constraints)
     cargs = tuple(c[2] for c in cons)
     n = int(np.prod(shape)) if shape else 1
     lower, upper = _bound_arrays(bounds, n)
@@ -137,20 +165,20 @@ def constrained_minimize(objective: Callable, gradient: Callable, run_scipy: Cal
                       for (kind, fn, _, jac), ca in zip(cons, cargs_now)]
         res = run_scipy(x_start, a, scipy_cons)
         found["result"] = res
-        y, problem = _kkt_point(res, lambda x: plain(gradient(x, *a), "minimize"),
-                                (lambda x: plain(values(x, cargs_now), "minimize")) if m
+        y, problem = _kkt_point(res, lambda x: plain(gradient(x, *a), who),
+                                (lambda x: plain(values(x, cargs_now), who)) if m
                                 else None,
                                 (lambda x: plain(jacfwd(lambda u: values(u, cargs_now))(x),
-                                                 "minimize")) if m else None,
+                                                 who)) if m else None,
                                 equality, lower, upper, n, len(cons))
         if problem is None:
-            F = lambda y: np.ravel(plain(residual(y, x_start, a, cargs_now), "minimize"))  # noqa: E731
+            F = lambda y: np.ravel(plain(residual(y, x_start, a, cargs_now), who))  # noqa: E731
             J = lambda y: plain(jacfwd(lambda u: residual(u, x_start, a, cargs_now))(y),  # noqa: E731
-                                "minimize")
+                                who)
             y, problem = _polish(y, F, J, res)
         if problem is None:
             problem = _feasible(y, n, m, lower, upper,
-                                (lambda x: plain(values(x, cargs_now), "minimize")) if m
+                                (lambda x: plain(values(x, cargs_now), who)) if m
                                 else None)
         if problem is not None and not res.success:
             # (SciPy may report a failure at the minimum, as SLSQP's line search that
@@ -160,8 +188,19 @@ def constrained_minimize(objective: Callable, gradient: Callable, run_scipy: Cal
 
     at = ops.concatenate([x_flat0, np.zeros(n + 2 * m)]) if isinstance(x_flat0, Box) \
         else np.concatenate([x_flat0, np.zeros(n + 2 * m)])
-    y = implicit_solution(residual, solve, (x0, args, cargs), "minimize", at=at)
-    return y[:n], found["result"]
+    y = implicit_solution(residual, solve, (x0, args, cargs), who, at=at)
+    x = y[:n]
+    sb = ops.round(y[n + m:2 * n + m])
+    if m:
+        lam = y[n:n + m]
+        lagrangian = lambda u: objective(u, *args) - ops.sum(lam * values(u, cargs))  # noqa: E731
+        on_rows = ops.matmul(_to_rows(rows, sizes), lam)
+    else:
+        lagrangian, on_rows = (lambda u: objective(u, *args)), np.zeros(0)
+    # sb * sb is 1 at a bound, 0 elsewhere: the bounds' multipliers are the Lagrangian's
+    # gradient there
+    on_bounds = sb * sb * ops.reshape(grad(lagrangian)(x), (-1,))
+    return x, found["result"], on_rows, on_bounds
 
 
 def _scipy_constraint(kind, fn, jac, ca, shape, method):
@@ -252,6 +291,10 @@ def _kkt_point(res, gradient, values, jacobian, equality, lower, upper, n, count
                          f"solution is not differentiable there)")
     mu = g - jc.T @ lam  # the bounds' multipliers, on the coordinates at a bound
     for j in np.flatnonzero(~free):
+        if sb[j] * mu[j] > tol:
+            return y(), (f"the bound on x[{j}] is active at the solution with a multiplier "
+                         f"of the wrong sign ({-sb[j] * mu[j]:.3g} < 0: the answer is not a "
+                         f"KKT point, not a minimum)")
         if sb[j] * mu[j] >= -tol:
             return y(), (f"the bound on x[{j}] is active at the solution with multiplier "
                          f"{abs(mu[j]):.3g} (strict complementarity fails: the solution "
@@ -270,6 +313,18 @@ def _feasible(y, n, m, lower, upper, values):
     if outside.any() or inactive.any():
         return ("the active set at the solver's answer is not clear (the solution of the "
                 "KKT conditions with it is not feasible): tighten the solver's tolerances")
+    # A bound or constraint taken as inactive on which the polished answer lies is
+    # active with multiplier 0: the answer has no derivative there.
+    free = np.round(y[n + m:2 * n + m]) == 0
+    touching = np.flatnonzero(free & ((np.abs(x - lower) <= slack) |
+                                      (np.abs(upper - x) <= slack)))
+    grazing = np.flatnonzero((np.round(y[2 * n + m:]) == 0) & (np.abs(c) <= 1e-9))
+    fails = "with multiplier 0 (strict complementarity fails: the solution is not " \
+        "differentiable there)"
+    if touching.size:
+        return f"the bound on x[{touching[0]}] is active at the solution {fails}"
+    if grazing.size:
+        return f"inequality constraint {grazing[0]} is active at the solution {fails}"
     return None
 
 
