@@ -13,7 +13,10 @@ For each solver, one problem of n unknowns and its parameters:
 * ``brentq``: a scalar root, the gradient with respect to its parameter;
 * ``minimize`` (SLSQP) with constraints: a long-only portfolio of n assets (weights
   summing to 1, some at their bound 0), the gradient of its expected return with
-  respect to the expected returns, through the KKT conditions.
+  respect to the expected returns, through the KKT conditions;
+* ``least_squares`` (trf) with bounds: the exponential fit with its amplitude capped
+  (active at the answer), the Jacobian of the fit with respect to the data, through
+  the KKT conditions of the bounded problem.
 
 Each is timed two ways: the solve through chainrule with nothing to differentiate
 (``solve``: SciPy given chainrule's exact derivatives) and the solve with its derivative
@@ -80,6 +83,19 @@ def exponential_fit(rng):
     return (lambda: fit(y)), (lambda: cr.jacrev(fit)(y))
 
 
+def capped_fit(rng):
+    import chainrule as cr
+    from chainrule.scipy import optimize
+    t = np.linspace(0.0, 3.0, 200)
+    y = 2.0 * np.exp(-0.8 * t) + 0.3 + 0.02 * rng.normal(size=200)
+
+    def fit(y):  # the amplitude capped at 1.5: active at the answer
+        return optimize.least_squares(lambda c, y: c[0] * cr.exp(-c[1] * t) + c[2] - y,
+                                      np.array([1.0, 1.0, 0.0]), args=(y,),
+                                      bounds=([0.0, 0.0, -1.0], [1.5, 5.0, 1.0])).x
+    return (lambda: fit(y)), (lambda: cr.jacrev(fit)(y))
+
+
 def scalar_root():
     import chainrule as cr
     from chainrule.scipy import optimize
@@ -117,6 +133,7 @@ def run(size="quick"):
         "least_squares (trf), 3 parameters, 200 points": exponential_fit(rng),
         "brentq": scalar_root(),
         f"minimize (SLSQP) with constraints, n = {n}": portfolio(n, rng),
+        "least_squares (trf) with an active bound, 3 parameters, 200 points": capped_fit(rng),
     }
     rows = []
     for case, (solve, with_derivative) in cases.items():
