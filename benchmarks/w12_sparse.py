@@ -4,7 +4,10 @@ against the closed form, dense ``cr.jacfwd`` / ``cr.hessian`` and jitted dense J
 * the 1-D reaction-diffusion residual (tridiagonal, 3 non-zeros a row) at
   n = 1e3, 1e4, 1e5;
 * the 2-D Brusselator's right-hand side on a periodic N x N grid (n = 2 N^2);
-* the extended Rosenbrock function's Hessian (2 x 2 blocks) at n = 1e4;
+* the extended Rosenbrock function's Hessian (2 x 2 blocks) at n = 1e4, and the
+  Hessian of a 2-D energy on a 100 x 100 grid (n = 1e4: the five-point Laplacian plus a
+  diagonal), each star-coloured (the default) and acyclically coloured
+  (``coloring="acyclic"``: fewer passes, values by substitution);
 * an arrow (a sum of every entry, and x[0] in every other output: a dense row, a dense
   column and a diagonal) at n = 1e4, with ``mode="bidirectional"``: 3 passes, where
   either way alone takes n.
@@ -131,6 +134,27 @@ def extended_rosenbrock_closed(sparse, n):
     return hessian
 
 
+def grid_energy(cr, side):
+    """Half the squared differences between grid neighbours, plus u^4 / 12: its Hessian
+    is the five-point Laplacian plus diag(u^2)."""
+    def f(x):
+        u = x.reshape(side, side)
+        return (0.5 * cr.sum((u[1:] - u[:-1]) ** 2) + 0.5 * cr.sum((u[:, 1:] - u[:, :-1]) ** 2)
+                + cr.sum(u ** 4) / 12)
+    return f
+
+
+def grid_energy_closed(sparse, side):
+    path = sparse.diags_array([-np.ones(side - 1), -np.ones(side - 1)], offsets=[-1, 1])
+    degree = sparse.diags_array(np.r_[1.0, 2 * np.ones(side - 2), 1.0])
+    eye = sparse.identity(side)
+    laplacian = sparse.csr_array(sparse.kron(path + degree, eye) + sparse.kron(eye, path + degree))
+
+    def hessian(x):
+        return sparse.csr_array(laplacian + sparse.diags_array(x ** 2))
+    return hessian
+
+
 # ---------------------------------------------------------------------------------------
 # Measuring one problem
 # ---------------------------------------------------------------------------------------
@@ -150,16 +174,16 @@ def _compare(sparse_result, closed, what):
 
 
 def measure(case, cr, sparse, f, closed, x, hessian, repeats, dense_up_to, jax_up_to,
-            jax_problem=None, mode="auto"):
+            jax_problem=None, mode="auto", coloring="star"):
     n = x.size
     find = cr.hessian_sparsity if hessian else cr.jacobian_sparsity
-    make = cr.sparse_hessian if hessian else \
+    make = (lambda f, **known: cr.sparse_hessian(f, coloring=coloring, **known)) if hessian else \
         (lambda f, **known: cr.sparse_jacobian(f, mode=mode, **known))
     from chainrule.sparse import evaluate
 
     def detect():
         pattern = find(f)(x)
-        plan = evaluate._hessian_plan(pattern) if hessian else \
+        plan = evaluate._hessian_plan(pattern, coloring) if hessian else \
             evaluate._jacobian_plan(evaluate._checked_pattern(pattern, None, "", ""), mode)
         return pattern, plan
     (pattern, plan), _ = _once(detect)
@@ -226,10 +250,18 @@ def run(size):
                         repeats, dense_up_to=min(dense_up_to, 2_048), jax_up_to=2_048,
                         jax_problem=_jax_version(brusselator, side))
     n = pick(size, 100, 2_000, 10_000)
-    rows += measure(f"extended Rosenbrock Hessian n={n}", cr, sparse, extended_rosenbrock(cr),
-                    extended_rosenbrock_closed(sparse, n), rng.random(n), True, repeats,
-                    dense_up_to=min(dense_up_to, 2_000), jax_up_to=2_000,
-                    jax_problem=_jax_version(extended_rosenbrock))
+    for coloring in ("star", "acyclic"):
+        rows += measure(f"extended Rosenbrock Hessian n={n}, {coloring}", cr, sparse,
+                        extended_rosenbrock(cr), extended_rosenbrock_closed(sparse, n),
+                        rng.random(n), True, repeats, dense_up_to=min(dense_up_to, 2_000),
+                        jax_up_to=2_000, jax_problem=_jax_version(extended_rosenbrock),
+                        coloring=coloring)
+    side = pick(size, 10, 40, 100)
+    for coloring in ("star", "acyclic"):
+        rows += measure(f"grid energy Hessian n={side * side}, {coloring}", cr, sparse,
+                        grid_energy(cr, side), grid_energy_closed(sparse, side),
+                        rng.normal(size=side * side), True, repeats,
+                        dense_up_to=min(dense_up_to, 2_000), jax_up_to=0, coloring=coloring)
     n = pick(size, 200, 2_000, 10_000)
     rows += measure(f"arrow n={n}, bidirectional", cr, sparse, arrow(cr),
                     arrow_closed(sparse, n), rng.random(n), False, repeats,

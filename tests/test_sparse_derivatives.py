@@ -291,12 +291,16 @@ def test_random_programs_hessians_equal_the_dense_ones(seed):
     f = lambda x: cr.sum(cr.sin(program(x))) + cr.sum(x[1:] * x[:-1])
     pattern = cr.hessian_sparsity(f)(rng.random(n)).toarray()
     jitted = cr.jit(cr.sparse_hessian(f))
+    acyclic = cr.jit(cr.sparse_hessian(f, coloring="acyclic"))
     for _ in range(2):
         x = rng.standard_normal(n)
         dense = np.asarray(cr.hessian(f)(x))
         assert not ((dense != 0) & ~pattern).any()
         _assert_equal_to_dense(cr.sparse_hessian(f)(x), dense)
         _assert_equal_to_dense(jitted(x), dense)
+        # by substitution: to 1e-12 of the largest entry
+        for got in (cr.sparse_hessian(f, coloring="acyclic")(x), acyclic(x)):
+            assert np.abs(got.toarray() - dense).max() <= 1e-12 * np.abs(dense).max()
 
 
 @pytest.mark.slow

@@ -31,11 +31,16 @@ Sources (public repositories):
 * asdex (the JAX port of the same pipeline), adrianhill.de/asdex/how-to/brusselator: the
   2-D Brusselator at N = 32, 2048 x 2048 with 12,288 non-zeros, "12 colors".
 
-Not compared: acyclic colourings (ColPack's 8 on BCSSTK01, SMC's floor(rho/2) + 1 on a
-band), which need substitution (solving for the entries) rather than reading each entry
-off a compressed column; chainrule colours Hessians for direct recovery only (star). The
-distance-2 counts of the ColPack paper's Tables VI-VII (lp_cre_a, cage11, ...) need
-matrices of 10^4-10^6 entries that are not in this repository.
+Acyclic colourings (values by substitution, ``coloring="acyclic"``): ColPack run as above
+on BCSSTK01 takes 8 colours in natural order (the README's 8), 7 in largest-first,
+smallest-last, dynamic largest-first and incidence-degree order; on the random
+symmetric patterns below the counts of ``COLPACK_ACYCLIC_ON_RANDOM_PATTERNS``. SMC's
+``test/theory.jl``: a band with rho off-diagonals takes floor(rho/2) + 1 acyclic
+colours; its ``src/examples.jl`` holds the acyclic colouring of Figure 4 of "Efficient
+computation of sparse Hessians" (``test/small.jl`` recovers a Hessian from it).
+
+Not compared: the distance-2 counts of the ColPack paper's Tables VI-VII (lp_cre_a,
+cage11, ...) need matrices of 10^4-10^6 entries that are not in this repository.
 """
 
 import numpy as np
@@ -45,7 +50,7 @@ import chainrule as cr
 
 scipy_sparse = pytest.importorskip("scipy.sparse")
 
-from chainrule.sparse import coloring  # noqa: E402
+from chainrule.sparse import acyclic, coloring  # noqa: E402
 
 # BCSSTK01's lower triangle, as ColPack's Graphs/bcsstk01.mtx stores it (1-based):
 # "column: its rows", the diagonal first.
@@ -317,3 +322,90 @@ def test_an_unknown_order_is_refused():
         coloring.column_coloring(np.eye(3), orders=("random",))
     with pytest.raises(ValueError, match="orders must be among"):
         coloring.star_coloring(np.eye(3), orders=("dsatur",))  # no star DSATUR here
+
+
+# ---------------------------------------------------------------------------------------
+# Acyclic colourings (tests/test_sparse_acyclic.py has the recovery)
+# ---------------------------------------------------------------------------------------
+
+# ColPack's smallest-last order of BCSSTK01's vertices (0-based), as its
+# GraphColoringInterface prints it after an acyclic colouring (GetOrderedVertices).
+COLPACK_SMALLEST_LAST_BCSSTK01 = [
+    13, 15, 43, 44, 45, 14, 16, 17, 12, 42, 46, 47, 18, 23, 19, 21, 20, 22, 4, 10, 0, 6,
+    11, 5, 1, 7, 3, 2, 8, 9, 36, 41, 37, 39, 38, 40, 32, 34, 30, 35, 31, 33, 27, 25, 26,
+    24, 28, 29]
+
+
+@pytest.mark.parametrize("order, colours, colpacks", [
+    ("natural", 8, 8),          # ColPack's README and ColPack run: the same
+    ("largest_first", 7, 7),    # ColPack run: the same
+    ("smallest_last", 6, 7),    # ties among least degrees broken otherwise
+])
+def test_bcsstk01_acyclic_colourings_match_colpack(order, colours, colpacks):
+    """Acyclic colouring in one vertex order: ColPack's count in natural and
+    largest-first order, one fewer in smallest-last order, whose ties this breaks
+    otherwise; four fewer than the star colouring's 12 (ColPack: 8 and 12 in natural
+    order). Each colouring passes the check."""
+    pattern = bcsstk01()
+    found = acyclic.acyclic_coloring(pattern, orders=(order,))
+    assert _count(found) == colours and colours <= colpacks
+    assert acyclic.is_acyclic_coloring(pattern, found)
+    assert _count(acyclic.acyclic_coloring(pattern)) == 6  # the fewest over the orders
+
+
+def test_bcsstk01_in_colpacks_smallest_last_order_takes_colpacks_seven():
+    """The colouring step is the same as ColPack's: in the order ColPack's smallest-last
+    ordering gives, the greedy acyclic colouring here takes its 7 colours."""
+    pattern = bcsstk01()
+    assert sorted(COLPACK_SMALLEST_LAST_BCSSTK01) == list(range(48))
+    neighbours = coloring._adjacency(acyclic._without_diagonal(pattern))
+    found = acyclic._greedy_acyclic(neighbours, COLPACK_SMALLEST_LAST_BCSSTK01)
+    assert _count(found) == 7 and acyclic.is_acyclic_coloring(pattern, found)
+
+
+# ColPack's acyclic colour counts (built as above, one run per order: natural, largest
+# first, smallest last) on the symmetric random patterns of
+# test_random_patterns_take_colpacks_counts_in_natural_and_largest_first_order.
+COLPACK_ACYCLIC_ON_RANDOM_PATTERNS = {
+    0: (7, 8, 8), 1: (7, 7, 7), 2: (7, 7, 7), 3: (8, 9, 8), 4: (7, 7, 6), 5: (8, 8, 7)}
+
+
+@pytest.mark.parametrize("seed", sorted(COLPACK_ACYCLIC_ON_RANDOM_PATTERNS))
+def test_random_patterns_take_colpacks_acyclic_counts(seed):
+    """The same symmetric 120 x 120 patterns (the same draws): ColPack's count in
+    natural and largest-first order; in smallest-last order within one of it either
+    way (here 8, 7, 7, 7, 7, 8: one fewer on one, one more on two), as ties among
+    least degrees are broken otherwise."""
+    rng = np.random.default_rng(seed)
+    rng.random((200, 150))  # the Jacobian's pattern, drawn first there
+    upper = scipy_sparse.csr_array(rng.random((120, 120)) < 0.03)
+    hessian = scipy_sparse.csr_array(upper + upper.T + scipy_sparse.identity(120, dtype=bool),
+                                     dtype=bool)
+    natural, largest_first, smallest_last = COLPACK_ACYCLIC_ON_RANDOM_PATTERNS[seed]
+    assert _count(acyclic.acyclic_coloring(hessian, orders=("natural",))) == natural
+    assert _count(acyclic.acyclic_coloring(hessian, orders=("largest_first",))) == \
+        largest_first
+    assert abs(_count(acyclic.acyclic_coloring(hessian, orders=("smallest_last",)))
+               - smallest_last) <= 1
+
+
+@pytest.mark.parametrize("off_diagonals, colours", [(10, 6), (20, 11)])
+def test_a_symmetric_band_takes_smcs_acyclic_colour_count(off_diagonals, colours):
+    """SMC's test/theory.jl: floor(rho/2) + 1 acyclic colours for a band with rho
+    off-diagonals (at n = 5,000), about half the star colouring's 2 floor(rho/2) + 1."""
+    band = _symmetric_band(5000, off_diagonals)
+    found = acyclic.acyclic_coloring(band, orders=("natural",))
+    assert _count(found) == colours and acyclic.is_acyclic_coloring(band, found)
+
+
+EFFICIENT_FIGURE_4 = [1, 2, 1, 2, 1, 3, 2, 3, 2, 1]  # SMC's efficient_fig_4, from 1
+
+
+def test_the_acyclic_colouring_in_natural_order_is_the_papers_figure_4():
+    """SMC's src/examples.jl: Figure 4 of "Efficient computation of sparse Hessians"
+    colours the graph of its Figure 1 acyclically with 3 colours (the star colouring of
+    Figure 1 takes 5); in natural order the colouring here is that one."""
+    pattern = np.array(EFFICIENT_FIGURE_1[0], dtype=bool)
+    found = acyclic.acyclic_coloring(pattern, orders=("natural",))
+    assert (found + 1).tolist() == EFFICIENT_FIGURE_4
+    assert acyclic.is_acyclic_coloring(pattern, found)
