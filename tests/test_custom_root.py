@@ -205,11 +205,6 @@ def test_tensor_backward_reaches_what_f_and_matvec_close_over_and_b():
     np.testing.assert_allclose(t.grad, -u @ np.linalg.solve(m, [1.0, 2.0]), rtol=1e-12)
 
 
-def test_a_pytree_guess_is_refused_in_one_line():
-    with pytest.raises(TypeError, match=r"custom_root: initial_guess must be an array"):
-        cr.custom_root(lambda x: x, (1.0, 2.0), lambda f, x: x, lambda g, y: y)
-
-
 def test_vmap_over_a_value_matvec_closes_over_agrees_with_jax():
     a = RNG.standard_normal((3, 3)) + 4 * np.eye(3)
     b_matrix = RNG.standard_normal((3, 3))

@@ -12,7 +12,9 @@ closes over (found at a capture level) and ``b``; never the initial guess.
 
 Rules written with chainrule's operations, as the user's linear solvers must be for a
 second derivative (as in JAX, where they are traced). Under ``cr.vmap`` each example is
-solved on its own. The solution and ``b`` are arrays (JAX also takes pytrees).
+solved on its own. ``custom_root``'s solution may be a pytree (nested tuples, lists and
+dicts of arrays, as JAX's): it is solved for as one flat vector, and ``f``, ``solve``
+and ``tangent_solve`` see pytrees of its structure. ``b`` is an array.
 """
 
 from typing import Any, Callable
@@ -22,6 +24,7 @@ import numpy as np
 from .. import rules as ops
 from ..primitive import Box, shape_of
 from .implicit import implicit_solution, on_numbers, plain
+from .pytrees import LEAF, tree_flatten, tree_unflatten
 
 __all__ = ["custom_root", "custom_linear_solve"]
 
@@ -36,7 +39,8 @@ def custom_root(f: Callable[[Any], Any], initial_guess: Any,
     ``tangent_solve(g, y)``, which returns v with g(v) = y for the linear function g
     (v -> J v, J = df/dx at the root, or its transpose in reverse mode). The initial
     guess has no derivative. With ``has_aux``, ``solve`` returns (x, aux), and so does
-    this (aux as it is, not differentiated).
+    this (aux as it is, not differentiated). x may be a pytree (``f`` then returns one
+    of the same structure, and g, y and v are such pytrees too).
 
     >>> def sqrt(a):                     # Newton's method, differentiated implicitly
     ...     def newton(f, x):
@@ -47,31 +51,89 @@ def custom_root(f: Callable[[Any], Any], initial_guess: Any,
     ...                           lambda g, y: y / g(1.0))
     >>> float(sqrt(4.0)), float(cr.grad(sqrt)(4.0)), float(cr.hessian(sqrt)(4.0))
     (2.0, 0.25, -0.03125)
+    >>> def both(a):                     # a pytree: r = sqrt(a), h = a / 2
+    ...     f = lambda x: {"r": x["r"] ** 2 - a, "h": 2 * x["h"] - a}
+    ...     def newton(f, x):
+    ...         for _ in range(30):
+    ...             x = {"r": x["r"] - f(x)["r"] / (2 * x["r"]), "h": x["h"] - f(x)["h"] / 2}
+    ...         return x
+    ...     def diagonal(g, y):              # J is diagonal: g of ones is its diagonal
+    ...         d = g({"r": 1.0, "h": 1.0})
+    ...         return {"r": y["r"] / d["r"], "h": y["h"] / d["h"]}
+    ...     return cr.custom_root(f, {"r": 1.0, "h": 0.0}, newton, diagonal)
+    >>> {k: float(v) for k, v in both(4.0).items()}
+    {'r': 2.0, 'h': 2.0}
+    >>> float(cr.grad(lambda a: both(a)["r"] + both(a)["h"])(4.0))   # 1/(2 sqrt a) + 1/2
+    0.75
     """
     _callables("custom_root", f=f, solve=solve, tangent_solve=tangent_solve)
-    _array("custom_root", "initial_guess", initial_guess)
-    shape = shape_of(initial_guess)
+    flat_guess, to_tree, to_flat = _flattened("custom_root", "initial_guess", initial_guess)
     aux = []
+
+    def flat_f(x):
+        return to_flat(f(to_tree(x)), "f's value")
 
     def run_solve(tree):
         guess, = tree
-        numbers = on_numbers(f, "custom_root")
-        found = solve(numbers, np.asarray(guess, dtype=np.result_type(guess, float)))
+        numbers = on_numbers(flat_f, "custom_root")
+        found = solve(lambda x: to_tree(numbers(to_flat(x, "f's argument"))),
+                      to_tree(np.asarray(guess, dtype=np.result_type(guess, float))))
         if has_aux:
             found, extra = found
             aux.append(extra)
-        return plain(found, "custom_root")
+        return plain(to_flat(found, "solve's answer"), "custom_root")
 
-    def tangent(matvec, rhs):  # the user's tangent_solve, on f's shapes
-        g = (lambda v: ops.reshape(matvec(ops.reshape(v, (-1,))), shape))
-        return ops.reshape(tangent_solve(g, ops.reshape(rhs, shape)), (-1,))
+    def tangent(matvec, rhs):  # the user's tangent_solve, on f's pytrees
+        g = (lambda v: to_tree(matvec(to_flat(v, "the argument of g"))))
+        return to_flat(tangent_solve(g, to_tree(rhs)), "tangent_solve's answer")
 
-    guess = ops.stop_gradient(initial_guess) if isinstance(initial_guess, Box) \
-        else initial_guess
-    x = implicit_solution(lambda x, guess: f(x), run_solve, (guess,), "custom_root",
+    guess = ops.stop_gradient(flat_guess) if isinstance(flat_guess, Box) else flat_guess
+    x = implicit_solution(lambda x, guess: flat_f(x), run_solve, (guess,), "custom_root",
                           at=guess, linear_solve=tangent, transposed_solve=tangent)
-    x = ops.reshape(x, shape)
+    x = to_tree(x)
     return (x, aux[-1]) if has_aux else x
+
+
+def _flattened(who, name, tree):
+    """The leaves of ``tree`` as one flat vector, and the functions between such vectors
+    and pytrees of its structure (``to_flat(tree, what)`` refuses another structure in
+    one line, naming ``what``)."""
+    leaves, treedef = tree_flatten(tree)
+    if not leaves:
+        raise TypeError(f"{who}: {name} must hold at least one array")
+    for leaf in leaves:
+        if not _is_array(leaf):
+            raise TypeError(f"{who}: {name}'s leaves must be arrays or numbers, got "
+                            f"{type(leaf).__name__} {leaf!r:.40}")
+    shapes = [shape_of(leaf) for leaf in leaves]
+    bounds = np.cumsum([0] + [int(np.prod(s)) for s in shapes]).tolist()
+
+    def to_tree(v):
+        if treedef == LEAF:
+            return ops.reshape(v, shapes[0])
+        return tree_unflatten(treedef, [ops.reshape(v[a:b], s)
+                                        for s, a, b in zip(shapes, bounds, bounds[1:])])
+
+    def to_flat(value, what):
+        parts, structure = tree_flatten(value)
+        if structure != treedef or [shape_of(p) for p in parts] != shapes:
+            raise TypeError(f"{who}: {what} must be a pytree of {name}'s structure and "
+                            f"shapes, {_described(treedef, shapes)}; got "
+                            f"{_described(structure, [shape_of(p) for p in parts])}")
+        if treedef == LEAF:
+            return ops.reshape(parts[0], (-1,))
+        return ops.concatenate([ops.reshape(p, (-1,)) for p in parts])
+
+    return to_flat(tree, name), to_tree, to_flat
+
+
+def _described(treedef, shapes):
+    return f"{tree_unflatten(treedef, ['*'] * len(shapes))} of shapes {shapes}"
+
+
+def _is_array(leaf):
+    return isinstance(leaf, (np.ndarray, np.generic, Box, int, float, complex)) and \
+        not isinstance(leaf, bool)
 
 
 def custom_linear_solve(matvec: Callable[[Any], Any], b: Any,
