@@ -13,6 +13,7 @@ one line naming the cause."""
 
 import numpy as np
 import pytest
+import scipy.optimize as so
 
 import chainrule as cr
 from chainrule.scipy import optimize as opt
@@ -106,6 +107,25 @@ def test_the_default_tolerances_give_the_same_derivative():
     fit = lambda y: opt.least_squares(lambda x, y: cr.matmul(A, x) - y, np.zeros(4),  # noqa: E731
                                       args=(y,), bounds=(LOWER, UPPER)).x
     np.testing.assert_allclose(cr.jacrev(fit)(y), D, atol=1e-9)
+
+
+def test_a_shaped_x_a_bounds_object_and_a_robust_loss():
+    # p - y clipped to [0, 1] entry by entry, whatever the loss: dx/dy is 1 where y is
+    # inside, and a bound's multiplier is soft_l1's rho'(r^2) r = r / sqrt(1 + r^2)
+    y = np.array([0.5, 2.0, -1.0, 0.3]) + 0.05 * RNG.random(4)
+
+    def clip(y):
+        return opt.least_squares(lambda p, y: cr.reshape(p, (-1,)) - y, np.full((2, 2), 0.5),
+                                 args=(y,), bounds=so.Bounds(0.0, 1.0), loss="soft_l1",
+                                 **TIGHT)
+
+    inside = (y > 0) & (y < 1)
+    np.testing.assert_allclose(clip(y).x, np.clip(y, 0, 1).reshape(2, 2), atol=1e-12)
+    np.testing.assert_allclose(cr.jacrev(lambda y: clip(y).x)(y).reshape(4, 4),
+                               np.diag(inside * 1.0), atol=1e-12)
+    r = np.clip(y, 0, 1) - y
+    np.testing.assert_allclose(clip(y).bound_multipliers,
+                               (~inside * r / np.sqrt(1 + r * r)).reshape(2, 2), atol=1e-12)
 
 
 # ---------------------------------------------------------------------------------------

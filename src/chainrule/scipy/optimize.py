@@ -369,12 +369,12 @@ def least_squares(fun: Callable[..., Any], x0: Any, jac: Any = "2-point",
         found.result = res
         return res
 
-    lower, upper = _least_squares_bounds(bounds, int(np.prod(shape)) if shape else 1)
+    lower, upper = _least_squares_bounds(bounds, shape)
     if np.isfinite(lower).any() or np.isfinite(upper).any():
         box = _so.Bounds(lower, upper)
         x, res, _, on_bounds = constrained_minimize(
             cost, lambda x, a, k: ops.reshape(grad(cost)(x, a, k), (-1,)),
-            lambda x_start, tree, _: run_scipy(x_start, *tree, bounds),
+            lambda x_start, tree, _: run_scipy(x_start, *tree, (lower, upper)),
             x0, (args, kwargs), shape, box, (), method, who="least_squares")
         out = _result(res, ops.reshape(x, shape),
                       lambda: residuals(ops.reshape(x, (-1,)), args, kwargs))
@@ -394,12 +394,12 @@ def least_squares(fun: Callable[..., Any], x0: Any, jac: Any = "2-point",
                    lambda: residuals(ops.reshape(x, (-1,)), args, kwargs))
 
 
-def _least_squares_bounds(bounds, n):
+def _least_squares_bounds(bounds, shape):
     """least_squares' bounds (a pair (lb, ub) of numbers or arrays, or a Bounds) as two
-    arrays of n."""
+    flat arrays, each entry x's (SciPy's x is flat: x0's shape is chainrule's)."""
     lower, upper = (bounds.lb, bounds.ub) if isinstance(bounds, _so.Bounds) else bounds
-    return (np.broadcast_to(np.asarray(lower, float), (n,)).copy(),
-            np.broadcast_to(np.asarray(upper, float), (n,)).copy())
+    return (np.ravel(np.broadcast_to(np.asarray(lower, float), shape)).copy(),
+            np.ravel(np.broadcast_to(np.asarray(upper, float), shape)).copy())
 
 
 def _rho(loss, z):
