@@ -335,6 +335,11 @@ def test_convolve_with_axes_and_dot_axes_gives_autograds_layer_and_gradients():
             result += [layer(images, filters), grad(loss)(images, filters),
                        grad(loss, 1)(images, filters)]
         result.append(convolve(images[0, 0], filters[0, 0], axes=([0], [1]), mode="full"))
+        # the smaller operand first: its positions are the ones looped over
+        result.append(convolve(filters[0, 0], images[0, 0], axes=([1], [0]), mode="full"))
+        small = lambda w, x: np.sum(convolve(w, x, axes=([1, 2], [2, 3]), dot_axes=([0], [1]),
+                                            mode="valid") ** 2)
+        result += [grad(small)(filters, images), grad(small, 1)(filters, images)]
     """)
     assert_same(theirs, ours, rtol=1e-9, atol=1e-11)
 

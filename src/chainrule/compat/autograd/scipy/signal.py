@@ -4,6 +4,7 @@ products along others, and an outer product along the rest (a convolutional laye
 one call), differentiable in both arrays."""
 
 import itertools as _itertools
+import math as _math
 
 import numpy as _np
 
@@ -62,25 +63,41 @@ def convolve(A, B, axes=None, dot_axes=((), ()), mode="full", method="auto"):
 
 
 def _full_convolution(A, B, conv_a, conv_b, dot_a, dot_b, keep_a, keep_b):
-    """The 'full' convolution: one term per position of A's convolved axes (a tensor
-    contraction of that slice of A with all of B), shifted into place by padding."""
+    """The 'full' convolution: one term per position of the convolved axes of the
+    operand that has fewer (a filter's, beside an image's), each a tensor contraction
+    of that slice with all of the other operand, shifted into place by padding. The
+    convolution is symmetric in its operands (c[n] = sum_k a[n - k] b[k] = sum_k a[k]
+    b[n - k]), so either may be the one sliced; slicing the small one makes a few large
+    contractions instead of many small ones."""
     shape_a, shape_b = _np.shape(_raw(A)), _np.shape(_raw(B))
     letters = iter("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
     dot = [next(letters) for _ in dot_a]
     kept_a, kept_b = [next(letters) for _ in keep_a], [next(letters) for _ in keep_b]
     convolved = [next(letters) for _ in conv_b]
-    a_sub = "".join(kept_a + dot)
-    b_labels = [""] * len(shape_b)
-    for j, label in zip(dot_b + keep_b + conv_b, dot + kept_b + convolved):
-        b_labels[j] = label
-    spec = f"{a_sub},{''.join(b_labels)}->{''.join(kept_a + kept_b + convolved)}"
-    # A with its kept axes, then its dot axes, then its convolved ones
-    A = _cnp.transpose(A, keep_a + dot_a + conv_a)
+    out = "".join(kept_a + kept_b + convolved)
+
+    def labels(shape, axes, names):  # an operand's letters, axis by axis
+        found = [""] * len(shape)
+        for axis, name in zip(axes, names):
+            found[axis] = name
+        return "".join(found)
+
+    slice_a = _math.prod(shape_a[i] for i in conv_a) <= _math.prod(shape_b[j] for j in conv_b)
+    if slice_a:  # A sliced: kept, dot, then convolved axes; B whole
+        sliced, conv, whole = _cnp.transpose(A, keep_a + dot_a + conv_a), conv_a, B
+        spec = (f"{''.join(kept_a + dot)},"
+                f"{labels(shape_b, dot_b + keep_b + conv_b, dot + kept_b + convolved)}->{out}")
+    else:  # B sliced, A whole
+        sliced, conv, whole = _cnp.transpose(B, keep_b + dot_b + conv_b), conv_b, A
+        spec = (f"{labels(shape_a, dot_a + keep_a + conv_a, dot + kept_a + convolved)},"
+                f"{''.join(kept_b + dot)}->{out}")
+    lengths = [(shape_a if slice_a else shape_b)[axis] for axis in conv]
     total = None
-    for position in _itertools.product(*[range(shape_a[i]) for i in conv_a]):
-        term = _cnp.einsum(spec, A[(Ellipsis,) + position], B)
+    for position in _itertools.product(*[range(n) for n in lengths]):
+        part = sliced[(Ellipsis,) + position]
+        term = _cnp.einsum(spec, part, whole) if slice_a else _cnp.einsum(spec, whole, part)
         widths = [(0, 0)] * (len(keep_a) + len(keep_b)) + [
-            (p, shape_a[i] - 1 - p) for p, i in zip(position, conv_a)]
+            (p, n - 1 - p) for p, n in zip(position, lengths)]
         term = _cnp.pad(term, widths)
         total = term if total is None else total + term
     return total
