@@ -1,13 +1,15 @@
-"""cr.custom_root with a pytree for x (issue 46): x, f's value, the solver's guess and
-answer, and tangent_solve's arguments as nested dicts and tuples, as jax.lax.custom_root
-takes them, with the parameters a pytree too.
+"""cr.custom_root and cr.custom_linear_solve with pytrees (issue 46): x, f's value, the
+solver's guess and answer, and tangent_solve's arguments as nested dicts and tuples, as
+jax.lax.custom_root takes them, with the parameters a pytree too.
 
 One coupled nonlinear system, x = {"p": (2,), "qr": (scalar, (2,))} with parameters
 {"A": (2, 2), "bs": ((2,), scalar)}, solved three ways: as a pytree, as the same system
 on one flat vector (custom_root on an array), and by JAX's lax.custom_root on the
 pytree (jitted: its eager Newton steps are slow); values, gradients, forward-mode
-Jacobians and Hessians agree. Also: has_aux,
-vmap over the parameters, and the one-line refusals of a mismatched structure."""
+Jacobians and Hessians agree. Also: has_aux, vmap over the parameters, the one-line
+refusals of a mismatched structure; and custom_linear_solve with a pytree b against the
+dense inverse of its assembled matrix (derivatives in b and in the matrix, second
+order)."""
 
 import jax
 import jax.numpy as jnp
@@ -168,3 +170,54 @@ def test_a_mismatched_structure_is_refused_in_one_line():
     with pytest.raises(TypeError, match=r"^custom_root: initial_guess's leaves must be "
                                         r"arrays or numbers, got str"):
         cr.custom_root(lambda x: x, {"a": "one"}, lambda f, x: x, lambda g, y: y)
+
+
+# ---------------------------------------------------------------------------------------
+# custom_linear_solve with a pytree b
+# ---------------------------------------------------------------------------------------
+
+def symmetric_part(w):
+    return 4.0 * np.eye(2) + 0.5 * (cr.reshape(w[:4], (2, 2)) + cr.reshape(w[:4], (2, 2)).T)
+
+
+def block_solve(w, b):
+    """x = {"u": (2,), "s": scalar} with A x = b for the symmetric block matrix
+    A = [[M, c], [c^T, d]] made from w (M = 4 I + w[:4] symmetrised, c = w[4:6],
+    d = 3 + w[6]), solved by a dense solve of the pytree's flat vector."""
+    M, c, d = symmetric_part(w), w[4:6], 3.0 + w[6]
+
+    def matvec(x):
+        return {"u": cr.matmul(M, x["u"]) + c * x["s"], "s": cr.sum(c * x["u"]) + d * x["s"]}
+
+    def dense(mv, y):
+        flat, unravel = cr.ravel_pytree(y)
+        matrix = cr.jacobian(lambda v: cr.ravel_pytree(mv(unravel(v)))[0])(flat)
+        return unravel(cnp.linalg.solve(matrix, flat))
+
+    return cr.custom_linear_solve(matvec, b, dense, symmetric=True)
+
+
+def block_matrix(w):
+    """A of block_solve, assembled (chainrule's operations: differentiable in w)."""
+    column = cr.reshape(w[4:6], (2, 1))
+    last = cr.reshape(cr.concatenate([w[4:6], cr.reshape(3.0 + w[6], (1,))]), (1, 3))
+    return cr.concatenate([cr.concatenate([symmetric_part(w), column], axis=1), last])
+
+
+def test_a_pytree_linear_solve_and_its_derivatives_match_the_dense_inverse():
+    w, b_flat = 0.3 * RNG.standard_normal(7), RNG.standard_normal(3)
+    b = {"u": b_flat[:2], "s": b_flat[2]}
+    inverse = np.linalg.inv(block_matrix(w))
+    x = block_solve(w, b)
+    assert set(x) == {"u", "s"} and np.shape(x["s"]) == ()
+    np.testing.assert_allclose(np.r_[x["u"], x["s"]], inverse @ b_flat, atol=1e-12)
+    as_vector = lambda v: block_solve(w, {"u": v[:2], "s": v[2]})  # noqa: E731
+    for transform in (cr.jacrev, cr.jacfwd):
+        jac = transform(lambda v: cr.ravel_pytree(as_vector(v))[0])(b_flat)
+        np.testing.assert_allclose(jac, inverse[[2, 0, 1]], atol=1e-12)  # ("s" sorts first)
+    outer = lambda w: cr.sum(block_solve(w, b)["u"]) * block_solve(w, b)["s"]  # noqa: E731
+    dense = lambda w: (lambda x: cr.sum(x[:2]) * x[2])(  # noqa: E731
+        cnp.linalg.solve(block_matrix(w), b_flat))
+    np.testing.assert_allclose(cr.grad(outer)(w), cr.grad(dense)(w), atol=1e-12)
+    np.testing.assert_allclose(cr.hessian(outer)(w), cr.hessian(dense)(w), atol=1e-10)
+    assert np.abs(np.asarray(cr.grad(outer)(w))).max() > 1e-3

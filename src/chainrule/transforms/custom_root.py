@@ -12,9 +12,9 @@ closes over (found at a capture level) and ``b``; never the initial guess.
 
 Rules written with chainrule's operations, as the user's linear solvers must be for a
 second derivative (as in JAX, where they are traced). Under ``cr.vmap`` each example is
-solved on its own. ``custom_root``'s solution may be a pytree (nested tuples, lists and
-dicts of arrays, as JAX's): it is solved for as one flat vector, and ``f``, ``solve``
-and ``tangent_solve`` see pytrees of its structure. ``b`` is an array.
+solved on its own. ``custom_root``'s solution and ``custom_linear_solve``'s ``b`` may
+be pytrees (nested tuples, lists and dicts of arrays, as JAX's): they are solved for as
+one flat vector, and the user's functions see pytrees of their structure.
 """
 
 from typing import Any, Callable
@@ -145,7 +145,9 @@ def custom_linear_solve(matvec: Callable[[Any], Any], b: Any,
     ``matvec`` closes over (``jax.lax.custom_linear_solve``): forward mode solves with
     ``solve``, reverse mode with ``transpose_solve(vecmat, c)`` (v -> A^T v), or with
     ``solve`` when ``symmetric``; without either, reverse mode is refused, as in JAX.
-    With ``has_aux``, ``solve`` returns (x, aux), and so does this.
+    With ``has_aux``, ``solve`` returns (x, aux), and so does this. b may be a pytree (x
+    is then one of its structure, and so are what matvec and the solvers take and
+    return).
 
     >>> A = np.array([[4.0, 1.0], [1.0, 3.0]])
     >>> dense = lambda matvec, b: np.linalg.solve(A, b)   # any solver of A x = b
@@ -156,28 +158,31 @@ def custom_linear_solve(matvec: Callable[[Any], Any], b: Any,
     True
     """
     _callables("custom_linear_solve", matvec=matvec, solve=solve)
-    _array("custom_linear_solve", "b", b)
     if transpose_solve is not None and not callable(transpose_solve):
         raise TypeError(f"custom_linear_solve: transpose_solve must be a function "
                         f"(vecmat, b) -> x, got {type(transpose_solve).__name__}")
-    shape = shape_of(b)
+    flat_b, to_tree, to_flat = _flattened("custom_linear_solve", "b", b)
     aux = []
 
     def answer(found):
         return found[0] if has_aux else found
 
+    def flat_matvec(v):
+        return to_flat(matvec(to_tree(v)), "matvec's value")
+
     def run_solve(tree):
         rhs, = tree
-        numbers = on_numbers(matvec, "custom_linear_solve")
-        found = solve(numbers, np.asarray(rhs, dtype=np.result_type(rhs, float)))
+        numbers = on_numbers(flat_matvec, "custom_linear_solve")
+        found = solve(lambda v: to_tree(numbers(to_flat(v, "matvec's argument"))),
+                      to_tree(np.asarray(rhs, dtype=np.result_type(rhs, float))))
         if has_aux:
             aux.append(found[1])
-        return plain(answer(found), "custom_linear_solve")
+        return plain(to_flat(answer(found), "solve's answer"), "custom_linear_solve")
 
     def with_solver(user_solve):
-        def linear(mv, rhs):  # the user's solver, on b's shapes
-            along = (lambda v: ops.reshape(mv(ops.reshape(v, (-1,))), shape))
-            return ops.reshape(answer(user_solve(along, ops.reshape(rhs, shape))), (-1,))
+        def linear(mv, rhs):  # the user's solver, on b's pytrees
+            along = (lambda v: to_tree(mv(to_flat(v, "the argument of matvec"))))
+            return to_flat(answer(user_solve(along, to_tree(rhs))), "solve's answer")
         return linear
 
     def refused(mv, rhs):
@@ -186,10 +191,10 @@ def custom_linear_solve(matvec: Callable[[Any], Any], b: Any,
 
     transposed = with_solver(solve if symmetric else transpose_solve) \
         if symmetric or transpose_solve is not None else refused
-    x = implicit_solution(lambda x, b: matvec(x) - b, run_solve, (b,),
-                          "custom_linear_solve", at=b, linear_solve=with_solver(solve),
+    x = implicit_solution(lambda x, b: flat_matvec(x) - b, run_solve, (flat_b,),
+                          "custom_linear_solve", at=flat_b, linear_solve=with_solver(solve),
                           transposed_solve=transposed)
-    x = ops.reshape(x, shape)
+    x = to_tree(x)
     return (x, aux[-1]) if has_aux else x
 
 
@@ -198,9 +203,3 @@ def _callables(who, **functions):
         if not callable(fun):
             raise TypeError(f"{who}: {name} must be a function, got "
                             f"{type(fun).__name__} {fun!r:.40}")
-
-
-def _array(who, name, value):
-    if isinstance(value, (list, tuple, dict)):
-        raise TypeError(f"{who}: {name} must be an array or a number (a pytree of them, "
-                        f"which JAX takes, is not supported: pass one array)")
