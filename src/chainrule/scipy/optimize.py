@@ -17,10 +17,10 @@ constraints' multipliers are solved for with x; the result holds them, different
 too (``constraint_multipliers``, ``bound_multipliers``).
 
 Where those conditions do not describe the answer, differentiating it raises, naming
-why: the solver did not converge, an active constraint or bound has a zero multiplier,
-or the active constraints' gradients are dependent. Values
-closed over that two nested vmaps batch, or that cr.jit traces, are refused the same
-way: pass them in ``args``.
+why: the solver did not converge, an active constraint or bound has a zero multiplier
+(or one of the wrong sign: not a minimum), or the active constraints' gradients are
+dependent. Values closed over that two nested vmaps batch, or that cr.jit traces, are
+refused the same way: pass them in ``args``.
 
     >>> from chainrule.scipy import optimize
     >>> cube_root = lambda a: optimize.brentq(lambda x, a: x ** 3 - a, 0.0, 5.0, args=(a,))
