@@ -227,3 +227,21 @@ def test_an_answer_that_is_no_kkt_point_refuses():
                                          r"the solution with a multiplier of the wrong sign "
                                          r"\(-0.5 < 0: the answer is not a KKT point"):
         cr.jacrev(fit)(y)
+
+
+def test_the_callers_jacobian_gets_args_and_kwargs_as_in_scipy():
+    A, y, x_star, _ = box_problem()
+    calls = []
+
+    def jacobian(x, y, scale=1.0):
+        calls.append(scale)
+        return scale * A
+
+    def fit(y):
+        return opt.least_squares(lambda x, y, scale=1.0: scale * (cr.matmul(A, x) - y),
+                                 np.zeros(4), jac=jacobian, args=(y,), kwargs={"scale": 2.0},
+                                 bounds=(LOWER, UPPER), **TIGHT).x
+
+    np.testing.assert_allclose(fit(y), x_star, atol=1e-12)
+    np.testing.assert_allclose(cr.jacrev(fit)(y), closed_form(A, y)[1], atol=1e-10)
+    assert calls and set(calls) == {2.0}

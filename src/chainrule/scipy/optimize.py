@@ -360,7 +360,7 @@ def least_squares(fun: Callable[..., Any], x0: Any, jac: Any = "2-point",
     found = SimpleNamespace(result=None)
 
     def run_scipy(x_start, a, k, scipy_bounds):
-        jacobian = jac if callable(jac) else \
+        jacobian = (lambda x: jac(x, *a, **k)) if callable(jac) else \
             (lambda x: plain(jacfwd(residuals)(x, a, k), "least_squares"))
         res = _so.least_squares(
             lambda x: np.ravel(plain(residuals(x, a, k), "least_squares")),
