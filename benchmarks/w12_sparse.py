@@ -11,6 +11,11 @@ against the closed form, dense ``cr.jacfwd`` / ``cr.hessian`` and jitted dense J
 * an arrow (a sum of every entry, and x[0] in every other output: a dense row, a dense
   column and a diagonal) at n = 1e4, with ``mode="bidirectional"``: 3 passes, where
   either way alone takes n.
+* (full size only) how detection and colouring grow with the non-zeros: the
+  tridiagonal residual (column colouring), the extended Rosenbrock Hessian (star
+  colouring) and a five-point stencil residual on an N x N grid (column colouring, by
+  DSATUR: 5 colours), at n = 1e4, 1e5, 1e6, each stage timed once (issue 45: linear,
+  n = 1e6 in seconds).
 
 For each: the colours (passes), the time to find the pattern (``cr.jacobian_sparsity``
 / ``cr.hessian_sparsity``, colouring included: what ``sparse_jacobian(f)`` pays per call
@@ -134,6 +139,19 @@ def extended_rosenbrock_closed(sparse, n):
     return hessian
 
 
+def five_point(cr, side):
+    """A reaction-diffusion residual on a side x side grid, zero outside: the five-point
+    stencil's pattern."""
+    def residual(x):
+        u = x.reshape(side, side)
+        rows = cr.concatenate([cr.zeros((1, side)), u, cr.zeros((1, side))], axis=0)
+        padded = cr.concatenate([cr.zeros((side + 2, 1)), rows, cr.zeros((side + 2, 1))],
+                                axis=1)
+        return (padded[:-2, 1:-1] + padded[2:, 1:-1] + padded[1:-1, :-2] + padded[1:-1, 2:]
+                - 4 * u - u ** 3).reshape(-1)
+    return residual
+
+
 def grid_energy(cr, side):
     """Half the squared differences between grid neighbours, plus u^4 / 12: its Hessian
     is the five-point Laplacian plus diag(u^2)."""
@@ -219,6 +237,33 @@ def measure(case, cr, sparse, f, closed, x, hessian, repeats, dense_up_to, jax_u
     return rows
 
 
+def scaling(cr, sizes):
+    """Detection and colouring timed apart, once each, as n grows tenfold: linear
+    algorithms take ten times as long."""
+    from chainrule.sparse import coloring
+    rng = np.random.default_rng(1)
+    rows = []
+    for n in sizes:
+        side = int(round(n ** 0.5))
+        problems = [
+            ("tridiagonal", cr.jacobian_sparsity(reaction_diffusion(cr)), n,
+             coloring.column_coloring),
+            ("extended Rosenbrock Hessian", cr.hessian_sparsity(extended_rosenbrock(cr)), n,
+             coloring.star_coloring),
+            ("five-point stencil", cr.jacobian_sparsity(five_point(cr, side)), side * side,
+             coloring.column_coloring)]
+        for name, find, size, colour in problems:
+            x = rng.random(size)
+            pattern, detection = _once(lambda: find(x))
+            colors, colouring = _once(lambda: colour(pattern))
+            extra = {"n": size, "nnz": int(pattern.nnz), "colours": int(colors.max()) + 1}
+            rows.append(row(NAME, f"scaling, {name} n={size}: detection", "chainrule",
+                            [detection], **extra))
+            rows.append(row(NAME, f"scaling, {name} n={size}: colouring", "chainrule",
+                            [colouring], **extra))
+    return rows
+
+
 def _jax_version(problem, *args):
     """The same problem written with jax.numpy (cr's names are NumPy's)."""
     jax = optional("jax")
@@ -267,6 +312,7 @@ def run(size):
                     arrow_closed(sparse, n), rng.random(n), False, repeats,
                     dense_up_to=dense_up_to, jax_up_to=2_000,
                     jax_problem=_jax_version(arrow), mode="bidirectional")
+    rows += scaling(cr, pick(size, (), (), (10_000, 100_000, 1_000_000)))
     return rows
 
 

@@ -238,3 +238,42 @@ def test_colouring_a_million_columns_takes_seconds():
     start = time.perf_counter()
     assert _count(coloring.column_coloring(_band(10 ** 6))) == 3
     assert time.perf_counter() - start < 30
+
+
+def _random_graphs(rng):
+    """Symmetric patterns, some with a diagonal, of every density from empty to dense
+    (the dense ones need many colours: many saturation levels)."""
+    yield scipy_sparse.csr_array((0, 0), dtype=bool)
+    yield _five_point(9)
+    for _ in range(60):
+        n = int(rng.integers(1, 50))
+        upper = np.triu(rng.random((n, n)) < rng.random() * 0.6, 1)
+        graph = upper | upper.T
+        if rng.random() < 0.5:
+            graph |= np.eye(n, dtype=bool)
+        yield scipy_sparse.csr_array(graph)
+
+
+def test_the_bucketed_dsatur_colours_vertex_for_vertex_as_the_plain_rule():
+    rng = np.random.default_rng(45)
+    for graph in _random_graphs(rng):
+        neighbours = coloring._adjacency(graph)
+        plain = coloring._dsatur_plain(neighbours)
+        assert plain.tolist() == coloring._dsatur(neighbours).tolist()
+
+
+def test_the_independence_check_counts_or_sorts_with_one_answer():
+    # colours spread over many numbers take the sorting path; few, the counting one
+    band = _band(50)
+    good, bad = np.arange(50) % 3, np.arange(50) % 2
+    for spread in (1, 1000):
+        assert coloring.columns_are_independent(band, good * spread)
+        assert not coloring.columns_are_independent(band, bad * spread)
+
+
+@pytest.mark.slow
+def test_colouring_a_five_point_stencil_of_a_million_columns_takes_seconds():
+    import time
+    start = time.perf_counter()
+    assert _count(coloring.column_coloring(_five_point(1000))) == 5
+    assert time.perf_counter() - start < 60
