@@ -277,3 +277,13 @@ def test_colouring_a_five_point_stencil_of_a_million_columns_takes_seconds():
     start = time.perf_counter()
     assert _count(coloring.column_coloring(_five_point(1000))) == 5
     assert time.perf_counter() - start < 60
+
+
+@pytest.mark.parametrize("order", sorted(coloring.ORDERS))
+def test_the_greedy_colouring_from_csr_arrays_colours_as_the_plain_rule(order):
+    rng = np.random.default_rng(7)
+    for graph in _random_graphs(rng):
+        neighbours = coloring._adjacency(graph)
+        vertices = coloring.ORDERS[order](neighbours)
+        plain = coloring._greedy(neighbours, vertices)
+        assert plain.tolist() == coloring._greedy_earlier(graph, vertices).tolist()

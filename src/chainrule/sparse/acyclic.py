@@ -26,7 +26,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import arrays as xp
-from .coloring import ORDERS, _adjacency, _boolean, _collector_paused, _fewest
+from .coloring import ORDERS, _boolean, _collector_paused, _fewest
 from .scipy_door import sparse_module
 
 __all__ = ["acyclic_coloring", "is_acyclic_coloring", "SubstitutionPlan"]
@@ -110,7 +110,7 @@ def acyclic_coloring(pattern: Any, orders: Sequence[str] = tuple(ORDERS)) -> np.
     """
     matrix = _without_diagonal(_boolean(pattern))
     with _collector_paused():
-        colors = _fewest(_adjacency(matrix), _greedy_acyclic, orders,
+        colors = _fewest(matrix, _greedy_acyclic, orders,
                          2 if matrix.nnz else 1, "acyclic_coloring")
     if not is_acyclic_coloring(matrix, colors):
         raise AssertionError("acyclic_coloring: two neighbours share a colour, or two "
