@@ -11,7 +11,10 @@ pulls u back through F's dependence on a (one VJP); forward mode pushes the tang
 through F's dependence on a (one JVP) and solves with J. The rules are written with
 chainrule's own operations at the solution the node returned, so an outer transform
 differentiates them too: the Hessian of an outer objective through an inner solution
-comes out like any second derivative (J and dF/da move with a and with x*).
+comes out like any second derivative (J and dF/da move with a and with x*). The rules
+take a batch of cotangents or tangents at once (jacrev's, jacfwd's rows), so J is formed
+once for all of them. For a solution of one real number, J is dF/dx itself: one VJP of F
+gives dF/dx and dF/da together, and the derivative is -dF/da / dF/dx.
 
 What the solution depends on is its arguments (``args``: a pytree) and the values the
 equation's function closes over that carry derivatives (an outer transform's tracer, a
@@ -127,6 +130,13 @@ def refuse_closures(who):
             f"with its own")
 
 
+def _numbers(value):
+    """The numbers inside all of value's boxes (a batch of vmap's: the whole batch)."""
+    while isinstance(value, Box):
+        value = value._contents()
+    return value
+
+
 def _innermost(value):
     """The dtype of the numbers inside all of value's boxes."""
     while isinstance(value, Box):
@@ -200,7 +210,7 @@ def implicit_solution(residual: Callable[..., Any], solve: Callable[[tuple], Any
         """args with the moving leaves read from the packed vector z."""
         new = list(leaves)
         for k, shape, start, stop in zip(moving, shapes, bounds, bounds[1:]):
-            new[k] = ops.reshape(z[start:stop], shape)
+            new[k] = _piece(z, start, stop, shape)
         return tree_unflatten(treedef, new)
 
     def solved(z, *held_values):
@@ -228,20 +238,20 @@ def implicit_solution(residual: Callable[..., Any], solve: Callable[[tuple], Any
         closed = list(met)
         for k, shape, start, stop in zip(closure_moving, closure_shapes, closure_bounds,
                                          closure_bounds[1:]):
-            closed[k] = ops.reshape(z[start:stop], shape)
+            closed[k] = _piece(z, start, stop, shape)
         return closed
 
     def f(x, z):  # the residual, flat, of the flat solution and the packed operands
         if not met:
-            return ops.reshape(residual(ops.reshape(x, out_shape[0]), *args_at(z)), (-1,))
+            return _shaped(residual(_shaped(x, out_shape[0]), *args_at(z)), (-1,))
         new = tree_flatten(args_at(z))[0]
-        out, run = run_residual(ops.reshape(x, out_shape[0]), [new[k] for k in arrays],
+        out, run = run_residual(_shaped(x, out_shape[0]), [new[k] for k in arrays],
                                 closed_at(z))
         if len(run.met) != len(met):
             raise ValueError(f"{who}: the function closed over {len(run.met)} values at "
                              f"the solution and {len(met)} at the start; it must run the "
                              f"same operations at every point to be differentiated")
-        return ops.reshape(out, (-1,))
+        return _shaped(out, (-1,))
 
     out_shape = [None]
 
@@ -250,7 +260,25 @@ def implicit_solution(residual: Callable[..., Any], solve: Callable[[tuple], Any
         out_shape[0] = shape_of(x)
         return ops.reshape(x, (-1,)) if isinstance(x, Box) else xp.reshape(x, (-1,))
 
+    def scalar_partials(ans, z):
+        """dF/dx and dF/dz at (x*, z) for a real solution of one number, from one VJP:
+        the implicit derivative is then -dF/dz / dF/dx, with no Jacobian to build and no
+        matrix to factor; None where the general rule applies. (Not while cr.jit
+        records: dF/dx = 0 must raise as the general rule's singular solve does, and
+        its numbers are known only then.)"""
+        if linear_solve is not None or transposed_solve is not None or \
+                shape_of(ans) != (1,) or type(_numbers(ans)) is not np.ndarray or \
+                _numbers(ans).dtype.kind != "f" or _innermost(z).kind != "f":
+            return None
+        _, pullback = vjp(f, ans, z)
+        fx, fz = pullback(np.ones(1, dtype=_innermost(ans)))
+        _refuse_zero(fx, who)
+        return fx, fz
+
     def reverse(g, ans, z):
+        partials = scalar_partials(ans, z)
+        if partials is not None:  # g: lead + (1,), fz: (size of z,)
+            return -(g / partials[0]) * partials[1]
         lead = shape_of(g)[:len(shape_of(g)) - 1]
         jx = jacfwd(lambda x: f(x, z))(ans)                       # J = dF/dx at x*
         rows = ops.reshape(g, (-1, shape_of(ans)[0]))
@@ -267,6 +295,9 @@ def implicit_solution(residual: Callable[..., Any], solve: Callable[[tuple], Any
         return grads if not lead else ops.reshape(grads, lead + shape_of(z))
 
     def forward_mode(t, ans, z):
+        partials = scalar_partials(ans, z)
+        if partials is not None:  # t: lead + (size of z,)
+            return -ops.matmul(t, ops.reshape(partials[1], (-1, 1))) / partials[0]
         lead = shape_of(t)[:len(shape_of(t)) - 1]
         jx = jacfwd(lambda x: f(x, z))(ans)
         push = (lambda s: jvp(lambda z: f(ans, z), (z,), (s,))[1])
@@ -279,13 +310,39 @@ def implicit_solution(residual: Callable[..., Any], solve: Callable[[tuple], Any
             out = ops.reshape(one(columns[0]), (1, -1)) if not lead else vmap(one)(columns)
         return out[0] if not lead else ops.reshape(out, lead + shape_of(ans))
 
-    op = Primitive(forward, who)
+    op = Primitive(forward, who, batched=True)  # (the rules read lead axes: one J for all)
     op.defvjp(reverse)
     op.defjvp(forward_mode)
-    z = ops.concatenate([ops.reshape(leaves[k], (-1,)) for k in moving] +
-                        [ops.reshape(met[k], (-1,)) for k in closure_moving])
-    x = op(z)
-    return ops.reshape(x, out_shape[0])
+    pieces = [_shaped(leaves[k], (-1,)) for k in moving] + \
+        [_shaped(met[k], (-1,)) for k in closure_moving]
+    x = op(pieces[0] if len(pieces) == 1 else ops.concatenate(pieces))
+    return _shaped(x, out_shape[0])
+
+
+def _shaped(x, shape):
+    """x in ``shape`` (one -1 at most), reshaped only where it is not: each operation
+    is a node that every transform over the solution records and walks back."""
+    now = shape_of(x)
+    if tuple(shape) == now or (tuple(shape) == (-1,) and len(now) == 1):
+        return x
+    return ops.reshape(x, shape)
+
+
+def _piece(z, start, stop, shape):
+    """z[start:stop] in ``shape``: z itself, one entry, or a slice, as few operations
+    as that takes."""
+    if shape == ():
+        return z[start]
+    return _shaped(z if (start, stop) == (0, shape_of(z)[0]) else z[start:stop], shape)
+
+
+def _refuse_zero(fx, who):
+    """Raise where dF/dx is 0 at a solution of one number (where its numbers are known:
+    not while cr.jit records), as the general rule's solve with a singular J does."""
+    numbers = _numbers(fx)
+    if type(numbers) is np.ndarray and not np.all(numbers != 0):
+        raise np.linalg.LinAlgError(f"{who}: the function's derivative in x is 0 at the "
+                                    f"solution, so the solution has no derivative there")
 
 
 def _plain_leaf(leaf):
