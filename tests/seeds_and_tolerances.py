@@ -59,6 +59,20 @@ class per_test_generator:
         return getattr(_current if _current is not None else self._at_import, name)
 
 
+def central_differences(f, a, h=1e-5):
+    """The Jacobian of f at a by central differences, one entry of a at a time: shape
+    ``f(a).shape + a.shape`` (a a number or an array). Its error is what
+    :func:`central_difference_atol` bounds."""
+    a = np.asarray(a, dtype=float)
+    columns = []
+    for k in range(a.size):
+        step = np.zeros(a.size)
+        step[k] = h
+        step = step.reshape(a.shape)
+        columns.append((np.asarray(f(a + step)) - np.asarray(f(a - step))) / (2 * h))
+    return np.stack(columns, axis=-1).reshape(np.shape(f(a)) + a.shape)
+
+
 def central_difference_atol(h, f_scale, third_derivative_scale=None, *, conditioning=1.0,
                             safety=10.0):
     """The absolute error to allow a central difference of step ``h``.

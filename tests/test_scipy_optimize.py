@@ -14,22 +14,12 @@ import pytest
 
 import chainrule as cr
 from chainrule.scipy import optimize as opt
-from seeds_and_tolerances import per_test_generator
+from seeds_and_tolerances import central_differences as central, per_test_generator
 
 RNG = per_test_generator(46)
 TIGHT = {"gtol": 1e-12}
 
 
-def central(f, a, h=1e-5):
-    """The central difference of f at a (a number or an array) along each entry."""
-    a = np.asarray(a, dtype=float)
-    columns = []
-    for k in range(a.size):
-        step = np.zeros(a.size)
-        step[k] = h
-        step = step.reshape(a.shape)
-        columns.append((np.asarray(f(a + step)) - np.asarray(f(a - step))) / (2 * h))
-    return np.stack(columns, axis=-1).reshape(np.shape(f(a)) + a.shape)
 
 
 # ---------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ import scipy.optimize as so
 
 import chainrule as cr
 from chainrule.scipy import optimize as opt
-from seeds_and_tolerances import per_test_generator
+from seeds_and_tolerances import central_differences as central, per_test_generator
 
 RNG = per_test_generator(4646)
 METHODS = ["SLSQP", "trust-constr"]
@@ -24,12 +24,6 @@ TIGHT = {"SLSQP": {"ftol": 1e-13, "maxiter": 500},
          "trust-constr": {"gtol": 1e-12, "xtol": 1e-14, "maxiter": 5000}}
 
 
-def central(f, a, h=1e-5):
-    """The central difference of f (array-valued) at the vector a along each entry."""
-    a = np.asarray(a, float)
-    columns = [(np.asarray(f(a + h * e)) - np.asarray(f(a - h * e))) / (2 * h)
-               for e in np.eye(a.size)]
-    return np.stack(columns, axis=-1)
 
 
 # ---------------------------------------------------------------------------------------
