@@ -7,8 +7,7 @@ set as the first unknown of a system of two whose second unknown is decoupled (J
 then a 2 x 2 matrix, solved as one): the same numbers, first and second order, forward
 and reverse, with batches of cotangents and tangents (jacrev, jacfwd), under vmap and
 cr.jit, in arguments and in a value the function closes over. Where dF/dx is 0 at the
-root, both refuse. The jacobians of a solution of several unknowns, now pushed through
-the rule as one batch, are compared with one VJP per row."""
+root, both refuse."""
 
 import numpy as np
 import pytest
@@ -140,18 +139,3 @@ def test_a_root_where_the_derivative_in_x_is_zero_is_refused_by_both():
     with pytest.raises(np.linalg.LinAlgError, match="cube: the function's derivative in "
                                                     "x is 0 at the solution"):
         cr.jacfwd(cube(1))(2.0)
-
-
-def test_jacobians_of_a_solution_of_several_unknowns_as_one_vjp_per_row():
-    a = RNG.standard_normal((4, 4)) + 4 * np.eye(4)
-
-    def solution(b):           # a x + x**3 = b, four unknowns
-        return opt.root(lambda x, b: a @ x + x ** 3 - b, np.zeros(4), args=(b,), tol=1e-13).x
-
-    b = RNG.standard_normal(4)
-    rows = []
-    for i in range(4):
-        _, pullback = cr.vjp(solution, b)
-        rows.append(pullback(np.eye(4)[i])[0])
-    assert_same(cr.jacrev(solution)(b), np.stack(rows))
-    assert_same(cr.jacfwd(solution)(b), np.stack(rows))

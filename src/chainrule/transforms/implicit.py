@@ -288,7 +288,7 @@ def implicit_solution(residual: Callable[..., Any], solve: Callable[[tuple], Any
         else:
             jt = ops.swapaxes(jx, 0, 1)
             one = (lambda r: transposed_solve(lambda v: ops.matmul(jt, v), r))
-            u = ops.reshape(one(rows[0]), (1, -1)) if not lead else vmap(one)(rows)
+            u = _each_row(one, rows)
         _, pullback = vjp(lambda z: f(ans, z), z)
         back = (lambda w: -pullback(w)[0])
         grads = back(u[0]) if not lead else vmap(back)(u)
@@ -307,7 +307,7 @@ def implicit_solution(residual: Callable[..., Any], solve: Callable[[tuple], Any
             out = -ops.swapaxes(ops.solve(jx, ops.swapaxes(columns, 0, 1)), 0, 1)
         else:
             one = (lambda c: -linear_solve(lambda v: ops.matmul(jx, v), c))
-            out = ops.reshape(one(columns[0]), (1, -1)) if not lead else vmap(one)(columns)
+            out = _each_row(one, columns)
         return out[0] if not lead else ops.reshape(out, lead + shape_of(ans))
 
     op = Primitive(forward, who, batched=True)  # (the rules read lead axes: one J for all)
@@ -317,6 +317,12 @@ def implicit_solution(residual: Callable[..., Any], solve: Callable[[tuple], Any
         [_shaped(met[k], (-1,)) for k in closure_moving]
     x = op(pieces[0] if len(pieces) == 1 else ops.concatenate(pieces))
     return _shaped(x, out_shape[0])
+
+
+def _each_row(solve, rows):
+    """A user's linear solver on each row of a batch in turn (J is formed once for all):
+    it is handed one vector at a time, as it would be on its own, never a batch."""
+    return ops.stack([ops.reshape(solve(rows[i]), (-1,)) for i in range(shape_of(rows)[0])])
 
 
 def _shaped(x, shape):
