@@ -4,8 +4,8 @@ from it (Gebremedhin, Tarafdar, Pothen and Walther, 2009).
 An *acyclic* colouring is a proper colouring in which every cycle of the adjacency graph
 takes at least three colours: the edges between any two colours a, b form a forest.
 It needs fewer colours than a star colouring (a path on four vertices may take two
-colours), but an entry is no longer read off the compressed Hessian: the compressed
-entry ``B[u, b]`` (row u, seed of colour b) is the sum of ``H[u, w]`` over the
+colours), but, unlike star colouring, an entry is not read off the compressed Hessian:
+the compressed entry ``B[u, b]`` (row u, seed of colour b) is the sum of ``H[u, w]`` over the
 neighbours w of colour b, all of them in u's tree of the (a, b) forest. At a leaf that
 sum has one term; taking it off its neighbour's sum makes another leaf, and so on.
 
