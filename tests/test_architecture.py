@@ -174,6 +174,8 @@ def test_the_rule_table_imports_no_engine_and_none_of_their_users(name):
     ("chainrule.nn.updates", "chainrule.compat.autograd.misc.optimizers"),
     ("chainrule.primitive", "chainrule.jit.recording"),
     ("chainrule.arrays", "chainrule.rules.shapes"),
+    ("chainrule.rules.shapes", "chainrule.rules.indexing"),
+    ("chainrule.rules.indexing", "chainrule.rules.joining"),
     ("chainrule.arrays", "chainrule.jit.recording"),
     ("chainrule.arrays", "chainrule.tensor"),
     ("chainrule.jit.recording", "chainrule.jit.program"),

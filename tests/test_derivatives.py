@@ -37,13 +37,13 @@ import types
 from chainrule import rules
 from chainrule.rules import fused, fused_attention, fused_norm, fused_recurrent
 from chainrule.primitive import Primitive
-from chainrule.rules import elementwise, ordering, shapes
+from chainrule.rules import elementwise, joining, ordering, shapes
 
 # The table's operations, with the primitives behind its wrappers (concatenate, stack,
 # where, clip) and the fused operations of chainrule.rules.fused, which are checked the same way.
 D = types.SimpleNamespace(**{name: value for name, value in vars(rules).items()
                              if not name.startswith("_")},
-                          _concatenate=shapes._concatenate, _stack=shapes._stack,
+                          _concatenate=joining._concatenate, _stack=joining._stack,
                           _where=elementwise._where, _clip=elementwise._clip,
                           _cumsum=ordering._cumsum,
                           linear=fused.linear, linear_relu=fused.linear_relu)

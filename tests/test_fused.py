@@ -507,14 +507,14 @@ def test_fused_layer_norm_has_the_plain_second_derivatives_and_tangents():
 
 # ---------------------------------------------------------------------------------------
 # An embedding's gradient: rows of a table picked by one integer array, repeats adding up
-# (index_add's flat-position path, rules/shapes.py), against NumPy's add.at on the rows
+# (index_add's flat-position path, rules/indexing.py), against NumPy's add.at on the rows
 # ---------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex128])
 @pytest.mark.parametrize("table, picked", [((5, 3), (7,)), ((5, 3, 2), (2, 4)),
                                             ((4, 2), (0,)), ((6, 1), (3, 3))])
 def test_adding_into_picked_rows_equals_add_at_bit_for_bit(dtype, table, picked):
-    from chainrule.rules.shapes import index_add
+    from chainrule.rules.indexing import index_add
     x = RNG.standard_normal(table).astype(dtype)
     rows = RNG.integers(-table[0], table[0], picked)  # negative rows and repeats
     value = RNG.standard_normal(picked + table[1:]).astype(dtype)
@@ -529,7 +529,7 @@ def test_adding_into_picked_rows_equals_add_at_bit_for_bit(dtype, table, picked)
 
 
 def test_adding_into_a_row_past_the_end_is_refused_as_numpy_refuses():
-    from chainrule.rules.shapes import index_add
+    from chainrule.rules.indexing import index_add
     with pytest.raises(IndexError, match="index_add: an index is out of bounds for axis 0 "
                                          "with size 3"):
         index_add(np.zeros((3, 2)), 1.0, index=np.array([0, 3]))

@@ -47,7 +47,9 @@ __all__ = [  # written by scripts/make_exports.py: the operations
     "matmul", "dot", "outer",
     # shapes
     "reshape", "transpose", "permute", "swapaxes", "broadcast_to", "expand", "squeeze",
-    "expand_dims", "unsqueeze", "flatten", "concatenate", "stack", "split", "moveaxis",
+    "expand_dims", "unsqueeze", "flatten", "moveaxis",
+    # joining
+    "concatenate", "stack", "split",
     # ordering
     "cumsum", "cumprod", "diff", "sort", "topk", "partition", "take", "take_along_axis",
     "interp",

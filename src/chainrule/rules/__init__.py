@@ -24,7 +24,10 @@ The table, by topic:
 * ``reductions``: sum, mean, max, min, prod, var, std, norm, logsumexp, softmax, the
   nan-ignoring ones (nansum, nanmean, nanmax, nanmin), ptp;
 * ``linalg``: matmul, dot, outer;
-* ``shapes``: reshape, transpose, broadcasting, concatenate/stack/split, indexing;
+* ``shapes``: reshape, transpose, swapaxes, squeeze, broadcasting, moveaxis, astype;
+* ``joining``: concatenate, stack, split;
+* ``indexing``: ``x[...]`` and ``x.at[...]``'s updates (getitem, index_set, index_add,
+  index_multiply, index_min, index_max), reached through a Tensor's indexing;
 * ``ordering``: cumsum, cumprod, diff, sort, partition, take, take_along_axis, interp;
 * ``assembly``: flips, tile, repeat, roll, pad, triangles, diagonals, stacking, splitting;
 * ``statistics``: average, quantile, percentile, median, cov, corrcoef;
@@ -91,6 +94,7 @@ from .assembly import *  # noqa: F401,F403
 from .statistics import *  # noqa: F401,F403
 from .reductions import *  # noqa: F401,F403
 from .shapes import *  # noqa: F401,F403
+from .joining import *  # noqa: F401,F403
 from .decompositions import *  # noqa: F401,F403
 from .eigen import *  # noqa: F401,F403
 from .matrix_functions import *  # noqa: F401,F403
@@ -102,18 +106,21 @@ from .linalg import matmul_jvp_a, matmul_jvp_b, matmul_vjp_a, matmul_vjp_b  # no
 from .matrix_functions import (linalg_norm, matrix_norm, multi_dot,  # noqa: F401
                                vector_norm)  # (cr.linalg only)
 from .reductions import broadcast_axes, expand_reduced, unbroadcast  # noqa: F401
-from .shapes import (astype, getitem, index_add, index_max, index_min,  # noqa: F401
-                     index_multiply, index_set)
+from .shapes import astype  # noqa: F401
+from .indexing import (getitem, index_add, index_max, index_min,  # noqa: F401
+                       index_multiply, index_set)
 
 from . import (assembly, complexes, contractions, decompositions, eigen, elementary,
-               elementwise, linalg, matrix_functions, ordering, reductions, shapes, statistics)
-from . import convolution, fft, fused, fused_attention, fused_norm, fused_recurrent
+               elementwise, joining, linalg, matrix_functions, ordering, reductions, shapes,
+               statistics)
+from . import convolution, fft, fused, fused_attention, fused_norm, fused_recurrent, indexing
 
 # The topic files of cr.NAME; fft (chainrule.numpy.fft, as NumPy
-# keeps them in numpy.fft), convolution (nn.functional's, as PyTorch keeps them there)
-# and fused (speed overrides) keep their names out of cr.* and NumPy's namespace.
-TOPICS = (elementwise, elementary, reductions, linalg, shapes, ordering, assembly, statistics,
-          decompositions, eigen, matrix_functions, contractions, complexes)
+# keeps them in numpy.fft), convolution (nn.functional's, as PyTorch keeps them there),
+# indexing (a Tensor's x[...] and x.at[...]) and fused (speed overrides) keep their names
+# out of cr.* and NumPy's namespace.
+TOPICS = (elementwise, elementary, reductions, linalg, shapes, joining, ordering, assembly,
+          statistics, decompositions, eigen, matrix_functions, contractions, complexes)
 
 # The public operations (cr.NAME): every topic file's __all__, in the order of TOPICS,
 # spelt out because type checkers read only literal lists. The engines also use the
@@ -137,7 +144,9 @@ __all__ = [  # written by scripts/make_exports.py: the operations
     "matmul", "dot", "outer",
     # shapes
     "reshape", "transpose", "permute", "swapaxes", "broadcast_to", "expand", "squeeze",
-    "expand_dims", "unsqueeze", "flatten", "concatenate", "stack", "split", "moveaxis",
+    "expand_dims", "unsqueeze", "flatten", "moveaxis",
+    # joining
+    "concatenate", "stack", "split",
     # ordering
     "cumsum", "cumprod", "diff", "sort", "topk", "partition", "take", "take_along_axis",
     "interp",
@@ -163,12 +172,12 @@ __all__ = [  # written by scripts/make_exports.py: the operations
 
 
 def primitives():
-    """Every operation of the table (each Primitive of the topic files, fft, convolution
-    and the fused layers, recurrence, attention and norm), for the transforms and checks
-    that go through them all."""
+    """Every operation of the table (each Primitive of the topic files, indexing, fft,
+    convolution and the fused layers, recurrence, attention and norm), for the transforms
+    and checks that go through them all."""
     found = {}
-    for module in TOPICS + (fft, convolution, fused, fused_recurrent, fused_attention,
-                            fused_norm):
+    for module in TOPICS + (indexing, fft, convolution, fused, fused_recurrent,
+                            fused_attention, fused_norm):
         for value in vars(module).values():
             if isinstance(value, Primitive):
                 found[id(value)] = value

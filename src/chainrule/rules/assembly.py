@@ -17,7 +17,9 @@ from ..arrays import as_array
 from .common import Result, float_dtype
 from .elementwise import where
 from .ordering import take
-from .shapes import concatenate, getitem, index_set, moveaxis, reshape, swapaxes
+from .indexing import getitem, index_set
+from .joining import concatenate
+from .shapes import moveaxis, reshape, swapaxes
 
 __all__ = ["flip", "fliplr", "flipud", "rot90", "rollaxis", "roll", "tile", "repeat",
            "pad", "tril", "triu", "diagonal", "diag", "atleast_1d", "atleast_2d",

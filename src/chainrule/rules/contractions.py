@@ -26,7 +26,9 @@ from .common import Result, lead, op, tangent_lead
 from .complexes import conj, is_complex
 from .elementwise import multiply
 from .reductions import sum
-from .shapes import broadcast_to, concatenate, getitem, reshape, stack, transpose
+from .indexing import getitem
+from .joining import concatenate, stack
+from .shapes import broadcast_to, reshape, transpose
 
 __all__ = ["einsum", "tensordot", "inner", "kron", "vdot", "cross", "convolve", "correlate"]
 

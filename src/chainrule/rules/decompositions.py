@@ -32,7 +32,8 @@ from .matrices import (check_matrix, check_square, column, diag_embed, diagonal_
                        conjugated, hermitian_part, mH, mT, pack, pack_raw, symmetrised, unpack,
                        zero_gradient)
 from .reductions import prod, sum
-from .shapes import concatenate, expand_dims, reshape
+from .joining import concatenate
+from .shapes import expand_dims, reshape
 
 __all__ = ["inv", "det", "slogdet", "solve", "solve_triangular", "cholesky", "eigh",
            "eigvalsh", "svd", "svdvals", "qr"]

@@ -25,7 +25,7 @@ from ..primitive import along_axis, ndim_of, shape_of
 from .assembly import pad, roll
 from .common import Result, op
 from .complexes import conj
-from .shapes import getitem
+from .indexing import getitem
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "rfft2", "irfft2", "fftn",
            "ifftn", "rfftn", "irfftn", "hfft", "ihfft", "fftshift", "ifftshift",

@@ -24,7 +24,9 @@ from .common import tangent_lead
 from .fused import Fused
 from .linalg import _stacked_matmul, matmul
 from .reductions import softmax, sum
-from .shapes import getitem, reshape, stack, swapaxes
+from .indexing import getitem
+from .joining import stack
+from .shapes import reshape, swapaxes
 
 __all__ = ["attention", "self_attention"]
 

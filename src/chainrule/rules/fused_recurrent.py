@@ -30,7 +30,9 @@ from .elementwise import _sigmoid, sigmoid, tanh
 from .fused import Fused
 from .linalg import _stacked_matmul, matmul
 from .reductions import sum
-from .shapes import concatenate, getitem, reshape, stack, swapaxes
+from .indexing import getitem
+from .joining import concatenate, stack
+from .shapes import reshape, swapaxes
 
 __all__ = ["gru_sequence"]
 

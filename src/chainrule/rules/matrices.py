@@ -9,7 +9,8 @@ from ..primitive import ndim_of, raw, shape_of
 from ..arrays import as_array
 from .complexes import conj
 from .reductions import sum
-from .shapes import broadcast_to, concatenate, expand_dims, reshape, swapaxes
+from .joining import concatenate
+from .shapes import broadcast_to, expand_dims, reshape, swapaxes
 
 __all__ = ["mT", "mH", "conjugated", "hermitian_part", "symmetrised", "eye_like", "diagonal_of", "diag_embed", "column",
            "check_square", "check_matrix", "pack_raw", "pack", "unpack", "zero_gradient"]

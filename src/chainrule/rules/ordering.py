@@ -24,8 +24,9 @@ from .common import Result, float_dtype, op, torch_names
 from .complexes import is_complex
 from .elementwise import absolute, clip, remainder, where
 from .reductions import prod
-from .shapes import (astype, broadcast_to, concatenate, expand_dims, getitem, moveaxis,
-                     reshape)
+from .indexing import getitem
+from .joining import concatenate
+from .shapes import astype, broadcast_to, expand_dims, moveaxis, reshape
 
 __all__ = ["cumsum", "cumprod", "diff", "sort", "topk", "partition", "take",
            "take_along_axis", "interp"]

@@ -17,8 +17,8 @@ from .elementwise import clip, sqrt
 from .linalg import matmul
 from .ordering import sort, take
 from .reductions import mean, sum
-from .shapes import (broadcast_to, concatenate, expand_dims, reshape, squeeze, stack,
-                     transpose)
+from .joining import concatenate, stack
+from .shapes import broadcast_to, expand_dims, reshape, squeeze, transpose
 
 __all__ = ["average", "quantile", "percentile", "median", "cov", "corrcoef"]
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from .. import rules as ops
 from ..primitive import Batching, shape_of
-from ..rules import contractions, decompositions, eigen, matrix_functions, shapes
+from ..rules import contractions, decompositions, eigen, joining, matrix_functions, shapes
 from .scipy_door import sparse_module
 
 __all__ = ["Call", "rule_of", "dense", "SEVERAL_RESULTS"]
@@ -308,7 +308,7 @@ def _contraction(call, operands, output):
 _FAMILIES = {
     **{p: moved_entries for p in (ops.getitem, shapes._reshape, ops.transpose,
                                   ops.broadcast_to, ops.expand_dims, ops.squeeze,
-                                  ops.swapaxes, shapes._concatenate, shapes._stack)},
+                                  ops.swapaxes, joining._concatenate, joining._stack)},
     **{p: indexed_update for p in (ops.index_set, ops.index_add, ops.index_multiply,
                                    ops.index_min, ops.index_max)},
     **{p: matrix_stack for p in (decompositions.inv, decompositions.det,

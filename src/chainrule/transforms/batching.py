@@ -508,7 +508,7 @@ for _prim, _rule in [
         (ops.expand_dims, _expand_dims), (ops.squeeze, _squeeze), (ops.swapaxes, _swapaxes),
         (ops.transpose, _transpose), (ops.shapes._reshape, _reshape),
         (ops.broadcast_to, _broadcast_to),
-        (ops.shapes._concatenate, _join(0)), (ops.shapes._stack, _join(1)),
+        (ops.joining._concatenate, _join(0)), (ops.joining._stack, _join(1)),
         (ops.matmul, _matmul), (ops.contractions._einsum, _einsum), (ops.solve, _solve),
         (ops.getitem, _indexing(indexing.getitem)),
         *[(update, _indexing(indexing.index_update)) for update in (
