@@ -39,7 +39,7 @@ from ..primitive import Box, raw, shape_of
 from ..transforms.functional import grad, jvp
 from ..transforms.jacobians import hessian, jacfwd
 from ..transforms.implicit import implicit_solution, plain
-from .optimize_constrained import constrained_minimize
+from .optimize_constrained import bound_values, bounded, constrained_minimize, flat_bound
 
 __all__ = ["minimize", "root", "fsolve", "least_squares", "root_scalar", "brentq", "newton"]
 
@@ -88,7 +88,9 @@ def minimize(fun: Callable[..., Any], x0: Any, args: Any = (), method: str | Non
     their own ``args``, NonlinearConstraint, LinearConstraint) or ``bounds``, x is
     differentiated through the KKT conditions on the active set at the solution, and
     SciPy gets the constraints' exact Jacobians (and Hessians, for trust-constr); x is
-    then SciPy's answer refined by Newton's method on those conditions.
+    then SciPy's answer refined by Newton's method on those conditions. A bound given
+    as a ``(min, max)`` pair may be a differentiable value: a coordinate on it moves
+    with it.
 
     The result then holds the Lagrange multipliers, differentiable like x: with J the
     Jacobian of the constraints' functions (each dict's ``fun``, each
@@ -131,7 +133,7 @@ def minimize(fun: Callable[..., Any], x0: Any, args: Any = (), method: str | Non
 
     found = SimpleNamespace(result=None)
 
-    def run_scipy(x_start, a, scipy_constraints):
+    def run_scipy(x_start, a, scipy_constraints, scipy_bounds=None):
         f = lambda x: float(plain(objective(x, *a), "minimize"))  # noqa: E731
         extra = {}
         if name not in _GRADIENT_FREE:
@@ -152,12 +154,14 @@ def minimize(fun: Callable[..., Any], x0: Any, args: Any = (), method: str | Non
         elif name in _HESSP_METHODS:
             extra["hessp"] = lambda x, p: plain(_hvp(objective, x, p, a), "minimize")
         return _so.minimize(f, np.asarray(x_start, float).reshape(-1), method=method,
-                            bounds=bounds, constraints=scipy_constraints, tol=tol,
+                            bounds=scipy_bounds if bounds is not None else None,
+                            constraints=scipy_constraints, tol=tol,
                             callback=callback, options=options, **extra)
 
     if _constrained(constraints) or bounds is not None:
         x, res, on_rows, on_bounds = constrained_minimize(
-            objective, gradient, run_scipy, x0, args, shape, bounds, constraints, name)
+            objective, gradient, run_scipy, x0, args, shape,
+            bound_values(bounds, int(np.prod(shape))), constraints, name)
         out = _result(res, ops.reshape(x, shape),
                       lambda: objective(ops.reshape(x, (-1,)), *args))
         out.constraint_multipliers = on_rows
@@ -329,7 +333,8 @@ def least_squares(fun: Callable[..., Any], x0: Any, jac: Any = "2-point",
     others make the loss's gradient 0. The result's ``bound_multipliers`` (shaped as x,
     differentiable too) are that gradient at the coordinates at a bound (> 0 at a lower
     bound, < 0 at an upper one) and 0 elsewhere. An active bound whose multiplier is 0
-    has no derivative, and differentiating there raises.
+    has no derivative, and differentiating there raises. ``lb`` and ``ub`` may be
+    differentiable values: a coordinate at an active bound moves with it.
 
     >>> from chainrule.scipy.optimize import least_squares
     >>> t = np.array([0.0, 1.0, 2.0])
@@ -369,13 +374,13 @@ def least_squares(fun: Callable[..., Any], x0: Any, jac: Any = "2-point",
         found.result = res
         return res
 
-    lower, upper = _least_squares_bounds(bounds, shape)
-    if np.isfinite(lower).any() or np.isfinite(upper).any():
-        box = _so.Bounds(lower, upper)
+    lower, upper = (bounds.lb, bounds.ub) if isinstance(bounds, _so.Bounds) else bounds
+    lower, upper = flat_bound(lower, shape), flat_bound(upper, shape)
+    if bounded(lower, upper):
         x, res, _, on_bounds = constrained_minimize(
             cost, lambda x, a, k: ops.reshape(grad(cost)(x, a, k), (-1,)),
-            lambda x_start, tree, _: run_scipy(x_start, *tree, (lower, upper)),
-            x0, (args, kwargs), shape, box, (), method, who="least_squares")
+            lambda x_start, tree, _, box: run_scipy(x_start, *tree, (box.lb, box.ub)),
+            x0, (args, kwargs), shape, (lower, upper), (), method, who="least_squares")
         out = _result(res, ops.reshape(x, shape),
                       lambda: residuals(ops.reshape(x, (-1,)), args, kwargs))
         out.bound_multipliers = ops.reshape(on_bounds, shape)
@@ -392,14 +397,6 @@ def least_squares(fun: Callable[..., Any], x0: Any, jac: Any = "2-point",
                           solve, (x0, args, kwargs), "least_squares", at=_flat(x0))
     return _result(found.result, ops.reshape(x, shape),
                    lambda: residuals(ops.reshape(x, (-1,)), args, kwargs))
-
-
-def _least_squares_bounds(bounds, shape):
-    """least_squares' bounds (a pair (lb, ub) of numbers or arrays, or a Bounds) as two
-    flat arrays, each entry x's (SciPy's x is flat: x0's shape is chainrule's)."""
-    lower, upper = (bounds.lb, bounds.ub) if isinstance(bounds, _so.Bounds) else bounds
-    return (np.ravel(np.broadcast_to(np.asarray(lower, float), shape)).copy(),
-            np.ravel(np.broadcast_to(np.asarray(upper, float), shape)).copy())
 
 
 def _rho(loss, z):

@@ -32,6 +32,7 @@ import scipy.optimize as _so
 
 from .. import rules as ops
 from ..primitive import Box, shape_of
+from ..rules.predicates import isfinite
 from ..transforms.functional import grad
 from ..transforms.jacobians import hessian, jacfwd
 from ..transforms.implicit import implicit_solution, plain
@@ -95,37 +96,58 @@ def _to_rows(rows, sizes):
     return P
 
 
-def _bound_arrays(bounds, n):
+def _column(entries, fill):
+    """Bounds given one per coordinate (numbers, None for no bound, or values that carry
+    a derivative) as one flat vector: an ndarray, or a value differentiable in them."""
+    entries = [fill if e is None else e for e in entries]
+    if not any(isinstance(e, Box) for e in entries):
+        return np.asarray(entries, float).reshape(-1)
+    return ops.stack([ops.reshape(e, ()) if isinstance(e, Box) else float(e)
+                      for e in entries])
+
+
+def flat_bound(value, shape):
+    """One side of the bounds (a number, an array or a value that carries a derivative,
+    broadcast to x's ``shape``) as one flat vector; a fresh ndarray for plain numbers."""
+    if isinstance(value, Box):
+        return ops.reshape(ops.broadcast_to(value, shape), (-1,))
+    return np.ravel(np.broadcast_to(np.asarray(value, float), shape)).copy()
+
+
+def bound_values(bounds, n):
+    """``minimize``'s bounds (None, a Bounds, or a pair (min, max) per coordinate, None
+    for no bound) as two flat vectors (lower, upper) of x's n entries; either may carry
+    a derivative: x* then moves with a bound it lies on."""
     if bounds is None:
         return np.full(n, -np.inf), np.full(n, np.inf)
     if isinstance(bounds, _so.Bounds):
-        lower, upper = bounds.lb, bounds.ub
-    else:
-        pairs = list(bounds)
-        lower = [-np.inf if lo is None else lo for lo, _ in pairs]
-        upper = [np.inf if hi is None else hi for _, hi in pairs]
-    return (np.broadcast_to(np.asarray(lower, float), (n,)).copy(),
-            np.broadcast_to(np.asarray(upper, float), (n,)).copy())
+        return flat_bound(bounds.lb, (n,)), flat_bound(bounds.ub, (n,))
+    pairs = list(bounds)
+    return _column([lo for lo, _ in pairs], -np.inf), _column([hi for _, hi in pairs], np.inf)
+
+
+def bounded(lower, upper):
+    """Whether bounds limit x anywhere: a bound that carries a derivative counts."""
+    return any(isinstance(side, Box) or np.isfinite(side).any() for side in (lower, upper))
 
 
 def constrained_minimize(objective: Callable, gradient: Callable, run_scipy: Callable,
-                         x0: Any, args: tuple, shape: tuple, bounds: Any,
+                         x0: Any, args: tuple, shape: tuple, bounds: tuple,
                          constraints: Any, method: str, who: str = "minimize") -> tuple:
     """The solution x* (flat, differentiable in ``args``, the constraints' ``args`` and
     the values closed over), SciPy's result and the multipliers (of the constraints'
     rows, and of the bounds: flat, 0 where a bound is not active; differentiable too),
     for ``minimize`` with constraints or bounds (or ``least_squares`` with bounds).
-    ``run_scipy(x_start, a, scipy_constraints)`` runs SciPy's solver on plain
-    numbers. The multipliers satisfy grad f = J^T lam + mu at x*, J the Jacobian of
+    ``bounds`` is (lower, upper), flat (``bound_values``), each an ndarray or a value
+    that carries a derivative. ``run_scipy(x_start, a, scipy_constraints, scipy_bounds)``
+    runs SciPy's solver on plain numbers (``scipy_bounds``: a Bounds). The multipliers satisfy grad f = J^T lam + mu at x*, J the Jacobian of
     the constraints' functions (a dict's fun, a NonlinearConstraint's fun, a
     LinearConstraint's A x) and mu the bounds' (> 0 at a lower bound, < 0 at an upper
     one)."""
     cons, rows = _constraint_list(constraints)
     cargs = tuple(c[2] for c in cons)
     n = int(np.prod(shape)) if shape else 1
-    lower, upper = _bound_arrays(bounds, n)
-    lower_f = np.where(np.isfinite(lower), lower, 0.0)
-    upper_f = np.where(np.isfinite(upper), upper, 0.0)
+    lower, upper = bounds
 
     def values(x, cargs_now):
         """All constraints' values at flat x, one vector (m,)."""
@@ -140,8 +162,9 @@ def constrained_minimize(objective: Callable, gradient: Callable, run_scipy: Cal
     equality = np.concatenate([np.full(s, c[0] == "eq") for s, c in zip(sizes, cons)]) \
         if cons else np.zeros(0, bool)
 
-    def residual(y, x_start, a, cargs_now):
+    def residual(y, x_start, a, cargs_now, edges, finite_edges):
         # (the masks are 0 or 1, so the rows are selected by arithmetic)
+        lower_f, upper_f = finite_edges
         x = y[:n]
         sb = ops.round(y[n + m:2 * n + m])
         at_lower, at_upper = sb * (sb - 1.0) / 2.0, sb * (sb + 1.0) / 2.0
@@ -160,10 +183,11 @@ def constrained_minimize(objective: Callable, gradient: Callable, run_scipy: Cal
     found: dict = {}
 
     def solve(tree):
-        x_start, a, cargs_now = tree
+        x_start, a, cargs_now, edges, finite_edges = tree
+        lower, upper = (np.asarray(side, float) for side in edges)
         scipy_cons = [_scipy_constraint(kind, fn, jac, ca, shape, method)
                       for (kind, fn, _, jac), ca in zip(cons, cargs_now)]
-        res = run_scipy(x_start, a, scipy_cons)
+        res = run_scipy(x_start, a, scipy_cons, _so.Bounds(lower, upper))
         found["result"] = res
         y, problem = _kkt_point(res, lambda x: plain(gradient(x, *a), who),
                                 (lambda x: plain(values(x, cargs_now), who)) if m
@@ -172,10 +196,15 @@ def constrained_minimize(objective: Callable, gradient: Callable, run_scipy: Cal
                                                  who)) if m else None,
                                 equality, lower, upper, n, len(cons))
         if problem is None:
-            F = lambda y: np.ravel(plain(residual(y, x_start, a, cargs_now), who))  # noqa: E731
-            J = lambda y: plain(jacfwd(lambda u: residual(u, x_start, a, cargs_now))(y),  # noqa: E731
+            F = lambda y: np.ravel(plain(residual(y, x_start, a, cargs_now, edges, finite_edges), who))  # noqa: E731
+            J = lambda y: plain(jacfwd(lambda u: residual(u, x_start, a, cargs_now, edges,
+                                                        finite_edges))(y),  # noqa: E731
                                 who)
             y, problem = _polish(y, F, J, res)
+            # a coordinate at an active bound is the bound itself, not a rounding off it
+            # (Newton's method stops once the rows are 0 to rounding)
+            sb = y[n + m:2 * n + m]
+            y[:n] = np.where(sb < 0, lower, np.where(sb > 0, upper, y[:n]))
         if problem is None:
             problem = _feasible(y, n, m, lower, upper,
                                 (lambda x: plain(values(x, cargs_now), who)) if m
@@ -188,7 +217,12 @@ def constrained_minimize(objective: Callable, gradient: Callable, run_scipy: Cal
 
     at = ops.concatenate([x_flat0, np.zeros(n + 2 * m)]) if isinstance(x_flat0, Box) \
         else np.concatenate([x_flat0, np.zeros(n + 2 * m)])
-    y = implicit_solution(residual, solve, (x0, args, cargs), who, at=at)
+    # The bounds ride in the arguments (they may carry a derivative, or differ from one
+    # example of a vmap to the next): as given, for SciPy, and with 0 for an infinite
+    # bound, for the residual's rows (0 * inf would make them NaN).
+    finite = tuple(ops.where(isfinite(side), side, 0.0) for side in (lower, upper))
+    y = implicit_solution(residual, solve, (x0, args, cargs, (lower, upper), finite), who,
+                          at=at)
     x = y[:n]
     sb = ops.round(y[n + m:2 * n + m])
     if m:
