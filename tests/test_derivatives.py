@@ -579,6 +579,7 @@ case("x.outer(y)", lambda a, b: a.outer(b), torch.outer, ((2,), "any"), ((3,), "
 # --- Linear algebra: decompositions, solves, contractions ------------------------------
 
 from chainrule.rules import contractions as _cn, decompositions as _dc  # noqa: E402
+from chainrule.rules import determinants as _dt  # noqa: E402
 
 
 def _eye_like(x, n):
@@ -625,10 +626,10 @@ for _s in SQUARE:
     case(f"slogdet(-x){_s}", lambda x: list(cr.slogdet(-x)), lambda x: _t_slogdet(-x),
          (_s, "wellcond"))
     case(f"logabsdet{_s}", lambda x: cr.slogdet(x)[1], lambda x: torch.linalg.slogdet(x)[1],
-         (_s, "wellcond"), prim=lambda x: (_dc._logabsdet, (x,), {}))
+         (_s, "wellcond"), prim=lambda x: (_dt._logabsdet, (x,), {}))
     case(f"slogdet sign{_s}", lambda x: cr.slogdet(x)[0] * x.sum(),
          lambda x: torch.linalg.slogdet(x)[0] * x.sum(), (_s, "wellcond"),
-         prim=lambda x: (_dc._det_sign, (x,), {}))
+         prim=lambda x: (_dt._det_sign, (x,), {}))
     case(f"cholesky{_s}", cr.cholesky, lambda x: torch.linalg.cholesky(_sym_t(x)),
          (_s, "spd"), prim=lambda x: (D.cholesky, (x,), {}))
     case(f"cholesky(spd(x)){_s}", lambda x: cr.linalg.cholesky(_spd(x)),

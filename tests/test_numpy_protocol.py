@@ -38,8 +38,8 @@ PROGRAMS = {
 }
 
 
-# numpy.linalg and the contractions (rules.decompositions, .contractions): matrices
-# built from x and y, far from singular
+# numpy.linalg and the contractions (rules.solves, .determinants, .decompositions,
+# .contractions): matrices built from x and y, far from singular
 def _matrix(np_, x, y):
     return np_.outer(x, y) + np_.outer(y * y, x) + 3.0 * np_.eye(3)
 

@@ -154,9 +154,12 @@ __all__ += [  # written by scripts/make_exports.py: the operations
     "ravel", "append", "select",
     # statistics
     "average", "quantile", "percentile", "median", "cov", "corrcoef",
+    # solves
+    "inv", "solve", "solve_triangular",
+    # determinants
+    "det", "slogdet",
     # decompositions
-    "inv", "det", "slogdet", "solve", "solve_triangular", "cholesky", "eigh", "eigvalsh",
-    "svd", "svdvals", "qr",
+    "cholesky", "eigh", "eigvalsh", "svd", "svdvals", "qr",
     # eigen
     "eig", "eigvals",
     # matrix_functions

@@ -31,7 +31,9 @@ The table, by topic:
 * ``ordering``: cumsum, cumprod, diff, sort, partition, take, take_along_axis, interp;
 * ``assembly``: flips, tile, repeat, roll, pad, triangles, diagonals, stacking, splitting;
 * ``statistics``: average, quantile, percentile, median, cov, corrcoef;
-* ``decompositions``: inv, det, slogdet, solve, cholesky, eigh, svd, qr;
+* ``solves``: inv, solve, solve_triangular;
+* ``determinants``: det, slogdet;
+* ``decompositions``: cholesky, eigh, eigvalsh, svd, svdvals, qr;
 * ``eigen``: eig, eigvals of a general matrix (complex where NumPy's are);
 * ``matrix_functions``: pinv, trace, matrix_power, lstsq, cr.linalg.norm's norms;
 * ``contractions``: einsum, and tensordot, inner, kron, vdot, cross, convolve and
@@ -95,6 +97,8 @@ from .statistics import *  # noqa: F401,F403
 from .reductions import *  # noqa: F401,F403
 from .shapes import *  # noqa: F401,F403
 from .joining import *  # noqa: F401,F403
+from .solves import *  # noqa: F401,F403
+from .determinants import *  # noqa: F401,F403
 from .decompositions import *  # noqa: F401,F403
 from .eigen import *  # noqa: F401,F403
 from .matrix_functions import *  # noqa: F401,F403
@@ -110,9 +114,9 @@ from .shapes import astype  # noqa: F401
 from .indexing import (getitem, index_add, index_max, index_min,  # noqa: F401
                        index_multiply, index_set)
 
-from . import (assembly, complexes, contractions, decompositions, eigen, elementary,
-               elementwise, joining, linalg, matrix_functions, ordering, reductions, shapes,
-               statistics)
+from . import (assembly, complexes, contractions, decompositions, determinants, eigen,
+               elementary, elementwise, joining, linalg, matrix_functions, ordering,
+               reductions, shapes, solves, statistics)
 from . import convolution, fft, fused, fused_attention, fused_norm, fused_recurrent, indexing
 
 # The topic files of cr.NAME; fft (chainrule.numpy.fft, as NumPy
@@ -120,7 +124,8 @@ from . import convolution, fft, fused, fused_attention, fused_norm, fused_recurr
 # indexing (a Tensor's x[...] and x.at[...]) and fused (speed overrides) keep their names
 # out of cr.* and NumPy's namespace.
 TOPICS = (elementwise, elementary, reductions, linalg, shapes, joining, ordering, assembly,
-          statistics, decompositions, eigen, matrix_functions, contractions, complexes)
+          statistics, solves, determinants, decompositions, eigen, matrix_functions,
+          contractions, complexes)
 
 # The public operations (cr.NAME): every topic file's __all__, in the order of TOPICS,
 # spelt out because type checkers read only literal lists. The engines also use the
@@ -157,9 +162,12 @@ __all__ = [  # written by scripts/make_exports.py: the operations
     "ravel", "append", "select",
     # statistics
     "average", "quantile", "percentile", "median", "cov", "corrcoef",
+    # solves
+    "inv", "solve", "solve_triangular",
+    # determinants
+    "det", "slogdet",
     # decompositions
-    "inv", "det", "slogdet", "solve", "solve_triangular", "cholesky", "eigh", "eigvalsh",
-    "svd", "svdvals", "qr",
+    "cholesky", "eigh", "eigvalsh", "svd", "svdvals", "qr",
     # eigen
     "eig", "eigvals",
     # matrix_functions

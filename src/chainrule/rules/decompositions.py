@@ -1,20 +1,19 @@
-"""Linear algebra beyond the product: inverses, determinants, solves and the
-decompositions (cholesky, eigh, svd, qr). What composes from them (pinv, trace,
-matrix_power, lstsq, the norms of ``cr.linalg.norm``) is in ``matrix_functions``.
-
-Every function works on a matrix or on a batch of them (leading axes), as numpy.linalg
-does. The rules are written with the table's own operations (``solve``, ``inv``, the
+"""The decompositions of a matrix: cholesky, eigh and eigvalsh, svd and svdvals, qr, each
+on a matrix or on a batch of them (leading axes), as numpy.linalg does. The rules are
+written with the table's own operations (``solve``, from ``solves``, and the
 decompositions themselves), so derivatives of any order follow. Operations with several
 results (eigh, svd, qr) are one primitive whose result packs them side by side along a
-last axis (``matrices._pack``): the engine sees one array, and the public function slices the
-pieces out again.
+last axis (``matrices._pack``): the engine sees one array, and the public function slices
+the pieces out again.
 
 Conventions (docs/conventions.md): cholesky and eigh symmetrise their input, as JAX
 does; at exactly repeated eigenvalues or singular values the vectors' gradient leaves
 out the rotations within the repeated space (finite, where PyTorch and JAX give NaN), so
-the values' gradient stays exact; det's gradient at a singular matrix is the matrix of
-cofactors. Near repeated values, and for inverses of nearly singular matrices, the
-gradients are as large as the calculus says.
+the values' gradient stays exact. Near repeated values the gradients are as large as
+the calculus says.
+
+A file of its own between the solves (``solves``) beneath it and the determinants
+(``determinants``) above it, whose gradient at a singular matrix goes through the SVD.
 """
 
 import builtins
@@ -23,236 +22,27 @@ from collections import namedtuple
 from numpy.typing import ArrayLike
 
 from .. import arrays as xp
-from ..primitive import LEADING_AXES, ndim_of, raw, shape_of
-from .common import Result, op, tangent_lead
+from ..primitive import LEADING_AXES, raw, shape_of
+from .common import Result, op
 from .complexes import imag, is_complex, real
 from .elementwise import where
 from .linalg import matmul
-from .matrices import (check_matrix, check_square, column, diag_embed, diagonal_of,
-                       conjugated, hermitian_part, mH, mT, pack, pack_raw, symmetrised, unpack,
-                       zero_gradient)
-from .reductions import prod, sum
+from .matrices import (check_matrix, check_square, conjugated, diag_embed, diagonal_of,
+                       hermitian_part, mH, mT, pack, pack_raw, symmetrised, unpack)
 from .joining import concatenate
-from .shapes import expand_dims, reshape
+from .shapes import expand_dims
+from .solves import solve
 
-__all__ = ["inv", "det", "slogdet", "solve", "solve_triangular", "cholesky", "eigh",
-           "eigvalsh", "svd", "svdvals", "qr"]
+__all__ = ["cholesky", "eigh", "eigvalsh", "svd", "svdvals", "qr"]
 
 EighResult = namedtuple("EighResult", "eigenvalues eigenvectors")
 SVDResult = namedtuple("SVDResult", "U S Vh")
 QRResult = namedtuple("QRResult", "Q R")
-SlogdetResult = namedtuple("SlogdetResult", "sign logabsdet")
-
-
-# ---------------------------------------------------------------------------------------
-# Inverse, determinant, solve
-# ---------------------------------------------------------------------------------------
-
-@op("inv", batching=LEADING_AXES)
-def inv(a):
-    """The inverse of a square matrix (or of each in a batch), as np.linalg.inv.
-
-    A singular matrix raises NumPy's LinAlgError. The gradient is -A^-T g A^-T.
-
-    >>> a = cr.tensor([[2.0, 0.0], [0.0, 4.0]], requires_grad=True)
-    >>> y = cr.inv(a)                         # or cr.linalg.inv(a)
-    >>> y.data.tolist()
-    [[0.5, 0.0], [0.0, 0.25]]
-    >>> y.sum().backward()
-    >>> a.grad.tolist()
-    [[-0.25, -0.125], [-0.125, -0.0625]]
-    """
-    check_square("inv", a)
-    return xp.linalg.inv(a)
-
-
-# Giles 2008, sec. 2.2.3: d(A^-1) = -A^-1 dA A^-1, so Abar = -A^-T Cbar A^-T.
-inv.defvjp(lambda g, ans, a: -matmul(matmul(mT(ans), g), mT(ans)))
-inv.defjvp(lambda t, ans, a: -matmul(matmul(ans, t), ans))
-
-
-@op("det", batching=LEADING_AXES)
-def det(a):
-    """The determinant of a square matrix (or of each in a batch), as np.linalg.det.
-
-    The gradient is det(A) A^-T, the matrix of cofactors, which exists at a singular
-    matrix too (computed there from the SVD).
-
-    >>> a = cr.tensor([[2.0, 1.0], [1.0, 3.0]], requires_grad=True)
-    >>> y = cr.det(a)                         # or cr.linalg.det(a)
-    >>> round(y.item(), 12)
-    5.0
-    >>> y.backward()
-    >>> np.round(a.grad, 12).tolist()         # the cofactors
-    [[3.0, -1.0], [-1.0, 2.0]]
-    """
-    check_square("det", a)
-    return xp.linalg.det(a)
-
-
-def _cofactors(a, det_a):
-    """The matrix of cofactors, det(A) A^-T: through the inverse, or, when a matrix of
-    the batch is singular (no inverse, but cofactors all the same), through the SVD
-    A = U diag(s) Vh: det(U) det(Vh) U diag(prod_{j != i} s_j) Vh."""
-    if xp.branch(xp.all(raw(det_a) != 0), "'every matrix is invertible'"):
-        return expand_dims(expand_dims(det_a, -1), -1) * mT(inv(a))
-    u, s, vh = svd(a, full_matrices=False)
-    n = shape_of(a)[-1]
-    others = prod(where(xp.eye(n, dtype=bool), 1.0, expand_dims(s, -2)), axis=-1)
-    signs = xp.linalg.det(raw(u)) * xp.linalg.det(raw(vh))  # piecewise constant
-    return matmul(u * expand_dims(others * expand_dims(signs, -1), -2), vh)
-
-
-# Giles 2008, sec. 2.2.4: d det A = det A tr(A^-1 dA), so Abar = gbar det A A^-T (the
-# cofactors, which exist at a singular A too).
-det.defvjp(lambda g, ans, a: expand_dims(expand_dims(g, -1), -1) * _cofactors(a, ans))
-det.defjvp(lambda t, ans, a: sum(_cofactors(a, ans) * t, axis=(-2, -1)))
-
-
-@op("logabsdet", batching=LEADING_AXES)
-def _logabsdet(a):
-    check_square("slogdet", a)
-    return xp.linalg.slogdet(a)[1]
-
-
-# d log|det A| = tr(A^-1 dA) (Giles 2008, sec. 2.2.4, divided by det A)
-# (of a complex A, the real part: JAX's convention makes the VJP the same)
-_logabsdet.defvjp(lambda g, ans, a: expand_dims(expand_dims(g, -1), -1) * mT(inv(a)))
-_logabsdet.defjvp(lambda t, ans, a: _real_if_complex(sum(mT(inv(a)) * t, axis=(-2, -1))))
 
 
 def _real_if_complex(x):
     return real(x) if is_complex(x) else x
 
-
-@op("det_sign", batching=LEADING_AXES)
-def _det_sign(a):
-    return xp.linalg.slogdet(a)[0]
-
-
-# A real sign is piecewise constant: derivative 0 wherever it exists. A complex one,
-# det / |det|, turns: d sign = i Im(tr(A^-1 dA)) sign (JAX's _slogdet_jvp), whose
-# transpose under Re(c t) is i Im(g sign) A^-T.
-def _det_sign_vjp(g, ans, a):
-    if not is_complex(a):
-        return zero_gradient(g, a)
-    turn = 1j * imag(g * ans)
-    return expand_dims(expand_dims(turn, -1), -1) * mT(inv(a))
-
-
-def _det_sign_jvp(t, ans, a):
-    if not is_complex(a):
-        return sum(t, axis=(-2, -1)) * 0.0
-    return 1j * imag(sum(mT(inv(a)) * t, axis=(-2, -1))) * ans
-
-
-_det_sign.defvjp(_det_sign_vjp)
-_det_sign.defjvp(_det_sign_jvp)
-
-
-def slogdet(a: ArrayLike) -> Result:
-    """The sign and the log of the absolute value of the determinant, as
-    np.linalg.slogdet: ``(sign, logabsdet)``, det = sign * exp(logabsdet).
-
-    Unlike det it neither overflows nor underflows. The sign has derivative 0; the
-    gradient of logabsdet is A^-T.
-
-    >>> a = cr.tensor([[2.0, 1.0], [1.0, 3.0]], requires_grad=True)
-    >>> sign, logdet = cr.slogdet(a)          # or cr.linalg.slogdet(a)
-    >>> sign.item(), round(float(np.exp(logdet.item())), 12)
-    (1.0, 5.0)
-    >>> logdet.backward()
-    >>> np.round(a.grad, 12).tolist()         # inv(a).T
-    [[0.6, -0.2], [-0.2, 0.4]]
-    """
-    return SlogdetResult(_det_sign(a), _logabsdet(a))
-
-
-@op("solve")
-def solve(a, b):
-    """The solution x of a @ x = b, as np.linalg.solve: b is a vector (shape (n,)) or
-    a matrix of right-hand sides (shape (..., n, k)); a batch of a broadcasts.
-
-    The gradients are solve(a^T, g) for b and -solve(a^T, g) x^T for a.
-
-    >>> a = cr.tensor([[2.0, 0.0], [0.0, 4.0]], requires_grad=True)
-    >>> b = cr.tensor([2.0, 2.0], requires_grad=True)
-    >>> x = cr.solve(a, b)                    # or cr.linalg.solve(a, b)
-    >>> x.data.tolist()
-    [1.0, 0.5]
-    >>> x.sum().backward()
-    >>> b.grad.tolist(), a.grad.tolist()
-    ([0.5, 0.25], [[-0.5, -0.25], [-0.25, -0.125]])
-    """
-    check_square("solve", a)
-    n = shape_of(a)[-1]
-    b_rows = shape_of(b)[0] if ndim_of(b) == 1 else shape_of(b)[-2] if ndim_of(b) >= 2 else None
-    if b_rows != n:
-        raise ValueError(f"solve: a of shape {shape_of(a)} and b of shape {shape_of(b)}; "
-                         f"expected b of shape ({n},) or (..., {n}, k)")
-    return xp.linalg.solve(a, b)
-
-
-def _solve_vjp_b(g, ans, a, b):
-    """solve(a^T, g), with g a (batch of) vector(s) when b is one."""
-    if ndim_of(b) == 1:
-        return solve(mT(a), column(g))[..., 0]
-    return solve(mT(a), g)
-
-
-def _solve_vjp_a(g, ans, a, b):
-    gb = _solve_vjp_b(g, ans, a, b)
-    if ndim_of(b) == 1:  # -gb x^T, an outer product for each vector
-        return -expand_dims(gb, -1) * expand_dims(ans, -2)
-    return -matmul(gb, mT(ans))
-
-
-def _behind_batch(t, x, ndim):
-    """A tangent of x with 1s between its leading axes and x's, to ``ndim`` axes after
-    them: x broadcast against a longer batch, while the tangent's axes stay in front."""
-    return reshape(t, tangent_lead(t, x) + (1,) * (ndim - ndim_of(x)) + shape_of(x))
-
-
-def _solve_jvp_a(t, ans, a, b):
-    if ndim_of(b) == 1:
-        t = _behind_batch(t, a, ndim_of(ans) + 1)
-        return -solve(a, matmul(t, column(ans)))[..., 0]
-    return -solve(a, matmul(_behind_batch(t, a, ndim_of(ans)), ans))
-
-
-def _solve_jvp_b(t, ans, a, b):
-    t = _behind_batch(t, b, ndim_of(ans))
-    if ndim_of(b) == 1:
-        return solve(a, column(t))[..., 0]
-    return solve(a, t)
-
-
-# Giles 2008, sec. 2.3.1: x = A^-1 B; Bbar = A^-T xbar, Abar = -Bbar x^T;
-# dx = A^-1 (dB - dA x).
-solve.defvjp(_solve_vjp_a, _solve_vjp_b)
-solve.defjvp(_solve_jvp_a, _solve_jvp_b)
-
-
-def solve_triangular(a: ArrayLike, b: ArrayLike, lower: bool = False) -> Result:
-    """The solution x of a @ x = b for a triangular a, reading only the triangle
-    ``lower`` names (scipy.linalg.solve_triangular's default is upper, lower=False).
-
-    b as for ``solve``. Only the triangle of a gets a gradient: the other entries
-    take no part.
-
-    >>> a = cr.tensor([[2.0, 0.0], [1.0, 4.0]], requires_grad=True)
-    >>> cr.solve_triangular(a, cr.tensor([2.0, 5.0]), lower=True).data.tolist()
-    [1.0, 1.0]
-    """
-    check_square("solve_triangular", a)
-    n = shape_of(a)[-1]
-    mask = xp.tril(xp.ones((n, n), dtype=bool)) if lower else xp.triu(xp.ones((n, n), bool))
-    return solve(a * mask.astype(xp.result_type(raw(a))), b)
-
-
-# ---------------------------------------------------------------------------------------
-# Decompositions
-# ---------------------------------------------------------------------------------------
 
 @op("cholesky", batching=LEADING_AXES)
 def cholesky(a):

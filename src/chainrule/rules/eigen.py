@@ -24,7 +24,7 @@ from .. import arrays as xp
 from ..primitive import LEADING_AXES, raw, shape_of
 from .common import Result, op
 from .complexes import conj, imag, is_complex, real
-from .decompositions import solve
+from .solves import solve
 from .elementwise import where
 from .linalg import matmul
 from .matrices import check_square, diag_embed, diagonal_of, mT, pack, pack_raw, unpack

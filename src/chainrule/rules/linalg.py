@@ -1,5 +1,6 @@
 """Linear algebra: the matrix product and what is built from it (dot, outer).
-(Decompositions and solves are in ``decompositions``, einsum in ``contractions``.)
+(Solves are in ``solves``, determinants in ``determinants``, decompositions in
+``decompositions``, einsum in ``contractions``.)
 
 matmul's rules are the two halves of the product rule for a @ b: g @ b^T for a, a^T @ g
 for b. 1-D operands are promoted to matrices as np.matmul does, and the extra axis is

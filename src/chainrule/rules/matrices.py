@@ -1,7 +1,8 @@
-"""What the linear-algebra rules (``decompositions``, ``matrix_functions``) share:
-transposes and diagonals on the last two axes, identities of the operand's dtype, the
-shape checks behind their error messages, and the packing of several results (eigh's,
-svd's, qr's) into one array, so that each is a single primitive with one result.
+"""What the linear-algebra rules (``solves``, ``determinants``, ``decompositions``,
+``matrix_functions``) share: transposes and diagonals on the last two axes, identities
+of the operand's dtype, the shape checks behind their error messages, and the packing of
+several results (eigh's, svd's, qr's) into one array, so that each is a single
+primitive with one result.
 """
 
 from .. import arrays as xp

@@ -13,12 +13,13 @@ from ..primitive import LEADING_AXES, ndim_of, raw, shape_of
 from ..arrays import ARRAYS
 from .common import Result, op
 from .complexes import conj, is_complex
-from .decompositions import inv, svdvals
+from .decompositions import svdvals
 from .elementwise import absolute, power, sign
 from .linalg import matmul
 from .matrices import check_matrix, check_square, eye_like, mH, mT
 from .reductions import max, min, norm, sum
 from .shapes import reshape, transpose
+from .solves import inv
 
 __all__ = ["pinv", "trace", "matrix_power", "lstsq"]
 METHODS = ["trace"]  # also methods of Tensor

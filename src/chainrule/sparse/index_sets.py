@@ -25,7 +25,8 @@ import numpy as np
 
 from .. import rules as ops
 from ..primitive import Batching, shape_of
-from ..rules import contractions, decompositions, eigen, joining, matrix_functions, shapes
+from ..rules import (contractions, decompositions, determinants, eigen, joining,
+                     matrix_functions, shapes, solves)
 from .scipy_door import sparse_module
 
 __all__ = ["Call", "rule_of", "dense", "SEVERAL_RESULTS"]
@@ -311,8 +312,8 @@ _FAMILIES = {
                                   ops.swapaxes, joining._concatenate, joining._stack)},
     **{p: indexed_update for p in (ops.index_set, ops.index_add, ops.index_multiply,
                                    ops.index_min, ops.index_max)},
-    **{p: matrix_stack for p in (decompositions.inv, decompositions.det,
-                                 decompositions._logabsdet, decompositions._det_sign,
+    **{p: matrix_stack for p in (solves.inv, determinants.det,
+                                 determinants._logabsdet, determinants._det_sign,
                                  decompositions.cholesky, decompositions._eigh,
                                  decompositions.eigvalsh, decompositions._svd,
                                  decompositions.svdvals, decompositions._qr,
