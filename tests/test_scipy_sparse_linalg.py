@@ -211,3 +211,74 @@ def test_bad_input_is_named():
         A @ np.ones(2)
     with pytest.raises(TypeError, match=r"cg: expected A as a sparse matrix"):
         spla.cg("matrix", cr.tensor(np.ones(2)))
+
+
+# ---------------------------------------------------------------------------------------
+# A as SciPy's LinearOperator: a constant, x differentiated in b
+# ---------------------------------------------------------------------------------------
+
+ITERATIVE = sorted(set(SOLVERS) - {"spsolve"})
+
+
+def operator_problem(name):
+    data, row, col, b = problem(name)
+    matrix = ssp.coo_array((data, (row, col)), shape=(N, N)).toarray()
+    return matrix, ssla.aslinearoperator(matrix), b
+
+
+@pytest.mark.parametrize("name", ITERATIVE)
+def test_a_linear_operator_is_a_constant_and_b_is_differentiated_to_second_order(name):
+    """x = A^-1 b: dx/db = A^-1 both ways; the Hessian of sum(x^3) is
+    A^-T diag(6 x) A^-1."""
+    matrix, A, b = operator_problem(name)
+    solve = lambda b: SOLVERS[name](A, b)  # noqa: E731
+    inverse = np.linalg.inv(matrix)
+    x = inverse @ b
+    np.testing.assert_allclose(solve(b), x, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(cr.jacrev(solve)(b), inverse, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(cr.jacfwd(solve)(b), inverse, rtol=1e-9, atol=1e-12)
+    expected = inverse.T @ np.diag(6 * x) @ inverse
+    cube = lambda b: cr.sum(solve(b) ** 3)  # noqa: E731
+    np.testing.assert_allclose(cr.hessian(cube)(b), expected, rtol=1e-8, atol=1e-11)
+    np.testing.assert_allclose(cr.jacrev(cr.grad(cube))(b), expected, rtol=1e-8, atol=1e-11)
+
+
+def test_a_linear_operator_under_vmap_and_jit():
+    matrix, A, b = operator_problem("gmres")
+    rhs = np.stack([b, 2 * b, -b])
+    f = lambda b: cr.sum(SOLVERS["gmres"](A, b) ** 2)  # noqa: E731
+    per_example = cr.vmap(cr.grad(f))(rhs)
+    for k in range(3):
+        np.testing.assert_allclose(per_example[k], cr.grad(f)(rhs[k]), rtol=1e-12)
+    jitted = cr.jit(cr.grad(f))
+    for right in (b, 1.1 * b):
+        np.testing.assert_allclose(jitted(right), cr.grad(f)(right), rtol=1e-12)
+
+
+def test_a_linear_operator_without_rmatvec():
+    """Forward mode needs only products with A; reverse mode needs A^T's, which cg and
+    minres take to be A's, and the others ask of rmatvec."""
+    matrix, _, b = operator_problem("gmres")
+    A = ssla.LinearOperator((N, N), matvec=lambda v: matrix @ v)
+    solve = lambda b: SOLVERS["gmres"](A, b)  # noqa: E731
+    np.testing.assert_allclose(cr.jacfwd(solve)(b), np.linalg.inv(matrix), rtol=1e-9,
+                               atol=1e-12)
+    with pytest.raises(TypeError, match=r"gmres: the derivative solves with A\^T, and this "
+                                        r"LinearOperator has no rmatvec"):
+        cr.grad(lambda b: cr.sum(solve(b)))(b)
+    symmetric, _, b = operator_problem("cg")
+    S = ssla.LinearOperator((N, N), matvec=lambda v: symmetric @ v)
+    np.testing.assert_allclose(cr.jacrev(lambda b: SOLVERS["cg"](S, b))(b),
+                               np.linalg.inv(symmetric), rtol=1e-9, atol=1e-12)
+
+
+def test_a_linear_operator_refused_where_it_cannot_serve():
+    matrix, A, b = operator_problem("gmres")
+    with pytest.raises(TypeError, match="spsolve: expected a matrix"):
+        spla.spsolve(A, cr.tensor(b))
+    with pytest.raises(ValueError, match=r"gmres: expected a square operator A and b of "
+                                         r"shape \(12,\), got A of shape \(12, 12\) and b "
+                                         r"of shape \(11,\)"):
+        spla.gmres(A, cr.tensor(b[:11]))
+    x, info = spla.gmres(A, b, rtol=1e-12)       # plain numbers: SciPy's own answer
+    assert info == 0 and type(x) is np.ndarray

@@ -12,8 +12,13 @@ written with the solve and the sparse product themselves, so derivatives of any 
 follow. An iterative solve's derivative is as accurate as its tolerance: pass a small
 ``rtol`` when the derivative matters. A solve that stops before its tolerance (SciPy's
 ``info`` > 0) returns ``(x, info)`` as SciPy does on plain arrays, and raises when its
-derivative is being taken, since it would be the derivative of another problem. For an
-operator given as a function (matrix-free), use ``cr.custom_linear_solve``.
+derivative is being taken, since it would be the derivative of another problem.
+
+A may also be SciPy's ``LinearOperator`` (matrix-free), a constant: x is then
+differentiable in b, the derivative's solve made with the operator (forward mode) or
+its transpose, whose products are the operator's ``rmatvec`` (reverse mode; cg and
+minres take A = A^T). For an operator whose products depend on values being
+differentiated, use ``cr.custom_linear_solve``.
 
     >>> import chainrule.scipy.sparse as sp
     >>> from chainrule.scipy.sparse.linalg import cg
@@ -96,6 +101,57 @@ _solve.defjvp(_jvp_data, _jvp_b)
 
 
 # ---------------------------------------------------------------------------------------
+# A as a LinearOperator: a constant (its products are SciPy's, on plain numbers); x is
+# differentiable in b, with the transpose's products (``rmatvec``) in reverse mode.
+# ---------------------------------------------------------------------------------------
+
+class _Operator:
+    """A LinearOperator handed to the solve as a parameter: held, not shown as an array
+    (the engine would take a value with a shape and a dtype for an array to convert)."""
+
+    __slots__ = ("A",)
+
+    def __init__(self, A):
+        self.A = A
+
+
+def _operator_solve_forward(b, operator, method, options):
+    def solve(b):
+        x, info = _run(method, operator.A, b, dict(options))
+        if info != 0:
+            raise ValueError(_not_converged(method, info, b.shape[0]))
+        return np.asarray(x).reshape(b.shape).astype(np.result_type(operator.A.dtype, b),
+                                                     copy=False)
+    return xp.call(solve, b)
+
+
+_operator_solve = Primitive(_operator_solve_forward, "operator_solve")
+
+
+def _transpose_of(operator, method):
+    """A^T as an operator: A itself for the symmetric methods; else SciPy's transpose,
+    whose products are A's ``rmatvec``, which a LinearOperator made from a matvec alone
+    lacks (then the derivative cannot be solved for: say so)."""
+    if method in _SYMMETRIC:
+        return operator
+    A = operator.A
+    try:
+        A.rmatvec(np.zeros(A.shape[0], dtype=A.dtype))
+    except NotImplementedError:
+        raise TypeError(f"{method}: the derivative solves with A^T, and this "
+                        f"LinearOperator has no rmatvec; give it one "
+                        f"(LinearOperator(shape, matvec=..., rmatvec=...))") from None
+    return _Operator(A.T)
+
+
+_operator_solve.defvjp(lambda g, x, b, operator, method, options: _operator_solve(
+    g, operator=_transpose_of(operator, method), method=method,
+    options=_transposed(method, options)))
+_operator_solve.defjvp(lambda t, x, b, operator, method, options: _operator_solve(
+    t, operator=operator, method=method, options=options))
+
+
+# ---------------------------------------------------------------------------------------
 # SciPy's signatures
 # ---------------------------------------------------------------------------------------
 
@@ -126,8 +182,17 @@ def _plain(*values):
 def _solve_with(method, name, A, b, options, iterative):
     if type(b) in (list, tuple):
         b = np.asarray(b, dtype=float)
-    if _plain(A, b):  # nothing to differentiate: SciPy as it is, info included
-        matrix = A if _sp.issparse(A) else np.asarray(A)
+    if isinstance(A, _sla.LinearOperator) and not _plain(b):
+        if A.shape[0] != A.shape[1] or shape_of(b) != (A.shape[0],):
+            raise ValueError(f"{name}: expected a square operator A and b of shape "
+                             f"({A.shape[0]},), got A of shape {A.shape} and b of shape "
+                             f"{shape_of(b)}")
+        x = _operator_solve(b, operator=_Operator(A), method=method,
+                            options=tuple(sorted(options.items())))
+        return (x, 0) if iterative else x
+    if _plain(A, b) or isinstance(A, _sla.LinearOperator):  # nothing to differentiate: SciPy as it is, info included
+        matrix = A if _sp.issparse(A) or isinstance(A, _sla.LinearOperator) else \
+            np.asarray(A)
         x, info = _run(method, matrix, np.asarray(b), options)
         return (x, info) if iterative else x
     A = _matrix_of(A, name)
@@ -153,6 +218,9 @@ def spsolve(A, b, permc_spec=None, use_umfpack=True):
     >>> cr.grad(lambda w: spsolve(A(w), np.array([5.0, 5.0])).sum())(w).round(3).tolist()
     [-0.2, -0.2, -0.2, -0.2]
     """
+    if isinstance(A, _sla.LinearOperator):
+        raise TypeError("spsolve: expected a matrix (a LU factors its entries), got a "
+                        "LinearOperator; solve with it by cg, minres, gmres or bicgstab")
     options = {} if permc_spec is None else {"permc_spec": permc_spec}
     return _solve_with("spsolve", "spsolve", A, b, options, iterative=False)
 
