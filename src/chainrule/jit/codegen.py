@@ -163,6 +163,10 @@ class _Lines:
         if type(kwargs.get("out")) is tuple and len(kwargs["out"]) == 1:  # out=(a,): a
             keywords.append(f"out={self.expr(kwargs['out'][0])}")
         out, into = op.outs, None
+        if self.code and out in program.buffers and getattr(fn, "fills_new_array", False):
+            # a broadcast copy: the kept buffer filled by assignment, NumPy's cheapest copy
+            name, into = self.name_of(out), self.source.constant(program.buffers[out])
+            return f"{name} = {into}; {name}[...] = {arg[0]}"
         if self.code and out in program.buffers:
             fn = UFUNC_OF.get(fn, fn)
             into = self.source.constant(program.buffers[out])

@@ -83,7 +83,7 @@ def parts(program, parameters, replaces):
 
 def new_arrays(program):
     """The indices of the calls that make a new array a ufunc or matmul could have
-    written into a buffer (``out=``)."""
+    written into a buffer (``out=``), or a broadcast copy could have filled."""
     found = set()
     for i, op in enumerate(program.ops):
         fn, out = op.fn, op.outs
@@ -91,7 +91,8 @@ def new_arrays(program):
             continue
         value = program.values[out]
         if (type(value) is np.ndarray and value.ndim > 0 and value.base is None
-                and (isinstance(fn, np.ufunc) or fn in UFUNC_OF or fn is np.matmul)):
+                and (isinstance(fn, np.ufunc) or fn in UFUNC_OF or fn is np.matmul
+                     or getattr(fn, "fills_new_array", False))):
             found.add(i)
     return found
 

@@ -7,6 +7,8 @@ the values they had while tracing, its outputs) and what each pass decided about
 
 * calls that give numbers another call already gave, or that a cheaper call gives to
   the last bit, are rewritten (``simplify.py``);
+* an operand that small arithmetic broadcasts is copied out to the result's shape
+  once, for NumPy's short path (``broadcasts.py``);
 * calls whose results nobody uses are dropped;
 * temporaries go into buffers kept from call to call (NumPy's ``out=``; temporaries
   whose lives do not overlap share one, and an elementwise call writes over an operand
@@ -23,7 +25,7 @@ results are the traced run's to the last bit.
 
 import threading
 
-from . import blocks, codegen, passes, simplify
+from . import blocks, broadcasts, codegen, passes, simplify
 
 __all__ = ["Program", "compile_program"]
 
@@ -82,6 +84,7 @@ def compile_program(recording, outputs, names=None, replaces=None, destinations=
     replaces = replaces or {}
     ops = simplify.simplify(recording.ops, recording.values,
                             set(outputs) | set(recording.inputs) | set(replaces))
+    ops = broadcasts.copy_broadcast_operands(ops, recording.values)
     ops, sections = passes.live_calls(ops, recording.marks,
                                       set(outputs) | set(recording.inputs))
     program = Program(recording.inputs, ops, outputs, recording.values, sections, names,

@@ -9,20 +9,30 @@ the same numbers to the last bit, for the reason its docstring states:
 * ``size_one_broadcast``: a size-one array reshaped or broadcast to a shape (or a NumPy
   scalar made an array), read only by elementwise calls that broadcast it to that shape
   anyway, is read as it was;
+* ``own_shape``: a reshape of an array to its own shape is the array, for a reader;
+* ``broadcast_for_arithmetic``: ``np.broadcast_to(x, shape)`` read only by arithmetic
+  ufuncs (add, subtract, multiply, divide) that broadcast x to that shape anyway, is x;
 * ``weak_scalar``: a Python number beside an array is converted to the array's dtype by
   NumPy at every call; a 0-d array of that dtype, made once, is the same number;
 * ``plain_reduce``: ``np.sum(x, axis=a)`` of an ndarray is ``np.add.reduce(x, a)``, the
-  call ``np.sum`` makes after reading its arguments (a few microseconds).
+  call ``np.sum`` makes after reading its arguments (a few microseconds);
+* ``as_method``: ``np.reshape(x, s)`` and ``np.transpose(x, axes)`` of an ndarray are
+  ``x.reshape(s)`` and ``x.transpose(axes)``, which they call.
 
-The first three replace slots (``simplify``, before the passes); the last two are how
+``same_call`` takes an operator on an ndarray for the ufunc it calls (``-x`` is
+``np.negative(x)``) and a small constant array for its bytes (two ``eye(n)`` seeds made
+apart are one).
+
+The first five replace slots (``simplify``, before the passes); the last three are how
 the code generator writes a call (``cheaper``), while the listing shows the call as the
-function made it, for its reader.
+function made it, for its reader. ``broadcasts.py`` holds one more, which adds calls
+where they save time: an operand that small arithmetic broadcasts, copied out once.
 
 A rewrite replaces one slot by another only where no call writes in place (a program
 that writes is left as it is: which arrays share memory is then what matters), where the
-replaced slot is not an input or an output of the program, and where no call that read
-it made a view of it (``passes.views`` finds views from the traced values, which are the
-old slot's).
+replaced slot is not an input or an output of the program, and where each view of it a
+call that read it made is a view of the new slot too (``passes.views`` finds views from
+the traced values, which are the old slot's).
 """
 
 import operator
@@ -30,7 +40,7 @@ import operator
 import numpy as np
 
 from .passes import elementwise, ufunc_of
-from .recording import Attribute, Method, Op, Slot, pure
+from .recording import UFUNC_OF, Attribute, Method, Op, Slot, pure
 
 __all__ = ["simplify", "cheaper"]
 
@@ -74,8 +84,13 @@ def _one_round(ops, values, protected):
         if same is None:
             same = size_one_broadcast(op, values, readers)
         if same is None:
-            same = same_call(op, seen)
-        if same is not None and readers.get(out) and _no_view_of(out, readers, values):
+            same = own_shape(op, values)
+        if same is None:
+            same = broadcast_for_arithmetic(op, values, readers)
+        if same is None:
+            same = same_call(op, seen, values)
+        if same is not None and readers.get(out) and \
+                _views_kept(out, same, readers, values):
             alias[out] = same
     return ops, bool(alias)
 
@@ -123,13 +138,65 @@ def size_one_broadcast(op, values, readers):
 _SHAPE_ONLY = (np.reshape, np.broadcast_to, np.asarray, np.asanyarray)
 
 
-def same_call(op, seen):
+def own_shape(op, values):
+    """``np.reshape(x, s)`` or ``x.reshape(s)`` where ``s`` is x's own shape is a view
+    of x's numbers in x's order: x itself, for a reader."""
+    if op.fn is np.reshape and len(op.args) == 2 and not op.kwargs:
+        x, shape = op.args
+    elif type(op.fn) is Method and op.fn.name == "reshape" and len(op.args) == 2 \
+            and not op.kwargs:
+        x, shape = op.args
+    else:
+        return None
+    if type(x) is not Slot or type(values[x.n]) is not np.ndarray or \
+            type(shape) not in (tuple, int):
+        return None
+    shape = (shape,) if type(shape) is int else shape
+    if not all(type(d) is int for d in shape) or shape != values[x.n].shape or \
+            type(values[op.outs]) is not np.ndarray:
+        return None
+    return x.n
+
+
+# ufuncs whose every entry is one correctly rounded operation of IEEE arithmetic: the
+# same number whatever loop NumPy picks (contiguous, strided, broadcast, SIMD or not)
+ARITHMETIC = (np.add, np.subtract, np.multiply, np.true_divide, np.negative)
+
+
+def broadcast_for_arithmetic(op, values, readers):
+    """``np.broadcast_to(x, shape)`` read only by calls of ``ARITHMETIC`` ufuncs that
+    broadcast x to the result's shape anyway: each entry of such a call is the same
+    operation on the same two numbers, so reading x gives the same numbers. (Not for
+    other ufuncs: NumPy's sin or exp may take a SIMD loop for one memory layout and
+    another loop for the other, which can differ in the last bit.)"""
+    if op.fn is not np.broadcast_to or not op.args or type(op.args[0]) is not Slot:
+        return None
+    source = op.args[0].n
+    before, after = values[source], values[op.outs]
+    if type(before) is not np.ndarray or type(after) is not np.ndarray or \
+            before.dtype != after.dtype:
+        return None
+    for reader in readers.get(op.outs, ()):
+        if not (ufunc_of(reader) in ARITHMETIC and not reader.kwargs and
+                type(reader.outs) is int and
+                _shape_kept(reader, op.outs, source, values)):
+            return None
+    return source
+
+
+def same_call(op, seen, values=None):
     """A call of NumPy (or an operator, or an ndarray's method) on the same slots and
-    the same constants as an earlier one gives the same numbers: the earlier one's."""
+    the same constants as an earlier one gives the same numbers: the earlier one's.
+    An operator on an ndarray is the ufunc it calls (``a * b`` is ``np.multiply(a,
+    b)``), and a small constant array is known by its bytes (two ``eye(n)`` seeds made
+    apart are one constant)."""
     if not _known(op.fn):
         return None
+    fn = op.fn
+    if fn in UFUNC_OF and values is not None and _ndarray_operator(op, values):
+        fn = UFUNC_OF[fn]
     try:
-        key = (op.fn, _key(op.args), _key(op.kwargs))
+        key = (fn, _key(op.args), _key(op.kwargs))
         hash(key)
     except TypeError:  # a constant that is not hashable by value
         return None
@@ -182,12 +249,27 @@ def plain_reduce(op, values):
     return Op(np.add.reduce, (op.args[0], axis), kwargs, op.outs, op.writes)
 
 
+def as_method(op, values):
+    """``np.reshape(x, s)`` and ``np.transpose(x, axes)`` of an ndarray as
+    ``x.reshape(s)`` and ``x.transpose(axes)``: the functions call those very methods
+    after reading their arguments (half a microsecond)."""
+    method = _METHODS.get(op.fn) if type(op.fn) is not Method else None
+    if method is None or len(op.args) != 2 or op.kwargs or type(op.args[0]) is not Slot \
+            or type(values[op.args[0].n]) is not np.ndarray:
+        return op
+    return Op(method, op.args, {}, op.outs, op.writes)
+
+
+_METHODS = {np.reshape: Method("reshape"), np.transpose: Method("transpose")}
+
+
 def cheaper(op, values):
-    """The call as the code generator writes it: ``weak_scalar``, ``plain_reduce``."""
+    """The call as the code generator writes it: ``weak_scalar``, ``plain_reduce``,
+    ``as_method``."""
     if not pure(op) or any(type(a) is Slot and type(values.get(a.n)) not in _PLAIN
                            for a in op.args):
         return op
-    return plain_reduce(weak_scalar(op, values), values)
+    return as_method(plain_reduce(weak_scalar(op, values), values), values)
 
 
 _PLAIN = (np.ndarray, np.float64, np.float32, np.float16, np.complex128, np.complex64)
@@ -231,15 +313,27 @@ def _shape_kept(reader, old, new, values):
         return False
 
 
-def _no_view_of(slot, readers, values):
-    """No call that read ``slot`` made a result sharing its memory (so replacing it
-    leaves ``passes.views`` with nothing it cannot see)."""
-    value = values[slot]
+def _views_kept(slot, same, readers, values):
+    """Each result of a call that read ``slot`` and shares its memory shares the memory
+    of ``same`` too (a view of a view of it: a reshape to its own shape), so that
+    ``passes.views``, which finds views from the traced values, still sees it once the
+    call reads ``same``."""
+    value, other = values[slot], values[same]
     if not isinstance(value, np.ndarray):
         return True
-    return not any(isinstance(values.get(n), np.ndarray) and
-                   np.may_share_memory(values[n], value)
-                   for reader in readers.get(slot, ()) for n in reader.results())
+    return all(not (isinstance(values.get(n), np.ndarray) and
+                    np.may_share_memory(values[n], value)) or
+               (isinstance(other, np.ndarray) and np.may_share_memory(values[n], other))
+               for reader in readers.get(slot, ()) for n in reader.results())
+
+
+def _ndarray_operator(op, values):
+    """An operator that NumPy serves by its ufunc: an ndarray operand, the others
+    ndarrays, NumPy scalars or Python numbers."""
+    kinds = [type(values[a.n]) if type(a) is Slot else type(a) for a in op.args]
+    return np.ndarray in kinds and all(
+        k is np.ndarray or issubclass(k, np.generic) or k in (bool, int, float, complex)
+        for k in kinds)
 
 
 def _known(fn):
@@ -263,7 +357,12 @@ def _key(template):
         return ("slice", _key(template.start), _key(template.stop), _key(template.step))
     if template is None or kind in (bool, int, float, str):
         return (kind.__name__, template)
+    if kind is np.ndarray and template.nbytes <= _BY_BYTES and not template.dtype.hasobject:
+        return ("array", template.dtype.str, template.shape, template.tobytes())
     return ("object", id(template))  # an array or a dtype: the same object
+
+
+_BY_BYTES = 1 << 16  # a constant array up to this size is compared by its bytes
 
 
 def _renamed(op, alias):
