@@ -35,7 +35,7 @@ from .primitive import _foreign_array, objects_refused, raw, refuse_mismatch
 from .saved import (FREED, copied, copied_keywords, free, hold, reached,
                     share_version_counter)
 from .methods.interop import TensorInterop
-from .methods.torch_names import TensorTorchMethods
+from .methods.torch_tensor import TensorTorchMethods
 
 __all__ = ["Tensor"]
 
@@ -404,7 +404,8 @@ class Tensor(Node, TensorInterop, TensorTorchMethods, ArrayMethods):
     def __imul__(self, other): return self._inplace("*", np.multiply, other)
     def __itruediv__(self, other): return self._inplace("/", np.true_divide, other)
 
-    # Operators and methods come from ArrayMethods (PyTorch's: methods/torch_names.py).
+    # Operators and methods come from ArrayMethods (PyTorch's: methods/torch_names.py,
+    # and a Tensor's own, methods/torch_tensor.py).
 
     # comparisons give boolean tensors, outside the graph (they have no derivative)
     def __lt__(self, other): return Tensor._make(self._array() < raw(other))

@@ -7,8 +7,8 @@ wherever the operation is, on Tensors and on the transforms' traced values alike
 Where NumPy and PyTorch give one name two meanings, NumPy's stays and the PyTorch
 spelling says so: ``x.size`` is the element count (``x.shape`` is PyTorch's
 ``x.size()``), ``x.repeat`` repeats entries (``cr.tile`` is PyTorch's ``repeat``),
-``x.sort()`` is NumPy's. ``Tensor`` adds the in-place updates (``add_``, ``zero_``...)
-and ``grad_fn``.
+``x.sort()`` is NumPy's. What only a Tensor has (the in-place updates ``add_``,
+``zero_``..., ``grad_fn``, ``x.size()``'s error) is in ``torch_tensor.py``.
 """
 
 from typing import Any
@@ -20,7 +20,7 @@ from .. import rules as ops
 from ..rules.predicates import all as _all, any as _any
 from ..primitive import Box, raw, shape_of
 
-__all__ = ["TorchMethods", "TensorTorchMethods", "GradFn", "Size"]
+__all__ = ["TorchMethods"]
 
 
 def _require_ndim(name, want, *values):
@@ -496,161 +496,3 @@ def _is_dtype_name(text):
     except TypeError:
         return False
     return True
-
-
-class Size(int):
-    """A tensor's ``size``: NumPy's number of entries, an int. Called as PyTorch's
-    ``x.size()`` it says where PyTorch's meaning lives.
-
-    >>> cr.zeros(2, 3).size
-    6
-    """
-
-    __slots__ = ()
-
-    def __call__(self, dim: int | None = None) -> None:
-        raise TypeError("size is NumPy's number of entries (an int) in chainrule; for "
-                        "PyTorch's x.size() use x.shape" +
-                        ("" if dim is None else f", and x.shape[{dim}] for x.size({dim})"))
-
-
-class GradFn:
-    """The operation that made a tensor, as PyTorch's ``grad_fn``: ``name()``, the
-    operands it was applied to (``inputs``), and ``next_functions``, their own
-    ``grad_fn`` (or, for a leaf, an ``AccumulateGrad`` holding it as ``variable``), so
-    a learner can walk the graph back from the loss.
-
-    >>> x = cr.tensor([1.0, 2.0], requires_grad=True)
-    >>> y = (x * 2).sum()
-    >>> y.grad_fn.name(), y.grad_fn.next_functions[0][0].name()
-    ('sum', 'multiply')
-    >>> y.grad_fn.next_functions[0][0].next_functions[0][0].variable is x
-    True
-    """
-
-    __slots__ = ("_tensor",)
-
-    def __init__(self, tensor):
-        self._tensor = tensor
-
-    def name(self) -> str:
-        return self._tensor._op.name
-
-    @property
-    def inputs(self) -> tuple[Any, ...]:
-        """The operands that take part in the gradient (those that require grad)."""
-        return tuple(self._tensor._prev)
-
-    @property
-    def next_functions(self) -> tuple[Any, ...]:
-        return tuple((operand.grad_fn if operand._prev else _AccumulateGrad(operand), 0)
-                     for operand in self._tensor._prev)
-
-    def __repr__(self):
-        return f"<grad_fn {self.name()}>"
-
-
-class _AccumulateGrad:
-    """Where a leaf's gradient lands, as PyTorch's ``AccumulateGrad``."""
-
-    __slots__ = ("variable",)
-
-    def __init__(self, variable):
-        self.variable = variable
-
-    def name(self) -> str:
-        return "AccumulateGrad"
-
-    next_functions = ()
-
-    def __repr__(self):
-        return "<AccumulateGrad>"
-
-
-def _fill(data, value, out, casting):
-    out[...] = value
-
-
-def _copy(data, value, out, casting):
-    np.copyto(out, value, casting=casting)
-
-
-class TensorTorchMethods:
-    """PyTorch's spellings that only a Tensor has: its graph, and in-place updates (which
-    follow the Tensor's rule for writes: see ``Tensor.__iadd__``)."""
-
-    __slots__ = ()
-
-    @property
-    def size(self) -> "Size":
-        """The number of entries (NumPy's meaning; PyTorch's ``x.size()`` is ``x.shape``).
-
-        >>> cr.zeros(2, 3).size
-        6
-        """
-        return Size(self._data.size)
-
-    @property
-    def grad_fn(self) -> "GradFn | None":
-        """The operation that made this tensor (None for a leaf or a constant)."""
-        return GradFn(self) if self._op is not None and self._prev else None
-
-    def add_(self, other: ArrayLike, alpha: float = 1) -> Any:
-        """``self += alpha * other``, in place.
-
-        >>> cr.ones(2).add_(cr.ones(2), alpha=2).data.tolist()
-        [3.0, 3.0]
-        """
-        return self._inplace("+", np.add, other if alpha == 1 else alpha * raw(other),
-                             what="x.add_(y)")
-
-    def sub_(self, other: ArrayLike, alpha: float = 1) -> Any:
-        """``self -= alpha * other``, in place: the manual SGD step, inside cr.no_grad().
-
-        >>> cr.ones(2).sub_(cr.ones(2), alpha=0.5).data.tolist()
-        [0.5, 0.5]
-        """
-        return self._inplace("-", np.subtract, other if alpha == 1 else alpha * raw(other),
-                             what="x.sub_(y)")
-
-    def mul_(self, other: ArrayLike) -> Any:
-        """``self *= other``, in place.
-
-        >>> cr.ones(2).mul_(3.0).data.tolist()
-        [3.0, 3.0]
-        """
-        return self._inplace("*", np.multiply, other, what="x.mul_(y)")
-
-    def div_(self, other: ArrayLike) -> Any:
-        """``self /= other``, in place.
-
-        >>> cr.ones(2).div_(4.0).data.tolist()
-        [0.25, 0.25]
-        """
-        return self._inplace("/", np.true_divide, other, what="x.div_(y)")
-
-    def zero_(self) -> Any:
-        """Every entry set to 0, in place (a tensor's; ``.grad`` is an ndarray here, so
-        ``x.grad = None`` or ``x.zero_grad()`` clears that).
-
-        >>> cr.ones(2).zero_().data.tolist()
-        [0.0, 0.0]
-        """
-        return self._inplace("", _fill, 0, what="x.zero_()", instead="x = cr.zeros_like(x)")
-
-    def fill_(self, value: ArrayLike) -> Any:
-        """Every entry set to ``value``, in place.
-
-        >>> cr.zeros(2).fill_(7.0).data.tolist()
-        [7.0, 7.0]
-        """
-        return self._inplace("", _fill, value, what="x.fill_(v)",
-                             instead="x = cr.full_like(x, v)")
-
-    def copy_(self, source: ArrayLike) -> Any:
-        """``source``'s values copied in, in place.
-
-        >>> cr.zeros(2).copy_(np.array([1.0, 2.0])).data.tolist()
-        [1.0, 2.0]
-        """
-        return self._inplace("", _copy, source, what="x.copy_(y)", instead="x = y")
