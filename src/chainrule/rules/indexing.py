@@ -1,8 +1,8 @@
 """Indexing: reading entries, ``x[index]`` (``getitem``), and JAX's functional updates
 ``x.at[index].set(v)`` / ``.add(v)`` / ``.multiply(v)`` / ``.min(v)`` / ``.max(v)``
 (``index_set``, ``index_add``, ``index_multiply``, ``index_min``, ``index_max``). A
-read's gradient is g scattered into zeros at the index; a write's is g read back at the
-index, for the values written, and g elsewhere, for x.
+read's gradient is g scattered into zeros at the index; the values a write wrote get g
+read back at the index (weighted, for a product or an extremum).
 
 A file of its own because these rules have problems of their own: a batch's axes in
 front of an index (``_behind``), an index that names one entry twice (the write that
