@@ -298,6 +298,7 @@ class SubstitutionPlan:
                 b = b - xp.concat([sums, zero])[step["light_of"]]
             b = xp.concat([b, zero])
             for index, sign, filled in step["groups"]:
+                sign = sign.astype(flat.dtype, copy=False)  # (+-1: float32 stays float32)
                 alternating = np.cumsum(b[index] * sign, axis=0) * sign
                 solved.append(xp.reshape(alternating, (-1,))[filled])
         return xp.concat([flat] + solved)[self.gather]

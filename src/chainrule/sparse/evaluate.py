@@ -22,11 +22,13 @@ program holds only the compressed passes and the gather; its result is the value
 each call makes the sparse array around them (``TracedSparse``, a pytree node).
 """
 
+import math
 from typing import Any, Callable
 
 import numpy as np
 
 from .. import arrays as xp
+from .. import libraries
 from ..modes import enable_grad
 from ..primitive import new_level
 from ..tensor import Tensor
@@ -46,8 +48,33 @@ HESSIAN_COLORINGS = ("star", "acyclic")
 
 
 def _traced(x):
-    """Whether x is a registered stand-in for an ndarray (cr.jit's traced array)."""
+    """Whether x is a registered stand-in for an ndarray (cr.jit's traced array, or
+    another library's array wrapped: ``ForeignArray``)."""
     return type(x) is not np.ndarray and type(x) in xp.ARRAYS
+
+
+def _in_own_library(evaluate, x, who):
+    """``evaluate`` of x, an array of another library (torch, CuPy), computed in that
+    library (its passes and gather) and returned as its sparse array; None for NumPy's
+    and cr.jit's arrays, evaluated as they are."""
+    lib = libraries.library_of(x)
+    if lib is None:
+        return None
+    from ..backends.sparse_arrays import check_sparse_support
+    check_sparse_support(lib, who)
+    return evaluate(lib.adopt(x))
+
+
+def _numbers_now(point, who):
+    """The NumPy numbers the pattern is found on: ``xp.value_now``, or a host copy of
+    another library's array (eager, or what cr.jit's traced array holds at this call)."""
+    lib = _library_of_point(point) if not xp.numpy_backed(point) else None
+    if lib is not None:
+        from ..backends.sparse_arrays import check_sparse_support, host_copy
+        check_sparse_support(lib, who)
+        held = point._value if _traced(point) else point
+        return host_copy(lib, held._value if libraries.wrapped(held) else held)
+    return xp.value_now(point)
 
 
 def _point(x, name):
@@ -89,7 +116,9 @@ def _values(a):
 
 def _compressed_jvps(f, point, seeds):
     """The jvps of f at ``point`` along every seed (stacked on a leading axis) in one
-    pass: the seeds ride through f as one batch of tangents."""
+    pass: the seeds ride through f as one batch of tangents, in x's dtype (float32 stays
+    float32, as with cr.jacfwd)."""
+    seeds = _in_library_of(point, seeds.astype(point.dtype, copy=False))
     level = new_level()
     with enable_grad():
         out = f(JVPTracer(point, seeds, level))
@@ -131,11 +160,44 @@ class TracedSparse:
         return f"TracedSparse(shape={self.pattern.shape}, nnz={self.pattern.nnz})"
 
 
+def _library_of_point(point):
+    """The library of another library's array (wrapped, or held by cr.jit's traced
+    array), or None."""
+    held = point._value if _traced(point) and not libraries.wrapped(point) else point
+    return held._lib if libraries.wrapped(held) else libraries.library_of(held)
+
+
+def _in_library_of(point, seeds, wrapped=True):
+    """The seeds (NumPy) as arrays of the point's library, if it has one, wrapped as the
+    engine computes with them (a tangent), or not (the batch a transform is given): a
+    derivative computed from the seeds and constants alone (a linear f) is then that
+    library's too, not NumPy's."""
+    lib = _library_of_point(point) if type(point) is not np.ndarray else None
+    if lib is None:
+        return seeds
+    return lib.wrap(lib.from_numpy(seeds)) if wrapped else lib.from_numpy(seeds)
+
+
+def _wrapped_like(point, result):
+    """A transform's result over the point's library (its own array) wrapped, as the
+    engine computes with it; anything else as it is."""
+    lib = _library_of_point(point) if type(point) is not np.ndarray else None
+    return lib.adopt(result) if lib is not None and lib.owns(result) else result
+
+
 def _sparse_array(values, pattern):
-    """The CSR array of ``pattern`` holding ``values``: SciPy's for NumPy values, a
-    TracedSparse for values of a cr.jit program being traced."""
-    if _traced(values):
+    """The CSR array of ``pattern`` holding ``values``: SciPy's for NumPy values, the
+    library's own for another library's, a TracedSparse for values of a cr.jit program
+    being traced."""
+    lib = values._lib if libraries.wrapped(values) else None
+    if lib is None and _traced(values):
         return TracedSparse(values, pattern)
+    if lib is None and type(values) is not np.ndarray:  # (a replay's result: torch's...)
+        lib = libraries.library_of(values)
+    if lib is not None:
+        from ..backends.sparse_arrays import csr_array
+        return csr_array(lib, values._value if libraries.wrapped(values) else values,
+                         pattern.indptr, pattern.indices, pattern.shape)
     return sparse_module().csr_array((values, pattern.indices, pattern.indptr),
                                      shape=pattern.shape)
 
@@ -182,8 +244,9 @@ class _BidirectionalPlan:
             raise ValueError(f"sparse_jacobian: sparsity has {m} rows, expected one per "
                              f"entry of f(x) ({np.size(forward) // self.nforward})")
         out, pullback = vjp(f, point)
-        reverse = vmap(lambda u: pullback(u)[0])(self.reverse_seeds.reshape(
-            (self.nreverse,) + np.shape(out)))
+        reverse = _wrapped_like(point, vmap(lambda u: pullback(u)[0])(_in_library_of(
+            point, self.reverse_seeds.reshape((self.nreverse,) + np.shape(out)),
+            wrapped=False)))
         flat = xp.concat([xp.reshape(xp.as_array(_values(part)), (-1,))
                           for part in (forward, reverse)])
         return _sparse_array(flat[self.gather], self.pattern)
@@ -234,7 +297,8 @@ def sparse_jacobian(f: Callable[..., Any], mode: str = "auto",
     some entries and vjps for the others where that needs fewer passes in all: a dense
     row, a dense column and a diagonal take 3 passes, either way alone n.
     ``sparsity=`` (a boolean matrix, dense or sparse) skips the detection, and is
-    coloured once, here.
+    coloured once, here. For a PyTorch (or CuPy) x, the passes run in that library and
+    the result is its CSR array (``torch.sparse_csr_tensor``).
 
     >>> f = lambda x: x[1:] ** 2 - x[:-1]
     >>> J = cr.sparse_jacobian(f)(np.arange(4.0))
@@ -250,9 +314,12 @@ def sparse_jacobian(f: Callable[..., Any], mode: str = "auto",
         _checked_pattern(sparsity, None, "sparse_jacobian", ""), mode)
 
     def jacobian_f(x):
+        foreign = _in_own_library(jacobian_f, x, "sparse_jacobian")
+        if foreign is not None:
+            return foreign
         point = _point(x, "sparse_jacobian")
         plan = known or _jacobian_plan(_checked_pattern(
-            jacobian_sparsity(f)(xp.value_now(point)), None, "", ""), mode)
+            jacobian_sparsity(f)(_numbers_now(point, "sparse_jacobian")), None, "", ""), mode)
         if plan.pattern.shape[1] != point.size:
             raise ValueError(f"sparse_jacobian: sparsity has {plan.pattern.shape[1]} "
                              f"columns, expected one per entry of x ({point.size}, x of "
@@ -263,10 +330,11 @@ def sparse_jacobian(f: Callable[..., Any], mode: str = "auto",
             compressed = _compressed_jvps(f, point, plan.seeds(point.shape))
         else:
             out, pullback = vjp(f, point)
-            if np.size(out) != plan.pattern.shape[0]:
+            if math.prod(np.shape(out)) != plan.pattern.shape[0]:
                 raise ValueError(f"sparse_jacobian: sparsity has {plan.pattern.shape[0]} "
-                                 f"rows, expected one per entry of f(x) ({np.size(out)})")
-            compressed = vmap(lambda u: pullback(u)[0])(plan.seeds(np.shape(out)))
+                                 f"rows, expected one per entry of f(x) ({math.prod(np.shape(out))})")
+            compressed = _wrapped_like(point, vmap(lambda u: pullback(u)[0])(
+                _in_library_of(point, plan.seeds(np.shape(out)), wrapped=False)))
         compressed = xp.reshape(xp.as_array(_values(compressed)), (plan.ncolors, -1))
         if plan.mode == "forward" and compressed.shape[1] != plan.pattern.shape[0]:
             raise ValueError(f"sparse_jacobian: sparsity has {plan.pattern.shape[0]} rows, "
@@ -321,7 +389,8 @@ def sparse_hessian(f: Callable[..., Any], sparsity: Any = None,
     Hessian-vector product per colour, each entry read off one of them.
     ``coloring="acyclic"`` takes an acyclic colouring instead: fewer colours (2 for a
     band of width 3, where star needs 3), the entries solved for by substitution along
-    the two-coloured trees. ``sparsity=`` skips the detection.
+    the two-coloured trees. ``sparsity=`` skips the detection. For a PyTorch (or CuPy)
+    x, the passes run in that library and the result is its CSR array.
 
     >>> f = lambda x: cr.sum(x[1:] * x[:-1] ** 2)
     >>> cr.sparse_hessian(f)(np.array([1.0, 2.0, 3.0])).toarray()
@@ -340,8 +409,12 @@ def sparse_hessian(f: Callable[..., Any], sparsity: Any = None,
         _checked_pattern(sparsity, None, "sparse_hessian", ""), coloring)
 
     def hessian_f(x):
+        foreign = _in_own_library(hessian_f, x, "sparse_hessian")
+        if foreign is not None:
+            return foreign
         point = _point(x, "sparse_hessian")
-        plan = known or _hessian_plan(hessian_sparsity(f)(xp.value_now(point)), coloring)
+        plan = known or _hessian_plan(
+            hessian_sparsity(f)(_numbers_now(point, "sparse_hessian")), coloring)
         if plan.pattern.shape != (point.size, point.size):
             raise ValueError(f"sparse_hessian: sparsity has shape {plan.pattern.shape}, "
                              f"expected (x.size, x.size) = {(point.size, point.size)}")
