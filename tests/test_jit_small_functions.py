@@ -8,7 +8,11 @@ broadcasts and makes the same call twice under two spellings (``-x`` and
 broadcasts out to the result's shape once; ``simplify.py`` drops a reshape to an array's
 own shape and a ``broadcast_to`` that arithmetic would do anyway, takes an operator for
 the ufunc it calls and a constant for its bytes, and calls ``x.reshape`` for
-``np.reshape(x)``. Each is compared here with the program without it, and with the
+``np.reshape(x)``. A gradient's rules write in place (the gradient of ``x[:19]`` is
+added into zeros): ``writes.py`` drops the writes into arrays nobody reads afterwards
+and the assignment of a slice to itself, turns a scatter through a permutation
+(``np.roll``'s gradient) into a gather, and tells the rewrites above which slots a
+write may change, so that they rewrite the rest. Each is compared here with the program without it, and with the
 eager run, on the workload's functions (w15: f1, a log density, Lorenz-96) and a few
 more, to the bit: signed zeros and infinities included (``identical``, stricter than
 ``np.array_equal``, which takes -0.0 for 0.0).
@@ -19,7 +23,7 @@ import pytest
 
 import chainrule as cr
 import chainrule.numpy as cnp
-from chainrule.jit import broadcasts, simplify
+from chainrule.jit import broadcasts, simplify, writes
 from chainrule.jit import program as program_module
 
 
@@ -72,6 +76,19 @@ def mixed(x):
         cnp.sum(cnp.maximum(x, 0.25) ** 3)
 
 
+def rolled(x):
+    m = cnp.reshape(x, (2, 4))
+    return cnp.sum(cnp.roll(m, 1, axis=1) * m, axis=0) + cnp.roll(m, -3)[1] * m[0]
+
+
+def picked(x):  # a gradient that scatters with repeats (np.add.at adds twice)
+    return cnp.sin(x[np.array([0, 0, 2, -1, 1])]) * x[np.array([3, 3, 1, 0, 2])]
+
+
+def sliced(x):  # gradients added into slices of zeros, some of them read later
+    return cnp.concatenate([x[:3] * x[1:4], x[3:] ** 2]) - cnp.sum(x[::2]) * x
+
+
 def rows(x):
     m = cnp.reshape(x, (2, -1))
     return cnp.sum(cnp.tanh(m) * cnp.sum(m, axis=0) - m / (1.5 + m * m), axis=1)
@@ -91,6 +108,19 @@ CASES = [
     ("mixed hessian", cr.hessian, mixed, _rng.uniform(0.1, 2.0, 6)),
     ("rows jacfwd", cr.jacfwd, rows, _rng.normal(size=8)),
     ("rows jacrev float32", cr.jacrev, rows, _rng.normal(size=8).astype(np.float32)),
+    ("log density hessian, awkward", cr.hessian, log_density,
+     np.concatenate([[0.0, -0.0, np.inf, np.nan, -1e300], _rng.normal(size=14), [-0.0]])),
+    ("log density jacrev of grad", lambda f: cr.jacrev(cr.grad(f)), log_density,
+     _rng.normal(size=20)),
+    ("lorenz96 jacrev, awkward", cr.jacrev, lorenz96,
+     np.array([np.inf, -0.0, np.nan, 0.0, -np.inf, 1e308])),
+    ("rolled jacrev", cr.jacrev, rolled, _rng.normal(size=8)),
+    ("rolled hessian of a sum", cr.hessian, lambda x: cnp.sum(rolled(x)),
+     np.array([0.0, -0.0, 1.0, -2.0, np.inf, 3.0, -0.0, 0.5])),
+    ("picked jacrev", cr.jacrev, picked, _rng.normal(size=4)),
+    ("sliced jacrev", cr.jacrev, sliced, np.array([0.0, -0.0, 2.0, -1.0, np.nan, 3.0])),
+    ("sliced hessian of a sum", cr.hessian, lambda x: cnp.sum(sliced(x)),
+     np.array([-0.0, -0.0, 2.0, -1.0, 0.0, 3.0])),
 ]
 IDS = [case[0] for case in CASES]
 
@@ -107,6 +137,11 @@ OFF = {
     "operators as ufuncs": (simplify, "_ndarray_operator", lambda op, values: False),
     "constants by bytes": (simplify, "_BY_BYTES", -1),
     "as method": (simplify, "as_method", lambda op, values: op),
+    "dead writes": (writes, "private_arrays", lambda ops, values: {}),
+    "self assignments": (writes, "self_assignments", lambda ops, values: ops),
+    "permuted scatters": (writes, "permuted_scatters", lambda ops, values: ops),
+    "rewrites beside writes": (writes, "written_memory", lambda ops, values: None if any(
+        op.writes for op in ops) else set()),
     "every rewrite": (program_module.simplify, "simplify",
                       lambda ops, values, protected: ops),
 }
@@ -235,3 +270,96 @@ def test_a_copied_operand_follows_its_array_from_call_to_call():
         x, y = rng.normal(size=(4, 4)), rng.normal(size=4)
         identical(f(x, y), jitted(x, y))
     assert "[...] = " in jitted._fast.source
+
+
+def _names(program):
+    return [getattr(op.fn, "__name__", type(op.fn).__name__) for op in program.ops]
+
+
+def test_a_hessian_drops_the_gradient_it_does_not_return(monkeypatch):
+    x = CASES[3][3]
+    program = cr.make_program(cr.hessian(log_density))(x)
+    with monkeypatch.context() as patch:
+        patch.setattr(writes, "private_arrays", lambda ops, values: {})
+        patch.setattr(writes, "self_assignments", lambda ops, values: ops)
+        patch.setattr(writes, "written_memory", lambda ops, values: None)
+        plain = cr.make_program(cr.hessian(log_density))(x)
+    assert len(program) <= len(plain) - 25, (program, plain)
+    assert _names(program).count("setitem") == 0 and _names(program).count("array") == 2
+
+
+def test_a_write_read_later_is_kept():
+    def f(x):
+        y = x * 0.0
+        y[:2] = x[:2] * 2.0
+        z = y + 1.0  # reads y between two writes
+        y[1:] += x[1:]
+        w = y[::2]
+        w *= 3.0  # through a view
+        return z, y * y
+    jitted = cr.jit(f)
+    for x in (np.array([1.0, -0.0, 2.0, np.nan]), np.array([0.0, 3.0, -0.0, -1.0])):
+        identical(f(x), jitted(x))
+
+
+def test_a_write_into_an_input_or_an_output_is_kept():
+    def f(x):
+        y = x * 2.0
+        y[0] = 7.0
+        x[1] += 1.0
+        return y
+    jitted = cr.jit(f)
+    for k in range(3):
+        a, b = np.array([1.0, 2.0, 3.0]) * k, np.array([1.0, 2.0, 3.0]) * k
+        identical(f(a), jitted(b))
+        identical(a, b)
+
+
+def test_a_roll_gradient_is_a_gather():
+    x = CASES[5][3]
+    program = cr.make_program(cr.jacrev(lorenz96))(x)
+    assert "at" not in _names(program) and _names(program).count("take") == 3, program
+    picked_program = cr.make_program(cr.jacrev(picked))(CASES[-3][3])
+    assert "at" in _names(picked_program)  # repeats: each adds, in order
+
+
+def test_a_slice_assigned_to_itself_is_dropped():
+    def f(x):
+        y = x.copy()
+        v = y[1:3]
+        v += x[:2]
+        y[1:3] = v
+        return y * 1.5
+    program = cr.make_program(f)(np.arange(4.0))
+    assert "setitem" not in _names(program), program
+    x = np.array([-0.0, np.inf, 1.0, np.nan])
+    identical(f(x), cr.jit(f)(x))
+
+
+# ufuncs whose loops the rewrites might feed a different memory layout (a size-one
+# operand in place of its broadcast, ``simplify.size_one_broadcast``)
+_TRANSCENDENTAL = [np.sin, np.cos, np.tan, np.exp, np.expm1, np.log, np.log1p, np.tanh,
+                   np.sinh, np.cosh, np.arctan, np.arcsin, np.arctanh, np.sqrt, np.cbrt,
+                   np.exp2, np.log2, np.log10, np.arcsinh, np.power, np.arctan2,
+                   np.hypot, np.logaddexp]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_size_one_operand_gives_its_broadcasts_bits(dtype):
+    """``size_one_broadcast`` lets any elementwise ufunc read a size-one array where it
+    read its broadcast: every entry must be the bits of the broadcast's."""
+    rng = np.random.default_rng(7)
+    for fn in _TRANSCENDENTAL:
+        for trial in range(20):
+            a = np.asarray(rng.normal(scale=(0.1, 1.0, 10.0)[trial % 3], size=1), dtype)
+            a = np.abs(a) if trial % 2 else a
+            for n in (1, 2, 3, 4, 7, 8, 9, 16, 17, 32, 64):
+                wide = np.broadcast_to(a, (n,))
+                if fn.nin == 1:
+                    pairs = [(fn(np.ascontiguousarray(wide)), fn(a)),
+                             (fn(wide), fn(a.reshape(())))]
+                else:
+                    y = np.asarray(rng.normal(size=n), dtype)
+                    pairs = [(fn(wide, y), fn(a, y)), (fn(y, wide), fn(y, a.reshape(())))]
+                for full, one in pairs:
+                    identical(full, np.broadcast_to(one, full.shape).copy())

@@ -15,12 +15,14 @@ numbers bit for bit, in the operand's own dtype (so NumPy casts as it did). A co
 operand is broadcast once, when the program is compiled.
 
 Only for small results (``SMALL``: on a large one the iterator's cost is nothing beside
-the arithmetic, and the copy would be another pass over memory), and only in a program
-that writes nothing in place (the copy must stay the operand's numbers).
+the arithmetic, and the copy would be another pass over memory), and only for
+an operand that nothing writes into (``writes.written_memory``: the copy must stay the
+operand's numbers), in a call that writes into none of its operands.
 """
 
 import numpy as np
 
+from . import writes
 from .passes import ufunc_of
 from .recording import Op, Slot, pure
 from .simplify import ARITHMETIC
@@ -45,12 +47,13 @@ def copy_broadcast_operands(ops, values):
     from a copy of the result's shape: a new call ``broadcast_copy`` (a new slot, its
     value added to ``values``) before the first call that reads it, a constant
     broadcast now."""
-    if any(op.writes for op in ops):
+    written = writes.written_memory(ops, values)
+    if written is None:
         return ops
     new, copies, constants = [], {}, {}
     slot = max(values, default=-1) + 1
     for op in ops:
-        shape = _broadcasting(op, values)
+        shape = _broadcasting(op, values) if not op.writes else None
         if shape is None:
             new.append(op)
             continue
@@ -58,7 +61,8 @@ def copy_broadcast_operands(ops, values):
         for k, a in enumerate(args):
             if type(a) is Slot:
                 value = values[a.n]
-                if type(value) is not np.ndarray or not value.ndim or value.shape == shape:
+                if type(value) is not np.ndarray or not value.ndim or \
+                        value.shape == shape or a.n in written:
                     continue
                 key = (a.n, shape)
                 if key not in copies:

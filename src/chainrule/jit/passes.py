@@ -33,19 +33,28 @@ __all__ = ["live_calls", "parts", "new_arrays", "views", "sharing", "in_place",
            "kept_buffers", "unused_inputs", "elementwise", "ufunc_of", "last_uses"]
 
 
-def live_calls(ops, marks, needed):
+def live_calls(ops, marks, needed, private=None):
     """(the calls kept, {index among them: the part of the program that starts there}).
 
-    A call is kept if something kept reads what it makes, or if it writes in place or
-    has an effect (kept, in order, as the traced run did)."""
+    A call is kept if something kept reads what it makes, or if it has an effect, or
+    if it writes in place (kept, in order, as the traced run did), unless what it
+    writes is in an array of ``private`` ({slot: its array}, ``writes.private_arrays``)
+    none of whose slots a kept call after it reads: a write nobody sees."""
+    private = private or {}
     needed = set(needed)
+    seen = {private[n] for n in needed if n in private}
     kept = []
     for i in range(len(ops) - 1, -1, -1):
         op = ops[i]
+        if pure(op) and op.writes and not any(o in needed for o in op.results()) and \
+                all(w in private and private[w] not in seen for w in op.writes):
+            continue
         if not pure(op) or op.writes or any(o in needed for o in op.results()):
             kept.append(i)
-            needed.update(op.slots_read())
-            needed.update(op.writes)
+            for n in op.slots_read() + list(op.writes):
+                needed.add(n)
+                if n in private:
+                    seen.add(private[n])
     kept.reverse()
     sections, current, shown = {}, None, None
     starts = sorted(marks)

@@ -9,7 +9,8 @@ the values they had while tracing, its outputs) and what each pass decided about
   the last bit, are rewritten (``simplify.py``);
 * an operand that small arithmetic broadcasts is copied out to the result's shape
   once, for NumPy's short path (``broadcasts.py``);
-* calls whose results nobody uses are dropped;
+* calls whose results nobody uses are dropped, and writes into arrays the program
+  made that nobody reads afterwards (``writes.py``);
 * temporaries go into buffers kept from call to call (NumPy's ``out=``; temporaries
   whose lives do not overlap share one, and an elementwise call writes over an operand
   that dies there, as NumPy does inside an expression);
@@ -25,7 +26,7 @@ results are the traced run's to the last bit.
 
 import threading
 
-from . import blocks, broadcasts, codegen, passes, simplify
+from . import blocks, broadcasts, codegen, passes, simplify, writes
 
 __all__ = ["Program", "compile_program"]
 
@@ -82,11 +83,14 @@ def compile_program(recording, outputs, names=None, replaces=None, destinations=
     ``parameters``: the input slots of the arrays of tensors that require grad (the
     last two for the listing)."""
     replaces = replaces or {}
-    ops = simplify.simplify(recording.ops, recording.values,
+    ops = writes.permuted_scatters(recording.ops, recording.values)
+    ops = simplify.simplify(ops, recording.values,
                             set(outputs) | set(recording.inputs) | set(replaces))
     ops = broadcasts.copy_broadcast_operands(ops, recording.values)
+    ops = writes.self_assignments(ops, recording.values)
     ops, sections = passes.live_calls(ops, recording.marks,
-                                      set(outputs) | set(recording.inputs))
+                                      set(outputs) | set(recording.inputs),
+                                      writes.private_arrays(ops, recording.values))
     program = Program(recording.inputs, ops, outputs, recording.values, sections, names,
                       destinations)
     program.sections = passes.parts(program, set(parameters), replaces)

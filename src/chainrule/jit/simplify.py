@@ -28,9 +28,10 @@ the code generator writes a call (``cheaper``), while the listing shows the call
 function made it, for its reader. ``broadcasts.py`` holds one more, which adds calls
 where they save time: an operand that small arithmetic broadcasts, copied out once.
 
-A rewrite replaces one slot by another only where no call writes in place (a program
-that writes is left as it is: which arrays share memory is then what matters), where the
-replaced slot is not an input or an output of the program, and where each view of it a
+A rewrite replaces one slot by another only where no call writes into either of them
+or into memory they share (``writes.written_memory``; a call that reads such a slot is
+left as it is too: its operands' numbers change from call to call), where the replaced
+slot is not an input or an output of the program, and where each view of it a
 call that read it made is a view of the new slot too (``passes.views`` finds views from
 the traced values, which are the old slot's).
 """
@@ -39,6 +40,7 @@ import operator
 
 import numpy as np
 
+from . import writes
 from .passes import elementwise, ufunc_of
 from .recording import UFUNC_OF, Attribute, Method, Op, Slot, pure
 
@@ -50,12 +52,13 @@ def simplify(ops, values, protected):
     is no longer read is left for ``passes.live_calls`` to drop). ``values``: the
     traced value of each slot; ``protected``: slots that keep their own array (the
     program's inputs and outputs, inputs an output replaces)."""
-    if any(op.writes for op in ops):
+    written = writes.written_memory(ops, values)
+    if written is None:
         return ops
     # a replaced slot can make another one replaceable (a broadcast of a reshape):
     # rounds until none is found
     for _ in range(_ROUNDS):
-        ops, found = _one_round(ops, values, protected)
+        ops, found = _one_round(ops, values, protected, written)
         if not found:
             break
     return ops
@@ -64,7 +67,7 @@ def simplify(ops, values, protected):
 _ROUNDS = 4
 
 
-def _one_round(ops, values, protected):
+def _one_round(ops, values, protected, written):
     """(the calls with the slots found replaceable replaced, whether any was found).
 
     A slot is replaced only by one made before it, so the readers found before the
@@ -78,8 +81,11 @@ def _one_round(ops, values, protected):
     for i in sorted(live):
         op = ops[i] = _renamed(ops[i], alias)
         out = op.outs
-        if type(out) is not int or out in protected or not pure(op):
+        if type(out) is not int or out in protected or not pure(op) or op.writes or \
+                out in written:
             continue
+        if written and any(n in written for n in op.slots_read()):
+            continue  # (a call on numbers that change is not the same call later)
         same = times_one(op, values)
         if same is None:
             same = size_one_broadcast(op, values, readers)
@@ -89,7 +95,7 @@ def _one_round(ops, values, protected):
             same = broadcast_for_arithmetic(op, values, readers)
         if same is None:
             same = same_call(op, seen, values)
-        if same is not None and readers.get(out) and \
+        if same is not None and same not in written and readers.get(out) and \
                 _views_kept(out, same, readers, values):
             alias[out] = same
     return ops, bool(alias)
@@ -130,7 +136,7 @@ def size_one_broadcast(op, values, readers):
         return None
     for reader in readers.get(op.outs, ()):
         if not (elementwise(reader) and reader.kwargs == {} and
-                type(reader.outs) is int and _shape_kept(reader, op.outs, source, values)):
+                _shape_kept(reader, op.outs, source, values)):
             return None
     return source
 
@@ -178,7 +184,6 @@ def broadcast_for_arithmetic(op, values, readers):
         return None
     for reader in readers.get(op.outs, ()):
         if not (ufunc_of(reader) in ARITHMETIC and not reader.kwargs and
-                type(reader.outs) is int and
                 _shape_kept(reader, op.outs, source, values)):
             return None
     return source
@@ -285,9 +290,10 @@ def _live(ops, needed):
     needed, live = set(needed), set()
     for i in range(len(ops) - 1, -1, -1):
         op = ops[i]
-        if not pure(op) or any(n in needed for n in op.results()):
+        if not pure(op) or op.writes or any(n in needed for n in op.results()):
             live.add(i)
             needed.update(op.slots_read())
+            needed.update(op.writes)
     return live
 
 
@@ -305,12 +311,26 @@ def _same_kind(a, b):
 
 
 def _shape_kept(reader, old, new, values):
+    """Whether ``reader``, a call that makes one result (or an augmented assignment,
+    ``x += y``, which writes it into x), broadcasts its operands to its result's shape
+    with ``new`` read in place of ``old``."""
+    if type(reader.outs) is int:
+        result = values[reader.outs]
+    elif reader.outs is None and reader.fn in _AUGMENTED and reader.args and \
+            type(reader.args[0]) is Slot and reader.writes == (reader.args[0].n,) and \
+            reader.args[0].n != old:
+        result = values[reader.args[0].n]
+    else:
+        return False
     shapes = [np.shape(values[a.n] if a.n != old else values[new]) if type(a) is Slot
               else np.shape(a) for a in reader.args]
     try:
-        return np.broadcast_shapes(*shapes) == np.shape(values[reader.outs])
+        return np.broadcast_shapes(*shapes) == np.shape(result)
     except ValueError:
         return False
+
+
+_AUGMENTED = (operator.iadd, operator.isub, operator.imul, operator.itruediv)
 
 
 def _views_kept(slot, same, readers, values):
