@@ -12,7 +12,9 @@ the ufunc it calls and a constant for its bytes, and calls ``x.reshape`` for
 added into zeros): ``writes.py`` drops the writes into arrays nobody reads afterwards
 and the assignment of a slice to itself, turns a scatter through a permutation
 (``np.roll``'s gradient) into a gather, and tells the rewrites above which slots a
-write may change, so that they rewrite the rest. Each is compared here with the program without it, and with the
+write may change, so that they rewrite the rest. A NumPy scalar a ufunc makes and
+ufuncs read goes into a 0-d buffer (``passes.zero_d``), and a NumPy scalar constant is
+a 0-d array (``simplify.scalar_constants``): NumPy serves a 0-d array faster. Each is compared here with the program without it, and with the
 eager run, on the workload's functions (w15: f1, a log density, Lorenz-96) and a few
 more, to the bit: signed zeros and infinities included (``identical``, stricter than
 ``np.array_equal``, which takes -0.0 for 0.0).
@@ -23,7 +25,7 @@ import pytest
 
 import chainrule as cr
 import chainrule.numpy as cnp
-from chainrule.jit import broadcasts, simplify, writes
+from chainrule.jit import broadcasts, passes, simplify, writes
 from chainrule.jit import program as program_module
 
 
@@ -137,6 +139,8 @@ OFF = {
     "operators as ufuncs": (simplify, "_ndarray_operator", lambda op, values: False),
     "constants by bytes": (simplify, "_BY_BYTES", -1),
     "as method": (simplify, "as_method", lambda op, values: op),
+    "0-d buffers": (passes, "zero_d", lambda *args: False),
+    "scalar constants": (simplify, "scalar_constants", lambda op, values: op),
     "dead writes": (writes, "private_arrays", lambda ops, values: {}),
     "self assignments": (writes, "self_assignments", lambda ops, values: ops),
     "permuted scatters": (writes, "permuted_scatters", lambda ops, values: ops),
@@ -363,3 +367,21 @@ def test_a_size_one_operand_gives_its_broadcasts_bits(dtype):
                     pairs = [(fn(wide, y), fn(a, y)), (fn(y, wide), fn(y, a.reshape(())))]
                 for full, one in pairs:
                     identical(full, np.broadcast_to(one, full.shape).copy())
+
+
+def test_scalars_go_into_0d_buffers_where_ufuncs_alone_read_them():
+    x = CASES[3][3]
+    text = source(cr.jit(cr.hessian(log_density)), x)
+    assert "np.add.reduce(t11, None, None, c" in text, text
+    program = cr.make_program(lambda x: cnp.sum(x * x) * x)(x)
+    assert any(passes.zero_d(op, program.values[op.outs], [program.ops[-1]], [])
+               for op in program.ops[:-1] if type(op.outs) is int)
+
+    def f(x):  # a scalar returned, and one read by a reshape: NumPy scalars still
+        s = cnp.sum(x * x)
+        return s, cnp.reshape(cnp.exp(s), (1,)) * x
+    jitted = cr.jit(f)
+    for k in range(3):
+        got = jitted(x * k)
+        identical(f(x * k), got)
+        assert type(got[0]) is type(f(x)[0])

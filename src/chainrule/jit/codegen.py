@@ -180,6 +180,9 @@ class _Lines:
             if self.code and isinstance(fn, np.ufunc) and len(args) == fn.nin \
                     and fn.nout == 1 and fn not in (np.maximum, np.minimum):
                 arg.append(into)
+            elif self.code and len(args) == 2 and getattr(fn, "__name__", None) == \
+                    "reduce" and isinstance(getattr(fn, "__self__", None), np.ufunc):
+                arg.extend(("None", into))  # reduce(array, axis, dtype, out)
             else:
                 keywords.append(f"out={into}")
         if fn in _AUGMENTED:

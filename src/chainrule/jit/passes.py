@@ -5,7 +5,8 @@ they had while tracing, and returns its decision, which the code generator reads
 
 * ``live_calls``: the calls that make what the program returns or writes;
 * ``parts``: the parts of the program (forward, backward, update) as a reader names them;
-* ``new_arrays``: the calls whose result is a new array (it could go into a buffer);
+* ``new_arrays``: the calls whose result is a new array (it could go into a buffer),
+  a NumPy scalar included where ufuncs alone read it (``zero_d``);
 * ``views``: the results that may share memory with what the call read;
 * ``in_place``: new values of inputs computed into the input's own array;
 * ``kept_buffers``: temporaries computed into buffers kept from run to run;
@@ -30,7 +31,8 @@ import numpy as np
 from .recording import UFUNC_OF, pure
 
 __all__ = ["live_calls", "parts", "new_arrays", "views", "sharing", "in_place",
-           "kept_buffers", "unused_inputs", "elementwise", "ufunc_of", "last_uses"]
+           "kept_buffers", "unused_inputs", "elementwise", "ufunc_of", "last_uses",
+           "zero_d"]
 
 
 def live_calls(ops, marks, needed, private=None):
@@ -92,8 +94,14 @@ def parts(program, parameters, replaces):
 
 def new_arrays(program):
     """The indices of the calls that make a new array a ufunc or matmul could have
-    written into a buffer (``out=``), or a broadcast copy could have filled."""
+    written into a buffer (``out=``), or a broadcast copy could have filled; and of the
+    ufunc calls (a reduction included) that make a NumPy scalar read by ufuncs alone
+    (``zero_d``)."""
     found = set()
+    readers = {}
+    for op in program.ops:
+        for n in op.slots_read():
+            readers.setdefault(n, []).append(op)
     for i, op in enumerate(program.ops):
         fn, out = op.fn, op.outs
         if type(out) is not int or op.writes or "out" in op.kwargs:
@@ -103,7 +111,29 @@ def new_arrays(program):
                 and (isinstance(fn, np.ufunc) or fn in UFUNC_OF or fn is np.matmul
                      or getattr(fn, "fills_new_array", False))):
             found.add(i)
+        elif zero_d(op, value, readers.get(out, ()), program.outputs):
+            found.add(i)
     return found
+
+
+def zero_d(op, value, readers, outputs):
+    """Whether a NumPy scalar a call makes can be made in a 0-d buffer (``out=``): the
+    call is a ufunc of one result, or its reduction (``np.add.reduce``, ``np.sum``),
+    and each call that reads the scalar is a ufunc of one result (which takes a NumPy
+    scalar as the 0-d array of its dtype, and makes a new result: nothing keeps the
+    buffer). Its numbers are the same: out= only says where the one result goes.
+    NumPy serves a 0-d array faster than a NumPy scalar (the scalar is converted to an
+    array at every call)."""
+    if not isinstance(value, np.generic) or value.dtype.kind not in "fc" or \
+            op.outs in outputs or not readers:
+        return False
+    fn = ufunc_of(op)
+    owner = getattr(fn, "__self__", None)
+    made = (isinstance(fn, np.ufunc) and fn.nout == 1 and fn is not np.matmul) or \
+        (isinstance(owner, np.ufunc) and owner.nout == 1 and fn.__name__ == "reduce") or \
+        fn is np.sum
+    return made and not op.kwargs.keys() - {"axis", "keepdims", "dtype"} and \
+        all(elementwise(r) and op.outs not in r.writes for r in readers)
 
 
 def views(program):
@@ -161,7 +191,8 @@ def in_place(program, replaces):
         out = op.outs
         source = replaces[out]
         new, old = values[out], values[source]
-        if (not isinstance(old, np.ndarray) or new.shape != old.shape
+        if (not isinstance(old, np.ndarray) or type(new) is not np.ndarray
+                or new.shape != old.shape
                 or new.dtype != old.dtype or source in chosen.values()):
             continue
         shared = sharing({source}, program.views)

@@ -14,6 +14,8 @@ the same numbers to the last bit, for the reason its docstring states:
   ufuncs (add, subtract, multiply, divide) that broadcast x to that shape anyway, is x;
 * ``weak_scalar``: a Python number beside an array is converted to the array's dtype by
   NumPy at every call; a 0-d array of that dtype, made once, is the same number;
+* ``scalar_constants``: a NumPy scalar constant of a ufunc call is converted to a 0-d
+  array at every call; the 0-d array, made once, is what the ufunc reads;
 * ``plain_reduce``: ``np.sum(x, axis=a)`` of an ndarray is ``np.add.reduce(x, a)``, the
   call ``np.sum`` makes after reading its arguments (a few microseconds);
 * ``as_method``: ``np.reshape(x, s)`` and ``np.transpose(x, axes)`` of an ndarray are
@@ -23,7 +25,7 @@ the same numbers to the last bit, for the reason its docstring states:
 ``np.negative(x)``) and a small constant array for its bytes (two ``eye(n)`` seeds made
 apart are one).
 
-The first five replace slots (``simplify``, before the passes); the last three are how
+The first five replace slots (``simplify``, before the passes); the last four are how
 the code generator writes a call (``cheaper``), while the listing shows the call as the
 function made it, for its reader. ``broadcasts.py`` holds one more, which adds calls
 where they save time: an operand that small arithmetic broadcasts, copied out once.
@@ -238,6 +240,21 @@ def weak_scalar(op, values):
     return op
 
 
+def scalar_constants(op, values):
+    """The ufunc call with its NumPy scalar constants (``np.float64(-1.0)``, a rule's
+    ``-1`` in the input's dtype) made 0-d arrays of their dtype, once: a ufunc takes a
+    NumPy scalar as that very array (NEP 50: the same dtype, the same promotion), and
+    converts it at every call (a third of a microsecond)."""
+    if not isinstance(ufunc_of(op), np.ufunc) or op.kwargs or \
+            not any(isinstance(a, np.generic) for a in op.args):
+        return op
+    args = tuple(np.asarray(a) if type(a) in _SCALARS else a for a in op.args)
+    return Op(op.fn, args, op.kwargs, op.outs, op.writes)
+
+
+_SCALARS = (np.float64, np.float32, np.complex128, np.complex64)
+
+
 def plain_reduce(op, values):
     """``np.sum(x, axis=a, keepdims=k)`` of a float or complex ndarray as
     ``np.add.reduce(x, a)``: ``np.sum`` hands an ndarray to that very call."""
@@ -269,12 +286,13 @@ _METHODS = {np.reshape: Method("reshape"), np.transpose: Method("transpose")}
 
 
 def cheaper(op, values):
-    """The call as the code generator writes it: ``weak_scalar``, ``plain_reduce``,
-    ``as_method``."""
+    """The call as the code generator writes it: ``weak_scalar``,
+    ``scalar_constants``, ``plain_reduce``, ``as_method``."""
     if not pure(op) or any(type(a) is Slot and type(values.get(a.n)) not in _PLAIN
                            for a in op.args):
         return op
-    return as_method(plain_reduce(weak_scalar(op, values), values), values)
+    return as_method(plain_reduce(scalar_constants(weak_scalar(op, values), values),
+                                  values), values)
 
 
 _PLAIN = (np.ndarray, np.float64, np.float32, np.float16, np.complex128, np.complex64)
