@@ -3,7 +3,9 @@ against the closed form, dense ``cr.jacfwd`` / ``cr.hessian`` and jitted dense J
 
 * the 1-D reaction-diffusion residual (tridiagonal, 3 non-zeros a row) at
   n = 1e3, 1e4, 1e5;
-* the 2-D Brusselator's right-hand side on a periodic N x N grid (n = 2 N^2);
+* the 2-D Brusselator's right-hand side on a periodic N x N grid (n = 2 N^2), with
+  greedy colouring and with ``coloring="tabu"`` (N = 32, 64: 10-11 colours -> 8-9, for
+  a search of seconds, counted in "detection and colouring");
 * the extended Rosenbrock function's Hessian (2 x 2 blocks) at n = 1e4, and the
   Hessian of a 2-D energy on a 100 x 100 grid (n = 1e4: the five-point Laplacian plus a
   diagonal), each star-coloured (the default) and acyclically coloured
@@ -192,17 +194,19 @@ def _compare(sparse_result, closed, what):
 
 
 def measure(case, cr, sparse, f, closed, x, hessian, repeats, dense_up_to, jax_up_to,
-            jax_problem=None, mode="auto", coloring="star"):
+            jax_problem=None, mode="auto", coloring="star", jacobian_coloring="greedy"):
     n = x.size
     find = cr.hessian_sparsity if hessian else cr.jacobian_sparsity
     make = (lambda f, **known: cr.sparse_hessian(f, coloring=coloring, **known)) if hessian else \
-        (lambda f, **known: cr.sparse_jacobian(f, mode=mode, **known))
+        (lambda f, **known: cr.sparse_jacobian(f, mode=mode, coloring=jacobian_coloring,
+                                               **known))
     from chainrule.sparse import evaluate
 
     def detect():
         pattern = find(f)(x)
         plan = evaluate._hessian_plan(pattern, coloring) if hessian else \
-            evaluate._jacobian_plan(evaluate._checked_pattern(pattern, None, "", ""), mode)
+            evaluate._jacobian_plan(evaluate._checked_pattern(pattern, None, "", ""), mode,
+                                    jacobian_coloring)
         return pattern, plan
     (pattern, plan), _ = _once(detect)
     evaluate_known = make(f, sparsity=pattern)
@@ -294,6 +298,11 @@ def run(size):
                         brusselator_closed(sparse, side), rng.random(2 * side * side), False,
                         repeats, dense_up_to=min(dense_up_to, 2_048), jax_up_to=2_048,
                         jax_problem=_jax_version(brusselator, side))
+    for side in pick(size, (8,), (16,), (32, 64)):  # greedy's colours improved by search
+        rows += measure(f"Brusselator N={side}, tabu", cr, sparse, brusselator(cr, side),
+                        brusselator_closed(sparse, side), rng.random(2 * side * side), False,
+                        max(1, repeats // 4), dense_up_to=0, jax_up_to=0,
+                        jacobian_coloring="tabu")
     n = pick(size, 100, 2_000, 10_000)
     for coloring in ("star", "acyclic"):
         rows += measure(f"extended Rosenbrock Hessian n={n}, {coloring}", cr, sparse,

@@ -40,11 +40,13 @@ from .acyclic import SubstitutionPlan, acyclic_coloring
 from .coloring import bicoloring, column_coloring, row_coloring, star_coloring
 from .pattern import hessian_sparsity, jacobian_sparsity
 from .scipy_door import sparse_module
+from .tabu import fewer_column_colours
 
 __all__ = ["sparse_jacobian", "sparse_hessian"]
 
 MODES = ("auto", "forward", "reverse", "bidirectional")
 HESSIAN_COLORINGS = ("star", "acyclic")
+JACOBIAN_COLORINGS = ("greedy", "tabu")
 
 
 def _traced(x):
@@ -262,16 +264,19 @@ def _bidirectional_plan(pattern):
     return _BidirectionalPlan(pattern, rows, columns, from_rows)
 
 
-def _jacobian_plan(pattern, mode):
+def _jacobian_plan(pattern, mode, coloring="greedy"):
     """Colour the pattern for forward mode (columns), reverse mode (rows), or whichever
-    needs fewer passes ("auto"; forward on a tie: a jvp costs less than a vjp)."""
+    needs fewer passes ("auto"; forward on a tie: a jvp costs less than a vjp); with
+    ``coloring="tabu"``, each greedy colouring improved by tabu search."""
     if mode == "bidirectional":
         return _bidirectional_plan(pattern)
+    searched = (lambda p, colors: fewer_column_colours(p, colors)) if coloring == "tabu" \
+        else (lambda p, colors: colors)
     rows, cols = _entries(pattern)
     m, n = pattern.shape
     plans = []
     if mode in ("auto", "forward"):
-        colors = column_coloring(pattern)
+        colors = searched(pattern, column_coloring(pattern))
         # compressed is (colours, m): entry (i, j) is at [colour of j, i]
         plans.append(_Plan(pattern, "forward", colors, colors[cols] * m + rows))
     most_in_a_column = int(np.bincount(cols, minlength=n).max(initial=0))
@@ -280,14 +285,14 @@ def _jacobian_plan(pattern, mode):
         # (rows need at least as many colours as a column has entries: where the
         # columns' colouring reaches that, it is no worse; and the rows of a symmetric
         # pattern are its columns: either way the rows are not tried)
-        colors = row_coloring(pattern)
+        colors = searched(pattern.T, row_coloring(pattern))
         # compressed is (colours, n): entry (i, j) is at [colour of i, j]
         plans.append(_Plan(pattern, "reverse", colors, colors[rows] * n + cols))
     return min(plans, key=lambda plan: plan.ncolors)
 
 
-def sparse_jacobian(f: Callable[..., Any], mode: str = "auto",
-                    sparsity: Any = None) -> Callable[..., Any]:
+def sparse_jacobian(f: Callable[..., Any], mode: str = "auto", sparsity: Any = None,
+                    coloring: str = "greedy") -> Callable[..., Any]:
     """The Jacobian of f at x as a SciPy sparse array, ``sparse_jacobian(f)(x)``: shape
     ``(out.size, x.size)`` (``scipy.sparse.csr_array``), entries in C order.
 
@@ -297,8 +302,12 @@ def sparse_jacobian(f: Callable[..., Any], mode: str = "auto",
     some entries and vjps for the others where that needs fewer passes in all: a dense
     row, a dense column and a diagonal take 3 passes, either way alone n.
     ``sparsity=`` (a boolean matrix, dense or sparse) skips the detection, and is
-    coloured once, here. For a PyTorch (or CuPy) x, the passes run in that library and
-    the result is its CSR array (``torch.sparse_csr_tensor``).
+    coloured once, here. ``coloring="tabu"`` improves the greedy colouring by tabu
+    search (``tabu.py``): fewer passes at every evaluation for a search of a few
+    seconds (the 2-D Brusselator at N = 32: 10 colours -> 8), worth it where the
+    colouring is made once (with ``sparsity=``, or under cr.jit). For a PyTorch (or
+    CuPy) x, the passes run in that library and the result is its CSR array
+    (``torch.sparse_csr_tensor``).
 
     >>> f = lambda x: x[1:] ** 2 - x[:-1]
     >>> J = cr.sparse_jacobian(f)(np.arange(4.0))
@@ -310,8 +319,15 @@ def sparse_jacobian(f: Callable[..., Any], mode: str = "auto",
     if mode not in MODES:
         raise ValueError(f"sparse_jacobian: mode must be one of {', '.join(MODES)}, "
                          f"got {mode!r}")
+    if coloring not in JACOBIAN_COLORINGS:
+        raise ValueError(f"sparse_jacobian: coloring must be one of "
+                         f"{', '.join(JACOBIAN_COLORINGS)}, got {coloring!r}")
+    if coloring == "tabu" and mode == "bidirectional":
+        raise ValueError("sparse_jacobian: coloring='tabu' searches a column or row "
+                         "colouring (mode 'auto', 'forward' or 'reverse'), not the "
+                         "bidirectional one")
     known = None if sparsity is None else _jacobian_plan(
-        _checked_pattern(sparsity, None, "sparse_jacobian", ""), mode)
+        _checked_pattern(sparsity, None, "sparse_jacobian", ""), mode, coloring)
 
     def jacobian_f(x):
         foreign = _in_own_library(jacobian_f, x, "sparse_jacobian")
@@ -319,7 +335,8 @@ def sparse_jacobian(f: Callable[..., Any], mode: str = "auto",
             return foreign
         point = _point(x, "sparse_jacobian")
         plan = known or _jacobian_plan(_checked_pattern(
-            jacobian_sparsity(f)(_numbers_now(point, "sparse_jacobian")), None, "", ""), mode)
+            jacobian_sparsity(f)(_numbers_now(point, "sparse_jacobian")), None, "", ""), mode,
+            coloring)
         if plan.pattern.shape[1] != point.size:
             raise ValueError(f"sparse_jacobian: sparsity has {plan.pattern.shape[1]} "
                              f"columns, expected one per entry of x ({point.size}, x of "
