@@ -3,7 +3,8 @@ in a few compressed passes (docs/sparse-derivatives.md).
 
 * ``pattern.py``: ``jacobian_sparsity``, ``hessian_sparsity`` (the tracer);
   ``index_sets.py``: each operation's rule;
-* ``coloring.py``: column, row and star colourings, and bicolouring;
+* ``coloring.py``: column, row and star colourings, and bicolouring; ``tabu.py``: fewer
+  colours for a column or row colouring by tabu search (``coloring="tabu"``);
   ``acyclic.py``: acyclic colouring, and the substitution that recovers a Hessian from it;
 * ``evaluate.py``: ``sparse_jacobian``, ``sparse_hessian`` (compressed passes,
   decompression).
