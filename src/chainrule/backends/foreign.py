@@ -7,7 +7,12 @@ array type that is not its own to that type (``__array_ufunc__``,
 wrapper registered beside it in ``chainrule.arrays.ARRAYS`` receives every call a rule
 makes, and translates it into the namespace of the library it holds (torch, CuPy,
 Dask, array-api-strict; ``translate.py``). The NumPy path never meets any of it: not a
-lookup, not a check, not an import. The wrapper lives only between a transform's
+lookup, not a check, not an import. What the detour through NumPy's dispatch costs the
+other libraries, measured on a torch array of 1,000 numbers: ``np.exp`` 5.7 us against
+4.4 us calling the translation directly (torch.exp alone: 2.9 us), ``np.concatenate``
+10.3 against 7.1 us (torch.cat: 2.2 us); the translation, not the dispatch, is most of
+it. A rule's ``xp`` name that went to the library's namespace itself would need a check
+of its arguments' types in front of every NumPy call. The wrapper lives only between a transform's
 inputs and its results (``chainrule.backends.adopt``): a user never holds one.
 
 What a ForeignArray shows the engine is NumPy's surface: ``dtype`` is a NumPy dtype,
