@@ -12,7 +12,9 @@ runs after ``autograd`` is replaced by ``chainrule.autograd`` in its imports.
     array([ 1., -1.])
 
 Thin: every derivative comes from chainrule's transforms and rules. ``argnum`` picks
-the argument to differentiate, as in autograd (an int, or a tuple of ints).
+the argument to differentiate, as in autograd (an int, or a tuple of ints). ``grad``,
+``value_and_grad`` and ``make_vjp`` also take a value of a vector space of your own
+(``extend.VSpace``), which a trace of its own differentiates (``core.user_vjp``).
 """
 
 import inspect as _inspect
@@ -20,11 +22,13 @@ import inspect as _inspect
 import numpy as _np
 
 from ... import rules as _rules
-from ...primitive import primitive, raw as _raw, shape_of as _shape_of
+from ...primitive import raw as _raw, shape_of as _shape_of
 from ...transforms import functional as _f, jacobians as _jac
 from . import builtins
 from .builtins import dict, isinstance, list, tuple, type  # noqa: A004
-from .core import _bools_as_constants
+from .core import (_bools_as_constants, in_user_space as _in_user_space,
+                   user_value_and_grad as _user_value_and_grad, user_vjp as _user_vjp)
+from .tracer import primitive
 from .wrap_util import get_name as _get_name
 
 __all__ = ["grad", "elementwise_grad", "deriv", "jacobian", "hessian", "make_vjp",
@@ -48,12 +52,26 @@ def _named(operator, fun, argnum):
 
 def grad(fun, argnum=0):
     """The gradient of a scalar function of argument ``argnum``: ``grad(f)(x)``."""
-    return _named("grad", fun, argnum)(_f.grad(fun, argnums=argnum))
+    engine = _f.grad(fun, argnums=argnum)
+
+    @_named("grad", fun, argnum)
+    def gradient(*args, **kwargs):
+        if _in_user_space(args, argnum):
+            return _user_value_and_grad(fun, argnum, args, kwargs)[1]
+        return engine(*args, **kwargs)
+    return gradient
 
 
 def value_and_grad(fun, argnum=0):
     """``(f(x), grad(f)(x))`` from one pass."""
-    return _named("value_and_grad", fun, argnum)(_f.value_and_grad(fun, argnums=argnum))
+    engine = _f.value_and_grad(fun, argnums=argnum)
+
+    @_named("value_and_grad", fun, argnum)
+    def value_and_gradient(*args, **kwargs):
+        if _in_user_space(args, argnum):
+            return _user_value_and_grad(fun, argnum, args, kwargs)
+        return engine(*args, **kwargs)
+    return value_and_gradient
 
 
 def grad_and_aux(fun, argnum=0):
@@ -95,6 +113,11 @@ def make_vjp(fun, argnum=0):
     """``make_vjp(f)(x) -> (vjp, f(x))``, as autograd orders them."""
     @_named("make_vjp", fun, argnum)
     def maker(*args, **kwargs):
+        if _in_user_space(args, argnum):
+            positions = argnum if isinstance(argnum, tuple) else (argnum,)
+            out, pullback = _user_vjp(fun, args, kwargs, positions)
+            whole = isinstance(argnum, tuple)
+            return (lambda g: pullback(g) if whole else pullback(g)[0]), out
         out, pullback = _f.vjp(lambda *a: _bools_as_constants(fun)(*a, **kwargs), *args)
         return (lambda g: _pick(pullback(g), argnum)), out
     return maker

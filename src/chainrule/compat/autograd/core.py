@@ -1,6 +1,7 @@
 """autograd.core: the one-argument operators ``make_vjp(fun, x)`` and
 ``make_jvp(fun, x)``, ``vspace`` (the vector space a value lives in: its zeros, random
-elements, inner product), and the primitive-making names of ``autograd.extend``.
+elements, inner product), ``VSpace`` (the base of a vector space of your own), and the
+rule-giving names of ``autograd.extend``.
 
     >>> from chainrule.autograd.core import make_vjp, vspace
     >>> vjp, ans = make_vjp(lambda x: x ** 3, 2.0)
@@ -8,28 +9,37 @@ elements, inner product), and the primitive-making names of ``autograd.extend``.
     (8.0, 12.0)
     >>> vspace({"w": np.ones(2), "b": 0.5}).zeros()
     {'w': array([0., 0.]), 'b': 0.0}
+
+Numbers, arrays and trees of them are differentiated by chainrule's transforms. A
+value of a type registered with ``VSpace.register`` (and ``Box.register``) is
+differentiated by a trace of its own (``tracer.trace``), walked backwards here as
+autograd walks its graph: each operation's VJP rules give its operands' gradients,
+which add up in the operand's vector space (``VSpace.add``, where arrays use ``+``).
 """
 
 import numpy as _np
 
-from ...primitive import Box, raw
+from ...primitive import Box as _EngineBox, new_level, raw, shape_of
 from ...transforms import functional as _f
 from ...transforms.pytrees import tree_flatten, tree_map, tree_unflatten
-from .extend import defjvp, defjvp_argnum, defvjp, defvjp_argnum, primitive
+from .tracer import Box, Node, _Primitive, new_box, primitive
 
 __all__ = ["make_vjp", "make_jvp", "vspace", "VSpace", "primitive", "defvjp", "defjvp",
-           "defvjp_argnum", "defjvp_argnum", "Box"]
+           "defvjp_argnum", "defjvp_argnum", "def_linear", "Box"]
 
 
 def make_vjp(fun, x):
     """``(vjp, fun(x))``: fun at x, and the function taking a cotangent shaped like
     ``fun(x)`` to the vector-Jacobian product, shaped like x (x may be a tuple, list or
-    dict of arrays).
+    dict of arrays, or a value of a registered vector space).
 
     >>> vjp, ans = make_vjp(lambda v: v * v, np.array([1.0, 2.0]))
     >>> vjp(np.ones(2))
     array([2., 4.])
     """
+    if in_user_space((x,), 0):
+        out, pullback = user_vjp(fun, (x,), {}, (0,))
+        return (lambda g: pullback(g)[0]), out
     out, pullback = _f.vjp(_bools_as_constants(fun), x)
     return (lambda g: pullback(g)[0]), out
 
@@ -58,7 +68,176 @@ def _bools_as_constants(fun):
     return constant_bools
 
 
+# -------------------- rules of primitives, given as autograd gives them --------------------
+
+def defvjp(fun, *makers, argnums=None):
+    """Reverse-mode rules for ``fun``'s arguments (0, 1, ... or ``argnums``): each
+    ``maker(ans, *args, **kwargs)`` returns ``vjp(g)``; None: not differentiable.
+
+    >>> from chainrule.autograd import grad
+    >>> @primitive
+    ... def logsumexp(x):
+    ...     return np.log(np.sum(np.exp(x)))
+    >>> _ = defvjp(logsumexp, lambda ans, x: lambda g: g * np.exp(x - ans))
+    >>> grad(logsumexp)(np.zeros(2))
+    array([0.5, 0.5])
+    """
+    positions = range(len(makers)) if argnums is None else argnums
+    rules = [None] * (max(positions, default=-1) + 1)
+    for position, maker in zip(positions, makers):
+        if maker is not None:
+            rules[position] = (lambda g, ans, *args, _maker=maker, **kwargs:
+                               _maker(ans, *args, **kwargs)(g))
+    return fun.defvjp(*rules)
+
+
+def defjvp(fun, *jvps, argnums=None):
+    """Forward-mode rules for ``fun``'s arguments: ``jvp(g, ans, *args, **kwargs)`` is
+    the tangent of the result for the tangent g of that argument; None: not
+    differentiable. ``"same"`` applies ``fun`` to the tangent (a linear function)."""
+    positions = range(len(jvps)) if argnums is None else argnums
+    rules = [None] * (max(positions, default=-1) + 1)
+    for position, jvp in zip(positions, jvps):
+        if jvp == "same":
+            jvp = (lambda g, ans, *args, _at=position, **kwargs:
+                   fun(*args[:_at], g, *args[_at + 1:], **kwargs))
+        rules[position] = jvp
+    return fun.defjvp(*rules)
+
+
+def defvjp_argnum(fun, maker):
+    """One reverse-mode rule for every argument: ``maker(argnum, ans, args, kwargs)``
+    returns ``vjp(g)``."""
+    count = fun.__wrapped__.__code__.co_argcount
+    return fun.defvjp(*[(lambda g, ans, *args, _at=i, **kwargs: maker(_at, ans, args, kwargs)(g))
+                        for i in range(count)])
+
+
+def defjvp_argnum(fun, jvp):
+    """One forward-mode rule for every argument: ``jvp(argnum, g, ans, args, kwargs)``."""
+    count = fun.__wrapped__.__code__.co_argcount
+    return fun.defjvp(*[(lambda g, ans, *args, _at=i, **kwargs: jvp(_at, g, ans, args, kwargs))
+                        for i in range(count)])
+
+
+def def_linear(fun):
+    """Say that ``fun`` is linear in each argument: its forward-mode rule for an
+    argument is ``fun`` itself applied to the tangent there."""
+    count = fun.__wrapped__.__code__.co_argcount
+    return defjvp(fun, *["same"] * count)
+
+
+# -------------------- vector spaces --------------------
+
 class VSpace:
+    """The base of a vector space, as autograd's: a subclass of your own gives the
+    elements of a type of yours a space, registered with ``register``, and defines
+    ``__init__(self, value)`` (the space of a value), ``zeros()``, ``_add(x, y)``,
+    ``_scalar_mul(x, a)`` and ``_inner_prod(x, y)`` (and ``randn()``, ``ones()`` if
+    used). ``add``, ``scalar_mul``, ``inner_prod`` and ``covector`` call them, and are
+    operations that can be differentiated. With a ``Box`` for the type
+    (``Box.register``), ``grad`` takes values of it: the gradient is an element of the
+    space, its parts added with ``add``, starting from ``zeros()``.
+
+    >>> from chainrule.autograd import grad
+    >>> class Pair:                            # (a, b), a vector of the plane
+    ...     def __init__(self, a, b):
+    ...         self.a, self.b = a, b
+    ...     @primitive
+    ...     def first(self):
+    ...         return self.a
+    >>> _ = defvjp(Pair.first, lambda ans, p: lambda g: Pair(g, 0.0))
+    >>> class PairBox(Box, Pair):
+    ...     pass
+    >>> PairBox.register(Pair)
+    >>> class PairSpace(VSpace):
+    ...     def __init__(self, value):
+    ...         pass
+    ...     def zeros(self):
+    ...         return Pair(0.0, 0.0)
+    ...     def _add(self, p, q):
+    ...         return Pair(p.a + q.a, p.b + q.b)
+    ...     def _scalar_mul(self, p, c):
+    ...         return Pair(c * p.a, c * p.b)
+    ...     def _inner_prod(self, p, q):
+    ...         return p.a * q.a + p.b * q.b
+    >>> PairSpace.register(Pair)
+    >>> g = grad(lambda p: p.first() ** 2)(Pair(3.0, 4.0))   # d/dp a**2 = (2a, 0)
+    >>> g.a, g.b
+    (6.0, 0.0)
+    """
+
+    mappings = {}  # a value's type -> the function making its space (a VSpace subclass)
+    iscomplex = False
+
+    def __init__(self, value):
+        pass
+
+    @classmethod
+    def register(cls, value_type, vspace_maker=None):
+        """Values of ``value_type`` live in the space ``vspace_maker(value)`` (this
+        class, by default)."""
+        VSpace.mappings[value_type] = vspace_maker or cls
+
+    def zeros(self):
+        raise NotImplementedError(f"{type(self).__name__}.zeros")
+
+    def ones(self):
+        raise NotImplementedError(f"{type(self).__name__}.ones")
+
+    def randn(self):
+        raise NotImplementedError(f"{type(self).__name__}.randn")
+
+    def standard_basis(self):
+        raise NotImplementedError(f"{type(self).__name__}.standard_basis")
+
+    add = _Primitive(lambda self, x, y: self._add(x, y), "add")
+    mut_add = _Primitive(lambda self, x, y: self._mut_add(x, y), "mut_add")
+    scalar_mul = _Primitive(lambda self, x, a: self._scalar_mul(x, a), "scalar_mul")
+    inner_prod = _Primitive(lambda self, x, y: self._inner_prod(x, y), "inner_prod")
+    covector = _Primitive(lambda self, x: self._covector(x), "covector")
+
+    def _add(self, x, y):
+        return x + y
+
+    def _mut_add(self, x, y):
+        return self._add(x, y)
+
+    def _scalar_mul(self, x, a):
+        return x * a
+
+    def _inner_prod(self, x, y):
+        raise NotImplementedError(f"{type(self).__name__}._inner_prod")
+
+    def _covector(self, x):
+        return x
+
+    def __eq__(self, other):
+        return type(self) is type(other) and vars(self) == vars(other)
+
+    def __hash__(self):
+        return hash(type(self))
+
+    def __repr__(self):
+        return f"{type(self).__name__}_{vars(self)}"
+
+
+# The rules of the space's operations: linear in each element, the gradient of a
+# scalar multiple (or an inner product) with respect to the scalar an inner product.
+VSpace.add.defvjp(None, lambda g, ans, vs, x, y: g, lambda g, ans, vs, x, y: g)
+VSpace.mut_add.defvjp(None, lambda g, ans, vs, x, y: g, lambda g, ans, vs, x, y: g)
+VSpace.scalar_mul.defvjp(
+    None,
+    lambda g, ans, vs, x, a: vs.covector(vs.scalar_mul(vs.covector(g), a)),
+    lambda g, ans, vs, x, a: vs.inner_prod(g, vs.covector(x)))
+VSpace.inner_prod.defvjp(
+    None,
+    lambda g, ans, vs, x, y: vs.covector(vs.scalar_mul(y, g)),
+    lambda g, ans, vs, x, y: vs.covector(vs.scalar_mul(x, g)))
+VSpace.covector.defvjp(None, lambda g, ans, vs, x: vs.covector(g))
+
+
+class _ValueSpace(VSpace):
     """The real vector space of a value: a float, an array (of one shape and float
     dtype), or a tuple, list or dict of them. Its elements are built (``zeros``,
     ``ones``, ``randn``, ``standard_basis``) and combined (``add``, ``scalar_mul``,
@@ -74,7 +253,7 @@ class VSpace:
 
     def __eq__(self, other):
         # a float and a 0-d array are one space, as in autograd
-        return (isinstance(other, VSpace) and self._treedef == other._treedef
+        return (isinstance(other, _ValueSpace) and self._treedef == other._treedef
                 and [leaf[:2] for leaf in self._leaves] == [leaf[:2] for leaf in other._leaves])
 
     def __hash__(self):
@@ -113,6 +292,8 @@ class VSpace:
             start += n
         return tree_unflatten(self._treedef, pieces)
 
+    # Plain methods, not the base's operations: on traced leaves they are differentiated
+    # through the leaves' own operations.
     def add(self, x, y):
         return tree_unflatten(self._treedef, [a + b for a, b in zip(_leaves(x), _leaves(y))])
 
@@ -133,8 +314,9 @@ class VSpace:
 
 
 def vspace(value):
-    """The vector space ``value`` lives in (a ``VSpace``); TypeError for a complex
-    value, which chainrule does not differentiate.
+    """The vector space ``value`` lives in (a ``VSpace``): the registered one of a
+    type of your own (``VSpace.register``), else that of a float, an array or a tree of
+    them; TypeError for a complex value, which chainrule does not differentiate.
 
     >>> vs = vspace(np.zeros((2, 3)))
     >>> vs.shape, vs.size
@@ -142,7 +324,12 @@ def vspace(value):
     >>> float(vs.inner_prod(vs.ones(), vs.ones()))
     6.0
     """
-    return VSpace(value)
+    if VSpace.mappings:
+        inner = _unboxed(value)
+        maker = VSpace.mappings.get(type(inner))
+        if maker is not None:
+            return maker(inner)
+    return _ValueSpace(value)
 
 
 def _leaves(tree):
@@ -155,12 +342,160 @@ def _leaf_space(leaf):
     if isinstance(inner, (bool, _np.bool_)) or not isinstance(
             inner, (int, float, _np.ndarray, _np.generic)):
         raise TypeError(f"vspace: a leaf of type {type(inner).__name__} ({inner!r:.40}) has no "
-                        f"vector space; expected floats or float arrays")
+                        f"vector space; expected floats or float arrays (or register a "
+                        f"space for its type with VSpace.register)")
     dtype = _np.result_type(inner)
     if dtype.kind == "c":
         raise TypeError(f"vspace: a complex value of dtype {dtype}; chainrule "
                         f"differentiates real numbers only (write it as two real arrays)")
     if dtype.kind != "f":
         dtype = _np.dtype(_np.float64)
-    is_array = isinstance(inner, _np.ndarray) or isinstance(leaf, Box)
+    is_array = isinstance(inner, _np.ndarray) or isinstance(leaf, _EngineBox)
     return tuple(_np.shape(inner)), dtype, is_array
+
+
+# -------------------- reverse mode in a user's vector space --------------------
+
+def in_user_space(args, argnum):
+    """Whether an argument that ``argnum`` names (an int, or a tuple of them) is a value
+    of a type registered with ``VSpace.register`` or ``Box.register``: one that
+    ``user_vjp`` differentiates, not chainrule's transforms. Nothing registered: two
+    dict checks."""
+    if not (VSpace.mappings or Box.type_mappings):
+        return False
+    positions = argnum if type(argnum) is tuple else (argnum,)
+    return any(i < len(args) and (type(args[i]) in VSpace.mappings
+                                  or type(args[i]) in Box.type_mappings)
+               for i in positions)
+
+
+def user_vjp(fun, args, kwargs, positions):
+    """``(fun(*args, **kwargs), pullback)`` with the arguments at ``positions`` traced:
+    ``pullback(g)`` is the tuple of their gradients for the cotangent g of the result,
+    each an element of its argument's vector space (its ``zeros()`` where the result
+    does not depend on it)."""
+    level = new_level()
+    roots = [_VJPNode.new_root() for _ in positions]
+    boxed = list(args)
+    for i, root in zip(positions, roots):
+        boxed[i] = _start(args[i], level, root)
+    out = fun(*boxed, **kwargs)
+    end = out._node if isinstance(out, Box) and out._level == level else None
+    value = out._value if end is not None else out
+
+    def pullback(g):
+        arrived = _backward(g, end) if end is not None else {}
+        return tuple(_as_argument(arrived[root], args[i]) if root in arrived
+                     else vspace(args[i]).zeros() for i, root in zip(positions, roots))
+    return value, pullback
+
+
+def user_value_and_grad(fun, argnum, args, kwargs):
+    """``(value, gradient)`` of a scalar function, by ``user_vjp``."""
+    positions = argnum if type(argnum) is tuple else (argnum,)
+    value, pullback = user_vjp(fun, args, kwargs, positions)
+    if _np.size(raw(value)) != 1 or VSpace.mappings.get(type(_unboxed(value))):
+        raise TypeError(f"grad: the function must return a scalar, but it returned a "
+                        f"{type(raw(value)).__name__}")
+    grads = pullback(vspace(value).ones())
+    return value, (grads if type(argnum) is tuple else grads[0])
+
+
+def _start(x, level, root):
+    """An argument boxed at the start of a trace; TypeError for a type with a vector
+    space and no Box, or a Box and no vector space."""
+    inner = _unboxed(x)
+    name = type(inner).__name__
+    if type(inner) not in VSpace.mappings:
+        raise TypeError(f"grad: a {name} has a Box (Box.register) but no vector space; "
+                        f"register one: class {name}VSpace(VSpace) with zeros, _add, "
+                        f"_scalar_mul and _inner_prod, and {name}VSpace.register({name})")
+    if type(x) not in Box.type_mappings:
+        raise TypeError(f"grad: a {name} has a vector space (VSpace.register) but no Box "
+                        f"to be traced in; register one: class {name}Box(Box, {name}), "
+                        f"and {name}Box.register({name})")
+    return new_box(x, level, root)
+
+
+class _VJPNode(Node):
+    """A node of a reverse-mode trace: the operation (a Primitive), its result and
+    arguments (as the operation saw them), and the nodes of its traced arguments
+    (``parents``) at positions ``argnums``."""
+
+    def __init__(self, value, fun, args, kwargs, parent_argnums, parents):
+        prim = fun.prim
+        for argnum in parent_argnums:
+            if not prim.differentiable(argnum):
+                raise TypeError(f"{prim.name}: argument {argnum} is being differentiated, "
+                                f"but the operation has no VJP for it; give one with "
+                                f"defvjp")
+        self.prim, self.ans, self.args, self.kwargs = prim, value, args, kwargs
+        self.argnums, self.parents = parent_argnums, parents
+
+    def initialize_root(self):
+        self.parents = ()
+
+
+def _backward(g, end):
+    """The gradients arriving at the roots of the trace ending at node ``end``, for the
+    cotangent g of its result: ``{root: gradient}``. Each node's VJP rules give its
+    operands' gradients; two reaching one node are added in its vector space."""
+    grads, arrived = {end: g}, {}
+    for node in _toposort(end):
+        g = grads.pop(node)
+        if not node.parents:
+            arrived[node] = g
+            continue
+        parts = node.prim.pullback(g, node.ans, node.args, node.kwargs, node.argnums)
+        for parent, argnum, part in zip(node.parents, node.argnums, parts):
+            part = _fitted(part, node.args[argnum])
+            grads[parent] = _added(grads[parent], part) if parent in grads else part
+    return arrived
+
+
+def _toposort(end):
+    """The nodes of a trace from ``end`` back to its roots, each after every node that
+    reads it."""
+    readers, stack, seen = {}, [end], {end}
+    while stack:
+        for parent in stack.pop().parents:
+            readers[parent] = readers.get(parent, 0) + 1
+            if parent not in seen:
+                seen.add(parent)
+                stack.append(parent)
+    ready = [end]
+    while ready:
+        node = ready.pop()
+        yield node
+        for parent in node.parents:
+            readers[parent] -= 1
+            if readers[parent] == 0:
+                ready.append(parent)
+
+
+def _added(a, b):
+    """Two gradients of one value added: in its registered vector space, else with +."""
+    if VSpace.mappings.get(type(_unboxed(a))) is not None:
+        return vspace(a).add(a, b)
+    return a + b
+
+
+def _fitted(g, arg):
+    """The gradient of an array argument summed back to its shape, where broadcasting
+    made the operation's result larger (a value of a user's space is left as it is)."""
+    if VSpace.mappings.get(type(_unboxed(arg))) is None and shape_of(g) != shape_of(arg):
+        from ... import rules
+        return rules.unbroadcast(g, shape_of(arg))
+    return g
+
+
+def _as_argument(g, x):
+    """A gradient as its argument's kind: a float for a float."""
+    return float(g) if type(x) is float and not isinstance(g, _EngineBox) else g
+
+
+def _unboxed(x):
+    """x without the boxes of traces of user types around it."""
+    while isinstance(x, Box):
+        x = x._value
+    return x
