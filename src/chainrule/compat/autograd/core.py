@@ -402,18 +402,24 @@ def user_value_and_grad(fun, argnum, args, kwargs):
 
 
 def _start(x, level, root):
-    """An argument boxed at the start of a trace; TypeError for a type with a vector
-    space and no Box, or a Box and no vector space."""
+    """An argument boxed at the start of a trace: a value of a user's space in its Box,
+    a number or array in one that takes NumPy's operations. TypeError for a type with a
+    vector space and no Box, a Box and no vector space, or neither."""
     inner = _unboxed(x)
     name = type(inner).__name__
-    if type(inner) not in VSpace.mappings:
-        raise TypeError(f"grad: a {name} has a Box (Box.register) but no vector space; "
-                        f"register one: class {name}VSpace(VSpace) with zeros, _add, "
-                        f"_scalar_mul and _inner_prod, and {name}VSpace.register({name})")
-    if type(x) not in Box.type_mappings:
+    in_space, has_box = type(inner) in VSpace.mappings, type(x) in Box.type_mappings
+    if in_space and not has_box:
         raise TypeError(f"grad: a {name} has a vector space (VSpace.register) but no Box "
                         f"to be traced in; register one: class {name}Box(Box, {name}), "
                         f"and {name}Box.register({name})")
+    if has_box and not in_space:
+        raise TypeError(f"grad: a {name} has a Box (Box.register) but no vector space; "
+                        f"register one: class {name}VSpace(VSpace) with zeros, _add, "
+                        f"_scalar_mul and _inner_prod, and {name}VSpace.register({name})")
+    if not in_space and not isinstance(raw(x), (int, float, _np.ndarray, _np.generic)):
+        raise TypeError(f"grad: expected a float, a NumPy array or a value of a "
+                        f"registered vector space (VSpace.register) to differentiate, got "
+                        f"{name}")
     return new_box(x, level, root)
 
 
