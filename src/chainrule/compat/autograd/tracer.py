@@ -80,7 +80,9 @@ class Box(_EngineBox):
     A type of your own is traced in a subclass of Box and of the type, registered with
     ``register``: the subclass answers the type's attributes that methods need (the
     ``@primitive`` methods record; the others run on the box). With its vector space
-    (``VSpace.register``), it can be differentiated.
+    (``VSpace.register``), it can be differentiated. chainrule's own traced values
+    (tracers, Tensors) are ``chainrule.Box``es, not of this class: ``isbox(x)`` asks
+    whether x is traced at all.
 
     >>> class Pair:
     ...     def __init__(self, a, b):
