@@ -116,9 +116,10 @@ def test_vmap_and_jit_equal_a_loop_of_eager_solves():
                                np.stack([solution(t) for t in thetas]), atol=1e-10)
     np.testing.assert_allclose(cr.vmap(jac)(thetas), np.stack([jac(t) for t in thetas]),
                                atol=1e-10)
-    jitted = cr.jit(jac)
+    jitted, traced_bounds = cr.jit(jac), cr.jit(solution)  # (the bounds traced values)
     for theta in thetas[:2]:
         np.testing.assert_allclose(jitted(theta), jac(theta), atol=1e-10)
+        np.testing.assert_allclose(traced_bounds(theta), solution(theta), atol=1e-10)
 
 
 def test_a_tensor_bound_gets_its_gradient_from_backward():
@@ -151,6 +152,7 @@ def test_a_capped_fit_matches_central_differences_to_second_order(method):
     cap = np.array(1.5)
     fit = lambda c: capped_fit(c, method)  # noqa: E731
     assert abs(float(fit(cap)[0]) - 1.5) < 1e-12  # the cap is active
+    np.testing.assert_allclose(cr.jit(fit)(np.array(1.4)), fit(np.array(1.4)), atol=1e-12)
     first = cr.jacrev(fit)(cap)
     np.testing.assert_allclose(first, central(fit, cap, h=1e-5), atol=1e-7)
     np.testing.assert_allclose(cr.jacfwd(fit)(cap), first, atol=1e-10)

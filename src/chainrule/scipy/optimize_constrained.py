@@ -30,6 +30,7 @@ from typing import Any, Callable
 import numpy as np
 import scipy.optimize as _so
 
+from .. import arrays as xp
 from .. import rules as ops
 from ..primitive import Box, shape_of
 from ..rules.predicates import isfinite
@@ -96,20 +97,26 @@ def _to_rows(rows, sizes):
     return P
 
 
+def _moving(value):
+    """Whether a bound is a value the solve must follow: one that carries a derivative,
+    or cr.jit's traced array (its numbers known only at each call)."""
+    return isinstance(value, Box) or (type(value) is not np.ndarray
+                                      and type(value) in xp.ARRAYS)
+
+
 def _column(entries, fill):
     """Bounds given one per coordinate (numbers, None for no bound, or values that carry
     a derivative) as one flat vector: an ndarray, or a value differentiable in them."""
     entries = [fill if e is None else e for e in entries]
-    if not any(isinstance(e, Box) for e in entries):
+    if not any(_moving(e) for e in entries):
         return np.asarray(entries, float).reshape(-1)
-    return ops.stack([ops.reshape(e, ()) if isinstance(e, Box) else float(e)
-                      for e in entries])
+    return ops.stack([ops.reshape(e, ()) if _moving(e) else float(e) for e in entries])
 
 
 def flat_bound(value, shape):
     """One side of the bounds (a number, an array or a value that carries a derivative,
     broadcast to x's ``shape``) as one flat vector; a fresh ndarray for plain numbers."""
-    if isinstance(value, Box):
+    if _moving(value):
         return ops.reshape(ops.broadcast_to(value, shape), (-1,))
     return np.ravel(np.broadcast_to(np.asarray(value, float), shape)).copy()
 
@@ -128,7 +135,7 @@ def bound_values(bounds, n):
 
 def bounded(lower, upper):
     """Whether bounds limit x anywhere: a bound that carries a derivative counts."""
-    return any(isinstance(side, Box) or np.isfinite(side).any() for side in (lower, upper))
+    return any(_moving(side) or np.isfinite(side).any() for side in (lower, upper))
 
 
 def constrained_minimize(objective: Callable, gradient: Callable, run_scipy: Callable,
