@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import chainrule as cr
-from chainrule.jit.recording import TracingError
+from chainrule.jit.errors import TracingError
 from seeds_and_tolerances import per_test_generator
 
 RNG = per_test_generator(7)

@@ -30,7 +30,7 @@ import pytest
 
 import chainrule as cr
 from chainrule import nn, optim
-from chainrule.jit import blocks, recording
+from chainrule.jit import blocks, errors, recording
 from chainrule.nn.functional import cross_entropy
 
 import test_derivatives as table
@@ -528,7 +528,7 @@ def test_branching_on_data_raises_naming_the_line_and_the_way_out():
             return x
         return -x
 
-    with pytest.raises(recording.TracingError, match=r"test_jit\.py:\d+.*cr\.where"):
+    with pytest.raises(errors.TracingError, match=r"test_jit\.py:\d+.*cr\.where"):
         cr.jit(f)(np.ones(3))
     # the way out: a static argument, or where()
     same(cr.jit(lambda x: cr.where(cr.sum(x) > 0, x, -x))(np.ones(3)), np.ones(3))
@@ -537,14 +537,14 @@ def test_branching_on_data_raises_naming_the_line_and_the_way_out():
 @pytest.mark.parametrize("leave", [float, int, bool, lambda x: x.item(),
                                    lambda x: x.tolist(), np.asarray])
 def test_a_traced_value_cannot_become_a_python_number_or_a_plain_array(leave):
-    with pytest.raises(recording.TracingError, match="traced value"):
+    with pytest.raises(errors.TracingError, match="traced value"):
         cr.jit(lambda x: leave(cr.sum(x)))(np.ones(3))
 
 
 def test_a_traced_value_kept_after_the_trace_raises_when_used():
     kept = []
     cr.jit(lambda x: kept.append(x) or x * 2.0)(np.ones(2))
-    with pytest.raises(recording.TracingError, match="after its trace ended"):
+    with pytest.raises(errors.TracingError, match="after its trace ended"):
         kept[0] + 1.0
 
 
@@ -555,7 +555,7 @@ def test_a_write_into_an_array_from_outside_the_trace_raises():
         np.add(table_, x, out=table_)
         return x
 
-    with pytest.raises(recording.TracingError, match="written into a NumPy array"):
+    with pytest.raises(errors.TracingError, match="written into a NumPy array"):
         cr.jit(f)(np.ones(3))
 
 
@@ -570,7 +570,7 @@ def test_a_check_of_data_runs_at_every_call():
 def test_a_formula_chosen_by_data_is_checked_at_every_call():
     grad_det = cr.jit(cr.grad(lambda a: cr.det(a)))
     same(grad_det(np.eye(2) * 2.0), cr.grad(lambda a: cr.det(a))(np.eye(2) * 2.0))
-    with pytest.raises(recording.TracingError, match="invertible"):
+    with pytest.raises(errors.TracingError, match="invertible"):
         grad_det(np.zeros((2, 2)))
 
 
@@ -787,7 +787,7 @@ def test_a_value_met_while_tracing_raises_one_line_that_says_to_use_tensors(way)
     }
     f, args = ways[way]
     for make in (cr.jit, cr.make_program):
-        with pytest.raises(recording.TracingError) as caught:
+        with pytest.raises(errors.TracingError) as caught:
             make(f)(*args)
         message = str(caught.value)
         assert "\n" not in message

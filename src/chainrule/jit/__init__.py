@@ -2,7 +2,13 @@
 
     jitted.py      jit and make_program: trace on the first call, replay on the next
     entry.py       a traced program with what a call needs around it (state, result)
-    recording.py   the traced array and the recorder: each NumPy call, recorded as data
+    traced.py      the traced array: what a function holds where its arrays were, and
+                   how it hands each NumPy call on
+    recording.py   the recorder: each NumPy call on a traced array, recorded as data
+    ops.py         the recorded calls as data (Op, Slot, Effect): what the passes and
+                   the code generator read
+    errors.py      what tracing refuses (TracingError), raised by the traced array and
+                   the recorder
     program.py     the recorded calls as a Program (data), and compile_program, the
                    pipeline: each pass, then the code generator once
     simplify.py    rewrites that keep every number: fewer and cheaper NumPy calls

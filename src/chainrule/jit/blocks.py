@@ -11,8 +11,8 @@ numbers are the same to the last bit.
 
 import numpy as np
 
+from .ops import Slot, pure
 from .passes import elementwise, last_uses, sharing
-from .recording import Slot, pure
 
 __all__ = ["Run", "row_blocks", "by_rows", "target"]
 

@@ -23,8 +23,8 @@ operand's numbers), in a call that writes into none of its operands.
 import numpy as np
 
 from . import writes
+from .ops import Op, Slot, pure
 from .passes import ufunc_of
-from .recording import Op, Slot, pure
 from .simplify import ARITHMETIC
 
 __all__ = ["broadcast_copy", "copy_broadcast_operands", "SMALL"]

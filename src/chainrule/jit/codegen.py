@@ -18,9 +18,9 @@ import operator
 import numpy as np
 
 from .blocks import by_rows, target
+from .ops import Attribute, Effect, Method, Slot, UFUNC_OF
 from .passes import ufunc_of
 from .simplify import cheaper
-from .recording import Attribute, Effect, Method, Slot, UFUNC_OF
 from .state import TensorState, is_input
 from ..tensor import Tensor
 from ..tensor_data import foreign

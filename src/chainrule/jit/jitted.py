@@ -2,7 +2,7 @@
 
 The first call with a given *signature* (the shapes and dtypes of the arrays and
 tensors passed, the structure of lists, tuples and dicts, the values of everything
-else) runs the function with traced arrays (``chainrule.jit.recording``) and keeps the
+else) runs the function with traced arrays (``chainrule.jit.traced``) and keeps the
 program it made. Later calls with the same signature run the program: the same NumPy
 calls, without building a graph, looking up a rule or making a Python object per
 operation.
@@ -35,12 +35,14 @@ import numpy as np
 from .. import arrays as xp
 from .. import libraries
 from ..modes import is_grad_enabled
-from . import guards, loops, randomness, recording
+from . import guards, loops, randomness
+from .errors import ValueTracingError, values_refused
 from .state import ByIdentity, ObjectState, TensorState, carries_state, grad_key
 from .codegen import MISS
 from .entry import Entry, distinct
 from .names import argument_names, variables
 from .program import Program, compile_program
+from .traced import Traced
 from ..primitive import Box
 from ..scalar.value import Value
 from ..tensor import Tensor
@@ -243,7 +245,7 @@ class Jitted:
                 session.restore()
                 trace.end()
                 if isinstance(error, TypeError) and _in_the_scalar_engine(error):
-                    raise recording.values_refused() from error
+                    raise values_refused() from error
                 raise
         entry = session.finish(result)
         trace.end()
@@ -352,7 +354,7 @@ def _static(x):
 def _in_the_scalar_engine(error):
     """Whether ``error`` was raised in the scalar engine's code (a Value given a traced
     number) and is not the error that says so already."""
-    if isinstance(error, recording.ValueTracingError):
+    if isinstance(error, ValueTracingError):
         return False
     tb = error.__traceback__
     while tb is not None:
@@ -419,7 +421,7 @@ class _Session:
             self.name(arg, name)
             return arg
         if isinstance(arg, Value) or _holds_values(arg):
-            raise recording.values_refused()
+            raise values_refused()
         if kind is tuple or kind is list:
             return kind(self.argument(item, f"{name}[{i}]") for i, item in enumerate(arg))
         if kind is dict:
@@ -480,12 +482,12 @@ class _Session:
             state = TensorState(obj, self.trace)
         elif carries_state(obj):
             if _holds_values(obj):  # a scalar model, called
-                raise recording.values_refused()
+                raise values_refused()
             self.adopted[id(obj)] = None  # (its tensors are adopted while it is read)
             self.name(obj, "")  # a module reached: its parameters' own names
             state = ObjectState(obj, self.trace, self.adopt)
         elif isinstance(obj, Value):  # (a scalar model's zero_grad)
-            raise recording.values_refused()
+            raise values_refused()
         else:
             return
         self.adopted[id(obj)] = state
@@ -564,8 +566,8 @@ def _outputs(x, outputs, trace):
     """The result's structure, with ("out", k) where its k-th traced value goes."""
     kind = type(x)
     if isinstance(x, Value):  # (computed in Python while tracing: a replay would not)
-        raise recording.values_refused()
-    if kind is recording.Traced:
+        raise values_refused()
+    if kind is Traced:
         traced = trace.lookup(x)
         if traced is not None:
             outputs.append(traced)

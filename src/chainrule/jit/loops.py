@@ -25,8 +25,11 @@ import numpy as np
 
 from .. import arrays as xp
 from . import codegen, passes
+from .errors import TracingError
+from .ops import pure
 from .program import compile_program
-from .recording import Recording, Traced, TracingError, pure
+from .recording import Recording
+from .traced import Traced
 
 __all__ = ["Loop", "Recorder"]
 

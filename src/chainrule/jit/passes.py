@@ -28,7 +28,7 @@ import operator
 
 import numpy as np
 
-from .recording import UFUNC_OF, pure
+from .ops import UFUNC_OF, pure
 
 __all__ = ["live_calls", "parts", "new_arrays", "views", "sharing", "in_place",
            "kept_buffers", "unused_inputs", "elementwise", "ufunc_of", "last_uses",

@@ -1,6 +1,6 @@
 """The program: a traced function's calls as data, and the pipeline that compiles it.
 
-A ``Program`` holds what a recording made (its inputs, its calls as ``recording.Op``s,
+A ``Program`` holds what a recording made (its inputs, its calls as ``ops.Op``s,
 the values they had while tracing, its outputs) and what each pass decided about it.
 ``compile_program`` runs the passes, each a function of the program's data (``passes.py``,
 ``blocks.py``), then the code generator once (``codegen.py``):

@@ -43,8 +43,8 @@ import operator
 import numpy as np
 
 from . import writes
+from .ops import UFUNC_OF, Attribute, Method, Op, Slot, pure
 from .passes import elementwise, ufunc_of
-from .recording import UFUNC_OF, Attribute, Method, Op, Slot, pure
 
 __all__ = ["simplify", "cheaper"]
 

@@ -32,7 +32,8 @@ can be replayed and finds the pieces as the trace touches them).
 
 import numpy as np
 
-from . import recording
+from .errors import values_refused
+from .traced import Traced
 from ..scalar.value import Value
 from ..tensor import Tensor
 from ..tensor_data import foreign, users
@@ -58,7 +59,7 @@ def output_index(outputs, traced):
 
 
 def untraced(x):
-    return x._value if type(x) is recording.Traced else x
+    return x._value if type(x) is Traced else x
 
 
 class TensorState:
@@ -114,7 +115,7 @@ class TensorState:
         """[(what, where)]: "data" or "grad", and an output index or ("const", v)."""
         found = []
         t = self.tensor
-        if type(t._data) is recording.Traced and t._data._slot != self.data_slot:
+        if type(t._data) is Traced and t._data._slot != self.data_slot:
             found.append(("data", output_index(outputs, t._data)))
         grad = t._grad
         traced = self.trace.lookup(grad)
@@ -248,7 +249,7 @@ class ObjectState:
         self.names = {}   # slot -> a reader's name
         for key, value in arrays.items():
             if isinstance(value, Value):  # (an optimizer of a scalar model)
-                raise recording.values_refused()
+                raise values_refused()
             self.kinds[key] = kind(value)
             if isinstance(value, Tensor):
                 adopt(value)  # first: its inputs come before this object's
@@ -302,6 +303,6 @@ class ObjectState:
 
     def restore(self):
         arrays = self.obj._jit_state_()[0]
-        real = {k: v._value for k, v in arrays.items() if type(v) is recording.Traced}
+        real = {k: v._value for k, v in arrays.items() if type(v) is Traced}
         if real:
             self.obj._jit_load_(real)

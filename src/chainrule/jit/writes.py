@@ -41,7 +41,7 @@ import operator
 
 import numpy as np
 
-from .recording import Method, Op, Slot, pure
+from .ops import Method, Op, Slot, pure
 
 __all__ = ["private_arrays", "written_memory", "self_assignments", "permuted_scatters"]
 
