@@ -55,7 +55,7 @@ atan2 = np.arctan2
 sliding_window_view = np.lib.stride_tricks.sliding_window_view
 
 # The array types the engine computes on: NumPy's, and types that stand in for an ndarray
-# (chainrule.jit.recording adds its traced array).
+# (chainrule.jit.traced adds its traced array).
 ARRAYS = {np.ndarray}
 
 
