@@ -22,6 +22,12 @@ __all__ = ["backward_pass", "accumulate", "add_gradients"]
 
 _NOTHING = (None, None, False)
 
+# The walk's shortcuts for NumPy arrays without batch axes nor create_graph: the
+# operation's pullback called as _pullback would call it, and a VJP that already has its
+# argument's shape and dtype passed on as _fit would pass it. False: every step through
+# _pullback and _fit (tests/test_eager_fast_paths.py compares the two bit for bit).
+FAST_PATHS = True
+
 
 def backward_pass(grads, order, create_graph=False, batch_shape=(), on_step=None):
     """The chain rule over ``order`` (each node after its operands), walked backwards.
@@ -34,6 +40,9 @@ def backward_pass(grads, order, create_graph=False, batch_shape=(), on_step=None
     """
     arrived = {}
     anomaly = _modes.anomaly
+    # the usual walk (arrays, one cotangent, no graph of the gradient) takes two
+    # shortcuts below, each giving what the general code gives: see FAST_PATHS
+    plain = FAST_PATHS and not create_graph and not batch_shape
     for node in reversed(order):
         _, g, owned = grads.pop(id(node), _NOTHING)
         if g is None:  # no path from the roots carries a gradient here
@@ -46,11 +55,25 @@ def backward_pass(grads, order, create_graph=False, batch_shape=(), on_step=None
         for counter, saved in versions:  # nothing it saved was written since
             if counter[0] != saved:
                 _refuse_modified(node, counter, saved)
-        args, argnums = node._args, node._grad_argnums
-        for argnum, vjp in zip(argnums, _pullback(node, g, argnums, create_graph,
-                                                  batch_shape)):
+        args, argnums, prim = node._args, node._grad_argnums, node._op
+        if plain and not prim.keeps_residual:  # _pullback's own call in this case
+            vjps = prim.pullback(g, node._data, node._raw_args, node._kwargs, argnums)
+        else:
+            vjps = _pullback(node, g, argnums, create_graph, batch_shape)
+        for argnum, vjp in zip(argnums, vjps):
             arg = args[argnum]
-            fitted, fresh = _fit(vjp, arg, g, create_graph, batch_shape)
+            data = arg._data
+            if plain and type(data) is np.ndarray:
+                if type(vjp) is not np.ndarray and isinstance(vjp, np.generic):
+                    vjp = np.asarray(vjp)  # (_fit's as_array of a NumPy scalar: the same)
+                if type(vjp) is np.ndarray and vjp.dtype is data.dtype and \
+                        vjp.shape == data.shape:
+                    # what _fit returns for an array of the argument's shape and dtype
+                    fitted, fresh = vjp, vjp is not g and vjp.base is None
+                else:
+                    fitted, fresh = _fit(vjp, arg, g, create_graph, batch_shape)
+            else:
+                fitted, fresh = _fit(vjp, arg, g, create_graph, batch_shape)
             if on_step is not None:
                 on_step(node, argnum, g, vjp, fitted)
             if anomaly:

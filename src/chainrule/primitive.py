@@ -271,7 +271,17 @@ class Primitive:
         """The gradients of the arguments in ``argnums``, in that order: what a backward
         pass asks of a node. The plain way is one VJP rule per argument; a speed
         override (``chainrule.rules.fused``) may share work between them."""
-        return [self.vjp(argnum)(g, ans, *args, **kwargs) for argnum in argnums]
+        if self.variadic:
+            return [self.vjp(argnum)(g, ans, *args, **kwargs) for argnum in argnums]
+        # self.vjp(argnum) is the table's rule where there is one: looked up here, in a
+        # loop (no comprehension's frame); self.vjp raises for an argument without one
+        rules, vjps = self.vjps, []
+        for argnum in argnums:
+            rule = rules.get(argnum)
+            if rule is None:
+                rule = self.vjp(argnum)
+            vjps.append(rule(g, ans, *args, **kwargs))
+        return vjps
 
     def __call__(self, *args, **kwargs):
         if kwargs:
@@ -491,6 +501,8 @@ def _boxes_in(items):
     """The boxes in a (nested) list or tuple."""
     found = []
     for item in items:
+        if type(item) in _PLAIN:  # (a shape's int, an index's slice: neither box nor list)
+            continue
         if isinstance(item, Box):
             found.append(item)
         elif isinstance(item, (list, tuple)):

@@ -187,6 +187,8 @@ def _float_dtype(x):
 
 
 def _argnums(argnums, nargs, name):
+    if type(argnums) is int and -nargs <= argnums < nargs:  # one argument, in range:
+        return (argnums % nargs,), False                  # what the checks below give
     many = not isinstance(argnums, int)
     nums = tuple(argnums) if many else (argnums,)
     for n in nums:
@@ -270,7 +272,10 @@ class _ReverseRun:
 
     def output(self, aux=False):
         """The output (or the aux) in the inputs' kind: what this level's tracers carry."""
-        out = tree_map(self._output_leaf, self.aux if aux else self.out)
+        if not aux and self.out_def is LEAF:  # tree_map's result on a tree of one leaf
+            out = self._output_leaf(self.out)
+        else:
+            out = tree_map(self._output_leaf, self.aux if aux else self.out)
         if aux or type(self.out_kind) is str:
             return out
         return tree_map(self.out_kind.result, out)  # (a constant: in the inputs' library)
@@ -282,15 +287,17 @@ class _ReverseRun:
             return _in_kind(leaf, self.out_kind)
         return leaf  # (a constant, or anything an aux holds)
 
-    def pullback(self, cotangents, batch_shape=()):
+    def pullback(self, cotangents, batch_shape=(), seeded=False):
         """Gradients for every input leaf (None where there is no path), given one
         cotangent per output leaf (None for an output to leave out). With
-        ``batch_shape``, each cotangent is a batch of them, pulled back in one pass."""
+        ``batch_shape``, each cotangent is a batch of them, pulled back in one pass.
+        ``seeded``: each cotangent is already what ``_seed`` makes of it (a NumPy array
+        of its output's ``_float_dtype``, which ``_seed`` hands back as it is)."""
         roots, seeds = [], []
         for leaf, cot in zip(self.out_leaves, cotangents):
             if cot is not None and self._mine(leaf):
                 roots.append(leaf)
-                seeds.append(_seed(leaf, cot))
+                seeds.append(cot if seeded else _seed(leaf, cot))
         if not roots:
             return [None] * len(self.starts)
         return gradients(roots, seeds, self.starts, batch_shape)
@@ -304,7 +311,11 @@ class _ReverseRun:
                 kind = self.kinds[i]
                 if kind == "float" and batch_shape and type(self.out_kind) is not str:
                     kind = self.out_kind  # (a float's block of a Jacobian: an array)
-                results.append(_in_kind(grads[i], kind, leaf, batch_shape))
+                g = grads[i]
+                if kind == "array" and type(g) is np.ndarray and not g.dtype == object:
+                    results.append(g)  # (what _in_kind gives: as_array(g) is g)
+                else:
+                    results.append(_in_kind(g, kind, leaf, batch_shape))
                 i += 1
             out.append(tree_unflatten(treedef, results))
         return tuple(out) if self.many else out[0]
@@ -357,7 +368,8 @@ def value_and_grad(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
             raise TypeError(f"grad: the function must return a scalar, but it returned a "
                             f"{type(trace.out).__name__}; to return more than the value, "
                             f"pass has_aux=True and return (value, aux)")
-        if len(trace.out_leaves) != 1 or np.size(_innermost(trace.out_leaves[0])) != 1:
+        inner = _innermost(trace.out_leaves[0]) if len(trace.out_leaves) == 1 else None
+        if inner is None or np.size(inner) != 1:
             shape = [np.shape(_innermost(leaf)) for leaf in trace.out_leaves]
             raise TypeError(f"grad: the function must return a scalar, but it returned "
                             f"{'shapes ' if len(shape) != 1 else 'shape '}"
@@ -365,8 +377,9 @@ def value_and_grad(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
                             f"the derivatives of every output, or reduce it with .sum()")
         leaf = trace.out_leaves[0]
         _check_dtypes([leaf], holomorphic, "grad", "output")
-        seed = np.ones(np.shape(_innermost(leaf)), _float_dtype(leaf))
-        grads = trace.input_results(trace.pullback([seed]))
+        seed = np.empty(np.shape(inner), _float_dtype(leaf))
+        seed.fill(1)  # (np.ones' own two steps, without its Python frame)
+        grads = trace.input_results(trace.pullback([seed], seeded=True))
         value = trace.output()
         if has_aux:
             return (value, trace.output(aux=True)), grads

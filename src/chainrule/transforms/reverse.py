@@ -25,7 +25,7 @@ from ..node import Node
 from ..primitive import Box, call_unwrapped, objects_refused
 from ..arrays import as_array, recorder, recorders_open
 from ..backward import add_gradients, backward_pass
-from ..saved import copied, copied_keywords, kept, user_arrays
+from ..saved import copied, copied_keywords, kept
 from .tracer import Tracer
 
 __all__ = ["ReverseTracer", "gradients"]
@@ -56,10 +56,27 @@ class ReverseTracer(Node, Tracer):
 
     @classmethod
     def _apply_primitive(cls, prim, args, kwargs):
-        level, unwrapped, argnums = cls._unwrap_top(args)
-        operands = [args[i] for i in argnums]
+        # Tracer._unwrap_top written out for this kind (no params), in one pass that
+        # also collects the operands: the highest level's tracers, their positions, and
+        # the arguments with each of them replaced by what it carries
+        level, argnums, operands, unlocked = -1, [], [], []
+        for i, arg in enumerate(args):
+            if isinstance(arg, cls):
+                if arg._level > level:
+                    level, argnums, operands = arg._level, [i], [arg]
+                elif arg._level == level:
+                    argnums.append(i)
+                    operands.append(arg)
+            elif type(arg) is np.ndarray and arg.flags.writeable:
+                # the user's own array (saved.user_arrays; a tracer's own array is the
+                # transform's, never written): copied for the node, below
+                unlocked.append(i)
+        unwrapped = list(args)
+        for i, arg in zip(argnums, operands):
+            unwrapped[i] = arg._data
+        vjps = prim.vjps
         for i in argnums:  # (the dict first: no method call in the usual case)
-            if i not in prim.vjps and not prim.differentiable(i):
+            if i not in vjps and not prim.differentiable(i):
                 raise TypeError(f"{prim.name}: argument {i} is being differentiated, but "
                                 f"the operation is not differentiable with respect to it")
         ans = call_unwrapped(prim, unwrapped, kwargs)  # may recurse into an outer level
@@ -70,8 +87,7 @@ class ReverseTracer(Node, Tracer):
                 if ans.dtype.hasobject:
                     raise objects_refused(prim.name)
                 return ans
-        unlocked = [i for i in user_arrays(unwrapped) if i not in argnums]  # (a tracer's
-        if unlocked:                         # own array is the transform's: never written)
+        if unlocked:
             args = copied(args, unwrapped, unlocked)
         node = object.__new__(cls)
         node._data, node._level = ans, level
