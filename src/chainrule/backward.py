@@ -64,14 +64,15 @@ def backward_pass(grads, order, create_graph=False, batch_shape=(), on_step=None
             arg = args[argnum]
             data = arg._data
             if plain and type(data) is np.ndarray:
-                if type(vjp) is not np.ndarray and isinstance(vjp, np.generic):
-                    vjp = np.asarray(vjp)  # (_fit's as_array of a NumPy scalar: the same)
-                if type(vjp) is np.ndarray and vjp.dtype is data.dtype and \
-                        vjp.shape == data.shape:
+                array = vjp  # (on_step is told the rule's own result)
+                if type(array) is not np.ndarray and isinstance(array, np.generic):
+                    array = np.asarray(array)  # (_fit's as_array of a NumPy scalar)
+                if type(array) is np.ndarray and array.dtype is data.dtype and \
+                        array.shape == data.shape:
                     # what _fit returns for an array of the argument's shape and dtype
-                    fitted, fresh = vjp, vjp is not g and vjp.base is None
+                    fitted, fresh = array, array is not g and array.base is None
                 else:
-                    fitted, fresh = _fit(vjp, arg, g, create_graph, batch_shape)
+                    fitted, fresh = _fit(array, arg, g, create_graph, batch_shape)
             else:
                 fitted, fresh = _fit(vjp, arg, g, create_graph, batch_shape)
             if on_step is not None:
@@ -79,12 +80,12 @@ def backward_pass(grads, order, create_graph=False, batch_shape=(), on_step=None
             if anomaly:
                 check_finite(fitted, f"the backward of {node._op.name} (argument "
                                       f"{argnum})", node._origin)
-            into = grads if arg._prev else arrived
-            previous = into.get(id(arg))
+            into, key = grads if arg._prev else arrived, id(arg)
+            previous = into.get(key)
             if previous is None:
-                into[id(arg)] = (arg, fitted, fresh)
+                into[key] = (arg, fitted, fresh)
             else:  # a second path reaches arg: the chain rule sums over paths
-                into[id(arg)] = (arg, add_gradients(previous[1], fitted), True)
+                into[key] = (arg, add_gradients(previous[1], fitted), True)
     return arrived
 
 
