@@ -195,3 +195,16 @@ def test_each_step_is_told_the_same(monkeypatch):
         return told
     fast, plain = both_ways(monkeypatch, steps)
     assert fast == plain and any(t[2] is not np.ndarray for t in fast)
+
+
+def test_plain_keywords_hold_no_batch_and_no_library():
+    # Primitive.__call__ skips _batched_param and _in_keywords for keywords of these
+    # types: both find nothing in them
+    from chainrule.primitive import _PLAIN, _batched_param, _in_keywords
+    samples = [np.ones(2), 1.5, 3, True, np.float64(1), np.float32(1), np.int64(1),
+               np.bool_(True), None, slice(1, None), "mean"]
+    # (np.dtype itself: NumPy's dtypes are instances of its subclasses)
+    assert {type(v) for v in samples} == set(_PLAIN) - {np.dtype}
+    for value in samples:
+        assert _batched_param({"k": value}) is None
+        assert _in_keywords((np.ones(2),), {"k": value}) is None

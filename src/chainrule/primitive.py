@@ -284,6 +284,9 @@ class Primitive:
         return vjps
 
     def __call__(self, *args, **kwargs):
+        # keywords of plain types only (axis=, an index of slices) hold neither a batch
+        # nor another library's array: _batched_param and _in_keywords would find none
+        plain_keywords = True
         if kwargs:
             if "input" in kwargs or "other" in kwargs:
                 args, kwargs = _operands_by_name(args, kwargs, self.name)
@@ -293,7 +296,11 @@ class Primitive:
                 kwargs = renamed(kwargs, self.aliases, self.name)
             if "dtype" in kwargs and self.casts_to_dtype:
                 args, kwargs = _cast_first(args, kwargs, self.name)
-        top = _batched_param(kwargs) if kwargs else None
+            for value in kwargs.values():
+                if type(value) not in _PLAIN:
+                    plain_keywords = False
+                    break
+        top = None if plain_keywords else _batched_param(kwargs)
         foreign = None
         for arg in args:
             if type(arg) not in _PLAIN:
@@ -307,8 +314,8 @@ class Primitive:
                         return self(*[_stacked(a) for a in args], **kwargs)
                 elif _foreign_array(arg):
                     foreign = arg
-        if kwargs and foreign is None:  # a keyword parameter of a library: f(x, w=t)
-            foreign = _in_keywords(args, kwargs)
+        if not plain_keywords and foreign is None:  # a keyword parameter of a library:
+            foreign = _in_keywords(args, kwargs)     # f(x, w=t)
         if foreign is not None:  # torch, CuPy, Dask...: chainrule.backends
             return libraries.foreign_call(self, args, kwargs, foreign, top is not None,
                                           _refuse_foreign(self.name, foreign))
