@@ -129,6 +129,12 @@ def def_linear(fun):
 
 # -------------------- vector spaces --------------------
 
+def _undefined(space, method, what):
+    """The error for a method a user's vector space leaves out."""
+    return TypeError(f"{type(space).__name__}: a vector space registered with "
+                     f"VSpace.register must define {method} for {what}")
+
+
 class VSpace:
     """The base of a vector space, as autograd's: a subclass of your own gives the
     elements of a type of yours a space, registered with ``register``, and defines
@@ -180,16 +186,17 @@ class VSpace:
         VSpace.mappings[value_type] = vspace_maker or cls
 
     def zeros(self):
-        raise NotImplementedError(f"{type(self).__name__}.zeros")
+        raise _undefined(self, "zeros()", "the gradient of an argument the result does "
+                                          "not depend on")
 
     def ones(self):
-        raise NotImplementedError(f"{type(self).__name__}.ones")
+        raise _undefined(self, "ones()", "its element of ones")
 
     def randn(self):
-        raise NotImplementedError(f"{type(self).__name__}.randn")
+        raise _undefined(self, "randn()", "a random element (autograd's check_grads)")
 
     def standard_basis(self):
-        raise NotImplementedError(f"{type(self).__name__}.standard_basis")
+        raise _undefined(self, "standard_basis()", "the basis a Jacobian runs over")
 
     add = _Primitive(lambda self, x, y: self._add(x, y), "add")
     mut_add = _Primitive(lambda self, x, y: self._mut_add(x, y), "mut_add")
@@ -207,7 +214,7 @@ class VSpace:
         return x * a
 
     def _inner_prod(self, x, y):
-        raise NotImplementedError(f"{type(self).__name__}._inner_prod")
+        raise _undefined(self, "_inner_prod(x, y)", "the inner product")
 
     def _covector(self, x):
         return x
