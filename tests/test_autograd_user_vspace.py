@@ -277,3 +277,15 @@ def test_a_method_without_a_vjp_and_a_result_that_is_not_a_scalar_are_refused():
         grad(lambda p: p.no_rule(X))(Rules(1.0, 2.0))
     with pytest.raises(TypeError, match="must return a scalar"):
         grad(lambda p: p * 2.0)(P)
+
+
+def test_a_method_the_users_space_leaves_out_is_named():
+    class Bare(VSpace):
+        def __init__(self, value):
+            pass
+    for method, call in (("zeros()", lambda s: s.zeros()),
+                         ("_inner_prod(x, y)", lambda s: s._inner_prod(1.0, 2.0))):
+        with pytest.raises(TypeError, match=rf"^Bare: a vector space registered with "
+                                            rf"VSpace.register must define "
+                                            rf"{method.replace('(', '[(]').replace(')', '[)]')}"):
+            call(Bare(None))
