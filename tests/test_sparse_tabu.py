@@ -99,3 +99,11 @@ def test_bad_choices_are_named():
     with pytest.raises(ValueError, match="coloring='tabu' searches a column or row "
                                          "colouring .* not the bidirectional one"):
         cr.sparse_jacobian(lambda x: x, mode="bidirectional", coloring="tabu")
+
+
+def test_the_callers_graph_is_left_as_it_was():
+    import scipy.sparse as sparse
+    graph = sparse.csr_array((ring(6) + np.eye(6)).astype(bool))  # its diagonal stored
+    before = graph.toarray().copy()
+    tabu_search(graph, np.array([0, 1, 2, 0, 1, 2]), bound=2)
+    np.testing.assert_array_equal(graph.toarray(), before)

@@ -54,7 +54,7 @@ def tabu_search(graph, colors, bound, budget=None, seed=0):
     >>> tabu_search(ring, np.array([0, 1, 0, 1, 0, 2]), bound=2).tolist()
     [0, 1, 0, 1, 0, 1]
     """
-    graph = sparse_module().csr_array(graph, dtype=bool)
+    graph = sparse_module().csr_array(graph, dtype=bool, copy=True)  # (the caller's stays)
     graph.setdiag(False)
     graph.eliminate_zeros()
     best = np.asarray(colors, dtype=np.int64)
