@@ -289,3 +289,297 @@ def test_a_method_the_users_space_leaves_out_is_named():
                                             rf"VSpace.register must define "
                                             rf"{method.replace('(', '[(]').replace(')', '[)]')}"):
             call(Bare(None))
+
+
+# The rest of autograd's operators on a space of vectors of your own: one program, run
+# with autograd and with chainrule.autograd, its numbers compared, and each compared
+# with central differences. ``Vec`` holds a NumPy array; with ``ARRAY`` it also gives
+# NumPy that array (``__array__``), which a Jacobian with respect to it needs to stack
+# its gradients, in autograd and here.
+
+VEC = """
+    import numpy as onp
+    import autograd.numpy as np
+    from autograd import (deriv, elementwise_grad, grad, grad_and_aux, hessian,
+                          hessian_tensor_product, jacobian, make_ggnvp, make_hvp, make_jvp,
+                          make_vjp, tensor_jacobian_product)
+    from autograd.core import make_jvp as make_jvp_of_one
+    from autograd.extend import Box, VSpace, defjvp, defvjp, primitive, vspace
+
+    class Vec:
+        def __init__(self, v):
+            self.v = v
+
+        def __add__(self, other):
+            return vspace(self).add(self, other)
+
+        def __mul__(self, c):
+            return vspace(self).scalar_mul(self, c)
+
+        __rmul__ = __mul__
+
+        if ARRAY:
+            def __array__(self, dtype=None, copy=None):
+                return onp.asarray(self.v, dtype)
+
+    @primitive
+    def to_array(u):
+        return u.v
+
+    @primitive
+    def from_array(a):
+        return Vec(a)
+
+    @primitive
+    def vsin(u):
+        return Vec(onp.sin(u.v))
+
+    # the rules are themselves made of primitives, so that they can be differentiated
+    defvjp(to_array, lambda ans, u: lambda g: from_array(g))
+    defvjp(from_array, lambda ans, a: lambda g: to_array(g))
+    defvjp(vsin, lambda ans, u: lambda g: from_array(to_array(g) * np.cos(to_array(u))))
+    defjvp(to_array, lambda g, ans, u: to_array(g))
+    defjvp(from_array, lambda g, ans, a: from_array(g))
+    defjvp(vsin, lambda g, ans, u: from_array(to_array(g) * np.cos(to_array(u))))
+
+    class VecBox(Box, Vec):
+        pass
+
+    VecBox.register(Vec)
+
+    class VecSpace(VSpace):
+        def __init__(self, value):
+            self.shape = onp.shape(value.v)
+            self.size = int(onp.prod(self.shape))
+
+        def zeros(self):
+            return Vec(onp.zeros(self.shape))
+
+        def ones(self):
+            return Vec(onp.ones(self.shape))
+
+        def standard_basis(self):
+            for i in range(self.size):
+                e = onp.zeros(self.size)
+                e[i] = 1.0
+                yield Vec(e.reshape(self.shape))
+
+        def _add(self, x, y):
+            return Vec(x.v + y.v)
+
+        def _scalar_mul(self, x, a):
+            return Vec(x.v * a)
+
+        def _inner_prod(self, x, y):
+            return onp.sum(x.v * y.v)
+
+    VecSpace.register(Vec)
+
+    def f_scalar(u):
+        # through a primitive of Vec and the space's add, scalar_mul and inner_prod
+        w = vsin(u) * 2.0 + u
+        return np.sum(to_array(w) ** 3) + vspace(u).inner_prod(u, w)
+
+    def f_vec(u):
+        return vsin(u) * 3.0 + u
+
+    def f_arr(u):
+        return np.sin(to_array(u)) * to_array(u)
+"""
+
+
+def both(array=False):
+    """The namespaces of VEC run with chainrule.autograd and with autograd."""
+    pytest.importorskip("autograd")
+    spaces = []
+    for source in (VEC, VEC.replace("autograd", "chainrule.autograd")):
+        namespace = {"ARRAY": array}
+        exec(compile(textwrap.dedent(source), "<vec>", "exec"), namespace)
+        spaces.append(namespace)
+    theirs, ours = spaces
+    return ours, theirs
+
+
+def plain(value):
+    """A result as NumPy arrays: a Vec's array, each of a tuple's."""
+    if isinstance(value, tuple):
+        return tuple(plain(v) for v in value)
+    return np.asarray(value.v if hasattr(value, "v") else value, dtype=float)
+
+
+def agree(ours, theirs):
+    """chainrule.autograd's result is autograd's, type and numbers."""
+    if isinstance(theirs, tuple):
+        assert type(ours) is tuple and len(ours) == len(theirs)
+        for a, b in zip(ours, theirs):
+            agree(a, b)
+        return
+    assert type(ours).__name__ == type(theirs).__name__ or (
+        np.ndim(plain(theirs)) == 0 and np.ndim(plain(ours)) == 0)
+    np.testing.assert_allclose(plain(ours), plain(theirs), rtol=1e-12, atol=1e-13)
+
+
+def numeric_jacobian(ns, fun, u, h=1e-6):
+    """d fun(Vec(u)) / du by central differences, of shape out.shape + u.shape."""
+    columns = []
+    for e in np.eye(u.size):
+        step = h * e.reshape(u.shape)
+        columns.append((plain(fun(ns["Vec"](u + step))) - plain(fun(ns["Vec"](u - step))))
+                       / (2 * h))
+    return np.moveaxis(np.array(columns), 0, -1).reshape(
+        np.shape(plain(fun(ns["Vec"](u)))) + u.shape)
+
+
+def test_elementwise_grad_of_a_vec_is_the_vjp_of_the_results_ones():
+    rng = np.random.default_rng(11)
+    u = rng.normal(size=(2, 3))
+    ours, theirs = both()
+    for name in ("f_vec", "f_arr", "f_scalar"):
+        got = ours["elementwise_grad"](ours[name])(ours["Vec"](u))
+        agree(got, theirs["elementwise_grad"](theirs[name])(theirs["Vec"](u)))
+        assert type(got) is ours["Vec"]
+        jac = numeric_jacobian(ours, ours[name], u)
+        summed = jac.reshape(-1, u.size).sum(axis=0).reshape(u.shape)
+        np.testing.assert_allclose(got.v, summed, rtol=1e-6)
+
+
+def test_jacobian_of_a_vec_stacks_the_gradients_shaped_by_the_spaces():
+    rng = np.random.default_rng(12)
+    u = rng.normal(size=(2, 3))
+    ours, theirs = both(array=True)
+    for name, shape in (("f_vec", (2, 3, 2, 3)), ("f_arr", (2, 3, 2, 3)),
+                        ("f_scalar", (2, 3))):
+        got = ours["jacobian"](ours[name])(ours["Vec"](u))
+        agree(got, theirs["jacobian"](theirs[name])(theirs["Vec"](u)))
+        assert got.shape == shape
+        np.testing.assert_allclose(got, numeric_jacobian(ours, ours[name], u), rtol=1e-6,
+                                   atol=1e-9)
+    # and the tensor-Jacobian product, autograd's Jacobian of the contraction
+    tensor = rng.normal(size=(2, 3))
+    got = ours["tensor_jacobian_product"](ours["f_arr"])(ours["Vec"](u), tensor)
+    agree(got, theirs["tensor_jacobian_product"](theirs["f_arr"])(theirs["Vec"](u), tensor))
+    np.testing.assert_allclose(
+        got, np.tensordot(tensor, numeric_jacobian(ours, ours["f_arr"], u), 2), rtol=1e-6)
+
+
+def test_a_jacobian_whose_gradients_numpy_cannot_stack_is_refused_as_in_autograd():
+    u = np.random.default_rng(13).normal(size=3)
+    ours, theirs = both(array=False)
+    with pytest.raises(ValueError, match="cannot reshape"):  # autograd: an object array
+        theirs["jacobian"](theirs["f_vec"])(theirs["Vec"](u))
+    with pytest.raises(TypeError, match=r"^jacobian: .* a Vec is a Vec, which NumPy cannot "
+                                        r"make an array of; define Vec.__array__"):
+        ours["jacobian"](ours["f_vec"])(ours["Vec"](u))
+
+
+def test_a_method_jacobian_or_elementwise_grad_needs_is_named():
+    u = np.random.default_rng(14).normal(size=3)
+    for lib, ns in zip(("chainrule", "autograd"), both(array=True)):
+        class Bare(ns["VecSpace"]):  # the space without ones, standard_basis or shape
+            ones = standard_basis = ns["VSpace"].ones
+
+            def __init__(self, value):
+                pass
+        Bare.standard_basis = ns["VSpace"].standard_basis
+        ns["VSpace"].register(ns["Vec"], Bare)
+        x = ns["Vec"](u)
+        if lib == "autograd":  # its base class asserts
+            for operator in ("elementwise_grad", "jacobian"):
+                with pytest.raises((AssertionError, AttributeError)):
+                    ns[operator](ns["f_vec"])(x)
+            continue
+        with pytest.raises(TypeError, match=r"^Bare: .* must define ones\(\) for "
+                                            r"elementwise_grad"):
+            ns["elementwise_grad"](ns["f_vec"])(x)
+        with pytest.raises(TypeError, match=r"^Bare: .* must define shape for jacobian"):
+            ns["jacobian"](ns["f_vec"])(x)
+        Bare.shape = (3,)
+        with pytest.raises(TypeError, match=r"^Bare: .* must define standard_basis\(\) for "
+                                            r"jacobian"):
+            ns["jacobian"](ns["f_vec"])(x)
+
+
+def test_make_jvp_of_a_vec_carries_tangents_by_the_defjvp_rules():
+    rng = np.random.default_rng(15)
+    u, t = rng.normal(size=(2, 3)), rng.normal(size=(2, 3))
+    ours, theirs = both()
+    h = 1e-6
+    for name in ("f_vec", "f_arr", "f_scalar"):
+        got = ours["make_jvp"](ours[name])(ours["Vec"](u))(ours["Vec"](t))
+        agree(got, theirs["make_jvp"](theirs[name])(theirs["Vec"](u))(theirs["Vec"](t)))
+        agree(ours["make_jvp_of_one"](ours[name], ours["Vec"](u))(ours["Vec"](t)), got)
+        value, tangent = got
+        fun = ours[name]
+        np.testing.assert_allclose(plain(value), plain(fun(ours["Vec"](u))), rtol=1e-15)
+        np.testing.assert_allclose(
+            plain(tangent),
+            (plain(fun(ours["Vec"](u + h * t))) - plain(fun(ours["Vec"](u - h * t)))) / (2 * h),
+            rtol=1e-6)
+    # deriv: autograd's, the tangent along the argument's ones()
+    got = ours["deriv"](ours["f_vec"])(ours["Vec"](u))
+    agree(got, theirs["deriv"](theirs["f_vec"])(theirs["Vec"](u)))
+    np.testing.assert_allclose(got.v, 3 * np.cos(u) + 1, rtol=1e-14)
+
+
+def test_a_primitive_without_a_jvp_rule_is_refused_in_forward_mode():
+    u = np.random.default_rng(16).normal(size=3)
+    for lib, ns in zip(("chainrule", "autograd"), both()):
+        vcube = ns["primitive"](lambda v: ns["Vec"](v.v ** 3))
+        x = ns["Vec"](u)
+        error = NotImplementedError if lib == "autograd" else TypeError
+        with pytest.raises(error, match="JVP of <lambda>" if lib == "autograd"
+                           else "<lambda>: argument 0 needs a forward-mode derivative"):
+            ns["make_jvp"](vcube)(x)(x)
+
+
+def numeric_hessian_along(ns, u, t, h=1e-5):
+    """d/ds grad(f_scalar)(u + s t) at 0, by central differences."""
+    gradient = ns["grad"](ns["f_scalar"])
+    return (gradient(ns["Vec"](u + h * t)).v - gradient(ns["Vec"](u - h * t)).v) / (2 * h)
+
+
+def test_hessian_products_of_a_vec_nest_a_vjp_in_a_vjp():
+    rng = np.random.default_rng(17)
+    u, t = rng.normal(size=(2, 3)), rng.normal(size=(2, 3))
+    ours, theirs = both()  # (autograd's hessian_tensor_product with ARRAY: see below)
+    expected = numeric_hessian_along(ours, u, t)
+    hvp, gradient = ours["make_hvp"](ours["f_scalar"])(ours["Vec"](u))
+    their_hvp, their_gradient = theirs["make_hvp"](theirs["f_scalar"])(theirs["Vec"](u))
+    agree(gradient, their_gradient)
+    agree(hvp(ours["Vec"](t)), their_hvp(theirs["Vec"](t)))
+    np.testing.assert_allclose(hvp(ours["Vec"](t)).v, expected, rtol=1e-6)
+    got = ours["hessian_tensor_product"](ours["f_scalar"])(ours["Vec"](u), ours["Vec"](t))
+    agree(got, theirs["hessian_tensor_product"](theirs["f_scalar"])(theirs["Vec"](u),
+                                                                     theirs["Vec"](t)))
+    np.testing.assert_allclose(got.v, expected, rtol=1e-6)
+
+
+def test_the_hessian_of_a_vec_is_refused_as_in_autograd():
+    # autograd's hessian is jacobian(jacobian(f)): the inner Jacobian is a NumPy array,
+    # stacked from the gradients, which the outer one cannot differentiate back
+    u = np.random.default_rng(18).normal(size=3)
+    for array in (False, True):
+        ours, theirs = both(array)
+        with pytest.raises((ValueError, AttributeError)):
+            theirs["hessian"](theirs["f_scalar"])(theirs["Vec"](u))
+        with pytest.raises(TypeError, match=r"^hessian: not with respect to a Vec .* use "
+                                            r"make_hvp or hessian_tensor_product"):
+            ours["hessian"](ours["f_scalar"])(ours["Vec"](u))
+
+
+def test_grad_and_aux_and_make_ggnvp_of_a_vec():
+    rng = np.random.default_rng(19)
+    u, t = rng.normal(size=3), rng.normal(size=3)
+    ours, theirs = both()
+
+    def with_aux(ns):
+        return lambda x: (ns["f_scalar"](x), ns["to_array"](x) * 2.0)
+    got = ours["grad_and_aux"](with_aux(ours))(ours["Vec"](u))
+    agree(got, theirs["grad_and_aux"](with_aux(theirs))(theirs["Vec"](u)))
+    np.testing.assert_allclose(got[1], 2 * u, rtol=1e-15)
+    assert type(got[1]) is np.ndarray
+    # J^T J t for g = half the sum of squares
+    got = ours["make_ggnvp"](ours["f_arr"])(ours["Vec"](u))(ours["Vec"](t))
+    agree(got, theirs["make_ggnvp"](theirs["f_arr"])(theirs["Vec"](u))(theirs["Vec"](t)))
+    jac = numeric_jacobian(ours, ours["f_arr"], u)
+    np.testing.assert_allclose(got.v, jac.T @ jac @ t, rtol=1e-6)

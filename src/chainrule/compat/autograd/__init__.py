@@ -12,11 +12,14 @@ runs after ``autograd`` is replaced by ``chainrule.autograd`` in its imports.
     array([ 1., -1.])
 
 Thin: every derivative comes from chainrule's transforms and rules. ``argnum`` picks
-the argument to differentiate, as in autograd (an int, or a tuple of ints). ``grad``,
-``value_and_grad`` and ``make_vjp`` also take a value of a vector space of your own
-(``extend.VSpace``), which a trace of its own differentiates (``core.user_vjp``).
+the argument to differentiate, as in autograd (an int, or a tuple of ints). The
+operators also take a value of a vector space of your own (``extend.VSpace``), which a
+trace of its own differentiates (``core.user_vjp``, ``core.user_jvp``), built as
+autograd builds them on its ``make_vjp`` and ``make_jvp``; ``hessian`` refuses one, as
+autograd's does (``make_hvp`` and ``hessian_tensor_product`` take it).
 """
 
+import builtins as _python  # isinstance below is autograd's, which looks through boxes
 import inspect as _inspect
 
 import numpy as _np
@@ -26,8 +29,10 @@ from ...primitive import raw as _raw, shape_of as _shape_of
 from ...transforms import functional as _f, jacobians as _jac
 from . import builtins
 from .builtins import dict, isinstance, list, tuple, type  # noqa: A004
-from .core import (_bools_as_constants, in_user_space as _in_user_space,
-                   user_value_and_grad as _user_value_and_grad, user_vjp as _user_vjp)
+from .core import (_bools_as_constants, _undefined, in_user_space as _in_user_space,
+                   user_jvp as _user_jvp, user_value_and_grad as _user_value_and_grad,
+                   user_vjp as _user_vjp, vspace as _vspace)
+from .tracer import Box as _UserBox
 from .tracer import primitive
 from .wrap_util import get_name as _get_name
 
@@ -76,7 +81,23 @@ def value_and_grad(fun, argnum=0):
 
 def grad_and_aux(fun, argnum=0):
     """For ``fun`` returning ``(value, aux)``: ``(grad of value, aux)``."""
-    return _named("grad_and_aux", fun, argnum)(_f.grad(fun, argnums=argnum, has_aux=True))
+    engine = _f.grad(fun, argnums=argnum, has_aux=True)
+
+    @_named("grad_and_aux", fun, argnum)
+    def gradient_and_aux(*args, **kwargs):
+        if not _in_user_space(args, argnum):
+            return engine(*args, **kwargs)
+        kept = []
+
+        def value(*boxed, **kw):  # aux as a value, without this trace's box
+            out, aux = fun(*boxed, **kw)
+            level = max((b._level for b in boxed if _python.isinstance(b, _UserBox)),
+                        default=0)
+            kept.append(aux._value if _python.isinstance(aux, _UserBox)
+                        and aux._level == level else aux)
+            return out
+        return _user_value_and_grad(value, argnum, args, kwargs)[1], kept[0]
+    return gradient_and_aux
 
 
 def elementwise_grad(fun, argnum=0):
@@ -84,6 +105,11 @@ def elementwise_grad(fun, argnum=0):
     function that works entry by entry (a vector-Jacobian product with ones)."""
     @_named("elementwise_grad", fun, argnum)
     def gradient(*args, **kwargs):
+        if _in_user_space(args, argnum):  # autograd's: the VJP of the result's ones()
+            positions = argnum if isinstance(argnum, tuple) else (argnum,)
+            out, pullback = _user_vjp(fun, args, kwargs, positions)
+            grads = pullback(_vspace(out).ones())
+            return grads if isinstance(argnum, tuple) else grads[0]
         out, pullback = _f.vjp(lambda *a: fun(*a, **kwargs), *args)
         # ones shaped like the output, which may be an outer derivative's value
         cotangents = pullback(_np.ones(_shape_of(out), dtype=_ones_dtype(out)))
@@ -91,7 +117,19 @@ def elementwise_grad(fun, argnum=0):
     return gradient
 
 
-deriv = elementwise_grad
+def deriv(fun, argnum=0):
+    """The derivative along the argument's ``ones()``: for a function that works entry
+    by entry, each entry's derivative (``elementwise_grad``, for numbers and arrays; in
+    forward mode, as autograd's, for a value of a vector space of your own)."""
+    reverse = elementwise_grad(fun, argnum)
+
+    def derivative(*args, **kwargs):
+        if _in_user_space(args, argnum):
+            along = _vspace(args[argnum]).ones()
+            return make_jvp(fun, argnum)(*args, **kwargs)(along)[1]
+        return reverse(*args, **kwargs)
+    derivative.__name__, derivative.__doc__ = reverse.__name__, reverse.__doc__
+    return derivative
 
 
 def _ones_dtype(out):
@@ -100,13 +138,69 @@ def _ones_dtype(out):
 
 
 def jacobian(fun, argnum=0):
-    """The Jacobian, of shape ``out.shape + x.shape``."""
-    return _named("jacobian", fun, argnum)(_jac.jacrev(fun, argnums=argnum))
+    """The Jacobian, of shape ``out.shape + x.shape``. For a value x of a vector space of
+    your own, as autograd's: the gradients for each element of the result's
+    ``standard_basis()``, stacked as NumPy arrays (``np.asarray``: x's type defines
+    ``__array__``) and shaped by the spaces' ``shape``."""
+    engine = _jac.jacrev(fun, argnums=argnum)
+
+    @_named("jacobian", fun, argnum)
+    def jacobian_at(*args, **kwargs):
+        if not _in_user_space(args, argnum):
+            return engine(*args, **kwargs)
+        if isinstance(argnum, tuple):
+            raise TypeError("jacobian: with respect to one value of a vector space of "
+                            "your own at a time (an int argnum), as in autograd")
+        out, pullback = _user_vjp(fun, args, kwargs, (argnum,))
+        x = args[argnum]
+        shape = _space_shape(out, "jacobian") + _space_shape(x, "jacobian")
+        rows = [_as_array(pullback(e)[0], x) for e in _vspace(out).standard_basis()]
+        return _np.reshape(_np.stack(rows), shape)
+    return jacobian_at
+
+
+def _space_shape(value, operation):
+    """The ``shape`` of value's vector space; TypeError naming it where the space has
+    none."""
+    space = _vspace(value)
+    shape = getattr(space, "shape", None)
+    if shape is None:
+        raise _undefined(space, "shape", f"{operation} (the Jacobian's shape is the "
+                                         f"result's shape + the argument's)")
+    return tuple(shape)
+
+
+def _as_array(g, x):
+    """A gradient as the NumPy array a Jacobian stacks; TypeError where its type gives
+    none."""
+    array = None if _python.isinstance(g, _UserBox) else _np.asarray(g)
+    if array is None or array.dtype == object:
+        name = type(x).__name__
+        raise TypeError(f"jacobian: the gradient with respect to a {name} is a "
+                        f"{type(g).__name__}, which NumPy cannot make an array of; define "
+                        f"{name}.__array__ to stack them into a Jacobian")
+    return array
 
 
 def hessian(fun, argnum=0):
-    """The Hessian of a scalar function, of shape ``x.shape + x.shape``."""
-    return _named("hessian", fun, argnum)(_jac.hessian(fun, argnums=argnum))
+    """The Hessian of a scalar function, of shape ``x.shape + x.shape``. Not for a value
+    of a vector space of your own: autograd's, ``jacobian(jacobian(f))``, stacks the
+    inner Jacobian as a NumPy array, which is not an element of the space the outer one
+    differentiates (autograd raises too); ``make_hvp`` and ``hessian_tensor_product``
+    give its products."""
+    engine = _jac.hessian(fun, argnums=argnum)
+
+    @_named("hessian", fun, argnum)
+    def hessian_at(*args, **kwargs):
+        if _in_user_space(args, argnum):
+            names = [type(args[i]).__name__ for i in (
+                argnum if isinstance(argnum, tuple) else (argnum,)) if _in_user_space(args, i)]
+            raise TypeError(f"hessian: not with respect to a {names[0]} (a vector space "
+                            f"of your own), as in autograd, whose Jacobian of a Jacobian "
+                            f"stacks the inner one as an array; use make_hvp or "
+                            f"hessian_tensor_product")
+        return engine(*args, **kwargs)
+    return hessian_at
 
 
 def make_vjp(fun, argnum=0):
@@ -135,6 +229,8 @@ def _of_one(fun, argnum, args, kwargs):
 def make_jvp(fun, argnum=0):
     """``make_jvp(f)(x)(v) -> (f(x), the derivative of f at x along v)``."""
     def maker(*args, **kwargs):
+        if _in_user_space(args, argnum):
+            return lambda tangent: _user_jvp(fun, args, kwargs, argnum, tangent)
         return lambda tangent: _f.jvp(_of_one(fun, argnum, args, kwargs), (args[argnum],),
                                       (tangent,))
     return maker
@@ -147,6 +243,10 @@ def tensor_jacobian_product(fun, argnum=0):
     @_named("tensor_jacobian_product", fun, argnum)
     def product(*args, **kwargs):
         *args, tensor = args
+        if _in_user_space(args, argnum):  # autograd's: the Jacobian of the contraction
+            def contracted_user(*a):
+                return _rules.tensordot(tensor, fun(*a, **kwargs), axes=_np.ndim(tensor))
+            return jacobian(contracted_user, argnum)(*args)
         out, pullback = _f.vjp(_of_one(fun, argnum, args, kwargs), args[argnum])
         out_shape, lead = _np.shape(_raw(out)), _np.ndim(_raw(tensor))
         if _np.shape(_raw(tensor)) == out_shape:
@@ -230,6 +330,9 @@ def _pick(cotangents, argnum):
 
 
 def _contract(a, b):
+    """The sum of a * b; for a value of a vector space of your own, its inner product."""
+    if _in_user_space((a,), 0):
+        return _vspace(a).inner_prod(a, b)
     return _rules.sum(a * b)
 
 

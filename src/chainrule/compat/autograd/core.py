@@ -15,6 +15,8 @@ value of a type registered with ``VSpace.register`` (and ``Box.register``) is
 differentiated by a trace of its own (``tracer.trace``), walked backwards here as
 autograd walks its graph: each operation's VJP rules give its operands' gradients,
 which add up in the operand's vector space (``VSpace.add``, where arrays use ``+``).
+Forward mode (``make_jvp``) is the same trace, each node carrying its value's tangent
+from its operands' tangents by the operation's JVP rules (``user_jvp``).
 """
 
 import numpy as _np
@@ -51,6 +53,8 @@ def make_jvp(fun, x):
     >>> make_jvp(lambda v: v ** 2, 3.0)(1.0)
     (9.0, 6.0)
     """
+    if in_user_space((x,), 0):
+        return lambda v: user_jvp(fun, (x,), {}, 0, v)
     return lambda v: _f.jvp(fun, (x,), (v,))
 
 
@@ -190,13 +194,15 @@ class VSpace:
                                           "not depend on")
 
     def ones(self):
-        raise _undefined(self, "ones()", "its element of ones")
+        raise _undefined(self, "ones()", "elementwise_grad and deriv (the element of ones "
+                                         "they differentiate along)")
 
     def randn(self):
         raise _undefined(self, "randn()", "a random element (autograd's check_grads)")
 
     def standard_basis(self):
-        raise _undefined(self, "standard_basis()", "the basis a Jacobian runs over")
+        raise _undefined(self, "standard_basis()", "jacobian (the basis of the result's "
+                                                   "space it runs over)")
 
     add = _Primitive(lambda self, x, y: self._add(x, y), "add")
     mut_add = _Primitive(lambda self, x, y: self._mut_add(x, y), "mut_add")
@@ -242,6 +248,15 @@ VSpace.inner_prod.defvjp(
     lambda g, ans, vs, x, y: vs.covector(vs.scalar_mul(y, g)),
     lambda g, ans, vs, x, y: vs.covector(vs.scalar_mul(x, g)))
 VSpace.covector.defvjp(None, lambda g, ans, vs, x: vs.covector(g))
+# Their tangents: add passes each operand's tangent on; the others are linear in each
+# argument, so an argument's tangent goes through the operation in its place.
+VSpace.add.defjvp(None, lambda g, ans, vs, x, y: g, lambda g, ans, vs, x, y: g)
+VSpace.mut_add.defjvp(None, lambda g, ans, vs, x, y: g, lambda g, ans, vs, x, y: g)
+VSpace.scalar_mul.defjvp(None, lambda g, ans, vs, x, a: vs.scalar_mul(g, a),
+                         lambda g, ans, vs, x, a: vs.scalar_mul(x, g))
+VSpace.inner_prod.defjvp(None, lambda g, ans, vs, x, y: vs.inner_prod(g, y),
+                         lambda g, ans, vs, x, y: vs.inner_prod(x, g))
+VSpace.covector.defjvp(None, lambda g, ans, vs, x: vs.covector(g))
 
 
 class _ValueSpace(VSpace):
@@ -397,6 +412,20 @@ def user_vjp(fun, args, kwargs, positions):
     return value, pullback
 
 
+def user_jvp(fun, args, kwargs, position, tangent):
+    """``(fun(*args, **kwargs), its tangent)`` for the tangent ``tangent`` of the
+    argument at ``position``, in forward mode: each operation's JVP rules (``defjvp``)
+    give its result's tangent from its operands'. The result's space's ``zeros()`` where
+    it does not depend on the argument."""
+    level = new_level()
+    boxed = list(args)
+    boxed[position] = _start(args[position], level, _JVPNode.new_root(tangent))
+    out = fun(*boxed, **kwargs)
+    if isinstance(out, Box) and out._level == level:
+        return out._value, out._node.g
+    return out, vspace(out).zeros()
+
+
 def user_value_and_grad(fun, argnum, args, kwargs):
     """``(value, gradient)`` of a scalar function, by ``user_vjp``."""
     positions = argnum if type(argnum) is tuple else (argnum,)
@@ -447,6 +476,20 @@ class _VJPNode(Node):
 
     def initialize_root(self):
         self.parents = ()
+
+
+class _JVPNode(Node):
+    """A node of a forward-mode trace: ``g``, the tangent of its value, the sum of what
+    the operation's JVP rules make of its traced operands' tangents."""
+
+    def __init__(self, value, fun, args, kwargs, parent_argnums, parents):
+        prim, self.g = fun.prim, None
+        for parent, argnum in zip(parents, parent_argnums):
+            part = prim.jvp(argnum)(parent.g, value, *args, **kwargs)
+            self.g = part if self.g is None else _added(self.g, part)
+
+    def initialize_root(self, g):
+        self.g = g
 
 
 def _backward(g, end):

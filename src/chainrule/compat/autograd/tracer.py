@@ -35,6 +35,18 @@ class _Primitive(Primitive):
     def __get__(self, instance, owner=None):
         return self if instance is None else types.MethodType(self, instance)
 
+    def __call__(self, *args, **kwargs):
+        # A value of a type registered with Box.register is the user's own, even where it
+        # defines __array__ (as a jacobian with respect to it needs): run here, not
+        # handed on as another library's array.
+        top = max((a for a in args if isinstance(a, _EngineBox)), default=None,
+                  key=lambda a: a._level)
+        if isinstance(top, Box):
+            return top._apply_primitive(self, args, kwargs)
+        if top is None and any(type(a) in Box.type_mappings for a in args):
+            return self.forward(*args, **kwargs)
+        return super().__call__(*args, **kwargs)
+
 
 def primitive(fun):
     """``fun`` as an operation whose rules ``defvjp`` and ``defjvp`` give (a chainrule
