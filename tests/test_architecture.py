@@ -1,7 +1,9 @@
 """The shape of the package: folders that show the layers, imports that run one way.
 
     chainrule/            the engine, flat where a reader starts: graph, modes, origin,
-                          arrays (the namespace rules compute with), primitive, rules/
+                          arrays (the namespace rules compute with), boxes (what an
+                          argument can be) and arguments (what a call does with one)
+                          under primitive (an operation's record and call), rules/
                           (the derivative table, and predicates: the operations with
                           none), methods/ (a Tensor's and a tracer's methods), node,
                           saved, backward, tensor, explain, and libraries (the one door
@@ -130,13 +132,13 @@ def test_a_module_imports_only_its_own_layer_and_those_below(name):
 
 @pytest.mark.parametrize("name", sorted(m for m in GRAPH if m.startswith("chainrule.rules")))
 def test_the_rule_table_imports_no_engine_and_none_of_their_users(name):
-    """A rule reaches arrays through chainrule.arrays and its shape through primitive:
-    nothing of an engine, of cr.jit, or of an array library besides NumPy. (primitive
+    """A rule reaches arrays through chainrule.arrays and its shape through primitive
+    (built on boxes and arguments): nothing of an engine, of cr.jit, or of an array library besides NumPy. (primitive
     hands an array of another library to chainrule.backends through chainrule.libraries,
     which imports it with the first such array: array_api_compat and the library come
     then, not at import time.)"""
-    allowed = {"chainrule.arrays", "chainrule.primitive", "chainrule.rules",
-               "chainrule.libraries"}
+    allowed = {"chainrule.arrays", "chainrule.primitive", "chainrule.boxes",
+               "chainrule.arguments", "chainrule.rules", "chainrule.libraries"}
     reached = {m for m in reachable(name) if not m.startswith(("chainrule.rules.",
                                                                "chainrule.backends"))}
     assert reached <= allowed, sorted(reached - allowed)
@@ -149,6 +151,8 @@ def test_the_rule_table_imports_no_engine_and_none_of_their_users(name):
     ("chainrule.backward", "chainrule.tensor"),
     ("chainrule.backward", "chainrule.transforms.reverse"),
     ("chainrule.scalar.value_ops", "chainrule.scalar.value"),
+    ("chainrule.boxes", "chainrule.arguments"),
+    ("chainrule.arguments", "chainrule.primitive"),
     ("chainrule.primitive", "chainrule.rules.elementwise"),
     ("chainrule.rules.elementwise", "chainrule.tensor"),
     ("chainrule.methods.array", "chainrule.tensor"),
@@ -292,9 +296,9 @@ def test_every_import_in_the_package_names_a_module_at_its_real_path():
     assert not wrong, "import the real path: " + "; ".join(wrong)
 
 
-TOP_LEVEL = {"__init__", "__main__", "arrays", "backward", "explain", "graph", "libraries",
-             "modes", "node", "origin", "pickling", "primitive", "saved", "tensor",
-             "tensor_data"}
+TOP_LEVEL = {"__init__", "__main__", "arguments", "arrays", "backward", "boxes", "explain",
+             "graph", "libraries", "modes", "node", "origin", "pickling", "primitive", "saved",
+             "tensor", "tensor_data"}
 
 
 def test_the_top_level_is_the_engine():

@@ -26,77 +26,28 @@ Who runs what: calling a Primitive on plain arrays and numbers is the forward fu
 and nothing else. Called with a *box* among its arguments (a ``Tensor`` that records a
 graph, a ``Value``, a forward-mode tracer), it hands the call to the box with the
 highest level, which records or propagates what it must and calls the rules.
+
+Where the parts are: what an argument can be (``Box``, ``raw``, ``shape_of``) is in
+``boxes.py``, and what a call does with arguments other than plain arrays and numbers
+(keyword operands, another library's arrays) in ``arguments.py``. This module holds the
+record, its call and the ways to make one, and exports their public names too: every
+rule imports its vocabulary from here.
 """
 
-import itertools
 from collections.abc import Sequence
 from typing import Any, Callable, overload
 
 import numpy as np
 
 from . import libraries
-from .arrays import ARRAYS
+from .arguments import (_batched_param, _cast_first, _foreign_array, _in_keywords,
+                        _operands_by_name, _refuse_foreign, _stacked, objects_refused,
+                        of_a_library, renamed)
+from .boxes import _PLAIN, _SEQUENCES, Box, _boxes_in, ndim_of, new_level, raw, shape_of
 
 __all__ = ["Primitive", "primitive", "elementwise", "Box", "raw", "shape_of", "ndim_of",
            "new_level", "objects_refused", "of_a_library", "Batching", "ENTRYWISE",
            "LEADING_AXES", "along_axis", "refuse_mismatch", "broadcast_mismatch"]
-
-
-class Box:
-    """The base of values that carry more than a number through the operations:
-    ``Value``, ``Tensor``, the forward-mode tracer.
-
-    Each kind defines ``_contents()`` (the number, array or inner box it carries) and
-    the class method ``_apply_primitive(prim, args, kwargs)`` (how it runs an
-    operation). ``_level`` decides which kind handles an operation on several: the
-    highest."""
-
-    __slots__ = ()
-    _level = 0
-    _batched = False  # a batch of cr.vmap: raw() stops there (transforms/batching.py)
-
-
-_levels = itertools.count(1)
-
-
-def new_level():
-    """A level for a transform starting now: one that no earlier call used, and higher
-    than any of the transforms running around it (their calls started before)."""
-    return next(_levels)
-
-
-# Arguments that are never boxes: what rules pass around in an ordinary backward pass.
-# One set lookup per argument keeps a primitive on raw arrays nearly free.
-_PLAIN = frozenset({np.ndarray, float, int, bool, np.float64, np.float32, np.int64,
-                    np.bool_, type(None), slice, str, np.dtype})
-
-
-def raw(x: Any) -> Any:
-    """The plain number or array inside any number of boxes (itself if not boxed).
-
-    Masks (where x > 0, where a tie is) are computed on raw numbers: they are piecewise
-    constant, so they take no part in differentiation. A batch of ``cr.vmap`` is as far
-    as it goes: a mask made from it must stay batched, one per example."""
-    while isinstance(x, Box) and not x._batched:
-        x = x._contents()
-    return x
-
-
-def shape_of(x):
-    """x.shape for arrays, boxes and numbers (an attribute: np.shape is slower), and for
-    a list of boxes, the shape of their stack."""
-    shape = getattr(x, "shape", None)
-    if shape is not None:
-        return tuple(shape)
-    if type(x) in _SEQUENCES and x and _boxes_in(x):
-        return (len(x),) + shape_of(x[0])
-    return np.shape(x)
-
-
-def ndim_of(x):
-    """x.ndim for arrays, boxes and numbers (and a list of boxes, as their stack)."""
-    ndim = getattr(x, "ndim", None)
-    return len(shape_of(x)) if ndim is None else ndim
 
 
 class Batching:
@@ -394,143 +345,6 @@ def broadcast_mismatch(name: str, a: Any, b: Any) -> str | None:
             return (f"{name}: shapes {a_shape} and {b_shape} do not broadcast (axis "
                     f"{axis} has {m} and {n}; sizes must match, or one be 1)")
     return f"{name}: shapes {a_shape} and {b_shape} do not broadcast"
-
-
-def _batched_param(kwargs):
-    """The highest batch of cr.vmap among an operation's parameters (an index computed
-    from batched data): it takes part in choosing the level, as an operand does."""
-    top = None
-    for value in kwargs.values():
-        for part in (value if type(value) is tuple else (value,)):
-            if isinstance(part, Box) and part._batched and \
-                    (top is None or part._level > top._level):
-                top = part
-    return top
-
-
-def _in_keywords(args, kwargs):
-    """An array of another library among an operation's keyword parameters (in a
-    tuple too: getitem's ``index=(slice(None), order)`` of torch's argsort), or None.
-    One the engine wrapped counts only beside a NumPy array, which cannot meet it
-    (NumPy's array indexed by torch's): ``foreign_call`` makes that the library's."""
-    for value in kwargs.values():
-        for part in (value if type(value) is tuple else (value,)):
-            if type(part) not in _PLAIN and not isinstance(part, Box) and (
-                    _foreign_array(part) or libraries.wrapped(part) and any(
-                        type(a) is np.ndarray for a in args)):
-                return part
-    return None
-
-
-def objects_refused(name):
-    """The error of an operation whose result is an array of Python objects (Values,
-    or other objects, inside a NumPy array): it carries no derivative a rule can see."""
-    return TypeError(f"{name}: an argument is a NumPy array of Python objects (Values "
-                     f"inside an array?), which chainrule cannot differentiate through; "
-                     f"use NumPy arrays of numbers or Tensors, or Values alone")
-
-
-def _cast_first(args, kwargs, name):
-    """(args, kwargs) with the first operand cast to ``kwargs["dtype"]``, and dtype gone."""
-    kwargs = dict(kwargs)
-    dtype = kwargs.pop("dtype")
-    if dtype is None or not args:
-        return args, kwargs
-    x = args[0]
-    if _foreign_array(x) and not isinstance(x, Box):
-        raise TypeError(f"{name}: dtype= is NumPy's; cast an array of another library "
-                        f"with its own method first")
-    x = x.astype(dtype) if isinstance(x, (Box, np.ndarray, np.generic)) \
-        else np.asarray(x, dtype=dtype)
-    return (x,) + tuple(args[1:]), kwargs
-
-
-def _foreign_array(x):
-    """Whether x is an array of another library (xarray, pandas, torch...): one that
-    takes part in NumPy's protocols without being an ndarray. Its own arithmetic would
-    wrap chainrule's values, and what came out would be cut from the graph."""
-    if isinstance(x, (np.ndarray, np.generic, type)) or type(x) in ARRAYS:
-        return False  # (a class, np.float32, has the protocols' names too)
-    return any(hasattr(x, name) for name in ("__array_ufunc__", "__array_function__",
-                                             "__array__", "__array_interface__",
-                                             "__array_namespace__"))
-
-
-def of_a_library(x: Any) -> bool:
-    """Whether x is an array of a library the engine runs on besides NumPy (torch,
-    CuPy, Dask: ``chainrule.backends``), which a rule hands on as it is rather than
-    turning it into NumPy's (which would copy a GPU's array, or compute a Dask graph).
-
-    >>> of_a_library(np.ones(2)), of_a_library([True])
-    (False, False)
-    """
-    if not _foreign_array(x):
-        return False
-    return libraries.library_of(x) is not None
-
-
-def _refuse_foreign(name, x):
-    kind = f"{type(x).__module__.split('.')[0]}.{type(x).__qualname__}"
-    return (f"{name}: an argument is a {kind}, an array type chainrule does not "
-            f"differentiate through (the gradient would be lost); convert it to a NumPy "
-            f"array first (np.asarray(x), or its .to_numpy())")
-
-
-def _operands_by_name(args, kwargs, name):
-    """PyTorch's names of an operation's operands, ``input=`` and ``other=``, as the
-    positional arguments they are here (a keyword operand would not be differentiated)."""
-    kwargs = dict(kwargs)
-    if "input" in kwargs:
-        if args:
-            raise TypeError(f"{name}: got input= and a positional operand; give one")
-        args = (kwargs.pop("input"),)
-    if "other" in kwargs:
-        if len(args) != 1:
-            raise TypeError(f"{name}: other= is the second operand; give the first before it")
-        args = args + (kwargs.pop("other"),)
-    return args, kwargs
-
-
-def renamed(kwargs, aliases, name):
-    """kwargs with other names of an argument (``{"dim": "axis"}``) replaced by its own;
-    a TypeError if both are given."""
-    for other, own in aliases.items():
-        if other in kwargs:
-            if own in kwargs:
-                raise TypeError(f"{name}: got both {own}= and {other}= (another name for "
-                                f"it); give one")
-            kwargs = dict(kwargs)
-            kwargs[own] = kwargs.pop(other)
-    return kwargs
-
-
-def _boxes_in(items):
-    """The boxes in a (nested) list or tuple."""
-    found = []
-    for item in items:
-        if type(item) in _PLAIN:  # (a shape's int, an index's slice: neither box nor list)
-            continue
-        if isinstance(item, Box):
-            found.append(item)
-        elif isinstance(item, (list, tuple)):
-            found.extend(_boxes_in(item))
-    return found
-
-
-_SEQUENCES = (list, tuple)
-
-
-def _stacked(arg):
-    """A list (or tuple) that holds boxes, as one box (``_from_list`` of the highest
-    kind)."""
-    boxes = _boxes_in(arg) if type(arg) in _SEQUENCES else None
-    if not boxes:
-        return arg
-    top = max(boxes, key=lambda box: box._level)
-    if not hasattr(top, "_from_list"):
-        raise TypeError(f"a list of {type(top).__name__}s cannot be an array argument; "
-                        f"use Tensors (cr.tensor) for arrays")
-    return top._from_list(arg)
 
 
 # Called with the function, a Primitive; called with only keywords (@primitive(name=...)),
