@@ -303,6 +303,7 @@ VEC = """
     from autograd import (deriv, elementwise_grad, grad, grad_and_aux, hessian,
                           hessian_tensor_product, jacobian, make_ggnvp, make_hvp, make_jvp,
                           make_vjp, tensor_jacobian_product)
+    from autograd.builtins import tuple as atuple
     from autograd.core import make_jvp as make_jvp_of_one
     from autograd.extend import Box, VSpace, defjvp, defvjp, primitive, vspace
 
@@ -583,3 +584,54 @@ def test_grad_and_aux_and_make_ggnvp_of_a_vec():
     agree(got, theirs["make_ggnvp"](theirs["f_arr"])(theirs["Vec"](u))(theirs["Vec"](t)))
     jac = numeric_jacobian(ours, ours["f_arr"], u)
     np.testing.assert_allclose(got.v, jac.T @ jac @ t, rtol=1e-6)
+
+
+def test_a_vec_beside_a_float_and_results_that_are_tuples():
+    rng = np.random.default_rng(20)
+    u, t = rng.normal(size=3), rng.normal(size=3)
+    c, h = 1.7, 1e-6
+    ours, theirs = both(array=True)
+
+    def scaled(ns):
+        return lambda x, k: ns["f_vec"](x) * k
+
+    def run(ns):
+        x, tx = ns["Vec"](u), ns["Vec"](t)
+        both_jvp = ns["make_jvp"](scaled(ns), (0, 1))(x, c)((tx, 0.5))
+        float_jvp = ns["make_jvp"](scaled(ns), 1)(x, c)(1.0)  # the Vec a constant
+        ewg = ns["elementwise_grad"](scaled(ns), (0, 1))(x, c)
+        hvp, _ = ns["make_hvp"](lambda x, k: ns["f_scalar"](x) * k, (0, 1))(x, c)
+        # a tuple of results: autograd's needs its builtins.tuple (Python's is a constant)
+        pair_vjp, pair = ns["make_vjp"](lambda x: ns["atuple"]((ns["vsin"](x),
+                                                                ns["f_scalar"](x))))(x)
+        return both_jvp, float_jvp, ewg, hvp((tx, 0.5)), pair, pair_vjp((tx, 2.0))
+    got = run(ours)
+    agree(got, run(theirs))
+    (_, tangent), (_, along_c), (ewg_x, ewg_c), (hvp_x, hvp_c), _, pair_grad = got
+    vec = ours["Vec"]
+    np.testing.assert_allclose(pair_grad.v, t * np.cos(u) + 2 * ours["grad"](
+        ours["f_scalar"])(vec(u)).v, rtol=1e-14)
+
+    def f(x, k):
+        return 3 * np.sin(x) * k + x * k
+    np.testing.assert_allclose(
+        tangent.v, (f(u + h * t, c + h * 0.5) - f(u - h * t, c - h * 0.5)) / (2 * h), rtol=1e-6)
+    np.testing.assert_allclose(along_c.v, f(u, 1.0), rtol=1e-14)
+    np.testing.assert_allclose([*ewg_x.v, ewg_c], [*(3 * np.cos(u) + 1) * c, f(u, 1.0).sum()],
+                               rtol=1e-13)
+    # the Hessian of k f_scalar(x) along (t, 1/2), by central differences of its gradient
+    grad_both = ours["grad"](lambda x, k: ours["f_scalar"](x) * k, (0, 1))
+    ahead, behind = grad_both(vec(u + h * t), c + h / 2), grad_both(vec(u - h * t), c - h / 2)
+    np.testing.assert_allclose([*hvp_x.v, hvp_c],
+                               (np.array([*ahead[0].v, ahead[1]])
+                                - np.array([*behind[0].v, behind[1]])) / (2 * h), rtol=1e-6)
+
+
+def test_a_jacobian_with_respect_to_a_vec_and_a_float_is_refused_as_in_autograd():
+    u = np.random.default_rng(21).normal(size=3)
+    ours, theirs = both(array=True)
+    with pytest.raises(ValueError, match="inhomogeneous"):
+        theirs["jacobian"](lambda x, k: theirs["f_arr"](x) * k, (0, 1))(theirs["Vec"](u), 2.0)
+    with pytest.raises(TypeError, match=r"^jacobian: with respect to one value of a vector "
+                                        r"space of your own at a time"):
+        ours["jacobian"](lambda x, k: ours["f_arr"](x) * k, (0, 1))(ours["Vec"](u), 2.0)

@@ -229,8 +229,12 @@ def _of_one(fun, argnum, args, kwargs):
 def make_jvp(fun, argnum=0):
     """``make_jvp(f)(x)(v) -> (f(x), the derivative of f at x along v)``."""
     def maker(*args, **kwargs):
-        if _in_user_space(args, argnum):
-            return lambda tangent: _user_jvp(fun, args, kwargs, argnum, tangent)
+        # any value of a user's space, differentiated or not: the tangents may pass
+        # through it (a Vec times a traced float is a Vec's tangent)
+        if _in_user_space(args, tuple(range(len(args)))):
+            if isinstance(argnum, tuple):  # a tuple of tangents
+                return lambda tangents: _user_jvp(fun, args, kwargs, argnum, tangents)
+            return lambda tangent: _user_jvp(fun, args, kwargs, (argnum,), (tangent,))
         return lambda tangent: _f.jvp(_of_one(fun, argnum, args, kwargs), (args[argnum],),
                                       (tangent,))
     return maker

@@ -54,7 +54,7 @@ def make_jvp(fun, x):
     (9.0, 6.0)
     """
     if in_user_space((x,), 0):
-        return lambda v: user_jvp(fun, (x,), {}, 0, v)
+        return lambda v: user_jvp(fun, (x,), {}, (0,), (v,))
     return lambda v: _f.jvp(fun, (x,), (v,))
 
 
@@ -393,37 +393,59 @@ def in_user_space(args, argnum):
 
 def user_vjp(fun, args, kwargs, positions):
     """``(fun(*args, **kwargs), pullback)`` with the arguments at ``positions`` traced:
-    ``pullback(g)`` is the tuple of their gradients for the cotangent g of the result,
-    each an element of its argument's vector space (its ``zeros()`` where the result
-    does not depend on it)."""
+    ``pullback(g)`` is the tuple of their gradients for the cotangent g of the result
+    (a tuple of cotangents for a tuple of results), each an element of its argument's
+    vector space (its ``zeros()`` where the result does not depend on it)."""
     level = new_level()
     roots = [_VJPNode.new_root() for _ in positions]
     boxed = list(args)
     for i, root in zip(positions, roots):
         boxed[i] = _start(args[i], level, root)
-    out = fun(*boxed, **kwargs)
-    end = out._node if isinstance(out, Box) and out._level == level else None
-    value = out._value if end is not None else out
+    value, ends = _opened(fun(*boxed, **kwargs), level)
 
     def pullback(g):
-        arrived = _backward(g, end) if end is not None else {}
+        arrived = _backward(_seeds(g, ends))
         return tuple(_as_argument(arrived[root], args[i]) if root in arrived
                      else vspace(args[i]).zeros() for i, root in zip(positions, roots))
     return value, pullback
 
 
-def user_jvp(fun, args, kwargs, position, tangent):
-    """``(fun(*args, **kwargs), its tangent)`` for the tangent ``tangent`` of the
-    argument at ``position``, in forward mode: each operation's JVP rules (``defjvp``)
-    give its result's tangent from its operands'. The result's space's ``zeros()`` where
-    it does not depend on the argument."""
+def user_jvp(fun, args, kwargs, positions, tangents):
+    """``(fun(*args, **kwargs), its tangent)`` for the tangents of the arguments at
+    ``positions``, in forward mode: each operation's JVP rules (``defjvp``) give its
+    result's tangent from its operands'. The result's space's ``zeros()`` where it does
+    not depend on them; a tuple of tangents for a tuple of results."""
     level = new_level()
     boxed = list(args)
-    boxed[position] = _start(args[position], level, _JVPNode.new_root(tangent))
-    out = fun(*boxed, **kwargs)
+    for i, tangent in zip(positions, tangents):
+        boxed[i] = _start(args[i], level, _JVPNode.new_root(tangent))
+    value, ends = _opened(fun(*boxed, **kwargs), level)
+
+    def tangent_of(value, end):
+        if type(end) is list:
+            return type(value)(tangent_of(v, e) for v, e in zip(value, end))
+        return vspace(value).zeros() if end is None else end.g
+    return value, tangent_of(value, ends)
+
+
+def _opened(out, level):
+    """``(value, ends)``: the result of the trace at ``level`` out of its box and the
+    node it ends at (None where it does not depend on the arguments); for a tuple or
+    list, one of each per element (a list of ends)."""
+    if type(out) in (tuple, list):
+        opened = [_opened(part, level) for part in out]
+        return type(out)(value for value, _ in opened), [end for _, end in opened]
     if isinstance(out, Box) and out._level == level:
-        return out._value, out._node.g
-    return out, vspace(out).zeros()
+        return out._value, out._node
+    return out, None
+
+
+def _seeds(g, ends):
+    """The pairs (node, cotangent) a backward pass starts from: g at the end node, or a
+    tuple's cotangents at its elements' end nodes."""
+    if type(ends) is list:
+        return [seed for part, end in zip(g, ends) for seed in _seeds(part, end)]
+    return [] if ends is None else [(ends, g)]
 
 
 def user_value_and_grad(fun, argnum, args, kwargs):
@@ -492,12 +514,14 @@ class _JVPNode(Node):
         self.g = g
 
 
-def _backward(g, end):
-    """The gradients arriving at the roots of the trace ending at node ``end``, for the
-    cotangent g of its result: ``{root: gradient}``. Each node's VJP rules give its
-    operands' gradients; two reaching one node are added in its vector space."""
-    grads, arrived = {end: g}, {}
-    for node in _toposort(end):
+def _backward(seeds):
+    """The gradients arriving at the roots of a trace for the cotangents ``seeds`` of
+    its end nodes: ``{root: gradient}``. Each node's VJP rules give its operands'
+    gradients; two reaching one node are added in its vector space."""
+    grads, arrived = {}, {}
+    for end, g in seeds:
+        grads[end] = _added(grads[end], g) if end in grads else g
+    for node in _toposort(list(grads)):
         g = grads.pop(node)
         if not node.parents:
             arrived[node] = g
@@ -509,17 +533,17 @@ def _backward(g, end):
     return arrived
 
 
-def _toposort(end):
-    """The nodes of a trace from ``end`` back to its roots, each after every node that
-    reads it."""
-    readers, stack, seen = {}, [end], {end}
+def _toposort(ends):
+    """The nodes of a trace from its end nodes back to its roots, each after every node
+    that reads it."""
+    readers, stack, seen = {}, list(ends), set(ends)
     while stack:
         for parent in stack.pop().parents:
             readers[parent] = readers.get(parent, 0) + 1
             if parent not in seen:
                 seen.add(parent)
                 stack.append(parent)
-    ready = [end]
+    ready = [end for end in ends if end not in readers]
     while ready:
         node = ready.pop()
         yield node

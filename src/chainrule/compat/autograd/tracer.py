@@ -41,10 +41,10 @@ class _Primitive(Primitive):
         # handed on as another library's array.
         top = max((a for a in args if isinstance(a, _EngineBox)), default=None,
                   key=lambda a: a._level)
-        if isinstance(top, Box):
+        if isinstance(top, Box) or any(type(a) in Box.type_mappings for a in args):
+            if top is None:
+                return self.forward(*args, **kwargs)
             return top._apply_primitive(self, args, kwargs)
-        if top is None and any(type(a) in Box.type_mappings for a in args):
-            return self.forward(*args, **kwargs)
         return super().__call__(*args, **kwargs)
 
 
