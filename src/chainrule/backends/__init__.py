@@ -8,7 +8,8 @@ tensor: the rules computed with torch's functions, on its device, in its dtype. 
 * ``foreign.py``: ``ForeignArray`` holds an array of such a library and behaves as an
   ndarray in the rules. NumPy hands it every call a rule makes (as it does cr.jit's
   traced array), and it makes each call in its library's namespace.
-* ``translate.py``: NumPy's calls, as the namespace makes them.
+* ``translate.py``: NumPy's calls, as the namespace makes them: ufuncs in
+  ``ufuncs.py``, functions in ``functions.py`` (the table), ``x[i]`` in ``indexing.py``.
 * ``shims.py``: what the standard lacks (einsum, erf, scatters with repeated indices, tril, ...).
 * ``dask_linalg.py``: NumPy's linear algebra where Dask's is narrower.
 

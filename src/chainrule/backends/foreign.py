@@ -27,7 +27,7 @@ import operator
 import numpy as np
 
 from .. import arrays as xp
-from . import translate
+from . import translate, ufuncs
 
 __all__ = ["ForeignArray"]
 
@@ -51,7 +51,7 @@ def _binary(op, name, arithmetic=True):
         lib = self._lib
         a, b = self._value, lib.take(other, name)
         if arithmetic:
-            a, b = translate.numeric(lib, a, b, divide=name == "divide")
+            a, b = ufuncs.numeric(lib, a, b, divide=name == "divide")
         return lib.wrap(op(a, b))
 
     def reflected(self, other):
@@ -60,7 +60,7 @@ def _binary(op, name, arithmetic=True):
         lib = self._lib
         a, b = lib.take(other, name), self._value
         if arithmetic:
-            a, b = translate.numeric(lib, a, b, divide=name == "divide")
+            a, b = ufuncs.numeric(lib, a, b, divide=name == "divide")
         return lib.wrap(op(a, b))
     return forward, reflected
 
