@@ -4,8 +4,8 @@ against the closed form, dense ``cr.jacfwd`` / ``cr.hessian`` and jitted dense J
 * the 1-D reaction-diffusion residual (tridiagonal, 3 non-zeros a row) at
   n = 1e3, 1e4, 1e5;
 * the 2-D Brusselator's right-hand side on a periodic N x N grid (n = 2 N^2), with
-  greedy colouring and with ``coloring="tabu"`` (N = 32, 64: 10-11 colours -> 8-9, for
-  a search of seconds, counted in "detection and colouring");
+  greedy colouring and with ``coloring="tabu"`` (N = 32, 64, 128: 10-11 colours -> 8,
+  for a search of 0.2, 0.8 and 5 s on one core, counted in "detection and colouring");
 * the extended Rosenbrock function's Hessian (2 x 2 blocks) at n = 1e4, and the
   Hessian of a 2-D energy on a 100 x 100 grid (n = 1e4: the five-point Laplacian plus a
   diagonal), each star-coloured (the default) and acyclically coloured
@@ -298,7 +298,7 @@ def run(size):
                         brusselator_closed(sparse, side), rng.random(2 * side * side), False,
                         repeats, dense_up_to=min(dense_up_to, 2_048), jax_up_to=2_048,
                         jax_problem=_jax_version(brusselator, side))
-    for side in pick(size, (8,), (16,), (32, 64)):  # greedy's colours improved by search
+    for side in pick(size, (8,), (16,), (32, 64, 128)):  # greedy's colours improved by search
         rows += measure(f"Brusselator N={side}, tabu", cr, sparse, brusselator(cr, side),
                         brusselator_closed(sparse, side), rng.random(2 * side * side), False,
                         max(1, repeats // 4), dense_up_to=0, jax_up_to=0,
@@ -346,8 +346,9 @@ def _within_20x(rows):
 def _optimal_colours(rows):
     """The tridiagonal pattern's 3 colours are optimal (3 entries in a row). The
     Brusselator's count is shown beside its lower bound, the most entries in a row (6);
-    for N = 32, 64, 128 a colouring by formula takes 8 (tests/test_sparse_coloring.py),
-    so the optimum lies between 6 and 8."""
+    for N = 32, 64, 128 the optimum is 7: a 7-colouring of the 16 x 16 grid found by tabu
+    search, tiled, colours them, and 6 would need classes of N^2 / 3 columns
+    (tests/test_sparse_tabu_optimum.py). Greedy takes 10-11, ``coloring="tabu"`` 8."""
     name = "w12: colours optimal on the tridiagonal problem (3)"
     found = {r["case"].split(":")[0]: r["colours"] for r in rows if r["workload"] == NAME
              and "colours" in r}

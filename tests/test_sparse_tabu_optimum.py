@@ -91,3 +91,17 @@ def test_the_callers_pattern_and_colours_are_left_as_they_were():
     np.testing.assert_array_equal(pattern.toarray(), before)
     np.testing.assert_array_equal(greedy, colours_before)
     np.testing.assert_array_equal(graph.toarray(), graph_before)
+
+
+def test_seven_colours_are_the_optimum_where_16_divides_n():
+    """A 7-colouring of the 16 x 16 grid, tiled, colours the grids of N = 32, 64, 128;
+    6 colours would give every row each colour once, so each colour class N^2 / 3
+    columns (each column is in 6 rows), not a whole number for these N."""
+    small = brusselator_pattern(16)
+    seven = tabu_search(small.T @ small, column_coloring(small), bound=6, seed=1,
+                        budget=100_000)
+    assert colours(seven) == 7 and columns_are_independent(small, seven)
+    for side in (32, 64, 128):
+        tiled = np.tile(seven.reshape(2, 16, 16), (1, side // 16, side // 16)).reshape(-1)
+        assert columns_are_independent(brusselator_pattern(side), tiled)
+        assert side * side % 3 != 0  # no class of N^2 / 3 columns: 6 is too few
