@@ -21,7 +21,12 @@ For each, ``grad``, ``value_and_grad``, ``hessian`` and ``hvp`` (the ODE: ``jacr
 ``jacfwd``), in:
 
 * ``chainrule``: eager ``cr.grad(f)`` etc., f written with ``chainrule.numpy``;
-* ``chainrule-jit``: ``cr.jit(cr.grad(f))`` etc.;
+* ``chainrule-jit``: ``cr.jit(cr.grad(f))`` etc., as it runs once its program is hot:
+  compiled by Numba where installed (``chainrule.jit.native``; ``compile_native`` does
+  at setup what the 1,000th call would start in the background);
+* ``chainrule-jit-numpy``: the same, its program replayed as NumPy calls (the tier
+  switched off, ``CHAINRULE_NATIVE=0``): what the first 1,000 calls run, and every call
+  without Numba;
 * ``jax-jit``: ``jax.jit(jax.grad(f))`` etc., float64, arguments already on the device;
 * ``torch``: PyTorch eager, fresh leaf tensors and ``backward()`` each call (the Hessian
   by ``torch.autograd.functional.hessian``, the HVP by double backward, the Jacobian by
@@ -53,7 +58,7 @@ from common import interleave, optional, pick, print_targets, row
 
 NAME = "small functions"
 
-LIBS = ("chainrule", "chainrule-jit", "jax-jit", "torch", "torch-func", "autograd", "numpy")
+LIBS = ("chainrule", "chainrule-jit", "chainrule-jit-numpy", "jax-jit", "torch", "torch-func", "autograd", "numpy")
 RTOL = 1e-9
 
 
@@ -239,7 +244,8 @@ PROBLEMS = (f1_problem, log_density_problem, lorenz96_problem, network_problem)
 # Each library: {kind: callable()} for a problem, or a reason it cannot run
 # ---------------------------------------------------------------------------------------
 
-def chainrule_calls(p, jit):
+def chainrule_calls(p, jit, native=True):
+    import os
     import chainrule as cr
     import chainrule.numpy as cnp
     f = p.make(cnp, lambda a: a)
@@ -249,11 +255,22 @@ def chainrule_calls(p, jit):
     calls = {}
     for kind in p.kinds:
         if kind == "hvp":
-            hvp = wrap(lambda x, v: cr.hvp(f, x, v))
-            calls[kind] = lambda hvp=hvp: hvp(p.x, p.v)
+            fn, args = wrap(lambda x, v: cr.hvp(f, x, v)), (p.x, p.v)
         else:
-            fn = wrap(transforms[kind](f))
-            calls[kind] = lambda fn=fn: fn(p.x)
+            fn, args = wrap(transforms[kind](f)), (p.x,)
+        calls[kind] = lambda fn=fn, args=args: fn(*args)
+        if jit:  # traced here, with the compiled tier on or off
+            saved = os.environ.get("CHAINRULE_NATIVE")
+            os.environ["CHAINRULE_NATIVE"] = "1" if native else "0"
+            try:
+                status = fn.compile_native(*args)
+            finally:
+                if saved is None:
+                    del os.environ["CHAINRULE_NATIVE"]
+                else:
+                    os.environ["CHAINRULE_NATIVE"] = saved
+            if native:
+                print(f"  {p.name}, {kind}: {status}", flush=True)
     return calls
 
 
@@ -375,6 +392,7 @@ def missing_libraries():
 BUILDERS = {
     "chainrule": lambda p: chainrule_calls(p, jit=False),
     "chainrule-jit": lambda p: chainrule_calls(p, jit=True),
+    "chainrule-jit-numpy": lambda p: chainrule_calls(p, jit=True, native=False),
     "jax-jit": jax_calls,
     "torch": torch_eager_calls,
     "torch-func": torch_func_calls,

@@ -12,6 +12,11 @@ may flip are put back after each test here:
 * PyTorch's default dtype;
 * chainrule's speed overrides (``chainrule.rules.fused.set_enabled``).
 
+cr.jit's compiled tier (``chainrule.jit.native``) is off for the suite
+(``CHAINRULE_NATIVE=0``): a program replayed a thousand times would otherwise be compiled
+in the background and switch to Numba's numbers (equal but for rounding) at a moment
+that depends on the machine. tests/test_jit_native.py switches it on and checks it.
+
 Random numbers: no test draws from a state another test drew from. A module's ``RNG`` is
 ``seeds_and_tolerances.per_test_generator(...)``, which in a test is that test's own
 generator, seeded by its node id and started here before the test's fixtures are set up;
@@ -38,6 +43,8 @@ import pytest
 import seeds_and_tolerances
 from chainrule.jit.jitted import Jitted
 from chainrule.rules import fused
+
+os.environ.setdefault("CHAINRULE_NATIVE", "0")  # read when a program is built
 
 BUILDS_IN_THE_CHECKOUT = {"test_packaging.py"}
 

@@ -512,10 +512,11 @@ def test_a_protocol_without_a_way_to_put_values_back_raises():
 
 
 def test_one_module_turns_program_data_into_python_and_runs_it():
-    """The passes decide, the code generator writes: no other file of cr.jit execs."""
+    """The passes decide, the code generators write: codegen.py the NumPy replay,
+    native.py the function Numba compiles; no other file of cr.jit execs."""
     folder = Path(blocks.__file__).parent
     execs = sorted(p.name for p in folder.glob("*.py") if "exec(" in p.read_text())
-    assert execs == ["codegen.py"]
+    assert execs == ["codegen.py", "native.py"]
 
 
 # ---------------------------------------------------------------------------------------

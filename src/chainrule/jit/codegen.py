@@ -19,6 +19,7 @@ import numpy as np
 
 from .blocks import by_rows, target
 from .ops import Attribute, Effect, Method, Slot, UFUNC_OF
+from .native import used_inputs
 from .passes import ufunc_of
 from .simplify import cheaper
 from .state import TensorState, is_input
@@ -233,7 +234,26 @@ def _body(program, source, indent):
             continue
         body.append(lines.line(program.ops[i]))
         i += 1
+    if program.native is not None:
+        body = _tiered(program, source, body)
     source.lines.extend(indent + line for line in body or ["pass"])
+
+
+def _tiered(program, source, body):
+    """The lines of a program with a compiled tier (``native.py``): its compiled
+    function where it is ready and takes these arrays; otherwise the NumPy replay,
+    counted, which hands the program to the compiler at its ``after``-th call."""
+    tier = source.constant(program.native)
+    inputs = ", ".join(f"t{n}" for n in used_inputs(program))
+    outs = ", ".join(f"t{n}" for n in program.outputs) + ","
+    return [f"_native = {tier}.run",
+            f"_outs = None if _native is None else _native({inputs})",
+            "if _outs is not None:",
+            f"    {outs} = _outs",
+            "else:",
+            f"    {tier}.calls += 1",
+            f"    if {tier}.calls == {tier}.after: {tier}.start()"] + \
+        ["    " + line for line in body]
 
 
 def _blocked(program, run, lines):

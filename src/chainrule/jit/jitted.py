@@ -35,7 +35,7 @@ import numpy as np
 from .. import arrays as xp
 from .. import libraries
 from ..modes import is_grad_enabled
-from . import guards, loops, randomness
+from . import guards, loops, native, randomness
 from .errors import ValueTracingError, values_refused
 from .state import ByIdentity, ObjectState, TensorState, carries_state, grad_key
 from .codegen import MISS
@@ -204,6 +204,21 @@ class Jitted:
         key = self._signature(args, kwargs)[0]
         entry, _ = self._trace(args, kwargs, key, keep=False)
         return entry.program
+
+    def compile_native(self, *args: Any, **kwargs: Any) -> str:
+        """Compile the program for these arguments now, rather than after its first
+        1,000 replays (``chainrule.jit.native``: Numba, where installed): "compiled"
+        where the compiled function serves the calls from now on, else why not.
+
+        >>> step = cr.jit(cr.grad(f))
+        >>> step.compile_native(x)            # doctest: +SKIP
+        'compiled'
+        """
+        self(*args, **kwargs)  # traced, if it was not
+        entries = self._programs.get(self._signature(args, kwargs)[0]) or ()
+        if not entries:
+            return "not traced: the call ran the function itself"
+        return native.compile_now(entries[-1].program)
 
     # --- the signature ----------------------------------------------------------------
     def _signature(self, args, kwargs):

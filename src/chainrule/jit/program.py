@@ -26,7 +26,7 @@ results are the traced run's to the last bit.
 
 import threading
 
-from . import blocks, broadcasts, codegen, passes, simplify, writes
+from . import blocks, broadcasts, codegen, native, passes, simplify, writes
 
 __all__ = ["Program", "compile_program"]
 
@@ -54,6 +54,7 @@ class Program:
         self.blocks = {}     # index of a run's first call -> blocks.Run
         self.buffers = {}    # slot -> the buffer kept from run to run that holds it
         self.unused = []     # positions of the inputs no call reads
+        self.native = None   # the compiled tier (native.Tier), where it can have one
         self._run = None     # the generated function
         self._lock = threading.Lock()  # the kept buffers are its own: one run at a time
 
@@ -101,5 +102,6 @@ def compile_program(recording, outputs, names=None, replaces=None, destinations=
     scratch = {n for run in program.blocks.values() for n in run.scratch}
     program.buffers = passes.kept_buffers(program, skip=scratch)
     program.unused = passes.unused_inputs(program)
+    program.native = native.tier_for(program)
     program._run = codegen.program_function(program)
     return program
