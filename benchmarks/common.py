@@ -54,8 +54,9 @@ __all__ = [
 
 SIZES = ("tiny", "quick", "full")
 ROW_KEYS = ("workload", "case", "library", "median_s", "min_s", "max_s", "repeats")
-LIBRARIES = ("chainrule", "chainrule-jit", "chainrule-torch", "chainrule-torch-jit",
-             "micrograd", "torch", "torch-func", "numpy", "autograd", "jax", "jax-jit")
+LIBRARIES = ("chainrule", "chainrule-jit", "chainrule-jit-numpy", "chainrule-torch",
+             "chainrule-torch-jit", "micrograd", "torch", "torch-func", "numpy", "autograd",
+             "jax", "jax-jit")
 
 
 def pick(size, tiny, quick, full):
