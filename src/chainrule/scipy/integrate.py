@@ -15,7 +15,10 @@ the backward pass solves the adjoint equations backwards in time,
     da/dt = -a . df/dy,    d(args_bar)/dt = -a . df/dargs,
 
 together with the state itself (solved backwards from each stored y(t_i)), with the
-same method and tolerances; a . df/dy and a . df/dargs are ``cr.vjp`` of ``func`` at
+same method and tolerances, but with every entry of the local error estimate within
+its tolerance: a root mean square over [y, a, args_bar] would let the many entries of
+args_bar (a neural network's weights) hide the error of the few of y and a, and of any
+single entry of args_bar. a . df/dy and a . df/dargs are ``cr.vjp`` of ``func`` at
 each evaluation. Forward mode (``cr.jvp``, ``cr.jacfwd``) solves the sensitivity
 equations du/dt = df/dy u + df/dargs v alongside the state (``cr.jvp`` of ``func``).
 
@@ -65,9 +68,14 @@ def odeint(func: Callable[..., Any], y0: Any, t: Any, *args: Any, rtol: float = 
     >>> round(float(cr.grad(cr.grad(final))(0.5)), 5)        # 4 exp(-2k)
     1.47152
     """
+    return _odeint(func, y0, t, args, dict(rtol=rtol, atol=atol, mxstep=mxstep, hmax=hmax))
+
+
+def _odeint(func, y0, t, args, solve, largest=False):
+    """odeint, its error measured by its largest entry with ``largest`` (see _norm)."""
     times = _checked_times(t)
     system = _System(func, y0, times, args)
-    flat = _operation(system, rtol, atol, mxstep, hmax)(system.pack(y0, t, args))
+    flat = _operation(system, solve, largest)(system.pack(y0, t, args))
     return system.unpack_states(flat)
 
 
@@ -192,9 +200,8 @@ def _carry_derivatives(*values):
     return any(isinstance(value, Box) for value in values)
 
 
-def _operation(system, rtol, atol, mxstep, hmax):
+def _operation(system, solve, largest):
     """The primitive of the packed input [y0, t, args] for this func, with its rules."""
-    solve = dict(rtol=rtol, atol=atol, mxstep=mxstep, hmax=hmax)
     n = system.n
 
     def states(z):
@@ -206,7 +213,8 @@ def _operation(system, rtol, atol, mxstep, hmax):
             found[i] = y
             return y
         found[0] = y0
-        _solve(lambda y, t: system.plain_f(y, t, p), y0, times, arrive, **solve)
+        _solve(lambda y, t: system.plain_f(y, t, p), y0, times, arrive, **solve,
+               largest=largest)
         return found
 
     def adjoint(g, ans, z):
@@ -263,7 +271,8 @@ def _adjoint(system, times, g, ys, z, solve):
     if count == 1:
         t_bar[0] = 0.0  # y(t_0) is y0 wherever t_0 is
         return np.concatenate([g[0], t_bar, np.zeros(len(p))])
-    end = _solve(dynamics, start, -times[::-1], arrive, **solve, backwards=True)
+    end = _solve(dynamics, start, -times[::-1], arrive, **solve, backwards=True,
+                 largest=True)
     return np.concatenate([end[n:2 * n], t_bar, end[2 * n:]])
 
 
@@ -312,8 +321,8 @@ def _adjoint_differentiable(system, g, ys, z, solve):
 
     for i in range(count - 1, 0, -1):
         interval = ops.stack([-times[i], -times[i - 1]])
-        end = odeint(augmented, ops.concatenate([ys[i], a, p_bar]), interval, p,
-                     **solve)[1]
+        end = _odeint(augmented, ops.concatenate([ys[i], a, p_bar]), interval, (p,),
+                      solve, largest=True)[1]
         a, p_bar = end[n:2 * n], end[2 * n:]
         if i == 1:  # moving t_0 shifts the start (see _adjoint)
             t_bars[0] = -ops.sum(a * slopes[0])
@@ -359,11 +368,17 @@ _ERROR = _B - np.array([5179 / 57600, 0.0, 7571 / 16695, 393 / 640, -92097 / 339
                         187 / 2100, 1 / 40])
 
 
-def _norm(x, scale):
-    return float(np.sqrt(np.mean((x / scale) ** 2))) if x.size else 0.0
+def _norm(x, scale, largest=False):
+    """x in units of scale: its root mean square, or with ``largest`` its largest entry
+    (the adjoint's solve, where a mean over its many parameter integrals would hide the
+    error of the few entries of the state and adjoint, and of any single integral)."""
+    if not x.size:
+        return 0.0
+    ratio = np.abs(x / scale)
+    return float(np.max(ratio)) if largest else float(np.sqrt(np.mean(ratio ** 2)))
 
 
-def _dopri_step(rhs, y, slope, t, h, rtol, atol):
+def _dopri_step(rhs, y, slope, t, h, rtol, atol, largest=False):
     """One step: the new state, its slope, and the error estimate in units of the
     tolerance (at most 1: accept)."""
     k = np.empty((7, y.size))
@@ -376,25 +391,27 @@ def _dopri_step(rhs, y, slope, t, h, rtol, atol):
             break
     error = h * (_ERROR @ k)
     scale = atol + rtol * np.maximum(np.abs(y), np.abs(new))
-    return new, k[6], _norm(error, scale)
+    return new, k[6], _norm(error, scale, largest)
 
 
-def _first_step(rhs, y, slope, t, rtol, atol):
+def _first_step(rhs, y, slope, t, rtol, atol, largest=False):
     """A first step whose error should be near the tolerance (Hairer, Norsett and
     Wanner's estimate from the first two derivatives)."""
     scale = atol + rtol * np.abs(y)
-    d0, d1 = _norm(y, scale), _norm(slope, scale)
+    d0, d1 = _norm(y, scale, largest), _norm(slope, scale, largest)
     h0 = 1e-6 if d0 < 1e-5 or d1 < 1e-5 else 0.01 * d0 / d1
-    d2 = _norm(rhs(y + h0 * slope, t + h0) - slope, scale) / h0
+    d2 = _norm(rhs(y + h0 * slope, t + h0) - slope, scale, largest) / h0
     h1 = max(1e-6, h0 * 1e-3) if max(d1, d2) <= 1e-15 else (0.01 / max(d1, d2)) ** 0.2
     return min(100 * h0, h1)
 
 
-def _solve(rhs, state, times, arrive, rtol, atol, mxstep, hmax, backwards=False):
+def _solve(rhs, state, times, arrive, rtol, atol, mxstep, hmax, backwards=False,
+           largest=False):
     """Solve d state/dt = rhs(state, t) from ``state`` at times[0] through the
     increasing ``times``, landing on each. ``arrive(i, state)`` takes the state reached
     at times[i] and gives the one to go on from (a jump, or the same). Returns the last
-    state reached. ``backwards``: the times are -t (the adjoint's), for the errors."""
+    state reached. ``backwards``: the times are -t (the adjoint's), for the errors.
+    ``largest``: each step's error is its largest entry's, not the root mean square."""
     sign, what = (-1.0, " (solving the adjoint backwards)") if backwards else (1.0, "")
     t = float(times[0])
     slope, h = rhs(state, t), None
@@ -408,10 +425,11 @@ def _solve(rhs, state, times, arrive, rtol, atol, mxstep, hmax, backwards=False)
                                  f"small for the tolerances")
             steps += 1
             if h is None:
-                h = _first_step(rhs, state, slope, t, rtol, atol)
+                h = _first_step(rhs, state, slope, t, rtol, atol, largest)
             last = min(h, hmax) >= end - t
             step = end - t if last else min(h, hmax)
-            new, new_slope, ratio = _dopri_step(rhs, state, slope, t, step, rtol, atol)
+            new, new_slope, ratio = _dopri_step(rhs, state, slope, t, step, rtol, atol,
+                                                largest)
             if ratio <= 1.0:
                 t = end if last else t + step
                 state, slope = new, new_slope
