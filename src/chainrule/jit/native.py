@@ -150,11 +150,14 @@ class _Writer:
     def __init__(self, program):
         self.program, self.values = program, program.values
         self.constants = []  # the array constants, passed in as arguments
+        self.inlined = {}    # slot -> its expression, written into its one reader
+        self.folded = _foldable(program)
 
     def expr(self, template):
         kind = type(template)
         if kind is Slot:
-            return f"t{template.n}"
+            inlined = self.inlined.get(template.n)
+            return f"t{template.n}" if inlined is None else inlined
         if kind is bool or template is None:
             return repr(template)
         if kind is int:
@@ -211,6 +214,10 @@ class _Writer:
         fn, args, kwargs = op.fn, op.args, op.kwargs
         arg = [self.expr(a) for a in args] if fn not in (operator.getitem,
                                                          operator.setitem) else None
+        if out in self.folded:  # written where it is read: one loop with its reader
+            self.inlined[out] = arg[0] if getattr(fn, "fills_new_array", False) else \
+                f"({self.call(fn, args, kwargs, arg, out)})"
+            return None
         call = self.call(fn, args, kwargs, arg, out)
         return call if out is None or call.startswith(f"t{out} ") else f"t{out} = {call}"
 
@@ -315,6 +322,52 @@ class _Writer:
         return f"np.ascontiguousarray({expr}).reshape({shape!r})"
 
 
+def _elementwise(op):
+    fn = op.fn
+    if type(op.outs) is not int or op.writes or op.kwargs or not pure(op):
+        return False
+    if isinstance(fn, np.ufunc):
+        return fn in _UFUNCS and len(op.args) == fn.nin
+    return (fn in _INFIX and fn is not operator.matmul) or fn is operator.neg
+
+
+def _foldable(program):
+    """The slots written into the expression that reads them, so that Numba makes one
+    loop of a chain of elementwise calls (its array expressions) rather than a loop and
+    an array per call: the result of an elementwise call that one elementwise call
+    reads, once; and a broadcast copy (``broadcasts.py``, for NumPy's sake) every reader
+    of which is elementwise beside an operand of the copy's whole shape, so that
+    broadcasting makes the same entries. None where the program writes in place."""
+    ops = program.ops
+    if any(op.writes for op in ops):
+        return set()
+    readers = {}
+    for op in ops:
+        for n in op.slots_read():
+            readers.setdefault(n, []).append(op)
+    keep = set(program.outputs)
+    folded = set()
+    for op in ops:
+        n = op.outs
+        if type(n) is not int or n in keep or n not in readers:
+            continue
+        if _elementwise(op) and len(readers[n]) == 1 and _elementwise(readers[n][0]):
+            folded.add(n)
+        elif getattr(op.fn, "fills_new_array", False) and type(op.args[0]) is Slot:
+            shape = np.shape(program.values[n])
+            if all(_elementwise(r) and any(_whole(a, n, shape, program.values)
+                                           for a in r.args) for r in readers[n]):
+                folded.add(n)
+    return folded
+
+
+def _whole(operand, copy, shape, values):
+    """Whether an operand beside a broadcast copy has the copy's whole shape."""
+    if type(operand) is Slot:
+        return operand.n != copy and np.shape(values[operand.n]) == shape
+    return isinstance(operand, np.ndarray) and operand.shape == shape
+
+
 def used_inputs(program):
     """The input slots some call reads or the program returns: the compiled function's
     arguments (a replay lets the others go before it starts)."""
@@ -329,7 +382,7 @@ def kernel_source(program):
     used = used_inputs(program)
     for n in used:
         _check_value(program.values[n])
-    body = [writer.line(op) for op in program.ops]
+    body = [line for line in map(writer.line, program.ops) if line is not None]
     outs = [f"t{n}" for n in program.outputs]
     if not program.ops:
         raise _NotCompiled("nothing to compile: the program makes no call")
