@@ -210,9 +210,10 @@ class Jitted:
         1,000 replays (``chainrule.jit.native``: Numba, where installed): "compiled"
         where the compiled function serves the calls from now on, else why not.
 
-        >>> step = cr.jit(cr.grad(f))
-        >>> step.compile_native(x)            # doctest: +SKIP
-        'compiled'
+        >>> step = cr.jit(cr.grad(lambda x: cr.sum(cr.sin(x) * x)))
+        >>> status = step.compile_native(np.linspace(0.0, 1.0, 5))  # or why not
+        >>> status == "compiled" or status.startswith("not compiled: ")
+        True
         """
         self(*args, **kwargs)  # traced, if it was not
         entries = self._programs.get(self._signature(args, kwargs)[0]) or ()
