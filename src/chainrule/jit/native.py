@@ -8,9 +8,11 @@ second or two, so it is done only for a program that has proved hot:
 
 * when the program is built, ``tier_for`` decides whether it can be compiled at all:
   Numba is installed, ``CHAINRULE_NATIVE`` is not ``0``, every value is a float64 (or
-  bool) array or number, and every call is one this module writes for Numba (``_render``:
-  elementwise arithmetic and functions, sums, reshapes, transposes, basic indexing,
-  matrix products). Anything else, and the program stays NumPy's alone;
+  bool, or int64) array or number, and every call is one this module writes for Numba
+  (``_Writer``: elementwise arithmetic and functions, reductions, reshapes, transposes,
+  basic indexing and gathers, matrix products). Anything else, and the program stays
+  NumPy's alone. A chain of elementwise calls is written as one expression, which
+  Numba compiles to one loop;
 * the replay counts its calls; at the ``after``-th (``CHAINRULE_NATIVE_AFTER``, 1,000 by
   default) a background thread compiles it, while calls go on as NumPy replays;
 * the compiled function is run on the values the trace saw and must give the same
