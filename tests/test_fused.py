@@ -548,14 +548,14 @@ def test_an_embeddings_gradient_is_the_sum_of_the_rows_gradients():
 
 @pytest.mark.parametrize("rows", [1, 32, 64, 65])
 def test_a_float32_layer_of_few_rows_equals_the_plain_product(rows):
-    """fused.linear asks BLAS for (W @ x.T).T where x has few float32 rows (the same
-    products as x @ W.T, in OpenBLAS 1.7x faster at 32 rows): the same numbers, forward
-    and backward, eagerly and replayed by cr.jit, and a result that arithmetic,
-    reshapes and NumPy take like any array."""
+    """fused.linear asks BLAS for (W @ x.T).T where x has few float32 rows and W many
+    (the same products as x @ W.T, in OpenBLAS 1.7x faster at 32 rows): the same
+    numbers, forward and backward, eagerly and replayed by cr.jit, and a result that
+    arithmetic, reshapes and NumPy take like any array."""
     x = RNG.standard_normal((rows, 48)).astype(np.float32)
-    w = RNG.standard_normal((24, 48)).astype(np.float32)
-    b = RNG.standard_normal(24).astype(np.float32)
-    u = RNG.standard_normal((rows, 24)).astype(np.float32)
+    w = RNG.standard_normal((72, 48)).astype(np.float32)  # 64 outputs or more
+    b = RNG.standard_normal(72).astype(np.float32)
+    u = RNG.standard_normal((rows, 72)).astype(np.float32)
 
     def step(x, w, b):
         grads = []
