@@ -19,8 +19,7 @@ import numpy as np
 
 from .blocks import by_rows, target
 from .ops import Attribute, Effect, Method, Slot, UFUNC_OF
-from .native import used_inputs
-from .passes import ufunc_of
+from .passes import ufunc_of, used_inputs
 from .simplify import cheaper
 from .state import TensorState, is_input
 from ..tensor import Tensor

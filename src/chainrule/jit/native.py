@@ -40,7 +40,8 @@ import warnings
 
 import numpy as np
 
-from .ops import Attribute, Method, Slot, pure
+from .ops import UFUNC_OF, Attribute, Method, Slot, pure
+from .passes import ufunc_of, used_inputs
 
 __all__ = ["Tier", "tier_for", "enabled", "compile_now"]
 
@@ -54,9 +55,6 @@ _UFUNCS = frozenset(getattr(np, name) for name in (
     "greater_equal", "equal", "not_equal", "logical_and", "logical_or", "logical_not",
     "isnan", "isinf", "isfinite", "trunc", "rint", "logaddexp", "logaddexp2", "fmax",
     "fmin", "copysign", "deg2rad", "rad2deg", "cbrt", "invert"))
-_INFIX = {operator.add: "+", operator.sub: "-", operator.mul: "*", operator.truediv: "/",
-          operator.pow: "**", operator.matmul: "@", operator.lt: "<", operator.gt: ">",
-          operator.le: "<=", operator.ge: ">=", operator.eq: "==", operator.ne: "!="}
 _AUGMENTED = {operator.iadd: "+=", operator.isub: "-=", operator.imul: "*=",
               operator.itruediv: "/="}
 _DTYPES = (np.dtype(np.float64), np.dtype(np.bool_), np.dtype(np.int64))
@@ -78,9 +76,18 @@ def _numba_installed():
 _numba_installed.found = None
 
 
+def _switched_off():
+    """Why no program is compiled (switched off, Numba missing), or None."""
+    if os.environ.get("CHAINRULE_NATIVE", "1") == "0":
+        return "CHAINRULE_NATIVE=0"
+    if not _numba_installed():
+        return "Numba is not installed (pip install 'chainrule[native]')"
+    return None
+
+
 def enabled():
     """Whether programs may be compiled: Numba installed and ``CHAINRULE_NATIVE`` not 0."""
-    return os.environ.get("CHAINRULE_NATIVE", "1") != "0" and _numba_installed()
+    return _switched_off() is None
 
 
 def after():
@@ -102,10 +109,9 @@ def tier_for(program):
 
 def compile_now(program):
     """Compile a program's tier in this thread: "compiled", or why it is not."""
-    if os.environ.get("CHAINRULE_NATIVE", "1") == "0":
-        return "not compiled: CHAINRULE_NATIVE=0"
-    if not _numba_installed():
-        return "not compiled: Numba is not installed (pip install 'chainrule[native]')"
+    off = _switched_off()
+    if off is not None:
+        return f"not compiled: {off}"
     tier = program.native
     if tier is None:
         reason = "it writes into an array it was given"
@@ -226,13 +232,11 @@ class _Writer:
     def call(self, fn, args, kwargs, arg, out):
         name = getattr(fn, "__name__", None)
         owner = getattr(fn, "__self__", None)
-        if isinstance(fn, np.ufunc) and fn in _UFUNCS and not kwargs and \
-                len(args) == fn.nin:
-            return f"np.{fn.__name__}({', '.join(arg)})"
-        if fn in _INFIX and not kwargs:
-            return f"{arg[0]} {_INFIX[fn]} {arg[1]}"
-        if fn is operator.neg:
-            return f"-{arg[0]}"
+        ufunc = UFUNC_OF.get(fn, fn)  # (an operator: the ufunc it calls)
+        if ufunc in _UFUNCS and not kwargs and len(args) == ufunc.nin:
+            return f"np.{ufunc.__name__}({', '.join(arg)})"
+        if fn is operator.pow and not kwargs:
+            return f"{arg[0]} ** {arg[1]}"
         if fn is operator.invert and type(args[0]) is Slot and \
                 not _is_scalar(self.values[args[0].n]):  # (~ of a Python bool is -2)
             return f"~{arg[0]}"
@@ -257,7 +261,7 @@ class _Writer:
             return f"np.swapaxes({', '.join(arg)})"
         if type(fn) is Attribute and fn.name == "T":
             return f"{arg[0]}.T"
-        if fn is np.matmul and not kwargs:
+        if ufunc is np.matmul and not kwargs:
             return f"{arg[0]} @ {arg[1]}"
         if getattr(fn, "fills_new_array", False):  # broadcasts.broadcast_copy
             shape = self.shape(out)
@@ -325,12 +329,10 @@ class _Writer:
 
 
 def _elementwise(op):
-    fn = op.fn
-    if type(op.outs) is not int or op.writes or op.kwargs or not pure(op):
-        return False
-    if isinstance(fn, np.ufunc):
-        return fn in _UFUNCS and len(op.args) == fn.nin
-    return (fn in _INFIX and fn is not operator.matmul) or fn is operator.neg
+    """A ufunc of one result the tier writes as such (an operator's included)."""
+    fn = ufunc_of(op)
+    return type(op.outs) is int and not op.writes and not op.kwargs and pure(op) and \
+        fn in _UFUNCS and len(op.args) == fn.nin
 
 
 def _foldable(program):
@@ -368,13 +370,6 @@ def _whole(operand, copy, shape, values):
     if type(operand) is Slot:
         return operand.n != copy and np.shape(values[operand.n]) == shape
     return isinstance(operand, np.ndarray) and operand.shape == shape
-
-
-def used_inputs(program):
-    """The input slots some call reads or the program returns: the compiled function's
-    arguments (a replay lets the others go before it starts)."""
-    unused = set(program.unused)
-    return [n for i, n in enumerate(program.inputs) if i not in unused]
 
 
 def kernel_source(program):

@@ -10,7 +10,7 @@ they had while tracing, and returns its decision, which the code generator reads
 * ``views``: the results that may share memory with what the call read;
 * ``in_place``: new values of inputs computed into the input's own array;
 * ``kept_buffers``: temporaries computed into buffers kept from run to run;
-* ``unused_inputs``: the inputs no call reads.
+* ``unused_inputs``: the inputs no call reads (``used_inputs``: the others).
 
 Blocks of rows, the longest pass, is ``blocks.py``.
 
@@ -31,7 +31,7 @@ import numpy as np
 from .ops import UFUNC_OF, pure
 
 __all__ = ["live_calls", "parts", "new_arrays", "views", "sharing", "in_place",
-           "kept_buffers", "unused_inputs", "elementwise", "ufunc_of", "last_uses",
+           "kept_buffers", "unused_inputs", "used_inputs", "elementwise", "ufunc_of", "last_uses",
            "zero_d"]
 
 
@@ -253,6 +253,13 @@ def unused_inputs(program):
         used.update(op.slots_read())
         used.update(op.writes)
     return [i for i, n in enumerate(program.inputs) if n not in used]
+
+
+def used_inputs(program):
+    """The input slots some call reads or the program returns, in order (the compiled
+    tier's arguments: a replay lets the others go before it starts)."""
+    unused = set(program.unused)
+    return [n for i, n in enumerate(program.inputs) if i not in unused]
 
 
 _AUGMENTED_UFUNC = {operator.iadd: np.add, operator.isub: np.subtract,
