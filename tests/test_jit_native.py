@@ -256,3 +256,25 @@ def test_the_kernel_source_is_the_program(tier_on):
     source = tier_of(step).source
     assert source.startswith("def kernel(t0):")
     assert "np.sin(t0)" in source and "np.tanh(t0)" in source and "np.sum(" in source
+
+
+def test_nan_inf_and_signed_zeros_come_out_as_numpy_gives_them(tier_on):
+    """The compiled function on entries the trace never saw: NaN in a max, a maximum
+    and a sign, a logarithm and a square root of negatives, infinities; the same
+    entries as the NumPy replay gives, NaN for NaN."""
+    def f(x, y):
+        return (cnp.max(x) + cnp.maximum(x, y) + cnp.sign(x) * cnp.minimum(x, y)
+                + cnp.log(-x) + cnp.sqrt(-x) + cnp.abs(-0.0 * x))
+    fast = cr.jit(f)
+    x, y = np.array([-1.0, -4.0, -2.0, -3.0]), np.array([0.5, 0.0, 5.0, -1.0])
+    assert fast.compile_native(x, y) == "compiled"
+    odd_x = np.array([1.0, np.nan, -0.0, -np.inf])
+    odd_y = np.array([np.nan, 0.0, np.inf, -np.inf])
+    with np.errstate(all="ignore"):
+        replay = cr.jit(f)
+        with pytest.MonkeyPatch.context() as patch:  # the same program, NumPy's replay
+            patch.setenv("CHAINRULE_NATIVE", "0")
+            expected = replay(odd_x, odd_y)
+        got = fast(odd_x, odd_y)
+    assert tier_of(fast).state == "ready"
+    np.testing.assert_array_equal(got, expected)  # (NaN where NaN)
