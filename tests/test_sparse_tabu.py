@@ -1,19 +1,24 @@
 """Fewer colours by tabu search (``coloring="tabu"``, chainrule/sparse/tabu.py): a greedy
 colouring improved, never made improper, and the Jacobian's values unchanged.
 
-The 2-D Brusselator at N = 32 goes from greedy's 10 colours to 8 (a colouring by formula
-gives 8 there; the lower bound, the most entries in a row, is 6); a band stays at its
-optimal 3 without a search; random graphs and the random sparse programs of
+The 2-D Brusselator at N = 32 goes from greedy's 10 colours to the optimal 7 (found on a
+folded copy of its grid, chainrule/sparse/periodic.py; the lower bound is 7, as 6 in
+every row and column cannot make classes that meet each of the 2 N^2 rows once); a band
+stays at its optimal 3 without a search; random graphs and the random sparse programs of
 tests/test_sparse_derivatives.py keep proper colourings with no more colours than
 greedy, and values equal to the dense Jacobian, eager and under cr.jit."""
 
+import random
+
 import numpy as np
 import pytest
+import scipy.sparse as sparse
 
 import chainrule as cr
 from chainrule.sparse import evaluate
 from chainrule.sparse.coloring import column_coloring, columns_are_independent
-from chainrule.sparse.tabu import fewer_column_colours, tabu_search
+from chainrule.sparse.periodic import digit_shifts, fold, periodic_colouring
+from chainrule.sparse.tabu import _descend, fewer_column_colours, lower_bound, tabu_search
 from test_sparse_derivatives import _assert_equal_to_dense, _dense_jacobian, \
     _random_program, brusselator
 
@@ -49,14 +54,14 @@ def test_random_graphs_keep_a_proper_colouring_with_no_more_colours(seed):
 
 
 @pytest.mark.slow
-def test_the_brusselator_takes_eight_colours_instead_of_ten():
+def test_the_brusselator_takes_seven_colours_instead_of_ten():
     side = 32
     f = lambda x: brusselator(x, side)  # noqa: E731
     x = np.random.default_rng(0).random(2 * side * side)
     pattern = evaluate._checked_pattern(cr.jacobian_sparsity(f)(x), None, "", "")
     assert evaluate._jacobian_plan(pattern, "forward").ncolors == 10
     plan = evaluate._jacobian_plan(pattern, "forward", "tabu")
-    assert plan.ncolors == 8
+    assert plan.ncolors == 7
     jacobian = cr.sparse_jacobian(f, sparsity=pattern, coloring="tabu")
     dense = np.asarray(cr.jacfwd(f)(x))
     _assert_equal_to_dense(jacobian(x), dense)
@@ -107,3 +112,69 @@ def test_the_callers_graph_is_left_as_it_was():
     before = graph.toarray().copy()
     tabu_search(graph, np.array([0, 1, 2, 0, 1, 2]), bound=2)
     np.testing.assert_array_equal(graph.toarray(), before)
+
+
+def test_the_lower_bound_is_the_largest_row_or_one_more_where_it_cannot_be_enough():
+    odd = ring(7) + np.eye(7)  # 3 a row and a column, 7 rows: classes cannot meet each
+    assert lower_bound(odd) == 4
+    assert lower_bound(ring(6) + np.eye(6)) == 3  # (0, 1, 2, 0, 1, 2)
+    assert lower_bound(np.eye(5)) == 1
+    uneven = np.triu(np.ones((5, 5)))  # rows of 5, 4, ... entries: the largest row
+    assert lower_bound(uneven) == 5
+    assert lower_bound(np.zeros((3, 3))) == 0
+    for pattern in (odd, ring(6) + np.eye(6)):
+        found = fewer_column_colours(pattern, column_coloring(pattern))
+        assert found.max() + 1 == lower_bound(pattern)
+
+
+def torus(rows, cols):
+    """The five-point stencil on a periodic rows x cols grid, C order."""
+    def cycle(k):
+        return sparse.csr_array(ring(k).astype(bool)) if k > 2 else \
+            sparse.csr_array(np.ones((k, k), dtype=bool) ^ np.eye(k, dtype=bool))
+    return sparse.csr_array(sparse.kron(cycle(rows), sparse.identity(cols))
+                            + sparse.kron(sparse.identity(rows), cycle(cols))
+                            + sparse.identity(rows * cols), dtype=bool)
+
+
+def test_digit_shifts_are_the_axes_of_a_periodic_grid():
+    pattern = torus(12, 10)  # index 10 * i + j
+    graph = sparse.csr_array(pattern.T @ pattern, dtype=bool)
+    graph.setdiag(False)
+    graph.eliminate_zeros()
+    graph.sort_indices()
+    shifts = digit_shifts(graph, random.Random(0))
+    assert [(stride, radix) for stride, radix, _ in shifts] == [(10, 12), (1, 10)]
+    assert all(share == 1.0 for _, _, share in shifts)
+    image, first = fold(120, shifts, [4, 5])  # periods 4 along i, 5 along j
+    assert len(first) == 20 and image.max() == 19
+    np.testing.assert_array_equal(image.reshape(12, 10)[4:8, 5:10],
+                                  image.reshape(12, 10)[:4, :5])
+    rng = np.random.default_rng(0)
+    unordered = sparse.csr_array(rng.random((60, 60)) < 0.05)
+    unordered = sparse.csr_array(unordered + unordered.T, dtype=bool)
+    unordered.setdiag(False)
+    unordered.eliminate_zeros()
+    unordered.sort_indices()
+    assert digit_shifts(unordered, random.Random(0)) == []
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_lifted_colouring_is_proper_where_the_grid_is_not_periodic(seed):
+    """On a grid without wrap-around a shift maps most edges, not all; the quotient holds
+    every edge's image, so its colouring lifted is proper all the same."""
+    side = 10  # the periodic 5-colourings, (i + 2j) mod 5, repeat with period 5
+    line = np.eye(side, k=1) + np.eye(side, k=-1)
+    stencil = sparse.csr_array(sparse.kron(line, np.eye(side)) + sparse.kron(np.eye(side), line)
+                               + np.eye(side * side), dtype=bool)
+    graph = sparse.csr_array(stencil.T @ stencil, dtype=bool)
+    graph.setdiag(False)
+    graph.eliminate_zeros()
+    graph.sort_indices()
+    rng = random.Random(seed)
+    greedy = column_coloring(stencil)
+    lifted = periodic_colouring(
+        graph, np.full(side * side, 20), 5,
+        lambda near, start, bound: _descend(near, np.array(start), bound, 20_000, rng), rng)
+    assert lifted is not None and lifted.max() + 1 == 5 <= greedy.max() + 1
+    assert columns_are_independent(stencil, lifted)

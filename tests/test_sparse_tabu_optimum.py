@@ -1,13 +1,16 @@
-"""Tabu search (chainrule/sparse/tabu.py) reaches 8 colours on the 2-D Brusselator's
-column pattern at N = 64 and 128, where greedy colourings take 10-11: for the default
-seed and five others, with a valid colouring, the same colours for a seed on every run,
-and the caller's arrays untouched. (The optimum there is 7: a 7-colouring of the 16 x 16
-grid, tiled, colours these, and 6 would need every row to hold each colour once, so
-classes of N^2 / 3 columns; tabu finds 7 at N = 16 but within its default budget not at
-N >= 32. The tests take 7 as a pass too.)
+"""Tabu search (chainrule/sparse/tabu.py) reaches the optimal 7 colours on the 2-D
+Brusselator's column pattern at N = 32, 64 and 128, where greedy colourings take 10-11:
+for seeds 0-5, with a valid colouring, the same colours for a seed on every run, and the
+caller's arrays untouched. 7 is optimal there: 6 would need every row to hold each
+colour once, so classes of N^2 / 3 columns (``lower_bound`` says 7, from the pattern),
+and a 7-colouring of the 16 x 16 grid, tiled, colours these grids. The search finds it
+on a folded copy of the grid (chainrule/sparse/periodic.py); where 3 divides N it finds
+6, the lower bound.
 
 The pattern is built from its formula with scipy.sparse (tracing the function at
 N = 128 takes longer than the search); the first test checks it against the traced one."""
+
+import functools
 
 import numpy as np
 import pytest
@@ -15,7 +18,7 @@ import scipy.sparse as sparse
 
 import chainrule as cr
 from chainrule.sparse.coloring import column_coloring, columns_are_independent
-from chainrule.sparse.tabu import fewer_column_colours, tabu_search
+from chainrule.sparse.tabu import fewer_column_colours, lower_bound, tabu_search
 from test_sparse_derivatives import brusselator
 
 
@@ -32,6 +35,11 @@ def brusselator_pattern(side):
                             dtype=bool)
 
 
+@functools.cache
+def brusselator_greedy_128():
+    return column_coloring(brusselator_pattern(128))
+
+
 def colours(colors):
     return int(np.max(colors)) + 1
 
@@ -44,39 +52,51 @@ def test_the_pattern_is_the_traced_brusselators():
                                   brusselator_pattern(side).toarray())
 
 
-def test_the_brusselator_at_n_64_takes_eight_colours():
-    pattern = brusselator_pattern(64)
+@pytest.mark.parametrize("side", [32, 64])
+@pytest.mark.parametrize("seed", range(6))
+def test_the_brusselator_takes_its_optimal_seven_colours(side, seed):
+    pattern = brusselator_pattern(side)
     greedy = column_coloring(pattern)
     assert colours(greedy) >= 10
-    found = fewer_column_colours(pattern, greedy)
-    assert colours(found) in (7, 8)
+    assert lower_bound(pattern) == 7  # 6 in every row and column, 2 N^2 rows
+    found = fewer_column_colours(pattern, greedy, seed=seed)
+    assert colours(found) == 7
     assert columns_are_independent(pattern, found)
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
-def test_other_seeds_take_eight_colours_too(seed):
-    pattern = brusselator_pattern(64)
-    graph = pattern.T @ pattern
-    found = tabu_search(graph, column_coloring(pattern), bound=6, seed=seed)
-    assert colours(found) in (7, 8)
-    assert columns_are_independent(pattern, found)
-
-
-@pytest.mark.slow
-def test_the_brusselator_at_n_128_takes_eight_colours():
+@pytest.mark.parametrize("seed", range(6))
+def test_the_brusselator_at_n_128_takes_seven_colours(seed):
     pattern = brusselator_pattern(128)
-    found = fewer_column_colours(pattern, column_coloring(pattern))
-    assert colours(found) in (7, 8)
+    found = fewer_column_colours(pattern, brusselator_greedy_128(), seed=seed)
+    assert colours(found) == 7
     assert columns_are_independent(pattern, found)
+
+
+@pytest.mark.parametrize("side", [24, 48])
+def test_six_colours_where_3_divides_n(side):
+    """(i + 2j) mod 6, and v's colours u's plus 3, colour these grids with 6: the
+    lower bound, reached from the pattern."""
+    pattern = brusselator_pattern(side)
+    assert lower_bound(pattern) == 6
+    found = fewer_column_colours(pattern, column_coloring(pattern))
+    assert colours(found) == 6 and columns_are_independent(pattern, found)
 
 
 def test_a_seed_gives_the_same_colours_on_every_run():
     pattern = brusselator_pattern(32)
-    graph = pattern.T @ pattern
     greedy = column_coloring(pattern)
-    first = tabu_search(graph, greedy, bound=6, seed=7)
-    np.testing.assert_array_equal(first, tabu_search(graph, greedy, bound=6, seed=7))
-    assert colours(first) in (7, 8)
+    first = fewer_column_colours(pattern, greedy, seed=7)
+    np.testing.assert_array_equal(first, fewer_column_colours(pattern, greedy, seed=7))
+    assert colours(first) == 7
+
+
+def test_tabu_search_with_a_lower_bound_below_the_optimum_still_finds_seven():
+    """Told only the largest row (6), the search on the folded copies finds 7, and the
+    search for 6 on the whole graph ends by its budget."""
+    pattern = brusselator_pattern(32)
+    found = tabu_search(pattern.T @ pattern, column_coloring(pattern), bound=6, seed=3,
+                        budget=20_000)
+    assert colours(found) == 7 and columns_are_independent(pattern, found)
 
 
 def test_the_callers_pattern_and_colours_are_left_as_they_were():
@@ -86,7 +106,7 @@ def test_the_callers_pattern_and_colours_are_left_as_they_were():
     graph = pattern.T @ pattern
     graph_before = graph.toarray().copy()
     found = fewer_column_colours(pattern, greedy)
-    tabu_search(graph, greedy, bound=6, seed=1)
+    tabu_search(graph, greedy, bound=7, seed=1)
     assert colours(found) < colours(greedy)
     np.testing.assert_array_equal(pattern.toarray(), before)
     np.testing.assert_array_equal(greedy, colours_before)
@@ -98,10 +118,10 @@ def test_seven_colours_are_the_optimum_where_16_divides_n():
     6 colours would give every row each colour once, so each colour class N^2 / 3
     columns (each column is in 6 rows), not a whole number for these N."""
     small = brusselator_pattern(16)
-    seven = tabu_search(small.T @ small, column_coloring(small), bound=6, seed=1,
-                        budget=100_000)
+    seven = fewer_column_colours(small, column_coloring(small), seed=1)
     assert colours(seven) == 7 and columns_are_independent(small, seven)
     for side in (32, 64, 128):
         tiled = np.tile(seven.reshape(2, 16, 16), (1, side // 16, side // 16)).reshape(-1)
         assert columns_are_independent(brusselator_pattern(side), tiled)
         assert side * side % 3 != 0  # no class of N^2 / 3 columns: 6 is too few
+        assert lower_bound(brusselator_pattern(side)) == 7
