@@ -66,6 +66,7 @@ def small_blocks(monkeypatch):
     (a ragged last block included), so that every program with such a run has it."""
     monkeypatch.setattr(blocks, "_BLOCKED_FROM", 0)
     monkeypatch.setattr(blocks, "_BLOCK_BYTES", 300)
+    monkeypatch.setattr(blocks, "_SHORTEST_RUN", 2)
 
 
 # ---------------------------------------------------------------------------------------

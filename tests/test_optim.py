@@ -662,6 +662,7 @@ def blocks(request, monkeypatch):
     if request.param:
         monkeypatch.setattr(jit_blocks, "_BLOCKED_FROM", 0)
         monkeypatch.setattr(jit_blocks, "_BLOCK_BYTES", 300)
+        monkeypatch.setattr(jit_blocks, "_SHORTEST_RUN", 2)
 
 
 @pytest.mark.parametrize("name, cr_class, torch_class, kwargs", JIT_CONFIGS,

@@ -18,6 +18,12 @@ __all__ = ["Run", "row_blocks", "by_rows", "target"]
 
 _BLOCK_BYTES = 128 * 1024   # a block: a small part of a core's cache (1-2 MB of L2)
 _BLOCKED_FROM = 512 * 1024  # smaller arrays stay in cache from one call to the next
+# A run of two calls (a bias and a ReLU, a ReLU's mask and its product, SGD's lr * g and
+# p -= that) stays whole: the second call finds enough of the first one's result in the
+# last-level cache, and a block's calls cost more than the misses they save (measured on
+# the MLP steps of benchmarks/w3_tensor_mlp.py: 1-5% slower by blocks). Adam's dozen
+# calls gain.
+_SHORTEST_RUN = 3
 
 
 class Run:
@@ -77,8 +83,9 @@ def _on_numbers(op, values):
 
 
 def row_blocks(program):
-    """{index of its first call: Run} for each run of two or more elementwise calls on
-    arrays of one shape, of at least _BLOCKED_FROM bytes, that can run by blocks."""
+    """{index of its first call: Run} for each run of at least _SHORTEST_RUN elementwise
+    calls on arrays of one shape, of at least _BLOCKED_FROM bytes, that can run by
+    blocks."""
     ops, values = program.ops, program.values
     runs, i = {}, 0
     while i < len(ops):
@@ -113,7 +120,7 @@ def _plan_run(program, members, hoisted, shape):
     targets = [target(ops[k]) for k in members]
     itemsize = max(values[n].dtype.itemsize for n in targets)
     row_bytes = itemsize * int(np.prod(shape[1:], dtype=np.int64))
-    if len(members) < 2 or row_bytes * shape[0] < _BLOCKED_FROM:
+    if len(members) < _SHORTEST_RUN or row_bytes * shape[0] < _BLOCKED_FROM:
         return None
     # What the run writes may share memory with nothing else it reads: a transposed
     # view of a matrix it updates would be read at other places than written, and a
