@@ -17,7 +17,7 @@ import scipy.sparse as sparse
 import chainrule as cr
 from chainrule.sparse import evaluate
 from chainrule.sparse.coloring import column_coloring, columns_are_independent
-from chainrule.sparse.periodic import digit_shifts, fold, periodic_colouring
+from chainrule.sparse.periodic import _quotient, digit_shifts, fold
 from chainrule.sparse.tabu import _descend, fewer_column_colours, lower_bound, tabu_search
 from test_sparse_derivatives import _assert_equal_to_dense, _dense_jacobian, \
     _random_program, brusselator
@@ -161,8 +161,9 @@ def test_digit_shifts_are_the_axes_of_a_periodic_grid():
 
 @pytest.mark.parametrize("seed", range(4))
 def test_a_lifted_colouring_is_proper_where_the_grid_is_not_periodic(seed):
-    """On a grid without wrap-around a shift maps most edges, not all; the quotient holds
-    every edge's image, so its colouring lifted is proper all the same."""
+    """On a grid without wrap-around a shift along an axis maps most edges, not all
+    (``digit_shifts`` keeps none); folded along both axes all the same, the quotient
+    holds every edge's image, so its colouring lifted is proper."""
     side = 10  # the periodic 5-colourings, (i + 2j) mod 5, repeat with period 5
     line = np.eye(side, k=1) + np.eye(side, k=-1)
     stencil = sparse.csr_array(sparse.kron(line, np.eye(side)) + sparse.kron(np.eye(side), line)
@@ -172,9 +173,11 @@ def test_a_lifted_colouring_is_proper_where_the_grid_is_not_periodic(seed):
     graph.eliminate_zeros()
     graph.sort_indices()
     rng = random.Random(seed)
-    greedy = column_coloring(stencil)
-    lifted = periodic_colouring(
-        graph, np.full(side * side, 20), 5,
-        lambda near, start, bound: _descend(near, np.array(start), bound, 20_000, rng), rng)
-    assert lifted is not None and lifted.max() + 1 == 5 <= greedy.max() + 1
-    assert columns_are_independent(stencil, lifted)
+    assert digit_shifts(graph, rng) == []
+    image, first = fold(side * side, [(side, side, 1.0), (1, side, 1.0)], [5, 5])
+    neighbours = _quotient(graph, image, len(first))
+    assert len(neighbours) == 25
+    quotient = _descend(neighbours, np.arange(25), 5, 20_000, rng)
+    lifted = quotient[image]
+    assert lifted.max() + 1 == 5 and columns_are_independent(stencil, lifted)
+    assert _quotient(graph, fold(side * side, [(1, side, 1.0)], [2])[0], 20) is None  # a loop

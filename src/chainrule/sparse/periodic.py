@@ -6,7 +6,10 @@ or N1 x N2 x fields). A translation by one step along one axis of such an array 
 *digit shift* of the flat index: write ``j = (a * radix + d) * stride + b`` with
 ``0 <= d < radix`` and ``0 <= b < stride``; the shift sends d to ``(d + 1) % radix``.
 ``digit_shifts`` tries every ``(stride, radix)`` that divides the number of vertices
-and keeps those that map almost every edge of the graph (a sample of them) to an edge.
+and keeps those that map every edge of a sample of the graph's edges to an edge. (A
+shift that maps most edges, not all, is not kept: on a grid without wrap-around the
+shares of the grid's axes, of a shift by one along the flat index and of coarse shifts
+by a block of rows come within a sampling error of each other.)
 
 Folding a digit to a period p (a divisor of its radix) sends d to ``d % p``; folding
 several digits maps the graph onto a *quotient* of ``n / prod(radix / p)`` vertices,
@@ -35,7 +38,7 @@ import numpy as np
 __all__ = ["digit_shifts", "fold", "periodic_colouring"]
 
 SAMPLE = 2_000  # edges checked for each candidate shift
-KEPT = 0.9  # the share of the sample a shift must map to edges
+KEPT = 1.0  # the share of the sample a shift must map to edges
 LARGEST = 4_096  # the most vertices in a quotient searched
 
 
