@@ -6,7 +6,7 @@ a linear system, least squares' pseudo-inverse) and against central differences 
 problem solved again, to second order; forward and reverse mode agree; vmap solves
 once per example; cr.jit solves at every call. Where the answer is not a root of the
 optimality conditions (no convergence), or the function
-closes over values batched by two vmaps, differentiating raises. A value the function
+computes apart from x on values batched by two vmaps, differentiating raises. A value the function
 closes over is differentiated as if it were passed in args."""
 
 import numpy as np
@@ -394,25 +394,31 @@ def test_vmap_over_args_or_over_a_closed_over_value_solves_each_example():
                                np.diag([cr.grad(closing)(a) for a in a_s]), atol=1e-12)
 
 
-def test_values_closed_over_from_two_vmaps_are_refused_in_one_line():
+def test_values_closed_over_from_two_vmaps_solve_each_example():
     def solution(a, c):                 # a and c closed over, batched by two vmaps
-        return opt.root(lambda x: x ** 3 + a * x - c, np.ones(1)).x[0]
+        return opt.root(lambda x: x ** 3 + a * x - c, np.ones(1), tol=1e-14).x[0]
 
-    with pytest.raises(TypeError, match=r"root: the function closes over values batched "
-                                        r"by two vmaps.* pass them in args="):
-        cr.vmap(lambda a: cr.vmap(lambda c: solution(a, c))(np.array([5.0, 6.0])))(
-            np.array([1.0, 2.0]))
+    a_s, c_s = np.array([1.0, 2.0]), np.array([5.0, 6.0])
+    np.testing.assert_allclose(
+        cr.vmap(lambda a: cr.vmap(lambda c: solution(a, c))(c_s))(a_s),
+        [[solution(a, c) for c in c_s] for a in a_s], rtol=1e-12)
+    derived = lambda a, c: opt.root(lambda x: x ** 3 + cr.sin(a) * x - c,  # noqa: E731
+                                    np.ones(1)).x[0]
+    with pytest.raises(TypeError, match=r"root: the function computes, apart from its "
+                                        r"arguments, on values it closes over that are "
+                                        r"batched by two vmaps.* pass them in args="):
+        cr.vmap(lambda a: cr.vmap(lambda c: derived(a, c))(c_s))(a_s)
 
 
-def test_a_value_traced_by_jit_closed_over_is_refused_and_passed_in_args_works():
+def test_a_value_traced_by_jit_closed_over_solves_as_passed_in_args():
     passed = lambda a: opt.root(lambda x, a: x ** 3 - a * x - 2 * a, np.full(1, 2.0),  # noqa: E731
                                 args=(a,)).x[0]
     closed = lambda a: opt.root(lambda x: x ** 3 - a * x - 2 * a,  # noqa: E731
                                 np.full(1, 2.0)).x[0]
-    np.testing.assert_allclose(cr.jit(passed)(4.0), closed(4.0), rtol=1e-12)
-    with pytest.raises(TypeError, match=r"root: under cr.jit, the function closes over a "
-                                        r"value traced by cr.jit.* pass that value in args="):
-        cr.jit(closed)(4.0)
+    jitted = cr.jit(closed)
+    for a in (4.0, 6.0):  # each call solves with its own a
+        np.testing.assert_allclose(cr.jit(passed)(a), closed(a), rtol=1e-12)
+        np.testing.assert_allclose(jitted(a), closed(a), rtol=1e-12)
 
 
 def test_the_callers_own_derivatives_go_to_scipy_and_ours_to_the_implicit_rule():

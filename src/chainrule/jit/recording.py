@@ -18,6 +18,8 @@ the traced array (``traced.py``) answers NumPy, and the calls as data are ``ops.
 """
 
 import itertools
+import threading
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -28,7 +30,53 @@ from .ops import Effect, Op, Slot
 from .randomness import RUNS_A_CALL
 from .traced import Traced, _values
 
-__all__ = ["Recording"]
+__all__ = ["Recording", "standing_in"]
+
+
+class _StandIns(threading.local):
+    hooks: tuple = ()
+
+
+_stand_ins = _StandIns()
+_NOT_STOOD_IN = object()
+
+
+@contextmanager
+def standing_in(hook):
+    """While it is open, a call on traced values for each of which ``hook(traced)``
+    gives numbers (not None) is computed on those numbers and not recorded: a solver
+    replaying inside a program (``chainrule/transforms/implicit.py``) reruns a function
+    that closes over traced values, with each call's numbers of them, after the trace
+    has ended. A hook that gives None sees each traced value a call reads."""
+    _stand_ins.hooks += (hook,)
+    try:
+        yield
+    finally:
+        _stand_ins.hooks = _stand_ins.hooks[:-1]
+
+
+def _stood_in(hook, fn, args, kwargs):
+    """fn on the numbers ``hook`` gives for the traced values in args and kwargs, or
+    _NOT_STOOD_IN where it gives none for one of them (or there are none)."""
+    seen = {"hit": False, "miss": False}
+
+    def swap(x):
+        kind = type(x)
+        if kind is Traced:
+            numbers = hook(x)
+            seen["miss" if numbers is None else "hit"] = True
+            return x if numbers is None else numbers
+        if kind is tuple or kind is list:
+            return kind(swap(item) for item in x)
+        if kind is dict:
+            return {k: swap(v) for k, v in x.items()}
+        if kind is slice:
+            return slice(swap(x.start), swap(x.stop), swap(x.step))
+        return x
+    args, kwargs = swap(args), swap(kwargs)
+    if seen["miss"] or not seen["hit"]:
+        return _NOT_STOOD_IN
+    return fn(*args, **kwargs)
 
 
 class _Deeper(Exception):
@@ -135,6 +183,10 @@ class Recording:
         """Call ``fn`` on the values, record the call, and return its result with
         traced values for arrays and numbers (the same Traced where the call gave back
         an array it was given, as ``out=`` and ``+=`` do)."""
+        if _stand_ins.hooks:
+            found = _stood_in(_stand_ins.hooks[-1], fn, args, kwargs)
+            if found is not _NOT_STOOD_IN:
+                return found
         if not self.alive:
             raise TracingError(
                 "cr.jit: a traced value was used after its trace ended: it escaped the "

@@ -38,7 +38,7 @@ from .. import rules as ops
 from ..primitive import Box, raw, shape_of
 from ..transforms.functional import grad, jvp
 from ..transforms.jacobians import hessian, jacfwd
-from ..transforms.implicit import implicit_solution, plain
+from ..transforms.implicit import implicit_solution, plain, reads_numbers
 from .optimize_constrained import bound_values, bounded, constrained_minimize, flat_bound
 
 __all__ = ["minimize", "root", "fsolve", "least_squares", "root_scalar", "brentq", "newton"]
@@ -124,6 +124,7 @@ def minimize(fun: Callable[..., Any], x0: Any, args: Any = (), method: str | Non
     args = _tuple(args)
     shape = _shape(x0)
     name = (method or "").lower()
+    fun = reads_numbers(fun, "minimize")
 
     def objective(x, *a):
         return _first(fun(ops.reshape(x, shape), *a))
@@ -238,6 +239,7 @@ def root(fun: Callable[..., Any], x0: Any, args: Any = (), method: str = "hybr",
     """
     args = _tuple(args)
     shape = _shape(x0)
+    fun = reads_numbers(fun, "root")
 
     def residual(x, *a):
         return ops.reshape(_first(fun(ops.reshape(x, shape), *a)), (-1,))
@@ -293,6 +295,7 @@ def fsolve(func: Callable[..., Any], x0: Any, args: Any = (), fprime: Any = None
     """
     args = _tuple(args)
     shape = _shape(x0)
+    func = reads_numbers(func, "fsolve")
 
     def residual(x, *a):
         out = func(ops.reshape(x, shape), *a)
@@ -354,6 +357,7 @@ def least_squares(fun: Callable[..., Any], x0: Any, jac: Any = "2-point",
     """
     args, kwargs = _tuple(args), dict(kwargs or {})
     shape = _shape(x0)
+    fun = reads_numbers(fun, "least_squares")
 
     def residuals(x, a, k):
         return ops.reshape(fun(ops.reshape(x, shape), *a, **k), (-1,))
@@ -447,6 +451,7 @@ def root_scalar(f: Callable[..., Any], args: Any = (), method: str | None = None
     (2.0, 0.25)
     """
     args = _tuple(args)
+    f = reads_numbers(f, "root_scalar")
     residual = _scalar_residual(f, "root_scalar")
     found = SimpleNamespace(result=None)
 
@@ -491,6 +496,7 @@ def brentq(f: Callable[..., Any], a: float, b: float, args: Any = (), xtol: floa
     (0.739085133, -0.441610792)
     """
     args = _tuple(args)
+    f = reads_numbers(f, "brentq")
     residual = _scalar_residual(f, "brentq")
     found = SimpleNamespace(result=None)
     lo, hi = float(raw(a)), float(raw(b))
@@ -525,6 +531,7 @@ def newton(func: Callable[..., Any], x0: Any, fprime: Any = None, args: Any = ()
     args = _tuple(args)
     shape = _shape(x0)
     scalar = shape == ()
+    func = reads_numbers(func, "newton")
     found = SimpleNamespace(result=None)
 
     def residual(x, x_start, *a):

@@ -22,6 +22,7 @@ being differentiated).
 
 import numpy as np
 
+from .. import arrays as xp
 from ..primitive import Box, Primitive, new_level, raw, shape_of
 from ..tensor import Tensor
 from . import checkpoint_policies
@@ -38,8 +39,12 @@ class Run:
     """One run of the function at the capture level: what it lifted or is given for
     the values it closed over, and what the policy keeps or has kept."""
 
-    def __init__(self, who, policy=None, closed=None, kept=None, shapes=None, lift=None):
+    def __init__(self, who, policy=None, closed=None, kept=None, shapes=None, lift=None,
+                 arrays=False):
         self.who = who
+        # whether a registered array type's value (cr.jit's traced array) the function
+        # closes over is met as a closed-over value too, not only a box
+        self.arrays = arrays
         self.lift = lifted if lift is None else lift  # (first run) a closed value -> ?
         self.level = new_level()
         self.policy = policy          # first run (and fwd runs): ask, and keep
@@ -71,6 +76,16 @@ class Run:
                              f"{shape_of(box)}); the function must run the same "
                              f"operations each time it is called")
         return self.closed[k]
+
+    def met_as_closed(self, x):
+        """Whether x, an argument of an operation that is not this run's value, is a
+        value the function closes over."""
+        return isinstance(x, Box) or (self.arrays and _registered(x))
+
+
+def _registered(x):
+    """Whether x is a value of a registered array type other than NumPy's."""
+    return type(x) is not np.ndarray and type(x) in xp.ARRAYS
 
 
 def lifted(x):
@@ -155,7 +170,7 @@ class Capture(Tracer):
     def _apply_primitive(cls, prim, args, kwargs):
         run = max((a for a in args if isinstance(a, cls)), key=lambda a: a._level)._run
         values = [a.value if isinstance(a, cls) and a._run is run else
-                  run.stand_in(a) if isinstance(a, Box) else a for a in args]
+                  run.stand_in(a) if run.met_as_closed(a) else a for a in args]
         n, run.count = run.count, run.count + 1
         kept = run.kept.get(n)
         if run.replay and kept is not None and not isinstance(raw(kept), Box) and \
@@ -191,14 +206,15 @@ class Replayed(Primitive):
 
 
 def capture_run(f, who, inputs, closed=None, policy=None, kept=None, shapes=None,
-                lift=None):
+                lift=None, arrays=False):
     """f on ``inputs`` at a fresh capture level: its output leaves (unwrapped) and the
     run (what it met and kept). In a first run (no ``closed``), ``lift`` turns each
     closed-over value into what f computes with (``lifted``: without the levels that
-    record)."""
-    run = Run(who, policy, closed, kept, shapes, lift)
+    record). With ``arrays``, a value of a registered array type (cr.jit's traced
+    array) that f closes over is met as a closed-over value too."""
+    run = Run(who, policy, closed, kept, shapes, lift, arrays)
     out = f([Capture(x, run) for x in inputs])
     leaves, treedef = tree_flatten(out)
     # (an output that is a value closed over and returned as it is: an input too)
     return [x.value if isinstance(x, Capture) and x._run is run else
-            run.stand_in(x) if isinstance(x, Box) else x for x in leaves], treedef, run
+            run.stand_in(x) if run.met_as_closed(x) else x for x in leaves], treedef, run

@@ -31,8 +31,18 @@ The solver itself computes on numbers: a closed-over value's own numbers are wha
 derivative-carrying box holds. A value batched by ``cr.vmap`` holds a batch: it is an
 operand too, so vmap hands each example's solve its own numbers, and what the solver's
 function computes from the batch is read at that example's row (``_Example``). Values
-batched by two vmaps at once are refused with a one-line error that says to pass them
-in ``args``.
+batched by two vmaps are read at the example's numbers where the function meets them
+at a capture level (``_Closed``); what it computes from them apart from x has no row
+to read, and is refused with a one-line error that says to pass them in ``args``.
+
+Under cr.jit, a closed-over traced array (or a box around one) is an operand too, and
+so is each traced array the residual's operations read (``_reads``): the program
+records one call of the solver, replayed at each call with that call's numbers. The
+solver's function still closes over the trace's values, which have no numbers of that
+call; while the solve runs, the function meets the closed-over operands at a capture
+level, which hands it their numbers, and an operation on a traced array read is
+computed on its numbers by the recorder (``standing_in``, jit/recording.py), so that
+what the function computes apart from x has this call's numbers too (``_Closed``).
 """
 
 from typing import Any, Callable
@@ -49,7 +59,7 @@ from .jacobians import jacfwd
 from .pytrees import tree_flatten, tree_unflatten
 from .vmap_axes import vmap
 
-__all__ = ["implicit_solution", "plain", "refuse_closures", "on_numbers"]
+__all__ = ["implicit_solution", "plain", "refuse_closures", "on_numbers", "reads_numbers"]
 
 
 def plain(value, who):
@@ -57,19 +67,104 @@ def plain(value, who):
     carries a derivative was made from something the function closes over, which
     ``implicit_solution`` differentiates through its own run of the residual: here
     only its numbers count. A batch of ``cr.vmap`` (made from a batched value closed
-    over) gives the example being solved (``_Example``)."""
-    numbers = raw(value)
+    over) gives the example being solved (``_Example``); a closed-over value that is an
+    operand of a solve under cr.jit gives that call's numbers (``_Closed``)."""
+    found = _Closed.numbers(value)
+    if found is not None:
+        return found
+    numbers = _Closed.stood(raw(value))
     if isinstance(numbers, Box):
         numbers = _Example.row(numbers)
         if numbers is None:
             raise TypeError(refuse_closures(who))
     if type(numbers) is not np.ndarray and type(numbers) in xp.ARRAYS:
-        # (cr.jit's traced array: the function closes over a value traced by cr.jit,
-        # whose numbers are not known while it records, and the solver needs them)
-        raise TypeError(f"{who}: under cr.jit, the function closes over a value traced by "
-                        f"cr.jit, which the solver cannot compute with; pass that value "
-                        f"in args=, and to the function as an argument")
+        # (cr.jit's traced array that is not an operand of the solve: the function read
+        # it at a point of the solve but not in its run at the start, where the values
+        # it reads are found; the solve has no numbers of it for this call)
+        raise TypeError(f"{who}: under cr.jit, the function reads a value traced by "
+                        f"cr.jit that it did not read at the starting point (it must run "
+                        f"the same operations at every x); pass that value in args=, and "
+                        f"to the function as an argument")
     return np.asarray(numbers)
+
+
+class _Closed:
+    """While one solve runs whose function closes over values traced by cr.jit (or
+    batched by two vmaps): this call's (this example's) numbers of them.
+
+    A program of cr.jit replays the solve (one recorded call) with each call's operands;
+    the solver's function still closes over the traced values of the trace, which have
+    no numbers of that call and cannot compute once the trace has ended. Two tables
+    stand in for them, by identity:
+
+    * ``met``: each closed-over value the residual met (a traced array, or a box around
+      one: an outer transform's), which is an operand of the solve, packed with the
+      others (z), and so read at this example's numbers under cr.vmap (the table used
+      alone for values batched by two vmaps, whose rows _Example cannot find). The
+      solver's function runs at a capture level (``reads_numbers``, ``on_numbers``)
+      that meets each and computes with these numbers instead (``plain``);
+    * ``traced``: each traced array of the program that the residual's operations read
+      (``_reads``), handed to the recorded call as its arguments: while the solve runs,
+      an operation on them computes on these numbers (the recorder's ``standing_in``),
+      so a value the function computes from them apart from x (cr.sin(a)) has this
+      call's numbers too."""
+
+    active: list = []  # (met, traced) tables, or None
+
+    def __init__(self, met, traced):
+        self.entry = None if met is None else (met, traced)
+
+    def __enter__(self):
+        _Closed.active.append(self.entry)
+        if self.entry is not None:
+            from ..jit.recording import standing_in
+            self.hook = standing_in(lambda t, table=self.entry[1]: table.get(id(t)))
+            self.hook.__enter__()
+
+    def __exit__(self, *exc):
+        if self.entry is not None:
+            self.hook.__exit__(*exc)
+        _Closed.active.pop()
+
+    @classmethod
+    def on(cls):
+        return bool(cls.active) and cls.active[-1] is not None
+
+    @classmethod
+    def numbers(cls, value):
+        """The numbers of this call standing for ``value`` (a value met), or None."""
+        if not cls.on():
+            return None
+        return cls.active[-1][0].get(id(value))
+
+    @classmethod
+    def stood(cls, value):
+        """``value``, or this call's numbers where it is a traced array they stand for."""
+        if not cls.on() or not _registered(value):
+            return value
+        found = cls.active[-1][1].get(id(value))
+        return value if found is None else found
+
+
+def _reads(run):
+    """run() and the traced arrays of the program (cr.jit's, if it records) that its
+    operations read and that it did not compute itself, in the order read."""
+    trace = xp.recorder()
+    if trace is None:
+        return run(), []
+    from ..jit.recording import standing_in
+    # (slots are numbered in the order values are made: those above this one were
+    # made by run itself)
+    before = max(trace.values, default=-1)
+    read = {}
+
+    def note(traced):
+        if traced._trace is not trace or traced._slot <= before:
+            read.setdefault(id(traced), traced)
+        return None
+    with standing_in(note):
+        out = run()
+    return out, list(read.values())
 
 
 class _Example:
@@ -102,14 +197,22 @@ class _Example:
         values, numbers = cls.active[-1]
         if batch._level != values[0]._level:
             return None
-        rows = np.ones(len(raw(values[0].value)), dtype=bool)
+        rows = None
         for value, own in zip(values, numbers):
-            every = np.asarray(raw(value.value))
-            rows &= np.all(every.reshape(len(every), -1) == own.reshape(1, -1), axis=1)
-        if not rows.any():
+            every = _Closed.stood(raw(value.value))
+            if _registered(every):
+                # (under cr.jit, a batch the residual computed from the values it
+                # closes over, whose numbers this call does not have: the others tell)
+                continue
+            every = np.asarray(every)
+            match = np.all(every.reshape(len(every), -1) == own.reshape(1, -1), axis=1)
+            rows = match if rows is None else rows & match
+        if rows is None or not rows.any():
             return None
-        whole = raw(batch.value)
-        return None if isinstance(whole, Box) else np.asarray(whole)[int(np.argmax(rows))]
+        whole = _Closed.stood(raw(batch.value))
+        if isinstance(whole, Box) or _registered(whole):
+            return None
+        return np.asarray(whole)[int(np.argmax(rows))]
 
 
 def on_numbers(fn, who):
@@ -118,16 +221,43 @@ def on_numbers(fn, who):
     step does) on plain numbers, not on the outer derivatives."""
     def numbers(x):
         outs, treedef, _ = capture_run(lambda inputs: fn(inputs[0]), who, [x],
-                                       lift=lambda box: plain(box, who))
+                                       lift=lambda box: plain(box, who), arrays=True)
         return tree_unflatten(treedef, outs)
     return numbers
 
 
+def reads_numbers(fn, who):
+    """``fn`` as a solver calls it: while a solve whose function closes over values
+    traced by cr.jit runs (``_Closed``), at a capture level, its array arguments as
+    inputs, where each closed-over value reads that call's numbers; otherwise ``fn``
+    itself."""
+    if not callable(fn):
+        return fn
+
+    def numbers(*args, **kwargs):
+        if not _Closed.on():
+            return fn(*args, **kwargs)
+        leaves, treedef = tree_flatten((args, kwargs))
+        places = [k for k, leaf in enumerate(leaves) if _is_array(leaf)]
+
+        def call(inputs):
+            new = list(leaves)
+            for k, value in zip(places, inputs):
+                new[k] = value
+            a, kw = tree_unflatten(treedef, new)
+            return fn(*a, **kw)
+        outs, out_tree, _ = capture_run(call, who, [leaves[k] for k in places],
+                                        lift=lambda box: plain(box, who), arrays=True)
+        return tree_unflatten(out_tree, outs)
+    return numbers
+
+
 def refuse_closures(who):
-    return (f"{who}: the function closes over values batched by two vmaps (or a batch "
-            f"of integers), which one example's solve cannot be given; pass them in "
-            f"args=, and to the function as arguments, so that each example is solved "
-            f"with its own")
+    return (f"{who}: the function computes, apart from its arguments, on values it "
+            f"closes over that are batched by two vmaps (or closes over a batch of "
+            f"integers), which one example's solve cannot be given; pass them in args=, "
+            f"and to the function as arguments, so that each example is solved with its "
+            f"own")
 
 
 def _numbers(value):
@@ -183,19 +313,30 @@ def implicit_solution(residual: Callable[..., Any], solve: Callable[[tuple], Any
             for k, value in zip(arrays, inputs[1:]):
                 new[k] = value
             return residual(inputs[0], *tree_unflatten(treedef, new))
-        outs, _, run = capture_run(call, who, [x] + list(array_leaves), closed=closed)
+        outs, _, run = capture_run(call, who, [x] + list(array_leaves), closed=closed,
+                                   arrays=True)
         return outs[0], run
 
     # The values the residual closes over, in the order it meets them: those carrying
     # a derivative become operands; the others (a Tensor without grad) stay as they are.
-    met = run_residual(lifted(at), [lifted(leaves[k]) for k in arrays])[1].met
+    (_, first), read = _reads(lambda: run_residual(lifted(at),
+                                                   [lifted(leaves[k]) for k in arrays]))
+    met = first.met
     # A closed-over value batched by vmap is an operand too (each example's solve then
     # gets its own numbers, see _Example), whether it carries a derivative or not.
     batched = [k for k, value in enumerate(met) if isinstance(raw(value), Box)]
-    if len({raw(met[k])._level for k in batched}) > 1 or \
-            any(_innermost(met[k]).kind not in "fc" for k in batched):
+    if any(_innermost(met[k]).kind not in "fc" for k in batched):
         raise TypeError(refuse_closures(who))
-    closure_moving = [k for k, value in enumerate(met) if (k in batched or not constant(value))
+    # Values batched by more than one vmap: each example's solve reads them at its
+    # numbers where the function meets them (_Closed), as under cr.jit; what the function
+    # computes from them apart from x has no row to read (_Example knows one vmap).
+    several = len({raw(met[k])._level for k in batched}) > 1 or \
+        any(isinstance(raw(raw(met[k]).value), Box) for k in batched)
+    # A closed-over value traced by cr.jit (or a box around one) is an operand too: the
+    # recorded solve is handed each call's numbers of it (see _Closed).
+    traced = [k for k, value in enumerate(met) if _registered(_numbers(value))]
+    closure_moving = [k for k, value in enumerate(met)
+                      if (k in batched or k in traced or not constant(value))
                       and _innermost(value).kind in "fc"]
     moving = [k for k, leaf in enumerate(leaves) if _differentiable(leaf)]
     # The other arrays go to the solver as arguments of one call, which cr.jit records
@@ -203,6 +344,7 @@ def implicit_solution(residual: Callable[..., Any], solve: Callable[[tuple], Any
     held = [k for k, leaf in enumerate(leaves) if k not in moving and _is_array(leaf)]
     shapes = [shape_of(leaves[k]) for k in moving]
     closure_shapes = [shape_of(met[k]) for k in closure_moving]
+    closure_dtypes = [_innermost(met[k]) for k in closure_moving]
     bounds = np.cumsum([0] + [int(np.prod(s)) for s in shapes + closure_shapes]).tolist()
     closure_bounds = bounds[len(moving):]
 
@@ -213,16 +355,25 @@ def implicit_solution(residual: Callable[..., Any], solve: Callable[[tuple], Any
             new[k] = _piece(z, start, stop, shape)
         return tree_unflatten(treedef, new)
 
-    def solved(z, *held_values):
+    def solved(z, *operands):
+        held_values, read_values = operands[:len(held)], operands[len(held):]
         fixed = list(leaves)
         for k, value in zip(held, held_values):
             fixed[k] = value
         for k, shape, start, stop in zip(moving, shapes, bounds, bounds[1:]):
             fixed[k] = np.asarray(z[start:stop]).reshape(shape)
-        with _Example([raw(met[k]) for k in batched],
+        # (copies: the function may write into what it closes over)
+        met_numbers = None if not (traced or read or several) else {
+            id(met[k]): _as_dtype(np.array(z[start:stop]).reshape(shape), dtype)
+            for k, shape, dtype, start, stop in zip(closure_moving, closure_shapes,
+                                                    closure_dtypes, closure_bounds,
+                                                    closure_bounds[1:])}
+        read_numbers = {id(t): np.array(v) for t, v in zip(read, read_values)}
+        with _Example([raw(met[k]) for k in batched if not several],
                       [np.asarray(z[start:stop]) for k, start, stop in
                        zip(closure_moving, closure_bounds, closure_bounds[1:])
-                       if k in batched]):
+                       if k in batched and not several]), \
+                _Closed(met_numbers, read_numbers):
             x, problem = _answer(solve(tree_unflatten(treedef, fixed)))
         if problem is not None and (moving or closure_moving):
             raise ValueError(f"{who}: {problem}; the derivative of the solution by the "
@@ -231,7 +382,7 @@ def implicit_solution(residual: Callable[..., Any], solve: Callable[[tuple], Any
 
     held_values = [_plain_leaf(leaves[k]) for k in held]
     if not moving and not closure_moving:
-        return xp.call(lambda *values: solved(np.zeros(0), *values), *held_values)
+        return xp.call(lambda *values: solved(np.zeros(0), *values), *held_values, *read)
 
     def closed_at(z):
         """The closed-over values met, the moving ones read from z."""
@@ -256,7 +407,7 @@ def implicit_solution(residual: Callable[..., Any], solve: Callable[[tuple], Any
     out_shape = [None]
 
     def forward(z):
-        x = xp.call(solved, z, *held_values)
+        x = xp.call(solved, z, *held_values, *read)
         out_shape[0] = shape_of(x)
         return ops.reshape(x, (-1,)) if isinstance(x, Box) else xp.reshape(x, (-1,))
 
@@ -353,6 +504,18 @@ def _refuse_zero(fx, who):
 
 def _plain_leaf(leaf):
     return np.asarray(raw(leaf)) if isinstance(leaf, Box) else leaf
+
+
+def _as_dtype(numbers, dtype):
+    """A piece of the packed operands (of their common dtype) in its value's own."""
+    if numbers.dtype.kind == "c" and dtype.kind != "c":
+        numbers = numbers.real
+    return numbers.astype(dtype, copy=False)
+
+
+def _registered(x):
+    """Whether x is a value of a registered array type other than NumPy's (cr.jit's)."""
+    return type(x) is not np.ndarray and type(x) in xp.ARRAYS
 
 
 def _is_array(leaf):
