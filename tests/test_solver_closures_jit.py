@@ -149,6 +149,32 @@ def test_minimize_constraint_closing_over_a_jit_value():
         np.testing.assert_allclose(jacobian(a), central(exact, a), atol=1e-6)
 
 
+def test_bounded_solves_closing_over_a_jit_value():
+    def clipped(a):  # the nearest point of the box [0, 1]^2 to a
+        return opt.minimize(lambda x: cr.sum((x - a) ** 2), np.zeros(2), method="L-BFGS-B",
+                            bounds=[(0.0, 1.0), (0.0, 1.0)],
+                            options={"gtol": 1e-12, "ftol": 1e-15}).x
+
+    def scaled(s):  # p = s * (0.5, 2) clipped to [0, 1]
+        return opt.least_squares(lambda p: p - s * np.array([0.5, 2.0]), np.full(2, 0.5),
+                                 bounds=(0.0, 1.0), xtol=1e-15, ftol=1e-15, gtol=1e-15).x
+
+    jitted, jacobian = cr.jit(clipped), cr.jit(cr.jacrev(clipped))
+    for a in (np.array([0.5, 2.0]), np.array([0.2, 1.7])):
+        np.testing.assert_allclose(jitted(a), np.clip(a, 0.0, 1.0), atol=1e-9)
+        np.testing.assert_allclose(jacobian(a), [[1.0, 0.0], [0.0, 0.0]], atol=1e-9)
+        np.testing.assert_allclose(jacobian(a), central(clipped, a), atol=1e-6)
+    jitted, tangent = cr.jit(scaled), cr.jit(cr.jacfwd(scaled))
+    for s in (0.4, 0.45):  # the second entry at its upper bound 1 from s = 0.5 on
+        np.testing.assert_allclose(jitted(s), np.clip(s * np.array([0.5, 2.0]), 0, 1),
+                                   atol=1e-9)
+        np.testing.assert_allclose(tangent(s), [0.5, 2.0], atol=1e-9)
+        np.testing.assert_allclose(tangent(s), central(scaled, s), atol=1e-6)
+    for s in (0.6, 0.8):
+        np.testing.assert_allclose(jitted(s), [0.5 * s, 1.0], atol=1e-9)
+        np.testing.assert_allclose(tangent(s), [0.5, 0.0], atol=1e-9)
+
+
 # --- roots and least squares --------------------------------------------------------
 
 def cube_root_solvers():
