@@ -175,6 +175,24 @@ def test_bounded_solves_closing_over_a_jit_value():
         np.testing.assert_allclose(tangent(s), [0.5, 0.0], atol=1e-9)
 
 
+def test_a_mask_the_function_computes_from_x_is_not_taken_for_a_closed_over_value():
+    def objective(x, a):  # x > 1.2 is a traced boolean the function computes from x
+        return cr.sum((x - a) ** 2) + cr.sum(cr.where(x > 1.2, (x - 1.2) ** 3, 0.0))
+
+    closed = lambda a: opt.minimize(lambda x: objective(x, a), np.zeros(2),  # noqa: E731
+                                    method="trust-exact", options={"gtol": 1e-13}).x
+    passed = lambda a: opt.minimize(objective, np.zeros(2), args=(a,),  # noqa: E731
+                                    method="trust-exact", options={"gtol": 1e-13}).x
+    jacobian = cr.jit(cr.jacrev(closed))
+    for a in (np.array([1.0, 3.0]), np.array([0.5, 2.5])):
+        x = closed(a)  # x1 > 1.2: 2 (x1 - a1) + 3 (x1 - 1.2)^2 = 0
+        exact = np.diag([1.0, 2.0 / (2.0 + 6.0 * (x[1] - 1.2))])
+        np.testing.assert_allclose(cr.jit(closed)(a), cr.jit(passed)(a), rtol=1e-12)
+        np.testing.assert_allclose(jacobian(a), exact, rtol=1e-8, atol=1e-12)
+        np.testing.assert_allclose(jacobian(a), cr.jit(cr.jacrev(passed))(a), rtol=1e-10)
+        np.testing.assert_allclose(jacobian(a), central(closed, a), rtol=1e-6, atol=1e-7)
+
+
 # --- roots and least squares --------------------------------------------------------
 
 def cube_root_solvers():

@@ -40,10 +40,11 @@ class Run:
     the values it closed over, and what the policy keeps or has kept."""
 
     def __init__(self, who, policy=None, closed=None, kept=None, shapes=None, lift=None,
-                 arrays=False):
+                 arrays=None):
         self.who = who
-        # whether a registered array type's value (cr.jit's traced array) the function
-        # closes over is met as a closed-over value too, not only a box
+        # None, or whether a registered array type's value (cr.jit's traced array) is one
+        # the function closes over (met as a closed-over value, as a box is), not one it
+        # computed from its own values outside any operation this run sees (x > 0)
         self.arrays = arrays
         self.lift = lifted if lift is None else lift  # (first run) a closed value -> ?
         self.level = new_level()
@@ -80,7 +81,10 @@ class Run:
     def met_as_closed(self, x):
         """Whether x, an argument of an operation that is not this run's value, is a
         value the function closes over."""
-        return isinstance(x, Box) or (self.arrays and _registered(x))
+        # (of those arrays, only real and complex ones: integers and booleans carry no
+        # derivative)
+        return isinstance(x, Box) or (self.arrays is not None and _registered(x) and
+                                      x.dtype.kind in "fc" and self.arrays(x))
 
 
 def _registered(x):
@@ -206,12 +210,12 @@ class Replayed(Primitive):
 
 
 def capture_run(f, who, inputs, closed=None, policy=None, kept=None, shapes=None,
-                lift=None, arrays=False):
+                lift=None, arrays=None):
     """f on ``inputs`` at a fresh capture level: its output leaves (unwrapped) and the
     run (what it met and kept). In a first run (no ``closed``), ``lift`` turns each
     closed-over value into what f computes with (``lifted``: without the levels that
-    record). With ``arrays``, a value of a registered array type (cr.jit's traced
-    array) that f closes over is met as a closed-over value too."""
+    record). With ``arrays`` (a test of such a value), a value of a registered array type
+    (cr.jit's traced array) that passes it is met as a closed-over value too."""
     run = Run(who, policy, closed, kept, shapes, lift, arrays)
     out = f([Capture(x, run) for x in inputs])
     leaves, treedef = tree_flatten(out)

@@ -146,20 +146,29 @@ class _Closed:
         return value if found is None else found
 
 
+def _closed_over():
+    """A test of whether a traced array of the program is one a function run from now on
+    closes over: one made before now (or by another recording), not one it computes
+    from its own values."""
+    trace = xp.recorder()
+    if trace is None:
+        return lambda traced: True
+    # (slots are numbered in the order values are made)
+    before = max(trace.values, default=-1)
+    return lambda traced: traced._trace is not trace or traced._slot <= before
+
+
 def _reads(run):
     """run() and the traced arrays of the program (cr.jit's, if it records) that its
     operations read and that it did not compute itself, in the order read."""
-    trace = xp.recorder()
-    if trace is None:
+    if xp.recorder() is None:
         return run(), []
     from ..jit.recording import standing_in
-    # (slots are numbered in the order values are made: those above this one were
-    # made by run itself)
-    before = max(trace.values, default=-1)
+    older = _closed_over()
     read = {}
 
     def note(traced):
-        if traced._trace is not trace or traced._slot <= before:
+        if older(traced):
             read.setdefault(id(traced), traced)
         return None
     with standing_in(note):
@@ -221,7 +230,8 @@ def on_numbers(fn, who):
     step does) on plain numbers, not on the outer derivatives."""
     def numbers(x):
         outs, treedef, _ = capture_run(lambda inputs: fn(inputs[0]), who, [x],
-                                       lift=lambda box: plain(box, who), arrays=True)
+                                       lift=lambda box: plain(box, who),
+                                       arrays=_closed_over())
         return tree_unflatten(treedef, outs)
     return numbers
 
@@ -247,7 +257,8 @@ def reads_numbers(fn, who):
             a, kw = tree_unflatten(treedef, new)
             return fn(*a, **kw)
         outs, out_tree, _ = capture_run(call, who, [leaves[k] for k in places],
-                                        lift=lambda box: plain(box, who), arrays=True)
+                                        lift=lambda box: plain(box, who),
+                                        arrays=_closed_over())
         return tree_unflatten(out_tree, outs)
     return numbers
 
@@ -314,7 +325,7 @@ def implicit_solution(residual: Callable[..., Any], solve: Callable[[tuple], Any
                 new[k] = value
             return residual(inputs[0], *tree_unflatten(treedef, new))
         outs, _, run = capture_run(call, who, [x] + list(array_leaves), closed=closed,
-                                   arrays=True)
+                                   arrays=_closed_over())
         return outs[0], run
 
     # The values the residual closes over, in the order it meets them: those carrying
