@@ -33,6 +33,7 @@ sets it while it traces a function.
 """
 
 import threading
+from contextlib import contextmanager
 
 import numpy as np
 from numpy import fft, linalg  # noqa: F401
@@ -151,6 +152,33 @@ def set_recorder(new):
     """Make ``new`` (or None) this thread's recorder; returns the one it replaces."""
     previous, _thread.recorder = _thread.recorder, new
     return previous
+
+
+class _StandIns(threading.local):
+    hooks: tuple = ()
+
+
+_stand_ins = _StandIns()
+
+
+@contextmanager
+def standing_in(hook):
+    """While it is open, the recorder computes a call on traced values for each of
+    which ``hook(traced)`` gives numbers (not None) on those numbers, and does not record
+    it: a solver replaying inside a program (``transforms/implicit.py``) reruns a
+    function that closes over traced values, with each call's numbers of them, after
+    the trace has ended. A hook that gives None sees each traced value a call reads."""
+    _stand_ins.hooks += (hook,)
+    try:
+        yield
+    finally:
+        _stand_ins.hooks = _stand_ins.hooks[:-1]
+
+
+def stand_in_hook():
+    """The innermost ``standing_in`` hook of this thread, or None."""
+    hooks = _stand_ins.hooks
+    return hooks[-1] if hooks else None
 
 
 def draw(sample, *args, **kwargs):

@@ -18,11 +18,10 @@ the traced array (``traced.py``) answers NumPy, and the calls as data are ``ops.
 """
 
 import itertools
-import threading
-from contextlib import contextmanager
 
 import numpy as np
 
+from ..arrays import stand_in_hook
 from ..origin import user_line
 from ..tensor_data import foreign
 from .errors import TracingError
@@ -30,29 +29,10 @@ from .ops import Effect, Op, Slot
 from .randomness import RUNS_A_CALL
 from .traced import Traced, _values
 
-__all__ = ["Recording", "standing_in"]
+__all__ = ["Recording"]
 
 
-class _StandIns(threading.local):
-    hooks: tuple = ()
-
-
-_stand_ins = _StandIns()
 _NOT_STOOD_IN = object()
-
-
-@contextmanager
-def standing_in(hook):
-    """While it is open, a call on traced values for each of which ``hook(traced)``
-    gives numbers (not None) is computed on those numbers and not recorded: a solver
-    replaying inside a program (``chainrule/transforms/implicit.py``) reruns a function
-    that closes over traced values, with each call's numbers of them, after the trace
-    has ended. A hook that gives None sees each traced value a call reads."""
-    _stand_ins.hooks += (hook,)
-    try:
-        yield
-    finally:
-        _stand_ins.hooks = _stand_ins.hooks[:-1]
 
 
 def _stood_in(hook, fn, args, kwargs):
@@ -143,6 +123,13 @@ class Recording:
         self.inputs.append(traced._slot)
         return traced
 
+    def made_so_far(self):
+        """A test of whether a traced array was made before now (or by another
+        recording): what a function run from now on did not compute itself. (Slots are
+        numbered in the order values are made.)"""
+        before = max(self.values, default=-1)
+        return lambda traced: traced._trace is not self or traced._slot <= before
+
     def draw(self, sample, args, kwargs):
         """A random draw, recorded as a call of the program, so that a replay draws new
         numbers from the same generator, as the eager code does."""
@@ -183,8 +170,9 @@ class Recording:
         """Call ``fn`` on the values, record the call, and return its result with
         traced values for arrays and numbers (the same Traced where the call gave back
         an array it was given, as ``out=`` and ``+=`` do)."""
-        if _stand_ins.hooks:
-            found = _stood_in(_stand_ins.hooks[-1], fn, args, kwargs)
+        hook = stand_in_hook()
+        if hook is not None:
+            found = _stood_in(hook, fn, args, kwargs)
             if found is not _NOT_STOOD_IN:
                 return found
         if not self.alive:

@@ -41,7 +41,7 @@ records one call of the solver, replayed at each call with that call's numbers. 
 solver's function still closes over the trace's values, which have no numbers of that
 call; while the solve runs, the function meets the closed-over operands at a capture
 level, which hands it their numbers, and an operation on a traced array read is
-computed on its numbers by the recorder (``standing_in``, jit/recording.py), so that
+computed on its numbers by the recorder (``arrays.standing_in``), so that
 what the function computes apart from x has this call's numbers too (``_Closed``).
 """
 
@@ -117,8 +117,7 @@ class _Closed:
     def __enter__(self):
         _Closed.active.append(self.entry)
         if self.entry is not None:
-            from ..jit.recording import standing_in
-            self.hook = standing_in(lambda t, table=self.entry[1]: table.get(id(t)))
+            self.hook = xp.standing_in(lambda t, table=self.entry[1]: table.get(id(t)))
             self.hook.__enter__()
 
     def __exit__(self, *exc):
@@ -151,11 +150,7 @@ def _closed_over():
     closes over: one made before now (or by another recording), not one it computes
     from its own values."""
     trace = xp.recorder()
-    if trace is None:
-        return lambda traced: True
-    # (slots are numbered in the order values are made)
-    before = max(trace.values, default=-1)
-    return lambda traced: traced._trace is not trace or traced._slot <= before
+    return (lambda traced: True) if trace is None else trace.made_so_far()
 
 
 def _reads(run):
@@ -163,7 +158,6 @@ def _reads(run):
     operations read and that it did not compute itself, in the order read."""
     if xp.recorder() is None:
         return run(), []
-    from ..jit.recording import standing_in
     older = _closed_over()
     read = {}
 
@@ -171,7 +165,7 @@ def _reads(run):
         if older(traced):
             read.setdefault(id(traced), traced)
         return None
-    with standing_in(note):
+    with xp.standing_in(note):
         out = run()
     return out, list(read.values())
 
