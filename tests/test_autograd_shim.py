@@ -233,8 +233,8 @@ def test_vspace_builds_and_combines_elements_of_a_tree():
     total = space.add(space.scalar_mul(tree, 2.0), space.ones())
     assert total["b"][0] == 2.0 and total["w"].tolist() == [[3.0] * 3] * 2
     assert vspace(np.zeros(3)) != vspace(np.zeros(4))
-    with pytest.raises(TypeError, match="vspace: a complex value"):
-        vspace(np.zeros(2) + 1j)
+    with pytest.raises(TypeError, match="vspace: a leaf of type str"):
+        vspace({"w": "text"})
 
 
 def test_check_grads_takes_trees_positions_and_names_what_fails():
@@ -252,8 +252,7 @@ def test_check_grads_takes_trees_positions_and_names_what_fails():
     extend.defvjp(doubled, lambda ans, x: lambda g: 2.01 * g)      # a wrong rule
     with pytest.raises(AssertionError, match=r"\(VJP\) check of doubled failed"):
         check_grads(doubled, modes=["rev"])(1.0)
-    with pytest.raises(TypeError, match="complex"):
-        check_grads(anp.sin)(np.ones(2) + 0.5j)
+    check_grads(anp.sin)(np.ones(2) + 0.5j)  # complex arguments: tests/test_autograd_complex.py
 
 
 def test_tensor_jacobian_product_contracts_the_leading_axes():

@@ -166,6 +166,10 @@ class Primitive:
     def __repr__(self):
         return f"<primitive {self.name}>"
 
+    # named as a function is, for code that wraps or dispatches on functions
+    # (functools.wraps, autograd's programs that read fun.__name__)
+    __name__ = property(lambda self: self.name)
+
     def defvjp(self, *rules, symmetric=False, text=()):
         """Reverse-mode rules, one per positional argument (None: not differentiable).
         ``symmetric=True``: the Jacobian is symmetric, so they are the JVPs too."""

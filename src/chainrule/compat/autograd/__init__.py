@@ -21,6 +21,7 @@ autograd's does (``make_hvp`` and ``hessian_tensor_product`` take it).
 
 import builtins as _python  # isinstance below is autograd's, which looks through boxes
 import inspect as _inspect
+import warnings as _warnings
 
 import numpy as _np
 
@@ -32,11 +33,11 @@ from .builtins import dict, isinstance, list, tuple, type  # noqa: A004
 from .core import (_bools_as_constants, _undefined, in_user_space as _in_user_space,
                    user_jvp as _user_jvp, user_value_and_grad as _user_value_and_grad,
                    user_vjp as _user_vjp, vspace as _vspace)
+from .core import primitive
 from .tracer import Box as _UserBox
-from .tracer import primitive
 from .wrap_util import get_name as _get_name
 
-__all__ = ["grad", "elementwise_grad", "deriv", "jacobian", "hessian", "make_vjp",
+__all__ = ["grad", "holomorphic_grad", "elementwise_grad", "deriv", "jacobian", "hessian", "make_vjp",
            "make_jvp", "value_and_grad", "grad_and_aux", "grad_named", "multigrad_dict",
            "hessian_tensor_product", "hessian_vector_product", "make_hvp", "make_ggnvp",
            "vector_jacobian_product", "tensor_jacobian_product", "checkpoint", "primitive",
@@ -65,6 +66,21 @@ def grad(fun, argnum=0):
             return _user_value_and_grad(fun, argnum, args, kwargs)[1]
         return engine(*args, **kwargs)
     return gradient
+
+
+def holomorphic_grad(fun, argnum=0):
+    """The derivative f'(z) of a holomorphic function of a complex argument, as autograd
+    computes it: the gradient of Re f, which for a holomorphic f is f'(z) (a warning
+    where the argument is not complex)."""
+    engine = grad(lambda *args, **kwargs: _rules.real(fun(*args, **kwargs)), argnum)
+
+    @_named("holomorphic_grad", fun, argnum)
+    def derivative(*args, **kwargs):
+        positions = argnum if isinstance(argnum, tuple) else (argnum,)
+        if not all(getattr(_vspace(args[i]), "iscomplex", False) for i in positions):
+            _warnings.warn("holomorphic_grad: the input is not complex", stacklevel=2)
+        return engine(*args, **kwargs)
+    return derivative
 
 
 def value_and_grad(fun, argnum=0):
@@ -111,6 +127,11 @@ def elementwise_grad(fun, argnum=0):
             grads = pullback(_vspace(out).ones())
             return grads if isinstance(argnum, tuple) else grads[0]
         out, pullback = _f.vjp(lambda *a: fun(*a, **kwargs), *args)
+        if _np.iscomplexobj(_raw(out)):  # (its ones() would be 1 + 1j: a sum of what?)
+            raise TypeError(f"elementwise_grad: {_get_name(fun)} returns complex values "
+                            f"(dtype {_np.result_type(_raw(out))}); as in autograd, only "
+                            f"a real-output function has one (use jacobian or "
+                            f"holomorphic_grad)")
         # ones shaped like the output, which may be an outer derivative's value
         cotangents = pullback(_np.ones(_shape_of(out), dtype=_ones_dtype(out)))
         return _pick(cotangents, argnum)

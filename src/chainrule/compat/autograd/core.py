@@ -19,12 +19,14 @@ Forward mode (``make_jvp``) is the same trace, each node carrying its value's ta
 from its operands' tangents by the operation's JVP rules (``user_jvp``).
 """
 
+import warnings
+
 import numpy as _np
 
-from ...primitive import Box as _EngineBox, new_level, raw, shape_of
+from ...primitive import Box as _EngineBox, Primitive, new_level, raw, shape_of
 from ...transforms import functional as _f
 from ...transforms.pytrees import tree_flatten, tree_map, tree_unflatten
-from .tracer import Box, Node, _Primitive, new_box, primitive
+from .tracer import Box, Node, _Primitive, new_box
 
 __all__ = ["make_vjp", "make_jvp", "vspace", "VSpace", "primitive", "defvjp", "defjvp",
            "defvjp_argnum", "defjvp_argnum", "def_linear", "Box"]
@@ -74,9 +76,56 @@ def _bools_as_constants(fun):
 
 # -------------------- rules of primitives, given as autograd gives them --------------------
 
+class _PrimitiveWithDeprecations(_Primitive):
+    """What ``autograd.primitive`` (and ``autograd.core.primitive``) makes, as autograd
+    does: the operation ``tracer.primitive`` makes, which also answers autograd's
+    deprecated methods of a primitive, with its warning: ``f.defvjp(vjp, argnum)`` (``vjp(g, ans, vs,
+    gvs, *args)``), ``f.defgrad(maker, argnum)`` (``maker(ans, *args)`` returns
+    ``vjp(g)``) and ``f.defvjp_is_zero(argnums)``."""
+
+    def defvjp(self, vjp, argnum=0):
+        _deprecated("defvjp")
+        def maker(ans, *args, **kwargs):
+            return lambda g: vjp(g, ans, vspace(args[argnum]), vspace(g), *args, **kwargs)
+        return self._one_rule(argnum, maker)
+
+    def defgrad(self, maker, argnum=0):
+        _deprecated("defgrad")
+        return self._one_rule(argnum, maker)
+
+    def defvjp_is_zero(self, argnums=(0,)):
+        _deprecated("defvjp_is_zero")
+        for argnum in argnums:
+            self._one_rule(argnum, None)
+        return self
+
+    def _one_rule(self, argnum, maker):
+        """Argument ``argnum``'s rule (autograd's maker; None: zero), the others kept."""
+        rules = dict(getattr(self, "_makers", {}))
+        rules[argnum] = maker
+        self._makers = rules
+        positions = sorted(rules)
+        defvjp(self, *[rules[k] for k in positions], argnums=positions)
+        return self
+
+
+def _deprecated(method):
+    warnings.warn(f"The {method} method is deprecated (as in autograd): use "
+                  f"autograd.extend.defvjp(fun, maker, argnums=...)", DeprecationWarning,
+                  stacklevel=3)
+
+
+def primitive(fun):
+    """``fun`` as an operation (``tracer.primitive``) that also takes autograd's
+    deprecated ``f.defvjp``, ``f.defgrad`` and ``f.defvjp_is_zero``: what
+    ``autograd.primitive`` and ``autograd.core.primitive`` make."""
+    return _PrimitiveWithDeprecations(fun)
+
+
 def defvjp(fun, *makers, argnums=None):
     """Reverse-mode rules for ``fun``'s arguments (0, 1, ... or ``argnums``): each
-    ``maker(ans, *args, **kwargs)`` returns ``vjp(g)``; None: not differentiable.
+    ``maker(ans, *args, **kwargs)`` returns ``vjp(g)``; None: the gradient is zero
+    there (autograd's meaning). An argument given no rule is not differentiable.
 
     >>> from chainrule.autograd import grad
     >>> @primitive
@@ -89,38 +138,44 @@ def defvjp(fun, *makers, argnums=None):
     positions = range(len(makers)) if argnums is None else argnums
     rules = [None] * (max(positions, default=-1) + 1)
     for position, maker in zip(positions, makers):
-        if maker is not None:
+        if maker is None:
+            rules[position] = (lambda g, ans, *args, _at=position, **kwargs:
+                               vspace(args[_at]).zeros())
+        else:
             rules[position] = (lambda g, ans, *args, _maker=maker, **kwargs:
                                _maker(ans, *args, **kwargs)(g))
-    return fun.defvjp(*rules)
+    return Primitive.defvjp(fun, *rules)
 
 
 def defjvp(fun, *jvps, argnums=None):
     """Forward-mode rules for ``fun``'s arguments: ``jvp(g, ans, *args, **kwargs)`` is
-    the tangent of the result for the tangent g of that argument; None: not
-    differentiable. ``"same"`` applies ``fun`` to the tangent (a linear function)."""
+    the tangent of the result for the tangent g of that argument; None: the tangent is
+    zero there (autograd's meaning). ``"same"`` applies ``fun`` to the tangent (a
+    linear function)."""
     positions = range(len(jvps)) if argnums is None else argnums
     rules = [None] * (max(positions, default=-1) + 1)
     for position, jvp in zip(positions, jvps):
         if jvp == "same":
             jvp = (lambda g, ans, *args, _at=position, **kwargs:
                    fun(*args[:_at], g, *args[_at + 1:], **kwargs))
+        elif jvp is None:
+            jvp = lambda g, ans, *args, **kwargs: vspace(ans).zeros()  # noqa: E731
         rules[position] = jvp
-    return fun.defjvp(*rules)
+    return Primitive.defjvp(fun, *rules)
 
 
 def defvjp_argnum(fun, maker):
     """One reverse-mode rule for every argument: ``maker(argnum, ans, args, kwargs)``
     returns ``vjp(g)``."""
     count = fun.__wrapped__.__code__.co_argcount
-    return fun.defvjp(*[(lambda g, ans, *args, _at=i, **kwargs: maker(_at, ans, args, kwargs)(g))
+    return Primitive.defvjp(fun, *[(lambda g, ans, *args, _at=i, **kwargs: maker(_at, ans, args, kwargs)(g))
                         for i in range(count)])
 
 
 def defjvp_argnum(fun, jvp):
     """One forward-mode rule for every argument: ``jvp(argnum, g, ans, args, kwargs)``."""
     count = fun.__wrapped__.__code__.co_argcount
-    return fun.defjvp(*[(lambda g, ans, *args, _at=i, **kwargs: jvp(_at, g, ans, args, kwargs))
+    return Primitive.defjvp(fun, *[(lambda g, ans, *args, _at=i, **kwargs: jvp(_at, g, ans, args, kwargs))
                         for i in range(count)])
 
 
@@ -260,15 +315,22 @@ VSpace.covector.defjvp(None, lambda g, ans, vs, x: vs.covector(g))
 
 
 class _ValueSpace(VSpace):
-    """The real vector space of a value: a float, an array (of one shape and float
-    dtype), or a tuple, list or dict of them. Its elements are built (``zeros``,
-    ``ones``, ``randn``, ``standard_basis``) and combined (``add``, ``scalar_mul``,
-    ``inner_prod``, differentiable in their arguments) as autograd's VSpace does."""
+    """The vector space of a value: a float, an array (of one shape and dtype), or a
+    tuple, list or dict of them. Its elements are built (``zeros``, ``ones``, ``randn``,
+    ``standard_basis``) and combined (``add``, ``scalar_mul``, ``inner_prod``,
+    differentiable in their arguments) as autograd's VSpace does.
+
+    A complex leaf counts as two real coordinates (``size``), as in autograd: its
+    ``ones()`` is 1 + 1j, its basis has 1 and 1j at each entry, the inner product is
+    Re(sum(conj(x) y)), and a covector is the conjugate (what a VJP takes and gives,
+    as autograd's ``check_grads`` uses it)."""
 
     def __init__(self, value):
         leaves, self._treedef = tree_flatten(value)
         self._leaves = tuple(_leaf_space(leaf) for leaf in leaves)
-        self.size = sum(int(_np.prod(shape)) for shape, _, _ in self._leaves)
+        self.iscomplex = any(dtype.kind == "c" for _, dtype, _ in self._leaves)
+        self.size = sum(int(_np.prod(shape)) * (2 if dtype.kind == "c" else 1)
+                        for shape, dtype, _ in self._leaves)
         if len(self._leaves) == 1 and self._treedef == "*":
             self.shape, self.dtype, _ = self._leaves[0]
             self.ndim = len(self.shape)
@@ -286,33 +348,37 @@ class _ValueSpace(VSpace):
 
     def _build(self, make):
         return tree_unflatten(self._treedef, [
-            make(shape, dtype) if is_array else float(make((), dtype))
+            make(shape, dtype) if is_array else _scalar(make((), dtype))
             for shape, dtype, is_array in self._leaves])
 
     def zeros(self):
         return self._build(lambda shape, dtype: _np.zeros(shape, dtype))
 
     def ones(self):
-        return self._build(lambda shape, dtype: _np.ones(shape, dtype))
+        return self._build(lambda shape, dtype: _np.ones(shape, dtype) * (
+            1 + 1j if dtype.kind == "c" else 1))
 
     def randn(self):
-        return self._build(lambda shape, dtype: _np.asarray(_np.random.randn(*shape), dtype))
+        def draw(shape, dtype):
+            real = _np.random.randn(*shape)
+            if dtype.kind == "c":  # (the real parts drawn first, as autograd draws them)
+                return _np.asarray(real + 1j * _np.random.randn(*shape), dtype)
+            return _np.asarray(real, dtype)
+        return self._build(draw)
 
     def standard_basis(self):
-        """The elements with one entry 1 and the rest 0, one per entry."""
-        for k in range(self.size):
-            flat = _np.zeros(self.size)
-            flat[k] = 1.0
-            yield self._from_flat(flat)
-
-    def _from_flat(self, flat):
-        pieces, start = [], 0
-        for shape, dtype, is_array in self._leaves:
-            n = int(_np.prod(shape))
-            piece = flat[start:start + n].reshape(shape).astype(dtype)
-            pieces.append(piece if is_array else float(piece))
-            start += n
-        return tree_unflatten(self._treedef, pieces)
+        """The elements with one coordinate 1 and the rest 0, one per coordinate: an
+        entry of a complex leaf gives 1, then 1j."""
+        for k, (shape, dtype, _) in enumerate(self._leaves):
+            for index in _np.ndindex(*shape):
+                for unit in ((1.0, 1j) if dtype.kind == "c" else (1.0,)):
+                    leaves = self._build(lambda shape, dtype: _np.zeros(shape, dtype))
+                    flat = tree_flatten(leaves)[0]
+                    if shape:
+                        flat[k][index] = unit
+                    else:
+                        flat[k] = _scalar(_np.asarray(unit, dtype))
+                    yield tree_unflatten(self._treedef, flat)
 
     # Plain methods, not the base's operations: on traced leaves they are differentiated
     # through the leaves' own operations.
@@ -327,18 +393,29 @@ class _ValueSpace(VSpace):
 
     def inner_prod(self, x, y):
         from ... import rules
-        terms = [rules.sum(a * b) for a, b in zip(_leaves(x), _leaves(y))]
+        terms = [rules.real(rules.sum(rules.conj(a) * b)) if dtype.kind == "c"
+                 else rules.sum(a * b)
+                 for a, b, (_, dtype, _) in zip(_leaves(x), _leaves(y), self._leaves)]
         return sum(terms[1:], terms[0]) if terms else 0.0
 
     def covector(self, x):
-        """The element of the dual space that x stands for: x itself (real spaces)."""
-        return x
+        """The element of the dual space that x stands for: x itself in a real space,
+        its conjugate in a complex one."""
+        from ... import rules
+        return tree_unflatten(self._treedef, [
+            rules.conj(leaf) if dtype.kind == "c" else leaf
+            for leaf, (_, dtype, _) in zip(_leaves(x), self._leaves)])
+
+
+def _scalar(number):
+    """A leaf that is a Python number, as one: float, or complex for a complex one."""
+    return complex(number) if _np.iscomplexobj(number) else float(number)
 
 
 def vspace(value):
     """The vector space ``value`` lives in (a ``VSpace``): the registered one of a
-    type of your own (``VSpace.register``), else that of a float, an array or a tree of
-    them; TypeError for a complex value, which chainrule does not differentiate.
+    type of your own (``VSpace.register``), else that of a number, an array or a tree of
+    them (complex ones included, as in autograd).
 
     >>> vs = vspace(np.zeros((2, 3)))
     >>> vs.shape, vs.size
@@ -362,15 +439,12 @@ def _leaf_space(leaf):
     """(shape, dtype, whether it is an array) of one leaf."""
     inner = raw(leaf)
     if isinstance(inner, (bool, _np.bool_)) or not isinstance(
-            inner, (int, float, _np.ndarray, _np.generic)):
+            inner, (int, float, complex, _np.ndarray, _np.generic)):
         raise TypeError(f"vspace: a leaf of type {type(inner).__name__} ({inner!r:.40}) has no "
-                        f"vector space; expected floats or float arrays (or register a "
+                        f"vector space; expected numbers or arrays of numbers (or register a "
                         f"space for its type with VSpace.register)")
     dtype = _np.result_type(inner)
-    if dtype.kind == "c":
-        raise TypeError(f"vspace: a complex value of dtype {dtype}; chainrule "
-                        f"differentiates real numbers only (write it as two real arrays)")
-    if dtype.kind != "f":
+    if dtype.kind not in "fc":
         dtype = _np.dtype(_np.float64)
     is_array = isinstance(inner, _np.ndarray) or isinstance(leaf, _EngineBox)
     return tuple(_np.shape(inner)), dtype, is_array

@@ -48,7 +48,9 @@ def check_vjp(f, x):
     vjp, y = make_vjp(f, x)
     x_space, y_space = vspace(x), vspace(y)
     x_direction, y_direction = x_space.randn(), y_space.randn()
-    exact = x_space.inner_prod(x_direction, vjp(y_direction))
+    # a VJP takes and gives covectors (conjugates, in a complex space), as autograd's
+    exact = x_space.inner_prod(x_direction,
+                               x_space.covector(vjp(y_space.covector(y_direction))))
     numeric = y_space.inner_prod(y_direction, _numeric_jvp(f, x)(x_direction))
     assert scalar_close(exact, numeric), (
         f"check_grads: derivative (VJP) check of {get_name(f)} failed at {x!r:.200}:\n"

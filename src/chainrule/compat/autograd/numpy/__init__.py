@@ -1,6 +1,8 @@
 """autograd.numpy: NumPy's namespace with chainrule's differentiable functions
 (``chainrule.numpy``), and its linalg and random modules, as autograd has them."""
 
+import builtins as _python  # (any, among NumPy's names below, is np.any here)
+
 import numpy as _np
 
 from ....api import numpy as _chainrule_numpy
@@ -10,8 +12,8 @@ from ....api.numpy import __all__ as _names
 from ....primitive import raw as _raw
 from . import linalg, numpy_boxes, random  # noqa: F401
 
-__all__ = [*_names, "linalg", "random", "make_diagonal", "int8", "int16", "int32", "int64",
-           "integer"]
+__all__ = [*_names, "linalg", "random", "make_diagonal", "where", "int8", "int16", "int32",
+           "int64", "integer"]
 
 
 def __getattr__(name):
@@ -35,6 +37,37 @@ def make_diagonal(D, offset=0, axis1=0, axis2=1):
                          f"expected offset=0, axis1=-1, axis2=-2 (as autograd takes)")
     n = _np.shape(_raw(D))[-1]
     return _rules.expand_dims(D, -1) * _np.eye(n)
+
+
+def where(condition, *args, **kwargs):
+    """``np.where`` as autograd has it: ``x`` and ``y`` may be given by name, and where
+    nothing is an array (Python numbers and lists), the result is Python's too
+    (``where(True, 1, 2)`` is ``1``), as autograd returns it.
+
+    >>> import chainrule.autograd.numpy as anp
+    >>> anp.where([True, False], [1, 2], y=[3, 4]), anp.where(True, 1, 2)
+    ([1, 4], 1)
+    """
+    if not args and not kwargs:  # the indices of the true entries, as np.nonzero
+        return _np.nonzero(_raw(condition))
+    if len(args) + len(kwargs) != 2 or set(kwargs) - {"x", "y"}:
+        raise ValueError(f"where: expected both of x and y or neither (positionally or "
+                         f"as x=, y=), got {len(args)} more positional arguments and "
+                         f"keywords {sorted(kwargs)}")
+    x = args[0] if args else kwargs["x"]
+    y = args[1] if len(args) > 1 else kwargs["y"]
+    result = _chainrule_numpy.where(condition, x, y)
+    if not _python.any(_array_inside(v) for v in (condition, x, y)) and \
+            isinstance(result, _np.ndarray):
+        return result.tolist()
+    return result
+
+
+def _array_inside(value):
+    """Whether value is (or a list or tuple holds) an array or a traced value."""
+    if isinstance(value, (list, tuple)):
+        return _python.any(_array_inside(v) for v in value)
+    return not isinstance(value, (bool, int, float, complex))
 
 
 def _integer_type(numpy_type):
