@@ -38,7 +38,7 @@ from .. import rules as ops
 from ..primitive import Box, raw, shape_of
 from ..transforms.functional import grad, jvp
 from ..transforms.jacobians import hessian, jacfwd
-from ..transforms.implicit import implicit_solution, plain, reads_numbers
+from ..transforms.implicit import implicit_solution, plain, reads_numbers, supplied
 from .optimize_constrained import bound_values, bounded, constrained_minimize, flat_bound
 
 __all__ = ["minimize", "root", "fsolve", "least_squares", "root_scalar", "brentq", "newton"]
@@ -125,6 +125,8 @@ def minimize(fun: Callable[..., Any], x0: Any, args: Any = (), method: str | Non
     shape = _shape(x0)
     name = (method or "").lower()
     fun = reads_numbers(fun, "minimize")
+    jac = supplied(jac, "minimize")
+    hess, hessp = supplied(hess, "minimize"), supplied(hessp, "minimize")
 
     def objective(x, *a):
         return _first(fun(ops.reshape(x, shape), *a))
@@ -240,6 +242,7 @@ def root(fun: Callable[..., Any], x0: Any, args: Any = (), method: str = "hybr",
     args = _tuple(args)
     shape = _shape(x0)
     fun = reads_numbers(fun, "root")
+    jac = supplied(jac, "root")
 
     def residual(x, *a):
         return ops.reshape(_first(fun(ops.reshape(x, shape), *a)), (-1,))
@@ -296,6 +299,7 @@ def fsolve(func: Callable[..., Any], x0: Any, args: Any = (), fprime: Any = None
     args = _tuple(args)
     shape = _shape(x0)
     func = reads_numbers(func, "fsolve")
+    fprime = supplied(fprime, "fsolve")
 
     def residual(x, *a):
         out = func(ops.reshape(x, shape), *a)
@@ -358,6 +362,7 @@ def least_squares(fun: Callable[..., Any], x0: Any, jac: Any = "2-point",
     args, kwargs = _tuple(args), dict(kwargs or {})
     shape = _shape(x0)
     fun = reads_numbers(fun, "least_squares")
+    jac = supplied(jac, "least_squares")
 
     def residuals(x, a, k):
         return ops.reshape(fun(ops.reshape(x, shape), *a, **k), (-1,))
@@ -452,6 +457,7 @@ def root_scalar(f: Callable[..., Any], args: Any = (), method: str | None = None
     """
     args = _tuple(args)
     f = reads_numbers(f, "root_scalar")
+    fprime, fprime2 = supplied(fprime, "root_scalar"), supplied(fprime2, "root_scalar")
     residual = _scalar_residual(f, "root_scalar")
     found = SimpleNamespace(result=None)
 
@@ -532,6 +538,7 @@ def newton(func: Callable[..., Any], x0: Any, fprime: Any = None, args: Any = ()
     shape = _shape(x0)
     scalar = shape == ()
     func = reads_numbers(func, "newton")
+    fprime, fprime2 = supplied(fprime, "newton"), supplied(fprime2, "newton")
     found = SimpleNamespace(result=None)
 
     def residual(x, x_start, *a):

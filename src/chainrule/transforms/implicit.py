@@ -59,7 +59,8 @@ from .jacobians import jacfwd
 from .pytrees import tree_flatten, tree_unflatten
 from .vmap_axes import vmap
 
-__all__ = ["implicit_solution", "plain", "refuse_closures", "on_numbers", "reads_numbers"]
+__all__ = ["implicit_solution", "plain", "refuse_closures", "on_numbers", "reads_numbers",
+           "supplied"]
 
 
 def plain(value, who):
@@ -230,16 +231,17 @@ def on_numbers(fn, who):
     return numbers
 
 
-def reads_numbers(fn, who):
+def reads_numbers(fn, who, always=False):
     """``fn`` as a solver calls it: while a solve whose function closes over values
     traced by cr.jit runs (``_Closed``), at a capture level, its array arguments as
     inputs, where each closed-over value reads that call's numbers; otherwise ``fn``
-    itself."""
+    itself. ``always``: at a capture level at every call, where each value it closes
+    over that carries a derivative gives its numbers (``supplied``)."""
     if not callable(fn):
         return fn
 
     def numbers(*args, **kwargs):
-        if not _Closed.on():
+        if not always and not _Closed.on():
             return fn(*args, **kwargs)
         leaves, treedef = tree_flatten((args, kwargs))
         places = [k for k, leaf in enumerate(leaves) if _is_array(leaf)]
@@ -255,6 +257,16 @@ def reads_numbers(fn, who):
                                         arrays=_closed_over())
         return tree_unflatten(out_tree, outs)
     return numbers
+
+
+def supplied(fn, who):
+    """A derivative the caller hands a solver (``jac``, ``hess``, ``hessp``,
+    ``fprime``...), as the solver calls it: on numbers. The solver only reads its
+    values (the solution's own derivative comes from the equation, by the implicit
+    function theorem), so where it closes over a value being differentiated (the
+    parameter an outer ``cr.grad`` moves, a value traced by cr.jit) it computes with
+    that value's numbers, as the equation's function does in the solve."""
+    return reads_numbers(fn, who, always=True)
 
 
 def refuse_closures(who):
