@@ -362,3 +362,26 @@ def test_two_vmaps_over_a_value_computed_apart_from_x_stay_refused_in_one_line()
     grid = cr.vmap(lambda a: cr.vmap(lambda c: solution(a, c))(np.array([5.0, 6.0])))
     with pytest.raises(TypeError, match="batched by two vmaps.*pass them in args="):
         grid(np.array([1.0, 2.0]))
+
+
+def test_a_solve_in_the_body_of_a_jitted_loop_closes_over_the_carry():
+    """fori_loop and scan under cr.jit, each step solving with the carry it closes over:
+    the same numbers as the eager loop at two calls, and the same gradient."""
+    def stepped(a0):
+        return cr.lax.fori_loop(0, 3, lambda i, a: a + 0.1 * opt.root(
+            lambda x: x + x ** 3 - a, np.zeros(3)).x, a0)
+
+    def scanned(c0):
+        def body(c, w):
+            x = opt.minimize(lambda x: cr.sum((x - c * w) ** 2) + cr.sum(x ** 4),
+                             np.zeros(3)).x
+            return c + 0.1 * x, x
+        return cr.lax.scan(body, c0, np.array([1.0, 2.0]))
+
+    loss = lambda a: cr.sum(stepped(a))  # noqa: E731
+    jitted, jitted_grad, jitted_scan = cr.jit(stepped), cr.jit(cr.grad(loss)), cr.jit(scanned)
+    for a in (np.array([1.0, -2.0, 0.5]), np.array([0.3, 0.1, -1.0])):
+        np.testing.assert_allclose(jitted(a), stepped(a), rtol=1e-12)
+        np.testing.assert_allclose(jitted_grad(a), cr.grad(loss)(a), rtol=1e-10)
+        for ours, eager in zip(jitted_scan(a), scanned(a)):
+            np.testing.assert_allclose(ours, eager, rtol=1e-12)
