@@ -635,3 +635,59 @@ def test_a_jacobian_with_respect_to_a_vec_and_a_float_is_refused_as_in_autograd(
     with pytest.raises(TypeError, match=r"^jacobian: with respect to one value of a vector "
                                         r"space of your own at a time"):
         ours["jacobian"](lambda x, k: ours["f_arr"](x) * k, (0, 1))(ours["Vec"](u), 2.0)
+
+
+def test_a_value_of_a_users_space_made_inside_a_function_of_a_float():
+    """The function makes a value of a registered space from the float it is
+    differentiated in: chainrule's transforms cannot carry it, so the gradient comes
+    from the trace autograd's kind of boxes (as autograd computes it)."""
+    program = """
+        from autograd.extend import primitive, defvjp, Box, VSpace
+        from autograd import grad, value_and_grad, make_vjp
+        import autograd.numpy as anp
+
+        class Pair:
+            def __init__(self, a, b):
+                self.a, self.b = a, b
+
+            @primitive
+            def dot(self, other):
+                return self.a * other.a + self.b * other.b
+
+        class PairBox(Box):
+            def dot(self, other):
+                return Pair.dot(self, other)
+        PairBox.register(Pair)
+
+        class PairSpace(VSpace):
+            def __init__(self, value):
+                self.size = 2
+            def zeros(self):
+                return Pair(0.0, 0.0)
+            def _add(self, x, y):
+                return Pair(x.a + y.a, x.b + y.b)
+            def _scalar_mul(self, x, s):
+                return Pair(x.a * s, x.b * s)
+            def _inner_prod(self, x, y):
+                return x.a * y.a + x.b * y.b
+        PairSpace.register(Pair)
+
+        @primitive
+        def make_pair(a, b):
+            return Pair(a, b)
+        defvjp(make_pair, lambda ans, a, b: lambda g: g.a, lambda ans, a, b: lambda g: g.b)
+        defvjp(Pair.dot, lambda ans, p, q: lambda g: Pair(g * q.a, g * q.b),
+               lambda ans, p, q: lambda g: Pair(g * p.a, g * p.b))
+        f = lambda x: Pair.dot(make_pair(x, x * x), make_pair(2.0, anp.sin(x)))
+        vjp, value = make_vjp(f)(1.3)
+        result = [float(grad(f)(1.3)), *map(float, value_and_grad(f)(0.4)),
+                  float(vjp(2.0)), float(value)]
+    """
+    pytest.importorskip("autograd")
+    results = []
+    for source in (program, program.replace("autograd", "chainrule.autograd")):
+        namespace = {}
+        exec(compile(textwrap.dedent(source), "<pair>", "exec"), namespace)
+        results.append(namespace["result"])
+    theirs, ours = results
+    np.testing.assert_allclose(ours, theirs, rtol=1e-12)

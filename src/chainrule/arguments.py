@@ -18,7 +18,7 @@ from . import libraries
 from .arrays import ARRAYS
 from .boxes import _PLAIN, _SEQUENCES, Box, _boxes_in
 
-__all__ = ["objects_refused", "of_a_library", "renamed"]
+__all__ = ["objects_refused", "ObjectOperands", "of_a_library", "renamed"]
 
 
 def _batched_param(kwargs):
@@ -47,10 +47,16 @@ def _in_keywords(args, kwargs):
     return None
 
 
+class ObjectOperands(TypeError):
+    """An operation whose result is an array of Python objects, which no derivative
+    of chainrule's transforms can carry (a layer that traces such values of its own,
+    as autograd's drop-in does for a user's vector space, takes over on it)."""
+
+
 def objects_refused(name):
     """The error of an operation whose result is an array of Python objects (Values,
     or other objects, inside a NumPy array): it carries no derivative a rule can see."""
-    return TypeError(f"{name}: an argument is a NumPy array of Python objects (Values "
+    return ObjectOperands(f"{name}: an argument is a NumPy array of Python objects (Values "
                      f"inside an array?), which chainrule cannot differentiate through; "
                      f"use NumPy arrays of numbers or Tensors, or Values alone")
 

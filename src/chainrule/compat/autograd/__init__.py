@@ -26,11 +26,13 @@ import warnings as _warnings
 import numpy as _np
 
 from ... import rules as _rules
+from ...arguments import ObjectOperands as _ObjectOperands
 from ...primitive import raw as _raw, shape_of as _shape_of
 from ...transforms import functional as _f, jacobians as _jac
 from . import builtins
 from .builtins import dict, isinstance, list, tuple, type  # noqa: A004
-from .core import (_bools_as_constants, _undefined, in_user_space as _in_user_space,
+from .core import (_bools_as_constants, _has_user_spaces, _undefined,
+                   in_user_space as _in_user_space,
                    user_jvp as _user_jvp, user_value_and_grad as _user_value_and_grad,
                    user_vjp as _user_vjp, vspace as _vspace)
 from .core import primitive
@@ -56,15 +58,31 @@ def _named(operator, fun, argnum):
     return name
 
 
+def _engine_else_user_space(engine, user, args, kwargs):
+    """``engine(*args, **kwargs)`` (chainrule's transforms); where the function makes a
+    value of a vector space of your own from the arguments (a registered type, which
+    those transforms cannot carry), ``user(...)``: the function run again in a trace of
+    autograd's kind, which boxes every value (``core.user_vjp``)."""
+    try:
+        return engine(*args, **kwargs)
+    except _ObjectOperands:
+        if not _has_user_spaces():
+            raise
+        return user(*args, **kwargs)
+
+
 def grad(fun, argnum=0):
     """The gradient of a scalar function of argument ``argnum``: ``grad(f)(x)``."""
     engine = _f.grad(fun, argnums=argnum)
 
+    def user(*args, **kwargs):
+        return _user_value_and_grad(fun, argnum, args, kwargs)[1]
+
     @_named("grad", fun, argnum)
     def gradient(*args, **kwargs):
         if _in_user_space(args, argnum):
-            return _user_value_and_grad(fun, argnum, args, kwargs)[1]
-        return engine(*args, **kwargs)
+            return user(*args, **kwargs)
+        return _engine_else_user_space(engine, user, args, kwargs)
     return gradient
 
 
@@ -87,11 +105,14 @@ def value_and_grad(fun, argnum=0):
     """``(f(x), grad(f)(x))`` from one pass."""
     engine = _f.value_and_grad(fun, argnums=argnum)
 
+    def user(*args, **kwargs):
+        return _user_value_and_grad(fun, argnum, args, kwargs)
+
     @_named("value_and_grad", fun, argnum)
     def value_and_gradient(*args, **kwargs):
         if _in_user_space(args, argnum):
-            return _user_value_and_grad(fun, argnum, args, kwargs)
-        return engine(*args, **kwargs)
+            return user(*args, **kwargs)
+        return _engine_else_user_space(engine, user, args, kwargs)
     return value_and_gradient
 
 
@@ -226,15 +247,21 @@ def hessian(fun, argnum=0):
 
 def make_vjp(fun, argnum=0):
     """``make_vjp(f)(x) -> (vjp, f(x))``, as autograd orders them."""
+    def user(*args, **kwargs):
+        positions = argnum if isinstance(argnum, tuple) else (argnum,)
+        out, pullback = _user_vjp(fun, args, kwargs, positions)
+        whole = isinstance(argnum, tuple)
+        return (lambda g: pullback(g) if whole else pullback(g)[0]), out
+
+    def engine(*args, **kwargs):
+        out, pullback = _f.vjp(lambda *a: _bools_as_constants(fun)(*a, **kwargs), *args)
+        return (lambda g: _pick(pullback(g), argnum)), out
+
     @_named("make_vjp", fun, argnum)
     def maker(*args, **kwargs):
         if _in_user_space(args, argnum):
-            positions = argnum if isinstance(argnum, tuple) else (argnum,)
-            out, pullback = _user_vjp(fun, args, kwargs, positions)
-            whole = isinstance(argnum, tuple)
-            return (lambda g: pullback(g) if whole else pullback(g)[0]), out
-        out, pullback = _f.vjp(lambda *a: _bools_as_constants(fun)(*a, **kwargs), *args)
-        return (lambda g: _pick(pullback(g), argnum)), out
+            return user(*args, **kwargs)
+        return _engine_else_user_space(engine, user, args, kwargs)
     return maker
 
 

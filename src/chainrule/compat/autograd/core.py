@@ -23,8 +23,8 @@ from ...primitive import Primitive, raw
 from ...transforms import functional as _f
 from ...transforms.pytrees import tree_map
 from .tracer import Box, _Primitive
-from .user_space import (in_user_space, user_jvp, user_value_and_grad,  # noqa: F401
-                         user_vjp)
+from .user_space import (has_user_spaces as _has_user_spaces,  # noqa: F401
+                         in_user_space, user_jvp, user_value_and_grad, user_vjp)
 from .vspace import VSpace, _undefined, vspace  # noqa: F401
 
 __all__ = ["make_vjp", "make_jvp", "vspace", "VSpace", "primitive", "defvjp", "defjvp",

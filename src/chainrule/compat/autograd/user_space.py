@@ -12,7 +12,12 @@ from ...primitive import Box as _EngineBox, new_level, raw, shape_of
 from .tracer import Box, Node, new_box
 from .vspace import VSpace, _unboxed, vspace
 
-__all__ = ["in_user_space", "user_vjp", "user_jvp", "user_value_and_grad"]
+__all__ = ["has_user_spaces", "in_user_space", "user_vjp", "user_jvp", "user_value_and_grad"]
+
+def has_user_spaces():
+    """Whether any type is registered with ``VSpace.register`` or ``Box.register``."""
+    return bool(VSpace.mappings or Box.type_mappings)
+
 
 def in_user_space(args, argnum):
     """Whether an argument that ``argnum`` names (an int, or a tuple of them) is a value
