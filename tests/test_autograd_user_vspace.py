@@ -90,14 +90,19 @@ RKHS = """
 """
 
 
-def test_autograds_rkhs_example_fits_the_same_function():
+def results_of(source):
+    """``result`` of a program run with autograd, then with chainrule.autograd."""
     pytest.importorskip("autograd")
     results = []
-    for source in (RKHS, RKHS.replace("autograd", "chainrule.autograd")):
+    for text in (source, source.replace("autograd", "chainrule.autograd")):
         namespace = {}
-        exec(compile(textwrap.dedent(source), "<rkhs>", "exec"), namespace)
+        exec(compile(textwrap.dedent(text), "<program>", "exec"), namespace)
         results.append(namespace["result"])
-    (theirs_values, theirs_alphas), (ours_values, ours_alphas) = results
+    return results
+
+
+def test_autograds_rkhs_example_fits_the_same_function():
+    (theirs_values, theirs_alphas), (ours_values, ours_alphas) = results_of(RKHS)
     np.testing.assert_allclose(ours_values, theirs_values, rtol=1e-13)
     assert ours_alphas.keys() == theirs_alphas.keys() == set(range(5))
     np.testing.assert_allclose([ours_alphas[k] for k in range(5)],
@@ -683,11 +688,5 @@ def test_a_value_of_a_users_space_made_inside_a_function_of_a_float():
         result = [float(grad(f)(1.3)), *map(float, value_and_grad(f)(0.4)),
                   float(vjp(2.0)), float(value)]
     """
-    pytest.importorskip("autograd")
-    results = []
-    for source in (program, program.replace("autograd", "chainrule.autograd")):
-        namespace = {}
-        exec(compile(textwrap.dedent(source), "<pair>", "exec"), namespace)
-        results.append(namespace["result"])
-    theirs, ours = results
+    theirs, ours = results_of(program)
     np.testing.assert_allclose(ours, theirs, rtol=1e-12)
