@@ -355,13 +355,30 @@ def test_a_value_batched_by_two_vmaps_closed_over():
     np.testing.assert_allclose(cr.jit(both)(B + 1.0), both(B + 1.0), rtol=1e-12)
 
 
-def test_two_vmaps_over_a_value_computed_apart_from_x_stay_refused_in_one_line():
-    def solution(a, c):  # sin(a) computed inside the function: no example's row of it
-        return opt.root(lambda x: x ** 3 + cr.sin(a) * x - c, np.ones(1)).x[0]
+def test_two_vmaps_over_a_value_computed_apart_from_x_eagerly_and_under_jit():
+    def solution(a, c):  # sin(a) computed inside the function, read at each example's place
+        return opt.root(lambda x: x ** 3 + cr.sin(a) * x - c, np.ones(1), tol=1e-14).x[0]
 
-    grid = cr.vmap(lambda a: cr.vmap(lambda c: solution(a, c))(np.array([5.0, 6.0])))
-    with pytest.raises(TypeError, match="batched by two vmaps.*pass them in args="):
-        grid(np.array([1.0, 2.0]))
+    def exact_grad_a(a, c):  # x^3 + sin(a) x = c: dx/da = -cos(a) x / (3 x^2 + sin(a))
+        x = solution(a, c)
+        return -np.cos(a) * x / (3 * x ** 2 + np.sin(a))
+
+    def grid(fn):
+        return lambda A, C: cr.vmap(lambda a: cr.vmap(lambda c: fn(a, c))(C))(A)
+
+    values, gradients = cr.jit(grid(solution)), cr.jit(grid(cr.grad(solution)))
+    C = np.array([5.0, 6.0])
+    for A in (np.array([1.0, 2.0]), np.array([0.5, 1.5])):
+        loop = np.array([[solution(a, c) for c in C] for a in A])
+        np.testing.assert_allclose(grid(solution)(A, C), loop, rtol=1e-12)
+        np.testing.assert_allclose(values(A, C), loop, rtol=1e-12)
+        np.testing.assert_allclose(loop ** 3 + np.sin(A)[:, None] * loop,
+                                   np.broadcast_to(C, loop.shape), rtol=1e-12)
+        exact = np.array([[exact_grad_a(a, c) for c in C] for a in A])
+        np.testing.assert_allclose(grid(cr.grad(solution))(A, C), exact, rtol=1e-9)
+        np.testing.assert_allclose(gradients(A, C), exact, rtol=1e-9)
+        np.testing.assert_allclose(gradients(A, C)[1, 0],
+                                   central(lambda u: solution(u, C[0]), A[1]), rtol=1e-6)
 
 
 def test_a_solve_in_the_body_of_a_jitted_loop_closes_over_the_carry():

@@ -28,12 +28,16 @@ trace, the function must read the same closed-over values, in the same order, at
 x (a run at the solution that meets another number of them, or other shapes, raises).
 
 The solver itself computes on numbers: a closed-over value's own numbers are what its
-derivative-carrying box holds. A value batched by ``cr.vmap`` holds a batch: it is an
-operand too, so vmap hands each example's solve its own numbers, and what the solver's
-function computes from the batch is read at that example's row (``_Example``). Values
-batched by two vmaps are read at the example's numbers where the function meets them
-at a capture level (``_Closed``); what it computes from them apart from x has no row
-to read, and is refused with a one-line error that says to pass them in ``args``.
+derivative-carrying box holds. A value batched by ``cr.vmap`` holds a batch (of
+integers too): it is an operand too, so vmap hands each example's solve its own
+numbers, and what the solver's function computes from the batch is read at that
+example's place (``_Example``): the index, at each vmap level, where the batched
+closed-over values hold the example's numbers, so that a value batched by two nested
+vmaps (``cr.sin(a) * c``, ``a`` from the outer and ``c`` from the inner) is read at
+both. Values batched by two vmaps are also read at the example's numbers where the
+function meets them at a capture level (``_Closed``). A batch whose place is not known
+(the function did not meet it at the start) is refused with a one-line error that says
+to pass it in ``args``.
 
 Under cr.jit, a closed-over traced array (or a box around one) is an operand too, and
 so is each traced array the residual's operations read (``_reads``): the program
@@ -100,8 +104,8 @@ class _Closed:
 
     * ``met``: each closed-over value the residual met (a traced array, or a box around
       one: an outer transform's), which is an operand of the solve, packed with the
-      others (z), and so read at this example's numbers under cr.vmap (the table used
-      alone for values batched by two vmaps, whose rows _Example cannot find). The
+      others (z), and so read at this example's numbers under cr.vmap (for values
+      batched by two vmaps, looked up before _Example's search of the batches). The
       solver's function runs at a capture level (``reads_numbers``, ``on_numbers``)
       that meets each and computes with these numbers instead (``plain``);
     * ``traced``: each traced array of the program that the residual's operations read
@@ -172,20 +176,21 @@ def _reads(run):
 
 
 class _Example:
-    """While one example of a vmapped solve runs: which row of the batch it is.
+    """While one example of a vmapped solve runs: where it sits in each batch.
 
     vmap runs the solution's operation once per example (it has no batching rule),
     handing it that example's operands, the batched closed-over values' numbers among
-    them; but the solver's function still closes over the whole batch, so what it
-    computes is a batch. The example's row is the one whose closed-over values are the
-    operands' numbers: if several rows have them, each gives the same answer (the
-    function sees the same numbers). Costly (each call computes the whole batch), and
-    exact."""
+    them; but the solver's function still closes over the whole batches, so what it
+    computes is a batch (of one vmap, or of several nested). The example's place is the
+    index, at each vmap level, where every batched closed-over value holds the operands'
+    numbers: if several places do, each gives the same answer (the function sees the
+    same numbers). A batch the function computes is read there. Costly (each call
+    computes the whole batch), and exact."""
 
-    active: list = []  # (batched closed-over values, the example's numbers of each)
+    active: list = []  # [batched closed-over values, the example's numbers, its place]
 
     def __init__(self, values, numbers):
-        self.entry = (values, numbers)
+        self.entry = [values, numbers, None]
 
     def __enter__(self):
         _Example.active.append(self.entry)
@@ -195,28 +200,65 @@ class _Example:
 
     @classmethod
     def row(cls, batch):
-        """The example's row of ``batch`` (a batch of vmap), or None if none is known."""
+        """The example's numbers of ``batch`` (a batch of vmap, of one level or
+        nested), or None if its place in some level's batch is not known."""
         if not cls.active or not cls.active[-1][0]:
             return None
-        values, numbers = cls.active[-1]
-        if batch._level != values[0]._level:
+        entry = cls.active[-1]
+        if entry[2] is None:
+            entry[2] = _place(entry[0], entry[1])
+        levels, numbers = _levels_and_numbers(batch)
+        place = entry[2]
+        if numbers is None or not place or any(level not in place for level in levels):
             return None
-        rows = None
-        for value, own in zip(values, numbers):
-            every = _Closed.stood(raw(value.value))
-            if _registered(every):
-                # (under cr.jit, a batch the residual computed from the values it
-                # closes over, whose numbers this call does not have: the others tell)
-                continue
-            every = np.asarray(every)
-            match = np.all(every.reshape(len(every), -1) == own.reshape(1, -1), axis=1)
-            rows = match if rows is None else rows & match
-        if rows is None or not rows.any():
-            return None
-        whole = _Closed.stood(raw(batch.value))
-        if isinstance(whole, Box) or _registered(whole):
-            return None
-        return np.asarray(whole)[int(np.argmax(rows))]
+        # (the innermost box's batch axis comes first in its numbers)
+        return np.asarray(numbers)[tuple(place[level] for level in reversed(levels))]
+
+
+def _levels_and_numbers(value):
+    """The vmap levels batching ``value``, outermost first, and its numbers, whose
+    leading axes are those levels' batch axes, innermost first (each box's batch axis
+    is the first of the value it holds). Numbers None where cr.jit traced them and this
+    call does not have them."""
+    levels = []
+    while isinstance(value, Box):
+        if value._batched:
+            levels.append(value._level)
+            value = value.value
+        else:
+            value = value._contents()
+    value = _Closed.stood(value)
+    return levels, (None if _registered(value) else value)
+
+
+def _place(values, numbers):
+    """{vmap level: index} of the example whose batched closed-over ``values`` hold
+    ``numbers`` (one array each), or {} if none does."""
+    found, sizes = [], {}
+    for value, own in zip(values, numbers):
+        levels, every = _levels_and_numbers(value)
+        if every is None:
+            # (under cr.jit, a batch the residual computed from the values it closes
+            # over, whose numbers this call does not have: the others tell)
+            continue
+        every, n = np.asarray(every), len(levels)
+        match = np.all(every.reshape(every.shape[:n] + (-1,)) == own.reshape(1, -1),
+                       axis=-1)
+        order = list(reversed(levels))  # the axes of match
+        sizes.update(zip(order, match.shape))
+        found.append((order, match))
+    if not found:
+        return {}
+    axes = sorted(sizes)
+    grid = np.ones([sizes[level] for level in axes], dtype=bool)
+    for order, match in found:
+        # each match over its own levels, spread over all of them (1 where it has none)
+        spread = np.transpose(match, [order.index(level) for level in axes
+                                      if level in order])
+        grid &= spread.reshape([sizes[level] if level in order else 1 for level in axes])
+    if not grid.any():
+        return {}
+    return dict(zip(axes, (int(i) for i in np.argwhere(grid)[0])))
 
 
 def on_numbers(fn, who):
@@ -270,11 +312,10 @@ def supplied(fn, who):
 
 
 def refuse_closures(who):
-    return (f"{who}: the function computes, apart from its arguments, on values it "
-            f"closes over that are batched by two vmaps (or closes over a batch of "
-            f"integers), which one example's solve cannot be given; pass them in args=, "
-            f"and to the function as arguments, so that each example is solved with its "
-            f"own")
+    return (f"{who}: the function computes on a value batched by cr.vmap that its run at "
+            f"the starting point did not meet as a value it closes over (an operation's "
+            f"keyword, or another operation at another x), so one example's solve has no "
+            f"numbers of it; pass that value in args=, and to the function as an argument")
 
 
 def _numbers(value):
@@ -342,19 +383,25 @@ def implicit_solution(residual: Callable[..., Any], solve: Callable[[tuple], Any
     # A closed-over value batched by vmap is an operand too (each example's solve then
     # gets its own numbers, see _Example), whether it carries a derivative or not.
     batched = [k for k, value in enumerate(met) if isinstance(raw(value), Box)]
-    if any(_innermost(met[k]).kind not in "fc" for k in batched):
-        raise TypeError(refuse_closures(who))
     # Values batched by more than one vmap: each example's solve reads them at its
-    # numbers where the function meets them (_Closed), as under cr.jit; what the function
-    # computes from them apart from x has no row to read (_Example knows one vmap).
+    # numbers where the function meets them (_Closed), as under cr.jit, and what the
+    # function computes from them apart from x at its place in each level (_Example).
     several = len({raw(met[k])._level for k in batched}) > 1 or \
         any(isinstance(raw(raw(met[k]).value), Box) for k in batched)
+    # Under cr.jit, the traced numbers of a batch the residual computed apart from x
+    # (cr.sin(a) of a batched a) go to the recorded call too: each call then has the
+    # whole batch's numbers, where an example finds its place in that level (_Example).
+    read = read + [t for t in {id(t): t for t in (_numbers(met[k]) for k in batched)
+                               if _registered(t)}.values()
+                   if all(t is not r for r in read)]
     # A closed-over value traced by cr.jit (or a box around one) is an operand too: the
     # recorded solve is handed each call's numbers of it (see _Closed).
     traced = [k for k, value in enumerate(met) if _registered(_numbers(value))]
+    # (a batch of integers too, packed with the others as an argument in args= is: each
+    # example's solve is handed its numbers, in their own dtype)
     closure_moving = [k for k, value in enumerate(met)
-                      if (k in batched or k in traced or not constant(value))
-                      and _innermost(value).kind in "fc"]
+                      if k in batched or ((k in traced or not constant(value))
+                                          and _innermost(value).kind in "fc")]
     moving = [k for k, leaf in enumerate(leaves) if _differentiable(leaf)]
     # The other arrays go to the solver as arguments of one call, which cr.jit records
     # (a traced array's numbers are known only at each run).
@@ -386,10 +433,10 @@ def implicit_solution(residual: Callable[..., Any], solve: Callable[[tuple], Any
                                                     closure_dtypes, closure_bounds,
                                                     closure_bounds[1:])}
         read_numbers = {id(t): np.array(v) for t, v in zip(read, read_values)}
-        with _Example([raw(met[k]) for k in batched if not several],
+        with _Example([met[k] for k in closure_moving if k in batched],
                       [np.asarray(z[start:stop]) for k, start, stop in
                        zip(closure_moving, closure_bounds, closure_bounds[1:])
-                       if k in batched and not several]), \
+                       if k in batched]), \
                 _Closed(met_numbers, read_numbers):
             x, problem = _answer(solve(tree_unflatten(treedef, fixed)))
         if problem is not None and (moving or closure_moving):
