@@ -144,13 +144,18 @@ def test_under_jit_each_call_solves_with_its_own_numbers(name):
     rng = np.random.default_rng(4)
     solution = SOLVERS[name]
     values, gradients = cr.jit(grid(solution)), cr.jit(grid(cr.grad(solution)))
+    tangents = cr.jit(grid(lambda a, c: cr.jvp(lambda u: solution(u, c), (a,), (1.0,))[1]))
+    seconds = cr.jit(grid(cr.grad(cr.grad(solution))))
     C = rng.uniform(0.5, 1.5, size=3)
     for _ in range(2):
         A = rng.uniform(-1.5, 1.5, size=2)
+        exact = loop(lambda a, c: reference_gradient(a, c)[0], A, C)
         np.testing.assert_allclose(values(A, C), loop(reference, A, C), rtol=1e-9)
-        np.testing.assert_allclose(gradients(A, C),
-                                   loop(lambda a, c: reference_gradient(a, c)[0], A, C),
-                                   rtol=1e-7)
+        np.testing.assert_allclose(gradients(A, C), exact, rtol=1e-7)
+        np.testing.assert_allclose(tangents(A, C), exact, rtol=1e-7)
+        np.testing.assert_allclose(
+            seconds(A, C), loop(lambda a, c: second_central(lambda u: reference(u, c), a),
+                                A, C), rtol=1e-5, atol=1e-7)
 
 
 def test_a_value_computed_from_both_batches_before_the_function_is_closed_over():
