@@ -114,8 +114,15 @@ class BatchTracer(Tracer):
     def _contents(self):
         return self.value
 
-    shape = property(lambda self: shape_of(self.value)[1:])
-    dtype = property(lambda self: np.result_type(_numbers(self)))
+    @property
+    def shape(self):
+        value = self.value
+        return value.shape[1:] if type(value) is np.ndarray else shape_of(value)[1:]
+
+    @property
+    def dtype(self):
+        value = self.value
+        return value.dtype if type(value) is np.ndarray else np.result_type(_numbers(self))
 
     def _refuse(self, what):
         raise TypeError(f"cr.vmap: {what} of a batched value (one example's shape "
@@ -496,8 +503,12 @@ def _matmul(call):
     if call.kwargs or len(call.values) != 2:
         return _per_example(call)
     a, b = call.values
-    va = _ndim(a) - call.batched[0] == 1
-    vb = _ndim(b) - call.batched[1] == 1
+    (ba, bb), ra, rb = call.batched, _ndim(a) - call.batched[0], _ndim(b) - call.batched[1]
+    if (ba and not bb and rb <= 2) or (bb and not ba and ra <= 2 and rb >= 2):
+        # NumPy's own broadcasting keeps the batch axis in front: a batch of vectors
+        # times a matrix is one product of the stacked rows (as jacrev's seeds are)
+        return call.prim(a, b)
+    va, vb = ra == 1, rb == 1
     a = ops.expand_dims(a, -2) if va else a
     b = ops.expand_dims(b, -1) if vb else b
     a, b = _aligned([a, b], call.batched)

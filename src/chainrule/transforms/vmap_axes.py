@@ -13,7 +13,7 @@ from .. import libraries
 from .. import rules as ops
 from ..primitive import Box, new_level, shape_of
 from .batching import BatchTracer, _ndim, _numbers
-from .pytrees import tree_flatten, tree_unflatten
+from .pytrees import _NODES, tree_flatten, tree_unflatten
 
 __all__ = ["vmap"]
 
@@ -80,29 +80,53 @@ def vmap(f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
             raise ValueError(f"vmap: in_axes has {len(axes)} entries but the function was "
                              f"called with {len(args)} positional arguments; expected one "
                              f"entry per argument")
-        leaves, treedef = tree_flatten((tuple(args), kwargs))
+        if not kwargs and _all_leaves(args) and (_is_axis(axes) or all(
+                _is_axis(a) for a in axes)):  # (arrays as arguments: no tree to walk)
+            leaves, treedef = list(args), None
+            flat_axes = [axes] * len(args) if _is_axis(axes) else list(axes)
+        else:
+            leaves, treedef = tree_flatten((tuple(args), kwargs))
+            flat_axes = (_axes_of_leaves(tuple(axes) if isinstance(axes, list) else axes,
+                                         tuple(args), "in_axes")
+                         + [0] * (len(leaves) - len(tree_flatten(tuple(args))[0])))
         library = _library(leaves)  # torch, Dask...: wrapped in, unwrapped out
         if library is not None:
             leaves = [library.adopt(leaf) for leaf in leaves]
-        flat_axes = (_axes_of_leaves(tuple(axes) if isinstance(axes, list) else axes,
-                                     tuple(args), "in_axes")
-                     + [0] * (len(leaves) - len(tree_flatten(tuple(args))[0])))
         size = _batch_size(leaves, flat_axes, axis_size)
         level = new_level()
         traced = [leaf if axis is None else
                   BatchTracer(_move(leaf, axis % _ndim(leaf), 0), level)
                   for leaf, axis in zip(leaves, flat_axes)]
-        new_args, new_kwargs = tree_unflatten(treedef, traced)
-        out = f(*new_args, **new_kwargs)
-        out_leaves, out_def = tree_flatten(out)
-        placed = [_output(leaf, axis, size, level)
-                  for leaf, axis in zip(out_leaves, _axes_of_leaves(out_axes, out,
-                                                                    "out_axes"))]
+        if treedef is None:
+            out = f(*traced)
+        else:
+            new_args, new_kwargs = tree_unflatten(treedef, traced)
+            out = f(*new_args, **new_kwargs)
+        if _is_axis(out_axes) and _all_leaves((out,)):  # (one array: no tree to walk)
+            out_leaves, out_def = [out], None
+            placed = [_output(out, out_axes, size, level)]
+        else:
+            out_leaves, out_def = tree_flatten(out)
+            placed = [_output(leaf, axis, size, level)
+                      for leaf, axis in zip(out_leaves, _axes_of_leaves(out_axes, out,
+                                                                        "out_axes"))]
         if library is not None:  # (a traced result stays so: an outer transform's)
             placed = [p if isinstance(p, Box) else library.result(p) for p in placed]
-        return tree_unflatten(out_def, placed)
+        return placed[0] if out_def is None else tree_unflatten(out_def, placed)
 
     return vmapped
+
+
+def _all_leaves(items):
+    """Whether every item is a leaf of a pytree whatever it holds: an array, a box, a
+    number (a registered node type is never one of these)."""
+    for item in items:
+        if not isinstance(item, _LEAVES) or type(item) in _NODES:
+            return False
+    return True
+
+
+_LEAVES = (np.ndarray, np.generic, float, int, complex, Box)
 
 
 def _library(leaves):
