@@ -21,7 +21,7 @@ order and depth: a primal here may be a reverse-mode tracer, and the other way r
 import numpy as np
 
 from .. import rules as ops
-from ..primitive import call_unwrapped, objects_refused, raw
+from ..primitive import call_unwrapped, ndim_of, objects_refused, raw, shape_of
 from .tracer import Tracer
 
 __all__ = ["JVPTracer", "tangent_of_result", "tangent_in_dtype"]
@@ -64,11 +64,14 @@ def tangent_of_result(prim, tangents, ans, args, kwargs):
     lead = ()
     for argnum, t in tangents.items():
         rule = prim.jvp(argnum)
-        lead = tuple(np.shape(t)[:np.ndim(t) - np.ndim(raw(args[argnum]))])  # batch axes
+        # (shape_of, not np.shape: a batch of vmap's answers at once, where NumPy's
+        # function would go through its dispatch)
+        t_shape = shape_of(t)
+        lead = t_shape[:len(t_shape) - ndim_of(raw(args[argnum]))]  # batch axes
         if lead and not prim.batched:  # a user's rule: one row of the batch at a time
             rows = [_broadcast_like(rule(t[i], ans, *args, **kwargs), ans)
                     for i in np.ndindex(*lead)]
-            contribution = ops.reshape(ops.stack(rows), lead + np.shape(raw(ans)))
+            contribution = ops.reshape(ops.stack(rows), lead + shape_of(raw(ans)))
         else:
             contribution = rule(t, ans, *args, **kwargs)
         tangent = contribution if tangent is None else tangent + contribution
@@ -78,8 +81,8 @@ def tangent_of_result(prim, tangents, ans, args, kwargs):
 def _broadcast_like(tangent, ans, lead=()):
     """A tangent the shape of the result, behind its batch axes (a rule for a broadcast
     operand gives its own shape)."""
-    shape = tuple(lead) + np.shape(raw(ans))
-    if np.shape(tangent) == shape:
+    shape = tuple(lead) + shape_of(raw(ans))
+    if shape_of(tangent) == shape:
         return tangent
     return ops.broadcast_to(tangent, shape)
 
