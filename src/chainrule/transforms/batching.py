@@ -69,6 +69,7 @@ import numpy as np
 from .. import arrays as xp
 from ..methods import numpy_protocol
 from .. import rules as ops
+from ..boxes import _PLAIN
 from ..primitive import ENTRYWISE, Batching, Box, call_unwrapped, shape_of
 from . import batching_indexing as indexing
 from .pytrees import tree_flatten
@@ -248,9 +249,10 @@ def _apply_primitive(cls, prim, args, kwargs):
         out = _entrywise_on_arrays(prim, args)
         if out is not None:
             return out
-    # a parameter may be batched too (an index computed from batched data)
+    # a parameter may be batched too (an index computed from batched data); an axis, a
+    # shape or a dtype cannot be
     params = [x for x in tree_flatten(kwargs)[0] if isinstance(x, BatchTracer)] \
-        if kwargs else []
+        if kwargs and not _plain_parameters(kwargs) else []
     level, values, positions = cls._unwrap_top(args, params)
     batched, size = [False] * len(args), None
     for i in positions:
@@ -274,6 +276,16 @@ def _apply_primitive(cls, prim, args, kwargs):
 
 
 BatchTracer._apply_primitive = classmethod(_apply_primitive)
+
+
+def _plain_parameters(kwargs):
+    """Whether every keyword is a plain value (a number, None, a string, a dtype) or a
+    tuple of them: nothing a batch could hide in."""
+    for value in kwargs.values():
+        if type(value) not in _PLAIN and not (
+                type(value) is tuple and all(type(v) in _PLAIN for v in value)):
+            return False
+    return True
 
 _NUMBERS = (float, int, bool, complex)
 
