@@ -31,16 +31,28 @@ def _is_basic(index):
 
 @op("getitem")
 def getitem(x, index):
-    return as_array(x)[index]
+    array = as_array(x)
+    if type(array) is xp.ndarray:
+        traced = _traced_among(index if isinstance(index, tuple) else (index,))
+        if traced is not None:  # (under cr.jit, a plain array read at a traced place:
+            array = traced._owned(array)  # a value of the program, which NumPy's own
+    return array[index]                   # indexing would ask the index for numbers)
+
+
+def _traced_among(parts):
+    """The first of ``parts`` that is a registered array type other than NumPy's (cr.jit's
+    traced array), or None."""
+    for part in parts:
+        if type(part) in xp.ARRAYS and type(part) is not xp.ndarray:
+            return part
+    return None
 
 
 def _writer(value, index):
     """What the copy written into must be a value of: the value, or a traced index (under
     cr.jit, the gradient of x[argmax(x)] writes plain numbers at a traced place)."""
-    for part in (value, *(index if isinstance(index, tuple) else (index,))):
-        if type(part) in xp.ARRAYS and type(part) is not xp.ndarray:
-            return part
-    return value
+    traced = _traced_among((value, *(index if isinstance(index, tuple) else (index,))))
+    return value if traced is None else traced
 
 
 @op("index_set")
