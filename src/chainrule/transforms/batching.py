@@ -70,7 +70,8 @@ from .. import arrays as xp
 from ..methods import numpy_protocol
 from .. import rules as ops
 from ..boxes import _PLAIN
-from ..primitive import ENTRYWISE, Batching, Box, call_unwrapped, shape_of
+from ..primitive import (ENTRYWISE, Batching, Box, Primitive, call_unwrapped, refuse_mismatch,
+                         shape_of)
 from . import batching_indexing as indexing
 from .pytrees import tree_flatten
 from .tracer import Tracer
@@ -219,6 +220,9 @@ def _top_batch(items):
 
 def _plain_entrywise(func, inputs):
     """A NumPy function without derivative (a comparison), entry by entry, on batches."""
+    found = _one_level(inputs)
+    if found is not None and found[0] != -1:  # (batches of NumPy arrays: at once)
+        return BatchTracer(func(*found[1]), found[0])
     inputs = [_strip(x) for x in inputs]
     level = _top_batch(inputs)
     if level is None:
@@ -288,6 +292,7 @@ def _plain_parameters(kwargs):
     return True
 
 _NUMBERS = (float, int, bool, complex)
+_PRIMITIVE_CALL = Primitive.__call__
 
 
 def _entrywise_on_arrays(prim, args):
@@ -298,34 +303,57 @@ def _entrywise_on_arrays(prim, args):
     anything else takes part (another level, a traced or another library's array, two
     batch sizes): the general path decides. tests/test_vmap_entrywise_fast_path.py holds
     it to the general path's bits on every case of the derivative table."""
-    level, rank, size = -1, 0, None
-    for arg in args:
+    found = _one_level(args)
+    if found is None:
+        return None
+    level, values, plain = found
+    if plain and _PRIMITIVE_CALL is type(prim).__call__:  # (call_unwrapped's own case)
+        try:
+            out = prim.forward(*values)
+        except ValueError as err:
+            refuse_mismatch(prim, values, err)
+            raise
+    else:
+        out = call_unwrapped(prim, values, {})
+    if isinstance(out, (tuple, list)):
+        return type(out)(BatchTracer(o, level) for o in out)
+    return BatchTracer(out, level)
+
+
+def _one_level(args):
+    """``(level, values, plain)`` where every argument is a batch of one level holding a
+    NumPy array, a NumPy array or a number: the values as ``_elementwise`` aligns them
+    (a batch of lower rank padded with 1s behind its batch axis), and whether each is
+    of a type ``call_unwrapped`` hands straight to a forward. None otherwise."""
+    level, rank, size, lowest, plain, values = -1, 0, None, None, True, []
+    for arg in args:  # (one pass: the checks, the ranks and the values together)
         kind = type(arg)
         if kind is BatchTracer:
             value = arg.value
             if type(value) is not np.ndarray or (level != -1 and arg._level != level) or \
                     (size is not None and value.shape[0] != size):
                 return None
-            level, size = arg._level, value.shape[0]
-            rank = max(rank, value.ndim - 1)
-        elif kind is np.ndarray:
-            rank = max(rank, arg.ndim)
+            level, size, own = arg._level, value.shape[0], value.ndim - 1
+            if own > rank:
+                rank = own
+            if lowest is None or own < lowest:
+                lowest = own
+            values.append(value)
+            continue
+        if kind is np.ndarray:
+            if arg.ndim > rank:
+                rank = arg.ndim
         elif kind not in _NUMBERS and not isinstance(arg, np.generic):
             return None
-    values = []
-    for arg in args:
-        if type(arg) is BatchTracer:
-            value = arg.value
-            if value.ndim - 1 < rank:
-                value = value.reshape(value.shape[:1] + (1,) * (rank - value.ndim + 1)
-                                      + value.shape[1:])
-            values.append(value)
-        else:
-            values.append(arg)
-    out = call_unwrapped(prim, values, {})
-    if isinstance(out, (tuple, list)):
-        return type(out)(BatchTracer(o, level) for o in out)
-    return BatchTracer(out, level)
+        elif kind not in _PLAIN:
+            plain = False
+        values.append(arg)
+    if lowest is not None and lowest < rank:  # a batch of lower rank: 1s behind its axis
+        values = [value.reshape(value.shape[:1] + (1,) * (rank - value.ndim + 1)
+                                + value.shape[1:])
+                  if type(arg) is BatchTracer and value.ndim - 1 < rank else value
+                  for arg, value in zip(args, values)]
+    return level, values, plain
 
 
 class Call:
@@ -408,7 +436,7 @@ def _aligned(values, batched, extra=()):
 
 def _elementwise(call):
     extra = [v for v in call.kwargs.values() if isinstance(v, (np.ndarray, Box))]
-    return call.prim(*_aligned(call.values, call.batched, extra), **call.kwargs)
+    return call_unwrapped(call.prim, _aligned(call.values, call.batched, extra), call.kwargs)
 
 
 def _axis(axis, rank, name):
@@ -431,7 +459,7 @@ def _along_axis(call):
     rank = _ndim(call.values[0]) - 1
     p["axis"] = (tuple(range(1, rank + 1)) if p["axis"] is None
                  else _axis(p["axis"], rank, call.prim.name))
-    return call.prim(call.values[0], **p)
+    return call_unwrapped(call.prim, call.values[:1], p)
 
 
 def _expand_dims(call):
@@ -483,7 +511,7 @@ def _first_only(call):
     stacks of matrices, the fused layer in x): the batch is one more."""
     if not call.only_first_batched():
         return _per_example(call)
-    return call.prim(*call.values, **call.kwargs)
+    return call_unwrapped(call.prim, call.values, call.kwargs)
 
 
 def _all_batched(call):

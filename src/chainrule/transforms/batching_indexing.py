@@ -49,6 +49,17 @@ def _is_bool(part):
     return dtype is not None and np.dtype(dtype) == np.bool_
 
 
+def _basic(index):
+    """Whether an index is NumPy's basic indexing by integers, slices and an Ellipsis
+    only (no array, mask, bool or None), which a leading slice extends to a batch."""
+    for part in (index if type(index) is tuple else (index,)):
+        kind = type(part)
+        if kind is not slice and part is not Ellipsis and (
+                kind is bool or not isinstance(part, (int, np.integer))):
+            return False
+    return True
+
+
 def _spelled_out(index, rank):
     """(parts, new_axes): the index with one part per axis of x (Ellipsis written as
     slices, a shared boolean mask as its ``nonzero()`` arrays, each ``None`` as a
@@ -132,8 +143,11 @@ def getitem(call: Any) -> Any:
     """
     if any(call.batched[1:]):
         return None
-    plan = _plan(call, call.params(("index",), (None,))["index"], call.values[0],
-                 call.batched[0])
+    index = call.params(("index",), (None,))["index"]
+    if call.batched[0] and _basic(index):  # slices and integers: one more slice in front
+        return call.prim(call.values[0], index=(slice(None),) + (
+            index if type(index) is tuple else (index,)))
+    plan = _plan(call, index, call.values[0], call.batched[0])
     if plan is None:
         return None
     x, index, move, _, _ = plan
