@@ -11,10 +11,13 @@ the operation one example at a time gives, eagerly (the numbers the table checke
   example's own VJP;
 * ``vmap(grad(f))``: per-example gradients, against each example's gradient;
 * ``jit(vmap(jit(f)))``: a traced program of a map of a traced program, replayed on
-  new numbers, against the examples one at a time.
+  new numbers, against the examples one at a time;
+* ``jit(jacfwd(loss))``: the gradient by forward mode, traced and replayed on new
+  numbers (the JVP rules on the program's values, where an index or a mask the trace
+  computes meets the tangents' plain columns), against the eager reverse-mode gradient.
 
 So an operation added to the table is checked in every transform without anyone
-writing its vmap or jit test: six checks a case (about 40 s for the whole table on two
+writing its vmap or jit test: seven checks a case (about 40 s for the whole table on two
 cores in ``make test``; ``make test-fast`` runs the first transform).
 Outputs that are complex enter the losses by their real part (a real loss, as ``grad``
 asks); integer outputs have no derivative and enter none.
@@ -32,7 +35,7 @@ import test_derivatives as table
 BATCH = 3
 REL = 1e-10
 TRANSFORMS = ["vmap over axis 0", "vmap over the last axis", "vmap of the first argument",
-              "grad of vmap", "vmap of grad", "jit of vmap of jit"]
+              "grad of vmap", "vmap of grad", "jit of vmap of jit", "jit of jacfwd"]
 CASES = [pytest.param(case, id=case.id) for case in table.CASES]
 # the developer's loop (make test-fast) runs the first; make test runs them all
 TRANSFORM_PARAMS = [pytest.param(t, marks=[pytest.mark.slow] if k else [])
@@ -99,6 +102,16 @@ def gradient(case, xs, weights):
     return list(grads)
 
 
+def takes_arrays(transformed, xs):
+    """Whether a transformed case runs eagerly on NumPy arrays (not only on Tensors,
+    whose methods some cases call)."""
+    try:
+        transformed(*xs)
+    except (AttributeError, TypeError):
+        return False
+    return True
+
+
 @pytest.mark.parametrize("transform", TRANSFORM_PARAMS)
 @pytest.mark.parametrize("case", CASES)
 def test_a_case_through_a_transform(case, transform):
@@ -135,6 +148,22 @@ def test_a_case_through_a_transform(case, transform):
         expected = [gradient(case, xs, w) for xs in sets]
         assert_close(list(got), [np.stack([e[i] for e in expected]) for i in range(n)],
                      transform)
+    elif transform == "jit of jacfwd":
+        w = weights_for(case, outputs(eager[0]), "w")
+        forward = cr.jacfwd(lambda *a: loss(fn(*a), w), tuple(range(n)))
+        program = cr.jit(forward)
+        # a float32 value on the way: forward and reverse mode round in different places
+        rel = 1e-6 if any(dtype_of(o) == np.float32 for o in outputs(eager[0])) else REL
+        for scale in (1.0, 1.02):  # a trace, then a replay on new numbers
+            xs = [a * scale for a in sets[1]]
+            # NumPy arrays where the case takes them under jacfwd (under cr.jit, the
+            # leaves not being differentiated are then plain traced arrays), else Tensors
+            # (x.at[...], or NumPy's own ndarray.dot, which cannot take a tracer)
+            inputs = xs if takes_arrays(forward, xs) else [cr.tensor(a) for a in xs]
+            got, expected = outputs(list(program(*inputs))), outputs(gradient(case, xs, w))
+            assert len(got) == len(expected), transform
+            for i, (g, e) in enumerate(zip(got, expected)):
+                table.assert_close(g, e, rel, f"{transform}, x{scale}, input {i}")
     else:
         program = cr.jit(cr.vmap(cr.jit(fn)))
         for scale in (1.0, 1.02):  # a trace, then a replay on new numbers

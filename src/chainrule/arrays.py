@@ -121,6 +121,19 @@ def call(function, *args):
     return function(*args)
 
 
+def holds_traced(items):
+    """Whether a (nested) list holds an array of a registered type other than NumPy's
+    (cr.jit's traced array), which NumPy's np.array would ask for its numbers."""
+    return any(holds_traced(x) if type(x) in (list, tuple)
+               else type(x) in ARRAYS and type(x) is not np.ndarray for x in items)
+
+
+def stacked_list(items):
+    """A nested list as one array, by np.stack, which a traced array among the items
+    records (np.array cannot: it converts each item itself)."""
+    return np.stack([stacked_list(x) if type(x) in (list, tuple) else x for x in items])
+
+
 def owned_by(array, like):
     """``array`` (a new NumPy array), as a value of the kind ``like`` is: itself, unless
     ``like`` is a registered array type (then that type makes it one of its values)."""

@@ -30,7 +30,7 @@ from .graph import topological_order
 from .modes import _modes
 from .node import Node
 from .origin import check_finite, user_frame, warn_grad_of_a_result
-from .arrays import ARRAYS, as_array
+from .arrays import ARRAYS, as_array, holds_traced, stacked_list
 from .primitive import _foreign_array, objects_refused, raw, refuse_mismatch
 from .saved import (FREED, copied, copied_keywords, free, hold, reached,
                     share_version_counter)
@@ -515,6 +515,10 @@ def _as_array(data, dtype):
         data = data._data
     if type(data) is not np.ndarray and type(data) in ARRAYS:  # traced (cr.jit): a copy
         array = data.copy() if dtype is None else data.astype(dtype)
+    elif type(data) in (list, tuple) and holds_traced(data):  # (cr.jit: their stack,
+        array = stacked_list(data)                            # which the program makes)
+        if dtype is not None:
+            array = array.astype(dtype)
     elif _foreign_array(data) and (foreign := tensor_data.adopted(data, dtype)) is not None:
         return foreign  # torch, Dask...: kept in its library (tensor_data.py)
     elif dtype is not None:

@@ -11,6 +11,7 @@ from numpy.typing import DTypeLike
 
 from . import numpy_protocol
 from .. import rules as ops
+from ..arrays import ARRAYS, holds_traced, stacked_list
 from ..primitive import Box, raw
 from .torch_names import TorchMethods
 
@@ -298,5 +299,10 @@ def stack_of(items, dtype: DTypeLike | None = None):
 
 
 def _constant(item, dtype):
-    array = np.array(item, dtype=dtype)
+    if type(item) in (list, tuple) and holds_traced(item):
+        item = stacked_list(item)
+    if type(item) in ARRAYS and type(item) is not np.ndarray:  # (cr.jit's traced array:
+        array = item if dtype is None else item.astype(dtype)  # a value of the program)
+    else:
+        array = np.array(item, dtype=dtype)
     return array.astype(np.float64) if array.dtype.kind in "biu" else array

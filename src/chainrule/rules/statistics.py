@@ -81,9 +81,10 @@ def quantile(a: ArrayLike, q: ArrayLike, axis: int | tuple[int, ...] | None = No
     axis = axis % ndim_of(a)
     ordered = sort(a, axis)
     n = shape_of(a)[axis]
-    if isinstance(q, Box):
-        # q traced (and differentiated): the entries around it picked by an index array,
-        # not a Python number, which a lazy library (Dask) would compute to give
+    if isinstance(q, Box) or not isinstance(q, (xp.ndarray, int, float, xp.number)):
+        # q traced (differentiated, or by cr.jit) or another library's: the entries
+        # around it picked by an index array, not a Python number, which a trace cannot
+        # give and a lazy library (Dask) would compute to give
         floor = xp.floor(as_array(raw(q)) * (n - 1))  # (q's dtype, for the fraction)
         below = xp.reshape(floor.astype(int), (1,))
         above = xp.minimum(below + 1, n - 1)
