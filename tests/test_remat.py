@@ -97,6 +97,39 @@ def test_hessian_of_a_checkpoint_is_jaxs():
     _close(cr.jacfwd(cr.grad(f(CR)))(x), jax.jacfwd(jax.grad(f(JAX)))(x))
 
 
+def _custom_pair(lib, custom_vjp):
+    """A custom_vjp function of two outputs (its bwd a rule of its own), checkpointed."""
+    np_ = lib["np"]
+
+    @custom_vjp
+    def pair(x):
+        return np_.sin(x), x ** 2
+
+    def fwd(x):
+        return pair(x), x
+
+    def bwd(x, g):
+        return (g[0] * np_.cos(x) + 2 * x * g[1],)
+    pair.defvjp(fwd, bwd)
+    return pair
+
+
+@pytest.mark.parametrize("policy", POLICIES, ids=str)
+def test_a_custom_vjp_function_of_two_outputs_inside_a_checkpoint(policy):
+    # (a policy that keeps the custom function's result: the second run computes it
+    # again, since its forward also notes how its outputs are laid out)
+    def loss(lib, custom_vjp):
+        np_, pair = lib["np"], _custom_pair(lib, custom_vjp)
+        inner = lib["checkpoint"](lambda x: np_.sum(pair(x)[0] * pair(x)[1] + x),
+                                  policy=_policy(lib, policy))
+        return lambda x: inner(np_.tanh(x))
+    x = np.random.default_rng(5).normal(size=4)
+    ours, theirs = loss(CR, cr.custom_vjp), loss(JAX, jax.custom_vjp)
+    _close(ours(x), theirs(x))
+    _close(cr.grad(ours)(x), jax.grad(theirs)(x))
+    _close(cr.jit(cr.grad(ours))(x), jax.grad(theirs)(x))
+
+
 def test_under_jvp_vmap_jit_and_jacrev_as_jax():
     def f(lib):
         np_ = lib["np"]

@@ -148,6 +148,10 @@ class Primitive:
     # where they do not fit (NumPy's own says "remapped shapes" or a gufunc's signature),
     # or None: see refuse_mismatch
     mismatch = None
+    # False where the forward does more than compute its result (a custom function's
+    # notes its outputs' layout for the call): a checkpoint's second run computes it
+    # again rather than hand back the result its first run kept
+    replayable = True
 
     def __init__(self, forward, name=None, *, batched=False, variadic=False, doc=None,
                  aliases=None, batching=None):

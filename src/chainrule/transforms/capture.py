@@ -178,7 +178,7 @@ class Capture(Tracer):
         n, run.count = run.count, run.count + 1
         kept = run.kept.get(n)
         if run.replay and kept is not None and not isinstance(raw(kept), Box) and \
-                run.shapes.get(n) == [shape_of(v) for v in values]:
+                prim.replayable and run.shapes.get(n) == [shape_of(v) for v in values]:
             ans = Replayed(prim, raw(kept))(*values, **kwargs)
         else:
             ans = prim(*values, **kwargs)

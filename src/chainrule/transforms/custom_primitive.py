@@ -133,6 +133,8 @@ def _zeros(x, batch=()):
 class _CustomPrimitive(Primitive):
     """One call of a custom function as an operation of the tracers."""
 
+    replayable = False  # (its forward notes the outputs' layout that unpacking reads)
+
     def __init__(self, rules, layout):
         super().__init__(self._forward, rules.name, batched=True)
         self.rules, self.layout = rules, layout
