@@ -124,8 +124,11 @@ def call(function, *args):
 def holds_traced(items):
     """Whether a (nested) list holds an array of a registered type other than NumPy's
     (cr.jit's traced array), which NumPy's np.array would ask for its numbers."""
-    return any(holds_traced(x) if type(x) in (list, tuple)
-               else type(x) in ARRAYS and type(x) is not np.ndarray for x in items)
+    for x in items:  # (a loop: this namespace's ``any`` is NumPy's)
+        if holds_traced(x) if type(x) in (list, tuple) else (
+                type(x) in ARRAYS and type(x) is not np.ndarray):
+            return True
+    return False
 
 
 def stacked_list(items):
