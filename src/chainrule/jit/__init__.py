@@ -16,6 +16,8 @@
     blocks.py      the pass that runs elementwise calls on large arrays by blocks of rows
     codegen.py     the one code generator: a program, and a jitted call around it, as
                    Python; the listing print(program) shows
+    native.py      the compiled tier (Numba): a hot program as one machine-code function
+    fused.py       an optimizer's p -= lr * g on a large array as one compiled loop
     state.py       the state a traced function reads and writes (tensors, and any
                    object with the state protocol: modules, optimizers, a user's
                    class), as the program's inputs and outputs

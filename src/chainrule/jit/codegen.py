@@ -17,6 +17,7 @@ import operator
 
 import numpy as np
 
+from . import fused
 from .blocks import by_rows, target
 from .ops import Attribute, Effect, Method, Slot, UFUNC_OF
 from .passes import ufunc_of, used_inputs
@@ -152,6 +153,16 @@ class _Lines:
             return name or repr(fn)
         return self.source.constant(fn)
 
+    def fused_update(self, update):
+        """``p -= s * g`` as one call of ``fused.update``: its compiled loop, or the
+        two NumPy calls with the product in its kept buffer."""
+        buffer = self.program.buffers.get(update.t)
+        call = (f"fused_update({self.expr(Slot(update.p))}, "
+                f"{self.expr(update.s)}, {self.expr(Slot(update.g))}, "
+                f"{'None' if buffer is None else self.source.constant(buffer)}, "
+                f"{update.sign})")
+        return call if update.result is None else f"{self.name_of(update.result)} = {call}"
+
     def line(self, op):
         """The Python of one call: ``t3 = np.matmul(t1, t2)``."""
         if self.code:
@@ -231,6 +242,11 @@ def _body(program, source, indent):
             body.extend(_blocked(program, run, lines))
             i = run.stop
             continue
+        update = program.fused.get(i)
+        if update is not None:
+            body.append(lines.fused_update(update))
+            i += 2
+            continue
         body.append(lines.line(program.ops[i]))
         i += 1
     if program.native is not None:
@@ -308,7 +324,7 @@ def _blocked(program, run, lines):
 
 def program_function(program):
     """``program(t0, t1, ...) -> (outputs,)``: the program's calls, one a line."""
-    source = Source()
+    source = Source(fused_update=fused.update)
     source.lines.append(f"def program({', '.join(f't{n}' for n in program.inputs)}):")
     _body(program, source, "    ")
     outs = ", ".join(f"t{n}" for n in program.outputs)
@@ -384,6 +400,8 @@ def listing(program, indent=""):
         if run is not None:
             out.append(f"# (lines {i + 1}-{run.ops[-1] + 1} of shape {run.shape}: run "
                        f"by blocks of {run.rows[0].stop} rows)")
+        if i in program.fused:
+            out.append(f"# (lines {i + 1}-{i + 2}: one pass over memory, fused.py)")
         shapes = [_describe(program.values[o]) for o in op.results()]
         comment = f"  # {', '.join(shapes)}" if shapes else ""
         out.append(f"{i + 1:>{width}}  {lines.line(op)}{comment}")
@@ -417,7 +435,7 @@ class _Call:
         program = entry.program
         self.source = Source(MISS=MISS, ndarray=np.ndarray, generic=np.generic,
                              Tensor=Tensor, make=Tensor._make, asarray=np.asarray,
-                             lock=program._lock)
+                             lock=program._lock, fused_update=fused.update)
         self.lines = self.source.lines
         self.leaves, self.tensors = [], []
         self.count = 0

@@ -43,7 +43,7 @@ import numpy as np
 from .ops import UFUNC_OF, Attribute, Method, Slot, pure
 from .passes import ufunc_of, used_inputs
 
-__all__ = ["Tier", "tier_for", "enabled", "compile_now"]
+__all__ = ["Tier", "tier_for", "enabled", "compile_now", "switched_off", "background"]
 
 # NumPy ufuncs that Numba compiles with NumPy's meaning on float64 and bool
 _UFUNCS = frozenset(getattr(np, name) for name in (
@@ -76,7 +76,7 @@ def _numba_installed():
 _numba_installed.found = None
 
 
-def _switched_off():
+def switched_off():
     """Why no program is compiled (switched off, Numba missing), or None."""
     if os.environ.get("CHAINRULE_NATIVE", "1") == "0":
         return "CHAINRULE_NATIVE=0"
@@ -87,7 +87,12 @@ def _switched_off():
 
 def enabled():
     """Whether programs may be compiled: Numba installed and ``CHAINRULE_NATIVE`` not 0."""
-    return _switched_off() is None
+    return switched_off() is None
+
+
+def background(job):
+    """Hand ``job`` (an object with ``compile_now()``) to the background compiler."""
+    _compiler().put(job)
 
 
 def after():
@@ -109,7 +114,7 @@ def tier_for(program):
 
 def compile_now(program):
     """Compile a program's tier in this thread: "compiled", or why it is not."""
-    off = _switched_off()
+    off = switched_off()
     if off is not None:
         return f"not compiled: {off}"
     tier = program.native
@@ -415,7 +420,7 @@ class Tier:
         """Queue the program for the background compiler (once)."""
         if self.state == "waiting":
             self.state = "compiling"
-            _compiler().put(self)
+            background(self)
 
     def compile_now(self):
         """Compile, check and time the program in this thread; True where the compiled

@@ -17,7 +17,9 @@ the values they had while tracing, its outputs) and what each pass decided about
 * the new value of a parameter is computed into the parameter's own array;
 * elementwise calls one after another on large arrays (an optimizer's update of a
   weight matrix) run block of rows by block of rows, each block still in cache for the
-  next call.
+  next call;
+* where Numba is installed, ``p -= lr * g`` on a large array is one compiled loop
+  (``fused.py``), with the same roundings as NumPy's two calls.
 
 A replay runs the same NumPy calls (or, where simplify rewrote one, calls that give the
 same numbers), in the same order, on arrays of the same shapes and dtypes, so its
@@ -26,7 +28,7 @@ results are the traced run's to the last bit.
 
 import threading
 
-from . import blocks, broadcasts, codegen, native, passes, simplify, writes
+from . import blocks, broadcasts, codegen, fused, native, passes, simplify, writes
 
 __all__ = ["Program", "compile_program"]
 
@@ -55,6 +57,7 @@ class Program:
         self.buffers = {}    # slot -> the buffer kept from run to run that holds it
         self.unused = []     # positions of the inputs no call reads
         self.native = None   # the compiled tier (native.Tier), where it can have one
+        self.fused = {}      # index of a call -> the fused.Update it and the next make
         self._run = None     # the generated function
         self._lock = threading.Lock()  # the kept buffers are its own: one run at a time
 
@@ -103,5 +106,6 @@ def compile_program(recording, outputs, names=None, replaces=None, destinations=
     program.buffers = passes.kept_buffers(program, skip=scratch)
     program.unused = passes.unused_inputs(program)
     program.native = native.tier_for(program)
+    program.fused = fused.scaled_updates(program)
     program._run = codegen.program_function(program)
     return program
