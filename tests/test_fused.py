@@ -574,3 +574,45 @@ def test_a_float32_layer_of_few_rows_equals_the_plain_product(rows):
         np.testing.assert_array_equal(pj, p)
     y = fused.linear(cr.tensor(x), cr.tensor(w), cr.tensor(b))
     np.testing.assert_allclose(y.reshape(-1).data, (x @ w.T + b).reshape(-1), rtol=2e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("turn", [True, False])
+def test_a_large_product_turned_where_it_times_faster_gives_the_same_bits(
+        monkeypatch, dtype, turn):
+    """fused.linear times a large product both ways once per shape and dtype and asks
+    BLAS for (W @ x.T).T where that is clearly faster: the same products in the same
+    order, so the same numbers to the last bit, forward and backward, eagerly and
+    replayed by cr.jit. Here the choice is forced both ways."""
+    rows, inputs, outputs = 1024, 128, 128  # 16.8 million multiply-adds: timed
+    assert fused._TIMED_FROM <= rows * inputs * outputs <= fused._TIMED_UP_TO
+    monkeypatch.setitem(fused._turn, (rows, inputs, outputs, np.dtype(dtype)), turn)
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((rows, inputs)).astype(dtype)
+    w = rng.standard_normal((outputs, inputs)).astype(dtype)
+    b = rng.standard_normal(outputs).astype(dtype)
+    u = rng.standard_normal((rows, outputs)).astype(dtype)
+
+    def step(x, w, b):
+        xs = [cr.tensor(a, requires_grad=True) for a in (x, w, b)]
+        y = fused.linear(*xs)
+        (y * u).sum().backward()
+        return [y.data] + [t.grad for t in xs]
+
+    eager, replayed = step(x, w, b), cr.jit(step)(x, w, b)
+    assert eager[0].flags.f_contiguous == turn  # (the turned product: a transposed view)
+    plain = (x @ w.T) + b
+    np.testing.assert_array_equal(eager[0], plain)
+    np.testing.assert_array_equal(eager[1], u @ w)
+    np.testing.assert_array_equal(eager[2], u.T @ x)
+    for a, r in zip(eager, replayed):
+        assert a.dtype == dtype
+        np.testing.assert_array_equal(r, a)
+
+
+def test_the_timed_choice_is_made_once_per_shape_and_dtype():
+    key = (1024, 128, 128, np.dtype(np.float64))
+    fused._turn.pop(key, None)
+    first = fused._turn_pays(*key)
+    assert type(first) is bool and fused._turn[key] is first
+    assert fused._turn_pays(*key) is first
