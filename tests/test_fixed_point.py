@@ -74,3 +74,59 @@ def test_a_tree_of_parameters_ravels_to_one_vector_and_back_differentiably():
     np.testing.assert_array_equal(unravel(vector)["w"], params["w"])
     gradient = cr.grad(lambda v: cr.sum(unravel(v)["w"] ** 2) * unravel(v)["b"])(vector)
     np.testing.assert_allclose(gradient, [30.0, 1.0, 2.0, 3.0, 4.0])
+
+
+# The iteration is a while_loop: under cr.jit one loop of the program, which runs as many
+# steps as each call's input needs; under cr.vmap each example stops at its own step. So
+# the fixed point and its derivatives (whose rules iterate too) take every transform.
+
+def roots(a):
+    return cr.fixed_point(newton_sqrt, a, cr.ones_like(a), distance, 1e-13)
+
+
+def test_under_jit_each_call_iterates_as_long_as_its_own_input_needs():
+    total, gradient = cr.jit(lambda a: cr.sum(roots(a))), cr.jit(cr.grad(lambda a: cr.sum(roots(a))))
+    for a in ([2.0, 3.0], [1e6, 7.0], [0.01, 1.0]):      # from a few steps to a few dozen
+        a = np.array(a)
+        assert total(a) == pytest.approx(np.sum(np.sqrt(a)), rel=1e-13)
+        np.testing.assert_allclose(gradient(a), 0.5 / np.sqrt(a), rtol=1e-12)
+        np.testing.assert_array_equal(gradient(a), cr.grad(lambda a: cr.sum(roots(a)))(a))
+
+
+def test_under_vmap_every_derivative_transform_maps_over_the_examples():
+    a = np.array([[2.0, 3.0], [1e6, 0.01]])          # examples converging at different steps
+    first, second = 0.5 / np.sqrt(a), -0.25 * a ** -1.5
+    total = lambda a: cr.sum(roots(a))
+    np.testing.assert_allclose(cr.vmap(roots)(a), np.sqrt(a), rtol=1e-13)
+    np.testing.assert_allclose(cr.vmap(cr.grad(total))(a), first, rtol=1e-12)
+    np.testing.assert_allclose(cr.jit(cr.vmap(cr.grad(total)))(a), first, rtol=1e-12)
+    np.testing.assert_allclose(cr.grad(lambda a: cr.sum(cr.vmap(roots)(a)))(a), first,
+                               rtol=1e-12)
+    np.testing.assert_allclose(cr.vmap(lambda x: cr.jvp(roots, (x,), (np.ones(2),))[1])(a),
+                               first, rtol=1e-12)
+    for jacobian in (cr.jacrev, cr.jacfwd):
+        np.testing.assert_allclose(cr.vmap(jacobian(roots))(a),
+                                   [np.diag(row) for row in first], rtol=1e-12)
+    np.testing.assert_allclose(cr.vmap(cr.hessian(total))(a),
+                               [np.diag(row) for row in second], rtol=1e-9)
+    for k, row in enumerate(a):   # each example as it would be alone
+        np.testing.assert_allclose(cr.vmap(cr.grad(total))(a)[k], cr.grad(total)(row),
+                                   rtol=1e-15)
+
+
+def test_an_iteration_that_does_not_converge_is_refused_under_jit_and_vmap_too():
+    diverging = lambda a: cr.fixed_point(newton_sqrt, a, cr.ones_like(a), distance, 1e-13,
+                                         max_iterations=40)   # no real square root of -2
+    jitted = cr.jit(diverging)
+    np.testing.assert_allclose(jitted(np.array([2.0])), [np.sqrt(2.0)], rtol=1e-13)
+    with pytest.raises(ValueError, match="did not converge: after 40 steps"):
+        jitted(np.array([-2.0]))
+    with pytest.raises(ValueError, match="did not converge"):
+        cr.vmap(diverging)(np.array([[2.0], [-2.0]]))
+    # the derivative's own iteration, batched: x -> a x has the fixed point 0 (where the
+    # forward iteration starts), and the rule's w -> 1 + a w converges for |a| < 1 only
+    scaling = lambda a: cr.fixed_point(lambda a: lambda x: a * x, a, 0.0 * a, distance,
+                                       1e-13, max_iterations=200)
+    np.testing.assert_allclose(cr.vmap(cr.grad(scaling))(np.array([0.5, -0.5])), [0.0, 0.0])
+    with pytest.raises(ValueError, match="did not converge: for some examples"):
+        cr.vmap(cr.grad(scaling))(np.array([0.5, 3.0]))

@@ -5,11 +5,19 @@
 not go back through the iterations (their number, their memory): at the fixed point
 x* = f(a)(x*), so dx*/da = (I - df/dx)^-1 df/da, and a product with it is itself a
 fixed point, of a linear iteration with f's own VJP (reverse) or JVP (forward) at x*.
+
+Each iteration is a ``while_loop`` (``control.py``), so the fixed point and its
+derivatives take cr.jit (one loop of the program, as many steps as each call needs) and
+cr.vmap (each example stops at its own step).
 """
 
 from typing import Any, Callable
 
+import numpy as np
+
+from .. import arrays as xp
 from ..primitive import Primitive, raw
+from .control import while_loop
 from .functional import jvp, vjp
 
 __all__ = ["fixed_point"]
@@ -20,8 +28,9 @@ def fixed_point(f: Callable[[Any], Callable[[Any], Any]], a: Any, x0: Any,
                 max_iterations: int = 100_000) -> Any:
     """The fixed point x* = f(a)(x*), iterated from ``x0`` until ``distance(x, previous)``
     is at most ``tol``; differentiable in ``a`` (and to any order), as autograd's
-    ``fixed_point``. An iteration that has not converged after ``max_iterations``
-    steps (or whose distance is NaN) raises, naming the last distance.
+    ``fixed_point``, under cr.jit and cr.vmap too. An iteration that has not converged
+    after ``max_iterations`` steps (or whose distance is NaN) raises, naming the last
+    distance.
 
     >>> newton_sqrt = lambda a: lambda x: 0.5 * (x + a / x)     # x* = sqrt(a)
     >>> distance = lambda x, y: abs(x - y)
@@ -35,16 +44,31 @@ def fixed_point(f: Callable[[Any], Callable[[Any], Any]], a: Any, x0: Any,
 
 
 def _iterate(step, x, distance, tol, max_iterations):
-    for count in range(1, max_iterations + 1):
-        previous, x = x, step(x)
-        gap = float(raw(distance(x, previous)))
-        if gap <= tol:
-            return x
-        if gap != gap:  # NaN: no later step can converge
-            break
-    raise ValueError(f"fixed_point: the iteration did not converge: after {count} steps "
-                     f"the distance between the last two iterates is {gap!r}, above "
-                     f"tol={tol!r}; check that f(a) is a contraction near the fixed point")
+    """``x = step(x)`` until ``distance(x, previous) <= tol`` (one step at least), as a
+    ``while_loop``: one loop of the program under cr.jit, and under cr.vmap each example
+    stops at its own step, as in JAX. Raises where it does not converge."""
+    def going(carry):
+        _, gap, count = carry
+        return (gap > tol) & (count < max_iterations)  # (NaN > tol is False: it stops)
+
+    def advance(carry):
+        previous, _, count = carry
+        new = step(previous)
+        return new, raw(distance(new, previous)), count + 1
+
+    x, gap, count = while_loop(going, advance, advance((x, None, np.asarray(0))))
+    xp.require(gap <= tol, _not_converged, count, gap, tol)
+    return x
+
+
+def _not_converged(count, gap, tol):
+    try:
+        said = (f"after {int(count)} steps the distance between the last two iterates is "
+                f"{float(gap)!r}")
+    except TypeError:  # (under cr.vmap: a batch, of which some examples did not converge)
+        said = "for some examples the distance between the last two iterates stays"
+    return ValueError(f"fixed_point: the iteration did not converge: {said}, above "
+                      f"tol={tol!r}; check that f(a) is a contraction near the fixed point")
 
 
 def _operation(f, distance, tol, max_iterations):
