@@ -1,4 +1,5 @@
-"""cr.scan, cr.fori_loop and cr.while_loop under cr.jit: one loop of the program each.
+"""cr.scan, cr.fori_loop and cr.while_loop under cr.jit: one loop of the program each;
+cr.cond and cr.switch choosing at each replay.
 
 The body is traced once into a program of its own, and the loop is one call of the
 program (chainrule/jit/loops.py): ``make_program`` lists the body once, so a program's
@@ -205,3 +206,50 @@ def test_a_while_loop_that_cannot_be_one_loop_says_why():
     f = lambda x: cr.while_loop(lambda v: v < 3.0, lambda v: cr.tanh(v) + 1.0, x)
     with pytest.raises(TypeError, match="cr.while_loop under cr.jit: .* carry"):
         cr.jit(f)(0.5)
+
+
+# cond and switch with a choice computed from the data: the program runs every branch and
+# chooses with where (as under cr.vmap), so each replay makes its own choice, for values
+# and derivatives. The references are jax.jit of lax.cond / lax.switch.
+
+def piecewise(x):
+    return cr.cond(cr.sum(x) > 1.0, lambda x: cr.sin(x) * x, lambda x: x ** 3, x)
+
+
+def three_ways(x):
+    index = cr.sum(x).astype(int)          # clamped to the branches, as JAX clamps it
+    return cr.switch(index, [lambda x: x * 2.0, cr.exp, lambda x: cr.cos(x) / 3.0], x)
+
+
+@pytest.mark.parametrize("f, name", [(piecewise, "cond"), (three_ways, "switch")])
+def test_cond_and_switch_choose_at_each_replay_as_jax_jit_does(f, name):
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+    if name == "cond":
+        theirs = lambda x: jax.lax.cond(jnp.sum(x) > 1.0, lambda x: jnp.sin(x) * x,
+                                        lambda x: x ** 3, x)
+    else:
+        theirs = lambda x: jax.lax.switch(jnp.sum(x).astype(int), [
+            lambda x: x * 2.0, jnp.exp, lambda x: jnp.cos(x) / 3.0], x)
+    total, their_total = (lambda x: cr.sum(f(x))), (lambda x: jnp.sum(theirs(x)))
+    ours = [cr.jit(f), cr.jit(cr.grad(total)), cr.jit(cr.hessian(total)),
+            cr.jit(lambda x: cr.jvp(f, (x,), (np.ones(2),))[1])]
+    reference = [jax.jit(theirs), jax.jit(jax.grad(their_total)),
+                 jax.jit(jax.hessian(their_total)),
+                 jax.jit(lambda x: jax.jvp(theirs, (x,), (jnp.ones(2),))[1])]
+    # one trace, then replays on either side of each choice (switch: below 0 and past
+    # the last branch too)
+    for x in ([0.2, 0.3], [0.9, 0.8], [1.5, 0.7], [-2.0, 0.5], [4.0, 3.0]):
+        x = np.array(x)
+        for mine, its in zip(ours, reference):
+            np.testing.assert_allclose(mine(x), np.asarray(its(x)), rtol=1e-13, atol=1e-15)
+        np.testing.assert_array_equal(ours[0](x), f(x))     # the eager choice's numbers
+
+
+def test_a_choice_from_the_data_needs_branches_of_one_structure_under_jit():
+    with pytest.raises(TypeError, match="cond: with a choice made from the data.*same structure"):
+        cr.jit(lambda x: cr.cond(x > 1.0, lambda x: (x, x), lambda x: x, x))(np.float64(2.0))
+    # a choice the trace knows (a Python bool) still runs one branch
+    assert cr.jit(lambda x: cr.cond(True, lambda x: (x, x), lambda x: x, x))(
+        np.float64(2.0)) == (2.0, 2.0)

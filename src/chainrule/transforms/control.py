@@ -17,7 +17,10 @@ too, as ``scan``'s are (its reverse and forward rules are scans). A ``while_loop
 is computed by the program at each step, so it may depend on data. A body that cannot
 be one program for every step (it branches on data, changes the kind of its carry, or
 closes over a value being differentiated) is traced step by step instead, as Python
-runs it; a ``while_loop`` with a condition on data then raises, saying why.
+runs it; a ``while_loop`` with a condition on data then raises, saying why. A ``cond``
+or ``switch`` whose choice the program computes from its inputs runs every branch and
+chooses with ``where``, as under ``cr.vmap`` below, so that each replay makes its own
+choice.
 
 Under ``cr.vmap`` a predicate, index or bound that differs per example is JAX's select
 (control_batching.py): ``cond`` and ``switch`` run every branch and choose per example,
@@ -388,6 +391,8 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
     mask = batching.batched(pred)
     if mask is not None:  # cr.vmap, a predicate per example: both branches, then where
         return batching.select_cond(mask, true_fun, false_fun, operands)
+    if _traced(pred):  # cr.jit, a predicate of the data: the same, so a replay chooses
+        return batching.select_cond(raw(pred), true_fun, false_fun, operands)
     return true_fun(*operands) if bool(raw(pred)) else false_fun(*operands)
 
 
@@ -402,8 +407,21 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -
     mask = batching.batched(index)
     if mask is not None:  # cr.vmap, an index per example: every branch, then where
         return batching.select_switch(mask, branches, operands)
+    if _traced(index):  # cr.jit, an index of the data: the same, so a replay chooses
+        return batching.select_switch(raw(index), branches, operands)
     k = int(np.clip(int(raw(index)), 0, len(branches) - 1))
     return branches[k](*operands)
+
+
+def _traced(choice):
+    """Whether a predicate or index is a value of the program cr.jit is tracing (its
+    number is known at this trace only): then ``cond`` and ``switch`` run every branch
+    and choose with ``where``, as under cr.vmap, so that each replay makes its own choice
+    (and, as there, a branch that is nan where it is not chosen still makes a nan
+    gradient)."""
+    inner = raw(choice)
+    return xp.recorder() is not None and type(inner) in xp.ARRAYS and \
+        type(inner) is not np.ndarray
 
 
 def _starts(operand, start_indices, sizes, name):

@@ -47,8 +47,9 @@ def _select(name, mask, chosen, other):
     c_leaves, c_def = tree_flatten(chosen)
     o_leaves, o_def = tree_flatten(other)
     if c_def != o_def:
-        raise TypeError(f"{name}: under cr.vmap with a per-example choice every branch "
-                        f"must return the same structure, got {c_def} and {o_def}")
+        raise TypeError(f"{name}: with a choice made from the data (per example under "
+                        f"cr.vmap, at each replay under cr.jit) every branch must return "
+                        f"the same structure, got {c_def} and {o_def}")
     return tree_unflatten(c_def, [ops.where(mask, c, o) for c, o in zip(c_leaves, o_leaves)])
 
 
