@@ -511,3 +511,21 @@ def test_eig_and_eigvals_batch_in_one_call():
     close(cr.vmap(cr.jacfwd(cr.linalg.eigvals, holomorphic=True))(complex_[:, :2, :2]),
           jax.vmap(jax.jacfwd(eigvals_j, holomorphic=True))(complex_[:, :2, :2]))
     assert dict(batching.fallbacks) == before
+
+
+def test_products_with_the_hessian_and_the_jacobian_map_over_examples():
+    """hvp and the matrix-free operators ask NumPy whether a value is complex, a question
+    of the dtype, which a batch answers once for every example."""
+    xs, v = rng.standard_normal((4, 3)), rng.standard_normal(3)
+    loss = lambda x: cr.sum(cr.sin(x) * x ** 2)
+    jloss = lambda x: jnp.sum(jnp.sin(x) * x ** 2)
+    jhvp = lambda x: jax.jvp(jax.grad(jloss), (x,), (v,))[1]
+    close(cr.vmap(lambda x: cr.hvp(loss, x, v))(xs), jax.vmap(jhvp)(xs))
+    close(cr.vmap(lambda x: cr.hessian_operator(loss, x) @ v)(xs), jax.vmap(jhvp)(xs))
+    close(cr.vmap(lambda x: cr.linear_operator(cr.tanh, x) @ v)(xs),
+          jax.vmap(lambda x: jax.jvp(jnp.tanh, (x,), (v,))[1])(xs))
+    assert cr.vmap(lambda z: np.iscomplexobj(z) and not np.isrealobj(z))(xs + 1j).all()
+    # the gradient of a closed-over scale, per example, through the operator's products
+    scale = lambda k: cr.sum(cr.hessian_operator(lambda x: cr.sum(x ** 3) * k, xs[0]) @ v)
+    close(cr.vmap(cr.grad(scale))(np.array([0.5, 2.0])),
+          np.full(2, np.sum(6 * xs[0] * v)))

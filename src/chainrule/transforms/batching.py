@@ -210,6 +210,9 @@ _ONE_EXAMPLE = {  # NumPy's questions about an array, answered for one example
     np.size: lambda x, axis=None: (int(np.prod(shape_of(x))) if axis is None
                                    else shape_of(x)[axis]),
     np.result_type: lambda *xs: np.result_type(*[_numbers(x) for x in xs]),
+    # (a batch's dtype is every example's)
+    np.iscomplexobj: lambda x: np.result_type(_numbers(x)).kind == "c",
+    np.isrealobj: lambda x: np.result_type(_numbers(x)).kind != "c",
 }
 
 
