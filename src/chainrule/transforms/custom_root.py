@@ -8,7 +8,9 @@ numbers), and the derivative rules solve their linear systems with the user's
 ``tangent_solve`` (``custom_root``) or ``solve`` / ``transpose_solve``
 (``custom_linear_solve``), handed the Jacobian as a function v -> J v. What the answer
 is differentiated with respect to is what JAX's is: the values ``f`` or ``matvec``
-closes over (found at a capture level) and ``b``; never the initial guess.
+closes over (found at a capture level) and ``b``; never the initial guess, nor what
+the solvers themselves close over (constants of the rules, as in JAX: a solver that
+closes over the value being differentiated still gives plain derivatives).
 
 Rules written with chainrule's operations, as the user's linear solvers must be for a
 second derivative (as in JAX, where they are traced). Under ``cr.vmap`` each example is

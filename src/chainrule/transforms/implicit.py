@@ -61,6 +61,7 @@ from .capture import capture_run, constant, lifted
 from .functional import vjp, jvp
 from .jacobians import jacfwd
 from .pytrees import tree_flatten, tree_unflatten
+from .tracer import Tracer
 from .vmap_axes import vmap
 
 __all__ = ["implicit_solution", "plain", "refuse_closures", "on_numbers", "reads_numbers",
@@ -502,7 +503,9 @@ def implicit_solution(residual: Callable[..., Any], solve: Callable[[tuple], Any
                                        ops.swapaxes(rows, 0, 1)), 0, 1)
         else:
             jt = ops.swapaxes(jx, 0, 1)
-            one = (lambda r: transposed_solve(lambda v: ops.matmul(jt, v), r))
+            given = _levels(g, ans, z)
+            one = (lambda r: _given_levels(transposed_solve(lambda v: ops.matmul(jt, v), r),
+                                           given))
             u = _each_row(one, rows)
         _, pullback = vjp(lambda z: f(ans, z), z)
         back = (lambda w: -pullback(w)[0])
@@ -521,7 +524,9 @@ def implicit_solution(residual: Callable[..., Any], solve: Callable[[tuple], Any
         if linear_solve is None:
             out = -ops.swapaxes(ops.solve(jx, ops.swapaxes(columns, 0, 1)), 0, 1)
         else:
-            one = (lambda c: -linear_solve(lambda v: ops.matmul(jx, v), c))
+            given = _levels(t, ans, z)
+            one = (lambda c: -_given_levels(linear_solve(lambda v: ops.matmul(jx, v), c),
+                                            given))
             out = _each_row(one, columns)
         return out[0] if not lead else ops.reshape(out, lead + shape_of(ans))
 
@@ -532,6 +537,30 @@ def implicit_solution(residual: Callable[..., Any], solve: Callable[[tuple], Any
         [_shaped(met[k], (-1,)) for k in closure_moving]
     x = op(pieces[0] if len(pieces) == 1 else ops.concatenate(pieces))
     return _shaped(x, out_shape[0])
+
+
+def _levels(*values):
+    """The levels of the transforms whose tracers the values carry, at any depth."""
+    found = set()
+    for value in values:
+        while isinstance(value, Box):
+            if isinstance(value, Tracer):
+                found.add(value._level)
+            value = value._contents()
+    return found
+
+
+def _given_levels(answer, given):
+    """A user's linear solver's answer without the transforms it was not given. The
+    solver runs inside a derivative rule, and computes with whatever it closes over,
+    which may be a value of the transform this rule works for or of one inside it (the
+    user's ``k`` in ``lambda matvec, b: b / (k + 1)``); no derivative the rule makes
+    depends on those, so their values are the answer: the derivative through what a
+    solver closes over is not taken (JAX takes none: such a closure is a constant of its
+    rules). A batch of cr.vmap is never unwrapped: its examples stay apart."""
+    while isinstance(answer, Tracer) and not answer._batched and answer._level not in given:
+        answer = answer._contents()
+    return answer
 
 
 def _each_row(solve, rows):
