@@ -130,3 +130,15 @@ def test_an_iteration_that_does_not_converge_is_refused_under_jit_and_vmap_too()
     np.testing.assert_allclose(cr.vmap(cr.grad(scaling))(np.array([0.5, -0.5])), [0.0, 0.0])
     with pytest.raises(ValueError, match="did not converge: for some examples"):
         cr.vmap(cr.grad(scaling))(np.array([0.5, 3.0]))
+
+
+def test_a_torch_parameter_gives_torch_derivatives():
+    torch = pytest.importorskip("torch")
+    a = torch.tensor([2.0, 9.0], dtype=torch.float64)
+    gradient = cr.grad(lambda a: cr.sum(roots(a)))(a)
+    assert isinstance(gradient, torch.Tensor)
+    np.testing.assert_allclose(gradient.numpy(), 0.5 / np.sqrt([2.0, 9.0]), rtol=1e-12)
+    tangent = cr.jvp(roots, (a,), (torch.ones(2, dtype=torch.float64),))[1]
+    np.testing.assert_allclose(np.asarray(tangent), 0.5 / np.sqrt([2.0, 9.0]), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(cr.hessian(lambda a: cr.sum(roots(a)))(a)),
+                               np.diag(-0.25 * np.array([2.0, 9.0]) ** -1.5), rtol=1e-9)

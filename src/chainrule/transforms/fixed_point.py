@@ -56,7 +56,7 @@ def _iterate(step, x, distance, tol, max_iterations):
         new = step(previous)
         return new, raw(distance(new, previous)), count + 1
 
-    x, gap, count = while_loop(going, advance, advance((x, None, np.asarray(0))))
+    x, gap, count = while_loop(going, advance, advance((x, None, 0)))
     xp.require(gap <= tol, _not_converged, count, gap, tol)
     return x
 
@@ -80,6 +80,7 @@ def _operation(f, distance, tol, max_iterations):
     def reverse(g, ans, a, x0):
         # w = g + w df/dx, a fixed point of its own; then the gradient is w df/da
         _, pullback = vjp(lambda a, x: f(a)(x), a, ans)
+        g = xp.owned_by(g, ans) if type(g) is np.ndarray else g  # (torch's where ans is)
         w = _iterate(lambda w: g + pullback(w)[1], g, distance, tol, max_iterations)
         return pullback(w)[0]
 
