@@ -85,14 +85,14 @@ CASES = {
     "least_squares": lambda k: cr.sum(optimize.least_squares(
         lambda x, k: x ** 3 + x - k, np.ones(2), args=(k,), xtol=1e-15, ftol=1e-15,
         gtol=1e-15).x),
-    "odeint": lambda k: cr.sum(odeint(lambda y, t, k: -k * y, cr.ones(2),
+    "odeint": lambda k: cr.sum(odeint(lambda y, t, k: -k * y, np.ones(2),
                                       np.array([0.0, 0.5, 1.0]), k)),
     "custom_root": lambda k: cr.custom_root(lambda x: x ** 3 + x - k, 1.0, newton_steps,
                                             lambda g, y: y / g(1.0)),
     "custom_root, a fori_loop solve": lambda k: cr.custom_root(
         lambda x: x ** 3 + x - k, 1.0, newton_loop, lambda g, y: y / g(1.0)),
     "custom_linear_solve": lambda k: cr.sum(cr.custom_linear_solve(
-        lambda v: v * (k + 1.0), cr.ones(2) * k,
+        lambda v: v * (k + 1.0), np.ones(2) * k,
         lambda matvec, b: b / matvec(np.ones(2)), symmetric=True)),   # A = (k + 1) I
     "fixed_point": lambda k: cr.fixed_point(lambda a: lambda x: 0.5 * (x + a / x), k,
                                             1.0, distance, 1e-13),
@@ -123,7 +123,10 @@ def each_point(transform):
     """A transform of f for one point, jitted once and replayed at the next."""
     def run(f):
         one = transform(f)
-        return np.array([one(k) for k in POINTS])
+        found = [one(k) for k in POINTS]
+        for value in found:  # a number or NumPy's, never a Tensor or a tracer
+            assert type(value) in (float, np.float64, np.ndarray), type(value)
+        return np.array(found)
     return run
 
 
@@ -177,8 +180,10 @@ def test_every_transform_of_a_function_that_takes_functions_gives_the_eager_deri
         with pytest.raises(error, match=words):
             run(f)
         return
-    np.testing.assert_allclose(np.asarray(run(f), dtype=float), eager(f, order),
-                               rtol=RTOL.get(case, 1e-9), atol=1e-12)
+    found = run(f)
+    assert type(found) is np.ndarray, type(found)   # NumPy's, never a Tensor or a tracer
+    np.testing.assert_allclose(found, eager(f, order), rtol=RTOL.get(case, 1e-9),
+                               atol=1e-12)
 
 
 def test_a_solver_that_closes_over_the_differentiated_value_gives_plain_derivatives():
@@ -188,7 +193,7 @@ def test_a_solver_that_closes_over_the_differentiated_value_gives_plain_derivati
     answers are the closed forms."""
     for k in POINTS:
         x = lambda k: cr.sum(cr.custom_linear_solve(      # sum(k / (k + 1)) over 2 entries
-            lambda v: v * (k + 1.0), cr.ones(2) * k, lambda matvec, b: b / (k + 1.0),
+            lambda v: v * (k + 1.0), np.ones(2) * k, lambda matvec, b: b / (k + 1.0),
             symmetric=True))
         for d in (cr.grad(x)(k), cr.jvp(x, (k,), (1.0,))[1]):
             assert type(d) is float and d == pytest.approx(2 / (k + 1) ** 2, rel=1e-14)
@@ -210,3 +215,25 @@ def test_the_tensor_engines_backward_through_each_gives_the_eager_derivative(cas
         out = f(leaf)
         (out if isinstance(out, cr.Tensor) else cr.tensor(out)).backward()
         assert float(leaf.grad) == pytest.approx(cr.grad(f)(k), rel=RTOL.get(case, 1e-9))
+
+
+# SciPy's solvers and odeint compute with NumPy's arrays, and chainrule turns no torch
+# array into NumPy's behind the user's back: given torch's, they refuse in one line.
+ON_NUMPY_ONLY = {"minimize", "root", "fsolve", "brentq", "newton", "least_squares",
+                 "odeint", "custom_root", "custom_root, a fori_loop solve",
+                 "custom_linear_solve"}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_torchs_arrays_give_torchs_derivatives_or_a_one_line_refusal(case):
+    torch = pytest.importorskip("torch")
+    f, point = CASES[case], torch.tensor(POINTS[0], dtype=torch.float64)
+    if case in ON_NUMPY_ONLY:
+        with pytest.raises(TypeError, match="computes with NumPy's arrays.*not turned into"):
+            cr.grad(f)(point)
+        return
+    want = cr.grad(f)(POINTS[0])
+    for got in (cr.grad(f)(point), cr.jit(cr.grad(f))(point),
+                cr.vmap(cr.grad(f))(point[None])[0]):
+        assert isinstance(got, torch.Tensor)
+        assert float(got) == pytest.approx(want, rel=RTOL.get(case, 1e-9))

@@ -73,5 +73,8 @@ def python_function(lib, function, args):
     own = shims.vectorized(lib, function)
     if own is None:
         name = getattr(getattr(function, "pyfunc", function), "__name__", repr(function))
-        raise unsupported(lib, name, f"vectorize({name})")
+        raise TypeError(f"chainrule: {name} computes with NumPy's arrays (Python or "
+                        f"SciPy code, which {lib.name} has no version of), and an array of "
+                        f"{lib.name} is not turned into a NumPy array behind your back; "
+                        f"pass NumPy arrays there")
     return lib.wrap(own(*[lib.take(a, "call") for a in args]))

@@ -247,6 +247,8 @@ def _operation(system, solve, largest):
 
     # the solves run on numbers: xp.call hands them NumPy arrays (under cr.jit, each
     # solve is one call of the program, run again at every call)
+    states.__name__ = adjoint.__name__ = tangent.__name__ = "odeint's integration"
+
     def forward(z):
         return xp.call(states, z)
 

@@ -36,6 +36,8 @@ import numpy as np
 
 from ..primitive import Box, Primitive, raw, shape_of
 from ..tensor import Tensor
+from .batching import BatchTracer
+from .forward import JVPTracer
 from .functional import vjp
 
 __all__ = ["Function", "FunctionCtx"]
@@ -231,7 +233,20 @@ def _shown(value):
 
 
 def _unshown(value):
-    return raw(value) if isinstance(value, Tensor) and not value.requires_grad else value
+    """A value of forward or backward as the engine takes it: a Tensor without a graph
+    (what arithmetic with the Tensors they were shown makes) as its array, inside
+    cr.vmap's batches and forward mode's pairs too."""
+    if isinstance(value, Tensor) and not value.requires_grad:
+        return raw(value)
+    if isinstance(value, BatchTracer):
+        inner = _unshown(value.value)
+        return value if inner is value.value else BatchTracer(inner, value._level)
+    if isinstance(value, JVPTracer):  # (a backward differentiated in forward mode)
+        primal, tangent = _unshown(value.primal), _unshown(value.tangent)
+        if primal is value.primal and tangent is value.tangent:
+            return value
+        return JVPTracer(primal, tangent, value._level)
+    return value
 
 
 def _plain(out, cls):

@@ -445,6 +445,7 @@ def implicit_solution(residual: Callable[..., Any], solve: Callable[[tuple], Any
                              f"implicit function theorem would be that of another problem")
         return np.asarray(x, dtype=np.result_type(x, float))
 
+    solved.__name__ = f"{who}'s solver"  # (what an error names)
     held_values = [_plain_leaf(leaves[k]) for k in held]
     if not moving and not closure_moving:
         return xp.call(lambda *values: solved(np.zeros(0), *values), *held_values, *read)
