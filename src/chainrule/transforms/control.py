@@ -383,7 +383,9 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
 def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
          *operands: Any) -> Any:
     """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``; the branch not
-    taken does not run.
+    taken does not run, except where the choice differs per example (cr.vmap) or per
+    call (cr.jit, a predicate computed from the inputs): there both run and ``where``
+    picks.
 
     >>> cr.cond(2.0 > 1.0, lambda x: x + 1, lambda x: x - 1, 5.0)
     6.0
