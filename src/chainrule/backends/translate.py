@@ -20,11 +20,9 @@ import numpy as np
 from . import shims
 from .functions import call
 from .indexing import getitem, setitem
-from .shims import unsupported
 from .ufuncs import ufunc
 
-__all__ = ["call", "ufunc", "method", "getitem", "setitem", "python_function",
-           "unsupported"]
+__all__ = ["call", "ufunc", "method", "getitem", "setitem", "python_function"]
 
 
 # ---------------------------------------------------------------------------------------
