@@ -252,8 +252,14 @@ def _per_example_numpy(func, args, kwargs):
 # ---------------------------------------------------------------------------------------
 
 def _apply_primitive(cls, prim, args, kwargs):
-    if not kwargs and prim.batching is ENTRYWISE:
-        out = _entrywise_on_arrays(prim, args)
+    batching = prim.batching
+    if batching is ENTRYWISE:
+        if not kwargs:
+            out = _entrywise_on_arrays(prim, args)
+            if out is not None:
+                return out
+    elif type(batching) is Batching and args and type(args[0]) is BatchTracer:
+        out = _kind_on_one_array(prim, batching, args, kwargs)
         if out is not None:
             return out
     # a parameter may be batched too (an index computed from batched data); an axis, a
@@ -304,7 +310,7 @@ def _entrywise_on_arrays(prim, args):
     lower rank padded with 1s behind its batch axis) done in place of the general path's
     scan of levels and its call record, and the forward called at once. None where
     anything else takes part (another level, a traced or another library's array, two
-    batch sizes): the general path decides. tests/test_vmap_entrywise_fast_path.py holds
+    batch sizes): the general path decides. tests/test_vmap_fast_paths.py holds
     it to the general path's bits on every case of the derivative table."""
     found = _one_level(args)
     if found is None:
@@ -318,6 +324,39 @@ def _entrywise_on_arrays(prim, args):
             raise
     else:
         out = call_unwrapped(prim, values, {})
+    if isinstance(out, (tuple, list)):
+        return type(out)(BatchTracer(o, level) for o in out)
+    return BatchTracer(out, level)
+
+
+def _kind_on_one_array(prim, batching, args, kwargs):
+    """An operation ``along_axis`` or on ``LEADING_AXES`` whose first argument is a batch
+    holding a NumPy array and whose other arguments and keywords are plain values (a
+    number, an axis, None): what ``_along_axis`` and ``_first_only`` do with such a
+    call, without the general path's scan of levels and its call record. None where
+    anything else takes part. tests/test_vmap_fast_paths.py holds it to the
+    general path's bits on every case of the derivative table."""
+    value = args[0].value
+    if type(value) is not np.ndarray:
+        return None
+    for arg in args[1:]:
+        if type(arg) not in _PLAIN:
+            return None
+    if kwargs and not _plain_parameters(kwargs):
+        return None
+    if batching.kind == "along axis":
+        p = dict(batching.params)
+        for (name, _), given in zip(batching.params, args[1:]):
+            p[name] = given
+        p.update(kwargs)
+        rank = value.ndim - 1
+        axis = p["axis"]
+        p["axis"] = (tuple(range(1, rank + 1)) if axis is None
+                     else _axis(axis, rank, prim.name))
+        out = call_unwrapped(prim, (value,), p)
+    else:
+        out = call_unwrapped(prim, (value,) + tuple(args[1:]), kwargs)
+    level = args[0]._level
     if isinstance(out, (tuple, list)):
         return type(out)(BatchTracer(o, level) for o in out)
     return BatchTracer(out, level)
@@ -551,6 +590,10 @@ def _matmul(call):
         # NumPy's own broadcasting keeps the batch axis in front: a batch of vectors
         # times a matrix is one product of the stacked rows (as jacrev's seeds are)
         return call.prim(a, b)
+    if bb and not ba and ra == 2 and rb == 1:
+        # a matrix times a batch of vectors: each a @ v is a row of the stacked vectors
+        # times a's transpose, one product (NumPy would loop over the batch instead)
+        return call.prim(b, ops.swapaxes(a, -1, -2))
     va, vb = ra == 1, rb == 1
     a = ops.expand_dims(a, -2) if va else a
     b = ops.expand_dims(b, -1) if vb else b

@@ -1,7 +1,10 @@
-"""cr.vmap's way for an entrywise operation on batches of NumPy arrays
-(``batching._entrywise_on_arrays``: the broadcasting done at once, the forward called
-directly) beside the general path it accelerates: every case of the derivative table,
-mapped and differentiated per example, gives the same bits with it and without it."""
+"""cr.vmap's short ways beside the general path they accelerate: an entrywise operation
+on batches of NumPy arrays (``batching._entrywise_on_arrays``: the broadcasting done at
+once, the forward called directly), and an operation along an axis or on leading axes
+whose one batched operand is a NumPy array (``batching._kind_on_one_array``: the axis
+shifted and the forward called, without the general call record). Every case of the
+derivative table, mapped and differentiated per example, gives the same bits with them
+and without them."""
 
 import numpy as np
 import pytest
@@ -26,9 +29,10 @@ def _mapped(case):
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_the_entrywise_way_gives_the_general_paths_bits(case, monkeypatch):
+def test_the_short_ways_give_the_general_paths_bits(case, monkeypatch):
     fast = _mapped(case)
     monkeypatch.setattr(batching, "_entrywise_on_arrays", lambda prim, args: None)
+    monkeypatch.setattr(batching, "_kind_on_one_array", lambda *call: None)
     general = _mapped(case)
     assert len(fast) == len(general)
     for a, b in zip(fast, general):
@@ -52,3 +56,23 @@ def test_it_is_taken_for_entrywise_operations_on_arrays_and_left_for_the_rest():
         cr.grad(lambda v: cr.sum(cr.vmap(cr.sin)(v)))(x)  # batches of an outer level's
         # values: the general path
         assert any(not taken for _, taken in calls)
+
+
+def test_the_axis_way_is_taken_for_one_batched_array_and_left_for_the_rest():
+    calls = []
+    original = batching._kind_on_one_array
+
+    def counted(prim, kind, args, kwargs):
+        out = original(prim, kind, args, kwargs)
+        calls.append((prim.name, out is not None))
+        return out
+    x = np.arange(24.0).reshape(2, 3, 4)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(batching, "_kind_on_one_array", counted)
+        out = cr.vmap(lambda v: cr.sum(v, axis=-1) + cr.mean(v, 0).sum())(x)
+        np.testing.assert_array_equal(out, x.sum(axis=-1) + x.mean(axis=1).sum(axis=-1)[:, None])
+        assert ("sum", True) in calls and ("mean", True) in calls
+        calls.clear()
+        cr.grad(lambda v: cr.sum(cr.vmap(lambda r: cr.sum(r, axis=0))(v)))(x)
+        # a batch of an outer level's values (a reverse-mode tracer): the general path
+        assert ("sum", False) in calls
