@@ -14,7 +14,7 @@ from numpy.typing import ArrayLike
 
 from .. import arrays as xp
 from .. import rules as ops
-from ..primitive import raw as _raw, shape_of
+from ..primitive import Box, raw as _raw, shape_of
 from ..rules.common import Result, float_dtype
 
 __all__ = ["relu", "leaky_relu", "elu", "gelu", "silu", "sigmoid", "tanh", "softplus", "softmax", "log_softmax", "dropout", "layer_norm", "embedding"]
@@ -165,4 +165,15 @@ def embedding(indices: ArrayLike, weight: ArrayLike) -> Result:
     >>> cr.nn.functional.embedding(np.array([2, 0]), table).data.tolist()
     [[4.0, 5.0], [0.0, 1.0]]
     """
-    return ops.take(weight, np.asarray(_raw(indices)).astype(np.intp), axis=0)
+    indices = _raw(indices)
+    if not unknown_values(indices):
+        indices = np.asarray(indices).astype(np.intp)
+    return ops.take(weight, indices, axis=0)
+
+
+def unknown_values(indices) -> bool:
+    """Whether raw indices are a transform's, whose numbers are not known here: a batch
+    of cr.vmap (one set of indices per example) or cr.jit's traced array (other numbers
+    at each replay). They index as they are, where eager ones are read and checked."""
+    return isinstance(indices, Box) or (type(indices) is not np.ndarray
+                                        and type(indices) in xp.ARRAYS)

@@ -13,7 +13,7 @@ from numpy.typing import ArrayLike
 
 from .. import arrays as xp
 from .. import rules as ops
-from ..primitive import raw as _raw, shape_of
+from ..primitive import Box, raw as _raw, shape_of
 from ..rules import convolution as _conv
 from ..rules.common import Result, float_dtype
 
@@ -172,6 +172,13 @@ def batch_norm(x: ArrayLike, running_mean: np.ndarray | None,
         mean = ops.mean(x, axis=axes, keepdims=True)
         centred = x - mean
         var = ops.mean(centred * centred, axis=axes, keepdims=True)
+        if isinstance(_raw(mean), Box) and (running_mean is not None
+                                            or running_var is not None):
+            raise ValueError("batch_norm: training under cr.vmap would update "
+                             "running_mean and running_var, one array for every example, "
+                             "with each example's statistics; call .eval() to normalise "
+                             "by them, or pass track_running_stats=False (or None for "
+                             "both) to normalise each example by its own")
         for running, batch in ((running_mean, _raw(mean)),
                                (running_var, _raw(var) * (count / (count - 1)))):
             if running is not None:

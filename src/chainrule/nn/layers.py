@@ -16,6 +16,7 @@ from ..primitive import raw
 from ..rules.common import Result
 from ..tensor import Tensor
 from . import functional as F
+from .activation_functions import unknown_values
 from .module import Module, Parameter
 from .scalar import MLP as ScalarMLP
 
@@ -501,7 +502,14 @@ class Embedding(Module):
 
     def forward(self, indices: ArrayLike) -> Tensor:
         """weight[indices]: the rows of the table, shape indices.shape + (embedding_dim,)."""
-        array = np.asarray(raw(indices))
+        array = raw(indices)
+        if unknown_values(array):  # (cr.vmap's, cr.jit's: no range to check here)
+            if array.dtype.kind not in "iu":
+                raise TypeError(f"Embedding: traced indices must be an int array, got "
+                                f"dtype {array.dtype}")
+            return self._rows(array, array == self.padding_idx
+                              if self.padding_idx is not None else None)
+        array = np.asarray(array)
         if array.dtype.kind not in "iu":
             # cr.tensor makes floats of ints: whole numbers are read as the indices
             if array.dtype.kind != "f" or not np.all(array == np.round(array)):
@@ -511,12 +519,17 @@ class Embedding(Module):
         if array.size and (array.min() < 0 or array.max() >= self.num_embeddings):
             raise IndexError(f"Embedding: indices must lie in [0, {self.num_embeddings}), "
                              f"got values from {array.min()} to {array.max()}")
-        rows = self.weight[array]
         if self.padding_idx is None or not np.any(array == self.padding_idx):
+            return self._rows(array, None)
+        return self._rows(array, array == self.padding_idx)
+
+    def _rows(self, array, padded):
+        """The rows at ``array``; where ``padded``, the padding row's numbers as a
+        constant: no gradient reaches it."""
+        rows = self.weight[array]
+        if padded is None:
             return rows
-        # the padding row's numbers as a constant where it is picked: no gradient reaches it
-        padded = (array == self.padding_idx)[..., None]
-        return ops.where(padded, raw(self.weight)[array], rows)
+        return ops.where(padded[..., None], self.weight.detach()[array], rows)
 
     def extra_repr(self) -> str:
         """num_embeddings and embedding_dim (and padding_idx if set), for repr."""

@@ -36,7 +36,8 @@ class TorchLayout:
         >>> {name: a.shape for name, a in model.torch_state_dict().items()}
         {'0.weight': (2, 3), '0.bias': (2,)}
         """
-        return {torch_name: np.ascontiguousarray(to_torch(np.array(p.data, copy=True)))
+        # (order="C", not np.ascontiguousarray, which makes a 0-d buffer 1-d)
+        return {torch_name: np.asarray(to_torch(np.array(p.data, copy=True)), order="C")
                 for torch_name, (p, to_torch, _) in self._torch_layout().items()}
 
     def load_torch_state_dict(self, state: Mapping[str, ArrayLike],

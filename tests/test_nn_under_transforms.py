@@ -1,0 +1,390 @@
+"""chainrule's nn layers under chainrule's function transforms, against torch.func.
+
+Each layer is built twice with the same weights: chainrule's from a seeded generator,
+torch's (float64) from chainrule's ``torch_state_dict()``. Each is called as a function
+of one example, written once for both libraries (``case.call``), and every transform of
+that function must give torch.func's numbers for the same transform:
+
+* ``vmap``: ``cr.vmap(f)(X)``, against the layer called on the whole batch at once and
+  ``torch.func.vmap(f)``;
+* ``grad``, ``vmap_grad``: the input gradient of ``sum(f(x) ** 2)`` for one example and
+  per example, against ``torch.func.grad`` and ``torch.func.vmap(torch.func.grad)``;
+* ``jacfwd``, ``jacrev``: the Jacobian of the output in one example's input;
+* ``jit``, ``jit_grad``, ``jit_vmap``: ``cr.jit`` of the call, of the gradient and of
+  the vmapped call, traced at one input and replayed at another;
+* ``backward``: the tensor engine, ``cr.sum(layer(X) ** 2).backward()`` on the batch,
+  against torch's ``.backward()``: the input's gradient and every parameter's.
+
+Examples are unbatched, as torch takes them (a Conv2d's ``(C, H, W)``, a recurrent
+layer's ``(L, H_in)``). BatchNorm1d has no unbatched form in torch (it refuses a 1-d
+input), so its example is a small 2-d batch of rows, mapped over an outer batch.
+Embedding's input is integers: it has no input derivative, so it runs the forward
+transforms and the tensor engine (its weight's gradient) only.
+
+The transform checks freeze the parameters (``requires_grad = False``): a transform of a
+function that closes over a tensor requiring grad stays in that tensor's graph, as
+torch.func's does (docs/conventions.md), and a Tensor comes back. With the parameters
+frozen, a derivative of a NumPy input is a NumPy array (``test_derivatives_are_numpy``),
+and a forward call is what the layer gives eagerly (a Tensor outside any graph), never
+a tracer (``test_forward_results_are_not_traced``).
+"""
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+import pytest
+import torch
+import torch.func as tf
+
+import chainrule as cr
+from chainrule import nn
+from seeds_and_tolerances import per_test_generator, seeded
+
+# torch.func.vmap runs attention's flash kernel example by example, and says so
+pytestmark = pytest.mark.filterwarnings("ignore:There is a performance drop:UserWarning")
+
+RNG = per_test_generator(2026)
+B = 3  # examples in a batch
+
+
+def numbers(a):
+    if isinstance(a, torch.Tensor):
+        return a.detach().numpy()
+    return a.data if isinstance(a, cr.Tensor) else np.asarray(a)
+
+
+def close(actual, expected):
+    actual, expected = numbers(actual), numbers(expected)
+    assert actual.shape == expected.shape, (actual.shape, expected.shape)
+    np.testing.assert_allclose(actual, expected, rtol=1e-9, atol=1e-12)
+
+
+# ---------------------------------------------------------------------------------------
+# The layers: each built in both libraries, called on one example, and on a batch
+# ---------------------------------------------------------------------------------------
+
+def _self_attention(layer, x):
+    return layer(x, x, x, need_weights=False)[0]
+
+
+def _each(layer, X):
+    """The layer on each example alone, stacked: a batch norm in training normalises
+    each example by its own statistics under vmap, as torch.func.vmap does."""
+    stack = torch.stack if isinstance(X, torch.Tensor) else cr.stack
+    return stack([layer(x) for x in X])
+
+
+def _rows(layer, X):
+    """A BatchNorm1d's batch of examples, each a few rows: all rows at once."""
+    return layer(X.reshape(-1, X.shape[-1])).reshape(X.shape)
+
+
+@dataclass
+class Case:
+    id: str
+    make: Callable            # rng -> chainrule layer
+    make_torch: Callable      # () -> torch layer (float64, weights loaded afterwards)
+    example: tuple            # one example's shape
+    call: Callable = staticmethod(lambda layer, x: layer(x))   # one example (or a batch)
+    batched: Callable = None  # the whole batch at once; ``call`` when None
+    integers: int = 0         # an index input below this (Embedding), else floats
+    randomise: tuple = ()     # parameters and buffers drawn afresh (ones and zeros at init)
+    positive: tuple = ()      # of which, drawn positive (a running variance)
+    eval: bool = False
+    torch_vmaps: bool = True  # torch.func.vmap has a batching rule for the layer
+    torch_jvps: bool = True   # torch has the layer's forward-mode derivative
+    checks: tuple = field(default=None)
+
+    def __post_init__(self):
+        if self.batched is None:
+            self.batched = self.call
+
+
+DERIVATIVES = ("grad", "vmap_grad", "jacfwd", "jacrev", "jit_grad")
+FORWARD = ("vmap", "jit", "jit_vmap")
+CHECKS = FORWARD + DERIVATIVES + ("backward",)
+
+CASES = [
+    Case("Linear", lambda r: nn.Linear(4, 3, rng=r),
+         lambda: torch.nn.Linear(4, 3), (4,)),
+    Case("Conv1d", lambda r: nn.Conv1d(2, 3, 3, padding=1, rng=r),
+         lambda: torch.nn.Conv1d(2, 3, 3, padding=1), (2, 6)),
+    Case("Conv2d", lambda r: nn.Conv2d(2, 3, 3, stride=2, padding=1, rng=r),
+         lambda: torch.nn.Conv2d(2, 3, 3, stride=2, padding=1), (2, 5, 5)),
+    Case("MaxPool2d", lambda r: nn.MaxPool2d(3, stride=2, padding=1),
+         lambda: torch.nn.MaxPool2d(3, stride=2, padding=1), (2, 5, 5)),
+    Case("AvgPool2d", lambda r: nn.AvgPool2d(2, stride=2, padding=1),
+         lambda: torch.nn.AvgPool2d(2, stride=2, padding=1), (2, 5, 5)),
+    Case("LayerNorm", lambda r: nn.LayerNorm(4),
+         lambda: torch.nn.LayerNorm(4), (3, 4), randomise=("weight", "bias")),
+    Case("Embedding", lambda r: nn.Embedding(7, 3, rng=r),
+         lambda: torch.nn.Embedding(7, 3), (4,), integers=7,
+         checks=FORWARD + ("backward",)),
+    Case("Embedding-padding_idx", lambda r: nn.Embedding(3, 2, padding_idx=1, rng=r),
+         lambda: torch.nn.Embedding(3, 2, padding_idx=1), (6,), integers=3,
+         checks=FORWARD + ("backward",)),
+    Case("RNN", lambda r: nn.RNN(3, 4, num_layers=2, batch_first=True, rng=r),
+         lambda: torch.nn.RNN(3, 4, num_layers=2, batch_first=True), (5, 3),
+         call=lambda layer, x: layer(x)[0], torch_vmaps=False),
+    Case("GRU", lambda r: nn.GRU(3, 4, batch_first=True, bidirectional=True, rng=r),
+         lambda: torch.nn.GRU(3, 4, batch_first=True, bidirectional=True), (5, 3),
+         call=lambda layer, x: layer(x)[0], torch_vmaps=False),
+    Case("LSTM", lambda r: nn.LSTM(3, 4, batch_first=True, rng=r),
+         lambda: torch.nn.LSTM(3, 4, batch_first=True), (5, 3),
+         call=lambda layer, x: layer(x)[0], torch_vmaps=False),
+    Case("MultiheadAttention",
+         lambda r: nn.MultiheadAttention(4, 2, batch_first=True, rng=r),
+         lambda: torch.nn.MultiheadAttention(4, 2, batch_first=True), (3, 4),
+         call=_self_attention, torch_jvps=False),
+    Case("TransformerEncoderLayer",
+         lambda r: nn.TransformerEncoderLayer(4, 2, dim_feedforward=8, dropout=0.0,
+                                              batch_first=True, rng=r),
+         lambda: torch.nn.TransformerEncoderLayer(4, 2, dim_feedforward=8, dropout=0.0,
+                                                  batch_first=True), (3, 4),
+         randomise=("norm1.weight", "norm1.bias", "norm2.weight", "norm2.bias"),
+         torch_jvps=False),
+    Case("Sequential",
+         lambda r: nn.Sequential(nn.Linear(4, 5, rng=r), nn.ReLU(), nn.Linear(5, 3, rng=r)),
+         lambda: torch.nn.Sequential(torch.nn.Linear(4, 5), torch.nn.ReLU(),
+                                     torch.nn.Linear(5, 3)), (4,)),
+    Case("BatchNorm1d-eval", lambda r: nn.BatchNorm1d(4),
+         lambda: torch.nn.BatchNorm1d(4), (2, 4), batched=_rows, eval=True,
+         randomise=("weight", "bias", "running_mean", "running_var"),
+         positive=("running_var",)),
+    Case("BatchNorm1d-batch_statistics",
+         lambda r: nn.BatchNorm1d(4, track_running_stats=False),
+         lambda: torch.nn.BatchNorm1d(4, track_running_stats=False), (3, 4), batched=_each,
+         randomise=("weight", "bias")),
+    Case("Dropout-eval", lambda r: nn.Dropout(0.5, rng=r),
+         lambda: torch.nn.Dropout(0.5), (4,), eval=True),
+]
+for _case in CASES:
+    _case.checks = _case.checks or CHECKS
+BY_ID = {case.id: case for case in CASES}
+
+
+def build(case):
+    """The chainrule layer and torch's, with the same numbers."""
+    ours = case.make(seeded("weights", case.id))
+    state = ours.torch_state_dict()
+    draws = seeded("state", case.id)
+    for name in case.randomise:
+        value = draws.standard_normal(np.shape(state[name]))
+        state[name] = np.abs(value) + 0.5 if name in case.positive else value
+    if case.randomise:
+        ours.load_torch_state_dict(state)
+    theirs = case.make_torch().double()
+    theirs.load_state_dict({k: torch.tensor(np.asarray(v)) for k, v in state.items()})
+    if case.eval:
+        ours.eval()
+        theirs.eval()
+    return ours, theirs
+
+
+def inputs(case, *batch):
+    shape = batch + case.example
+    if case.integers:
+        return RNG.integers(0, case.integers, size=shape)
+    return RNG.standard_normal(shape)
+
+
+def frozen(layer):
+    for p in layer.parameters():
+        p.requires_grad = False
+    return layer
+
+
+def as_torch(a):
+    return torch.tensor(np.asarray(a))
+
+
+def functions(case, ours, theirs):
+    """The one-example call and its squared-sum loss, in each library."""
+    f = lambda x: case.call(ours, x)                       # noqa: E731
+    loss = lambda x: cr.sum(f(x) ** 2)                     # noqa: E731
+    g = lambda x: case.call(theirs, x)                     # noqa: E731
+    torch_loss = lambda x: (g(x) ** 2).sum()               # noqa: E731
+    return f, loss, g, torch_loss
+
+
+# ---------------------------------------------------------------------------------------
+# Each transform, against torch.func's
+# ---------------------------------------------------------------------------------------
+
+def traced_once(transform, fn, first, second):
+    """``transform(fn)`` traced at ``first`` and replayed at ``second``: fn runs in
+    Python once, at the trace."""
+    calls = []
+
+    def counted(x):
+        calls.append(1)
+        return fn(x)
+
+    jitted = cr.jit(transform(counted))
+    jitted(first)
+    out = jitted(second)
+    assert len(calls) == 1, f"cr.jit ran the function {len(calls)} times, not once"
+    return out
+
+
+def transformed(case, check, f, loss, X, X2):
+    """chainrule's result of one check, on ``X`` (or its first example); a jitted one
+    is traced there and replayed on ``X2``."""
+    x, x2 = X[0], X2[0]
+    if check == "vmap":
+        return cr.vmap(f)(X)
+    if check == "jit":
+        return traced_once(lambda fn: fn, f, x, x2)
+    if check == "jit_vmap":
+        return traced_once(cr.vmap, f, X, X2)
+    if check == "grad":
+        return cr.grad(loss)(x)
+    if check == "vmap_grad":
+        return cr.vmap(cr.grad(loss))(X)
+    if check == "jacfwd":
+        return cr.jacfwd(f)(x)
+    if check == "jacrev":
+        return cr.jacrev(f)(x)
+    if check == "jit_grad":
+        return traced_once(cr.grad, loss, x, x2)
+    raise AssertionError(check)
+
+
+def torch_vmap(case, fn):
+    """torch.func.vmap(fn), or, for a layer it has no batching rule for (torch's
+    recurrent layers), fn on each example, stacked."""
+    if case.torch_vmaps:
+        return tf.vmap(fn)
+    return lambda X: torch.stack([fn(x) for x in X])
+
+
+def expected(case, check, ours, theirs, f, loss, g, torch_loss, X, X2):
+    """What the check must give: torch.func's transform of the same function, and
+    chainrule's own eager answer where there is one."""
+    x, x2 = as_torch(X[0]), as_torch(X2[0])
+    if check == "vmap":
+        return [case.batched(ours, cr.tensor(X)), torch_vmap(case, g)(as_torch(X))]
+    if check == "jit":
+        return [f(X2[0]), g(x2)]
+    if check == "jit_vmap":
+        return [case.batched(ours, cr.tensor(X2)), torch_vmap(case, g)(as_torch(X2))]
+    if check == "grad":
+        return [tf.grad(torch_loss)(x)]
+    if check == "vmap_grad":
+        return [torch_vmap(case, tf.grad(torch_loss))(as_torch(X))]
+    if check == "jacfwd":   # (torch's attention has no forward mode: its jacrev then)
+        return [(tf.jacfwd if case.torch_jvps else tf.jacrev)(g)(x)]
+    if check == "jacrev":
+        return [tf.jacrev(g)(x)]
+    if check == "jit_grad":
+        return [cr.grad(loss)(X2[0]), tf.grad(torch_loss)(x2)]
+    raise AssertionError(check)
+
+
+def run(case, check, against_torch=True):
+    """(chainrule's result, what it must equal) for one check."""
+    ours, theirs = build(case)
+    frozen(ours)
+    f, loss, g, torch_loss = functions(case, ours, theirs)
+    X, X2 = inputs(case, B), inputs(case, B)
+    got = transformed(case, check, f, loss, X, X2)
+    if not against_torch:
+        return got, []
+    return got, expected(case, check, ours, theirs, f, loss, g, torch_loss, X, X2)
+
+
+# cr.vmap(cr.grad(loss)) of a loss that closes over a Tensor (a layer's parameters, even
+# frozen) gives a Tensor, where cr.grad(loss) and cr.jit(cr.grad(loss)) give NumPy's array
+LEAKS_A_TENSOR = pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "cr.vmap(cr.grad(f)) returns a chainrule Tensor for an ndarray input when f closes "
+    "over a Tensor; cr.grad(f) alone returns an ndarray"))
+# max_pool's VJP rule finds each window's maxima with np.sliding_window_view on the raw
+# input, which under cr.vmap is a batch that has no rule for it
+MAX_POOL_VJP_UNBATCHED = pytest.mark.xfail(strict=True, raises=TypeError, reason=(
+    "max_pool2d's VJP under cr.vmap: np.sliding_window_view of a vmap batch is refused "
+    "(rules/convolution.py _winners -> _windows), so per-example gradients raise"))
+
+
+def pairs(checks, marks=None):
+    marks = marks or {}
+    return [pytest.param(case.id, check, id=f"{case.id}-{check}",
+                         marks=marks.get((case.id, check), ()))
+            for case in CASES for check in case.checks if check in checks]
+
+
+@pytest.mark.parametrize("case_id, check", pairs(
+    FORWARD + DERIVATIVES, {("MaxPool2d", "vmap_grad"): MAX_POOL_VJP_UNBATCHED}))
+def test_layer_under_transform(case_id, check):
+    got, wanted = run(BY_ID[case_id], check)
+    for b in wanted:
+        close(got, b)
+
+
+def _derivative_marks():
+    marks = {(case.id, "vmap_grad"): LEAKS_A_TENSOR
+             for case in CASES if list(case.make(0).parameters())}
+    marks[("MaxPool2d", "vmap_grad")] = MAX_POOL_VJP_UNBATCHED
+    return marks
+
+
+@pytest.mark.parametrize("case_id, check", pairs(DERIVATIVES, _derivative_marks()))
+def test_derivatives_are_numpy(case_id, check):
+    got, _ = run(BY_ID[case_id], check, against_torch=False)
+    assert type(got) is np.ndarray, type(got)
+
+
+@pytest.mark.parametrize("case_id, check", pairs(FORWARD))
+def test_forward_results_are_not_traced(case_id, check):
+    case = BY_ID[case_id]
+    got, _ = run(case, check, against_torch=False)
+    eager = case.call(frozen(build(case)[0]), inputs(case))
+    assert type(got) is type(eager), (type(got), type(eager))
+    assert type(got.data if isinstance(got, cr.Tensor) else got) is np.ndarray
+    assert not getattr(got, "requires_grad", False)
+
+
+# ---------------------------------------------------------------------------------------
+# The tensor engine: backward() on the batch, input and parameters
+# ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("case_id", [case.id for case in CASES])
+def test_backward_matches_torch(case_id):
+    case = BY_ID[case_id]
+    ours, theirs = build(case)
+    X = inputs(case, B)
+    differentiable = not case.integers
+    x = cr.tensor(X, requires_grad=differentiable)
+    t = torch.tensor(X, requires_grad=differentiable)
+    y, u = case.batched(ours, x), case.batched(theirs, t)
+    close(y, u)
+    cr.sum(y ** 2).backward()
+    (u ** 2).sum().backward()
+    if differentiable:
+        close(x.grad, t.grad)
+        assert type(x.grad) is np.ndarray
+    our_params, their_params = list(ours.parameters()), list(theirs.parameters())
+    assert len(our_params) == len(their_params)
+    for p, q in zip(our_params, their_params):
+        close(p.grad, q.grad)
+
+
+# ---------------------------------------------------------------------------------------
+# Refusals: where torch.func refuses too
+# ---------------------------------------------------------------------------------------
+
+def test_batch_norm_in_training_under_vmap_is_refused_as_torch_refuses():
+    """In training a BatchNorm with running statistics would update them from inside
+    the map, each example with its own statistics: torch.func.vmap refuses, and so does
+    cr.vmap, saying what to do instead, without touching the running statistics."""
+    ours, theirs = build(BY_ID["BatchNorm1d-eval"])
+    ours.train()
+    theirs.train()
+    X = inputs(BY_ID["BatchNorm1d-eval"], B)
+    before = ours.running_mean.copy(), ours.running_var.copy()
+    with pytest.raises(ValueError, match=r"under cr\.vmap .*running_mean.*\.eval\(\)"):
+        cr.vmap(ours)(X)
+    np.testing.assert_array_equal(ours.running_mean, before[0])
+    np.testing.assert_array_equal(ours.running_var, before[1])
+    with pytest.raises(RuntimeError, match="running_mean"):
+        tf.vmap(theirs)(as_torch(X))
