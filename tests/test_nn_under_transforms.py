@@ -9,26 +9,33 @@ that function must give torch.func's numbers for the same transform:
   ``torch.func.vmap(f)``;
 * ``grad``, ``vmap_grad``: the input gradient of ``sum(f(x) ** 2)`` for one example and
   per example, against ``torch.func.grad`` and ``torch.func.vmap(torch.func.grad)``;
-* ``jacfwd``, ``jacrev``: the Jacobian of the output in one example's input;
-* ``jit``, ``jit_grad``, ``jit_vmap``: ``cr.jit`` of the call, of the gradient and of
-  the vmapped call, traced at one input and replayed at another;
-* ``backward``: the tensor engine, ``cr.sum(layer(X) ** 2).backward()`` on the batch,
-  against torch's ``.backward()``: the input's gradient and every parameter's.
+* ``jacfwd``, ``jacrev``, ``vmap_jacfwd``, ``vmap_jacrev``: the Jacobian of the output
+  in one example's input, and per example; ``hessian``: that of the loss;
+* ``jit``, ``jit_grad``, ``jit_vmap``, ``jit_vmap_grad``: ``cr.jit`` of the call, of the
+  gradient, of the vmapped call and of the per-example gradients, traced at one input
+  and replayed at another (the function runs in Python once);
+* the tensor engine: ``cr.sum(layer(X) ** 2).backward()`` on the batch, against torch's
+  ``.backward()``: the input's gradient and every parameter's; and ``cr.grad`` inside
+  it, its input gradient differentiated in the parameters by ``.backward()``.
 
 Examples are unbatched, as torch takes them (a Conv2d's ``(C, H, W)``, a recurrent
-layer's ``(L, H_in)``). BatchNorm1d has no unbatched form in torch (it refuses a 1-d
-input), so its example is a small 2-d batch of rows, mapped over an outer batch.
-Embedding's input is integers: it has no input derivative, so it runs the forward
-transforms and the tensor engine (its weight's gradient) only.
+layer's ``(L, H_in)``). A batch norm has no unbatched form in torch (BatchNorm1d refuses
+a 1-d input, BatchNorm2d a 3-d one), so its example is a small batch itself, mapped over
+an outer batch. Embedding's input is integers: it has no input derivative, so it runs
+the forward transforms and the tensor engine (its weight's gradient) only. Where torch
+has no batching rule (its recurrent layers) the torch side runs example by example; its
+attention runs on the math kernel, whose forward mode and second derivatives it has.
 
 The transform checks freeze the parameters (``requires_grad = False``): a transform of a
 function that closes over a tensor requiring grad stays in that tensor's graph, as
 torch.func's does (docs/conventions.md), and a Tensor comes back. With the parameters
 frozen, a derivative of a NumPy input is a NumPy array (``test_derivatives_are_numpy``),
 and a forward call is what the layer gives eagerly (a Tensor outside any graph), never
-a tracer (``test_forward_results_are_not_traced``).
+a tracer (``test_forward_results_are_not_traced``). A BatchNorm in training under vmap
+is refused, as torch.func refuses it.
 """
 
+import contextlib
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -36,13 +43,11 @@ import numpy as np
 import pytest
 import torch
 import torch.func as tf
+from torch.nn.attention import SDPBackend, sdpa_kernel
 
 import chainrule as cr
 from chainrule import nn
 from seeds_and_tolerances import per_test_generator, seeded
-
-# torch.func.vmap runs attention's flash kernel example by example, and says so
-pytestmark = pytest.mark.filterwarnings("ignore:There is a performance drop:UserWarning")
 
 RNG = per_test_generator(2026)
 B = 3  # examples in a batch
@@ -76,8 +81,8 @@ def _each(layer, X):
 
 
 def _rows(layer, X):
-    """A BatchNorm1d's batch of examples, each a few rows: all rows at once."""
-    return layer(X.reshape(-1, X.shape[-1])).reshape(X.shape)
+    """A batch norm's batch of examples, each a small batch itself: all at once."""
+    return layer(X.reshape((-1,) + tuple(X.shape[2:]))).reshape(X.shape)
 
 
 @dataclass
@@ -93,7 +98,8 @@ class Case:
     positive: tuple = ()      # of which, drawn positive (a running variance)
     eval: bool = False
     torch_vmaps: bool = True  # torch.func.vmap has a batching rule for the layer
-    torch_jvps: bool = True   # torch has the layer's forward-mode derivative
+    attention: bool = False   # torch computes it with scaled_dot_product_attention
+    affine: bool = False      # affine in its input: one Jacobian for every example
     checks: tuple = field(default=None)
 
     def __post_init__(self):
@@ -101,17 +107,18 @@ class Case:
             self.batched = self.call
 
 
-DERIVATIVES = ("grad", "vmap_grad", "jacfwd", "jacrev", "jit_grad")
+DERIVATIVES = ("grad", "vmap_grad", "jacfwd", "jacrev", "jit_grad", "jit_vmap_grad",
+               "vmap_jacfwd", "vmap_jacrev", "hessian")
 FORWARD = ("vmap", "jit", "jit_vmap")
 CHECKS = FORWARD + DERIVATIVES + ("backward",)
 
 CASES = [
     Case("Linear", lambda r: nn.Linear(4, 3, rng=r),
-         lambda: torch.nn.Linear(4, 3), (4,)),
+         lambda: torch.nn.Linear(4, 3), (4,), affine=True),
     Case("Conv1d", lambda r: nn.Conv1d(2, 3, 3, padding=1, rng=r),
-         lambda: torch.nn.Conv1d(2, 3, 3, padding=1), (2, 6)),
+         lambda: torch.nn.Conv1d(2, 3, 3, padding=1), (2, 6), affine=True),
     Case("Conv2d", lambda r: nn.Conv2d(2, 3, 3, stride=2, padding=1, rng=r),
-         lambda: torch.nn.Conv2d(2, 3, 3, stride=2, padding=1), (2, 5, 5)),
+         lambda: torch.nn.Conv2d(2, 3, 3, stride=2, padding=1), (2, 5, 5), affine=True),
     Case("MaxPool2d", lambda r: nn.MaxPool2d(3, stride=2, padding=1),
          lambda: torch.nn.MaxPool2d(3, stride=2, padding=1), (2, 5, 5)),
     Case("AvgPool2d", lambda r: nn.AvgPool2d(2, stride=2, padding=1),
@@ -136,26 +143,67 @@ CASES = [
     Case("MultiheadAttention",
          lambda r: nn.MultiheadAttention(4, 2, batch_first=True, rng=r),
          lambda: torch.nn.MultiheadAttention(4, 2, batch_first=True), (3, 4),
-         call=_self_attention, torch_jvps=False),
+         call=_self_attention, attention=True),
     Case("TransformerEncoderLayer",
          lambda r: nn.TransformerEncoderLayer(4, 2, dim_feedforward=8, dropout=0.0,
                                               batch_first=True, rng=r),
          lambda: torch.nn.TransformerEncoderLayer(4, 2, dim_feedforward=8, dropout=0.0,
                                                   batch_first=True), (3, 4),
          randomise=("norm1.weight", "norm1.bias", "norm2.weight", "norm2.bias"),
-         torch_jvps=False),
+         attention=True),
     Case("Sequential",
          lambda r: nn.Sequential(nn.Linear(4, 5, rng=r), nn.ReLU(), nn.Linear(5, 3, rng=r)),
          lambda: torch.nn.Sequential(torch.nn.Linear(4, 5), torch.nn.ReLU(),
                                      torch.nn.Linear(5, 3)), (4,)),
     Case("BatchNorm1d-eval", lambda r: nn.BatchNorm1d(4),
-         lambda: torch.nn.BatchNorm1d(4), (2, 4), batched=_rows, eval=True,
+         lambda: torch.nn.BatchNorm1d(4), (2, 4), batched=_rows, eval=True, affine=True,
          randomise=("weight", "bias", "running_mean", "running_var"),
          positive=("running_var",)),
     Case("BatchNorm1d-batch_statistics",
          lambda r: nn.BatchNorm1d(4, track_running_stats=False),
          lambda: torch.nn.BatchNorm1d(4, track_running_stats=False), (3, 4), batched=_each,
          randomise=("weight", "bias")),
+    Case("Conv1d-stride_dilation", lambda r: nn.Conv1d(2, 2, 2, stride=2, dilation=2, rng=r),
+         lambda: torch.nn.Conv1d(2, 2, 2, stride=2, dilation=2), (2, 7), affine=True),
+    Case("Conv2d-groups_dilation",
+         lambda r: nn.Conv2d(4, 2, 2, dilation=2, groups=2, padding=1, bias=False, rng=r),
+         lambda: torch.nn.Conv2d(4, 2, 2, dilation=2, groups=2, padding=1, bias=False),
+         (4, 4, 4), affine=True),
+    Case("MaxPool2d-kernel2", lambda r: nn.MaxPool2d(2),
+         lambda: torch.nn.MaxPool2d(2), (2, 4, 4)),
+    Case("AvgPool2d-exclude_pad", lambda r: nn.AvgPool2d(3, stride=2, padding=1,
+                                                         count_include_pad=False),
+         lambda: torch.nn.AvgPool2d(3, stride=2, padding=1, count_include_pad=False),
+         (2, 5, 5)),
+    Case("AdaptiveAvgPool2d", lambda r: nn.AdaptiveAvgPool2d((2, 3)),
+         lambda: torch.nn.AdaptiveAvgPool2d((2, 3)), (2, 5, 5)),
+    Case("RNN-relu", lambda r: nn.RNN(3, 4, nonlinearity="relu", batch_first=True, rng=r),
+         lambda: torch.nn.RNN(3, 4, nonlinearity="relu", batch_first=True), (5, 3),
+         call=lambda layer, x: layer(x)[0], torch_vmaps=False),
+    Case("LSTM-hidden_state", lambda r: nn.LSTM(3, 3, num_layers=2, batch_first=True, rng=r),
+         lambda: torch.nn.LSTM(3, 3, num_layers=2, batch_first=True), (4, 3),
+         call=lambda layer, x: layer(x)[1][1], batched=lambda layer, X: layer(X)[1][1]
+         .swapaxes(0, 1), torch_vmaps=False),
+    Case("TransformerEncoderLayer-norm_first_gelu",
+         lambda r: nn.TransformerEncoderLayer(4, 2, dim_feedforward=8, dropout=0.0,
+                                              activation="gelu", norm_first=True,
+                                              batch_first=True, rng=r),
+         lambda: torch.nn.TransformerEncoderLayer(4, 2, dim_feedforward=8, dropout=0.0,
+                                                  activation="gelu", norm_first=True,
+                                                  batch_first=True), (3, 4),
+         randomise=("norm1.weight", "norm1.bias", "norm2.weight", "norm2.bias"),
+         attention=True),
+    Case("Sequential-Conv2d_Flatten_GELU",
+         lambda r: nn.Sequential(nn.Conv2d(1, 2, 2, rng=r), nn.GELU(), nn.Flatten(0),
+                                 nn.Linear(18, 2, rng=r), nn.Tanh()),
+         lambda: torch.nn.Sequential(torch.nn.Conv2d(1, 2, 2), torch.nn.GELU(),
+                                     torch.nn.Flatten(0), torch.nn.Linear(18, 2),
+                                     torch.nn.Tanh()), (1, 4, 4), batched=_each),
+    Case("BatchNorm2d-eval", lambda r: nn.BatchNorm2d(2),
+         lambda: torch.nn.BatchNorm2d(2), (2, 2, 3, 3), batched=_rows, eval=True,
+         affine=True,
+         randomise=("weight", "bias", "running_mean", "running_var"),
+         positive=("running_var",)),
     Case("Dropout-eval", lambda r: nn.Dropout(0.5, rng=r),
          lambda: torch.nn.Dropout(0.5), (4,), eval=True),
 ]
@@ -248,6 +296,14 @@ def transformed(case, check, f, loss, X, X2):
         return cr.jacrev(f)(x)
     if check == "jit_grad":
         return traced_once(cr.grad, loss, x, x2)
+    if check == "jit_vmap_grad":
+        return traced_once(lambda fn: cr.vmap(cr.grad(fn)), loss, X, X2)
+    if check == "vmap_jacfwd":
+        return cr.vmap(cr.jacfwd(f))(X)
+    if check == "vmap_jacrev":
+        return cr.vmap(cr.jacrev(f))(X)
+    if check == "hessian":
+        return cr.hessian(loss)(x)
     raise AssertionError(check)
 
 
@@ -273,12 +329,20 @@ def expected(case, check, ours, theirs, f, loss, g, torch_loss, X, X2):
         return [tf.grad(torch_loss)(x)]
     if check == "vmap_grad":
         return [torch_vmap(case, tf.grad(torch_loss))(as_torch(X))]
-    if check == "jacfwd":   # (torch's attention has no forward mode: its jacrev then)
-        return [(tf.jacfwd if case.torch_jvps else tf.jacrev)(g)(x)]
+    if check == "jacfwd":
+        return [tf.jacfwd(g)(x)]
     if check == "jacrev":
         return [tf.jacrev(g)(x)]
     if check == "jit_grad":
         return [cr.grad(loss)(X2[0]), tf.grad(torch_loss)(x2)]
+    if check == "jit_vmap_grad":
+        return [torch_vmap(case, tf.grad(torch_loss))(as_torch(X2))]
+    if check in ("vmap_jacfwd", "vmap_jacrev"):
+        return [torch_vmap(case, tf.jacrev(g))(as_torch(X))]
+    if check == "hessian":  # (torch.func's is jacfwd(jacrev), and jacfwd needs a vmap)
+        if case.torch_vmaps:
+            return [tf.hessian(torch_loss)(x)]
+        return [torch.autograd.functional.hessian(torch_loss, x)]
     raise AssertionError(check)
 
 
@@ -291,19 +355,39 @@ def run(case, check, against_torch=True):
     got = transformed(case, check, f, loss, X, X2)
     if not against_torch:
         return got, []
-    return got, expected(case, check, ours, theirs, f, loss, g, torch_loss, X, X2)
+    with torch_kernels(case):
+        return got, expected(case, check, ours, theirs, f, loss, g, torch_loss, X, X2)
 
 
-# cr.vmap(cr.grad(loss)) of a loss that closes over a Tensor (a layer's parameters, even
-# frozen) gives a Tensor, where cr.grad(loss) and cr.jit(cr.grad(loss)) give NumPy's array
+def torch_kernels(case):
+    """Torch's attention on the CPU runs a flash kernel, which has no forward-mode or
+    second derivative: its math kernel (the same function) has both."""
+    if case.attention:
+        return sdpa_kernel(SDPBackend.MATH)
+    return contextlib.nullcontext()
+
+
+# Under cr.vmap, a derivative that depends both on the example and on a Tensor the
+# function closes over (a layer's parameters, even frozen) comes back as a Tensor, where
+# the same transform without vmap gives NumPy's array. A layer affine in its input has
+# one Jacobian for every example: its batched Jacobians are NumPy's.
 LEAKS_A_TENSOR = pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "cr.vmap(cr.grad(f)) returns a chainrule Tensor for an ndarray input when f closes "
-    "over a Tensor; cr.grad(f) alone returns an ndarray"))
-# max_pool's VJP rule finds each window's maxima with np.sliding_window_view on the raw
-# input, which under cr.vmap is a batch that has no rule for it
-MAX_POOL_VJP_UNBATCHED = pytest.mark.xfail(strict=True, raises=TypeError, reason=(
-    "max_pool2d's VJP under cr.vmap: np.sliding_window_view of a vmap batch is refused "
-    "(rules/convolution.py _winners -> _windows), so per-example gradients raise"))
+    "cr.vmap of cr.grad, cr.jacfwd or cr.jacrev of f returns a chainrule Tensor for an "
+    "ndarray input when the derivative depends on the example and on a Tensor f closes "
+    "over (transforms/functional.py _in_kind keeps an outer batch as it is)"))
+# max_pool's derivative rules find each window's maxima with np.sliding_window_view on
+# the raw input, which under cr.vmap is a batch that has no rule for it
+MAX_POOL_RULES_UNBATCHED = pytest.mark.xfail(strict=True, raises=TypeError, reason=(
+    "max_pool2d's derivative rules under cr.vmap: np.sliding_window_view of a vmap batch "
+    "is refused (rules/convolution.py _winners -> _windows), so per-example gradients "
+    "and Jacobians raise"))
+MAX_POOLS = ("MaxPool2d", "MaxPool2d-kernel2")
+PER_EXAMPLE = ("vmap_grad", "jit_vmap_grad", "vmap_jacfwd", "vmap_jacrev")
+
+
+def _max_pool_marks():
+    return {(pool, check): MAX_POOL_RULES_UNBATCHED
+            for pool in MAX_POOLS for check in PER_EXAMPLE}
 
 
 def pairs(checks, marks=None):
@@ -313,8 +397,7 @@ def pairs(checks, marks=None):
             for case in CASES for check in case.checks if check in checks]
 
 
-@pytest.mark.parametrize("case_id, check", pairs(
-    FORWARD + DERIVATIVES, {("MaxPool2d", "vmap_grad"): MAX_POOL_VJP_UNBATCHED}))
+@pytest.mark.parametrize("case_id, check", pairs(FORWARD + DERIVATIVES, _max_pool_marks()))
 def test_layer_under_transform(case_id, check):
     got, wanted = run(BY_ID[case_id], check)
     for b in wanted:
@@ -322,9 +405,10 @@ def test_layer_under_transform(case_id, check):
 
 
 def _derivative_marks():
-    marks = {(case.id, "vmap_grad"): LEAKS_A_TENSOR
-             for case in CASES if list(case.make(0).parameters())}
-    marks[("MaxPool2d", "vmap_grad")] = MAX_POOL_VJP_UNBATCHED
+    marks = {(case.id, check): LEAKS_A_TENSOR
+             for case in CASES if list(case.make(0).parameters())
+             for check in (("vmap_grad", "jit_vmap_grad") if case.affine else PER_EXAMPLE)}
+    marks.update(_max_pool_marks())
     return marks
 
 
@@ -356,7 +440,9 @@ def test_backward_matches_torch(case_id):
     differentiable = not case.integers
     x = cr.tensor(X, requires_grad=differentiable)
     t = torch.tensor(X, requires_grad=differentiable)
-    y, u = case.batched(ours, x), case.batched(theirs, t)
+    with torch_kernels(case):
+        u = case.batched(theirs, t)
+    y = case.batched(ours, x)
     close(y, u)
     cr.sum(y ** 2).backward()
     (u ** 2).sum().backward()
@@ -388,3 +474,29 @@ def test_batch_norm_in_training_under_vmap_is_refused_as_torch_refuses():
     np.testing.assert_array_equal(ours.running_var, before[1])
     with pytest.raises(RuntimeError, match="running_mean"):
         tf.vmap(theirs)(as_torch(X))
+
+
+# ---------------------------------------------------------------------------------------
+# A transform inside the tensor engine: the parameters left live
+# ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("case_id", [
+    case.id for case in CASES
+    if "grad" in case.checks and list(case.make(0).parameters())])
+def test_input_gradient_in_the_parameters_graph_matches_torch(case_id):
+    """With the parameters requiring grad, cr.grad's input gradient is a Tensor in
+    their graph, as torch.func.grad's is in torch's: ``sum(g ** 2).backward()`` gives
+    each parameter's gradient of that (a gradient penalty's second derivative)."""
+    case = BY_ID[case_id]
+    ours, theirs = build(case)
+    f, loss, g, torch_loss = functions(case, ours, theirs)
+    x = inputs(case)
+    got = cr.grad(loss)(x)
+    assert isinstance(got, cr.Tensor) and got.requires_grad
+    with torch_kernels(case):
+        wanted = tf.grad(torch_loss)(as_torch(x))
+        (wanted ** 2).sum().backward()
+    close(got, wanted)
+    cr.sum(got ** 2).backward()
+    for p, q in zip(ours.parameters(), theirs.parameters(), strict=True):
+        close(p.grad, q.grad)
