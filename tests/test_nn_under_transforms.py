@@ -73,11 +73,30 @@ def _self_attention(layer, x):
     return layer(x, x, x, need_weights=False)[0]
 
 
-def _each(layer, X):
-    """The layer on each example alone, stacked: a batch norm in training normalises
-    each example by its own statistics under vmap, as torch.func.vmap does."""
-    stack = torch.stack if isinstance(X, torch.Tensor) else cr.stack
-    return stack([layer(x) for x in X])
+CAUSAL = np.triu(np.ones((3, 3), bool), 1)   # True above the diagonal: a later key
+PADDED = np.array([False, False, True])        # the last key left out
+
+
+def _masked_attention(layer, x):
+    masks = (CAUSAL, PADDED) if isinstance(layer, cr.nn.Module) else (
+        torch.tensor(CAUSAL), torch.tensor(PADDED))
+    return layer(x, x, x, attn_mask=masks[0], key_padding_mask=masks[1],
+                 need_weights=False)[0]
+
+
+def _causal_encoder(layer, x):
+    mask = CAUSAL if isinstance(layer, cr.nn.Module) else torch.tensor(CAUSAL)
+    return layer(x, src_mask=mask, is_causal=True)
+
+
+def _each(call=lambda layer, x: layer(x)):
+    """The call on each example alone, stacked: for a layer whose batched call is not
+    the same function of each example (a batch norm in training normalises each example
+    by its own statistics under vmap, as torch.func.vmap does; a mask for one example)."""
+    def batched(layer, X):
+        stack = torch.stack if isinstance(X, torch.Tensor) else cr.stack
+        return stack([call(layer, x) for x in X])
+    return batched
 
 
 def _rows(layer, X):
@@ -161,14 +180,24 @@ CASES = [
          positive=("running_var",)),
     Case("BatchNorm1d-batch_statistics",
          lambda r: nn.BatchNorm1d(4, track_running_stats=False),
-         lambda: torch.nn.BatchNorm1d(4, track_running_stats=False), (3, 4), batched=_each,
+         lambda: torch.nn.BatchNorm1d(4, track_running_stats=False), (3, 4), batched=_each(),
          randomise=("weight", "bias")),
+    Case("MultiheadAttention-masks",
+         lambda r: nn.MultiheadAttention(4, 2, batch_first=True, rng=r),
+         lambda: torch.nn.MultiheadAttention(4, 2, batch_first=True), (3, 4),
+         call=_masked_attention, batched=_each(_masked_attention), attention=True),
+    Case("TransformerEncoderLayer-causal",
+         lambda r: nn.TransformerEncoderLayer(4, 2, dim_feedforward=8, dropout=0.0,
+                                              batch_first=True, rng=r),
+         lambda: torch.nn.TransformerEncoderLayer(4, 2, dim_feedforward=8, dropout=0.0,
+                                                  batch_first=True), (3, 4),
+         call=_causal_encoder, randomise=("norm1.weight", "norm1.bias"), attention=True),
     Case("Conv1d-stride_dilation", lambda r: nn.Conv1d(2, 2, 2, stride=2, dilation=2, rng=r),
          lambda: torch.nn.Conv1d(2, 2, 2, stride=2, dilation=2), (2, 7), affine=True),
     Case("Conv2d-groups_dilation",
          lambda r: nn.Conv2d(4, 2, 2, dilation=2, groups=2, padding=1, bias=False, rng=r),
          lambda: torch.nn.Conv2d(4, 2, 2, dilation=2, groups=2, padding=1, bias=False),
-         (4, 4, 4), affine=True),
+         (4, 3, 3), affine=True),
     Case("MaxPool2d-kernel2", lambda r: nn.MaxPool2d(2),
          lambda: torch.nn.MaxPool2d(2), (2, 4, 4)),
     Case("AvgPool2d-exclude_pad", lambda r: nn.AvgPool2d(3, stride=2, padding=1,
@@ -198,7 +227,7 @@ CASES = [
                                  nn.Linear(18, 2, rng=r), nn.Tanh()),
          lambda: torch.nn.Sequential(torch.nn.Conv2d(1, 2, 2), torch.nn.GELU(),
                                      torch.nn.Flatten(0), torch.nn.Linear(18, 2),
-                                     torch.nn.Tanh()), (1, 4, 4), batched=_each),
+                                     torch.nn.Tanh()), (1, 4, 4), batched=_each()),
     Case("BatchNorm2d-eval", lambda r: nn.BatchNorm2d(2),
          lambda: torch.nn.BatchNorm2d(2), (2, 2, 3, 3), batched=_rows, eval=True,
          affine=True,
@@ -500,3 +529,47 @@ def test_input_gradient_in_the_parameters_graph_matches_torch(case_id):
     cr.sum(got ** 2).backward()
     for p, q in zip(ours.parameters(), theirs.parameters(), strict=True):
         close(p.grad, q.grad)
+
+
+def test_a_recurrent_layer_mapped_along_its_own_batch_axis():
+    """Without batch_first a recurrent layer's batch is axis 1 of (L, N, H_in): vmap
+    over that axis, putting it back there, is the layer on the whole batch, and its
+    per-example gradients are torch's."""
+    ours = nn.GRU(3, 4, rng=seeded("weights", "GRU-batch_axis_1"))
+    theirs = torch.nn.GRU(3, 4).double()
+    theirs.load_state_dict({k: torch.tensor(v) for k, v in ours.torch_state_dict().items()})
+    frozen(ours)
+    X = RNG.standard_normal((5, B, 3))
+    got = cr.vmap(lambda x: ours(x)[0], in_axes=1, out_axes=1)(X)
+    close(got, ours(cr.tensor(X))[0])
+    close(got, theirs(torch.tensor(X))[0])
+    grads = cr.vmap(cr.grad(lambda x: cr.sum(ours(x)[0] ** 2)), in_axes=1, out_axes=1)(X)
+    wanted = torch.stack([tf.grad(lambda x: (theirs(x)[0] ** 2).sum())(torch.tensor(x))
+                          for x in np.moveaxis(X, 1, 0)], dim=1)
+    close(grads, wanted)
+
+
+@pytest.mark.parametrize("name", ["RNN", "GRU", "LSTM"])
+def test_a_recurrent_layers_initial_state_is_mapped_and_differentiated(name):
+    """The initial state is an argument like the input: mapped with it (an LSTM's
+    ``(h0, c0)`` a tuple of two), and differentiated in, per example and under cr.jit."""
+    ours = getattr(nn, name)(3, 4, num_layers=2, batch_first=True,
+                             rng=seeded("weights", name, "h0"))
+    theirs = getattr(torch.nn, name)(3, 4, num_layers=2, batch_first=True).double()
+    theirs.load_state_dict({k: torch.tensor(v) for k, v in ours.torch_state_dict().items()})
+    frozen(ours)
+    X, H = RNG.standard_normal((B, 5, 3)), RNG.standard_normal((B, 2, 2, 4))
+    state = (lambda h: (h[0], h[1])) if name == "LSTM" else (lambda h: h[0])
+    f = lambda x, h: ours(x, state(h))[0]                                 # noqa: E731
+    g = lambda x, h: theirs(x, state(h))[0]                               # noqa: E731
+    loss = lambda x, h: cr.sum(f(x, h) ** 2)                              # noqa: E731
+    torch_loss = lambda x, h: (g(x, h) ** 2).sum()                        # noqa: E731
+    close(cr.vmap(f)(X, H), torch.stack([g(as_torch(x), as_torch(h)) for x, h in zip(X, H)]))
+    wanted = torch.stack([tf.grad(torch_loss, argnums=1)(as_torch(x), as_torch(h))
+                          for x, h in zip(X, H)])
+    close(cr.vmap(cr.grad(loss, argnums=1))(X, H), wanted)
+    jitted = cr.jit(cr.grad(loss, argnums=1))
+    jitted(X[0], H[0])
+    got = jitted(X[1], H[1])
+    assert type(got) is np.ndarray
+    close(got, wanted[1])
