@@ -117,6 +117,18 @@ def vmap(f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
     return vmapped
 
 
+def over_rows(f: Callable[..., Any], rows: Any) -> Any:
+    """``vmap(f)(rows)`` for one array mapped along its first axis, every output
+    batched along its first: how the Jacobians map a pass over a stack of seeds
+    (``jacobians.py``), without in_axes' trees to walk. A None among f's outputs stays
+    None."""
+    level = new_level()
+    out = f(BatchTracer(rows, level))
+    size = shape_of(rows)[0]
+    leaves, treedef = tree_flatten(out)
+    return tree_unflatten(treedef, [_output(leaf, 0, size, level) for leaf in leaves])
+
+
 def _all_leaves(items):
     """Whether every item is a leaf of a pytree whatever it holds: an array, a box, a
     number (a registered node type is never one of these)."""
