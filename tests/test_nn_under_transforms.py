@@ -404,19 +404,7 @@ LEAKS_A_TENSOR = pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
     "cr.vmap of cr.grad, cr.jacfwd or cr.jacrev of f returns a chainrule Tensor for an "
     "ndarray input when the derivative depends on the example and on a Tensor f closes "
     "over (transforms/functional.py _in_kind keeps an outer batch as it is)"))
-# max_pool's derivative rules find each window's maxima with np.sliding_window_view on
-# the raw input, which under cr.vmap is a batch that has no rule for it
-MAX_POOL_RULES_UNBATCHED = pytest.mark.xfail(strict=True, raises=TypeError, reason=(
-    "max_pool2d's derivative rules under cr.vmap: np.sliding_window_view of a vmap batch "
-    "is refused (rules/convolution.py _winners -> _windows), so per-example gradients "
-    "and Jacobians raise"))
-MAX_POOLS = ("MaxPool2d", "MaxPool2d-kernel2")
 PER_EXAMPLE = ("vmap_grad", "jit_vmap_grad", "vmap_jacfwd", "vmap_jacrev")
-
-
-def _max_pool_marks():
-    return {(pool, check): MAX_POOL_RULES_UNBATCHED
-            for pool in MAX_POOLS for check in PER_EXAMPLE}
 
 
 def pairs(checks, marks=None):
@@ -426,7 +414,7 @@ def pairs(checks, marks=None):
             for case in CASES for check in case.checks if check in checks]
 
 
-@pytest.mark.parametrize("case_id, check", pairs(FORWARD + DERIVATIVES, _max_pool_marks()))
+@pytest.mark.parametrize("case_id, check", pairs(FORWARD + DERIVATIVES))
 def test_layer_under_transform(case_id, check):
     got, wanted = run(BY_ID[case_id], check)
     for b in wanted:
@@ -434,11 +422,9 @@ def test_layer_under_transform(case_id, check):
 
 
 def _derivative_marks():
-    marks = {(case.id, check): LEAKS_A_TENSOR
-             for case in CASES if list(case.make(0).parameters())
-             for check in (("vmap_grad", "jit_vmap_grad") if case.affine else PER_EXAMPLE)}
-    marks.update(_max_pool_marks())
-    return marks
+    return {(case.id, check): LEAKS_A_TENSOR
+            for case in CASES if list(case.make(0).parameters())
+            for check in (("vmap_grad", "jit_vmap_grad") if case.affine else PER_EXAMPLE)}
 
 
 @pytest.mark.parametrize("case_id, check", pairs(DERIVATIVES, _derivative_marks()))

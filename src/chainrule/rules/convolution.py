@@ -383,7 +383,7 @@ def _max_pool(x, kernel, stride, pads, dilation):
 def _winners(x, ans, kernel, stride, pads, dilation):
     """(..., K, N, C, *out): each window's share of its gradient, 1 / (the number of tied
     maxima) at each maximum and 0 elsewhere; in x's float dtype. Piecewise constant."""
-    taps = _unfold.forward(xp.as_array(raw(x)), kernel, stride, pads, dilation, -xp.inf)
+    taps = _unfold(raw(x), kernel, stride, pads, dilation, -xp.inf)  # (under vmap, a batch)
     axis = -len(kernel) - 3
     hit = taps == xp.expand_dims(raw(ans), axis)
     return hit / xp.sum(hit, axis=axis, keepdims=True, dtype=float_dtype(ans))
