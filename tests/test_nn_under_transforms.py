@@ -118,7 +118,6 @@ class Case:
     eval: bool = False
     torch_vmaps: bool = True  # torch.func.vmap has a batching rule for the layer
     attention: bool = False   # torch computes it with scaled_dot_product_attention
-    affine: bool = False      # affine in its input: one Jacobian for every example
     checks: tuple = field(default=None)
 
     def __post_init__(self):
@@ -133,11 +132,11 @@ CHECKS = FORWARD + DERIVATIVES + ("backward",)
 
 CASES = [
     Case("Linear", lambda r: nn.Linear(4, 3, rng=r),
-         lambda: torch.nn.Linear(4, 3), (4,), affine=True),
+         lambda: torch.nn.Linear(4, 3), (4,)),
     Case("Conv1d", lambda r: nn.Conv1d(2, 3, 3, padding=1, rng=r),
-         lambda: torch.nn.Conv1d(2, 3, 3, padding=1), (2, 6), affine=True),
+         lambda: torch.nn.Conv1d(2, 3, 3, padding=1), (2, 6)),
     Case("Conv2d", lambda r: nn.Conv2d(2, 3, 3, stride=2, padding=1, rng=r),
-         lambda: torch.nn.Conv2d(2, 3, 3, stride=2, padding=1), (2, 5, 5), affine=True),
+         lambda: torch.nn.Conv2d(2, 3, 3, stride=2, padding=1), (2, 5, 5)),
     Case("MaxPool2d", lambda r: nn.MaxPool2d(3, stride=2, padding=1),
          lambda: torch.nn.MaxPool2d(3, stride=2, padding=1), (2, 5, 5)),
     Case("AvgPool2d", lambda r: nn.AvgPool2d(2, stride=2, padding=1),
@@ -175,7 +174,7 @@ CASES = [
          lambda: torch.nn.Sequential(torch.nn.Linear(4, 5), torch.nn.ReLU(),
                                      torch.nn.Linear(5, 3)), (4,)),
     Case("BatchNorm1d-eval", lambda r: nn.BatchNorm1d(4),
-         lambda: torch.nn.BatchNorm1d(4), (2, 4), batched=_rows, eval=True, affine=True,
+         lambda: torch.nn.BatchNorm1d(4), (2, 4), batched=_rows, eval=True,
          randomise=("weight", "bias", "running_mean", "running_var"),
          positive=("running_var",)),
     Case("BatchNorm1d-batch_statistics",
@@ -193,11 +192,11 @@ CASES = [
                                                   batch_first=True), (3, 4),
          call=_causal_encoder, randomise=("norm1.weight", "norm1.bias"), attention=True),
     Case("Conv1d-stride_dilation", lambda r: nn.Conv1d(2, 2, 2, stride=2, dilation=2, rng=r),
-         lambda: torch.nn.Conv1d(2, 2, 2, stride=2, dilation=2), (2, 7), affine=True),
+         lambda: torch.nn.Conv1d(2, 2, 2, stride=2, dilation=2), (2, 7)),
     Case("Conv2d-groups_dilation",
          lambda r: nn.Conv2d(4, 2, 2, dilation=2, groups=2, padding=1, bias=False, rng=r),
          lambda: torch.nn.Conv2d(4, 2, 2, dilation=2, groups=2, padding=1, bias=False),
-         (4, 3, 3), affine=True),
+         (4, 3, 3)),
     Case("MaxPool2d-kernel2", lambda r: nn.MaxPool2d(2),
          lambda: torch.nn.MaxPool2d(2), (2, 4, 4)),
     Case("AvgPool2d-exclude_pad", lambda r: nn.AvgPool2d(3, stride=2, padding=1,
@@ -230,7 +229,6 @@ CASES = [
                                      torch.nn.Tanh()), (1, 4, 4), batched=_each()),
     Case("BatchNorm2d-eval", lambda r: nn.BatchNorm2d(2),
          lambda: torch.nn.BatchNorm2d(2), (2, 2, 3, 3), batched=_rows, eval=True,
-         affine=True,
          randomise=("weight", "bias", "running_mean", "running_var"),
          positive=("running_var",)),
     Case("Dropout-eval", lambda r: nn.Dropout(0.5, rng=r),
@@ -396,21 +394,8 @@ def torch_kernels(case):
     return contextlib.nullcontext()
 
 
-# Under cr.vmap, a derivative that depends both on the example and on a Tensor the
-# function closes over (a layer's parameters, even frozen) comes back as a Tensor, where
-# the same transform without vmap gives NumPy's array. A layer affine in its input has
-# one Jacobian for every example: its batched Jacobians are NumPy's.
-LEAKS_A_TENSOR = pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "cr.vmap of cr.grad, cr.jacfwd or cr.jacrev of f returns a chainrule Tensor for an "
-    "ndarray input when the derivative depends on the example and on a Tensor f closes "
-    "over (transforms/functional.py _in_kind keeps an outer batch as it is)"))
-PER_EXAMPLE = ("vmap_grad", "jit_vmap_grad", "vmap_jacfwd", "vmap_jacrev")
-
-
-def pairs(checks, marks=None):
-    marks = marks or {}
-    return [pytest.param(case.id, check, id=f"{case.id}-{check}",
-                         marks=marks.get((case.id, check), ()))
+def pairs(checks):
+    return [pytest.param(case.id, check, id=f"{case.id}-{check}")
             for case in CASES for check in case.checks if check in checks]
 
 
@@ -421,13 +406,7 @@ def test_layer_under_transform(case_id, check):
         close(got, b)
 
 
-def _derivative_marks():
-    return {(case.id, check): LEAKS_A_TENSOR
-            for case in CASES if list(case.make(0).parameters())
-            for check in (("vmap_grad", "jit_vmap_grad") if case.affine else PER_EXAMPLE)}
-
-
-@pytest.mark.parametrize("case_id, check", pairs(DERIVATIVES, _derivative_marks()))
+@pytest.mark.parametrize("case_id, check", pairs(DERIVATIVES))
 def test_derivatives_are_numpy(case_id, check):
     got, _ = run(BY_ID[case_id], check, against_torch=False)
     assert type(got) is np.ndarray, type(got)

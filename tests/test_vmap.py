@@ -529,3 +529,26 @@ def test_products_with_the_hessian_and_the_jacobian_map_over_examples():
     scale = lambda k: cr.sum(cr.hessian_operator(lambda x: cr.sum(x ** 3) * k, xs[0]) @ v)
     close(cr.vmap(cr.grad(scale))(np.array([0.5, 2.0])),
           np.full(2, np.sum(6 * xs[0] * v)))
+
+
+def test_a_derivative_under_vmap_is_in_the_inputs_kind_when_f_closes_over_a_tensor():
+    # a Tensor out of any graph (a layer's weights, cr.ones) taking part in f makes its
+    # results Tensors, and a derivative of NumPy inputs hands back NumPy's arrays: mapped
+    # over examples too, at every depth of vmap
+    w = cr.tensor([1.0, 2.0])
+
+    def f(x):
+        return cr.sum(w * cr.sin(x) * x)
+    X = rng.normal(size=(3, 2))
+    expected = np.stack([cr.grad(f)(x) for x in X])
+    for transform in (cr.vmap(cr.grad(f)), cr.jit(cr.vmap(cr.grad(f))),
+                      lambda xs: cr.vmap(cr.jacfwd(f))(xs),
+                      lambda xs: cr.vmap(cr.jacrev(f))(xs)):
+        got = transform(X)
+        assert type(got) is np.ndarray
+        np.testing.assert_allclose(got, expected, rtol=1e-13)
+    twice = cr.vmap(cr.vmap(cr.grad(f)))(np.stack([X, 2 * X]))
+    assert type(twice) is np.ndarray
+    assert type(cr.vmap(cr.hessian(f))(X)) is np.ndarray
+    # Tensor inputs give Tensors, as the derivative alone does
+    assert isinstance(cr.vmap(cr.grad(f))(cr.tensor(X)), cr.Tensor)

@@ -131,6 +131,21 @@ def _point(x):
     return array
 
 
+def _batch_of_arrays(batch):
+    """An outer vmap's batch of results whose numbers are a Tensor out of any graph (the
+    function computed with a Tensor it closed over, a layer's weights) as the same batch
+    of the Tensor's array: the kind the result has without vmap, where the inputs were
+    NumPy's. Anything else inside the batch stays as it is."""
+    inner = batch._contents()
+    if isinstance(inner, Tensor) and not inner.requires_grad:
+        return type(batch)(inner._data, batch._level)
+    if isinstance(inner, Box) and inner._batched:  # (a vmap of a vmap)
+        unwrapped = _batch_of_arrays(inner)
+        if unwrapped is not inner:
+            return type(batch)(unwrapped, batch._level)
+    return batch
+
+
 def _in_kind(x, kind, like=None, lead=()):
     """A result (a value, a gradient, a tangent) in the kind of the inputs. One that is
     still traced (an outer transform's tracer, a Tensor or Value in a graph) stays as
@@ -141,6 +156,8 @@ def _in_kind(x, kind, like=None, lead=()):
     if isinstance(x, Tensor) and not x.requires_grad:
         x = x._data
     if isinstance(x, Box):
+        if x._batched and type(kind) is str and kind != "tensor":
+            return _batch_of_arrays(x)
         return x
     if isinstance(x, np.ndarray) and x.dtype == object:  # never handed back as numbers
         raise TypeError("a transform's result is an array of Python objects (Values among "
