@@ -207,6 +207,36 @@ def test_a_solver_that_closes_over_the_differentiated_value_gives_plain_derivati
             assert type(d) is float and d == pytest.approx(1 / (k + 1) ** 2, rel=1e-14)
 
 
+def test_a_solver_closing_over_a_mapped_value_differentiated_outside_the_map():
+    """The derivative of a vmap walks back after the vmap has ended, and the user's
+    solver, run inside the rules, still closes over the whole batch of k: each solve is
+    read at its own example (the one its operands hold), so the answers are each
+    example's closed forms, to second order."""
+    K = np.array([0.5, 1.5, 2.0])
+    linear = lambda k: cr.sum(cr.custom_linear_solve(      # sum(k / (k + 1)), 2 entries
+        lambda v: v * (k + 1.0), np.ones(2) * k, lambda matvec, b: b / (k + 1.0),
+        symmetric=True))
+    root = lambda k: cr.custom_root(                       # k / (k + 1)
+        lambda x: x * (k + 1.0) - k, 1.0, lambda f, x: x - f(x) / (k + 1.0),
+        lambda g, y: y / (k + 1.0))
+    for f, entries in ((linear, 2), (root, 1)):
+        mapped = lambda K, f=f: cr.vmap(f)(K)
+        first, second = entries / (K + 1) ** 2, -2 * entries / (K + 1) ** 3
+        np.testing.assert_allclose(cr.grad(lambda K: cr.sum(mapped(K)))(K), first,
+                                   rtol=1e-14)
+        np.testing.assert_allclose(cr.jvp(mapped, (K,), (np.ones(3),))[1], first, rtol=1e-14)
+        for jacobian in (cr.jacrev, cr.jacfwd):
+            np.testing.assert_allclose(jacobian(mapped)(K), np.diag(first), rtol=1e-14)
+        hessian = cr.hessian(lambda K: cr.sum(mapped(K)))(K)
+        assert type(hessian) is np.ndarray
+        np.testing.assert_allclose(hessian, np.diag(second), rtol=1e-13)
+        # under cr.jit the example of each solve is not known when the rules are traced:
+        # refused in one line, where the derivative inside the vmap runs
+        with pytest.raises(TypeError, match="take the derivative inside the vmap"):
+            cr.jit(cr.grad(lambda K: cr.sum(mapped(K))))(K)
+        np.testing.assert_allclose(cr.jit(cr.vmap(cr.grad(f)))(K), first, rtol=1e-14)
+
+
 @pytest.mark.parametrize("case", CASES)
 def test_the_tensor_engines_backward_through_each_gives_the_eager_derivative(case):
     f = CASES[case]

@@ -49,6 +49,7 @@ computed on its numbers by the recorder (``arrays.standing_in``), so that
 what the function computes apart from x has this call's numbers too (``_Closed``).
 """
 
+import contextlib
 from typing import Any, Callable
 
 import numpy as np
@@ -200,16 +201,21 @@ class _Example:
         _Example.active.pop()
 
     @classmethod
-    def row(cls, batch):
-        """The example's numbers of ``batch`` (a batch of vmap, of one level or
-        nested), or None if its place in some level's batch is not known."""
+    def place(cls):
+        """{vmap level: index} of the example being solved, {} if none is known."""
         if not cls.active or not cls.active[-1][0]:
-            return None
+            return {}
         entry = cls.active[-1]
         if entry[2] is None:
             entry[2] = _place(entry[0], entry[1])
+        return entry[2]
+
+    @classmethod
+    def row(cls, batch):
+        """The example's numbers of ``batch`` (a batch of vmap, of one level or
+        nested), or None if its place in some level's batch is not known."""
+        place = cls.place()
         levels, numbers = _levels_and_numbers(batch)
-        place = entry[2]
         if numbers is None or not place or any(level not in place for level in levels):
             return None
         # (the innermost box's batch axis comes first in its numbers)
@@ -434,16 +440,29 @@ def implicit_solution(residual: Callable[..., Any], solve: Callable[[tuple], Any
                                                     closure_dtypes, closure_bounds,
                                                     closure_bounds[1:])}
         read_numbers = {id(t): np.array(v) for t, v in zip(read, read_values)}
-        with _Example([met[k] for k in closure_moving if k in batched],
-                      [np.asarray(z[start:stop]) for k, start, stop in
-                       zip(closure_moving, closure_bounds, closure_bounds[1:])
-                       if k in batched]), \
-                _Closed(met_numbers, read_numbers):
+        with example_of(z), _Closed(met_numbers, read_numbers):
             x, problem = _answer(solve(tree_unflatten(treedef, fixed)))
         if problem is not None and (moving or closure_moving):
             raise ValueError(f"{who}: {problem}; the derivative of the solution by the "
                              f"implicit function theorem would be that of another problem")
         return np.asarray(x, dtype=np.result_type(x, float))
+
+    def example_of(z):
+        """The example of a vmapped solve whose operands are z (their numbers), for
+        what the user's functions compute from the whole batches they close over."""
+        return _Example([met[k] for k in closure_moving if k in batched],
+                        [np.asarray(z[start:stop]) for k, start, stop in
+                         zip(closure_moving, closure_bounds, closure_bounds[1:])
+                         if k in batched])
+
+    def rules_example_of(z):
+        """example_of(z) while a rule runs the user's linear solver: the rule may run
+        after the vmap has ended (grad of a vmap walks back later), where the solver
+        still closes over the whole batches. None where z's numbers are not at hand."""
+        numbers = _numbers(z)
+        if type(numbers) is not np.ndarray or not any(k in batched for k in closure_moving):
+            return contextlib.nullcontext()
+        return example_of(numbers)
 
     solved.__name__ = f"{who}'s solver"  # (what an error names)
     held_values = [_plain_leaf(leaves[k]) for k in held]
@@ -507,7 +526,8 @@ def implicit_solution(residual: Callable[..., Any], solve: Callable[[tuple], Any
             given = _levels(g, ans, z)
             one = (lambda r: _given_levels(transposed_solve(lambda v: ops.matmul(jt, v), r),
                                            given))
-            u = _each_row(one, rows)
+            with rules_example_of(z):
+                u = _each_row(one, rows)
         _, pullback = vjp(lambda z: f(ans, z), z)
         back = (lambda w: -pullback(w)[0])
         grads = back(u[0]) if not lead else vmap(back)(u)
@@ -528,7 +548,8 @@ def implicit_solution(residual: Callable[..., Any], solve: Callable[[tuple], Any
             given = _levels(t, ans, z)
             one = (lambda c: -_given_levels(linear_solve(lambda v: ops.matmul(jx, v), c),
                                             given))
-            out = _each_row(one, columns)
+            with rules_example_of(z):
+                out = _each_row(one, columns)
         return out[0] if not lead else ops.reshape(out, lead + shape_of(ans))
 
     op = Primitive(forward, who, batched=True)  # (the rules read lead axes: one J for all)
@@ -558,9 +579,25 @@ def _given_levels(answer, given):
     user's ``k`` in ``lambda matvec, b: b / (k + 1)``); no derivative the rule makes
     depends on those, so their values are the answer: the derivative through what a
     solver closes over is not taken (JAX takes none: such a closure is a constant of its
-    rules). A batch of cr.vmap is never unwrapped: its examples stay apart."""
-    while isinstance(answer, Tracer) and not answer._batched and answer._level not in given:
-        answer = answer._contents()
+    rules). A batch of cr.vmap stays one, its examples apart, unless it is of a vmap the
+    rule was not given (one that has ended, around a solve it ran once per example):
+    then it is read at the example being solved (``_Example``)."""
+    while isinstance(answer, Tracer) and answer._level not in given:
+        if not answer._batched:
+            answer = answer._contents()
+            continue
+        place, inside = _Example.place(), answer.value
+        if not place or answer._level not in place or \
+                (isinstance(inside, Box) and inside._batched):
+            raise TypeError(
+                "a linear solver (custom_linear_solve's solve or transpose_solve, "
+                "custom_root's tangent_solve) computes with a value batched by cr.vmap, "
+                "and the derivative is taken outside that vmap where the example each "
+                "solve belongs to cannot be told (under cr.jit, a value the function "
+                "itself does not read, or a batch of two vmaps); take the derivative "
+                "inside the vmap (cr.vmap(cr.grad(f))), or let the solver compute with "
+                "the matvec it is handed")
+        answer = inside[place[answer._level]]
     return answer
 
 
