@@ -619,6 +619,79 @@ def test_a_custom_vjp_may_close_over_the_batch_of_the_vmap_it_runs_in():
                                np.cos(xs) * ys, rtol=1e-14)
 
 
+def test_a_closure_over_the_value_the_transform_differentiates_is_refused():
+    """A custom function, or its rule, that closes over the very value the transform at
+    hand differentiates (not an argument, not an outer transform's value): the rule gives
+    derivatives for the arguments only, so the result would be wrong (a second
+    derivative came out 0) or a tracer. Refused in one line, as JAX refuses each of
+    these (an UnexpectedTracerError)."""
+    def vjp_closes_in_function(k):
+        @custom_vjp
+        def g(x):
+            return x * k
+        g.defvjp(lambda x: (x * k, None), lambda res, ct: (ct * k,))
+        return g(k)
+
+    def vjp_closes_in_bwd(k):
+        @custom_vjp
+        def g(x):
+            return x * 2.0
+        g.defvjp(lambda x: (x * 2.0, None), lambda res, ct: (ct * k,))
+        return g(k)
+
+    def jvp_closes_in_function(k):
+        @custom_jvp
+        def g(x):
+            return cnp.sin(x) * k
+        g.defjvp(lambda p, t: (g(p[0]), cnp.cos(p[0]) * k * t[0]))
+        return g(k)
+
+    def jvp_closes_in_rule(k):
+        @custom_jvp
+        def g(x):
+            return cnp.sin(x)
+        g.defjvp(lambda p, t: (g(p[0]), cnp.cos(p[0]) * k * t[0]))
+        return g(k)
+
+    for f in (vjp_closes_in_function, vjp_closes_in_bwd, jvp_closes_in_function,
+              jvp_closes_in_rule):
+        derivatives = [cr.grad(f), cr.value_and_grad(f), cr.grad(cr.grad(f))]
+        if f.__name__.startswith("jvp"):
+            derivatives.append(lambda k, f=f: cr.jvp(f, (k,), (1.0,)))
+        for derivative in derivatives:
+            with pytest.raises(TypeError, match="closes over it.*pass that value to the "
+                                                "function as an argument"):
+                derivative(0.5)
+        x = cr.tensor(0.5, requires_grad=True)  # the tensor engine's graph likewise
+        with pytest.raises(TypeError, match="closes over it"):
+            f(x).backward()
+        with pytest.raises(jax.errors.UnexpectedTracerError):
+            jax.grad(_in_jax(f))(0.5)
+    # passed as an argument, the value is differentiated through the rule
+    g = custom_vjp(lambda x, k: x * k)
+    g.defvjp(lambda x, k: (x * k, (x, k)), lambda res, ct: (ct * res[1], ct * res[0]))
+    assert cr.grad(lambda k: g(k, k))(0.5) == pytest.approx(1.0, rel=1e-15)
+
+
+def _in_jax(f):
+    """The same function written for JAX (its decorators and numpy)."""
+    source = {"vjp_closes_in_function": (lambda k: _jax_custom(k, "vjp", True)),
+              "vjp_closes_in_bwd": (lambda k: _jax_custom(k, "vjp", False)),
+              "jvp_closes_in_function": (lambda k: _jax_custom(k, "jvp", True)),
+              "jvp_closes_in_rule": (lambda k: _jax_custom(k, "jvp", False))}
+    return source[f.__name__]
+
+
+def _jax_custom(k, kind, in_function):
+    if kind == "vjp":
+        g = jax.custom_vjp(lambda x: x * (k if in_function else 2.0))
+        g.defvjp(lambda x: (g(x), None), lambda res, ct: (ct * k,))
+    else:
+        g = jax.custom_jvp(lambda x: jnp.sin(x) * (k if in_function else 1.0))
+        g.defjvp(lambda p, t: (g(p[0]), jnp.cos(p[0]) * k * t[0]))
+    return g(k)
+
+
 def test_tensor_backward_uses_the_rules_too():
     x = cr.tensor([0.5, 100.0], requires_grad=True)
     cr.sum(make_log1pexp(CR)(x)).backward()

@@ -23,7 +23,9 @@ the calls). ``symbolic_zeros=True`` gives the rules JAX's ``SymbolicZero`` and
 transform at hand perturbs). What differs from JAX: a function may close over an outer
 transform's values (both decorators), and the derivative with respect to a closed-over
 value goes through what the function and its rules compute with it, where JAX refuses it
-(``closure_convert``).
+(``closure_convert``). A closure over the value the transform at hand differentiates
+(``cr.grad(lambda k: f_closing_over_k(k))``) is refused, as JAX refuses it: the rule
+gives derivatives for the arguments only.
 
 >>> double = cr.custom_derivatives.custom_jvp(lambda x: 2.0 * x)
 >>> _ = double.defjvp(lambda primals, tangents: (double(*primals), 2.0 * tangents[0]))

@@ -141,6 +141,7 @@ class _CustomPrimitive(Primitive):
         self.residuals = []  # (values, residuals) of the forward runs (custom_vjp)
         self.entered = False
         self.perturbed = None  # per value: a tracer of the level that handles the call
+        self.top = None  # that level
         self.linear = []  # (values, the pullback of their tangent map) (custom_jvp)
         # one rule per value, for whoever asks per argument (the scalar engine); the
         # transforms ask pullback for all at once
@@ -160,6 +161,7 @@ class _CustomPrimitive(Primitive):
         self.entered = True
         top = max((a._level for a in args if isinstance(a, Box)), default=None)
         self.perturbed = [isinstance(a, Box) and a._level == top for a in args]
+        self.top = top
         return super().__call__(*args, **kwargs)
 
     def _moving(self):
@@ -182,6 +184,7 @@ class _CustomPrimitive(Primitive):
             for i, t in zip(moving, ts):
                 full[i] = t
             outs, touts = rules.jvp(list(vals), full)
+            self._refuse_closure(list(outs) + list(touts), "its jvp rule", vals)
             ans = _packed(outs, self.layout, rules.batch_ndim)  # (first: the layout)
             return _packed(touts, self.layout, rules.batch_ndim), ans
 
@@ -201,7 +204,29 @@ class _CustomPrimitive(Primitive):
         else:
             outs, res = self._fwd(vals)
             self.residuals.append((vals, res))
+        self._refuse_closure(outs, "the function", vals)
         return _packed(outs, self.layout, rules.batch_ndim)
+
+    def _refuse_closure(self, values, what, inputs):
+        """Raise where ``values`` (what the user's function or rule computed from
+        ``inputs``, which the transform at hand unwrapped) still carry that transform's
+        own derivative: the function or rule closed over a value that very transform
+        differentiates, which is not among the arguments its rule gives derivatives
+        for, so the result would be wrong or a tracer (JAX refuses it too). A closure
+        over an outer transform's values, or over a batch of vmap, is fine; so are
+        values computed from inputs that carry the transform (a graph of the gradient
+        itself: create_graph)."""
+        top = self.top
+        if top is None or any(_carries(x, top) for x in inputs):
+            return
+        for value in values:
+            if _carries(value, top):
+                raise TypeError(
+                        f"{self.rules.name}: {what} computes with a value that the "
+                        f"transform at hand is differentiating and that is not one of "
+                        f"the function's arguments (it closes over it), so the custom "
+                        f"rule, which gives derivatives for the arguments only, cannot "
+                        f"account for it; pass that value to the function as an argument")
 
     def _fwd(self, vals):
         """fwd on ``vals``, told which the transform perturbs where it asked."""
@@ -222,6 +247,8 @@ class _CustomPrimitive(Primitive):
             full = [tangents[i] if i in tangents and rules.diff[i]
                     else _zero_tangent(rules, v) for i, v in enumerate(primals)]
             outs, touts = rules.jvp(list(primals), full)
+            self._refuse_closure(list(outs) + list(touts), "its jvp rule",
+                                 list(primals) + full)
             return (_packed(outs, self.layout, rules.batch_ndim),
                     _packed(touts, self.layout, rules.batch_ndim))
         # jacfwd's columns: the rule on each (the primal output is the same in every row)
@@ -268,6 +295,7 @@ class _CustomPrimitive(Primitive):
                     c, core, dtype) in enumerate(zip(cotangents, self.layout["cores"],
                                                      self.layout["dtypes"]))]
             grads = rules.bwd(res, cotangents)
+            self._refuse_closure(grads, "its bwd", list(vals) + list(rows))
             return [_zeros(v) if gr is None or isinstance(gr, SymbolicZero) else gr
                     for gr, v in zip(grads, vals)]
         return one
@@ -291,7 +319,9 @@ class _CustomPrimitive(Primitive):
             full = [_zero_tangent(rules, v) for v in vals]
             for i, t in zip(moving, ts):
                 full[i] = t
-            return _packed(rules.jvp(list(vals), full)[1], self.layout, rules.batch_ndim)
+            touts = rules.jvp(list(vals), full)[1]
+            self._refuse_closure(touts, "its jvp rule", vals)
+            return _packed(touts, self.layout, rules.batch_ndim)
 
         def one(rows):
             grads = [_zeros(v) for v in vals]
@@ -309,6 +339,17 @@ class _CustomPrimitive(Primitive):
         if not any(isinstance(v, Box) for v in vals):
             return _packed(rules.run(list(vals)), self.layout, rules.batch_ndim)
         return _CustomPrimitive(rules, self.layout)(*vals)
+
+
+def _carries(value, level):
+    """Whether ``value`` holds, at any depth, a derivative-carrying value of ``level``
+    (a transform's tracer, or at level 0 a Tensor that requires grad; not a batch)."""
+    while isinstance(value, Box):
+        if value._level == level and not value._batched and \
+                getattr(value, "requires_grad", True):
+            return True
+        value = value._contents()
+    return False
 
 
 def _same_values(seen, vals):
