@@ -245,3 +245,39 @@ def test_a_gradient_of_the_wrong_shape_names_the_function_and_the_shapes():
     with pytest.raises(ValueError, match=r"ShortSquare.backward returned a gradient of shape "
                                          r"\(2,\) for input 0 of shape \(3,\)"):
         ShortSquare.apply(x).sum().backward()
+
+
+def test_a_tensor_forward_and_backward_close_over_counts_by_its_numbers_as_in_torch():
+    """PyTorch runs forward, and backward unless create_graph, without recording, so a
+    tensor they close over (here the very tensor being differentiated) is a constant
+    there: x.grad is backward's product alone, a plain array, and a second derivative
+    (create_graph) differentiates what backward computes with it."""
+    def make(lib, k):
+        base = torch.autograd.Function if lib is torch else cr.Function
+
+        class Scale(base):
+            @staticmethod
+            def forward(ctx, x):
+                return x * k
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * k
+        return Scale
+
+    k = cr.tensor(0.5, requires_grad=True)
+    make(cr, k).apply(k).backward()
+    kt = torch.tensor(0.5, dtype=torch.float64, requires_grad=True)
+    make(torch, kt).apply(kt).backward()
+    assert type(k.grad) is np.ndarray and float(k.grad) == float(kt.grad) == 0.5
+
+    def through_transforms(k):
+        return make(cr, k).apply(k)
+    assert cr.grad(through_transforms)(0.5) == 0.5
+    assert cr.value_and_grad(through_transforms)(0.5) == (0.25, 0.5)
+    kt = torch.tensor(0.5, dtype=torch.float64, requires_grad=True)
+    g, = torch.autograd.grad(make(torch, kt).apply(kt), kt, create_graph=True)
+    assert cr.grad(cr.grad(through_transforms))(0.5) == float(torch.autograd.grad(g, kt)[0])
+    # forward mode derives the tangent from backward, which would carry the closure
+    with pytest.raises(TypeError, match="closes over it.*staticmethod jvp"):
+        cr.jvp(through_transforms, (0.5,), (1.0,))

@@ -121,7 +121,8 @@ def _primitive_of(cls):
     def run_forward(*inputs):
         ctx = FunctionCtx()
         shown = tuple(_shown(a) for a in inputs)
-        out = _plain(cls.forward(ctx, *shown), cls)
+        out = _closures_as_constants(_plain(cls.forward(ctx, *shown), cls),
+                                     _carried_levels(inputs))
         ctx._sources = tuple(_source(value, shown, out) for value in ctx._saved)
         return out, ctx
 
@@ -154,6 +155,8 @@ def _primitive_of(cls):
     def gradients(g, ans, inputs):
         grads = cls.backward(prepared(g, ans, inputs), _shown(g))
         grads = grads if isinstance(grads, tuple) else (grads,)
+        given = _carried_levels([g, ans, *inputs])
+        grads = tuple(_closures_as_constants(grad, given) for grad in grads)
         if len(grads) != len(inputs):
             raise TypeError(f"{cls.__name__}.backward returned {len(grads)} gradient(s) for "
                             f"{len(inputs)} input(s); return one per input of forward "
@@ -182,11 +185,18 @@ def _primitive_of(cls):
             try:
                 _, pullback = vjp(lambda u: _gradient_of(gradients(u, ans, inputs)[argnum],
                                                          inputs[argnum]), ans)
-                return pullback(t)[0]
+                tangent = pullback(t)[0]
             except (TypeError, AttributeError) as err:
                 raise TypeError(f"{cls.__name__}: forward mode needs a staticmethod "
                                 f"jvp(ctx, *tangents), or a backward written in chainrule's "
                                 f"operations (no writes into arrays): {err}") from None
+            if _carried_levels([tangent]) - _carried_levels([t, ans, *inputs]):
+                raise TypeError(f"{cls.__name__}: backward computes with a value forward "
+                                f"mode is differentiating that is not an input (it closes "
+                                f"over it), so the tangent derived from backward would carry "
+                                f"it; pass that value as an input, or give {cls.__name__} a "
+                                f"staticmethod jvp(ctx, *tangents)")
+            return tangent
         return rule
 
     count = cls.forward.__code__.co_argcount - 1
@@ -198,6 +208,30 @@ def _primitive_of(cls):
     op.defvjp(*(vjp_rule(i) for i in range(count)))
     op.defjvp(*(jvp_rule(i) for i in range(count)))
     return op
+
+
+def _carried_levels(values):
+    """The levels whose derivatives the values carry: each transform's tracer, and 0
+    for a Tensor in a graph."""
+    found = set()
+    for value in values:
+        while isinstance(value, Box):
+            if not value._batched and getattr(value, "requires_grad", True):
+                found.add(value._level)
+            value = value._contents()
+    return found
+
+
+def _closures_as_constants(value, given):
+    """What forward or backward returned, without the derivative of what it closes
+    over: a Tensor in a graph, or a transform's value, that none of their own inputs
+    carries (``given``) came from a closure, and PyTorch runs forward, and backward
+    unless create_graph (where the inputs carry it), without recording, so such a value
+    counts by its numbers, as there."""
+    while isinstance(value, Box) and not value._batched and value._level not in given and \
+            getattr(value, "requires_grad", True):
+        value = value._contents()
+    return value
 
 
 def _fits(shape, target):
