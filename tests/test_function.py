@@ -281,3 +281,25 @@ def test_a_tensor_forward_and_backward_close_over_counts_by_its_numbers_as_in_to
     # forward mode derives the tangent from backward, which would carry the closure
     with pytest.raises(TypeError, match="closes over it.*staticmethod jvp"):
         cr.jvp(through_transforms, (0.5,), (1.0,))
+
+
+def test_a_value_of_an_outer_transform_closed_over_is_differentiated_through():
+    # y is differentiated by cr.grad outside; the Function's input x by none: what
+    # forward and backward compute with y carries y's derivative, eagerly and jitted
+    def outer(y):
+        class Scaled(cr.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return cr.sin(x) * y
+
+            @staticmethod
+            def backward(ctx, g):
+                x, = ctx.saved_tensors
+                return g * cr.cos(x) * y
+        return cr.grad(Scaled.apply)(0.3) + Scaled.apply(np.float64(0.5))
+    expected = np.cos(0.3) + np.sin(0.5)
+    assert cr.grad(outer)(1.5) == pytest.approx(expected, rel=1e-14)
+    jitted = cr.jit(cr.grad(outer))
+    for y in (1.5, 2.5, -0.7):
+        assert jitted(y) == pytest.approx(expected, rel=1e-14)

@@ -121,8 +121,11 @@ def _primitive_of(cls):
     def run_forward(*inputs):
         ctx = FunctionCtx()
         shown = tuple(_shown(a) for a in inputs)
-        out = _closures_as_constants(_plain(cls.forward(ctx, *shown), cls),
-                                     _carried_levels(inputs))
+        # (the levels of the transforms that handle this call, each unwrapping its own
+        # tracers among the inputs; the tensor engine's is 0)
+        ctx._levels = set(op.calling) - {None}
+        out = _plain(_closures_as_constants(cls.forward(ctx, *shown), ctx._levels, inputs),
+                     cls)
         ctx._sources = tuple(_source(value, shown, out) for value in ctx._saved)
         return out, ctx
 
@@ -153,10 +156,11 @@ def _primitive_of(cls):
         return ctx
 
     def gradients(g, ans, inputs):
-        grads = cls.backward(prepared(g, ans, inputs), _shown(g))
+        ctx = prepared(g, ans, inputs)
+        grads = cls.backward(ctx, _shown(g))
         grads = grads if isinstance(grads, tuple) else (grads,)
-        given = _carried_levels([g, ans, *inputs])
-        grads = tuple(_closures_as_constants(grad, given) for grad in grads)
+        grads = tuple(_closures_as_constants(grad, ctx._levels, [g, ans, *inputs])
+                      for grad in grads)
         if len(grads) != len(inputs):
             raise TypeError(f"{cls.__name__}.backward returned {len(grads)} gradient(s) for "
                             f"{len(inputs)} input(s); return one per input of forward "
@@ -190,7 +194,7 @@ def _primitive_of(cls):
                 raise TypeError(f"{cls.__name__}: forward mode needs a staticmethod "
                                 f"jvp(ctx, *tangents), or a backward written in chainrule's "
                                 f"operations (no writes into arrays): {err}") from None
-            if _carried_levels([tangent]) - _carried_levels([t, ans, *inputs]):
+            if _closed_over(tangent, set(op.calling) - {None}, (t, ans, *inputs)):
                 raise TypeError(f"{cls.__name__}: backward computes with a value forward "
                                 f"mode is differentiating that is not an input (it closes "
                                 f"over it), so the tangent derived from backward would carry "
@@ -204,32 +208,39 @@ def _primitive_of(cls):
         raise TypeError(f"{cls.__name__}.forward must name its inputs "
                         f"(forward(ctx, x, y)), not take *args")
     op = _FunctionPrimitive(forward, cls.__name__)
+    op.calling = []
     op.gradients = gradients
     op.defvjp(*(vjp_rule(i) for i in range(count)))
     op.defjvp(*(jvp_rule(i) for i in range(count)))
     return op
 
 
-def _carried_levels(values):
-    """The levels whose derivatives the values carry: each transform's tracer, and 0
-    for a Tensor in a graph."""
+def _carried(value):
+    """The levels whose derivatives ``value`` holds, at any depth: each transform's
+    tracer, and 0 for a Tensor in a graph (not a batch of vmap)."""
     found = set()
-    for value in values:
-        while isinstance(value, Box):
-            if not value._batched and getattr(value, "requires_grad", True):
-                found.add(value._level)
-            value = value._contents()
+    while isinstance(value, Box):
+        if not value._batched and getattr(value, "requires_grad", True):
+            found.add(value._level)
+        value = value._contents()
     return found
 
 
-def _closures_as_constants(value, given):
-    """What forward or backward returned, without the derivative of what it closes
-    over: a Tensor in a graph, or a transform's value, that none of their own inputs
-    carries (``given``) came from a closure, and PyTorch runs forward, and backward
+def _closed_over(value, levels, inputs):
+    """The levels among ``levels`` (the transforms handling the call) that ``value``
+    carries and none of ``inputs`` does: brought in by a value closed over."""
+    return (_carried(value) & levels) - set().union(*map(_carried, inputs))
+
+
+def _closures_as_constants(value, levels, inputs):
+    """What forward or backward returned, without the derivatives that a value they
+    close over brought in from the transforms handling the call (``levels``), where
+    none of their own ``inputs`` carries them: PyTorch runs forward, and backward
     unless create_graph (where the inputs carry it), without recording, so such a value
-    counts by its numbers, as there."""
-    while isinstance(value, Box) and not value._batched and value._level not in given and \
-            getattr(value, "requires_grad", True):
+    counts by its numbers, as there. An outer transform's values they close over keep
+    their derivatives."""
+    dropped = _closed_over(value, levels, inputs)
+    while isinstance(value, Box) and value._level in dropped and not value._batched:
         value = value._contents()
     return value
 
@@ -244,7 +255,17 @@ def _fits(shape, target):
 
 class _FunctionPrimitive(Primitive):
     """A Function's primitive: one call of backward gives the gradients of all the
-    arguments a backward pass asks for (the per-argument rules would call it once each)."""
+    arguments a backward pass asks for (the per-argument rules would call it once each).
+    ``calling`` holds the level of each call in progress (the highest among its
+    arguments), which forward and the rules read."""
+
+    def __call__(self, *args, **kwargs):
+        self.calling.append(max((a._level for a in args if isinstance(a, Box)
+                                 and not a._batched), default=None))
+        try:
+            return super().__call__(*args, **kwargs)
+        finally:
+            self.calling.pop()
 
     def pullback(self, g, ans, args, kwargs, argnums):
         grads = self.gradients(g, ans, args)
