@@ -209,15 +209,16 @@ class _CustomPrimitive(Primitive):
 
     def _refuse_closure(self, values, what, inputs):
         """Raise where ``values`` (what the user's function or rule computed from
-        ``inputs``, which the transform at hand unwrapped) still carry that transform's
-        own derivative: the function or rule closed over a value that very transform
-        differentiates, which is not among the arguments its rule gives derivatives
-        for, so the result would be wrong or a tracer (JAX refuses it too). A closure
-        over an outer transform's values, or over a batch of vmap, is fine; so are
-        values computed from inputs that carry the transform (a graph of the gradient
-        itself: create_graph)."""
+        ``inputs``, which the tensor engine unwrapped) are still in its graph: the
+        function or rule closed over a tensor being differentiated, which is not among
+        the arguments its rule gives derivatives for, so .grad would be wrong and a
+        Tensor in a graph (JAX refuses such a closure too). Values computed from inputs
+        that are in the graph (create_graph) are fine."""
         top = self.top
-        if top is None or any(_carries(x, top) for x in inputs):
+        if top != 0 or any(_carries(x, top) for x in inputs):
+            # (the transforms' results are checked for such a value as they come out:
+            # functional._refuse_escaped; a closure over an outer transform's value,
+            # there of the same level as an input, is differentiated through)
             return
         for value in values:
             if _carries(value, top):

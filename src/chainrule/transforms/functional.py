@@ -244,6 +244,22 @@ def _check_dtypes(leaves, holomorphic, name, what, real_unless_holomorphic=True)
                             f"cr.{use} directly")
 
 
+def _refuse_escaped(result, level, name):
+    """Raise where a result of the transform at ``level`` still holds that transform's
+    own tracer: a value it differentiates reached the result outside its bookkeeping (a
+    custom_jvp or custom_vjp function, or its rule, closing over it), and the number
+    would be wrong."""
+    while isinstance(result, Box):
+        if isinstance(result, Tracer) and result._level == level and not result._batched:
+            raise TypeError(
+                f"{name}: the result still holds a value that {name} differentiates: a "
+                f"function it calls closes over that value where its derivative cannot "
+                f"be taken (a custom_jvp or custom_vjp function, or its rule, closing "
+                f"over it), so the number would be wrong; pass that value to the "
+                f"function as an argument")
+        result = result._contents()
+
+
 class _ReverseRun:
     """One run of f with the chosen inputs traced at a level of its own (reverse mode),
     ready for any number of backward passes."""
@@ -299,6 +315,7 @@ class _ReverseRun:
 
     def _output_leaf(self, leaf):
         if self._mine(leaf):
+            _refuse_escaped(leaf._data, self.level, self.name)
             return _in_kind(leaf._data, self.out_kind)
         if isinstance(leaf, Box) or foreign(leaf):  # (foreign: from closed-over torch...)
             return _in_kind(leaf, self.out_kind)
@@ -332,6 +349,7 @@ class _ReverseRun:
                 if kind == "array" and type(g) is np.ndarray and not g.dtype == object:
                     results.append(g)  # (what _in_kind gives: as_array(g) is g)
                 else:
+                    _refuse_escaped(g, self.level, self.name)
                     results.append(_in_kind(g, kind, leaf, batch_shape))
                 i += 1
             out.append(tree_unflatten(treedef, results))
@@ -514,6 +532,7 @@ def jvp(f: Callable[..., Any], primals: tuple[PyTree, ...] | list[PyTree],
     def split(leaf, want_tangent):
         if isinstance(leaf, JVPTracer) and leaf._level == level:
             value = tangent_in_dtype(leaf) if want_tangent else leaf.primal
+            _refuse_escaped(value, level, "jvp")
         elif want_tangent:  # does not depend on the inputs: zeros, in its library
             inner = _innermost(leaf)
             value = inner._lib.full(inner.shape, 0, _float_dtype(leaf)) if foreign(inner) \

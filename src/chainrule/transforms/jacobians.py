@@ -27,7 +27,8 @@ from ..scalar.value import Value
 from ..tensor_data import foreign
 from .forward import JVPTracer, tangent_in_dtype
 from .functional import (_argnums, _check_dtypes, _checked_output, _float_dtype, _in_kind,
-                         _kind, _kind_of_results, _library, _point, _ReverseRun, grad)
+                         _kind, _kind_of_results, _library, _point, _refuse_escaped,
+                         _ReverseRun, grad)
 from .pytrees import PyTree, leaf_count, leaves_up_to, tree_flatten, tree_map, tree_unflatten
 from .vmap_axes import over_rows
 
@@ -170,8 +171,11 @@ def _forward_columns(f, args, kwargs, n, leaves, treedef, k, out_kind, has_aux=F
         if holomorphic:
             _check_dtypes(out_leaves, True, "jacfwd", "output")
         found["aux"], found["out_leaves"] = aux, out_leaves
-        return [tangent_in_dtype(o) if isinstance(o, JVPTracer) and o._level == level
-                else None for o in out_leaves]
+        tangents = [tangent_in_dtype(o) if isinstance(o, JVPTracer) and o._level == level
+                    else None for o in out_leaves]
+        for t in tangents:
+            _refuse_escaped(t, level, "jacfwd")
+        return tangents
 
     if columns is None:
         per_output = tangents(1.0 if n is not None else None)
