@@ -36,7 +36,9 @@ _LOG_PI = math.log(math.pi)
 # The gamma function and its logarithm, derivatives and relatives
 # ---------------------------------------------------------------------------------------
 
-polygamma = elementwise(lambda n, x: _sp.polygamma(n, x), "polygamma",
+# (SciPy's polygamma is Python around its ufuncs, which converts its arguments with
+# np.asarray: xp.call hands it cr.jit's traced arrays as a function to record)
+polygamma = elementwise(lambda n, x: xp.call(_sp.polygamma, n, x), "polygamma",
                         None, lambda ans, n, x: polygamma(n + 1, x),
                         doc="The n-th derivative of digamma; d/dx = polygamma(n + 1, x).")
 digamma = elementwise(_sp.digamma, "digamma", lambda ans, x: polygamma(1, x),
