@@ -395,7 +395,10 @@ def torch_kernels(case):
 
 
 def pairs(checks):
-    return [pytest.param(case.id, check, id=f"{case.id}-{check}")
+    # the developer's loop (make test-fast) runs vmap and grad of each layer; make test
+    # runs every check
+    return [pytest.param(case.id, check, id=f"{case.id}-{check}",
+                         marks=[] if check in ("vmap", "grad") else [pytest.mark.slow])
             for case in CASES for check in case.checks if check in checks]
 
 
