@@ -1030,3 +1030,16 @@ def test_sequential_runs_a_linear_then_a_relu_as_one_operation():
     # a ReLU that follows something else, or a Linear followed by another activation
     other = nn.Sequential(nn.Linear(3, 2, rng=0), nn.Tanh(), nn.ReLU())
     assert other(x)._op.name == "relu" and other(x)._prev[0]._op.name == "tanh"
+
+
+def test_batch_norm_with_momentum_none_keeps_torchs_cumulative_average():
+    ours = nn.BatchNorm1d(3, momentum=None)
+    theirs = torch.nn.BatchNorm1d(3, momentum=None).double()
+    rng = np.random.default_rng(0)
+    for scale in (1.0, 2.0, 3.0, 4.0):
+        x = rng.normal(size=(5, 3)) * scale
+        ours(cr.tensor(x))
+        theirs(torch.tensor(x))
+    np.testing.assert_allclose(ours.running_mean, theirs.running_mean.numpy(), rtol=1e-14)
+    np.testing.assert_allclose(ours.running_var, theirs.running_var.numpy(), rtol=1e-14)
+    assert ours.num_batches_tracked == theirs.num_batches_tracked.item() == 4

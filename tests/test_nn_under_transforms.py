@@ -464,11 +464,13 @@ def test_batch_norm_in_training_under_vmap_is_refused_as_torch_refuses():
     ours.train()
     theirs.train()
     X = inputs(BY_ID["BatchNorm1d-eval"], B)
-    before = ours.running_mean.copy(), ours.running_var.copy()
+    before = (ours.running_mean.copy(), ours.running_var.copy(),
+              ours.num_batches_tracked.copy())
     with pytest.raises(ValueError, match=r"under cr\.vmap .*running_mean.*\.eval\(\)"):
         cr.vmap(ours)(X)
     np.testing.assert_array_equal(ours.running_mean, before[0])
     np.testing.assert_array_equal(ours.running_var, before[1])
+    assert ours.num_batches_tracked == before[2]
     with pytest.raises(RuntimeError, match="running_mean"):
         tf.vmap(theirs)(as_torch(X))
 

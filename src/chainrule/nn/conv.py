@@ -229,13 +229,16 @@ class _BatchNorm(Module):
                              f"{self._expected} with C = {self.num_features}")
         use_batch = self.training or not self.track_running_stats
         factor = 0.0 if self.momentum is None else self.momentum
-        if self.training and self.track_running_stats:
+        tracking = self.training and self.track_running_stats
+        if tracking and self.momentum is None:  # a cumulative average, as PyTorch's
+            factor = 1 / (self.num_batches_tracked + 1)  # momentum=None, this batch counted
+        out = F.batch_norm(x, self.running_mean if self.track_running_stats else None,
+                           self.running_var if self.track_running_stats else None,
+                           self.weight, self.bias, use_batch, factor, self.eps)
+        if tracking:  # (counted once the running statistics took it: a refused call, as
+            # under cr.vmap, counts nothing)
             xp.add(self.num_batches_tracked, 1, out=self.num_batches_tracked)
-            if self.momentum is None:  # a cumulative average, as PyTorch's momentum=None
-                factor = 1 / self.num_batches_tracked
-        return F.batch_norm(x, self.running_mean if self.track_running_stats else None,
-                            self.running_var if self.track_running_stats else None,
-                            self.weight, self.bias, use_batch, factor, self.eps)
+        return out
 
     def extra_repr(self) -> str:
         """The settings, as PyTorch shows them."""
