@@ -37,6 +37,7 @@ from ..rules.matrices import pack, unpack
 from .batching import BatchTracer
 from .functional import vjp
 from .symbolic_zero import SymbolicZero, tangent_dtype
+from .tracer import derivative_levels
 from .vmap_axes import vmap
 
 __all__ = ["Rules", "call", "FORWARD_MODE_REFUSED"]
@@ -214,20 +215,18 @@ class _CustomPrimitive(Primitive):
         the arguments its rule gives derivatives for, so .grad would be wrong and a
         Tensor in a graph (JAX refuses such a closure too). Values computed from inputs
         that are in the graph (create_graph) are fine."""
-        top = self.top
-        if top != 0 or any(_carries(x, top) for x in inputs):
+        if self.top != 0 or any(0 in derivative_levels(x) for x in inputs):
             # (the transforms' results are checked for such a value as they come out:
             # functional._refuse_escaped; a closure over an outer transform's value,
             # there of the same level as an input, is differentiated through)
             return
-        for value in values:
-            if _carries(value, top):
-                raise TypeError(
-                        f"{self.rules.name}: {what} computes with a value that the "
-                        f"transform at hand is differentiating and that is not one of "
-                        f"the function's arguments (it closes over it), so the custom "
-                        f"rule, which gives derivatives for the arguments only, cannot "
-                        f"account for it; pass that value to the function as an argument")
+        if any(0 in derivative_levels(value) for value in values):
+            raise TypeError(
+                f"{self.rules.name}: {what} computes with a value that the transform at "
+                f"hand is differentiating and that is not one of the function's "
+                f"arguments (it closes over it), so the custom rule, which gives "
+                f"derivatives for the arguments only, cannot account for it; pass that "
+                f"value to the function as an argument")
 
     def _fwd(self, vals):
         """fwd on ``vals``, told which the transform perturbs where it asked."""
@@ -340,17 +339,6 @@ class _CustomPrimitive(Primitive):
         if not any(isinstance(v, Box) for v in vals):
             return _packed(rules.run(list(vals)), self.layout, rules.batch_ndim)
         return _CustomPrimitive(rules, self.layout)(*vals)
-
-
-def _carries(value, level):
-    """Whether ``value`` holds, at any depth, a derivative-carrying value of ``level``
-    (a transform's tracer, or at level 0 a Tensor that requires grad; not a batch)."""
-    while isinstance(value, Box):
-        if value._level == level and not value._batched and \
-                getattr(value, "requires_grad", True):
-            return True
-        value = value._contents()
-    return False
 
 
 def _same_values(seen, vals):

@@ -39,6 +39,7 @@ from ..tensor import Tensor
 from .batching import BatchTracer
 from .forward import JVPTracer
 from .functional import vjp
+from .tracer import derivative_levels
 
 __all__ = ["Function", "FunctionCtx"]
 
@@ -215,21 +216,10 @@ def _primitive_of(cls):
     return op
 
 
-def _carried(value):
-    """The levels whose derivatives ``value`` holds, at any depth: each transform's
-    tracer, and 0 for a Tensor in a graph (not a batch of vmap)."""
-    found = set()
-    while isinstance(value, Box):
-        if not value._batched and getattr(value, "requires_grad", True):
-            found.add(value._level)
-        value = value._contents()
-    return found
-
-
 def _closed_over(value, levels, inputs):
     """The levels among ``levels`` (the transforms handling the call) that ``value``
     carries and none of ``inputs`` does: brought in by a value closed over."""
-    return (_carried(value) & levels) - set().union(*map(_carried, inputs))
+    return (derivative_levels(value) & levels) - set().union(*map(derivative_levels, inputs))
 
 
 def _closures_as_constants(value, levels, inputs):

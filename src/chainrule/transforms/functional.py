@@ -34,7 +34,7 @@ from .pytrees import (LEAF, PyTree, leaves_up_to, tree_flatten, tree_map,
 from .reverse import ReverseTracer, gradients
 from ..tensor import Tensor
 from ..tensor_data import foreign
-from .tracer import Tracer
+from .tracer import Tracer, derivative_levels
 from ..scalar.value import Value
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "tree_flatten", "tree_unflatten"]
@@ -249,15 +249,13 @@ def _refuse_escaped(result, level, name):
     own tracer: a value it differentiates reached the result outside its bookkeeping (a
     custom_jvp or custom_vjp function, or its rule, closing over it), and the number
     would be wrong."""
-    while isinstance(result, Box):
-        if isinstance(result, Tracer) and result._level == level and not result._batched:
-            raise TypeError(
-                f"{name}: the result still holds a value that {name} differentiates: a "
-                f"function it calls closes over that value where its derivative cannot "
-                f"be taken (a custom_jvp or custom_vjp function, or its rule, closing "
-                f"over it), so the number would be wrong; pass that value to the "
-                f"function as an argument")
-        result = result._contents()
+    if isinstance(result, Box) and level in derivative_levels(result):
+        raise TypeError(
+            f"{name}: the result still holds a value that {name} differentiates: a "
+            f"function it calls closes over that value where its derivative cannot be "
+            f"taken (a custom_jvp or custom_vjp function, or its rule, closing over it), "
+            f"so the number would be wrong; pass that value to the function as an "
+            f"argument")
 
 
 class _ReverseRun:

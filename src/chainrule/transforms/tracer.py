@@ -16,10 +16,23 @@ for ``if x > 0:``: they are piecewise constant, so they have no derivative to lo
 import numpy as np
 
 from ..origin import numpy_caller
-from ..primitive import raw, shape_of
+from ..primitive import Box, raw, shape_of
 from ..methods.array import ArrayMethods
 
-__all__ = ["Tracer"]
+__all__ = ["Tracer", "derivative_levels"]
+
+
+def derivative_levels(value):
+    """The levels whose derivatives ``value`` carries, at any depth: each transform's
+    tracer, and 0 for a Tensor in a graph (a batch of cr.vmap carries none of its own).
+    A user's function that closes over a value shows itself this way: what it computes
+    carries a level its own inputs do not."""
+    found = set()
+    while isinstance(value, Box):
+        if not value._batched and getattr(value, "requires_grad", True):
+            found.add(value._level)
+        value = value._contents()
+    return found
 
 
 class Tracer(ArrayMethods):
