@@ -345,14 +345,7 @@ def _kind_on_one_array(prim, batching, args, kwargs):
     if kwargs and not _plain_parameters(kwargs):
         return None
     if batching.kind == "along axis":
-        p = dict(batching.params)
-        for (name, _), given in zip(batching.params, args[1:]):
-            p[name] = given
-        p.update(kwargs)
-        rank = value.ndim - 1
-        axis = p["axis"]
-        p["axis"] = (tuple(range(1, rank + 1)) if axis is None
-                     else _axis(axis, rank, prim.name))
+        p = _along_axis_params(prim, args[1:], kwargs, value.ndim - 1)
         out = call_unwrapped(prim, (value,), p)
     else:
         out = call_unwrapped(prim, (value,) + tuple(args[1:]), kwargs)
@@ -496,12 +489,21 @@ def _axis(axis, rank, name):
 def _along_axis(call):
     if not call.only_first_batched():
         return _per_example(call)
-    names, defaults = zip(*call.prim.batching.params)
-    p = call.params(names, defaults)
-    rank = _ndim(call.values[0]) - 1
-    p["axis"] = (tuple(range(1, rank + 1)) if p["axis"] is None
-                 else _axis(p["axis"], rank, call.prim.name))
+    p = _along_axis_params(call.prim, call.values[1:], call.kwargs,
+                           _ndim(call.values[0]) - 1)
     return call_unwrapped(call.prim, call.values[:1], p)
+
+
+def _along_axis_params(prim, rest, kwargs, rank):
+    """The parameters after the operand of an operation along an axis, by name (the
+    positional ones ``rest``, then the keywords, then the record's defaults), with the
+    example's axis made an axis of the batch (None: every axis but the batch's)."""
+    p = dict(prim.batching.params)
+    p.update(zip(list(p), rest))
+    p.update(kwargs)
+    p["axis"] = (tuple(range(1, rank + 1)) if p["axis"] is None
+                 else _axis(p["axis"], rank, prim.name))
+    return p
 
 
 def _expand_dims(call):
