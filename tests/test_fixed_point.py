@@ -114,6 +114,22 @@ def test_under_vmap_every_derivative_transform_maps_over_the_examples():
                                    rtol=1e-15)
 
 
+def test_derivatives_of_any_order_under_jit_iterate_in_the_program():
+    """A derivative's own iteration is a fixed point of the same operation, so the
+    derivative of that derivative is one more fixed point, not the derivative of a
+    loop: every order runs under cr.jit, traced once and replayed at a new point."""
+    root = lambda a: cr.fixed_point(newton_sqrt, a, 1.0, distance, 1e-13)
+    third = {"grad of grad of grad": cr.jit(cr.grad(cr.grad(cr.grad(root)))),
+             "forward over reverse over forward": cr.jit(cr.jacfwd(cr.grad(cr.jacfwd(root))))}
+    hessian = cr.jit(cr.hessian(lambda a: cr.sum(roots(a))))
+    for a in (2.0, 5.0):
+        for name, derivative in third.items():
+            assert derivative(a) == pytest.approx(3 / 8 * a ** -2.5, rel=1e-9), name
+        vector = np.array([a, 4.0 * a])
+        np.testing.assert_allclose(hessian(vector), np.diag(-0.25 * vector ** -1.5),
+                                   rtol=1e-9)
+
+
 def test_an_iteration_that_does_not_converge_is_refused_under_jit_and_vmap_too():
     diverging = lambda a: cr.fixed_point(newton_sqrt, a, cr.ones_like(a), distance, 1e-13,
                                          max_iterations=40)   # no real square root of -2

@@ -18,7 +18,6 @@ import numpy as np
 import pytest
 
 import chainrule as cr
-from chainrule.jit.errors import TracingError
 
 pytest.importorskip("scipy")
 from chainrule.scipy import optimize  # noqa: E402
@@ -147,11 +146,6 @@ TRANSFORMS = {  # name -> (transform of f over POINTS, the order of the derivati
 REFUSED = {("custom_vjp", name): (TypeError, "forward-mode")
            for name in ("vmap(jvp)", "vmap(jacfwd)", "jit(jacfwd)", "vmap(hessian)",
                         "jit(hessian)")}
-# What chainrule cannot do yet: fixed_point's derivative rules iterate with a while_loop,
-# and a second derivative makes that loop carry a transform's values, which a loop of a
-# cr.jit program cannot (eagerly, and under vmap, it is a Python loop).
-REFUSED.update({("fixed_point", name): (TracingError, "truth value")
-                for name in ("jit(hessian)", "jit(grad(grad))")})
 # An ODE's derivatives in forward mode come from its tangent equation, solved with steps
 # of their own, and in reverse mode from its adjoint: both to odeint's tolerance only.
 RTOL = {"odeint": 1e-6}

@@ -42,10 +42,12 @@ expand_dims, squeeze, swapaxes, transpose, concatenate, stack, reshape, broadcas
 matmul (1-d operands included), einsum (without ``...``), solve, and indexing: getitem
 and the indexed updates index_set, index_add, index_multiply, index_min, index_max (so
 take, take_along_axis, sort and the backward passes that scatter), the index batched
-or not (``batching_indexing.py``).
+or not (``batching_indexing.py``). ``fixed_point`` runs its iteration on the whole
+batch, a ``while_loop`` in which each example stops at its own step (its record's
+function, in ``fixed_point.py``).
 
 Every other Primitive (convolutions and pooling, cross_entropy, the scipy wrappers
-that are not entry by entry, odeint, fixed_point, cr.Function, a user's
+that are not entry by entry, odeint, cr.Function, a user's
 ``cr.primitive``) and any call a rule cannot batch (a boolean mask computed from
 batched data, an einsum with ``...``) takes the *fallback*: a loop over the batch, the
 operation called on each example, the results stacked. Always correct, slower; never

@@ -5,18 +5,22 @@
 not go back through the iterations (their number, their memory): at the fixed point
 x* = f(a)(x*), so dx*/da = (I - df/dx)^-1 df/da, and a product with it is itself a
 fixed point, of a linear iteration with f's own VJP (reverse) or JVP (forward) at x*.
+That fixed point is solved by the same operation, so its derivative is one more fixed
+point, and so on: no order of derivative differentiates a loop.
 
 Each iteration is a ``while_loop`` (``control.py``), so the fixed point and its
-derivatives take cr.jit (one loop of the program, as many steps as each call needs) and
-cr.vmap (each example stops at its own step).
-"""
+derivatives of any order take cr.jit (one loop of the program, as many steps as each
+call needs) and cr.vmap (one iteration for the batch, each example stopping at its own
+step)."""
 
 from typing import Any, Callable
 
 import numpy as np
 
 from .. import arrays as xp
-from ..primitive import Primitive, raw
+from .. import rules as ops
+from ..primitive import Primitive, raw, shape_of
+from .batching import BatchTracer
 from .control import while_loop
 from .functional import jvp, vjp
 
@@ -39,8 +43,15 @@ def fixed_point(f: Callable[[Any], Callable[[Any], Any]], a: Any, x0: Any,
     >>> round(cr.grad(lambda a: cr.fixed_point(newton_sqrt, a, 1.0, distance, 1e-12))(2.0), 10)
     0.3535533906
     """
-    op = _operation(f, distance, tol, max_iterations)
-    return op(a, raw(x0))
+    return _solve(f, (a,), x0, (distance, tol, max_iterations))
+
+
+def _solve(step_of, params, x0, how):
+    """x* = step_of(*params)(x*), iterated from x0: an operation of the parameters, whose
+    derivatives are fixed points of their own, solved by ``_solve`` again. So a
+    derivative of any order differentiates no loop: each is one more fixed point, and
+    under cr.jit each iteration is one loop of the program, whatever the order."""
+    return _operation(step_of, len(params), how)(*params, raw(x0))
 
 
 def _iterate(step, x, distance, tol, max_iterations):
@@ -71,26 +82,70 @@ def _not_converged(count, gap, tol):
                       f"tol={tol!r}; check that f(a) is a contraction near the fixed point")
 
 
-def _operation(f, distance, tol, max_iterations):
-    """A primitive of ``a`` (and of x0, whose derivative is 0: the fixed point does not
-    depend on where the iteration starts) for this f."""
-    def forward(a, x0):
-        return _iterate(f(a), x0, distance, tol, max_iterations)
+def _operation(step_of, n, how):
+    """The primitive of ``n`` parameters and a start (last; its derivative is 0: the
+    fixed point does not depend on where the iteration starts) for this iteration.
 
-    def reverse(g, ans, a, x0):
-        # w = g + w df/dx, a fixed point of its own; then the gradient is w df/da
-        _, pullback = vjp(lambda a, x: f(a)(x), a, ans)
-        g = xp.owned_by(g, ans) if type(g) is np.ndarray else g  # (torch's where ans is)
-        w = _iterate(lambda w: g + pullback(w)[1], g, distance, tol, max_iterations)
-        return pullback(w)[0]
+    At the fixed point x* = s(p)(x*), so dx* = (I - ds/dx)^-1 ds/dp dp:
+    * reverse: w = g + w ds/dx, a fixed point in (g, p, x*); the gradient is w ds/dp;
+    * forward: u = ds/dx u + ds/dp t, a fixed point in (ds/dp t, p, x*)."""
+    def forward(*args):
+        return _iterate(step_of(*args[:n]), args[n], *how)
 
-    def forward_mode(t, ans, a, x0):
-        # u = df/dx u + df/da t, a fixed point of its own
-        along_a = jvp(lambda a: f(a)(ans), (a,), (t,))[1]
-        return _iterate(lambda u: along_a + jvp(f(a), (ans,), (u,))[1], along_a, distance,
-                        tol, max_iterations)
+    def along(params, argnum):
+        """s(p)(x) as a function of parameter ``argnum`` alone."""
+        return lambda p: step_of(*params[:argnum], p, *params[argnum + 1:])
 
-    op = Primitive(forward, "fixed_point")
-    op.defvjp(reverse, lambda g, ans, a, x0: 0.0 * g)
-    op.defjvp(forward_mode, lambda t, ans, a, x0: 0.0 * t)
+    def reverse(g, ans, *args, argnum):
+        if argnum == n:
+            return 0.0 * g
+        params = args[:n]
+        w = _solve(_adjoint_step(step_of), (g, *params, ans), g, how)
+        return vjp(lambda p: along(params, argnum)(p)(ans), params[argnum])[1](w)[0]
+
+    def forward_mode(t, ans, *args, argnum):
+        if argnum == n:
+            return 0.0 * t
+        params = args[:n]
+        pushed = jvp(lambda p: along(params, argnum)(p)(ans), (params[argnum],), (t,))[1]
+        return _solve(_tangent_step(step_of), (pushed, *params, ans), pushed, how)
+
+    op = Primitive(forward, "fixed_point", variadic=True, batching=_on_the_batch)
+    op.defvjp(reverse)
+    op.defjvp(forward_mode)
     return op
+
+
+def _adjoint_step(step_of):
+    """w -> g + w ds/dx at x, for the parameters (g, *p, x)."""
+    def step(g, *rest):
+        g, x = _like(g, rest[-1]), rest[-1]
+        pullback = vjp(step_of(*rest[:-1]), x)[1]
+        return lambda w: g + pullback(w)[0]
+    return step
+
+
+def _tangent_step(step_of):
+    """u -> c + ds/dx u at x, for the parameters (c, *p, x)."""
+    def step(c, *rest):
+        s, x = step_of(*rest[:-1]), rest[-1]
+        c = _like(c, x)
+        return lambda u: c + jvp(s, (x,), (u,))[1]
+    return step
+
+
+def _like(seed, x):
+    """A seed (a cotangent, a tangent) made of NumPy's in the kind of array x is (torch's
+    where x is torch's), so that the iteration adds arrays of one library."""
+    return xp.owned_by(seed, x) if type(seed) is np.ndarray else seed
+
+
+def _on_the_batch(call):
+    """Under cr.vmap, one iteration for the whole batch (a while_loop, in which each
+    example stops at its own step), not one per example."""
+    args = [BatchTracer(v, call.level) if b else v
+            for v, b in zip(call.values, call.batched)]
+    out = call.prim.forward(*args)
+    if isinstance(out, BatchTracer) and out._level == call.level:
+        return out.value
+    return ops.broadcast_to(out, (call.size,) + shape_of(out))  # (the same for all)
