@@ -641,3 +641,33 @@ def test_jvp_has_aux_gives_its_aux_as_values():
     ours = cr.jvp(f(cr), (x,), (t,), has_aux=True)
     theirs = jax.jvp(f(jnp), (x,), (t,), has_aux=True)
     assert_same(ours, theirs)
+
+
+@pytest.mark.xfail(strict=True, reason="jacfwd gives the Jacobian block of an ndarray input "
+                                       "as a Tensor where jacrev (and grad) give an ndarray, "
+                                       "when another input is a Tensor")
+def test_jacrev_and_jacfwd_give_each_block_in_the_same_kind():
+    """The two ways to one Jacobian give the same tree with the same kind of leaf at each
+    place; the numbers are equal either way."""
+    point = {"t": cr.tensor(np.array([1.0, 2.0])), "a": np.array([0.5, 0.25])}
+    f = lambda d: cr.sin(d["t"]) * cr.sum(d["a"])
+    reverse, forward = cr.jacrev(f)(point), cr.jacfwd(f)(point)
+    for key in point:
+        np.testing.assert_allclose(np.asarray(getattr(forward[key], "data", forward[key])),
+                                   np.asarray(getattr(reverse[key], "data", reverse[key])),
+                                   rtol=RTOL)
+    kinds = lambda tree: {key: type(leaf).__name__ for key, leaf in tree.items()}
+    assert kinds(forward) == kinds(reverse)  # jacrev: t Tensor, a ndarray; jacfwd: both Tensor
+
+
+@pytest.mark.xfail(strict=True, reason="grad gives an ndarray input's gradient back as a "
+                                       "Tensor when a Value is in the same tree")
+def test_grad_gives_an_ndarray_leaf_an_ndarray_beside_a_value():
+    """Results come back in the kind that went in, leaf by leaf (README, Function
+    transforms): a Value's gradient a Value, an ndarray's an ndarray."""
+    point = {"a": np.array([0.5, 0.25]), "v": cr.Value(0.3)}
+    g = cr.grad(lambda d: cr.sum(d["a"] * d["a"]) * d["v"])(point)
+    np.testing.assert_allclose(np.asarray(getattr(g["a"], "data", g["a"])), [0.3, 0.15],
+                               rtol=RTOL)
+    assert type(g["v"]) is cr.Value
+    assert type(g["a"]) is np.ndarray  # a Tensor
