@@ -1144,7 +1144,8 @@ case("select", lambda x, y: cr.select([x < 0, y > 0], [x * y, y], 0.25),
 # --- statistics (rules/statistics.py) -----------------------------------------------------
 
 _W = np.array([0.5, 2.0, 1.0, 1.5])
-case("average(weights)", lambda x: cr.average(x, axis=1, weights=_W),
+# (weights in x's dtype: float64 weights make a float32 x's mean float64, as in NumPy)
+case("average(weights)", lambda x: cr.average(x, axis=1, weights=_W.astype(x.dtype)),
      lambda x: (x * _const(_W, x)).sum(1) / _W.sum(), ((3, 4), "any"))
 case("average(weights=y)", lambda x, w: cr.average(x, weights=w),
      lambda x, w: (x * w).sum() / w.sum(), ((3, 4), "any"), ((3, 4), "pos"))
@@ -1168,7 +1169,7 @@ case("cov(rowvar=False,bias)", lambda x: cr.cov(x, rowvar=False, bias=True),
      lambda x: torch.cov(x.T, correction=0), ((5, 3), "wide"))
 case("cov(x,y)", cr.cov, lambda x, y: torch.cov(torch.stack([x, y])), ((5,), "wide"),
      ((5,), "wide"))
-case("cov(weights)", lambda x: cr.cov(x, fweights=_FW, aweights=_AW),
+case("cov(weights)", lambda x: cr.cov(x, fweights=_FW, aweights=_AW.astype(x.dtype)),
      lambda x: torch.cov(x, fweights=torch.from_numpy(_FW),
                          aweights=torch.from_numpy(_AW).to(x.dtype)), ((3, 5), "wide"))
 case("corrcoef", cr.corrcoef, torch.corrcoef, ((3, 5), "wide"))

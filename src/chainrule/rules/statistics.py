@@ -23,6 +23,15 @@ from .shapes import broadcast_to, expand_dims, reshape, squeeze, transpose
 __all__ = ["average", "quantile", "percentile", "median", "cov", "corrcoef"]
 
 
+def _weights_dtype(weights, a):
+    """The dtype weights are taken in: a's float dtype for numbers and lists (float32
+    stays float32), and for a NumPy array of floats the two promoted, as NumPy and JAX
+    promote them (float64 weights make a float32 array's mean float64)."""
+    dtype = float_dtype(a)
+    kind = getattr(getattr(weights, "dtype", None), "kind", "")
+    return xp.result_type(dtype, weights.dtype) if kind in ("f", "c") else dtype
+
+
 def average(a: ArrayLike, axis: int | tuple[int, ...] | None = None,
             weights: ArrayLike | None = None, returned: bool = False,
             keepdims: bool = False) -> Result:
@@ -37,9 +46,8 @@ def average(a: ArrayLike, axis: int | tuple[int, ...] | None = None,
         count = xp.size(raw(a)) / xp.size(raw(avg))
         return (avg, xp.full(shape_of(avg), count)) if returned else avg
     if isinstance(weights, (list, tuple, int, float, xp.ndarray, xp.generic)):
-        # numbers take a's dtype (float32 stays float32); another library's array stays
-        # its own (converting a Dask array would compute it)
-        weights = xp.asarray(weights, dtype=float_dtype(a))
+        # another library's array stays its own (converting a Dask array would compute it)
+        weights = xp.asarray(weights, dtype=_weights_dtype(weights, a))
     if ndim_of(weights) != ndim_of(a):
         if axis is None or ndim_of(weights) != 1:
             raise ValueError(f"average: weights of shape {shape_of(weights)} for an "
@@ -147,7 +155,7 @@ def cov(m: ArrayLike, y: ArrayLike | None = None, rowvar: bool = True, bias: boo
     weights = None
     for given in (fweights, aweights):
         if given is not None:
-            given = xp.asarray(raw(given), dtype=float_dtype(x))
+            given = xp.asarray(raw(given), dtype=_weights_dtype(raw(given), x))
             weights = given if weights is None else weights * given
     if weights is None:
         centred = x - mean(x, 1, keepdims=True)

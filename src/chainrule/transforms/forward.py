@@ -88,10 +88,14 @@ def _broadcast_like(tangent, ans, lead=()):
 
 
 def tangent_in_dtype(tracer):
-    """A result's tangent, complex where its primal is: a tangent that only real numbers
-    reached (where the complex part does not move) is real, and JAX's tangent always has
-    its primal's dtype. Called once per result of jvp and jacfwd, not per operation."""
+    """A result's tangent in its primal's dtype, as JAX's always is: complex where the
+    primal is (a tangent that only real numbers reached, where the complex part does not
+    move, is real), float32 where the primal is (a rule's factor, such as a maximum's
+    1/2 at a tie or log(2) for 2 ** x, is a float64 number). Called once per result of
+    jvp and jacfwd, not per operation; a complex tangent of a real primal stays as it is
+    (its imaginary part is never dropped)."""
     dtype = np.result_type(raw(tracer.primal))
-    if dtype.kind == "c" and np.result_type(raw(tracer.tangent)).kind != "c":
+    found = np.result_type(raw(tracer.tangent))
+    if found != dtype and dtype.kind in "fc" and not (dtype.kind == "f" and found.kind == "c"):
         return ops.astype(tracer.tangent, dtype)
     return tracer.tangent

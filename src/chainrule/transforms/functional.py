@@ -82,9 +82,11 @@ def _kind(x):
         return "tensor"
     if isinstance(x, np.ndarray) or (isinstance(x, (list, tuple)) and x):
         return "array"
+    if _narrow_scalar(x):  # (np.float32: its results keep its dtype, as 0-d arrays)
+        return "array"
     if type(x) in ARRAYS:  # traced by cr.jit: a float argument, or an array (of
         if x.is_scalar:    # another library: the results are that library's, as eagerly)
-            return "float"
+            return "array" if _narrow_scalar(x._value) else "float"
         library = getattr(x, "library", None)
         return "array" if library is None else library
     if isinstance(x, (Real, complex)):
@@ -94,6 +96,13 @@ def _kind(x):
         return library
     raise TypeError(f"expected a float, Value, NumPy array or Tensor to differentiate, "
                     f"got {type(x).__name__} {x!r}")
+
+
+def _narrow_scalar(x):
+    """Whether x is a NumPy scalar of a float or complex dtype Python's numbers do not
+    hold (np.float32, np.complex64): a derivative at it keeps that dtype."""
+    return isinstance(x, (np.floating, np.complexfloating)) and \
+        not isinstance(x, (float, complex))
 
 
 def _library(x):
@@ -541,6 +550,8 @@ def jvp(f: Callable[..., Any], primals: tuple[PyTree, ...] | list[PyTree],
 
     primal_out = tree_map(lambda leaf: split(leaf, False), out)
     tangent_out = tree_map(lambda leaf: split(leaf, True), out)
-    if has_aux:
-        return primal_out, tangent_out, aux
+    if has_aux:  # (the aux's values of this level as what they hold, as grad's aux is)
+        mine = lambda leaf: isinstance(leaf, JVPTracer) and leaf._level == level
+        return primal_out, tangent_out, tree_map(
+            lambda leaf: split(leaf, False) if mine(leaf) else leaf, aux)
     return primal_out, tangent_out

@@ -177,8 +177,10 @@ def _forward_columns(f, args, kwargs, n, leaves, treedef, k, out_kind, has_aux=F
             _refuse_escaped(t, level, "jacfwd")
         return tangents
 
-    if columns is None:
-        per_output = tangents(1.0 if n is not None else None)
+    if columns is None:  # (a 0-d input's tangent in its dtype: a float32 one stays so)
+        one = None if n is None else 1.0 if foreign(_innermost(leaf)) or \
+            _float_dtype(leaf) == np.float64 else np.ones((), _float_dtype(leaf))
+        per_output = tangents(one)
     elif STACKED_SEEDS:  # every column at once, as leading axes of one tangent
         per_output = tangents(columns)
     else:
