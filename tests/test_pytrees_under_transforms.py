@@ -389,12 +389,23 @@ class Case:
         # the functions read a few of the leaves, some of them more than once
         used = [pick(rng, leaves) for _ in range(int(rng.integers(2, 6)))]
         names = ", ".join(f"a{k}" for k in range(len(self.args)))
+        scalar, tree, aux = (scalar_expression(rng, used), output_source(rng, used),
+                             output_source(rng, used))
+        shared = ""
+        if shares_an_output(number):
+            # one value at two places of the output, a function of every argument: each
+            # place has its own block of the Jacobian, whatever argnums
+            firsts = {argnum: access(argnum, path) for argnum, path, _ in reversed(leaves)}
+            shared = "    shared = " + " + ".join(
+                f"ns.sum(ns.sin({x}))" for x in firsts.values()) + "\n"
+            tree = f"({tree}, shared, {{'again': shared}})"
         self.source = (f"def scalar({names}):\n"
-                       f"    return {scalar_expression(rng, used)}\n"
+                       f"    return {scalar}\n"
                        f"def tree({names}):\n"
-                       f"    return {output_source(rng, used)}\n"
+                       f"{shared}"
+                       f"    return {tree}\n"
                        f"def aux({names}):\n"
-                       f"    return {output_source(rng, used)}\n")
+                       f"    return {aux}\n")
         count = len(self.args)
         self.argnums_int = int(rng.integers(count))
         chosen = rng.permutation(count)[: int(rng.integers(1, count + 1))]
@@ -429,6 +440,11 @@ class Case:
     def describe(self):
         structure = [str(cr.tree_structure(a)) for a in self.args]
         return f"case {self.number}; arguments {structure}\n{self.source}"
+
+
+def shares_an_output(number):
+    """Whether the case's tree function gives one value at two places."""
+    return number % 5 == 4
 
 
 @functools.lru_cache(maxsize=None)
@@ -572,22 +588,39 @@ def test_vjp_and_jvp(number):
           (*want["jvp"], aux))
 
 
-@pytest.mark.parametrize("number", CASES)
-def test_jacrev_jacfwd_and_hessian(number):
+JACREV_CASES = [
+    pytest.param(n, id=f"case{n}", marks=([] if n < FAST else [pytest.mark.slow]) + (
+        [pytest.mark.xfail(strict=True, reason="jacrev adds up the blocks of one value "
+                                               "given at two places of the output")]
+        if shares_an_output(n) else []))
+    for n in range(COUNT)]
+
+
+@pytest.mark.parametrize("number", JACREV_CASES)
+def test_jacrev(number):
     c, want = case(number), jax_results(number)
-    scalar, tree, _ = c.functions(cr)
-    with_aux = c.tree_with_aux(cr)
     aux = want["value_and_grad 0"][0][1]
     for argnums in (c.argnums_int, c.argnums_tuple):
         jacobian = want[f"jacobian {argnums}"]
-        check(c, f"jacrev argnums={argnums}", cr.jacrev(tree, argnums=argnums)(*c.args),
-              jacobian)
+        check(c, f"jacrev argnums={argnums}",
+              cr.jacrev(c.functions(cr)[1], argnums=argnums)(*c.args), jacobian)
+        check(c, f"jacrev has_aux argnums={argnums}",
+              cr.jacrev(c.tree_with_aux(cr), argnums=argnums, has_aux=True)(*c.args),
+              (jacobian, aux))
+
+
+@pytest.mark.parametrize("number", CASES)
+def test_jacfwd_and_hessian(number):
+    c, want = case(number), jax_results(number)
+    scalar, tree, _ = c.functions(cr)
+    aux = want["value_and_grad 0"][0][1]
+    for argnums in (c.argnums_int, c.argnums_tuple):
+        jacobian = want[f"jacobian {argnums}"]
         check(c, f"jacfwd argnums={argnums}", cr.jacfwd(tree, argnums=argnums)(*c.args),
               jacobian)
-        for name, transform in (("jacrev", cr.jacrev), ("jacfwd", cr.jacfwd)):
-            check(c, f"{name} has_aux argnums={argnums}",
-                  transform(with_aux, argnums=argnums, has_aux=True)(*c.args),
-                  (jacobian, aux))
+        check(c, f"jacfwd has_aux argnums={argnums}",
+              cr.jacfwd(c.tree_with_aux(cr), argnums=argnums, has_aux=True)(*c.args),
+              (jacobian, aux))
     check(c, f"hessian argnums={c.argnums_hessian}",
           cr.hessian(scalar, argnums=c.argnums_hessian)(*c.args), want["hessian"])
     check(c, f"hessian has_aux argnums={c.argnums_hessian}",
@@ -690,3 +723,14 @@ def test_argnums_may_be_a_numpy_integer():
     f = lambda ns: lambda x, y: ns.sum(x * y * y)
     argnums = np.int64(1)  # as np.arange or a generator's integers give it
     assert_same(cr.grad(f(cr), argnums=argnums)(a, b), jax.grad(f(jnp), argnums=argnums)(a, b))
+
+
+@pytest.mark.xfail(strict=True, reason="jacrev adds up the blocks of one value given at two "
+                                       "places of the output: (x, x) gives (2, 2), not (1, 1)")
+def test_jacrev_gives_each_place_of_one_value_its_own_block():
+    """vjp's pullback adds the cotangents of the two places, as it should; a Jacobian
+    has a block for each place. jacfwd gives them; jacrev gave their sum at each."""
+    f = lambda ns: lambda x: (lambda y: (y, {"again": y}))(ns.sin(x))
+    x = np.array([1.0, 2.0])
+    assert_same(cr.jacfwd(f(cr))(x), jax.jacfwd(f(jnp))(x))
+    assert_same(cr.jacrev(f(cr))(x), jax.jacrev(f(jnp))(x))  # each block twice JAX's
