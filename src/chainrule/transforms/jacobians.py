@@ -55,20 +55,21 @@ def jacrev(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
         trace = _ReverseRun(f, args, kwargs, argnums, has_aux, "jacrev", holomorphic)
         _check_dtypes(trace.out_leaves, holomorphic, "jacrev", "output")
         per_output = []
-        for leaf in trace.out_leaves:
+        # each output by its place: one value returned twice is two outputs, two blocks
+        for i, leaf in enumerate(trace.out_leaves):
             shape = np.shape(_innermost(leaf))
             if not shape:  # a scalar output: one plain pass
-                cot = [1.0 if other is leaf else None for other in trace.out_leaves]
+                cot = [1.0 if j == i else None for j in range(len(trace.out_leaves))]
                 per_output.append(trace.input_results(trace.pullback(cot)))
                 continue
             size = int(np.prod(shape))
             seed = np.eye(size, dtype=_float_dtype(leaf)).reshape((size,) + shape)
             if STACKED_SEEDS:
-                cotangents = [seed if other is leaf else None for other in trace.out_leaves]
+                cotangents = [seed if j == i else None for j in range(len(trace.out_leaves))]
                 grads = trace.pullback(cotangents, (size,))
             else:
-                grads = over_rows(lambda row, leaf=leaf: trace.pullback(
-                    [row if other is leaf else None for other in trace.out_leaves]), seed)
+                grads = over_rows(lambda row, i=i: trace.pullback(
+                    [row if j == i else None for j in range(len(trace.out_leaves))]), seed)
             blocks = trace.input_results(grads, (size,))
             per_output.append(_batch_axis_into_output_shape(blocks, trace, shape))
         jacobian = tree_unflatten(trace.out_def, per_output)
