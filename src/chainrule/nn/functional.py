@@ -199,7 +199,7 @@ def _cross_entropy(logits, labels, reduction, label_smoothing, ignore_index):
     losses = losses * kept.astype(float_dtype(_raw(logits)))
     if reduction == "mean":
         with np.errstate(invalid="ignore", divide="ignore"):  # none kept: NaN, as torch
-            return ops.sum(losses) / xp.sum(kept)
+            return ops.sum(losses) / xp.sum(kept, dtype=float_dtype(_raw(logits)))
     return _reduce(losses, reduction)
 
 
@@ -317,8 +317,9 @@ def nll_loss(log_probs: ArrayLike, labels: ArrayLike, weight: ArrayLike | None =
     labels = np.asarray(_raw(labels)).astype(np.int64)
     kept = labels != ignore_index
     safe = np.where(kept, labels, 0)
-    weights = (np.ones(shape_of(log_probs)[-1]) if weight is None
-               else np.asarray(_raw(weight), dtype=float))[safe] * kept
+    dtype = float_dtype(_raw(log_probs))  # (float32 log-probabilities: a float32 loss)
+    weights = (np.ones(shape_of(log_probs)[-1], dtype) if weight is None
+               else np.asarray(_raw(weight), dtype=dtype))[safe] * kept
     losses = -log_probs[np.arange(len(labels)), safe] * weights
     if reduction == "mean":
         return ops.sum(losses) / weights.sum()

@@ -207,6 +207,7 @@ class Optimizer:
             trace.mark(f"update ({self._name})")
         with no_grad():  # the update itself is not part of any graph
             for group in self.param_groups:
+                group = _python_numbers(group)
                 for p in group["params"]:
                     data, grad = _read(p)
                     if grad is None:
@@ -282,7 +283,7 @@ class Optimizer:
                 if isinstance(v, np.ndarray) and v.ndim and v.shape != shape:
                     raise ValueError(f"{self._name}.load_state_dict: {name!r} of parameter "
                                      f"{number} has shape {v.shape}, expected {shape}")
-            new_state[p] = {k: _copy(v) for k, v in entries.items()}
+            new_state[p] = {k: _in_dtype_of(p, k, _copy(v)) for k, v in entries.items()}
         for saved, own in zip(groups, self.param_groups):
             own.update({k: v for k, v in saved.items() if k != "params"})
         self.state = new_state
@@ -295,3 +296,30 @@ def _is_named(item):
 
 def _copy(v):
     return v.copy() if isinstance(v, (np.ndarray, np.generic)) else v
+
+
+def _python_numbers(group):
+    """The group, with NumPy float scalars among its hyperparameters (a learning rate a
+    schedule computed, betas of np.float64) as Python floats: a Python number keeps a
+    float32 parameter and its state float32, where NumPy's float64 scalar would make them
+    float64 (as PyTorch treats NumPy's scalars as numbers). The group itself where there
+    are none, as usual."""
+    for value in group.values():
+        if isinstance(value, np.floating) or (
+                type(value) is tuple and any(isinstance(v, np.floating) for v in value)):
+            break
+    else:
+        return group
+    plain = lambda v: float(v) if isinstance(v, np.floating) else v
+    return {k: tuple(map(plain, v)) if type(v) is tuple else plain(v)
+            for k, v in group.items()}
+
+
+def _in_dtype_of(p, name, value):
+    """A saved state entry in its parameter's float dtype, as PyTorch loads one (the step
+    count stays as saved): a float64 state resumed for float32 parameters is float32."""
+    dtype = getattr(p, "dtype", None)
+    if name == "step" or dtype is None or not isinstance(value, np.ndarray) or \
+            value.dtype.kind not in "fc" or value.dtype == dtype:
+        return value
+    return value.astype(dtype)
