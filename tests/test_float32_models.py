@@ -20,9 +20,12 @@ here asserts the dtype of each array, and the values against torch's:
   rtol 1e-5: its updates are a few well-conditioned operations per step.
 
 The layers are tests/test_nn_under_transforms.py's list (every layer it runs under the
-transforms) and a list of the layers it leaves out (activations, cells, a batch norm in
-training, a stack of encoder layers), built with the same helper. The optimizers, the
-schedules, the losses and the casts are lists too, each case made of names.
+transforms, here also under them in float32) and a list of the layers it leaves out
+(activations, cells, a batch norm in training, a stack of encoder layers), built with
+the same helper. The optimizers (chainrule.optim's against torch.optim, and JAX's
+optimizers in chainrule.example_libraries against jax.example_libraries in JAX's float64
+mode, where a float32 array stays float32 unless JAX itself promotes it), the schedules,
+the losses and the casts are lists too, each case made of names.
 
 Defects found are kept as strict xfails, each with its smallest reproducer.
 """
@@ -34,6 +37,7 @@ import torch.func as tf
 import torch.nn.functional as TF
 
 import chainrule as cr
+import jax  # (imported before any test, so conftest.py puts its float64 mode back)
 import test_nn_under_transforms as layer_cases
 from chainrule import nn, optim
 from chainrule.nn import functional as F
@@ -255,6 +259,99 @@ def test_a_dtype_argument_makes_every_parameter_float32(make):
         assert_float32(p.grad, f"{name}.grad")
 
 
+# ---------------------------------------------------------------------------------------
+# The layers under the transforms, in float32
+# ---------------------------------------------------------------------------------------
+
+TRANSFORM_CHECKS = ("vmap", "grad", "vmap_grad", "jacrev", "jacfwd", "jit", "jit_grad",
+                    "jit_vmap_grad")
+FAST_TRANSFORMS = {("Linear", "vmap_grad"), ("LSTM", "jit_grad"),
+                   ("MultiheadAttention", "vmap_grad")}
+
+
+def _transform_params():
+    return [pytest.param(case.id, check, id=f"{case.id}-{check}",
+                         marks=[] if (case.id, check) in FAST_TRANSFORMS
+                         else [pytest.mark.slow])
+            for case in layer_cases.CASES for check in TRANSFORM_CHECKS
+            if check in case.checks]
+
+
+@pytest.mark.parametrize("case_id, check", _transform_params())
+def test_a_float32_layer_under_a_transform_is_float32_and_torch_funcs(case_id, check):
+    """tests/test_nn_under_transforms.py's checks, each layer made float32 and the
+    examples float32: chainrule's result is float32 (a Tensor's data, an ndarray's
+    dtype), and torch.func's float32 answer within float32 rounding (on torch's float32
+    and float64 layers with the same weights)."""
+    case = layer_cases.BY_ID[case_id]
+    ours, t32, t64 = built(case)
+    layer_cases.frozen(ours)
+    X, X2 = layer_input(case), layer_input(case)
+    f, loss, _, _ = layer_cases.functions(case, ours, t32)
+    got = layer_cases.transformed(case, check, f, loss, X, X2)
+    assert_float32(got, f"{check} of {case_id}")
+    answers = []
+    # the Jacobian by torch's reverse mode: its float32 LSTM (mkldnn) has no forward mode
+    torch_check = "jacrev" if check == "jacfwd" else check
+    for layer, dtype in ((t32, np.float32), (t64, np.float64)):
+        _, _, g, torch_loss = layer_cases.functions(case, ours, layer)
+        wide = (lambda a: a) if case.integers else (lambda a: a.astype(dtype))
+        with layer_cases.torch_kernels(case):
+            answers.append(layer_cases.expected(case, torch_check, ours, layer, f, loss, g,
+                                                torch_loss, wide(X), wide(X2))[-1])
+    within_float32(got, answers[0], answers[1], f"{check} of {case_id}")
+
+
+def test_a_float32_parameters_gradient_stays_float32_under_a_float64_loss():
+    """A float32 model's loss weighted by a float64 array is float64 (NumPy's
+    promotion), but each parameter's gradient keeps the parameter's dtype, as torch's
+    does; an input of float64 data makes a float64 output, and the same float32
+    gradients; ``zero_grad(set_to_none=False)`` leaves float32 zeros."""
+    model = nn.Linear(3, 2, rng=seeded("linear")).float()
+    x = RNG.standard_normal((4, 3)).astype(np.float32)
+    (model(cr.tensor(x)) * RNG.standard_normal((4, 2))).sum().backward()
+    for name, p in model.named_parameters():
+        assert_float32(p.grad, f"{name}.grad")
+    theirs = torch.nn.Linear(3, 2)
+    (theirs(torch.from_numpy(x)) * torch.ones(4, 2, dtype=torch.float64)).sum().backward()
+    assert theirs.weight.grad.dtype == torch.float32
+    model.zero_grad()
+    out = model(cr.tensor(x.astype(np.float64)))
+    assert out.dtype == F64
+    out.sum().backward()
+    for name, p in model.named_parameters():
+        assert_float32(p.grad, f"{name}.grad")
+    model.zero_grad(set_to_none=False)
+    for name, p in model.named_parameters():
+        assert_float32(p.grad, f"{name}.grad")
+        assert not np.any(p.grad)
+
+
+def test_a_float32_layers_other_outputs_are_float32():
+    """What a layer gives besides its output: attention weights (averaged over the
+    heads and not), a recurrent layer's last states (with and without a given initial
+    state), dropout in training."""
+    x = cr.tensor(RNG.standard_normal((2, 3, 4)).astype(np.float32))
+    attention = nn.MultiheadAttention(4, 2, batch_first=True, rng=seeded("mha")).float()
+    for average in (True, False):
+        out, weights = attention(x, x, x, average_attn_weights=average)
+        assert_float32(out, "attention output")
+        assert_float32(weights, "attention weights")
+    for name in ("RNN", "GRU", "LSTM"):
+        layer = getattr(nn, name)(4, 5, num_layers=2, batch_first=True,
+                                  rng=seeded(name)).float()
+        h0 = RNG.standard_normal((2, 2, 5)).astype(np.float32)
+        for state in (None, (h0, h0) if name == "LSTM" else h0):
+            out, last = layer(x) if state is None else layer(x, state)
+            assert_float32(out, f"{name} output")
+            for h in (last if name == "LSTM" else (last,)):
+                assert_float32(h, f"{name} last state")
+    for dropped in (F.dropout(x, 0.3, rng=1), nn.Dropout(0.3, rng=1)(x)):
+        assert_float32(dropped, "dropout in training")
+        assert set(np.unique(np.round(dropped.data / x.data, 5))) <= {0.0, np.float32(
+            np.round(1 / np.float32(0.7), 5))}
+
+
 # =======================================================================================
 # 2. Losses
 # =======================================================================================
@@ -348,7 +445,7 @@ def _loss_params():
         for reduction in ("mean", "sum", "none"):
             marks = [] if loss_id in FAST_LOSSES else [pytest.mark.slow]
             if (loss_id, reduction) in LEAKING_LOSSES:
-                marks.append(pytest.mark.xfail(strict=True,
+                marks.append(pytest.mark.xfail(strict=True, raises=AssertionError,
                                                reason=LEAKING_LOSSES[loss_id, reduction]))
             params.append(pytest.param(loss_id, reduction, marks=marks))
     return params
@@ -390,7 +487,8 @@ def test_hinge_loss_of_float32_scores_is_float32():
     np.testing.assert_allclose(z.grad, numbers(t.grad), rtol=1e-6)
 
 
-@pytest.mark.xfail(strict=True, reason=LEAKING_LOSSES["cross_entropy-ignore_index", "mean"])
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason=LEAKING_LOSSES["cross_entropy-ignore_index", "mean"])
 def test_reproducer_cross_entropy_with_ignore_index_of_float32_logits():
     logits = cr.tensor(np.zeros((2, 3), np.float32))
     loss = F.cross_entropy(logits, np.array([0, -1]), ignore_index=-1)
@@ -399,7 +497,7 @@ def test_reproducer_cross_entropy_with_ignore_index_of_float32_logits():
     assert loss.dtype == np.float32
 
 
-@pytest.mark.xfail(strict=True, reason=NLL_REASON)
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=NLL_REASON)
 def test_reproducer_nll_loss_of_float32_log_probabilities():
     log_p = cr.tensor(np.log(np.full((2, 3), 1 / 3, np.float32)), requires_grad=True)
     loss = F.nll_loss(log_p, np.array([0, 2]))
@@ -546,11 +644,10 @@ LEAKING_HYPERPARAMETERS = {   # float64 leaks into the state, see the xfail reas
 
 @pytest.mark.parametrize("optimizer_id, key", [
     pytest.param(*case, marks=[pytest.mark.slow] + (
-        [pytest.mark.xfail(strict=True, reason="a NumPy float64 weight_decay, Adam's "
-                                               "betas, SGD's momentum or dampening, or "
-                                               "AdamW's lr, "
-                                               "multiplied into float32 arrays, makes the "
-                                               "optimizer's state float64")]
+        [pytest.mark.xfail(strict=True, raises=AssertionError,
+                           reason="a NumPy float64 weight_decay, Adam's betas, SGD's "
+                                  "momentum or dampening, or AdamW's lr, multiplied into "
+                                  "float32 arrays, makes the optimizer's state float64")]
         if case in LEAKING_HYPERPARAMETERS else []))
     for case in NUMPY_HYPERPARAMETERS])
 def test_a_numpy_float64_hyperparameter_keeps_the_state_float32(optimizer_id, key):
@@ -560,8 +657,9 @@ def test_a_numpy_float64_hyperparameter_keeps_the_state_float32(optimizer_id, ke
     assert_same_training(*train_both(optimizer_id, steps=3, ours_kwargs=kwargs))
 
 
-@pytest.mark.xfail(strict=True, reason="AdamW with a NumPy float64 lr (here from a "
-                                       "LambdaLR) makes exp_avg and exp_avg_sq float64")
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="AdamW with a NumPy float64 lr (here from a LambdaLR) makes "
+                          "exp_avg and exp_avg_sq float64")
 def test_reproducer_adamw_state_after_a_lambda_schedule_of_numpy_numbers():
     w = cr.tensor(np.ones(2, np.float32), requires_grad=True)
     opt = optim.AdamW([w], lr=0.1)
@@ -610,9 +708,9 @@ def test_resuming_from_a_saved_float32_optimizer_is_the_uninterrupted_run(tmp_pa
                 np.testing.assert_array_equal(value, opt_a.state[p][key])
 
 
-@pytest.mark.xfail(strict=True, reason="Optimizer.load_state_dict keeps a float64 saved "
-                                       "state for float32 parameters; torch casts it to "
-                                       "each parameter's dtype")
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="Optimizer.load_state_dict keeps a float64 saved state for "
+                          "float32 parameters; torch casts it to each parameter's dtype")
 def test_reproducer_a_float64_optimizer_state_loaded_for_float32_parameters():
     w64 = cr.tensor(np.ones(2), requires_grad=True)
     opt64 = optim.Adam([w64], lr=0.1)
@@ -623,6 +721,84 @@ def test_reproducer_a_float64_optimizer_state_loaded_for_float32_parameters():
     opt.load_state_dict(opt64.state_dict())
     # torch.optim.Adam.load_state_dict of a float64 state: exp_avg is float32
     assert opt.state[w]["exp_avg"].dtype == np.float32
+
+
+# ---------------------------------------------------------------------------------------
+# JAX's optimizers (chainrule.example_libraries.optimizers) on float32 parameters
+# ---------------------------------------------------------------------------------------
+
+# (id, the optimizer made from a module with JAX's names): chainrule's and JAX's
+JAX_OPTIMIZERS = [
+    ("sgd", lambda M: M.sgd(0.1)),
+    ("momentum", lambda M: M.momentum(0.1, 0.9)),
+    ("nesterov", lambda M: M.nesterov(0.1, 0.9)),
+    ("adagrad", lambda M: M.adagrad(0.1)),
+    ("rmsprop", lambda M: M.rmsprop(0.01)),
+    ("rmsprop_momentum", lambda M: M.rmsprop_momentum(0.01)),
+    ("adam", lambda M: M.adam(0.01)),
+    ("adamax", lambda M: M.adamax(0.01)),
+    ("adam-exponential_decay", lambda M: M.adam(M.exponential_decay(0.01, 2, 0.5))),
+    ("sgd-inverse_time_decay", lambda M: M.sgd(M.inverse_time_decay(0.1, 2, 0.5))),
+    ("sgd-polynomial_decay", lambda M: M.sgd(M.polynomial_decay(0.1, 3, 0.01))),
+    ("momentum-piecewise_constant",
+     lambda M: M.momentum(M.piecewise_constant([2], [0.1, 0.01]), 0.9)),
+]
+POLYNOMIAL_DECAY_REASON = (
+    "polynomial_decay's step size is a NumPy float64 scalar (np.minimum of the step "
+    "count): it makes float32 parameters float64, where JAX's stay float32")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("optimizer_id", [
+    pytest.param(case[0], marks=[pytest.mark.xfail(strict=True, raises=AssertionError,
+                                                   reason=POLYNOMIAL_DECAY_REASON)]
+                 if case[0] == "sgd-polynomial_decay" else [])
+    for case in JAX_OPTIMIZERS])
+def test_a_jax_style_optimizer_keeps_the_dtypes_jax_keeps(optimizer_id):
+    """Four steps of a JAX-style optimizer on float32 parameters, against JAX's own in
+    its float64 mode (chainrule's conventions): parameters and every leaf of the state
+    have JAX's dtypes (float32, except where JAX itself promotes: piecewise_constant's
+    values are a float64 array there) and JAX's numbers."""
+    import jax.numpy as jnp
+    from jax.example_libraries import optimizers as jax_optimizers
+
+    from chainrule import tree_util
+    from chainrule.example_libraries import optimizers as cr_optimizers
+
+    jax.config.update("jax_enable_x64", True)    # put back after the test (conftest.py)
+    make = dict(JAX_OPTIMIZERS)[optimizer_id]
+    X = RNG.standard_normal((5, 3)).astype(np.float32)
+    T = RNG.standard_normal((5, 2)).astype(np.float32)
+    start = {"w": RNG.standard_normal((3, 2)).astype(np.float32),
+             "b": np.zeros(2, np.float32)}
+    runs = []
+    for module, grad, lib, leaves_of in (
+            (cr_optimizers, cr.grad, cr, tree_util.tree_leaves),
+            (jax_optimizers, jax.grad, jnp, jax.tree_util.tree_leaves)):
+        def loss(p, lib=lib):
+            return lib.mean((lib.tanh(X @ p["w"]) + p["b"] - T) ** 2)
+        init, update, get_params = make(module)
+        state = init(start)
+        for i in range(4):
+            state = update(i, grad(loss)(get_params(state)), state)
+        runs.append((get_params(state), leaves_of(state)))
+    (params, leaves), (jax_params, jax_leaves) = runs
+    for key in start:
+        assert dtype_of(params[key]) == dtype_of(jax_params[key]), key
+        np.testing.assert_allclose(params[key], np.asarray(jax_params[key]), rtol=1e-5,
+                                   atol=1e-6, err_msg=key)
+    assert [dtype_of(np.asarray(a)) for a in leaves] == \
+        [dtype_of(np.asarray(a)) for a in jax_leaves]
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=POLYNOMIAL_DECAY_REASON)
+def test_reproducer_polynomial_decay_of_float32_parameters():
+    from chainrule.example_libraries import optimizers as cr_optimizers
+
+    init, update, get_params = cr_optimizers.sgd(cr_optimizers.polynomial_decay(0.1, 3, 0.01))
+    state = update(0, np.ones(2, np.float32), init(np.ones(2, np.float32)))
+    # jax.example_libraries.optimizers, float64 mode or not: float32
+    assert get_params(state).dtype == np.float32
 
 
 # =======================================================================================
@@ -682,8 +858,9 @@ def test_a_float64_state_loaded_into_a_float32_model_keeps_it_float32():
 
 
 def test_torchs_float32_state_dict_loads_into_a_float32_model():
-    """torch's float32 weights (its own initialisation, a step of training) load into
-    chainrule's float32 model, float32, and both compute the same float32 numbers."""
+    """torch's float32 weights (its own initialisation, the running statistics moved by
+    a forward pass in training) load into chainrule's float32 model, float32, and both
+    compute the same float32 numbers."""
     torch.manual_seed(int(seeded("torch initialisation").integers(2 ** 31)))
     theirs = torch.nn.Sequential(torch.nn.Linear(4, 6), torch.nn.Tanh(),
                                  torch.nn.BatchNorm1d(6), torch.nn.Linear(6, 3))
@@ -704,6 +881,41 @@ def test_torchs_float32_state_dict_loads_into_a_float32_model():
     assert_float32(out, "output")
     np.testing.assert_allclose(out.data, numbers(theirs(torch.from_numpy(x))), rtol=1e-5,
                                atol=1e-6)
+
+
+def test_torchs_float64_state_dict_loads_into_a_float32_model_as_float32():
+    """As torch's own load_state_dict copies a float64 tensor into a float32 parameter,
+    chainrule's load_torch_state_dict keeps the model float32."""
+    ours, _ = _net()
+    theirs = torch.nn.Sequential(torch.nn.Linear(4, 6), torch.nn.Tanh(),
+                                 torch.nn.BatchNorm1d(6), torch.nn.Linear(6, 3)).double()
+    ours.load_torch_state_dict(theirs.state_dict())
+    for name, value in ours.state_dict().items():
+        assert dtype_of(value) == _expected_dtype(name), name
+    exported = ours.torch_state_dict()
+    for name, value in theirs.state_dict().items():
+        np.testing.assert_array_equal(exported[name], numbers(value).astype(
+            exported[name].dtype), err_msg=name)
+
+
+def test_an_optimizer_made_before_float_trains_the_cast_parameters():
+    """``.float()`` casts each parameter in place, as torch's does: an optimizer made
+    before it holds the same parameters and updates them, in float32."""
+    model = nn.Sequential(nn.Linear(4, 6, rng=seeded("net", 0)), nn.Tanh(),
+                          nn.Linear(6, 3, rng=seeded("net", 1)))
+    before = list(model.parameters())
+    opt = optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    assert model.float() is model
+    assert all(p is q for p, q in zip(model.parameters(), before, strict=True))
+    start = [p.data.copy() for p in model.parameters()]
+    for x, y in _batches(2):
+        opt.zero_grad()
+        F.cross_entropy(model(cr.tensor(x)), y).backward()
+        opt.step()
+    for (name, p), s in zip(model.named_parameters(), start):
+        assert_float32(p, name)
+        assert_float32(opt.state[p]["momentum_buffer"], f"{name}: momentum_buffer")
+        assert not np.array_equal(p.data, s), f"{name} was not updated"
 
 
 # =======================================================================================
@@ -768,31 +980,39 @@ def test_per_example_gradients_of_a_float32_model_are_float32_and_torchs():
             np.testing.assert_allclose(g[i], a, rtol=1e-6, atol=1e-7)
 
 
-@pytest.mark.xfail(strict=True, reason="cr.vmap(cr.grad) of cross_entropy with batched "
-                                       "labels raises in the fused rule's pullback (np.asarray "
-                                       "of a batched value); the plain path works")
+@pytest.mark.xfail(strict=True, raises=TypeError,
+                   reason="cr.vmap(cr.grad) of cross_entropy with batched labels raises in "
+                          "the fused rule's pullback (np.asarray of a batched value); the "
+                          "plain path works")
 def test_reproducer_per_example_cross_entropy_gradients():
     W = np.ones((3, 4), np.float32)
-    X, Y = np.ones((5, 4), np.float32), np.array([0, 1, 2, 1, 0])
+    X, Y = np.eye(5, 4, dtype=np.float32), np.array([0, 1, 2, 1, 0])
     per_example = cr.grad(lambda w, x, y: F.cross_entropy(F.linear(x[None], w), y[None]))
     grads = cr.vmap(per_example, in_axes=(None, 0, 0))(W, X, Y)
-    # torch.func.vmap(torch.func.grad(...)) of the same: float32, shape (5, 3, 4)
+    # torch.func.vmap(torch.func.grad(...)) of the same: float32, shape (5, 3, 4), each
+    # example's gradient alone
     assert grads.dtype == np.float32 and grads.shape == (5, 3, 4)
+    for i in range(5):
+        np.testing.assert_allclose(grads[i], per_example(W, X[i], Y[i]), rtol=1e-6)
 
 
-@pytest.mark.xfail(strict=True, reason="cr.vmap(cr.grad) of nll_loss with batched labels "
-                                       "raises (np.asarray of a batched value)")
+@pytest.mark.xfail(strict=True, raises=TypeError,
+                   reason="cr.vmap(cr.grad) of nll_loss with batched labels raises "
+                          "(np.asarray of a batched value)")
 def test_reproducer_per_example_nll_loss_gradients():
     W = np.ones((3, 4), np.float32)
-    X, Y = np.ones((5, 4), np.float32), np.array([0, 1, 2, 1, 0])
+    X, Y = np.eye(5, 4, dtype=np.float32), np.array([0, 1, 2, 1, 0])
     per_example = cr.grad(lambda w, x, y: F.nll_loss(F.log_softmax(F.linear(x[None], w), 1),
                                                      y[None]))
     grads = cr.vmap(per_example, in_axes=(None, 0, 0))(W, X, Y)
     assert grads.dtype == np.float32 and grads.shape == (5, 3, 4)
+    for i in range(5):
+        np.testing.assert_allclose(grads[i], per_example(W, X[i], Y[i]), rtol=1e-6)
 
 
-@pytest.mark.xfail(strict=True, reason="cross_entropy refuses one example's logits (C,) "
-                                       "with a 0-d label, which torch's takes")
+@pytest.mark.xfail(strict=True, raises=ValueError,
+                   reason="cross_entropy refuses one example's logits (C,) with a 0-d "
+                          "label, which torch's takes")
 def test_reproducer_cross_entropy_of_one_unbatched_example():
     logits = cr.tensor(np.array([0.5, -1.0, 2.0], np.float32), requires_grad=True)
     loss = F.cross_entropy(logits, np.array(2))
@@ -863,3 +1083,37 @@ def test_jitted_gradient_and_forward_of_a_float32_model_on_new_data():
     out = f(x2)
     assert_float32(out, "jitted output")
     np.testing.assert_allclose(numbers(out), model(cr.tensor(x2)).data, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.slow
+def test_a_jitted_step_with_a_batch_norm_and_a_schedule_replays_the_eager_one():
+    """The running statistics are state cr.jit carries, and a schedule changes the
+    learning rate between calls (a program input): after five steps the parameters,
+    the running statistics and Adam's moments are float32 and the eager run's."""
+    batches = _batches(5)
+    runs = []
+    for jit in (False, True):
+        model, _ = _net()
+        opt = optim.Adam(model.parameters(), lr=0.02)
+        schedule = optim.CosineAnnealingLR(opt, T_max=5)
+
+        def step(x, y, model=model, opt=opt):
+            opt.zero_grad()
+            loss = F.cross_entropy(model(cr.tensor(x)), y)
+            loss.backward()
+            opt.step()
+            return loss
+        f = cr.jit(step) if jit else step
+        for x, y in batches:
+            assert_float32(f(x, y), "loss")
+            schedule.step()
+        runs.append((model, opt))
+    (eager, opt_e), (jitted, opt_j) = runs
+    for (name, a), b in zip(jitted.state_dict().items(), eager.state_dict().values()):
+        assert dtype_of(a) == _expected_dtype(name), name
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7, err_msg=name)
+    for p, q in zip(jitted.parameters(), eager.parameters()):
+        for key in ("exp_avg", "exp_avg_sq"):
+            assert_float32(opt_j.state[p][key], key)
+            np.testing.assert_allclose(opt_j.state[p][key], opt_e.state[q][key], rtol=1e-6,
+                                       atol=1e-9)
