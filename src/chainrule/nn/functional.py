@@ -22,7 +22,7 @@ from numpy.typing import ArrayLike
 from ..rules import fused
 from .. import arrays as xp
 from .. import rules as ops
-from ..primitive import raw as _raw, shape_of
+from ..primitive import Box, raw as _raw, shape_of
 from ..rules.common import Result, class_indices, float_dtype
 from ..tensor import Tensor
 from .activation_functions import (dropout, elu, embedding, gelu, layer_norm, leaky_relu,
@@ -119,6 +119,7 @@ def cross_entropy(logits: ArrayLike, labels: ArrayLike, reduction: str = "mean",
                   label_smoothing: float = 0.0, ignore_index: int = -100) -> Result:
     """Mean negative log-likelihood of integer ``labels`` (N,) under ``logits`` (N, C),
     through a stable log-softmax (``reduction="sum"``: the sum; ``"none"``: the N losses).
+    One example's logits (C,) take a 0-d label, as in PyTorch.
 
     The gradient with respect to the logits is (softmax(logits) - one_hot(labels)) / N.
 
@@ -154,6 +155,10 @@ def cross_entropy(logits: ArrayLike, labels: ArrayLike, reduction: str = "mean",
     0.6931
     """
     labels = _raw(labels)
+    if len(shape_of(logits)) == 1:  # one example, (C,) with a 0-d label, as torch takes it
+        losses = cross_entropy(ops.expand_dims(logits, 0), ops.reshape(labels, (1,)),
+                               reduction, label_smoothing, ignore_index)
+        return losses[0] if reduction == "none" else losses
     if type(ignore_index) is not int and (isinstance(ignore_index, (bool, np.bool_))
                                           or not isinstance(ignore_index, Integral)):
         raise TypeError(f"cross_entropy: ignore_index must be an int, got "
@@ -314,12 +319,16 @@ def nll_loss(log_probs: ArrayLike, labels: ArrayLike, weight: ArrayLike | None =
     0.4904
     """
     _check_reduction("nll_loss", reduction)
-    labels = np.asarray(_raw(labels)).astype(np.int64)
+    labels = _raw(labels)
+    # labels batched by cr.vmap (per-example losses) stay batched: cr's operations map them
+    labels = labels.astype(np.int64) if isinstance(labels, Box) else \
+        np.asarray(labels).astype(np.int64)
     kept = labels != ignore_index
-    safe = np.where(kept, labels, 0)
+    safe = ops.where(kept, labels, 0)
     dtype = float_dtype(_raw(log_probs))  # (float32 log-probabilities: a float32 loss)
-    weights = (np.ones(shape_of(log_probs)[-1], dtype) if weight is None
-               else np.asarray(_raw(weight), dtype=dtype))[safe] * kept
+    table = (np.ones(shape_of(log_probs)[-1], dtype) if weight is None
+             else np.asarray(_raw(weight), dtype=dtype))
+    weights = ops.take(table, safe) * kept
     losses = -log_probs[np.arange(len(labels)), safe] * weights
     if reduction == "mean":
         return ops.sum(losses) / weights.sum()

@@ -299,8 +299,13 @@ def _cross_entropy(logits, labels):
 
 def _cross_entropy_vjp(g, ans, logits, labels):
     """(softmax(logits) - one_hot(labels)) * g / N, written with the table's operations."""
-    one_hot = xp.zeros(xp.shape(raw(logits)), dtype=xp.result_type(raw(logits)))
-    one_hot[xp.arange(len(labels)), class_indices(labels, one_hot.shape)] = 1
+    if isinstance(labels, Box):  # labels batched by cr.vmap (per-example gradients): the
+        # one-hot by a comparison, which vmap maps (the forward checked each example's)
+        one_hot = (labels[:, None] == xp.arange(shape_of(raw(logits))[-1])).astype(
+            raw(logits).dtype)
+    else:
+        one_hot = xp.zeros(xp.shape(raw(logits)), dtype=xp.result_type(raw(logits)))
+        one_hot[xp.arange(len(labels)), class_indices(labels, one_hot.shape)] = 1
     g = reshape(g, xp.shape(g) + (1, 1))  # (a batch of) scalars, against (N, C)
     return (softmax(logits, axis=-1) - one_hot) * (g / len(labels))
 
