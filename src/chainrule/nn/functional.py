@@ -155,7 +155,8 @@ def cross_entropy(logits: ArrayLike, labels: ArrayLike, reduction: str = "mean",
     0.6931
     """
     labels = _raw(labels)
-    if len(shape_of(logits)) == 1:  # one example, (C,) with a 0-d label, as torch takes it
+    # one example, logits (C,) with a 0-d label, as torch takes it: a batch of one
+    if len(shape_of(logits)) == 1 and not shape_of(labels):
         losses = cross_entropy(ops.expand_dims(logits, 0), ops.reshape(labels, (1,)),
                                reduction, label_smoothing, ignore_index)
         return losses[0] if reduction == "none" else losses
