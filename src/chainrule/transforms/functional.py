@@ -215,6 +215,8 @@ def _float_dtype(x):
 def _argnums(argnums, nargs, name):
     if type(argnums) is int and -nargs <= argnums < nargs:  # one argument, in range:
         return (argnums % nargs,), False                  # what the checks below give
+    if isinstance(argnums, np.integer):  # (a NumPy integer: one argument, as an int)
+        argnums = int(argnums)
     many = not isinstance(argnums, int)
     nums = tuple(argnums) if many else (argnums,)
     for n in nums:
