@@ -27,7 +27,7 @@ optimizers in chainrule.example_libraries against jax.example_libraries in JAX's
 mode, where a float32 array stays float32 unless JAX itself promotes it), the schedules,
 the losses and the casts are lists too, each case made of names.
 
-Defects found are kept as strict xfails, each with its smallest reproducer.
+A defect found is kept as a strict xfail, with its smallest reproducer.
 """
 
 import numpy as np
@@ -427,28 +427,10 @@ LOSS_BY_ID = {case[0]: case for case in LOSSES}
 FAST_LOSSES = {"cross_entropy", "mse_loss"}
 
 
-NLL_REASON = ("nll_loss weighs each row by a float64 array (np.ones, or the weight cast "
-              "with dtype=float): the loss and the gradient of float32 log-probabilities "
-              "are float64")
-LEAKING_LOSSES = {   # (loss, reduction) -> why it comes back float64
-    ("cross_entropy-ignore_index", "mean"): (
-        "cross_entropy with ignore_index, reduction='mean': float32 sum / an int64 count "
-        "is a float64 loss"),
-    **{(loss_id, reduction): NLL_REASON for loss_id in ("nll_loss", "nll_loss-weight", "NLLLoss")
-       for reduction in ("mean", "sum", "none")},
-}
-
-
 def _loss_params():
-    params = []
-    for loss_id, _, _ in LOSSES:
-        for reduction in ("mean", "sum", "none"):
-            marks = [] if loss_id in FAST_LOSSES else [pytest.mark.slow]
-            if (loss_id, reduction) in LEAKING_LOSSES:
-                marks.append(pytest.mark.xfail(strict=True, raises=AssertionError,
-                                               reason=LEAKING_LOSSES[loss_id, reduction]))
-            params.append(pytest.param(loss_id, reduction, marks=marks))
-    return params
+    return [pytest.param(loss_id, reduction,
+                         marks=[] if loss_id in FAST_LOSSES else [pytest.mark.slow])
+            for loss_id, _, _ in LOSSES for reduction in ("mean", "sum", "none")]
 
 
 @pytest.mark.parametrize("loss_id, reduction", _loss_params())
@@ -487,24 +469,23 @@ def test_hinge_loss_of_float32_scores_is_float32():
     np.testing.assert_allclose(z.grad, numbers(t.grad), rtol=1e-6)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason=LEAKING_LOSSES["cross_entropy-ignore_index", "mean"])
-def test_reproducer_cross_entropy_with_ignore_index_of_float32_logits():
-    logits = cr.tensor(np.zeros((2, 3), np.float32))
-    loss = F.cross_entropy(logits, np.array([0, -1]), ignore_index=-1)
-    # torch: TF.cross_entropy(torch.zeros(2, 3), torch.tensor([0, -1]), ignore_index=-1)
-    # is 1.0986 (log 3), float32
-    assert loss.dtype == np.float32
-
-
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=NLL_REASON)
-def test_reproducer_nll_loss_of_float32_log_probabilities():
+def test_the_mean_over_the_labels_kept_of_float32_logits_is_float32():
+    """cross_entropy's mean with an ignore_index divides by the count of the labels
+    kept, and nll_loss's by their weights: both in the logits' dtype, as torch's."""
+    logits = RNG.standard_normal((4, 3)).astype(np.float32)
+    labels = np.array([0, -1, 2, 1])
+    z = cr.tensor(logits, requires_grad=True)
+    loss = F.cross_entropy(z, labels, ignore_index=-1)
+    assert_float32(loss, "cross_entropy")
+    t = torch.tensor(logits, requires_grad=True)
+    expected = TF.cross_entropy(t, torch.from_numpy(labels), ignore_index=-1)
+    np.testing.assert_allclose(loss.data, numbers(expected), rtol=1e-6)
     log_p = cr.tensor(np.log(np.full((2, 3), 1 / 3, np.float32)), requires_grad=True)
     loss = F.nll_loss(log_p, np.array([0, 2]))
     loss.backward()
-    # torch: TF.nll_loss(torch.full((2, 3), 1 / 3).log(), torch.tensor([0, 2])) is 1.0986,
-    # float32, and so is the gradient
-    assert loss.dtype == np.float32 and log_p.grad.dtype == np.float32
+    assert_float32(loss, "nll_loss")
+    assert_float32(log_p.grad, "nll_loss's gradient")
+    np.testing.assert_allclose(loss.data, np.log(np.float32(3)), rtol=1e-6)
 
 
 # =======================================================================================
@@ -624,32 +605,18 @@ def test_a_schedule_on_a_float32_model_trains_as_torch_does(optimizer_id, schedu
 
 # A hyperparameter given as a NumPy float64 number (read from a NumPy config, from a
 # np.logspace sweep, returned by a LambdaLR's function) is a float64 scalar, which NumPy
-# 2 does not demote: multiplied into a float32 array it makes a float64 array.
+# 2 does not demote: multiplied into a float32 array it would make a float64 array.
+# torch reads such a scalar as a number, and so must chainrule.
 NUMPY_HYPERPARAMETERS = [
     (optimizer_id, key) for optimizer_id in ("SGD-momentum-dampening-weight_decay",
                                              "Adam-weight_decay-betas-eps",
                                              "AdamW-weight_decay-amsgrad")
     for key, value in OPTIMIZER_BY_ID[optimizer_id][2].items()
     if isinstance(value, (float, tuple))]
-LEAKING_HYPERPARAMETERS = {   # float64 leaks into the state, see the xfail reason
-    ("SGD-momentum-dampening-weight_decay", "momentum"),
-    ("SGD-momentum-dampening-weight_decay", "dampening"),
-    ("SGD-momentum-dampening-weight_decay", "weight_decay"),
-    ("Adam-weight_decay-betas-eps", "weight_decay"),
-    ("Adam-weight_decay-betas-eps", "betas"),
-    ("AdamW-weight_decay-amsgrad", "lr"),
-    ("AdamW-weight_decay-amsgrad", "weight_decay"),
-}
 
 
-@pytest.mark.parametrize("optimizer_id, key", [
-    pytest.param(*case, marks=[pytest.mark.slow] + (
-        [pytest.mark.xfail(strict=True, raises=AssertionError,
-                           reason="a NumPy float64 weight_decay, Adam's betas, SGD's "
-                                  "momentum or dampening, or AdamW's lr, multiplied into "
-                                  "float32 arrays, makes the optimizer's state float64")]
-        if case in LEAKING_HYPERPARAMETERS else []))
-    for case in NUMPY_HYPERPARAMETERS])
+@pytest.mark.slow
+@pytest.mark.parametrize("optimizer_id, key", NUMPY_HYPERPARAMETERS)
 def test_a_numpy_float64_hyperparameter_keeps_the_state_float32(optimizer_id, key):
     kwargs = dict(OPTIMIZER_BY_ID[optimizer_id][2])
     kwargs[key] = (tuple(map(np.float64, kwargs[key])) if isinstance(kwargs[key], tuple)
@@ -657,17 +624,30 @@ def test_a_numpy_float64_hyperparameter_keeps_the_state_float32(optimizer_id, ke
     assert_same_training(*train_both(optimizer_id, steps=3, ours_kwargs=kwargs))
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="AdamW with a NumPy float64 lr (here from a LambdaLR) makes "
-                          "exp_avg and exp_avg_sq float64")
-def test_reproducer_adamw_state_after_a_lambda_schedule_of_numpy_numbers():
-    w = cr.tensor(np.ones(2, np.float32), requires_grad=True)
-    opt = optim.AdamW([w], lr=0.1)
-    optim.LambdaLR(opt, lambda k: np.float64(0.5) ** k)
-    (w * w).sum().backward()
-    opt.step()
-    # torch.optim.AdamW under torch.optim.lr_scheduler.LambdaLR: exp_avg is float32
-    assert opt.state[w]["exp_avg"].dtype == np.float32
+def test_adamw_under_a_schedule_of_numpy_numbers_keeps_its_state_float32():
+    """A LambdaLR whose function returns NumPy float64 numbers sets a NumPy lr: AdamW's
+    decay and its moments stay float32, and torch's numbers."""
+    start = RNG.standard_normal(3).astype(np.float32)
+    w = cr.tensor(start, requires_grad=True)
+    t = torch.tensor(start, requires_grad=True)
+    opt = optim.AdamW([w], lr=0.1, weight_decay=0.1)
+    topt = torch.optim.AdamW([t], lr=0.1, weight_decay=0.1)
+    schedules = (optim.LambdaLR(opt, lambda k: np.float64(0.5) ** k),
+                 torch.optim.lr_scheduler.LambdaLR(topt, lambda k: np.float64(0.5) ** k))
+    for _ in range(3):
+        opt.zero_grad()
+        (w * w).sum().backward()
+        opt.step()
+        topt.zero_grad()
+        (t * t).sum().backward()
+        topt.step()
+        for schedule in schedules:
+            schedule.step()
+    assert_float32(w, "parameter")
+    np.testing.assert_allclose(w.data, numbers(t), rtol=1e-6)
+    for key in ("exp_avg", "exp_avg_sq"):
+        assert_float32(opt.state[w][key], key)
+        np.testing.assert_allclose(opt.state[w][key], numbers(topt.state[t][key]), rtol=1e-6)
 
 
 @pytest.mark.slow
@@ -708,19 +688,27 @@ def test_resuming_from_a_saved_float32_optimizer_is_the_uninterrupted_run(tmp_pa
                 np.testing.assert_array_equal(value, opt_a.state[p][key])
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="Optimizer.load_state_dict keeps a float64 saved state for "
-                          "float32 parameters; torch casts it to each parameter's dtype")
-def test_reproducer_a_float64_optimizer_state_loaded_for_float32_parameters():
-    w64 = cr.tensor(np.ones(2), requires_grad=True)
-    opt64 = optim.Adam([w64], lr=0.1)
-    (w64 * w64).sum().backward()
-    opt64.step()
-    w = cr.tensor(np.ones(2, np.float32), requires_grad=True)
-    opt = optim.Adam([w], lr=0.1)
-    opt.load_state_dict(opt64.state_dict())
-    # torch.optim.Adam.load_state_dict of a float64 state: exp_avg is float32
-    assert opt.state[w]["exp_avg"].dtype == np.float32
+def test_a_float64_optimizer_state_loaded_for_float32_parameters_is_cast_as_torch_does():
+    """torch's Optimizer.load_state_dict casts each saved state to its parameter's
+    dtype (a float64 run resumed in float32): chainrule's too, the step count kept."""
+    runs = []
+    for lib in (cr, torch):
+        source = lib.tensor(np.ones(2), requires_grad=True)
+        make = optim.Adam if lib is cr else torch.optim.Adam
+        saved = make([source], lr=0.1)
+        (source * source).sum().backward()
+        saved.step()
+        target = lib.tensor(np.ones(2, np.float32), requires_grad=True)
+        opt = make([target], lr=0.1)
+        opt.load_state_dict(saved.state_dict())
+        runs.append(opt.state[target])
+    ours, theirs = runs
+    assert sorted(ours) == sorted(theirs)
+    for key in ("exp_avg", "exp_avg_sq"):
+        assert_float32(ours[key], key)
+        assert dtype_of(theirs[key]) == F32
+        np.testing.assert_allclose(ours[key], numbers(theirs[key]), rtol=1e-6)
+    assert int(ours["step"]) == int(theirs["step"]) == 1
 
 
 # ---------------------------------------------------------------------------------------
@@ -980,47 +968,45 @@ def test_per_example_gradients_of_a_float32_model_are_float32_and_torchs():
             np.testing.assert_allclose(g[i], a, rtol=1e-6, atol=1e-7)
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError,
-                   reason="cr.vmap(cr.grad) of cross_entropy with batched labels raises in "
-                          "the fused rule's pullback (np.asarray of a batched value); the "
-                          "plain path works")
-def test_reproducer_per_example_cross_entropy_gradients():
-    W = np.ones((3, 4), np.float32)
-    X, Y = np.eye(5, 4, dtype=np.float32), np.array([0, 1, 2, 1, 0])
-    per_example = cr.grad(lambda w, x, y: F.cross_entropy(F.linear(x[None], w), y[None]))
+# (id, chainrule's loss of one example's logits z (C,) and label y, torch's): the
+# example as a batch of one, and as itself (a 0-d label, which both libraries take)
+PER_EXAMPLE_LOSSES = [
+    ("cross_entropy", lambda z, y: F.cross_entropy(z[None], y[None]),
+     lambda z, y: TF.cross_entropy(z[None], y[None])),
+    ("cross_entropy-unbatched", lambda z, y: F.cross_entropy(z, y),
+     lambda z, y: TF.cross_entropy(z, y)),
+    ("cross_entropy-label_smoothing",
+     lambda z, y: F.cross_entropy(z[None], y[None], label_smoothing=0.1),
+     lambda z, y: TF.cross_entropy(z[None], y[None], label_smoothing=0.1)),
+    ("cross_entropy-ignore_index",
+     lambda z, y: F.cross_entropy(z[None], y[None], reduction="sum", ignore_index=1),
+     lambda z, y: TF.cross_entropy(z[None], y[None], reduction="sum", ignore_index=1)),
+    ("nll_loss", lambda z, y: F.nll_loss(F.log_softmax(z[None], 1), y[None]),
+     lambda z, y: TF.nll_loss(TF.log_softmax(z[None], 1), y[None])),
+]
+
+
+@pytest.mark.parametrize("loss_id", [
+    pytest.param(c[0], marks=[] if c[0] == "cross_entropy" else [pytest.mark.slow])
+    for c in PER_EXAMPLE_LOSSES])
+def test_per_example_classification_gradients_are_float32_and_torch_funcs(loss_id):
+    """cr.vmap(cr.grad) of a classification loss of one example, its label batched
+    with it: float32, each example's gradient alone, and torch.func's."""
+    _, ours, theirs = {c[0]: c for c in PER_EXAMPLE_LOSSES}[loss_id]
+    W = RNG.standard_normal((3, 4)).astype(np.float32)
+    X = RNG.standard_normal((5, 4)).astype(np.float32)
+    Y = np.array([0, 1, 2, 1, 0])
+    per_example = cr.grad(lambda w, x, y: ours(F.linear(x, w), y))
     grads = cr.vmap(per_example, in_axes=(None, 0, 0))(W, X, Y)
-    # torch.func.vmap(torch.func.grad(...)) of the same: float32, shape (5, 3, 4), each
-    # example's gradient alone
-    assert grads.dtype == np.float32 and grads.shape == (5, 3, 4)
+    assert_float32(grads, "per-example gradients")
+    assert grads.shape == (5, 3, 4)
+    wanted = tf.vmap(tf.grad(lambda w, x, y: theirs(TF.linear(x, w), y)),
+                     in_dims=(None, 0, 0))(torch.from_numpy(W), torch.from_numpy(X),
+                                           torch.from_numpy(Y))
+    np.testing.assert_allclose(grads, numbers(wanted), rtol=1e-5, atol=1e-6)
     for i in range(5):
-        np.testing.assert_allclose(grads[i], per_example(W, X[i], Y[i]), rtol=1e-6)
-
-
-@pytest.mark.xfail(strict=True, raises=TypeError,
-                   reason="cr.vmap(cr.grad) of nll_loss with batched labels raises "
-                          "(np.asarray of a batched value)")
-def test_reproducer_per_example_nll_loss_gradients():
-    W = np.ones((3, 4), np.float32)
-    X, Y = np.eye(5, 4, dtype=np.float32), np.array([0, 1, 2, 1, 0])
-    per_example = cr.grad(lambda w, x, y: F.nll_loss(F.log_softmax(F.linear(x[None], w), 1),
-                                                     y[None]))
-    grads = cr.vmap(per_example, in_axes=(None, 0, 0))(W, X, Y)
-    assert grads.dtype == np.float32 and grads.shape == (5, 3, 4)
-    for i in range(5):
-        np.testing.assert_allclose(grads[i], per_example(W, X[i], Y[i]), rtol=1e-6)
-
-
-@pytest.mark.xfail(strict=True, raises=ValueError,
-                   reason="cross_entropy refuses one example's logits (C,) with a 0-d "
-                          "label, which torch's takes")
-def test_reproducer_cross_entropy_of_one_unbatched_example():
-    logits = cr.tensor(np.array([0.5, -1.0, 2.0], np.float32), requires_grad=True)
-    loss = F.cross_entropy(logits, np.array(2))
-    # torch: TF.cross_entropy(torch.tensor([0.5, -1.0, 2.0]), torch.tensor(2)) = 0.2413
-    # (float32)
-    expected = TF.cross_entropy(torch.tensor([0.5, -1.0, 2.0]), torch.tensor(2))
-    assert loss.dtype == np.float32
-    np.testing.assert_allclose(loss.data, numbers(expected), rtol=1e-6)
+        np.testing.assert_allclose(grads[i], per_example(W, X[i], Y[i]), rtol=1e-6,
+                                   atol=1e-7)
 
 
 @pytest.mark.parametrize("optimizer_id", [
