@@ -30,6 +30,8 @@ the losses and the casts are lists too, each case made of names.
 A defect found is kept as a strict xfail, with its smallest reproducer.
 """
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -47,6 +49,14 @@ RNG = per_test_generator(3232)
 F32, F64 = np.dtype(np.float32), np.dtype(np.float64)
 EPS32 = float(np.finfo(np.float32).eps)
 Case = layer_cases.Case
+
+
+@pytest.fixture(autouse=True)
+def _torch_seeded_per_test(request):
+    """torch's own draws (a layer's initialisation, overwritten by the shared weights
+    where both libraries hold the same numbers) come from a generator seeded by the
+    test's id, whatever ran before."""
+    torch.manual_seed(int(seeded(request.node.nodeid, "torch").integers(2 ** 31)))
 
 
 def numbers(a):
@@ -241,6 +251,54 @@ def test_every_cast_reaches_every_parameter_and_buffer_of_every_layer(cast):
                    if not k.endswith("num_batches_tracked")), case.id
 
 
+class Holder(nn.Module):
+    """Every kind of place a module keeps arrays: a parameter list and dict, buffers
+    (float, integer, not persistent), a layer in a plain list, a complex parameter."""
+
+    def __init__(self):
+        self.plist = nn.ParameterList([nn.Parameter(np.ones(2)), nn.Parameter(np.zeros(3))])
+        self.pdict = nn.ParameterDict({"a": nn.Parameter(np.ones(2))})
+        self.register_buffer("scale", np.ones(2))
+        self.register_buffer("scratch", cr.tensor(np.ones(2)), persistent=False)
+        self.register_buffer("index", np.arange(3))
+        self.blocks = [nn.Linear(2, 2, rng=0)]
+        self.phase = nn.Parameter(np.ones(2) + 1j)
+
+
+class TorchHolder(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.plist = torch.nn.ParameterList([torch.nn.Parameter(torch.ones(2)),
+                                             torch.nn.Parameter(torch.zeros(3))])
+        self.pdict = torch.nn.ParameterDict({"a": torch.nn.Parameter(torch.ones(2))})
+        self.register_buffer("scale", torch.ones(2))
+        self.register_buffer("scratch", torch.ones(2), persistent=False)
+        self.register_buffer("index", torch.arange(3))
+        self.blocks = torch.nn.ModuleList([torch.nn.Linear(2, 2)])
+        self.phase = torch.nn.Parameter(torch.ones(2, dtype=torch.complex128))
+
+
+@pytest.mark.parametrize("cast", [
+    ("float", lambda m: m.float(), lambda m: m.float()),
+    ("to float32", lambda m: m.to(np.float32), lambda m: m.to(torch.float32)),
+    ("double", lambda m: m.float().double(), lambda m: m.float().double()),
+], ids=lambda c: c[0])
+def test_a_cast_reaches_every_place_a_module_keeps_arrays_as_torchs(cast):
+    """The dtype of every parameter and buffer after the cast is torch's: float ones
+    cast, integer ones kept, a complex one kept by .float() and .double() and cast to
+    its real part by .to(a float dtype), as torch does (with its warning)."""
+    _, ours_cast, torch_cast = cast
+    ours = ours_cast(Holder().double())
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "Casting complex values to real")
+        theirs = torch_cast(TorchHolder().double())
+
+    def dtypes(pairs):
+        return {name: dtype_of(value) for name, value in pairs}
+    assert dtypes(ours.named_parameters()) == dtypes(theirs.named_parameters())
+    assert dtypes(ours.named_buffers()) == dtypes(theirs.named_buffers())
+
+
 @pytest.mark.parametrize("make", [
     lambda: nn.Linear(3, 2, rng=0, dtype=np.float32),
     lambda: nn.Embedding(5, 3, rng=0, dtype=np.float32),
@@ -306,7 +364,8 @@ def test_a_float32_parameters_gradient_stays_float32_under_a_float64_loss():
     """A float32 model's loss weighted by a float64 array is float64 (NumPy's
     promotion), but each parameter's gradient keeps the parameter's dtype, as torch's
     does; an input of float64 data makes a float64 output, and the same float32
-    gradients; ``zero_grad(set_to_none=False)`` leaves float32 zeros."""
+    gradients, which a second backward adds to in float32; ``zero_grad(set_to_none=
+    False)`` leaves float32 zeros."""
     model = nn.Linear(3, 2, rng=seeded("linear")).float()
     x = RNG.standard_normal((4, 3)).astype(np.float32)
     (model(cr.tensor(x)) * RNG.standard_normal((4, 2))).sum().backward()
@@ -319,8 +378,11 @@ def test_a_float32_parameters_gradient_stays_float32_under_a_float64_loss():
     out = model(cr.tensor(x.astype(np.float64)))
     assert out.dtype == F64
     out.sum().backward()
-    for name, p in model.named_parameters():
+    once = [p.grad.copy() for p in model.parameters()]
+    model(cr.tensor(x)).sum().backward()            # accumulated, as torch accumulates
+    for (name, p), g in zip(model.named_parameters(), once):
         assert_float32(p.grad, f"{name}.grad")
+        np.testing.assert_allclose(p.grad, 2 * g, rtol=1e-6)
     model.zero_grad(set_to_none=False)
     for name, p in model.named_parameters():
         assert_float32(p.grad, f"{name}.grad")
@@ -849,7 +911,6 @@ def test_torchs_float32_state_dict_loads_into_a_float32_model():
     """torch's float32 weights (its own initialisation, the running statistics moved by
     a forward pass in training) load into chainrule's float32 model, float32, and both
     compute the same float32 numbers."""
-    torch.manual_seed(int(seeded("torch initialisation").integers(2 ** 31)))
     theirs = torch.nn.Sequential(torch.nn.Linear(4, 6), torch.nn.Tanh(),
                                  torch.nn.BatchNorm1d(6), torch.nn.Linear(6, 3))
     x, y = _batches(1)[0]
