@@ -23,6 +23,7 @@ differentiable like any composition of chainrule's operations.
 """
 
 from collections.abc import Callable, Sequence
+from numbers import Integral
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -100,7 +101,9 @@ def polynomial_decay(step_size: float, decay_steps: int, final_step_size: float,
     0.5
     """
     def schedule(i):
-        done = np.minimum(i, decay_steps)
+        # a step count that is a number gives a Python number (float32 parameters stay
+        # float32, as JAX's weak types keep them); a traced or batched one, an array
+        done = min(int(i), decay_steps) if isinstance(i, Integral) else np.minimum(i, decay_steps)
         return (step_size - final_step_size) * (1 - done / decay_steps) ** power \
             + final_step_size
     return schedule
