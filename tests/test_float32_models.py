@@ -27,7 +27,8 @@ optimizers in chainrule.example_libraries against jax.example_libraries in JAX's
 mode, where a float32 array stays float32 unless JAX itself promotes it), the schedules,
 the losses and the casts are lists too, each case made of names.
 
-A defect found is kept as a strict xfail, with its smallest reproducer.
+A defect found is kept as a strict xfail, with its smallest reproducer, until it is
+fixed.
 """
 
 import warnings
@@ -793,17 +794,10 @@ JAX_OPTIMIZERS = [
     ("momentum-piecewise_constant",
      lambda M: M.momentum(M.piecewise_constant([2], [0.1, 0.01]), 0.9)),
 ]
-POLYNOMIAL_DECAY_REASON = (
-    "polynomial_decay's step size is a NumPy float64 scalar (np.minimum of the step "
-    "count): it makes float32 parameters float64, where JAX's stay float32")
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("optimizer_id", [
-    pytest.param(case[0], marks=[pytest.mark.xfail(strict=True, raises=AssertionError,
-                                                   reason=POLYNOMIAL_DECAY_REASON)]
-                 if case[0] == "sgd-polynomial_decay" else [])
-    for case in JAX_OPTIMIZERS])
+@pytest.mark.parametrize("optimizer_id", [case[0] for case in JAX_OPTIMIZERS])
 def test_a_jax_style_optimizer_keeps_the_dtypes_jax_keeps(optimizer_id):
     """Four steps of a JAX-style optimizer on float32 parameters, against JAX's own in
     its float64 mode (chainrule's conventions): parameters and every leaf of the state
@@ -839,16 +833,6 @@ def test_a_jax_style_optimizer_keeps_the_dtypes_jax_keeps(optimizer_id):
                                    atol=1e-6, err_msg=key)
     assert [dtype_of(np.asarray(a)) for a in leaves] == \
         [dtype_of(np.asarray(a)) for a in jax_leaves]
-
-
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=POLYNOMIAL_DECAY_REASON)
-def test_reproducer_polynomial_decay_of_float32_parameters():
-    from chainrule.example_libraries import optimizers as cr_optimizers
-
-    init, update, get_params = cr_optimizers.sgd(cr_optimizers.polynomial_decay(0.1, 3, 0.01))
-    state = update(0, np.ones(2, np.float32), init(np.ones(2, np.float32)))
-    # jax.example_libraries.optimizers, float64 mode or not: float32
-    assert get_params(state).dtype == np.float32
 
 
 # =======================================================================================
@@ -893,6 +877,28 @@ def test_a_float32_model_saved_and_loaded_stays_float32(tmp_path):
     out = copy(cr.tensor(x))
     assert_float32(out, "output")
     np.testing.assert_array_equal(out.data, model(cr.tensor(x)).data)
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_a_float32_model_in_an_npz_checkpoint_stays_float32(tmp_path, compress):
+    model = _trained_net()
+    path = tmp_path / "model.npz"
+    cr.save(model, path, compress=compress)
+    loaded = cr.load(path)
+    for name, value in model.state_dict().items():
+        assert dtype_of(loaded[name]) == _expected_dtype(name), name
+        np.testing.assert_array_equal(loaded[name], value)
+
+
+def test_a_float32_state_loaded_into_a_float64_model_keeps_it_float64():
+    """The other way, as torch's load_state_dict: the model's dtype wins."""
+    model = nn.Sequential(nn.Linear(4, 6), nn.Tanh(), nn.BatchNorm1d(6), nn.Linear(6, 3))
+    state = _trained_net().state_dict()
+    model.load_state_dict(state)
+    for name, value in model.state_dict().items():
+        expected = np.int64 if name.endswith("num_batches_tracked") else F64
+        assert dtype_of(value) == expected, name
+        np.testing.assert_array_equal(value, state[name])
 
 
 def test_a_float64_state_loaded_into_a_float32_model_keeps_it_float32():
@@ -1004,6 +1010,76 @@ def test_cr_grad_of_a_loss_of_float32_parameters_is_float32_and_the_eager_gradie
         [torch.from_numpy(p) for p in params])
     for g, w in zip(grads, wanted):
         np.testing.assert_allclose(g, numbers(w), rtol=1e-5, atol=1e-6)
+
+
+def _two(x):
+    """The same float32 numbers for torch's float32 and float64 runs."""
+    return {torch.float32: torch.from_numpy(x), torch.float64: torch.from_numpy(x).double()}
+
+
+# (id, chainrule's result from (forward, params, x, labels, tangent), torch.func's from the
+# same, each given torch's arrays): transforms in the parameters of a float32 model
+PARAMETER_TRANSFORMS = [
+    ("value_and_grad",
+     lambda fw, ps, x, y, v: cr.value_and_grad(
+         lambda ps: F.cross_entropy(fw("cr", ps, x), y))(ps),
+     lambda fw, ps, x, y, v: tf.grad_and_value(
+         lambda ps: TF.cross_entropy(fw("torch", ps, x), y))(ps)[::-1]),
+    ("jacfwd-first_weight",
+     lambda fw, ps, x, y, v: cr.jacfwd(lambda w: fw("cr", [w] + ps[1:], x))(ps[0]),
+     lambda fw, ps, x, y, v: tf.jacfwd(lambda w: fw("torch", [w] + ps[1:], x))(ps[0])),
+    ("jacrev-last_weight",
+     lambda fw, ps, x, y, v: cr.jacrev(lambda w: fw("cr", ps[:2] + [w, ps[3]], x))(ps[2]),
+     lambda fw, ps, x, y, v: tf.jacrev(lambda w: fw("torch", ps[:2] + [w, ps[3]], x))(ps[2])),
+    ("hessian-last_weight",
+     lambda fw, ps, x, y, v: cr.hessian(
+         lambda w: F.cross_entropy(fw("cr", ps[:2] + [w, ps[3]], x), y))(ps[2]),
+     lambda fw, ps, x, y, v: tf.hessian(
+         lambda w: TF.cross_entropy(fw("torch", ps[:2] + [w, ps[3]], x), y))(ps[2])),
+    ("jvp",
+     lambda fw, ps, x, y, v: cr.jvp(lambda w: fw("cr", [w] + ps[1:], x), (ps[0],), (v,)),
+     lambda fw, ps, x, y, v: tf.jvp(lambda w: fw("torch", [w] + ps[1:], x), (ps[0],), (v,))),
+    ("vjp",
+     lambda fw, ps, x, y, v: cr.vjp(lambda w: fw("cr", [w] + ps[1:], x), ps[0])[1](
+         fw("cr", ps, x).data),
+     lambda fw, ps, x, y, v: tf.vjp(lambda w: fw("torch", [w] + ps[1:], x), ps[0])[1](
+         fw("torch", ps, x))),
+    ("vmap-ensemble",    # five copies of the first weight, each scaled
+     lambda fw, ps, x, y, v: cr.vmap(lambda w: fw("cr", [w] + ps[1:], x))(
+         ps[0] * np.linspace(0.5, 1.5, 5, dtype=np.float32)[:, None, None]),
+     lambda fw, ps, x, y, v: tf.vmap(lambda w: fw("torch", [w] + ps[1:], x))(
+         ps[0] * torch.linspace(0.5, 1.5, 5, dtype=ps[0].dtype)[:, None, None])),
+]
+
+
+@pytest.mark.parametrize("transform_id", [
+    pytest.param(c[0], marks=[] if c[0] == "value_and_grad" else [pytest.mark.slow])
+    for c in PARAMETER_TRANSFORMS])
+def test_a_transform_in_a_float32_models_parameters_is_float32_and_torch_funcs(
+        transform_id):
+    """Each result (every array of it) is float32, and torch.func's within float32
+    rounding, on the same float32 weights and data."""
+    _, ours, theirs = {c[0]: c for c in PARAMETER_TRANSFORMS}[transform_id]
+    params, forward = _functional(_mlp())
+    x, y = _batches(1)[0]
+    v = RNG.standard_normal(params[0].shape).astype(np.float32)
+    got = ours(forward, params, x, y, v)
+    answers = {}
+    for dtype in (torch.float32, torch.float64):
+        answers[dtype] = theirs(forward, [_two(p)[dtype] for p in params], _two(x)[dtype],
+                                torch.from_numpy(y), _two(v)[dtype])
+    got = got if isinstance(got, tuple) else (got,)
+    t32 = answers[torch.float32]
+    t32, t64 = ((t32, answers[torch.float64]) if isinstance(t32, tuple)
+                else ((t32,), (answers[torch.float64],)))
+    assert len(got) == len(t32)
+    for k, (a, b, c) in enumerate(zip(got, t32, t64)):
+        leaves = a if isinstance(a, list) else [a]
+        for leaf, b_leaf, c_leaf in zip(leaves, b if isinstance(b, (list, tuple)) else [b],
+                                        c if isinstance(c, (list, tuple)) else [c],
+                                        strict=True):
+            assert_float32(leaf, f"{transform_id} result {k}")
+            within_float32(leaf, b_leaf, c_leaf, f"{transform_id} result {k}")
 
 
 @pytest.mark.slow
