@@ -691,6 +691,67 @@ def test_a_numpy_float64_hyperparameter_keeps_the_state_float32(optimizer_id, ke
     assert_same_training(*train_both(optimizer_id, steps=3, ours_kwargs=kwargs))
 
 
+JIT_LEAKING_HYPERPARAMETERS = {("AdamW-weight_decay-amsgrad", "lr")}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("optimizer_id, key", [
+    pytest.param(*case, marks=[pytest.mark.xfail(
+        strict=True, raises=AssertionError,
+        reason="under cr.jit, AdamW's NumPy float64 lr (a program input) decays the "
+               "float32 parameter into float64: exp_avg and exp_avg_sq become float64")]
+        if case in JIT_LEAKING_HYPERPARAMETERS else [])
+    for case in NUMPY_HYPERPARAMETERS])
+def test_a_numpy_float64_hyperparameter_keeps_a_jitted_steps_state_float32(optimizer_id,
+                                                                           key):
+    """The same under cr.jit, where the learning rate is an input of the program: the
+    jitted run with the NumPy number is the eager run with the Python number."""
+    _, name, kwargs = OPTIMIZER_BY_ID[optimizer_id]
+    numpy_kwargs = dict(kwargs)
+    numpy_kwargs[key] = (tuple(map(np.float64, kwargs[key])) if isinstance(kwargs[key], tuple)
+                         else np.float64(kwargs[key]))
+    batches = _batches(3)
+    runs = []
+    for jit, hyperparameters in ((False, kwargs), (True, numpy_kwargs)):
+        model = _mlp()
+        opt = getattr(optim, name)(model.parameters(), **hyperparameters)
+
+        def step(x, y, model=model, opt=opt):
+            opt.zero_grad()
+            F.cross_entropy(model(cr.tensor(x)), y).backward()
+            opt.step()
+        f = cr.jit(step) if jit else step
+        for x, y in batches:
+            f(x, y)
+        runs.append((model, opt))
+    (eager, opt_e), (jitted, opt_j) = runs
+    for (name_, p), q in zip(jitted.named_parameters(), eager.parameters()):
+        assert_float32(p, name_)
+        np.testing.assert_allclose(p.data, q.data, rtol=1e-6, atol=1e-7)
+        for state_key, value in opt_j.state[p].items():
+            if state_key != "step":
+                assert_float32(value, f"{name_}: state {state_key!r}")
+                np.testing.assert_allclose(value, opt_e.state[q][state_key], rtol=1e-6,
+                                           atol=1e-9)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="under cr.jit, AdamW's NumPy float64 lr makes its moments float64")
+def test_reproducer_jitted_adamw_with_a_numpy_learning_rate():
+    w = cr.tensor(np.ones(2, np.float32), requires_grad=True)
+    opt = optim.AdamW([w], lr=np.float64(0.1), weight_decay=0.1)
+
+    @cr.jit
+    def step():
+        opt.zero_grad()
+        (w * w).sum().backward()
+        opt.step()
+    step()
+    step()
+    # eagerly (and in torch) exp_avg is float32
+    assert opt.state[w]["exp_avg"].dtype == np.float32
+
+
 def test_adamw_under_a_schedule_of_numpy_numbers_keeps_its_state_float32():
     """A LambdaLR whose function returns NumPy float64 numbers sets a NumPy lr: AdamW's
     decay and its moments stay float32, and torch's numbers."""
