@@ -1253,6 +1253,64 @@ def test_a_jitted_float32_training_step_replays_the_eager_one(optimizer_id):
                 np.testing.assert_allclose(value, opt_e.state[q][key], rtol=1e-6, atol=1e-8)
 
 
+# (id, chainrule's loss of logits z and target y, where y is an argument of the jitted
+# function, traced as the logits are)
+JIT_LOSSES = [
+    ("cross_entropy", lambda z, y: F.cross_entropy(z, y), "labels"),
+    ("cross_entropy-ignore_index", lambda z, y: F.cross_entropy(z, y, ignore_index=-1),
+     "labels"),
+    ("cross_entropy-label_smoothing",
+     lambda z, y: F.cross_entropy(z, y, label_smoothing=0.1), "labels"),
+    ("nll_loss", lambda z, y: F.nll_loss(F.log_softmax(z, 1), y), "labels"),
+    ("nll_loss-weight", lambda z, y: F.nll_loss(
+        F.log_softmax(z, 1), y, weight=np.array([1.0, 2.0, 0.5], np.float32)), "labels"),
+    ("mse_loss", lambda z, y: F.mse_loss(z, y), "targets"),
+    ("huber_loss", lambda z, y: F.huber_loss(z, y, delta=0.5), "targets"),
+    ("binary_cross_entropy_with_logits",
+     lambda z, y: F.binary_cross_entropy_with_logits(z, y), "probabilities"),
+]
+NLL_UNDER_JIT = ("nll_loss under cr.jit with its labels an argument raises TracingError: "
+                 "it reads them with np.asarray")
+
+
+def _jit_target(kind):
+    if kind == "labels":
+        return RNG.integers(0, 3, 5)
+    if kind == "targets":
+        return RNG.standard_normal((5, 3)).astype(np.float32)
+    return RNG.uniform(0.05, 0.95, (5, 3)).astype(np.float32)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("loss_id", [
+    pytest.param(case[0], marks=[pytest.mark.xfail(strict=True, raises=TypeError,
+                                                   reason=NLL_UNDER_JIT)]
+                 if case[0].startswith("nll_loss") else [])
+    for case in JIT_LOSSES])
+def test_a_jitted_loss_of_float32_logits_replays_the_eager_one(loss_id):
+    """cr.jit(cr.value_and_grad(loss)) of float32 logits and a target, both arguments,
+    traced at one batch and replayed at another: float32, and the eager numbers."""
+    _, loss, kind = {c[0]: c for c in JIT_LOSSES}[loss_id]
+    f = cr.jit(cr.value_and_grad(loss))
+    z1, z2 = (RNG.standard_normal((5, 3)).astype(np.float32) for _ in range(2))
+    y1, y2 = _jit_target(kind), _jit_target(kind)
+    f(z1, y1)
+    value, grad = f(z2, y2)
+    eager_value, eager_grad = cr.value_and_grad(loss)(z2, y2)
+    assert_float32(value, "jitted loss")
+    assert_float32(grad, "jitted gradient")
+    np.testing.assert_allclose(numbers(value), numbers(eager_value), rtol=1e-6)
+    np.testing.assert_allclose(grad, eager_grad, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.xfail(strict=True, raises=TypeError, reason=NLL_UNDER_JIT)
+def test_reproducer_nll_loss_under_jit():
+    f = cr.jit(lambda log_p, y: F.nll_loss(log_p, y))
+    log_p = np.log(np.full((2, 3), 1 / 3, np.float32))
+    # torch.compile(lambda log_p, y: TF.nll_loss(log_p, y)) gives log 3, float32
+    np.testing.assert_allclose(numbers(f(log_p, np.array([0, 2]))), np.log(3), rtol=1e-6)
+
+
 def test_jitted_gradient_and_forward_of_a_float32_model_on_new_data():
     """cr.jit of cr.grad of the functional loss, and of the model's forward, traced at
     one batch and replayed at another: float32 and the eager numbers there."""
