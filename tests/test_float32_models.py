@@ -27,8 +27,7 @@ optimizers in chainrule.example_libraries against jax.example_libraries in JAX's
 mode, where a float32 array stays float32 unless JAX itself promotes it), the schedules,
 the losses and the casts are lists too, each case made of names.
 
-A defect found is kept as a strict xfail, with its smallest reproducer, until it is
-fixed.
+Each defect these checks found is also held at its smallest, as a reproducer test.
 """
 
 import warnings
@@ -691,17 +690,8 @@ def test_a_numpy_float64_hyperparameter_keeps_the_state_float32(optimizer_id, ke
     assert_same_training(*train_both(optimizer_id, steps=3, ours_kwargs=kwargs))
 
 
-JIT_LEAKING_HYPERPARAMETERS = {("AdamW-weight_decay-amsgrad", "lr")}
-
-
 @pytest.mark.slow
-@pytest.mark.parametrize("optimizer_id, key", [
-    pytest.param(*case, marks=[pytest.mark.xfail(
-        strict=True, raises=AssertionError,
-        reason="under cr.jit, AdamW's NumPy float64 lr (a program input) decays the "
-               "float32 parameter into float64: exp_avg and exp_avg_sq become float64")]
-        if case in JIT_LEAKING_HYPERPARAMETERS else [])
-    for case in NUMPY_HYPERPARAMETERS])
+@pytest.mark.parametrize("optimizer_id, key", NUMPY_HYPERPARAMETERS)
 def test_a_numpy_float64_hyperparameter_keeps_a_jitted_steps_state_float32(optimizer_id,
                                                                            key):
     """The same under cr.jit, where the learning rate is an input of the program: the
@@ -735,8 +725,6 @@ def test_a_numpy_float64_hyperparameter_keeps_a_jitted_steps_state_float32(optim
                                            atol=1e-9)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="under cr.jit, AdamW's NumPy float64 lr makes its moments float64")
 def test_reproducer_jitted_adamw_with_a_numpy_learning_rate():
     w = cr.tensor(np.ones(2, np.float32), requires_grad=True)
     opt = optim.AdamW([w], lr=np.float64(0.1), weight_decay=0.1)
@@ -1269,8 +1257,6 @@ JIT_LOSSES = [
     ("binary_cross_entropy_with_logits",
      lambda z, y: F.binary_cross_entropy_with_logits(z, y), "probabilities"),
 ]
-NLL_UNDER_JIT = ("nll_loss under cr.jit with its labels an argument raises TracingError: "
-                 "it reads them with np.asarray")
 
 
 def _jit_target(kind):
@@ -1282,11 +1268,7 @@ def _jit_target(kind):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("loss_id", [
-    pytest.param(case[0], marks=[pytest.mark.xfail(strict=True, raises=TypeError,
-                                                   reason=NLL_UNDER_JIT)]
-                 if case[0].startswith("nll_loss") else [])
-    for case in JIT_LOSSES])
+@pytest.mark.parametrize("loss_id", [case[0] for case in JIT_LOSSES])
 def test_a_jitted_loss_of_float32_logits_replays_the_eager_one(loss_id):
     """cr.jit(cr.value_and_grad(loss)) of float32 logits and a target, both arguments,
     traced at one batch and replayed at another: float32, and the eager numbers."""
@@ -1303,7 +1285,6 @@ def test_a_jitted_loss_of_float32_logits_replays_the_eager_one(loss_id):
     np.testing.assert_allclose(grad, eager_grad, rtol=1e-6, atol=1e-8)
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError, reason=NLL_UNDER_JIT)
 def test_reproducer_nll_loss_under_jit():
     f = cr.jit(lambda log_p, y: F.nll_loss(log_p, y))
     log_p = np.log(np.full((2, 3), 1 / 3, np.float32))

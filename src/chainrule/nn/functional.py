@@ -321,9 +321,10 @@ def nll_loss(log_probs: ArrayLike, labels: ArrayLike, weight: ArrayLike | None =
     """
     _check_reduction("nll_loss", reduction)
     labels = _raw(labels)
-    # labels batched by cr.vmap (per-example losses) stay batched: cr's operations map them
-    labels = labels.astype(np.int64) if isinstance(labels, Box) else \
-        np.asarray(labels).astype(np.int64)
+    # labels batched by cr.vmap (per-example losses) or traced by cr.jit stay so: cr's
+    # operations map and record them
+    labels = labels.astype(np.int64) if isinstance(labels, Box) or type(labels) in xp.ARRAYS \
+        else np.asarray(labels).astype(np.int64)
     kept = labels != ignore_index
     safe = ops.where(kept, labels, 0)
     dtype = float_dtype(_raw(log_probs))  # (float32 log-probabilities: a float32 loss)

@@ -221,7 +221,8 @@ class Optimizer:
         input), each parameter and its state; the other hyperparameters are the mode."""
         arrays, settings, i = {}, [], 0
         for g, group in enumerate(self.param_groups):
-            arrays["lr", g] = group["lr"]
+            lr = group["lr"]  # (a NumPy float scalar as a number: float32 state stays so)
+            arrays["lr", g] = float(lr) if isinstance(lr, np.floating) else lr
             settings.append(tuple([kv for kv in group.items()
                                    if kv[0] != "params" and kv[0] != "lr"]))
             for p in group["params"]:
