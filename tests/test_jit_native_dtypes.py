@@ -316,8 +316,6 @@ def test_a_number_in_keeps_its_kind_and_dtype(number, compiled, tier_on):
     assert np.result_type(got) == expected.dtype
 
 
-@pytest.mark.xfail(strict=True, reason="cr.jit(cr.grad(f)) of a Python complex returns "
-                   "a 0-d complex128 ndarray where eager cr.grad returns a complex")
 def test_a_python_complex_in_gives_a_complex_out():
     def f(z):
         return cnp.real(z * z)
@@ -365,9 +363,6 @@ def test_a_float32_argument_beside_a_float64_one_is_not_compiled(tier_on):
     assert [g.dtype for g in got] == [e.dtype for e in expected]
 
 
-@pytest.mark.xfail(strict=True, reason="cnp.real of a float64 value is a .copy() call "
-                   "the compiled tier does not take: a loss written for real and "
-                   "complex inputs never compiles")
 def test_real_of_a_float64_loss_compiles(tier_on):
     def loss(x):
         return cnp.real(cnp.sum(cnp.sin(x) * x))

@@ -278,6 +278,9 @@ class _Writer:
             return f"np.broadcast_to({arg[0]}, {self.shape(out)!r})"
         if fn is np.array and len(args) == 1 and set(kwargs) <= {"copy"}:
             return f"{arg[0]}.copy()"
+        if (fn is np.copy or (type(fn) is Method and fn.name == "copy")) and \
+                len(args) == 1 and not kwargs and type(args[0]) is Slot:  # (real of a real)
+            return arg[0] if _is_scalar(self.values[args[0].n]) else f"{arg[0]}.copy()"
         if fn is operator.getitem and type(args[0]) is Slot:
             return f"t{args[0].n}[{self.index(args[1])}]"
         if fn is operator.setitem and type(args[0]) is Slot:

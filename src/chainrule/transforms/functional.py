@@ -201,9 +201,12 @@ def _traced(f, args, kwargs, kind):
 
 
 def _number(x):
-    """float(x), or complex(x) where x is complex (a traced array of cr.jit stays one)."""
+    """float(x), or complex(x) where x is complex (under cr.jit, the conversion is a call
+    of the program, as to_float's is: each replay gives a Python number)."""
     if isinstance(x, complex) or getattr(getattr(x, "dtype", None), "kind", "") == "c":
-        return complex(x) if type(x) is np.ndarray or type(x) not in ARRAYS else x
+        if type(x) is np.ndarray or type(x) not in ARRAYS:
+            return complex(x)
+        return x if foreign(x._value) else x._convert(complex)
     return to_float(x)
 
 
