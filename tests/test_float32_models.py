@@ -570,6 +570,22 @@ def _net():
     return ours, theirs
 
 
+def _training_step(model, opt, jit, on_python_run=None):
+    """One step of training on a batch (zero_grad, cross-entropy, backward, the
+    optimizer's update) returning the loss: under ``cr.jit`` when ``jit``.
+    ``on_python_run()``, if given, is called each time the step runs in Python (a
+    replay of the program does not)."""
+    def step(x, y):
+        if on_python_run is not None:
+            on_python_run()
+        opt.zero_grad()
+        loss = F.cross_entropy(model(cr.tensor(x)), y)
+        loss.backward()
+        opt.step()
+        return loss
+    return cr.jit(step) if jit else step
+
+
 def _batches(n):
     return [(RNG.standard_normal((8, 4)).astype(np.float32), RNG.integers(0, 3, 8))
             for _ in range(n)]
@@ -706,11 +722,7 @@ def test_a_numpy_float64_hyperparameter_keeps_a_jitted_steps_state_float32(optim
         model = _mlp()
         opt = getattr(optim, name)(model.parameters(), **hyperparameters)
 
-        def step(x, y, model=model, opt=opt):
-            opt.zero_grad()
-            F.cross_entropy(model(cr.tensor(x)), y).backward()
-            opt.step()
-        f = cr.jit(step) if jit else step
+        f = _training_step(model, opt, jit)
         for x, y in batches:
             f(x, y)
         runs.append((model, opt))
@@ -1215,14 +1227,7 @@ def test_a_jitted_float32_training_step_replays_the_eager_one(optimizer_id):
         model = _mlp()
         opt = getattr(optim, name)(model.parameters(), **kwargs)
 
-        def step(x, y, model=model, opt=opt):
-            traced.append(jit)
-            opt.zero_grad()
-            loss = F.cross_entropy(model(cr.tensor(x)), y)
-            loss.backward()
-            opt.step()
-            return loss
-        f = cr.jit(step) if jit else step
+        f = _training_step(model, opt, jit, lambda jit=jit: traced.append(jit))
         losses = [f(x, y) for x, y in batches[:2]]
         traces = traced.count(True)
         losses += [f(x, y) for x, y in batches[2:]]
@@ -1324,13 +1329,7 @@ def test_a_jitted_step_with_a_batch_norm_and_a_schedule_replays_the_eager_one():
         opt = optim.Adam(model.parameters(), lr=0.02)
         schedule = optim.CosineAnnealingLR(opt, T_max=5)
 
-        def step(x, y, model=model, opt=opt):
-            opt.zero_grad()
-            loss = F.cross_entropy(model(cr.tensor(x)), y)
-            loss.backward()
-            opt.step()
-            return loss
-        f = cr.jit(step) if jit else step
+        f = _training_step(model, opt, jit)
         for x, y in batches:
             assert_float32(f(x, y), "loss")
             schedule.step()
