@@ -685,3 +685,16 @@ def test_a_jitted_step_gives_the_eager_numbers_to_the_last_bit(name, cr_class, t
             np.testing.assert_array_equal(eager_state[key], jit_state[key])
     # traced without the optimizer's state, then with it; every other call replayed
     assert sum(len(entries) for entries in step._programs.values()) <= 3
+
+
+def test_a_complex_state_for_a_real_parameter_is_refused_not_cast():
+    """Loading an optimizer's state saved from complex parameters into real ones would
+    drop the imaginary parts of its moments: refused in one line."""
+    z = cr.tensor(np.array([1.0 + 1.0j, 2.0]), requires_grad=True)
+    saved = Adam([z], lr=0.1)
+    (z * z.conj()).real.sum().backward()
+    saved.step()
+    w = cr.tensor(np.ones(2), requires_grad=True)
+    opt = Adam([w], lr=0.1)
+    with pytest.raises(ValueError, match="complex128 for a parameter of dtype float64"):
+        opt.load_state_dict(saved.state_dict())

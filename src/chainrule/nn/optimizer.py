@@ -318,9 +318,14 @@ def _python_numbers(group):
 
 def _in_dtype_of(p, name, value):
     """A saved state entry in its parameter's float dtype, as PyTorch loads one (the step
-    count stays as saved): a float64 state resumed for float32 parameters is float32."""
+    count stays as saved): a float64 state resumed for float32 parameters is float32. A
+    complex state for a real parameter is refused: casting would drop its imaginary part."""
     dtype = getattr(p, "dtype", None)
     if name == "step" or dtype is None or not isinstance(value, np.ndarray) or \
             value.dtype.kind not in "fc" or value.dtype == dtype:
         return value
+    if value.dtype.kind == "c" and dtype.kind != "c":
+        raise ValueError(f"load_state_dict: the saved {name!r} is {value.dtype} for a "
+                         f"parameter of dtype {dtype}; expected a real state for a real "
+                         f"parameter (was the state saved from complex parameters?)")
     return value.astype(dtype)
