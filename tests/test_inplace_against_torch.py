@@ -363,8 +363,8 @@ def _draw_in_place(rng, pool, i):
     scalar = float(rng.uniform(0.5, 1.5) * (1 if method == "div_" else rng.choice([-1, 1])))
     # a tensor source: another tensor of t's shape (or of a row of it, broadcast) that
     # shares no memory with t (a copy between overlapping tensors PyTorch refuses),
-    # and, with grad on, requires
-    # grad only if t does (a value with a gradient written into a tensor without one:
+    # and, with grad on, requires grad only if t does (a value with a gradient written
+    # into a tensor without one:
     # test_a_value_that_requires_grad_written_into_a_constant_carries_its_gradient)
     sources = [j for j in pool.operands() if pool[j].shape in (t.shape, t.shape[1:])
                and not _shares_memory(pool[j], t)
