@@ -2,39 +2,52 @@
 imports say ``chainrule.autograd`` instead of ``autograd``.
 
 A program is drawn as Python source written against autograd's API: a function of one
-to three arguments (floats, 0-d, 1-d and 2-d arrays, real or complex, and tuples, lists
-and dicts of them), whose body is a random composition of operations from ``autograd.numpy``
-and ``autograd.scipy.special`` (elementwise functions, arithmetic with broadcasting,
-reductions with ``axis`` and ``keepdims``, indexing and slicing, ``concatenate`` and
-``stack``, ``dot``, ``matmul``, ``einsum`` and ``outer``, ``where``, ``sort``,
-``cumsum``, ``np.linalg``'s ``inv``, ``solve``, ``det`` and ``norm``, the special
-functions), and one transform around it: ``grad`` (``argnum`` an int or a tuple),
-``value_and_grad``, ``grad_and_aux``, ``hessian``, ``make_hvp``,
-``hessian_tensor_product``, ``jacobian``, ``make_vjp`` and ``make_jvp`` with random
-vectors, ``tensor_jacobian_product``, ``elementwise_grad`` of a vectorised function,
-``holomorphic_grad``, ``checkpoint``, ``misc.flatten``, outputs built with
-``autograd.builtins``' ``tuple``, ``list`` and ``dict``, and nested transforms (grad of
-grad, jacobian of grad, elementwise_grad of elementwise_grad).
+to three arguments (floats, 0-d, 1-d and 2-d arrays, real, complex or some of each, and
+tuples, lists and dicts of them, nested, read by indexing, iteration, ``values()`` and
+``len``), whose body is a random composition of operations from ``autograd.numpy``,
+``autograd.scipy.special`` and ``autograd.scipy.stats.norm``: elementwise functions,
+arithmetic with broadcasting, reductions with ``axis`` (an int or a tuple), ``keepdims``
+and ``ddof``, indexing, slicing and fancy indexing, ``concatenate``, ``stack`` and
+``hstack``, ``dot``, ``matmul``, ``einsum``, ``tensordot``, ``outer`` and ``kron``,
+``where``, ``maximum``, ``sort``, ``cumsum``, ``flip``, ``roll``, ``tile``, ``triu``,
+reshapes and transposes, ``np.linalg``'s ``inv``, ``solve``, ``det``, ``slogdet``,
+``norm``, ``cholesky``, ``eigh``, ``pinv`` and ``matrix_power``, the special functions;
+sometimes a loop, a branch on a value and a keyword argument. One transform goes around
+it: ``grad`` (``argnum`` an int or a tuple), ``value_and_grad``, ``grad_and_aux``,
+``grad_named``, ``hessian``, ``make_hvp``, ``hessian_tensor_product``,
+``hessian_vector_product``, ``jacobian``, ``make_vjp`` and ``make_jvp`` with random
+vectors, ``tensor_jacobian_product``, ``vector_jacobian_product``, ``make_ggnvp``,
+``elementwise_grad`` of a vectorised function, ``holomorphic_grad``, ``checkpoint``,
+``misc.flatten``, outputs built with ``autograd.builtins``' ``tuple``, ``list`` and
+``dict``, and nested transforms (grad of grad, jacobian of grad, jacobian of jacobian,
+elementwise_grad of elementwise_grad).
 
 The oracle is autograd itself: each program's source is executed twice, once as written
 and once with ``autograd`` replaced by ``chainrule.autograd``, on copies of the same
 inputs, and the two ``result`` values must agree in structure (tuple, list, dict, and
 their lengths and keys), in the kind of each leaf (an ndarray, or a scalar: a Python or
 NumPy float or complex), its shape and dtype, and its numbers (relative tolerance
-1e-10). Where autograd raises, chainrule may raise too; where autograd gives a result,
-chainrule must give the same one.
+1e-10, beside an absolute one of 1e-10 times the largest entry). Where autograd raises,
+chainrule may raise too; where autograd gives a result, chainrule must give the same one.
 
 Values stay in safe domains by construction: logarithms, square roots and divisions
 see ``e * e + 1``; a node that could grow large is squashed with ``tanh``; the kinked
 operations (abs, maximum, max, min, sort, where's condition) only see an input plus a
-random constant, so no tie and no kink is hit. A program is printed whole in a failure
-message, so it can be pasted and run.
+random constant of their own shape, so no tie and no kink is hit. A program is printed
+whole in a failure message, so it can be pasted and run.
+
+The draw leaves out what autograd itself gets wrong or refuses, so that a difference is
+chainrule's: its forward rule for ``sort`` of a 2-d array (a Jacobian-shaped tangent),
+and, in a complex program, a real operand of ``concatenate``, ``stack``, ``dot`` or
+``einsum`` (autograd hands it a complex cotangent, which its ``real``, ``imag`` and
+``abs`` pass on): a real part is added to ``0j`` at once. Functions autograd has no rule
+for (``cbrt``, ``vdot``, ``average``, ``positive``) are not drawn.
 
 ``CHAINRULE_AUTOGRAD_FUZZ_N=<n>`` (1000 by default, about half a minute) draws ``n``
 programs of each of the two real kinds and ``n // 2`` of each of the other four; each
 test draws from its own generator, seeded by its id, so a larger ``n`` keeps the
-programs of a smaller one. Known differences are the strict xfails at the end of the file, each
-a one-line program; the draw leaves those cases out.
+programs of a smaller one. Known differences are the strict xfails at the end of the
+file, each a one-line program; the draw leaves those cases out.
 """
 
 import os
@@ -116,7 +129,7 @@ def differences(theirs, ours, where="result"):
     if callable(theirs):
         return [] if callable(ours) else [f"{where}: a function against {ours!r}"]
     found = []
-    if kind(theirs) != kind(ours) and not ZERO_D_AS_SCALAR(theirs, ours):
+    if kind(theirs) != kind(ours) and not zero_d_beside_a_scalar(theirs, ours):
         found.append(f"{where}: autograd gives {type(theirs).__name__}, "
                      f"chainrule {type(ours).__name__}")
     a, b = onp.asarray(theirs), onp.asarray(ours)
@@ -129,7 +142,7 @@ def differences(theirs, ours, where="result"):
     return found
 
 
-def ZERO_D_AS_SCALAR(theirs, ours):
+def zero_d_beside_a_scalar(theirs, ours):
     """A 0-d ndarray on one side where the other gives a scalar: the differences the
     strict xfails ``test_grad_at_a_0d_array_...``, ``test_jacobian_at_a_float_...`` and
     ``test_grad_of_an_unused_float_argument_...`` name; the draw lets them pass."""
@@ -647,6 +660,11 @@ def draw_arguments(rng, count, complex_=False, containers=True):
             inputs[name] = tuple(parts[:2]) if form == "tuple" else parts[:2]
             paths = ["[0]", "[1]"]
         leaves += [leaf(name + path, part) for path, part in zip(paths, parts)]
+        # the container itself, through its boxes: iteration, values(), len()
+        whole = {"dict": f"sum(np.sum(v) for v in {name}.values())",
+                 "nested": f"np.sum({name}['b'][1][0]) * len({name}['b'])"}.get(
+                     form, f"sum(np.sum(v) for v in {name}) / len({name})")
+        leaves.append(E(f"({whole} + 0j)" if complex_ else whole, (), 6.0, complex_))
     return inputs, leaves, array_args
 
 
@@ -682,41 +700,61 @@ def draw_scalar_program(rng, complex_=False):
     args = signature(inputs)
     names = list(inputs)
     k = int(rng.integers(len(names)))
-    program = f"def f({args}):\n    return {scalar(body)}\n\n"
+    if rng.random() < 0.25:  # a loop, a branch on a value, a keyword argument
+        step = d.expr(body.shape, 1)
+        y = E("y", body.shape, 1.0, body.cplx or step.cplx)
+        program = (f"def f({args}, scale=0.9):\n    y = {body.src}\n"
+                   f"    for _ in range(2):\n        y = np.tanh(y) * scale + {step.src}\n"
+                   f"    if np.sum(np.real(y)) > 0:\n        return {scalar(y)}\n"
+                   f"    return 2.0 * {scalar(y)}\n\n")
+        if rng.random() < 0.5:
+            args_call = args + ", scale=0.7"
+            return _scalar_transform(rng, d, program, inputs, args, args_call, names, k,
+                                     array_args, complex_)
+    else:
+        program = f"def f({args}):\n    return {scalar(body)}\n\n"
+    return _scalar_transform(rng, d, program, inputs, args, args, names, k, array_args,
+                             complex_)
+
+
+def _scalar_transform(rng, d, program, inputs, args, call, names, k, array_args, complex_):
+    """``program`` (which defines f) with one transform of f called on ``call``."""
     transforms = ["grad", "grad", "tuple", "value_and_grad", "grad_and_aux", "flatten",
                   "checkpoint", "grad_named", "value_and_grad_tuple"]
     if not complex_ and array_args:
         transforms += ["hessian", "hvp", "htp", "hessian_vector_product", "grad_of_grad",
                        "jacobian_of_grad"]
     t = transforms[rng.integers(len(transforms))]
+    if t in ("grad_and_aux", "checkpoint", "grad_of_grad", "jacobian_of_grad"):
+        call = args  # (the functions these define take f's positional arguments only)
     if t in ("hessian", "hvp", "htp", "hessian_vector_product", "grad_of_grad",
              "jacobian_of_grad"):
         k = array_args[rng.integers(len(array_args))]
     if t == "grad":
-        program += f"result = ad.grad(f, {k})({args})\n"
+        program += f"result = ad.grad(f, {k})({call})\n"
     elif t == "tuple":
         ks = tuple(sorted(set(int(i) for i in rng.integers(len(names), size=2))))
-        program += f"result = ad.grad(f, {ks!r})({args})\n"
+        program += f"result = ad.grad(f, {ks!r})({call})\n"
     elif t == "value_and_grad":
-        program += f"result = ad.value_and_grad(f, {k})({args})\n"
+        program += f"result = ad.value_and_grad(f, {k})({call})\n"
     elif t == "value_and_grad_tuple":
         ks = tuple(range(len(names)))[::-1] if rng.random() < 0.5 else (k,)
-        program += f"result = ad.value_and_grad(f, {ks!r})({args})\n"
+        program += f"result = ad.value_and_grad(f, {ks!r})({call})\n"
     elif t == "grad_named":
-        program += f"result = ad.grad_named(f, {names[k]!r})({args})\n"
+        program += f"result = ad.grad_named(f, {names[k]!r})({call})\n"
     elif t == "grad_and_aux":
         aux = d.expr(SHAPES[rng.integers(len(SHAPES))], 1)
         program += (f"def f_aux({args}):\n    return f({args}), {aux.src}\n\n"
-                    f"result = ad.grad_and_aux(f_aux, {k})({args})\n")
+                    f"result = ad.grad_and_aux(f_aux, {k})({call})\n")
     elif t == "flatten":
         program += f"result = flatten(ad.grad(f, {k})({args}))[0]\n"
     elif t == "checkpoint":
         inner = d.expr((3,), 2)
         program += (f"def g({args}):\n    return {inner.src}\n\n"
                     f"def h({args}):\n    return f({args}) + {scalar(E('ad.checkpoint(g)(' + args + ') ** 2', (3,), cplx=inner.cplx))}\n\n"
-                    f"result = ad.grad(h, {k})({args})\n")
+                    f"result = ad.grad(h, {k})({call})\n")
     elif t == "hessian":
-        program += f"result = ad.hessian(f, {k})({args})\n"
+        program += f"result = ad.hessian(f, {k})({call})\n"
     elif t == "hvp":
         inputs["v"] = random_vector(rng, shape_of(inputs[names[k]]))
         program += f"hvp, at = ad.make_hvp(f, {k})({args})\nresult = hvp(v), at\n"
@@ -727,10 +765,10 @@ def draw_scalar_program(rng, complex_=False):
     elif t == "grad_of_grad":
         j = array_args[rng.integers(len(array_args))]
         program += (f"def df({args}):\n    return np.sum(np.sin(ad.grad(f, {k})({args})))\n\n"
-                    f"result = ad.grad(df, {j})({args})\n")
+                    f"result = ad.grad(df, {j})({call})\n")
     else:
         j = array_args[rng.integers(len(array_args))]
-        program += f"result = ad.jacobian(ad.grad(f, {k}), {j})({args})\n"
+        program += f"result = ad.jacobian(ad.grad(f, {k}), {j})({call})\n"
     return program, inputs
 
 
@@ -857,7 +895,7 @@ def test_a_random_holomorphic_function_under_holomorphic_grad(case):
 
 # ---------------------------------------------------------------------------------------
 # The differences the draw found, one program each: chainrule.autograd should give what
-# autograd gives. The draw leaves these cases out (see ZERO_D_AS_SCALAR, the tables
+# autograd gives. The draw leaves these cases out (see zero_d_beside_a_scalar, the tables
 # above: no ``.repeat`` method, no ``cbrt``, no ``np.sum(x, axis=-1)`` of a 0-d value).
 # ---------------------------------------------------------------------------------------
 
