@@ -474,8 +474,8 @@ class Draw:
         else:
             src_shape, axis, keep = (3,), None, False
         a = self.fresh(src_shape) if kink else self.expr(src_shape, depth)
-        if name == "prod":
-            a = E(f"np.tanh({a.src})", a.shape)
+        if name == "prod":  # (no zero factor: autograd's rules divide the product by it)
+            a = E(f"(np.tanh({a.src}) + 1.5)", a.shape)
         arg = "" if axis is None else f", axis={axis}"
         arg += ", keepdims=True" if keep else ""
         if name in ("std", "var") and self.coin(0.3):
@@ -720,6 +720,16 @@ def random_vector(rng, shape, complex_=False):
     return onp.asarray(x)
 
 
+def random_like(rng, value):
+    """A random tangent of value's space: the same containers, shapes and dtypes."""
+    if isinstance(value, dict):
+        return {key: random_like(rng, part) for key, part in value.items()}
+    if isinstance(value, (tuple, list)):
+        return type(value)(random_like(rng, part) for part in value)
+    tangent = random_vector(rng, onp.shape(value), onp.iscomplexobj(value))
+    return type(value)(tangent) if isinstance(value, (float, complex)) else tangent
+
+
 def shape_of(value):
     return onp.shape(value)
 
@@ -761,8 +771,7 @@ def _scalar_transform(rng, d, program, inputs, args, call, names, k, array_args,
     t = transforms[rng.integers(len(transforms))]
     if t in ("grad_and_aux", "checkpoint", "grad_of_grad", "jacobian_of_grad"):
         call = args  # (the functions these define take f's positional arguments only)
-    if t in ("hessian", "hvp", "htp", "hessian_vector_product", "grad_of_grad",
-             "jacobian_of_grad"):
+    if t in ("hessian", "htp", "hessian_vector_product", "grad_of_grad", "jacobian_of_grad"):
         k = array_args[rng.integers(len(array_args))]
     if t == "grad":
         program += f"result = ad.grad(f, {k})({call})\n"
@@ -789,8 +798,8 @@ def _scalar_transform(rng, d, program, inputs, args, call, names, k, array_args,
                     f"result = ad.grad(h, {k})({call})\n")
     elif t == "hessian":
         program += f"result = ad.hessian(f, {k})({call})\n"
-    elif t == "hvp":
-        inputs["v"] = random_vector(rng, shape_of(inputs[names[k]]))
+    elif t == "hvp":  # (with respect to any argument: a container's tangent is one too)
+        inputs["v"] = random_like(rng, inputs[names[k]])
         program += f"hvp, at = ad.make_hvp(f, {k})({args})\nresult = hvp(v), at\n"
     elif t in ("htp", "hessian_vector_product"):
         inputs["v"] = random_vector(rng, shape_of(inputs[names[k]]))
@@ -833,9 +842,9 @@ def draw_vector_program(rng, complex_=False):
     elif t == "vjp":
         inputs["v"] = random_vector(rng, out_shape, out_cplx)
         program += f"vjp, ans = ad.make_vjp(g, {k})({args})\nresult = vjp(v), ans\n"
-    elif t == "jvp":
-        inputs["v"] = random_vector(rng, shape_of(inputs[names[k]]),
-                                    onp.iscomplexobj(inputs[names[k]]))
+    elif t == "jvp":  # (with respect to any argument: a container's tangent is one too)
+        k = int(rng.integers(len(names)))
+        inputs["v"] = random_like(rng, inputs[names[k]])
         program += f"result = ad.make_jvp(g, {k})({args})(v)\n"
     elif t == "ggnvp":
         inputs["v"] = random_vector(rng, shape_of(inputs[names[k]]))
