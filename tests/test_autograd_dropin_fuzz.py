@@ -145,7 +145,7 @@ def differences(theirs, ours, where="result"):
 def zero_d_beside_a_scalar(theirs, ours):
     """A 0-d ndarray on one side where the other gives a scalar: the differences the
     strict xfails ``test_grad_at_a_0d_array_...``, ``test_a_scalar_value_...``,
-    ``test_jacobian_and_hessian_at_a_float_...`` and ``test_grad_of_an_unused_float_...``
+    ``test_jacobian_hessian_and_tjp_at_a_float_...`` and ``test_grad_of_an_unused_float_...``
     name (about a quarter of the programs meet one); the draw lets them pass."""
     def zero_d(x):
         return isinstance(x, onp.ndarray) and x.ndim == 0
@@ -840,8 +840,10 @@ def draw_vector_program(rng, complex_=False):
         program += f"result = ad.jacobian(g, {k})({args})\n"
     elif t == "jacobian_of_jacobian":
         program += f"result = ad.jacobian(ad.jacobian(g, {k}), {k})({args})\n"
-    elif t == "vjp":
+    elif t == "vjp":  # argnum an int, or a tuple of them (a tuple of cotangents back)
         inputs["v"] = random_vector(rng, out_shape, out_cplx)
+        if len(names) > 1 and rng.random() < 0.4:
+            k = tuple(range(len(names)))[::int(rng.choice([-1, 1]))]
         program += f"vjp, ans = ad.make_vjp(g, {k})({args})\nresult = vjp(v), ans\n"
     elif t == "jvp":  # (with respect to any argument: a container's tangent is one too)
         k = int(rng.integers(len(names)))
@@ -985,12 +987,14 @@ def test_a_scalar_value_is_a_numpy_scalar_as_in_autograd():
     same(*both(lambda ad, np: ad.grad_and_aux(lambda x: (f(np)(x), np.sum(x)))(np.ones(2))[1]))
 
 
-@pytest.mark.xfail(strict=True, reason="jacobian and hessian at a Python float: autograd "
-                   "gives a 0-d ndarray (the Jacobian reshaped to shape ()), chainrule a float")
-def test_jacobian_and_hessian_at_a_float_are_0d_arrays_as_in_autograd():
+@pytest.mark.xfail(strict=True, reason="jacobian, hessian and tensor_jacobian_product at a "
+                   "Python float: autograd gives a 0-d ndarray (the Jacobian reshaped to "
+                   "shape ()), chainrule a float")
+def test_jacobian_hessian_and_tjp_at_a_float_are_0d_arrays_as_in_autograd():
     # jacobian(lambda x: x ** 3)(1.0): autograd array(3.), chainrule 3.0
     same(*both(lambda ad, np: ad.jacobian(lambda x: x ** 3)(1.0)))
     same(*both(lambda ad, np: ad.hessian(lambda x: x ** 3)(1.0)))
+    same(*both(lambda ad, np: ad.tensor_jacobian_product(lambda x: x ** 3)(1.0, 2.0)))
 
 
 @pytest.mark.xfail(strict=True, reason="the gradient with respect to a float argument the "
@@ -1059,6 +1063,15 @@ def test_the_gradient_at_a_float32_argument_has_autograds_dtype():
     # float64 [0.5403023, 0.5403023], chainrule float32
     same(*both(lambda ad, np: ad.grad(lambda x: np.sum(np.sin(x) * np.ones(2)))(
         np.ones(2, np.float32))))
+
+
+@pytest.mark.xfail(strict=True, reason="make_jvp with a tuple argnum raises a TypeError "
+                   "(a tuple used as an index); autograd takes a tuple of tangents")
+def test_make_jvp_with_a_tuple_argnum_takes_a_tuple_of_tangents():
+    # make_jvp(lambda x, y: x * y, (0, 1))(np.ones(2), 2 * np.ones(2))((np.array([1., 3.]),
+    # np.ones(2))): autograd ([2., 2.], [3., 7.]), chainrule TypeError
+    same(*both(lambda ad, np: ad.make_jvp(lambda x, y: x * y, (0, 1))(np.ones(2), 2 * np.ones(2))(
+        (np.array([1.0, 3.0]), np.ones(2)))))
 
 
 def test_a_plain_arrays_dot_method_given_a_traced_value_is_refused_by_name():
