@@ -31,7 +31,7 @@ from .modes import _modes
 from .node import Node
 from .origin import check_finite, user_frame, warn_grad_of_a_result
 from .arrays import ARRAYS, as_array, holds_traced, stacked_list
-from .primitive import _foreign_array, objects_refused, raw, refuse_mismatch
+from .primitive import Box, _foreign_array, objects_refused, raw, refuse_mismatch
 from .saved import (FREED, copied, copied_keywords, free, hold, reached,
                     share_version_counter)
 from .methods.interop import TensorInterop
@@ -122,6 +122,21 @@ def _record(prim, args, kwargs):
 # ---------------------------------------------------------------------------------------
 # 2. Tensor
 # ---------------------------------------------------------------------------------------
+
+
+def _refuse_a_dropped_derivative(what, value, instead="x = x.at[index].set(y)"):
+    """Raise where a write would copy numbers that carry a derivative (a Tensor that
+    requires grad, while grad is on; any transform's traced value) into a tensor that
+    records nothing: the written entries would silently lose it."""
+    while isinstance(value, Box):
+        if not value._batched and (getattr(value, "requires_grad", None) is None or (
+                value.requires_grad and _modes.grad_enabled)):
+            raise RuntimeError(
+                f"{what}: the value written carries a derivative (it requires grad), "
+                f"and the tensor written into records nothing, so the derivative would "
+                f"be lost; write {instead}, which records it, or y.detach() to write "
+                f"the numbers alone")
+        value = value._contents()
 
 class Tensor(Node, TensorInterop, TensorTorchMethods, ArrayMethods):
     """An n-dimensional array that records the operations that made it.
@@ -370,6 +385,7 @@ class Tensor(Node, TensorInterop, TensorTorchMethods, ArrayMethods):
                 f"gradient wrong; use the differentiable x.at[index].set(value) (or "
                 f".add(value)), which returns a new tensor, or write inside cr.no_grad()")
         self._refuse_if_saved(what)
+        _refuse_a_dropped_derivative(what, value)
         self._array()[raw_index(index)] = raw(value)
         self._version[0] += 1
 
@@ -378,6 +394,13 @@ class Tensor(Node, TensorInterop, TensorTorchMethods, ArrayMethods):
         if self._prev or self._holders is not None:
             reached(self)
         saved = self._holders is not None or (self._prev and self._versions is not FREED)
+        if not saved and type(self._data) is np.ndarray and not self._data.flags.writeable \
+                and any(step == 0 and n > 1 for step, n in zip(self._data.strides,
+                                                               self._data.shape)):
+            raise RuntimeError(
+                f"{what}: this tensor (shape {self.shape}) is a broadcast view, as expand() "
+                f"makes, whose entries share numbers, so a write cannot go into one entry; "
+                f"write into a copy (x = x.clone())")
         if saved or (type(self._data) is np.ndarray and not self._data.flags.writeable):
             made = f", the result of {self._op.name}" if self._op is not None else ""
             raise RuntimeError(
@@ -386,7 +409,7 @@ class Tensor(Node, TensorInterop, TensorTorchMethods, ArrayMethods):
                 f"would make its gradient wrong; call backward() first (it frees the "
                 f"graph), or write x = x + y (a new tensor)")
 
-    def _inplace(self, op, ufunc, other, what=None, instead=None):
+    def _inplace(self, op, ufunc, other, what=None, instead=None, scale=1):
         what, instead = what or f"x {op}= y", instead or f"x = x {op} y"
         if self.requires_grad and _modes.grad_enabled:
             raise RuntimeError(
@@ -394,8 +417,16 @@ class Tensor(Node, TensorInterop, TensorTorchMethods, ArrayMethods):
                 f"make its gradient wrong; write {instead}, or update x inside "
                 f"cr.no_grad() (as an optimizer does)")
         self._refuse_if_saved(what)
-        data = self._array()
-        ufunc(data, raw(other), out=data, casting="same_kind")
+        _refuse_a_dropped_derivative(what, other, instead)
+        data, value = self._array(), raw(other)
+        try:
+            ufunc(data, value if scale == 1 else scale * value, out=data, casting="same_kind")
+        except TypeError as err:  # (NumPy's casting error names neither the call nor x)
+            if "cast" not in str(err):
+                raise
+            raise TypeError(f"{what}: cannot write {np.result_type(value)} values into a "
+                            f"tensor of dtype {data.dtype} in place (it would drop "
+                            f"information); write x = x.astype(...) first") from None
         self._version[0] += 1
         return self
 

@@ -129,11 +129,14 @@ class ArrayMethods(TorchMethods, Box):
     @property
     def real(self):
         """The real part, as NumPy's and PyTorch's ``x.real`` (differentiable: JAX's
-        rules, docs/conventions.md).
+        rules, docs/conventions.md); of a real tensor, the tensor itself (as in both, so
+        a write into it is a write into x).
 
         >>> cr.tensor([1.0 + 2.0j]).real
         tensor([1.])
         """
+        if self.dtype.kind != "c":
+            return self
         return ops.real(self)
 
     @property

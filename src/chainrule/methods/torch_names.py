@@ -89,13 +89,26 @@ class TorchMethods:
         return ops.clip(self, min, max)
 
     def view(self, *shape: int) -> Any:
-        """``reshape``: there are no views to alias here, every result is a new node.
+        """``reshape`` where the new shape can share the numbers (a write into one shows
+        in the other, as torch's view); a ``RuntimeError`` where it would need a copy
+        (a transposed tensor flattened): ``reshape`` copies then.
 
         >>> cr.arange(6.0).view(2, 3).shape
         (2, 3)
         """
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
+        data = getattr(self, "_data", None)
+        if type(data) is np.ndarray:
+            try:
+                np.reshape(data, shape, copy=False)
+            except ValueError as err:
+                if "copy" not in str(err):
+                    raise
+                raise RuntimeError(f"view: shape {tuple(data.shape)} cannot be viewed as "
+                                   f"{shape} without a copy (its numbers are not in "
+                                   f"row-major order, e.g. a transpose); use "
+                                   f".reshape(...), which copies") from None
         return ops.reshape(self, shape)
 
     def view_as(self, other: Any) -> Any:
@@ -481,12 +494,18 @@ class TorchMethods:
         return self
 
     def contiguous(self) -> Any:
-        """The tensor itself: there are no strided views to compact.
+        """The tensor itself where its numbers lie in row-major order, else a copy that
+        does (as torch's: a write into the copy never reaches the tensor it came from).
 
-        >>> x = cr.zeros(2)
+        >>> x = cr.zeros(2, 3)
         >>> x.contiguous() is x
         True
+        >>> np.shares_memory(x.t().contiguous().data, x.data)    # a transpose: copied
+        False
         """
+        data = getattr(self, "_data", None)
+        if type(data) is np.ndarray and not data.flags.c_contiguous:
+            return self.clone()
         return self
 
 

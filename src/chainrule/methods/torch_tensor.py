@@ -14,7 +14,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..primitive import raw
 
 __all__ = ["TensorTorchMethods", "GradFn", "Size"]
 
@@ -93,7 +92,10 @@ def _fill(data, value, out, casting):
 
 
 def _copy(data, value, out, casting):
-    np.copyto(out, value, casting=casting)
+    # floats copied into an integer tensor are truncated toward zero, as torch's copy_
+    # does; anything else casts as the other in-place updates do (never complex to real)
+    kinds = np.result_type(value).kind, out.dtype.kind
+    np.copyto(out, value, casting="unsafe" if kinds in (("f", "i"), ("f", "u")) else casting)
 
 
 class TensorTorchMethods:
@@ -122,8 +124,7 @@ class TensorTorchMethods:
         >>> cr.ones(2).add_(cr.ones(2), alpha=2).data.tolist()
         [3.0, 3.0]
         """
-        return self._inplace("+", np.add, other if alpha == 1 else alpha * raw(other),
-                             what="x.add_(y)")
+        return self._inplace("+", np.add, other, what="x.add_(y)", scale=alpha)
 
     def sub_(self, other: ArrayLike, alpha: float = 1) -> Any:
         """``self -= alpha * other``, in place: the manual SGD step, inside cr.no_grad().
@@ -131,8 +132,7 @@ class TensorTorchMethods:
         >>> cr.ones(2).sub_(cr.ones(2), alpha=0.5).data.tolist()
         [0.5, 0.5]
         """
-        return self._inplace("-", np.subtract, other if alpha == 1 else alpha * raw(other),
-                             what="x.sub_(y)")
+        return self._inplace("-", np.subtract, other, what="x.sub_(y)", scale=alpha)
 
     def mul_(self, other: ArrayLike) -> Any:
         """``self *= other``, in place.
