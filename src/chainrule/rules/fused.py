@@ -108,11 +108,27 @@ def _mT(a):
 
 # A float32 product of few rows by a transposed weight, x @ W.T, is about 1.7x slower in
 # OpenBLAS (sgemm with 32 rows: 500 us at 32x784 by 784x512) than the same products
-# asked for the other way round, (W @ x.T).T (290 us): the same sums in the same order,
-# so the same bits (tests/test_fused.py checks them equal). With more rows, fewer than
-# 64 outputs (32x512 by 512x10: 4.2 against 5.7 us), or float64, the two take about the
+# asked for the other way round, (W @ x.T).T (290 us). With more rows, fewer than 64
+# outputs (32x512 by 512x10: 4.2 against 5.7 us), or float64, the two take about the
 # same time or the plain one less, and the transposed result slows the backward pass.
+# Whether the two orientations sum in the same order, and so give the same bits,
+# depends on the BLAS kernel the machine runs (some do, OpenBLAS's Haswell sgemm does
+# not): a shape is turned only where one product of spread-out numbers, made both ways
+# once per process, gave the same bits (_same_bits).
 _FEW_ROWS = 64
+_same = {}  # (rows, inputs, outputs, dtype) -> whether both ways gave the same bits
+
+
+def _same_bits(rows, inputs, outputs, dtype):
+    """Whether x @ W.T and (W @ x.T).T give the same bits at this shape and dtype here
+    (one draw of numbers whose sums round: an order that differs shows in some entry)."""
+    key = (rows, inputs, outputs, dtype)
+    found = _same.get(key)
+    if found is None:
+        x = xp.sin(xp.arange(rows * inputs) * 1.3 + 0.1).astype(dtype).reshape(rows, inputs)
+        w = xp.cos(xp.arange(outputs * inputs) * 0.7).astype(dtype).reshape(outputs, inputs)
+        found = _same[key] = bool(xp.array_equal(xp.matmul(x, w.T), xp.matmul(w, x.T).T))
+    return found
 
 # Larger products have no such rule of thumb: asked the other way round, a product of
 # 1024x784 by 784x128 takes 4.6 ms against 5.2 in float64, and 2.3 against 2.1 in
@@ -145,15 +161,16 @@ def _turn_pays(rows, inputs, outputs, dtype):
 
 
 def _turned(x, weight):
-    """Whether to ask for ``x @ weight.T`` as ``(weight @ x.T).T`` (the same bits)."""
+    """Whether to ask for ``x @ weight.T`` as ``(weight @ x.T).T`` (the same bits, faster)."""
     if not (type(x) in ARRAYS and type(weight) in ARRAYS and x.ndim == 2 and
             weight.ndim == 2 and x.dtype == weight.dtype and x.dtype.kind == "f"):
         return False
     (rows, inputs), outputs = x.shape, weight.shape[0]
     if x.dtype.char == "f" and rows <= _FEW_ROWS <= outputs:
-        return True
+        return _same_bits(rows, inputs, outputs, x.dtype)
     return _TIMED_FROM <= rows * inputs * outputs <= _TIMED_UP_TO and \
-        _turn_pays(rows, inputs, outputs, x.dtype)
+        _turn_pays(rows, inputs, outputs, x.dtype) and \
+        _same_bits(rows, inputs, outputs, x.dtype)
 
 
 def _linear(x, weight, bias):
