@@ -677,9 +677,6 @@ def test_jvp_has_aux_gives_its_aux_as_values():
     assert_same(ours, theirs)
 
 
-@pytest.mark.xfail(strict=True, reason="jacfwd gives the Jacobian block of an ndarray input "
-                                       "as a Tensor where jacrev (and grad) give an ndarray, "
-                                       "when another input is a Tensor")
 def test_jacrev_and_jacfwd_give_each_block_in_the_same_kind():
     """The two ways to one Jacobian give the same tree with the same kind of leaf at each
     place; the numbers are equal either way."""
@@ -694,17 +691,24 @@ def test_jacrev_and_jacfwd_give_each_block_in_the_same_kind():
     assert kinds(forward) == kinds(reverse)  # jacrev: t Tensor, a ndarray; jacfwd: both Tensor
 
 
-@pytest.mark.xfail(strict=True, reason="grad gives an ndarray input's gradient back as a "
-                                       "Tensor when a Value is in the same tree")
-def test_grad_gives_an_ndarray_leaf_an_ndarray_beside_a_value():
-    """Results come back in the kind that went in, leaf by leaf (README, Function
-    transforms): a Value's gradient a Value, an ndarray's an ndarray."""
-    point = {"a": np.array([0.5, 0.25]), "v": cr.Value(0.3)}
-    g = cr.grad(lambda d: cr.sum(d["a"] * d["a"]) * d["v"])(point)
-    np.testing.assert_allclose(np.asarray(getattr(g["a"], "data", g["a"])), [0.3, 0.15],
+@pytest.mark.parametrize("graph_leaf", ["value", "tensor"])
+def test_a_gradient_that_depends_on_a_value_in_a_graph_stays_in_that_graph(graph_leaf):
+    """Results come back in the kind that went in, leaf by leaf, except where a result
+    depends on a value that is part of a graph (a Value, which always records, or a
+    Tensor that requires grad): d/da of sum(a * a) * v is 2 a v, a function of v, so it
+    stays in v's graph (a Tensor, since a Value holds one number) and a backward
+    through it reaches v. Handing back a plain array would cut that edge and lose the
+    second derivative without a word."""
+    v = cr.Value(0.3) if graph_leaf == "value" else cr.tensor(0.3, requires_grad=True)
+    a = np.array([0.5, 0.25])
+    g = cr.grad(lambda d: cr.sum(d["a"] * d["a"]) * d["v"])({"a": a, "v": v})
+    assert type(g["v"]) is type(v)
+    np.testing.assert_allclose(np.asarray(getattr(g["v"], "data", g["v"])), np.sum(a * a),
                                rtol=RTOL)
-    assert type(g["v"]) is cr.Value
-    assert type(g["a"]) is np.ndarray  # a Tensor
+    assert type(g["a"]) is cr.Tensor
+    np.testing.assert_allclose(g["a"].data, 2 * a * 0.3, rtol=RTOL)
+    g["a"].sum().backward()  # d/dv sum(2 a v) = 2 sum(a)
+    np.testing.assert_allclose(float(np.asarray(v.grad)), 2 * np.sum(a), rtol=RTOL)
 
 
 def test_argnums_may_be_a_numpy_integer():

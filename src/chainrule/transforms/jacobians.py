@@ -114,8 +114,11 @@ def jacfwd(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
             leaves, treedef = tree_flatten(args[n])
             per_leaf = []
             for k, leaf in enumerate(leaves):
+                # each input's blocks in its own kind, as jacrev and grad give them
+                kind = _kind(leaf) if type(out_kind) is str else out_kind
                 blocks, out_def, aux = _forward_columns(f, args, kwargs, n, leaves, treedef,
-                                                        k, out_kind, has_aux, holomorphic)
+                                                        k, out_kind, has_aux, holomorphic,
+                                                        kind)
                 per_leaf.append(blocks)
             per_arg.append((treedef, per_leaf))
         if not any(per_leaf for _, per_leaf in per_arg):  # no input leaf (None inputs):
@@ -135,9 +138,10 @@ def jacfwd(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
 
 
 def _forward_columns(f, args, kwargs, n, leaves, treedef, k, out_kind, has_aux=False,
-                     holomorphic=False):
-    """d out / d leaves[k] of argument n, for every output leaf: out.shape + in.shape.
-    With n None, f runs on args as they are (every block is then zeros)."""
+                     holomorphic=False, block_kind=None):
+    """d out / d leaves[k] of argument n, for every output leaf: out.shape + in.shape,
+    in ``block_kind`` (the aux in ``out_kind``). With n None, f runs on args as they
+    are (every block is then zeros)."""
     in_shape, columns = (), None
     if n is not None:
         leaf = _point(leaves[k])
@@ -196,7 +200,7 @@ def _forward_columns(f, args, kwargs, n, leaves, treedef, k, out_kind, has_aux=F
         else:  # (size,) + out.shape: the columns' axis moved to the end
             order = tuple(range(1, len(out_shape) + 1)) + (0,)
             block = ops.reshape(ops.transpose(tangent, order), out_shape + in_shape)
-        blocks.append(_in_kind(block, out_kind))
+        blocks.append(_in_kind(block, out_kind if block_kind is None else block_kind))
     return blocks, found["out_def"], found["aux"]
 
 
