@@ -2,9 +2,12 @@
 on batches of NumPy arrays (``batching._entrywise_on_arrays``: the broadcasting done at
 once, the forward called directly), and an operation along an axis or on leading axes
 whose one batched operand is a NumPy array (``batching._kind_on_one_array``: the axis
-shifted and the forward called, without the general call record). Every case of the
-derivative table, mapped and differentiated per example, gives the same bits with them
-and without them."""
+shifted and the forward called, without the general call record), and the arithmetic
+operators between a batch and a number, a smaller array or a batch of its own level
+(``batching._arithmetic_on_arrays``: NumPy's operator on the numbers, without the
+operation's dispatch). Every case of the derivative table, mapped and differentiated
+per example, gives the same bits with them and without them, and so does every
+Jacobian taken as vmap of vjp and jvp."""
 
 import numpy as np
 import pytest
@@ -13,6 +16,7 @@ import chainrule as cr
 from chainrule.transforms import batching
 
 import test_derivatives as table
+from test_jacobians_by_vmap import jacobian_both_ways
 from test_table_under_transforms import examples, gradient, outputs, weights_for
 
 CASES = [pytest.param(case, id=case.id) for case in table.CASES]
@@ -33,6 +37,7 @@ def test_the_short_ways_give_the_general_paths_bits(case, monkeypatch):
     fast = _mapped(case)
     monkeypatch.setattr(batching, "_entrywise_on_arrays", lambda prim, args: None)
     monkeypatch.setattr(batching, "_kind_on_one_array", lambda *call: None)
+    monkeypatch.setattr(batching, "_arithmetic_on_arrays", lambda *call: None)
     general = _mapped(case)
     assert len(fast) == len(general)
     for a, b in zip(fast, general):
@@ -76,3 +81,50 @@ def test_the_axis_way_is_taken_for_one_batched_array_and_left_for_the_rest():
         cr.grad(lambda v: cr.sum(cr.vmap(lambda r: cr.sum(r, axis=0))(v)))(x)
         # a batch of an outer level's values (a reverse-mode tracer): the general path
         assert ("sum", False) in calls
+
+
+def _jacobians_by_vmap(case, monkeypatch):
+    """jacrev and jacfwd as vmap of vjp and jvp (every leaf of both)."""
+    return [np.asarray(getattr(leaf, "data", leaf)) for way in ("jacrev", "jacfwd")
+            for leaf in jacobian_both_ways(way, case, monkeypatch)[1]]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_the_operators_short_way_gives_the_general_paths_bits_in_jacobians(case, monkeypatch):
+    fast = _jacobians_by_vmap(case, monkeypatch)
+    monkeypatch.setattr(batching, "_arithmetic_on_arrays", lambda *call: None)
+    general = _jacobians_by_vmap(case, monkeypatch)
+    assert len(fast) == len(general)
+    for a, b in zip(fast, general):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_the_operators_way_is_taken_for_numbers_smaller_arrays_and_its_own_batches():
+    calls = []
+    original = batching._arithmetic_on_arrays
+
+    def counted(prim, batch, other, reflected):
+        out = original(prim, batch, other, reflected)
+        calls.append((prim.name, type(other).__name__, out is not None))
+        return out
+    x = np.arange(6.0).reshape(2, 3)
+    row = np.array([1.0, 2.0, 3.0])
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(batching, "_arithmetic_on_arrays", counted)
+        out = cr.vmap(lambda v: (2.0 * v - row) / (v + 1) * v + row * v)(x)
+        np.testing.assert_array_equal(out, (2.0 * x - row) / (x + 1) * x + row * x)
+        assert calls and all(taken for *_, taken in calls)
+        assert {name for name, *_ in calls} == {"add", "subtract", "multiply", "divide"}
+        calls.clear()
+        # an array with as many axes as the batch would meet its batch axis: the
+        # record's path pads the batch first
+        square = np.arange(9.0).reshape(3, 3)
+        out = cr.vmap(lambda v: v * square)(x)
+        np.testing.assert_array_equal(out, x[:, None, :] * square)
+        assert calls == [("multiply", "ndarray", False)]
+
+
+def test_batches_of_two_sizes_are_refused_not_broadcast():
+    one = np.ones((1, 3))
+    with pytest.raises(ValueError, match="batch"):
+        cr.vmap(lambda a, b: a * b)(np.ones((4, 3)), one)

@@ -53,7 +53,7 @@ __all__ = ["Primitive", "primitive", "elementwise", "Box", "raw", "shape_of", "n
 class Batching:
     """How an operation runs on a batch of examples under ``cr.vmap`` (``batching=``).
 
-    One part of an operation's record, which ``transforms/batching.py`` carries out.
+    One part of an operation's record, which ``transforms/batching_rules.py`` carries out.
     The kinds most operations are:
 
     * ``ENTRYWISE``: entry by entry with broadcasting (what ``elementwise`` makes);
@@ -64,7 +64,7 @@ class Batching:
       the batch is one more.
 
     A few operations of shapes and products batch in a way of their own: their record
-    holds a function of the call (``transforms/batching.py`` writes those, beside the
+    holds a function of the call (``transforms/batching_rules.py`` writes those, beside the
     helpers they share). An operation without any (None) runs on each example in turn,
     the results stacked: always right, slower, and counted.
 

@@ -61,10 +61,9 @@ Generator called inside the function, draws once, with one example's shape, and 
 example sees the same numbers (as under jax.vmap with an unbatched key).
 
 The transform itself (``in_axes``, ``out_axes``, the batch size, pytrees) is in
-``vmap_axes.py``; this module is the tracer and the rules.
+``vmap_axes.py``; this module is the tracer and how an operation reaches its rule
+(with the short ways for the common calls); the rules are in ``batching_rules.py``.
 """
-
-from collections import Counter
 
 import numpy as np
 
@@ -75,17 +74,12 @@ from ..boxes import _PLAIN
 from ..primitive import (ENTRYWISE, Batching, Box, Primitive, call_unwrapped, refuse_mismatch,
                          shape_of)
 from . import batching_indexing as indexing
+from .batching_rules import (Call, _aligned, _along_axis_params, _ndim, _per_example, _rule_of,
+                             _stack_rows, batching_rules, fallbacks)
 from .pytrees import tree_flatten
 from .tracer import Tracer
 
 __all__ = ["BatchTracer", "fallbacks", "batching_rules"]
-
-fallbacks: Counter = Counter()  # operation name -> calls that looped over the batch
-
-
-def _ndim(x):
-    return len(shape_of(x))
-
 
 def _numbers(x):
     """The batched NumPy array inside any boxes, batch axes included (for its dtype)."""
@@ -138,6 +132,25 @@ class BatchTracer(Tracer):
                         f"differs from example to example, so Python's if cannot take "
                         f"it; use cr.where(condition, a, b)")
 
+    # The arithmetic operators: a batch of NumPy numbers with a NumPy array of no more
+    # axes than one example, or with a Python number, is NumPy's own product (the
+    # batch axis in front meets nothing of the other operand); the operation's record
+    # takes every other case (``_arithmetic``).
+    def __add__(self, other): return _arithmetic(ops.add, self, other, False)
+    def __radd__(self, other): return _arithmetic(ops.add, self, other, True)
+    def __sub__(self, other): return _arithmetic(ops.subtract, self, other, False)
+    def __rsub__(self, other): return _arithmetic(ops.subtract, self, other, True)
+    def __mul__(self, other): return _arithmetic(ops.multiply, self, other, False)
+    def __rmul__(self, other): return _arithmetic(ops.multiply, self, other, True)
+    def __truediv__(self, other): return _arithmetic(ops.divide, self, other, False)
+    def __rtruediv__(self, other): return _arithmetic(ops.divide, self, other, True)
+
+    def __neg__(self):
+        value = self.value
+        if type(value) is np.ndarray:
+            return BatchTracer(-value, self._level)
+        return ops.negative(self)
+
     # comparisons and logic give masks, batched like their operands (no derivative)
     def __lt__(self, other): return _plain_entrywise(np.less, (self, other))
     def __le__(self, other): return _plain_entrywise(np.less_equal, (self, other))
@@ -151,8 +164,16 @@ class BatchTracer(Tracer):
     __rand__, __ror__, __hash__ = __and__, __or__, object.__hash__
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        if method == "__call__" and ufunc in numpy_protocol.CONSTANT_UFUNCS and not kwargs:
-            return _plain_entrywise(ufunc, inputs)
+        if method == "__call__" and not kwargs:
+            if ufunc in numpy_protocol.CONSTANT_UFUNCS:
+                return _plain_entrywise(ufunc, inputs)
+            prim = _ARITHMETIC.get(ufunc)  # (an array times a batch: array.__mul__)
+            if prim is not None and len(inputs) == 2:
+                reflected = inputs[1] is self
+                out = _arithmetic_on_arrays(prim, self, inputs[0 if reflected else 1],
+                                            reflected)
+                if out is not None:
+                    return out
         return numpy_protocol.apply_ufunc(ufunc, method, inputs, kwargs, self._plain)
 
     def __array_function__(self, func, types, args, kwargs):
@@ -235,6 +256,45 @@ def _plain_entrywise(func, inputs):
     batched = [isinstance(x, BatchTracer) and x._level == level for x in inputs]
     values = [x.value if b else x for x, b in zip(inputs, batched)]
     return BatchTracer(_plain_entrywise(func, _aligned(values, batched)), level)
+
+
+_ARITHMETIC = {np.add: ops.add, np.subtract: ops.subtract, np.multiply: ops.multiply,
+               np.true_divide: ops.divide}
+
+
+def _arithmetic(prim, batch, other, reflected):
+    """``batch (op) other`` (``other (op) batch`` if reflected) for a binary operator:
+    the short way where it applies, else the operation's record."""
+    out = _arithmetic_on_arrays(prim, batch, other, reflected)
+    if out is not None:
+        return out
+    return prim(other, batch) if reflected else prim(batch, other)
+
+
+def _arithmetic_on_arrays(prim, batch, other, reflected):
+    """What ``_entrywise_on_arrays`` does with a binary operator's call, without the
+    operation's dispatch, where the batch holds a NumPy array and the other operand is
+    a Python number, a NumPy array with fewer axes than the batch (broadcasting meets
+    it with one example's trailing axes, never the batch axis), or a batch of the same
+    level, rank and size: NumPy's own operator on the numbers. None otherwise (and
+    where NumPy refuses the shapes: the record's path names them).
+    tests/test_vmap_fast_paths.py holds it to the general path's bits."""
+    value, kind = batch.value, type(other)
+    if type(value) is not np.ndarray:
+        return None
+    if kind is BatchTracer:
+        numbers = other.value
+        if other._level != batch._level or type(numbers) is not np.ndarray or \
+                numbers.ndim != value.ndim or numbers.shape[0] != value.shape[0]:
+            return None
+        other = numbers
+    elif not (kind is float or kind is int or (kind is np.ndarray and other.ndim < value.ndim)):
+        return None
+    try:
+        out = prim.forward(other, value) if reflected else prim.forward(value, other)
+    except ValueError:
+        return None
+    return BatchTracer(out, batch._level)
 
 
 def _per_example_numpy(func, args, kwargs):
@@ -391,291 +451,3 @@ def _one_level(args):
                   if type(arg) is BatchTracer and value.ndim - 1 < rank else value
                   for arg, value in zip(args, values)]
     return level, values, plain
-
-
-class Call:
-    """An operation called on a batch: the arguments (a batched one as its value, the
-    batch axis first), which of them are batched, the batch size, the level."""
-
-    __slots__ = ("prim", "values", "batched", "kwargs", "size", "level")
-
-    def __init__(self, prim, values, batched, kwargs, size, level):
-        self.prim, self.values, self.batched = prim, values, batched
-        self.kwargs, self.size, self.level = kwargs, size, level
-
-    def params(self, names, defaults):
-        """The arguments after the first by name: positional ones, then keywords."""
-        found = dict(zip(names, defaults))
-        found.update(zip(names, self.values[1:]))
-        found.update(self.kwargs)
-        return found
-
-    def only_first_batched(self):
-        return self.batched[0] and not any(self.batched[1:])
-
-
-def _at(tree, i, level):
-    """Example i of every batched value in a tree of arguments (an index, kwargs)."""
-    if isinstance(tree, BatchTracer) and tree._level == level:
-        return tree.value[i]
-    if isinstance(tree, dict):
-        return {k: _at(v, i, level) for k, v in tree.items()}
-    if isinstance(tree, (tuple, list)):
-        return type(tree)(_at(v, i, level) for v in tree)
-    return tree
-
-
-def _stack_rows(rows):
-    if isinstance(rows[0], (tuple, list)):
-        return type(rows[0])(_stack_rows([r[k] for r in rows]) for k in range(len(rows[0])))
-    if any(isinstance(r, Box) for r in rows):
-        return ops.stack(rows)
-    return xp.stack([xp.as_array(r) for r in rows])  # (traced rows, under cr.jit, stay so)
-
-
-def _per_example(call):
-    """The fallback: the operation on each example, the results stacked."""
-    if not call.size:
-        raise ValueError(f"cr.vmap: {call.prim.name} has no batching rule, and a batch "
-                         f"of 0 examples gives nothing to run it on")
-    fallbacks[call.prim.name] += 1
-    rows = []
-    for i in range(call.size):
-        args = [v[i] if b else v for v, b in zip(call.values, call.batched)]
-        rows.append(call.prim(*args, **_at(call.kwargs, i, call.level)))
-    shapes = {shape_of(r) for r in rows if not isinstance(r, (tuple, list))}
-    if len(shapes) > 1:
-        raise ValueError(f"cr.vmap: {call.prim.name} gives results of different shapes "
-                         f"from example to example ({', '.join(map(str, sorted(shapes)))}), "
-                         f"which one batch cannot hold (a boolean mask of batched data?); "
-                         f"use cr.where(mask, x, 0) to keep one shape")
-    return _stack_rows(rows)
-
-
-# ---------------------------------------------------------------------------------------
-# Batching rules
-# ---------------------------------------------------------------------------------------
-
-def _pad(value, rank):
-    """A batched value with 1s behind its batch axis, up to ``rank`` axes per example."""
-    missing = rank - (_ndim(value) - 1)
-    return ops.expand_dims(value, tuple(range(1, 1 + missing))) if missing > 0 else value
-
-
-def _aligned(values, batched, extra=()):
-    """Batched operands padded to the examples' common rank (``extra``: unbatched
-    arrays that broadcast with them), so that broadcasting never pairs the batch axis
-    with an example's axis."""
-    rank = max([_ndim(v) - b for v, b in zip(values, batched)] +
-               [_ndim(x) for x in extra] + [0])
-    return [_pad(v, rank) if b else v for v, b in zip(values, batched)]
-
-
-def _elementwise(call):
-    extra = [v for v in call.kwargs.values() if isinstance(v, (np.ndarray, Box))]
-    return call_unwrapped(call.prim, _aligned(call.values, call.batched, extra), call.kwargs)
-
-
-def _axis(axis, rank, name):
-    """An example's axis (or tuple of axes) as an axis of the batch, counted from the
-    end: the rules take axes that way (their derivatives run behind the leading axes of
-    a stack of seeds too), and from the end an example's axis is the batch's."""
-    if isinstance(axis, (tuple, list)):
-        return tuple(_axis(a, rank, name) for a in axis)
-    if not -rank <= axis < rank:
-        raise np.exceptions.AxisError(f"{name}: axis {axis} is out of bounds for an "
-                                      f"example of {rank} dimensions (inside cr.vmap)")
-    return axis % rank - rank
-
-
-def _along_axis(call):
-    if not call.only_first_batched():
-        return _per_example(call)
-    p = _along_axis_params(call.prim, call.values[1:], call.kwargs,
-                           _ndim(call.values[0]) - 1)
-    return call_unwrapped(call.prim, call.values[:1], p)
-
-
-def _along_axis_params(prim, rest, kwargs, rank):
-    """The parameters after the operand of an operation along an axis, by name (the
-    positional ones ``rest``, then the keywords, then the record's defaults), with the
-    example's axis made an axis of the batch (None: every axis but the batch's)."""
-    p = dict(prim.batching.params)
-    p.update(zip(list(p), rest))
-    p.update(kwargs)
-    p["axis"] = (tuple(range(1, rank + 1)) if p["axis"] is None
-                 else _axis(p["axis"], rank, prim.name))
-    return p
-
-
-def _expand_dims(call):
-    p = call.params(("axis",), (None,))
-    axes = p["axis"] if isinstance(p["axis"], (tuple, list)) else (p["axis"],)
-    rank = _ndim(call.values[0]) - 1 + len(axes)
-    return ops.expand_dims(call.values[0], _axis(tuple(axes), rank, "expand_dims"))
-
-
-def _squeeze(call):
-    p, x = call.params(("axis",), (None,)), call.values[0]
-    if p["axis"] is None:
-        axes = tuple(i + 1 for i, n in enumerate(shape_of(x)[1:]) if n == 1)
-    else:
-        axes = _axis(p["axis"], _ndim(x) - 1, "squeeze")
-    return call.prim(x, axes) if axes != () else x
-
-
-def _swapaxes(call):
-    p, x = call.params(("axis1", "axis2"), (None, None)), call.values[0]
-    rank = _ndim(x) - 1
-    return call.prim(x, _axis(p["axis1"], rank, "swapaxes"), _axis(p["axis2"], rank, "swapaxes"))
-
-
-def _transpose(call):
-    p, x = call.params(("axes",), (None,)), call.values[0]
-    rank = _ndim(x) - 1
-    axes = (tuple(range(rank, 0, -1)) if p["axes"] is None
-            else tuple(a + rank + 1 for a in _axis(tuple(p["axes"]), rank, "transpose")))
-    return call.prim(x, (0,) + axes)
-
-
-def _reshape(call):
-    return call.prim(call.values[0], (call.size,) + _shape_param(call))
-
-
-def _broadcast_to(call):
-    shape = _shape_param(call)
-    return call.prim(_pad(call.values[0], len(shape)), (call.size,) + shape)
-
-
-def _shape_param(call):
-    shape = call.params(("shape",), (None,))["shape"]
-    return (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-
-
-def _first_only(call):
-    """An operation that already works on any leading axes (astype, linear algebra on
-    stacks of matrices, the fused layer in x): the batch is one more."""
-    if not call.only_first_batched():
-        return _per_example(call)
-    return call_unwrapped(call.prim, call.values, call.kwargs)
-
-
-def _all_batched(call):
-    """Every operand with the batch axis (an unbatched one repeated)."""
-    return [v if b else ops.broadcast_to(v, (call.size,) + shape_of(v))
-            for v, b in zip(call.values, call.batched)]
-
-
-def _join(stack):
-    def rule(call):
-        values = _all_batched(call)
-        axis = call.kwargs.get("axis", 0)
-        if axis is None:  # concatenate flattens first
-            return call.prim(*[ops.reshape(v, (call.size, -1)) for v in values], axis=1)
-        rank = _ndim(values[0]) - 1 + stack
-        return call.prim(*values, **{**call.kwargs, "axis": _axis(axis, rank, call.prim.name)})
-    return rule
-
-
-def _or_per_example(rule):
-    """A rule that may return None (a call too irregular for it): then the fallback."""
-    def run(call):
-        out = rule(call)
-        return _per_example(call) if out is None else out
-    return run
-
-
-def _matmul(call):
-    if call.kwargs or len(call.values) != 2:
-        return _per_example(call)
-    a, b = call.values
-    (ba, bb), ra, rb = call.batched, _ndim(a) - call.batched[0], _ndim(b) - call.batched[1]
-    if (ba and not bb and rb <= 2) or (bb and not ba and ra <= 2 and rb >= 2):
-        # NumPy's own broadcasting keeps the batch axis in front: a batch of vectors
-        # times a matrix is one product of the stacked rows (as jacrev's seeds are)
-        return call.prim(a, b)
-    if bb and not ba and ra == 2 and rb == 1:
-        # a matrix times a batch of vectors: each a @ v is a row of the stacked vectors
-        # times a's transpose, one product (NumPy would loop over the batch instead)
-        return call.prim(b, ops.swapaxes(a, -1, -2))
-    va, vb = ra == 1, rb == 1
-    a = ops.expand_dims(a, -2) if va else a
-    b = ops.expand_dims(b, -1) if vb else b
-    a, b = _aligned([a, b], call.batched)
-    out = call.prim(a, b)
-    if vb:
-        out = ops.squeeze(out, -1)
-    if va:  # (the row's axis is last once the column's is gone)
-        out = ops.squeeze(out, -1 if vb else -2)
-    return out
-
-
-def _solve(call):
-    if len(call.values) != 2:
-        return _per_example(call)
-    a, b = call.values
-    vector = _ndim(b) - call.batched[1] == 1
-    if vector:
-        b = ops.expand_dims(b, -1)
-    a, b = _aligned([a, b], call.batched)
-    out = call.prim(a, b)
-    return ops.squeeze(out, -1) if vector else out
-
-
-_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-
-
-def _einsum(call):
-    subscripts = call.kwargs.get("subscripts")
-    if not isinstance(subscripts, str) or "." in subscripts:
-        return _per_example(call)
-    spec = subscripts.replace(" ", "")
-    inputs, _, output = spec.partition("->")
-    if "->" not in spec:  # NumPy's implicit output: the letters seen once, in order
-        output = "".join(sorted(c for c in set(inputs) if c.isalpha() and
-                                inputs.count(c) == 1))
-    letter = next(c for c in _LETTERS if c not in spec)
-    terms = [letter + t if b else t for t, b in zip(inputs.split(","), call.batched)]
-    return call.prim(*call.values, **{**call.kwargs,
-                                      "subscripts": ",".join(terms) + "->" + letter + output})
-
-
-def _indexing(rule):
-    """An indexing rule: the fallback where it gives up, and it takes a batched index."""
-    run = _or_per_example(rule)
-    run.takes_batched_params = True
-    return run
-
-
-# The operations whose batching is a function of their own, written here beside the
-# helpers they share; every other operation's record names its kind (``Batching``).
-for _prim, _rule in [
-        (ops.expand_dims, _expand_dims), (ops.squeeze, _squeeze), (ops.swapaxes, _swapaxes),
-        (ops.transpose, _transpose), (ops.shapes._reshape, _reshape),
-        (ops.broadcast_to, _broadcast_to),
-        (ops.joining._concatenate, _join(0)), (ops.joining._stack, _join(1)),
-        (ops.matmul, _matmul), (ops.contractions._einsum, _einsum), (ops.solve, _solve),
-        (ops.getitem, _indexing(indexing.getitem)),
-        *[(update, _indexing(indexing.index_update)) for update in (
-            ops.index_set, ops.index_add, ops.index_multiply, ops.index_min, ops.index_max)]]:
-    _prim.batching = _rule
-
-_KINDS = {"entrywise": _elementwise, "leading axes": _first_only, "along axis": _along_axis}
-
-
-def _rule_of(prim):
-    """The batching rule an operation's record names (the fallback where it names none)."""
-    batching = prim.batching
-    if batching is None:
-        return _per_example
-    if isinstance(batching, Batching):
-        return _KINDS[batching.kind]
-    return batching
-
-
-def batching_rules() -> dict[str, int]:
-    """How many of the rule table's operations batch at once, and how many take the
-    per-example fallback."""
-    prims = set(ops.primitives())
-    fast = sum(1 for p in prims if p.batching is not None)
-    return {"rule": fast, "fallback": len(prims) - fast}
