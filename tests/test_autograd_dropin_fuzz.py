@@ -44,7 +44,8 @@ and, in a complex program, a real operand of ``concatenate``, ``stack``, ``dot``
 for (``cbrt``, ``vdot``, ``average``, ``positive``) are not drawn.
 
 ``CHAINRULE_AUTOGRAD_FUZZ_N=<n>`` (1000 by default, about half a minute) draws ``n``
-programs of each of the two real kinds and ``n // 2`` of each of the other four; each
+programs of each of the two real kinds, ``n // 2`` of each of the other four and
+``n // 4`` gradients at integer arguments (against autograd's at the same floats); each
 test draws from its own generator, seeded by its id, so a larger ``n`` keeps the
 programs of a smaller one. Known differences are the strict xfails at the end of the
 file, each a one-line program; the draw leaves those cases out.
@@ -937,6 +938,44 @@ def test_a_random_vectorised_function_under_elementwise_grad(case):
 @pytest.mark.parametrize("case", range(N // 2))
 def test_a_random_holomorphic_function_under_holomorphic_grad(case):
     check(*draw_holomorphic_program(RNG))
+
+
+def draw_integer_argument_program(rng):
+    """A real program ending ``result = ad.grad(f, k)(...)`` whose argument k is an
+    array or a float, and that argument's values made integers (as ints), none of them
+    zero; no std, var or norm (equal integers make a spread of zero, their kink)."""
+    while True:
+        source, inputs = draw_scalar_program(rng)
+        last = source.rstrip().rsplit("\n", 1)[1]
+        if any(name in source for name in ("std(", "var(", "norm(")):
+            continue
+        if last.startswith("result = ad.grad(f, ") and last[20].isdigit():
+            name = list(inputs)[int(last[20:].split(")", 1)[0])]
+            if isinstance(inputs[name], (float, onp.ndarray)):
+                x = onp.asarray(inputs[name])
+                whole = onp.where(x < 0, -1, 1) * (1 + (onp.abs(x) > 0.6))
+                inputs[name] = int(whole) if isinstance(inputs[name], float) else whole.astype(int)
+                return source, inputs, name
+
+
+@pytest.mark.parametrize("case", range(N // 4))
+def test_grad_at_integer_arguments_is_autograds_gradient_at_the_same_floats(case):
+    """autograd refuses to differentiate at a Python int (``Can't differentiate w.r.t.
+    type``), and at an integer array gives a gradient that is sometimes of the array's
+    integer dtype (truncated: its rules for indexing write into zeros of that dtype);
+    chainrule differentiates at the same numbers as floats, so its gradient is
+    autograd's at those floats."""
+    source, inputs, name = draw_integer_argument_program(RNG)
+    source = HEADER + textwrap.dedent(source)
+    at_floats = {**inputs, name: inputs[name] * 1.0}
+    theirs = run(source, at_floats, "autograd")
+    ours = run(source, inputs, "chainrule.autograd")
+    shown = "\n".join(f"{k} = {_literal(v)}" for k, v in inputs.items()) + "\n" + source
+    if isinstance(theirs, Exception):
+        return
+    assert not isinstance(ours, Exception), f"chainrule raises {ours!r}\n\n{shown}"
+    found = differences(theirs, ours)
+    assert not found, "\n".join(found) + "\n\n" + shown
 
 
 # ---------------------------------------------------------------------------------------
