@@ -980,8 +980,10 @@ def test_grad_at_integer_arguments_is_autograds_gradient_at_the_same_floats(case
 
 # ---------------------------------------------------------------------------------------
 # The differences the draw found, one program each: chainrule.autograd should give what
-# autograd gives. The draw leaves these cases out (see zero_d_beside_a_scalar, the tables
-# above: no ``.repeat`` method, no ``cbrt``, no ``np.sum(x, axis=-1)`` of a 0-d value).
+# autograd gives. The draw leaves these cases out: zero_d_beside_a_scalar lets the 0-d
+# differences pass, and the tables above draw no ``.repeat`` method, no ``cbrt``, no
+# ``np.sum(x, axis=-1)`` of a 0-d value, no complex cotangent of a real output, no
+# make_jvp with a tuple argnum and no float32 argument.
 # ---------------------------------------------------------------------------------------
 
 def both(program):
