@@ -98,11 +98,54 @@ def _copy(data, value, out, casting):
     np.copyto(out, value, casting="unsafe" if kinds in (("f", "i"), ("f", "u")) else casting)
 
 
+def _shared(tensor, out, view):
+    """``out`` (a result of ``tensor`` the table computed as a copy) holding ``view``
+    instead, the same numbers in ``tensor``'s memory, with ``tensor``'s version counter:
+    PyTorch's view, so a write into either shows in both, and a walk through a graph
+    that saved the other sees the write (as for any NumPy view, saved.py)."""
+    if type(tensor._data) is np.ndarray and type(getattr(out, "_data", None)) is np.ndarray:
+        try:
+            view.flags.writeable = tensor._data.flags.writeable
+        except ValueError:  # (memory a graph saved, under an older view: read-only here)
+            pass
+        out._data, out._version = view, tensor._version
+    return out
+
+
+def _entry(index):
+    """Whether an index picks one entry (integers only): NumPy copies it out; PyTorch
+    makes it a 0-d view."""
+    if isinstance(index, tuple):
+        return bool(index) and all(type(i) is int or isinstance(i, np.integer) for i in index)
+    return type(index) is int or isinstance(index, np.integer)
+
+
 class TensorTorchMethods:
     """PyTorch's spellings that only a Tensor has: its graph, and in-place updates (which
     follow the Tensor's rule for writes: see ``Tensor.__iadd__``)."""
 
     __slots__ = ()
+
+    def __getitem__(self, index):
+        out = super().__getitem__(index)
+        if _entry(index) and type(self._data) is np.ndarray:
+            entry = index if isinstance(index, tuple) else (index,)
+            return _shared(self, out, self._data[entry + (Ellipsis,)])
+        return out
+
+    def diagonal(self, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
+        """The diagonal ``offset`` of the (axis1, axis2) planes, as the last axis (as
+        np.diagonal), sharing the tensor's memory as PyTorch's does: a write into it
+        is a write into the tensor (``K.diagonal().add_(1e-6)`` inside ``no_grad()``).
+
+        >>> K = cr.zeros(2, 2)
+        >>> K.diagonal().add_(1.0).data.tolist(), K.data.tolist()
+        ([1.0, 1.0], [[1.0, 0.0], [0.0, 1.0]])
+        """
+        out = super().diagonal(offset, axis1, axis2)
+        if type(self._data) is np.ndarray:
+            return _shared(self, out, np.diagonal(self._data, offset, axis1, axis2))
+        return out
 
     @property
     def size(self) -> "Size":
