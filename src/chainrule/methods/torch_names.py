@@ -443,13 +443,18 @@ class TorchMethods:
         """
         raise AttributeError(_NO_VALUES_INDICES.format(name="indices"))
 
-    def repeat(self, *args: Any, **kwargs: Any) -> None:
-        """Not here: NumPy's ``repeat`` repeats each entry, PyTorch's tiles the whole
-        tensor; the error names the function for each.
+    def repeat(self, *args: Any, **kwargs: Any) -> Any:
+        """NumPy's ``repeat`` where ``axis=`` says it is NumPy's (each entry repeated:
+        PyTorch's takes no axis); otherwise refused: NumPy's repeats each entry,
+        PyTorch's tiles the whole tensor, and the error names the function for each.
 
+        >>> cr.tensor([1.0, 2.0]).repeat(2, axis=0).data.tolist()
+        [1.0, 1.0, 2.0, 2.0]
         >>> cr.tile(cr.tensor([1.0, 2.0]), 2).data.tolist()      # PyTorch's x.repeat(2)
         [1.0, 2.0, 1.0, 2.0]
         """
+        if "axis" in kwargs and len(args) <= 1:
+            return ops.repeat(self, *args, **kwargs)
         raise TypeError("x.repeat means one thing in NumPy and another in PyTorch: for "
                         "PyTorch's (tile the whole tensor) use cr.tile(x, reps), for "
                         "NumPy's (repeat each entry) cr.repeat(x, repeats, axis)")

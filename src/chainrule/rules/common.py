@@ -104,7 +104,9 @@ def axes_of(axis, ndim):
     if axis is None:
         return tuple(range(ndim))
     axes = axis if isinstance(axis, tuple) else (axis,)
-    return tuple(sorted(a % ndim if ndim else a for a in axes))
+    if not ndim:  # (np.sum of a 0-d array takes axis 0 or -1: there is no axis to reduce)
+        return ()
+    return tuple(sorted(a % ndim for a in axes))
 
 
 def from_end(axis, ndim):

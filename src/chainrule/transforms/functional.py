@@ -378,7 +378,13 @@ def _seed(leaf, cot):
         return cot
     if type(cot) is not np.ndarray and type(cot) is not float and _library(cot):
         cot = _library(cot).adopt(cot)  # (torch's, Dask's: never turned into NumPy's)
-    return as_array(cot, dtype=_float_dtype(leaf))
+    dtype = _float_dtype(leaf)
+    if dtype.kind == "f" and np.iscomplexobj(cot):  # (a real output's cotangent is real,
+        # as JAX requires: its imaginary part would be dropped without a word)
+        raise TypeError(f"vjp: the cotangent {cot!r:.40} is complex, but the output it "
+                        f"stands for is real ({dtype}); pass a real cotangent (its real "
+                        f"part)")
+    return as_array(cot, dtype=dtype)
 
 
 # ---------------------------------------------------------------------------------------

@@ -147,7 +147,9 @@ def elementwise_grad(fun, argnum=0):
             out, pullback = _user_vjp(fun, args, kwargs, positions)
             grads = pullback(_vspace(out).ones())
             return grads if isinstance(argnum, tuple) else grads[0]
-        out, pullback = _f.vjp(lambda *a: fun(*a, **kwargs), *args)
+        positions = argnum if isinstance(argnum, tuple) else (argnum,)
+        out, pullback = _f.vjp(_of_chosen(fun, positions, args, kwargs),
+                               *[args[p] for p in positions])
         if _np.iscomplexobj(_raw(out)):  # (its ones() would be 1 + 1j: a sum of what?)
             raise TypeError(f"elementwise_grad: {_get_name(fun)} returns complex values "
                             f"(dtype {_np.result_type(_raw(out))}); as in autograd, only "
@@ -155,7 +157,7 @@ def elementwise_grad(fun, argnum=0):
                             f"holomorphic_grad)")
         # ones shaped like the output, which may be an outer derivative's value
         cotangents = pullback(_np.ones(_shape_of(out), dtype=_ones_dtype(out)))
-        return _pick(cotangents, argnum)
+        return cotangents if isinstance(argnum, tuple) else cotangents[0]
     return gradient
 
 
@@ -254,8 +256,11 @@ def make_vjp(fun, argnum=0):
         return (lambda g: pullback(g) if whole else pullback(g)[0]), out
 
     def engine(*args, **kwargs):
-        out, pullback = _f.vjp(lambda *a: _bools_as_constants(fun)(*a, **kwargs), *args)
-        return (lambda g: _pick(pullback(g), argnum)), out
+        positions = argnum if isinstance(argnum, tuple) else (argnum,)
+        out, pullback = _f.vjp(_of_chosen(_bools_as_constants(fun), positions, args, kwargs),
+                               *[args[p] for p in positions])
+        whole = isinstance(argnum, tuple)
+        return (lambda g: pullback(g) if whole else pullback(g)[0]), out
 
     @_named("make_vjp", fun, argnum)
     def maker(*args, **kwargs):
@@ -274,6 +279,18 @@ def _of_one(fun, argnum, args, kwargs):
     return at
 
 
+def _of_chosen(fun, positions, args, kwargs):
+    """``fun`` as a function of its arguments at ``positions``, the others fixed (as
+    autograd differentiates: an argument not chosen is never traced, so an operation
+    without a derivative may read it)."""
+    def at(*chosen):
+        full = list(args)
+        for position, z in zip(positions, chosen):
+            full[position] = z
+        return fun(*full, **kwargs)
+    return at
+
+
 def make_jvp(fun, argnum=0):
     """``make_jvp(f)(x)(v) -> (f(x), the derivative of f at x along v)``."""
     def maker(*args, **kwargs):
@@ -283,6 +300,9 @@ def make_jvp(fun, argnum=0):
             if isinstance(argnum, tuple):  # a tuple of tangents
                 return lambda tangents: _user_jvp(fun, args, kwargs, argnum, tangents)
             return lambda tangent: _user_jvp(fun, args, kwargs, (argnum,), (tangent,))
+        if isinstance(argnum, tuple):  # a tuple of tangents, one per argument
+            return lambda tangents: _f.jvp(_of_chosen(fun, argnum, args, kwargs),
+                                           tuple(args[p] for p in argnum), tuple(tangents))
         return lambda tangent: _f.jvp(_of_one(fun, argnum, args, kwargs), (args[argnum],),
                                       (tangent,))
     return maker
@@ -373,12 +393,6 @@ def checkpoint(fun):
     """autograd recomputes ``fun``'s forward pass in the backward pass to save memory;
     the numbers are the same, and here ``fun`` itself is returned."""
     return fun
-
-
-def _pick(cotangents, argnum):
-    if isinstance(argnum, tuple):
-        return tuple(cotangents[i] for i in argnum)
-    return cotangents[argnum]
 
 
 def _contract(a, b):
