@@ -1,13 +1,14 @@
 """cr.vmap's short ways beside the general path they accelerate: an entrywise operation
 on batches of NumPy arrays (``batching._entrywise_on_arrays``: the broadcasting done at
-once, the forward called directly), and an operation along an axis or on leading axes
-whose one batched operand is a NumPy array (``batching._kind_on_one_array``: the axis
-shifted and the forward called, without the general call record), and the arithmetic
-operators between a batch and a number, a smaller array or a batch of its own level
+once, the forward called directly); an operation along an axis or on leading axes whose
+one batched operand is a NumPy array (``batching._kind_on_one_array``: the axis shifted
+and the forward called, without the general call record); the arithmetic operators
+between a batch and a number, a smaller array or a batch of its own level
 (``batching._arithmetic_on_arrays``: NumPy's operator on the numbers, without the
-operation's dispatch). Every case of the derivative table, mapped and differentiated
-per example, gives the same bits with them and without them, and so does every
-Jacobian taken as vmap of vjp and jvp."""
+operation's dispatch); and reshape and broadcast_to of one batch to a plain shape
+(``batching._shape_on_one_array``). Every case of the derivative table, mapped and
+differentiated per example, gives the same bits with them and without them, and so does
+every Jacobian taken as vmap of vjp and jvp."""
 
 import numpy as np
 import pytest
@@ -38,6 +39,7 @@ def test_the_short_ways_give_the_general_paths_bits(case, monkeypatch):
     monkeypatch.setattr(batching, "_entrywise_on_arrays", lambda prim, args: None)
     monkeypatch.setattr(batching, "_kind_on_one_array", lambda *call: None)
     monkeypatch.setattr(batching, "_arithmetic_on_arrays", lambda *call: None)
+    monkeypatch.setattr(batching, "_shape_on_one_array", lambda *call: None)
     general = _mapped(case)
     assert len(fast) == len(general)
     for a, b in zip(fast, general):
@@ -90,9 +92,10 @@ def _jacobians_by_vmap(case, monkeypatch):
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_the_operators_short_way_gives_the_general_paths_bits_in_jacobians(case, monkeypatch):
+def test_the_short_ways_give_the_general_paths_bits_in_jacobians_by_vmap(case, monkeypatch):
     fast = _jacobians_by_vmap(case, monkeypatch)
     monkeypatch.setattr(batching, "_arithmetic_on_arrays", lambda *call: None)
+    monkeypatch.setattr(batching, "_shape_on_one_array", lambda *call: None)
     general = _jacobians_by_vmap(case, monkeypatch)
     assert len(fast) == len(general)
     for a, b in zip(fast, general):
@@ -128,3 +131,19 @@ def test_batches_of_two_sizes_are_refused_not_broadcast():
     one = np.ones((1, 3))
     with pytest.raises(ValueError, match="batch"):
         cr.vmap(lambda a, b: a * b)(np.ones((4, 3)), one)
+
+
+def test_the_shape_way_is_taken_for_one_batched_array_and_a_plain_shape():
+    calls = []
+    original = batching._shape_on_one_array
+
+    def counted(prim, args, kwargs):
+        out = original(prim, args, kwargs)
+        calls.append((prim.name, out is not None))
+        return out
+    x = np.arange(12.0).reshape(2, 6)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(batching, "_shape_on_one_array", counted)
+        out = cr.vmap(lambda v: cr.broadcast_to(cr.reshape(v, (3, 2))[0], (4, 2)))(x)
+        np.testing.assert_array_equal(out, np.broadcast_to(x.reshape(2, 3, 2)[:, :1], (2, 4, 2)))
+        assert ("reshape", True) in calls and ("broadcast_to", True) in calls

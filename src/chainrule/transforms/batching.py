@@ -324,6 +324,10 @@ def _apply_primitive(cls, prim, args, kwargs):
         out = _kind_on_one_array(prim, batching, args, kwargs)
         if out is not None:
             return out
+    elif prim is _RESHAPE or prim is _BROADCAST_TO:
+        out = _shape_on_one_array(prim, args, kwargs)
+        if out is not None:
+            return out
     # a parameter may be batched too (an index computed from batched data); an axis, a
     # shape or a dtype cannot be
     params = [x for x in tree_flatten(kwargs)[0] if isinstance(x, BatchTracer)] \
@@ -415,6 +419,33 @@ def _kind_on_one_array(prim, batching, args, kwargs):
     if isinstance(out, (tuple, list)):
         return type(out)(BatchTracer(o, level) for o in out)
     return BatchTracer(out, level)
+
+
+_RESHAPE, _BROADCAST_TO = ops.shapes._reshape, ops.broadcast_to
+
+
+def _shape_on_one_array(prim, args, kwargs):
+    """reshape or broadcast_to of one batch holding a NumPy array, to a shape of plain
+    integers: what their rules (``batching_rules._reshape``, ``_broadcast_to``) do with
+    such a call, without the general path's scan of levels and its call record (a
+    broadcast batch padded with 1s behind its batch axis by a reshape, the view
+    ``_pad``'s expand_dims makes). None where anything else takes part.
+    tests/test_vmap_fast_paths.py holds it to the general path's bits."""
+    if kwargs or len(args) != 2 or type(args[0]) is not BatchTracer:
+        return None
+    value, shape = args[0].value, args[1]
+    shape = (shape,) if type(shape) is int else shape
+    if type(value) is not np.ndarray or type(shape) is not tuple or \
+            not all(type(n) is int for n in shape):
+        return None
+    size = value.shape[0]
+    if prim is _BROADCAST_TO:
+        missing = len(shape) - (value.ndim - 1)
+        if missing < 0:
+            return None
+        if missing:
+            value = value.reshape(value.shape[:1] + (1,) * missing + value.shape[1:])
+    return BatchTracer(call_unwrapped(prim, (value, (size,) + shape), {}), args[0]._level)
 
 
 def _one_level(args):
