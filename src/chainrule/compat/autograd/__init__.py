@@ -71,6 +71,31 @@ def _engine_else_user_space(engine, user, args, kwargs):
         return user(*args, **kwargs)
 
 
+def _scalars(result):
+    """A result with each 0-d NumPy array a NumPy scalar, as autograd's results are
+    where NumPy's arithmetic makes them (a gradient at a 0-d array, a scalar value);
+    through tuples, lists and dicts; anything else (a traced value) as it is."""
+    kind = _python.type(result)
+    if kind is _np.ndarray:
+        return result[()] if result.ndim == 0 and result.dtype != object else result
+    if kind is _python.tuple or kind is _python.list:
+        return kind(_scalars(x) for x in result)
+    if kind is _python.dict:
+        return {key: _scalars(x) for key, x in result.items()}
+    return result
+
+
+def _arrays(result):
+    """A result with each number a 0-d NumPy array, as autograd's Jacobians are (reshaped
+    to ``out.shape + x.shape``, which is () at a float); through tuples and lists."""
+    kind = _python.type(result)
+    if kind is _python.tuple or kind is _python.list:
+        return kind(_arrays(x) for x in result)
+    if kind is float or kind is complex or _python.isinstance(result, _np.generic):
+        return _np.asarray(result)
+    return result
+
+
 def grad(fun, argnum=0):
     """The gradient of a scalar function of argument ``argnum``: ``grad(f)(x)``."""
     engine = _f.grad(fun, argnums=argnum)
@@ -82,7 +107,7 @@ def grad(fun, argnum=0):
     def gradient(*args, **kwargs):
         if _in_user_space(args, argnum):
             return user(*args, **kwargs)
-        return _engine_else_user_space(engine, user, args, kwargs)
+        return _scalars(_engine_else_user_space(engine, user, args, kwargs))
     return gradient
 
 
@@ -112,7 +137,7 @@ def value_and_grad(fun, argnum=0):
     def value_and_gradient(*args, **kwargs):
         if _in_user_space(args, argnum):
             return user(*args, **kwargs)
-        return _engine_else_user_space(engine, user, args, kwargs)
+        return _scalars(_engine_else_user_space(engine, user, args, kwargs))
     return value_and_gradient
 
 
@@ -123,7 +148,7 @@ def grad_and_aux(fun, argnum=0):
     @_named("grad_and_aux", fun, argnum)
     def gradient_and_aux(*args, **kwargs):
         if not _in_user_space(args, argnum):
-            return engine(*args, **kwargs)
+            return _scalars(engine(*args, **kwargs))
         kept = []
 
         def value(*boxed, **kw):  # aux as a value, without this trace's box
@@ -156,7 +181,7 @@ def elementwise_grad(fun, argnum=0):
                             f"a real-output function has one (use jacobian or "
                             f"holomorphic_grad)")
         # ones shaped like the output, which may be an outer derivative's value
-        cotangents = pullback(_np.ones(_shape_of(out), dtype=_ones_dtype(out)))
+        cotangents = _scalars(pullback(_np.ones(_shape_of(out), dtype=_ones_dtype(out))))
         return cotangents if isinstance(argnum, tuple) else cotangents[0]
     return gradient
 
@@ -191,7 +216,7 @@ def jacobian(fun, argnum=0):
     @_named("jacobian", fun, argnum)
     def jacobian_at(*args, **kwargs):
         if not _in_user_space(args, argnum):
-            return engine(*args, **kwargs)
+            return _arrays(engine(*args, **kwargs))
         if isinstance(argnum, tuple):
             raise TypeError("jacobian: with respect to one value of a vector space of "
                             "your own at a time (an int argnum), as in autograd")
@@ -243,7 +268,7 @@ def hessian(fun, argnum=0):
                             f"of your own), as in autograd, whose Jacobian of a Jacobian "
                             f"stacks the inner one as an array; use make_hvp or "
                             f"hessian_tensor_product")
-        return engine(*args, **kwargs)
+        return _arrays(engine(*args, **kwargs))
     return hessian_at
 
 
@@ -260,7 +285,7 @@ def make_vjp(fun, argnum=0):
         out, pullback = _f.vjp(_of_chosen(_bools_as_constants(fun), positions, args, kwargs),
                                *[args[p] for p in positions])
         whole = isinstance(argnum, tuple)
-        return (lambda g: pullback(g) if whole else pullback(g)[0]), out
+        return (lambda g: _scalars(pullback(g) if whole else pullback(g)[0])), _scalars(out)
 
     @_named("make_vjp", fun, argnum)
     def maker(*args, **kwargs):
@@ -301,10 +326,11 @@ def make_jvp(fun, argnum=0):
                 return lambda tangents: _user_jvp(fun, args, kwargs, argnum, tangents)
             return lambda tangent: _user_jvp(fun, args, kwargs, (argnum,), (tangent,))
         if isinstance(argnum, tuple):  # a tuple of tangents, one per argument
-            return lambda tangents: _f.jvp(_of_chosen(fun, argnum, args, kwargs),
-                                           tuple(args[p] for p in argnum), tuple(tangents))
-        return lambda tangent: _f.jvp(_of_one(fun, argnum, args, kwargs), (args[argnum],),
-                                      (tangent,))
+            return lambda tangents: _scalars(_f.jvp(_of_chosen(fun, argnum, args, kwargs),
+                                                    tuple(args[p] for p in argnum),
+                                                    tuple(tangents)))
+        return lambda tangent: _scalars(_f.jvp(_of_one(fun, argnum, args, kwargs),
+                                               (args[argnum],), (tangent,)))
     return maker
 
 
@@ -322,7 +348,7 @@ def tensor_jacobian_product(fun, argnum=0):
         out, pullback = _f.vjp(_of_one(fun, argnum, args, kwargs), args[argnum])
         out_shape, lead = _np.shape(_raw(out)), _np.ndim(_raw(tensor))
         if _np.shape(_raw(tensor)) == out_shape:
-            return pullback(tensor)[0]
+            return _arrays(pullback(tensor)[0])
         if _np.shape(_raw(tensor)) != out_shape[:lead]:
             raise ValueError(f"tensor_jacobian_product: a tensor of shape "
                              f"{_np.shape(_raw(tensor))} for an output of shape {out_shape}; "
@@ -330,7 +356,7 @@ def tensor_jacobian_product(fun, argnum=0):
 
         def contracted(*a):
             return _rules.tensordot(tensor, fun(*a, **kwargs), axes=lead)
-        return _jac.jacrev(contracted, argnums=argnum)(*args)
+        return _arrays(_jac.jacrev(contracted, argnums=argnum)(*args))
     return product
 
 
