@@ -33,17 +33,24 @@ def _mapped(case):
     return values + [np.asarray(getattr(g, "data", g)) for g in grads]
 
 
-@pytest.mark.parametrize("case", CASES)
-def test_the_short_ways_give_the_general_paths_bits(case, monkeypatch):
-    fast = _mapped(case)
-    monkeypatch.setattr(batching, "_entrywise_on_arrays", lambda prim, args: None)
-    monkeypatch.setattr(batching, "_kind_on_one_array", lambda *call: None)
-    monkeypatch.setattr(batching, "_arithmetic_on_arrays", lambda *call: None)
-    monkeypatch.setattr(batching, "_shape_on_one_array", lambda *call: None)
-    general = _mapped(case)
+SHORT_WAYS = ["_entrywise_on_arrays", "_kind_on_one_array", "_arithmetic_on_arrays",
+              "_shape_on_one_array"]
+
+
+def same_bits_without_the_short_ways(run, monkeypatch):
+    """run() with the short ways and with the general path alone: the same arrays."""
+    fast = run()
+    for name in SHORT_WAYS:
+        monkeypatch.setattr(batching, name, lambda *call: None)
+    general = run()
     assert len(fast) == len(general)
     for a, b in zip(fast, general):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_the_short_ways_give_the_general_paths_bits(case, monkeypatch):
+    same_bits_without_the_short_ways(lambda: _mapped(case), monkeypatch)
 
 
 def test_it_is_taken_for_entrywise_operations_on_arrays_and_left_for_the_rest():
@@ -93,13 +100,7 @@ def _jacobians_by_vmap(case, monkeypatch):
 
 @pytest.mark.parametrize("case", CASES)
 def test_the_short_ways_give_the_general_paths_bits_in_jacobians_by_vmap(case, monkeypatch):
-    fast = _jacobians_by_vmap(case, monkeypatch)
-    monkeypatch.setattr(batching, "_arithmetic_on_arrays", lambda *call: None)
-    monkeypatch.setattr(batching, "_shape_on_one_array", lambda *call: None)
-    general = _jacobians_by_vmap(case, monkeypatch)
-    assert len(fast) == len(general)
-    for a, b in zip(fast, general):
-        np.testing.assert_array_equal(a, b)
+    same_bits_without_the_short_ways(lambda: _jacobians_by_vmap(case, monkeypatch), monkeypatch)
 
 
 def test_the_operators_way_is_taken_for_numbers_smaller_arrays_and_its_own_batches():
