@@ -123,7 +123,6 @@ def _record(prim, args, kwargs):
 # 2. Tensor
 # ---------------------------------------------------------------------------------------
 
-
 def _refuse_a_dropped_derivative(what, value, instead="x = x.at[index].set(y)"):
     """Raise where a write would copy numbers that carry a derivative (a Tensor that
     requires grad, while grad is on; any transform's traced value) into a tensor that
@@ -137,6 +136,7 @@ def _refuse_a_dropped_derivative(what, value, instead="x = x.at[index].set(y)"):
                 f"be lost; write {instead}, which records it, or y.detach() to write "
                 f"the numbers alone")
         value = value._contents()
+
 
 class Tensor(Node, TensorInterop, TensorTorchMethods, ArrayMethods):
     """An n-dimensional array that records the operations that made it.
