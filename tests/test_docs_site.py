@@ -141,19 +141,39 @@ def _visible_text(driver, selector):
     return [element.text for element in driver.find_elements(By.CSS_SELECTOR, selector)]
 
 
+def _open(driver, url, selector="article h1", tries=2):
+    """Open url and wait for `selector` to be in the page. On a machine busy with the rest
+    of the suite a load can end without the page's content, so a load that shows no such
+    element is tried once more; a page that lacks it on both tries fails, naming what the
+    browser showed instead."""
+    from selenium.common.exceptions import TimeoutException
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+    for _ in range(tries):
+        driver.get(url)
+        try:
+            WebDriverWait(driver, 20).until(
+                lambda d: d.find_elements(By.CSS_SELECTOR, selector))
+            return
+        except TimeoutException:
+            shown = driver.find_element(By.TAG_NAME, "body").text[:300]
+    pytest.fail(f"{url} has no {selector!r} after {tries} loads; the browser showed "
+                f"title {driver.title!r} and text {shown!r}")
+
+
 @pytest.mark.slow
 def test_the_home_page_the_tutorial_and_an_api_page_render(served, browser):
-    browser.get(f"{served}/index.html")
+    _open(browser, f"{served}/index.html")
     assert "chainrule" in browser.title
     assert _visible_text(browser, "article h1") == ["Reading chainrule"]
     assert "Tutorial" in " ".join(_visible_text(browser, "nav.md-nav"))
 
-    browser.get(f"{served}/tutorial.html")
+    _open(browser, f"{served}/tutorial.html")
     assert _visible_text(browser, "article h1") == ["From one multiplication to a trained network"]
     headings = _visible_text(browser, "article h2")
     assert any("A number that remembers how it was made" in h for h in headings)
 
-    browser.get(f"{served}/reference/transforms.html#cr-hessian")
+    _open(browser, f"{served}/reference/transforms.html#cr-hessian", "article h2")
     # (the heading a link points at shows its permalink sign)
     assert "cr.hessian" in [h.rstrip("¶") for h in _visible_text(browser, "article h2")]
     code = " ".join(_visible_text(browser, "article pre"))
