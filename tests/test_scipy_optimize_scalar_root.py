@@ -16,7 +16,8 @@ import scipy.optimize as so
 import chainrule as cr
 from chainrule.scipy import optimize as opt
 from chainrule.transforms import implicit
-from chainrule.transforms.implicit import implicit_solution, plain
+from chainrule.transforms.implicit import implicit_solution
+from chainrule.transforms.solver_numbers import plain
 from chainrule.transforms.pytrees import tree_flatten
 from seeds_and_tolerances import per_test_generator
 

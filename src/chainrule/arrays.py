@@ -181,7 +181,7 @@ _stand_ins = _StandIns()
 def standing_in(hook):
     """While it is open, the recorder computes a call on traced values for each of
     which ``hook(traced)`` gives numbers (not None) on those numbers, and does not record
-    it: a solver replaying inside a program (``transforms/implicit.py``) reruns a
+    it: a solver replaying inside a program (``transforms/solver_numbers.py``) reruns a
     function that closes over traced values, with each call's numbers of them, after
     the trace has ended. A hook that gives None sees each traced value a call reads."""
     _stand_ins.hooks += (hook,)

@@ -38,7 +38,8 @@ from .. import rules as ops
 from ..primitive import Box, raw, shape_of
 from ..transforms.functional import grad, jvp
 from ..transforms.jacobians import hessian, jacfwd
-from ..transforms.implicit import implicit_solution, plain, reads_numbers, supplied
+from ..transforms.implicit import implicit_solution
+from ..transforms.solver_numbers import plain, reads_numbers, supplied
 from .optimize_constrained import bound_values, bounded, constrained_minimize, flat_bound
 
 __all__ = ["minimize", "root", "fsolve", "least_squares", "root_scalar", "brentq", "newton"]

@@ -36,7 +36,8 @@ from ..primitive import Box, shape_of
 from ..rules.predicates import isfinite
 from ..transforms.functional import grad
 from ..transforms.jacobians import hessian, jacfwd
-from ..transforms.implicit import implicit_solution, plain
+from ..transforms.implicit import implicit_solution
+from ..transforms.solver_numbers import plain
 
 __all__: list = []
 

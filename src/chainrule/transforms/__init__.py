@@ -13,6 +13,8 @@
     fixed_point.py  a fixed point of an iteration, differentiated implicitly
     implicit.py     a solver's answer (chainrule.scipy.optimize), differentiated by the
                     implicit function theorem at the root of its optimality conditions
+    solver_numbers.py  what a solver computes with: the values its function closes
+                    over (a batch of vmap, cr.jit's traced arrays) as plain numbers
     function.py     cr.Function: PyTorch's class spelling of a custom operation
     custom_derivatives.py  cr.custom_jvp and cr.custom_vjp: JAX's decorators for a
                     function's own derivative rule, on the primitive of

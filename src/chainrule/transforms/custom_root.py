@@ -25,7 +25,8 @@ import numpy as np
 
 from .. import rules as ops
 from ..primitive import Box, shape_of
-from .implicit import implicit_solution, on_numbers, plain
+from .implicit import implicit_solution
+from .solver_numbers import on_numbers, plain
 from .pytrees import LEAF, tree_flatten, tree_unflatten
 
 __all__ = ["custom_root", "custom_linear_solve"]
