@@ -97,6 +97,15 @@ def test_a_contraction_skips_a_constant_operands_zeros():
     for f in (lambda x: m @ x, lambda x: cr.einsum("ij,j->i", m, x),
               lambda x: cr.einsum("i,ij->j", x, m), lambda x: x @ m.T):
         assert (_pattern(f, x) == _nonzeros(f, x)).all()
+    # '...' spelled out: the exact pattern (a 1 of its own is one more label); where the
+    # '...' axes broadcast a 1 against another size, the dense rule's
+    x2 = rng.random(10)
+    for exact in (lambda x: cr.ravel(cr.einsum("...j,ij->...i", x.reshape(2, 5), m)),
+                  lambda x: cr.ravel(cr.einsum("...ij,...j", m[:3], x.reshape(2, 1, 5)))):
+        assert (_pattern(exact, x2) == _nonzeros(exact, x2)).all()
+    broadcast = lambda x: cr.ravel(cr.einsum("...j,...j->...", x.reshape(2, 1, 5),
+                                             m[:3].reshape(1, 3, 5)))
+    assert _pattern(broadcast, x2).all() and not _nonzeros(broadcast, x2).all()
     # two traced operands: every product of the labels
     assert _pattern(lambda x: cr.outer(x[:2], x[2:]), x).sum() == 2 * 3 * 2
 

@@ -89,6 +89,23 @@ def test_einsum_and_dot():
     both(lambda a, b: cr.outer(a, b), jnp.outer, X, Y)
 
 
+@pytest.mark.parametrize("subscripts", ["...j,jk->...k", "...j,jk", "...ij,...j->...i",
+                                        "...ii->...i", "i...,i..."])
+def test_einsum_with_an_ellipsis_is_one_call_on_the_batch(subscripts):
+    """'...' is spelled out one example at a time (its axes right-aligned, a 1 broadcast),
+    then the batch gets a label of its own: one einsum, no loop over the examples."""
+    a = np.arange(4 * 2 * 3 * 3, dtype=float).reshape(4, 2, 3, 3) / 10
+    b = np.linspace(-1.0, 1.0, 3 * 3).reshape(1, 3, 3)[0] if subscripts.startswith("...j,") \
+        else np.linspace(-1.0, 1.0, 4 * 3).reshape(4, 1, 3) if "...ij" in subscripts \
+        else a
+    operands = (a,) if subscripts == "...ii->...i" else (a, b)
+    in_axes = (0, None) if subscripts.startswith("...j,") else 0
+    before = dict(batching.fallbacks)
+    both(lambda *xs: cr.einsum(subscripts, *xs),
+         lambda *xs: jnp.einsum(subscripts, *xs), *operands, in_axes=in_axes)
+    assert dict(batching.fallbacks) == before
+
+
 INDICES = [1, -1, slice(1, None), (Ellipsis, 0), (None, slice(None), 1), np.array([2, 0]),
            (np.array([0, 2]), slice(None), np.array([1, 3])), (1, slice(None), np.array([0, 4])),
            (slice(None), np.array([True, False, True, True, False]))]

@@ -33,9 +33,15 @@ from .shapes import broadcast_to, reshape, transpose
 __all__ = ["einsum", "tensordot", "inner", "kron", "vdot", "cross", "convolve", "correlate"]
 
 
-def _labels(subscripts, shapes):
+def explicit_labels(subscripts, shapes):
     """Explicit labels: one string per operand (each '...' spelled out with letters of
-    its own, right-aligned as NumPy broadcasts them) and the output's."""
+    its own, right-aligned as NumPy broadcasts them), the output's (NumPy's implicit
+    output where there is no '->'), and the letters no label uses. The einsum rules,
+    vmap's and the sparsity pattern's reading of einsum all start here.
+
+    >>> explicit_labels("...i,ij", [(5, 2, 3), (3, 4)])
+    (['abi', 'ij'], 'abj', 'cdefghklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ')
+    """
     subscripts = subscripts.replace(" ", "")
     inputs, arrow, output = subscripts.partition("->")
     inputs = inputs.split(",")
@@ -70,7 +76,7 @@ def _einsum(*operands, subscripts, optimize=False):
 
 
 def _einsum_vjp(g, ans, *operands, argnum, subscripts, optimize=False):
-    inputs, output, free = _labels(subscripts, [shape_of(o) for o in operands])
+    inputs, output, free = explicit_labels(subscripts, [shape_of(o) for o in operands])
     batch = free[:len(lead(g, ans))]
     free = free[len(batch):]
     mine = inputs[argnum]
@@ -101,7 +107,7 @@ def _einsum_vjp(g, ans, *operands, argnum, subscripts, optimize=False):
 
 
 def _einsum_jvp(t, ans, *operands, argnum, subscripts, optimize=False):
-    inputs, output, free = _labels(subscripts, [shape_of(o) for o in operands])
+    inputs, output, free = explicit_labels(subscripts, [shape_of(o) for o in operands])
     batch = free[:len(tangent_lead(t, operands[argnum]))]
     inputs[argnum] = batch + inputs[argnum]
     args = list(operands)
@@ -143,7 +149,7 @@ def einsum(*args: Any, optimize: bool | str = False, precision: Any = None) -> R
         subscripts = ",".join(word(s) for s in args[1:len(args) - len(args) % 2:2])
         if len(args) % 2:
             subscripts += "->" + word(args[-1])
-    _labels(subscripts, [shape_of(o) for o in operands])  # the errors, in einsum's words
+    explicit_labels(subscripts, [shape_of(o) for o in operands])  # the errors, in einsum's words
     return _einsum(*operands, subscripts=subscripts, optimize=optimize)
 
 

@@ -240,14 +240,13 @@ def matrix_stack(call):
 
 def einsum(call):
     subscripts = call.kwargs.get("subscripts")
-    if not isinstance(subscripts, str) or "." in subscripts:
+    if not isinstance(subscripts, str):
         return dense(call)
-    spec = subscripts.replace(" ", "")
-    inputs, _, output = spec.partition("->")
-    if "->" not in spec:  # NumPy's implicit output: the letters seen once, in order
-        output = "".join(sorted(c for c in set(inputs) if c.isalpha() and
-                                inputs.count(c) == 1))
-    terms = inputs.split(",")
+    shapes = [shape_of(v) for v in call.primals]
+    terms, output, _ = contractions.explicit_labels(subscripts, shapes)
+    if len({(label, n) for term, shape in zip(terms, shapes)
+            for label, n in zip(term, shape)}) != len(set("".join(terms))):
+        return dense(call)  # (a label of two sizes: '...' axes that broadcast a 1)
     return _contraction(call, [(t, _ids(shape_of(v)), np.asarray(v))
                                for t, v in zip(terms, call.primals)], output)
 

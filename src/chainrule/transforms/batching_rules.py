@@ -252,20 +252,17 @@ def _solve(call):
     return ops.squeeze(out, -1) if vector else out
 
 
-_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-
-
 def _einsum(call):
+    """One einsum for the batch: each batched operand's labels and the output's get a
+    letter no label uses, in front (its batch axis)."""
     subscripts = call.kwargs.get("subscripts")
-    if not isinstance(subscripts, str) or "." in subscripts:
+    if not isinstance(subscripts, str):
         return _per_example(call)
-    spec = subscripts.replace(" ", "")
-    inputs, _, output = spec.partition("->")
-    if "->" not in spec:  # NumPy's implicit output: the letters seen once, in order
-        output = "".join(sorted(c for c in set(inputs) if c.isalpha() and
-                                inputs.count(c) == 1))
-    letter = next(c for c in _LETTERS if c not in spec)
-    terms = [letter + t if b else t for t, b in zip(inputs.split(","), call.batched)]
+    shapes = [shape_of(v)[1:] if b else shape_of(v)
+              for v, b in zip(call.values, call.batched)]
+    inputs, output, free = ops.contractions.explicit_labels(subscripts, shapes)
+    letter = free[0]
+    terms = [letter + t if b else t for t, b in zip(inputs, call.batched)]
     return call.prim(*call.values, **{**call.kwargs,
                                       "subscripts": ",".join(terms) + "->" + letter + output})
 
