@@ -1118,3 +1118,71 @@ def test_adding_into_picked_rows_by_flat_positions_equals_add_at_on_the_rows(dty
     ]
     for table, value, index in cases:
         identical(index_add(table, value, index=index), plain(table, value, index))
+
+
+# ---------------------------------------------------------------------------------------
+# The overrides under the transforms: per-example gradients (vmap of grad), Jacobians
+# (a stack of cotangents or tangents), a Hessian (the gradient's graph)
+# ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: np.dtype(d).name)
+def test_the_overrides_under_the_transforms_give_the_plain_numbers(dtype):
+    """A fused operation hands a batch of vmap, a stack of cotangents (jacrev), a stack
+    of tangents (jacfwd) and a graph of the gradient (hessian) to its plain rules, and
+    takes its own pullback for an ordinary gradient of a stack of inputs: with the
+    overrides on and off, the same dtypes and shapes, and the same numbers to a few
+    roundings (the fused forward sums the softmax's reductions class-major)."""
+    x = draw((6, 3), dtype)
+    labels = np.arange(6) % 3
+    w0, b0 = draw((4, 3), dtype), draw(4, dtype)
+    w1, b1 = draw((3, 4), dtype), draw(3, dtype)
+
+    def loss(w, xi, yi):
+        h = cr.nn.functional.linear(xi, w, b0, activation="relu")
+        out = cr.nn.functional.linear(h, w1, b1)
+        return cr.nn.functional.cross_entropy(out[None], yi[None])
+
+    def layer(w):
+        return cr.nn.functional.linear(x, w, b0, activation="relu")
+
+    def compute():
+        return [cr.vmap(cr.grad(loss), in_axes=(None, 0, 0))(w0, x, labels),
+                cr.jacrev(layer)(w0), cr.jacfwd(layer)(w0),
+                cr.hessian(lambda z: cr.nn.functional.cross_entropy(z, labels))(x),
+                cr.grad(lambda s: cr.sum(cr.nn.functional.linear(s, w0, b0,
+                                                                 activation="relu") ** 2))(
+                    np.stack([x, x[::-1]]))]
+
+    with overrides(True):
+        fast = compute()
+    with overrides(False):
+        plain = compute()
+    for a, b in zip(fast, plain):
+        close(a, b, dtype)
+
+
+# ---------------------------------------------------------------------------------------
+# micrograd's neuron as one node (nn.scalar.linear) against its chain of * and + nodes
+# ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("nonlin", [True, "tanh", "sigmoid", False])
+def test_a_scalar_network_of_one_node_neurons_gives_the_chains_bits(nonlin):
+    """MLP(fused=True) makes each neuron's weighted sum one node; fused=False builds
+    micrograd's chain of * and + nodes. The sum is the same additions in the same order
+    and each partial derivative the same product, so the outputs and every gradient
+    (parameters and inputs, through a loss that uses two outputs) are the same floats,
+    -0.0 and the awkward inputs included (tests/test_micrograd.py holds the gradients
+    to 1e-12)."""
+    from chainrule.nn.scalar import MLP
+    for seed, inputs in [(0, [0.7, -1.9, 0.3]), (1, [0.0, -0.0, 1e-300]),
+                         (2, [1e150, -2.5, 3.0]), (3, RNG.uniform(-3, 3, 3).tolist())]:
+        one_node = MLP(3, [8, 8, 2], rng=seed, nonlin=nonlin)
+        chain = MLP(3, [8, 8, 2], rng=seed, nonlin=nonlin, fused=False)
+        xs_one, xs_chain = [cr.Value(v) for v in inputs], [cr.Value(v) for v in inputs]
+        out_one, out_chain = one_node(xs_one), chain(xs_chain)
+        (out_one[0] * out_one[1] + out_one[0]).backward()
+        (out_chain[0] * out_chain[1] + out_chain[0]).backward()
+        assert [o.data.hex() for o in out_one] == [o.data.hex() for o in out_chain]
+        assert [p.grad.hex() for p in one_node.parameters()] == \
+            [p.grad.hex() for p in chain.parameters()]
+        assert [x.grad.hex() for x in xs_one] == [x.grad.hex() for x in xs_chain]
