@@ -24,7 +24,8 @@ The tricks and where each is held to its plain rule:
 * ``fused.linear``'s forward (one tall product for a stack, the in-place bias) against the
   plain composition, and the nn layers with the overrides on and off
   (``fused.set_enabled``: Linear + ReLU, GRU, self-attention, the Transformer layer's
-  normalisation, cross_entropy class-major and row-major);
+  normalisation, cross_entropy class-major and row-major), eagerly and under vmap,
+  jacrev, jacfwd and hessian;
 * ``rules.linalg._stacked_matmul`` against ``np.matmul``: tests/test_fused.py in float64;
   here every dtype, empty stacks and vectors;
 * ``cr.vmap``'s short ways (``batching._entrywise_on_arrays``, ``_kind_on_one_array``,
@@ -41,16 +42,19 @@ The tricks and where each is held to its plain rule:
   it gets wrong are expected failures, each with its reproducer);
 * an embedding's gradient by ``add.at`` on flat positions (``rules.indexing._add_rows``)
   against ``add.at`` on the rows: tests/test_fused.py on three dtypes; here every dtype
-  kind, mixed value dtypes, transposed tables, 0-d, unsigned and empty indices.
+  kind, mixed value dtypes, transposed tables, 0-d, unsigned and empty indices;
+* micrograd's neuron as one node (``nn.scalar``, ``MLP(fused=True)``) against its chain
+  of ``*`` and ``+`` nodes: tests/test_micrograd.py to 1e-12; here bit for bit, for every
+  activation and awkward inputs.
 
-Covered elsewhere, each beside its plain rule: the scalar engine's walk and neuron
-(tests/test_scalar_fast_paths.py), micrograd's chain against the fused neuron
-(tests/test_micrograd.py), the stacked seeds of jacrev and jacfwd
+Covered elsewhere, each beside its plain rule: the scalar engine's walk and its neuron's
+nodes (tests/test_scalar_fast_paths.py), the stacked seeds of jacrev and jacfwd
 (tests/test_jacobians_by_vmap.py), the rewrites, broadcast copies and 0-d buffers of a
-cr.jit program (tests/test_jit_simplify.py, tests/test_jit_small_functions.py), its runs
-by blocks of rows (tests/test_jit.py, tests/test_optim.py), the compiled update
-(tests/test_jit_fused_update.py) and the compiled tier (tests/test_jit_native.py),
-fused.linear's turned product (tests/test_fused.py), the bucketed DSATUR and the greedy colouring from CSR arrays
+cr.jit program (tests/test_jit_simplify.py, tests/test_jit_small_functions.py), its
+kept buffers (tests/test_jit.py), its runs by blocks of rows (tests/test_jit.py,
+tests/test_optim.py), the compiled update (tests/test_jit_fused_update.py) and the
+compiled tier (tests/test_jit_native.py), fused.linear's turned product
+(tests/test_fused.py), the bucketed DSATUR and the greedy colouring from CSR arrays
 (tests/test_sparse_coloring.py), and ``Primitive.pullback``'s single-rule lookup
 (tests/test_eager_fast_paths.py).
 """
@@ -337,7 +341,9 @@ REORDERED = {("linear", 1), ("linear_relu", 1), ("gru_sequence", 0), ("gru_seque
 def test_a_fused_forward_that_keeps_its_residual_gives_the_plain_forwards_result(
         name, dtype):
     """forward_keeping (run where an argument requires grad) returns the result
-    forward gives (run where none does): the same operations."""
+    forward gives (run where none does): the same operations. Through the engine too,
+    for every fused operation: a result recorded in a graph has the bits of one
+    computed under no_grad."""
     _, prim, args, kwargs = fused_case(name, dtype)
     plain = prim.forward(*args, **kwargs)
     if prim.keeps_residual:
@@ -382,8 +388,8 @@ def test_a_fused_pullback_gives_its_plain_rules_gradients(name, dtype):
 
 @pytest.mark.parametrize("name", KEEPING_NAMES)
 def test_a_fused_pullback_without_its_residual_is_the_plain_rules(name):
-    """Where no residual is there (a node built before the operation kept one, an
-    Entry replayed from another engine), the shared pullback runs the plain rules."""
+    """Given no residual (a node that kept none), the shared pullback runs the plain
+    per-argument rules: their results exactly."""
     _, prim, args, kwargs = fused_case(name, np.float64)
     argnums = differentiable_argnums(args)
     ans = prim.forward(*args, **kwargs)
