@@ -698,6 +698,76 @@ def test_vmaps_short_ways_give_the_general_paths_results_and_dtypes(monkeypatch,
     assert sum(short_ways_served) >= len(short_ways_served) // 2
 
 
+ALONG_AXES = {
+    # operations along an axis or on leading axes, on one mapped array: the axis
+    # numbers are an example's, which the short way shifts past the batch axis
+    "mean of all": lambda v: cnp.mean(v),
+    "mean over the last axis": lambda v: cnp.mean(v, axis=-1),
+    "max over two axes": lambda v: cnp.max(v, axis=(0, 1)),
+    "argmax": lambda v: cnp.argmax(v, axis=-1),
+    "sort": lambda v: cnp.sort(v, axis=0),
+    "softmax": lambda v: cr.softmax(v, axis=0),
+    "transpose": lambda v: cnp.transpose(v),
+    "swapaxes": lambda v: cnp.swapaxes(v, 0, 1),
+    "moveaxis": lambda v: cnp.moveaxis(v, 0, -1),
+    "flip": lambda v: cnp.flip(v, axis=1),
+    "roll": lambda v: cnp.roll(v, 1, axis=0),
+    "cumprod": lambda v: cnp.cumprod(v, axis=1),
+    "diff": lambda v: cnp.diff(v, axis=0),
+    "var": lambda v: cnp.var(v, axis=0, ddof=1),
+    "prod, keepdims": lambda v: cnp.prod(v, axis=1, keepdims=True),
+    "sum into float32": lambda v: cnp.sum(v, axis=0, dtype=np.float32),
+    "any": lambda v: cnp.any(v, axis=0),
+    "expand_dims": lambda v: cnp.expand_dims(v, -1),
+    "squeeze": lambda v: cnp.squeeze(v[:1], axis=0),
+    "take": lambda v: cnp.take(v, np.array([0, 1, 1]), axis=1),
+    "clip": lambda v: cnp.clip(v, -1, 1),
+    "where": lambda v: cnp.where(v > 0, v, 0),
+    "reshape of a transpose": lambda v: cnp.reshape(v.T, (-1,)),
+    "broadcast_to": lambda v: cnp.broadcast_to(v[:, :1], v.shape),
+    "astype": lambda v: v.astype(np.float32),
+    "matmul": lambda v: v @ np.ones((v.shape[-1], 2)),
+    "matmul from the left": lambda v: np.ones((2, v.shape[0])) @ v,
+    "einsum": lambda v: cnp.einsum("ij,ij->i", v, v),
+    "norm": lambda v: cnp.linalg.norm(v, axis=-1),
+    "floor_divide": lambda v: v // 2,
+    "mod": lambda v: v % 3,
+}
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # a variance of one entry, 0 // 0
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.complex128,
+                                   np.int64, np.bool_], ids=lambda d: np.dtype(d).name)
+def test_vmaps_short_ways_along_an_axis_give_the_general_paths_results(monkeypatch, dtype):
+    """Operations along an axis and on leading axes, on batches mapped over their
+    first axis, Fortran-ordered, and mapped over their last axis (in_axes=2), with
+    empty examples and empty batches: the same results, dtypes and shapes, or the
+    same error, with the short ways and without."""
+    short_ways_served = []
+    for shape in [(4, 2, 3), (4, 0, 3), (0, 2, 3), (4, 3, 3)]:
+        x = (RNG.standard_normal(shape) * 3).astype(dtype)
+        batches = [(x, 0), (np.asfortranarray(x), 0), (np.moveaxis(x, 0, 2), 2)]
+        for name, f in ALONG_AXES.items():
+            for batch, axis in batches:
+                def run():
+                    try:
+                        return leaves_of(cr.vmap(f, in_axes=axis)(batch))
+                    except (ValueError, TypeError, IndexError) as err:
+                        return [f"{type(err).__name__}: {err}"]
+                fast, general, served = with_and_without_short_ways(monkeypatch, run)
+                short_ways_served.append(served)
+                assert len(fast) == len(general), name
+                for a, b in zip(fast, general):
+                    if isinstance(a, str):
+                        assert a == b, name
+                    else:
+                        identical(a, b)
+    # a short way serves in a good share of the cases; the others (an index array or a
+    # dtype among the parameters, an error before any call) take the general path on
+    # both runs
+    assert sum(short_ways_served) >= len(short_ways_served) // 3
+
+
 @pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: np.dtype(d).name)
 def test_vmaps_short_ways_give_the_general_paths_per_example_gradients(monkeypatch, dtype):
     """Per-example gradients, a vmap of a vmap and a per-example Jacobian, in float32
