@@ -789,6 +789,34 @@ def test_vmaps_short_ways_give_the_general_paths_per_example_gradients(monkeypat
         assert a.dtype == dtype
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.complex64],
+                         ids=lambda d: np.dtype(d).name)
+def test_vmaps_short_ways_give_the_general_paths_results_at_two_levels(monkeypatch, dtype):
+    """Two levels of vmap, each mapping a different argument (every pair of rows) or
+    the same one, over the first or the last axis: the short ways take only batches
+    of one level, and the results are the general path's, dtypes included."""
+    x, y, z = [(RNG.standard_normal(shape) * 3).astype(dtype)
+               for shape in ((3, 4), (5, 4), (3, 6))]
+
+    def pairs(f, axis=0):  # rows of x and y, or columns of x and z
+        return cr.vmap(cr.vmap(f, in_axes=(axis, None)), in_axes=(None, axis))(
+            x, y if axis == 0 else z)
+
+    def run():
+        out = [pairs(lambda a, b: a * b + a - 2.0),
+               pairs(lambda a, b: cnp.sum(a * b, axis=-1) / 3),
+               pairs(lambda a, b: cnp.reshape(a + b, (2, 2))),
+               pairs(lambda a, b: cnp.broadcast_to(a, (2, 4)) * b),
+               pairs(lambda a, b: cnp.maximum(a, b) if dtype != np.complex64 else a + b, 1),
+               cr.vmap(cr.vmap(lambda a: a * a - a / 2))(x)]
+        return [leaves_of(o)[0] for o in out]
+
+    fast, general, served = with_and_without_short_ways(monkeypatch, run)
+    assert served
+    for a, b in zip(fast, general):
+        identical(a, b)
+
+
 # ---------------------------------------------------------------------------------------
 # cr.jit's generated call (Entry.fast_call) against the generic Entry.try_run
 # ---------------------------------------------------------------------------------------
