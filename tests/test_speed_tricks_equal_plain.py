@@ -112,11 +112,12 @@ def close(a, b, dtype, roundings=50):
 
 @contextlib.contextmanager
 def overrides(flag):
-    previous = fused.set_enabled(flag)
+    """The speed overrides on (True) or off (False) inside the block."""
+    was_on = fused.set_enabled(flag)
     try:
         yield
     finally:
-        fused.set_enabled(previous)
+        fused.set_enabled(was_on)
 
 
 # ---------------------------------------------------------------------------------------
@@ -211,9 +212,9 @@ GRADIENT_PASSERS = {
 @pytest.mark.parametrize("name", sorted(GRADIENT_PASSERS))
 def test_the_walks_shortcuts_hand_out_gradients_of_their_own(monkeypatch, name):
     """The shortcut passes a VJP on as it is where its shape and dtype fit, and says
-    whether it is a new array as _fit does: each leaf's .grad is its own memory (not
-    another leaf's, not the seed's, not an array of the graph), with the plain walk's
-    numbers, and writing into one changes no other."""
+    whether it owns its memory as _fit does: each leaf's .grad is memory of its own
+    (not another leaf's, not the seed's, not an array of the graph), with the plain
+    walk's numbers, and writing into one changes no other."""
     f = GRADIENT_PASSERS[name]
     x0, y0 = draw((2, 3), np.float64), draw((2, 3), np.float64)
 
@@ -859,7 +860,7 @@ def same_calls(fast, generic):
                          ids=lambda d: np.dtype(d).name)
 def test_jits_generated_call_gives_the_generic_calls_results(monkeypatch, dtype, shape):
     """A function returning a dict, a tuple, a shape and a keyword's scaling, called
-    with new arrays of the traced signature (the generated call serves them), with a
+    with other arrays of the traced signature (the generated call serves them), with a
     keyword (another program), a transposed array, and again: the same results, kinds
     and dtypes either way."""
     xs = [draw(shape, dtype) for _ in range(3)]
