@@ -283,6 +283,8 @@ _DASK_REFUSED = {
                               ("eigh(spd(x))", "eigh"), ("eigvalsh", "eigvalsh")]},
     **{f"lstsq(4,2){b}": "lstsq's 'a has full column rank' needs the value of a dask array"
        for b in ("(4,)", "(4, 2)")},
+    # how many distinct values there are is a value too: unique's shape
+    **{name: "(operation np.unique)" for name in ("unique", "unique(axis=0)")},
 }
 # Dask's QR of a matrix in several chunks of rows has its own signs (a QR is unique up
 # to them): its derivatives are NumPy's of Dask's decomposition (the test below)

@@ -1013,6 +1013,12 @@ case("sort(axis=0)", lambda x: cr.sort(x, 0), lambda x: torch.sort(x, 0).values,
      ((3, 4), "wide"))
 case("sort(axis=None)", lambda x: cr.sort(x, None), lambda x: torch.sort(x.flatten()).values,
      ((3, 4), "wide"))
+# unique: each distinct value its first occurrence; with distinct entries (wide draws),
+# the sorted entries, so torch's sort is the reference (torch's unique has no derivative)
+case("unique", cr.unique, lambda x: torch.sort(x.flatten()).values, ((3, 4), "wide"))
+case("unique(axis=0)", lambda x: cr.unique(x, axis=0),
+     lambda x: x[torch.from_numpy(np.unique(x.detach().numpy(), axis=0,
+                                            return_index=True)[1])], ((4, 3), "wide"))
 case("partition(kth=1)", lambda x: cr.partition(x, 1),
      lambda x: torch.gather(x, -1, torch.from_numpy(
          np.argpartition(x.detach().numpy(), 1, -1))), ((3, 5), "wide"))

@@ -128,6 +128,45 @@ def test_functions_without_a_derivative_give_plain_answers():
     assert np.floor(x).data.tolist() == [0.0, -2.0, 2.0]  # piecewise constant
 
 
+def test_unique_differentiates_through_each_values_first_occurrence():
+    """np.unique of a Tensor is chainrule's: its values carry their first occurrence's
+    gradient (as jax.numpy.unique with size=; without size JAX's is zero and torch's
+    unique has none); index, inverse and counts are NumPy's."""
+    data = np.array([3.0, 1.0, 3.0, 2.0])
+    x = cr.tensor(data, requires_grad=True)
+    values, index, inverse, counts = np.unique(x, return_index=True, return_inverse=True,
+                                               return_counts=True)
+    for ours, numpys in zip((values.data, index, inverse, counts),
+                            np.unique(data, True, True, True)):
+        np.testing.assert_array_equal(ours, numpys)
+    loss = cr.sum(x ** 2) + np.sum(np.unique(x) * np.array([1.0, 10.0, 100.0]))
+    loss.backward()
+    np.testing.assert_array_equal(x.grad, 2 * data + [100.0, 1.0, 0.0, 10.0])
+    theirs = jax.grad(lambda v: jnp.sum(v ** 2) + jnp.sum(
+        jnp.unique(v, size=3) * jnp.array([1.0, 10.0, 100.0])))(data)
+    np.testing.assert_array_equal(x.grad, theirs)
+    rows = cr.tensor([[1.0, 2.0], [0.0, 5.0], [1.0, 2.0]], requires_grad=True)
+    (np.unique(rows, axis=0) * np.array([[1.0, 2.0], [3.0, 4.0]])).sum().backward()
+    assert rows.grad.tolist() == [[3.0, 4.0], [1.0, 2.0], [0.0, 0.0]]
+
+
+def test_unique_under_vmap_and_jit():
+    """Under cr.vmap each example is asked apart (examples with as many distinct values
+    form a batch; others are refused, naming the shapes); cr.jit finds them at each call."""
+    batch = np.array([[3.0, 1.0, 2.0], [1.0, 5.0, 0.0]])
+    weights = np.array([1.0, 10.0, 100.0])
+    per_example = cr.vmap(cr.grad(lambda v: cr.sum(cr.unique(v) * weights)))(batch)
+    assert per_example.tolist() == [[100.0, 1.0, 10.0], [10.0, 100.0, 1.0]]
+    with pytest.raises(ValueError, match=r"np\.unique gives the examples results of "
+                                         r"different shapes"):
+        cr.vmap(cr.unique)(np.array([[3.0, 1.0, 3.0], [1.0, 5.0, 0.0]]))
+    f = cr.jit(cr.grad(lambda v: cr.sum(cr.unique(v) ** 3)))
+    for data in (np.array([3.0, 1.0, 3.0, 2.0]), np.array([1.0, 1.0, 1.0, 2.0, 5.0])):
+        expected = np.zeros_like(data)
+        expected[np.unique(data, return_index=True)[1]] = 3 * np.unique(data) ** 2
+        np.testing.assert_array_equal(f(data), expected)
+
+
 NUMPY_NAMES = ["cumsum", "cumprod", "diff", "sort", "flip", "fliplr", "rot90", "roll",
                "tile", "repeat", "pad", "tril", "triu", "diagonal", "ravel", "median",
                "quantile", "percentile", "cov", "corrcoef", "arcsin", "sinh", "log2",

@@ -145,8 +145,8 @@ __all__ += [  # written by scripts/make_exports.py: the operations
     # joining
     "concatenate", "stack", "split",
     # ordering
-    "cumsum", "cumprod", "diff", "sort", "topk", "partition", "take", "take_along_axis",
-    "interp",
+    "cumsum", "cumprod", "diff", "sort", "topk", "partition", "unique", "take",
+    "take_along_axis", "interp",
     # assembly
     "flip", "fliplr", "flipud", "rot90", "rollaxis", "roll", "tile", "repeat", "pad",
     "tril", "triu", "diagonal", "diag", "atleast_1d", "atleast_2d", "atleast_3d", "hstack",

@@ -332,6 +332,7 @@ _FUNCTIONS = {
     np.matrix_transpose: lambda lib, x: lib.ns.matrix_transpose(x),
     np.linalg.norm: _norm, np.linalg.svd: _svd, np.linalg.pinv: _pinv,
     np.partition: shims.partition, np.argpartition: shims.argpartition,
+    np.unique: shims.unique,
     np.linalg.matrix_transpose: lambda lib, x: lib.ns.matrix_transpose(x),
     np.einsum: shims.einsum, np.tril: shims.tril, np.triu: shims.triu,
     np.diagonal: shims.diagonal, np.trace: shims.trace,

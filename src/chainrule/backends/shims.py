@@ -16,7 +16,7 @@ import numpy as np
 __all__ = ["unsupported", "elementwise", "logsumexp", "cumulative_prod", "scatter", "updated",
            "einsum", "tril", "triu", "diagonal", "trace", "take_along_axis", "pad",
            "atleast", "kron", "sinc", "nan_to_num", "isclose", "allclose", "diff",
-           "moveaxis", "vectorized", "root", "indexed"]
+           "moveaxis", "vectorized", "root", "indexed", "unique"]
 
 
 def root(lib):
@@ -320,6 +320,48 @@ def partition(lib, x, kth, axis=-1, **rest):
 def argpartition(lib, x, kth, axis=-1, **rest):
     """np.argpartition (array_api_extra.argpartition)."""
     return _xpx().argpartition(x, kth, axis=axis, xp=lib.ns)
+
+
+def unique(lib, x, return_index=False, return_inverse=False, return_counts=False,
+           axis=None, *, equal_nan=True, sorted=True):  # noqa: A002  (NumPy's name)
+    """np.unique, from stable sorts: the standard's unique_all leaves the values' order
+    open and takes no axis; NumPy's values are sorted (slices along ``axis``: by their
+    entries in order), each index the value's first occurrence, which a stable sort
+    puts first among its equals. NaNs are equal to each other unless ``equal_nan=False``,
+    as in NumPy's."""
+    ns = lib.ns
+    if axis is None:
+        slices = ns.reshape(x, (-1, 1))
+    else:
+        axis = axis % x.ndim
+        slices = ns.reshape(ns.moveaxis(x, axis, 0), (x.shape[axis], -1))
+    n, width = slices.shape
+    order = ns.arange(n)
+    for k in reversed(range(width)):  # a lexicographic order: the first entry last
+        order = ns.take(order, ns.argsort(ns.take(slices[:, k], order), stable=True))
+    first = ns.ones((n,), dtype=ns.bool)  # (0 or 1 slices: each is a first)
+    if n > 1:  # a slice is a first where it differs from the one before it
+        ordered = ns.take(slices, order, axis=0)
+        before, after = ordered[:-1, :], ordered[1:, :]
+        differs = before != after
+        if equal_nan:
+            differs = differs & ~(ns.isnan(before) & ns.isnan(after))
+        first = ns.concat([first[:1], ns.any(differs, axis=1)])
+    starts = ns.nonzero(first)[0]
+    index = ns.take(order, starts)
+    values = ns.take(ns.reshape(x, (-1,)), index) if axis is None else \
+        ns.take(x, index, axis=axis)
+    out = [values]
+    if return_index:
+        out.append(index)
+    if return_inverse:  # each entry's value: its group in sorted order, put back in place
+        group = ns.cumulative_sum(ns.astype(first, starts.dtype)) - 1
+        inverse = ns.take(group, ns.argsort(order))
+        out.append(ns.reshape(inverse, x.shape) if axis is None else inverse)
+    if return_counts:
+        bounds = ns.concat([starts, ns.asarray([n], dtype=starts.dtype)])
+        out.append(bounds[1:] - bounds[:-1])
+    return tuple(out) if len(out) > 1 else out[0]
 
 
 def updated(lib, target, index, value):

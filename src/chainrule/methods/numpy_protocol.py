@@ -70,8 +70,12 @@ QUERIES = {np.shape, np.ndim, np.size, np.result_type, np.may_share_memory,
            np.argmax, np.argmin, np.argsort, np.nonzero, np.count_nonzero, np.any,
            np.all, np.iscomplexobj, np.isrealobj, np.zeros_like, np.ones_like,
            np.empty_like, np.array2string, np.array_repr, np.array_str,
-           np.unique, np.searchsorted, np.can_cast, np.min_scalar_type, np.argpartition,
+           np.searchsorted, np.can_cast, np.min_scalar_type, np.argpartition,
            np.flatnonzero, np.iscomplex, np.isreal}
+
+# functions whose result's shape depends on the numbers (np.unique): on a Tensor they run
+# chainrule's operation of the same name; a batch of cr.vmap asks each example apart
+SHAPED_BY_DATA = {np.unique}
 
 
 def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None):

@@ -1,10 +1,10 @@
-"""Cumulative operations and ordering: cumsum, cumprod, diff, sort, partition, take,
-take_along_axis, and interp (which looks up its sorted knots).
+"""Cumulative operations and ordering: cumsum, cumprod, diff, sort, partition, unique,
+take, take_along_axis, and interp (which looks up its sorted knots).
 
 Only ``cumsum`` is a primitive (its VJP is a cumulative sum running the other way).
 The rest are compositions: selecting entries is indexing (``getitem``, whose gradient
 scatters back), so sort, partition and take differentiate through the entries they
-select; ``cumprod`` is a product over a triangle of its inputs (``prod``'s rule is exact
+select (unique: each value's first occurrence); ``cumprod`` is a product over a triangle of its inputs (``prod``'s rule is exact
 at zeros, so cumprod's is too); ``diff`` is slicing and subtraction. Which entries are
 selected (the order itself) is piecewise constant: it has no derivative. interp takes
 the two knots around each point and draws the line between them, so it differentiates in
@@ -28,7 +28,7 @@ from .indexing import getitem
 from .joining import concatenate
 from .shapes import astype, broadcast_to, expand_dims, moveaxis, reshape
 
-__all__ = ["cumsum", "cumprod", "diff", "sort", "topk", "partition", "take",
+__all__ = ["cumsum", "cumprod", "diff", "sort", "topk", "partition", "unique", "take",
            "take_along_axis", "interp"]
 METHODS = ["cumsum", "cumprod", "take"]  # also methods of Tensor
 
@@ -181,6 +181,32 @@ def sort(x: ArrayLike, axis: int = -1) -> Result:
     if axis is None:
         x, axis = reshape(x, (-1,)), 0
     return take_along_axis(x, xp.argsort(raw(x), axis=axis, kind="stable"), axis)
+
+
+def unique(ar: ArrayLike, return_index: bool = False, return_inverse: bool = False,
+           return_counts: bool = False, axis: int | None = None, *,
+           equal_nan: bool = True, sorted: bool = True) -> Result:  # noqa: A002
+    """The sorted distinct values of ``ar`` (of its slices along ``axis``), as np.unique,
+    with the same optional index, inverse and counts (plain integer arrays). Each value
+    is its first occurrence, and carries that entry's gradient: JAX's ``jnp.unique(x,
+    size=...)`` gives the same derivative (without ``size`` its gradient is zero, and
+    torch's unique has none).
+
+    >>> x = cr.tensor([3.0, 1.0, 3.0, 2.0], requires_grad=True)
+    >>> values = cr.unique(x)
+    >>> values.data.tolist()
+    [1.0, 2.0, 3.0]
+    >>> (values * cr.tensor([1.0, 10.0, 100.0])).sum().backward()
+    >>> x.grad.tolist()                   # 3.0 first appears at entry 0
+    [100.0, 1.0, 0.0, 10.0]
+    """
+    options = {"equal_nan": equal_nan} if sorted else {"equal_nan": equal_nan,
+                                                        "sorted": False}
+    found = xp.unique(raw(ar), return_index=True, return_inverse=return_inverse,
+                      return_counts=return_counts, axis=axis, **options)
+    values = take(ar, found[1], axis)
+    extras = ((found[1],) if return_index else ()) + tuple(found[2:])
+    return (values,) + extras if extras else values
 
 
 TopK = namedtuple("TopK", "values indices")

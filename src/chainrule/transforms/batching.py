@@ -185,7 +185,8 @@ class BatchTracer(Tracer):
             out = indexing.along_an_axis(func, self.value, kwargs)  # (argmax: one call)
             if out is not None:
                 return BatchTracer(out, self._level)
-        if func in numpy_protocol.QUERIES:  # (argmax, isclose...): example by example
+        if func in numpy_protocol.QUERIES or func in numpy_protocol.SHAPED_BY_DATA:
+            # (argmax, isclose, unique...): example by example
             return _per_example_numpy(func, args, kwargs)
         return numpy_protocol.apply_function(func, args, kwargs, self._plain)
 
@@ -306,7 +307,16 @@ def _per_example_numpy(func, args, kwargs):
                 if isinstance(a, BatchTracer) and a._level == level)
     rows = [func(*[a.value[i] if isinstance(a, BatchTracer) and a._level == level else a
                    for a in stripped], **kwargs) for i in range(size)]
-    return BatchTracer(_stack_rows(rows), level)
+    shapes = {tuple(shape_of(r) for r in row) if isinstance(row, (tuple, list))
+              else shape_of(row) for row in rows}
+    if len(shapes) > 1:
+        raise ValueError(f"cr.vmap: np.{func.__name__} gives the examples results of "
+                         f"different shapes ({' and '.join(map(str, sorted(shapes)[:2]))}), "
+                         f"which cannot be one batch; call it outside cr.vmap")
+    out = _stack_rows(rows)
+    if isinstance(out, (tuple, list)):
+        return type(out)(BatchTracer(o, level) for o in out)
+    return BatchTracer(out, level)
 
 
 # ---------------------------------------------------------------------------------------
