@@ -38,8 +38,8 @@ The tricks and where each is held to its plain rule:
 * ``primitive.call_unwrapped`` against ``Primitive.__call__``;
 * power's square and cube by multiplies (``rules.elementwise._pow``) against ``np.power``:
   tests/test_fused.py on float32 and float64 arrays; here 0-d arrays, NumPy and Python
-  scalars, the awkward numbers, integer, boolean and complex bases (the dtypes and kinds
-  it gets wrong are expected failures, each with its reproducer);
+  scalars, the awkward numbers; integer, boolean and complex bases and Python numbers,
+  which take pow itself;
 * an embedding's gradient by ``add.at`` on flat positions (``rules.indexing._add_rows``)
   against ``add.at`` on the rows: tests/test_fused.py on three dtypes; here every dtype
   kind, mixed value dtypes, transposed tables, 0-d, unsigned and empty indices;
@@ -1095,91 +1095,37 @@ def test_an_integer_square_or_cube_by_integer_multiplies_is_powers_result(dtype,
         identical(_pow(base, exponent), np.power(base, exponent))
 
 
-@pytest.mark.parametrize("exponent", [2, 3])
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128],
                          ids=lambda d: np.dtype(d).name)
-def test_a_complex_square_or_cube_by_multiplies_is_within_roundings_of_pow(dtype, exponent):
-    """A complex product rounds its real part as re*re - im*im, which cancels: np.square
-    and np.power round it differently (the bits differ in about a quarter of the
-    entries, see the expected failure below), so the comparison is to the size of the
-    result: within two roundings of |a| ** exponent, with pow's dtype and shape."""
-    from chainrule.rules.elementwise import _pow
-    n = 4000
-    a = ((RNG.standard_normal(n) + 1j * RNG.standard_normal(n))
-         * 10.0 ** RNG.uniform(-3, 3, n)).astype(dtype)
-    got, want = _pow(a, exponent), np.power(a, exponent)
-    assert got.dtype == want.dtype and got.shape == want.shape
-    bound = 2 * np.finfo(dtype).eps * np.abs(a).astype(np.float64) ** exponent
-    assert np.all(np.abs(got.astype(np.complex128) - want) <= bound)
-
-
-@pytest.mark.xfail(strict=True, reason=(
-    "_pow squares a complex base with np.square, whose bits differ from np.power(a, 2) "
-    "in about a quarter of the entries (the real part re*re - im*im rounded another "
-    "way); the docstring says a*a is pow's own result, which holds for real dtypes "
-    "only"))
-@pytest.mark.parametrize("dtype", [np.complex64, np.complex128],
-                         ids=lambda d: np.dtype(d).name)
-def test_a_complex_square_by_a_multiply_is_powers_own_result(dtype):
-    """Reproducer::
-
-        from chainrule.rules.elementwise import _pow
-        rng = np.random.default_rng(0)
-        a = rng.standard_normal(1000) + 1j * rng.standard_normal(1000)
-        np.array_equal(_pow(a, 2), np.power(a, 2))   # False
-    """
+def test_a_complex_square_is_powers_own_result(dtype):
+    """A complex base takes pow itself: np.square's bits would differ from
+    np.power(a, 2)'s in about a quarter of the entries (the real part re*re - im*im
+    rounded another way)."""
     from chainrule.rules.elementwise import _pow
     a = (RNG.standard_normal(1000) + 1j * RNG.standard_normal(1000)).astype(dtype)
     identical(_pow(a, 2), np.power(a, 2))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "_pow takes the square and cube short way for a Python float exponent 2.0 or 3.0 "
-    "whatever the base's dtype: on an integer array it multiplies integers (int64 "
-    "result, and uint8's 200 ** 3.0 wraps to 0) where np.power(a, 2.0) gives float64"))
 @pytest.mark.parametrize("exponent", [2.0, 3.0])
 def test_an_integer_base_to_a_float_power_is_a_float_as_pow_gives(exponent):
-    """Reproducer::
-
-        cr.power(np.arange(4), 2.0)              # array([0, 1, 4, 9]): int64
-        np.power(np.arange(4), 2.0)              # array([0., 1., 4., 9.]): float64
-        cr.power(np.array([200], np.uint8), 3.0) # array([0], dtype=uint8)
-        np.power(np.array([200], np.uint8), 3.0) # array([8000000.])
-    """
+    """An integer base to the float power 2.0 or 3.0 is pow's float64 (multiplies would
+    keep the integers, and uint8's 200 ** 3.0 would wrap to 0)."""
     for a in (np.arange(4), np.array([0, 100, 200], np.uint8), np.arange(3, dtype=np.int32)):
         identical(cr.power(a, exponent), np.power(a, exponent))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "_pow squares a boolean array with np.square, which gives int8 (and cubes it as "
-    "a * a * a, which stays bool), where np.power(a, 2) and np.power(a, 3) give int64 "
-    "and np.power(a, 2.0) float64"))
 @pytest.mark.parametrize("exponent", [2, 3, 2.0])
 def test_a_boolean_base_to_a_power_has_pows_dtype(exponent):
-    """Reproducer::
-
-        cr.power(np.array([True, False]), 2)    # array([1, 0], dtype=int8)
-        np.power(np.array([True, False]), 2)    # array([1, 0]): int64
-        cr.power(np.array([True, False]), 3)    # array([ True, False])
-        cr.power(np.array([True, False]), 2.0)  # array([1, 0], dtype=int8); pow: float64
-    """
+    """A boolean base is pow's: int64 for 2 and 3, float64 for 2.0 (np.square would give
+    int8, and a * a * a a boolean)."""
     a = np.array([True, False, True])
     identical(cr.power(a, exponent), np.power(a, exponent))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "_pow cubes a Python number as a * a * a in Python: a Python int or float (and for "
-    "an int base and the exponent 3.0, an int), where np.power gives a NumPy scalar "
-    "(np.int64(27), np.float64(27.0))"))
 @pytest.mark.parametrize("base, exponent", [(3, 3), (3.0, 3), (3, 3.0), (3, 2.0)])
 def test_a_python_number_to_a_small_power_is_the_numpy_scalar_pow_gives(base, exponent):
-    """Reproducer::
-
-        cr.power(3, 3)       # 27 (int)       np.power(3, 3)   -> np.int64(27)
-        cr.power(3.0, 3)     # 27.0 (float)   np.power(3.0, 3) -> np.float64(27.0)
-        cr.power(3, 3.0)     # 27 (int)       np.power(3, 3.0) -> np.float64(27.0)
-        cr.power(3, 2.0)     # np.int64(9)    np.power(3, 2.0) -> np.float64(9.0)
-    """
+    """A Python number to a small power is pow's NumPy scalar (np.int64(27),
+    np.float64(27.0)), not a Python number multiplied in Python."""
     identical(cr.power(base, exponent), np.power(base, exponent))
 
 

@@ -117,10 +117,14 @@ def _d_power_base(a, b):
 
 
 def _pow(a, b):
-    """a ** b; a square or a cube as multiplies when the exponent is that number (about
-    3x faster than pow, as PyTorch does too): a*a is pow's own result, a*a*a within two
-    units in the last place of it (tests/test_fused.py)."""
-    if type(b) is int or type(b) is float:
+    """a ** b; for an array of real floats, a square or a cube as multiplies when the
+    exponent is that number (about 3x faster than pow, as PyTorch does too): a*a is
+    pow's own result, a*a*a within two units in the last place of it
+    (tests/test_fused.py). Any other base is pow's: integers and booleans multiplied
+    would keep their dtype (and wrap) where a float exponent makes pow's floats, a
+    complex square is not pow's to the bit, and a Python number would stay one."""
+    if (type(b) is int or type(b) is float) and \
+            getattr(getattr(a, "dtype", None), "kind", None) == "f":
         if b == 2:
             return xp.square(a)
         if b == 3:
