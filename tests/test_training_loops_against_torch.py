@@ -22,33 +22,45 @@ written once as plain data (:func:`draw_program`), and run step by step in torch
 
 and chainrule's arrays must stay float64. Numbers agree to rtol 1e-10, atol 1e-12: the two
 libraries round differently inside a matrix product or a reduction (a last bit of each),
-and a dozen optimizer steps carry those differences forward, growing them by the
-conditioning of the update; 1e-10 leaves room for that and for nothing else.
+and up to eight optimizer steps carry those differences forward, growing them by the
+conditioning of the update; 1e-10 leaves room for that and for nothing else. A gradient
+that is 0 only up to rounding (a bias a train-mode batch norm subtracts again) is the
+exception: Adam divides it by its own size and steps lr along its sign, which the
+rounding decides. The draw leaves such models out (see :func:`draw_model`).
 
 What a program draws from (whatever chainrule offers with PyTorch's names):
 
 * models: ``nn.Sequential`` of Linear (with or without bias), ReLU, Tanh, Sigmoid, GELU
-  (both forms), LeakyReLU, Softplus, ELU, SiLU, Identity, LayerNorm (affine or not),
-  BatchNorm1d and BatchNorm2d (momentum or a cumulative average; trained in train mode
-  and in eval mode), Dropout (p = 0 in train mode, any p where the program only
-  runs in eval mode), an Embedding front end (with or without padding_idx), Conv1d and
-  Conv2d front ends with AvgPool2d, a Linear used twice (tied weights), frozen
-  parameters (``requires_grad_(False)``), LogSoftmax and Sigmoid heads;
+  (both forms), LeakyReLU, Softplus, ELU, SiLU, Identity, LayerNorm (affine or not, with
+  or without bias), BatchNorm1d and BatchNorm2d (momentum or a cumulative average,
+  affine or not, tracking running statistics or not; trained in train mode and in eval
+  mode), Dropout (p = 0 in train mode, any p where the program only runs in eval mode),
+  an Embedding front end (with or without padding_idx; indices as an int array or as
+  ``cr.tensor``), Conv1d and Conv2d front ends with AvgPool2d, one Linear used at two
+  places (tied weights), frozen parameters (``requires_grad_(False)``, switched back
+  on or off mid-run), LogSoftmax and Sigmoid heads;
 * losses: MSELoss, L1Loss, SmoothL1Loss, HuberLoss, CrossEntropyLoss (label_smoothing,
-  ignore_index), NLLLoss (class weights, ignore_index), BCEWithLogitsLoss, BCELoss, each
-  with reduction mean, sum or none (then averaged);
+  ignore_index, labels as an array or a tensor), NLLLoss (class weights, ignore_index),
+  BCEWithLogitsLoss, BCELoss, each with reduction mean, sum or none (then averaged);
 * optimizers: SGD (momentum, dampening, nesterov, weight_decay, maximize), Adam and AdamW
-  (betas, eps, weight_decay, amsgrad, maximize), with one to three parameter groups of
-  their own lr and weight_decay, and a group added later with ``add_param_group``;
+  (betas, eps, weight_decay, amsgrad, maximize), some hyperparameters left to each
+  library's default, with one to three parameter groups of their own lr and
+  weight_decay, and a group added later with ``add_param_group``;
 * schedules: StepLR, CosineAnnealingLR, LinearLR, LinearWarmup (torch's LinearLR up to
   1), LambdaLR, and torch's ExponentialLR and MultiStepLR as a port writes them (a
   LambdaLR), stepped after every optimizer step or once an epoch;
 * the loop: ``zero_grad`` of the optimizer or of the model, ``set_to_none`` either way,
   or no zero_grad at all (gradients pile up across steps), gradient accumulation over 1
   to 3 micro-batches, gradient clipping by norm (2 or inf) or by value, train/eval
-  switches, ``no_grad()`` evaluations, ``backward(retain_graph=True)`` then a second
-  backward, and a checkpoint mid-run: model, optimizer and schedule saved with their
-  ``state_dict()``, loaded into freshly built ones, and the run continued with those.
+  switches, ``no_grad()`` evaluations (in train mode too: a batch norm's running
+  statistics move), ``backward(retain_graph=True)`` then a second backward,
+  ``opt.step(closure)``, a learning rate set by hand in ``param_groups``, the weights
+  changed in place under ``no_grad()`` (``p.mul_``, ``p.add_(..., alpha=)``), and a
+  checkpoint mid-run: model, optimizer and schedule saved with their ``state_dict()``
+  (kept in memory, or written with ``torch.save`` / ``cr.save`` and read back), loaded
+  into freshly built ones (the schedule built before the optimizer loads, or after),
+  and the run continued with those; a running average of the weights (a
+  ``copy.deepcopy`` of the model, updated with ``mul_`` and ``add_`` after each step).
 
 chainrule has no ``nn.utils.clip_grad_norm_`` or ``clip_grad_value_`` (``nn.utils`` is an
 AttributeError); a port clips by hand, writing ``p.grad``, which is what the chainrule
@@ -302,7 +314,11 @@ def draw_steps(rng, n, eval_only, scheduled, frozen, n_params):
                       # test_a_learning_rate_set_by_hand_is_kept_by_the_schedule)
                       "lr_scale": None if scheduled is not None or rng.random() < 0.85
                       else _pick(rng, [0.5, 2.0]),
-                      "requires_grad_toggled": sorted(toggle)})
+                      "requires_grad_toggled": sorted(toggle),
+                      # the weights changed in place under no_grad(): p.mul_(c), or
+                      # p.add_(noise, alpha=c)
+                      "weights_in_place": _pick(rng, [None] * 12 + [("mul_", 0.98),
+                                                                    ("add_", 0.01)])})
     return steps
 
 
@@ -346,6 +362,7 @@ def draw_program(rng):
     return {"data_seed": int(rng.integers(2 ** 31)), "batch": int(rng.integers(3, 7)),
             "front": front, "layers": layers, "loss": loss, "optimizer": optimizer,
             "late_group": late, "frozen": frozen, "scheduler": scheduler,
+            "ema": _pick(rng, [None, None, None, 0.9, 0.5]),
             "steps_per_epoch": int(rng.integers(2, 4)),
             "steps": steps}
 
@@ -517,6 +534,17 @@ class TorchSide:
         self.groups = [dict(g) for g in recipe["optimizer"]["groups"]]
         self.frozen = set(recipe["frozen"])
         self.build(weights)
+        self.ema = None
+        if recipe["ema"] is not None:  # a running average of the weights, in a copy
+            self.ema = copy.deepcopy(self.model)
+            for p in self.ema.parameters():
+                p.requires_grad_(False)
+
+    def update_ema(self):
+        decay = self.recipe["ema"]
+        with self.no_grad():
+            for average, p in zip(self.ema.parameters(), self.model.parameters()):
+                average.mul_(decay).add_(p.detach(), alpha=1 - decay)
 
     def build(self, weights, schedule=True):
         recipe = self.recipe
@@ -606,8 +634,8 @@ class TorchSide:
                 self.sched = self.make_scheduler(spec)
             self.sched.load_state_dict(sched_state)
 
-    def model_state(self):
-        return {k: v.numpy() for k, v in self.model.state_dict().items()}
+    def model_state(self, model=None):
+        return {k: v.numpy() for k, v in (model or self.model).state_dict().items()}
 
     def optimizer_state(self):
         state = self.opt.state_dict()
@@ -673,8 +701,8 @@ class ChainruleSide(TorchSide):
         loaded = cr.load(path)
         return loaded["model"], loaded["optimizer"], loaded["scheduler"]
 
-    def model_state(self):
-        return self.model.torch_state_dict()
+    def model_state(self, model=None):
+        return (model or self.model).torch_state_dict()
 
     def optimizer_state(self):
         state = self.opt.state_dict()
@@ -720,10 +748,14 @@ def same_grads(when, ours, theirs):
 
 
 def same_state(when, ours, theirs):
-    a, b = ours.model_state(), theirs.model_state()
-    assert list(a) == list(b), f"{when}: state_dict keys {list(a)}, torch's {list(b)}"
-    for key in b:
-        same(f"{when}: model state {key!r}", a[key], b[key])
+    for name, model in [("model", "model"), ("running average", "ema")]:
+        if getattr(theirs, model, None) is None:
+            continue
+        a = ours.model_state(getattr(ours, model))
+        b = theirs.model_state(getattr(theirs, model))
+        assert list(a) == list(b), f"{when}: {name}'s keys {list(a)}, torch's {list(b)}"
+        for key in b:
+            same(f"{when}: {name}'s state {key!r}", a[key], b[key])
     (state_a, groups_a), (state_b, groups_b) = ours.optimizer_state(), theirs.optimizer_state()
     assert sorted(state_a) == sorted(state_b), \
         f"{when}: optimizer state for parameters {sorted(state_a)}, torch's {sorted(state_b)}"
@@ -789,6 +821,17 @@ def run_step(recipe, k, step, sides, late, rng):
             for group in side.opt.param_groups:
                 group["lr"] = group["lr"] * step["lr_scale"]
         side.model.train(step["mode"] == "train")
+    if step["weights_in_place"] is not None:
+        method, c = step["weights_in_place"]
+        noises = [rng.standard_normal(tuple(p.shape)) for p in theirs.model.parameters()]
+        for side in sides:
+            with side.no_grad():
+                for p, noise in zip(side.model.parameters(), noises):
+                    if method == "mul_":
+                        p.mul_(c)
+                    else:
+                        p.add_(side.inputs(noise), alpha=c)
+        same_state(f"{when}, after changing the weights in place", ours, theirs)
     batches = [draw_batch(rng, recipe) for _ in range(step["micro"])]
     if step["closure"]:
         x, y = batches[0]
@@ -823,6 +866,9 @@ def run_step(recipe, k, step, sides, late, rng):
             same_grads(f"{when}, after clipping", ours, theirs)
         for side in sides:
             side.opt.step()
+    if recipe["ema"] is not None:
+        for side in sides:
+            side.update_ema()
     same_state(f"{when}, after opt.step()", ours, theirs)
     spec = recipe["scheduler"]
     if spec is not None and (spec["every"] == "step"
@@ -839,7 +885,12 @@ def run_step(recipe, k, step, sides, late, rng):
                 out = side.model(side.inputs(x))
             assert not out.requires_grad, f"{side.name}: no_grad() recorded a graph"
             outputs.append(side.value(out))
-        same(f"{when}: a no_grad() evaluation", *outputs)
+            if side.ema is not None:
+                with side.no_grad():
+                    outputs.append(side.value(side.ema.eval()(side.inputs(x))))
+        for i, name in enumerate(["the model", "the running average"][:len(outputs) // 2]):
+            same(f"{when}: a no_grad() evaluation of {name}", outputs[i],
+                 outputs[i + len(outputs) // 2])
         same_state(f"{when}, after the no_grad() evaluation", ours, theirs)
 
 
@@ -873,6 +924,9 @@ REFUSED = [
     ("Module.requires_grad_", lambda: nn.Linear(2, 2, rng=0).requires_grad_(False),
      AttributeError, "requires_grad_"),
     ("optim.lr_scheduler", lambda: optim.lr_scheduler, AttributeError, "lr_scheduler"),
+    ("Parameter.clamp_", lambda: nn.Linear(2, 2, rng=0).weight.clamp_, AttributeError,
+     "clamp_"),
+    ("Parameter.lerp_", lambda: nn.Linear(2, 2, rng=0).weight.lerp_, AttributeError, "lerp_"),
     *[(f"optim.{name}", lambda name=name: getattr(optim, name), AttributeError, name)
       for name in ["RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "LBFGS",
                    "MultiStepLR", "ExponentialLR", "OneCycleLR", "ReduceLROnPlateau",

@@ -220,6 +220,10 @@ class _RNNBase(Module):
         if shape[-1] != self.input_size:
             raise ValueError(f"{name}: input of shape {shape}, expected the last axis to be "
                              f"input_size = {self.input_size}")
+        steps = shape[1] if len(shape) == 3 and self.batch_first else shape[0]
+        if steps == 0:
+            raise ValueError(f"{name}: input of shape {shape} is a sequence of no steps; "
+                             f"expected at least one (as torch's)")
         return len(shape) == 3
 
     def _check_state(self, what, state, batch):
