@@ -90,6 +90,25 @@ def test_layer_matches_torch(kind, config):
     compare_layer(kind, 12, x, [], features, hidden, **config)  # zeros as initial state
 
 
+@pytest.mark.parametrize("config", CONFIGS, ids=lambda c: "-".join(f"{k}={v}" for k, v in
+                                                                  c.items()) or "default")
+def test_a_projected_lstm_matches_torch(config):
+    """proj_size: h_t = W_hr (o_t * tanh(c_t)) of proj_size features, the next layer's
+    input and the output too; c keeps hidden_size. Names, shapes, outputs, states and
+    every gradient are torch's."""
+    rng = np.random.default_rng(9)
+    steps, batch, features, hidden, proj = 5, 3, 4, 6, 2
+    shape = (batch, steps, features) if config.get("batch_first") else (steps, batch, features)
+    x = rng.normal(size=shape)
+    layers = config.get("num_layers", 1) * (2 if config.get("bidirectional") else 1)
+    states = [rng.normal(size=(layers, batch, size)) * 0.5 for size in (proj, hidden)]
+    c, t = compare_layer("LSTM", 13, x, states, features, hidden, proj_size=proj, **config)
+    assert {k: v.shape for k, v in c.state_dict().items()} == \
+        {k: tuple(v.shape) for k, v in t.state_dict().items()}
+    assert repr(c) == repr(t)
+    compare_layer("LSTM", 14, x, [], features, hidden, proj_size=proj, **config)
+
+
 def test_rnn_relu_matches_torch():
     rng = np.random.default_rng(3)
     compare_layer("RNN", 4, rng.normal(size=(6, 2, 3)), [rng.normal(size=(2, 2, 5))],
@@ -273,7 +292,11 @@ def test_a_training_step_from_torchs_weights_matches_torch():
      r"GRUCell: input of shape \(2, 5\), expected \(N, 3\)"),
     (lambda: nn.LSTMCell(3, 4), lambda m: m(cr.ones(2, 3), (cr.zeros(3, 4), cr.zeros(2, 4))),
      r"LSTMCell: h of shape \(3, 4\), expected \(2, 4\)"),
-    (lambda: nn.LSTM(3, 4, proj_size=2), None, r"LSTM: proj_size=2 is not supported yet"),
+    (lambda: nn.LSTM(3, 4, proj_size=4), None,
+     r"LSTM: proj_size must be an int in \[0, hidden_size = 4\), got 4"),
+    (lambda: nn.LSTM(3, 4, proj_size=2), lambda m: m(cr.ones(5, 2, 3), (cr.zeros(1, 2, 4),
+                                                                          cr.zeros(1, 2, 4))),
+     r"LSTM: h_0 of shape \(1, 2, 4\), expected \(1, 2, 2\)"),
     (lambda: nn.RNN(3, 4, nonlinearity="sigmoid"), None,
      r"RNN: nonlinearity must be 'tanh' or 'relu'"),
     (lambda: nn.GRU(3, 0), None, r"GRU: hidden_size must be a positive int"),

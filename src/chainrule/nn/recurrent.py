@@ -176,14 +176,18 @@ class _RNNBase(Module):
         _check_size(name, "num_layers", num_layers)
         if isinstance(dropout, bool) or not 0 <= dropout <= 1:
             raise ValueError(f"{name}: dropout must be a number in [0, 1], got {dropout!r}")
-        if proj_size:
-            raise ValueError(f"{name}: proj_size={proj_size!r} is not supported yet "
-                             f"(LSTM with projections); use proj_size=0")
+        if isinstance(proj_size, bool) or not isinstance(proj_size, int) or \
+                not 0 <= proj_size < hidden_size:
+            raise ValueError(f"{name}: proj_size must be an int in [0, hidden_size = "
+                             f"{hidden_size}), got {proj_size!r}")
         self.mode = mode
         self.input_size, self.hidden_size = int(input_size), int(hidden_size)
         self.num_layers, self.bias = int(num_layers), bool(bias)
         self.batch_first, self.dropout = bool(batch_first), float(dropout)
-        self.bidirectional, self.proj_size = bool(bidirectional), 0
+        self.bidirectional, self.proj_size = bool(bidirectional), int(proj_size)
+        # the hidden state's size: the projection's where there is one (torch's
+        # real_hidden_size); the cell state keeps hidden_size
+        state_size = self.proj_size or self.hidden_size
         # dropout between layers draws from chainrule's default generator, as torch's
         # from its own, unless rng= gives the layer a generator of its own
         self._dropout_rng = None if rng is None else make_generator(rng)
@@ -193,21 +197,25 @@ class _RNNBase(Module):
         directions = 2 if self.bidirectional else 1
         dtype = np.float64 if dtype is None else dtype
         for layer in range(self.num_layers):
-            layer_input = self.input_size if layer == 0 else self.hidden_size * directions
+            layer_input = self.input_size if layer == 0 else state_size * directions
             for suffix in ("", "_reverse")[:directions]:
                 setattr(self, f"weight_ih_l{layer}{suffix}",
                         _uniform(rng, k, (gate_size, layer_input), dtype))
                 setattr(self, f"weight_hh_l{layer}{suffix}",
-                        _uniform(rng, k, (gate_size, self.hidden_size), dtype))
+                        _uniform(rng, k, (gate_size, state_size), dtype))
                 if self.bias:
                     setattr(self, f"bias_ih_l{layer}{suffix}",
                             _uniform(rng, k, (gate_size,), dtype))
                     setattr(self, f"bias_hh_l{layer}{suffix}",
                             _uniform(rng, k, (gate_size,), dtype))
+                if self.proj_size:
+                    setattr(self, f"weight_hr_l{layer}{suffix}",
+                            _uniform(rng, k, (self.proj_size, self.hidden_size), dtype))
 
     def _weights(self, layer, suffix):
         get = lambda kind: getattr(self, f"{kind}_l{layer}{suffix}", None)  # noqa: E731
-        return get("weight_ih"), get("weight_hh"), get("bias_ih"), get("bias_hh")
+        return (get("weight_ih"), get("weight_hh"), get("bias_ih"), get("bias_hh"),
+                get("weight_hr"))
 
     def _check_input(self, x, hx):
         """(batched?, sequence-first input) after torch's checks, each a ValueError."""
@@ -226,10 +234,11 @@ class _RNNBase(Module):
                              f"expected at least one (as torch's)")
         return len(shape) == 3
 
-    def _check_state(self, what, state, batch):
-        """The initial state (layers * directions, N, hidden) checked; zeros if None."""
+    def _check_state(self, what, state, batch, size=None):
+        """The initial state (layers * directions, N, size: hidden_size unless given)
+        checked; None if None."""
         directions = 2 if self.bidirectional else 1
-        expected = (self.num_layers * directions, batch, self.hidden_size)
+        expected = (self.num_layers * directions, batch, size or self.hidden_size)
         if state is None:
             return None
         if tuple(shape_of(state)) != expected:
@@ -267,12 +276,14 @@ class _RNNBase(Module):
         dtype = getattr(self.weight_ih_l0, "dtype", np.float64)
         if lstm:
             h0 = self._check_state("h_0" if batched else "h_0 (unbatched)",
-                                   None if hx is None else hx[0], batch)
+                                   None if hx is None else hx[0], batch, self.proj_size)
             c0 = self._check_state("c_0" if batched else "c_0 (unbatched)",
                                    None if hx is None else hx[1], batch)
         else:
             h0, c0 = self._check_state("hx" if batched else "hx (unbatched)", hx, batch), None
         zeros = Tensor(np.zeros((batch, self.hidden_size), dtype=dtype))
+        h_zeros = Tensor(np.zeros((batch, self.proj_size), dtype=dtype)) \
+            if self.proj_size else zeros
         outputs, h_n, c_n = input, [], []
         directions = ("", "_reverse") if self.bidirectional else ("",)
         for layer in range(self.num_layers):
@@ -282,7 +293,7 @@ class _RNNBase(Module):
             results = []
             for d, suffix in enumerate(directions):
                 i = layer * len(directions) + d
-                h = zeros if h0 is None else h0[i]
+                h = h_zeros if h0 is None else h0[i]
                 c = zeros if not lstm else (zeros if c0 is None else c0[i])
                 seq, h, c = self._run(outputs, h, c, self._weights(layer, suffix),
                                       reverse=bool(d))
@@ -302,8 +313,8 @@ class _RNNBase(Module):
 
     def _run(self, x, h, c, weights, reverse):
         """One layer in one direction over the sequence x (L, N, features): the
-        outputs (L, N, hidden) in x's order, and the last h and c."""
-        w_ih, w_hh, b_ih, b_hh = weights
+        outputs (L, N, hidden, or proj_size) in x's order, and the last h and c."""
+        w_ih, w_hh, b_ih, b_hh, w_hr = weights
         gi = _project(x, _transposed(w_ih), b_ih)  # every step's input share: one matmul
         if self.mode == "GRU" and fused.enabled():  # the whole recurrence as one node
             backwards = (slice(None, None, -1),)
@@ -318,6 +329,8 @@ class _RNNBase(Module):
             gh = _project(h, w_hh_t, b_hh)
             if self.mode == "LSTM":
                 h, c = lstm_cell(gi[t], gh, h, c)
+                if w_hr is not None:  # the projected LSTM: h_t = W_hr (o_t * tanh(c_t))
+                    h = ops.matmul(h, _transposed(w_hr))
             else:
                 h = _STEPS[self.mode](gi[t], gh, h)
             out.append(h)
@@ -331,6 +344,8 @@ class _RNNBase(Module):
     def extra_repr(self) -> str:
         """The sizes and the settings that differ from torch's defaults, for repr."""
         s = f"{self.input_size}, {self.hidden_size}"  # (torch's leaves out nonlinearity)
+        if self.proj_size:
+            s += f", proj_size={self.proj_size}"
         if self.num_layers != 1:
             s += f", num_layers={self.num_layers}"
         for key, default in (("bias", True), ("batch_first", False), ("dropout", 0.0),
@@ -410,8 +425,10 @@ class LSTM(_RNNBase):
         h_t = o_t * tanh(c_t)
 
     The state is the pair (h, c): ``forward(input, (h_0, c_0))`` returns
-    ``(output, (h_n, c_n))``. ``proj_size`` (torch's projected LSTM) is not supported
-    yet: anything but 0 is a ValueError. Otherwise the arguments as ``RNN``'s.
+    ``(output, (h_n, c_n))``. With ``proj_size`` > 0 (torch's projected LSTM), h_t is
+    ``W_hr (o_t * tanh(c_t))`` of size proj_size (``weight_hr_l{k}``: (proj_size,
+    hidden_size)), so h, the output and the next layer's input have proj_size features
+    and c keeps hidden_size. Otherwise the arguments as ``RNN``'s.
 
     >>> lstm = cr.nn.LSTM(2, 3, num_layers=2, batch_first=True, rng=0)
     >>> out, (h_n, c_n) = lstm(cr.ones(5, 4, 2))        # batch 5, 4 steps
