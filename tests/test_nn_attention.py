@@ -144,6 +144,15 @@ MHA_CASES = {
     "causal hint": (dict(batch_first=True), dict(attn_mask="causal", is_causal=True)),
     "both masks": (dict(kdim=3, vdim=5), dict(attn_mask="bool2", key_padding_mask="bool",
                                              average_attn_weights=False)),
+    "a learned key and value": (dict(add_bias_kv=True), dict()),
+    "a zero key and value": (dict(add_zero_attn=True, batch_first=True), dict()),
+    "both added, both masks": (dict(add_bias_kv=True, add_zero_attn=True, kdim=3, vdim=5),
+                               dict(attn_mask="bool2", key_padding_mask="bool",
+                                    average_attn_weights=False)),
+    "added keys, float masks": (dict(add_bias_kv=True, add_zero_attn=True),
+                                dict(attn_mask="float3", key_padding_mask="float")),
+    "added keys, no weights": (dict(add_bias_kv=True, batch_first=True),
+                               dict(need_weights=False, attn_mask="causal")),
 }
 
 
@@ -182,8 +191,9 @@ def test_multihead_attention_matches_torch(case):
     close(out_c, out_t)
     if call.get("need_weights", True):
         close(w_c, w_t)
-        loss_t = weighted(out_t) + (w_t * torch.arange(S, dtype=torch.float64)).sum()
-        loss_c = weighted(out_c) + (w_c * np.arange(S)).sum()
+        keys = w_t.shape[-1]  # S, and add_bias_kv's and add_zero_attn's keys
+        loss_t = weighted(out_t) + (w_t * torch.arange(keys, dtype=torch.float64)).sum()
+        loss_c = weighted(out_c) + (w_c * np.arange(keys)).sum()
     else:
         assert w_c is None and w_t is None
         loss_t, loss_c = weighted(out_t), weighted(out_c)
@@ -360,7 +370,6 @@ def test_a_transformer_training_step_from_torchs_weights_matches_torch():
                                             attn_mask=np.ones((2, 2), bool), is_causal=True),
      r"is_causal=True makes its own mask"),
     (lambda: nn.MultiheadAttention(8, 3), r"embed_dim must be divisible by num_heads"),
-    (lambda: nn.MultiheadAttention(8, 2, add_bias_kv=True), r"add_bias_kv .* not supported yet"),
     (lambda: nn.MultiheadAttention(8, 2, rng=0)(cr.ones(4, 2, 6), cr.ones(4, 2, 8),
                                                  cr.ones(4, 2, 8)),
      r"MultiheadAttention: query \(4, 2, 6\), key \(4, 2, 8\), value \(4, 2, 8\); expected"),

@@ -115,7 +115,10 @@ class MultiheadAttention(Module):
     ``v_proj_weight`` when ``kdim`` or ``vdim`` differ from E; ``out_proj`` a Linear in
     torch's layout (bias zeros). Input (L, N, E), (N, L, E) with ``batch_first``, or
     (L, E) unbatched. ``dropout`` drops attention weights in training (drawn from the
-    default generator). ``add_bias_kv`` and ``add_zero_attn`` are not supported yet.
+    default generator). ``add_bias_kv`` adds one learned key and value (``bias_k``,
+    ``bias_v``: (1, 1, E), xavier normal) after the projected keys and values of every
+    example; ``add_zero_attn`` one zero key and value after those in every head: S + 1
+    (or S + 2) keys, the masks padded with keys that take part, as torch's.
 
     >>> mha = cr.nn.MultiheadAttention(8, 2, batch_first=True, rng=0)
     >>> x = cr.ones(3, 5, 8)
@@ -141,9 +144,6 @@ class MultiheadAttention(Module):
         if not 0 <= dropout < 1:
             raise ValueError(f"MultiheadAttention: dropout must be in [0, 1), got {dropout!r}")
         check_device("MultiheadAttention", device)
-        if add_bias_kv or add_zero_attn:
-            raise ValueError("MultiheadAttention: add_bias_kv and add_zero_attn are not "
-                             "supported yet; leave them False")
         E = self.embed_dim = int(embed_dim)
         self.kdim, self.vdim = int(kdim or E), int(vdim or E)
         self.num_heads, self.head_dim = int(num_heads), E // int(num_heads)
@@ -162,6 +162,12 @@ class MultiheadAttention(Module):
             self.k_proj_weight = xavier(E, self.kdim)
             self.v_proj_weight = xavier(E, self.vdim)
         self.in_proj_bias = Parameter(np.zeros(3 * E), dtype=dtype) if bias else None
+        if add_bias_kv:  # torch's xavier_normal_ of a (1, 1, E): std sqrt(2 / (E + E))
+            self.bias_k = Parameter(rng.normal(0.0, math.sqrt(1 / E), (1, 1, E)), dtype=dtype)
+            self.bias_v = Parameter(rng.normal(0.0, math.sqrt(1 / E), (1, 1, E)), dtype=dtype)
+        else:
+            self.bias_k = self.bias_v = None
+        self.add_zero_attn = bool(add_zero_attn)
         self.out_proj = NonDynamicallyQuantizableLinear(E, E, bias=bias, rng=rng, dtype=dtype)
         if bias:
             self.out_proj.bias.data[...] = 0.0
@@ -231,7 +237,8 @@ class MultiheadAttention(Module):
         elif not self.batch_first:
             query, key, value = (ops.swapaxes(a, 0, 1) for a in (query, key, value))
         dropping = self.dropout and self.training
-        fast = not need_weights and not dropping and fused.enabled()
+        fast = not need_weights and not dropping and fused.enabled() and \
+            self.bias_k is None and not self.add_zero_attn
         if fast and self_attending and self._qkv_same_embed_dim \
                 and key_padding_mask is None:
             # self-attention, the weights neither returned nor dropped: the three
@@ -253,23 +260,32 @@ class MultiheadAttention(Module):
                 out = ops.swapaxes(out, 0, 1)
             return out, None
         (w_q, w_k, w_v), (b_q, b_k, b_v) = self._projections()
-        heads = []
-        for x, w, b, length in ((query, w_q, b_q, L), (key, w_k, b_k, S), (value, w_v, b_v, S)):
-            x = _affine(x, w, b)                                      # (N, length, E)
-            heads.append(ops.swapaxes(ops.reshape(x, (N, length, H, D)), 1, 2))
-        q, k, v = heads                                               # (N, H, length, D)
+        projected = [_affine(x, w, b) for x, w, b in ((query, w_q, b_q), (key, w_k, b_k),
+                                                      (value, w_v, b_v))]  # (N, length, E)
+        if self.bias_k is not None:  # one more key and value, learned, for every example
+            for i, extra in ((1, self.bias_k), (2, self.bias_v)):
+                extra = ops.broadcast_to(extra, (N, 1, self.embed_dim))
+                projected[i] = ops.concatenate([projected[i], extra], axis=1)
+        length = shape_of(projected[1])[1]
+        q, k, v = (ops.swapaxes(ops.reshape(x, (N, n, H, D)), 1, 2)
+                   for x, n in zip(projected, (L, length, length)))   # (N, H, length, D)
+        if self.add_zero_attn:  # and one more of zeros, in every head
+            zeros = np.zeros((N, H, 1, D), dtype=float_dtype(k))
+            k, v = (ops.concatenate([a, zeros], axis=2) for a in (k, v))
+        added = shape_of(k)[2] - S  # the keys the masks do not cover: they take part
         dtype = float_dtype(q)
         if is_causal and attn_mask is None:
             attn_mask = np.triu(np.ones((L, S), dtype=bool), 1)
         masks = []
         if attn_mask is not None:
-            mask = additive_mask(attn_mask, dtype, true_means_masked=True)
+            mask = _padded(additive_mask(attn_mask, dtype, true_means_masked=True), added)
             if len(shape_of(mask)) == 3:   # (N * H, L, S), or (H, L, S) unbatched
-                mask = ops.reshape(mask, (N, H, L, S))
+                mask = ops.reshape(mask, (N, H, L, S + added))
             masks.append(mask)
         if key_padding_mask is not None:
-            mask = additive_mask(key_padding_mask, dtype, true_means_masked=True)
-            masks.append(ops.reshape(mask, (N, 1, 1, S)))
+            mask = _padded(additive_mask(key_padding_mask, dtype, true_means_masked=True),
+                           added)
+            masks.append(ops.reshape(mask, (N, 1, 1, S + added)))
         if fast and len(masks) <= 1:
             # the weights neither returned nor dropped: softmax((q scale) k^T + mask) v
             # as one node (rules/fused_attention.py)
@@ -294,6 +310,16 @@ class MultiheadAttention(Module):
         if average_attn_weights:
             weights = ops.mean(weights, axis=1)
         return out, (weights if batched else ops.squeeze(weights, 0))
+
+
+def _padded(mask, added):
+    """An additive mask over S keys, with 0s for ``added`` keys after them (keys that
+    take part: add_bias_kv's and add_zero_attn's)."""
+    if not added:
+        return mask
+    shape = tuple(shape_of(mask))
+    return ops.concatenate([mask, np.zeros(shape[:-1] + (added,), dtype=float_dtype(mask))],
+                           axis=-1)
 
 
 _ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
