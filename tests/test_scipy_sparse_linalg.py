@@ -83,6 +83,35 @@ def test_first_and_second_derivatives_match_jax_in_both_modes(name, argnum):
         cr.jacfwd(cr.jacrev(ours, argnums=argnum), argnums=argnum)(data, b), want, **tol)
 
 
+@pytest.mark.parametrize("argnum", [0, 1])
+def test_minres_with_a_shift_solves_and_differentiates_the_shifted_system(argnum):
+    """minres(A, b, shift=s) solves (A - s I) x = b, as SciPy's; its derivatives, to
+    second order, are those of that system's solution (JAX's dense solve)."""
+    data, row, col, b = problem("minres")
+    shift = 0.6
+    weights = np.linspace(1, 2, N)
+
+    def ours(data, b):
+        x, info = spla.minres(sp.coo_array((data, (row, col)), shape=(N, N)), b,
+                              rtol=1e-14, shift=shift)
+        return cr.sum(weights * x ** 3)
+
+    def theirs(data, b):
+        shifted = dense(data, row, col) - shift * jnp.eye(N)
+        return jnp.sum(weights * jnp.linalg.solve(shifted, b) ** 3)
+
+    tol = dict(rtol=1e-8, atol=1e-10)
+    scipys = ssla.minres(ssp.coo_array((data, (row, col)), shape=(N, N)).tocsr(), b,
+                         rtol=1e-14, shift=shift)[0]
+    np.testing.assert_allclose(float(ours(data, b)), float(np.sum(weights * scipys ** 3)),
+                               rtol=1e-10)
+    want = jax.grad(theirs, argnums=argnum)(data, b)
+    np.testing.assert_allclose(cr.grad(ours, argnums=argnum)(data, b), want, **tol)
+    np.testing.assert_allclose(cr.jacfwd(ours, argnums=argnum)(data, b), want, **tol)
+    np.testing.assert_allclose(cr.hessian(ours, argnums=argnum)(data, b),
+                               jax.hessian(theirs, argnums=argnum)(data, b), **tol)
+
+
 @pytest.mark.parametrize("name", ["spsolve", "gmres"])
 def test_the_gradient_matches_central_differences_of_the_resolved_problem(name):
     data, row, col, b = problem(name)

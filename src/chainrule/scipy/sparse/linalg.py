@@ -249,8 +249,9 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None):
 
 
 def minres(A, b, x0=None, *, rtol=1e-5, shift=0.0, maxiter=None, M=None):
-    """(x, info) of A x = b by MINRES (A symmetric, possibly indefinite), as
-    scipy.sparse.linalg.minres; x differentiable in A's entries and in b, to any order.
+    """(x, info) of (A - shift I) x = b by MINRES (A symmetric, possibly indefinite), as
+    scipy.sparse.linalg.minres; x differentiable in A's entries and in b, to any order
+    (the derivative's solves are MINRES's with the same shift).
 
     >>> import chainrule.scipy.sparse as sp
     >>> from chainrule.scipy.sparse.linalg import minres
@@ -259,9 +260,10 @@ def minres(A, b, x0=None, *, rtol=1e-5, shift=0.0, maxiter=None, M=None):
     >>> x.round(6).tolist(), info
     ([1.0, 1.0], 0)
     """
-    if shift != 0.0:
-        raise ValueError("minres: shift is not supported (solve with A - shift I instead)")
-    return _iterative("minres", A, b, x0, {"rtol": rtol, "maxiter": maxiter, "M": M})
+    options = {"rtol": rtol, "maxiter": maxiter, "M": M}
+    if shift != 0.0:  # (SciPy's keyword, left out at 0 as the other methods have none)
+        options["shift"] = float(shift)
+    return _iterative("minres", A, b, x0, options)
 
 
 def gmres(A, b, x0=None, *, rtol=1e-5, atol=0.0, restart=None, maxiter=None, M=None):
