@@ -192,6 +192,34 @@ def test_lax_conv_general_dilated_as_jax_in_any_layout():
                                           (0, 1))(x, w),
                         jax.jit(jax.value_and_grad(lambda x, w: run(
                             jax.lax.conv_general_dilated, jnp, x, w), (0, 1)))(x, w))
-    with pytest.raises(ValueError, match="conv_general_dilated: lhs_dilation"):
+    with pytest.raises(ValueError, match="conv_general_dilated: padding 'VALID' with "
+                                         "lhs_dilation"):  # (JAX refuses it too)
         lax.conv_general_dilated(np.ones((1, 1, 3)), np.ones((1, 1, 2)), (1,), "VALID",
                                  lhs_dilation=(2,))
+
+
+def test_lax_conv_general_dilated_with_lhs_dilation_as_jax():
+    """lhs_dilation (a transposed convolution: the input's entries spread apart, zeros
+    between): values, gradients in both operands and a Hessian as JAX's, in two layouts,
+    with strides, kernel dilation and uneven padding; under vmap and jit too."""
+    from chainrule import lax
+    rng = np.random.default_rng(11)
+    for numbers, x_shape, w_shape, strides, padding, lhs, rhs in [
+            (None, (2, 3, 5), (4, 3, 3), (1,), [(2, 2)], (2,), None),
+            (None, (2, 3, 5), (4, 3, 3), (2,), [(1, 2)], (3,), (2,)),
+            (("NHWC", "HWIO", "NHWC"), (1, 6, 5, 2), (3, 2, 2, 4), (1, 1),
+             [(1, 1), (0, 2)], (2, 3), None),
+            (None, (1, 2, 4, 5), (3, 2, 2, 2), (1, 2), [(2, 1), (0, 3)], (2, 1), (1, 2))]:
+        x, w = rng.standard_normal(x_shape), rng.standard_normal(w_shape)
+
+        def run(conv, np_, x, w):
+            return np_.sum(np_.sin(conv(x, w, strides, padding, lhs_dilation=lhs,
+                                        rhs_dilation=rhs, dimension_numbers=numbers)))
+        ours = lambda x, w: run(lax.conv_general_dilated, cnp, x, w)  # noqa: E731
+        theirs = lambda x, w: run(jax.lax.conv_general_dilated, jnp, x, w)  # noqa: E731
+        close_trees(cr.value_and_grad(ours, (0, 1))(x, w),
+                    jax.value_and_grad(theirs, (0, 1))(x, w))
+        close_trees(cr.jit(cr.grad(ours, 1))(x, w), jax.grad(theirs, 1)(x, w))
+        close_trees(cr.vmap(cr.grad(ours), (0, None))(np.stack([x, 2 * x]), w),
+                    jax.vmap(jax.grad(theirs), (0, None))(np.stack([x, 2 * x]), w))
+    close_trees(cr.hessian(ours)(x, w), jax.hessian(theirs)(x, w))

@@ -20,8 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from ..primitive import shape_of
-from ..rules import pad, reshape, stop_gradient, transpose
+from .. import arrays as xp
+from ..primitive import raw, shape_of
+from ..rules import concatenate, getitem, pad, reshape, stop_gradient, transpose
 from ..rules.convolution import conv as _conv
 from .control import (cond, dynamic_slice, dynamic_update_slice, fori_loop, scan, switch,
                       while_loop)
@@ -104,9 +105,10 @@ def conv_general_dilated(lhs: Any, rhs: Any, window_strides: Sequence[int], padd
     chainrule's: the operands are transposed from ``dimension_numbers`` (three strings,
     such as ``("NHWC", "HWIO", "NHWC")``; None: ``("NCHW", "OIHW", "NCHW")``) to
     PyTorch's layout and back, ``padding`` (``"SAME"``, ``"VALID"`` or (low, high) pairs)
-    padded with zeros first. Differentiable in both operands, to any order.
-    ``lhs_dilation`` (a transposed convolution) and ``batch_group_count`` other than 1
-    are refused.
+    padded with zeros first. ``lhs_dilation`` spreads the input's entries that many
+    apart, zeros between them (a transposed convolution), before the padding.
+    Differentiable in both operands, to any order. ``batch_group_count`` other than 1
+    is refused.
 
     >>> x = np.arange(5.0).reshape(1, 5, 1)                      # (N, W, C)
     >>> w = np.array([1.0, 0.0, -1.0]).reshape(3, 1, 1)           # (W, I, O)
@@ -121,9 +123,15 @@ def conv_general_dilated(lhs: Any, rhs: Any, window_strides: Sequence[int], padd
         raise ValueError(f"conv_general_dilated: dimension_numbers "
                          f"{(lhs_spec, rhs_spec, out_spec)} do not fit operands of shapes "
                          f"{shape_of(lhs)} and {shape_of(rhs)}")
-    if lhs_dilation is not None and any(v != 1 for v in lhs_dilation):
-        raise ValueError(f"conv_general_dilated: lhs_dilation {tuple(lhs_dilation)} (a "
-                         f"transposed convolution) is not supported; expected 1s")
+    if lhs_dilation is not None and (len(lhs_dilation) != d or any(
+            isinstance(v, bool) or int(v) != v or v < 1 for v in lhs_dilation)):
+        raise ValueError(f"conv_general_dilated: lhs_dilation {tuple(lhs_dilation)}: "
+                         f"expected {d} positive ints, one per spatial axis")
+    if lhs_dilation is not None and any(v != 1 for v in lhs_dilation) and \
+            isinstance(padding, str):
+        raise ValueError(f"conv_general_dilated: padding {padding!r} with lhs_dilation "
+                         f"{tuple(lhs_dilation)}: a transposed convolution takes (low, high) "
+                         f"pairs, as JAX's")
     if batch_group_count != 1:
         raise ValueError(f"conv_general_dilated: batch_group_count must be 1, got "
                          f"{batch_group_count}")
@@ -133,6 +141,8 @@ def conv_general_dilated(lhs: Any, rhs: Any, window_strides: Sequence[int], padd
     rhs_perm = [rhs_spec.index("O"), rhs_spec.index("I")] + [rhs_spec.index(c) for c in spatial]
     out_perm = [out_spec.index("N"), out_spec.index("C")] + [out_spec.index(c) for c in spatial]
     x = transpose(lhs, lhs_perm)
+    if lhs_dilation is not None:
+        x = _dilated(x, [int(v) for v in lhs_dilation])
     w = transpose(rhs, rhs_perm)
     strides = tuple(window_strides) if window_strides is not None else (1,) * d
     dilation = tuple(rhs_dilation) if rhs_dilation is not None else (1,) * d
@@ -146,6 +156,23 @@ def conv_general_dilated(lhs: Any, rhs: Any, window_strides: Sequence[int], padd
     y = _conv(x, w, stride=strides, dilation=dilation, groups=feature_group_count,
               name="conv_general_dilated")
     return transpose(y, tuple(int(i) for i in np.argsort(out_perm)))
+
+
+def _dilated(x, dilation):
+    """x (N, C, spatial...) with dilation[i] - 1 zeros between neighbours along spatial
+    axis i: n entries become (n - 1) * dilation + 1. Each axis by zeros stacked behind
+    every entry, flattened and cut after the last entry: operations every transform
+    differentiates and batches."""
+    for axis, step in enumerate(dilation, start=2):
+        shape, n = tuple(shape_of(x)), shape_of(x)[axis]
+        if step == 1 or n == 0:
+            continue
+        column = reshape(x, shape[:axis + 1] + (1,) + shape[axis + 1:])   # (..., n, 1, ...)
+        gap = xp.zeros_like(raw(column))  # (numbers of no derivative, x's library)
+        spread = concatenate([column] + [gap] * (step - 1), axis=axis + 1)
+        x = reshape(spread, shape[:axis] + (n * step,) + shape[axis + 1:])
+        x = getitem(x, index=(slice(None),) * axis + (slice(0, (n - 1) * step + 1),))
+    return x
 
 
 def conv(lhs: Any, rhs: Any, window_strides: Sequence[int], padding: Any,
