@@ -125,6 +125,22 @@ def test_a_tensor_holding_a_torch_array_hands_over_torchs_own():
     assert torch.tensor(y).tolist() == [0.0, 2.0, 4.0]
 
 
+def test_an_answer_without_a_derivative_is_a_torch_array_for_a_tensor_holding_one():
+    """Where a NumPy array would come back for a Tensor of NumPy's (an index, a mask, an
+    order), a Tensor holding a torch array gives torch's own: never the wrapper the
+    engine computes with."""
+    x = cr.tensor(torch.tensor([3.0, 1.0, 2.0, 1.0]), requires_grad=True)
+    answers = {"np.argmax": np.argmax(x), "np.argsort": np.argsort(x),
+               "np.nonzero": np.nonzero(x)[0], "np.isclose": np.isclose(x, x),
+               "np.searchsorted": np.searchsorted(x, 1.5),
+               "cr.topk's indices": cr.topk(x, 2).indices,
+               "np.unique's index": np.unique(x, return_index=True)[1]}
+    for name, answer in answers.items():
+        assert type(answer) is torch.Tensor, (name, type(answer))
+    assert answers["cr.topk's indices"].tolist() == [0, 2]
+    assert answers["np.unique's index"].tolist() == [1, 2, 0]
+
+
 def test_an_array_a_graph_saved_goes_out_read_only_under_the_older_protocol():
     """NumPy's DLPack before version 1 has no read-only flag, so it refuses an array a
     recorded graph locked (writing into it would change the gradient); a consumer of

@@ -9,7 +9,7 @@ module that must tell such an array apart, or hand one on, asks this module.
 import sys
 from typing import Any
 
-__all__ = ["wrapped", "library_of", "library_among", "one_library", "mixed_libraries",
+__all__ = ["wrapped", "unwrapped", "library_of", "library_among", "one_library", "mixed_libraries",
            "foreign_call"]
 
 
@@ -23,6 +23,17 @@ def wrapped(x: Any) -> bool:
     """
     module = sys.modules.get("chainrule.backends.foreign")
     return module is not None and type(x) is module.ForeignArray
+
+
+def unwrapped(x: Any) -> Any:
+    """x as a user holds it: for a ``ForeignArray``, the library's own array (a user
+    never holds the wrapper the engine computes with); anything else as it is.
+
+    >>> import numpy as np
+    >>> unwrapped(np.ones(2)).tolist()
+    [1.0, 1.0]
+    """
+    return x._value if wrapped(x) else x
 
 
 def library_of(x: Any) -> Any:

@@ -65,7 +65,7 @@ def users(array: Any) -> Any:
     >>> users(None) is None
     True
     """
-    return array._value if foreign(array) else array
+    return libraries.unwrapped(array)
 
 
 def seed(data: Any, gradient: Any) -> Any:

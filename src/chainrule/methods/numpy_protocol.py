@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import rules as ops
 from ..primitive import Box, raw
+from ..tensor_data import foreign, users
 
 __all__ = ["apply_ufunc", "apply_function", "full_like"]
 
@@ -104,8 +105,7 @@ def apply_ufunc(ufunc, method, inputs, kwargs, make):
     if (method == "__call__" and ufunc in CONSTANT_UFUNCS and "out" not in kwargs) \
             or not _in_a_graph(inputs, kwargs):
         result = getattr(ufunc, method)(*_arrays(inputs), **_arrays(kwargs))
-        return make(result) if isinstance(result, np.ndarray) and "out" not in kwargs \
-            else result
+        return _handed_back(result, make, plain="out" in kwargs)
     raise TypeError(_refusal(name, kwargs))
 
 
@@ -124,9 +124,20 @@ def apply_function(func, args, kwargs, make):
                 raise TypeError(_refusal(name, kwargs)) from None
     if func in QUERIES or not _in_a_graph(args, kwargs):
         result = func(*_arrays(args), **_arrays(kwargs))
-        return make(result) if isinstance(result, np.ndarray) and func not in QUERIES \
-            else result
+        return _handed_back(result, make, plain=func in QUERIES)
     raise TypeError(_refusal(name, kwargs))
+
+
+def _handed_back(result, make, plain):
+    """A NumPy function's result on Tensors' arrays, as the user gets it: an array a
+    Tensor outside any graph (``make``), or as it is where ``plain`` (a query's answer,
+    an ``out=`` array); another library's array is that library's own, never the
+    wrapper chainrule computes with (in a tuple too: np.nonzero)."""
+    if type(result) is np.ndarray or foreign(result):
+        return users(result) if plain else make(result)
+    if type(result) is tuple or type(result) is list:
+        return type(result)(users(r) if foreign(r) else r for r in result)
+    return result
 
 
 def _refusal(name, kwargs):

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from numpy.typing import ArrayLike, DTypeLike
 
 from .. import arrays as xp
+from ..libraries import unwrapped
 from ..primitive import Box, along_axis, ndim_of, raw, shape_of
 from ..arrays import as_array
 from .common import Result, float_dtype, op, torch_names
@@ -205,7 +206,7 @@ def unique(ar: ArrayLike, return_index: bool = False, return_inverse: bool = Fal
     found = xp.unique(raw(ar), return_index=True, return_inverse=return_inverse,
                       return_counts=return_counts, axis=axis, **options)
     values = take(ar, found[1], axis)
-    extras = ((found[1],) if return_index else ()) + tuple(found[2:])
+    extras = tuple(unwrapped(a) for a in ((found[1],) if return_index else ()) + found[2:])
     return (values,) + extras if extras else values
 
 
@@ -235,7 +236,7 @@ def topk(x: ArrayLike, k: int, axis: int = -1, largest: bool = True,
     data = raw(x)
     order = xp.argsort(-data if largest else data, axis=axis, kind="stable")
     indices = order[(Ellipsis, slice(0, k)) + (slice(None),) * (-axis - 1)]
-    return TopK(take_along_axis(x, indices, axis), indices)
+    return TopK(take_along_axis(x, indices, axis), unwrapped(indices))
 
 
 def partition(x: ArrayLike, kth: int | Sequence[int], axis: int = -1) -> Result:
