@@ -636,6 +636,25 @@ def with_and_without_short_ways(monkeypatch, run):
     return fast, general, any(served)
 
 
+def served_and_equal(monkeypatch, vmapped, name):
+    """vmapped() (a vmap's leaves, or the error it raised as text) with the short ways
+    and with the general path alone: the same leaves, bit for bit and in dtype, or the
+    same error. Whether a short way served."""
+    def run():
+        try:
+            return leaves_of(vmapped())
+        except (ValueError, TypeError, IndexError) as err:
+            return [f"{type(err).__name__}: {err}"]
+    fast, general, served = with_and_without_short_ways(monkeypatch, run)
+    assert len(fast) == len(general), name
+    for a, b in zip(fast, general):
+        if isinstance(a, str):
+            assert a == b, name
+        else:
+            identical(a, b)
+    return served
+
+
 def mapped(shape):
     """(name, f, extra arguments, in_axes) on examples of ``shape[1:]``."""
     row = shape[-1:] if len(shape) > 1 else ()
@@ -682,20 +701,8 @@ def test_vmaps_short_ways_give_the_general_paths_results_and_dtypes(monkeypatch,
         for name, f, extra, in_axes in mapped(shape):
             if name == "a batch of lower rank" and len(shape) < 2:
                 continue
-
-            def run():
-                try:
-                    return leaves_of(cr.vmap(f, in_axes=in_axes)(batch, *extra))
-                except (ValueError, TypeError) as err:
-                    return [f"{type(err).__name__}: {err}"]
-            fast, general, served = with_and_without_short_ways(monkeypatch, run)
-            short_ways_served.append(served)
-            assert len(fast) == len(general), name
-            for a, b in zip(fast, general):
-                if isinstance(a, str):
-                    assert a == b, name
-                else:
-                    identical(a, b)
+            short_ways_served.append(served_and_equal(
+                monkeypatch, lambda: cr.vmap(f, in_axes=in_axes)(batch, *extra), name))
     assert sum(short_ways_served) >= len(short_ways_served) // 2
 
 
@@ -750,19 +757,8 @@ def test_vmaps_short_ways_along_an_axis_give_the_general_paths_results(monkeypat
         batches = [(x, 0), (np.asfortranarray(x), 0), (np.moveaxis(x, 0, 2), 2)]
         for name, f in ALONG_AXES.items():
             for batch, axis in batches:
-                def run():
-                    try:
-                        return leaves_of(cr.vmap(f, in_axes=axis)(batch))
-                    except (ValueError, TypeError, IndexError) as err:
-                        return [f"{type(err).__name__}: {err}"]
-                fast, general, served = with_and_without_short_ways(monkeypatch, run)
-                short_ways_served.append(served)
-                assert len(fast) == len(general), name
-                for a, b in zip(fast, general):
-                    if isinstance(a, str):
-                        assert a == b, name
-                    else:
-                        identical(a, b)
+                short_ways_served.append(served_and_equal(
+                    monkeypatch, lambda: cr.vmap(f, in_axes=axis)(batch), name))
     # a short way serves in a good share of the cases; the others (an index array or a
     # dtype among the parameters, an error before any call) take the general path on
     # both runs
