@@ -539,6 +539,10 @@ SCHEDULES = [
      lambda o: torch.optim.lr_scheduler.LinearLR(o, start_factor=0.1, total_iters=6)),
     ("lambda", lambda o: LambdaLR(o, lambda k: 0.9 ** k),
      lambda o: torch.optim.lr_scheduler.LambdaLR(o, lambda k: 0.9 ** k)),
+    ("multistep", lambda o: cr.optim.MultiStepLR(o, milestones=[3, 7, 7, 12], gamma=0.5),
+     lambda o: torch.optim.lr_scheduler.MultiStepLR(o, milestones=[3, 7, 7, 12], gamma=0.5)),
+    ("exponential", lambda o: cr.optim.ExponentialLR(o, gamma=0.8),
+     lambda o: torch.optim.lr_scheduler.ExponentialLR(o, gamma=0.8)),
 ]
 
 
@@ -580,18 +584,43 @@ def test_the_schedule_drives_the_optimizer_step():
 
 
 def test_schedule_state_dict_resumes():
+    """Resumed as in PyTorch: the optimizer's state brings its rates back, the
+    schedule's its position (its load leaves the rates as they are)."""
     opt, _ = both_optimizers()
     sched = CosineAnnealingLR(opt, T_max=10)
     for _ in range(4):
         sched.step()
-    saved = sched.state_dict()
+    saved, saved_opt = sched.state_dict(), opt.state_dict()
     opt2, _ = both_optimizers()
     sched2 = CosineAnnealingLR(opt2, T_max=10)
+    opt2.load_state_dict(saved_opt)
     sched2.load_state_dict(saved)
     assert sched2.get_last_lr() == sched.get_last_lr()
-    sched.step()
-    sched2.step()
-    assert sched2.get_last_lr() == sched.get_last_lr()
+    for _ in range(8):
+        sched.step()
+        sched2.step()
+        assert sched2.get_last_lr() == sched.get_last_lr()
+
+
+def test_two_schedules_and_a_rate_set_by_hand_compose_as_in_torch():
+    """Each step scales the rate the group has: a warm-up and a decay on one optimizer
+    multiply, and a rate halved by hand stays halved, as PyTorch's schedules do."""
+    S = torch.optim.lr_scheduler
+    opt_ours, opt_theirs = both_optimizers()
+    ours = [LinearLR(opt_ours, start_factor=0.25, total_iters=3),
+            StepLR(opt_ours, step_size=2, gamma=0.5), CosineAnnealingLR(opt_ours, T_max=5)]
+    theirs = [S.LinearLR(opt_theirs, start_factor=0.25, total_iters=3),
+              S.StepLR(opt_theirs, step_size=2, gamma=0.5), S.CosineAnnealingLR(opt_theirs, 5)]
+    for k in range(14):
+        np.testing.assert_allclose([g["lr"] for g in opt_ours.param_groups],
+                                   [g["lr"] for g in opt_theirs.param_groups], rtol=1e-12)
+        if k == 6:
+            for opt in (opt_ours, opt_theirs):
+                opt.param_groups[1]["lr"] *= 0.5
+        opt_ours.step()
+        opt_theirs.step()
+        for schedule in ours + theirs:
+            schedule.step()
 
 
 @pytest.mark.parametrize("make, error, match", [
@@ -611,13 +640,17 @@ def test_bad_schedule_arguments_are_refused(make, error, match):
 
 
 def test_a_second_schedule_starts_from_the_initial_lr():
-    """As in PyTorch, 'initial_lr' is recorded once: a later schedule reads it."""
-    opt, _ = both_optimizers(lrs=(1.0,))
+    """As in PyTorch, 'initial_lr' is recorded once: a later schedule reads it as its
+    base, and its step 0 leaves the rate the first one set."""
+    opt, opt_torch = both_optimizers(lrs=(1.0,))
     first = StepLR(opt, step_size=1, gamma=0.1)
     first.step()
     assert opt.param_groups[0]["lr"] == pytest.approx(0.1)
     second = CosineAnnealingLR(opt, T_max=4)
-    assert second.base_lrs == [1.0] and math.isclose(opt.param_groups[0]["lr"], 1.0)
+    assert second.base_lrs == [1.0] and math.isclose(opt.param_groups[0]["lr"], 0.1)
+    torch.optim.lr_scheduler.StepLR(opt_torch, step_size=1, gamma=0.1).step()
+    torch.optim.lr_scheduler.CosineAnnealingLR(opt_torch, T_max=4)
+    assert math.isclose(opt_torch.param_groups[0]["lr"], 0.1)
 
 
 def test_the_base_classes_say_what_to_use_instead():

@@ -35,12 +35,12 @@ import numpy as np
 
 from .hyperparameters import require_flag, require_nonnegative, require_number
 from .optimizer import Optimizer, Params
-from .schedules import (CosineAnnealingLR, LambdaLR, LinearLR, LinearWarmup, LRScheduler,
-                        StepLR)
+from .schedules import (CosineAnnealingLR, ExponentialLR, LambdaLR, LinearLR, LinearWarmup,
+                        LRScheduler, MultiStepLR, StepLR)
 from .updates import adam_step, momentum_buffer, moving_average, nesterov_direction
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "LRScheduler", "StepLR", "CosineAnnealingLR",
-           "LinearLR", "LinearWarmup", "LambdaLR"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "LRScheduler", "StepLR", "MultiStepLR",
+           "ExponentialLR", "CosineAnnealingLR", "LinearLR", "LinearWarmup", "LambdaLR"]
 
 
 class SGD(Optimizer):

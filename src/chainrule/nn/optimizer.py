@@ -250,7 +250,7 @@ class Optimizer:
             groups.append({**{k: v for k, v in group.items() if k != "params"},
                            "params": list(range(number, number + len(group["params"])))})
             for p in group["params"]:
-                if p in self.state:
+                if self.state.get(p):  # (nothing kept, as SGD without momentum: none)
                     state[number] = {k: _copy(v) for k, v in self.state[p].items()}
                 number += 1
         return {"state": state, "param_groups": groups}
