@@ -65,7 +65,7 @@ def users(array: Any) -> Any:
     >>> users(None) is None
     True
     """
-    return libraries.unwrapped(array)
+    return array if type(array) is np.ndarray else libraries.unwrapped(array)
 
 
 def seed(data: Any, gradient: Any) -> Any:
