@@ -9,8 +9,8 @@ module that must tell such an array apart, or hand one on, asks this module.
 import sys
 from typing import Any
 
-__all__ = ["wrapped", "unwrapped", "library_of", "library_among", "one_library", "mixed_libraries",
-           "foreign_call"]
+__all__ = ["wrapped", "unwrapped", "library_of", "library_among", "one_library",
+           "mixed_libraries", "foreign_call"]
 
 
 def wrapped(x: Any) -> bool:

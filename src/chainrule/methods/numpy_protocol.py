@@ -136,7 +136,7 @@ def _handed_back(result, make, plain):
     if type(result) is np.ndarray or foreign(result):
         return users(result) if plain else make(result)
     if type(result) is tuple or type(result) is list:
-        return type(result)(users(r) if foreign(r) else r for r in result)
+        return type(result)(users(r) for r in result)
     return result
 
 

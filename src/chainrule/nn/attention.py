@@ -163,8 +163,9 @@ class MultiheadAttention(Module):
             self.v_proj_weight = xavier(E, self.vdim)
         self.in_proj_bias = Parameter(np.zeros(3 * E), dtype=dtype) if bias else None
         if add_bias_kv:  # torch's xavier_normal_ of a (1, 1, E): std sqrt(2 / (E + E))
-            self.bias_k = Parameter(rng.normal(0.0, math.sqrt(1 / E), (1, 1, E)), dtype=dtype)
-            self.bias_v = Parameter(rng.normal(0.0, math.sqrt(1 / E), (1, 1, E)), dtype=dtype)
+            self.bias_k, self.bias_v = (
+                Parameter(rng.normal(0.0, math.sqrt(1 / E), (1, 1, E)), dtype=dtype)
+                for _ in range(2))
         else:
             self.bias_k = self.bias_v = None
         self.add_zero_attn = bool(add_zero_attn)

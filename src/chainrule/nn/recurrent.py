@@ -176,7 +176,7 @@ class _RNNBase(Module):
         _check_size(name, "num_layers", num_layers)
         if isinstance(dropout, bool) or not 0 <= dropout <= 1:
             raise ValueError(f"{name}: dropout must be a number in [0, 1], got {dropout!r}")
-        if isinstance(proj_size, bool) or not isinstance(proj_size, int) or \
+        if isinstance(proj_size, bool) or not isinstance(proj_size, Integral) or \
                 not 0 <= proj_size < hidden_size:
             raise ValueError(f"{name}: proj_size must be an int in [0, hidden_size = "
                              f"{hidden_size}), got {proj_size!r}")
@@ -323,14 +323,15 @@ class _RNNBase(Module):
             last = ops.getitem(seq, index=(-1,))
             return (ops.getitem(seq, index=backwards) if reverse else seq), last, c
         w_hh_t = _transposed(w_hh)
+        w_hr_t = None if w_hr is None else _transposed(w_hr)
         steps = range(shape_of(x)[0] - 1, -1, -1) if reverse else range(shape_of(x)[0])
         out = []
         for t in steps:
             gh = _project(h, w_hh_t, b_hh)
             if self.mode == "LSTM":
                 h, c = lstm_cell(gi[t], gh, h, c)
-                if w_hr is not None:  # the projected LSTM: h_t = W_hr (o_t * tanh(c_t))
-                    h = ops.matmul(h, _transposed(w_hr))
+                if w_hr_t is not None:  # the projected LSTM: h_t = W_hr (o_t * tanh(c_t))
+                    h = ops.matmul(h, w_hr_t)
             else:
                 h = _STEPS[self.mode](gi[t], gh, h)
             out.append(h)

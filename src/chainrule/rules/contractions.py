@@ -149,7 +149,8 @@ def einsum(*args: Any, optimize: bool | str = False, precision: Any = None) -> R
         subscripts = ",".join(word(s) for s in args[1:len(args) - len(args) % 2:2])
         if len(args) % 2:
             subscripts += "->" + word(args[-1])
-    explicit_labels(subscripts, [shape_of(o) for o in operands])  # the errors, in einsum's words
+    # (the errors, in einsum's words)
+    explicit_labels(subscripts, [shape_of(o) for o in operands])
     return _einsum(*operands, subscripts=subscripts, optimize=optimize)
 
 

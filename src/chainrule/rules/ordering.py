@@ -3,9 +3,9 @@ take, take_along_axis, and interp (which looks up its sorted knots).
 
 Only ``cumsum`` is a primitive (its VJP is a cumulative sum running the other way).
 The rest are compositions: selecting entries is indexing (``getitem``, whose gradient
-scatters back), so sort, partition and take differentiate through the entries they
-select (unique: each value's first occurrence); ``cumprod`` is a product over a triangle of its inputs (``prod``'s rule is exact
-at zeros, so cumprod's is too); ``diff`` is slicing and subtraction. Which entries are
+scatters back), so sort, partition, unique (each value at its first occurrence) and take
+differentiate through the entries they select; ``cumprod`` is a product over a triangle
+of its inputs (``prod``'s rule is exact at zeros, so cumprod's is too); ``diff`` is slicing and subtraction. Which entries are
 selected (the order itself) is piecewise constant: it has no derivative. interp takes
 the two knots around each point and draws the line between them, so it differentiates in
 the points, the knots and the values, and its slope at a knot is the segment's to the
@@ -201,8 +201,9 @@ def unique(ar: ArrayLike, return_index: bool = False, return_inverse: bool = Fal
     >>> x.grad.tolist()                   # 3.0 first appears at entry 0
     [100.0, 1.0, 0.0, 10.0]
     """
-    options = {"equal_nan": equal_nan} if sorted else {"equal_nan": equal_nan,
-                                                        "sorted": False}
+    options = {"equal_nan": equal_nan}
+    if not sorted:  # (NumPy 2.3's keyword: passed only where it is asked for)
+        options["sorted"] = False
     found = xp.unique(raw(ar), return_index=True, return_inverse=return_inverse,
                       return_counts=return_counts, axis=axis, **options)
     values = take(ar, found[1], axis)

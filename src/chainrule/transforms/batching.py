@@ -307,12 +307,12 @@ def _per_example_numpy(func, args, kwargs):
                 if isinstance(a, BatchTracer) and a._level == level)
     rows = [func(*[a.value[i] if isinstance(a, BatchTracer) and a._level == level else a
                    for a in stripped], **kwargs) for i in range(size)]
-    shapes = {tuple(shape_of(r) for r in row) if isinstance(row, (tuple, list))
-              else shape_of(row) for row in rows}
+    shapes = sorted({tuple(shape_of(r) for r in row) if isinstance(row, (tuple, list))
+                     else shape_of(row) for row in rows})
     if len(shapes) > 1:
         raise ValueError(f"cr.vmap: np.{func.__name__} gives the examples results of "
-                         f"different shapes ({' and '.join(map(str, sorted(shapes)[:2]))}), "
-                         f"which cannot be one batch; call it outside cr.vmap")
+                         f"different shapes ({shapes[0]} and {shapes[1]}), which cannot "
+                         f"be one batch; call it outside cr.vmap")
     out = _stack_rows(rows)
     if isinstance(out, (tuple, list)):
         return type(out)(BatchTracer(o, level) for o in out)

@@ -130,8 +130,8 @@ def conv_general_dilated(lhs: Any, rhs: Any, window_strides: Sequence[int], padd
     if lhs_dilation is not None and any(v != 1 for v in lhs_dilation) and \
             isinstance(padding, str):
         raise ValueError(f"conv_general_dilated: padding {padding!r} with lhs_dilation "
-                         f"{tuple(lhs_dilation)}: a transposed convolution takes (low, high) "
-                         f"pairs, as JAX's")
+                         f"{tuple(lhs_dilation)}: a transposed convolution takes (low, "
+                         f"high) pairs, as JAX's")
     if batch_group_count != 1:
         raise ValueError(f"conv_general_dilated: batch_group_count must be 1, got "
                          f"{batch_group_count}")
