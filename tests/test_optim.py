@@ -630,6 +630,9 @@ def test_two_schedules_and_a_rate_set_by_hand_compose_as_in_torch():
     (lambda o: CosineAnnealingLR(o, T_max=0), ValueError, "T_max must be a positive integer"),
     (lambda o: LinearLR(o, start_factor=1.5), ValueError, r"start_factor must be in \[0, 1\]"),
     (lambda o: LinearWarmup(o, warmup_steps=-3), ValueError, "warmup_steps must be a"),
+    (lambda o: cr.optim.MultiStepLR(o, milestones=[2, 0]), ValueError,
+     "each milestone must be a positive integer"),
+    (lambda o: cr.optim.ExponentialLR(o, gamma=-0.5), ValueError, "gamma must be >= 0"),
     (lambda o: StepLR(torch.optim.SGD([torch.ones(1)], lr=0.1), 2), TypeError,
      "expected an Optimizer"),
 ])
