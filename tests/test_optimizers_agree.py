@@ -119,6 +119,18 @@ def test_every_optimizer_and_schedule_is_where_it_always_was(name):
     assert name in chainrule.nn.optim.__all__
 
 
+def test_the_schedules_are_where_torch_keeps_them_too():
+    """A PyTorch program's ``from torch.optim.lr_scheduler import StepLR`` ports by
+    changing ``torch`` to ``chainrule``; the module is one object under both paths."""
+    import chainrule.nn.optim.lr_scheduler
+    import chainrule.optim.lr_scheduler
+    from chainrule.optim.lr_scheduler import StepLR
+    assert chainrule.optim.lr_scheduler is chainrule.nn.optim.lr_scheduler
+    assert cr.optim.lr_scheduler is chainrule.nn.optim.lr_scheduler
+    assert StepLR is cr.optim.StepLR
+    assert set(chainrule.optim.lr_scheduler.__all__) <= set(cr.optim.__all__)
+
+
 def test_the_schedules_and_the_optimizers_check_with_one_set_of_helpers():
     """A bad hyperparameter gives the same kind of message in either."""
     from chainrule.nn.hyperparameters import require_nonnegative

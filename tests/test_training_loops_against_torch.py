@@ -940,7 +940,6 @@ REFUSED = [
     ("nn.utils.clip_grad_norm_", lambda: nn.utils.clip_grad_norm_, AttributeError, "utils"),
     ("Module.requires_grad_", lambda: nn.Linear(2, 2, rng=0).requires_grad_(False),
      AttributeError, "requires_grad_"),
-    ("optim.lr_scheduler", lambda: optim.lr_scheduler, AttributeError, "lr_scheduler"),
     ("Parameter.clamp_", lambda: nn.Linear(2, 2, rng=0).weight.clamp_, AttributeError,
      "clamp_"),
     ("Parameter.lerp_", lambda: nn.Linear(2, 2, rng=0).weight.lerp_, AttributeError, "lerp_"),

@@ -27,7 +27,7 @@ PUBLIC_PATHS = {
     "chainrule.autograd": "chainrule.compat.autograd",
     "chainrule.micrograd": "chainrule.compat.micrograd",
     "chainrule.example_libraries": "chainrule.compat.example_libraries",
-    "chainrule.optim": "chainrule.nn.optim",            # PyTorch's torch.optim
+    "chainrule.optim": "chainrule.nn.optim",            # PyTorch's torch.optim (and .lr_scheduler)
     "chainrule.checkpoint": "chainrule.nn.checkpoint",
     "chainrule.lax": "chainrule.transforms.lax",        # JAX's jax.lax
     "chainrule.jax_nn": "chainrule.compat.jax_nn",      # JAX's jax.nn

@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any, Callable
 
-from .hyperparameters import require_fraction, require_nonnegative, require_positive_int
+from ..hyperparameters import require_fraction, require_nonnegative, require_positive_int
 from .optimizer import Optimizer
 
 __all__ = ["LRScheduler", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR",

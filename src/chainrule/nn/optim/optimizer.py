@@ -21,12 +21,12 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .. import arrays as xp, tensor_data
-from ..modes import enable_grad, no_grad
-from ..arrays import as_array
-from ..tensor import Tensor
-from ..scalar.value import Value
-from .hyperparameters import require_number
+from ... import arrays as xp, tensor_data
+from ...modes import enable_grad, no_grad
+from ...arrays import as_array
+from ...tensor import Tensor
+from ...scalar.value import Value
+from ..hyperparameters import require_number
 
 __all__ = ["Optimizer", "Params"]
 
