@@ -1,5 +1,5 @@
 """The base of the optimizers: parameter groups, per-parameter state, ``step()``, saving
-and resuming, and cr.jit's state protocol. SGD, Adam and AdamW (``optim.py``) each add
+and resuming, and cr.jit's state protocol. Each optimizer (``sgd.py``, ``adam.py``, ...) adds
 the checks of their hyperparameters and the update of one parameter.
 
 A parameter is either
