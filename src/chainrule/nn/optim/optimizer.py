@@ -1,6 +1,6 @@
 """The base of the optimizers: parameter groups, per-parameter state, ``step()``, saving
-and resuming, and cr.jit's state protocol. Each optimizer (``sgd.py``, ``adam.py``, ...) adds
-the checks of their hyperparameters and the update of one parameter.
+and resuming, and cr.jit's state protocol. Each optimizer (``sgd.py``, ``adam.py``,
+...) adds the checks of its hyperparameters and the update of one parameter.
 
 A parameter is either
 
