@@ -1,5 +1,5 @@
 """The arithmetic of the optimizers' updates, written once: momentum, running averages,
-Adam's and RMSProp's steps, as pure functions.
+Adam's, Adamax's and RMSProp's steps, as pure functions.
 
 Three surfaces use them, each keeping its state its own way: ``chainrule.optim``
 (PyTorch's classes), ``chainrule.example_libraries.optimizers`` (JAX's triples) and
@@ -25,7 +25,7 @@ from typing import Any
 from .. import rules as ops
 
 __all__ = ["momentum_buffer", "nesterov_direction", "moving_average", "adam_step",
-           "rmsprop_step"]
+           "rmsprop_step", "adamax_step"]
 
 
 def momentum_buffer(buffer: Any, g: Any, momentum: float, dampening: float = 0) -> Any:
@@ -92,6 +92,9 @@ def rmsprop_step(g: Any, mean_square: Any, lr: Any, eps: float = 1e-8, *,
 
     JAX adds ``eps`` under the root, ``lr * g / sqrt(mean_square + eps)``; autograd adds
     it to the root, ``lr * g / (sqrt(mean_square) + eps)`` (``eps_under_root=False``).
+    PyTorch's RMSprop and Adagrad add it to the root too (Adagrad's ``mean_square`` is
+    the sum of the squares, its ``lr`` the decayed one); PyTorch's centred RMSprop passes
+    the variance, ``mean_square - mean**2``.
 
     >>> from chainrule.nn.updates import rmsprop_step
     >>> float(rmsprop_step(2.0, 4.0, lr=0.5, eps=0.0))
@@ -100,3 +103,19 @@ def rmsprop_step(g: Any, mean_square: Any, lr: Any, eps: float = 1e-8, *,
     if eps_under_root:
         return lr * g / ops.sqrt(mean_square + eps)
     return lr * g / (ops.sqrt(mean_square) + eps)
+
+
+def adamax_step(m: Any, u: Any, t: Any, lr: Any, beta1: float = 0.9) -> Any:
+    """What Adamax subtracts at step ``t`` (from 1): the first moment ``m``, corrected for
+    its start at zero, over the decayed infinity norm ``u`` of the gradients,
+    ``lr / (1 - beta1**t) * (m / u)``.
+
+    Where ``eps`` goes differs: PyTorch keeps ``u = max(beta2 * u, |g| + eps)`` and
+    divides by it; JAX keeps ``u = max(beta2 * u, |g|)`` and divides by ``u + eps``
+    (pass that). ``t`` and ``lr`` may be traced.
+
+    >>> from chainrule.nn.updates import adamax_step
+    >>> float(adamax_step(0.5, 2.0, 1, lr=1.0, beta1=0.5))   # (0.5 / 0.5) / 2
+    0.5
+    """
+    return lr / (1 - beta1 ** t) * (m / u)
