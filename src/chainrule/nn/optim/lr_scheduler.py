@@ -1,7 +1,7 @@
 """Learning-rate schedules, with PyTorch's semantics: each changes ``lr`` in an
 optimizer's groups, so that after ``k`` calls of ``scheduler.step()`` the learning rate
 is what PyTorch's scheduler of the same name gives after ``k`` calls. Call it once per
-epoch (or per step), after ``opt.step()``.
+epoch (or per step, for the cyclic ones), after ``opt.step()``.
 
 As PyTorch's, a step scales the rate the group has (its chainable form): a rate changed
 by hand, or by another schedule on the same optimizer, is carried on, and two schedules
@@ -9,305 +9,25 @@ multiply (a warm-up and a decay). ``lr_at(base_lr, k)`` gives the closed form, t
 after k steps of this schedule alone; LambdaLR (and a schedule that defines only
 ``lr_at``) sets the rate outright from it, as PyTorch's LambdaLR.
 
+This module gathers them, as ``torch.optim.lr_scheduler``: the base class is in
+``scheduler.py``; the schedules with a closed form in ``decays.py``; the cyclic ones
+(CyclicLR, OneCycleLR, CosineAnnealingWarmRestarts) in ``cycles.py``; SequentialLR and
+ChainedScheduler in ``combinators.py``; ReduceLROnPlateau in ``plateau.py``.
+
 >>> opt = cr.optim.SGD([cr.Value(0.0)], lr=1.0)
 >>> sched = cr.optim.StepLR(opt, step_size=1, gamma=0.5)
 >>> opt.step(); sched.step(); opt.param_groups[0]["lr"]
 0.5
 """
 
-import bisect
-import math
-from collections import Counter
-from collections.abc import Iterable
-from typing import Any, Callable
+from .combinators import ChainedScheduler, SequentialLR
+from .cycles import CosineAnnealingWarmRestarts, CyclicLR, OneCycleLR
+from .decays import (ConstantLR, CosineAnnealingLR, ExponentialLR, LambdaLR, LinearLR,
+                     LinearWarmup, MultiStepLR, PolynomialLR, StepLR)
+from .plateau import ReduceLROnPlateau
+from .scheduler import LRScheduler
 
-from ..hyperparameters import require_fraction, require_nonnegative, require_positive_int
-from .optimizer import Optimizer
-
-__all__ = ["LRScheduler", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR",
-           "LinearLR", "LinearWarmup", "LambdaLR"]
-
-
-class LRScheduler:
-    """The base of the schedules: ``lr_at(base_lr, k)`` is the learning rate after ``k``
-    calls of ``step()`` of this schedule alone, from each group's learning rate at
-    construction; ``next_lr(lr, base_lr, k)`` the rate a step sets, from the rate ``lr``
-    the group has (by default ``lr_at``'s, outright).
-
-    Constructing a schedule takes step 0 at once (as PyTorch does). A new schedule
-    defines ``lr_at``, and ``next_lr`` where it scales the rate it finds.
-
-    >>> class Halving(cr.optim.LRScheduler):
-    ...     def lr_at(self, base_lr, k):
-    ...         return base_lr / 2 ** k
-    >>> opt = cr.optim.SGD([cr.Value(0.0)], lr=1.0)
-    >>> sched = Halving(opt)
-    >>> sched.step(); sched.step(); sched.get_last_lr()
-    [0.25]
-    """
-
-    def __init__(self, optimizer: Optimizer) -> None:
-        if not isinstance(optimizer, Optimizer):
-            raise TypeError(f"{type(self).__name__}: expected an Optimizer, got "
-                            f"{type(optimizer).__name__}")
-        self.optimizer = optimizer
-        for group in optimizer.param_groups:
-            # The first schedule records the starting lr; later ones reuse it, so a
-            # schedule made after another does not start from an already-decayed lr.
-            group.setdefault("initial_lr", group["lr"])
-        self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
-        self.last_epoch = 0
-        self._apply()
-
-    def next_lr(self, lr: float, base_lr: float, k: int) -> float:
-        """The learning rate step ``k`` sets, from ``lr``, the group's rate before it:
-        by default ``lr_at(base_lr, k)`` (the rate set outright)."""
-        return self.lr_at(base_lr, k)
-
-    def lr_at(self, base_lr: float, k: int) -> float:
-        """The learning rate after ``k`` steps; each schedule defines its own."""
-        raise TypeError(f"{type(self).__name__} defines no schedule: use StepLR, "
-                        f"CosineAnnealingLR, LinearLR, LinearWarmup or LambdaLR, or "
-                        f"subclass LRScheduler and define lr_at(self, base_lr, k)")
-
-    def step(self) -> None:
-        """Advance the schedule by one and set the groups' learning rates."""
-        self.last_epoch += 1
-        self._apply()
-
-    def get_last_lr(self) -> list[float]:
-        """The learning rate of each group, as last set: a list, one per group."""
-        return list(self._last_lr)
-
-    def _apply(self):
-        groups = self.optimizer.param_groups
-        self._last_lr = [self.next_lr(group["lr"], base, self.last_epoch)
-                         for group, base in zip(groups, self.base_lrs)]
-        for group, lr in zip(groups, self._last_lr):
-            group["lr"] = lr
-
-    def state_dict(self) -> dict[str, Any]:
-        """The schedule's position and settings, to save with a checkpoint."""
-        return {"last_epoch": self.last_epoch, "base_lrs": list(self.base_lrs),
-                "_last_lr": list(self._last_lr)}
-
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Restore what state_dict() returned. As PyTorch's, the optimizer's rates are
-        left as they are: they come back with the optimizer's own ``load_state_dict``
-        (its groups hold ``lr``), and the next step scales them."""
-        self.last_epoch = int(state_dict["last_epoch"])
-        self.base_lrs = list(state_dict["base_lrs"])
-        self._last_lr = list(state_dict.get("_last_lr") or [
-            self.lr_at(base, self.last_epoch) for base in self.base_lrs])
-
-
-
-class StepLR(LRScheduler):
-    """Multiply the learning rate by ``gamma`` every ``step_size`` steps:
-    ``lr = base_lr * gamma ** (k // step_size)``.
-
-        sched = StepLR(opt, step_size=10, gamma=0.5)   # 10 steps at lr, 10 at lr/2, ...
-
-    >>> opt = cr.optim.SGD([cr.Value(0.0)], lr=1.0)
-    >>> sched = cr.optim.StepLR(opt, step_size=2, gamma=0.5)
-    >>> [sched.lr_at(1.0, k) for k in range(5)]     # the lr after k calls of step()
-    [1.0, 1.0, 0.5, 0.5, 0.25]
-    >>> sched.step(); sched.step(); opt.param_groups[0]["lr"]
-    0.5
-    """
-
-    def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1) -> None:
-        require_positive_int("StepLR", "step_size", step_size)
-        require_nonnegative("StepLR", "gamma", gamma)
-        self.step_size, self.gamma = int(step_size), gamma
-        super().__init__(optimizer)
-
-    def lr_at(self, base_lr: float, k: int) -> float:
-        """base_lr * gamma ** (k // step_size)."""
-        return base_lr * self.gamma ** (k // self.step_size)
-
-    def next_lr(self, lr: float, base_lr: float, k: int) -> float:
-        """lr * gamma at every step_size-th step, else lr."""
-        return lr * self.gamma if k and k % self.step_size == 0 else lr
-
-
-class MultiStepLR(LRScheduler):
-    """Multiply the learning rate by ``gamma`` at each of the ``milestones`` (step
-    counts; one repeated multiplies as many times): ``lr = base_lr * gamma ** (number of
-    milestones <= k)``.
-
-    >>> opt = cr.optim.SGD([cr.Value(0.0)], lr=1.0)
-    >>> sched = cr.optim.MultiStepLR(opt, milestones=[2, 4], gamma=0.5)
-    >>> [sched.lr_at(1.0, k) for k in range(6)]
-    [1.0, 1.0, 0.5, 0.5, 0.25, 0.25]
-    """
-
-    def __init__(self, optimizer: Optimizer, milestones: Iterable[int],
-                 gamma: float = 0.1) -> None:
-        milestones = list(milestones)
-        for m in milestones:
-            require_positive_int("MultiStepLR", "each milestone", m)
-        require_nonnegative("MultiStepLR", "gamma", gamma)
-        self.milestones, self.gamma = Counter(int(m) for m in milestones), gamma
-        super().__init__(optimizer)
-
-    def lr_at(self, base_lr: float, k: int) -> float:
-        """base_lr * gamma ** (the number of milestones <= k)."""
-        return base_lr * self.gamma ** bisect.bisect_right(
-            sorted(self.milestones.elements()), k)
-
-    def next_lr(self, lr: float, base_lr: float, k: int) -> float:
-        """lr * gamma for each milestone at k, else lr."""
-        return lr * self.gamma ** self.milestones[k] if k in self.milestones else lr
-
-
-class ExponentialLR(LRScheduler):
-    """Multiply the learning rate by ``gamma`` at every step: ``lr = base_lr * gamma **
-    k``.
-
-    >>> opt = cr.optim.SGD([cr.Value(0.0)], lr=1.0)
-    >>> sched = cr.optim.ExponentialLR(opt, gamma=0.5)
-    >>> [sched.lr_at(1.0, k) for k in range(4)]
-    [1.0, 0.5, 0.25, 0.125]
-    """
-
-    def __init__(self, optimizer: Optimizer, gamma: float) -> None:
-        require_nonnegative("ExponentialLR", "gamma", gamma)
-        self.gamma = gamma
-        super().__init__(optimizer)
-
-    def lr_at(self, base_lr: float, k: int) -> float:
-        """base_lr * gamma ** k."""
-        return base_lr * self.gamma ** k
-
-    def next_lr(self, lr: float, base_lr: float, k: int) -> float:
-        """lr * gamma, after step 0."""
-        return lr * self.gamma if k else lr
-
-
-class CosineAnnealingLR(LRScheduler):
-    """Half a cosine from the base learning rate down to ``eta_min`` over ``T_max``
-    steps: ``lr = eta_min + (base_lr - eta_min) * (1 + cos(pi * k / T_max)) / 2``.
-
-    Past ``T_max`` it rises again (the cosine goes on), as in PyTorch.
-
-        sched = CosineAnnealingLR(opt, T_max=100)     # lr/2 after 50 steps, 0 after 100
-
-    >>> opt = cr.optim.SGD([cr.Value(0.0)], lr=1.0)
-    >>> sched = cr.optim.CosineAnnealingLR(opt, T_max=4)
-    >>> [round(sched.lr_at(1.0, k), 4) for k in range(5)]
-    [1.0, 0.8536, 0.5, 0.1464, 0.0]
-    """
-
-    def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0) -> None:
-        require_positive_int("CosineAnnealingLR", "T_max", T_max)
-        require_nonnegative("CosineAnnealingLR", "eta_min", eta_min)
-        self.T_max, self.eta_min = int(T_max), eta_min
-        super().__init__(optimizer)
-
-    def lr_at(self, base_lr: float, k: int) -> float:
-        """eta_min + (base_lr - eta_min) * (1 + cos(pi * k / T_max)) / 2."""
-        cosine = math.cos(math.pi * k / self.T_max)
-        return self.eta_min + (base_lr - self.eta_min) * (1 + cosine) / 2
-
-    def next_lr(self, lr: float, base_lr: float, k: int) -> float:
-        """PyTorch's recursive form: lr's distance to eta_min scaled by the ratio of two
-        consecutive (1 + cos) terms; at the bottom of each period (where that ratio
-        would divide by 0) the step of the cosine's rise is added instead."""
-        if k == 0:
-            return lr
-        T, low = self.T_max, self.eta_min
-        if (k - 1 - T) % (2 * T) == 0:
-            return lr + (base_lr - low) * (1 - math.cos(math.pi / T)) / 2
-        return (1 + math.cos(math.pi * k / T)) / (1 + math.cos(math.pi * (k - 1) / T)) \
-            * (lr - low) + low
-
-
-class LinearLR(LRScheduler):
-    """Scale the learning rate by a factor going linearly from ``start_factor`` to
-    ``end_factor`` over ``total_iters`` steps, then staying there (PyTorch's LinearLR).
-
-        sched = LinearLR(opt, start_factor=0.5, total_iters=4)   # lr * .5 .625 .75 .875 1
-
-    >>> opt = cr.optim.SGD([cr.Value(0.0)], lr=1.0)
-    >>> sched = cr.optim.LinearLR(opt, start_factor=0.5, total_iters=4)
-    >>> [sched.lr_at(1.0, k) for k in range(6)]
-    [0.5, 0.625, 0.75, 0.875, 1.0, 1.0]
-    """
-
-    def __init__(self, optimizer: Optimizer, start_factor: float = 1.0 / 3,
-                 end_factor: float = 1.0, total_iters: int = 5) -> None:
-        name = type(self).__name__
-        require_fraction(name, "start_factor", start_factor)
-        require_fraction(name, "end_factor", end_factor)
-        require_positive_int(name, "total_iters", total_iters)
-        self.start_factor, self.end_factor = start_factor, end_factor
-        self.total_iters = int(total_iters)
-        super().__init__(optimizer)
-
-    def lr_at(self, base_lr: float, k: int) -> float:
-        """base_lr times a factor going linearly from start_factor to end_factor."""
-        done = min(k, self.total_iters) / self.total_iters
-        return base_lr * (self.start_factor + (self.end_factor - self.start_factor) * done)
-
-    def next_lr(self, lr: float, base_lr: float, k: int) -> float:
-        """lr * start_factor at step 0; then lr times the ratio of this step's factor
-        to the last one's, until total_iters; then lr. From start_factor 0 (which
-        PyTorch refuses) no ratio leaves 0: the closed form, outright."""
-        start, end, total = self.start_factor, self.end_factor, self.total_iters
-        if start == 0:
-            return self.lr_at(base_lr, k)
-        if k == 0:
-            return lr * start
-        if k > total:
-            return lr
-        return lr * (1.0 + (end - start) / (total * start + (k - 1) * (end - start)))
-
-
-class LinearWarmup(LinearLR):
-    """Warm up: the learning rate rises linearly from ``start_factor * lr`` to ``lr``
-    over ``warmup_steps`` steps, then stays at ``lr``.
-
-    ``start_factor=0`` starts at 0. The same as
-    ``LinearLR(optimizer, start_factor, 1.0, warmup_steps)``.
-
-        sched = LinearWarmup(opt, warmup_steps=3, start_factor=0.25)  # lr * .25 .5 .75 1 1
-
-    >>> opt = cr.optim.SGD([cr.Value(0.0)], lr=1.0)
-    >>> sched = cr.optim.LinearWarmup(opt, warmup_steps=3, start_factor=0.25)
-    >>> [sched.lr_at(1.0, k) for k in range(5)]
-    [0.25, 0.5, 0.75, 1.0, 1.0]
-    """
-
-    def __init__(self, optimizer: Optimizer, warmup_steps: int,
-                 start_factor: float = 1.0 / 3) -> None:
-        require_positive_int("LinearWarmup", "warmup_steps", warmup_steps)
-        super().__init__(optimizer, start_factor=start_factor, end_factor=1.0,
-                         total_iters=warmup_steps)
-
-
-class LambdaLR(LRScheduler):
-    """``lr = base_lr * lr_lambda(k)``, for any schedule of the step count k.
-
-    For instance a warm-up then a cosine::
-
-        warm, total = 100, 1000
-        LambdaLR(opt, lambda k: min(1, (k + 1) / warm)
-                 * (1 + math.cos(math.pi * min(k, total) / total)) / 2)
-
-    >>> opt = cr.optim.SGD([cr.Value(0.0)], lr=1.0)
-    >>> sched = cr.optim.LambdaLR(opt, lambda k: 0.5 ** k)
-    >>> [sched.lr_at(1.0, k) for k in range(4)]
-    [1.0, 0.5, 0.25, 0.125]
-    """
-
-    def __init__(self, optimizer: Optimizer, lr_lambda: Callable[[int], float]) -> None:
-        if not callable(lr_lambda):
-            raise TypeError(f"LambdaLR: lr_lambda must be a function of the step count, "
-                            f"got {type(lr_lambda).__name__}")
-        self.lr_lambda = lr_lambda
-        super().__init__(optimizer)
-
-    def lr_at(self, base_lr: float, k: int) -> float:
-        """base_lr * lr_lambda(k)."""
-        return base_lr * self.lr_lambda(k)
+__all__ = ["LRScheduler", "StepLR", "MultiStepLR", "ConstantLR", "ExponentialLR",
+           "PolynomialLR", "CosineAnnealingLR", "LinearLR", "LinearWarmup", "LambdaLR",
+           "CosineAnnealingWarmRestarts", "CyclicLR", "OneCycleLR", "SequentialLR",
+           "ChainedScheduler", "ReduceLROnPlateau"]

@@ -1,0 +1,299 @@
+"""The schedules with a closed form, ``lr = base_lr * f(k)`` (``lr_scheduler.py`` gathers
+them): each steps in PyTorch's chainable form (``next_lr`` scales the rate the group
+has) and gives the closed form as ``lr_at(base_lr, k)``.
+
+>>> opt = cr.optim.SGD([cr.Value(0.0)], lr=1.0)
+>>> sched = cr.optim.PolynomialLR(opt, total_iters=4, power=2.0)
+>>> [sched.lr_at(1.0, k) for k in range(6)]
+[1.0, 0.5625, 0.25, 0.0625, 0.0, 0.0]
+"""
+
+import bisect
+import math
+from collections import Counter
+from collections.abc import Iterable
+from typing import Callable
+
+from ..hyperparameters import require_fraction, require_nonnegative, require_positive_int
+from .optimizer import Optimizer
+from .scheduler import LRScheduler
+
+__all__ = ["StepLR", "MultiStepLR", "ConstantLR", "ExponentialLR", "PolynomialLR",
+           "CosineAnnealingLR", "LinearLR", "LinearWarmup", "LambdaLR"]
+
+
+class StepLR(LRScheduler):
+    """Multiply the learning rate by ``gamma`` every ``step_size`` steps:
+    ``lr = base_lr * gamma ** (k // step_size)``.
+
+        sched = StepLR(opt, step_size=10, gamma=0.5)   # 10 steps at lr, 10 at lr/2, ...
+
+    >>> opt = cr.optim.SGD([cr.Value(0.0)], lr=1.0)
+    >>> sched = cr.optim.StepLR(opt, step_size=2, gamma=0.5)
+    >>> [sched.lr_at(1.0, k) for k in range(5)]     # the lr after k calls of step()
+    [1.0, 1.0, 0.5, 0.5, 0.25]
+    >>> sched.step(); sched.step(); opt.param_groups[0]["lr"]
+    0.5
+    """
+
+    def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1) -> None:
+        require_positive_int("StepLR", "step_size", step_size)
+        require_nonnegative("StepLR", "gamma", gamma)
+        self.step_size, self.gamma = int(step_size), gamma
+        super().__init__(optimizer)
+
+    def lr_at(self, base_lr: float, k: int) -> float:
+        """base_lr * gamma ** (k // step_size)."""
+        return base_lr * self.gamma ** (k // self.step_size)
+
+    def next_lr(self, lr: float, base_lr: float, k: int) -> float:
+        """lr * gamma at every step_size-th step, else lr."""
+        return lr * self.gamma if k and k % self.step_size == 0 else lr
+
+
+class MultiStepLR(LRScheduler):
+    """Multiply the learning rate by ``gamma`` at each of the ``milestones`` (step
+    counts; one repeated multiplies as many times): ``lr = base_lr * gamma ** (number of
+    milestones <= k)``.
+
+    >>> opt = cr.optim.SGD([cr.Value(0.0)], lr=1.0)
+    >>> sched = cr.optim.MultiStepLR(opt, milestones=[2, 4], gamma=0.5)
+    >>> [sched.lr_at(1.0, k) for k in range(6)]
+    [1.0, 1.0, 0.5, 0.5, 0.25, 0.25]
+    """
+
+    def __init__(self, optimizer: Optimizer, milestones: Iterable[int],
+                 gamma: float = 0.1) -> None:
+        milestones = list(milestones)
+        for m in milestones:
+            require_positive_int("MultiStepLR", "each milestone", m)
+        require_nonnegative("MultiStepLR", "gamma", gamma)
+        self.milestones, self.gamma = Counter(int(m) for m in milestones), gamma
+        super().__init__(optimizer)
+
+    def lr_at(self, base_lr: float, k: int) -> float:
+        """base_lr * gamma ** (the number of milestones <= k)."""
+        return base_lr * self.gamma ** bisect.bisect_right(
+            sorted(self.milestones.elements()), k)
+
+    def next_lr(self, lr: float, base_lr: float, k: int) -> float:
+        """lr * gamma for each milestone at k, else lr."""
+        return lr * self.gamma ** self.milestones[k] if k in self.milestones else lr
+
+
+class ConstantLR(LRScheduler):
+    """Scale the learning rate by ``factor`` for the first ``total_iters`` steps, then
+    restore it: ``lr = base_lr * factor`` for ``k < total_iters``, ``base_lr`` after.
+
+        sched = ConstantLR(opt, factor=0.1, total_iters=5)   # lr/10 for 5 steps, then lr
+
+    >>> opt = cr.optim.SGD([cr.Value(0.0)], lr=1.0)
+    >>> sched = cr.optim.ConstantLR(opt, factor=0.5, total_iters=2)
+    >>> [sched.lr_at(1.0, k) for k in range(4)]
+    [0.5, 0.5, 1.0, 1.0]
+    """
+
+    def __init__(self, optimizer: Optimizer, factor: float = 1.0 / 3,
+                 total_iters: int = 5) -> None:
+        require_fraction("ConstantLR", "factor", factor)
+        require_positive_int("ConstantLR", "total_iters", total_iters)
+        self.factor, self.total_iters = factor, int(total_iters)
+        super().__init__(optimizer)
+
+    def lr_at(self, base_lr: float, k: int) -> float:
+        """base_lr * factor before total_iters, base_lr from there on."""
+        return base_lr * (self.factor + (k >= self.total_iters) * (1 - self.factor))
+
+    def next_lr(self, lr: float, base_lr: float, k: int) -> float:
+        """lr * factor at step 0, lr / factor at step total_iters, else lr. A factor of 0
+        (where PyTorch divides by zero at total_iters) sets the closed form outright."""
+        if self.factor == 0:
+            return self.lr_at(base_lr, k)
+        if k == 0:
+            return lr * self.factor
+        # times 1/factor rather than over factor: PyTorch's rounding, to the last bit
+        return lr * (1.0 / self.factor) if k == self.total_iters else lr
+
+
+class ExponentialLR(LRScheduler):
+    """Multiply the learning rate by ``gamma`` at every step: ``lr = base_lr * gamma **
+    k``.
+
+    >>> opt = cr.optim.SGD([cr.Value(0.0)], lr=1.0)
+    >>> sched = cr.optim.ExponentialLR(opt, gamma=0.5)
+    >>> [sched.lr_at(1.0, k) for k in range(4)]
+    [1.0, 0.5, 0.25, 0.125]
+    """
+
+    def __init__(self, optimizer: Optimizer, gamma: float) -> None:
+        require_nonnegative("ExponentialLR", "gamma", gamma)
+        self.gamma = gamma
+        super().__init__(optimizer)
+
+    def lr_at(self, base_lr: float, k: int) -> float:
+        """base_lr * gamma ** k."""
+        return base_lr * self.gamma ** k
+
+    def next_lr(self, lr: float, base_lr: float, k: int) -> float:
+        """lr * gamma, after step 0."""
+        return lr * self.gamma if k else lr
+
+
+class PolynomialLR(LRScheduler):
+    """Decay the learning rate to 0 over ``total_iters`` steps along a polynomial:
+    ``lr = base_lr * (1 - min(k, total_iters) / total_iters) ** power``.
+
+        sched = PolynomialLR(opt, total_iters=100, power=0.9)   # 0 from step 100 on
+
+    >>> opt = cr.optim.SGD([cr.Value(0.0)], lr=1.0)
+    >>> sched = cr.optim.PolynomialLR(opt, total_iters=4)
+    >>> [sched.lr_at(1.0, k) for k in range(6)]
+    [1.0, 0.75, 0.5, 0.25, 0.0, 0.0]
+    """
+
+    def __init__(self, optimizer: Optimizer, total_iters: int = 5,
+                 power: float = 1.0) -> None:
+        require_positive_int("PolynomialLR", "total_iters", total_iters)
+        require_nonnegative("PolynomialLR", "power", power)
+        self.total_iters, self.power = int(total_iters), power
+        super().__init__(optimizer)
+
+    def lr_at(self, base_lr: float, k: int) -> float:
+        """base_lr * (1 - min(k, total_iters) / total_iters) ** power."""
+        return base_lr * (1.0 - min(self.total_iters, k) / self.total_iters) ** self.power
+
+    def next_lr(self, lr: float, base_lr: float, k: int) -> float:
+        """lr times the ratio of this step's polynomial to the last one's, until
+        total_iters; lr at step 0 and after."""
+        if k == 0 or k > self.total_iters:
+            return lr
+        T = self.total_iters
+        return lr * ((1.0 - k / T) / (1.0 - (k - 1) / T)) ** self.power
+
+
+class CosineAnnealingLR(LRScheduler):
+    """Half a cosine from the base learning rate down to ``eta_min`` over ``T_max``
+    steps: ``lr = eta_min + (base_lr - eta_min) * (1 + cos(pi * k / T_max)) / 2``.
+
+    Past ``T_max`` it rises again (the cosine goes on), as in PyTorch.
+
+        sched = CosineAnnealingLR(opt, T_max=100)     # lr/2 after 50 steps, 0 after 100
+
+    >>> opt = cr.optim.SGD([cr.Value(0.0)], lr=1.0)
+    >>> sched = cr.optim.CosineAnnealingLR(opt, T_max=4)
+    >>> [round(sched.lr_at(1.0, k), 4) for k in range(5)]
+    [1.0, 0.8536, 0.5, 0.1464, 0.0]
+    """
+
+    def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0) -> None:
+        require_positive_int("CosineAnnealingLR", "T_max", T_max)
+        require_nonnegative("CosineAnnealingLR", "eta_min", eta_min)
+        self.T_max, self.eta_min = int(T_max), eta_min
+        super().__init__(optimizer)
+
+    def lr_at(self, base_lr: float, k: int) -> float:
+        """eta_min + (base_lr - eta_min) * (1 + cos(pi * k / T_max)) / 2."""
+        cosine = math.cos(math.pi * k / self.T_max)
+        return self.eta_min + (base_lr - self.eta_min) * (1 + cosine) / 2
+
+    def next_lr(self, lr: float, base_lr: float, k: int) -> float:
+        """PyTorch's recursive form: lr's distance to eta_min scaled by the ratio of two
+        consecutive (1 + cos) terms; at the bottom of each period (where that ratio
+        would divide by 0) the step of the cosine's rise is added instead."""
+        if k == 0:
+            return lr
+        T, low = self.T_max, self.eta_min
+        if (k - 1 - T) % (2 * T) == 0:
+            return lr + (base_lr - low) * (1 - math.cos(math.pi / T)) / 2
+        return (1 + math.cos(math.pi * k / T)) / (1 + math.cos(math.pi * (k - 1) / T)) \
+            * (lr - low) + low
+
+
+class LinearLR(LRScheduler):
+    """Scale the learning rate by a factor going linearly from ``start_factor`` to
+    ``end_factor`` over ``total_iters`` steps, then staying there (PyTorch's LinearLR).
+
+        sched = LinearLR(opt, start_factor=0.5, total_iters=4)   # lr * .5 .625 .75 .875 1
+
+    >>> opt = cr.optim.SGD([cr.Value(0.0)], lr=1.0)
+    >>> sched = cr.optim.LinearLR(opt, start_factor=0.5, total_iters=4)
+    >>> [sched.lr_at(1.0, k) for k in range(6)]
+    [0.5, 0.625, 0.75, 0.875, 1.0, 1.0]
+    """
+
+    def __init__(self, optimizer: Optimizer, start_factor: float = 1.0 / 3,
+                 end_factor: float = 1.0, total_iters: int = 5) -> None:
+        name = type(self).__name__
+        require_fraction(name, "start_factor", start_factor)
+        require_fraction(name, "end_factor", end_factor)
+        require_positive_int(name, "total_iters", total_iters)
+        self.start_factor, self.end_factor = start_factor, end_factor
+        self.total_iters = int(total_iters)
+        super().__init__(optimizer)
+
+    def lr_at(self, base_lr: float, k: int) -> float:
+        """base_lr times a factor going linearly from start_factor to end_factor."""
+        done = min(k, self.total_iters) / self.total_iters
+        return base_lr * (self.start_factor + (self.end_factor - self.start_factor) * done)
+
+    def next_lr(self, lr: float, base_lr: float, k: int) -> float:
+        """lr * start_factor at step 0; then lr times the ratio of this step's factor
+        to the last one's, until total_iters; then lr. From start_factor 0 (which
+        PyTorch refuses) no ratio leaves 0: the closed form, outright."""
+        start, end, total = self.start_factor, self.end_factor, self.total_iters
+        if start == 0:
+            return self.lr_at(base_lr, k)
+        if k == 0:
+            return lr * start
+        if k > total:
+            return lr
+        return lr * (1.0 + (end - start) / (total * start + (k - 1) * (end - start)))
+
+
+class LinearWarmup(LinearLR):
+    """Warm up: the learning rate rises linearly from ``start_factor * lr`` to ``lr``
+    over ``warmup_steps`` steps, then stays at ``lr``.
+
+    ``start_factor=0`` starts at 0. The same as
+    ``LinearLR(optimizer, start_factor, 1.0, warmup_steps)``.
+
+        sched = LinearWarmup(opt, warmup_steps=3, start_factor=0.25)  # lr * .25 .5 .75 1 1
+
+    >>> opt = cr.optim.SGD([cr.Value(0.0)], lr=1.0)
+    >>> sched = cr.optim.LinearWarmup(opt, warmup_steps=3, start_factor=0.25)
+    >>> [sched.lr_at(1.0, k) for k in range(5)]
+    [0.25, 0.5, 0.75, 1.0, 1.0]
+    """
+
+    def __init__(self, optimizer: Optimizer, warmup_steps: int,
+                 start_factor: float = 1.0 / 3) -> None:
+        require_positive_int("LinearWarmup", "warmup_steps", warmup_steps)
+        super().__init__(optimizer, start_factor=start_factor, end_factor=1.0,
+                         total_iters=warmup_steps)
+
+
+class LambdaLR(LRScheduler):
+    """``lr = base_lr * lr_lambda(k)``, for any schedule of the step count k.
+
+    For instance a warm-up then a cosine::
+
+        warm, total = 100, 1000
+        LambdaLR(opt, lambda k: min(1, (k + 1) / warm)
+                 * (1 + math.cos(math.pi * min(k, total) / total)) / 2)
+
+    >>> opt = cr.optim.SGD([cr.Value(0.0)], lr=1.0)
+    >>> sched = cr.optim.LambdaLR(opt, lambda k: 0.5 ** k)
+    >>> [sched.lr_at(1.0, k) for k in range(4)]
+    [1.0, 0.5, 0.25, 0.125]
+    """
+
+    def __init__(self, optimizer: Optimizer, lr_lambda: Callable[[int], float]) -> None:
+        if not callable(lr_lambda):
+            raise TypeError(f"LambdaLR: lr_lambda must be a function of the step count, "
+                            f"got {type(lr_lambda).__name__}")
+        self.lr_lambda = lr_lambda
+        super().__init__(optimizer)
+
+    def lr_at(self, base_lr: float, k: int) -> float:
+        """base_lr * lr_lambda(k)."""
+        return base_lr * self.lr_lambda(k)
