@@ -19,7 +19,9 @@ class Adagrad(Optimizer):
     ``weight_decay * p`` to the gradient; ``maximize=True`` flips its sign first.
 
     As in PyTorch, the state (``step`` at 0, ``sum``) exists from the start for every
-    parameter, so ``state_dict()`` lists them all before the first step.
+    parameter, so ``state_dict()`` lists them all before the first step. Each group's
+    ``sum`` starts at that group's ``initial_accumulator_value``; PyTorch starts every
+    group's at the constructor's value, ignoring a group's own.
 
     >>> x = cr.Value(1.0); opt = cr.optim.Adagrad([x], lr=0.1)
     >>> (x * x).backward(); opt.step(); round(x.data, 6)   # 1 - 0.1 * 2 / sqrt(4)
