@@ -388,8 +388,10 @@ def plateau_metrics(n, mode):
     return [v if mode == "min" else -v for v in values[:n]]
 
 
+# factor 0.7: cuts that leave the rate above eps for the whole run
 PLATEAU = list(grid(mode=["min", "max"], threshold_mode=["rel", "abs"],
-                    patience=[0, 2], cooldown=[0, 2]))
+                    patience=[0, 2], cooldown=[0, 2], factor=[0.7]))
+PLATEAU += [dict(), dict(mode="max", threshold_mode="abs", patience=1)]
 PLATEAU += [dict(factor=0.5, min_lr=0.02, patience=1),
             dict(factor=0.5, min_lr=[0.0, 0.04, 0.1], patience=1, mode="max"),
             dict(factor=0.9, eps=1e-3, min_lr=0.045, patience=0),

@@ -156,7 +156,7 @@ class ChainedScheduler(Combined):
         require_schedulers(name, schedulers, optimizer)
         self._schedulers = list(schedulers)
         self.optimizer = require_optimizer(name, optimizer)
-        self._last_lr = [group["lr"] for group in optimizer.param_groups]
+        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
 
     def step(self) -> None:  # type: ignore[override]
         """Step each schedule, in order."""

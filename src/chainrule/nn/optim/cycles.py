@@ -15,7 +15,6 @@ SGD-style group's ``momentum``, an Adam-style group's ``betas[0]``.
 
 import math
 import types
-from numbers import Real
 from typing import Any, Callable
 
 from ..hyperparameters import (require_flag, require_fraction, require_nonnegative,
@@ -356,5 +355,5 @@ def phases(warm: float, total: int, three_phase: bool) -> list[dict[str, Any]]:
 def require_positive_number(owner: str, name: str, value: Any) -> None:
     """A real number > 0."""
     require_number(owner, name, value)
-    if not (isinstance(value, Real) and value > 0):
+    if not value > 0:  # also refuses NaN
         raise ValueError(f"{owner}: {name} must be > 0, got {value!r}")

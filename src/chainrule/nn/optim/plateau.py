@@ -12,8 +12,9 @@
 """
 
 import math
-from numbers import Real
 from typing import Any
+
+import numpy as np
 
 from ..hyperparameters import require_nonnegative, require_number
 from .optimizer import Optimizer
@@ -141,6 +142,5 @@ class ReduceLROnPlateau(LRScheduler):
 
 def require_count(owner: str, name: str, value: Any) -> None:
     """An integer >= 0."""
-    if isinstance(value, bool) or not isinstance(value, Real) or value != int(value) \
-            or value < 0:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
         raise ValueError(f"{owner}: {name} must be an integer >= 0, got {value!r}")

@@ -10,7 +10,6 @@ hand, or by another schedule on the same optimizer, is carried on.
 """
 
 import copy
-import types
 from typing import Any
 
 from ..hyperparameters import require_number
@@ -90,10 +89,10 @@ class LRScheduler:
 
     def state_dict(self) -> dict[str, Any]:
         """The schedule's position and settings, to save with a checkpoint: as PyTorch's,
-        every attribute but the optimizer (and functions, which a checkpoint does not
-        hold: they come back with the schedule's constructor)."""
+        every attribute but the optimizer and functions (a lambda does not pickle, and
+        code is not state: it comes back with the schedule's constructor)."""
         return {key: copy.copy(value) for key, value in vars(self).items()
-                if key != "optimizer" and not isinstance(value, FUNCTIONS)}
+                if key != "optimizer" and not callable(value)}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Restore what state_dict() returned. As PyTorch's, the optimizer's rates are
@@ -102,11 +101,6 @@ class LRScheduler:
         vars(self).update({key: copy.copy(value) for key, value in state_dict.items()})
         if not state_dict.get("_last_lr") and hasattr(self, "base_lrs"):
             self._last_lr = self._closed_form_rates()
-
-
-# A plain function or a lambda is left out of a state_dict (pickling one fails, or
-# saves a reference to code that may be gone), as PyTorch leaves out lr_lambda's.
-FUNCTIONS = (types.FunctionType, types.BuiltinFunctionType, types.MethodType)
 
 
 def require_optimizer(owner: str, optimizer: Any) -> Optimizer:
