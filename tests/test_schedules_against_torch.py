@@ -179,6 +179,13 @@ COMBINED = [
     ("cyclic-then-exp", sequential(("CyclicLR", dict(base_lr=0.01, max_lr=0.1,
                                                      step_size_up=2)),
                                    ("ExponentialLR", dict(gamma=0.8)), milestones=[5]), 10),
+    ("exp-then-const-then-poly", sequential(("ExponentialLR", dict(gamma=0.9)),
+                                            ("ConstantLR", dict(factor=0.5, total_iters=2)),
+                                            ("PolynomialLR", dict(total_iters=4)),
+                                            milestones=[3, 6]), 12),
+    ("step-then-lambda", sequential(("StepLR", dict(step_size=2)),
+                                    ("LambdaLR", dict(lr_lambda=lambda k: 0.8 ** k)),
+                                    milestones=[3]), 8),
     ("chained-const-exp", chained(("ConstantLR", dict(factor=0.5, total_iters=3)),
                                   ("ExponentialLR", dict(gamma=0.9))), 8),
     ("chained-poly-step", chained(("PolynomialLR", dict(total_iters=5, power=2.0)),
@@ -332,6 +339,22 @@ def test_cyclic_scale_fn_in_the_state_dict_as_in_torch():
         again.load_state_dict(saved)
         states.append((kept, again._scale_fn_custom.base))
     assert states[0] == states[1] == ({"base": 0.5}, 0.5)
+
+
+def test_lambda_lr_lambdas_in_the_state_dict_as_in_torch():
+    """LambdaLR's state_dict has torch's lr_lambdas, one per group: None for a function,
+    a callable object's attributes, which loading puts back."""
+    saved_by = []
+    for lib, opt in zip((T, C), optimizers("sgd")):
+        assert lib.LambdaLR(opt, lambda k: 1.0).state_dict()["lr_lambdas"] == [None] * 3
+        saved = lib.LambdaLR(opt, Decay(0.5)).state_dict()
+        again = lib.LambdaLR(opt, Decay(0.9))
+        saved_by.append(saved["lr_lambdas"])
+        again.load_state_dict(saved)
+        assert again.get_last_lr() == [0.9 ** 0 * lr for lr in LRS]
+        again.step()
+        np.testing.assert_allclose(again.get_last_lr(), [0.5 * lr for lr in LRS], rtol=RTOL)
+    assert saved_by[0] == saved_by[1] == [{"base": 0.5}] * 3
 
 
 # --- CosineAnnealingWarmRestarts.step(epoch) -----------------------------------------------

@@ -184,6 +184,11 @@ class CyclicLR(LRScheduler):
         # starts there, and cycles from base_lr from step 1 on.
         self.base_lrs = base_lrs
 
+    def lr_at(self, base_lr: float, k: int) -> float:
+        """Not defined: the rate at step k depends on the group's max_lr as well."""
+        raise TypeError("CyclicLR: a group's rate depends on its max_lr too, not on "
+                        "base_lr alone: read get_last_lr() after k steps")
+
     def _init_scale_mode(self) -> None:
         # The built-in modes fix what they scale by, whatever scale_mode says.
         if self._scale_fn_custom is None:
@@ -306,6 +311,11 @@ class OneCycleLR(LRScheduler):
                 set_momentum(group, top, self.use_beta1)
                 group["max_momentum"], group["base_momentum"] = top, bottom
         super().__init__(optimizer)
+
+    def lr_at(self, base_lr: float, k: int) -> float:
+        """Not defined: the rate at step k comes from the group's max_lr."""
+        raise TypeError("OneCycleLR: a group's rate comes from its max_lr, not from a "
+                        "base rate: read get_last_lr() after k steps")
 
     def _anneal(self, start: float, end: float, pct: float) -> float:
         if self._anneal_func_type == "cos":

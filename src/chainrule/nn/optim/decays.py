@@ -10,9 +10,10 @@ has) and gives the closed form as ``lr_at(base_lr, k)``.
 
 import bisect
 import math
+import types
 from collections import Counter
 from collections.abc import Iterable
-from typing import Callable
+from typing import Any, Callable
 
 from ..hyperparameters import require_fraction, require_nonnegative, require_positive_int
 from .optimizer import Optimizer
@@ -297,3 +298,19 @@ class LambdaLR(LRScheduler):
     def lr_at(self, base_lr: float, k: int) -> float:
         """base_lr * lr_lambda(k)."""
         return base_lr * self.lr_lambda(k)
+
+    def state_dict(self) -> dict[str, Any]:
+        """As LRScheduler's, with PyTorch's ``lr_lambdas``, one per group: None for a
+        function, the attributes of a callable object (its state)."""
+        fn = self.lr_lambda
+        saved = None if isinstance(fn, types.FunctionType) else dict(vars(fn))
+        return {**super().state_dict(), "lr_lambdas": [saved] * len(self.base_lrs)}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """As LRScheduler's; a callable object's saved attributes are put back on the
+        lr_lambda this schedule was made with."""
+        state = dict(state_dict)
+        saved = state.pop("lr_lambdas", None) or [None]
+        super().load_state_dict(state)
+        if saved[0] is not None:
+            vars(self.lr_lambda).update(saved[0])
