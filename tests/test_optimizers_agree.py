@@ -108,9 +108,10 @@ def test_the_update_arithmetic_is_differentiable():
     np.testing.assert_allclose(cr.grad(first_step)(1.5), 0.1 * 0.5 / 2.0 ** 2, rtol=1e-12)
 
 
-@pytest.mark.parametrize("name", ["Optimizer", "SGD", "Adam", "AdamW", "LRScheduler",
-                                  "StepLR", "CosineAnnealingLR", "LinearLR", "LinearWarmup",
-                                  "LambdaLR"])
+@pytest.mark.parametrize("name", ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad",
+                                  "Adadelta", "Adamax", "NAdam", "RAdam", "LBFGS",
+                                  "LRScheduler", "StepLR", "CosineAnnealingLR", "LinearLR",
+                                  "LinearWarmup", "LambdaLR"])
 def test_every_optimizer_and_schedule_is_where_it_always_was(name):
     import chainrule.nn.optim
     import chainrule.optim

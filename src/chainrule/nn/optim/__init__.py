@@ -37,6 +37,7 @@ from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
 from .adamax import Adamax
+from .lbfgs import LBFGS
 from .lr_scheduler import *  # noqa: F403 (the schedules are optim's too, as in torch.optim)
 from .nadam import NAdam
 from .optimizer import Optimizer
@@ -45,4 +46,4 @@ from .rmsprop import RMSprop
 from .sgd import SGD
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax",
-           "NAdam", "RAdam", "lr_scheduler", *lr_scheduler.__all__]
+           "NAdam", "RAdam", "LBFGS", "lr_scheduler", *lr_scheduler.__all__]

@@ -1,0 +1,714 @@
+"""chainrule.optim's RMSprop, Adagrad, Adadelta, Adamax, NAdam, RAdam and LBFGS against
+torch.optim's, step by step.
+
+1. Each optimizer over a grid of its hyperparameters (every flag on and off, several
+   values): the same parameters (float64 Tensors and a scalar Value, which torch holds
+   as a 0-d tensor) take the same steps on the same nonconvex loss in both libraries;
+   after every step the parameters agree to 1e-12 relative (float64 rounding, the
+   libraries' formulas written in the same order but not fused the same way) and so
+   does ``state_dict()["state"]``, PyTorch's names and values. Two parameter groups
+   with different settings; float32 Tensors stay float32 and agree to float32's
+   precision.
+2. Saving mid-run (state_dict, a new optimizer, load_state_dict) continues identically;
+   a bad hyperparameter is refused in one line where torch refuses it; flags torch has
+   and chainrule does not model (foreach, fused, ...) are not arguments.
+3. Under cr.jit, a whole training step replayed gives the eager numbers to the last bit;
+   maximize=True climbs, exactly as descending the negated loss.
+4. LBFGS, with and without the strong Wolfe line search, on Rosenbrock's function, least
+   squares and logistic regression: the same iterates, evaluation counts and state.
+
+The gradients of sections 1 to 3 are computed with NumPy from each side's own current
+parameters (the same function on the same numbers), so only the optimizers differ.
+"""
+
+import copy
+import itertools
+
+import numpy as np
+import pytest
+import torch
+
+import chainrule as cr
+from chainrule import nn
+from chainrule.nn.functional import cross_entropy
+from chainrule.optim import LBFGS, Adadelta, Adagrad, Adamax, NAdam, RAdam, RMSprop
+from chainrule.scalar.value import Value
+from seeds_and_tolerances import per_test_generator
+
+RNG = per_test_generator(20261130)
+STEPS = 15
+RTOL64 = 1e-12
+# An entry that passes near zero has no relative precision left: absolute 1e-13 there
+# (the parameters are of order 1, so this is a few float64 ulps of their scale).
+ATOL64 = 1e-13
+# float32: eps is 1.2e-7, and 15 steps of rounding in different orders add up. The state
+# holds gradients (and their squares), which amplify the parameters' differences by the
+# loss's curvature (up to about 10 here): 1e-4 there.
+RTOL32, ATOL32 = 2e-5, 1e-6
+STATE_TOL32 = 1e-4
+
+OURS = {"RMSprop": RMSprop, "Adagrad": Adagrad, "Adadelta": Adadelta, "Adamax": Adamax,
+        "NAdam": NAdam, "RAdam": RAdam}
+
+
+def _grid(**values):
+    keys = list(values)
+    return [dict(zip(keys, combo)) for combo in itertools.product(*values.values())]
+
+
+FLAG = [False, True]
+# each optimizer's grid: every flag both ways, and values of each hyperparameter
+GRIDS = {
+    "RMSprop": _grid(lr=[1e-2], alpha=[0.99, 0.5], momentum=[0, 0.9], centered=FLAG,
+                     weight_decay=[0, 0.1], maximize=FLAG, eps=[1e-8, 1e-3]),
+    "Adagrad": _grid(lr=[0.1], lr_decay=[0, 0.1], weight_decay=[0, 0.1],
+                     initial_accumulator_value=[0, 0.5], eps=[1e-10, 1e-3], maximize=FLAG),
+    "Adadelta": _grid(lr=[1.0, 0.5], rho=[0.9, 0.5], eps=[1e-6, 1e-2],
+                      weight_decay=[0, 0.1], maximize=FLAG),
+    "Adamax": _grid(lr=[2e-3, 5e-2], betas=[(0.9, 0.999), (0.5, 0.8)], eps=[1e-8, 1e-3],
+                    weight_decay=[0, 0.1], maximize=FLAG),
+    "NAdam": _grid(lr=[5e-2], betas=[(0.9, 0.999), (0.5, 0.8)], weight_decay=[0, 0.1],
+                   momentum_decay=[4e-3, 0.1], decoupled_weight_decay=FLAG, maximize=FLAG),
+    # beta2 = 0.8: rectified from the 6th step on; 0.6: rho_inf = 4, never rectified
+    "RAdam": _grid(lr=[5e-2], betas=[(0.9, 0.999), (0.9, 0.8), (0.5, 0.6)],
+                   eps=[1e-8, 1e-3], weight_decay=[0, 0.1], decoupled_weight_decay=FLAG,
+                   maximize=FLAG),
+}
+CONFIGS = [(name, kwargs) for name, grid in GRIDS.items() for kwargs in grid]
+IDS = [f"{name}-" + "-".join(f"{k}={v}" for k, v in kwargs.items()) for name, kwargs in CONFIGS]
+# one configuration per optimizer with every flag off, one with every flag on
+CORNERS = [(name, grid[0]) for name, grid in GRIDS.items()] + \
+          [(name, grid[-1]) for name, grid in GRIDS.items()]
+CORNER_IDS = [f"{name}-{'off' if i < len(GRIDS) else 'on'}"
+              for i, (name, _) in enumerate(CORNERS)]
+# a second group's settings, different in every hyperparameter that has a choice
+SECOND_GROUP = {
+    "RMSprop": dict(lr=3e-2, alpha=0.7, momentum=0.5, centered=True, weight_decay=0.05),
+    # (not initial_accumulator_value: torch ignores a group's own, see below)
+    "Adagrad": dict(lr=0.05, lr_decay=0.2, weight_decay=0.05),
+    "Adadelta": dict(lr=0.3, rho=0.8, eps=1e-4, weight_decay=0.05),
+    "Adamax": dict(lr=0.02, betas=(0.8, 0.9), eps=1e-6, weight_decay=0.05),
+    "NAdam": dict(lr=0.02, betas=(0.8, 0.9), momentum_decay=0.05, weight_decay=0.05,
+                  decoupled_weight_decay=True),
+    "RAdam": dict(lr=0.02, betas=(0.8, 0.9), weight_decay=0.05, decoupled_weight_decay=True),
+}
+
+
+# ---------------------------------------------------------------------------------------
+# The problem: a nonconvex loss over all the parameters, its gradient by NumPy
+# ---------------------------------------------------------------------------------------
+
+def loss_and_gradient(flat):
+    """sum(sin(2x) + x**4/10) - sum(x[i] x[i-1]) / 2 (cyclically): bounded below, with
+    many minima, and every entry coupled to its neighbours."""
+    loss = np.sum(np.sin(2 * flat) + 0.1 * flat ** 4 - 0.5 * flat * np.roll(flat, 1))
+    grad = (2 * np.cos(2 * flat) + 0.4 * flat ** 3
+            - 0.5 * np.roll(flat, 1) - 0.5 * np.roll(flat, -1))
+    return loss, grad
+
+
+SHAPES = [(5,), (), (2, 3)]  # the 0-d one is a Value on chainrule's side
+
+
+def starts(dtype):
+    return [RNG.uniform(-1.5, 1.5, size=shape).astype(dtype) for shape in SHAPES]
+
+
+def make_ours(values, value_param=True):
+    return [Value(float(x)) if x.ndim == 0 and value_param
+            else cr.tensor(x.copy(), requires_grad=True) for x in values]
+
+
+def make_theirs(values):
+    return [torch.tensor(x.copy(), requires_grad=True) for x in values]
+
+
+def numbers(p):
+    if isinstance(p, torch.Tensor):
+        return p.detach().numpy()
+    return np.asarray(p.data)
+
+
+def set_gradients(params, maximize, torch_side):
+    """Each parameter's gradient of the loss at the current parameters (of minus the
+    loss if the optimizer maximizes: the same path, climbed)."""
+    arrays = [numbers(p) for p in params]
+    flat = np.concatenate([a.reshape(-1) for a in arrays]).astype(np.float64)
+    _, grad = loss_and_gradient(flat)
+    if maximize:
+        grad = -grad
+    offset = 0
+    for p, a in zip(params, arrays):
+        g = grad[offset:offset + a.size].reshape(a.shape).astype(a.dtype)
+        offset += a.size
+        if torch_side:
+            p.grad = torch.from_numpy(g)
+        elif isinstance(p, Value):
+            p.grad = float(g)
+        else:
+            p.grad = g
+
+
+def build(name, kwargs, values, groups=False, value_param=True):
+    """Both sides' parameters (starting at ``values``) and optimizers; with ``groups``,
+    the (2, 3) tensor and an idle one (never given a gradient) form a second group of
+    other settings."""
+    dtype = values[0].dtype
+    ours, theirs = make_ours(values, value_param), make_theirs(values)
+    idle_ours = cr.tensor(np.ones(3, dtype=dtype), requires_grad=True)
+    idle_theirs = torch.tensor(np.ones(3, dtype=dtype), requires_grad=True)
+    if groups:
+        extra = {**SECOND_GROUP[name], "maximize": kwargs.get("maximize", False)}
+        ours_arg = [{"params": ours[:2]}, {"params": [ours[2], idle_ours], **extra}]
+        theirs_arg = [{"params": theirs[:2]}, {"params": [theirs[2], idle_theirs], **extra}]
+    else:
+        ours_arg, theirs_arg = ours + [idle_ours], theirs + [idle_theirs]
+    return (ours, OURS[name](ours_arg, **kwargs),
+            theirs, getattr(torch.optim, name)(theirs_arg, **kwargs))
+
+
+def one_step(params, opt, maximize, torch_side):
+    opt.zero_grad()
+    set_gradients(params, maximize, torch_side)
+    opt.step()
+
+
+def assert_states_equal(ours, theirs, rtol, atol):
+    """Two ``state_dict()["state"]``: the same parameters, names and values."""
+    assert ours.keys() == theirs.keys()
+    for number in ours:
+        assert ours[number].keys() == theirs[number].keys(), number
+        for key, value in theirs[number].items():
+            expected = value.numpy() if isinstance(value, torch.Tensor) else value
+            np.testing.assert_allclose(np.asarray(ours[number][key]), expected,
+                                       rtol=rtol, atol=atol, err_msg=f"{number} {key}")
+
+
+def run_side_by_side(name, kwargs, dtype, rtol, atol, groups=False, state_tol=None):
+    ours, opt_ours, theirs, opt_theirs = build(name, kwargs, starts(dtype), groups)
+    maximize = kwargs.get("maximize", False)
+    for _ in range(STEPS):
+        one_step(ours, opt_ours, maximize, False)
+        one_step(theirs, opt_theirs, maximize, True)
+        for p, q in zip(ours, theirs):
+            if isinstance(p, cr.Tensor):
+                assert p.data.dtype == dtype
+            np.testing.assert_allclose(numbers(p), numbers(q), rtol=rtol, atol=atol)
+        assert_states_equal(opt_ours.state_dict()["state"], opt_theirs.state_dict()["state"],
+                            state_tol or rtol, state_tol or atol)
+    return ours
+
+
+@pytest.fixture
+def torch_float64_scalars():
+    """torch keeps NAdam's ``mu_product`` in its default dtype (float32 unless changed);
+    chainrule keeps it in float64. Compared in float64 (conftest puts it back)."""
+    torch.set_default_dtype(torch.float64)
+
+
+# ---------------------------------------------------------------------------------------
+# 1. Step by step against torch
+# ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name, kwargs", CONFIGS, ids=IDS)
+def test_float64_parameters_and_state_match_torch_after_every_step(name, kwargs,
+                                                                   torch_float64_scalars):
+    """Every configuration of the grid: parameters and state after each of 15 steps."""
+    run_side_by_side(name, kwargs, np.float64, RTOL64, ATOL64)
+
+
+@pytest.mark.parametrize("name, kwargs", CORNERS, ids=CORNER_IDS)
+def test_two_parameter_groups_with_their_own_settings_match_torch(name, kwargs,
+                                                                 torch_float64_scalars):
+    """A second group with other settings (and a parameter without a gradient, left
+    alone and given no state, as torch does; Adagrad gives it state from the start)."""
+    run_side_by_side(name, kwargs, np.float64, RTOL64, ATOL64, groups=True)
+
+
+@pytest.mark.parametrize("name, kwargs", CORNERS, ids=CORNER_IDS)
+def test_float32_tensors_stay_float32_and_match_torch(name, kwargs):
+    """float32 parameters, their state float32 too, within float32's precision."""
+    run_side_by_side(name, kwargs, np.float32, RTOL32, ATOL32, state_tol=STATE_TOL32)
+    ours, opt, _, _ = build(name, kwargs, starts(np.float32), value_param=False)
+    one_step(ours, opt, kwargs.get("maximize", False), False)
+    for entries in opt.state.values():
+        for key, value in entries.items():
+            if isinstance(value, np.ndarray) and value.ndim:
+                assert value.dtype == np.float32, key
+
+
+def test_nadam_with_torchs_float32_scalars_agrees_to_float32_precision():
+    """With torch's default dtype float32, torch rounds NAdam's ``mu_product`` to float32
+    at each step; chainrule's stays float64: the steps then agree to 1e-6, not 1e-12."""
+    kwargs = dict(lr=5e-2)
+    ours, opt_ours, theirs, opt_theirs = build("NAdam", kwargs, starts(np.float64))
+    for _ in range(STEPS):
+        one_step(ours, opt_ours, False, False)
+        one_step(theirs, opt_theirs, False, True)
+    assert opt_theirs.state[theirs[0]]["mu_product"].dtype == torch.float32
+    for p, q in zip(ours, theirs):
+        np.testing.assert_allclose(numbers(p), numbers(q), rtol=1e-6)
+
+
+def test_adagrad_has_state_for_every_parameter_from_the_start_as_torch():
+    """Before any step, every parameter has ``step`` 0 and ``sum`` filled."""
+    values = starts(np.float64)
+    ours = Adagrad(make_ours(values), initial_accumulator_value=0.25)
+    theirs = torch.optim.Adagrad(make_theirs(values), initial_accumulator_value=0.25)
+    assert_states_equal(ours.state_dict()["state"], theirs.state_dict()["state"], 0, 0)
+
+
+def test_adagrad_starts_a_groups_sum_at_its_own_initial_value_where_torch_does_not():
+    """A group's own ``initial_accumulator_value`` is used here; torch fills every
+    group's ``sum`` with the constructor's value (a group's own is kept, unused)."""
+    a, b = cr.tensor([1.0], requires_grad=True), cr.tensor([2.0], requires_grad=True)
+    ours = Adagrad([{"params": [a]}, {"params": [b], "initial_accumulator_value": 0.5}])
+    assert ours.state[a]["sum"].tolist() == [0.0] and ours.state[b]["sum"].tolist() == [0.5]
+    ta, tb = torch.ones(1, requires_grad=True), torch.ones(1, requires_grad=True)
+    theirs = torch.optim.Adagrad([{"params": [ta]},
+                                  {"params": [tb], "initial_accumulator_value": 0.5}])
+    assert theirs.state[tb]["sum"].tolist() == [0.0]
+
+
+# ---------------------------------------------------------------------------------------
+# 2. Saving and resuming; hyperparameters refused
+# ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name, kwargs", CORNERS, ids=CORNER_IDS)
+def test_resuming_from_a_state_dict_mid_run_continues_identically(name, kwargs):
+    """10 steps straight; and 5 steps, state_dict, a new optimizer, load_state_dict, 5
+    more: the same numbers to the last bit. The saved state is a copy: the first
+    optimizer going on does not change it."""
+    maximize, values = kwargs.get("maximize", False), starts(np.float64)
+    straight, opt, _, _ = build(name, kwargs, values, groups=True)
+    for _ in range(10):
+        one_step(straight, opt, maximize, False)
+
+    resumed, first, _, _ = build(name, kwargs, values, groups=True)
+    for _ in range(5):
+        one_step(resumed, first, maximize, False)
+    saved = first.state_dict()
+    snapshot, positions = copy.deepcopy(saved), [numbers(p).copy() for p in resumed]
+    one_step(resumed, first, maximize, False)
+    assert_states_equal(saved["state"], snapshot["state"], 0, 0)
+    for p, x in zip(resumed, positions):
+        p.data = x if isinstance(p, cr.Tensor) else float(x)
+
+    second = OURS[name]([{"params": g["params"]} for g in first.param_groups], **kwargs)
+    second.load_state_dict(saved)
+    for _ in range(5):
+        one_step(resumed, second, maximize, False)
+    for p, q in zip(straight, resumed):
+        np.testing.assert_array_equal(numbers(p), numbers(q))
+
+
+def _refusal_cases():
+    """(optimizer, keyword arguments, the name and value the error shows): every
+    hyperparameter out of its range, and values at the edges that are allowed."""
+    cases = []
+    for name in OURS:
+        cases += [(name, dict(lr=-0.1), "lr", -0.1), (name, dict(lr=float("nan")), "lr", "nan")]
+        for param in ("eps", "weight_decay"):
+            cases.append((name, {param: -1e-9}, param, -1e-9))
+    cases += [("RMSprop", dict(alpha=-0.1), "alpha", -0.1),
+              ("RMSprop", dict(alpha=1.5), "alpha", 1.5),  # allowed by both
+              ("RMSprop", dict(momentum=-0.5), "momentum", -0.5),
+              ("RMSprop", dict(eps=float("nan")), "eps", "nan"),
+              ("Adagrad", dict(lr_decay=-0.1), "lr_decay", -0.1),
+              ("Adagrad", dict(initial_accumulator_value=-0.1), "initial_accumulator_value",
+               -0.1),
+              ("Adadelta", dict(rho=-0.1), "rho", -0.1),
+              ("Adadelta", dict(rho=1.0), "rho", 1.0),  # allowed by both
+              ("Adadelta", dict(rho=1.5), "rho", 1.5),
+              ("NAdam", dict(momentum_decay=-0.1), "momentum_decay", -0.1)]
+    for name in ("Adamax", "NAdam", "RAdam"):
+        cases += [(name, dict(betas=(1.0, 0.999)), "betas[0]", 1.0),
+                  (name, dict(betas=(-0.1, 0.999)), "betas[0]", -0.1),
+                  (name, dict(betas=(0.9, 1.0)), "betas[1]", 1.0),
+                  (name, dict(betas=(0.0, 0.0)), "betas[0]", 0.0)]  # allowed by both
+    return cases
+
+
+REFUSALS = _refusal_cases()
+
+
+@pytest.mark.parametrize("name, kwargs, shown, value", REFUSALS,
+                         ids=[f"{c[0]}-{c[2]}={c[3]}" for c in REFUSALS])
+def test_a_hyperparameter_is_refused_in_one_line_where_torch_refuses_it(name, kwargs, shown,
+                                                                       value):
+    """Refused exactly where torch refuses (a ValueError in both), in one line naming the
+    optimizer, the hyperparameter and the value; accepted where torch accepts."""
+    try:
+        getattr(torch.optim, name)([torch.zeros(2, requires_grad=True)], **kwargs)
+        torch_refuses = False
+    except ValueError:
+        torch_refuses = True
+    p = cr.tensor(np.zeros(2), requires_grad=True)
+    if not torch_refuses:
+        OURS[name]([p], **kwargs)
+        return
+    with pytest.raises(ValueError) as refused:
+        OURS[name]([p], **kwargs)
+    message = str(refused.value)
+    assert "\n" not in message and message.startswith(f"{name}: {shown} ")
+    assert message.endswith(f"got {value}")
+
+
+TORCH_ONLY_FLAGS = ["foreach", "fused", "capturable", "differentiable"]
+
+
+@pytest.mark.parametrize("name", [*OURS, "LBFGS"])
+def test_torchs_implementation_flags_are_not_arguments(name):
+    """foreach, fused, capturable, differentiable choose torch's kernels: not arguments
+    here (TypeError by Python), rather than accepted and ignored; and every
+    hyperparameter after lr is keyword-only."""
+    ours = LBFGS if name == "LBFGS" else OURS[name]
+    p = cr.tensor(np.zeros(2), requires_grad=True)
+    for flag in TORCH_ONLY_FLAGS:
+        with pytest.raises(TypeError, match=f"unexpected keyword argument '{flag}'"):
+            ours([p], **{flag: False})
+    with pytest.raises(TypeError, match="positional"):
+        ours([p], 0.1, 0.5)
+
+
+# ---------------------------------------------------------------------------------------
+# 3. Under cr.jit; maximize
+# ---------------------------------------------------------------------------------------
+
+def _training_problem():
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((32, 20)), rng.integers(0, 5, 32)
+    model = nn.Sequential(nn.Linear(20, 16, rng=1), nn.ReLU(), nn.Linear(16, 5, rng=2))
+    return model, x, y
+
+
+def _train_step(model, opt, x, y):
+    opt.zero_grad()
+    loss = cross_entropy(model(cr.tensor(x)), y)
+    if opt.param_groups[0].get("maximize"):
+        loss = -loss  # climbing -loss is training too: the weights stay finite
+    loss.backward()
+    opt.step()
+    return loss
+
+
+@pytest.mark.parametrize("name, kwargs", CORNERS, ids=CORNER_IDS)
+def test_a_jitted_training_step_gives_the_eager_numbers_to_the_last_bit(name, kwargs):
+    """A whole step (forward, backward, update) under cr.jit, 20 times: the losses,
+    parameters and state are the eager run's, bit for bit. The step count is an input of
+    the program, so a choice on it (RAdam's rectification) is np.where's."""
+    (eager_model, x, y), (jit_model, _, _) = _training_problem(), _training_problem()
+    eager_opt = OURS[name](eager_model.parameters(), **kwargs)
+    jit_opt = OURS[name](jit_model.parameters(), **kwargs)
+    step = cr.jit(_train_step)
+    for _ in range(20):
+        eager_loss = _train_step(eager_model, eager_opt, x, y)
+        np.testing.assert_array_equal(eager_loss.data, step(jit_model, jit_opt, x, y).data)
+    for p, q in zip(eager_model.parameters(), jit_model.parameters()):
+        np.testing.assert_array_equal(p.data, q.data)
+        assert eager_opt.state[p].keys() == jit_opt.state[q].keys()
+        for key in eager_opt.state[p]:
+            np.testing.assert_array_equal(eager_opt.state[p][key], jit_opt.state[q][key])
+    # traced without the optimizer's state (if it has none at first), then with it
+    assert sum(len(entries) for entries in step._programs.values()) <= 3
+
+
+@pytest.mark.parametrize("name", list(OURS))
+def test_maximize_climbs_exactly_as_descending_the_negated_loss(name):
+    """maximize=True on a concave function's gradient raises it, and takes the very
+    steps that maximize=False takes on the negated gradient."""
+    lr = dict(Adadelta=1.0).get(name, 0.05)
+    up_x, down_x = (cr.tensor(np.array([0.0, 3.0, -1.0]), requires_grad=True)
+                    for _ in range(2))
+    up = OURS[name]([up_x], lr=lr, maximize=True, weight_decay=0.01)
+    down = OURS[name]([down_x], lr=lr, weight_decay=0.01)
+    height = lambda x: -np.sum((x - 1.0) ** 2)
+    start = height(up_x.data)
+    for _ in range(30):
+        up_x.grad = -2 * (up_x.data - 1.0)
+        down_x.grad = 2 * (down_x.data - 1.0)
+        up.step()
+        down.step()
+        np.testing.assert_array_equal(up_x.data, down_x.data)
+    assert height(up_x.data) > start
+
+
+# ---------------------------------------------------------------------------------------
+# 4. LBFGS
+# ---------------------------------------------------------------------------------------
+
+def rosenbrock(flat):
+    """Rosenbrock's function of 4 variables and its gradient: a curved, narrow valley."""
+    a, b = flat[:-1], flat[1:]
+    loss = np.sum(100 * (b - a * a) ** 2 + (1 - a) ** 2)
+    grad = np.zeros_like(flat)
+    grad[:-1] += -400 * a * (b - a * a) - 2 * (1 - a)
+    grad[1:] += 200 * (b - a * a)
+    return loss, grad
+
+
+def least_squares(seed):
+    """0.5 |A x - b|^2 over 5 unknowns, A 20 by 5."""
+    rng = np.random.default_rng(seed)
+    A, b = rng.standard_normal((20, 5)), rng.standard_normal(20)
+    return lambda x: (0.5 * np.sum((A @ x - b) ** 2), A.T @ (A @ x - b))
+
+
+def set_flat_gradients(params, problem, torch_side):
+    arrays = [numbers(p) for p in params]
+    loss, grad = problem(np.concatenate([a.reshape(-1) for a in arrays]).astype(np.float64))
+    offset = 0
+    for p, a in zip(params, arrays):
+        g = grad[offset:offset + a.size].reshape(a.shape).astype(a.dtype)
+        offset += a.size
+        p.grad = torch.from_numpy(g) if torch_side else float(g) if isinstance(p, Value) else g
+    set_flat_gradients.loss = loss
+
+
+def lbfgs_pair(problem, start, shapes, kwargs, value_param=True):
+    """Both sides' parameters (``start`` cut into ``shapes``; a 0-d one a Value here),
+    LBFGS optimizers and closures."""
+    pieces, offset = [], 0
+    for shape in shapes:
+        n = int(np.prod(shape))
+        pieces.append(start[offset:offset + n].reshape(shape))
+        offset += n
+    ours, theirs = make_ours(pieces, value_param), make_theirs(pieces)
+    opt_ours, opt_theirs = LBFGS(ours, **kwargs), torch.optim.LBFGS(theirs, **kwargs)
+
+    def closure_for(params, opt, torch_side):
+        def closure():
+            opt.zero_grad()
+            set_flat_gradients(params, problem, torch_side)
+            loss = set_flat_gradients.loss
+            return torch.tensor(loss) if torch_side else cr.tensor(loss)
+        return closure
+    return (ours, opt_ours, closure_for(ours, opt_ours, False),
+            theirs, opt_theirs, closure_for(theirs, opt_theirs, True))
+
+
+def assert_lbfgs_states_equal(ours, theirs, rtol, atol):
+    """LBFGS's state: its names, numbers, and lists (of vectors, or None) as torch's."""
+    assert ours.keys() == theirs.keys()
+    for number in ours:
+        assert ours[number].keys() == theirs[number].keys()
+        for key, value in theirs[number].items():
+            mine = ours[number][key]
+            if isinstance(value, list):
+                assert len(mine) == len(value), key
+                for a, b in zip(mine, value):
+                    assert (a is None) == (b is None), key
+                    if b is not None:
+                        np.testing.assert_allclose(np.asarray(a), b.numpy(), rtol=rtol,
+                                                   atol=atol, err_msg=key)
+            else:
+                expected = value.numpy() if isinstance(value, torch.Tensor) else value
+                np.testing.assert_allclose(np.asarray(mine), expected, rtol=rtol,
+                                           atol=atol, err_msg=key)
+
+
+# LBFGS's history holds differences of nearly equal gradients, y = g_k+1 - g_k, their
+# products and inverses (ro = 1/(y.s)): near a minimum these cancel down to a few correct
+# digits in any two float64 runs whose gradients differ by an ulp. Its state is compared
+# to 1e-4 (its counters exactly) over the first step() calls, before a run nears a
+# minimum; its iterates at the tolerances below.
+LBFGS_STATE_RTOL = 1e-4
+
+LBFGS_CONFIGS = _grid(line_search_fn=[None, "strong_wolfe"], history_size=[100, 3],
+                      max_iter=[20, 4])
+LBFGS_IDS = ["-".join(f"{k}={v}" for k, v in c.items()) for c in LBFGS_CONFIGS]
+
+
+@pytest.mark.parametrize("kwargs", LBFGS_CONFIGS, ids=LBFGS_IDS)
+def test_lbfgs_follows_torchs_iterates_on_rosenbrocks_function(kwargs):
+    """From (-1.2, 1, -0.5, 0.8), split over a (2,) tensor, a Value and a (1,) tensor:
+    the same evaluation counts after every step() (the same path through every branch
+    of the iterations and the line search) and the same iterates and state. The first
+    step() agrees to 1e-12; over the next ones, dot products summed in another order
+    (torch's BLAS, NumPy's) drift by a few ulps that the valley's curvature amplifies,
+    so 1e-7 over 8 step() calls (the loss falls by 10 orders of magnitude there)."""
+    if kwargs["line_search_fn"] is None:
+        kwargs = {**kwargs, "lr": 0.1}  # lr 1 without a line search leaves the valley
+    ours, opt, closure, theirs, opt_t, closure_t = lbfgs_pair(
+        rosenbrock, np.array([-1.2, 1.0, -0.5, 0.8]), [(2,), (), (1,)], kwargs)
+    for k in range(8):
+        loss, loss_t = opt.step(closure), opt_t.step(closure_t)
+        np.testing.assert_allclose(loss.data, loss_t.item(), rtol=1e-7 if k else 0)
+        tol = RTOL64 if k == 0 else 1e-7
+        for p, q in zip(ours, theirs):
+            np.testing.assert_allclose(numbers(p), numbers(q), rtol=tol, atol=tol)
+        state, state_t = opt.state_dict()["state"], opt_t.state_dict()["state"]
+        assert state[0]["func_evals"] == state_t[0]["func_evals"]
+        assert state[0]["n_iter"] == state_t[0]["n_iter"]
+        if k < 3:  # (later, near a minimum, the history is made of cancellations)
+            assert_lbfgs_states_equal(state, state_t, LBFGS_STATE_RTOL, 0)
+    if kwargs["line_search_fn"] and kwargs["max_iter"] == 20:
+        np.testing.assert_allclose(np.concatenate([np.reshape(numbers(p), -1) for p in ours]),
+                                   np.ones(4), atol=1e-4)  # (the minimum)
+
+
+@pytest.mark.parametrize("line_search_fn", [None, "strong_wolfe"])
+def test_lbfgs_solves_least_squares_as_torch(line_search_fn):
+    """A well-conditioned least-squares problem: torch's numbers to 1e-12 at every step()
+    and the solution of the normal equations."""
+    problem = least_squares(3)
+    lr = 1
+    ours, opt, closure, theirs, opt_t, closure_t = lbfgs_pair(
+        problem, np.zeros(5), [(3,), (), (1,)],
+        dict(lr=lr, max_iter=10, line_search_fn=line_search_fn))
+    for _ in range(4):
+        opt.step(closure)
+        opt_t.step(closure_t)
+        for p, q in zip(ours, theirs):
+            np.testing.assert_allclose(numbers(p), numbers(q), rtol=RTOL64, atol=ATOL64)
+        assert_lbfgs_states_equal(opt.state_dict()["state"], opt_t.state_dict()["state"],
+                                  LBFGS_STATE_RTOL, 0)
+    x = np.concatenate([np.reshape(numbers(p), -1) for p in ours])
+    rng = np.random.default_rng(3)
+    A, b = rng.standard_normal((20, 5)), rng.standard_normal(20)
+    np.testing.assert_allclose(x, np.linalg.lstsq(A, b, rcond=None)[0], atol=1e-6)
+
+
+def test_lbfgs_trains_a_logistic_regression_with_each_librarys_gradients():
+    """The loss and its gradients computed by each library's own backward (chainrule's
+    Tensors, torch's autograd) on 60 points: the same iterates to 1e-10 (the two
+    backward passes sum in different orders) and the same evaluation counts."""
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((60, 3))
+    y = (X @ np.array([1.5, -2.0, 0.5]) + 0.3 * rng.standard_normal(60) > 0).astype(float)
+    w, b = cr.tensor(np.zeros(3), requires_grad=True), cr.tensor(0.0, requires_grad=True)
+    wt, bt = torch.zeros(3, dtype=torch.float64, requires_grad=True), \
+        torch.tensor(0.0, dtype=torch.float64, requires_grad=True)
+    opt = LBFGS([w, b], line_search_fn="strong_wolfe", max_iter=15)
+    opt_t = torch.optim.LBFGS([wt, bt], line_search_fn="strong_wolfe", max_iter=15)
+    Xc, Xt, yt = cr.tensor(X), torch.from_numpy(X), torch.from_numpy(y)
+
+    def closure():
+        opt.zero_grad()
+        z = Xc @ w + b
+        loss = cr.mean(cr.log(1 + cr.exp(z)) - cr.tensor(y) * z)
+        loss.backward()
+        return loss
+
+    def closure_t():
+        opt_t.zero_grad()
+        z = Xt @ wt + bt
+        loss = torch.mean(torch.log(1 + torch.exp(z)) - yt * z)
+        loss.backward()
+        return loss
+    for _ in range(3):
+        opt.step(closure)
+        opt_t.step(closure_t)
+        np.testing.assert_allclose(w.data, wt.detach().numpy(), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(b.data, bt.item(), rtol=1e-10, atol=1e-12)
+        assert opt.state[w]["func_evals"] == opt_t.state[wt]["func_evals"]
+
+
+def test_lbfgs_keeps_float32_parameters_float32():
+    """float32 parameters stay float32, within float32's precision of torch's after a
+    step() of 5 iterations (torch's step lengths are float32 tensors, ours float64
+    numbers: the path agrees to float32 rounding)."""
+    ours, opt, closure, theirs, opt_t, closure_t = lbfgs_pair(
+        least_squares(4), np.zeros(5, dtype=np.float32), [(3,), (2,)],
+        dict(max_iter=5, line_search_fn="strong_wolfe"))
+    opt.step(closure)
+    opt_t.step(closure_t)
+    for p, q in zip(ours, theirs):
+        assert p.data.dtype == np.float32
+        np.testing.assert_allclose(numbers(p), numbers(q), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("line_search_fn", [None, "strong_wolfe"])
+def test_lbfgs_resumes_from_a_state_dict_mid_run_identically(line_search_fn):
+    """Six step() calls straight, and three, state_dict, a new LBFGS, load_state_dict,
+    three more: the same numbers to the last bit (the history is saved as copies)."""
+    kwargs = dict(lr=0.1 if line_search_fn is None else 1, max_iter=4, history_size=3,
+                  line_search_fn=line_search_fn)
+    start = np.array([-1.2, 1.0, -0.5, 0.8])
+    straight, opt, closure, *_ = lbfgs_pair(rosenbrock, start, [(2,), (2,)], kwargs)
+    for _ in range(6):
+        opt.step(closure)
+    resumed, first, first_closure, *_ = lbfgs_pair(rosenbrock, start, [(2,), (2,)], kwargs)
+    for _ in range(3):
+        first.step(first_closure)
+    saved = first.state_dict()
+    snapshot, positions = copy.deepcopy(saved), [numbers(p).copy() for p in resumed]
+    first.step(first_closure)  # going on does not change what was saved
+    assert_lbfgs_states_equal(saved["state"], {0: {
+        k: [torch.from_numpy(np.asarray(x)) if x is not None else None for x in v]
+        if isinstance(v, list) else v for k, v in snapshot["state"][0].items()}}, 0, 0)
+    for p, x in zip(resumed, positions):
+        p.data = x
+    second = LBFGS(resumed, **kwargs)
+    second.load_state_dict(saved)
+    closure_2 = lambda: first_closure()  # (the closure reads the same parameters)
+    for _ in range(3):
+        second.step(closure_2)
+    for p, q in zip(straight, resumed):
+        np.testing.assert_array_equal(numbers(p), numbers(q))
+
+
+def test_lbfgs_step_without_a_closure_is_a_one_line_type_error():
+    """torch's step(closure) has no default; here the error also says what it is for."""
+    opt = LBFGS([cr.tensor(np.zeros(2), requires_grad=True)])
+    with pytest.raises(TypeError, match=r"^LBFGS.step needs a closure that recomputes the "
+                                        r"loss and its gradients: opt.step\(closure\)$"):
+        opt.step()
+
+
+def test_lbfgs_takes_one_parameter_group_as_torch():
+    a, b = (cr.tensor(np.zeros(2), requires_grad=True) for _ in range(2))
+    with pytest.raises(ValueError, match="^LBFGS: takes one parameter group"):
+        LBFGS([{"params": [a]}, {"params": [b], "lr": 0.5}])
+    with pytest.raises(ValueError):
+        torch.optim.LBFGS([{"params": [torch.zeros(2, requires_grad=True)]},
+                           {"params": [torch.zeros(2, requires_grad=True)], "lr": 0.5}])
+    with pytest.raises(ValueError, match="^LBFGS: takes one parameter group"):
+        LBFGS([a]).add_param_group({"params": [b]})
+
+
+LBFGS_REFUSALS = [  # (keyword arguments, shown in the error, does torch refuse at once)
+    (dict(lr=-1.0), "lr must be >= 0, got -1.0", True),
+    (dict(line_search_fn="armijo"), "line_search_fn must be None or 'strong_wolfe', got "
+                                    "'armijo'", False),
+    (dict(max_iter=0), "max_iter must be a positive integer, got 0", False),
+    (dict(max_eval=2.5), "max_eval must be a positive integer, got 2.5", False),
+    (dict(history_size=0), "history_size must be a positive integer, got 0", False),
+    (dict(tolerance_grad=-1e-7), "tolerance_grad must be >= 0, got -1e-07", False),
+    (dict(tolerance_change=float("nan")), "tolerance_change must be >= 0, got nan", False),
+]
+
+
+@pytest.mark.parametrize("kwargs, shown, torch_refuses", LBFGS_REFUSALS,
+                         ids=[next(iter(c[0])) for c in LBFGS_REFUSALS])
+def test_lbfgs_refuses_a_bad_setting_in_one_line_at_once(kwargs, shown, torch_refuses):
+    """torch refuses only lr < 0 when it is built (another line search raises at the
+    first step, the rest fail later or loop without iterating): here each is refused
+    when the optimizer is built."""
+    with pytest.raises(ValueError, match="^LBFGS: " + shown.replace("(", r"\(")
+                       .replace(")", r"\)") + "$"):
+        LBFGS([cr.tensor(np.zeros(2), requires_grad=True)], **kwargs)
+    try:
+        torch.optim.LBFGS([torch.zeros(2, requires_grad=True)], **kwargs)
+        refused = False
+    except ValueError:
+        refused = True
+    assert refused == torch_refuses
+
+
+def test_lbfgs_refuses_to_run_under_jit():
+    """Its loops choose on the loss's values, which a traced program does not know."""
+    w = cr.tensor(np.array([1.0, 2.0]), requires_grad=True)
+    opt = LBFGS([w])
+
+    def closure():
+        opt.zero_grad()
+        loss = (w * w).sum()
+        loss.backward()
+        return loss
+
+    @cr.jit
+    def step(x):
+        return opt.step(closure) + x
+    with pytest.raises(TypeError, match="^LBFGS: cannot run under cr.jit"):
+        step(np.zeros(1))
