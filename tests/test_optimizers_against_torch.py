@@ -30,6 +30,7 @@ import torch
 
 import chainrule as cr
 from chainrule import nn
+from chainrule.jit import blocks as jit_blocks
 from chainrule.nn.functional import cross_entropy
 from chainrule.optim import LBFGS, Adadelta, Adagrad, Adamax, NAdam, RAdam, RMSprop
 from chainrule.scalar.value import Value
@@ -392,11 +393,22 @@ def _train_step(model, opt, x, y):
     return loss
 
 
+@pytest.fixture(params=[False, True], ids=["whole-arrays", "blocks-of-rows"])
+def blocks(request, monkeypatch):
+    """The jitted update on whole arrays, and by blocks of 2 rows (as a large weight's
+    update runs; see tests/test_jit.py)."""
+    if request.param:
+        monkeypatch.setattr(jit_blocks, "_BLOCKED_FROM", 0)
+        monkeypatch.setattr(jit_blocks, "_BLOCK_BYTES", 300)
+        monkeypatch.setattr(jit_blocks, "_SHORTEST_RUN", 2)
+
+
 @pytest.mark.parametrize("name, kwargs", CORNERS, ids=CORNER_IDS)
-def test_a_jitted_training_step_gives_the_eager_numbers_to_the_last_bit(name, kwargs):
+def test_a_jitted_training_step_gives_the_eager_numbers_to_the_last_bit(name, kwargs, blocks):
     """A whole step (forward, backward, update) under cr.jit, 20 times: the losses,
-    parameters and state are the eager run's, bit for bit. The step count is an input of
-    the program, so a choice on it (RAdam's rectification) is np.where's."""
+    parameters and state are the eager run's, bit for bit, on whole arrays and by blocks
+    of rows. The step count is an input of the program, so a choice on it (RAdam's
+    rectification) is np.where's."""
     (eager_model, x, y), (jit_model, _, _) = _training_problem(), _training_problem()
     eager_opt = OURS[name](eager_model.parameters(), **kwargs)
     jit_opt = OURS[name](jit_model.parameters(), **kwargs)
