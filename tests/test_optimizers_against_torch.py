@@ -445,6 +445,41 @@ def test_maximize_climbs_exactly_as_descending_the_negated_loss(name):
     assert height(up_x.data) > start
 
 
+def test_rmsprop_switched_to_momentum_and_centering_mid_run_starts_them_at_zero():
+    """Momentum or centering switched on after the first step: their buffers start at
+    zero then, as they would have at the first step (torch raises KeyError)."""
+    w = cr.tensor(np.array([1.0, -2.0]), requires_grad=True)
+    opt = RMSprop([w], lr=0.1)
+    w.grad = np.array([0.5, 0.5])
+    opt.step()
+    opt.param_groups[0].update(momentum=0.9, centered=True)
+    w.grad = np.array([0.5, -1.0])
+    opt.step()
+    np.testing.assert_allclose(opt.state[w]["grad_avg"], 0.01 * w.grad)
+    assert opt.state[w]["momentum_buffer"].shape == (2,)
+    tw = torch.tensor([1.0, -2.0], dtype=torch.float64, requires_grad=True)
+    theirs = torch.optim.RMSprop([tw], lr=0.1)
+    tw.grad = torch.tensor([0.5, 0.5], dtype=torch.float64)
+    theirs.step()
+    theirs.param_groups[0].update(momentum=0.9, centered=True)
+    with pytest.raises(KeyError):
+        theirs.step()
+
+
+def test_adamax_step_is_also_jaxs_when_given_u_plus_eps():
+    """nn/updates.adamax_step, shared: PyTorch's Adamax divides by u (eps inside the
+    maximum), JAX's by u + eps; given that, it is example_libraries' adamax step."""
+    from chainrule.example_libraries import optimizers
+    from chainrule.nn.updates import adamax_step
+    init, update, get_params = optimizers.adamax(0.1, b1=0.8, b2=0.9, eps=1e-3)
+    state, x, m, u = init(np.array([1.0, -2.0])), np.array([1.0, -2.0]), 0.0, 0.0
+    for i, g in enumerate([np.array([0.5, -1.0]), np.array([-0.25, 2.0])]):
+        state = update(i, g, state)
+        m, u = 0.8 * m + 0.2 * g, np.maximum(0.9 * u, np.abs(g))
+        x = x - adamax_step(m, u + 1e-3, i + 1, 0.1, 0.8)
+        np.testing.assert_allclose(get_params(state), x, rtol=1e-15)
+
+
 # ---------------------------------------------------------------------------------------
 # 4. LBFGS
 # ---------------------------------------------------------------------------------------

@@ -77,5 +77,8 @@ class RAdam(Optimizer):
         # if; rho_t is held at 5 or more, where the rectification is a real number.
         rho = np.maximum(rho_t, 5.0)
         rect = ((rho - 4) * (rho - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho)) ** 0.5
-        adaptive = correction2 ** 0.5 / (np.sqrt(v) + eps)
-        return p - m_hat * lr * np.where(rho_t > 5, adaptive * rect, 1.0)
+        # (with eps = 0, an entry whose v is 0 divides by zero in the branch not taken;
+        # PyTorch does not compute it there, so no warning either)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            adaptive = correction2 ** 0.5 / (np.sqrt(v) + eps)
+            return p - m_hat * lr * np.where(rho_t > 5, adaptive * rect, 1.0)

@@ -53,10 +53,12 @@ class RMSprop(Optimizer):
         if not state:
             state["step"] = 0
             state["square_avg"] = np.zeros_like(p)
-            if momentum > 0:
-                state["momentum_buffer"] = np.zeros_like(p)
-            if group["centered"]:
-                state["grad_avg"] = np.zeros_like(p)
+        # The buffers start at zero, as PyTorch's; also where momentum or centering is
+        # switched on after the first step (PyTorch raises KeyError there).
+        if momentum > 0 and "momentum_buffer" not in state:
+            state["momentum_buffer"] = np.zeros_like(p)
+        if group["centered"] and "grad_avg" not in state:
+            state["grad_avg"] = np.zeros_like(p)
         state["step"] = state["step"] + 1
         v = state["square_avg"] = moving_average(state["square_avg"], g * g, alpha)
         if group["centered"]:
