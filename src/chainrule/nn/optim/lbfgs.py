@@ -2,7 +2,7 @@
 stopping tests, so the same numbers.
 
 Unlike the other optimizers, L-BFGS sees all the parameters as one flat vector (their
-gradients concatenated in order) and evaluates the loss several times per ``step``:
+gradients concatenated in order; a complex number as two real ones, as PyTorch's) and evaluates the loss several times per ``step``:
 ``step(closure)`` needs a closure that zeroes the gradients, computes the loss,
 calls ``backward()`` and returns the loss.
 """
@@ -92,16 +92,21 @@ class LBFGS(Optimizer):
             data, grad = _read(p)
             if grad is None:  # no gradient: zeros, as PyTorch
                 grad = np.zeros_like(np.asarray(p.data if data is None else data))
-            parts.append(np.reshape(grad, -1))
+            parts.append(_real_view(np.reshape(grad, -1)))
         return np.concatenate(parts)
 
     def _add(self, t, d):
-        """Move the parameters by ``t * d``."""
+        """Move the parameters by ``t * d`` (a complex parameter takes two entries of
+        ``d`` per number, its real and imaginary parts, as PyTorch's view_as_real)."""
         offset = 0
         for p in self._params:
             data = np.asarray(p.data)
-            n = data.size
-            _write(p, data + t * d[offset:offset + n].reshape(data.shape))
+            n = data.size * (2 if np.iscomplexobj(data) else 1)
+            piece = d[offset:offset + n]
+            if np.iscomplexobj(data):
+                piece = np.ascontiguousarray(piece).view(
+                    np.result_type(piece.dtype, np.complex64))
+            _write(p, data + t * piece.reshape(data.shape))
             offset += n
 
     def _positions(self):
@@ -247,6 +252,14 @@ class LBFGS(Optimizer):
             self.state = {self._params[0]: {
                 k: [_copy(x) for x in v] if isinstance(v, list) else _copy(v)
                 for k, v in entries[0].items()}}
+
+
+def _real_view(flat):
+    """A flat gradient as real numbers: a complex one as its real and imaginary parts,
+    interleaved (L-BFGS runs on the real vector space, as PyTorch's)."""
+    if np.iscomplexobj(flat):
+        return np.ascontiguousarray(flat).view(flat.real.dtype)
+    return flat
 
 
 def _two_loop(q, old_dirs, old_stps, ro, h_diag, al):
