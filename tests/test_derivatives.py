@@ -1274,6 +1274,38 @@ case("cross_entropy(N=1)", lambda z: F.cross_entropy(z, [1]),
 case("mse_loss", F.mse_loss, TF.mse_loss, ((2, 3), "any"), ((2, 3), "any"))
 case("binary_cross_entropy_with_logits", F.binary_cross_entropy_with_logits,
      TF.binary_cross_entropy_with_logits, ((2, 3), "wide"), ((2, 3), "prob"))
+# PyTorch's options of the class losses: per-class weights (a constant, as torch's),
+# smoothing, ignored labels, soft labels (differentiable, as torch's), a class at every
+# position of (N, C, d), and BCE's per-entry and positive weights
+_W4 = np.array([0.5, 2.0, 1.0, 1.5])
+_IGNORING = np.array([2, 1, 1])
+_LABELS_ND = np.array([[2, 0, 3], [1, 1, 0]])
+case("cross_entropy(weight, label_smoothing)",
+     lambda z: F.cross_entropy(z, LABELS, _const(_W4, z), label_smoothing=0.2),
+     lambda z: TF.cross_entropy(z, torch.from_numpy(LABELS), _const(_W4, z),
+                                label_smoothing=0.2), ((3, 4), "wide"))
+case("cross_entropy(weight, ignore_index)",
+     lambda z: F.cross_entropy(z, _IGNORING, _const(_W4, z), ignore_index=1),
+     lambda z: TF.cross_entropy(z, torch.from_numpy(_IGNORING), _const(_W4, z),
+                                ignore_index=1), ((3, 4), "wide"))
+case("cross_entropy(probabilities)", lambda z, p: F.cross_entropy(z, p, label_smoothing=0.1),
+     lambda z, p: TF.cross_entropy(z, p, label_smoothing=0.1), ((3, 4), "wide"),
+     ((3, 4), "prob"))
+case("cross_entropy(N,C,d)", lambda z: F.cross_entropy(z, _LABELS_ND, reduction="none"),
+     lambda z: TF.cross_entropy(z, torch.from_numpy(_LABELS_ND), reduction="none"),
+     ((2, 4, 3), "wide"))
+case("nll_loss(weight)", lambda z: F.nll_loss(z, LABELS, _const(_W4, z)),
+     lambda z: TF.nll_loss(z, torch.from_numpy(LABELS), _const(_W4, z)), ((3, 4), "any"))
+case("binary_cross_entropy_with_logits(weight, pos_weight)",
+     lambda z, y: F.binary_cross_entropy_with_logits(z, y, _const(C23, z),
+                                                     pos_weight=_const(_W4[:3], z)),
+     lambda z, y: TF.binary_cross_entropy_with_logits(z, y, _const(C23, z),
+                                                      pos_weight=_const(_W4[:3], z)),
+     ((2, 3), "wide"), ((2, 3), "prob"))
+case("binary_cross_entropy(weight)",
+     lambda p, y: F.binary_cross_entropy(p, y, _const(C23, p), reduction="sum"),
+     lambda p, y: TF.binary_cross_entropy(p, y, _const(C23, p), reduction="sum"),
+     ((2, 3), "prob"), ((2, 3), "prob"))
 _PM1 = np.array([1.0, -1.0, -1.0, 1.0])
 case("hinge_loss", lambda s: F.hinge_loss(s, _const(_PM1, s)),
      lambda s: torch.relu(1 - _const(_PM1, s) * s).mean(), ((4,), "wide"))
@@ -1917,8 +1949,6 @@ def test_cross_entropy_matches_torch(n, c, labels_as):
      "logits of shape (3, 4) and labels of shape (3, 1); expected (N, C) and (N,)"),
     ((3, 4), np.zeros(2, dtype=int),
      "logits of shape (3, 4) and labels of shape (2,); expected (N, C) and (N,)"),
-    ((4,), np.zeros(4, dtype=int),
-     "logits of shape (4,) and labels of shape (4,); expected (N, C) and (N,)"),
     ((3, 4), np.array([0, 4, 1]), "labels must lie in [0, 4), got values from 0 to 4"),
     ((3, 4), np.array([0, -1, 3]), "labels must lie in [0, 4), got values from -1 to 3"),
     ((3, 4), np.array([0.0, 1.5, 2.0]), "labels must be integer class indices"),
@@ -1932,6 +1962,22 @@ def test_cross_entropy_rejects_bad_labels(logits_shape, labels, message, loss):
     """A label out of range would pick another entry silently: every path refuses it."""
     with pytest.raises(ValueError, match=re.escape("cross_entropy: " + message)):
         loss(cr.ones(*logits_shape, requires_grad=True), labels)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+def test_cross_entropy_refuses_integer_labels_of_the_logits_shape(reduction):
+    """Labels of the logits' own shape are class probabilities, as in PyTorch, so they
+    must be floats: integers there are a mistake of shape, and say so."""
+    with pytest.raises(ValueError, match=re.escape(
+            "cross_entropy: logits of shape (4,) and labels of shape (4,) are class "
+            "probabilities, which must be floats, got dtype int64; class indices: "
+            "expected (N, C) and (N,)")):
+        F.cross_entropy(cr.ones(4, requires_grad=True), np.zeros(4, dtype=np.int64),
+                        reduction=reduction)
+    with pytest.raises(ValueError, match=re.escape(
+            "cross_entropy: logits of shape (4,) and labels of shape (4,); expected (N, C) "
+            "and (N,)")):
+        fused.cross_entropy(cr.ones(4, requires_grad=True), np.zeros(4, dtype=np.int64))
 
 
 @pytest.mark.parametrize("labels", [np.array([1.0, 2.0, 0.0]), [1, 2, 0],

@@ -6,37 +6,52 @@ same name, with its ``reduction`` (and options) fixed at construction.
 1.5
 """
 
+import numpy as np
 from numpy.typing import ArrayLike
 
 from ..rules.common import Result
-from . import functional as F
+from ..tensor import Tensor
+from . import loss_functions as F
 from .module import Module
 
 __all__ = ["CrossEntropyLoss", "MSELoss", "BCEWithLogitsLoss", "NLLLoss", "L1Loss",
            "SmoothL1Loss", "HuberLoss", "BCELoss"]
 
 
+def _weight_buffer(module, name, weight):
+    """Keep a loss's weights as PyTorch does, a buffer (in ``state_dict()`` when set)."""
+    if weight is not None and not isinstance(weight, (Tensor, np.ndarray)):
+        F._weights(type(module).__name__, name, weight, np.zeros(0))  # (refuses a string)
+        weight = np.asarray(weight, dtype=float)
+    module.register_buffer(name, weight)
+
+
 class CrossEntropyLoss(Module):
-    """``nn.functional.cross_entropy`` as a module: logits (N, C), integer labels (N,);
-    ``reduction`` "mean" (the default), "sum" or "none" (one loss per row),
+    """``nn.functional.cross_entropy`` as a module: logits (N, C) (or (N, C, d1, ...)),
+    integer labels (N,) or class probabilities of the logits' shape; per-class
+    ``weight``; ``reduction`` "mean" (the default), "sum" or "none" (one loss per row),
     ``label_smoothing`` in [0, 1], and ``ignore_index`` (labels equal to it count for
-    nothing), as in PyTorch.
+    nothing), as in PyTorch. The weights are a buffer, as PyTorch's.
 
     >>> loss_fn = cr.nn.CrossEntropyLoss()
     >>> logits = cr.tensor([[0.0, 0.0], [0.0, 0.0]])
     >>> round(loss_fn(logits, np.array([0, 1])).item(), 4)    # log 2: a coin toss
     0.6931
+    >>> weighted = cr.nn.CrossEntropyLoss(weight=np.array([1.0, 3.0]), reduction="sum")
+    >>> round(weighted(logits, np.array([0, 1])).item(), 4)   # (1 + 3) log 2
+    2.7726
     """
 
-    def __init__(self, reduction: str = "mean", label_smoothing: float = 0.0,
-                 ignore_index: int = -100) -> None:
+    def __init__(self, weight: ArrayLike | None = None, *, reduction: str = "mean",
+                 label_smoothing: float = 0.0, ignore_index: int = -100) -> None:
+        _weight_buffer(self, "weight", weight)
         self.reduction = F._check_reduction("CrossEntropyLoss", reduction)
         self.label_smoothing = F._check_label_smoothing("CrossEntropyLoss", label_smoothing)
         self.ignore_index = ignore_index
 
     def forward(self, logits: ArrayLike, labels: ArrayLike) -> Result:
         """Cross-entropy of integer labels (N,) under logits (N, C), reduced."""
-        return F.cross_entropy(logits, labels, reduction=self.reduction,
+        return F.cross_entropy(logits, labels, self.weight, reduction=self.reduction,
                                label_smoothing=self.label_smoothing,
                                ignore_index=self.ignore_index)
 
@@ -58,20 +73,26 @@ class MSELoss(Module):
 
 
 class BCEWithLogitsLoss(Module):
-    """``nn.functional.binary_cross_entropy_with_logits`` as a module; ``reduction``
-    "mean" (the default), "sum" or "none".
+    """``nn.functional.binary_cross_entropy_with_logits`` as a module: ``weight``
+    multiplies each loss, ``pos_weight`` (one per class) the positive term; both are
+    buffers, as PyTorch's. ``reduction`` "mean" (the default), "sum" or "none".
 
     >>> loss_fn = cr.nn.BCEWithLogitsLoss()
     >>> round(loss_fn(cr.tensor([0.0, 0.0]), cr.tensor([1.0, 0.0])).item(), 4)  # log 2
     0.6931
     """
 
-    def __init__(self, reduction: str = "mean") -> None:
+    def __init__(self, weight: ArrayLike | None = None, *, reduction: str = "mean",
+                 pos_weight: ArrayLike | None = None) -> None:
+        _weight_buffer(self, "weight", weight)
+        _weight_buffer(self, "pos_weight", pos_weight)
         self.reduction = F._check_reduction("BCEWithLogitsLoss", reduction)
 
     def forward(self, logits: ArrayLike, targets: ArrayLike) -> Result:
         """Binary cross-entropy of targets in [0, 1] under logits, reduced."""
-        return F.binary_cross_entropy_with_logits(logits, targets, reduction=self.reduction)
+        return F.binary_cross_entropy_with_logits(logits, targets, self.weight,
+                                                  reduction=self.reduction,
+                                                  pos_weight=self.pos_weight)
 
 
 class NLLLoss(Module):
@@ -85,7 +106,8 @@ class NLLLoss(Module):
 
     def __init__(self, weight: ArrayLike | None = None, ignore_index: int = -100,
                  reduction: str = "mean") -> None:
-        self.weight, self.ignore_index = weight, ignore_index
+        _weight_buffer(self, "weight", weight)
+        self.ignore_index = ignore_index
         self.reduction = F._check_reduction("NLLLoss", reduction)
 
     def forward(self, log_probs: ArrayLike, labels: ArrayLike) -> Result:
@@ -139,15 +161,18 @@ class HuberLoss(Module):
 
 
 class BCELoss(Module):
-    """``nn.functional.binary_cross_entropy`` as a module, on probabilities.
+    """``nn.functional.binary_cross_entropy`` as a module, on probabilities; ``weight``
+    (a buffer, as PyTorch's) multiplies each loss.
 
     >>> round(cr.nn.BCELoss()(cr.tensor([0.5]), cr.tensor([0.0])).item(), 4)
     0.6931
     """
 
-    def __init__(self, reduction: str = "mean") -> None:
+    def __init__(self, weight: ArrayLike | None = None, *, reduction: str = "mean") -> None:
+        _weight_buffer(self, "weight", weight)
         self.reduction = F._check_reduction("BCELoss", reduction)
 
     def forward(self, probabilities: ArrayLike, targets: ArrayLike) -> Result:
         """Binary cross-entropy of the targets under the probabilities, reduced."""
-        return F.binary_cross_entropy(probabilities, targets, self.reduction)
+        return F.binary_cross_entropy(probabilities, targets, self.weight,
+                                      reduction=self.reduction)
