@@ -937,21 +937,6 @@ def _one_parameter():
 
 
 REFUSED = [
-    ("nn.utils.clip_grad_norm_", lambda: nn.utils.clip_grad_norm_, AttributeError, "utils"),
-    ("Module.requires_grad_", lambda: nn.Linear(2, 2, rng=0).requires_grad_(False),
-     AttributeError, "requires_grad_"),
-    ("Parameter.clamp_", lambda: nn.Linear(2, 2, rng=0).weight.clamp_, AttributeError,
-     "clamp_"),
-    ("Parameter.lerp_", lambda: nn.Linear(2, 2, rng=0).weight.lerp_, AttributeError, "lerp_"),
-    *[(f"optim.{name}", lambda name=name: getattr(optim, name), AttributeError, name)
-      for name in ["RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "LBFGS",
-                   "OneCycleLR", "ReduceLROnPlateau",
-                   "CyclicLR", "SequentialLR", "ChainedScheduler", "PolynomialLR",
-                   "ConstantLR", "CosineAnnealingWarmRestarts"]],
-    ("CrossEntropyLoss(weight=)", lambda: nn.CrossEntropyLoss(weight=np.ones(3)),
-     TypeError, "weight"),
-    ("BCEWithLogitsLoss(pos_weight=)", lambda: nn.BCEWithLogitsLoss(pos_weight=np.ones(3)),
-     TypeError, "pos_weight"),
     ("SGD(params, lr, momentum) positionally", lambda: optim.SGD(_one_parameter(), 0.1, 0.9),
      TypeError, "positional"),
 ]
