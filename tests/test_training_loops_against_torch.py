@@ -161,9 +161,13 @@ def draw_front(rng, width, regularised):
     return {"kind": "conv2d", "channels": channels, "side": side}, layers
 
 
+def _weights(rng, n):
+    return np.round(rng.uniform(0.2, 2.0, n), 3).tolist()
+
+
 def draw_loss(rng):
     kind = _pick(rng, ["mse", "l1", "smooth_l1", "huber", "ce", "ce", "nll", "bce_logits",
-                       "bce"])
+                       "bce_logits", "bce"])
     loss = {"kind": kind, "reduction": _pick(rng, ["mean", "mean", "sum", "none"])}
     if kind == "smooth_l1":
         loss["beta"] = _pick(rng, [1.0, 0.5])
@@ -173,13 +177,23 @@ def draw_loss(rng):
         loss["classes"] = int(rng.integers(2, 5))
         loss["ignore_index"] = _pick(rng, [-100, -100, 0])
         loss["ignored_rows"] = bool(rng.random() < 0.5)
+        # (N, C, d) scores: the model's (N, C * d) outputs reshaped, labels (N, d)
+        loss["extra_dim"] = _pick(rng, [None, None, None, 2, 3])
+        loss["weight"] = _weights(rng, loss["classes"]) if rng.random() < 0.4 else None
     if kind == "ce":
         loss["label_smoothing"] = _pick(rng, [0.0, 0.0, 0.1, 0.3])
         loss["labels_as_tensor"] = bool(rng.random() < 0.5)
-    if kind == "nll" and rng.random() < 0.5:
-        loss["weight"] = np.round(rng.uniform(0.2, 2.0, loss["classes"]), 3).tolist()
+        # class probabilities as targets (ignore_index, which torch ignores then, is left
+        # at its default: chainrule refuses another in one line)
+        loss["probabilities"] = bool(rng.random() < 0.25)
+        if loss["probabilities"]:
+            loss["ignore_index"], loss["ignored_rows"] = -100, False
     if kind not in ("ce", "nll"):
         loss["outputs"] = int(rng.integers(1, 4))
+    if kind in ("bce_logits", "bce"):
+        loss["weight"] = _weights(rng, loss["outputs"]) if rng.random() < 0.4 else None
+    if kind == "bce_logits":
+        loss["pos_weight"] = _weights(rng, loss["outputs"]) if rng.random() < 0.4 else None
     return loss
 
 
@@ -221,14 +235,14 @@ def draw_model(rng, loss, eval_only, regularised, adam):
         smooth = [a for a in ACTIVATIONS if a[0] not in PIECEWISE_LINEAR]
         layers = [_pick(rng, smooth) if layer[0] in PIECEWISE_LINEAR else layer
                   for layer in layers]
-    outputs = loss.get("classes", loss.get("outputs"))
+    outputs = loss.get("classes", loss.get("outputs")) * (loss.get("extra_dim") or 1)
     # The last bias's gradient under L1Loss (SmoothL1Loss, HuberLoss where they are
     # linear) is a sum of +-1/N, 0 up to the order of the sum where the signs balance:
     # Adam would make steps of size lr of that rounding, so Adam trains no such bias.
     sign_sums = adam and loss["kind"] in ("l1", "smooth_l1", "huber")
     layers.append(("linear", width, outputs, not sign_sums and bool(rng.random() < 0.8),
                    None))
-    if loss["kind"] == "nll":
+    if loss["kind"] == "nll" and not loss["extra_dim"]:  # (else after the reshape)
         layers.append(("log_softmax",))
     if loss["kind"] == "bce":
         layers.append(("sigmoid",))
@@ -466,18 +480,22 @@ def build_loss(lib, spec):
         return lib.SmoothL1Loss(reduction=r, beta=spec["beta"])
     if kind == "huber":
         return lib.HuberLoss(reduction=r, delta=spec["delta"])
+    def tensor(key):
+        value = spec.get(key)
+        if value is None:
+            return None
+        return torch.tensor(value, dtype=torch.float64) if lib is torch.nn else cr.tensor(value)
     if kind == "ce":
-        return lib.CrossEntropyLoss(reduction=r, label_smoothing=spec["label_smoothing"],
+        return lib.CrossEntropyLoss(weight=tensor("weight"), reduction=r,
+                                    label_smoothing=spec["label_smoothing"],
                                     ignore_index=spec["ignore_index"])
     if kind == "nll":
-        weight = spec.get("weight")
-        if weight is not None:
-            weight = torch.tensor(weight, dtype=torch.float64) if lib is torch.nn \
-                else cr.tensor(weight)
-        return lib.NLLLoss(weight=weight, ignore_index=spec["ignore_index"], reduction=r)
+        return lib.NLLLoss(weight=tensor("weight"), ignore_index=spec["ignore_index"],
+                           reduction=r)
     if kind == "bce_logits":
-        return lib.BCEWithLogitsLoss(reduction=r)
-    return lib.BCELoss(reduction=r)
+        return lib.BCEWithLogitsLoss(weight=tensor("weight"), reduction=r,
+                                     pos_weight=tensor("pos_weight"))
+    return lib.BCELoss(weight=tensor("weight"), reduction=r)
 
 
 def draw_batch(rng, recipe):
@@ -493,11 +511,16 @@ def draw_batch(rng, recipe):
         x = rng.standard_normal((n, front["channels"], front["side"], front["side"]))
     if loss["kind"] in ("ce", "nll"):
         classes, ignore = loss["classes"], loss["ignore_index"]
-        y = rng.integers(0, classes, n)
+        shape = (n,) if not loss["extra_dim"] else (n, loss["extra_dim"])
+        if loss.get("probabilities"):  # each row's (each position's) probabilities
+            scores = np.exp(2 * rng.standard_normal((n, classes) + shape[1:]))
+            return x, scores / scores.sum(axis=1, keepdims=True)
+        y = rng.integers(0, classes, shape)
         if loss["ignored_rows"]:
-            y[rng.random(n) < 0.3] = ignore
-        if ignore in y[:1]:  # at least one row counts (else torch's mean is 0/0)
-            y[0] = (ignore + 1) % classes if ignore >= 0 else 0
+            y[rng.random(shape) < 0.3] = ignore
+        first = (0,) * len(shape)
+        if y[first] == ignore:  # at least one row counts (else torch's mean is 0/0)
+            y[first] = (ignore + 1) % classes if ignore >= 0 else 0
     elif loss["kind"] in ("bce_logits", "bce"):
         y = rng.uniform(0.0, 1.0, (n, loss["outputs"]))
         y[rng.random(y.shape) < 0.3] = 1.0
@@ -598,7 +621,12 @@ class TorchSide:
 
     def loss(self, x, y, step):
         """The micro-batch's loss, as the loop backpropagates it."""
-        loss = self.loss_fn(self.model(self.inputs(x)), self.targets(y))
+        out, spec = self.model(self.inputs(x)), self.recipe["loss"]
+        if spec.get("extra_dim"):  # (N, C * d) to (N, C, d)
+            out = out.reshape(out.shape[0], spec["classes"], spec["extra_dim"])
+            if spec["kind"] == "nll":
+                out = self.nn.functional.log_softmax(out, dim=1)
+        loss = self.loss_fn(out, self.targets(y))
         if self.recipe["loss"]["reduction"] == "none":
             loss = loss.mean()
         return loss / step["micro"] if step["micro"] > 1 else loss
