@@ -416,8 +416,8 @@ class Tensor(Node, TensorInterop, TensorTorchMethods, ArrayMethods):
                 f"{what}: in-place operations on a tensor that requires grad would "
                 f"make its gradient wrong; write {instead}, or update x inside "
                 f"cr.no_grad() (as an optimizer does)")
-        self._refuse_if_saved(what)
         _refuse_a_dropped_derivative(what, other, instead)
+        self._refuse_if_saved(what)
         data, value = self._array(), raw(other)
         try:
             ufunc(data, value if scale == 1 else scale * value, out=data, casting="same_kind")

@@ -1,7 +1,8 @@
 """PyTorch's spellings that only a Tensor has, not the transforms' traced values: its
 graph (``grad_fn``, with ``name()``, ``inputs`` and ``next_functions``, as PyTorch's),
 the in-place updates (``add_``, ``sub_``, ``mul_``, ``div_``, ``zero_``, ``fill_``,
-``copy_``), which follow the Tensor's rule for writes, and ``size``, NumPy's count whose
+``copy_``, ``clamp_``, ``lerp_``, ``addcmul_``, ``addcdiv_``), which follow the Tensor's
+rule for writes, and ``size``, NumPy's count whose
 call as PyTorch's ``x.size()`` says where PyTorch's meaning lives.
 
 A file of its own because these need a Tensor's state (its node and its version), which
@@ -13,6 +14,8 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
+
+from .. import rules as ops
 
 
 __all__ = ["TensorTorchMethods", "GradFn", "Size"]
@@ -218,3 +221,57 @@ class TensorTorchMethods:
         [1.0, 2.0]
         """
         return self._inplace("", _copy, source, what="x.copy_(y)", instead="x = y")
+
+    def clamp_(self, min: ArrayLike | None = None, max: ArrayLike | None = None) -> Any:
+        """Each entry limited to [min, max], in place (either bound may be None; with
+        min > max every entry becomes max, and NaN stays NaN, as torch's).
+
+        >>> cr.tensor([-1.0, 0.5, 3.0]).clamp_(0.0, 1.0).data.tolist()
+        [0.0, 0.5, 1.0]
+        """
+        if min is None and max is None:
+            raise ValueError("x.clamp_(min, max): at least one of min and max must be given")
+        instead = "x = x.clamp(min, max)"
+        if min is not None:
+            self._inplace("", np.maximum, min, what="x.clamp_(min, max)", instead=instead)
+        if max is not None:
+            self._inplace("", np.minimum, max, what="x.clamp_(min, max)", instead=instead)
+        return self
+
+    clip_ = clamp_
+
+    def lerp_(self, end: ArrayLike, weight: ArrayLike) -> Any:
+        """``self + weight * (end - self)``, in place: a running average of weights
+        (``ema.lerp_(p, 1 - decay)``). As torch's, weights of 0.5 and more are computed
+        as ``end - (end - self) * (1 - weight)``, so weight 1 gives ``end`` exactly.
+
+        >>> cr.zeros(2).lerp_(cr.tensor([1.0, 2.0]), 0.25).data.tolist()
+        [0.25, 0.5]
+        """
+        start = self.detach()
+        diff = end - start
+        if isinstance(weight, (int, float)):
+            new = start + weight * diff if abs(weight) < 0.5 else end - diff * (1 - weight)
+        else:
+            new = ops.where(abs(weight) < 0.5, start + weight * diff, end - diff * (1 - weight))
+        return self._inplace("", _copy, new, what="x.lerp_(end, weight)",
+                             instead="x = x + weight * (end - x)")
+
+    def addcmul_(self, tensor1: ArrayLike, tensor2: ArrayLike, value: float = 1) -> Any:
+        """``self += value * tensor1 * tensor2``, in place (as optimizers written for
+        PyTorch update their running averages).
+
+        >>> cr.ones(2).addcmul_(cr.tensor([1.0, 2.0]), cr.tensor([3.0, 4.0]), value=0.5).tolist()
+        [2.5, 5.0]
+        """
+        return self._inplace("+", np.add, tensor1 * tensor2, what="x.addcmul_(a, b)",
+                             instead="x = x + value * a * b", scale=value)
+
+    def addcdiv_(self, tensor1: ArrayLike, tensor2: ArrayLike, value: float = 1) -> Any:
+        """``self += value * tensor1 / tensor2``, in place (Adam's step, written by hand).
+
+        >>> cr.ones(2).addcdiv_(cr.tensor([1.0, 2.0]), cr.tensor([4.0, 4.0]), value=-2).tolist()
+        [0.5, 0.0]
+        """
+        return self._inplace("+", np.add, tensor1 / tensor2, what="x.addcdiv_(a, b)",
+                             instead="x = x + value * a / b", scale=value)

@@ -422,6 +422,25 @@ class Module(TorchLayout):
         """
         return self.train(False)
 
+    def requires_grad_(self, requires_grad: bool = True) -> "Module":
+        """Switch gradient recording on (or off) for every parameter below; returns the
+        module, as PyTorch's. ``requires_grad_(False)`` freezes them: backward leaves
+        their ``.grad`` None, so an optimizer skips them (fine-tuning a head alone).
+
+        >>> model = cr.nn.Sequential(cr.nn.Linear(2, 2, rng=0), cr.nn.Linear(2, 1, rng=0))
+        >>> frozen = model[0].requires_grad_(False)      # (returns model[0])
+        >>> model(cr.ones(3, 2)).sum().backward()
+        >>> model[0].weight.grad is None, model[1].weight.grad is None
+        (True, False)
+        """
+        for name, p in self.named_parameters():
+            if isinstance(p, Value):
+                raise TypeError(f"requires_grad_: {name} is a scalar Value, which always "
+                                f"records; leave it out of the optimizer's parameters "
+                                f"to freeze it")
+            p.requires_grad_(requires_grad)
+        return self
+
     # --- dtype and device -----------------------------------------------------------
 
     def to(self, *args: Any, **kwargs: Any) -> "Module":

@@ -1,0 +1,18 @@
+"""PyTorch's ``torch.nn.utils`` for chainrule's parameters: clipping gradients
+(``clip_grad_norm_``, ``clip_grad_value_``, ``get_total_norm``,
+``clip_grads_with_norm_``) and a model's parameters as one vector and back
+(``parameters_to_vector``, ``vector_to_parameters``).
+
+>>> w = cr.tensor([3.0, 4.0], requires_grad=True)
+>>> (w * w).sum().backward()                        # the gradient 2w = [6, 8], norm 10
+>>> round(float(cr.nn.utils.clip_grad_norm_([w], max_norm=1.0)), 6)
+10.0
+>>> np.round(w.grad, 6).tolist()                    # scaled to norm 1
+[0.6, 0.8]
+"""
+
+from .clip_grad import clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm
+from .convert_parameters import parameters_to_vector, vector_to_parameters
+
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm", "clip_grads_with_norm_",
+           "parameters_to_vector", "vector_to_parameters"]
