@@ -31,6 +31,7 @@ from other conventions hand them.
 
 import itertools
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -304,10 +305,84 @@ def test_every_row_ignored_gives_nan_in_both():
         theirs = TF.cross_entropy(torch.tensor(z), torch.tensor(labels),
                                   torch_or_none(weight), ignore_index=1)
         assert np.isnan(np.asarray(ours)) and torch.isnan(theirs)
-        ours = F.nll_loss(z, labels, weight, ignore_index=1)
+        with np.errstate(invalid="ignore"):  # (see test_nll_loss_of_no_rows_does_not_warn)
+            ours = F.nll_loss(z, labels, weight, ignore_index=1)
         theirs = TF.nll_loss(torch.tensor(z), torch.tensor(labels), torch_or_none(weight),
                              ignore_index=1)
         assert np.isnan(np.asarray(ours)) and torch.isnan(theirs)
+
+
+@pytest.mark.xfail(strict=True, reason="nll_loss's mean over no rows (every label "
+                   "ignored) divides 0 by 0 with a RuntimeWarning; cross_entropy's does not "
+                   "warn, nor does torch's")
+def test_nll_loss_of_no_rows_does_not_warn():
+    """nll_loss with every row ignored gives NaN without a warning, as cross_entropy
+    and torch do. Reproducer: ``F.nll_loss(np.zeros((2, 3)), [1, 1], ignore_index=1)``
+    warns "invalid value encountered in scalar divide"."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        F.cross_entropy(np.zeros((2, C)), [1, 1], ignore_index=1)   # no warning
+        assert np.isnan(F.nll_loss(np.zeros((2, C)), [1, 1], ignore_index=1))
+
+
+@pytest.mark.xfail(strict=True, reason="nll_loss takes a label -1 that is not its "
+                   "ignore_index as class C - 1 (NumPy's negative index) and returns a "
+                   "number; torch refuses it (Target -1 is out of bounds), as chainrule's "
+                   "cross_entropy does")
+def test_nll_loss_refuses_a_negative_label():
+    """A label -1 (not the ignore_index) is out of range: torch's nll_loss refuses it,
+    and so should chainrule's rather than read the last class. Reproducer:
+    ``F.nll_loss(np.log([[0.5, 0.25, 0.25]]), [-1])`` gives -log 0.25 = 1.386."""
+    log_p = RNG.normal(size=(3, C))
+    labels = np.array([0, -1, 2])
+    with pytest.raises(IndexError, match="out of bounds"):
+        TF.nll_loss(torch.tensor(log_p), torch.tensor(labels))
+    with pytest.raises(refusal_of_cross_entropy(log_p, labels)):
+        F.nll_loss(log_p, labels)
+
+
+def refusal_of_cross_entropy(logits, labels):
+    """The error cross_entropy raises for these labels (the one nll_loss should too)."""
+    with pytest.raises(Exception) as caught:
+        F.cross_entropy(logits, labels)
+    return type(caught.value)
+
+
+@pytest.mark.parametrize("form", ["list", "tuple", "tensor"])
+def test_weights_in_other_forms_give_the_arrays_numbers(form):
+    """A class weight as a list, a tuple or a chainrule Tensor that does not require
+    grad gives what the NumPy array gives, to the last bit."""
+    z, labels = RNG.normal(size=(5, C)), RNG.integers(0, C, 5)
+    weight = RNG.uniform(0.5, 2.0, size=C)
+    other = {"list": weight.tolist, "tuple": lambda: tuple(weight),
+             "tensor": lambda: cr.tensor(weight)}[form]()
+    for options in ({}, {"label_smoothing": 0.2, "reduction": "sum"}):
+        np.testing.assert_array_equal(
+            np.asarray(getattr(F.cross_entropy(z, labels, other, **options), "data",
+                               F.cross_entropy(z, labels, other, **options))),
+            np.asarray(F.cross_entropy(z, labels, weight, **options)))
+
+
+@pytest.mark.xfail(strict=True, reason="a float64 chainrule Tensor as pos_weight (what "
+                   "cr.tensor([3.0]) gives, where torch.tensor([3.0]) is float32) makes "
+                   "float32 logits' loss float64; torch's loss stays float32, and "
+                   "chainrule's too when the weight is a NumPy array")
+def test_a_float64_tensor_pos_weight_keeps_a_float32_loss_float32():
+    """binary_cross_entropy_with_logits of float32 logits with a float64 pos_weight is
+    float32 in torch. Reproducer: ``F.binary_cross_entropy_with_logits(
+    cr.tensor(np.zeros(3, np.float32)), np.zeros(3, np.float32),
+    pos_weight=cr.tensor([3.0, 3.0, 3.0])).dtype`` is float64. (torch refuses a float64
+    class weight for float32 logits in cross_entropy, "expected scalar type Float but
+    found Double"; chainrule takes it, and gives float64 for a Tensor, float32 for an
+    array.)"""
+    z = RNG.normal(size=(2, 3)).astype(np.float32)
+    pos_weight = RNG.uniform(0.5, 2.0, size=3)
+    theirs = TF.binary_cross_entropy_with_logits(torch.tensor(z), torch.tensor(z),
+                                                 pos_weight=torch.tensor(pos_weight))
+    assert theirs.dtype == torch.float32
+    ours = F.binary_cross_entropy_with_logits(cr.tensor(z), z,
+                                              pos_weight=cr.tensor(pos_weight))
+    assert np.asarray(ours.data).dtype == np.float32
 
 
 # =======================================================================================
