@@ -273,6 +273,25 @@ def test_binary_cross_entropy_with_logits(rank, weight_kind, pos_weighted, reduc
                 [z, target], dtype, cotangent)
 
 
+@pytest.mark.parametrize("weight_shape, pos_weight_shape", [
+    ((5, 1), None), ((1, C), (1,)), ((), ()), (None, (5, 1)), ((1, 1), (1, C))])
+def test_bce_with_logits_weights_broadcast_as_torchs(weight_shape, pos_weight_shape):
+    """weight and pos_weight of any shape that broadcasts to the losses' without
+    growing them ((N, 1), (1, C), 0-d, (1,)): value and gradients as torch's."""
+    shape = (5, C)
+    z, target = RNG.normal(size=shape) * 3, RNG.uniform(size=shape)
+    weight, pos_weight = (None if s is None else RNG.uniform(0.5, 2.0, size=s)
+                          for s in (weight_shape, pos_weight_shape))
+    for reduction in REDUCTIONS:
+        cotangent = cotangent_for(shape, reduction, "float64")
+        first_order(lambda a, t: F.binary_cross_entropy_with_logits(
+                        a, t, weight, reduction=reduction, pos_weight=pos_weight),
+                    lambda a, t: TF.binary_cross_entropy_with_logits(
+                        a, t, torch_or_none(weight), reduction=reduction,
+                        pos_weight=torch_or_none(pos_weight)),
+                    [z, target], "float64", cotangent)
+
+
 @pytest.mark.parametrize("rank, weight_kind, reduction, dtype", list(
     itertools.product(BCE_SHAPES, BCE_WEIGHTS, REDUCTIONS, DTYPES)))
 def test_binary_cross_entropy(rank, weight_kind, reduction, dtype):
@@ -529,6 +548,32 @@ def test_vmap_per_example_cross_entropy(rank, ignore, smoothing, weighted):
         loss = TF.cross_entropy(zt, torch.tensor(labels[b]), torch_or_none(weight),
                                 **options)
         close(grads[b], torch.autograd.grad(loss, zt)[0])
+
+
+@pytest.mark.parametrize("smoothing, weighted", list(
+    itertools.product(SMOOTHINGS, [False, True])))
+def test_vmap_over_single_examples(smoothing, weighted):
+    """cr.vmap of cross_entropy over the rows of (N, C), each one example (C,) with a
+    0-d label, as a loop of torch calls on (C,): the losses (every reduction of one
+    example; an ignored example's mean is NaN in both) and the gradients."""
+    z = RNG.normal(size=(6, C))
+    labels = np.array([1, 0, 1, 2, 3, 3])
+    weight = class_weights(weighted, "float64")
+    options = dict(label_smoothing=smoothing)
+    for reduction, ignore_kw in itertools.product(REDUCTIONS, [{}, {"ignore_index": 1}]):
+        losses = cr.vmap(lambda a, y: F.cross_entropy(a, y, weight, reduction=reduction,
+                                                      **options, **ignore_kw))(z, labels)
+        expected = [TF.cross_entropy(torch.tensor(z[i]), torch.tensor(labels[i]),
+                                     torch_or_none(weight), reduction=reduction, **options,
+                                     **ignore_kw) for i in range(6)]
+        close(losses, torch.stack(expected))
+    grads = cr.vmap(cr.grad(lambda a, y: F.cross_entropy(a, y, weight, **options)))(
+        z, labels)
+    for i in range(6):
+        zt = torch.tensor(z[i], requires_grad=True)
+        loss = TF.cross_entropy(zt, torch.tensor(labels[i]), torch_or_none(weight),
+                                **options)
+        close(grads[i], torch.autograd.grad(loss, zt)[0])
 
 
 @pytest.mark.parametrize("smoothing, weighted", list(
