@@ -580,7 +580,8 @@ def test_vmap_over_single_examples(smoothing, weighted):
     itertools.product(SMOOTHINGS, [False, True])))
 def test_vmap_per_example_cross_entropy_of_probabilities(smoothing, weighted):
     """cr.vmap over B examples of class-probability targets: losses ("none") and
-    per-example gradients w.r.t. logits and targets, as a loop of torch calls."""
+    per-example gradients w.r.t. logits, targets and the shared weight, as a loop of
+    torch calls."""
     shape = SHAPES["NCd"]
     z = RNG.normal(size=(B,) + shape)
     target = np.stack([probabilities_like(shape, "float64") for _ in range(B)])
@@ -589,15 +590,22 @@ def test_vmap_per_example_cross_entropy_of_probabilities(smoothing, weighted):
                                                   label_smoothing=smoothing))(z, target)
     gz, gt = cr.vmap(cr.grad(lambda a, t: F.cross_entropy(
         a, t, weight, label_smoothing=smoothing), argnums=(0, 1)))(z, target)
+    if weighted:  # and each example's gradient w.r.t. the shared weight, which torch has
+        gw = cr.vmap(cr.grad(lambda w, a, t: F.cross_entropy(a, t, w,
+                                                             label_smoothing=smoothing)),
+                     in_axes=(None, 0, 0))(weight, z, target)
     for b in range(B):
         zt, tt = torch.tensor(z[b], requires_grad=True), torch.tensor(target[b],
                                                                       requires_grad=True)
-        close(losses[b], TF.cross_entropy(zt, tt, torch_or_none(weight), reduction="none",
+        wt = None if weight is None else torch.tensor(weight, requires_grad=True)
+        close(losses[b], TF.cross_entropy(zt, tt, wt, reduction="none",
                                           label_smoothing=smoothing))
-        loss = TF.cross_entropy(zt, tt, torch_or_none(weight), label_smoothing=smoothing)
-        expected = torch.autograd.grad(loss, (zt, tt))
+        loss = TF.cross_entropy(zt, tt, wt, label_smoothing=smoothing)
+        expected = torch.autograd.grad(loss, (zt, tt) + ((wt,) if weighted else ()))
         close(gz[b], expected[0])
         close(gt[b], expected[1])
+        if weighted:
+            close(gw[b], expected[2])
 
 
 @pytest.mark.parametrize("loss", ["nll_loss", "bce_with_logits", "bce"])
