@@ -176,9 +176,9 @@ class Optimizer:
 
     def _update(self, data, grad, state, group):
         """The new value of one parameter; each optimizer defines its own rule."""
-        raise TypeError(f"{type(self).__name__} defines no update rule: use SGD, Adam or "
-                        f"AdamW, or subclass Optimizer and define "
-                        f"_update(self, data, grad, state, group) -> new data")
+        raise TypeError(f"{type(self).__name__} defines no update rule: use one of "
+                        f"chainrule.optim's (SGD, Adam, ...), or subclass Optimizer and "
+                        f"define _update(self, data, grad, state, group) -> new data")
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Clear the gradients before the next backward pass: a Tensor's ``.grad``
