@@ -102,6 +102,10 @@ from seeds_and_tolerances import per_test_generator
 RNG = per_test_generator(5150)
 N_PROGRAMS = int(os.environ.get("CHAINRULE_TRAINING_FUZZ_N", "300"))
 RTOL, ATOL = 1e-10, 1e-12
+# LBFGS: see the module's docstring
+LBFGS_SHARE = 0.06
+LBFGS_RTOL, LBFGS_ATOL = 1e-7, 1e-9
+LBFGS_STATE_RTOL = 1e-4
 F64 = np.dtype(np.float64)
 
 
@@ -249,7 +253,49 @@ def draw_model(rng, loss, eval_only, regularised, adam):
     return front, layers
 
 
+BETAS = [(0.9, 0.999), (0.8, 0.9), (0.5, 0.8)]
+FLAG = [False, True]
+# each optimizer's hyperparameters (besides lr, weight_decay and maximize) and values
+HYPERPARAMETERS = {
+    "RMSprop": {"alpha": [0.99, 0.9], "eps": [1e-8, 1e-6], "momentum": [0.0, 0.5, 0.9],
+                "centered": FLAG},
+    "Adagrad": {"lr_decay": [0.0, 0.01], "initial_accumulator_value": [0.0, 0.1],
+                "eps": [1e-10, 1e-6]},
+    "Adadelta": {"rho": [0.9, 0.5], "eps": [1e-6, 1e-4]},
+    "Adamax": {"betas": BETAS, "eps": [1e-8, 1e-6]},
+    "NAdam": {"betas": BETAS, "eps": [1e-8, 1e-6], "momentum_decay": [4e-3, 0.1],
+              "decoupled_weight_decay": FLAG},
+    # beta2 0.8: rectified from the 6th step on; 0.6: never rectified
+    "RAdam": {"betas": [(0.9, 0.999), (0.9, 0.8), (0.5, 0.6)], "eps": [1e-8, 1e-6],
+              "decoupled_weight_decay": FLAG},
+}
+LEARNING_RATES = {"SGD": [0.01, 0.05, 0.1], "Adadelta": [1.0, 0.5], "Adagrad": [0.01, 0.1],
+                  "RMSprop": [1e-3, 1e-2], "Adamax": [2e-3, 2e-2]}
+# what a group may set of its own besides lr and weight_decay (not Adagrad's
+# initial_accumulator_value: torch fills every group's sum with the constructor's)
+GROUP_OWN = {"RMSprop": ["alpha", "momentum", "centered"], "Adagrad": ["lr_decay"],
+             "Adadelta": ["rho"], "Adamax": ["betas"], "NAdam": ["betas", "momentum_decay"],
+             "RAdam": ["betas"], "Adam": ["betas", "amsgrad"], "AdamW": ["betas", "amsgrad"],
+             "SGD": []}
+
+
+def draw_lbfgs(rng):
+    """LBFGS: one group, a few iterations a step(), with or without the line search
+    (without it, lr below 1: a full quasi-Newton step leaves the data's range)."""
+    wolfe = bool(rng.random() < 0.5)
+    defaults = {"lr": _pick(rng, [1.0, 0.5] if wolfe else [0.1, 0.3]),
+                "max_iter": int(rng.integers(2, 6)), "history_size": _pick(rng, [100, 2]),
+                "line_search_fn": "strong_wolfe" if wolfe else None}
+    if rng.random() < 0.3:
+        del defaults["history_size"]  # (torch's default, 100)
+    return {"kind": "LBFGS", "defaults": defaults, "groups": [{"params": None}]}
+
+
 def draw_optimizer(rng, kind, n_params):
+    if kind == "LBFGS":
+        spec = draw_lbfgs(rng)
+        spec["groups"][0]["params"] = list(range(n_params))
+        return spec
     if kind == "SGD":
         momentum = _pick(rng, [0.0, 0.5, 0.9])
         nesterov = bool(momentum and rng.random() < 0.4)
@@ -257,12 +303,17 @@ def draw_optimizer(rng, kind, n_params):
                     "dampening": 0.0 if nesterov else _pick(rng, [0.0, 0.0, 0.3]),
                     "nesterov": nesterov, "weight_decay": _pick(rng, [0.0, 0.0, 0.01]),
                     "maximize": bool(rng.random() < 0.15)}
-    else:
+    elif kind in ("Adam", "AdamW"):
         defaults = {"lr": _pick(rng, [1e-3, 1e-2, 5e-2]),
-                    "betas": _pick(rng, [(0.9, 0.999), (0.8, 0.9), (0.5, 0.8)]),
+                    "betas": _pick(rng, BETAS),
                     "eps": _pick(rng, [1e-8, 1e-6]),
                     "weight_decay": _pick(rng, [0.0, 0.01, 0.1]),
                     "amsgrad": bool(rng.random() < 0.3),
+                    "maximize": bool(rng.random() < 0.15)}
+    else:
+        defaults = {"lr": _pick(rng, LEARNING_RATES.get(kind, [1e-3, 1e-2, 5e-2])),
+                    **{k: _pick(rng, v) for k, v in HYPERPARAMETERS[kind].items()},
+                    "weight_decay": _pick(rng, [0.0, 0.01, 0.1]),
                     "maximize": bool(rng.random() < 0.15)}
     # A hyperparameter left out takes each library's default (nesterov's momentum stays)
     keep = {"lr", "momentum", "dampening"} if defaults.get("nesterov") else {"lr"}
@@ -278,6 +329,10 @@ def draw_optimizer(rng, kind, n_params):
             group["lr"] = defaults["lr"] * _pick(rng, [0.1, 0.5, 2.0])
         if groups and rng.random() < 0.4:
             group["weight_decay"] = _pick(rng, [0.0, 0.05])
+        if groups and GROUP_OWN[kind] and rng.random() < 0.4:
+            key = _pick(rng, GROUP_OWN[kind])
+            group[key] = _pick(rng, HYPERPARAMETERS.get(kind, {}).get(
+                key, {"betas": BETAS, "amsgrad": FLAG}.get(key)))
         groups.append(group)
     return {"kind": kind, "defaults": defaults, "groups": groups}
 
@@ -365,15 +420,23 @@ def draw_program(rng):
     """A random training program as plain data (see :func:`run_program`)."""
     eval_only = bool(rng.random() < 0.1)
     regularised = bool(rng.random() < 0.7)
+    kind = _pick(rng, ["SGD", "SGD", "Adam", "AdamW", *HYPERPARAMETERS]) \
+        if rng.random() > LBFGS_SHARE else "LBFGS"
     loss = draw_loss(rng)
-    kind = _pick(rng, ["SGD", "Adam", "AdamW"])
-    front, layers = draw_model(rng, loss, eval_only, regularised, kind != "SGD")
+    while kind == "LBFGS" and loss["kind"] == "bce":
+        # LBFGS's long steps take a Sigmoid to exactly 0 or 1, where BCELoss's gradient
+        # is nan in chainrule (test_bce_loss_gradient_at_a_probability_of_0_or_1)
+        loss = draw_loss(rng)
+    # (the optimizers that divide by a running size of each gradient entry)
+    front, layers = draw_model(rng, loss, eval_only, regularised,
+                               kind not in ("SGD", "LBFGS"))
     n_params = count_parameters(layers)
     optimizer = draw_optimizer(rng, kind, n_params)
     frozen = sorted(set(rng.choice(n_params, size=int(rng.integers(0, 2)) if n_params > 1
                                    else 0).tolist()))
     # none, one, or two schedules on the one optimizer (each scales the lr it finds)
-    schedulers = [spec for spec in [draw_scheduler(rng)] if spec is not None]
+    schedulers = [spec for spec in [draw_scheduler(rng)] if spec is not None] \
+        if kind != "LBFGS" else []
     if schedulers and rng.random() < 0.25:
         schedulers += [spec for spec in [draw_scheduler(rng)] if spec is not None]
     late = None
@@ -383,8 +446,12 @@ def draw_program(rng):
         late = {"at": int(rng.integers(1, 4)), "group": optimizer["groups"].pop()}
         if rng.random() < 0.5:
             late["group"]["lr"] = optimizer["defaults"]["lr"] * 3
-    n_steps = int(rng.integers(3, 9))
+    n_steps = int(rng.integers(3, 9)) if kind != "LBFGS" else int(rng.integers(2, 4))
     steps = draw_steps(rng, n_steps, eval_only, frozen, n_params)
+    if kind == "LBFGS":  # every step a step(closure) that zeroes the gradients
+        for step in steps:
+            step.update(closure=True, micro=1, clip=None,
+                        zero_grad=_pick(rng, ["optimizer", "model"]))
     return {"data_seed": int(rng.integers(2 ** 31)), "batch": int(rng.integers(3, 7)),
             "front": front, "layers": layers, "loss": loss, "optimizer": optimizer,
             "late_group": late, "frozen": frozen, "schedulers": schedulers,
@@ -559,6 +626,19 @@ def clip_by_hand(params, clip):
     return total
 
 
+def listed(entry):
+    """An optimizer's state for one parameter, LBFGS's lists (its history) as an entry
+    for each of their items: ``old_dirs[0]``, ..."""
+    flat = {}
+    for key, value in entry.items():
+        if isinstance(value, list):
+            flat[f"{key} length"] = np.array(len(value))
+            flat.update({f"{key}[{j}]": x for j, x in enumerate(value)})
+        else:
+            flat[key] = value
+    return flat
+
+
 class TorchSide:
     """The program in torch: what a PyTorch user writes."""
 
@@ -567,6 +647,9 @@ class TorchSide:
 
     def __init__(self, recipe, weights):
         self.recipe = recipe
+        lbfgs = recipe["optimizer"]["kind"] == "LBFGS"
+        self.tol = (LBFGS_RTOL, LBFGS_ATOL) if lbfgs else (RTOL, ATOL)
+        self.state_tol = (LBFGS_STATE_RTOL, LBFGS_ATOL) if lbfgs else self.tol
         self.groups = [dict(g) for g in recipe["optimizer"]["groups"]]
         self.frozen = set(recipe["frozen"])
         self.build(weights)
@@ -679,7 +762,8 @@ class TorchSide:
 
     def optimizer_state(self):
         state = self.opt.state_dict()
-        return ({i: {k: np.asarray(v) for k, v in entry.items()}
+        return ({i: {k: None if v is None else np.asarray(v)
+                     for k, v in listed(entry).items()}
                  for i, entry in state["state"].items()}, state["param_groups"])
 
     def grads(self):
@@ -741,7 +825,8 @@ class ChainruleSide(TorchSide):
 
     def optimizer_state(self):
         state = self.opt.state_dict()
-        return state["state"], state["param_groups"]
+        return {i: listed(entry) for i, entry in state["state"].items()}, \
+            state["param_groups"]
 
     def grads(self):
         grads = []
@@ -758,9 +843,10 @@ class ChainruleSide(TorchSide):
 # Running a program in both, comparing after every step
 # =======================================================================================
 
-def same(what, ours, theirs, floor=0.0):
+def same(what, ours, theirs, floor=0.0, tol=(RTOL, ATOL)):
     """ours (chainrule's, float64) equals theirs (torch's) to RTOL of its norm, plus ATOL
     an entry, plus ``floor`` (the rounding of the sums an array is made of)."""
+    rtol, atol = tol
     ours, theirs = np.asarray(ours), np.asarray(theirs)
     assert ours.shape == theirs.shape, f"{what}: shape {ours.shape}, torch's {theirs.shape}"
     if theirs.dtype.kind in "iub":
@@ -770,9 +856,9 @@ def same(what, ours, theirs, floor=0.0):
     assert ours.dtype == F64, f"{what}: dtype {ours.dtype}, expected float64"
     assert np.array_equal(np.isfinite(ours), np.isfinite(theirs)), f"{what}: {ours} {theirs}"
     error, size = np.linalg.norm(ours - theirs), np.linalg.norm(theirs)
-    assert error <= RTOL * size + ATOL * math.sqrt(theirs.size) + floor, (
+    assert error <= rtol * size + atol * math.sqrt(theirs.size) + floor, (
         f"{what}: off by {error:.3g} in norm, {error / size:.3g} of torch's "
-        f"(allowed {RTOL:g}, {ATOL:g} an entry, and {floor:.3g})\n ours:  {ours!r}\n torch: {theirs!r}")
+        f"(allowed {rtol:g}, {atol:g} an entry, and {floor:.3g})\n ours:  {ours!r}\n torch: {theirs!r}")
 
 
 def same_grads(when, ours, theirs):
@@ -790,7 +876,8 @@ def same_grads(when, ours, theirs):
             f"{when}: parameter {i}'s grad is {'None' if a is None else 'an array'}, " \
             f"torch's {'None' if b is None else 'an array'}"
         if b is not None:
-            same(f"{when}: parameter {i}'s grad", a, b, floor=RTOL * largest)
+            same(f"{when}: parameter {i}'s grad", a, b, floor=theirs.tol[0] * largest,
+                 tol=theirs.tol)
 
 
 def same_state(when, ours, theirs):
@@ -801,7 +888,7 @@ def same_state(when, ours, theirs):
         b = theirs.model_state(getattr(theirs, model))
         assert list(a) == list(b), f"{when}: {name}'s keys {list(a)}, torch's {list(b)}"
         for key in b:
-            same(f"{when}: {name}'s state {key!r}", a[key], b[key])
+            same(f"{when}: {name}'s state {key!r}", a[key], b[key], tol=theirs.tol)
     (state_a, groups_a), (state_b, groups_b) = ours.optimizer_state(), theirs.optimizer_state()
     assert sorted(state_a) == sorted(state_b), \
         f"{when}: optimizer state for parameters {sorted(state_a)}, torch's {sorted(state_b)}"
@@ -809,16 +896,21 @@ def same_state(when, ours, theirs):
         assert set(state_a[i]) == set(state_b[i]), \
             f"{when}: parameter {i}'s state {sorted(state_a[i])}, torch's {sorted(state_b[i])}"
         for key in state_b[i]:
-            value = state_a[i][key]
+            value, expected = state_a[i][key], state_b[i][key]
             if key == "step":  # (torch's is a float tensor, chainrule's a count)
-                assert float(value) == float(state_b[i][key]), f"{when}: step {value}"
+                assert float(value) == float(expected), f"{when}: step {value}"
+            elif expected is None or value is None:  # (LBFGS's history before it fills)
+                assert value is expected, f"{when}: parameter {i}'s {key!r} {value!r}"
             else:
-                same(f"{when}: parameter {i}'s {key!r}", value, state_b[i][key])
+                same(f"{when}: parameter {i}'s {key!r}", value, expected, tol=theirs.state_tol)
     assert len(groups_a) == len(groups_b), f"{when}: {len(groups_a)} groups"
     for g, (ga, gb) in enumerate(zip(groups_a, groups_b)):
         for key, value in ga.items():
             assert key in gb, f"{when}: group {g} has {key!r}, torch's has not"
-            if key == "params" or isinstance(value, (bool, tuple)):
+            if isinstance(value, tuple) and len(value) == len(gb[key]):  # betas
+                same(f"{when}: group {g}'s {key!r}", value, gb[key])
+            elif key == "params" or isinstance(value, bool) or value is None \
+                    or isinstance(value, str):
                 assert value == gb[key], f"{when}: group {g}'s {key} {value!r}, {gb[key]!r}"
             else:
                 same(f"{when}: group {g}'s {key!r}", float(value), float(gb[key]))
@@ -829,6 +921,16 @@ def same_state(when, ours, theirs):
 def run_program(recipe):
     """Run a recipe of :func:`draw_program` in torch and in chainrule, step by step,
     asserting after each step that the two agree (see the module's docstring)."""
+    dtype = torch.get_default_dtype()
+    # a float64 PyTorch program (torch keeps NAdam's mu_product in the default dtype)
+    torch.set_default_dtype(torch.float64)
+    try:
+        _run_program(recipe)
+    finally:
+        torch.set_default_dtype(dtype)
+
+
+def _run_program(recipe):
     rng = np.random.default_rng(recipe["data_seed"])
     torch_model = build_model(torch.nn, recipe["layers"])
     weights = draw_weights(rng, torch_model)
@@ -889,7 +991,7 @@ def run_step(recipe, k, step, sides, late, rng):
                 loss.backward()
                 return loss
             losses.append(side.value(side.opt.step(closure)))
-        same(f"{when}: the loss opt.step(closure) returned", *losses)
+        same(f"{when}: the loss opt.step(closure) returned", *losses, tol=theirs.tol)
         same_grads(f"{when}, after opt.step(closure)", ours, theirs)
     else:
         for side in sides:
@@ -903,7 +1005,7 @@ def run_step(recipe, k, step, sides, late, rng):
                     loss.backward(retain_graph=True)
                 loss.backward()
                 losses.append(side.value(loss))
-            same(f"{when}, micro-batch {m}: the loss", *losses)
+            same(f"{when}, micro-batch {m}: the loss", *losses, tol=theirs.tol)
         same_grads(f"{when}, after backward", ours, theirs)
         if step["clip"] is not None:
             norms = [side.clip(step["clip"]) for side in sides]
@@ -935,7 +1037,7 @@ def run_step(recipe, k, step, sides, late, rng):
                     outputs.append(side.value(side.ema.eval()(side.inputs(x))))
         for i, name in enumerate(["the model", "the running average"][:len(outputs) // 2]):
             same(f"{when}: a no_grad() evaluation of {name}", outputs[i],
-                 outputs[i + len(outputs) // 2])
+                 outputs[i + len(outputs) // 2], tol=theirs.tol)
         same_state(f"{when}, after the no_grad() evaluation", ours, theirs)
 
 
