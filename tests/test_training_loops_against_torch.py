@@ -104,8 +104,8 @@ N_PROGRAMS = int(os.environ.get("CHAINRULE_TRAINING_FUZZ_N", "300"))
 RTOL, ATOL = 1e-10, 1e-12
 # LBFGS: see the module's docstring
 LBFGS_SHARE = 0.06
-LBFGS_RTOL, LBFGS_ATOL = 1e-7, 1e-9
-LBFGS_STATE_RTOL = 1e-4
+LBFGS_RTOL, LBFGS_ATOL = 1e-8, 1e-10
+LBFGS_STATE_RTOL = 1e-6
 F64 = np.dtype(np.float64)
 
 
@@ -337,14 +337,40 @@ def draw_optimizer(rng, kind, n_params):
     return {"kind": kind, "defaults": defaults, "groups": groups}
 
 
-def draw_scheduler(rng):
-    """One schedule or none: two on one optimizer multiply in torch and not in chainrule
-    (test_two_schedules_on_one_optimizer_compose_as_in_torch)."""
-    kind = _pick(rng, [None, None, "StepLR", "CosineAnnealingLR", "LinearLR", "LinearWarmup",
-                       "LambdaLR", "ExponentialLR", "MultiStepLR"])
-    if kind is None:
-        return None
-    args = {"StepLR": lambda: {"step_size": int(rng.integers(1, 4)),
+SIMPLE_SCHEDULES = ["StepLR", "CosineAnnealingLR", "LinearLR", "LinearWarmup", "LambdaLR",
+                    "ExponentialLR", "MultiStepLR", "ConstantLR", "PolynomialLR",
+                    "CosineAnnealingWarmRestarts", "CyclicLR", "OneCycleLR"]
+# the optimizers whose momentum (or betas[0]) CyclicLR and OneCycleLR may cycle
+CYCLED_MOMENTUM = ("SGD", "Adam", "AdamW", "RMSprop", "Adamax", "NAdam", "RAdam")
+
+
+def draw_schedule_args(rng, kind, optimizer, n_steps):
+    """The arguments of one schedule that takes no other schedule."""
+    cycle = optimizer in CYCLED_MOMENTUM and rng.random() < 0.7
+    if kind == "CyclicLR":
+        mode = _pick(rng, ["triangular", "triangular2", "exp_range"])
+        args = {"base_lr": _pick(rng, [1e-4, 1e-3]), "max_lr": _pick(rng, [1e-2, 5e-2]),
+                "step_size_up": int(rng.integers(1, 4)), "mode": mode,
+                "cycle_momentum": cycle}
+        if rng.random() < 0.4:
+            args["step_size_down"] = int(rng.integers(1, 4))
+        if mode == "exp_range":
+            args["gamma"] = _pick(rng, [0.9, 0.99])
+        if cycle and rng.random() < 0.4:
+            args.update(base_momentum=0.85, max_momentum=0.95)
+        return args
+    if kind == "OneCycleLR":
+        args = {"max_lr": _pick(rng, [1e-2, 5e-2]),
+                "total_steps": max(n_steps, 4) + int(rng.integers(0, 3)),
+                "pct_start": _pick(rng, [0.3, 0.5]),
+                "anneal_strategy": _pick(rng, ["cos", "linear"]),
+                "three_phase": bool(rng.random() < 0.3),
+                "div_factor": _pick(rng, [25.0, 10.0]),
+                "final_div_factor": _pick(rng, [1e4, 100.0]), "cycle_momentum": cycle}
+        if cycle and rng.random() < 0.4:
+            args.update(base_momentum=0.8, max_momentum=0.9)
+        return args
+    return {"StepLR": lambda: {"step_size": int(rng.integers(1, 4)),
                                "gamma": _pick(rng, [0.1, 0.5, 0.9])},
             "CosineAnnealingLR": lambda: {"T_max": int(rng.integers(2, 8)),
                                           "eta_min": _pick(rng, [0.0, 1e-4])},
@@ -358,8 +384,50 @@ def draw_scheduler(rng):
             "ExponentialLR": lambda: {"gamma": _pick(rng, [0.7, 0.95])},
             "MultiStepLR": lambda: {"milestones": sorted({int(rng.integers(1, 6)),
                                                           int(rng.integers(1, 6))}),
-                                    "gamma": _pick(rng, [0.1, 0.5])}}[kind]()
-    return {"kind": kind, "args": args, "every": _pick(rng, ["step", "step", "epoch"])}
+                                    "gamma": _pick(rng, [0.1, 0.5])},
+            "ConstantLR": lambda: {"factor": _pick(rng, [1 / 3, 0.5]),
+                                   "total_iters": int(rng.integers(1, 5))},
+            "PolynomialLR": lambda: {"total_iters": int(rng.integers(2, 8)),
+                                     "power": _pick(rng, [0.5, 1.0, 2.0])},
+            "CosineAnnealingWarmRestarts": lambda: {"T_0": int(rng.integers(1, 4)),
+                                                    "T_mult": _pick(rng, [1, 2]),
+                                                    "eta_min": _pick(rng, [0.0, 1e-4])},
+            }[kind]()
+
+
+def draw_scheduler(rng, optimizer, n_steps):
+    """One schedule or none, on an optimizer of the kind ``optimizer``: a schedule of its
+    own, or SequentialLR or ChainedScheduler of two or three (each of its own), or
+    ReduceLROnPlateau stepped with the loss. A ChainedScheduler is not drawn inside a
+    SequentialLR: there torch's first milestone is deliberately not followed
+    (tests/test_schedules_against_torch.py,
+    test_a_chain_inside_sequential_starts_as_the_chain_alone_not_as_torch)."""
+    kind = _pick(rng, [None, None, None] + SIMPLE_SCHEDULES
+                 + ["SequentialLR", "ChainedScheduler", "ReduceLROnPlateau"])
+    if kind is None:
+        return None
+    if kind in ("SequentialLR", "ChainedScheduler"):
+        parts = [_pick(rng, SIMPLE_SCHEDULES) for _ in range(_pick(rng, [2, 2, 3]))]
+        args = {"schedules": [{"kind": part, "args": draw_schedule_args(rng, part, optimizer,
+                                                                         n_steps)}
+                              for part in parts]}
+        if kind == "SequentialLR":
+            args["milestones"] = sorted(rng.choice(np.arange(1, 7), size=len(parts) - 1,
+                                                   replace=False).tolist())
+        else:
+            args["pass_optimizer"] = bool(rng.random() < 0.5)
+    elif kind == "ReduceLROnPlateau":
+        args = {"mode": _pick(rng, ["min", "min", "min", "max"]),
+                "factor": _pick(rng, [0.5, 0.1]), "patience": int(rng.integers(0, 3)),
+                "threshold": _pick(rng, [1e-4, 1e-2]),
+                "threshold_mode": _pick(rng, ["rel", "abs"]),
+                "cooldown": int(rng.integers(0, 2)), "min_lr": _pick(rng, [0.0, 1e-4])}
+    else:
+        args = draw_schedule_args(rng, kind, optimizer, n_steps)
+    # chainrule's schedules as a port imports them: torch.optim.lr_scheduler.X becomes
+    # chainrule.optim.lr_scheduler.X (or cr.optim.X)
+    return {"kind": kind, "args": args, "every": _pick(rng, ["step", "step", "epoch"]),
+            "module": _pick(rng, ["chainrule.optim.lr_scheduler", "chainrule.optim"])}
 
 
 def draw_steps(rng, n, eval_only, frozen, n_params):
@@ -435,10 +503,12 @@ def draw_program(rng):
     frozen = sorted(set(rng.choice(n_params, size=int(rng.integers(0, 2)) if n_params > 1
                                    else 0).tolist()))
     # none, one, or two schedules on the one optimizer (each scales the lr it finds)
-    schedulers = [spec for spec in [draw_scheduler(rng)] if spec is not None] \
+    n_steps = int(rng.integers(3, 9)) if kind != "LBFGS" else int(rng.integers(2, 4))
+    schedulers = [spec for spec in [draw_scheduler(rng, kind, n_steps)] if spec is not None] \
         if kind != "LBFGS" else []
     if schedulers and rng.random() < 0.25:
-        schedulers += [spec for spec in [draw_scheduler(rng)] if spec is not None]
+        schedulers += [spec for spec in [draw_scheduler(rng, kind, n_steps)]
+                       if spec is not None]
     late = None
     if not schedulers and len(optimizer["groups"]) > 1 and rng.random() < 0.4:
         # (a schedule made before add_param_group knows nothing of the new group, in
@@ -446,7 +516,6 @@ def draw_program(rng):
         late = {"at": int(rng.integers(1, 4)), "group": optimizer["groups"].pop()}
         if rng.random() < 0.5:
             late["group"]["lr"] = optimizer["defaults"]["lr"] * 3
-    n_steps = int(rng.integers(3, 9)) if kind != "LBFGS" else int(rng.integers(2, 4))
     steps = draw_steps(rng, n_steps, eval_only, frozen, n_params)
     if kind == "LBFGS":  # every step a step(closure) that zeroes the gradients
         for step in steps:
@@ -604,6 +673,25 @@ def lr_lambda(spec):
                                                               / total)) / 2
 
 
+def build_schedule(S, opt, spec):
+    """The schedule of ``spec`` from the module ``S`` (torch.optim.lr_scheduler,
+    chainrule.optim.lr_scheduler or chainrule.optim), on the optimizer ``opt``."""
+    a, kind = spec["args"], spec["kind"]
+    if kind == "LinearWarmup" and S is torch.optim.lr_scheduler:  # (chainrule's own)
+        return S.LinearLR(opt, start_factor=a["start_factor"], end_factor=1.0,
+                          total_iters=a["warmup_steps"])
+    if kind == "LambdaLR":
+        return S.LambdaLR(opt, lr_lambda(a["lambda"]))
+    if kind == "SequentialLR":
+        return S.SequentialLR(opt, [build_schedule(S, opt, part) for part in a["schedules"]],
+                              milestones=a["milestones"])
+    if kind == "ChainedScheduler":
+        parts = [build_schedule(S, opt, part) for part in a["schedules"]]
+        return S.ChainedScheduler(parts, opt) if a["pass_optimizer"] else \
+            S.ChainedScheduler(parts)
+    return getattr(S, kind)(opt, **a)
+
+
 def clip_by_hand(params, clip):
     """torch.nn.utils.clip_grad_norm_ / clip_grad_value_ as a chainrule port writes them
     (chainrule has neither): the total norm of the gradients, and each ``p.grad``
@@ -687,14 +775,10 @@ class TorchSide:
         return cls([{**g, "params": [params[i] for i in g["params"]]} for g in self.groups],
                    **spec["defaults"])
 
+    schedules = torch.optim.lr_scheduler
+
     def make_scheduler(self, spec):
-        S, a = torch.optim.lr_scheduler, spec["args"]
-        if spec["kind"] == "LinearWarmup":
-            return S.LinearLR(self.opt, start_factor=a["start_factor"], end_factor=1.0,
-                              total_iters=a["warmup_steps"])
-        if spec["kind"] == "LambdaLR":
-            return S.LambdaLR(self.opt, lr_lambda(a["lambda"]))
-        return getattr(S, spec["kind"])(self.opt, **a)
+        return build_schedule(self.schedules, self.opt, spec)
 
     def zero_grad(self, step):
         if step["zero_grad"] == "optimizer":
@@ -785,10 +869,9 @@ class ChainruleSide(TorchSide):
                    **spec["defaults"])
 
     def make_scheduler(self, spec):
-        a, kind = spec["args"], spec["kind"]
-        if kind == "LambdaLR":
-            return optim.LambdaLR(self.opt, lr_lambda(a["lambda"]))
-        return getattr(optim, kind)(self.opt, **a)
+        schedules = {"chainrule.optim.lr_scheduler": optim.lr_scheduler,
+                     "chainrule.optim": optim}[spec["module"]]
+        return build_schedule(schedules, self.opt, spec)
 
     def inputs(self, x):
         if x.dtype.kind == "i" and not self.recipe["front"]["as_tensor"]:
@@ -990,7 +1073,8 @@ def run_step(recipe, k, step, sides, late, rng):
                 loss = side.loss(x, y, step)
                 loss.backward()
                 return loss
-            losses.append(side.value(side.opt.step(closure)))
+            side.last_loss = side.opt.step(closure)
+            losses.append(side.value(side.last_loss))
         same(f"{when}: the loss opt.step(closure) returned", *losses, tol=theirs.tol)
         same_grads(f"{when}, after opt.step(closure)", ours, theirs)
     else:
@@ -1004,6 +1088,7 @@ def run_step(recipe, k, step, sides, late, rng):
                 if step["retain_twice"]:
                     loss.backward(retain_graph=True)
                 loss.backward()
+                side.last_loss = loss
                 losses.append(side.value(loss))
             same(f"{when}, micro-batch {m}: the loss", *losses, tol=theirs.tol)
         same_grads(f"{when}, after backward", ours, theirs)
@@ -1021,7 +1106,10 @@ def run_step(recipe, k, step, sides, late, rng):
     for j, spec in enumerate(recipe["schedulers"]):
         if spec["every"] == "step" or (k + 1) % recipe["steps_per_epoch"] == 0:
             for side in sides:
-                side.scheds[j].step()
+                if spec["kind"] == "ReduceLROnPlateau":  # stepped with the step's loss
+                    side.scheds[j].step(side.last_loss.item())
+                else:
+                    side.scheds[j].step()
             same_state(f"{when}, after schedule {j}'s step()", ours, theirs)
     if step["no_grad_eval"] is not None:
         x, _ = draw_batch(rng, recipe)
