@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["require_number", "require_nonnegative", "require_flag", "require_positive_int",
-           "require_fraction"]
+           "require_fraction", "require_betas"]
 
 
 def require_number(owner: str, name: str, value: Any) -> None:
@@ -50,3 +50,16 @@ def require_fraction(owner: str, name: str, value: Any) -> None:
     require_number(owner, name, value)
     if not 0 <= value <= 1:
         raise ValueError(f"{owner}: {name} must be in [0, 1], got {value!r}")
+
+
+def require_betas(owner: str, group: dict[str, Any]) -> None:
+    """``group["betas"]``, the decays of Adam's family, a pair of real numbers each in
+    [0, 1); kept as a tuple."""
+    betas = group["betas"]
+    if not isinstance(betas, (tuple, list)) or len(betas) != 2:
+        raise ValueError(f"{owner}: betas must be a pair (beta1, beta2), got {betas!r}")
+    for i, beta in enumerate(betas):
+        require_number(owner, f"betas[{i}]", beta)
+        if not 0 <= beta < 1:
+            raise ValueError(f"{owner}: betas[{i}] must be in [0, 1), got {beta!r}")
+    group["betas"] = tuple(betas)

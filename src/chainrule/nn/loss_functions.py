@@ -58,16 +58,17 @@ def _reduce(losses, reduction):
 
 
 def _weights(op, name, weight, like):
-    """``weight`` ready to multiply losses computed from ``like``: a Tensor or traced
-    value as it is (so it can be differentiated), anything else an array in ``like``'s
-    float dtype. A string is the one mistake PyTorch's order makes likely (its
+    """``weight`` ready to multiply losses computed from ``like``, in ``like``'s float
+    dtype: a Tensor or traced value stays one (so it can be differentiated), anything
+    else becomes an array. A string is the one mistake PyTorch's order makes likely (its
     ``reduction`` comes after ``weight``), so it gets its own message."""
     if isinstance(weight, str):
         raise TypeError(f"{op}: {name} must be an array of weights, got {weight!r}; "
                         f"pass reduction={weight!r} by name")
-    if isinstance(weight, Box):
-        return weight
-    return xp.as_array(_raw(weight), dtype=float_dtype(_raw(like)))
+    dtype = float_dtype(_raw(like))
+    if isinstance(weight, Box):  # (cast by an operation: its derivative flows back)
+        return weight if weight.dtype == dtype else ops.astype(weight, dtype)
+    return xp.as_array(_raw(weight), dtype=dtype)
 
 
 def _class_weights(op, weight, logits):
@@ -78,7 +79,7 @@ def _class_weights(op, weight, logits):
     weight, shape = _weights(op, "weight", weight, logits), shape_of(logits)
     classes = shape[1] if len(shape) > 1 else shape[0]
     if shape_of(weight) != (classes,):
-        raise ValueError(f"{op}: weight of shape {shape_of(weight)} for logits of shape "
+        raise ValueError(f"{op}: weight of shape {shape_of(weight)} for inputs of shape "
                          f"{shape}; expected ({classes},), one weight per class")
     return weight
 
@@ -118,9 +119,9 @@ def cross_entropy(logits: ArrayLike, labels: ArrayLike, weight: ArrayLike | None
     Labels equal to ``ignore_index`` (-100 by default, as PyTorch's) contribute
     nothing, to the loss or to the gradient; "mean" divides by the number (or weight)
     of the other labels (NaN if there are none, as in PyTorch), "none" gives 0.0 for an
-    ignored row. (Under cr.jit, labels of -100 with the default ``ignore_index`` are
-    out of range: the program checks they are not; pass ``ignore_index`` to have them
-    ignored there.)
+    ignored row. (Under cr.jit, -100 is not looked for, so that a program keeps the
+    fused path: labels of -100 are out of range there and the program refuses them;
+    mark the rows with another ``ignore_index`` to have them ignored.)
 
     Targets of the logits' own shape are class probabilities (soft labels, a float
     array): the loss is -sum_c weight_c target_c log softmax_c along the class axis,
@@ -285,8 +286,14 @@ def nll_loss(log_probs: ArrayLike, labels: ArrayLike, weight: ArrayLike | None =
     """
     _check_reduction("nll_loss", reduction)
     labels = _raw(labels)
+    shape = shape_of(log_probs)
     table = _class_weights("nll_loss", weight, log_probs)
-    if len(shape_of(log_probs)) > 2:
+    # one example, log-probabilities (C,) with a 0-d label, as torch takes it
+    if len(shape) == 1 and not shape_of(labels):
+        losses = nll_loss(ops.expand_dims(log_probs, 0), ops.reshape(labels, (1,)), table,
+                          ignore_index, reduction)
+        return losses[0] if reduction == "none" else losses
+    if len(shape) > 2:
         rows, row_labels = _positions_as_rows("nll_loss", log_probs, labels)
         losses = nll_loss(rows, row_labels, table, ignore_index, reduction)
         return ops.reshape(losses, shape_of(labels)) if reduction == "none" else losses
@@ -295,14 +302,16 @@ def nll_loss(log_probs: ArrayLike, labels: ArrayLike, weight: ArrayLike | None =
     labels = labels.astype(np.int64) if isinstance(labels, Box) or type(labels) in xp.ARRAYS \
         else np.asarray(labels).astype(np.int64)
     kept = labels != ignore_index
-    safe = ops.where(kept, labels, 0)
+    # every label not ignored must be a class: -1 would pick the last one silently
+    safe = class_indices(ops.where(kept, labels, 0), shape, "nll_loss", "log-probabilities")
     dtype = float_dtype(_raw(log_probs))  # (float32 log-probabilities: a float32 loss)
     if table is None:
-        table = np.ones(shape_of(log_probs)[-1], dtype)
+        table = np.ones(shape[-1], dtype)
     weights = ops.take(table, safe) * kept
     losses = -log_probs[np.arange(len(labels)), safe] * weights
     if reduction == "mean":
-        return ops.sum(losses) / weights.sum()
+        with np.errstate(invalid="ignore", divide="ignore"):  # none kept: NaN, as torch
+            return ops.sum(losses) / weights.sum()
     return _reduce(losses, reduction)
 
 

@@ -35,19 +35,20 @@ def float_dtype(x):
     return dtype if dtype.kind in "fc" else xp.dtype(xp.float64)
 
 
-def class_indices(labels, shape):
-    """Class labels for scores of ``shape`` (N, C), as NumPy's index type: N integers,
-    each in [0, C), or a ValueError (in a cr.jit program, at every run). A label out of
-    range would pick another entry without an error, so the cross-entropy checks its
-    labels at every call; on an index array, the usual case, nothing is converted."""
+def class_indices(labels, shape, op="cross_entropy", scores="logits"):
+    """Class labels for ``scores`` of ``shape`` (N, C), as NumPy's index type: N
+    integers, each in [0, C), or a ValueError naming ``op`` (in a cr.jit program, at
+    every run). A label out of range would pick another entry without an error, so the
+    class losses check their labels at every call; on an index array, the usual case,
+    nothing is converted."""
     if type(labels) is not xp.ndarray:
         labels = as_array(labels)
     if len(shape) != 2 or labels.shape != shape[:1]:
-        raise ValueError(f"cross_entropy: logits of shape {shape} and labels of "
+        raise ValueError(f"{op}: {scores} of shape {shape} and labels of "
                          f"shape {labels.shape}; expected (N, C) and (N,)")
     if labels.dtype != xp.intp:
         if labels.dtype.kind not in "iu":
-            xp.require(xp.all(labels == xp.round(labels)), _not_integers)
+            xp.require(xp.all(labels == xp.round(labels)), _not_integers, op)
         labels = labels.astype(xp.intp)
     if labels.size:
         if type(labels) is xp.ndarray:
@@ -55,16 +56,16 @@ def class_indices(labels, shape):
             in_range = xp.maximum.reduce(labels.view(xp.uintp)) < shape[1]
         else:  # (a traced array, another library's: no view as another dtype)
             in_range = (xp.min(labels) >= 0) & (xp.max(labels) < shape[1])
-        xp.require(in_range, _out_of_range, shape[1], labels)
+        xp.require(in_range, _out_of_range, op, shape[1], labels)
     return labels
 
 
-def _not_integers():
-    return ValueError("cross_entropy: labels must be integer class indices")
+def _not_integers(op):
+    return ValueError(f"{op}: labels must be integer class indices")
 
 
-def _out_of_range(classes, labels):
-    return ValueError(f"cross_entropy: labels must lie in [0, {classes}), got values from "
+def _out_of_range(op, classes, labels):
+    return ValueError(f"{op}: labels must lie in [0, {classes}), got values from "
                       f"{labels.min()} to {labels.max()}")
 
 

@@ -41,10 +41,7 @@ class Adadelta(Optimizer):
 
     def _update(self, p, g, state, group):
         rho, eps = group["rho"], group["eps"]
-        if group["maximize"]:
-            g = -g
-        if group["weight_decay"]:
-            g = g + group["weight_decay"] * p
+        p, g = self._decayed(p, g, group)
         if not state:
             state["step"] = 0
             state["square_avg"] = np.zeros_like(p)

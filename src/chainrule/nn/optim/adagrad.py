@@ -47,10 +47,7 @@ class Adagrad(Optimizer):
         require_flag("Adagrad", "maximize", group["maximize"])
 
     def _update(self, p, g, state, group):
-        if group["maximize"]:
-            g = -g
-        if group["weight_decay"]:
-            g = g + group["weight_decay"] * p
+        p, g = self._decayed(p, g, group)
         if not state:  # a group added after the start, or a state loaded without it
             state["step"] = 0
             state["sum"] = np.full_like(p, group["initial_accumulator_value"])

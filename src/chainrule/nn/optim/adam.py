@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ..hyperparameters import require_flag, require_nonnegative, require_number
+from ..hyperparameters import require_betas, require_flag, require_nonnegative
 from ..updates import adam_step, moving_average
 from .optimizer import Optimizer, Params
 
@@ -40,29 +40,16 @@ class Adam(Optimizer):
     def _check(self, group):
         super()._check(group)
         name = self._name
-        betas = group["betas"]
-        if not isinstance(betas, (tuple, list)) or len(betas) != 2:
-            raise ValueError(f"{name}: betas must be a pair (beta1, beta2), got {betas!r}")
-        for i, beta in enumerate(betas):
-            require_number(name, f"betas[{i}]", beta)
-            if not 0 <= beta < 1:
-                raise ValueError(f"{name}: betas[{i}] must be in [0, 1), got {beta!r}")
-        group["betas"] = tuple(betas)
+        require_betas(name, group)
         require_nonnegative(name, "eps", group["eps"])
         require_nonnegative(name, "weight_decay", group["weight_decay"])
         require_flag(name, "amsgrad", group["amsgrad"])
         require_flag(name, "maximize", group["maximize"])
 
     def _update(self, p, g, state, group):
-        lr, eps, decay = group["lr"], group["eps"], group["weight_decay"]
+        lr, eps = group["lr"], group["eps"]
         beta1, beta2 = group["betas"]
-        if group["maximize"]:
-            g = -g
-        if decay:
-            if self._decoupled:
-                p = p * (1 - lr * decay)
-            else:
-                g = g + decay * p
+        p, g = self._decayed(p, g, group, decoupled=self._decoupled)
         if not state:
             state["step"] = 0
             state["exp_avg"] = np.zeros_like(p)

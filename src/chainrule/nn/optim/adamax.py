@@ -2,24 +2,11 @@
 
 import numpy as np
 
-from ..hyperparameters import require_flag, require_nonnegative, require_number
+from ..hyperparameters import require_betas, require_flag, require_nonnegative
 from ..updates import adamax_step, moving_average
 from .optimizer import Optimizer, Params
 
 __all__ = ["Adamax"]
-
-
-def check_betas(name, group):
-    """Adam's check of ``betas`` (each in [0, 1)), for the optimizers of its family
-    here: a pair of real numbers, kept as a tuple."""
-    betas = group["betas"]
-    if not isinstance(betas, (tuple, list)) or len(betas) != 2:
-        raise ValueError(f"{name}: betas must be a pair (beta1, beta2), got {betas!r}")
-    for i, beta in enumerate(betas):
-        require_number(name, f"betas[{i}]", beta)
-        if not 0 <= beta < 1:
-            raise ValueError(f"{name}: betas[{i}] must be in [0, 1), got {beta!r}")
-    group["betas"] = tuple(betas)
 
 
 class Adamax(Optimizer):
@@ -46,17 +33,14 @@ class Adamax(Optimizer):
 
     def _check(self, group):
         super()._check(group)
-        check_betas("Adamax", group)
+        require_betas("Adamax", group)
         require_nonnegative("Adamax", "eps", group["eps"])
         require_nonnegative("Adamax", "weight_decay", group["weight_decay"])
         require_flag("Adamax", "maximize", group["maximize"])
 
     def _update(self, p, g, state, group):
         beta1, beta2 = group["betas"]
-        if group["maximize"]:
-            g = -g
-        if group["weight_decay"]:
-            g = g + group["weight_decay"] * p
+        p, g = self._decayed(p, g, group)
         if not state:
             state["step"] = 0
             state["exp_avg"] = np.zeros_like(p)

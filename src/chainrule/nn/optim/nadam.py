@@ -2,9 +2,8 @@
 
 import numpy as np
 
-from ..hyperparameters import require_flag, require_nonnegative
+from ..hyperparameters import require_betas, require_flag, require_nonnegative
 from ..updates import moving_average
-from .adamax import check_betas
 from .optimizer import Optimizer, Params
 
 __all__ = ["NAdam"]
@@ -48,22 +47,16 @@ class NAdam(Optimizer):
 
     def _check(self, group):
         super()._check(group)
-        check_betas("NAdam", group)
+        require_betas("NAdam", group)
         for name in ("eps", "weight_decay", "momentum_decay"):
             require_nonnegative("NAdam", name, group[name])
         require_flag("NAdam", "decoupled_weight_decay", group["decoupled_weight_decay"])
         require_flag("NAdam", "maximize", group["maximize"])
 
     def _update(self, p, g, state, group):
-        lr, eps, decay = group["lr"], group["eps"], group["weight_decay"]
+        lr, eps = group["lr"], group["eps"]
         beta1, beta2 = group["betas"]
-        if group["maximize"]:
-            g = -g
-        if decay:
-            if group["decoupled_weight_decay"]:
-                p = p * (1 - lr * decay)
-            else:
-                g = g + decay * p
+        p, g = self._decayed(p, g, group, decoupled=group["decoupled_weight_decay"])
         if not state:
             state["step"] = 0
             state["mu_product"] = 1.0

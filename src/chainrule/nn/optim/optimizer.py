@@ -174,6 +174,22 @@ class Optimizer:
         if not lr >= 0:
             raise ValueError(f"{self._name}: lr must be >= 0, got {lr!r}")
 
+    @staticmethod
+    def _decayed(p, g, group, decoupled=False):
+        """The parameter and the gradient a step starts from, in PyTorch's order: the
+        gradient's sign flipped for ``maximize``, then ``weight_decay`` either added to
+        it (L2, ``g + decay * p``) or, ``decoupled``, applied to the weights
+        (``p * (1 - lr * decay)``, AdamW's)."""
+        if group["maximize"]:
+            g = -g
+        decay = group["weight_decay"]
+        if decay:
+            if decoupled:
+                p = p * (1 - group["lr"] * decay)
+            else:
+                g = g + decay * p
+        return p, g
+
     def _update(self, data, grad, state, group):
         """The new value of one parameter; each optimizer defines its own rule."""
         raise TypeError(f"{type(self).__name__} defines no update rule: use one of "

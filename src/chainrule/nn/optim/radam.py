@@ -2,9 +2,8 @@
 
 import numpy as np
 
-from ..hyperparameters import require_flag, require_nonnegative
+from ..hyperparameters import require_betas, require_flag, require_nonnegative
 from ..updates import moving_average
-from .adamax import check_betas
 from .optimizer import Optimizer, Params
 
 __all__ = ["RAdam"]
@@ -44,22 +43,16 @@ class RAdam(Optimizer):
 
     def _check(self, group):
         super()._check(group)
-        check_betas("RAdam", group)
+        require_betas("RAdam", group)
         require_nonnegative("RAdam", "eps", group["eps"])
         require_nonnegative("RAdam", "weight_decay", group["weight_decay"])
         require_flag("RAdam", "decoupled_weight_decay", group["decoupled_weight_decay"])
         require_flag("RAdam", "maximize", group["maximize"])
 
     def _update(self, p, g, state, group):
-        lr, eps, decay = group["lr"], group["eps"], group["weight_decay"]
+        lr, eps = group["lr"], group["eps"]
         beta1, beta2 = group["betas"]
-        if group["maximize"]:
-            g = -g
-        if decay:
-            if group["decoupled_weight_decay"]:
-                p = p * (1 - lr * decay)
-            else:
-                g = g + decay * p
+        p, g = self._decayed(p, g, group, decoupled=group["decoupled_weight_decay"])
         if not state:
             state["step"] = 0
             state["exp_avg"] = np.zeros_like(p)

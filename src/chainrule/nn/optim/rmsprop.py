@@ -45,11 +45,8 @@ class RMSprop(Optimizer):
 
     def _update(self, p, g, state, group):
         lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
-        momentum, decay = group["momentum"], group["weight_decay"]
-        if group["maximize"]:
-            g = -g
-        if decay:
-            g = g + decay * p
+        momentum = group["momentum"]
+        p, g = self._decayed(p, g, group)
         if not state:
             state["step"] = 0
             state["square_avg"] = np.zeros_like(p)

@@ -47,11 +47,8 @@ class SGD(Optimizer):
                              f"dampening={group['dampening']!r}")
 
     def _update(self, p, g, state, group):
-        lr, momentum, decay = group["lr"], group["momentum"], group["weight_decay"]
-        if group["maximize"]:
-            g = -g
-        if decay:
-            g = g + decay * p
+        lr, momentum = group["lr"], group["momentum"]
+        p, g = self._decayed(p, g, group)
         if momentum:
             buf = state.get("momentum_buffer")
             # The first step takes the gradient as it is, undamped (PyTorch does so).
