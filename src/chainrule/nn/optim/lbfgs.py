@@ -2,9 +2,9 @@
 stopping tests, so the same numbers.
 
 Unlike the other optimizers, L-BFGS sees all the parameters as one flat vector (their
-gradients concatenated in order; a complex number as two real ones, as PyTorch's) and evaluates the loss several times per ``step``:
-``step(closure)`` needs a closure that zeroes the gradients, computes the loss,
-calls ``backward()`` and returns the loss.
+gradients concatenated in order; a complex number as two real ones, as PyTorch's) and
+evaluates the loss several times per ``step``: ``step(closure)`` needs a closure that
+zeroes the gradients, computes the loss, calls ``backward()`` and returns the loss.
 """
 
 from typing import Any, Callable
