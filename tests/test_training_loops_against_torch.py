@@ -441,8 +441,11 @@ def draw_steps(rng, n, eval_only, frozen, n_params):
             toggle.add(int(rng.integers(n_params)))
         frozen ^= toggle
         zero = _pick(rng, ["optimizer", "optimizer", "model", None]) if k else "optimizer"
-        clip = _pick(rng, [None, None, ("norm", _pick(rng, [0.1, 1.0, 10.0]), 2.0),
-                           ("norm", 0.5, "inf"), ("value", _pick(rng, [0.05, 0.5]))])
+        # (max_norm, norm_type, error_if_nonfinite: the gradients are finite)
+        clip = _pick(rng, [None, None, ("norm", _pick(rng, [0.1, 1.0, 10.0]), 2.0,
+                                        bool(rng.random() < 0.3)),
+                           ("norm", 0.5, _pick(rng, ["inf", 1.0]), False),
+                           ("value", _pick(rng, [0.05, 0.5]))])
         steps.append({"mode": "eval" if eval_only or rng.random() < 0.2 else "train",
                       "zero_grad": zero, "set_to_none": bool(rng.random() < 0.6),
                       "micro": _pick(rng, [1, 1, 2, 3]),
@@ -462,10 +465,13 @@ def draw_steps(rng, n, eval_only, frozen, n_params):
                       # test_a_learning_rate_set_by_hand_is_kept_by_the_schedule)
                       "lr_scale": None if rng.random() < 0.85 else _pick(rng, [0.5, 2.0]),
                       "requires_grad_toggled": sorted(toggle),
-                      # the weights changed in place under no_grad(): p.mul_(c), or
-                      # p.add_(noise, alpha=c)
-                      "weights_in_place": _pick(rng, [None] * 12 + [("mul_", 0.98),
-                                                                    ("add_", 0.01)])})
+                      # the weights changed in place under no_grad(): p.mul_(c),
+                      # p.add_(noise, alpha=c), clamped (p.clamp_(-c, c), as a WGAN's
+                      # critic), p.addcmul_(noise, noise, value=c),
+                      # p.addcdiv_(noise, 1 + noise * noise, value=c)
+                      "weights_in_place": _pick(rng, [None] * 12 + [
+                          ("mul_", 0.98), ("add_", 0.01), ("clamp_", _pick(rng, [0.3, 1.0])),
+                          ("addcmul_", 0.01), ("addcdiv_", -0.02)])})
     return steps
 
 
@@ -482,6 +488,40 @@ def count_parameters(layers):
                   "layernorm": lambda: args[1] + args[2], "batchnorm1d": lambda: 2 * args[2],
                   "batchnorm2d": lambda: 2 * args[2]}.get(name, lambda: 0)()
     return count
+
+
+def parameters_of(layers, j):
+    """The numbers in ``model.parameters()`` of the layer ``layers[j]``."""
+    first = count_parameters(layers[:j])
+    return set(range(first, count_parameters(layers[:j + 1])))
+
+
+def keep_something_trained(layers, frozen, frozen_module, steps):
+    """With a layer frozen as a whole too, the steps' requires_grad_ switches could
+    freeze every parameter (a backward without a graph, refused by both libraries):
+    a step's switches that would are dropped, and the layer is not frozen if that alone
+    freezes everything. Returns the layer frozen (or None)."""
+    if frozen_module is None:
+        return None
+    n, module = count_parameters(layers), parameters_of(layers, frozen_module)
+    if not module or set(frozen) | module >= set(range(n)):
+        for step in steps:
+            step.pop("module_requires_grad", None)
+        return None
+    trained, switched = set(range(n)) - set(frozen) - module, set(frozen)
+    for step in steps:
+        after, now_switched = set(trained), set(switched)
+        for i in step["requires_grad_toggled"]:
+            (after.add if i in now_switched else after.discard)(i)
+            now_switched ^= {i}
+        if step.get("module_requires_grad") is not None:
+            after = after | module if step["module_requires_grad"] else after - module
+        if not after:  # (the step's switches dropped)
+            step["requires_grad_toggled"] = []
+            step.pop("module_requires_grad", None)
+        else:
+            trained, switched = after, now_switched
+    return frozen_module
 
 
 def draw_program(rng):
@@ -517,14 +557,25 @@ def draw_program(rng):
         if rng.random() < 0.5:
             late["group"]["lr"] = optimizer["defaults"]["lr"] * 3
     steps = draw_steps(rng, n_steps, eval_only, frozen, n_params)
+    # a layer with weights frozen with Module.requires_grad_(False), switched back on
+    # (or off again) at a step
+    with_weights = [j for j, layer in enumerate(layers)
+                    if layer[0] in ("linear", "conv1d", "conv2d", "embedding")]
+    frozen_module = _pick(rng, with_weights) if rng.random() < 0.15 else None
+    if frozen_module is not None and rng.random() < 0.6:
+        steps[int(rng.integers(1, n_steps))]["module_requires_grad"] = \
+            bool(rng.random() < 0.8)
+    frozen_module = keep_something_trained(layers, frozen, frozen_module, steps)
     if kind == "LBFGS":  # every step a step(closure) that zeroes the gradients
         for step in steps:
             step.update(closure=True, micro=1, clip=None,
                         zero_grad=_pick(rng, ["optimizer", "model"]))
     return {"data_seed": int(rng.integers(2 ** 31)), "batch": int(rng.integers(3, 7)),
             "front": front, "layers": layers, "loss": loss, "optimizer": optimizer,
-            "late_group": late, "frozen": frozen, "schedulers": schedulers,
-            "ema": _pick(rng, [None, None, None, 0.9, 0.5]),
+            "late_group": late, "frozen": frozen, "frozen_module": frozen_module,
+            "schedulers": schedulers,
+            "ema": _pick(rng, [None, None, None, (0.9, "lerp_"), (0.5, "lerp_"),
+                               (0.9, "mul_add_")]),
             "steps_per_epoch": int(rng.integers(2, 4)),
             "steps": steps}
 
@@ -692,28 +743,6 @@ def build_schedule(S, opt, spec):
     return getattr(S, kind)(opt, **a)
 
 
-def clip_by_hand(params, clip):
-    """torch.nn.utils.clip_grad_norm_ / clip_grad_value_ as a chainrule port writes them
-    (chainrule has neither): the total norm of the gradients, and each ``p.grad``
-    rewritten. Returns the total norm (None for clipping by value)."""
-    grads = [p for p in params if p.grad is not None]
-    if clip[0] == "value":
-        for p in grads:
-            p.grad = np.clip(p.grad, -clip[1], clip[1])
-        return None
-    max_norm, norm_type = clip[1], clip[2]
-    if not grads:
-        return 0.0
-    if norm_type == "inf":
-        total = max(float(np.max(np.abs(p.grad))) for p in grads)
-    else:
-        total = math.sqrt(sum(float(np.sum(p.grad * p.grad)) for p in grads))
-    coef = min(max_norm / (total + 1e-6), 1.0)
-    for p in grads:
-        p.grad = p.grad * coef
-    return total
-
-
 def listed(entry):
     """An optimizer's state for one parameter, LBFGS's lists (its history) as an entry
     for each of their items: ``old_dirs[0]``, ..."""
@@ -740,18 +769,21 @@ class TorchSide:
         self.state_tol = (LBFGS_STATE_RTOL, LBFGS_ATOL) if lbfgs else self.tol
         self.groups = [dict(g) for g in recipe["optimizer"]["groups"]]
         self.frozen = set(recipe["frozen"])
+        self.module_frozen = recipe["frozen_module"] is not None
         self.build(weights)
         self.ema = None
         if recipe["ema"] is not None:  # a running average of the weights, in a copy
             self.ema = copy.deepcopy(self.model)
-            for p in self.ema.parameters():
-                p.requires_grad_(False)
+            self.ema.requires_grad_(False)
 
     def update_ema(self):
-        decay = self.recipe["ema"]
+        decay, how = self.recipe["ema"]
         with self.no_grad():
             for average, p in zip(self.ema.parameters(), self.model.parameters()):
-                average.mul_(decay).add_(p.detach(), alpha=1 - decay)
+                if how == "lerp_":
+                    average.lerp_(p.detach(), 1 - decay)
+                else:
+                    average.mul_(decay).add_(p.detach(), alpha=1 - decay)
 
     def build(self, weights, schedule=True):
         recipe = self.recipe
@@ -760,6 +792,8 @@ class TorchSide:
         params = list(self.model.parameters())
         for i in self.frozen:
             params[i].requires_grad_(False)
+        if recipe["frozen_module"] is not None:  # a layer frozen as a whole, or again on
+            self.model[recipe["frozen_module"]].requires_grad_(not self.module_frozen)
         self.opt = self.make_optimizer(params)
         self.scheds = [self.make_scheduler(spec) for spec in recipe["schedulers"]] \
             if schedule else []
@@ -811,12 +845,17 @@ class TorchSide:
         return t.detach().numpy()
 
     def clip(self, clip):
+        """torch.nn.utils.clip_grad_norm_ or clip_grad_value_ (chainrule.nn.utils's in a
+        port): the total norm before clipping, None for clipping by value."""
         params = list(self.model.parameters())
         if clip[0] == "value":
-            torch.nn.utils.clip_grad_value_(params, clip[1])
+            self.nn.utils.clip_grad_value_(params, clip[1])
             return None
         norm_type = float("inf") if clip[2] == "inf" else clip[2]
-        return float(torch.nn.utils.clip_grad_norm_(params, clip[1], norm_type=norm_type))
+        total = self.nn.utils.clip_grad_norm_(params, clip[1], norm_type=norm_type,
+                                              **({"error_if_nonfinite": True}
+                                                 if clip[3] else {}))
+        return self.value(total)
 
     def save(self):
         return (copy.deepcopy(self.model.state_dict()), copy.deepcopy(self.opt.state_dict()),
@@ -831,8 +870,12 @@ class TorchSide:
     def restore(self, saved, fresh_weights, schedule_last):
         """Resume from a checkpoint, as a training script does after a restart: a model,
         an optimizer and a schedule built afresh, then each loads its state (the
-        schedule built before the optimizer loads, or after)."""
+        schedule built before the optimizer loads, or after), its parameters frozen as
+        they were."""
+        trained = [p.requires_grad for p in self.model.parameters()]
         self.build(fresh_weights, schedule=not schedule_last)
+        for p, flag in zip(self.model.parameters(), trained, strict=True):
+            p.requires_grad_(flag)
         model_state, opt_state, sched_state = saved
         self.model.load_state_dict(model_state)
         self.opt.load_state_dict(opt_state)
@@ -889,9 +932,6 @@ class ChainruleSide(TorchSide):
     def value(self, t):
         assert t.dtype == F64, f"chainrule's output is {t.dtype}"
         return np.asarray(t.data)
-
-    def clip(self, clip):
-        return clip_by_hand(self.model.parameters(), clip)
 
     def save(self):
         return (self.model.state_dict(), self.opt.state_dict(),
@@ -1048,6 +1088,9 @@ def run_step(recipe, k, step, sides, late, rng):
         for i in step["requires_grad_toggled"]:
             params[i].requires_grad_(i in side.frozen)
             side.frozen ^= {i}
+        if step.get("module_requires_grad") is not None:
+            side.model[recipe["frozen_module"]].requires_grad_(step["module_requires_grad"])
+            side.module_frozen = not step["module_requires_grad"]
         if step["lr_scale"] is not None:
             for group in side.opt.param_groups:
                 group["lr"] = group["lr"] * step["lr_scale"]
@@ -1058,10 +1101,17 @@ def run_step(recipe, k, step, sides, late, rng):
         for side in sides:
             with side.no_grad():
                 for p, noise in zip(side.model.parameters(), noises):
+                    noise = side.inputs(noise)
                     if method == "mul_":
                         p.mul_(c)
+                    elif method == "add_":
+                        p.add_(noise, alpha=c)
+                    elif method == "clamp_":
+                        p.clamp_(-c, c)
+                    elif method == "addcmul_":
+                        p.addcmul_(noise, noise, value=c)
                     else:
-                        p.add_(side.inputs(noise), alpha=c)
+                        p.addcdiv_(noise, 1 + noise * noise, value=c)
         same_state(f"{when}, after changing the weights in place", ours, theirs)
     batches = [draw_batch(rng, recipe) for _ in range(step["micro"])]
     if step["closure"]:
@@ -1142,8 +1192,9 @@ def test_a_random_training_program_gives_torchs_numbers(program):
     recipe = draw_program(RNG)
     try:
         run_program(recipe)
-    except AssertionError as error:
-        raise AssertionError(f"{error}\n\nreproducer:\n{reproducer(recipe)}") from None
+    except Exception as error:  # (an error raised by one library only, too)
+        raise AssertionError(f"{type(error).__name__}: {error}\n\nreproducer:\n"
+                             f"{reproducer(recipe)}") from error
 
 
 # =======================================================================================
