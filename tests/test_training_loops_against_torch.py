@@ -606,6 +606,13 @@ def draw_program(rng):
         steps[int(rng.integers(1, n_steps))]["module_requires_grad"] = \
             bool(rng.random() < 0.8)
     frozen_module = keep_something_trained(layers, frozen, frozen_module, steps)
+    if any(spec["kind"] == "SequentialLR" and "MultiStepLR" in
+           [part["kind"] for part in spec["args"]["schedules"]] for spec in schedulers):
+        # cr.save and cr.load give MultiStepLR's milestones (a Counter, as torch's) back
+        # as a dict, which SequentialLR's switch to it refuses:
+        # test_multistep_lr_in_sequential_lr_through_cr_save_and_cr_load
+        for step in steps:
+            step["checkpoint"] = step["checkpoint"] and "memory"
     if kind == "LBFGS":  # every step a step(closure) that zeroes the gradients
         for step in steps:
             step.update(closure=True, micro=1, clip=None,
@@ -783,6 +790,10 @@ def build_schedule(S, opt, spec):
     return getattr(S, kind)(opt, **a)
 
 
+class OutOfTheDraw(Exception):
+    """A program reached a difference from torch kept as a strict xfail: it ends there."""
+
+
 def listed(entry):
     """An optimizer's state for one parameter, LBFGS's lists (its history) as an entry
     for each of their items: ``old_dirs[0]``, ..."""
@@ -867,6 +878,12 @@ class TorchSide:
             out = out.reshape(out.shape[0], spec["classes"], spec["extra_dim"])
             if spec["kind"] == "nll":
                 out = self.nn.functional.log_softmax(out, dim=1)
+        if spec["kind"] == "bce" and self.name == "torch":
+            near = out.detach() * (1 - out.detach()) < 1e-12
+            if bool(near.any()):
+                # where BCELoss's gradient is not torch's (a probability within 1e-12
+                # of 0 or 1: test_bce_loss_gradient_near_a_probability_of_0_or_1)
+                raise OutOfTheDraw("BCELoss of a probability within 1e-12 of 0 or 1")
         loss = self.loss_fn(out, self.targets(y))
         if self.recipe["loss"]["reduction"] == "none":
             loss = loss.mean()
@@ -1113,7 +1130,10 @@ def _run_program(recipe):
                         saved = side.through_file(saved, os.path.join(folder, side.name))
                     side.restore(saved, fresh, step["schedule_built_last"])
                 same_state(f"step {k}, resumed from a checkpoint", ours, theirs)
-            run_step(recipe, k, step, sides, late, rng)
+            try:
+                run_step(recipe, k, step, sides, late, rng)
+            except OutOfTheDraw:  # (the program ends where it leaves what is compared)
+                return
 
 
 def run_step(recipe, k, step, sides, late, rng):
@@ -1410,3 +1430,74 @@ def test_bce_loss_gradient_at_a_probability_of_0_or_1():
     nn.BCELoss()(p, cr.tensor(y)).backward()
     torch.nn.BCELoss()(q, torch.from_numpy(y)).backward()
     same("the gradient at 1 and 0", p.grad, q.grad.numpy())
+
+
+@pytest.mark.xfail(strict=True, reason="chainrule defect: BCELoss's gradient where "
+                   "x (1 - x) < 1e-12 is the exact one; torch's divides by 1e-12 there")
+def test_bce_loss_gradient_near_a_probability_of_0_or_1():
+    """torch's BCELoss divides its gradient by max(x (1 - x), 1e-12): for a probability
+    within about 1e-12 of 0 or 1 its gradient is smaller than the exact one, which
+    chainrule's is. Found by the draw (an RMSprop program whose Sigmoid reached 2e-13
+    at its third step: the loss agreed, the first layer's gradient was off by 2 times
+    its size); a program that reaches such a probability ends there.
+
+        p = cr.tensor([2e-13, 1 - 2e-13], requires_grad=True)
+        cr.nn.BCELoss()(p, cr.tensor([0.5, 0.5])).backward()
+        p.grad             # [-1.25e12, 1.25e12]; torch's [-2.5e11, 2.5e11]
+    """
+    y = np.array([0.5, 0.5])
+    p, q = cr.tensor([2e-13, 1 - 2e-13], requires_grad=True), \
+        torch.tensor([2e-13, 1 - 2e-13], dtype=torch.float64, requires_grad=True)
+    ours, theirs = nn.BCELoss()(p, cr.tensor(y)), torch.nn.BCELoss()(q, torch.from_numpy(y))
+    ours.backward()
+    theirs.backward()
+    same("the loss", np.asarray(ours.data), theirs.detach().numpy())
+    same("the gradient", p.grad, q.grad.numpy(), tol=(1e-6, 0))
+
+
+@pytest.mark.xfail(strict=True, raises=AttributeError,
+                   reason="chainrule defect: cr.save/cr.load give "
+                   "MultiStepLR's milestones (a Counter) back as a dict, which "
+                   "SequentialLR's switch to it refuses (AttributeError)")
+def test_multistep_lr_in_sequential_lr_through_cr_save_and_cr_load():
+    """A SequentialLR of CosineAnnealingLR then MultiStepLR, saved after a step with
+    cr.save, loaded with cr.load into a new one: at the milestone torch's goes on with
+    MultiStepLR (torch.save keeps the Counter); chainrule's raises AttributeError
+    ('dict' object has no attribute 'elements'). Kept in memory, it goes on as torch's.
+
+        sched = cr.optim.lr_scheduler.SequentialLR(opt, [
+            cr.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=4),
+            cr.optim.lr_scheduler.MultiStepLR(opt, milestones=[2], gamma=0.1)],
+            milestones=[2])
+        opt.step(); sched.step()
+        cr.save(sched.state_dict(), path)
+        ... a new opt and sched, sched.load_state_dict(cr.load(path))
+        opt.step(); sched.step(); opt.step(); sched.step()   # AttributeError
+    """
+    rates = []
+    with tempfile.TemporaryDirectory() as folder:
+        for S, SGD, save, load, p in (
+                (torch.optim.lr_scheduler, torch.optim.SGD, torch.save, torch.load,
+                 torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)),
+                (optim.lr_scheduler, optim.SGD, cr.save, cr.load,
+                 cr.tensor([1.0, 2.0], requires_grad=True))):
+            def make(opt, S=S):
+                return S.SequentialLR(opt, [S.CosineAnnealingLR(opt, T_max=4),
+                                            S.MultiStepLR(opt, milestones=[2], gamma=0.1)],
+                                      milestones=[2])
+            opt = SGD([p], lr=0.1)
+            sched = make(opt)
+            opt.step()
+            sched.step()
+            path = os.path.join(folder, S.__name__)
+            save({"optimizer": opt.state_dict(), "scheduler": sched.state_dict()}, path)
+            saved = load(path)
+            opt = SGD([p], lr=0.1)
+            opt.load_state_dict(saved["optimizer"])
+            sched = make(opt)
+            sched.load_state_dict(saved["scheduler"])
+            for _ in range(3):
+                opt.step()
+                sched.step()
+            rates.append(sched.get_last_lr())
+    same("get_last_lr() after the milestone", rates[1], rates[0])
