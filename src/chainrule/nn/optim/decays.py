@@ -81,6 +81,13 @@ class MultiStepLR(LRScheduler):
         """lr * gamma for each milestone at k, else lr."""
         return lr * self.gamma ** self.milestones[k] if k in self.milestones else lr
 
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore what state_dict() returned; the milestones come back a Counter of
+        step counts also where a checkpoint file kept them as a plain mapping (cr.save's
+        header writes its keys as text)."""
+        super().load_state_dict(state_dict)
+        self.milestones = Counter({int(k): int(n) for k, n in self.milestones.items()})
+
 
 class ConstantLR(LRScheduler):
     """Scale the learning rate by ``factor`` for the first ``total_iters`` steps, then
