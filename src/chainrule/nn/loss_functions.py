@@ -19,7 +19,7 @@ from numbers import Integral, Real
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..rules import fused
+from ..rules import elementary, fused
 from .. import arrays as xp
 from .. import rules as ops
 from ..primitive import Box, raw as _raw, shape_of
@@ -450,16 +450,16 @@ def binary_cross_entropy(probabilities: ArrayLike, targets: ArrayLike,
                          weight: ArrayLike | None = None, *,
                          reduction: str = "mean") -> Result:
     """-[y log p + (1 - y) log(1 - p)] for probabilities p, each log clamped at -100 as
-    torch's (``binary_cross_entropy_with_logits`` is the stable form on logits);
+    torch's, and its gradient (p - y) / max(p (1 - p), 1e-12), finite where a sigmoid
+    rounded to 0 or 1, as torch's (``binary_cross_entropy_with_logits`` is the stable
+    form on logits);
     ``weight`` (broadcast against the losses) multiplies each, as PyTorch's.
 
     >>> round(cr.nn.functional.binary_cross_entropy(cr.tensor([0.5]), cr.tensor([1.0])).item(), 4)
     0.6931
     """
     _check_reduction("binary_cross_entropy", reduction)
-    log_p = ops.maximum(ops.log(probabilities), -100.0)
-    log_q = ops.maximum(ops.log1p(-probabilities), -100.0)
-    losses = -(targets * log_p + (1 - targets) * log_q)
+    losses = elementary.binary_cross_entropy(probabilities, targets)
     if weight is not None:
         losses = losses * _broadcast_weights("binary_cross_entropy", "weight", weight,
                                              probabilities)

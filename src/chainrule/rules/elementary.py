@@ -17,7 +17,7 @@ from .. import arrays as xp
 from ..primitive import elementwise, raw
 from ..arrays import as_array
 from .common import Result
-from .elementwise import _tie_share, absolute, cos, exp, sqrt, where
+from .elementwise import _tie_share, absolute, cos, exp, log, log1p, maximum, sqrt, where
 from .elementwise import remainder as mod  # (NumPy's other name for it)
 
 __all__ = ["arcsin", "arccos", "arctan2", "hypot", "sinh", "cosh", "arcsinh", "arccosh",
@@ -137,6 +137,49 @@ square = elementwise(xp.square, "square", lambda ans, x: 2 * x, text=("2 {0}",),
 logit = elementwise(lambda p: xp.log(p) - xp.log1p(-p), "logit",
                     lambda ans, p: 1 / (p * (1 - p)), text=("1 / ({0} (1 - {0}))",),
                     doc="log(p / (1 - p)), the inverse of sigmoid (0 < p < 1); d/dp = 1/(p (1-p)).")
+
+
+def _held_logs(p, log, log1p, maximum, where):
+    """log p and log(1 - p), each held at -100 or more, as PyTorch's binary
+    cross-entropy holds them: p of exactly 0 or 1 gives -100 (and no divide-by-zero
+    warning). Given xp's functions for the forward, the table's own in a rule (so that
+    the rule can be differentiated again)."""
+    inside, below_one = raw(p) > 0, raw(p) < 1
+    log_p = log(where(inside, p, 1.0))
+    log_q = log1p(-where(below_one, p, 0.0))
+    return (maximum(where(inside, log_p, -100.0), -100.0),
+            maximum(where(below_one, log_q, -100.0), -100.0))
+
+
+# PyTorch's floor under p (1 - p) in the gradient: 1e-12 as a float32 number, as its
+# kernel writes it (in float64 it is 9.99999996e-13)
+_BCE_EPS = 9.999999960041972e-13
+
+
+def _bce(p, y):
+    log_p, log_q = _held_logs(p, xp.log, xp.log1p, xp.maximum, xp.where)
+    return -(y * log_p + (1 - y) * log_q)
+
+
+def _bce_target_slope(ans, p, y):
+    log_p, log_q = _held_logs(p, log, log1p, maximum, where)
+    return log_q - log_p
+
+
+binary_cross_entropy = elementwise(
+    _bce, "binary_cross_entropy",
+    lambda ans, p, y: (p - y) / maximum(p * (1 - p), _BCE_EPS),
+    _bce_target_slope,
+    text=("({0} - {1}) / max({0} (1 - {0}), 1e-12)", "log(1 - {0}) - log {0}"),
+    doc="""\
+-[y log p + (1 - y) log(1 - p)] entry by entry, for probabilities p and targets y, as
+PyTorch's BCELoss computes it: each log held at -100 or more, so p of exactly 0 or 1
+(a sigmoid that rounded) gives a finite loss, and d/dp = (p - y) / max(p (1 - p), 1e-12),
+finite there too (nn.functional.binary_cross_entropy reduces it).
+
+>>> float(cr.rules.elementary.binary_cross_entropy(np.array(0.5), np.array(1.0)))
+0.6931471805599453
+""")
 
 
 def _floats(x):
