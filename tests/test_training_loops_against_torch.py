@@ -112,11 +112,9 @@ What a program draws from (whatever chainrule offers with PyTorch's names):
 
 Left out of the draw: what chainrule refuses where torch does not (listed in REFUSED
 and checked to stay a clear one-line error; and ignore_index with class-probability
-targets, which torch ignores and chainrule refuses), a ChainedScheduler inside a
+targets, which torch ignores and chainrule refuses), and a ChainedScheduler inside a
 SequentialLR (deliberately not torch's at the first milestone:
-tests/test_schedules_against_torch.py), and BCELoss under LBFGS, whose long steps take
-a Sigmoid to exactly 0 or 1, where chainrule's BCELoss gradient is nan and torch's is
-not (:func:`test_bce_loss_gradient_at_a_probability_of_0_or_1`, a strict xfail).
+tests/test_schedules_against_torch.py).
 
 ``CHAINRULE_TRAINING_FUZZ_N`` sets how many programs run (300 by default). A program that
 disagrees (or raises in either library) fails with its recipe printed as a call of
@@ -124,7 +122,8 @@ disagrees (or raises in either library) fails with its recipe printed as a call 
 its smallest, the cases where torch's schedules and optimizer state are easiest to get
 wrong: a state with nothing in it, two schedules on one optimizer, a learning rate set
 by hand under a schedule, a schedule built after its optimizer loads a checkpoint; and
-the differences from torch the draw has found.
+what the draw has found different from torch (BCELoss's gradient at a probability of
+0 or 1 and within 1e-12 of them, MultiStepLR inside SequentialLR through cr.save).
 """
 
 import copy
@@ -573,10 +572,6 @@ def draw_program(rng):
     kind = _pick(rng, ["SGD", "SGD", "Adam", "AdamW", *HYPERPARAMETERS]) \
         if rng.random() > LBFGS_SHARE else "LBFGS"
     loss = draw_loss(rng)
-    while kind == "LBFGS" and loss["kind"] == "bce":
-        # LBFGS's long steps take a Sigmoid to exactly 0 or 1, where BCELoss's gradient
-        # is nan in chainrule (test_bce_loss_gradient_at_a_probability_of_0_or_1)
-        loss = draw_loss(rng)
     # (the optimizers that divide by a running size of each gradient entry)
     front, layers = draw_model(rng, loss, eval_only, regularised,
                                kind not in ("SGD", "LBFGS"))
@@ -608,13 +603,6 @@ def draw_program(rng):
         steps[int(rng.integers(1, n_steps))]["module_requires_grad"] = \
             bool(rng.random() < 0.8)
     frozen_module = keep_something_trained(layers, frozen, frozen_module, steps)
-    if any(spec["kind"] == "SequentialLR" and "MultiStepLR" in
-           [part["kind"] for part in spec["args"]["schedules"]] for spec in schedulers):
-        # cr.save and cr.load give MultiStepLR's milestones (a Counter, as torch's) back
-        # as a dict, which SequentialLR's switch to it refuses:
-        # test_multistep_lr_in_sequential_lr_through_cr_save_and_cr_load
-        for step in steps:
-            step["checkpoint"] = step["checkpoint"] and "memory"
     if kind == "LBFGS":  # every step a step(closure) that zeroes the gradients
         for step in steps:
             step.update(closure=True, micro=1, clip=None,
@@ -792,10 +780,6 @@ def build_schedule(S, opt, spec):
     return getattr(S, kind)(opt, **a)
 
 
-class OutOfTheDraw(Exception):
-    """A program reached a difference from torch kept as a strict xfail: it ends there."""
-
-
 def listed(entry):
     """An optimizer's state for one parameter, LBFGS's lists (its history) as an entry
     for each of their items: ``old_dirs[0]``, ..."""
@@ -880,12 +864,6 @@ class TorchSide:
             out = out.reshape(out.shape[0], spec["classes"], spec["extra_dim"])
             if spec["kind"] == "nll":
                 out = self.nn.functional.log_softmax(out, dim=1)
-        if spec["kind"] == "bce" and self.name == "torch":
-            near = out.detach() * (1 - out.detach()) < 1e-12
-            if bool(near.any()):
-                # where BCELoss's gradient is not torch's (a probability within 1e-12
-                # of 0 or 1: test_bce_loss_gradient_near_a_probability_of_0_or_1)
-                raise OutOfTheDraw("BCELoss of a probability within 1e-12 of 0 or 1")
         loss = self.loss_fn(out, self.targets(y))
         if self.recipe["loss"]["reduction"] == "none":
             loss = loss.mean()
@@ -1132,10 +1110,7 @@ def _run_program(recipe):
                         saved = side.through_file(saved, os.path.join(folder, side.name))
                     side.restore(saved, fresh, step["schedule_built_last"])
                 same_state(f"step {k}, resumed from a checkpoint", ours, theirs)
-            try:
-                run_step(recipe, k, step, sides, late, rng)
-            except OutOfTheDraw:  # (the program ends where it leaves what is compared)
-                return
+            run_step(recipe, k, step, sides, late, rng)
 
 
 def run_step(recipe, k, step, sides, late, rng):
@@ -1398,24 +1373,21 @@ def test_a_schedule_built_after_the_optimizer_loads_gives_torchs_lr():
 
 
 # =======================================================================================
-# Differences from torch the draw found, each at its smallest (left out of the draw)
+# What the draw found different from torch, each at its smallest
 # =======================================================================================
 
-@pytest.mark.xfail(strict=True, reason="chainrule defect: BCELoss's gradient at a "
-                   "probability of exactly 0 or 1 is nan; torch's is finite")
-def test_bce_loss_gradient_at_a_probability_of_0_or_1():
+def test_bce_loss_gradient_at_a_probability_of_0_or_1_is_torchs():
     """A Sigmoid that rounds to exactly 1.0 (past 37) or 0.0 (past -745) before
     BCELoss, as LBFGS's long steps make happen in a training program: torch clamps
     each log at -100 and divides the gradient by max(x (1 - x), 1e-12), so its loss and
-    gradient are finite; chainrule's loss is torch's, its gradient nan.
+    gradient are finite, and chainrule's are torch's.
 
         x = cr.tensor([40.0, -800.0], requires_grad=True)
         cr.nn.BCELoss()(cr.sigmoid(x), cr.tensor([0.5, 0.3])).backward()
-        x.grad                                  # [nan, nan]; torch's [0., -0.]
+        x.grad                                  # [0., -0.], as torch's
         p = cr.tensor([1.0, 0.0, 0.5], requires_grad=True)
         cr.nn.BCELoss()(p, cr.tensor([0.5, 0.3, 1.0])).backward()
-        p.grad                                  # [nan, nan, -0.667]; torch's
-                                                # [1.667e11, -1e11, -0.667]
+        p.grad                                  # [1.667e11, -1e11, -0.667], as torch's
     """
     y = np.array([0.5, 0.3])
     x, t = cr.tensor([40.0, -800.0], requires_grad=True), \
@@ -1434,18 +1406,15 @@ def test_bce_loss_gradient_at_a_probability_of_0_or_1():
     same("the gradient at 1 and 0", p.grad, q.grad.numpy())
 
 
-@pytest.mark.xfail(strict=True, reason="chainrule defect: BCELoss's gradient where "
-                   "x (1 - x) < 1e-12 is the exact one; torch's divides by 1e-12 there")
-def test_bce_loss_gradient_near_a_probability_of_0_or_1():
+def test_bce_loss_gradient_near_a_probability_of_0_or_1_is_torchs():
     """torch's BCELoss divides its gradient by max(x (1 - x), 1e-12): for a probability
-    within about 1e-12 of 0 or 1 its gradient is smaller than the exact one, which
-    chainrule's is. Found by the draw (an RMSprop program whose Sigmoid reached 2e-13
-    at its third step: the loss agreed, the first layer's gradient was off by 2 times
-    its size); a program that reaches such a probability ends there.
+    within about 1e-12 of 0 or 1 its gradient is smaller than the exact one, and
+    chainrule's is torch's. (An RMSprop program of the draw reached a Sigmoid of 2e-13
+    at its third step.)
 
         p = cr.tensor([2e-13, 1 - 2e-13], requires_grad=True)
         cr.nn.BCELoss()(p, cr.tensor([0.5, 0.5])).backward()
-        p.grad             # [-1.25e12, 1.25e12]; torch's [-2.5e11, 2.5e11]
+        p.grad             # [-2.5e11, 2.5e11], as torch's (the exact: -+1.25e12)
     """
     y = np.array([0.5, 0.5])
     p, q = cr.tensor([2e-13, 1 - 2e-13], requires_grad=True), \
@@ -1457,15 +1426,12 @@ def test_bce_loss_gradient_near_a_probability_of_0_or_1():
     same("the gradient", p.grad, q.grad.numpy(), tol=(1e-6, 0))
 
 
-@pytest.mark.xfail(strict=True, raises=AttributeError,
-                   reason="chainrule defect: cr.save/cr.load give "
-                   "MultiStepLR's milestones (a Counter) back as a dict, which "
-                   "SequentialLR's switch to it refuses (AttributeError)")
-def test_multistep_lr_in_sequential_lr_through_cr_save_and_cr_load():
+def test_multistep_lr_in_sequential_lr_through_cr_save_and_cr_load_is_torchs():
     """A SequentialLR of CosineAnnealingLR then MultiStepLR, saved after a step with
-    cr.save, loaded with cr.load into a new one: at the milestone torch's goes on with
-    MultiStepLR (torch.save keeps the Counter); chainrule's raises AttributeError
-    ('dict' object has no attribute 'elements'). Kept in memory, it goes on as torch's.
+    cr.save, loaded with cr.load into a new one: at the milestone it goes on with
+    MultiStepLR as torch's does (torch.save keeps MultiStepLR's milestones, a Counter;
+    chainrule's load_state_dict takes them back as a Counter from the mapping cr.load
+    gives).
 
         sched = cr.optim.lr_scheduler.SequentialLR(opt, [
             cr.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=4),
@@ -1474,7 +1440,7 @@ def test_multistep_lr_in_sequential_lr_through_cr_save_and_cr_load():
         opt.step(); sched.step()
         cr.save(sched.state_dict(), path)
         ... a new opt and sched, sched.load_state_dict(cr.load(path))
-        opt.step(); sched.step(); opt.step(); sched.step()   # AttributeError
+        opt.step(); sched.step(); opt.step(); sched.step()   # torch's rates
     """
     rates = []
     with tempfile.TemporaryDirectory() as folder:
