@@ -572,15 +572,15 @@ def draw_program(rng):
     kind = _pick(rng, ["SGD", "SGD", "Adam", "AdamW", *HYPERPARAMETERS]) \
         if rng.random() > LBFGS_SHARE else "LBFGS"
     loss = draw_loss(rng)
-    # (the optimizers that divide by a running size of each gradient entry)
+    # (adam: an optimizer that divides by a running size of each gradient entry)
     front, layers = draw_model(rng, loss, eval_only, regularised,
                                kind not in ("SGD", "LBFGS"))
     n_params = count_parameters(layers)
     optimizer = draw_optimizer(rng, kind, n_params)
     frozen = sorted(set(rng.choice(n_params, size=int(rng.integers(0, 2)) if n_params > 1
                                    else 0).tolist()))
-    # none, one, or two schedules on the one optimizer (each scales the lr it finds)
     n_steps = int(rng.integers(3, 8)) if kind != "LBFGS" else int(rng.integers(2, 4))
+    # none, one, or two schedules on the one optimizer (each scales the lr it finds)
     schedulers = [spec for spec in [draw_scheduler(rng, kind, n_steps)] if spec is not None] \
         if kind != "LBFGS" else []
     if schedulers and rng.random() < 0.25:
