@@ -6,7 +6,22 @@ from ..hyperparameters import require_betas, require_flag, require_nonnegative
 from ..updates import adam_step, moving_average
 from .optimizer import Optimizer, Params
 
-__all__ = ["Adam", "AdamW"]
+__all__ = ["Adam", "AdamW", "adam_moments"]
+
+
+def adam_moments(state, p, g, beta1, beta2):
+    """Adam's step count and moments, advanced by one step with gradient ``g``, in
+    PyTorch's state names (``step``, ``exp_avg``, ``exp_avg_sq``, started at 0): the
+    running means ``m = beta1 m + (1 - beta1) g`` and ``v = beta2 v + (1 - beta2) g g``.
+    NAdam and RAdam keep the same ones."""
+    if "step" not in state:
+        state["step"] = 0
+        state["exp_avg"] = np.zeros_like(p)
+        state["exp_avg_sq"] = np.zeros_like(p)
+    t = state["step"] = state["step"] + 1
+    m = state["exp_avg"] = moving_average(state["exp_avg"], g, beta1)
+    v = state["exp_avg_sq"] = moving_average(state["exp_avg_sq"], g * g, beta2)
+    return t, m, v
 
 
 class Adam(Optimizer):
@@ -50,13 +65,7 @@ class Adam(Optimizer):
         lr, eps = group["lr"], group["eps"]
         beta1, beta2 = group["betas"]
         p, g = self._decayed(p, g, group, decoupled=self._decoupled)
-        if not state:
-            state["step"] = 0
-            state["exp_avg"] = np.zeros_like(p)
-            state["exp_avg_sq"] = np.zeros_like(p)
-        t = state["step"] = state["step"] + 1
-        m = state["exp_avg"] = moving_average(state["exp_avg"], g, beta1)
-        v = state["exp_avg_sq"] = moving_average(state["exp_avg_sq"], g * g, beta2)
+        t, m, v = adam_moments(state, p, g, beta1, beta2)
         if group["amsgrad"]:
             # The maximum starts at 0, as PyTorch's does; also where the state was made
             # without amsgrad (PyTorch raises KeyError there): max(0, v) is v.

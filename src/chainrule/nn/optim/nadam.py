@@ -3,7 +3,7 @@
 import numpy as np
 
 from ..hyperparameters import require_betas, require_flag, require_nonnegative
-from ..updates import moving_average
+from .adam import adam_moments
 from .optimizer import Optimizer, Params
 
 __all__ = ["NAdam"]
@@ -57,18 +57,12 @@ class NAdam(Optimizer):
         lr, eps = group["lr"], group["eps"]
         beta1, beta2 = group["betas"]
         p, g = self._decayed(p, g, group, decoupled=group["decoupled_weight_decay"])
-        if not state:
-            state["step"] = 0
-            state["mu_product"] = 1.0
-            state["exp_avg"] = np.zeros_like(p)
-            state["exp_avg_sq"] = np.zeros_like(p)
-        t = state["step"] = state["step"] + 1
+        state.setdefault("mu_product", 1.0)
+        t, m, v = adam_moments(state, p, g, beta1, beta2)
         warmup = group["momentum_decay"]
         mu = beta1 * (1 - 0.5 * 0.96 ** (t * warmup))
         mu_next = beta1 * (1 - 0.5 * 0.96 ** ((t + 1) * warmup))
         mu_product = state["mu_product"] = state["mu_product"] * mu
-        m = state["exp_avg"] = moving_average(state["exp_avg"], g, beta1)
-        v = state["exp_avg_sq"] = moving_average(state["exp_avg_sq"], g * g, beta2)
         d = np.sqrt(v / (1 - beta2 ** t)) + eps
         p = p - lr * (1 - mu) / (1 - mu_product) * (g / d)
         return p - lr * mu_next / (1 - mu_product * mu_next) * (m / d)

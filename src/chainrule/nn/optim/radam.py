@@ -3,7 +3,7 @@
 import numpy as np
 
 from ..hyperparameters import require_betas, require_flag, require_nonnegative
-from ..updates import moving_average
+from .adam import adam_moments
 from .optimizer import Optimizer, Params
 
 __all__ = ["RAdam"]
@@ -53,13 +53,7 @@ class RAdam(Optimizer):
         lr, eps = group["lr"], group["eps"]
         beta1, beta2 = group["betas"]
         p, g = self._decayed(p, g, group, decoupled=group["decoupled_weight_decay"])
-        if not state:
-            state["step"] = 0
-            state["exp_avg"] = np.zeros_like(p)
-            state["exp_avg_sq"] = np.zeros_like(p)
-        t = state["step"] = state["step"] + 1
-        m = state["exp_avg"] = moving_average(state["exp_avg"], g, beta1)
-        v = state["exp_avg_sq"] = moving_average(state["exp_avg_sq"], g * g, beta2)
+        t, m, v = adam_moments(state, p, g, beta1, beta2)
         m_hat = m / (1 - beta1 ** t)
         rho_inf = 2 / (1 - beta2) - 1
         if rho_inf <= 5:  # rho_t < rho_inf: never rectified (known without the step)
