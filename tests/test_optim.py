@@ -20,13 +20,11 @@ import pytest
 import torch
 
 import chainrule as cr
-from chainrule import nn
-from chainrule.jit import blocks as jit_blocks
-from chainrule.nn.functional import cross_entropy
 from chainrule.optim import (SGD, Adam, AdamW, CosineAnnealingLR, LambdaLR, LinearLR,
                              LinearWarmup, StepLR)
 from chainrule.tensor import Tensor
 from chainrule.scalar.value import Value
+from jitted_training import blocks, train_step, training_problem  # noqa: F401 (blocks: a fixture)
 
 STEPS = 20
 
@@ -674,43 +672,16 @@ def test_the_base_classes_say_what_to_use_instead():
 JIT_CONFIGS = [c for c in CONFIGS if "maximize" in c[3] or "amsgrad" in c[3]]
 
 
-def _training_problem():
-    rng = np.random.default_rng(0)
-    x, y = rng.standard_normal((32, 20)), rng.integers(0, 5, 32)
-    model = nn.Sequential(nn.Linear(20, 16, rng=1), nn.ReLU(), nn.Linear(16, 5, rng=2))
-    return model, x, y
-
-
-def _train_step(model, opt, x, y):
-    opt.zero_grad()
-    loss = cross_entropy(model(cr.tensor(x)), y)
-    if opt.param_groups[0].get("maximize"):
-        loss = -loss  # climbing -loss is training too: the weights stay finite
-    loss.backward()
-    opt.step()
-    return loss
-
-
-@pytest.fixture(params=[False, True], ids=["whole-arrays", "blocks-of-rows"])
-def blocks(request, monkeypatch):
-    """The jitted update on whole arrays, and by blocks of 2 rows (as a large weight's
-    update runs; see tests/test_jit.py)."""
-    if request.param:
-        monkeypatch.setattr(jit_blocks, "_BLOCKED_FROM", 0)
-        monkeypatch.setattr(jit_blocks, "_BLOCK_BYTES", 300)
-        monkeypatch.setattr(jit_blocks, "_SHORTEST_RUN", 2)
-
-
 @pytest.mark.parametrize("name, cr_class, torch_class, kwargs", JIT_CONFIGS,
                          ids=[c[0] for c in JIT_CONFIGS])
 def test_a_jitted_step_gives_the_eager_numbers_to_the_last_bit(name, cr_class, torch_class,
-                                                               kwargs, blocks):
-    (eager_model, x, y), (jit_model, _, _) = _training_problem(), _training_problem()
+                                                               kwargs, blocks):  # noqa: F811
+    (eager_model, x, y), (jit_model, _, _) = training_problem(), training_problem()
     eager_opt = cr_class(eager_model.parameters(), **kwargs)
     jit_opt = cr_class(jit_model.parameters(), **kwargs)
-    step = cr.jit(_train_step)
+    step = cr.jit(train_step)
     for _ in range(30):
-        eager_loss = _train_step(eager_model, eager_opt, x, y)
+        eager_loss = train_step(eager_model, eager_opt, x, y)
         np.testing.assert_array_equal(eager_loss.data, step(jit_model, jit_opt, x, y).data)
     for p, q in zip(eager_model.parameters(), jit_model.parameters()):
         np.testing.assert_array_equal(p.data, q.data)

@@ -29,11 +29,9 @@ import pytest
 import torch
 
 import chainrule as cr
-from chainrule import nn
-from chainrule.jit import blocks as jit_blocks
-from chainrule.nn.functional import cross_entropy
 from chainrule.optim import LBFGS, Adadelta, Adagrad, Adamax, NAdam, RAdam, RMSprop
 from chainrule.scalar.value import Value
+from jitted_training import blocks, train_step, training_problem  # noqa: F401 (blocks: a fixture)
 from seeds_and_tolerances import per_test_generator
 
 RNG = per_test_generator(20261130)
@@ -376,45 +374,19 @@ def test_torchs_implementation_flags_are_not_arguments(name):
 # 3. Under cr.jit; maximize
 # ---------------------------------------------------------------------------------------
 
-def _training_problem():
-    rng = np.random.default_rng(0)
-    x, y = rng.standard_normal((32, 20)), rng.integers(0, 5, 32)
-    model = nn.Sequential(nn.Linear(20, 16, rng=1), nn.ReLU(), nn.Linear(16, 5, rng=2))
-    return model, x, y
-
-
-def _train_step(model, opt, x, y):
-    opt.zero_grad()
-    loss = cross_entropy(model(cr.tensor(x)), y)
-    if opt.param_groups[0].get("maximize"):
-        loss = -loss  # climbing -loss is training too: the weights stay finite
-    loss.backward()
-    opt.step()
-    return loss
-
-
-@pytest.fixture(params=[False, True], ids=["whole-arrays", "blocks-of-rows"])
-def blocks(request, monkeypatch):
-    """The jitted update on whole arrays, and by blocks of 2 rows (as a large weight's
-    update runs; see tests/test_jit.py)."""
-    if request.param:
-        monkeypatch.setattr(jit_blocks, "_BLOCKED_FROM", 0)
-        monkeypatch.setattr(jit_blocks, "_BLOCK_BYTES", 300)
-        monkeypatch.setattr(jit_blocks, "_SHORTEST_RUN", 2)
-
-
 @pytest.mark.parametrize("name, kwargs", CORNERS, ids=CORNER_IDS)
-def test_a_jitted_training_step_gives_the_eager_numbers_to_the_last_bit(name, kwargs, blocks):
+def test_a_jitted_training_step_gives_the_eager_numbers_to_the_last_bit(
+        name, kwargs, blocks):  # noqa: F811 (blocks: the fixture imported above)
     """A whole step (forward, backward, update) under cr.jit, 20 times: the losses,
     parameters and state are the eager run's, bit for bit, on whole arrays and by blocks
     of rows. The step count is an input of the program, so a choice on it (RAdam's
     rectification) is np.where's."""
-    (eager_model, x, y), (jit_model, _, _) = _training_problem(), _training_problem()
+    (eager_model, x, y), (jit_model, _, _) = training_problem(), training_problem()
     eager_opt = OURS[name](eager_model.parameters(), **kwargs)
     jit_opt = OURS[name](jit_model.parameters(), **kwargs)
-    step = cr.jit(_train_step)
+    step = cr.jit(train_step)
     for _ in range(20):
-        eager_loss = _train_step(eager_model, eager_opt, x, y)
+        eager_loss = train_step(eager_model, eager_opt, x, y)
         np.testing.assert_array_equal(eager_loss.data, step(jit_model, jit_opt, x, y).data)
     for p, q in zip(eager_model.parameters(), jit_model.parameters()):
         np.testing.assert_array_equal(p.data, q.data)
