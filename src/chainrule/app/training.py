@@ -51,7 +51,13 @@ __all__ = ["Config", "DEFAULTS", "DEFAULT_ENGINE", "DATASETS", "OPTIMIZERS", "SC
            "LOSS_GROWTH", "MODELS", "CNN_DEFAULTS"]
 
 MODELS = ("mlp", "cnn")
-OPTIMIZERS = ("sgd", "adam")
+# --optimizer's names and the chainrule.optim class each builds (with PyTorch's defaults
+# for every hyperparameter but lr, and SGD's momentum, which the Config carries)
+OPTIMIZER_CLASSES = {"sgd": optim.SGD, "adam": optim.Adam, "adamw": optim.AdamW,
+                     "rmsprop": optim.RMSprop, "adagrad": optim.Adagrad,
+                     "adadelta": optim.Adadelta, "adamax": optim.Adamax, "nadam": optim.NAdam,
+                     "radam": optim.RAdam}
+OPTIMIZERS = tuple(OPTIMIZER_CLASSES)
 SCHEDULES = ("constant", "linear")
 LOSSES = ("cross_entropy", "hinge", "mse")
 
@@ -95,8 +101,10 @@ LOSS_GROWTH = 100
 class Config:
     """Everything that decides a run (written to metrics.json as it ran).
 
-    ``batch_size`` 0 takes the whole training set at once. ``momentum`` is SGD's (Adam
-    has none). ``schedule``: ``"constant"``, or ``"linear"``, the learning rate falling
+    ``batch_size`` 0 takes the whole training set at once. ``optimizer`` names a class of
+    ``chainrule.optim`` (``OPTIMIZERS``: sgd, adam, adamw, rmsprop, adagrad, adadelta,
+    adamax, nadam, radam), built with ``lr`` and PyTorch's defaults for the rest;
+    ``momentum`` is SGD's (the others have none to set here). ``schedule``: ``"constant"``, or ``"linear"``, the learning rate falling
     linearly from ``lr`` to ``lr / 10`` over the run (micrograd's demo). ``loss``:
     ``"cross_entropy"`` (one output per class), ``"hinge"`` (micrograd's SVM loss, one
     output whose sign is the class; two classes only) or ``"mse"`` (regression, one
@@ -268,8 +276,8 @@ def make_optimizer(config, parameters):
     """The config's optimizer from ``chainrule.optim``, over ``parameters``."""
     if config.optimizer == "sgd":
         return optim.SGD(parameters, lr=config.lr, momentum=config.momentum)
-    if config.optimizer == "adam":
-        return optim.Adam(parameters, lr=config.lr)
+    if config.optimizer in OPTIMIZER_CLASSES:
+        return OPTIMIZER_CLASSES[config.optimizer](parameters, lr=config.lr)
     raise ValueError(f"unknown optimizer {config.optimizer!r}; known: "
                      f"{', '.join(OPTIMIZERS)}")
 
