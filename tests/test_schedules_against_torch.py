@@ -41,7 +41,8 @@ pytestmark = pytest.mark.filterwarnings("ignore:.*lr_scheduler.step:UserWarning"
 TORCH_BOOKKEEPING = {"_step_count", "_get_lr_called_within_step", "_is_initial"}
 
 NEW = ["ConstantLR", "PolynomialLR", "CosineAnnealingWarmRestarts", "CyclicLR",
-       "OneCycleLR", "SequentialLR", "ChainedScheduler", "ReduceLROnPlateau"]
+       "OneCycleLR", "SequentialLR", "ChainedScheduler", "ReduceLROnPlateau",
+       "MultiplicativeLR"]
 
 
 # --- the harness -------------------------------------------------------------------------
@@ -112,6 +113,13 @@ def halving(x):
 CASES = []
 for kw in grid(factor=[None, 0.5, 1.0], total_iters=[None, 1, 4]):
     CASES.append(Case("ConstantLR", kw, 8))
+def every_other(k):
+    """A factor of the step count: 0.5 at odd steps, 1.25 at even ones."""
+    return 0.5 if k % 2 else 1.25
+
+
+for fn in [every_other, lambda k: 0.9, [every_other, lambda k: 0.8, lambda k: 1.1 ** k]]:
+    CASES.append(Case("MultiplicativeLR", dict(lr_lambda=fn), 8))
 for kw in grid(total_iters=[None, 1, 6], power=[None, 0.5, 2.0]):
     CASES.append(Case("PolynomialLR", kw, 9))
 for kw in grid(T_0=[1, 3], T_mult=[None, 2, 3], eta_min=[None, 0.01]):
@@ -186,6 +194,12 @@ COMBINED = [
     ("step-then-lambda", sequential(("StepLR", dict(step_size=2)),
                                     ("LambdaLR", dict(lr_lambda=lambda k: 0.8 ** k)),
                                     milestones=[3]), 8),
+    ("step-then-multiplicative", sequential(("StepLR", dict(step_size=2)),
+                                            ("MultiplicativeLR",
+                                             dict(lr_lambda=every_other)),
+                                            milestones=[3]), 8),
+    ("chained-multiplicative-exp", chained(("MultiplicativeLR", dict(lr_lambda=every_other)),
+                                           ("ExponentialLR", dict(gamma=0.9))), 8),
     ("chained-const-exp", chained(("ConstantLR", dict(factor=0.5, total_iters=3)),
                                   ("ExponentialLR", dict(gamma=0.9))), 8),
     ("chained-poly-step", chained(("PolynomialLR", dict(total_iters=5, power=2.0)),
@@ -250,6 +264,8 @@ PAIRS = [
      ("ConstantLR", dict(factor=0.5, total_iters=3))),
     (("OneCycleLR", dict(max_lr=0.5, total_steps=10)), ("StepLR", dict(step_size=3))),
     (("CosineAnnealingLR", dict(T_max=4)), ("PolynomialLR", dict(total_iters=5))),
+    (("LinearLR", dict(start_factor=0.5, total_iters=3)),
+     ("MultiplicativeLR", dict(lr_lambda=every_other))),
 ]
 
 
@@ -355,6 +371,30 @@ def test_lambda_lr_lambdas_in_the_state_dict_as_in_torch():
         again.step()
         np.testing.assert_allclose(again.get_last_lr(), [0.5 * lr for lr in LRS], rtol=RTOL)
     assert saved_by[0] == saved_by[1] == [{"base": 0.5}] * 3
+
+
+def test_multiplicative_lr_lambdas_in_the_state_dict_as_in_torch():
+    """MultiplicativeLR's state_dict has torch's lr_lambdas, one per group: None for a
+    function, a callable object's attributes, which loading puts back, each on its
+    group's function."""
+    saved_by = []
+    for lib, opt in zip((T, C), optimizers("sgd")):
+        saved = lib.MultiplicativeLR(opt, [every_other, Decay(0.5), Decay(0.25)]).state_dict()
+        saved_by.append(saved["lr_lambdas"])
+        again = lib.MultiplicativeLR(opt, [every_other, Decay(0.9), Decay(0.9)])
+        again.load_state_dict(saved)
+        assert [again.lr_lambdas[i].base for i in (1, 2)] == [0.5, 0.25]
+    assert saved_by[0] == saved_by[1] == [None, {"base": 0.5}, {"base": 0.25}]
+
+
+def test_multiplicative_lr_closed_form_is_the_product_of_the_factors():
+    """lr_at(base, k) = base * f(1) * ... * f(k): the rates the steps set, per group."""
+    _, opt = optimizers("sgd")
+    sched = C.MultiplicativeLR(opt, [every_other, lambda k: 0.8, lambda k: 1.1 ** k])
+    for k in range(1, 7):
+        sched.step()
+        np.testing.assert_allclose(sched.get_last_lr(), [sched.lr_at(lr, k, i) for i, lr
+                                                         in enumerate(LRS)], rtol=RTOL)
 
 
 # --- CosineAnnealingWarmRestarts.step(epoch) -----------------------------------------------
@@ -570,6 +610,10 @@ REFUSED = [
     ("ReduceLROnPlateau", dict(mode="avg"), ["mode", "'avg'"]),
     ("ReduceLROnPlateau", dict(threshold_mode="relative"), ["threshold_mode", "'relative'"]),
     ("ReduceLROnPlateau", dict(min_lr=[0.0, 0.0]), ["min_lr", "2", "3"]),
+    ("MultiplicativeLR", dict(lr_lambda=0.9), ["lr_lambda", "float"]),
+    ("MultiplicativeLR", dict(lr_lambda=[every_other] * 2), ["lr_lambda", "2", "3"]),
+    ("MultiplicativeLR", dict(lr_lambda=[every_other, every_other, None]),
+     ["lr_lambda", "NoneType"]),
 ]
 
 
@@ -701,7 +745,6 @@ def test_every_schedule_is_at_the_three_public_paths(name):
 
 
 def test_the_schedules_torch_has_and_chainrule_has_not():
-    """Of torch's schedules only MultiplicativeLR (and the private _LRScheduler) are
-    not here."""
+    """Every one of torch's schedules (but the private _LRScheduler) is here."""
     theirs = {n for n in dir(T) if re.fullmatch(r"[A-Z]\w*(LR|Scheduler|Plateau|Restarts)", n)}
-    assert theirs - set(C.__all__) == {"MultiplicativeLR"}
+    assert theirs - set(C.__all__) == set()

@@ -17,10 +17,10 @@ from typing import Any, Callable
 
 from ..hyperparameters import require_fraction, require_nonnegative, require_positive_int
 from .optimizer import Optimizer
-from .scheduler import LRScheduler
+from .scheduler import LRScheduler, require_optimizer
 
 __all__ = ["StepLR", "MultiStepLR", "ConstantLR", "ExponentialLR", "PolynomialLR",
-           "CosineAnnealingLR", "LinearLR", "LinearWarmup", "LambdaLR"]
+           "CosineAnnealingLR", "LinearLR", "LinearWarmup", "LambdaLR", "MultiplicativeLR"]
 
 
 class StepLR(LRScheduler):
@@ -321,3 +321,80 @@ class LambdaLR(LRScheduler):
         super().load_state_dict(state)
         if saved[0] is not None:
             vars(self.lr_lambda).update(saved[0])
+
+
+class MultiplicativeLR(LRScheduler):
+    """Multiply each group's learning rate by ``lr_lambda(k)`` at step ``k`` (from 1):
+    ``lr = base_lr * lr_lambda(1) * ... * lr_lambda(k)``. ``lr_lambda`` is one function
+    for every group, or a list of one per group.
+
+        sched = MultiplicativeLR(opt, lambda k: 0.95)   # 5% less every step
+
+    As PyTorch's, a step scales the rate the group has (chainable); started by
+    SequentialLR at its milestone, it scales the rate it finds by ``lr_lambda(0)``.
+
+    >>> opt = cr.optim.SGD([cr.Value(0.0)], lr=1.0)
+    >>> sched = cr.optim.MultiplicativeLR(opt, lambda k: 0.5 if k % 2 else 1.0)
+    >>> [sched.lr_at(1.0, k) for k in range(5)]
+    [1.0, 0.5, 0.5, 0.25, 0.25]
+    >>> sched.step(); opt.param_groups[0]["lr"]
+    0.5
+    """
+
+    def __init__(self, optimizer: Optimizer,
+                 lr_lambda: Callable[[int], float] | list[Callable[[int], float]]) -> None:
+        n = len(require_optimizer("MultiplicativeLR", optimizer).param_groups)
+        if isinstance(lr_lambda, (list, tuple)):
+            if len(lr_lambda) != n:
+                raise ValueError(f"MultiplicativeLR: lr_lambda has {len(lr_lambda)} "
+                                 f"functions but the optimizer has {n} param groups: give "
+                                 f"one function or one per group")
+            functions = list(lr_lambda)
+        else:
+            functions = [lr_lambda] * n
+        for fn in functions:
+            if not callable(fn):
+                raise TypeError(f"MultiplicativeLR: lr_lambda must be a function of the "
+                                f"step count, got {type(fn).__name__} {fn!r}")
+        self.lr_lambdas = functions
+        super().__init__(optimizer)
+
+    def lr_at(self, base_lr: float, k: int, group: int = 0) -> float:
+        """base_lr * lr_lambda(1) * ... * lr_lambda(k), with group ``group``'s function."""
+        fn, lr = self.lr_lambdas[group], base_lr
+        for j in range(1, k + 1):
+            lr = lr * fn(j)
+        return lr
+
+    def _rates(self) -> list[float]:
+        k = self.last_epoch
+        return [group["lr"] * fn(k) if k else group["lr"]
+                for group, fn in zip(self.optimizer.param_groups, self.lr_lambdas)]
+
+    def _closed_form_rates(self) -> list[float]:
+        return [self.lr_at(base, self.last_epoch, i) for i, base in enumerate(self.base_lrs)]
+
+    def _jump(self, epoch: int) -> None:
+        # PyTorch's has no closed form: at a hand-over it scales the rate the group has
+        # by lr_lambda(epoch) (SequentialLR passes 0).
+        self.last_epoch = epoch
+        self._set([group["lr"] * fn(epoch)
+                   for group, fn in zip(self.optimizer.param_groups, self.lr_lambdas)])
+
+    def state_dict(self) -> dict[str, Any]:
+        """As LRScheduler's, with PyTorch's ``lr_lambdas``, one per group: None for a
+        function, the attributes of a callable object (its state)."""
+        state = {k: v for k, v in super().state_dict().items() if k != "lr_lambdas"}
+        return {**state, "lr_lambdas": [
+            None if isinstance(fn, types.FunctionType) else dict(vars(fn))
+            for fn in self.lr_lambdas]}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """As LRScheduler's; a callable object's saved attributes are put back on the
+        functions this schedule was made with."""
+        state = dict(state_dict)
+        saved = state.pop("lr_lambdas", None) or []
+        super().load_state_dict(state)
+        for fn, attributes in zip(self.lr_lambdas, saved):
+            if attributes is not None:
+                vars(fn).update(attributes)

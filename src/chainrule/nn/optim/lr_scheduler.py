@@ -23,11 +23,12 @@ ChainedScheduler in ``combinators.py``; ReduceLROnPlateau in ``plateau.py``.
 from .combinators import ChainedScheduler, SequentialLR
 from .cycles import CosineAnnealingWarmRestarts, CyclicLR, OneCycleLR
 from .decays import (ConstantLR, CosineAnnealingLR, ExponentialLR, LambdaLR, LinearLR,
-                     LinearWarmup, MultiStepLR, PolynomialLR, StepLR)
+                     LinearWarmup, MultiplicativeLR, MultiStepLR, PolynomialLR,
+                     StepLR)
 from .plateau import ReduceLROnPlateau
 from .scheduler import LRScheduler
 
 __all__ = ["LRScheduler", "StepLR", "MultiStepLR", "ConstantLR", "ExponentialLR",
            "PolynomialLR", "CosineAnnealingLR", "LinearLR", "LinearWarmup", "LambdaLR",
-           "CosineAnnealingWarmRestarts", "CyclicLR", "OneCycleLR", "SequentialLR",
-           "ChainedScheduler", "ReduceLROnPlateau"]
+           "MultiplicativeLR", "CosineAnnealingWarmRestarts", "CyclicLR", "OneCycleLR",
+           "SequentialLR", "ChainedScheduler", "ReduceLROnPlateau"]
