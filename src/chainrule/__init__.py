@@ -60,6 +60,7 @@ from .origin import point_warnings_at_the_user as _point_warnings_at_the_user
 from . import nn
 from .api import cuda, linalg, random  # (cuda: torch.cuda as on a machine without a GPU)
 from .nn import optim
+from .compat import torch_func as func  # torch.func's names (chainrule.func)
 if _typing.TYPE_CHECKING:  # the module, called, is remat: its class says so (nn/checkpoint.py)
     from .nn.checkpoint import _CallableModule
     checkpoint: _CallableModule

@@ -37,6 +37,7 @@ PUBLIC_PATHS = {
     "chainrule.cuda": "chainrule.api.cuda",             # PyTorch's torch.cuda (no GPU)
     "chainrule.custom_derivatives": "chainrule.transforms.custom_derivatives",  # JAX's
     "chainrule.tree": "chainrule.transforms.tree",      # JAX's jax.tree
+    "chainrule.func": "chainrule.compat.torch_func",    # PyTorch's torch.func
 }
 
 
