@@ -1,0 +1,321 @@
+"""``chainrule.func`` against ``torch.func``, float64: torch.func's programs, ported by
+changing the imports, give torch's numbers.
+
+The models are built in both libraries from the same weights (``load_torch_state_dict``:
+chainrule's Sequential names its layers ``layers.0``, torch's ``0``, so the dicts of
+parameters are compared name by name through :func:`torch_name`). Values agree to 1e-12
+relative (and 1e-13 absolute, for entries that are zero up to rounding).
+
+1. per-example gradients: ``vmap(grad(compute_loss), in_dims=(None, None, 0, 0))``, torch's
+   tutorial, and the same under cr.jit;
+2. model ensembling: ``stack_module_state`` and ``vmap`` over the stacked dicts;
+3. Jacobians and Hessians of ``functional_call`` in the parameter dict;
+4. the transforms' conventions: grad_and_value's order and aux, vjp, jvp (strict too),
+   linearize, vmap's keyword arguments, randomness and chunk_size, functionalize;
+5. ``functional_call`` itself: BatchNorm's buffers (running statistics updated in the
+   arrays given, as torch updates the tensors given), tied weights, the module restored
+   after an exception, a replaced attribute written back, and the refusals (strict,
+   unknown names, names in two dicts).
+"""
+
+import numpy as np
+import pytest
+
+import chainrule as cr
+from chainrule.func import (functional_call, grad, grad_and_value, hessian, jacfwd,
+                            jacrev, jvp, linearize, stack_module_state, vjp, vmap)
+from seeds_and_tolerances import per_test_generator
+
+torch = pytest.importorskip("torch")
+tf = torch.func
+
+RNG = per_test_generator(47)
+
+
+def t64(a):
+    return torch.tensor(np.asarray(a), dtype=torch.float64)
+
+
+def torch_name(name):
+    """chainrule's name of a Sequential's entry, in torch's spelling."""
+    return name.replace("layers.", "")
+
+
+def close(ours, theirs):
+    if isinstance(theirs, torch.Tensor):
+        theirs = theirs.detach().numpy()
+    ours = np.asarray(ours.data if isinstance(ours, cr.Tensor) else ours)
+    assert ours.shape == np.shape(theirs)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-13)
+
+
+def close_dict(ours, theirs):
+    assert [torch_name(k) for k in ours] == list(theirs)
+    for name, value in ours.items():
+        if isinstance(value, dict):
+            close_dict(value, theirs[torch_name(name)])
+        else:
+            close(value, theirs[torch_name(name)])
+
+
+def mlp_pair(n_in=3, hidden=5, n_out=2):
+    """nn.Sequential(Linear, Tanh, Linear) in torch and in chainrule, same weights."""
+    theirs = torch.nn.Sequential(torch.nn.Linear(n_in, hidden), torch.nn.Tanh(),
+                                 torch.nn.Linear(hidden, n_out)).double()
+    with torch.no_grad():
+        for p in theirs.parameters():
+            p.copy_(t64(RNG.standard_normal(tuple(p.shape))))
+    ours = cr.nn.Sequential(cr.nn.Linear(n_in, hidden, rng=0), cr.nn.Tanh(),
+                            cr.nn.Linear(hidden, n_out, rng=0))
+    ours.load_torch_state_dict(theirs.state_dict())
+    return ours, theirs
+
+
+def detached(model):
+    return ({k: v.detach() for k, v in model.named_parameters()},
+            {k: v for k, v in model.named_buffers()})
+
+
+# ---------------------------------------------------------------------------------------
+# 1. Per-example gradients
+# ---------------------------------------------------------------------------------------
+
+def per_example_programs(ours, theirs):
+    def compute_loss(params, buffers, sample, target):
+        prediction = functional_call(ours, (params, buffers), (sample.unsqueeze(0),))
+        return cr.nn.functional.mse_loss(prediction, target.unsqueeze(0))
+
+    def compute_loss_t(params, buffers, sample, target):
+        prediction = tf.functional_call(theirs, (params, buffers), (sample.unsqueeze(0),))
+        return torch.nn.functional.mse_loss(prediction, target.unsqueeze(0))
+
+    return compute_loss, compute_loss_t
+
+
+def test_per_example_gradients_of_an_mlp_are_torchs():
+    ours, theirs = mlp_pair()
+    x, y = RNG.standard_normal((8, 3)), RNG.standard_normal((8, 2))
+    compute_loss, compute_loss_t = per_example_programs(ours, theirs)
+    params, buffers = detached(ours)
+    got = vmap(grad(compute_loss), in_dims=(None, None, 0, 0))(
+        params, buffers, cr.tensor(x), cr.tensor(y))
+    want = tf.vmap(tf.grad(compute_loss_t), in_dims=(None, None, 0, 0))(
+        *detached(theirs), t64(x), t64(y))
+    assert {k: v.shape for k, v in got.items()} == {
+        k: (8,) + tuple(p.shape) for k, p in params.items()}
+    close_dict(got, want)
+    # the model is its own again: the same Parameters, unchanged
+    assert all(type(p) is cr.nn.Parameter for p in ours.parameters())
+    close_dict(dict(ours.named_parameters()), dict(theirs.named_parameters()))
+
+
+def test_per_example_gradients_under_jit_are_torchs():
+    ours, theirs = mlp_pair()
+    compute_loss, compute_loss_t = per_example_programs(ours, theirs)
+    per_example = cr.jit(vmap(grad(compute_loss), in_dims=(None, None, 0, 0)))
+    buffers = dict(ours.named_buffers())
+    for _ in range(3):  # new weights and data each call: the program reads the dict's
+        params = {k: RNG.standard_normal(p.shape) for k, p in ours.named_parameters()}
+        x, y = RNG.standard_normal((6, 3)), RNG.standard_normal((6, 2))
+        got = per_example(params, buffers, x, y)
+        want = tf.vmap(tf.grad(compute_loss_t), in_dims=(None, None, 0, 0))(
+            {torch_name(k): t64(v) for k, v in params.items()}, {}, t64(x), t64(y))
+        close_dict(got, want)
+    close_dict(dict(ours.named_parameters()), dict(theirs.named_parameters()))
+
+
+# ---------------------------------------------------------------------------------------
+# 2. Model ensembling
+# ---------------------------------------------------------------------------------------
+
+def test_model_ensembling_with_stack_module_state_is_torchs():
+    pairs = [mlp_pair() for _ in range(4)]
+    ours, theirs = [p[0] for p in pairs], [p[1] for p in pairs]
+    params, buffers = stack_module_state(ours)
+    params_t, buffers_t = tf.stack_module_state(theirs)
+    close_dict(params, params_t)
+    assert all(isinstance(p, cr.Tensor) and p.requires_grad for p in params.values())
+    assert buffers == {} and buffers_t == {}
+
+    def fmodel(params, buffers, x):
+        return functional_call(ours[0], (params, buffers), (x,))
+
+    def fmodel_t(params, buffers, x):
+        return tf.functional_call(theirs[0], (params, buffers), (x,))
+
+    same = RNG.standard_normal((5, 3))
+    close(vmap(fmodel, in_dims=(0, 0, None))(params, buffers, same),
+          tf.vmap(fmodel_t, in_dims=(0, 0, None))(params_t, buffers_t, t64(same)))
+    each = RNG.standard_normal((4, 5, 3))  # a minibatch of its own for each model
+    close(vmap(fmodel)(params, buffers, each), tf.vmap(fmodel_t)(params_t, buffers_t,
+                                                                  t64(each)))
+
+
+def test_stack_module_state_stacks_buffers_and_refuses_what_torch_refuses():
+    models = [cr.nn.Sequential(cr.nn.Linear(2, 3, rng=i), cr.nn.BatchNorm1d(3))
+              for i in range(3)]
+    for i, m in enumerate(models):
+        m[1].running_mean[:] = i
+    params, buffers = stack_module_state(models)
+    assert list(buffers) == ["layers.1.running_mean", "layers.1.running_var",
+                             "layers.1.num_batches_tracked"]
+    assert buffers["layers.1.running_mean"].tolist() == [[0.0] * 3, [1.0] * 3, [2.0] * 3]
+    assert buffers["layers.1.num_batches_tracked"].shape == (3,)
+    with pytest.raises(ValueError, match="at least one model"):
+        stack_module_state([])
+    with pytest.raises(ValueError, match="one class"):
+        stack_module_state([cr.nn.Linear(2, 3), cr.nn.Sequential(cr.nn.Linear(2, 3))])
+    with pytest.raises(ValueError, match="same mode"):
+        stack_module_state([models[0].eval(), models[1].train()])
+    with pytest.raises(RuntimeError):
+        tf.stack_module_state([])
+
+
+# ---------------------------------------------------------------------------------------
+# 3. Jacobians and Hessians in the parameter dict
+# ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("transform", ["jacrev", "jacfwd"])
+def test_jacobians_of_functional_call_in_the_parameters_are_torchs(transform):
+    ours, theirs = mlp_pair()
+    x = RNG.standard_normal((4, 3))
+    params, _ = detached(ours)
+    mine = {"jacrev": jacrev, "jacfwd": jacfwd}[transform]
+    got = mine(lambda p, x: functional_call(ours, p, (x,)))(params, cr.tensor(x))
+    want = getattr(tf, transform)(lambda p, x: tf.functional_call(theirs, p, (x,)))(
+        dict(theirs.named_parameters()), t64(x))
+    close_dict(got, want)
+
+
+def test_hessian_of_a_loss_in_the_parameter_dict_is_torchs():
+    ours, theirs = mlp_pair(2, 3, 1)
+    x, y = RNG.standard_normal((4, 2)), RNG.standard_normal((4, 1))
+    params, _ = detached(ours)
+    got = hessian(lambda p: cr.mean((functional_call(ours, p, x) - y) ** 2))(params)
+    want = tf.hessian(lambda p: torch.mean((tf.functional_call(theirs, p, t64(x))
+                                            - t64(y)) ** 2))(
+        {k: v.detach() for k, v in theirs.named_parameters()})
+    close_dict(got, want)
+
+
+def test_argnums_tuples_give_tuples_as_torch():
+    ours, theirs = mlp_pair()
+    x = RNG.standard_normal((4, 3))
+    params, _ = detached(ours)
+    g_p, g_x = jacrev(lambda p, x: functional_call(ours, p, x).sum(0), argnums=(0, 1))(
+        params, cr.tensor(x))
+    w_p, w_x = tf.jacrev(lambda p, x: tf.functional_call(theirs, p, x).sum(0),
+                         argnums=(0, 1))(dict(theirs.named_parameters()), t64(x))
+    close_dict(g_p, w_p)
+    close(g_x, w_x)
+
+
+# ---------------------------------------------------------------------------------------
+# 4. The transforms' conventions
+# ---------------------------------------------------------------------------------------
+
+def test_grad_and_value_gives_grad_first_and_aux_with_the_value():
+    x = RNG.standard_normal(4)
+    f = lambda x: (cr.sin(x) ** 2).sum()                     # noqa: E731
+    f_t = lambda x: (torch.sin(x) ** 2).sum()                 # noqa: E731
+    g, value = grad_and_value(f)(x)
+    g_t, value_t = tf.grad_and_value(f_t)(t64(x))
+    close(g, g_t)
+    close(value, value_t)
+    g, (value, aux) = grad_and_value(lambda x: (f(x), cr.cos(x)), has_aux=True)(x)
+    g_t, (value_t, aux_t) = tf.grad_and_value(lambda x: (f_t(x), torch.cos(x)),
+                                              has_aux=True)(t64(x))
+    close(g, g_t)
+    close(value, value_t)
+    close(aux, aux_t)
+    gs, aux = grad(lambda x, y: ((x * y).sum(), y), argnums=(0, 1), has_aux=True)(x, 2 * x)
+    gs_t, aux_t = tf.grad(lambda x, y: ((x * y).sum(), y), argnums=(0, 1),
+                          has_aux=True)(t64(x), t64(2 * x))
+    assert isinstance(gs, tuple) and len(gs) == 2
+    for a, b in zip(gs, gs_t):
+        close(a, b)
+    close(aux, aux_t)
+
+
+def test_vjp_and_jvp_of_functional_call_follow_torchs_conventions():
+    ours, theirs = mlp_pair()
+    x = RNG.standard_normal((4, 3))
+    params, _ = detached(ours)
+    params_t = {k: v.detach() for k, v in theirs.named_parameters()}
+    f = lambda p: functional_call(ours, p, (x,))                      # noqa: E731
+    f_t = lambda p: tf.functional_call(theirs, p, (t64(x),))          # noqa: E731
+    cot = RNG.standard_normal((4, 2))
+    out, vjp_fn = vjp(f, params)
+    out_t, vjp_fn_t = tf.vjp(f_t, params_t)
+    close(out, out_t)
+    (got,), (want,) = vjp_fn(cot), vjp_fn_t(t64(cot))
+    close_dict(got, want)
+    out, vjp_fn, aux = vjp(lambda p: (f(p), {"x": 1.0}), params, has_aux=True)
+    assert aux == {"x": 1.0} and len(vjp_fn(cot)) == 1
+    tangents = {k: RNG.standard_normal(v.shape) for k, v in params.items()}
+    out, tangent = jvp(f, (params,), (tangents,))
+    out_t, tangent_t = tf.jvp(f_t, (params_t,), ({torch_name(k): t64(v)
+                                                   for k, v in tangents.items()},))
+    close(out, out_t)
+    close(tangent, tangent_t)
+    out, tangent, aux = jvp(lambda p: (f(p), f(p).sum()), (params,), (tangents,),
+                            has_aux=True)
+    close(aux, out.sum())
+
+
+def test_jvp_strict_refuses_an_output_that_does_not_depend_on_the_inputs():
+    x, v = np.ones(3), np.ones(3)
+    with pytest.raises(RuntimeError, match="strict=True"):
+        tf.jvp(lambda x: t64(np.zeros(3)), (t64(x),), (t64(v),), strict=True)
+    with pytest.raises(RuntimeError, match="strict=True"):
+        jvp(lambda x: np.zeros(3), (x,), (v,), strict=True)
+    out, tangent = jvp(lambda x: np.zeros(3), (x,), (v,))
+    assert tangent.tolist() == [0.0] * 3
+    close(jvp(lambda x: cr.sin(x), (x,), (v,), strict=True)[1], np.cos(x))
+
+
+@pytest.mark.filterwarnings("ignore:Attempted to insert a get_attr Node")  # (torch's own)
+def test_linearize_is_torchs():
+    x, v = RNG.standard_normal(4), RNG.standard_normal(4)
+    f, f_t = (lambda x: cr.tanh(x) * x), (lambda x: torch.tanh(x) * x)
+    out, jvp_fn = linearize(f, x)
+    out_t, jvp_fn_t = tf.linearize(f_t, t64(x))
+    close(out, out_t)
+    close(jvp_fn(v), jvp_fn_t(t64(v)))
+    close(jvp_fn(2 * v), jvp_fn_t(t64(2 * v)))
+
+
+def test_vmap_keyword_arguments_are_not_mapped_as_in_torch():
+    x, w = RNG.standard_normal((5, 3)), RNG.standard_normal(3)
+    got = vmap(lambda x, *, w: (x * w).sum())(x, w=w)
+    close(got, tf.vmap(lambda x, *, w: (x * w).sum())(t64(x), w=t64(w)))
+    got = vmap(lambda x, w: (x * w).sum(), in_dims=(1, None), out_dims=0)(x.T, w)
+    close(got, (x * w).sum(1))
+
+
+def test_vmap_options_torch_has_and_chainrule_answers():
+    x = RNG.standard_normal((6, 2))
+    f = lambda x: cr.sin(x) * 2                                       # noqa: E731
+    close(vmap(f, chunk_size=2)(x), tf.vmap(lambda x: torch.sin(x) * 2, chunk_size=2)(t64(x)))
+    close(vmap(f, randomness="same")(x), np.sin(x) * 2)
+    with pytest.raises(NotImplementedError, match="randomness='different'"):
+        vmap(f, randomness="different")
+    with pytest.raises(ValueError, match="randomness must be"):
+        vmap(f, randomness="other")
+    with pytest.raises(ValueError, match="chunk_size must be"):
+        vmap(f, chunk_size=0)
+    with pytest.raises(ValueError, match="chunk_size must be"):
+        jacrev(f, chunk_size=-1)
+
+
+def test_functionalize_is_the_function():
+    f = lambda x: x * 2                                               # noqa: E731
+    assert cr.func.functionalize(f) is f
+    with pytest.raises(ValueError, match="remove must be"):
+        cr.func.functionalize(f, remove="views")
+
+
+def test_cr_func_is_the_module_at_chainrule_func():
+    import chainrule.func
+    assert cr.func is chainrule.func
+    assert set(tf.__all__) - set(cr.func.__all__) == {"rearrange", "debug_unwrap"}
