@@ -319,3 +319,224 @@ def test_cr_func_is_the_module_at_chainrule_func():
     import chainrule.func
     assert cr.func is chainrule.func
     assert set(tf.__all__) - set(cr.func.__all__) == {"rearrange", "debug_unwrap"}
+
+
+# ---------------------------------------------------------------------------------------
+# 5. functional_call itself
+# ---------------------------------------------------------------------------------------
+
+def batch_norm_pair():
+    theirs = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4)).double()
+    with torch.no_grad():
+        for p in theirs.parameters():
+            p.copy_(t64(RNG.standard_normal(tuple(p.shape))))
+    ours = cr.nn.Sequential(cr.nn.Linear(3, 4, rng=0), cr.nn.BatchNorm1d(4))
+    ours.load_torch_state_dict(theirs.state_dict())
+    return ours, theirs
+
+
+def buffers_of(model, statistics):
+    """Running statistics to pass in: torch's tensors and chainrule's arrays."""
+    mean, var = statistics
+    if isinstance(model, torch.nn.Module):
+        return {"1.running_mean": t64(mean), "1.running_var": t64(var),
+                "1.num_batches_tracked": torch.tensor(3)}
+    return {"layers.1.running_mean": mean.copy(), "layers.1.running_var": var.copy(),
+            "layers.1.num_batches_tracked": np.array(3)}
+
+
+@pytest.mark.parametrize("jitted", [False, True])
+def test_batch_norm_in_training_updates_the_buffers_given_as_torch(jitted):
+    """In training mode the batch's statistics normalise and the running ones given are
+    updated in place (torch updates the tensors given); the module's own stay as they
+    were. Under grad (and cr.jit) too, and the gradient is torch's."""
+    ours, theirs = batch_norm_pair()
+    statistics = RNG.standard_normal(4), RNG.uniform(0.5, 2.0, 4)
+    b_ours, b_theirs = buffers_of(ours, statistics), buffers_of(theirs, statistics)
+    x = RNG.standard_normal((6, 3))
+
+    def loss(p, b, x):
+        return (functional_call(ours, (p, b), (x,)) ** 3).sum()
+
+    def loss_t(p, b, x):
+        return (tf.functional_call(theirs, (p, b), (x,)) ** 3).sum()
+
+    step = cr.jit(grad(loss)) if jitted else grad(loss)
+    params, _ = detached(ours)
+    params_t = {k: v.detach() for k, v in theirs.named_parameters()}
+    for _ in range(2):  # two calls: the statistics move twice
+        close_dict(step(params, b_ours, x), tf.grad(loss_t)(params_t, b_theirs, t64(x)))
+    close_dict(b_ours, b_theirs)
+    assert b_ours["layers.1.num_batches_tracked"] == 5
+    close_dict(dict(ours.named_buffers()), dict(theirs.named_buffers()))
+    assert ours[1].running_mean.tolist() == [0.0] * 4
+
+
+def test_batch_norm_buffers_in_eval_are_read_and_ensembled_as_torch():
+    pairs = [batch_norm_pair() for _ in range(3)]
+    for ours, theirs in pairs:
+        statistics = RNG.standard_normal(4), RNG.uniform(0.5, 2.0, 4)
+        ours.load_state_dict(dict(ours.state_dict()) | buffers_of(ours, statistics))
+        theirs.load_state_dict(dict(theirs.state_dict()) | buffers_of(theirs, statistics))
+        ours.eval(), theirs.eval()
+    params, buffers = stack_module_state([p[0] for p in pairs])
+    params_t, buffers_t = tf.stack_module_state([p[1] for p in pairs])
+    close_dict(buffers, buffers_t)
+    x = RNG.standard_normal((3, 5, 3))
+    got = vmap(lambda p, b, x: functional_call(pairs[0][0], (p, b), x))(params, buffers, x)
+    want = tf.vmap(lambda p, b, x: tf.functional_call(pairs[0][1], (p, b), x))(
+        params_t, buffers_t, t64(x))
+    close(got, want)
+
+
+def test_batch_norm_in_training_under_vmap_is_refused_as_by_torch():
+    ours, theirs = batch_norm_pair()
+    x = RNG.standard_normal((2, 6, 3))
+    with pytest.raises(ValueError, match="batch_norm: training under cr.vmap"):
+        vmap(lambda p, x: functional_call(ours, p, x), in_dims=(None, 0))(
+            detached(ours)[0], x)
+    with pytest.raises(RuntimeError):
+        tf.vmap(lambda p, x: tf.functional_call(theirs, p, x), in_dims=(None, 0))(
+            dict(theirs.named_parameters()), t64(x))
+
+
+def tied_pair():
+    class Tied(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = torch.nn.Linear(3, 3), torch.nn.Linear(3, 3)
+            self.b.weight = self.a.weight
+
+        def forward(self, x):
+            return self.b(torch.tanh(self.a(x)))
+
+    class TiedOurs(cr.nn.Module):
+        def __init__(self):
+            self.a, self.b = cr.nn.Linear(3, 3, rng=0), cr.nn.Linear(3, 3, rng=1)
+            self.b.weight = self.a.weight
+
+        def forward(self, x):
+            return self.b(cr.tanh(self.a(x)))
+
+    theirs, ours = Tied().double(), TiedOurs()
+    ours.load_torch_state_dict(theirs.state_dict())
+    return ours, theirs
+
+
+def test_tied_weights_are_filled_together_as_torch():
+    ours, theirs = tied_pair()
+    assert [n for n, _ in ours.named_parameters()] == ["a.weight", "a.bias", "b.bias"]
+    x, w = RNG.standard_normal((4, 3)), RNG.standard_normal((3, 3))
+    for name in ("a.weight", "b.weight"):
+        for tie in (True, False):
+            close(functional_call(ours, {name: w}, x, tie_weights=tie),
+                  tf.functional_call(theirs, {name: t64(w)}, t64(x), tie_weights=tie))
+    both = {"a.weight": w, "b.weight": 2 * w}
+    close(functional_call(ours, both, x, tie_weights=False),
+          tf.functional_call(theirs, {k: t64(v) for k, v in both.items()}, t64(x),
+                             tie_weights=False))
+    with pytest.raises(ValueError, match="tied"):
+        functional_call(ours, both, x)
+    with pytest.raises(ValueError, match="tied"):
+        tf.functional_call(theirs, {k: t64(v) for k, v in both.items()}, t64(x))
+    same = {"a.weight": w, "b.weight": w}  # one value for both names: allowed
+    w_t = t64(w)
+    close(functional_call(ours, same, x),
+          tf.functional_call(theirs, {k: w_t for k in same}, t64(x)))
+    # the gradient of the tied weight gathers both of its uses
+    g = grad(lambda p: functional_call(ours, p, x).sum())({"a.weight": w})
+    g_t = tf.grad(lambda p: tf.functional_call(theirs, p, t64(x)).sum())({"a.weight": t64(w)})
+    close_dict(g, g_t)
+    assert ours.b.weight is ours.a.weight
+
+
+def test_the_module_is_restored_when_the_call_raises():
+    class Boom(cr.nn.Module):
+        def __init__(self):
+            self.lin = cr.nn.Linear(2, 2, rng=0)
+            self.register_buffer("scale", np.ones(2))
+
+        def forward(self, x):
+            self.lin(x) * self.scale
+            raise ZeroDivisionError("inside forward")
+
+    model = Boom()
+    weight, scale = model.lin.weight, model.scale
+    with pytest.raises(ZeroDivisionError, match="inside forward"):
+        functional_call(model, {"lin.weight": np.zeros((2, 2)), "scale": np.zeros(2)},
+                        np.ones((1, 2)))
+    assert model.lin.weight is weight and model.scale is scale
+    with pytest.raises(ZeroDivisionError):  # and under a transform, its tracers gone
+        grad(lambda w: functional_call(model, {"lin.weight": w}, np.ones((1, 2))))(
+            np.zeros((2, 2)))
+    assert model.lin.weight is weight
+    assert [type(p) for p in model.parameters()] == [cr.nn.Parameter] * 2
+
+
+def test_an_attribute_the_module_sets_again_is_written_to_the_dict_as_torch():
+    class Foo(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("foo", torch.zeros(()))
+
+        def forward(self, x):
+            self.foo = self.foo + 1
+            return x + self.foo
+
+    class FooOurs(cr.nn.Module):
+        def __init__(self):
+            self.register_buffer("foo", np.zeros(()))
+
+        def forward(self, x):
+            self.foo = self.foo + 1
+            return x + self.foo
+
+    ours, theirs = FooOurs(), Foo().double()
+    given, given_t = {"foo": np.zeros(())}, {"foo": torch.zeros((), dtype=torch.float64)}
+    close(functional_call(ours, given, np.ones(())), tf.functional_call(theirs, given_t,
+                                                                       torch.ones(())))
+    close(given["foo"], given_t["foo"])
+    assert float(ours.foo) == 0.0 and float(theirs.foo) == 0.0
+
+
+def test_functional_call_refuses_names_it_cannot_place():
+    ours, theirs = mlp_pair()
+    params, _ = detached(ours)
+    params_t = dict(theirs.named_parameters())
+    x = np.ones((1, 3))
+    partial = {k: v for k, v in params.items() if k != "layers.2.bias"}
+    functional_call(ours, partial, x)  # missing names keep the module's own values
+    with pytest.raises(RuntimeError, match=r"missing names \['layers.2.bias'\]"):
+        functional_call(ours, partial, x, strict=True)
+    with pytest.raises(RuntimeError, match="Missing key"):
+        tf.functional_call(theirs, {k: v for k, v in params_t.items() if k != "2.bias"},
+                           t64(x), strict=True)
+    with pytest.raises(RuntimeError, match=r"unexpected names \['2.bias'\]"):
+        functional_call(ours, {"2.bias": np.zeros(2)}, x)  # (torch's spelling: not ours)
+    with pytest.raises(RuntimeError, match="Unexpected key"):
+        tf.functional_call(theirs, params_t | {"extra": t64(np.zeros(2))}, t64(x),
+                           strict=True)
+    with pytest.raises(ValueError, match="more than one"):
+        functional_call(ours, (params, {"layers.0.bias": np.zeros(5)}), x)
+    with pytest.raises(ValueError, match="multiple dictionaries"):
+        tf.functional_call(theirs, (params_t, {"0.bias": t64(np.zeros(5))}), t64(x))
+    with pytest.raises(ValueError, match="expected a dict"):
+        functional_call(ours, [1, 2], x)
+    with pytest.raises(TypeError, match="expected a cr.nn.Module"):
+        functional_call(theirs, {}, x)
+    assert all(type(p) is cr.nn.Parameter for p in ours.parameters())
+
+
+def test_functional_call_takes_one_argument_a_tuple_and_keywords():
+    class Scaled(cr.nn.Module):
+        def __init__(self):
+            self.w = cr.nn.Parameter(np.ones(2))
+
+        def forward(self, x, y=None, *, scale=1.0):
+            return (x * self.w + (0 if y is None else y)) * scale
+
+    model, x = Scaled(), np.array([1.0, 2.0])
+    w = {"w": np.array([3.0, 4.0])}
+    assert functional_call(model, w, x).tolist() == [3.0, 8.0]
+    assert functional_call(model, w, (x, x)).tolist() == [4.0, 10.0]
+    assert functional_call(model, w, (x,), {"scale": 2.0}).tolist() == [6.0, 16.0]
