@@ -1,5 +1,5 @@
-"""chainrule.optim's RMSprop, Adagrad, Adadelta, Adamax, NAdam, RAdam and LBFGS against
-torch.optim's, step by step.
+"""chainrule.optim's RMSprop, Adagrad, Adadelta, Adamax, NAdam, RAdam, Rprop, ASGD and
+LBFGS against torch.optim's, step by step.
 
 1. Each optimizer over a grid of its hyperparameters (every flag on and off, several
    values): the same parameters (float64 Tensors and a scalar Value, which torch holds
@@ -22,6 +22,7 @@ parameters (the same function on the same numbers), so only the optimizers diffe
 """
 
 import copy
+import inspect
 import itertools
 
 import numpy as np
@@ -29,7 +30,8 @@ import pytest
 import torch
 
 import chainrule as cr
-from chainrule.optim import LBFGS, Adadelta, Adagrad, Adamax, NAdam, RAdam, RMSprop
+from chainrule.optim import (ASGD, LBFGS, Adadelta, Adagrad, Adamax, NAdam, RAdam, RMSprop,
+                             Rprop)
 from chainrule.scalar.value import Value
 from jitted_training import blocks, train_step, training_problem  # noqa: F401 (blocks: a fixture)
 from seeds_and_tolerances import per_test_generator
@@ -47,7 +49,7 @@ RTOL32, ATOL32 = 2e-5, 1e-6
 STATE_TOL32 = 1e-4
 
 OURS = {"RMSprop": RMSprop, "Adagrad": Adagrad, "Adadelta": Adadelta, "Adamax": Adamax,
-        "NAdam": NAdam, "RAdam": RAdam}
+        "NAdam": NAdam, "RAdam": RAdam, "Rprop": Rprop, "ASGD": ASGD}
 
 
 def _grid(**values):
@@ -72,6 +74,12 @@ GRIDS = {
     "RAdam": _grid(lr=[5e-2], betas=[(0.9, 0.999), (0.9, 0.8), (0.5, 0.6)],
                    eps=[1e-8, 1e-3], weight_decay=[0, 0.1], decoupled_weight_decay=FLAG,
                    maximize=FLAG),
+    # step_sizes (1e-3, 0.05): both bounds reached within 15 steps
+    "Rprop": _grid(lr=[1e-2, 0.1], etas=[(0.5, 1.2), (0.3, 1.5)],
+                   step_sizes=[(1e-6, 50), (1e-3, 0.05)], maximize=FLAG),
+    # t0 = 5: averaging from the 7th step on
+    "ASGD": _grid(lr=[1e-2, 5e-2], lambd=[1e-4, 0.1], alpha=[0.75, 0.5], t0=[1e6, 5],
+                  weight_decay=[0, 0.1], maximize=FLAG),
 }
 CONFIGS = [(name, kwargs) for name, grid in GRIDS.items() for kwargs in grid]
 IDS = [f"{name}-" + "-".join(f"{k}={v}" for k, v in kwargs.items()) for name, kwargs in CONFIGS]
@@ -90,6 +98,8 @@ SECOND_GROUP = {
     "NAdam": dict(lr=0.02, betas=(0.8, 0.9), momentum_decay=0.05, weight_decay=0.05,
                   decoupled_weight_decay=True),
     "RAdam": dict(lr=0.02, betas=(0.8, 0.9), weight_decay=0.05, decoupled_weight_decay=True),
+    "Rprop": dict(lr=0.05, etas=(0.4, 1.3), step_sizes=(1e-4, 0.2)),
+    "ASGD": dict(lr=0.03, lambd=0.05, alpha=0.6, t0=3, weight_decay=0.05),
 }
 
 
@@ -198,10 +208,15 @@ def run_side_by_side(name, kwargs, dtype, rtol, atol, groups=False, state_tol=No
     return ours
 
 
+def takes(name, hyperparameter):
+    return hyperparameter in inspect.signature(OURS[name]).parameters
+
+
 @pytest.fixture
 def torch_float64_scalars():
-    """torch keeps NAdam's ``mu_product`` in its default dtype (float32 unless changed);
-    chainrule keeps it in float64. Compared in float64 (conftest puts it back)."""
+    """torch keeps NAdam's ``mu_product`` and ASGD's ``eta`` and ``mu`` in its default
+    dtype (float32 unless changed); chainrule keeps them in float64. Compared in float64
+    (conftest puts it back)."""
     torch.set_default_dtype(torch.float64)
 
 
@@ -308,7 +323,8 @@ def _refusal_cases():
     for name in OURS:
         cases += [(name, dict(lr=-0.1), "lr", -0.1), (name, dict(lr=float("nan")), "lr", "nan")]
         for param in ("eps", "weight_decay"):
-            cases.append((name, {param: -1e-9}, param, -1e-9))
+            if takes(name, param):
+                cases.append((name, {param: -1e-9}, param, -1e-9))
     cases += [("RMSprop", dict(alpha=-0.1), "alpha", -0.1),
               ("RMSprop", dict(alpha=1.5), "alpha", 1.5),  # allowed by both
               ("RMSprop", dict(momentum=-0.5), "momentum", -0.5),
@@ -319,7 +335,13 @@ def _refusal_cases():
               ("Adadelta", dict(rho=-0.1), "rho", -0.1),
               ("Adadelta", dict(rho=1.0), "rho", 1.0),  # allowed by both
               ("Adadelta", dict(rho=1.5), "rho", 1.5),
-              ("NAdam", dict(momentum_decay=-0.1), "momentum_decay", -0.1)]
+              ("NAdam", dict(momentum_decay=-0.1), "momentum_decay", -0.1),
+              ("Rprop", dict(etas=(0.0, 1.2)), "etas[0]", 0.0),
+              ("Rprop", dict(etas=(1.0, 1.2)), "etas[0]", 1.0),
+              ("Rprop", dict(etas=(0.5, 1.0)), "etas[1]", 1.0),
+              ("Rprop", dict(etas=(0.5, 0.9)), "etas[1]", 0.9),
+              ("Rprop", dict(step_sizes=(0.0, 1e9)), "step_sizes", None),  # both allow
+              ("ASGD", dict(lambd=-1.0, alpha=-2.0, t0=-5.0), "lambd", None)]  # both allow
     for name in ("Adamax", "NAdam", "RAdam"):
         cases += [(name, dict(betas=(1.0, 0.999)), "betas[0]", 1.0),
                   (name, dict(betas=(-0.1, 0.999)), "betas[0]", -0.1),
@@ -404,8 +426,9 @@ def test_maximize_climbs_exactly_as_descending_the_negated_loss(name):
     lr = dict(Adadelta=1.0).get(name, 0.05)
     up_x, down_x = (cr.tensor(np.array([0.0, 3.0, -1.0]), requires_grad=True)
                     for _ in range(2))
-    up = OURS[name]([up_x], lr=lr, maximize=True, weight_decay=0.01)
-    down = OURS[name]([down_x], lr=lr, weight_decay=0.01)
+    decay = dict(weight_decay=0.01) if takes(name, "weight_decay") else {}
+    up = OURS[name]([up_x], lr=lr, maximize=True, **decay)
+    down = OURS[name]([down_x], lr=lr, **decay)
     height = lambda x: -np.sum((x - 1.0) ** 2)
     start = height(up_x.data)
     for _ in range(30):
@@ -436,6 +459,51 @@ def test_rmsprop_switched_to_momentum_and_centering_mid_run_starts_them_at_zero(
     theirs.param_groups[0].update(momentum=0.9, centered=True)
     with pytest.raises(KeyError):
         theirs.step()
+
+
+def test_rprop_keeps_the_step_size_where_a_gradient_is_zero_and_skips_a_flip_as_torch():
+    """Gradients with exact zeros, sign flips and agreements, entry by entry: a zero (this
+    step's or the last's) leaves the step size and does not move the entry; a flip
+    shrinks the step size, does not move the entry and stores 0 as the last gradient,
+    so the step after it keeps the size whatever its sign. torch's numbers exactly."""
+    grads = [[1.0, 0.0, -2.0, 3.0, 0.0], [2.0, 1.0, 1.0, -3.0, 0.0],
+             [0.0, 4.0, -1.0, 5.0, 0.0], [-1.0, 2.0, 1.0, 6.0, 0.0],
+             [-1.0, -2.0, 3.0, -6.0, 0.0]]
+    w = cr.tensor(np.zeros(5), requires_grad=True)
+    wt = torch.zeros(5, dtype=torch.float64, requires_grad=True)
+    ours, theirs = Rprop([w], lr=0.1), torch.optim.Rprop([wt], lr=0.1)
+    for g in grads:
+        w.grad, wt.grad = np.array(g), torch.tensor(g, dtype=torch.float64)
+        ours.step()
+        theirs.step()
+        np.testing.assert_array_equal(w.data, wt.detach().numpy())
+        assert_states_equal(ours.state_dict()["state"], theirs.state_dict()["state"], 0, 0)
+    # entry 0, gradients +, +, 0, -, -: stays (no last gradient), grows, stays (and
+    # no move), stays (the last was 0), grows
+    np.testing.assert_allclose(ours.state[w]["step_size"][0], 0.1 * 1.2 * 1.2, rtol=1e-15)
+    assert w.data[4] == 0 and ours.state[w]["step_size"][4] == 0.1  # never a gradient
+    np.testing.assert_array_equal(ours.state[w]["prev"], [-1.0, 0.0, 3.0, 0.0, 0.0])
+
+
+def test_asgd_averages_the_iterates_from_step_t0_plus_2_as_torch():
+    """Up to step t0 + 2, ax is the parameter itself; from there it is the mean of the
+    iterates since step t0 + 2 (mu = 1/(t - t0) of the step before). torch's ax and
+    parameters at every step, float64."""
+    torch.set_default_dtype(torch.float64)  # torch's eta and mu in float64 (conftest resets)
+    t0, values = 3, starts(np.float64)
+    ours, opt, theirs, opt_t = build("ASGD", dict(lr=0.05, t0=t0), values)
+    history = []
+    for t in range(1, STEPS + 1):
+        one_step(ours, opt, False, False)
+        one_step(theirs, opt_t, False, True)
+        history.append(ours[0].data.copy())
+        ax = opt.state[ours[0]]["ax"]
+        expected = history[-1] if t <= t0 + 2 else np.mean(history[t0 + 1:], axis=0)
+        np.testing.assert_allclose(ax, expected, rtol=1e-12, atol=ATOL64)
+        np.testing.assert_allclose(ax, opt_t.state[theirs[0]]["ax"].numpy(), rtol=RTOL64,
+                                   atol=ATOL64)
+        np.testing.assert_allclose(numbers(ours[0]), numbers(theirs[0]), rtol=RTOL64)
+    assert opt.state[ours[0]]["mu"] == 1 / (STEPS - t0)
 
 
 def test_adamax_step_is_also_jaxs_when_given_u_plus_eps():

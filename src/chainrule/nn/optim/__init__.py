@@ -37,13 +37,15 @@ from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
 from .adamax import Adamax
+from .asgd import ASGD
 from .lbfgs import LBFGS
 from .lr_scheduler import *  # noqa: F403 (the schedules are optim's too, as in torch.optim)
 from .nadam import NAdam
 from .optimizer import Optimizer
 from .radam import RAdam
 from .rmsprop import RMSprop
+from .rprop import Rprop
 from .sgd import SGD
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax",
-           "NAdam", "RAdam", "LBFGS", "lr_scheduler", *lr_scheduler.__all__]
+           "NAdam", "RAdam", "Rprop", "ASGD", "LBFGS", "lr_scheduler", *lr_scheduler.__all__]
