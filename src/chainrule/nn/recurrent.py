@@ -28,6 +28,7 @@ from ..api.torch_random import default_generator
 from . import functional as F
 from .layers import RNG, initial_generator, make_generator
 from .module import Module, Parameter
+from .utils.rnn import PackedSequence, packed_data, padded_rows
 
 __all__ = ["RNN", "GRU", "LSTM", "RNNCell", "GRUCell", "LSTMCell", "rnn_tanh_cell",
            "rnn_relu_cell", "gru_cell", "lstm_cell"]
@@ -256,6 +257,11 @@ class _RNNBase(Module):
         (num_layers * directions, N, hidden_size), (num_layers * directions,
         hidden_size) unbatched, or None for zeros. output holds the last layer's h at
         every step (both directions side by side), h_n (and c_n) every layer's last.
+
+        input may also be a ``PackedSequence`` (``chainrule.nn.utils.rnn``): each
+        sequence then runs its own number of steps, output is packed the same way, and
+        h_n (c_n) holds each sequence's state after its own last step, in the batch's
+        order (hx is given in that order too).
         """
         lstm = self.mode == "LSTM"
         name = type(self).__name__
@@ -265,13 +271,18 @@ class _RNNBase(Module):
         if not lstm and isinstance(hx, (tuple, list)):
             raise ValueError(f"{name}: expected hx to be a Tensor or None, got a "
                              f"{type(hx).__name__}")
-        batched = self._check_input(input, hx)
-        if not batched:  # torch's unbatched input: a batch of one, taken off at the end
-            input = ops.expand_dims(input, 1)
-            hx = None if hx is None else (
-                tuple(ops.expand_dims(s, 1) for s in hx) if lstm else ops.expand_dims(hx, 1))
-        elif self.batch_first:
-            input = ops.swapaxes(input, 0, 1)
+        packed = isinstance(input, PackedSequence)
+        if packed:  # in the sorted order, padded; each sequence runs its own steps
+            data, sizes, sorted_indices, unsorted_indices = input
+            input, batched = self._padded(data, sizes), True
+        else:
+            batched, sizes = self._check_input(input, hx), None
+            if not batched:  # torch's unbatched input: a batch of one, taken off at the end
+                input = ops.expand_dims(input, 1)
+                hx = None if hx is None else (tuple(ops.expand_dims(s, 1) for s in hx)
+                                              if lstm else ops.expand_dims(hx, 1))
+            elif self.batch_first:
+                input = ops.swapaxes(input, 0, 1)
         batch = shape_of(input)[1]
         dtype = getattr(self.weight_ih_l0, "dtype", np.float64)
         if lstm:
@@ -281,6 +292,9 @@ class _RNNBase(Module):
                                    None if hx is None else hx[1], batch)
         else:
             h0, c0 = self._check_state("hx" if batched else "hx (unbatched)", hx, batch), None
+        if packed and sorted_indices is not None:  # the states in the sorted order too
+            h0, c0 = [None if s is None else ops.take(s, sorted_indices, axis=1)
+                      for s in (h0, c0)]
         zeros = Tensor(np.zeros((batch, self.hidden_size), dtype=dtype))
         h_zeros = Tensor(np.zeros((batch, self.proj_size), dtype=dtype)) \
             if self.proj_size else zeros
@@ -296,14 +310,20 @@ class _RNNBase(Module):
                 h = h_zeros if h0 is None else h0[i]
                 c = zeros if not lstm else (zeros if c0 is None else c0[i])
                 seq, h, c = self._run(outputs, h, c, self._weights(layer, suffix),
-                                      reverse=bool(d))
+                                      reverse=bool(d), sizes=sizes)
                 results.append(seq)
                 h_n.append(h)
                 c_n.append(c)
             outputs = results[0] if len(results) == 1 else ops.concatenate(results, axis=-1)
         h_n = ops.stack(h_n)
         c_n = ops.stack(c_n) if lstm else None
-        if not batched:
+        if packed:
+            outputs = PackedSequence(packed_data(outputs, sizes), sizes, sorted_indices,
+                                     unsorted_indices)
+            if unsorted_indices is not None:  # the states back in the batch's order
+                h_n = ops.take(h_n, unsorted_indices, axis=1)
+                c_n = ops.take(c_n, unsorted_indices, axis=1) if lstm else None
+        elif not batched:
             outputs = ops.squeeze(outputs, 1)
             h_n = ops.squeeze(h_n, 1)
             c_n = ops.squeeze(c_n, 1) if lstm else None
@@ -311,12 +331,28 @@ class _RNNBase(Module):
             outputs = ops.swapaxes(outputs, 0, 1)
         return (outputs, (h_n, c_n)) if lstm else (outputs, h_n)
 
-    def _run(self, x, h, c, weights, reverse):
+    def _padded(self, data, sizes):
+        """A packed batch's data as (L, N, input_size) in its sorted order, zeros past
+        each sequence's end (which no step reads)."""
+        shape = tuple(shape_of(data))
+        if len(shape) != 2 or shape[1] != self.input_size:
+            raise ValueError(f"{type(self).__name__}: a PackedSequence of data shape "
+                             f"{shape}, expected (steps of all sequences, "
+                             f"{self.input_size})")
+        rows = padded_rows(sizes, len(sizes))
+        dtype = getattr(self.weight_ih_l0, "dtype", np.float64)
+        data = ops.concatenate([data, np.zeros((1, shape[1]), dtype)], axis=0)
+        return ops.reshape(ops.take(data, rows.reshape(-1), axis=0), rows.shape + shape[1:])
+
+    def _run(self, x, h, c, weights, reverse, sizes=None):
         """One layer in one direction over the sequence x (L, N, features): the
-        outputs (L, N, hidden, or proj_size) in x's order, and the last h and c."""
+        outputs (L, N, hidden, or proj_size) in x's order, and the last h and c. With
+        ``sizes`` (a packed batch, longest sequence first), step t moves only the
+        first sizes[t] sequences: the others keep their state, so each one's last h
+        is its own last step's, in either direction."""
         w_ih, w_hh, b_ih, b_hh, w_hr = weights
         gi = _project(x, _transposed(w_ih), b_ih)  # every step's input share: one matmul
-        if self.mode == "GRU" and fused.enabled():  # the whole recurrence as one node
+        if self.mode == "GRU" and fused.enabled() and sizes is None:  # one node
             backwards = (slice(None, None, -1),)
             seq = fused_recurrent.gru_sequence(ops.getitem(gi, index=backwards) if reverse
                                                else gi, h, w_hh, b_hh)
@@ -326,14 +362,23 @@ class _RNNBase(Module):
         w_hr_t = None if w_hr is None else _transposed(w_hr)
         steps = range(shape_of(x)[0] - 1, -1, -1) if reverse else range(shape_of(x)[0])
         out = []
+        batch = shape_of(x)[1]
         for t in steps:
+            n = batch if sizes is None else int(sizes[t])
+            h_was, c_was = h, c
+            if n < batch:  # (a packed batch: the sequences still running)
+                h, c = h[:n], (c[:n] if self.mode == "LSTM" else c)
+            gi_t = gi[t] if n == batch else gi[t, :n]
             gh = _project(h, w_hh_t, b_hh)
             if self.mode == "LSTM":
-                h, c = lstm_cell(gi[t], gh, h, c)
+                h, c = lstm_cell(gi_t, gh, h, c)
                 if w_hr_t is not None:  # the projected LSTM: h_t = W_hr (o_t * tanh(c_t))
                     h = ops.matmul(h, w_hr_t)
             else:
-                h = _STEPS[self.mode](gi[t], gh, h)
+                h = _STEPS[self.mode](gi_t, gh, h)
+            if n < batch:
+                h = ops.concatenate([h, h_was[n:]], axis=0)
+                c = ops.concatenate([c, c_was[n:]], axis=0) if self.mode == "LSTM" else c
             out.append(h)
         if reverse:
             out.reverse()
