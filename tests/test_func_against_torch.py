@@ -606,3 +606,21 @@ def test_jit_replays_a_dict_of_arrays_argument_without_tracing_again():
     for i in range(3):
         jitted({"w": np.full(3, float(i))})
     assert len(traces) == 1
+
+
+def test_a_module_reached_by_two_paths_is_replaced_under_either_name_as_torch():
+    shared_t, shared = torch.nn.Linear(3, 3).double(), cr.nn.Linear(3, 3, rng=0)
+    shared.load_torch_state_dict(shared_t.state_dict())
+    theirs = torch.nn.Sequential(shared_t, torch.nn.Tanh(), shared_t)
+    ours = cr.nn.Sequential(shared, cr.nn.Tanh(), shared)
+    x, w = RNG.standard_normal((4, 3)), RNG.standard_normal((3, 3))
+    before = shared_t.weight.detach().clone()
+    for name in ("layers.0.weight", "layers.2.weight"):
+        given = {name: w}
+        close(functional_call(ours, given, x),
+              tf.functional_call(theirs, {torch_name(name): t64(w)}, t64(x)))
+        assert given[name] is w  # nothing written back: the module set nothing
+    # chainrule puts the module's own Parameter back; torch 2.13 restores the two names
+    # in the order it replaced them, and leaves the tensor given in the shared Linear
+    assert shared.weight is ours[2].weight and type(shared.weight) is cr.nn.Parameter
+    close(shared.weight, before)

@@ -189,17 +189,20 @@ def functional_call(module: Module, parameter_and_buffer_dicts: Any, args: Any =
         args = () if args is None else (args,)
     for owner in {id(slot.owner): slot.owner for slot in slots.values()}.values():
         xp.touch(owner)  # (cr.jit: what the modules held before the swap is the program's)
-    own, put = {}, {}
+    own, put, wrapped = {}, {}, {}
     try:
         for name, value in filled.items():
             slot = slots[name]
-            own[name] = slot.get()
-            put[name] = _as_held(value, own[name])
-            slot.put(put[name])
+            # (one value for tied names, or for a module reached by two paths: one object)
+            held = wrapped.get(id(value))
+            if held is None:
+                held = wrapped[id(value)] = _as_held(value, slot.get())
+            own[name], put[name] = slot.get(), held
+            slot.put(held)
         return module(*args, **(kwargs or {}))
     finally:
         after = {name: slots[name].get() for name in own}
-        for name in reversed(list(own)):
+        for name in reversed(list(own)):  # (a slot reached twice: its first value last)
             slots[name].put(own[name])
         if isinstance(parameter_and_buffer_dicts, dict):  # (torch writes back the same)
             for name, value in after.items():
