@@ -1,5 +1,5 @@
-"""chainrule.optim's RMSprop, Adagrad, Adadelta, Adamax, NAdam, RAdam, Rprop, ASGD and
-LBFGS against torch.optim's, step by step.
+"""chainrule.optim's RMSprop, Adagrad, Adadelta, Adamax, NAdam, RAdam, Rprop, ASGD,
+Adafactor and LBFGS against torch.optim's, step by step.
 
 1. Each optimizer over a grid of its hyperparameters (every flag on and off, several
    values): the same parameters (float64 Tensors and a scalar Value, which torch holds
@@ -30,8 +30,8 @@ import pytest
 import torch
 
 import chainrule as cr
-from chainrule.optim import (ASGD, LBFGS, Adadelta, Adagrad, Adamax, NAdam, RAdam, RMSprop,
-                             Rprop)
+from chainrule.optim import (ASGD, LBFGS, Adadelta, Adafactor, Adagrad, Adamax, NAdam, RAdam,
+                             RMSprop, Rprop)
 from chainrule.scalar.value import Value
 from jitted_training import blocks, train_step, training_problem  # noqa: F401 (blocks: a fixture)
 from seeds_and_tolerances import per_test_generator
@@ -49,7 +49,8 @@ RTOL32, ATOL32 = 2e-5, 1e-6
 STATE_TOL32 = 1e-4
 
 OURS = {"RMSprop": RMSprop, "Adagrad": Adagrad, "Adadelta": Adadelta, "Adamax": Adamax,
-        "NAdam": NAdam, "RAdam": RAdam, "Rprop": Rprop, "ASGD": ASGD}
+        "NAdam": NAdam, "RAdam": RAdam, "Rprop": Rprop, "ASGD": ASGD,
+        "Adafactor": Adafactor}
 
 
 def _grid(**values):
@@ -80,6 +81,9 @@ GRIDS = {
     # t0 = 5: averaging from the 7th step on
     "ASGD": _grid(lr=[1e-2, 5e-2], lambd=[1e-4, 0.1], alpha=[0.75, 0.5], t0=[1e6, 5],
                   weight_decay=[0, 0.1], maximize=FLAG),
+    # (the (2, 3) parameter is factored, the (5,) one and the scalar are not)
+    "Adafactor": _grid(lr=[1e-2, 0.1], beta2_decay=[-0.8, -0.3], eps=[(None, 1e-3), (1e-2, 0.5)],
+                       d=[1.0, 1.5], weight_decay=[0, 0.1], maximize=FLAG),
 }
 CONFIGS = [(name, kwargs) for name, grid in GRIDS.items() for kwargs in grid]
 IDS = [f"{name}-" + "-".join(f"{k}={v}" for k, v in kwargs.items()) for name, kwargs in CONFIGS]
@@ -100,6 +104,7 @@ SECOND_GROUP = {
     "RAdam": dict(lr=0.02, betas=(0.8, 0.9), weight_decay=0.05, decoupled_weight_decay=True),
     "Rprop": dict(lr=0.05, etas=(0.4, 1.3), step_sizes=(1e-4, 0.2)),
     "ASGD": dict(lr=0.03, lambd=0.05, alpha=0.6, t0=3, weight_decay=0.05),
+    "Adafactor": dict(lr=0.05, beta2_decay=-0.5, eps=(1e-3, 1e-2), d=1.2, weight_decay=0.05),
 }
 
 
@@ -323,7 +328,8 @@ def _refusal_cases():
     for name in OURS:
         cases += [(name, dict(lr=-0.1), "lr", -0.1), (name, dict(lr=float("nan")), "lr", "nan")]
         for param in ("eps", "weight_decay"):
-            if takes(name, param):
+            # (Adafactor's eps is a pair: a number there is a TypeError in torch)
+            if takes(name, param) and not (name, param) == ("Adafactor", "eps"):
                 cases.append((name, {param: -1e-9}, param, -1e-9))
     cases += [("RMSprop", dict(alpha=-0.1), "alpha", -0.1),
               ("RMSprop", dict(alpha=1.5), "alpha", 1.5),  # allowed by both
@@ -341,7 +347,13 @@ def _refusal_cases():
               ("Rprop", dict(etas=(0.5, 1.0)), "etas[1]", 1.0),
               ("Rprop", dict(etas=(0.5, 0.9)), "etas[1]", 0.9),
               ("Rprop", dict(step_sizes=(0.0, 1e9)), "step_sizes", None),  # both allow
-              ("ASGD", dict(lambd=-1.0, alpha=-2.0, t0=-5.0), "lambd", None)]  # both allow
+              ("ASGD", dict(lambd=-1.0, alpha=-2.0, t0=-5.0), "lambd", None),
+              ("Adafactor", dict(beta2_decay=0.1), "beta2_decay", 0.1),
+              ("Adafactor", dict(beta2_decay=0.0), "beta2_decay", None),  # both allow
+              ("Adafactor", dict(eps=(-1e-3, 1e-3)), "eps[0]", -0.001),
+              ("Adafactor", dict(eps=(0.0, -1e-3)), "eps[1]", -0.001),
+              ("Adafactor", dict(d=0.5), "d", 0.5),
+              ("Adafactor", dict(d=1.0, eps=(0.0, 0.0)), "d", None)]  # both allow  # both allow
     for name in ("Adamax", "NAdam", "RAdam"):
         cases += [(name, dict(betas=(1.0, 0.999)), "betas[0]", 1.0),
                   (name, dict(betas=(-0.1, 0.999)), "betas[0]", -0.1),
@@ -504,6 +516,70 @@ def test_asgd_averages_the_iterates_from_step_t0_plus_2_as_torch():
                                    atol=ATOL64)
         np.testing.assert_allclose(numbers(ours[0]), numbers(theirs[0]), rtol=RTOL64)
     assert opt.state[ours[0]]["mu"] == 1 / (STEPS - t0)
+
+
+ADAFACTOR_SHAPES = [(), (7,), (4, 6), (3, 4, 5), (2, 1, 3, 2)]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("shape", ADAFACTOR_SHAPES, ids=str)
+def test_adafactor_factors_the_last_two_dimensions_as_torch(shape, dtype,
+                                                            torch_float64_scalars):
+    """A parameter of 0, 1, 2, 3 and 4 dimensions, alone: ``variance`` of its shape up
+    to one dimension, ``row_var`` (..., R, 1) and ``col_var`` (..., 1, C) from two on;
+    torch's parameters and state after each of 15 steps, float32 staying float32 (its
+    eps[0], None, is float32's machine epsilon)."""
+    start = RNG.uniform(-1.5, 1.5, size=shape).astype(dtype)
+    kwargs = dict(lr=0.05, weight_decay=0.02)
+    ours = cr.tensor(start.copy(), requires_grad=True)
+    theirs = torch.tensor(start.copy(), requires_grad=True)
+    opt, opt_t = Adafactor([ours], **kwargs), torch.optim.Adafactor([theirs], **kwargs)
+    rtol, atol, state_tol = ((RTOL64, ATOL64, RTOL64) if dtype == np.float64
+                             else (RTOL32, ATOL32, STATE_TOL32))
+    for _ in range(STEPS):
+        one_step([ours], opt, False, False)
+        one_step([theirs], opt_t, False, True)
+        assert ours.data.dtype == dtype
+        np.testing.assert_allclose(ours.data, numbers(theirs), rtol=rtol, atol=atol)
+        assert_states_equal(opt.state_dict()["state"], opt_t.state_dict()["state"],
+                            state_tol, state_tol)
+    state = opt.state[ours]
+    if len(shape) >= 2:
+        assert state["row_var"].shape == shape[:-1] + (1,)
+        assert state["col_var"].shape == shape[:-2] + (1,) + shape[-1:]
+        assert "variance" not in state
+    else:
+        assert state["variance"].shape == shape and "row_var" not in state
+    assert all(v.dtype == dtype for v in state.values() if isinstance(v, np.ndarray))
+
+
+def test_adafactor_resumes_its_factored_state_and_refuses_a_misshapen_one():
+    """load_state_dict takes row_var and col_var in their own shapes (not the
+    parameter's), and refuses one of another shape in one line."""
+    w = cr.tensor(RNG.standard_normal((3, 4)), requires_grad=True)
+    opt = Adafactor([w])
+    w.grad = RNG.standard_normal((3, 4))
+    opt.step()
+    saved = opt.state_dict()
+    again = Adafactor([w])
+    again.load_state_dict(saved)
+    assert again.state[w]["row_var"].shape == (3, 1)
+    saved["state"][0]["col_var"] = np.zeros((3, 4))
+    with pytest.raises(ValueError, match=r"^Adafactor.load_state_dict: 'col_var' of "
+                                         r"parameter 0 has shape \(3, 4\), expected "
+                                         r"\(1, 4\)$"):
+        Adafactor([w]).load_state_dict(saved)
+
+
+def test_adafactor_refuses_a_complex_parameter_as_torch():
+    z = cr.tensor(np.ones(3, complex), requires_grad=True)
+    z.grad = np.ones(3, complex)
+    with pytest.raises(TypeError, match="^Adafactor: complex parameters are not supported"):
+        Adafactor([z]).step()
+    zt = torch.ones(3, dtype=torch.complex128, requires_grad=True)
+    zt.grad = torch.ones(3, dtype=torch.complex128)
+    with pytest.raises(RuntimeError, match="complex"):
+        torch.optim.Adafactor([zt]).step()
 
 
 def test_adamax_step_is_also_jaxs_when_given_u_plus_eps():

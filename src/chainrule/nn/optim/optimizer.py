@@ -295,15 +295,23 @@ class Optimizer:
             if p is None:
                 raise ValueError(f"{self._name}.load_state_dict: the saved state refers to "
                                  f"parameter {number}, which no group lists")
-            shape = p.shape if isinstance(p, Tensor) else ()
+            shape = tuple(p.shape) if isinstance(p, Tensor) else ()
             for name, v in entries.items():
-                if isinstance(v, np.ndarray) and v.ndim and v.shape != shape:
+                expected = self._state_shape(name, shape)
+                if isinstance(v, np.ndarray) and v.ndim and v.shape != expected:
                     raise ValueError(f"{self._name}.load_state_dict: {name!r} of parameter "
-                                     f"{number} has shape {v.shape}, expected {shape}")
+                                     f"{number} has shape {v.shape}, expected {expected}")
             new_state[p] = {k: _in_dtype_of(p, k, _copy(v)) for k, v in entries.items()}
         for saved, own in zip(groups, self.param_groups):
             own.update({k: v for k, v in saved.items() if k != "params"})
         self.state = new_state
+
+
+    def _state_shape(self, name: str, shape: tuple) -> tuple:
+        """The shape of the state entry ``name`` of a parameter of shape ``shape``, as
+        load_state_dict checks it: the parameter's own (Adafactor's factored moments
+        are not)."""
+        return shape
 
 
 def _is_named(item):
