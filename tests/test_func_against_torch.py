@@ -250,6 +250,8 @@ def test_vjp_and_jvp_of_functional_call_follow_torchs_conventions():
     close(out, out_t)
     (got,), (want,) = vjp_fn(cot), vjp_fn_t(t64(cot))
     close_dict(got, want)
+    (got,), (want,) = vjp_fn(cot, retain_graph=False), vjp_fn_t(t64(cot), retain_graph=False)
+    close_dict(got, want)
     out, vjp_fn, aux = vjp(lambda p: (f(p), {"x": 1.0}), params, has_aux=True)
     assert aux == {"x": 1.0} and len(vjp_fn(cot)) == 1
     tangents = {k: RNG.standard_normal(v.shape) for k, v in params.items()}

@@ -95,11 +95,21 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple
     ``torch.func.vjp``: ``vjp_fn(cotangents)`` (shaped like the output) gives a tuple
     with one vector-Jacobian product per primal.
 
+    torch's ``retain_graph`` and ``create_graph`` are taken and need nothing here:
+    ``vjp_fn`` may be called again, and its results are differentiable by any enclosing
+    transform.
+
     >>> out, vjp_fn = cr.func.vjp(lambda x, y: x * y, 2.0, 3.0)
     >>> out, vjp_fn(1.0)
     (6.0, (3.0, 2.0))
     """
-    return _functional.vjp(func, *primals, has_aux=has_aux)
+    out, pullback, *aux = _functional.vjp(func, *primals, has_aux=has_aux)
+
+    def vjp_fn(cotangents: Any, retain_graph: bool = True,
+               create_graph: bool | None = None) -> tuple[Any, ...]:
+        return pullback(cotangents)
+
+    return (out, vjp_fn, *aux)
 
 
 def jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool = False,
