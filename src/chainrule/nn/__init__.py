@@ -14,7 +14,7 @@ for tensors, with losses as functions (``nn.functional``) and as modules.
 337
 """
 
-from . import functional, utils
+from . import functional, init, utils
 from .attention import MultiheadAttention, TransformerEncoder, TransformerEncoderLayer
 from .containers import ModuleDict, ModuleList
 from .conv import (AdaptiveAvgPool2d, AvgPool2d, BatchNorm1d, BatchNorm2d, Conv1d, Conv2d,
@@ -38,4 +38,4 @@ __all__ = ["Module", "Parameter", "Neuron", "Layer", "MLP", "Linear", "Sequentia
            "L1Loss", "SmoothL1Loss", "HuberLoss", "BCELoss", "RNN", "GRU", "LSTM",
            "RNNCell", "GRUCell", "LSTMCell", "MultiheadAttention",
            "TransformerEncoderLayer", "TransformerEncoder", "ParameterList",
-           "ParameterDict", "utils"]
+           "ParameterDict", "utils", "init"]
