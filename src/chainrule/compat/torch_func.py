@@ -15,8 +15,9 @@ Where torch.func's behaviour depends on machinery chainrule does not have:
 * ``vmap(randomness=...)``: a random draw inside ``vmap`` is shared by every example
   in chainrule, which is torch's ``"same"``. ``"error"`` (torch's default) is accepted
   and behaves as ``"same"`` (the draw is not detected); ``"different"`` is refused.
-* ``chunk_size`` (vmap, jacrev): checked, then the whole batch runs at once; the
-  results are the same, the memory is not bounded by it.
+* ``chunk_size``: ``vmap`` runs ``chunk_size`` examples at a time and joins the
+  results, as torch; ``jacrev`` checks it and computes the Jacobian at once (the same
+  numbers, the memory not bounded by it).
 * ``linearize``: the function returned runs ``jvp`` again at the primals (torch keeps
   the linearised graph); the values are the same, each call costs a forward pass.
 * ``functionalize``: the function itself; chainrule's transforms handle in-place
@@ -35,7 +36,11 @@ from ..transforms import functional as _functional
 from ..transforms import jacobians as _jacobians
 from ..transforms.forward import JVPTracer
 from ..transforms.pytrees import tree_leaves
+from ..transforms.vmap_axes import _axes_of_leaves
 from ..transforms.vmap_axes import vmap as _vmap
+from ..transforms.pytrees import tree_flatten, tree_unflatten
+from ..primitive import shape_of
+from .. import rules as _ops
 
 __all__ = ["functional_call", "stack_module_state", "replace_all_batch_norm_modules_",
            "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap",
@@ -184,7 +189,8 @@ def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0,
     """``func`` mapped over a batch axis, as ``torch.func.vmap``: ``in_dims`` per
     positional argument (an int, None for an argument every example shares, or a
     container matching the argument), ``out_dims`` per output. Keyword arguments are
-    not mapped: every example gets them as they are, as in torch.
+    not mapped: every example gets them as they are, as in torch. ``chunk_size`` runs
+    that many examples at a time and joins the results. ``randomness``: see the module.
 
     >>> x = np.array([[1.0, 2.0], [3.0, 4.0]])
     >>> cr.func.vmap(lambda row, w: row @ w, in_dims=(0, None))(x, np.ones(2))
@@ -194,11 +200,39 @@ def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0,
     _check_chunk_size(chunk_size, "vmap")
 
     def vmapped(*args, **kwargs):
-        if not kwargs:
-            return _vmap(func, in_dims, out_dims)(*args)
-        return _vmap(lambda *a: func(*a, **kwargs), in_dims, out_dims)(*args)
+        f = func if not kwargs else (lambda *a: func(*a, **kwargs))
+        if chunk_size is None:
+            return _vmap(f, in_dims, out_dims)(*args)
+        return _in_chunks(_vmap(f, in_dims, out_dims), in_dims, out_dims, chunk_size, args)
 
     return vmapped
+
+
+def _in_chunks(mapped, in_dims, out_dims, chunk_size, args):
+    """``mapped(*args)`` run ``chunk_size`` examples at a time, the results joined along
+    their batch axes (torch's ``chunk_size``: the same numbers, in bounded memory)."""
+    leaves, treedef = tree_flatten(args)
+    axes = _axes_of_leaves(tuple(in_dims) if isinstance(in_dims, list) else in_dims, args,
+                           "in_dims")
+    sizes = {shape_of(leaf)[axis] for leaf, axis in zip(leaves, axes) if axis is not None}
+    size = sizes.pop() if len(sizes) == 1 else 0
+    if size <= chunk_size:
+        return mapped(*args)  # (one chunk; or sizes that disagree, which vmap names)
+    chunks = []
+    for start in range(0, size, chunk_size):
+        part = [leaf if axis is None else
+                leaf[(slice(None),) * (axis % len(shape_of(leaf)))
+                     + (slice(start, start + chunk_size),)]
+                for leaf, axis in zip(leaves, axes)]
+        chunks.append(tree_flatten(mapped(*tree_unflatten(treedef, part))))
+    out_def = chunks[0][1]
+    outs = tree_unflatten(out_def, chunks[0][0])
+    joined = []
+    for k, axis in enumerate(_axes_of_leaves(out_dims, outs, "out_dims")):
+        pieces = [chunk[0][k] for chunk in chunks]
+        joined.append(pieces[0] if axis is None else _ops.concatenate(
+            pieces, axis=axis % len(shape_of(pieces[0]))))
+    return tree_unflatten(out_def, joined)
 
 
 def linearize(func: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
