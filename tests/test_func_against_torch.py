@@ -161,12 +161,15 @@ def test_stack_module_state_stacks_buffers_and_refuses_what_torch_refuses():
                              "layers.1.num_batches_tracked"]
     assert buffers["layers.1.running_mean"].tolist() == [[0.0] * 3, [1.0] * 3, [2.0] * 3]
     assert buffers["layers.1.num_batches_tracked"].shape == (3,)
-    with pytest.raises(ValueError, match="at least one model"):
+    with pytest.raises(RuntimeError, match="at least one model"):
         stack_module_state([])
-    with pytest.raises(ValueError, match="one class"):
+    with pytest.raises(RuntimeError, match="one class"):
         stack_module_state([cr.nn.Linear(2, 3), cr.nn.Sequential(cr.nn.Linear(2, 3))])
-    with pytest.raises(ValueError, match="same mode"):
+    with pytest.raises(RuntimeError, match="same mode"):
         stack_module_state([models[0].eval(), models[1].train()])
+    models[1][0].weight.requires_grad_(False)
+    with pytest.raises(RuntimeError, match="requires grad in some models"):
+        stack_module_state([models[0].train(), models[1]])
     with pytest.raises(RuntimeError):
         tf.stack_module_state([])
 

@@ -182,9 +182,10 @@ def functional_call(module: Module, parameter_and_buffer_dicts: Any, args: Any =
         problem = (f"unexpected names {unknown}" if unknown else "") + \
             (" and " if unknown and missing else "") + \
             (f"missing names {missing} (strict=True)" if missing else "")
+        names = list(slots)[:12] + (["..."] if len(slots) > 12 else [])
         raise RuntimeError(f"functional_call: {problem} for {type(module).__name__}; "
                            f"expected names of its named_parameters() and "
-                           f"named_buffers(): {list(slots)}")
+                           f"named_buffers(): {', '.join(names)}")
     if not isinstance(args, tuple):
         args = () if args is None else (args,)
     for owner in {id(slot.owner): slot.owner for slot in slots.values()}.values():
@@ -216,7 +217,7 @@ def _stacked(name, values, parameter):
                         f"parameters of Tensor modules")
     arrays = [np.asarray(v._data if isinstance(v, Tensor) else v) for v in values]
     if len({a.shape for a in arrays}) != 1:
-        raise ValueError(f"stack_module_state: {name!r} has shapes "
+        raise RuntimeError(f"stack_module_state: {name!r} has shapes "
                          f"{[a.shape for a in arrays]} in the models; expected one shape")
     stacked = np.stack(arrays)
     if not parameter:
@@ -224,7 +225,7 @@ def _stacked(name, values, parameter):
             Tensor._make(stacked)
     grads = {bool(v.requires_grad) for v in values}
     if len(grads) != 1:
-        raise ValueError(f"stack_module_state: {name!r} requires grad in some models and "
+        raise RuntimeError(f"stack_module_state: {name!r} requires grad in some models and "
                          f"not in others; expected the same in every model")
     return Tensor._make(stacked, requires_grad=grads.pop())
 
@@ -237,7 +238,8 @@ def stack_module_state(models: Sequence[Module]) -> tuple[dict[str, Any], dict[s
     The stacked parameters are new Tensors, out of any graph, that require grad where
     the models' do (an optimizer can take them); a buffer stacks into an ndarray where
     the models hold ndarrays (BatchNorm's statistics), a Tensor where they hold Tensors.
-    The models must be of one class, in one mode (train or eval).
+    The models must be of one class, in one mode (train or eval); a RuntimeError says
+    otherwise, as torch's.
 
     >>> models = [cr.nn.Linear(3, 2, rng=seed) for seed in range(4)]
     >>> params, buffers = cr.func.stack_module_state(models)
@@ -246,15 +248,15 @@ def stack_module_state(models: Sequence[Module]) -> tuple[dict[str, Any], dict[s
     """
     models = list(models)
     if not models:
-        raise ValueError("stack_module_state: expected at least one model, got none")
+        raise RuntimeError("stack_module_state: expected at least one model, got none")
     if any(not isinstance(m, Module) for m in models):
         raise TypeError(f"stack_module_state: expected cr.nn.Modules, got "
                         f"{[type(m).__name__ for m in models]}")
     if len({type(m) for m in models}) != 1:
-        raise ValueError(f"stack_module_state: expected models of one class, got "
+        raise RuntimeError(f"stack_module_state: expected models of one class, got "
                          f"{sorted({type(m).__name__ for m in models})}")
     if len({m.training for m in models}) != 1:
-        raise ValueError("stack_module_state: expected every model in the same mode, "
+        raise RuntimeError("stack_module_state: expected every model in the same mode, "
                          "got some in training and some in eval")
     all_params = [dict(m.named_parameters()) for m in models]
     all_buffers = [dict(m.named_buffers()) for m in models]
