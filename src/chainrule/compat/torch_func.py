@@ -22,6 +22,7 @@ Where torch.func's behaviour depends on machinery chainrule does not have:
   the linearised graph); the values are the same, each call costs a forward pass.
 * ``functionalize``: the function itself; chainrule's transforms handle in-place
   writes or refuse them.
+* ``rearrange`` (einops) and ``debug_unwrap`` are not here.
 
 >>> from chainrule.func import grad_and_value
 >>> grad_and_value(lambda x: x ** 3)(2.0)              # (3x**2, x**3): torch's order
@@ -30,17 +31,16 @@ Where torch.func's behaviour depends on machinery chainrule does not have:
 
 from typing import Any, Callable
 
+from .. import rules as _ops
 from ..nn.module_calls import (functional_call, replace_all_batch_norm_modules_,
                                stack_module_state)
+from ..primitive import shape_of
 from ..transforms import functional as _functional
 from ..transforms import jacobians as _jacobians
 from ..transforms.forward import JVPTracer
-from ..transforms.pytrees import tree_leaves
+from ..transforms.pytrees import tree_flatten, tree_leaves, tree_unflatten
 from ..transforms.vmap_axes import _axes_of_leaves
 from ..transforms.vmap_axes import vmap as _vmap
-from ..transforms.pytrees import tree_flatten, tree_unflatten
-from ..primitive import shape_of
-from .. import rules as _ops
 
 __all__ = ["functional_call", "stack_module_state", "replace_all_batch_norm_modules_",
            "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap",
