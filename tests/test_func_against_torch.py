@@ -610,6 +610,18 @@ def test_parameters_held_in_containers_are_replaced_as_torch():
     close_dict(dict(ours.named_parameters()), dict(theirs.named_parameters()))
 
 
+def test_under_jit_the_names_not_given_are_the_modules_own_at_each_call():
+    ours, theirs = mlp_pair()
+    x, w = RNG.standard_normal((4, 3)), RNG.standard_normal((5, 3))
+    jitted = cr.jit(lambda p, x: functional_call(ours, p, x))
+    for step in range(3):  # the module's own bias moves between calls, as in training
+        close(jitted({"layers.0.weight": w}, x),
+              tf.functional_call(theirs, {"0.weight": t64(w)}, t64(x)))
+        for model in (ours[2].bias, theirs[2].bias):
+            model.data += 0.5
+    assert type(ours[0].weight) is cr.nn.Parameter
+
+
 # ---------------------------------------------------------------------------------------
 # 6. A defect found on the way (cr.jit), kept here as its smallest program
 # ---------------------------------------------------------------------------------------
