@@ -913,3 +913,164 @@ def test_lbfgs_refuses_to_run_under_jit():
         return opt.step(closure) + x
     with pytest.raises(TypeError, match="^LBFGS: cannot run under cr.jit"):
         step(np.zeros(1))
+
+
+# ---------------------------------------------------------------------------------------
+# 5. swa_utils: AveragedModel, the averaging functions, update_bn
+# ---------------------------------------------------------------------------------------
+
+swa = cr.optim.swa_utils
+
+
+def twin_models():
+    """The same model in both libraries: Linear(3, 4), BatchNorm1d(4), Linear(4, 2)."""
+    theirs = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4),
+                                 torch.nn.Linear(4, 2)).double()
+    ours = cr.nn.Sequential(cr.nn.Linear(3, 4, rng=0), cr.nn.BatchNorm1d(4),
+                            cr.nn.Linear(4, 2, rng=1))
+    set_both(ours, theirs)
+    return ours, theirs
+
+
+def set_both(ours, theirs):
+    """New random numbers in both models' parameters and buffers (BatchNorm's count an
+    integer)."""
+    for p, q in zip(ours.parameters(), theirs.parameters(), strict=True):
+        p.data = RNG.standard_normal(p.shape)
+        q.data.copy_(torch.from_numpy(p.data))
+    for (name, b), q in zip(ours.named_buffers(), theirs.buffers(), strict=True):
+        new = RNG.integers(0, 9, size=b.shape) if b.dtype.kind == "i" else \
+            RNG.uniform(0.5, 2.0, size=b.shape)
+        np.copyto(b, new, casting="unsafe")
+        q.copy_(torch.from_numpy(np.asarray(b)))
+
+
+def assert_models_equal(ours, theirs, rtol):
+    for p, q in zip(ours.parameters(), theirs.parameters(), strict=True):
+        np.testing.assert_allclose(p.data, q.detach().numpy(), rtol=rtol, atol=ATOL64)
+    for b, q in zip(ours.buffers(), theirs.buffers(), strict=True):
+        assert np.asarray(b).dtype == q.numpy().dtype
+        np.testing.assert_allclose(b, q.numpy(), rtol=rtol, atol=ATOL64)
+
+
+AVERAGES = {  # name: (chainrule's arguments, torch's)
+    "swa": ({}, {}),
+    "avg_fn-ema": (dict(avg_fn=swa.get_ema_avg_fn(0.8)),
+                   dict(avg_fn=torch.optim.swa_utils.get_ema_avg_fn(0.8))),
+    "multi-ema": (dict(multi_avg_fn=swa.get_ema_multi_avg_fn(0.7)),
+                  dict(multi_avg_fn=torch.optim.swa_utils.get_ema_multi_avg_fn(0.7))),
+    "multi-swa": (dict(multi_avg_fn=swa.get_swa_multi_avg_fn()),
+                  dict(multi_avg_fn=torch.optim.swa_utils.get_swa_multi_avg_fn())),
+    "avg_fn-swa": (dict(avg_fn=swa.get_swa_avg_fn()),
+                   dict(avg_fn=torch.optim.swa_utils.get_swa_avg_fn())),
+}
+
+
+@pytest.mark.parametrize("use_buffers", [False, True])
+@pytest.mark.parametrize("average", list(AVERAGES))
+def test_averaged_model_follows_torchs_average_update_by_update(average, use_buffers,
+                                                               torch_float64_scalars):
+    """Six updates from models given new numbers each time: the averaged parameters and
+    buffers (copied, or averaged with use_buffers, BatchNorm's integer count too) and
+    n_averaged are torch's after each; the model itself is left as it is. (torch's
+    get_swa_multi_avg_fn computes its weight 1/(n+1) in the default dtype, float32
+    unless changed; chainrule's is float64: compared with torch's in float64.)"""
+    ours_kwargs, theirs_kwargs = AVERAGES[average]
+    if use_buffers and average == "multi-swa":
+        pytest.skip("torch's raises on the integer buffer (see the test after this one)")
+    model, model_t = twin_models()
+    averaged = swa.AveragedModel(model, use_buffers=use_buffers, **ours_kwargs)
+    averaged_t = torch.optim.swa_utils.AveragedModel(model_t, use_buffers=use_buffers,
+                                                     **theirs_kwargs)
+    for _ in range(6):
+        set_both(model, model_t)
+        before = [p.data.copy() for p in model.parameters()]
+        averaged.update_parameters(model)
+        averaged_t.update_parameters(model_t)
+        assert_models_equal(averaged.module, averaged_t.module, RTOL64)
+        assert int(averaged.n_averaged) == int(averaged_t.n_averaged)
+        for p, x in zip(model.parameters(), before):
+            np.testing.assert_array_equal(p.data, x)
+    # torch's layout: the copy's entries under "module.", and n_averaged
+    for wrapper, inner in ((averaged, model), (averaged_t, model_t)):
+        assert sorted(wrapper.state_dict()) == sorted(
+            ["n_averaged", *("module." + k for k in inner.state_dict())])
+    x = RNG.standard_normal((5, 3))
+    averaged.eval()
+    averaged_t.eval()
+    np.testing.assert_allclose(averaged(cr.tensor(x)).data,
+                               averaged_t(torch.from_numpy(x)).detach().numpy(), rtol=1e-10)
+
+
+def test_swa_multi_avg_fn_averages_an_integer_buffer_where_torch_raises():
+    """Not torch's: with use_buffers, torch's get_swa_multi_avg_fn raises on BatchNorm's
+    integer count (addcdiv refuses integers); chainrule's takes its running mean,
+    rounded towards zero as any average written into an integer."""
+    model, model_t = twin_models()
+    fn_t = torch.optim.swa_utils.get_swa_multi_avg_fn()
+    averaged_t = torch.optim.swa_utils.AveragedModel(model_t, use_buffers=True,
+                                                     multi_avg_fn=fn_t)
+    averaged = swa.AveragedModel(model, use_buffers=True,
+                                 multi_avg_fn=swa.get_swa_multi_avg_fn())
+    averaged_t.update_parameters(model_t)
+    with pytest.raises(RuntimeError, match="addcdiv"):
+        averaged_t.update_parameters(model_t)
+    counts = []
+    for count in (4, 9, 2):
+        model.layers[1].num_batches_tracked[...] = count
+        averaged.update_parameters(model)
+        counts.append(int(averaged.module.layers[1].num_batches_tracked))
+    assert counts == [4, 6, 4]  # 4; 4 + (9 - 4) / 2 = 6.5; 6 + (2 - 6) / 3 = 4.67
+
+
+def test_averaged_model_averages_a_scalar_value_and_float32_tensors():
+    """A Value parameter (a float) and float32 Tensors are averaged in their own types."""
+    class Mixed(cr.nn.Module):
+        def __init__(self):
+            self.w = cr.nn.Parameter(np.ones(3, np.float32), dtype=np.float32)
+            self.s = cr.Value(1.0)
+    model = Mixed()
+    for average in ({}, dict(multi_avg_fn=swa.get_ema_multi_avg_fn(0.5))):
+        averaged = swa.AveragedModel(model, **average)
+        for value in (1.0, 2.0, 6.0):
+            model.w.data = np.full(3, value, np.float32)
+            model.s.data = value
+            averaged.update_parameters(model)
+        expected = 3.0 if not average else 3.75  # the mean; ((1 + 2) / 2 + 6) / 2
+        assert averaged.module.w.data.dtype == np.float32
+        assert isinstance(averaged.module.s.data, float)
+        np.testing.assert_allclose(averaged.module.w.data, expected, rtol=1e-6)
+        np.testing.assert_allclose(averaged.module.s.data, expected, rtol=1e-15)
+
+
+def test_update_bn_recomputes_the_running_statistics_as_torch():
+    """One pass over three batches (given as (input, target) pairs): the running mean
+    and variance averaged over them (momentum None for the pass, put back after), the
+    count 3, the mode restored, as torch's."""
+    model, model_t = twin_models()
+    model.eval()
+    model_t.eval()
+    batches = [(RNG.standard_normal((6, 3)), None) for _ in range(3)]
+    swa.update_bn([(cr.tensor(x), y) for x, y in batches], model)
+    torch.optim.swa_utils.update_bn([(torch.from_numpy(x), y) for x, y in batches], model_t)
+    assert_models_equal(model, model_t, 1e-12)
+    assert not model.training and model.layers[1].momentum == 0.1
+    assert int(model.layers[1].num_batches_tracked) == 3
+
+
+@pytest.mark.parametrize("maker", ["get_ema_avg_fn", "get_ema_multi_avg_fn"])
+def test_an_ema_decay_outside_0_1_is_refused_in_one_line_as_torch(maker):
+    with pytest.raises(ValueError):
+        getattr(torch.optim.swa_utils, maker)(1.5)
+    with pytest.raises(ValueError, match=f"^{maker}: decay must be in \\[0, 1\\], got 1.5$"):
+        getattr(swa, maker)(1.5)
+
+
+def test_averaged_model_takes_avg_fn_or_multi_avg_fn_not_both():
+    model, model_t = twin_models()
+    with pytest.raises(AssertionError):
+        torch.optim.swa_utils.AveragedModel(model_t, avg_fn=lambda *a: a[0],
+                                            multi_avg_fn=lambda *a: None)
+    with pytest.raises(ValueError, match="^AveragedModel: give avg_fn or multi_avg_fn, "
+                                         "not both$"):
+        swa.AveragedModel(model, avg_fn=lambda *a: a[0], multi_avg_fn=lambda *a: None)

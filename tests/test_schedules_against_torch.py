@@ -120,6 +120,15 @@ def every_other(k):
 
 for fn in [every_other, lambda k: 0.9, [every_other, lambda k: 0.8, lambda k: 1.1 ** k]]:
     CASES.append(Case("MultiplicativeLR", dict(lr_lambda=fn), 8))
+def swalr(**kwargs):
+    """SWALR, from either library's swa_utils."""
+    return lambda lib, opt: (torch.optim.swa_utils if lib is T
+                             else cr.optim.swa_utils).SWALR(opt, **kwargs)
+
+
+for kw in grid(swa_lr=[0.05, [0.01, 0.2, 0.05]], anneal_epochs=[None, 0, 1, 4],
+               anneal_strategy=[None, "linear"]):
+    CASES.append(Case("SWALR", kw, 8, swalr(**kw)))
 for kw in grid(total_iters=[None, 1, 6], power=[None, 0.5, 2.0]):
     CASES.append(Case("PolynomialLR", kw, 9))
 for kw in grid(T_0=[1, 3], T_mult=[None, 2, 3], eta_min=[None, 0.01]):
@@ -200,6 +209,9 @@ COMBINED = [
                                             milestones=[3]), 8),
     ("chained-multiplicative-exp", chained(("MultiplicativeLR", dict(lr_lambda=every_other)),
                                            ("ExponentialLR", dict(gamma=0.9))), 8),
+    ("linear-then-swalr", lambda lib, opt: lib.SequentialLR(
+        opt, [lib.LinearLR(opt, start_factor=0.5, total_iters=2),
+              swalr(swa_lr=0.02, anneal_epochs=3)(lib, opt)], milestones=[3]), 9),
     ("chained-const-exp", chained(("ConstantLR", dict(factor=0.5, total_iters=3)),
                                   ("ExponentialLR", dict(gamma=0.9))), 8),
     ("chained-poly-step", chained(("PolynomialLR", dict(total_iters=5, power=2.0)),
@@ -611,6 +623,10 @@ REFUSED = [
     ("ReduceLROnPlateau", dict(threshold_mode="relative"), ["threshold_mode", "'relative'"]),
     ("ReduceLROnPlateau", dict(min_lr=[0.0, 0.0]), ["min_lr", "2", "3"]),
     ("MultiplicativeLR", dict(lr_lambda=0.9), ["lr_lambda", "float"]),
+    ("SWALR", dict(swa_lr=0.1, anneal_strategy="cosine"), ["anneal_strategy", "'cosine'"]),
+    ("SWALR", dict(swa_lr=0.1, anneal_epochs=-1), ["anneal_epochs", "-1"]),
+    ("SWALR", dict(swa_lr=0.1, anneal_epochs=2.5), ["anneal_epochs", "2.5"]),
+    ("SWALR", dict(swa_lr=[0.1, 0.2]), ["swa_lr", "2", "3"]),
     ("MultiplicativeLR", dict(lr_lambda=[every_other] * 2), ["lr_lambda", "2", "3"]),
     ("MultiplicativeLR", dict(lr_lambda=[every_other, every_other, None]),
      ["lr_lambda", "NoneType"]),
@@ -632,10 +648,12 @@ def test_what_torch_refuses_is_refused_in_one_line(name, kwargs, named):
     too, in one line naming the schedule, the argument and the value (for a list, its
     length and the number of groups)."""
     opt_t, opt_c = optimizers("sgd")
+    theirs, ours = ((torch.optim.swa_utils, cr.optim.swa_utils) if name == "SWALR"
+                    else (T, C))
     with pytest.raises((ValueError, TypeError, ZeroDivisionError)):
-        getattr(T, name)(opt_t, **kwargs)
+        getattr(theirs, name)(opt_t, **kwargs)
     with pytest.raises((ValueError, TypeError)) as error:
-        getattr(C, name)(opt_c, **kwargs)
+        getattr(ours, name)(opt_c, **kwargs)
     one_line_naming(error, name + ":", *named)
 
 
@@ -733,6 +751,19 @@ def test_arguments_and_defaults_are_torchs(name):
         return [(p.name, p.default) for p in inspect.signature(cls).parameters.values()
                 if p.name != "last_epoch"]
     assert arguments(getattr(C, name)) == arguments(getattr(T, name))
+
+
+def test_swalr_arguments_and_defaults_and_public_paths_are_torchs():
+    """SWALR's arguments, in torch's order with torch's defaults (but last_epoch); it is
+    cr.optim.swa_utils.SWALR, as torch.optim.swa_utils.SWALR, not a schedule of
+    lr_scheduler."""
+    import chainrule.optim.swa_utils as public
+    def arguments(cls):
+        return [(p.name, p.default) for p in inspect.signature(cls).parameters.values()
+                if p.name != "last_epoch"]
+    assert arguments(cr.optim.swa_utils.SWALR) == arguments(torch.optim.swa_utils.SWALR)
+    assert public.SWALR is cr.optim.swa_utils.SWALR and not hasattr(C, "SWALR")
+    assert set(public.__all__) == set(torch.optim.swa_utils.__all__)
 
 
 @pytest.mark.parametrize("name", C.__all__)

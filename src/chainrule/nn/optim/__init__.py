@@ -32,7 +32,7 @@ optimizers is ``nn/updates.py``.
 [0.64, -1.28]
 """
 
-from . import lr_scheduler
+from . import lr_scheduler, swa_utils
 from .adadelta import Adadelta
 from .adafactor import Adafactor
 from .adagrad import Adagrad
@@ -50,4 +50,4 @@ from .sgd import SGD
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax",
            "NAdam", "RAdam", "Rprop", "ASGD", "Adafactor", "LBFGS", "lr_scheduler",
-           *lr_scheduler.__all__]
+           "swa_utils", *lr_scheduler.__all__]
