@@ -497,6 +497,29 @@ def test_rprop_keeps_the_step_size_where_a_gradient_is_zero_and_skips_a_flip_as_
     np.testing.assert_array_equal(ours.state[w]["prev"], [-1.0, 0.0, 3.0, 0.0, 0.0])
 
 
+@pytest.mark.parametrize("name, kwargs", [("Rprop", dict(lr=0.1)),
+                                          ("ASGD", dict(lr=0.1, t0=2, weight_decay=0.1))])
+def test_rprop_and_asgd_move_a_complex_parameter_as_its_two_real_parts_as_torch(
+        name, kwargs, torch_float64_scalars):
+    """A complex parameter: Rprop's signs and step sizes are the real and imaginary
+    parts' own (its step_size starts at lr + lr*1j), as torch's view_as_real does;
+    ASGD's arithmetic is the same on them. torch's numbers and state over 10 steps."""
+    start = RNG.standard_normal(4) + 1j * RNG.standard_normal(4)
+    z = cr.tensor(start.copy(), requires_grad=True)
+    zt = torch.tensor(start.copy(), requires_grad=True)
+    ours, theirs = OURS[name]([z], **kwargs), getattr(torch.optim, name)([zt], **kwargs)
+    target = np.array([1 + 2j, -1j, 0.5, -2 + 1j])
+    field = lambda x: 2 * (x - target) + 0.3 * np.sin(x)  # the same "gradient" for both
+    for _ in range(10):
+        z.grad, zt.grad = field(z.data), torch.from_numpy(field(zt.detach().numpy()))
+        ours.step()
+        theirs.step()
+        assert z.data.dtype == np.complex128
+        np.testing.assert_allclose(z.data, zt.detach().numpy(), rtol=RTOL64, atol=ATOL64)
+        assert_states_equal(ours.state_dict()["state"], theirs.state_dict()["state"],
+                            RTOL64, ATOL64)
+
+
 def test_asgd_averages_the_iterates_from_step_t0_plus_2_as_torch():
     """Up to step t0 + 2, ax is the parameter itself; from there it is the mean of the
     iterates since step t0 + 2 (mu = 1/(t - t0) of the step before). torch's ax and

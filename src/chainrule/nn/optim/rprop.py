@@ -20,7 +20,8 @@ class Rprop(Optimizer):
     ``maximize=True`` flips the gradient's sign first.
 
     The state is PyTorch's: ``step``, ``prev`` (the last gradient, 0 where it flipped)
-    and ``step_size``.
+    and ``step_size``. A complex parameter's real and imaginary parts are two entries
+    each, as in PyTorch.
 
     >>> x = cr.Value(1.0); opt = cr.optim.Rprop([x], lr=0.1)
     >>> for _ in range(3):
@@ -54,15 +55,30 @@ class Rprop(Optimizer):
         require_flag("Rprop", "maximize", group["maximize"])
 
     def _update(self, p, g, state, group):
-        minus, plus = group["etas"]
-        smallest, largest = group["step_sizes"]
         if group["maximize"]:
             g = -g
         if not state:
             state["step"] = 0
             state["prev"] = np.zeros_like(p)
-            state["step_size"] = np.full_like(p, group["lr"])
+            # (a complex entry is two real ones, each starting at lr, as PyTorch's)
+            lr = complex(group["lr"], group["lr"]) if p.dtype.kind == "c" else group["lr"]
+            state["step_size"] = np.full_like(p, lr)
         state["step"] = state["step"] + 1
+        if p.dtype.kind != "c":
+            return self._step(p, g, state, group)
+        parts = {"prev": state["prev"], "step_size": state["step_size"]}
+        real = {k: np.stack([v.real, v.imag], axis=-1) for k, v in parts.items()}
+        new = self._step(np.stack([p.real, p.imag], axis=-1),
+                         np.stack([g.real, g.imag], axis=-1), real, group)
+        for key in parts:
+            state[key] = real[key][..., 0] + 1j * real[key][..., 1]
+        return new[..., 0] + 1j * new[..., 1]
+
+    @staticmethod
+    def _step(p, g, state, group):
+        """The update of real entries; ``prev`` and ``step_size`` advance in ``state``."""
+        minus, plus = group["etas"]
+        smallest, largest = group["step_sizes"]
         sign = np.sign(g * state["prev"])
         # the factor in the parameter's dtype, as PyTorch writes it into the sign's tensor
         factor = np.where(sign > 0, plus, np.where(sign < 0, minus, 1.0)).astype(p.dtype)
