@@ -91,12 +91,15 @@ arctanh = elementwise(xp.atanh, "arctanh", lambda ans, x: 1 / (1 - x * x),
 # Exponentials and logarithms in other bases
 # ---------------------------------------------------------------------------------------
 
-expm1 = elementwise(xp.expm1, "expm1", lambda ans, x: ans + 1, text=("({out} + 1)",),
+# (its derivative is exp(x) itself, not ans + 1, which cancels to 0 below x = -37)
+expm1 = elementwise(xp.expm1, "expm1", lambda ans, x: exp(x), text=("exp({0})",),
                     doc="""\
 exp(x) - 1, accurate for tiny x; d/dx = exp(x).
 
     >>> float(cr.expm1(1e-20))                  # exp(1e-20) - 1 would round to 0
     1e-20
+    >>> float(cr.grad(cr.expm1)(-40.0))         # exp(-40), where ans + 1 would give 0
+    4.248354255291589e-18
     """)
 log2 = elementwise(xp.log2, "log2", lambda ans, x: 1 / (x * _LN2),
                    text=("1 / ({0} ln 2)",),
