@@ -358,6 +358,40 @@ for _shape in SHAPES:
     for _approximate in ("none", "tanh"):
         case(f"gelu({_approximate}){_shape}", lambda x, a=_approximate: cr.gelu(x, a),
              lambda x, a=_approximate: TF.gelu(x, approximate=a), (_shape, "any"))
+# nn.functional's piecewise and smooth activations (compositions of the table's
+# operations, checked here as a row each; their kinks are tests/test_activations_against_torch.py's)
+_ACTIVATIONS = [
+    ("relu6", F.relu6, TF.relu6),
+    ("hardtanh", F.hardtanh, TF.hardtanh),
+    ("hardtanh(-0.5,0.8)", lambda x: F.hardtanh(x, -0.5, 0.8),
+     lambda x: TF.hardtanh(x, -0.5, 0.8)),
+    ("selu", F.selu, TF.selu),
+    ("celu", F.celu, TF.celu),
+    # (alpha 0.5: torch computes 1 / alpha in float32, and 1 / 0.7 would differ by 2e-8)
+    ("celu(0.5)", lambda x: F.celu(x, 0.5), lambda x: TF.celu(x, 0.5)),
+    ("mish", F.mish, TF.mish),
+    ("softsign", F.softsign, TF.softsign),
+    ("logsigmoid", F.logsigmoid, TF.logsigmoid),
+    ("hardswish", F.hardswish, TF.hardswish),
+    # (torch's own hardsigmoid scales its gradient by a float32 1/6: composed here)
+    ("hardsigmoid", F.hardsigmoid,
+     lambda x: torch.where(x <= -3, 0.0, torch.where(x >= 3, 1.0, x / 6 + 0.5))),
+    ("hardshrink", F.hardshrink, TF.hardshrink),
+    ("hardshrink(0.9)", lambda x: F.hardshrink(x, 0.9), lambda x: TF.hardshrink(x, 0.9)),
+    ("softshrink", F.softshrink, TF.softshrink),
+    ("tanhshrink", F.tanhshrink, TF.tanhshrink),
+    ("threshold(0.5,-2)", lambda x: F.threshold(x, 0.5, -2.0),
+     lambda x: TF.threshold(x, 0.5, -2.0)),
+    ("rrelu(eval)", lambda x: F.rrelu(x, 0.1, 0.3), lambda x: TF.rrelu(x, 0.1, 0.3)),
+]
+for _name, _f, _t in _ACTIVATIONS:
+    for _shape in SHAPES:
+        case(f"F.{_name}{_shape}", _f, _t, (_shape, "any"))
+case("F.glu", F.glu, TF.glu, ((2, 4), "any"))
+case("F.glu(dim=0)", lambda x: F.glu(x, 0), lambda x: TF.glu(x, 0), ((4, 3), "any"))
+case("F.softmin", lambda x: F.softmin(x, -1), lambda x: TF.softmin(x, -1), ((2, 3), "wide"))
+case("F.prelu(channels)", F.prelu, TF.prelu, ((2, 3, 2), "any"), ((3,), "pos"))
+case("F.prelu(one)", F.prelu, TF.prelu, ((2, 3), "any"), ((1,), "pos"))
 case("clip(a_min)", lambda x: cr.clip(x, a_min=-0.5), lambda x: torch.clamp(x, min=-0.5),
      ((2, 3), "any"), prim=lambda x: (D._clip, (x, -0.5, None), {}))
 case("clip(a_max)", lambda x: cr.clip(x, a_max=0.5), lambda x: torch.clamp(x, max=0.5),

@@ -19,9 +19,11 @@ from .attention import MultiheadAttention, TransformerEncoder, TransformerEncode
 from .containers import ModuleDict, ModuleList
 from .conv import (AdaptiveAvgPool2d, AvgPool2d, BatchNorm1d, BatchNorm2d, Conv1d, Conv2d,
                    MaxPool2d)
-from .layers import (ELU, GELU, Dropout, Embedding, Flatten, Identity, LayerNorm, LeakyReLU,
-                     Linear, LogSoftmax, MLP, ReLU, Sequential, Sigmoid, SiLU, Softmax,
-                     Softplus, Tanh)
+from .activations import (CELU, ELU, GELU, GLU, Hardshrink, Hardsigmoid, Hardswish,
+                          Hardtanh, Identity, LeakyReLU, LogSigmoid, LogSoftmax, Mish, PReLU,
+                          ReLU, ReLU6, RReLU, SELU, Sigmoid, SiLU, Softmax, Softmin, Softplus,
+                          Softshrink, Softsign, Tanh, Tanhshrink, Threshold)
+from .layers import Dropout, Embedding, Flatten, LayerNorm, Linear, MLP, Sequential
 from .losses import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Loss, MSELoss,
                      NLLLoss, SmoothL1Loss)
 from .module import IncompatibleKeys, Module, Parameter
@@ -38,4 +40,6 @@ __all__ = ["Module", "Parameter", "Neuron", "Layer", "MLP", "Linear", "Sequentia
            "L1Loss", "SmoothL1Loss", "HuberLoss", "BCELoss", "RNN", "GRU", "LSTM",
            "RNNCell", "GRUCell", "LSTMCell", "MultiheadAttention",
            "TransformerEncoderLayer", "TransformerEncoder", "ParameterList",
-           "ParameterDict", "utils", "init"]
+           "ParameterDict", "utils", "init", "ReLU6", "Hardtanh", "SELU", "CELU", "Mish",
+           "Softsign", "LogSigmoid", "Hardswish", "Hardsigmoid", "Hardshrink", "Softshrink",
+           "Tanhshrink", "Threshold", "RReLU", "GLU", "Softmin", "PReLU"]

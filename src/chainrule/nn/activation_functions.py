@@ -15,9 +15,14 @@ from numpy.typing import ArrayLike
 from .. import arrays as xp
 from .. import rules as ops
 from ..primitive import Box, raw as _raw, shape_of
+from ..api.torch_random import default_generator
 from ..rules.common import Result, float_dtype
 
-__all__ = ["relu", "leaky_relu", "elu", "gelu", "silu", "sigmoid", "tanh", "softplus", "softmax", "log_softmax", "dropout", "layer_norm", "embedding"]
+__all__ = ["relu", "leaky_relu", "elu", "gelu", "silu", "sigmoid", "tanh", "softplus",
+           "softmax", "log_softmax", "dropout", "layer_norm", "embedding", "relu6",
+           "hardtanh", "selu", "celu", "mish", "softsign", "logsigmoid", "hardswish",
+           "hardsigmoid", "hardshrink", "softshrink", "tanhshrink", "threshold", "rrelu",
+           "glu", "softmin", "prelu"]
 
 # ---------------------------------------------------------------------------------------
 # Activations, normalisations and dropout, with torch's arguments. ``inplace=True`` is
@@ -96,6 +101,220 @@ def softplus(x: ArrayLike, beta: float = 1.0, threshold: float = 20.0) -> Result
     """
     scaled = beta * x
     return ops.where(_raw(scaled) > threshold, x, ops.softplus(scaled) / beta)
+
+
+# torch's piecewise activations. Each branch is chosen by a mask of the raw numbers
+# (piecewise constant: no derivative of its own), and where meets a Python number, so
+# that the input's dtype stays. At a kink, the derivative is torch's: the masks are
+# written with torch's inequalities (hardtanh's 0 at both ends, selu's negative side at
+# 0), and tests/test_activations_against_torch.py checks each kink to second order.
+
+def hardtanh(x: ArrayLike, min_val: float = -1.0, max_val: float = 1.0,
+             inplace: bool = False) -> Result:
+    """x clipped to [min_val, max_val]; its derivative is 1 strictly inside, 0 at the
+    ends and beyond (torch's).
+
+    >>> cr.nn.functional.hardtanh(cr.tensor([-3.0, 0.5, 3.0])).data.tolist()
+    [-1.0, 0.5, 1.0]
+    """
+    if min_val > max_val:
+        raise ValueError(f"hardtanh: min_val ({min_val}) cannot be greater than max_val "
+                         f"({max_val})")
+    r = _raw(x)
+    return ops.where(r >= max_val, max_val, ops.where(r <= min_val, min_val, x))
+
+
+def relu6(x: ArrayLike, inplace: bool = False) -> Result:
+    """min(max(x, 0), 6): ``hardtanh(x, 0, 6)``.
+
+    >>> cr.nn.functional.relu6(cr.tensor([-1.0, 3.0, 8.0])).data.tolist()
+    [0.0, 3.0, 6.0]
+    """
+    return hardtanh(x, 0.0, 6.0)
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def celu(x: ArrayLike, alpha: float = 1.0, inplace: bool = False) -> Result:
+    """x where x > 0, else alpha (e**(x / alpha) - 1).
+
+    >>> round(cr.nn.functional.celu(cr.tensor([-1.0]), alpha=2.0).item(), 4)
+    -0.7869
+    """
+    if alpha == 0:
+        raise ValueError("celu: alpha cannot be 0 (x / alpha is its exponent)")
+    positive = _raw(x) > 0
+    # (the exponential sees 0 where x > 0 is chosen: no overflow, no inf * 0)
+    return ops.where(positive, x, alpha * ops.expm1(ops.where(positive, 0.0, x) / alpha))
+
+
+def selu(x: ArrayLike, inplace: bool = False) -> Result:
+    """scale (x where x > 0, else alpha (e**x - 1)), with the self-normalising constants
+    of Klambauer et al. (alpha = 1.6733, scale = 1.0507).
+
+    >>> round(cr.nn.functional.selu(cr.tensor([1.0])).item(), 4)
+    1.0507
+    """
+    return _SELU_SCALE * ops.elu(x, _SELU_ALPHA)  # (elu's derivative at 0 is alpha's side's)
+
+
+def mish(x: ArrayLike, inplace: bool = False) -> Result:
+    """x tanh(softplus(x)) (Misra).
+
+    >>> round(cr.nn.functional.mish(cr.tensor([1.0])).item(), 4)
+    0.8651
+    """
+    return x * ops.tanh(ops.softplus(x))
+
+
+def softsign(x: ArrayLike) -> Result:
+    """x / (1 + |x|).
+
+    >>> cr.nn.functional.softsign(cr.tensor([-3.0, 1.0])).data.tolist()
+    [-0.75, 0.5]
+    """
+    return x / (1 + ops.absolute(x))
+
+
+def logsigmoid(x: ArrayLike) -> Result:
+    """log(sigmoid(x)) = -softplus(-x), finite for large |x|.
+
+    >>> cr.nn.functional.logsigmoid(cr.tensor([-1000.0])).data.tolist()
+    [-1000.0]
+    """
+    return -ops.softplus(-x)
+
+
+def hardsigmoid(x: ArrayLike, inplace: bool = False) -> Result:
+    """0 below -3, 1 above 3, x / 6 + 1/2 between (its derivative 0 at both ends).
+
+    >>> cr.nn.functional.hardsigmoid(cr.tensor([-4.0, 0.0, 4.0])).data.tolist()
+    [0.0, 0.5, 1.0]
+    """
+    r = _raw(x)
+    return ops.where(r <= -3, 0.0, ops.where(r >= 3, 1.0, x / 6 + 0.5))
+
+
+def hardswish(x: ArrayLike, inplace: bool = False) -> Result:
+    """x hardsigmoid(x) (Howard et al.): 0 up to -3, x from 3 on, x (x + 3) / 6
+    between; its derivative is 0 at -3 and 1 at 3, as torch's.
+
+    >>> cr.nn.functional.hardswish(cr.tensor([-4.0, 0.0, 4.0])).data.tolist()
+    [0.0, 0.0, 4.0]
+    """
+    r = _raw(x)
+    return ops.where(r <= -3, 0.0, ops.where(r >= 3, x, x * (x + 3) / 6))
+
+
+def _lambd(lambd, op):
+    if lambd < 0:
+        raise ValueError(f"{op}: lambd must be greater or equal to 0, got {lambd}")
+    return lambd
+
+
+def hardshrink(x: ArrayLike, lambd: float = 0.5) -> Result:
+    """x where |x| > lambd, else 0.
+
+    >>> cr.nn.functional.hardshrink(cr.tensor([-1.0, 0.2, 0.7])).data.tolist()
+    [-1.0, 0.0, 0.7]
+    """
+    return ops.where(np.abs(_raw(x)) > _lambd(lambd, "hardshrink"), x, 0.0)
+
+
+def softshrink(x: ArrayLike, lambd: float = 0.5) -> Result:
+    """x moved towards 0 by lambd, and 0 within lambd of it.
+
+    >>> cr.nn.functional.softshrink(cr.tensor([-1.0, 0.2, 0.75])).data.tolist()
+    [-0.5, 0.0, 0.25]
+    """
+    r, lambd = _raw(x), _lambd(lambd, "softshrink")
+    return ops.where(r > lambd, x - lambd, ops.where(r < -lambd, x + lambd, 0.0))
+
+
+def tanhshrink(x: ArrayLike) -> Result:
+    """x - tanh(x).
+
+    >>> cr.nn.functional.tanhshrink(cr.tensor([0.0])).data.tolist()
+    [0.0]
+    """
+    return x - ops.tanh(x)
+
+
+def threshold(x: ArrayLike, threshold: float, value: float, inplace: bool = False) -> Result:
+    """x where x > threshold, else ``value``.
+
+    >>> cr.nn.functional.threshold(cr.tensor([0.5, 2.0]), 1.0, -1.0).data.tolist()
+    [-1.0, 2.0]
+    """
+    return ops.where(_raw(x) > threshold, x, value)
+
+
+def rrelu(x: ArrayLike, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+          training: bool = False, inplace: bool = False,
+          rng: "np.random.Generator | int | None" = None) -> Result:
+    """The randomized leaky ReLU (Xu et al.): x where x > 0, else a x, with a drawn
+    from U(lower, upper) for each entry in training and (lower + upper) / 2 in
+    evaluation. The draw is from ``rng`` (a seed or a Generator) or chainrule's
+    default generator.
+
+    >>> cr.nn.functional.rrelu(cr.tensor([-4.0, 2.0]), 0.125, 0.375).data.tolist()
+    [-1.0, 2.0]
+    """
+    if not 0 <= lower <= upper:
+        raise ValueError(f"rrelu: expected 0 <= lower <= upper, got lower={lower}, "
+                         f"upper={upper}")
+    if not training:
+        return ops.leaky_relu(x, (lower + upper) / 2)
+    generator = default_generator if rng is None else (
+        rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng))
+    slopes = xp.draw(generator.uniform, lower, upper, shape_of(x))
+    return ops.where(_raw(x) > 0, x, x * slopes.astype(float_dtype(x)))
+
+
+def glu(x: ArrayLike, dim: int = -1) -> Result:
+    """The gated linear unit (Dauphin et al.): x's two halves a, b along ``dim``,
+    a sigmoid(b).
+
+    >>> cr.nn.functional.glu(cr.tensor([1.0, 2.0, 0.0, 0.0])).data.tolist()
+    [0.5, 1.0]
+    """
+    shape = shape_of(x)
+    if not shape or shape[dim] % 2:
+        raise ValueError(f"glu: halving dimension must be even, but dimension {dim} of "
+                         f"shape {tuple(shape)} is size {shape[dim] if shape else 0}")
+    a, b = ops.split(x, 2, axis=dim)
+    return a * ops.sigmoid(b)
+
+
+def softmin(x: ArrayLike, dim: int | None = None) -> Result:
+    """softmax(-x) along ``dim`` (torch's choice of axis when None).
+
+    >>> cr.nn.functional.softmin(cr.tensor([0.0, np.log(3.0)]), dim=0).data.tolist()
+    [0.75, 0.25]
+    """
+    return ops.softmax(-x, axis=_softmax_dim(x, dim))
+
+
+def prelu(x: ArrayLike, weight: ArrayLike) -> Result:
+    """x where x > 0, else weight x: one learned slope, or one per channel (the
+    weight's length is axis 1's size, as torch's).
+
+    >>> cr.nn.functional.prelu(cr.tensor([[-2.0, 3.0]]), cr.tensor([0.25])).data.tolist()
+    [[-0.5, 3.0]]
+    """
+    shape, n = shape_of(x), int(np.prod(shape_of(weight)))
+    if len(shape_of(weight)) > 1:
+        raise ValueError(f"prelu: weight must be 1-d, got shape {tuple(shape_of(weight))}")
+    if n != 1:
+        channels = shape[1] if len(shape) >= 2 else (shape[0] if shape else 1)
+        if n != channels:
+            raise ValueError(f"prelu: {n} slopes for an input of shape {tuple(shape)}; "
+                             f"expected 1 or one per channel (axis 1: {channels})")
+        if len(shape) >= 2:  # one slope per channel, along axis 1
+            weight = ops.reshape(weight, (n,) + (1,) * (len(shape) - 2))
+    return ops.where(_raw(x) > 0, x, weight * x)
 
 
 def _softmax_dim(x, dim):

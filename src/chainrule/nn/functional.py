@@ -26,8 +26,11 @@ from .. import rules as ops
 from ..primitive import raw as _raw, shape_of
 from ..rules.common import Result
 from ..tensor import Tensor
-from .activation_functions import (dropout, elu, embedding, gelu, layer_norm, leaky_relu,
-                                   log_softmax, relu, sigmoid, silu, softmax, softplus, tanh)
+from .activation_functions import (celu, dropout, elu, embedding, gelu, glu, hardshrink,
+                                   hardsigmoid, hardswish, hardtanh, layer_norm, leaky_relu,
+                                   log_softmax, logsigmoid, mish, prelu, relu, relu6, rrelu,
+                                   selu, sigmoid, silu, softmax, softmin, softplus,
+                                   softshrink, softsign, tanh, tanhshrink, threshold)
 from .conv_functions import (adaptive_avg_pool2d, avg_pool2d, batch_norm, conv1d, conv2d,
                              max_pool2d)
 from .loss_functions import (binary_cross_entropy, binary_cross_entropy_with_logits,
@@ -40,7 +43,9 @@ __all__ = ["linear", "cross_entropy", "one_hot", "mse_loss",
            "smooth_l1_loss", "huber_loss",
            "binary_cross_entropy", "relu", "leaky_relu", "elu", "gelu", "silu", "sigmoid",
            "tanh", "softplus", "softmax", "log_softmax", "dropout", "layer_norm", "embedding",
-           "conv1d",
+           "relu6", "hardtanh", "selu", "celu", "mish", "softsign", "logsigmoid", "hardswish",
+           "hardsigmoid", "hardshrink", "softshrink", "tanhshrink", "threshold", "rrelu",
+           "glu", "softmin", "prelu", "conv1d",
            "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "batch_norm",
            "scaled_dot_product_attention"]
 

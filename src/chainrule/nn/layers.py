@@ -1,6 +1,6 @@
-"""Layers for the tensor engine, shaped like PyTorch's: Linear, Sequential, activations,
-Dropout, Flatten, LayerNorm, Embedding and a tensor MLP (the losses as modules are in
-losses.py, the convolutions in conv.py)."""
+"""Layers for the tensor engine, shaped like PyTorch's: Linear, Sequential, Dropout,
+Flatten, LayerNorm, Embedding and a tensor MLP (the activations as modules are in
+activations.py, the losses in losses.py, the convolutions in conv.py)."""
 
 import math
 from numbers import Integral
@@ -17,12 +17,12 @@ from ..rules.common import Result
 from ..tensor import Tensor
 from . import functional as F
 from .activation_functions import unknown_values
+from .activations import GELU, ReLU, Sigmoid, Tanh
 from .module import Module, Parameter
 from .scalar import MLP as ScalarMLP
 
-__all__ = ["Linear", "Sequential", "ReLU", "Tanh", "Sigmoid", "GELU", "SiLU", "LeakyReLU",
-           "ELU", "Softplus", "Identity", "Dropout", "Flatten", "MLP", "LayerNorm",
-           "Embedding", "Softmax", "LogSoftmax", "ACTIVATIONS", "make_generator"]
+__all__ = ["Linear", "Sequential", "Dropout", "Flatten", "MLP", "LayerNorm", "Embedding",
+           "ACTIVATIONS", "make_generator"]
 
 # Where random numbers come from: None (fresh entropy), an int seed, or a Generator.
 RNG = int | np.random.Generator | None
@@ -172,191 +172,6 @@ class Sequential(Module):
 
     def _torch_children(self):  # PyTorch's Sequential names its layers '0', '1', ...
         return ((str(i), layer) for i, layer in enumerate(self.layers))
-
-
-class ReLU(Module):
-    """max(x, 0), elementwise, as a module (``cr.relu``); any shape.
-
-    >>> cr.nn.ReLU()(cr.tensor([-1.0, 2.0]))
-    tensor([0., 2.])
-    """
-
-    def forward(self, x: ArrayLike) -> Result:
-        """max(x, 0)."""
-        return ops.relu(x)
-
-
-class Tanh(Module):
-    """tanh(x), elementwise, as a module (``cr.tanh``); any shape.
-
-    >>> cr.nn.Tanh()(cr.tensor([0.0, 100.0])).data.tolist()
-    [0.0, 1.0]
-    """
-
-    def forward(self, x: ArrayLike) -> Result:
-        """tanh(x)."""
-        return ops.tanh(x)
-
-
-class Sigmoid(Module):
-    """1 / (1 + e**-x), elementwise, as a module (``cr.sigmoid``); any shape.
-
-    >>> cr.nn.Sigmoid()(cr.tensor([0.0, -1000.0])).data.tolist()
-    [0.5, 0.0]
-    """
-
-    def forward(self, x: ArrayLike) -> Result:
-        """sigmoid(x)."""
-        return ops.sigmoid(x)
-
-
-class GELU(Module):
-    """x * Phi(x), Phi the normal CDF, as a module (``cr.gelu``); any shape.
-
-    ``approximate="tanh"`` uses PyTorch's tanh formula.
-
-    >>> x = cr.tensor([0.0, 1.0])
-    >>> np.round(cr.nn.GELU()(x).data, 4).tolist()
-    [0.0, 0.8413]
-    >>> np.round(cr.nn.GELU(approximate="tanh")(x).data, 4).tolist()
-    [0.0, 0.8412]
-    """
-
-    def __init__(self, approximate: str = "none") -> None:
-        self.approximate = approximate
-
-    def forward(self, x: ArrayLike) -> Result:
-        """gelu(x)."""
-        return ops.gelu(x, approximate=self.approximate)
-
-
-class SiLU(Module):
-    """x * sigmoid(x), elementwise, as a module (``cr.silu``); any shape.
-
-    >>> round(cr.nn.SiLU()(cr.tensor([1.0])).item(), 4)
-    0.7311
-    """
-
-    def __init__(self, inplace: bool = False) -> None:
-        pass
-
-    def forward(self, x: ArrayLike) -> Result:
-        """silu(x)."""
-        return ops.silu(x)
-
-
-class LeakyReLU(Module):
-    """x where x > 0, else ``negative_slope * x``, as a module (``cr.leaky_relu``).
-
-    >>> cr.nn.LeakyReLU(0.1)(cr.tensor([-1.0, 2.0])).data.tolist()
-    [-0.1, 2.0]
-    """
-
-    def __init__(self, negative_slope: float = 0.01, inplace: bool = False) -> None:
-        self.negative_slope = negative_slope
-
-    def forward(self, x: ArrayLike) -> Result:
-        """leaky_relu(x, negative_slope)."""
-        return ops.leaky_relu(x, self.negative_slope)
-
-    def extra_repr(self) -> str:
-        """negative_slope, for repr."""
-        return f"negative_slope={self.negative_slope}"
-
-
-class ELU(Module):
-    """x where x > 0, else alpha (e**x - 1), as a module (``cr.elu``).
-
-    >>> round(cr.nn.ELU()(cr.tensor([-1.0])).item(), 4)
-    -0.6321
-    """
-
-    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
-        self.alpha = alpha
-
-    def forward(self, x: ArrayLike) -> Result:
-        """elu(x, alpha)."""
-        return ops.elu(x, self.alpha)
-
-    def extra_repr(self) -> str:
-        """alpha, for repr."""
-        return f"alpha={self.alpha}"
-
-
-class Softplus(Module):
-    """log(1 + e**(beta x)) / beta (x beyond ``threshold``), as a module.
-
-    >>> round(cr.nn.Softplus()(cr.tensor([0.0])).item(), 4)
-    0.6931
-    """
-
-    def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
-        self.beta, self.threshold = beta, threshold
-
-    def forward(self, x: ArrayLike) -> Result:
-        """softplus(x, beta, threshold)."""
-        return F.softplus(x, self.beta, self.threshold)
-
-    def extra_repr(self) -> str:
-        """beta and threshold, for repr."""
-        return f"beta={self.beta}, threshold={self.threshold}"
-
-
-class Identity(Module):
-    """Its input, unchanged (a placeholder layer, as PyTorch's); takes and ignores any
-    arguments.
-
-    >>> x = cr.ones(2)
-    >>> cr.nn.Identity(54, unused="yes")(x) is x
-    True
-    """
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        pass
-
-    def forward(self, x: ArrayLike) -> ArrayLike:
-        """x."""
-        return x
-
-
-class Softmax(Module):
-    """exp(x) / sum(exp(x)) along ``dim`` (the last by default), as a module
-    (``cr.softmax``); any shape.
-
-    >>> cr.nn.Softmax(dim=-1)(cr.tensor([[0.0, np.log(3.0)]])).data.tolist()
-    [[0.25, 0.75]]
-    """
-
-    def __init__(self, dim: int = -1) -> None:
-        self.dim = dim
-
-    def forward(self, x: ArrayLike) -> Result:
-        """softmax(x) along dim."""
-        return ops.softmax(x, axis=self.dim)
-
-    def extra_repr(self) -> str:
-        """dim, for repr."""
-        return f"dim={self.dim}"
-
-
-class LogSoftmax(Module):
-    """log(softmax(x)) along ``dim`` (the last by default), computed stably, as a
-    module (``cr.log_softmax``); any shape.
-
-    >>> cr.nn.LogSoftmax()(cr.tensor([1000.0, 0.0])).data.tolist()
-    [0.0, -1000.0]
-    """
-
-    def __init__(self, dim: int = -1) -> None:
-        self.dim = dim
-
-    def forward(self, x: ArrayLike) -> Result:
-        """log_softmax(x) along dim."""
-        return ops.log_softmax(x, axis=self.dim)
-
-    def extra_repr(self) -> str:
-        """dim, for repr."""
-        return f"dim={self.dim}"
 
 
 ACTIVATIONS = {"relu": ReLU, "tanh": Tanh, "sigmoid": Sigmoid, "gelu": GELU}
