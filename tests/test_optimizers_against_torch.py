@@ -404,6 +404,15 @@ def test_torchs_implementation_flags_are_not_arguments(name):
         ours([p], 0.1, 0.5)
 
 
+@pytest.mark.parametrize("name", list(OURS))
+def test_arguments_and_defaults_are_torchs_but_its_implementation_flags(name):
+    """The same hyperparameters, in torch's order, with torch's defaults."""
+    def arguments(cls):
+        return [(p.name, p.default) for p in inspect.signature(cls).parameters.values()
+                if p.name not in TORCH_ONLY_FLAGS]
+    assert arguments(OURS[name]) == arguments(getattr(torch.optim, name))
+
+
 # ---------------------------------------------------------------------------------------
 # 3. Under cr.jit; maximize
 # ---------------------------------------------------------------------------------------
