@@ -322,7 +322,7 @@ def test_vmap_options_torch_has_and_chainrule_answers():
     x = RNG.standard_normal((6, 2))
     f = lambda x: cr.sin(x) * 2                                       # noqa: E731
     close(vmap(f, randomness="same")(x), np.sin(x) * 2)
-    with pytest.raises(NotImplementedError, match="randomness='different'"):
+    with pytest.raises(ValueError, match="randomness='different' cannot be honoured"):
         vmap(f, randomness="different")
     with pytest.raises(ValueError, match="randomness must be"):
         vmap(f, randomness="other")

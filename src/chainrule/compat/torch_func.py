@@ -61,9 +61,10 @@ def _check_randomness(randomness, name):
         raise ValueError(f"{name}: randomness must be 'error', 'different' or 'same', got "
                          f"{randomness!r}")
     if randomness == "different":
-        raise NotImplementedError(f"{name}: randomness='different' is not available: a "
-                                  f"random draw inside chainrule's vmap is shared by every "
-                                  f"example (randomness='same')")
+        raise ValueError(f"{name}: randomness='different' cannot be honoured: a generator's "
+                         f"draw inside chainrule's vmap is shared by every example (that is "
+                         f"randomness='same'); for a draw per example, map over keys "
+                         f"(cr.random.split(key, n) as an input) or draw the batch outside")
 
 
 def grad(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
