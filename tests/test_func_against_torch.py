@@ -622,28 +622,6 @@ def test_under_jit_the_names_not_given_are_the_modules_own_at_each_call():
     assert type(ours[0].weight) is cr.nn.Parameter
 
 
-# ---------------------------------------------------------------------------------------
-# 6. A defect found on the way (cr.jit), kept here as its smallest program
-# ---------------------------------------------------------------------------------------
-
-@pytest.mark.xfail(strict=True, reason="cr.jit traces again at every call whose argument "
-                   "is a dict (or list, tuple) holding new arrays or Tensors: "
-                   "jit/guards.py checks a leaf inside an argument's container as state "
-                   "the function reached (an array by its numbers, a Tensor by its "
-                   "identity), though the signature already passes it to the program")
-def test_jit_replays_a_dict_of_arrays_argument_without_tracing_again():
-    traces = []
-
-    def f(p):
-        traces.append(1)
-        return cr.sum(p["w"] * 2.0)
-
-    jitted = cr.jit(f)
-    for i in range(3):
-        jitted({"w": np.full(3, float(i))})
-    assert len(traces) == 1
-
-
 def test_a_module_reached_by_two_paths_is_replaced_under_either_name_as_torch():
     shared_t, shared = torch.nn.Linear(3, 3).double(), cr.nn.Linear(3, 3, rng=0)
     shared.load_torch_state_dict(shared_t.state_dict())

@@ -195,6 +195,38 @@ def test_an_unchanged_state_replays_without_tracing_again():
     assert sum(len(entries) for entries in f._programs.values()) == 1
 
 
+@pytest.mark.parametrize("pack", [lambda a, t: {"w": a, "t": t}, lambda a, t: [a, [t]],
+                                  lambda a, t: (a, {"inner": (t,)})],
+                         ids=["dict", "nested list", "tuple of a dict"])
+def test_new_arrays_and_tensors_in_an_arguments_containers_replay_one_program(pack):
+    """They are the program's inputs (the signature flattens tuples, lists and dicts),
+    not state it reached: a new one each call (a parameter dict under
+    cr.jit(cr.vmap(cr.grad(loss))), say) replays, with its own numbers."""
+    def f(p):
+        a, t = (p["w"], p["t"]) if isinstance(p, dict) else (
+            (p[0], p[1][0]) if isinstance(p, list) else (p[0], p[1]["inner"][0]))
+        return cr.sum(a * 2.0) + cr.sum(t * t)
+
+    jitted = cr.jit(f)
+    for seed in range(4):
+        args = pack(_x(seed), cr.tensor(_x(seed + 10)))
+        _same(jitted(args), f(args))
+    assert sum(len(entries) for entries in jitted._programs.values()) == 1
+
+
+def test_an_array_both_in_an_argument_and_in_a_dict_it_closes_over_is_state_too():
+    """Read through the closed-over dict the array is a constant of the program, so a
+    write into it must still trace again, though the argument passes it too."""
+    shared = {"w": np.ones(3)}
+
+    def f(p):
+        return cr.sum(p["w"]) + cr.sum(shared["w"] * 3.0)
+    jitted, a = cr.jit(f), shared["w"]
+    _same(jitted({"w": a}), f({"w": a}))
+    a[:] = 5.0
+    _same(jitted({"w": a}), f({"w": a}))
+
+
 def test_a_state_replaced_at_every_call_warns_once_and_keeps_few_programs():
     model = nn.Linear(2, 1, rng=0)
     f = cr.jit(lambda x: model(cr.tensor(x)))

@@ -22,8 +22,9 @@ would leave the program's numbers stale while the eager function reads the new o
 Each such writable array is compared with a copy taken after the trace, at every call:
 a write traces again. The comparison reads the array once (a bytes comparison for up
 to 64 kB, under a microsecond for a few numbers; about a millisecond for 8 MB); an
-array passed as an argument, or held in a Tensor, is read by the program itself and
-costs nothing.
+array passed as an argument (or in an argument's tuples, lists and dicts), or held in
+a Tensor, is read by the program itself and costs nothing, and a new one there traces
+nothing again.
 """
 
 import types
@@ -95,31 +96,32 @@ def _search(fun, args, kwargs, targets, covering):
     reached): a path to each target reached, breadth first, with the lengths of the
     lists and dicts it goes through."""
     found, arrays, seen, visits = {}, {}, set(), 0
-    level = [(start, value, ()) for start, value in _starts(fun, args, kwargs)]
+    level = [(start, value, (), type(start) is str)
+             for start, value in _starts(fun, args, kwargs)]
     for depth in range(_DEPTH + 1):
         following = []
-        for steps, value, lengths in level:
+        for steps, value, lengths, argument in level:
+            if argument and (type(value) is np.ndarray or isinstance(value, Tensor)):
+                # a leaf of an argument's tuples, lists and dicts is an input of the
+                # program; reached another way too (a dict it closes over), it is state
+                continue
             key = id(value)
             if key in seen or visits >= _VISITS:
                 continue
             seen.add(key)
             visits += 1
-            if type(value) is np.ndarray and value.flags.writeable and not _trivial(steps):
-                arrays[key] = (steps, value, lengths)  # (an argument is the program's)
+            if type(value) is np.ndarray and value.flags.writeable:
+                arrays[key] = (steps, value, lengths)
             if key in targets:
-                if key not in found and not _trivial(steps):
-                    found[key] = (steps, value, lengths)
+                if key not in found and type(steps) is not str:  # (an argument itself:
+                    found[key] = (steps, value, lengths)         # the signature compares it)
                 if key in covering or isinstance(value, Tensor):
                     continue
             if depth < _DEPTH:
-                following.extend(_inside(steps, value, lengths))
+                within = argument and type(value) in (list, tuple, dict)
+                following.extend(item + (within,) for item in _inside(steps, value, lengths))
         level = following
     return list(found.values()), list(arrays.values())
-
-
-def _trivial(steps):
-    """An argument itself: the signature compares it already."""
-    return type(steps) is str
 
 
 def _inside(steps, value, lengths):
