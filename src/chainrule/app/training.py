@@ -56,7 +56,8 @@ MODELS = ("mlp", "cnn")
 OPTIMIZER_CLASSES = {"sgd": optim.SGD, "adam": optim.Adam, "adamw": optim.AdamW,
                      "rmsprop": optim.RMSprop, "adagrad": optim.Adagrad,
                      "adadelta": optim.Adadelta, "adamax": optim.Adamax, "nadam": optim.NAdam,
-                     "radam": optim.RAdam}
+                     "radam": optim.RAdam, "rprop": optim.Rprop, "asgd": optim.ASGD,
+                     "adafactor": optim.Adafactor}
 OPTIMIZERS = tuple(OPTIMIZER_CLASSES)
 SCHEDULES = ("constant", "linear")
 LOSSES = ("cross_entropy", "hinge", "mse")
@@ -103,7 +104,8 @@ class Config:
 
     ``batch_size`` 0 takes the whole training set at once. ``optimizer`` names a class of
     ``chainrule.optim`` (``OPTIMIZERS``: sgd, adam, adamw, rmsprop, adagrad, adadelta,
-    adamax, nadam, radam), built with ``lr`` and PyTorch's defaults for the rest;
+    adamax, nadam, radam, rprop, asgd, adafactor), built with ``lr`` and PyTorch's
+    defaults for the rest;
     ``momentum`` is SGD's (the others have none to set here). ``schedule``: ``"constant"``, or ``"linear"``, the learning rate falling
     linearly from ``lr`` to ``lr / 10`` over the run (micrograd's demo). ``loss``:
     ``"cross_entropy"`` (one output per class), ``"hinge"`` (micrograd's SVM loss, one
