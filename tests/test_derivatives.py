@@ -1344,6 +1344,39 @@ _PM1 = np.array([1.0, -1.0, -1.0, 1.0])
 case("hinge_loss", lambda s: F.hinge_loss(s, _const(_PM1, s)),
      lambda s: torch.relu(1 - _const(_PM1, s) * s).mean(), ((4,), "wide"))
 
+# --- distances and the other losses: normalize, cosine_similarity, pairwise_distance,
+# pdist (torch's pdist has no double backward: its reference is the norm of the row
+# differences)
+_PAIRS = np.triu_indices(4, 1)
+case("normalize", F.normalize, TF.normalize, ((3, 4), "any"))
+case("normalize(p=1,dim=0)", lambda x: F.normalize(x, p=1, dim=0),
+     lambda x: TF.normalize(x, p=1, dim=0), ((3, 4), "any"))
+case("normalize(p=3,dim=-1)", lambda x: F.normalize(x, p=3.0, dim=-1),
+     lambda x: TF.normalize(x, p=3.0, dim=-1), ((2, 3, 4), "any"))
+case("cosine_similarity", F.cosine_similarity, TF.cosine_similarity,
+     ((3, 4), "any"), ((3, 4), "any"))
+case("cosine_similarity(dim=-1, broadcast)", lambda a, b: F.cosine_similarity(a, b, dim=-1),
+     lambda a, b: TF.cosine_similarity(a, b, dim=-1), ((2, 1, 4), "any"), ((3, 4), "any"))
+case("pairwise_distance", F.pairwise_distance, TF.pairwise_distance,
+     ((3, 4), "any"), ((3, 4), "any"))
+case("pairwise_distance(p=1, keepdim)", lambda a, b: F.pairwise_distance(a, b, 1.0, keepdim=True),
+     lambda a, b: TF.pairwise_distance(a, b, 1.0, keepdim=True), ((3, 4), "any"), ((4,), "any"))
+case("pairwise_distance(p=3)", lambda a, b: F.pairwise_distance(a, b, 3.0, eps=0.0),
+     lambda a, b: TF.pairwise_distance(a, b, 3.0, eps=0.0), ((2, 5), "any"), ((2, 5), "any"))
+case("pairwise_distance(p=inf)", lambda a, b: F.pairwise_distance(a, b, math.inf),
+     lambda a, b: TF.pairwise_distance(a, b, math.inf), ((3, 4), "any"), ((3, 4), "any"))
+case("pdist", F.pdist, lambda x: torch.linalg.vector_norm(x[_PAIRS[0]] - x[_PAIRS[1]], dim=1),
+     ((4, 3), "any"))
+case("pdist(p=1)", lambda x: F.pdist(x, 1.0),
+     lambda x: torch.linalg.vector_norm(x[_PAIRS[0]] - x[_PAIRS[1]], 1, dim=1), ((4, 3), "any"))
+case("pdist(p=inf)", lambda x: F.pdist(x, math.inf),
+     lambda x: torch.linalg.vector_norm(x[_PAIRS[0]] - x[_PAIRS[1]], math.inf, dim=1),
+     ((4, 3), "any"))
+case("pdist(p=1.5)", lambda x: F.pdist(x, 1.5),
+     lambda x: torch.linalg.vector_norm(x[_PAIRS[0]] - x[_PAIRS[1]], 1.5, dim=1),
+     ((4, 3), "any"))
+# @@LOSSES@@
+
 CASE_PARAMS = [pytest.param(c, id=c.id) for c in CASES]
 FD_PARAMS = [pytest.param(c, id=c.id) for c in CASES if c.fd]
 JVP_PARAMS = [pytest.param(c, id=c.id) for c in CASES if c.prim is not None and c.fd]

@@ -24,8 +24,8 @@ from .activations import (CELU, ELU, GELU, GLU, Hardshrink, Hardsigmoid, Hardswi
                           ReLU, ReLU6, RReLU, SELU, Sigmoid, SiLU, Softmax, Softmin, Softplus,
                           Softshrink, Softsign, Tanh, Tanhshrink, Threshold)
 from .layers import Dropout, Embedding, Flatten, LayerNorm, Linear, MLP, Sequential
-from .losses import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Loss, MSELoss,
-                     NLLLoss, SmoothL1Loss)
+from .losses import (BCELoss, BCEWithLogitsLoss, CosineSimilarity, CrossEntropyLoss,
+                     HuberLoss, L1Loss, MSELoss, NLLLoss, PairwiseDistance, SmoothL1Loss)
 from .module import IncompatibleKeys, Module, Parameter
 from .parameter_containers import ParameterDict, ParameterList
 from .recurrent import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNCell
@@ -42,4 +42,5 @@ __all__ = ["Module", "Parameter", "Neuron", "Layer", "MLP", "Linear", "Sequentia
            "TransformerEncoderLayer", "TransformerEncoder", "ParameterList",
            "ParameterDict", "utils", "init", "ReLU6", "Hardtanh", "SELU", "CELU", "Mish",
            "Softsign", "LogSigmoid", "Hardswish", "Hardsigmoid", "Hardshrink", "Softshrink",
-           "Tanhshrink", "Threshold", "RReLU", "GLU", "Softmin", "PReLU"]
+           "Tanhshrink", "Threshold", "RReLU", "GLU", "Softmin", "PReLU", "CosineSimilarity",
+           "PairwiseDistance"]

@@ -11,11 +11,11 @@ from numpy.typing import ArrayLike
 
 from ..rules.common import Result
 from ..tensor import Tensor
-from . import loss_functions as F
+from . import distances, loss_functions as F
 from .module import Module
 
 __all__ = ["CrossEntropyLoss", "MSELoss", "BCEWithLogitsLoss", "NLLLoss", "L1Loss",
-           "SmoothL1Loss", "HuberLoss", "BCELoss"]
+           "SmoothL1Loss", "HuberLoss", "BCELoss", "CosineSimilarity", "PairwiseDistance"]
 
 
 def _weight_buffer(module, name, weight):
@@ -176,3 +176,34 @@ class BCELoss(Module):
         """Binary cross-entropy of the targets under the probabilities, reduced."""
         return F.binary_cross_entropy(probabilities, targets, self.weight,
                                       reduction=self.reduction)
+
+
+class CosineSimilarity(Module):
+    """``nn.functional.cosine_similarity`` as a module, ``dim`` and ``eps`` fixed.
+
+    >>> cr.nn.CosineSimilarity()(cr.tensor([[1.0, 0.0]]), cr.tensor([[3.0, 0.0]])).data
+    array([1.])
+    """
+
+    def __init__(self, dim: int = 1, eps: float = 1e-8) -> None:
+        self.dim, self.eps = dim, eps
+
+    def forward(self, x1: ArrayLike, x2: ArrayLike) -> Result:
+        """The cosine similarity of x1 and x2 along ``dim``."""
+        return distances.cosine_similarity(x1, x2, self.dim, self.eps)
+
+
+class PairwiseDistance(Module):
+    """``nn.functional.pairwise_distance`` as a module: ``p``, ``eps`` and ``keepdim``
+    fixed.
+
+    >>> cr.nn.PairwiseDistance(eps=0.0)(cr.tensor([[0.0, 0.0]]), cr.tensor([[3.0, 4.0]])).data
+    array([5.])
+    """
+
+    def __init__(self, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> None:
+        self.norm, self.eps, self.keepdim = p, eps, keepdim
+
+    def forward(self, x1: ArrayLike, x2: ArrayLike) -> Result:
+        """The p-norm of x1 - x2 + eps along the last axis."""
+        return distances.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
