@@ -27,6 +27,8 @@ from .layers import Dropout, Embedding, Flatten, LayerNorm, Linear, MLP, Sequent
 from .losses import (BCELoss, BCEWithLogitsLoss, CosineSimilarity, CrossEntropyLoss,
                      HuberLoss, L1Loss, MSELoss, NLLLoss, PairwiseDistance, SmoothL1Loss)
 from .module import IncompatibleKeys, Module, Parameter
+from .normalization import (GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d,
+                            RMSNorm)
 from .parameter_containers import ParameterDict, ParameterList
 from .recurrent import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNCell
 from .scalar import Layer, Neuron
@@ -44,3 +46,4 @@ __all__ = ["Module", "Parameter", "Neuron", "Layer", "MLP", "Linear", "Sequentia
            "Softsign", "LogSigmoid", "Hardswish", "Hardsigmoid", "Hardshrink", "Softshrink",
            "Tanhshrink", "Threshold", "RReLU", "GLU", "Softmin", "PReLU", "CosineSimilarity",
            "PairwiseDistance"]
+__all__ += ["GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "RMSNorm"]

@@ -37,6 +37,7 @@ from .distances import cosine_similarity, normalize, pairwise_distance, pdist
 from .loss_functions import (binary_cross_entropy, binary_cross_entropy_with_logits,
                              cross_entropy, hinge_loss, huber_loss, l1_loss, mse_loss,
                              nll_loss, smooth_l1_loss)
+from .normalization import group_norm, instance_norm, rms_norm
 from .scaled_dot_product import scaled_dot_product_attention
 
 __all__ = ["linear", "cross_entropy", "one_hot", "mse_loss",
@@ -140,3 +141,4 @@ def one_hot(tensor: ArrayLike, num_classes: int = -1) -> Result:
     return Tensor(encoded, dtype=np.int64) if isinstance(tensor, Tensor) else encoded
 
 
+__all__ += ["group_norm", "instance_norm", "rms_norm"]

@@ -1,0 +1,339 @@
+"""Group, instance and RMS normalisation, as functions and as modules, with torch's
+signatures, parameter names and buffers (so a torch ``state_dict`` loads as it is).
+Built from chainrule's mean, reshape and sqrt: derivatives of any order, cr.vmap and
+cr.jit go through them. (Batch normalisation is in conv.py, LayerNorm in layers.py.)
+
+>>> import chainrule.nn.functional as F
+>>> x = cr.tensor([[[1.0, 3.0], [10.0, 30.0]]])             # (N=1, C=2, L=2)
+>>> np.round(F.group_norm(x, 2).data, 4).tolist()           # each channel alone
+[[[-1.0, 1.0], [-1.0, 1.0]]]
+"""
+
+from numbers import Integral
+
+import numpy as np
+from numpy.typing import ArrayLike, DTypeLike
+
+from .. import arrays as xp
+from .. import rules as ops
+from ..primitive import Box, raw as _raw, shape_of
+from ..rules.common import Result, float_dtype
+from .module import Module, Parameter
+
+__all__ = ["group_norm", "instance_norm", "rms_norm", "GroupNorm", "InstanceNorm1d",
+           "InstanceNorm2d", "InstanceNorm3d", "RMSNorm"]
+
+
+def _affine(out, weight, bias, channels, ndim):
+    """out * weight + bias, both of C entries, along axis 1 of an ndim-axis out."""
+    per_channel = (channels,) + (1,) * (ndim - 2)
+    if weight is not None:
+        out = out * ops.reshape(weight, per_channel)
+    if bias is not None:
+        out = out + ops.reshape(bias, per_channel)
+    return out
+
+
+def _check_per_channel(name, shape, channels, **arrays):
+    for what, array in arrays.items():
+        if array is not None and shape_of(array) != (channels,):
+            raise ValueError(f"{name}: {what} of shape {shape_of(array)}, expected "
+                             f"({channels},) for an input of shape {shape}")
+
+
+def group_norm(input: ArrayLike, num_groups: int, weight: ArrayLike | None = None,
+               bias: ArrayLike | None = None, eps: float = 1e-5) -> Result:
+    """torch's ``group_norm``: the C channels of x (N, C, *) split into ``num_groups``
+    groups of C / num_groups, each example's group normalised by its own mean and
+    biased variance, then ``weight`` (C,) and ``bias`` (C,) per channel.
+
+    >>> x = cr.tensor([[[0.0], [2.0], [5.0], [7.0]]])        # (1, 4, 1), 2 groups
+    >>> np.round(group_norm(x, 2, eps=0.0).data, 4).ravel().tolist()
+    [-1.0, 1.0, -1.0, 1.0]
+    """
+    shape = shape_of(input)
+    if len(shape) < 2:
+        raise ValueError(f"group_norm: input of shape {shape}, expected (N, C, ...) with "
+                         f"at least 2 dimensions")
+    channels = shape[1]
+    if (not isinstance(num_groups, Integral) or num_groups < 1
+            or channels % num_groups):
+        raise ValueError(f"group_norm: num_groups={num_groups!r} must be a positive int "
+                         f"that divides the {channels} channels of an input of shape "
+                         f"{shape}")
+    _check_per_channel("group_norm", shape, channels, weight=weight, bias=bias)
+    if shape[0] * channels // num_groups * int(np.prod(shape[2:])) == 1:
+        # torch's refusal: a single value per group has no variance to speak of
+        raise ValueError(f"group_norm: input of shape {shape} with {num_groups} groups "
+                         f"has one value per group; expected more than one")
+    grouped = ops.reshape(input, (shape[0], num_groups, -1))
+    mean = ops.mean(grouped, axis=-1, keepdims=True)
+    centred = grouped - mean
+    var = ops.mean(centred * centred, axis=-1, keepdims=True)
+    out = ops.reshape(centred / ops.sqrt(var + eps), shape)
+    return _affine(out, weight, bias, channels, len(shape))
+
+
+def instance_norm(input: ArrayLike, running_mean: np.ndarray | None = None,
+                  running_var: np.ndarray | None = None, weight: ArrayLike | None = None,
+                  bias: ArrayLike | None = None, use_input_stats: bool = True,
+                  momentum: float = 0.1, eps: float = 1e-5) -> Result:
+    """torch's ``instance_norm``: each channel of each example of x (N, C, *spatial)
+    normalised over its spatial entries, then ``weight`` and ``bias`` (C,).
+
+    ``use_input_stats=True``: the example's own mean and biased variance normalise,
+    and ``running_mean`` / ``running_var`` (arrays of C, or None) move in place by
+    ``momentum`` towards the batch's average of the per-example means and unbiased
+    variances, as torch's. ``use_input_stats=False``: the running statistics normalise.
+
+    >>> x = cr.tensor([[[0.0, 2.0]], [[4.0, 8.0]]])            # (N=2, C=1, L=2)
+    >>> mean, var = np.zeros(1), np.ones(1)
+    >>> np.round(instance_norm(x, mean, var, eps=0.0).data, 4).tolist()
+    [[[-1.0, 1.0]], [[-1.0, 1.0]]]
+    >>> np.round(mean, 4).tolist(), np.round(var, 4).tolist()  # 0.1 of the way to 3.5, 5
+    ([0.35], [1.4])
+    """
+    shape = shape_of(input)
+    if len(shape) < 3:
+        raise ValueError(f"instance_norm: input of shape {shape}, expected (N, C, "
+                         f"*spatial) with at least one spatial axis")
+    channels = shape[1]
+    _check_per_channel("instance_norm", shape, channels, running_mean=running_mean,
+                       running_var=running_var, weight=weight, bias=bias)
+    axes = tuple(range(2, len(shape)))
+    per_channel = (1, channels) + (1,) * (len(shape) - 2)
+    if use_input_stats:
+        count = int(np.prod(shape[2:]))
+        if count == 1:
+            raise ValueError(f"instance_norm: input of shape {shape} has one spatial "
+                             f"entry; expected more than 1 when using the input's "
+                             f"statistics")
+        mean = ops.mean(input, axis=axes, keepdims=True)
+        centred = input - mean
+        var = ops.mean(centred * centred, axis=axes, keepdims=True)
+        if running_mean is not None or running_var is not None:
+            if isinstance(_raw(mean), Box):
+                raise ValueError("instance_norm: updating running_mean and running_var "
+                                 "under cr.vmap would give one array per example; call "
+                                 ".eval() or pass track_running_stats=False")
+            for running, batch in ((running_mean, _raw(mean)),
+                                   (running_var, _raw(var) * (count / (count - 1)))):
+                if running is not None:
+                    xp.copyto(running, (1 - momentum) * running + momentum
+                              * batch.reshape(shape[0], channels).mean(axis=0))
+    else:
+        if running_mean is None or running_var is None:
+            raise ValueError("instance_norm: use_input_stats=False normalises by the "
+                             "running statistics; running_mean and running_var are None")
+        dtype = float_dtype(input)
+        centred = input - xp.as_array(running_mean, dtype).reshape(per_channel)
+        var = xp.as_array(running_var, dtype).reshape(per_channel)
+    return _affine(centred / ops.sqrt(var + eps), weight, bias, channels, len(shape))
+
+
+def _normalized_shape(value, name):
+    shape = (value,) if isinstance(value, Integral) else tuple(value)
+    if not shape or not all(isinstance(n, Integral) and n > 0 for n in shape):
+        raise ValueError(f"{name}: normalized_shape must be a positive int or a tuple of "
+                         f"them, got {value!r}")
+    return tuple(int(n) for n in shape)
+
+
+def rms_norm(input: ArrayLike, normalized_shape: int | tuple[int, ...],
+             weight: ArrayLike | None = None, eps: float | None = None) -> Result:
+    """torch's ``rms_norm``: x / sqrt(mean(x**2) + eps) over the last
+    ``normalized_shape`` axes, times ``weight`` (of that shape) where given. ``eps=None``
+    is the machine epsilon of x's dtype, as torch's.
+
+    >>> np.round(rms_norm(cr.tensor([[3.0, 4.0]]), 2).data, 4).tolist()
+    [[0.8485, 1.1314]]
+    """
+    shape, normalized = shape_of(input), _normalized_shape(normalized_shape, "rms_norm")
+    n = len(normalized)
+    if len(shape) < n or tuple(shape[len(shape) - n:]) != normalized:
+        raise ValueError(f"rms_norm: input of shape {shape}, expected it to end with "
+                         f"normalized_shape {normalized}")
+    if weight is not None and shape_of(weight) != normalized:
+        raise ValueError(f"rms_norm: weight of shape {shape_of(weight)}, expected "
+                         f"normalized_shape {normalized}")
+    if eps is None:
+        eps = float(np.finfo(float_dtype(input)).eps)
+    axes = tuple(range(-n, 0))
+    out = input / ops.sqrt(ops.mean(input * input, axis=axes, keepdims=True) + eps)
+    return out if weight is None else out * weight
+
+
+class GroupNorm(Module):
+    """Group normalisation (torch's ``nn.GroupNorm``): the channels of x (N, C, *) in
+    ``num_groups`` groups, each normalised per example; ``weight`` (ones) and ``bias``
+    (zeros) of C when ``affine``.
+
+    >>> norm = cr.nn.GroupNorm(2, 4)
+    >>> norm
+    GroupNorm(2, 4, eps=1e-05, affine=True, bias=True)
+    >>> norm(cr.ones(3, 4, 5)).shape
+    (3, 4, 5)
+    """
+
+    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5,
+                 affine: bool = True, dtype: DTypeLike = np.float64, *,
+                 bias: bool = True) -> None:
+        for what, n in (("num_groups", num_groups), ("num_channels", num_channels)):
+            if not isinstance(n, Integral) or n < 1:
+                raise ValueError(f"GroupNorm: {what} must be a positive int, got {n!r}")
+        if num_channels % num_groups:
+            raise ValueError(f"GroupNorm: num_channels={num_channels} must be divisible "
+                             f"by num_groups={num_groups}")
+        self.num_groups, self.num_channels = int(num_groups), int(num_channels)
+        self.eps, self.affine = eps, affine
+        self.weight = Parameter(np.ones(num_channels), dtype=dtype) if affine else None
+        self.bias = Parameter(np.zeros(num_channels), dtype=dtype) \
+            if affine and bias else None
+
+    def forward(self, x: ArrayLike) -> Result:
+        """x normalised per example and group, then scaled and shifted per channel."""
+        shape = shape_of(x)
+        if len(shape) < 2 or shape[1] != self.num_channels:
+            raise ValueError(f"GroupNorm: input of shape {shape}, expected (N, C, ...) "
+                             f"with C = {self.num_channels}")
+        return group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        """The settings, as torch shows them."""
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, "
+                f"affine={self.affine}, bias={self.bias is not None}")
+
+
+class _InstanceNorm(Module):
+    d = 1
+    _buffer_names = ("running_mean", "running_var", "num_batches_tracked")
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
+                 affine: bool = False, track_running_stats: bool = False,
+                 dtype: DTypeLike = np.float64, *, bias: bool = True) -> None:
+        name = type(self).__name__
+        if not isinstance(num_features, Integral) or num_features < 1:
+            raise ValueError(f"{name}: num_features must be a positive int, got "
+                             f"{num_features!r}")
+        if momentum is not None and not 0 <= momentum <= 1:
+            raise ValueError(f"{name}: momentum must be in [0, 1] or None, got {momentum!r}")
+        self.num_features, self.eps, self.momentum = int(num_features), eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        self.weight = Parameter(np.ones(num_features), dtype=dtype) if affine else None
+        self.bias = Parameter(np.zeros(num_features), dtype=dtype) \
+            if affine and bias else None
+        if track_running_stats:
+            self.running_mean = np.zeros(num_features, dtype)
+            self.running_var = np.ones(num_features, dtype)
+            # (torch keeps the count in the state_dict but InstanceNorm never moves it)
+            self.num_batches_tracked = np.zeros((), np.int64)
+        else:
+            self.running_mean = self.running_var = self.num_batches_tracked = None
+
+    def forward(self, x: ArrayLike) -> Result:
+        """Each example's channels normalised by their own statistics in training (or
+        always, without running statistics), by the running ones in eval."""
+        shape, d = shape_of(x), self.d
+        if len(shape) not in (d + 1, d + 2):
+            raise ValueError(f"{type(self).__name__}: input of shape {shape}, expected "
+                             f"{d + 2} dimensions (N, C, *spatial) or {d + 1} (C, "
+                             f"*spatial)")
+        unbatched = len(shape) == d + 1
+        if self.affine and shape[0 if unbatched else 1] != self.num_features:
+            raise ValueError(f"{type(self).__name__}: input of shape {shape}, expected "
+                             f"{self.num_features} channels (num_features)")
+        if unbatched:
+            x = ops.reshape(x, (1,) + shape)
+        out = instance_norm(x, self.running_mean, self.running_var, self.weight,
+                            self.bias, self.training or not self.track_running_stats,
+                            0.0 if self.momentum is None else self.momentum, self.eps)
+        return ops.reshape(out, shape) if unbatched else out
+
+    def extra_repr(self) -> str:
+        """The settings, as torch shows them."""
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"affine={self.affine}, bias={self.bias is not None}, "
+                f"track_running_stats={self.track_running_stats}")
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Instance normalisation of (N, C, L) or (C, L) (torch's ``nn.InstanceNorm1d``):
+    each example's channel by its own mean and biased variance; ``affine`` adds
+    ``weight`` and ``bias`` of C; ``track_running_stats`` keeps ``running_mean`` and
+    ``running_var`` (moved by ``momentum`` in training, used in eval), as torch's.
+
+    >>> norm = cr.nn.InstanceNorm1d(2)
+    >>> np.round(norm(cr.tensor([[[1.0, 3.0], [0.0, 10.0]]])).data, 3).tolist()
+    [[[-1.0, 1.0], [-1.0, 1.0]]]
+    """
+
+    d = 1
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
+                 affine: bool = False, track_running_stats: bool = False,
+                 dtype: DTypeLike = np.float64, *, bias: bool = True) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, dtype,
+                         bias=bias)
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Instance normalisation of (N, C, H, W) or (C, H, W) (torch's
+    ``nn.InstanceNorm2d``); see ``InstanceNorm1d``.
+
+    >>> sorted(cr.nn.InstanceNorm2d(3, track_running_stats=True).state_dict())
+    ['num_batches_tracked', 'running_mean', 'running_var']
+    """
+
+    d = 2
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
+                 affine: bool = False, track_running_stats: bool = False,
+                 dtype: DTypeLike = np.float64, *, bias: bool = True) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, dtype,
+                         bias=bias)
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Instance normalisation of (N, C, D, H, W) or (C, D, H, W) (torch's
+    ``nn.InstanceNorm3d``); see ``InstanceNorm1d``.
+
+    >>> cr.nn.InstanceNorm3d(2)(cr.ones(1, 2, 2, 2, 2)).shape
+    (1, 2, 2, 2, 2)
+    """
+
+    d = 3
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
+                 affine: bool = False, track_running_stats: bool = False,
+                 dtype: DTypeLike = np.float64, *, bias: bool = True) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, dtype,
+                         bias=bias)
+
+
+class RMSNorm(Module):
+    """Root-mean-square normalisation over the last axes (torch's ``nn.RMSNorm``):
+    x / sqrt(mean(x**2) + eps) * weight, ``weight`` (ones) of ``normalized_shape`` when
+    ``elementwise_affine``; ``eps=None`` is the machine epsilon of x's dtype.
+
+    >>> norm = cr.nn.RMSNorm(2)
+    >>> norm
+    RMSNorm((2,), eps=None, elementwise_affine=True)
+    >>> np.round(norm(cr.tensor([[3.0, 4.0]])).data, 4).tolist()
+    [[0.8485, 1.1314]]
+    """
+
+    def __init__(self, normalized_shape: int | tuple[int, ...], eps: float | None = None,
+                 elementwise_affine: bool = True, dtype: DTypeLike = np.float64) -> None:
+        self.normalized_shape = _normalized_shape(normalized_shape, "RMSNorm")
+        self.eps, self.elementwise_affine = eps, elementwise_affine
+        self.weight = (Parameter(np.ones(self.normalized_shape), dtype=dtype)
+                       if elementwise_affine else None)
+
+    def forward(self, x: ArrayLike) -> Result:
+        """x / sqrt(mean(x**2) + eps) * weight over the last axes."""
+        return rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self) -> str:
+        """The settings, as torch shows them."""
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}")

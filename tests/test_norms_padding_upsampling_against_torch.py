@@ -1,0 +1,261 @@
+"""nn's group, instance and RMS normalisation, padding, reshaping and resampling layers
+against torch 2.13 in float64: values over a grid of options and shapes, the gradient
+of sum(w * y) in the input and the weights, a Hessian-vector product in the input
+against torch's double backward, float32 kept, modules' repr, parameter and buffer
+names and a torch state_dict loaded, train and eval of the statistics layers, cr.vmap
+and cr.jit giving the eager numbers, and the refusals where torch refuses.
+"""
+
+import numpy as np
+import pytest
+import torch
+import torch.nn as tnn
+import torch.nn.functional as TF
+
+import chainrule as cr
+from chainrule import nn
+from chainrule.nn import functional as F
+from seeds_and_tolerances import per_test_generator
+
+RNG = per_test_generator(20261131)
+RTOL = 1e-12
+
+
+def close(actual, expected, rtol=RTOL):
+    actual = np.asarray(getattr(actual, "data", actual), dtype=np.float64)
+    if isinstance(expected, torch.Tensor):
+        expected = expected.detach().numpy()
+    np.testing.assert_allclose(actual, expected, rtol=rtol, atol=rtol)
+
+
+def normal(*shape):
+    return RNG.standard_normal(shape)
+
+
+def T(a, grad=True):
+    return torch.tensor(np.asarray(a), dtype=torch.float64, requires_grad=grad)
+
+
+def against_torch(ours, theirs, arrays, second=True):
+    """ours(*arrays) and theirs(*tensors): values, the gradient of sum(w * y) in every
+    array, and (``second``) the Hessian-vector product in the first, all to RTOL."""
+    tensors = [T(a) for a in arrays]
+    ty = theirs(*tensors)
+    y = ours(*arrays)
+    close(y, ty)
+    w = normal(*ty.shape)
+    tgrads = torch.autograd.grad((ty * torch.tensor(w)).sum(), tensors, create_graph=True)
+    loss = lambda *a: cr.sum(ours(*a) * w)  # noqa: E731
+    grads = cr.grad(loss, argnums=tuple(range(len(arrays))))(*arrays)
+    for g, tg in zip(grads, tgrads):
+        close(g, tg)
+    if second:
+        v = normal(*arrays[0].shape)
+        (th,) = torch.autograd.grad((tgrads[0] * torch.tensor(v)).sum(), tensors[0])
+        rest = arrays[1:]
+        close(cr.hvp(lambda x: loss(x, *rest), arrays[0], v), th)
+    return y
+
+
+def under_transforms(f, *arrays):
+    """cr.jit and cr.vmap (over a leading batch of two inputs) give the eager numbers."""
+    eager = f(*arrays)
+    close(cr.jit(f)(*arrays), eager, 1e-14)
+    others = [normal(*np.shape(a)) for a in arrays]
+    batched = cr.vmap(f)(*[np.stack([a, b]) for a, b in zip(arrays, others)])
+    close(batched[0], eager, 1e-14)
+    close(batched[1], f(*others), 1e-14)
+
+
+# =======================================================================================
+# 1. group_norm, instance_norm, rms_norm and their modules
+# =======================================================================================
+
+GROUP_NORMS = [((2, 4, 5), 2, True), ((3, 6, 2, 3), 3, True), ((1, 4, 3, 2, 2), 4, False),
+               ((2, 6), 1, True), ((2, 6, 7), 6, False), ((1, 2, 1), 1, True)]
+
+
+@pytest.mark.parametrize("shape, groups, affine", GROUP_NORMS)
+@pytest.mark.parametrize("eps", [1e-5, 0.1])
+def test_group_norm_values_and_derivatives_are_torchs(shape, groups, affine, eps):
+    x, c = normal(*shape) * 3 + 1, shape[1]
+    if affine:
+        arrays = [x, normal(c), normal(c)]
+        ours = lambda x, w, b: F.group_norm(x, groups, w, b, eps)  # noqa: E731
+        theirs = lambda x, w, b: TF.group_norm(x, groups, w, b, eps)  # noqa: E731
+    else:
+        arrays = [x]
+        ours = lambda x: F.group_norm(x, groups, eps=eps)  # noqa: E731
+        theirs = lambda x: TF.group_norm(x, groups, eps=eps)  # noqa: E731
+    against_torch(ours, theirs, arrays)
+    under_transforms(ours, *arrays)
+
+
+INSTANCE_NORMS = [(2, 3, 5), (1, 2, 4, 3), (2, 2, 3, 2, 2), (3, 1, 2)]
+
+
+@pytest.mark.parametrize("shape", INSTANCE_NORMS)
+@pytest.mark.parametrize("affine", [False, True])
+def test_instance_norm_values_and_derivatives_are_torchs(shape, affine):
+    x, c = normal(*shape) * 2 - 1, shape[1]
+    if affine:
+        arrays = [x, normal(c), normal(c)]
+        ours = lambda x, w, b: F.instance_norm(x, weight=w, bias=b, eps=1e-3)  # noqa: E731
+        theirs = lambda x, w, b: TF.instance_norm(x, weight=w, bias=b, eps=1e-3)  # noqa: E731
+    else:
+        arrays = [x]
+        ours, theirs = F.instance_norm, TF.instance_norm
+    against_torch(ours, theirs, arrays)
+    under_transforms(ours, *arrays)
+
+
+@pytest.mark.parametrize("use_input_stats", [True, False])
+def test_instance_norm_running_statistics_are_torchs(use_input_stats):
+    x = normal(3, 2, 6) * 2 + 1
+    rm, rv = normal(2), np.abs(normal(2)) + 0.5
+    trm, trv = torch.tensor(rm), torch.tensor(rv)
+    ty = TF.instance_norm(T(x), trm, trv, use_input_stats=use_input_stats, momentum=0.3)
+    y = F.instance_norm(cr.tensor(x), rm, rv, use_input_stats=use_input_stats,
+                        momentum=0.3)
+    close(y, ty)
+    close(rm, trm)
+    close(rv, trv)
+
+
+RMS_NORMS = [((3, 4), 4, True, None), ((2, 3, 4), (3, 4), True, 1e-3),
+             ((5,), 5, False, None), ((2, 2, 3), 3, False, 0.5)]
+
+
+@pytest.mark.parametrize("shape, normalized, affine, eps", RMS_NORMS)
+def test_rms_norm_values_and_derivatives_are_torchs(shape, normalized, affine, eps):
+    x = normal(*shape)
+    wshape = (normalized,) if isinstance(normalized, int) else normalized
+    if affine:
+        arrays = [x, normal(*wshape)]
+        ours = lambda x, w: F.rms_norm(x, normalized, w, eps)  # noqa: E731
+        theirs = lambda x, w: TF.rms_norm(x, wshape, w, eps)  # noqa: E731
+    else:
+        arrays = [x]
+        ours = lambda x: F.rms_norm(x, normalized, eps=eps)  # noqa: E731
+        theirs = lambda x: TF.rms_norm(x, wshape, eps=eps)  # noqa: E731
+    against_torch(ours, theirs, arrays)
+    under_transforms(ours, *arrays)
+
+
+def test_rms_norms_default_eps_is_the_dtypes_as_torchs():
+    x = np.full((1, 3), 1e-5)
+    for dtype, tdtype in ((np.float64, torch.float64), (np.float32, torch.float32)):
+        y = F.rms_norm(cr.tensor(x.astype(dtype)), 3)
+        ty = TF.rms_norm(torch.tensor(x, dtype=tdtype), (3,))
+        assert y.dtype == dtype
+        close(y, ty, 1e-6 if dtype == np.float32 else RTOL)
+
+
+def test_the_norms_keep_float32():
+    x = cr.tensor(normal(2, 4, 3).astype(np.float32))
+    for y in (F.group_norm(x, 2), F.instance_norm(x), F.rms_norm(x, 3),
+              nn.GroupNorm(2, 4, dtype=np.float32)(x), nn.RMSNorm(3, dtype=np.float32)(x),
+              nn.InstanceNorm1d(4, affine=True, dtype=np.float32)(x)):
+        assert y.dtype == np.float32
+    close(F.group_norm(x, 2), TF.group_norm(torch.tensor(x.data), 2), 1e-5)
+
+
+def _load_and_compare(module, tmodule, x, train=True):
+    """module with tmodule's state_dict loaded: repr, names, values and gradients."""
+    assert repr(module) == repr(tmodule)
+    assert [n for n, _ in module.named_parameters()] == \
+        [n for n, _ in tmodule.named_parameters()]
+    assert [n for n, _ in module.named_buffers()] == [n for n, _ in tmodule.named_buffers()]
+    assert sorted(module.state_dict()) == sorted(tmodule.state_dict())
+    module.load_torch_state_dict(tmodule.state_dict())
+    module.train(train), tmodule.train(train)
+    tx = T(x)
+    ty = tmodule(tx)
+    cx = cr.tensor(x, requires_grad=True)
+    y = module(cx)
+    close(y, ty)
+    w = normal(*ty.shape)
+    (ty * torch.tensor(w)).sum().backward()
+    (y * w).sum().backward()
+    close(cx.grad, tx.grad)
+    for (name, p), tp in zip(module.named_parameters(), tmodule.parameters()):
+        close(p.grad, tp.grad)
+    for (name, b), tb in zip(module.named_buffers(), tmodule.buffers()):
+        close(b, tb)
+
+
+@pytest.mark.parametrize("affine, bias", [(True, True), (True, False), (False, True)])
+def test_group_norm_module_is_torchs(affine, bias):
+    tm = tnn.GroupNorm(3, 6, eps=1e-4, affine=affine, bias=bias).double()
+    for p in tm.parameters():
+        with torch.no_grad():
+            p.copy_(torch.tensor(normal(6)))
+    _load_and_compare(nn.GroupNorm(3, 6, eps=1e-4, affine=affine, bias=bias), tm,
+                      normal(2, 6, 4))
+
+
+@pytest.mark.parametrize("d", [1, 2, 3])
+@pytest.mark.parametrize("affine, track", [(False, False), (True, False), (False, True),
+                                           (True, True)])
+@pytest.mark.parametrize("momentum, bias", [(0.1, True), (None, True), (0.2, False)])
+def test_instance_norm_modules_are_torchs_in_train_and_eval(d, affine, track, momentum,
+                                                            bias):
+    ours_cls = {1: nn.InstanceNorm1d, 2: nn.InstanceNorm2d, 3: nn.InstanceNorm3d}[d]
+    theirs_cls = {1: tnn.InstanceNorm1d, 2: tnn.InstanceNorm2d, 3: tnn.InstanceNorm3d}[d]
+    tm = theirs_cls(3, momentum=momentum, affine=affine, track_running_stats=track,
+                    bias=bias).double()
+    if affine:
+        with torch.no_grad():
+            tm.weight.copy_(torch.tensor(normal(3)))
+    m = ours_cls(3, momentum=momentum, affine=affine, track_running_stats=track, bias=bias)
+    spatial = (4, 3, 2)[:d]
+    for step in range(2):
+        _load_and_compare(m, tm, normal(2, 3, *spatial) * 2 + step, train=True)
+    _load_and_compare(m, tm, normal(2, 3, *spatial), train=False)
+    _load_and_compare(m, tm, normal(3, *spatial), train=False)  # unbatched
+    _load_and_compare(m, tm, normal(3, *spatial), train=True)
+
+
+def test_rms_norm_module_is_torchs():
+    for args in [((4,), {}), (((2, 3),), dict(eps=1e-3)), ((3,), dict(elementwise_affine=False))]:
+        tm = tnn.RMSNorm(*args[0], **args[1]).double()
+        if tm.weight is not None:
+            with torch.no_grad():
+                tm.weight.copy_(torch.tensor(normal(*tm.weight.shape)))
+        shape = (2,) + tuple(np.atleast_1d(args[0][0]))
+        _load_and_compare(nn.RMSNorm(*args[0], **args[1]), tm, normal(*shape))
+
+
+def test_instance_norm_under_jit_moves_the_running_statistics_as_eagerly():
+    models = [nn.InstanceNorm1d(2, track_running_stats=True) for _ in range(2)]
+    jitted = cr.jit(lambda m, x: m(x))
+    for step in range(3):
+        x = cr.tensor(normal(3, 2, 5) + step)
+        close(jitted(models[1], x), models[0](x), 1e-14)
+    close(models[1].running_mean, models[0].running_mean, 1e-14)
+    close(models[1].running_var, models[0].running_var, 1e-14)
+
+
+def _refusals(ours, theirs, match):
+    with pytest.raises((ValueError, RuntimeError)):
+        theirs()
+    with pytest.raises(ValueError, match=match):
+        ours()
+
+
+def test_the_norms_refuse_what_torch_refuses():
+    x = normal(2, 6, 3)
+    _refusals(lambda: F.group_norm(x, 4), lambda: TF.group_norm(T(x), 4), "num_groups=4")
+    _refusals(lambda: nn.GroupNorm(4, 6), lambda: tnn.GroupNorm(4, 6),
+              "divisible by num_groups=4")
+    _refusals(lambda: F.group_norm(normal(1, 2), 2), lambda: TF.group_norm(T(normal(1, 2)), 2),
+              "one value per group")
+    _refusals(lambda: F.instance_norm(normal(2, 3, 1)),
+              lambda: TF.instance_norm(T(normal(2, 3, 1))), "one spatial entry")
+    _refusals(lambda: F.rms_norm(x, 4), lambda: TF.rms_norm(T(x), (4,)), "normalized_shape")
+    _refusals(lambda: nn.InstanceNorm1d(4, affine=True)(x),
+              lambda: tnn.InstanceNorm1d(4, affine=True)(T(x)), "4 channels")
+    _refusals(lambda: nn.InstanceNorm2d(6)(x[0]), lambda: tnn.InstanceNorm2d(6)(T(x[0])),
+              "expected 4 dimensions")
+    with pytest.raises(ValueError, match="cr.vmap"):
+        cr.vmap(nn.InstanceNorm1d(6, track_running_stats=True))(normal(2, 1, 6, 3))
