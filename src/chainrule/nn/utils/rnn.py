@@ -107,6 +107,16 @@ def _lengths(lengths, batch, steps, op):
     return found
 
 
+def _padded_batch(padded, lengths, batch_first, op):
+    """(shape, steps, batch, lengths) of a padded batch, after the checks."""
+    shape = tuple(shape_of(padded))
+    if len(shape) < 2:
+        raise ValueError(f"{op}: input of shape {shape}, expected (L, N, *) or with "
+                         f"batch_first (N, L, *)")
+    steps, batch = (shape[1], shape[0]) if batch_first else shape[:2]
+    return shape, steps, batch, _lengths(lengths, batch, steps, op)
+
+
 def _sizes(lengths):
     """batch_sizes: how many of the (sorted) sequences run at each step."""
     return (lengths[None, :] > np.arange(lengths.max())[:, None]).sum(axis=1).astype(np.int64)
@@ -123,12 +133,8 @@ def pack_padded_sequence(input, lengths, batch_first: bool = False,
     >>> pack_padded_sequence(x, [3, 1]).data.tolist()
     [1.0, 4.0, 2.0, 3.0]
     """
-    shape = tuple(shape_of(input))
-    if len(shape) < 2:
-        raise ValueError(f"pack_padded_sequence: input of shape {shape}, expected (L, N, "
-                         f"*) or with batch_first (N, L, *)")
-    steps, batch = (shape[1], shape[0]) if batch_first else shape[:2]
-    lengths = _lengths(lengths, batch, steps, "pack_padded_sequence")
+    shape, steps, batch, lengths = _padded_batch(input, lengths, batch_first,
+                                                 "pack_padded_sequence")
     if enforce_sorted:
         if np.any(np.diff(lengths) > 0):
             raise ValueError(f"pack_padded_sequence: lengths {lengths.tolist()} must be "
@@ -249,12 +255,8 @@ def pack_sequence(sequences, enforce_sorted: bool = True) -> PackedSequence:
 
 def unpad_sequence(padded_sequences, lengths, batch_first: bool = False) -> list:
     """The padded batch's sequences, each cut to its length: a list, as torch's."""
-    shape = tuple(shape_of(padded_sequences))
-    if len(shape) < 2:
-        raise ValueError(f"unpad_sequence: input of shape {shape}, expected (L, N, *) or "
-                         f"with batch_first (N, L, *)")
-    steps, batch = (shape[1], shape[0]) if batch_first else shape[:2]
-    lengths = _lengths(lengths, batch, steps, "unpad_sequence")
+    _, _, _, lengths = _padded_batch(padded_sequences, lengths, batch_first,
+                                     "unpad_sequence")
     if batch_first:
         return [padded_sequences[b, :n] for b, n in enumerate(lengths.tolist())]
     return [padded_sequences[:n, b] for b, n in enumerate(lengths.tolist())]
