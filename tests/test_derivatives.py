@@ -1375,6 +1375,35 @@ case("pdist(p=inf)", lambda x: F.pdist(x, math.inf),
 case("pdist(p=1.5)", lambda x: F.pdist(x, 1.5),
      lambda x: torch.linalg.vector_norm(x[_PAIRS[0]] - x[_PAIRS[1]], 1.5, dim=1),
      ((4, 3), "any"))
+# kl_div, poisson_nll_loss, gaussian_nll_loss (torch warns that kl_div's "mean" is not
+# "batchmean": its rows take the other reductions)
+case("kl_div(batchmean)", lambda x, t: F.kl_div(x, t, reduction="batchmean"),
+     lambda x, t: TF.kl_div(x, t, reduction="batchmean"), ((3, 4), "any"), ((3, 4), "prob"))
+case("kl_div(none)", lambda x, t: F.kl_div(x, t, reduction="none"),
+     lambda x, t: TF.kl_div(x, t, reduction="none"), ((2, 3), "any"), ((2, 3), "prob"))
+case("kl_div(log_target, sum)", lambda x, t: F.kl_div(x, t, reduction="sum", log_target=True),
+     lambda x, t: TF.kl_div(x, t, reduction="sum", log_target=True), ((3, 4), "any"),
+     ((3, 4), "any"))
+case("poisson_nll_loss", F.poisson_nll_loss, TF.poisson_nll_loss, ((3, 4), "any"),
+     ((3, 4), "pos"))
+case("poisson_nll_loss(rates, full)",
+     lambda x, t: F.poisson_nll_loss(x, t, False, True, eps=1e-3, reduction="none"),
+     lambda x, t: TF.poisson_nll_loss(x, t, False, True, eps=1e-3, reduction="none"),
+     ((2, 3), "pos"), ((2, 3), "gt1"))
+case("poisson_nll_loss(full, sum)", lambda x, t: F.poisson_nll_loss(x, t, full=True,
+                                                                     reduction="sum"),
+     lambda x, t: TF.poisson_nll_loss(x, t, full=True, reduction="sum"), ((2, 3), "any"),
+     ((2, 3), "gt1"))
+case("gaussian_nll_loss", F.gaussian_nll_loss, TF.gaussian_nll_loss, ((3, 4), "any"),
+     ((3, 4), "any"), ((3, 4), "pos"))
+case("gaussian_nll_loss(var per row, full)",
+     lambda x, t, v: F.gaussian_nll_loss(x, t, v, full=True, reduction="none"),
+     lambda x, t, v: TF.gaussian_nll_loss(x, t, v, full=True, reduction="none"),
+     ((3, 4), "any"), ((3, 4), "any"), ((3,), "pos"))
+case("gaussian_nll_loss(shared var, sum)",
+     lambda x, t, v: F.gaussian_nll_loss(x, t, v, reduction="sum"),
+     lambda x, t, v: TF.gaussian_nll_loss(x, t, v, reduction="sum"),
+     ((2, 3, 2), "any"), ((2, 3, 2), "any"), ((2, 1, 2), "pos"))
 # @@LOSSES@@
 
 CASE_PARAMS = [pytest.param(c, id=c.id) for c in CASES]

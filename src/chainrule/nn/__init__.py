@@ -25,7 +25,8 @@ from .activations import (CELU, ELU, GELU, GLU, Hardshrink, Hardsigmoid, Hardswi
                           Softshrink, Softsign, Tanh, Tanhshrink, Threshold)
 from .layers import Dropout, Embedding, Flatten, LayerNorm, Linear, MLP, Sequential
 from .losses import (BCELoss, BCEWithLogitsLoss, CosineSimilarity, CrossEntropyLoss,
-                     HuberLoss, L1Loss, MSELoss, NLLLoss, PairwiseDistance, SmoothL1Loss)
+                     GaussianNLLLoss, HuberLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss,
+                     PairwiseDistance, PoissonNLLLoss, SmoothL1Loss)
 from .module import IncompatibleKeys, Module, Parameter
 from .normalization import (GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d,
                             RMSNorm)
@@ -45,5 +46,5 @@ __all__ = ["Module", "Parameter", "Neuron", "Layer", "MLP", "Linear", "Sequentia
            "ParameterDict", "utils", "init", "ReLU6", "Hardtanh", "SELU", "CELU", "Mish",
            "Softsign", "LogSigmoid", "Hardswish", "Hardsigmoid", "Hardshrink", "Softshrink",
            "Tanhshrink", "Threshold", "RReLU", "GLU", "Softmin", "PReLU", "CosineSimilarity",
-           "PairwiseDistance"]
+           "PairwiseDistance", "KLDivLoss", "PoissonNLLLoss", "GaussianNLLLoss"]
 __all__ += ["GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "RMSNorm"]

@@ -11,11 +11,12 @@ from numpy.typing import ArrayLike
 
 from ..rules.common import Result
 from ..tensor import Tensor
-from . import distances, loss_functions as F
+from . import distances, likelihood_losses, loss_functions as F
 from .module import Module
 
 __all__ = ["CrossEntropyLoss", "MSELoss", "BCEWithLogitsLoss", "NLLLoss", "L1Loss",
-           "SmoothL1Loss", "HuberLoss", "BCELoss", "CosineSimilarity", "PairwiseDistance"]
+           "SmoothL1Loss", "HuberLoss", "BCELoss", "CosineSimilarity", "PairwiseDistance",
+           "KLDivLoss", "PoissonNLLLoss", "GaussianNLLLoss"]
 
 
 def _weight_buffer(module, name, weight):
@@ -207,3 +208,63 @@ class PairwiseDistance(Module):
     def forward(self, x1: ArrayLike, x2: ArrayLike) -> Result:
         """The p-norm of x1 - x2 + eps along the last axis."""
         return distances.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
+
+
+class KLDivLoss(Module):
+    """``nn.functional.kl_div`` as a module: log-probabilities in, probabilities (or
+    log-probabilities, ``log_target=True``) as targets; ``reduction`` "mean", "sum",
+    "none" or "batchmean".
+
+    >>> loss_fn = cr.nn.KLDivLoss(reduction="batchmean")
+    >>> loss_fn(cr.log(cr.tensor([[0.5, 0.5]])), cr.tensor([[0.5, 0.5]])).item()
+    0.0
+    """
+
+    def __init__(self, *, reduction: str = "mean", log_target: bool = False) -> None:
+        self.reduction = likelihood_losses._check_kl_reduction("KLDivLoss", reduction)
+        self.log_target = log_target
+
+    def forward(self, input: ArrayLike, target: ArrayLike) -> Result:
+        """The divergence of the target from the input, reduced."""
+        return likelihood_losses.kl_div(input, target, reduction=self.reduction,
+                                        log_target=self.log_target)
+
+
+class PoissonNLLLoss(Module):
+    """``nn.functional.poisson_nll_loss`` as a module: ``log_input``, ``full``, ``eps``
+    and ``reduction`` fixed.
+
+    >>> cr.nn.PoissonNLLLoss()(cr.tensor([0.0]), cr.tensor([2.0])).item()
+    1.0
+    """
+
+    def __init__(self, log_input: bool = True, full: bool = False, *, eps: float = 1e-8,
+                 reduction: str = "mean") -> None:
+        self.log_input, self.full, self.eps = log_input, full, eps
+        self.reduction = F._check_reduction("PoissonNLLLoss", reduction)
+
+    def forward(self, log_input: ArrayLike, target: ArrayLike) -> Result:
+        """The Poisson negative log-likelihood of the target counts, reduced."""
+        return likelihood_losses.poisson_nll_loss(log_input, target, self.log_input,
+                                                  self.full, eps=self.eps,
+                                                  reduction=self.reduction)
+
+
+class GaussianNLLLoss(Module):
+    """``nn.functional.gaussian_nll_loss`` as a module: ``full``, ``eps`` and
+    ``reduction`` fixed; the variances come with each call.
+
+    >>> loss_fn = cr.nn.GaussianNLLLoss()
+    >>> loss_fn(cr.tensor([1.0]), cr.tensor([1.0]), cr.tensor([1.0])).item()
+    0.0
+    """
+
+    def __init__(self, *, full: bool = False, eps: float = 1e-6,
+                 reduction: str = "mean") -> None:
+        self.full, self.eps = full, eps
+        self.reduction = F._check_reduction("GaussianNLLLoss", reduction)
+
+    def forward(self, input: ArrayLike, target: ArrayLike, var: ArrayLike | float) -> Result:
+        """The Gaussian negative log-likelihood of the target, reduced."""
+        return likelihood_losses.gaussian_nll_loss(input, target, var, self.full, self.eps,
+                                                   self.reduction)
