@@ -38,7 +38,9 @@ def T(a, grad=True):
 
 def against_torch(ours, theirs, arrays, second=True):
     """ours(*arrays) and theirs(*tensors): values, the gradient of sum(w * y) in every
-    array, and (``second``) the Hessian-vector product in the first, all to RTOL."""
+    array, and (``second``) a Hessian-vector product in the first, all to RTOL: of
+    sum(w * y), or for ``second="square"`` (a linear map, whose Hessian is 0) of
+    sum(w * y**2)."""
     tensors = [T(a) for a in arrays]
     ty = theirs(*tensors)
     y = ours(*arrays)
@@ -50,10 +52,15 @@ def against_torch(ours, theirs, arrays, second=True):
     for g, tg in zip(grads, tgrads):
         close(g, tg)
     if second:
-        v = normal(*arrays[0].shape)
-        (th,) = torch.autograd.grad((tgrads[0] * torch.tensor(v)).sum(), tensors[0])
-        rest = arrays[1:]
-        close(cr.hvp(lambda x: loss(x, *rest), arrays[0], v), th)
+        v, rest = normal(*arrays[0].shape), arrays[1:]
+        if second == "square":
+            (tg,) = torch.autograd.grad((ty * ty * torch.tensor(w)).sum(), tensors[0],
+                                        create_graph=True)
+            square = lambda x: cr.sum(ours(x, *rest) ** 2 * w)  # noqa: E731
+        else:
+            tg, square = tgrads[0], lambda x: loss(x, *rest)  # noqa: E731
+        (th,) = torch.autograd.grad((tg * torch.tensor(v)).sum(), tensors[0])
+        close(cr.hvp(square, arrays[0], v), th)
     return y
 
 
@@ -259,3 +266,99 @@ def test_the_norms_refuse_what_torch_refuses():
               "expected 4 dimensions")
     with pytest.raises(ValueError, match="cr.vmap"):
         cr.vmap(nn.InstanceNorm1d(6, track_running_stats=True))(normal(2, 1, 6, 3))
+
+
+# =======================================================================================
+# 2. pad and the padding modules
+# =======================================================================================
+
+PADS = [((2, 3, 5), (1, 2)), ((2, 3, 5), (0, 4)), ((2, 3, 5), (-1, 3)), ((2, 3, 5), (1, 5)),
+        ((1, 2, 4, 5), (1, 2, 3, 0)),
+        ((3, 4, 5), (2, 1, -1, 2)), ((1, 2, 3, 4, 5), (1, 1, 2, 0, 0, 2)),
+        ((2, 3, 4, 3), (2, 2, 1, 1, 1, 2)), ((3, 5), (4, 4)), ((2, 1, 3, 4), (-1, -1, 2, 0))]
+CONSTANT_PADS = [((4,), (2, 1)), ((2, 3), (1, 0, 0, 2)), ((2, 3, 4), (1, 1, 1, 1, -1, 1)),
+                 ((1, 2, 2, 2, 2), (1, 0, 0, 1, 1, 0, 0, 1, 2, 0))]
+
+
+def _fits(shape, widths, mode):
+    """Whether torch pads this input in this mode (else both refuse: tested below)."""
+    for k in range(len(widths) // 2):
+        n, before, after = shape[-1 - k], widths[2 * k], widths[2 * k + 1]
+        if mode == "reflect" and max(before, after) >= n:
+            return False
+        if mode == "circular" and max(before, after) > n:
+            return False
+    return True
+
+
+@pytest.mark.parametrize("shape, widths", PADS)
+@pytest.mark.parametrize("mode", ["constant", "reflect", "replicate", "circular"])
+def test_pad_values_and_derivatives_are_torchs(shape, widths, mode):
+    if not _fits(shape, widths, mode):
+        with pytest.raises(RuntimeError):
+            TF.pad(T(normal(*shape)), widths, mode=mode)
+        with pytest.raises(ValueError, match=f"mode '{mode}' with widths"):
+            F.pad(normal(*shape), widths, mode=mode)
+        return
+    value = {"constant": 1.5}.get(mode)
+    ours = lambda x: F.pad(x, widths, mode, value)  # noqa: E731
+    theirs = lambda x: TF.pad(x, widths, mode, value)  # noqa: E731
+    against_torch(ours, theirs, [normal(*shape)], second="square")
+    under_transforms(ours, normal(*shape))
+
+
+@pytest.mark.parametrize("shape, widths", CONSTANT_PADS)
+@pytest.mark.parametrize("value", [None, -2.0])
+def test_constant_pad_of_any_axes_is_torchs(shape, widths, value):
+    ours = lambda x: F.pad(x, widths, value=value)  # noqa: E731
+    theirs = lambda x: TF.pad(x, widths, value=value)  # noqa: E731
+    against_torch(ours, theirs, [normal(*shape)], second="square")
+    under_transforms(ours, normal(*shape))
+
+
+PADDING_MODULES = [(name, d, args) for d in (1, 2, 3)
+                   for name, args in (("ZeroPad", ()), ("ConstantPad", (2.5,)),
+                                      ("ReflectionPad", ()), ("ReplicationPad", ()),
+                                      ("CircularPad", ()))]
+
+
+@pytest.mark.parametrize("name, d, args", PADDING_MODULES,
+                         ids=[f"{n}{d}d" for n, d, _ in PADDING_MODULES])
+@pytest.mark.parametrize("padding", [1, "tuple"])
+def test_padding_modules_are_torchs(name, d, args, padding):
+    if padding == "tuple":
+        padding = (2, 1, 0, 1, 1, 2)[:2 * d]
+    module = getattr(nn, f"{name}{d}d")(padding, *args)
+    tmodule = getattr(tnn, f"{name}{d}d")(padding, *args)
+    assert repr(module) == repr(tmodule)
+    assert module.padding == tmodule.padding
+    assert module.state_dict() == {} and module.parameters() == []
+    for shape in ((2, 3) + (3, 4, 3)[:d], (3,) + (4, 3, 3)[:d]):
+        x = normal(*shape)
+        close(module(x), tmodule(torch.tensor(x)))
+    x32 = cr.tensor(normal(1, 2, *(3,) * d).astype(np.float32))
+    assert module(x32).dtype == np.float32
+
+
+def test_pad_refuses_what_torch_refuses():
+    x = normal(1, 2, 3)
+    for widths, mode, match in [((1,), "constant", "even number"),
+                                ((1,) * 8, "constant", "at most two per axis"),
+                                ((3, 0), "reflect", "below the axis's size 3"),
+                                ((4, 0), "circular", "at most the axis's size 3"),
+                                ((1, 1, 1, 1, 1, 1), "reflect", "last 1, 2 or 3 axes"),
+                                ((-2, -2), "constant", "crop more than")]:
+        with pytest.raises((RuntimeError, NotImplementedError)):
+            TF.pad(T(x), widths, mode=mode)
+        with pytest.raises(ValueError, match=match):
+            F.pad(x, widths, mode=mode)
+    for ours, theirs in [(lambda: F.pad(x, (1, 1), "reflect", 2.0),
+                          lambda: TF.pad(T(x), (1, 1), "reflect", 2.0)),
+                         (lambda: F.pad(x[0, 0], (1, 1), "replicate"),
+                          lambda: TF.pad(T(x[0, 0]), (1, 1), "replicate")),
+                         (lambda: F.pad(x, (1, 1), "wrap"),
+                          lambda: TF.pad(T(x), (1, 1), "wrap"))]:
+        with pytest.raises((RuntimeError, NotImplementedError)):
+            theirs()
+        with pytest.raises(ValueError, match="pad: mode"):
+            ours()

@@ -30,6 +30,10 @@ from .losses import (BCELoss, BCEWithLogitsLoss, CosineSimilarity, CrossEntropyL
 from .module import IncompatibleKeys, Module, Parameter
 from .normalization import (GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d,
                             RMSNorm)
+from .padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d,
+                      ConstantPad2d, ConstantPad3d, ReflectionPad1d, ReflectionPad2d,
+                      ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d,
+                      ZeroPad1d, ZeroPad2d, ZeroPad3d)
 from .parameter_containers import ParameterDict, ParameterList
 from .recurrent import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNCell
 from .scalar import Layer, Neuron
@@ -48,3 +52,7 @@ __all__ = ["Module", "Parameter", "Neuron", "Layer", "MLP", "Linear", "Sequentia
            "Tanhshrink", "Threshold", "RReLU", "GLU", "Softmin", "PReLU", "CosineSimilarity",
            "PairwiseDistance", "KLDivLoss", "PoissonNLLLoss", "GaussianNLLLoss"]
 __all__ += ["GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "RMSNorm"]
+__all__ += ["ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d",
+            "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d",
+            "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d",
+            "CircularPad2d", "CircularPad3d"]

@@ -39,6 +39,7 @@ from .loss_functions import (binary_cross_entropy, binary_cross_entropy_with_log
                              cross_entropy, hinge_loss, huber_loss, l1_loss, mse_loss,
                              nll_loss, smooth_l1_loss)
 from .normalization import group_norm, instance_norm, rms_norm
+from .padding import pad
 from .scaled_dot_product import scaled_dot_product_attention
 
 __all__ = ["linear", "cross_entropy", "one_hot", "mse_loss",
@@ -144,3 +145,4 @@ def one_hot(tensor: ArrayLike, num_classes: int = -1) -> Result:
 
 
 __all__ += ["group_norm", "instance_norm", "rms_norm"]
+__all__ += ["pad"]
