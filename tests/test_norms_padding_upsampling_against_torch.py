@@ -6,6 +6,9 @@ names and a torch state_dict loaded, train and eval of the statistics layers, cr
 and cr.jit giving the eager numbers, and the refusals where torch refuses.
 """
 
+import contextlib
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -362,3 +365,170 @@ def test_pad_refuses_what_torch_refuses():
             theirs()
         with pytest.raises(ValueError, match="pad: mode"):
             ours()
+
+
+# =======================================================================================
+# 3. Unflatten, pixel and channel shuffles, channel and alpha dropout
+# =======================================================================================
+
+SHUFFLES = [("pixel_shuffle", (2, 8, 3, 2), 2), ("pixel_shuffle", (9, 2, 3), 3),
+            ("pixel_shuffle", (2, 1, 4, 1, 2), 1), ("pixel_shuffle", (2, 3, 8, 2, 3), 2),
+            ("pixel_unshuffle", (2, 2, 4, 6), 2), ("pixel_unshuffle", (1, 6, 3), 3),
+            ("pixel_unshuffle", (2, 3, 1, 4, 2), 2), ("channel_shuffle", (2, 6, 3), 2),
+            ("channel_shuffle", (1, 6, 2, 2), 3), ("channel_shuffle", (2, 4, 1, 2, 3), 4)]
+
+
+@pytest.mark.parametrize("name, shape, factor", SHUFFLES)
+def test_shuffles_are_torchs(name, shape, factor):
+    ours = lambda x: getattr(F, name)(x, factor)  # noqa: E731
+    theirs = lambda x: getattr(TF, name)(x, factor)  # noqa: E731
+    against_torch(ours, theirs, [normal(*shape)], second="square")
+    under_transforms(ours, normal(*shape))
+    module = {"pixel_shuffle": "PixelShuffle", "pixel_unshuffle": "PixelUnshuffle",
+              "channel_shuffle": "ChannelShuffle"}[name]
+    m, tm = getattr(nn, module)(factor), getattr(tnn, module)(factor)
+    assert repr(m) == repr(tm) and m.state_dict() == {}
+    x32 = normal(*shape).astype(np.float32)
+    y = m(cr.tensor(x32))
+    assert y.dtype == np.float32
+    close(y, tm(torch.tensor(x32)), 0)
+
+
+@pytest.mark.parametrize("dim, sizes, shape", [(1, (2, 5), (3, 10)), (-1, [2, -1], (2, 3, 6)),
+                                               (0, (1, 3, 1), (3, 2)), (1, (-1,), (2, 4))])
+def test_unflatten_is_torchs(dim, sizes, shape):
+    m, tm = nn.Unflatten(dim, sizes), tnn.Unflatten(dim, sizes)
+    assert repr(m) == repr(tm)
+    against_torch(m, tm, [normal(*shape)], second="square")
+    under_transforms(m, normal(*shape))
+
+
+def test_the_shuffles_refuse_what_torch_refuses():
+    cases = [(lambda: F.pixel_shuffle(normal(1, 3, 2, 2), 2),
+              lambda: TF.pixel_shuffle(T(normal(1, 3, 2, 2)), 2), "divisible by upscale"),
+             (lambda: F.pixel_shuffle(normal(4, 2), 2),
+              lambda: TF.pixel_shuffle(T(normal(4, 2)), 2), "expected"),
+             (lambda: F.pixel_unshuffle(normal(1, 3, 3, 2), 2),
+              lambda: TF.pixel_unshuffle(T(normal(1, 3, 3, 2)), 2), "divisible by downscale"),
+             (lambda: F.channel_shuffle(normal(1, 3, 3), 2),
+              lambda: TF.channel_shuffle(T(normal(1, 3, 3)), 2), "divisible by groups"),
+             (lambda: F.channel_shuffle(normal(1, 6), 2),
+              lambda: TF.channel_shuffle(T(normal(1, 6)), 2), "at least 3 dimensions"),
+             (lambda: nn.Unflatten(1, (2, 4))(normal(3, 10)),
+              lambda: tnn.Unflatten(1, (2, 4))(T(normal(3, 10))), "don't multiply up")]
+    for ours, theirs, match in cases:
+        with pytest.raises(RuntimeError):
+            theirs()
+        with pytest.raises(ValueError, match=match):
+            ours()
+
+
+CHANNEL_DROPOUTS = [("dropout1d", (4, 6, 5), 2), ("dropout1d", (6, 5), 1),
+                    ("dropout2d", (3, 5, 2, 3), 2), ("dropout2d", (3, 5, 4), 2),
+                    ("dropout3d", (2, 4, 2, 2, 3), 2), ("dropout3d", (5, 2, 1, 3), 1)]
+
+
+@pytest.mark.parametrize("name, shape, lead", CHANNEL_DROPOUTS)
+def test_channel_dropout_drops_whole_channels_as_torch(name, shape, lead):
+    p = 0.4
+    x = normal(*shape)
+    seed = int(RNG.integers(2 ** 31))
+    y = getattr(F, name)(cr.tensor(x), p, rng=seed)
+    ratio = y.data / x
+    per_channel = ratio.reshape(shape[:lead] + (-1,))
+    # every channel of every example is all zeros or all 1 / (1 - p), as torch's
+    assert np.all((per_channel == 0) | np.isclose(per_channel, 1 / (1 - p), rtol=1e-15))
+    np.testing.assert_allclose(per_channel.min(axis=-1), per_channel.max(axis=-1),
+                               rtol=1e-14)
+    with torch_seeded(seed), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (torch's dropout2d warns of a 3-d input)
+        ty = getattr(TF, name)(torch.tensor(x), p)
+    t_ratio = (ty.numpy() / x).reshape(shape[:lead] + (-1,))
+    np.testing.assert_allclose(t_ratio.min(axis=-1), t_ratio.max(axis=-1), rtol=1e-14)
+    # the gradient is the mask, the second derivative 0
+    mask = per_channel[..., :1] * np.ones_like(per_channel)
+    w = normal(*shape)
+    g = cr.grad(lambda x: cr.sum(getattr(F, name)(x, p, rng=seed) * w))(x)
+    close(g, (mask.reshape(shape) * w))
+    close(cr.hvp(lambda x: cr.sum(getattr(F, name)(x, p, rng=seed) ** 2 * w), x, w),
+          2 * mask.reshape(shape) ** 2 * w * w)
+    # eval, p = 0 and p = 1, as torch's
+    close(getattr(F, name)(x, p, training=False), x, 0)
+    close(getattr(F, name)(x, 0.0, rng=seed), x, 0)
+    close(getattr(F, name)(x, 1.0, rng=seed), np.zeros(shape), 0)
+    x32 = cr.tensor(x.astype(np.float32))
+    assert getattr(F, name)(x32, p, rng=seed).dtype == np.float32
+
+
+@contextlib.contextmanager
+def torch_seeded(seed):
+    """torch's global generator seeded from RNG inside, and put back after: torch's
+    dropout functions take no generator."""
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        yield
+
+
+def test_channel_dropout_rate_is_p():
+    y = F.dropout2d(np.ones((200, 50, 1, 1)), 0.3, rng=int(RNG.integers(2 ** 31)))
+    dropped = np.mean(y == 0)
+    assert abs(dropped - 0.3) < 4 * np.sqrt(0.3 * 0.7 / 10000)
+
+
+@pytest.mark.parametrize("p", [0.2, 0.5])
+def test_alpha_dropout_is_torchs_affine_map(p):
+    x = normal(4000)
+    seed = int(RNG.integers(2 ** 31))
+    y = F.alpha_dropout(cr.tensor(x), p, training=True, rng=seed).data
+    a = 1 / np.sqrt((1.7580993408473766 ** 2 * p + 1) * (1 - p))
+    kept = np.isclose(y, a * x + 1.7580993408473766 * a * p, rtol=1e-14)
+    dropped = np.isclose(y, -1.7580993408473766 * a * (1 - p), rtol=1e-14)
+    assert np.all(kept ^ dropped)
+    assert abs(dropped.mean() - p) < 5 * np.sqrt(p * (1 - p) / x.size)
+    # torch's values take the same two forms (its own draws)
+    with torch_seeded(seed):
+        ty = TF.alpha_dropout(torch.tensor(x), p, training=True).numpy()
+    t_kept = np.isclose(ty, a * x + 1.7580993408473766 * a * p, rtol=1e-14)
+    t_dropped = np.isclose(ty, -1.7580993408473766 * a * (1 - p), rtol=1e-14)
+    assert np.all(t_kept ^ t_dropped)
+    # standardised inputs stay standardised, which is what it is for
+    z = F.alpha_dropout(RNG.standard_normal(200000), p, training=True, rng=seed)
+    assert abs(np.mean(z)) < 0.02 and abs(np.var(z) - 1) < 0.02
+    g = cr.grad(lambda x: cr.sum(F.alpha_dropout(x, p, training=True, rng=seed)))(x)
+    close(g, np.where(kept, a, 0.0))
+    close(F.alpha_dropout(x, p), x, 0)                     # training=False by default
+    close(F.alpha_dropout(x, 1.0, training=True), np.zeros_like(x), 0)
+    assert F.alpha_dropout(cr.tensor(x.astype(np.float32)), p, training=True,
+                           rng=seed).dtype == np.float32
+
+
+@pytest.mark.parametrize("name", ["Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout"])
+def test_dropout_modules_are_torchs_in_repr_train_and_eval(name):
+    m, tm = getattr(nn, name)(0.3, rng=0), getattr(tnn, name)(0.3)
+    assert repr(m) == repr(tm) and m.state_dict() == {} and m.parameters() == []
+    shape = {"Dropout1d": (4, 3, 5), "Dropout2d": (4, 3, 2, 2), "Dropout3d": (4, 3, 2, 1, 2),
+             "AlphaDropout": (4, 3, 5)}[name]
+    x = normal(*shape)
+    assert not np.allclose(m(x), x)                    # training: draws
+    first, second = m(x), m(x)
+    assert not np.array_equal(first, second)           # new draws each call
+    m.eval(), tm.eval()
+    close(m(x), tm(torch.tensor(x)), 0)                # eval: the identity, both
+    with pytest.raises(ValueError, match=f"{name}: p must be in"):
+        getattr(nn, name)(1.5)
+    with pytest.raises(ValueError):
+        getattr(tnn, name)(1.5)
+
+
+def test_channel_dropout_under_jit_draws_anew_and_refuses_bad_ranks():
+    drop = nn.Dropout1d(0.5, rng=0)
+    jitted = cr.jit(lambda m, x: m(x))
+    x = cr.ones(8, 16, 3)
+    draws = [jitted(drop, x).data for _ in range(3)]
+    assert not np.array_equal(draws[0], draws[1])
+    for y in draws:
+        assert np.all((y == 0) | (y == 2)) and np.all(y.min(-1) == y.max(-1))
+    with pytest.raises(RuntimeError):
+        TF.dropout1d(torch.ones(2, 3, 4, 5), 0.5)
+    with pytest.raises(ValueError, match="dropout1d: input of shape"):
+        F.dropout1d(np.ones((2, 3, 4, 5)), 0.5)

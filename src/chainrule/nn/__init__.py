@@ -34,6 +34,8 @@ from .padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d
                       ConstantPad2d, ConstantPad3d, ReflectionPad1d, ReflectionPad2d,
                       ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d,
                       ZeroPad1d, ZeroPad2d, ZeroPad3d)
+from .channel_dropout import AlphaDropout, Dropout1d, Dropout2d, Dropout3d
+from .reshaping import ChannelShuffle, PixelShuffle, PixelUnshuffle, Unflatten
 from .parameter_containers import ParameterDict, ParameterList
 from .recurrent import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNCell
 from .scalar import Layer, Neuron
@@ -56,3 +58,5 @@ __all__ += ["ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad
             "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d",
             "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d",
             "CircularPad2d", "CircularPad3d"]
+__all__ += ["AlphaDropout", "Dropout1d", "Dropout2d", "Dropout3d", "ChannelShuffle",
+            "PixelShuffle", "PixelUnshuffle", "Unflatten"]

@@ -40,6 +40,8 @@ from .loss_functions import (binary_cross_entropy, binary_cross_entropy_with_log
                              nll_loss, smooth_l1_loss)
 from .normalization import group_norm, instance_norm, rms_norm
 from .padding import pad
+from .channel_dropout import alpha_dropout, dropout1d, dropout2d, dropout3d
+from .reshaping import channel_shuffle, pixel_shuffle, pixel_unshuffle
 from .scaled_dot_product import scaled_dot_product_attention
 
 __all__ = ["linear", "cross_entropy", "one_hot", "mse_loss",
@@ -146,3 +148,5 @@ def one_hot(tensor: ArrayLike, num_classes: int = -1) -> Result:
 
 __all__ += ["group_norm", "instance_norm", "rms_norm"]
 __all__ += ["pad"]
+__all__ += ["alpha_dropout", "dropout1d", "dropout2d", "dropout3d", "channel_shuffle",
+            "pixel_shuffle", "pixel_unshuffle"]
