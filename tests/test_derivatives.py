@@ -1404,6 +1404,65 @@ case("gaussian_nll_loss(shared var, sum)",
      lambda x, t, v: F.gaussian_nll_loss(x, t, v, reduction="sum"),
      lambda x, t, v: TF.gaussian_nll_loss(x, t, v, reduction="sum"),
      ((2, 3, 2), "any"), ((2, 3, 2), "any"), ((2, 1, 2), "pos"))
+# the margin and embedding losses: margin_ranking_loss, hinge_embedding_loss,
+# cosine_embedding_loss, soft_margin_loss, multilabel_soft_margin_loss,
+# triplet_margin_loss, triplet_margin_with_distance_loss, multi_margin_loss and
+# multilabel_margin_loss (torch's last two have no double backward: their references
+# are written out)
+_PM3 = np.array([1.0, -1.0, 1.0])
+_PM34 = seeded("signs").choice([-1.0, 1.0], (3, 4))
+_MULTI = np.array([2, 0, 3])
+_LISTED = np.array([[3, 0, -1, 1], [1, -1, 2, 2], [0, 1, 2, 3]])
+_LISTED_PAIRS = np.zeros((3, 4, 4))
+for _row, _listed in enumerate(_LISTED):
+    _kept = _listed[:np.argmax(np.append(_listed, -1) == -1)]
+    for _j in _kept:
+        _LISTED_PAIRS[_row, _j] += np.isin(np.arange(4), _kept, invert=True)
+
+
+def _torch_multi_margin(x, labels, p, margin, weight):
+    z = (margin - x.gather(1, torch.from_numpy(labels)[:, None]) + x).clamp_min(0) ** p
+    z = z * torch.from_numpy(np.arange(x.shape[1]) != labels[:, None])
+    return (z * weight[torch.from_numpy(labels)][:, None]).sum(1).mean() / x.shape[1]
+
+
+case("margin_ranking_loss", lambda a, b: F.margin_ranking_loss(a, b, _const(_PM3, a), 0.2),
+     lambda a, b: TF.margin_ranking_loss(a, b, _const(_PM3, a), 0.2), ((3,), "any"),
+     ((3,), "any"))
+case("hinge_embedding_loss", lambda x: F.hinge_embedding_loss(x, _const(_PM34, x), 0.5,
+                                                              reduction="none"),
+     lambda x: TF.hinge_embedding_loss(x, _const(_PM34, x), 0.5, reduction="none"),
+     ((3, 4), "any"))
+case("cosine_embedding_loss", lambda a, b: F.cosine_embedding_loss(a, b, _const(_PM3, a), -0.9),
+     lambda a, b: TF.cosine_embedding_loss(a, b, _const(_PM3, a), -0.9), ((3, 4), "any"),
+     ((3, 4), "any"))
+case("soft_margin_loss", lambda x: F.soft_margin_loss(x, _const(_PM34, x)),
+     lambda x: TF.soft_margin_loss(x, _const(_PM34, x)), ((3, 4), "wide"))
+case("multilabel_soft_margin_loss(weight)",
+     lambda x, t: F.multilabel_soft_margin_loss(x, t, _const(_W4, x), reduction="sum"),
+     lambda x, t: TF.multilabel_soft_margin_loss(x, t, _const(_W4, x), reduction="sum"),
+     ((3, 4), "wide"), ((3, 4), "prob"))
+case("triplet_margin_loss", lambda a, p, n: F.triplet_margin_loss(a, p, n, 2.0),
+     lambda a, p, n: TF.triplet_margin_loss(a, p, n, 2.0), ((3, 4), "any"), ((3, 4), "any"),
+     ((3, 4), "any"))
+case("triplet_margin_loss(p=1, swap)",
+     lambda a, p, n: F.triplet_margin_loss(a, p, n, 2.0, 1.0, swap=True, reduction="none"),
+     lambda a, p, n: TF.triplet_margin_loss(a, p, n, 2.0, 1.0, swap=True, reduction="none"),
+     ((3, 4), "any"), ((3, 4), "any"), ((3, 4), "any"))
+case("triplet_margin_with_distance_loss(cosine, swap)",
+     lambda a, p, n: F.triplet_margin_with_distance_loss(
+         a, p, n, distance_function=lambda x, y: 1 - F.cosine_similarity(x, y), swap=True),
+     lambda a, p, n: TF.triplet_margin_with_distance_loss(
+         a, p, n, distance_function=lambda x, y: 1 - TF.cosine_similarity(x, y), swap=True),
+     ((3, 4), "any"), ((3, 4), "any"), ((3, 4), "any"))
+case("multi_margin_loss(p=2, weight)",
+     lambda x: F.multi_margin_loss(x, _MULTI, 2, 1.5, _const(_W4, x)),
+     lambda x: _torch_multi_margin(x, _MULTI, 2, 1.5, _const(_W4, x)), ((3, 4), "any"))
+case("multi_margin_loss", lambda x: F.multi_margin_loss(x, _MULTI, margin=2.0),
+     lambda x: _torch_multi_margin(x, _MULTI, 1, 2.0, _const(np.ones(4), x)), ((3, 4), "any"))
+case("multilabel_margin_loss", lambda x: F.multilabel_margin_loss(x, _LISTED),
+     lambda x: ((1 - x[:, :, None] + x[:, None, :]).clamp_min(0)
+                * _const(_LISTED_PAIRS, x)).sum((1, 2)).mean() / 4, ((3, 4), "any"))
 # @@LOSSES@@
 
 CASE_PARAMS = [pytest.param(c, id=c.id) for c in CASES]

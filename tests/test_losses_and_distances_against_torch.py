@@ -350,3 +350,292 @@ def test_likelihood_refusals_match_torchs(call, torch_call, message):
     with pytest.raises(ValueError) as error:
         call()
     assert str(error.value).startswith(message) and "\n" not in str(error.value)
+
+
+# --- the margin and embedding losses -----------------------------------------------------
+
+REDUCTIONS = ["mean", "sum", "none"]
+
+
+def signs(*shape):
+    return RNG.choice([-1.0, 1.0], shape)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("margin", [0.0, 0.3, -0.5])
+@pytest.mark.parametrize("shape", [(5,), (2, 3), ()])
+def test_margin_ranking_loss(reduction, margin, shape):
+    y = signs(*shape)
+    check(lambda a, b: F.margin_ranking_loss(a, b, y, margin, reduction=reduction),
+          lambda a, b: TF.margin_ranking_loss(a, b, torch.tensor(y), margin,
+                                              reduction=reduction), normal(*shape),
+          normal(*shape))
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("margin", [1.0, 0.2])
+def test_hinge_embedding_loss(reduction, margin):
+    y = signs(3, 4)
+    y[0, 0] = 0.5  # (neither 1 nor -1: torch adds both terms)
+    check(lambda x: F.hinge_embedding_loss(x, y, margin, reduction=reduction),
+          lambda x: TF.hinge_embedding_loss(x, torch.tensor(y), margin, reduction=reduction),
+          normal(3, 4))
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("margin", [0.0, 0.4, -0.6])
+@pytest.mark.parametrize("rows", [True, False])
+def test_cosine_embedding_loss(reduction, margin, rows):
+    shape, y = ((4, 5), signs(4)) if rows else ((5,), np.asarray(-1.0))
+    check(lambda a, b: F.cosine_embedding_loss(a, b, y, margin, reduction=reduction),
+          lambda a, b: TF.cosine_embedding_loss(a, b, torch.tensor(y), margin,
+                                                reduction=reduction),
+          normal(*shape), normal(*shape))
+
+
+def test_cosine_embedding_loss_of_zero_vectors_is_finite():
+    a, b = normal(3, 4), normal(3, 4)
+    a[0], b[1] = 0.0, 0.0
+    check(lambda a, b: F.cosine_embedding_loss(a, b, np.array([1.0, -1.0, 1.0])),
+          lambda a, b: TF.cosine_embedding_loss(a, b, torch.tensor([1.0, -1.0, 1.0])), a, b)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_soft_margin_loss(reduction):
+    y = signs(3, 4)
+    check(lambda x: F.soft_margin_loss(x, y, reduction=reduction),
+          lambda x: TF.soft_margin_loss(x, torch.tensor(y), reduction=reduction),
+          5 * normal(3, 4))
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("weighted", [False, True])
+def test_multilabel_soft_margin_loss(reduction, weighted):
+    target = RNG.integers(0, 2, (3, 4)).astype(float)
+    weight = RNG.uniform(0.5, 2.0, 4) if weighted else None
+    check(lambda x: F.multilabel_soft_margin_loss(x, target, weight, reduction=reduction),
+          lambda x: TF.multilabel_soft_margin_loss(
+              x, torch.tensor(target), None if weight is None else torch.tensor(weight),
+              reduction=reduction), normal(3, 4))
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("p", [2.0, 1.0, 3.0])
+@pytest.mark.parametrize("swap", [False, True])
+@pytest.mark.parametrize("margin, eps", [(1.0, 1e-6), (0.3, 0.0)])
+def test_triplet_margin_loss(reduction, p, swap, margin, eps):
+    check(lambda a, q, n: F.triplet_margin_loss(a, q, n, margin, p, eps, swap,
+                                                reduction=reduction),
+          lambda a, q, n: TF.triplet_margin_loss(a, q, n, margin, p, eps, swap,
+                                                 reduction=reduction),
+          normal(4, 3), normal(4, 3), normal(4, 3))
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("swap", [False, True])
+@pytest.mark.parametrize("distance", [None, "cosine", "l1"])
+def test_triplet_margin_with_distance_loss(reduction, swap, distance):
+    ours, theirs = {None: (None, None),
+                    "cosine": (lambda a, b: 1 - F.cosine_similarity(a, b),
+                               lambda a, b: 1 - TF.cosine_similarity(a, b)),
+                    "l1": (lambda a, b: F.pairwise_distance(a, b, 1.0),
+                           lambda a, b: TF.pairwise_distance(a, b, 1.0))}[distance]
+    check(lambda a, q, n: F.triplet_margin_with_distance_loss(
+              a, q, n, distance_function=ours, margin=0.5, swap=swap, reduction=reduction),
+          lambda a, q, n: TF.triplet_margin_with_distance_loss(
+              a, q, n, distance_function=theirs, margin=0.5, swap=swap, reduction=reduction),
+          normal(4, 3), normal(4, 3), normal(4, 3))
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("p", [1, 2])
+@pytest.mark.parametrize("margin", [1.0, 0.3])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_multi_margin_loss(reduction, p, margin, weighted):
+    labels = np.array([0, 3, 4, 1])
+    weight = RNG.uniform(0.5, 2.0, 5) if weighted else None
+    check(lambda x: F.multi_margin_loss(x, labels, p, margin, weight, reduction=reduction),
+          lambda x: TF.multi_margin_loss(x, torch.tensor(labels), p, margin,
+                                         None if weight is None else torch.tensor(weight),
+                                         reduction=reduction), normal(4, 5))
+    check(lambda x: F.multi_margin_loss(x, np.array(2), p, margin, weight, reduction=reduction),
+          lambda x: TF.multi_margin_loss(x, torch.tensor(2), p, margin,
+                                         None if weight is None else torch.tensor(weight),
+                                         reduction=reduction), normal(5))
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_multilabel_margin_loss(reduction):
+    """Each row's classes end at its first -1 (what follows is ignored); a class listed
+    twice counts twice, as in torch."""
+    target = np.array([[3, 0, -1, 1, 2], [1, 1, -1, -1, -1], [-1, 0, 1, 2, 3],
+                       [0, 1, 2, 3, 4]])
+    check(lambda x: F.multilabel_margin_loss(x, target, reduction=reduction),
+          lambda x: TF.multilabel_margin_loss(x, torch.tensor(target), reduction=reduction),
+          normal(4, 5))
+    check(lambda x: F.multilabel_margin_loss(x, target[0], reduction=reduction),
+          lambda x: TF.multilabel_margin_loss(x, torch.tensor(target[0]), reduction=reduction),
+          normal(5))
+
+
+@pytest.mark.parametrize("name, ours, theirs, arrays", [
+    # each hinge exactly at 0: the pair and triplet losses pass the gradient there (torch's
+    # clamp_min), the multi-class ones do not (torch's z > 0)
+    ("margin_ranking_loss", lambda a, b: F.margin_ranking_loss(a, b, np.array([1.0, -1.0]),
+                                                                0.5, reduction="none"),
+     lambda a, b: TF.margin_ranking_loss(a, b, torch.tensor([1.0, -1.0]), 0.5,
+                                         reduction="none"),
+     (np.array([1.0, 0.0]), np.array([1.5, 0.5]))),
+    ("hinge_embedding_loss", lambda x: F.hinge_embedding_loss(x, np.array([-1.0, 1.0])),
+     lambda x: TF.hinge_embedding_loss(x, torch.tensor([-1.0, 1.0])),
+     (np.array([1.0, 0.0]),)),
+    ("cosine_embedding_loss", lambda a, b: F.cosine_embedding_loss(a, b, np.array([-1.0]),
+                                                                    0.0),
+     lambda a, b: TF.cosine_embedding_loss(a, b, torch.tensor([-1.0]), 0.0),
+     (np.array([[1.0, 0.0]]), np.array([[0.0, 2.0]]))),
+    ("triplet_margin_loss", lambda a, p, n: F.triplet_margin_loss(a, p, n, eps=0.0),
+     lambda a, p, n: TF.triplet_margin_loss(a, p, n, eps=0.0),
+     (np.array([[0.0, 0.0]]), np.array([[1.0, 0.0]]), np.array([[2.0, 0.0]]))),
+    ("triplet_margin_loss(swap, tied)",
+     lambda a, p, n: F.triplet_margin_loss(a, p, n, 1.0, eps=0.0, swap=True),
+     lambda a, p, n: TF.triplet_margin_loss(a, p, n, 1.0, eps=0.0, swap=True),
+     (np.array([[0.0, 0.0]]), np.array([[1.0, 0.0]]), np.array([[1.0, 2.0]]))),
+    ("multi_margin_loss", lambda x: F.multi_margin_loss(x, np.array([0])),
+     lambda x: TF.multi_margin_loss(x, torch.tensor([0])), (np.array([[1.0, 0.0, -0.5]]),)),
+    ("multi_margin_loss(p=2)", lambda x: F.multi_margin_loss(x, np.array([0]), 2),
+     lambda x: TF.multi_margin_loss(x, torch.tensor([0]), 2), (np.array([[1.0, 0.0, 0.5]]),)),
+    ("multilabel_margin_loss", lambda x: F.multilabel_margin_loss(x, np.array([[0, -1, 1]])),
+     lambda x: TF.multilabel_margin_loss(x, torch.tensor([[0, -1, 1]])),
+     (np.array([[1.0, 0.0, 0.5]]),)),
+])
+def test_margins_exactly_met(name, ours, theirs, arrays):
+    check(ours, theirs, *arrays)
+
+
+@pytest.mark.parametrize("fn, ref, arrays", [
+    (lambda a, b: F.margin_ranking_loss(a, b, np.ones(4, np.float32)),
+     lambda a, b: TF.margin_ranking_loss(a, b, torch.ones(4)), [(4,), (4,)]),
+    (lambda a, b: F.cosine_embedding_loss(a, b, np.array([1.0, -1.0], np.float32), 0.1),
+     lambda a, b: TF.cosine_embedding_loss(a, b, torch.tensor([1.0, -1.0]), 0.1),
+     [(2, 4), (2, 4)]),
+    (lambda x: F.soft_margin_loss(x, np.ones((2, 3), np.float32)),
+     lambda x: TF.soft_margin_loss(x, torch.ones(2, 3)), [(2, 3)]),
+    (lambda x: F.multilabel_soft_margin_loss(x, np.ones((2, 3), np.float32)),
+     lambda x: TF.multilabel_soft_margin_loss(x, torch.ones(2, 3)), [(2, 3)]),
+    (F.triplet_margin_loss, TF.triplet_margin_loss, [(3, 4), (3, 4), (3, 4)]),
+    (lambda x: F.multi_margin_loss(x, np.array([1, 0])),
+     lambda x: TF.multi_margin_loss(x, torch.tensor([1, 0])), [(2, 3)]),
+    (lambda x: F.multilabel_margin_loss(x, np.array([[1, -1, 0], [2, 0, 1]])),
+     lambda x: TF.multilabel_margin_loss(x, torch.tensor([[1, -1, 0], [2, 0, 1]])), [(2, 3)]),
+])
+def test_margin_losses_in_float32(fn, ref, arrays):
+    check(fn, ref, *[normal(*s, dtype=np.float32) for s in arrays], rtol=2e-6)
+
+
+def test_margin_loss_modules_match_torchs():
+    x, y, labels = normal(4, 5), normal(4, 5), np.array([0, 3, 4, 1])
+    weight = RNG.uniform(0.5, 2.0, 5)
+    t = RNG.integers(0, 2, (4, 5)).astype(float)
+    pm = signs(4)
+    listed = np.array([[3, 0, -1, 1, 2], [1, -1, 0, 0, 0], [0, 1, 2, 3, 4], [4, -1, 1, 1, 1]])
+    pairs = [
+        (cr.nn.MarginRankingLoss(0.2, reduction="sum"), tnn.MarginRankingLoss(0.2, reduction="sum"),
+         (x[:, 0], y[:, 0]), (pm,)),
+        (cr.nn.HingeEmbeddingLoss(0.5), tnn.HingeEmbeddingLoss(0.5), (x,), (signs(4, 5),)),
+        (cr.nn.CosineEmbeddingLoss(0.1), tnn.CosineEmbeddingLoss(0.1), (x, y), (pm,)),
+        (cr.nn.SoftMarginLoss(reduction="none"), tnn.SoftMarginLoss(reduction="none"), (x,),
+         (signs(4, 5),)),
+        (cr.nn.MultiLabelSoftMarginLoss(weight), tnn.MultiLabelSoftMarginLoss(
+            torch.tensor(weight)), (x,), (t,)),
+        (cr.nn.TripletMarginLoss(0.5, 1.0, 0.0, True), tnn.TripletMarginLoss(0.5, 1.0, 0.0, True),
+         (x, y, normal(4, 5)), ()),
+        (cr.nn.TripletMarginWithDistanceLoss(), tnn.TripletMarginWithDistanceLoss(),
+         (x, y, normal(4, 5)), ()),
+        (cr.nn.MultiMarginLoss(2, 0.5, weight), tnn.MultiMarginLoss(2, 0.5, torch.tensor(weight)),
+         (x,), (labels,)),
+        (cr.nn.MultiLabelMarginLoss(), tnn.MultiLabelMarginLoss(), (x,), (listed,)),
+    ]
+    for ours, theirs, arrays, constants in pairs:
+        assert repr(ours) == repr(theirs)
+        mine, torchs = ours.state_dict(), theirs.state_dict()
+        assert list(mine) == list(torchs)
+        for key in mine:
+            np.testing.assert_array_equal(np.asarray(mine[key]), torchs[key].numpy())
+        assert ours.reduction == theirs.reduction
+        check(lambda *xs: ours(*xs, *constants),
+              lambda *ts: theirs(*ts, *[torch.tensor(c) for c in constants]), *arrays)
+
+
+_ONES = np.ones
+
+
+@pytest.mark.parametrize("call, torch_call, message", [
+    (lambda: F.margin_ranking_loss(_ONES(3), _ONES(3), _ONES((1, 3))),
+     lambda: TF.margin_ranking_loss(torch.ones(3), torch.ones(3), torch.ones(1, 3)),
+     "margin_ranking_loss: input1 of shape (3,), input2 of shape (3,), target of shape "
+     "(1, 3); expected the same number of dimensions"),
+    (lambda: F.margin_ranking_loss(_ONES(3), _ONES(3), _ONES(3), reduction="avg"),
+     lambda: TF.margin_ranking_loss(torch.ones(3), torch.ones(3), torch.ones(3),
+                                    reduction="avg"),
+     "margin_ranking_loss: reduction must be 'mean', 'sum' or 'none', got 'avg'"),
+    (lambda: F.cosine_embedding_loss(_ONES((2, 3)), _ONES((2, 3)), _ONES((2, 1))),
+     lambda: TF.cosine_embedding_loss(torch.ones(2, 3), torch.ones(2, 3), torch.ones(2, 1)),
+     "cosine_embedding_loss: input1 of shape (2, 3), input2 of shape (2, 3) and target of "
+     "shape (2, 1); expected (N, D), (N, D) and (N,)"),
+    (lambda: F.cosine_embedding_loss(_ONES(3), _ONES(3), _ONES(3)),
+     lambda: TF.cosine_embedding_loss(torch.ones(3), torch.ones(3), torch.ones(3)),
+     "cosine_embedding_loss: input1 of shape (3,), input2 of shape (3,) and target of "
+     "shape (3,)"),
+    (lambda: F.triplet_margin_loss(_ONES((2, 3)), _ONES((2, 3)), _ONES((2, 3)), margin=0.0),
+     lambda: TF.triplet_margin_loss(torch.ones(2, 3), torch.ones(2, 3), torch.ones(2, 3),
+                                    margin=0.0),
+     "triplet_margin_loss: margin must be greater than 0, got 0.0"),
+    (lambda: F.triplet_margin_loss(_ONES((2, 3)), _ONES(3), _ONES((2, 3))),
+     lambda: TF.triplet_margin_loss(torch.ones(2, 3), torch.ones(3), torch.ones(2, 3)),
+     "triplet_margin_loss: anchor of shape (2, 3), positive of shape (3,), negative of "
+     "shape (2, 3); expected the same number of dimensions"),
+    (lambda: F.triplet_margin_with_distance_loss(_ONES((2, 3)), _ONES((2, 3)),
+                                                 _ONES((2, 3)), margin=-1.0),
+     lambda: TF.triplet_margin_with_distance_loss(torch.ones(2, 3), torch.ones(2, 3),
+                                                  torch.ones(2, 3), margin=-1.0),
+     "triplet_margin_with_distance_loss: margin must be greater than 0, got -1.0"),
+    (lambda: F.multi_margin_loss(_ONES((2, 3)), np.array([0, 1]), p=3),
+     lambda: TF.multi_margin_loss(torch.ones(2, 3), torch.tensor([0, 1]), p=3),
+     "multi_margin_loss: p must be 1 or 2, got 3"),
+    (lambda: F.multi_margin_loss(_ONES((2, 3)), np.array([0, 1]), weight=_ONES((1, 3))),
+     lambda: TF.multi_margin_loss(torch.ones(2, 3), torch.tensor([0, 1]),
+                                  weight=torch.ones(1, 3)),
+     "multi_margin_loss: weight of shape (1, 3) for an input of shape (2, 3); expected (3,)"),
+    (lambda: F.multi_margin_loss(_ONES((2, 3)), np.array([0, 1, 2])),
+     lambda: TF.multi_margin_loss(torch.ones(2, 3), torch.tensor([0, 1, 2])),
+     "multi_margin_loss: input of shape (2, 3) and target of shape (3,); expected (N, C) "
+     "and (N,)"),
+    (lambda: F.multi_margin_loss(_ONES((2, 3)), np.array([0, 3])),
+     lambda: TF.multi_margin_loss(torch.ones(2, 3), torch.tensor([0, 3])),
+     "multi_margin_loss: "),
+    (lambda: F.multilabel_margin_loss(_ONES((2, 3)), np.array([0, 1, -1])),
+     lambda: TF.multilabel_margin_loss(torch.ones(2, 3), torch.tensor([0, 1, -1])),
+     "multilabel_margin_loss: input of shape (2, 3) and target of shape (3,); expected "
+     "the same shape"),
+    (lambda: F.multilabel_margin_loss(_ONES((2, 3)), np.array([[0, 3, -1], [0, -1, 0]])),
+     lambda: TF.multilabel_margin_loss(torch.ones(2, 3), torch.tensor([[0, 3, -1],
+                                                                        [0, -1, 0]])),
+     "multilabel_margin_loss: target values must be in [-1, 3), got -1 to 3"),
+])
+def test_margin_loss_refusals_match_torchs(call, torch_call, message):
+    with pytest.raises((RuntimeError, ValueError, IndexError)):
+        torch_call()
+    with pytest.raises(ValueError) as error:
+        call()
+    assert str(error.value).startswith(message) and "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize("module, args", [
+    (lambda: cr.nn.TripletMarginLoss(margin=0.0), "margin must be greater than 0"),
+    (lambda: cr.nn.MultiMarginLoss(p=3), "p must be 1 or 2"),
+    (lambda: cr.nn.KLDivLoss(reduction="avg"), "reduction must be"),
+    (lambda: cr.nn.SoftMarginLoss(reduction="avg"), "reduction must be"),
+])
+def test_loss_modules_refuse_bad_settings_when_made(module, args):
+    with pytest.raises(ValueError, match=args):
+        module()

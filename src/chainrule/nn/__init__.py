@@ -24,9 +24,12 @@ from .activations import (CELU, ELU, GELU, GLU, Hardshrink, Hardsigmoid, Hardswi
                           ReLU, ReLU6, RReLU, SELU, Sigmoid, SiLU, Softmax, Softmin, Softplus,
                           Softshrink, Softsign, Tanh, Tanhshrink, Threshold)
 from .layers import Dropout, Embedding, Flatten, LayerNorm, Linear, MLP, Sequential
-from .losses import (BCELoss, BCEWithLogitsLoss, CosineSimilarity, CrossEntropyLoss,
-                     GaussianNLLLoss, HuberLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss,
-                     PairwiseDistance, PoissonNLLLoss, SmoothL1Loss)
+from .losses import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CosineSimilarity,
+                     CrossEntropyLoss, GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss,
+                     KLDivLoss, L1Loss, MarginRankingLoss, MSELoss, MultiLabelMarginLoss,
+                     MultiLabelSoftMarginLoss, MultiMarginLoss, NLLLoss, PairwiseDistance,
+                     PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss, TripletMarginLoss,
+                     TripletMarginWithDistanceLoss)
 from .module import IncompatibleKeys, Module, Parameter
 from .normalization import (GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d,
                             RMSNorm)
@@ -52,7 +55,10 @@ __all__ = ["Module", "Parameter", "Neuron", "Layer", "MLP", "Linear", "Sequentia
            "ParameterDict", "utils", "init", "ReLU6", "Hardtanh", "SELU", "CELU", "Mish",
            "Softsign", "LogSigmoid", "Hardswish", "Hardsigmoid", "Hardshrink", "Softshrink",
            "Tanhshrink", "Threshold", "RReLU", "GLU", "Softmin", "PReLU", "CosineSimilarity",
-           "PairwiseDistance", "KLDivLoss", "PoissonNLLLoss", "GaussianNLLLoss"]
+           "PairwiseDistance", "KLDivLoss", "PoissonNLLLoss", "GaussianNLLLoss",
+           "MarginRankingLoss", "HingeEmbeddingLoss", "CosineEmbeddingLoss",
+           "SoftMarginLoss", "MultiLabelSoftMarginLoss", "TripletMarginLoss",
+           "TripletMarginWithDistanceLoss", "MultiMarginLoss", "MultiLabelMarginLoss"]
 __all__ += ["GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "RMSNorm"]
 __all__ += ["ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d",
             "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d",

@@ -5,8 +5,9 @@ normalisations, the convolutions and pooling, and attention. Each loss takes PyT
 example.
 
 This file holds ``linear`` and ``one_hot`` and gathers the rest from their homes:
-``loss_functions.py``, ``likelihood_losses.py``, ``distances.py``,
-``activation_functions.py``, ``conv_functions.py`` and ``scaled_dot_product.py``.
+``loss_functions.py``, ``likelihood_losses.py``, ``embedding_losses.py``,
+``distances.py``, ``activation_functions.py``, ``conv_functions.py`` and
+``scaled_dot_product.py``.
 
 >>> import chainrule.nn.functional as F
 >>> logits = cr.tensor([[0.0, 0.0]], requires_grad=True)      # (N=1, C=2)
@@ -34,6 +35,11 @@ from .activation_functions import (celu, dropout, elu, embedding, gelu, glu, har
 from .conv_functions import (adaptive_avg_pool2d, avg_pool2d, batch_norm, conv1d, conv2d,
                              max_pool2d)
 from .distances import cosine_similarity, normalize, pairwise_distance, pdist
+from .embedding_losses import (cosine_embedding_loss, hinge_embedding_loss,
+                               margin_ranking_loss, multi_margin_loss,
+                               multilabel_margin_loss, multilabel_soft_margin_loss,
+                               soft_margin_loss, triplet_margin_loss,
+                               triplet_margin_with_distance_loss)
 from .likelihood_losses import gaussian_nll_loss, kl_div, poisson_nll_loss
 from .loss_functions import (binary_cross_entropy, binary_cross_entropy_with_logits,
                              cross_entropy, hinge_loss, huber_loss, l1_loss, mse_loss,
@@ -55,7 +61,10 @@ __all__ = ["linear", "cross_entropy", "one_hot", "mse_loss",
            "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "batch_norm",
            "scaled_dot_product_attention", "normalize", "cosine_similarity",
            "pairwise_distance", "pdist", "kl_div", "poisson_nll_loss",
-           "gaussian_nll_loss"]
+           "gaussian_nll_loss", "margin_ranking_loss", "hinge_embedding_loss",
+           "cosine_embedding_loss", "soft_margin_loss", "multilabel_soft_margin_loss",
+           "triplet_margin_loss", "triplet_margin_with_distance_loss", "multi_margin_loss",
+           "multilabel_margin_loss"]
 
 def linear(x: ArrayLike, weight: ArrayLike, bias: ArrayLike | None = None,
            activation: str | None = None) -> Result:

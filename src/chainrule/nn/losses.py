@@ -11,12 +11,15 @@ from numpy.typing import ArrayLike
 
 from ..rules.common import Result
 from ..tensor import Tensor
-from . import distances, likelihood_losses, loss_functions as F
+from . import distances, embedding_losses, likelihood_losses, loss_functions as F
 from .module import Module
 
 __all__ = ["CrossEntropyLoss", "MSELoss", "BCEWithLogitsLoss", "NLLLoss", "L1Loss",
            "SmoothL1Loss", "HuberLoss", "BCELoss", "CosineSimilarity", "PairwiseDistance",
-           "KLDivLoss", "PoissonNLLLoss", "GaussianNLLLoss"]
+           "KLDivLoss", "PoissonNLLLoss", "GaussianNLLLoss", "MarginRankingLoss",
+           "HingeEmbeddingLoss", "CosineEmbeddingLoss", "SoftMarginLoss",
+           "MultiLabelSoftMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
+           "MultiMarginLoss", "MultiLabelMarginLoss"]
 
 
 def _weight_buffer(module, name, weight):
@@ -268,3 +271,174 @@ class GaussianNLLLoss(Module):
         """The Gaussian negative log-likelihood of the target, reduced."""
         return likelihood_losses.gaussian_nll_loss(input, target, var, self.full, self.eps,
                                                    self.reduction)
+
+
+class MarginRankingLoss(Module):
+    """``nn.functional.margin_ranking_loss`` as a module.
+
+    >>> cr.nn.MarginRankingLoss()(cr.tensor([1.0]), cr.tensor([0.0]), cr.tensor([-1.0])).item()
+    1.0
+    """
+
+    def __init__(self, margin: float = 0.0, *, reduction: str = "mean") -> None:
+        self.reduction = F._check_reduction("MarginRankingLoss", reduction)
+        self.margin = margin
+
+    def forward(self, input1: ArrayLike, input2: ArrayLike, target: ArrayLike) -> Result:
+        """max(0, -target (input1 - input2) + margin), reduced."""
+        return embedding_losses.margin_ranking_loss(input1, input2, target, self.margin,
+                                                    reduction=self.reduction)
+
+
+class HingeEmbeddingLoss(Module):
+    """``nn.functional.hinge_embedding_loss`` as a module.
+
+    >>> cr.nn.HingeEmbeddingLoss()(cr.tensor([0.25]), cr.tensor([-1.0])).item()
+    0.75
+    """
+
+    def __init__(self, margin: float = 1.0, *, reduction: str = "mean") -> None:
+        self.reduction = F._check_reduction("HingeEmbeddingLoss", reduction)
+        self.margin = margin
+
+    def forward(self, input: ArrayLike, target: ArrayLike) -> Result:
+        """The hinge embedding loss of the distances, reduced."""
+        return embedding_losses.hinge_embedding_loss(input, target, self.margin,
+                                                     reduction=self.reduction)
+
+
+class CosineEmbeddingLoss(Module):
+    """``nn.functional.cosine_embedding_loss`` as a module.
+
+    >>> loss_fn = cr.nn.CosineEmbeddingLoss()
+    >>> round(loss_fn(cr.tensor([[1.0, 0.0]]), cr.tensor([[2.0, 0.0]]), cr.tensor([-1.0])).item(), 4)
+    1.0
+    """
+
+    def __init__(self, margin: float = 0.0, *, reduction: str = "mean") -> None:
+        self.reduction = F._check_reduction("CosineEmbeddingLoss", reduction)
+        self.margin = margin
+
+    def forward(self, input1: ArrayLike, input2: ArrayLike, target: ArrayLike) -> Result:
+        """The cosine embedding loss of the pairs, reduced."""
+        return embedding_losses.cosine_embedding_loss(input1, input2, target, self.margin,
+                                                      reduction=self.reduction)
+
+
+class SoftMarginLoss(Module):
+    """``nn.functional.soft_margin_loss`` as a module.
+
+    >>> round(cr.nn.SoftMarginLoss()(cr.tensor([0.0]), cr.tensor([-1.0])).item(), 4)
+    0.6931
+    """
+
+    def __init__(self, *, reduction: str = "mean") -> None:
+        self.reduction = F._check_reduction("SoftMarginLoss", reduction)
+
+    def forward(self, input: ArrayLike, target: ArrayLike) -> Result:
+        """log(1 + exp(-target input)), reduced."""
+        return embedding_losses.soft_margin_loss(input, target, reduction=self.reduction)
+
+
+class MultiLabelSoftMarginLoss(Module):
+    """``nn.functional.multilabel_soft_margin_loss`` as a module; ``weight`` (one per
+    class) is a buffer, as PyTorch's.
+
+    >>> round(cr.nn.MultiLabelSoftMarginLoss()(cr.tensor([[0.0]]), cr.tensor([[1.0]])).item(), 4)
+    0.6931
+    """
+
+    def __init__(self, weight: ArrayLike | None = None, *, reduction: str = "mean") -> None:
+        _weight_buffer(self, "weight", weight)
+        self.reduction = F._check_reduction("MultiLabelSoftMarginLoss", reduction)
+
+    def forward(self, input: ArrayLike, target: ArrayLike) -> Result:
+        """The mean over the labels of their binary cross-entropies, reduced."""
+        return embedding_losses.multilabel_soft_margin_loss(input, target, self.weight,
+                                                            reduction=self.reduction)
+
+
+class TripletMarginLoss(Module):
+    """``nn.functional.triplet_margin_loss`` as a module.
+
+    >>> cr.nn.TripletMarginLoss(eps=0.0)(cr.tensor([[0.0]]), cr.tensor([[1.0]]),
+    ...                                  cr.tensor([[1.5]])).item()
+    0.5
+    """
+
+    def __init__(self, margin: float = 1.0, p: float = 2.0, eps: float = 1e-6,
+                 swap: bool = False, *, reduction: str = "mean") -> None:
+        self.reduction = F._check_reduction("TripletMarginLoss", reduction)
+        embedding_losses._positive_margin("TripletMarginLoss", margin)
+        self.margin, self.p, self.eps, self.swap = margin, p, eps, swap
+
+    def forward(self, anchor: ArrayLike, positive: ArrayLike, negative: ArrayLike) -> Result:
+        """The triplet margin loss, reduced."""
+        return embedding_losses.triplet_margin_loss(anchor, positive, negative, self.margin,
+                                                    self.p, self.eps, self.swap,
+                                                    reduction=self.reduction)
+
+
+class TripletMarginWithDistanceLoss(Module):
+    """``nn.functional.triplet_margin_with_distance_loss`` as a module: the default
+    distance is a ``PairwiseDistance()`` submodule, as in PyTorch.
+
+    >>> cr.nn.TripletMarginWithDistanceLoss()
+    TripletMarginWithDistanceLoss(
+      (distance_function): PairwiseDistance()
+    )
+    """
+
+    def __init__(self, *, distance_function=None, margin: float = 1.0, swap: bool = False,
+                 reduction: str = "mean") -> None:
+        self.reduction = F._check_reduction("TripletMarginWithDistanceLoss", reduction)
+        embedding_losses._positive_margin("TripletMarginWithDistanceLoss", margin)
+        self.distance_function = (PairwiseDistance() if distance_function is None
+                                  else distance_function)
+        self.margin, self.swap = margin, swap
+
+    def forward(self, anchor: ArrayLike, positive: ArrayLike, negative: ArrayLike) -> Result:
+        """The triplet margin loss under ``distance_function``, reduced."""
+        return embedding_losses.triplet_margin_with_distance_loss(
+            anchor, positive, negative, distance_function=self.distance_function,
+            margin=self.margin, swap=self.swap, reduction=self.reduction)
+
+
+class MultiMarginLoss(Module):
+    """``nn.functional.multi_margin_loss`` as a module; ``weight`` (one per class) is a
+    buffer, as PyTorch's.
+
+    >>> loss_fn = cr.nn.MultiMarginLoss()
+    >>> round(loss_fn(cr.tensor([[0.1, 0.2, 0.4, 0.8]]), np.array([3])).item(), 4)
+    0.325
+    """
+
+    def __init__(self, p: int = 1, margin: float = 1.0, weight: ArrayLike | None = None, *,
+                 reduction: str = "mean") -> None:
+        if isinstance(p, (bool, np.bool_)) or p not in (1, 2):
+            raise ValueError(f"MultiMarginLoss: p must be 1 or 2, got {p!r}")
+        _weight_buffer(self, "weight", weight)
+        self.reduction = F._check_reduction("MultiMarginLoss", reduction)
+        self.p, self.margin = p, margin
+
+    def forward(self, input: ArrayLike, target: ArrayLike) -> Result:
+        """The multi-class hinge loss of the target classes, reduced."""
+        return embedding_losses.multi_margin_loss(input, target, self.p, self.margin,
+                                                  self.weight, reduction=self.reduction)
+
+
+class MultiLabelMarginLoss(Module):
+    """``nn.functional.multilabel_margin_loss`` as a module.
+
+    >>> loss_fn = cr.nn.MultiLabelMarginLoss()
+    >>> round(loss_fn(cr.tensor([[0.1, 0.2, 0.4, 0.8]]), np.array([[3, 0, -1, 1]])).item(), 4)
+    0.85
+    """
+
+    def __init__(self, *, reduction: str = "mean") -> None:
+        self.reduction = F._check_reduction("MultiLabelMarginLoss", reduction)
+
+    def forward(self, input: ArrayLike, target: ArrayLike) -> Result:
+        """The multi-label hinge loss of the listed classes, reduced."""
+        return embedding_losses.multilabel_margin_loss(input, target,
+                                                       reduction=self.reduction)
