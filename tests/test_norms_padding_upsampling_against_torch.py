@@ -532,3 +532,103 @@ def test_channel_dropout_under_jit_draws_anew_and_refuses_bad_ranks():
         TF.dropout1d(torch.ones(2, 3, 4, 5), 0.5)
     with pytest.raises(ValueError, match="dropout1d: input of shape"):
         F.dropout1d(np.ones((2, 3, 4, 5)), 0.5)
+
+
+# =======================================================================================
+# 4. interpolate and the upsampling modules
+# =======================================================================================
+
+INTERPOLATIONS = [
+    # (input shape, mode, size, scale_factor, align_corners, recompute_scale_factor)
+    ((2, 3, 5), "nearest", 7, None, None, None),
+    ((2, 3, 5), "nearest", 3, None, None, None),
+    ((2, 3, 5), "nearest", 10, None, None, None),
+    ((2, 3, 5), "nearest", None, 1.7, None, None),
+    ((2, 3, 5), "nearest", None, 1.7, None, True),
+    ((2, 3, 7), "nearest", None, 0.6, None, None),
+    ((1, 2, 4, 5), "nearest", (7, 3), None, None, None),
+    ((1, 2, 4, 5), "nearest", None, (2.5, 1.3), None, None),
+    ((1, 2, 3, 4, 2), "nearest", (5, 2, 3), None, None, None),
+    ((2, 3, 5), "linear", 8, None, False, None),
+    ((2, 3, 5), "linear", 8, None, True, None),
+    ((2, 3, 6), "linear", 4, None, False, None),
+    ((2, 3, 6), "linear", 4, None, True, None),
+    ((2, 3, 5), "linear", None, 2.3, None, None),
+    ((2, 3, 5), "linear", None, 2.3, False, True),
+    ((2, 3, 5), "linear", None, 0.5, True, None),
+    ((2, 3, 5), "linear", 1, None, True, None),
+    ((1, 2, 4, 5), "bilinear", (7, 3), None, False, None),
+    ((1, 2, 4, 5), "bilinear", (7, 3), None, True, None),
+    ((1, 2, 4, 5), "bilinear", None, (1.5, 2.7), None, None),
+    ((2, 1, 3, 3), "bilinear", None, 2, True, None),
+    ((1, 2, 3, 2, 4), "trilinear", (4, 5, 3), None, False, None),
+    ((1, 2, 3, 2, 4), "trilinear", None, 1.5, True, None),
+]
+
+
+@pytest.mark.parametrize("shape, mode, size, scale, corners, recompute", INTERPOLATIONS)
+def test_interpolate_values_and_derivatives_are_torchs(shape, mode, size, scale, corners,
+                                                       recompute):
+    kwargs = dict(size=size, scale_factor=scale, mode=mode, align_corners=corners,
+                  recompute_scale_factor=recompute)
+    ours = lambda x: F.interpolate(x, **kwargs)  # noqa: E731
+    theirs = lambda x: TF.interpolate(x, **kwargs)  # noqa: E731
+    against_torch(ours, theirs, [normal(*shape)], second="square")
+    under_transforms(ours, normal(*shape))
+    x32 = normal(*shape).astype(np.float32)
+    y32 = ours(cr.tensor(x32))
+    assert y32.dtype == np.float32
+    close(y32, theirs(torch.tensor(x32)), 1e-6)
+
+
+def test_nearest_takes_torchs_float32_index_where_float64_would_differ():
+    for n_in, factor in [(16, 2.6), (21, 1.85), (22, 2.45)]:
+        dst = np.arange(int(n_in * factor))
+        in_float64 = np.floor(dst * (1 / factor))
+        in_float32 = np.floor(dst.astype(np.float32) * np.float32(1 / factor))
+        assert np.any(in_float64 != in_float32)
+        x = normal(1, 1, n_in)
+        close(F.interpolate(x, scale_factor=factor),
+              TF.interpolate(torch.tensor(x), scale_factor=factor), 0)
+
+
+UPSAMPLERS = [("Upsample", dict(scale_factor=2)), ("Upsample", dict(size=(3, 4), mode="bilinear")),
+              ("Upsample", dict(scale_factor=(2, 1.5), mode="bilinear", align_corners=True)),
+              ("Upsample", dict(size=7, mode="linear")),
+              ("UpsamplingNearest2d", dict(scale_factor=2)),
+              ("UpsamplingNearest2d", dict(size=(5, 3))),
+              ("UpsamplingBilinear2d", dict(size=5)),
+              ("UpsamplingBilinear2d", dict(scale_factor=1.5))]
+
+
+@pytest.mark.parametrize("name, kwargs", UPSAMPLERS)
+def test_upsampling_modules_are_torchs(name, kwargs):
+    m, tm = getattr(nn, name)(**kwargs), getattr(tnn, name)(**kwargs)
+    assert repr(m) == repr(tm)
+    assert m.state_dict() == {} and m.parameters() == []
+    shape = (2, 3, 4) if kwargs.get("mode") == "linear" else (2, 3, 4, 5)
+    against_torch(m, tm, [normal(*shape)], second="square")
+
+
+def test_upsample_is_interpolate():
+    x = normal(1, 2, 3)
+    with pytest.warns(UserWarning):
+        expected = TF.upsample(torch.tensor(x), 5, mode="linear")
+    close(F.upsample(x, 5, mode="linear"), expected)
+
+
+def test_interpolate_refuses_what_torch_refuses():
+    x = normal(1, 2, 4, 4)
+    cases = [(dict(size=3, scale_factor=2), "got both"), (dict(), "got neither"),
+             (dict(size=(3, 4, 5)), "expected 2 spatial sizes"),
+             (dict(size=3, mode="linear"), "expected a 3-d input"),
+             (dict(size=3, mode="trilinear"), "expected a 5-d input"),
+             (dict(size=3, align_corners=True), "align_corners can only be set"),
+             (dict(scale_factor=(2, 2, 2)), "expected 2 factors")]
+    for kwargs, match in cases:
+        with pytest.raises((ValueError, NotImplementedError)):
+            TF.interpolate(torch.tensor(x), **kwargs)
+        with pytest.raises(ValueError, match=match):
+            F.interpolate(x, **kwargs)
+    with pytest.raises(ValueError, match="mode 'bicubic' is not one of"):
+        F.interpolate(x, size=3, mode="bicubic")

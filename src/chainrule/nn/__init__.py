@@ -39,6 +39,7 @@ from .padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d
                       ZeroPad1d, ZeroPad2d, ZeroPad3d)
 from .channel_dropout import AlphaDropout, Dropout1d, Dropout2d, Dropout3d
 from .reshaping import ChannelShuffle, PixelShuffle, PixelUnshuffle, Unflatten
+from .resampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 from .parameter_containers import ParameterDict, ParameterList
 from .recurrent import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNCell
 from .scalar import Layer, Neuron
@@ -66,3 +67,4 @@ __all__ += ["ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad
             "CircularPad2d", "CircularPad3d"]
 __all__ += ["AlphaDropout", "Dropout1d", "Dropout2d", "Dropout3d", "ChannelShuffle",
             "PixelShuffle", "PixelUnshuffle", "Unflatten"]
+__all__ += ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"]

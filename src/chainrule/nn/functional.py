@@ -48,6 +48,7 @@ from .normalization import group_norm, instance_norm, rms_norm
 from .padding import pad
 from .channel_dropout import alpha_dropout, dropout1d, dropout2d, dropout3d
 from .reshaping import channel_shuffle, pixel_shuffle, pixel_unshuffle
+from .resampling import interpolate, upsample
 from .scaled_dot_product import scaled_dot_product_attention
 
 __all__ = ["linear", "cross_entropy", "one_hot", "mse_loss",
@@ -159,3 +160,4 @@ __all__ += ["group_norm", "instance_norm", "rms_norm"]
 __all__ += ["pad"]
 __all__ += ["alpha_dropout", "dropout1d", "dropout2d", "dropout3d", "channel_shuffle",
             "pixel_shuffle", "pixel_unshuffle"]
+__all__ += ["interpolate", "upsample"]
