@@ -1365,6 +1365,8 @@ case("pairwise_distance(p=3)", lambda a, b: F.pairwise_distance(a, b, 3.0, eps=0
      lambda a, b: TF.pairwise_distance(a, b, 3.0, eps=0.0), ((2, 5), "any"), ((2, 5), "any"))
 case("pairwise_distance(p=inf)", lambda a, b: F.pairwise_distance(a, b, math.inf),
      lambda a, b: TF.pairwise_distance(a, b, math.inf), ((3, 4), "any"), ((3, 4), "any"))
+case("pairwise_distance(p=-1.5)", lambda a, b: F.pairwise_distance(a, b, -1.5),
+     lambda a, b: TF.pairwise_distance(a, b, -1.5), ((3, 4), "any"), ((3, 4), "any"))
 case("pdist", F.pdist, lambda x: torch.linalg.vector_norm(x[_PAIRS[0]] - x[_PAIRS[1]], dim=1),
      ((4, 3), "any"))
 case("pdist(p=1)", lambda x: F.pdist(x, 1.0),

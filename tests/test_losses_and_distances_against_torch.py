@@ -60,7 +60,7 @@ def normal(*shape, dtype=np.float64):
     return RNG.standard_normal(shape).astype(dtype)
 
 
-ORDERS = [2.0, 1.0, 3.0, 0.5, math.inf, -math.inf, 0.0]
+ORDERS = [2.0, 1.0, 3.0, 0.5, math.inf, -math.inf, 0.0, -1.5]
 
 
 # --- distances --------------------------------------------------------------------------
@@ -71,7 +71,7 @@ def test_normalize(p, dim):
     check(lambda x: F.normalize(x, p, dim), lambda x: TF.normalize(x, p, dim), normal(3, 4))
 
 
-@pytest.mark.parametrize("p", ORDERS)
+@pytest.mark.parametrize("p", ORDERS[:-1])
 def test_normalize_of_zero_and_tiny_vectors_has_torchs_gradient(p):
     x = np.zeros((3, 4))
     x[1] = 1e-14 * normal(4)
@@ -108,7 +108,7 @@ def test_cosine_similarity_of_identical_and_opposite_vectors():
     check(F.cosine_similarity, TF.cosine_similarity, x, -x, atol=1e-14)
 
 
-@pytest.mark.parametrize("p", ORDERS[:5] + [-math.inf])
+@pytest.mark.parametrize("p", ORDERS)
 @pytest.mark.parametrize("eps, keepdim", [(1e-6, False), (0.0, True), (0.1, False)])
 def test_pairwise_distance(p, eps, keepdim):
     check(lambda a, b: F.pairwise_distance(a, b, p, eps, keepdim),

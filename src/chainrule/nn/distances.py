@@ -75,7 +75,7 @@ def vector_norm(x: ArrayLike, p: float = 2.0, axis: int = -1, keepdims: bool = F
                 split_ties: bool = True) -> Result:
     """The p-norm of ``x`` along ``axis``, as torch.linalg.vector_norm: p = 2 the
     Euclidean norm, 1 the sum of |x|, inf (-inf) the largest (smallest) |x|, 0 the count
-    of entries not 0, any other p > 0 (sum |x|**p)**(1/p). Its gradient at a zero vector
+    of entries not 0, any other p (sum |x|**p)**(1/p). Its gradient at a zero vector
     is 0, as PyTorch's; ``split_ties=False`` gives each tied extreme entry the whole
     gradient (torch.pdist's choice) where torch.linalg shares it.
 
@@ -95,8 +95,8 @@ def vector_norm(x: ArrayLike, p: float = 2.0, axis: int = -1, keepdims: bool = F
         counts = ops.sum((_raw(x) != 0).astype(float_dtype(_raw(size))), axis=axis,
                          keepdims=keepdims)
         return ops.stop_gradient(counts) + 0 * ops.sum(size, axis=axis, keepdims=keepdims)
-    if p < 0:
-        raise ValueError(f"vector_norm: p must be >= 0 or -inf, got {p}")
+    if p < 0:  # (a zero entry makes the norm 0, as torch's; its gradient is not finite)
+        return ops.power(ops.sum(ops.power(size, p), axis=axis, keepdims=keepdims), 1 / p)
     return _safe_power(ops.sum(_safe_power(size, p), axis=axis, keepdims=keepdims), 1 / p)
 
 
@@ -157,8 +157,6 @@ def pairwise_distance(x1: ArrayLike, x2: ArrayLike, p: float = 2.0, eps: float =
     """
     shape = _common_shape("pairwise_distance", x1, x2)
     p = _order("pairwise_distance", p)
-    if p < 0 and not math.isinf(p):
-        raise ValueError(f"pairwise_distance: p must be >= 0 or -inf, got {p}")
     diff = x1 - x2 + eps
     if not shape:  # (a scalar is a vector of one entry)
         distance = vector_norm(ops.reshape(diff, (1,)), p, axis=0, keepdims=keepdim)
