@@ -269,6 +269,19 @@ def test_the_norms_refuse_what_torch_refuses():
               "expected 4 dimensions")
     with pytest.raises(ValueError, match="cr.vmap"):
         cr.vmap(nn.InstanceNorm1d(6, track_running_stats=True))(normal(2, 1, 6, 3))
+    with pytest.warns(UserWarning):
+        with pytest.raises(RuntimeError):
+            tnn.InstanceNorm1d(4, track_running_stats=True)(T(x))
+    with pytest.raises(ValueError, match=r"expected 4 channels \(num_features\)"):
+        nn.InstanceNorm1d(4, track_running_stats=True)(x)
+
+
+def test_instance_norm_without_weights_or_statistics_warns_of_other_channels_as_torch():
+    x = normal(2, 6, 3)
+    with pytest.warns(UserWarning, match="does not match num_features"):
+        expected = tnn.InstanceNorm1d(4)(T(x))
+    with pytest.warns(UserWarning, match="num_features is unused"):
+        close(nn.InstanceNorm1d(4)(x), expected)
 
 
 # =======================================================================================
@@ -632,3 +645,51 @@ def test_interpolate_refuses_what_torch_refuses():
             F.interpolate(x, **kwargs)
     with pytest.raises(ValueError, match="mode 'bicubic' is not one of"):
         F.interpolate(x, size=3, mode="bicubic")
+
+
+# =======================================================================================
+# 5. A torch model of these layers, loaded
+# =======================================================================================
+
+def test_a_torch_model_of_these_layers_loads_and_computes_the_same():
+    torch.manual_seed(int(RNG.integers(2 ** 31)))
+
+    def build(lib, **conv):
+        return lib.Sequential(
+            lib.Conv2d(2, 8, 3, **conv), lib.GroupNorm(4, 8), lib.ReLU(),
+            lib.Upsample(scale_factor=2, mode="bilinear"), lib.ReflectionPad2d((1, 0, 2, 1)),
+            lib.Conv2d(8, 8, 3, **conv), lib.InstanceNorm2d(8, affine=True,
+                                                            track_running_stats=True),
+            lib.PixelShuffle(2), lib.ChannelShuffle(2), lib.ZeroPad2d(1),
+            lib.Flatten(), lib.Unflatten(1, (2, -1)), lib.RMSNorm(192))
+
+    with torch.random.fork_rng():
+        tmodel = build(tnn).double()
+        for p in tmodel.parameters():  # (not the initial ones and zeros)
+            with torch.no_grad():
+                p.add_(0.1 * torch.randn(p.shape, dtype=torch.float64))
+        tmodel(torch.randn(3, 2, 5, 5, dtype=torch.float64))  # running statistics move
+    model = build(nn, rng=0)
+    ours, theirs = repr(model).splitlines(), repr(tmodel).splitlines()
+    assert [line for line in ours if "Conv2d" not in line] == \
+        [line for line in theirs if "Conv2d" not in line]
+    model.load_torch_state_dict(tmodel.state_dict())
+    assert sorted(model.torch_state_dict()) == sorted(tmodel.state_dict())
+    for train in (True, False):
+        model.train(train), tmodel.train(train)
+        x = normal(3, 2, 5, 5)
+        tx = T(x)
+        ty = tmodel(tx)
+        cx = cr.tensor(x, requires_grad=True)
+        y = model(cx)
+        close(y, ty, 1e-11)
+        w = normal(*ty.shape)
+        (ty * torch.tensor(w)).sum().backward()
+        model.zero_grad()
+        (y * w).sum().backward()
+        close(cx.grad, tx.grad, 1e-10)
+        for (name, p), tp in zip(model.named_parameters(), tmodel.parameters()):
+            close(p.grad, tp.grad, 1e-10)
+        tmodel.zero_grad()
+    for (name, b), tb in zip(model.named_buffers(), tmodel.buffers()):
+        close(b, tb)

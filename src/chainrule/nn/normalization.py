@@ -9,6 +9,7 @@ cr.jit go through them. (Batch normalisation is in conv.py, LayerNorm in layers.
 [[[-1.0, 1.0], [-1.0, 1.0]]]
 """
 
+import warnings
 from numbers import Integral
 
 import numpy as np
@@ -239,9 +240,14 @@ class _InstanceNorm(Module):
                              f"{d + 2} dimensions (N, C, *spatial) or {d + 1} (C, "
                              f"*spatial)")
         unbatched = len(shape) == d + 1
-        if self.affine and shape[0 if unbatched else 1] != self.num_features:
-            raise ValueError(f"{type(self).__name__}: input of shape {shape}, expected "
-                             f"{self.num_features} channels (num_features)")
+        if shape[0 if unbatched else 1] != self.num_features:
+            message = (f"{type(self).__name__}: input of shape {shape}, expected "
+                       f"{self.num_features} channels (num_features)")
+            if self.affine or self.track_running_stats:
+                raise ValueError(message)
+            # (torch only warns: without weights or statistics, num_features is unused)
+            warnings.warn(message + "; num_features is unused without affine",
+                          stacklevel=2)
         if unbatched:
             x = ops.reshape(x, (1,) + shape)
         out = instance_norm(x, self.running_mean, self.running_var, self.weight,
