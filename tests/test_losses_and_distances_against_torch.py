@@ -639,3 +639,34 @@ def test_margin_loss_refusals_match_torchs(call, torch_call, message):
 def test_loss_modules_refuse_bad_settings_when_made(module, args):
     with pytest.raises(ValueError, match=args):
         module()
+
+
+_TARGETED = {
+    "hinge_embedding_loss": (F.hinge_embedding_loss, lambda: signs(4, 5)),
+    "cosine_embedding_loss": (lambda a, t: F.cosine_embedding_loss(a, a + 1, t),
+                              lambda: signs(4)),
+    "multi_margin_loss": (F.multi_margin_loss, lambda: np.array([0, 3, 4, 1])),
+    "multilabel_margin_loss": (F.multilabel_margin_loss,
+                               lambda: np.array([[3, 0, -1, 1, 2], [1, 1, -1, -1, -1],
+                                                 [-1, 0, 1, 2, 3], [0, 1, 2, 3, 4]])),
+    "kl_div": (lambda a, t: F.kl_div(a, t, reduction="sum"), lambda: probabilities(4, 5)),
+    "poisson_nll_loss(full)": (lambda a, t: F.poisson_nll_loss(a, 3 * t, full=True),
+                               lambda: probabilities(4, 5)),
+    "gaussian_nll_loss": (lambda a, t: F.gaussian_nll_loss(a, t, t * t + 0.1),
+                          lambda: normal(4, 5)),
+    "margin_ranking_loss": (lambda a, t: F.margin_ranking_loss(a[:, 0], a[:, 1], t),
+                            lambda: signs(4)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_TARGETED))
+def test_targets_passed_through_jit_and_vmap(name):
+    """A target given as an argument is traced by cr.jit and batched by cr.vmap (one
+    loss per example): the losses compute with it, as with a constant."""
+    fn, target = _TARGETED[name]
+    x, t = normal(4, 5), target()
+    expected = fn(cr.tensor(x), t).data
+    np.testing.assert_allclose(cr.jit(fn)(x, t), expected, rtol=RTOL)
+    per_example = cr.vmap(lambda a, b: fn(a[None], b[None]))(x, t)
+    whole = [fn(x[i:i + 1], t[i:i + 1]) for i in range(4)]
+    np.testing.assert_allclose(np.asarray(per_example), np.asarray(whole), rtol=RTOL)

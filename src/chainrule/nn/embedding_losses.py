@@ -256,7 +256,7 @@ def multilabel_margin_loss(input: ArrayLike, target: ArrayLike, *,
     """The multi-label hinge loss, as torch's: ``target`` (the input's shape, (N, C) or
     (C,)) lists each row's classes, ended by the first -1; each row's loss is the sum
     over its listed classes j and its other classes i of max(0, 1 - (input[j] -
-    input[i])), divided by C. The target is read as given (a constant array).
+    input[i])), divided by C.
 
     >>> F = cr.nn.functional
     >>> round(F.multilabel_margin_loss(cr.tensor([[0.1, 0.2, 0.4, 0.8]]),
@@ -265,25 +265,29 @@ def multilabel_margin_loss(input: ArrayLike, target: ArrayLike, *,
     """
     op = "multilabel_margin_loss"
     _check_reduction(op, reduction)
-    shape, target = shape_of(input), np.asarray(_raw(target))
-    if len(shape) not in (1, 2) or target.shape != shape:
-        raise ValueError(f"{op}: input of shape {shape} and target of shape {target.shape}; "
-                         f"expected the same shape, (N, C) or (C,)")
-    if target.dtype.kind not in "iu":
+    shape, target = shape_of(input), _raw(target)
+    target = target if hasattr(target, "dtype") else np.asarray(target)
+    if len(shape) not in (1, 2) or shape_of(target) != shape:
+        raise ValueError(f"{op}: input of shape {shape} and target of shape "
+                         f"{shape_of(target)}; expected the same shape, (N, C) or (C,)")
+    if np.dtype(target.dtype).kind not in "iu":
         raise TypeError(f"{op}: target must hold integer class indices, got dtype "
                         f"{target.dtype}")
     classes = shape[-1]
-    if target.size and (target.min() < -1 or target.max() >= classes):
+    if type(target) is np.ndarray and target.size and (target.min() < -1
+                                                       or target.max() >= classes):
         raise ValueError(f"{op}: target values must be in [-1, {classes}), got "
                          f"{target.min()} to {target.max()}")
     rows = ops.reshape(input, (-1, classes))
-    listed = np.cumprod(target.reshape(-1, classes) != -1, axis=1).astype(bool)
+    target = ops.reshape(target, (-1, classes))
     dtype = float_dtype(_raw(rows))
+    # (comparisons and cr operations on the target: under vmap and cr.jit it may be
+    # batched or traced) a row's classes are the entries before its first -1
+    listed = (ops.cumsum((target == -1).astype(dtype), axis=1) == 0).astype(dtype)
     # counts[n, j]: how often row n lists class j (torch counts a repeated class twice)
-    counts = np.zeros(listed.shape, dtype)
-    for row, (classes_listed, kept) in enumerate(zip(target.reshape(-1, classes), listed)):
-        np.add.at(counts[row], classes_listed[kept], 1.0)
-    pairs = counts[:, :, None] * (counts == 0).astype(dtype)[:, None, :]
+    is_class = (ops.expand_dims(target, 2) == xp.arange(classes)).astype(dtype)
+    counts = ops.sum(is_class * ops.expand_dims(listed, 2), axis=1)
+    pairs = ops.expand_dims(counts, 2) * ops.expand_dims((counts == 0).astype(dtype), 1)
     hinges = _strict_hinge(1 - ops.expand_dims(rows, 2) + ops.expand_dims(rows, 1))
     losses = ops.sum(hinges * pairs, axis=(1, 2)) / classes
     if len(shape) == 1:
