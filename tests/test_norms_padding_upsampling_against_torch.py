@@ -18,7 +18,7 @@ import torch.nn.functional as TF
 import chainrule as cr
 from chainrule import nn
 from chainrule.nn import functional as F
-from seeds_and_tolerances import per_test_generator
+from seeds_and_tolerances import central_difference_atol, per_test_generator
 
 RNG = per_test_generator(20261131)
 RTOL = 1e-12
@@ -150,6 +150,26 @@ def test_rms_norm_values_and_derivatives_are_torchs(shape, normalized, affine, e
         theirs = lambda x: TF.rms_norm(x, wshape, eps=eps)  # noqa: E731
     against_torch(ours, theirs, arrays)
     under_transforms(ours, *arrays)
+
+
+@pytest.mark.parametrize("name", ["group_norm", "instance_norm", "rms_norm"])
+def test_third_order_of_the_norms_against_central_differences(name):
+    # (torch's own third derivative of instance_norm is off: its autograd.grad and its
+    # torch.func disagree with each other and with central differences)
+    ours = {"group_norm": lambda x: F.group_norm(x, 2, eps=0.1),
+            "instance_norm": lambda x: F.instance_norm(x, eps=0.1),
+            "rms_norm": lambda x: F.rms_norm(x, 4, eps=0.1)}[name]
+    x, v, w = normal(2, 4, 4), normal(2, 4, 4), normal(2, 4, 4)
+    f = lambda x: cr.sum(ours(x) ** 3 * w)  # noqa: E731
+    second = lambda x: float(np.sum(cr.hvp(f, x, v) * v))  # noqa: E731
+    third = cr.grad(lambda x: cr.sum(cr.hvp(f, x, v) * v))(x)
+    h = 1e-4
+    for k in range(3):
+        e = normal(*x.shape)
+        difference = (second(x + h * e) - second(x - h * e)) / (2 * h)
+        scale = float(np.sum(np.abs(cr.hvp(f, x, v) * v)))
+        assert abs(float(np.sum(third * e)) - difference) <= \
+            central_difference_atol(h, scale, 100 * scale)
 
 
 def test_rms_norms_default_eps_is_the_dtypes_as_torchs():
