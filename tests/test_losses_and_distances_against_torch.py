@@ -670,3 +670,77 @@ def test_targets_passed_through_jit_and_vmap(name):
     per_example = cr.vmap(lambda a, b: fn(a[None], b[None]))(x, t)
     whole = [fn(x[i:i + 1], t[i:i + 1]) for i in range(4)]
     np.testing.assert_allclose(np.asarray(per_example), np.asarray(whole), rtol=RTOL)
+
+
+def _hvp_of_torch(ref, arrays, w, v):
+    ts = [torch.tensor(a, requires_grad=True) for a in arrays]
+    grads = torch.autograd.grad((ref(*ts) * torch.tensor(w)).sum(), ts, create_graph=True,
+                                allow_unused=True)
+    inner = [(g * torch.tensor(d)).sum() for g, d in zip(grads, v)
+             if g is not None and g.requires_grad]
+    if not inner:
+        return [np.zeros_like(a) for a in arrays]
+    second = torch.autograd.grad(sum(inner), ts, allow_unused=True)
+    return [np.zeros_like(a) if s is None else s.numpy() for a, s in zip(arrays, second)]
+
+
+def _hvp_of_chainrule(fn, arrays, w, v):
+    xs = [cr.tensor(a, requires_grad=True) for a in arrays]
+    (fn(*xs) * w).sum().backward(create_graph=True)
+    grads = [x.grad for x in xs]
+    for x in xs:
+        x.zero_grad()
+    inner = sum((g * d).sum() for g, d in zip(grads, v))
+    if not getattr(inner, "requires_grad", False):  # (a gradient constant in x)
+        return [np.zeros_like(a) for a in arrays]
+    inner.backward()
+    return [np.zeros_like(a) if x.grad is None else x.grad for x, a in zip(xs, arrays)]
+
+
+def _special(kind):
+    rows = normal(2, 3)
+    if kind == "zero row":
+        rows[0] = 0.0
+        return rows
+    other = rows.copy()
+    other[1] += 1.0
+    return rows, other
+
+
+@pytest.mark.parametrize("name, fn, ref, arrays", [
+    ("normalize(p=2)", F.normalize, TF.normalize, lambda: [_special("zero row")]),
+    ("normalize(p=3)", lambda x: F.normalize(x, 3.0), lambda x: TF.normalize(x, 3.0),
+     lambda: [_special("zero row")]),
+    ("normalize(p=inf)", lambda x: F.normalize(x, math.inf),
+     lambda x: TF.normalize(x, math.inf), lambda: [_special("zero row")]),
+    ("pairwise_distance(p=2)", lambda a, b: F.pairwise_distance(a, b, 2.0, 0.0),
+     lambda a, b: TF.pairwise_distance(a, b, 2.0, 0.0), lambda: list(_special("equal row"))),
+    ("pairwise_distance(p=3)", lambda a, b: F.pairwise_distance(a, b, 3.0, 0.0),
+     lambda a, b: TF.pairwise_distance(a, b, 3.0, 0.0), lambda: list(_special("equal row"))),
+    ("cosine_similarity", F.cosine_similarity, TF.cosine_similarity,
+     lambda: [_special("zero row"), normal(2, 3)]),
+    ("cosine_embedding_loss",
+     lambda a, b: F.cosine_embedding_loss(a, b, np.array([1.0, -1.0]), -0.5),
+     lambda a, b: TF.cosine_embedding_loss(a, b, torch.tensor([1.0, -1.0]), -0.5),
+     lambda: [_special("zero row"), normal(2, 3)]),
+    ("gaussian_nll_loss", lambda x, t, v: F.gaussian_nll_loss(x, t, v, reduction="none"),
+     lambda x, t, v: TF.gaussian_nll_loss(x, t, v, reduction="none"),
+     lambda: [normal(2, 3), normal(2, 3), np.array([[1e-8, 0.0, 1.0], [0.5, 1e-7, 2.0]])]),
+    ("kl_div", lambda x, t: F.kl_div(x, t, reduction="none"),
+     lambda x, t: TF.kl_div(x, t, reduction="none"),
+     lambda: [normal(2, 3), np.array([[0.0, 0.5, 0.2], [0.1, 0.0, 0.3]])]),
+])
+def test_second_derivatives_at_torchs_special_points(name, fn, ref, arrays):
+    """Hessian-vector products at zero vectors, equal points, clamped variances and zero
+    targets: torch's where torch's is finite, and finite where torch's is NaN (the
+    2-norm's second derivative at 0, xlogy's at a zero target)."""
+    arrays = arrays()
+    with torch.no_grad():
+        shape = tuple(ref(*[torch.tensor(a) for a in arrays]).shape)
+    w, v = RNG.standard_normal(shape), [RNG.standard_normal(a.shape) for a in arrays]
+    for ours, theirs in zip(_hvp_of_chainrule(fn, arrays, w, v),
+                            _hvp_of_torch(ref, arrays, w, v)):
+        assert np.all(np.isfinite(ours))
+        finite = np.isfinite(theirs)
+        np.testing.assert_allclose(ours[finite], theirs[finite], rtol=RTOL, atol=RTOL * float(
+            np.max(np.abs(theirs[finite]), initial=0.0)))
