@@ -713,3 +713,25 @@ def test_a_torch_model_of_these_layers_loads_and_computes_the_same():
         tmodel.zero_grad()
     for (name, b), tb in zip(model.named_buffers(), tmodel.buffers()):
         close(b, tb)
+
+
+FLOAT32_UNDER_TRANSFORMS = {
+    "group_norm": lambda x: F.group_norm(x, 2), "instance_norm": F.instance_norm,
+    "rms_norm": lambda x: F.rms_norm(x, 4),
+    "pad": lambda x: F.pad(x, (1, 2, 2, 1), "reflect"),
+    "interpolate": lambda x: F.interpolate(x, scale_factor=1.5, mode="bilinear"),
+    "pixel_unshuffle": lambda x: F.pixel_unshuffle(x, 2),
+    "channel_shuffle": lambda x: F.channel_shuffle(x, 2)}
+
+
+@pytest.mark.parametrize("name", sorted(FLOAT32_UNDER_TRANSFORMS))
+def test_float32_stays_float32_under_jit_vmap_and_grad(name):
+    f = FLOAT32_UNDER_TRANSFORMS[name]
+    x = normal(2, 2, 4, 4).astype(np.float32)
+    eager = f(x)
+    assert eager.dtype == np.float32
+    assert cr.jit(f)(x).dtype == np.float32
+    batched = cr.vmap(f)(x[:, None])
+    assert batched.dtype == np.float32
+    close(batched[:, 0], eager, 1e-6)
+    assert cr.grad(lambda x: cr.sum(f(x) ** 2))(x).dtype == np.float32
