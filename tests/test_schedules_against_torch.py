@@ -95,7 +95,13 @@ class Case:
 
 
 def short(v):
-    return v.__name__ if callable(v) else repr(v).replace(" ", "")
+    """v in a test's id, the same in every process (a function by its name, never by
+    its repr, whose address differs between pytest-xdist's workers)."""
+    if callable(v):
+        return v.__name__
+    if type(v) in (list, tuple):
+        return "[" + ",".join(short(item) for item in v) + "]"
+    return repr(v).replace(" ", "")
 
 
 def grid(**axes):
