@@ -16,6 +16,9 @@ the pair and triplet losses pass the gradient at z = 0 (torch's clamp_min), thos
 1.0
 """
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -174,7 +177,8 @@ def triplet_margin_loss(anchor: ArrayLike, positive: ArrayLike, negative: ArrayL
 
 
 def triplet_margin_with_distance_loss(anchor: ArrayLike, positive: ArrayLike,
-                                      negative: ArrayLike, *, distance_function=None,
+                                      negative: ArrayLike, *,
+                                      distance_function: Callable[[Any, Any], Any] | None = None,
                                       margin: float = 1.0, swap: bool = False,
                                       reduction: str = "mean") -> Result:
     """``triplet_margin_loss`` with any ``distance_function(x1, x2)`` (None:

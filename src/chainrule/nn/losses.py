@@ -6,6 +6,9 @@ same name, with its ``reduction`` (and options) fixed at construction.
 1.5
 """
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -389,7 +392,8 @@ class TripletMarginWithDistanceLoss(Module):
     )
     """
 
-    def __init__(self, *, distance_function=None, margin: float = 1.0, swap: bool = False,
+    def __init__(self, *, distance_function: Callable[[Any, Any], Any] | None = None,
+                 margin: float = 1.0, swap: bool = False,
                  reduction: str = "mean") -> None:
         self.reduction = F._check_reduction("TripletMarginWithDistanceLoss", reduction)
         embedding_losses._positive_margin("TripletMarginWithDistanceLoss", margin)
