@@ -270,7 +270,8 @@ def test_a_loss_that_does_not_suit_the_data_set_is_named():
     ({"momentum": 1.0}, r"momentum must be a number in \[0, 1\), got 1.0"),
     ({"momentum": -0.5}, r"momentum must be a number in \[0, 1\), got -0.5"),
     ({"l2": float("inf")}, r"l2 must be a finite number >= 0, got inf"),
-    ({"optimizer": "rmsprop"}, r"optimizer must be one of sgd, adam, got 'rmsprop'"),
+    ({"optimizer": "lion"}, r"optimizer must be one of sgd, adam, adamw, .*, adafactor, "
+                            r"got 'lion'"),
     ({"engine": "gpu"}, r"engine must be one of scalar, tensor, got 'gpu'"),
     ({"schedule": "cosine"}, r"schedule must be one of constant, linear, got 'cosine'"),
 ])

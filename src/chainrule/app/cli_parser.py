@@ -113,7 +113,8 @@ def build_parser():
     train.add_argument("--batch-size", type=_positive_batch, metavar="N",
                        help="samples a step, or 'all' for the whole training set at once")
     train.add_argument("--lr", type=float, help="learning rate")
-    train.add_argument("--optimizer", choices=OPTIMIZERS)
+    train.add_argument("--optimizer", choices=OPTIMIZERS, metavar="NAME",
+                       help="chainrule.optim's optimizer of that name: " + ", ".join(OPTIMIZERS))
     train.add_argument("--momentum", type=float,
                        help="SGD's momentum (default 0.9; 0 in micrograd's recipes, moons "
                             "and toy on the scalar engine)")
