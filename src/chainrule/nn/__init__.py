@@ -17,8 +17,7 @@ for tensors, with losses as functions (``nn.functional``) and as modules.
 from . import functional, init, utils
 from .attention import MultiheadAttention, TransformerEncoder, TransformerEncoderLayer
 from .containers import ModuleDict, ModuleList
-from .conv import (AdaptiveAvgPool2d, AvgPool2d, BatchNorm1d, BatchNorm2d, Conv1d, Conv2d,
-                   MaxPool2d)
+from .conv import Conv1d, Conv2d
 from .activations import (CELU, ELU, GELU, GLU, Hardshrink, Hardsigmoid, Hardswish,
                           Hardtanh, Identity, LeakyReLU, LogSigmoid, LogSoftmax, Mish, PReLU,
                           ReLU, ReLU6, RReLU, SELU, Sigmoid, SiLU, Softmax, Softmin, Softplus,
@@ -31,8 +30,8 @@ from .losses import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CosineSimi
                      PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss, TripletMarginLoss,
                      TripletMarginWithDistanceLoss)
 from .module import IncompatibleKeys, Module, Parameter
-from .normalization import (GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d,
-                            RMSNorm)
+from .normalization import (BatchNorm1d, BatchNorm2d, GroupNorm, InstanceNorm1d,
+                            InstanceNorm2d, InstanceNorm3d, RMSNorm)
 from .padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d,
                       ConstantPad2d, ConstantPad3d, ReflectionPad1d, ReflectionPad2d,
                       ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d,
@@ -40,6 +39,7 @@ from .padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d
 from .channel_dropout import AlphaDropout, Dropout1d, Dropout2d, Dropout3d
 from .reshaping import ChannelShuffle, PixelShuffle, PixelUnshuffle, Unflatten
 from .resampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
+from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 from .parameter_containers import ParameterDict, ParameterList
 from .recurrent import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNCell
 from .scalar import Layer, Neuron

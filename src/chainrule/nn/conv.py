@@ -1,4 +1,4 @@
-"""Convolution, pooling and batch normalisation layers, shaped like PyTorch's: inputs
+"""Convolution layers, shaped like PyTorch's: inputs
 (N, C, *spatial), weights in PyTorch's layout (out_channels, in_channels / groups,
 *kernel), so that a PyTorch model's ``state_dict`` loads as it is."""
 
@@ -8,9 +8,7 @@ from numbers import Integral
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
-from .. import arrays as xp
 from ..rules.common import Result
-from ..primitive import shape_of
 from . import functional as F
 from .layers import RNG, initial_generator
 from .module import Module, Parameter
@@ -19,8 +17,7 @@ from .module import Module, Parameter
 Size = int | tuple[int, ...]
 Padding = int | tuple[int, ...] | str
 
-__all__ = ["Conv1d", "Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d",
-           "BatchNorm1d", "BatchNorm2d"]
+__all__ = ["Conv1d", "Conv2d"]
 
 
 def _sizes(value, d, what, name):
@@ -123,172 +120,3 @@ class Conv2d(_ConvNd):
                  bias: bool = True, rng: RNG = None, dtype: DTypeLike = np.float64) -> None:
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
                          groups, bias, rng, dtype)
-
-
-class MaxPool2d(Module):
-    """The largest entry of each window (PyTorch's ``nn.MaxPool2d``): input
-    (N, C, H, W); ``stride`` defaults to the kernel size; padding counts as -inf.
-    Entries tied for a window's maximum share its gradient.
-
-    >>> pool = cr.nn.MaxPool2d(2)
-    >>> pool(cr.tensor(np.arange(16.0).reshape(1, 1, 4, 4))).data.tolist()
-    [[[[5.0, 7.0], [13.0, 15.0]]]]
-    """
-
-    def __init__(self, kernel_size: Size, stride: Size | None = None, padding: Size = 0,
-                 dilation: Size = 1) -> None:
-        self.kernel_size, self.stride = kernel_size, stride
-        self.padding, self.dilation = padding, dilation
-
-    def forward(self, x: ArrayLike) -> Result:
-        """The max of each window."""
-        return F.max_pool2d(x, self.kernel_size, self.stride, self.padding, self.dilation)
-
-    def extra_repr(self) -> str:
-        """The settings, as PyTorch shows them."""
-        return (f"kernel_size={self.kernel_size}, stride={self.stride}, "
-                f"padding={self.padding}, dilation={self.dilation}")
-
-
-class AvgPool2d(Module):
-    """The mean of each window (PyTorch's ``nn.AvgPool2d``): input (N, C, H, W);
-    ``stride`` defaults to the kernel size; padding adds zeros, counted in the mean
-    unless ``count_include_pad=False``.
-
-    >>> pool = cr.nn.AvgPool2d(2)
-    >>> pool(cr.tensor(np.arange(16.0).reshape(1, 1, 4, 4))).data.tolist()
-    [[[[2.5, 4.5], [10.5, 12.5]]]]
-    """
-
-    def __init__(self, kernel_size: Size, stride: Size | None = None, padding: Size = 0,
-                 count_include_pad: bool = True) -> None:
-        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
-        self.count_include_pad = count_include_pad
-
-    def forward(self, x: ArrayLike) -> Result:
-        """The mean of each window."""
-        return F.avg_pool2d(x, self.kernel_size, self.stride, self.padding,
-                            count_include_pad=self.count_include_pad)
-
-    def extra_repr(self) -> str:
-        """The settings, as PyTorch shows them."""
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
-
-
-class AdaptiveAvgPool2d(Module):
-    """Averages into a fixed ``output_size`` (an int, or (H_out, W_out), None keeping
-    that axis), whatever the input's size (PyTorch's ``nn.AdaptiveAvgPool2d``).
-
-    >>> pool = cr.nn.AdaptiveAvgPool2d(1)                     # global average pooling
-    >>> pool(cr.ones(2, 3, 7, 5)).shape
-    (2, 3, 1, 1)
-    """
-
-    def __init__(self, output_size: int | tuple[int | None, ...]) -> None:
-        self.output_size = output_size
-
-    def forward(self, x: ArrayLike) -> Result:
-        """The mean of each bin."""
-        return F.adaptive_avg_pool2d(x, self.output_size)
-
-    def extra_repr(self) -> str:
-        """The settings, as PyTorch shows them."""
-        return f"output_size={self.output_size}"
-
-
-class _BatchNorm(Module):
-    _ndims = (4,)
-    _buffer_names = ("running_mean", "running_var", "num_batches_tracked")
-
-    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
-                 affine: bool = True, track_running_stats: bool = True,
-                 dtype: DTypeLike = np.float64) -> None:
-        name = type(self).__name__
-        if not isinstance(num_features, Integral) or num_features < 1:
-            raise ValueError(f"{name}: num_features must be a positive int, got "
-                             f"{num_features!r}")
-        if momentum is not None and not 0 <= momentum <= 1:
-            raise ValueError(f"{name}: momentum must be in [0, 1] or None, got {momentum!r}")
-        self.num_features, self.eps, self.momentum = num_features, eps, momentum
-        self.affine, self.track_running_stats = affine, track_running_stats
-        self.weight = Parameter(np.ones(num_features), dtype=dtype) if affine else None
-        self.bias = Parameter(np.zeros(num_features), dtype=dtype) if affine else None
-        if track_running_stats:
-            self.running_mean = np.zeros(num_features, dtype)
-            self.running_var = np.ones(num_features, dtype)
-            self.num_batches_tracked = np.zeros((), np.int64)
-        else:
-            self.running_mean = self.running_var = self.num_batches_tracked = None
-
-    def forward(self, x: ArrayLike) -> Result:
-        """Normalised by the batch's statistics in training (which also update the
-        running ones), by the running statistics in eval."""
-        shape = shape_of(x)
-        if len(shape) not in self._ndims or shape[1] != self.num_features:
-            raise ValueError(f"{type(self).__name__}: input of shape {shape}, expected "
-                             f"{self._expected} with C = {self.num_features}")
-        use_batch = self.training or not self.track_running_stats
-        factor = 0.0 if self.momentum is None else self.momentum
-        tracking = self.training and self.track_running_stats
-        if tracking and self.momentum is None:  # a cumulative average, as PyTorch's
-            factor = 1 / (self.num_batches_tracked + 1)  # momentum=None, this batch counted
-        out = F.batch_norm(x, self.running_mean if self.track_running_stats else None,
-                           self.running_var if self.track_running_stats else None,
-                           self.weight, self.bias, use_batch, factor, self.eps)
-        if tracking:  # (counted once the running statistics took it: a refused call, as
-            # under cr.vmap, counts nothing)
-            xp.add(self.num_batches_tracked, 1, out=self.num_batches_tracked)
-        return out
-
-    def extra_repr(self) -> str:
-        """The settings, as PyTorch shows them."""
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
-
-
-class BatchNorm1d(_BatchNorm):
-    """Batch normalisation of (N, C) or (N, C, L) inputs over all but the channel axis
-    (PyTorch's ``nn.BatchNorm1d``): (x - mean) / sqrt(var + eps) * weight + bias.
-
-    In training the batch's mean and (biased) variance normalise, and the running ones
-    move towards them by ``momentum`` (the running variance towards the unbiased one);
-    in eval the running ones normalise. ``momentum=None`` keeps a cumulative average.
-    ``state_dict()`` holds ``running_mean``, ``running_var`` and
-    ``num_batches_tracked``, as PyTorch's does.
-
-    >>> bn = cr.nn.BatchNorm1d(2)
-    >>> y = bn(cr.tensor([[1.0, 10.0], [3.0, 30.0]]))
-    >>> np.round(y.data, 3).tolist()
-    [[-1.0, -1.0], [1.0, 1.0]]
-    >>> bn.running_mean.tolist()                  # 0.9 * 0 + 0.1 * the batch's mean
-    [0.2, 2.0]
-    """
-
-    _ndims = (2, 3)
-    _expected = "(N, C) or (N, C, L)"
-
-    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
-                 affine: bool = True, track_running_stats: bool = True,
-                 dtype: DTypeLike = np.float64) -> None:
-        super().__init__(num_features, eps, momentum, affine, track_running_stats, dtype)
-
-
-class BatchNorm2d(_BatchNorm):
-    """Batch normalisation of (N, C, H, W) inputs per channel (PyTorch's
-    ``nn.BatchNorm2d``); see ``BatchNorm1d`` for the statistics, train and eval.
-
-    >>> bn = cr.nn.BatchNorm2d(3)
-    >>> y = bn(cr.tensor(np.random.default_rng(0).normal(5.0, 2.0, (4, 3, 6, 6))))
-    >>> np.allclose(y.data.mean(axis=(0, 2, 3)), 0.0)     # each channel centred
-    True
-    >>> bn.eval()(cr.ones(1, 3, 2, 2)).shape      # the running statistics now
-    (1, 3, 2, 2)
-    """
-
-    _ndims = (4,)
-    _expected = "(N, C, H, W)"
-
-    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
-                 affine: bool = True, track_running_stats: bool = True,
-                 dtype: DTypeLike = np.float64) -> None:
-        super().__init__(num_features, eps, momentum, affine, track_running_stats, dtype)

@@ -6,8 +6,8 @@ example.
 
 This file holds ``linear`` and ``one_hot`` and gathers the rest from their homes:
 ``loss_functions.py``, ``likelihood_losses.py``, ``embedding_losses.py``,
-``distances.py``, ``activation_functions.py``, ``conv_functions.py`` and
-``scaled_dot_product.py``.
+``distances.py``, ``activation_functions.py``, ``conv_functions.py``,
+``pooling_functions.py``, ``normalization.py`` and ``scaled_dot_product.py``.
 
 >>> import chainrule.nn.functional as F
 >>> logits = cr.tensor([[0.0, 0.0]], requires_grad=True)      # (N=1, C=2)
@@ -32,8 +32,7 @@ from .activation_functions import (celu, dropout, elu, embedding, gelu, glu, har
                                    log_softmax, logsigmoid, mish, prelu, relu, relu6, rrelu,
                                    selu, sigmoid, silu, softmax, softmin, softplus,
                                    softshrink, softsign, tanh, tanhshrink, threshold)
-from .conv_functions import (adaptive_avg_pool2d, avg_pool2d, batch_norm, conv1d, conv2d,
-                             max_pool2d)
+from .conv_functions import conv1d, conv2d
 from .distances import cosine_similarity, normalize, pairwise_distance, pdist
 from .embedding_losses import (cosine_embedding_loss, hinge_embedding_loss,
                                margin_ranking_loss, multi_margin_loss,
@@ -44,8 +43,9 @@ from .likelihood_losses import gaussian_nll_loss, kl_div, poisson_nll_loss
 from .loss_functions import (binary_cross_entropy, binary_cross_entropy_with_logits,
                              cross_entropy, hinge_loss, huber_loss, l1_loss, mse_loss,
                              nll_loss, smooth_l1_loss)
-from .normalization import group_norm, instance_norm, rms_norm
+from .normalization import batch_norm, group_norm, instance_norm, rms_norm
 from .padding import pad
+from .pooling_functions import adaptive_avg_pool2d, avg_pool2d, max_pool2d
 from .channel_dropout import alpha_dropout, dropout1d, dropout2d, dropout3d
 from .reshaping import channel_shuffle, pixel_shuffle, pixel_unshuffle
 from .resampling import interpolate, upsample

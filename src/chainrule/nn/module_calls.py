@@ -19,7 +19,7 @@ from .. import arrays as xp
 from ..primitive import Box
 from ..scalar.value import Value
 from ..tensor import Tensor
-from .conv import _BatchNorm
+from .normalization import _BatchNorm
 from .module import Module, Parameter
 
 __all__ = ["functional_call", "stack_module_state", "replace_all_batch_norm_modules_"]

@@ -1,7 +1,7 @@
-"""Group, instance and RMS normalisation, as functions and as modules, with torch's
-signatures, parameter names and buffers (so a torch ``state_dict`` loads as it is).
-Built from chainrule's mean, reshape and sqrt: derivatives of any order, cr.vmap and
-cr.jit go through them. (Batch normalisation is in conv.py, LayerNorm in layers.py.)
+"""Batch, group, instance and RMS normalisation, as functions and as modules, with
+torch's signatures, parameter names and buffers (so a torch ``state_dict`` loads as it
+is). Built from chainrule's mean, reshape and sqrt: derivatives of any order, cr.vmap
+and cr.jit go through them. (LayerNorm is in layers.py.)
 
 >>> import chainrule.nn.functional as F
 >>> x = cr.tensor([[[1.0, 3.0], [10.0, 30.0]]])             # (N=1, C=2, L=2)
@@ -21,8 +21,9 @@ from ..primitive import Box, raw as _raw, shape_of
 from ..rules.common import Result, float_dtype
 from .module import Module, Parameter
 
-__all__ = ["group_norm", "instance_norm", "rms_norm", "GroupNorm", "InstanceNorm1d",
-           "InstanceNorm2d", "InstanceNorm3d", "RMSNorm"]
+__all__ = ["batch_norm", "group_norm", "instance_norm", "rms_norm", "BatchNorm1d",
+           "BatchNorm2d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
+           "RMSNorm"]
 
 
 def _affine(out, weight, bias, channels, ndim):
@@ -40,6 +41,73 @@ def _check_per_channel(name, shape, channels, **arrays):
         if array is not None and shape_of(array) != (channels,):
             raise ValueError(f"{name}: {what} of shape {shape_of(array)}, expected "
                              f"({channels},) for an input of shape {shape}")
+
+
+def batch_norm(x: ArrayLike, running_mean: np.ndarray | None,
+               running_var: np.ndarray | None, weight: ArrayLike | None = None,
+               bias: ArrayLike | None = None, training: bool = False,
+               momentum: float = 0.1, eps: float = 1e-5) -> Result:
+    """PyTorch's ``batch_norm``: x (N, C, *spatial) normalised per channel,
+    (x - mean) / sqrt(var + eps) * weight + bias.
+
+    ``training=True``: the batch's mean and biased variance normalise, and
+    ``running_mean`` / ``running_var`` (arrays of C, or None) are updated in place,
+    moving by ``momentum`` towards the batch's mean and unbiased variance.
+    ``training=False``: the running statistics normalise.
+
+    >>> x = cr.tensor([[0.0], [2.0]])
+    >>> mean, var = np.zeros(1), np.ones(1)
+    >>> np.round(batch_norm(x, mean, var, training=True).data, 4).tolist()
+    [[-1.0], [1.0]]
+    >>> mean.tolist(), var.tolist()               # 0.1 of the way to 1 and 2
+    ([0.1], [1.1])
+    """
+    shape = shape_of(x)
+    if len(shape) < 2:
+        raise ValueError(f"batch_norm: input of shape {shape}, expected (N, C, ...)")
+    channels = shape[1]
+    for what, array in (("running_mean", running_mean), ("running_var", running_var),
+                        ("weight", weight), ("bias", bias)):
+        if array is not None and shape_of(array) != (channels,):
+            raise ValueError(f"batch_norm: {what} of shape {shape_of(array)}, expected "
+                             f"({channels},) for an input of shape {shape}")
+    axes = (0,) + tuple(range(2, len(shape)))
+    per_channel = (1, channels) + (1,) * (len(shape) - 2)
+    if training:
+        count = int(np.prod([shape[a] for a in axes]))
+        if count < 2:
+            raise ValueError(f"batch_norm: input of shape {shape} has one value per "
+                             f"channel; training needs more than one to estimate a "
+                             f"variance")
+        mean = ops.mean(x, axis=axes, keepdims=True)
+        centred = x - mean
+        var = ops.mean(centred * centred, axis=axes, keepdims=True)
+        if isinstance(_raw(mean), Box) and (running_mean is not None
+                                            or running_var is not None):
+            raise ValueError("batch_norm: training under cr.vmap would update "
+                             "running_mean and running_var, one array for every example, "
+                             "with each example's statistics; call .eval() to normalise "
+                             "by them, or pass track_running_stats=False (or None for "
+                             "both) to normalise each example by its own")
+        for running, batch in ((running_mean, _raw(mean)),
+                               (running_var, _raw(var) * (count / (count - 1)))):
+            if running is not None:
+                xp.copyto(running, (1 - momentum) * running
+                          + momentum * batch.reshape(channels))
+    else:
+        if running_mean is None or running_var is None:
+            raise ValueError("batch_norm: training=False normalises by the running "
+                             "statistics; running_mean and running_var are None")
+        dtype = float_dtype(x)
+        mean = xp.as_array(running_mean, dtype).reshape(per_channel)
+        var = xp.as_array(running_var, dtype).reshape(per_channel)
+        centred = x - mean
+    out = centred / ops.sqrt(var + eps)
+    if weight is not None:
+        out = out * ops.reshape(weight, per_channel)
+    if bias is not None:
+        out = out + ops.reshape(bias, per_channel)
+    return out
 
 
 def group_norm(input: ArrayLike, num_groups: int, weight: ArrayLike | None = None,
@@ -162,6 +230,104 @@ def rms_norm(input: ArrayLike, normalized_shape: int | tuple[int, ...],
     axes = tuple(range(-n, 0))
     out = input / ops.sqrt(ops.mean(input * input, axis=axes, keepdims=True) + eps)
     return out if weight is None else out * weight
+
+
+class _BatchNorm(Module):
+    _ndims = (4,)
+    _buffer_names = ("running_mean", "running_var", "num_batches_tracked")
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
+                 affine: bool = True, track_running_stats: bool = True,
+                 dtype: DTypeLike = np.float64) -> None:
+        name = type(self).__name__
+        if not isinstance(num_features, Integral) or num_features < 1:
+            raise ValueError(f"{name}: num_features must be a positive int, got "
+                             f"{num_features!r}")
+        if momentum is not None and not 0 <= momentum <= 1:
+            raise ValueError(f"{name}: momentum must be in [0, 1] or None, got {momentum!r}")
+        self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        self.weight = Parameter(np.ones(num_features), dtype=dtype) if affine else None
+        self.bias = Parameter(np.zeros(num_features), dtype=dtype) if affine else None
+        if track_running_stats:
+            self.running_mean = np.zeros(num_features, dtype)
+            self.running_var = np.ones(num_features, dtype)
+            self.num_batches_tracked = np.zeros((), np.int64)
+        else:
+            self.running_mean = self.running_var = self.num_batches_tracked = None
+
+    def forward(self, x: ArrayLike) -> Result:
+        """Normalised by the batch's statistics in training (which also update the
+        running ones), by the running statistics in eval."""
+        shape = shape_of(x)
+        if len(shape) not in self._ndims or shape[1] != self.num_features:
+            raise ValueError(f"{type(self).__name__}: input of shape {shape}, expected "
+                             f"{self._expected} with C = {self.num_features}")
+        use_batch = self.training or not self.track_running_stats
+        factor = 0.0 if self.momentum is None else self.momentum
+        tracking = self.training and self.track_running_stats
+        if tracking and self.momentum is None:  # a cumulative average, as PyTorch's
+            factor = 1 / (self.num_batches_tracked + 1)  # momentum=None, this batch counted
+        out = batch_norm(x, self.running_mean if self.track_running_stats else None,
+                           self.running_var if self.track_running_stats else None,
+                           self.weight, self.bias, use_batch, factor, self.eps)
+        if tracking:  # (counted once the running statistics took it: a refused call, as
+            # under cr.vmap, counts nothing)
+            xp.add(self.num_batches_tracked, 1, out=self.num_batches_tracked)
+        return out
+
+    def extra_repr(self) -> str:
+        """The settings, as PyTorch shows them."""
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+
+
+class BatchNorm1d(_BatchNorm):
+    """Batch normalisation of (N, C) or (N, C, L) inputs over all but the channel axis
+    (PyTorch's ``nn.BatchNorm1d``): (x - mean) / sqrt(var + eps) * weight + bias.
+
+    In training the batch's mean and (biased) variance normalise, and the running ones
+    move towards them by ``momentum`` (the running variance towards the unbiased one);
+    in eval the running ones normalise. ``momentum=None`` keeps a cumulative average.
+    ``state_dict()`` holds ``running_mean``, ``running_var`` and
+    ``num_batches_tracked``, as PyTorch's does.
+
+    >>> bn = cr.nn.BatchNorm1d(2)
+    >>> y = bn(cr.tensor([[1.0, 10.0], [3.0, 30.0]]))
+    >>> np.round(y.data, 3).tolist()
+    [[-1.0, -1.0], [1.0, 1.0]]
+    >>> bn.running_mean.tolist()                  # 0.9 * 0 + 0.1 * the batch's mean
+    [0.2, 2.0]
+    """
+
+    _ndims = (2, 3)
+    _expected = "(N, C) or (N, C, L)"
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
+                 affine: bool = True, track_running_stats: bool = True,
+                 dtype: DTypeLike = np.float64) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, dtype)
+
+
+class BatchNorm2d(_BatchNorm):
+    """Batch normalisation of (N, C, H, W) inputs per channel (PyTorch's
+    ``nn.BatchNorm2d``); see ``BatchNorm1d`` for the statistics, train and eval.
+
+    >>> bn = cr.nn.BatchNorm2d(3)
+    >>> y = bn(cr.tensor(np.random.default_rng(0).normal(5.0, 2.0, (4, 3, 6, 6))))
+    >>> np.allclose(y.data.mean(axis=(0, 2, 3)), 0.0)     # each channel centred
+    True
+    >>> bn.eval()(cr.ones(1, 3, 2, 2)).shape      # the running statistics now
+    (1, 3, 2, 2)
+    """
+
+    _ndims = (4,)
+    _expected = "(N, C, H, W)"
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
+                 affine: bool = True, track_running_stats: bool = True,
+                 dtype: DTypeLike = np.float64) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, dtype)
 
 
 class GroupNorm(Module):

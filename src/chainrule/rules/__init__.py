@@ -39,8 +39,9 @@ The table, by topic:
 * ``contractions``: einsum, and tensordot, inner, kron, vdot, cross, convolve and
   correlate built from it;
 * ``fft``: numpy.fft's transforms (``chainrule.numpy.fft``);
-* ``convolution``: n-d convolution (with its two adjoints) and pooling, reached
-  through ``nn.functional`` (conv2d, max_pool2d...), as PyTorch keeps them there.
+* ``convolution``: n-d convolution (with its two adjoints), and ``pooling``: max, average
+  and adaptive pooling over its windows, both reached through ``nn.functional`` (conv2d,
+  max_pool2d...), as PyTorch keeps them there.
 
 Plain rules only: faster versions of a few (fused layers, kept residuals) live in
 ``chainrule.rules.fused`` (and ``fused_recurrent``: a GRU layer's recurrence as one
@@ -117,12 +118,13 @@ from .indexing import (getitem, index_add, index_max, index_min,  # noqa: F401
 from . import (assembly, complexes, contractions, decompositions, determinants, eigen,
                elementary, elementwise, joining, linalg, matrix_functions, ordering,
                reductions, shapes, solves, statistics)
-from . import convolution, fft, fused, fused_attention, fused_norm, fused_recurrent, indexing
+from . import (convolution, fft, fused, fused_attention, fused_norm, fused_recurrent, indexing,
+               pooling)
 
-# The topic files of cr.NAME; fft (chainrule.numpy.fft, as NumPy
-# keeps them in numpy.fft), convolution (nn.functional's, as PyTorch keeps them there),
-# indexing (a Tensor's x[...] and x.at[...]) and fused (speed overrides) keep their names
-# out of cr.* and NumPy's namespace.
+# The topic files of cr.NAME; fft (chainrule.numpy.fft, as NumPy keeps them in numpy.fft),
+# convolution and pooling (nn.functional's, as PyTorch keeps them there), indexing (a
+# Tensor's x[...] and x.at[...]) and fused (speed overrides) keep their names out of cr.*
+# and NumPy's namespace.
 TOPICS = (elementwise, elementary, reductions, linalg, shapes, joining, ordering, assembly,
           statistics, solves, determinants, decompositions, eigen, matrix_functions,
           contractions, complexes)
@@ -181,10 +183,10 @@ __all__ = [  # written by scripts/make_exports.py: the operations
 
 def primitives():
     """Every operation of the table (each Primitive of the topic files, indexing, fft,
-    convolution and the fused layers, recurrence, attention and norm), for the transforms
-    and checks that go through them all."""
+    convolution, pooling and the fused layers, recurrence, attention and norm), for the
+    transforms and checks that go through them all."""
     found = {}
-    for module in TOPICS + (indexing, fft, convolution, fused, fused_recurrent,
+    for module in TOPICS + (indexing, fft, convolution, pooling, fused, fused_recurrent,
                             fused_attention, fused_norm):
         for value in vars(module).values():
             if isinstance(value, Primitive):

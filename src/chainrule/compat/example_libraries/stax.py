@@ -248,9 +248,9 @@ def _pooling_layer(kind):
                 fill = -np.inf if kind == "MaxPool" else 0.0
                 x = ops.pad(x, [(0, 0), (0, 0)] + pads, constant_values=fill)
             if kind == "MaxPool":
-                out = ops.convolution.max_pool(x, window_shape, strides, d=d, name=kind)
+                out = ops.pooling.max_pool(x, window_shape, strides, d=d, name=kind)
             else:
-                out = ops.convolution.avg_pool(x, window_shape, strides, d=d, name=kind) \
+                out = ops.pooling.avg_pool(x, window_shape, strides, d=d, name=kind) \
                     * float(math.prod(window_shape))
                 if kind == "AvgPool":  # the sum over each window's entries that are not padding
                     counts = np.pad(np.ones(sizes), pads)

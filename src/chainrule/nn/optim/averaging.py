@@ -26,7 +26,7 @@ import numpy as np
 from ...modes import no_grad
 from ...scalar.value import Value
 from ...tensor import Tensor
-from ..conv import _BatchNorm
+from ..normalization import _BatchNorm
 from ..hyperparameters import require_fraction
 from ..module import Module
 
