@@ -1,5 +1,5 @@
-"""nn's group, instance and RMS normalisation, padding, reshaping and resampling layers
-against torch 2.13 in float64: values over a grid of options and shapes, the gradient
+"""nn's batch, group, instance and RMS normalisation, padding, reshaping and resampling
+layers against torch 2.13 in float64: values over a grid of options and shapes, the gradient
 of sum(w * y) in the input and the weights, a Hessian-vector product in the input
 against torch's double backward, float32 kept, modules' repr, parameter and buffer
 names and a torch state_dict loaded, train and eval of the statistics layers, cr.vmap
@@ -244,6 +244,29 @@ def test_instance_norm_modules_are_torchs_in_train_and_eval(d, affine, track, mo
     _load_and_compare(m, tm, normal(2, 3, *spatial), train=False)
     _load_and_compare(m, tm, normal(3, *spatial), train=False)  # unbatched
     _load_and_compare(m, tm, normal(3, *spatial), train=True)
+
+
+@pytest.mark.parametrize("d", [1, 2, 3])
+@pytest.mark.parametrize("affine, track", [(False, False), (True, False), (False, True),
+                                           (True, True)])
+@pytest.mark.parametrize("momentum, bias", [(0.1, True), (None, True), (0.2, False)])
+def test_batch_norm_modules_are_torchs_in_train_and_eval(d, affine, track, momentum, bias):
+    ours_cls = {1: nn.BatchNorm1d, 2: nn.BatchNorm2d, 3: nn.BatchNorm3d}[d]
+    theirs_cls = {1: tnn.BatchNorm1d, 2: tnn.BatchNorm2d, 3: tnn.BatchNorm3d}[d]
+    tm = theirs_cls(3, momentum=momentum, affine=affine, track_running_stats=track,
+                    bias=bias).double()
+    if affine:
+        with torch.no_grad():
+            tm.weight.copy_(torch.tensor(normal(3)))
+    m = ours_cls(3, momentum=momentum, affine=affine, track_running_stats=track, bias=bias)
+    assert repr(m) == repr(tm)
+    assert sorted(m.state_dict()) == sorted(tm.state_dict())
+    spatial = ((4,), (4, 3), (3, 2, 2))[d - 1]
+    for step in range(2):
+        _load_and_compare(m, tm, normal(5, 3, *spatial) * 2 + step, train=True)
+    _load_and_compare(m, tm, normal(2, 3, *spatial), train=False)
+    if d == 1:  # BatchNorm1d also takes (N, C)
+        _load_and_compare(m, tm, normal(6, 3), train=True)
 
 
 def test_rms_norm_module_is_torchs():

@@ -22,8 +22,8 @@ from ..rules.common import Result, float_dtype
 from .module import Module, Parameter
 
 __all__ = ["batch_norm", "group_norm", "instance_norm", "rms_norm", "BatchNorm1d",
-           "BatchNorm2d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
-           "RMSNorm"]
+           "BatchNorm2d", "BatchNorm3d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d",
+           "InstanceNorm3d", "RMSNorm"]
 
 
 def _affine(out, weight, bias, channels, ndim):
@@ -41,6 +41,35 @@ def _check_per_channel(name, shape, channels, **arrays):
         if array is not None and shape_of(array) != (channels,):
             raise ValueError(f"{name}: {what} of shape {shape_of(array)}, expected "
                              f"({channels},) for an input of shape {shape}")
+
+
+def _input_statistics(x, axes):
+    """x's mean over ``axes``, x minus it, and the biased variance (axes kept)."""
+    mean = ops.mean(x, axis=axes, keepdims=True)
+    centred = x - mean
+    return mean, centred, ops.mean(centred * centred, axis=axes, keepdims=True)
+
+
+def _move_running_statistics(running_mean, running_var, mean, var, count, momentum):
+    """The running statistics moved in place by ``momentum`` towards this batch's mean
+    and unbiased variance (``count`` entries each), averaged over the examples where
+    each has statistics of its own."""
+    for running, batch in ((running_mean, _raw(mean)),
+                           (running_var, _raw(var) * (count / (count - 1)))):
+        if running is not None:
+            per_channel = xp.mean(batch.reshape(-1, running.shape[0]), axis=0)
+            xp.copyto(running, (1 - momentum) * running + momentum * per_channel)
+
+
+def _by_running_statistics(name, setting, x, running_mean, running_var):
+    """x minus the running mean, and the running variance, along x's channel axis."""
+    if running_mean is None or running_var is None:
+        raise ValueError(f"{name}: {setting} normalises by the running statistics; "
+                         f"running_mean and running_var are None")
+    dtype = float_dtype(x)
+    per_channel = (1, shape_of(x)[1]) + (1,) * (len(shape_of(x)) - 2)
+    mean = xp.as_array(running_mean, dtype).reshape(per_channel)
+    return x - mean, xp.as_array(running_var, dtype).reshape(per_channel)
 
 
 def batch_norm(x: ArrayLike, running_mean: np.ndarray | None,
@@ -66,48 +95,26 @@ def batch_norm(x: ArrayLike, running_mean: np.ndarray | None,
     if len(shape) < 2:
         raise ValueError(f"batch_norm: input of shape {shape}, expected (N, C, ...)")
     channels = shape[1]
-    for what, array in (("running_mean", running_mean), ("running_var", running_var),
-                        ("weight", weight), ("bias", bias)):
-        if array is not None and shape_of(array) != (channels,):
-            raise ValueError(f"batch_norm: {what} of shape {shape_of(array)}, expected "
-                             f"({channels},) for an input of shape {shape}")
+    _check_per_channel("batch_norm", shape, channels, running_mean=running_mean,
+                       running_var=running_var, weight=weight, bias=bias)
+    if not training:
+        centred, var = _by_running_statistics("batch_norm", "training=False", x,
+                                              running_mean, running_var)
+        return _affine(centred / ops.sqrt(var + eps), weight, bias, channels, len(shape))
     axes = (0,) + tuple(range(2, len(shape)))
-    per_channel = (1, channels) + (1,) * (len(shape) - 2)
-    if training:
-        count = int(np.prod([shape[a] for a in axes]))
-        if count < 2:
-            raise ValueError(f"batch_norm: input of shape {shape} has one value per "
-                             f"channel; training needs more than one to estimate a "
-                             f"variance")
-        mean = ops.mean(x, axis=axes, keepdims=True)
-        centred = x - mean
-        var = ops.mean(centred * centred, axis=axes, keepdims=True)
-        if isinstance(_raw(mean), Box) and (running_mean is not None
-                                            or running_var is not None):
-            raise ValueError("batch_norm: training under cr.vmap would update "
-                             "running_mean and running_var, one array for every example, "
-                             "with each example's statistics; call .eval() to normalise "
-                             "by them, or pass track_running_stats=False (or None for "
-                             "both) to normalise each example by its own")
-        for running, batch in ((running_mean, _raw(mean)),
-                               (running_var, _raw(var) * (count / (count - 1)))):
-            if running is not None:
-                xp.copyto(running, (1 - momentum) * running
-                          + momentum * batch.reshape(channels))
-    else:
-        if running_mean is None or running_var is None:
-            raise ValueError("batch_norm: training=False normalises by the running "
-                             "statistics; running_mean and running_var are None")
-        dtype = float_dtype(x)
-        mean = xp.as_array(running_mean, dtype).reshape(per_channel)
-        var = xp.as_array(running_var, dtype).reshape(per_channel)
-        centred = x - mean
-    out = centred / ops.sqrt(var + eps)
-    if weight is not None:
-        out = out * ops.reshape(weight, per_channel)
-    if bias is not None:
-        out = out + ops.reshape(bias, per_channel)
-    return out
+    count = int(np.prod([shape[a] for a in axes]))
+    if count < 2:
+        raise ValueError(f"batch_norm: input of shape {shape} has one value per channel; "
+                         f"training needs more than one to estimate a variance")
+    mean, centred, var = _input_statistics(x, axes)
+    if isinstance(_raw(mean), Box) and (running_mean is not None or running_var is not None):
+        raise ValueError("batch_norm: training under cr.vmap would update running_mean "
+                         "and running_var, one array for every example, with each "
+                         "example's statistics; call .eval() to normalise by them, or "
+                         "pass track_running_stats=False (or None for both) to normalise "
+                         "each example by its own")
+    _move_running_statistics(running_mean, running_var, mean, var, count, momentum)
+    return _affine(centred / ops.sqrt(var + eps), weight, bias, channels, len(shape))
 
 
 def group_norm(input: ArrayLike, num_groups: int, weight: ArrayLike | None = None,
@@ -169,34 +176,23 @@ def instance_norm(input: ArrayLike, running_mean: np.ndarray | None = None,
     channels = shape[1]
     _check_per_channel("instance_norm", shape, channels, running_mean=running_mean,
                        running_var=running_var, weight=weight, bias=bias)
-    axes = tuple(range(2, len(shape)))
-    per_channel = (1, channels) + (1,) * (len(shape) - 2)
-    if use_input_stats:
-        count = int(np.prod(shape[2:]))
-        if count == 1:
-            raise ValueError(f"instance_norm: input of shape {shape} has one spatial "
-                             f"entry; expected more than 1 when using the input's "
-                             f"statistics")
-        mean = ops.mean(input, axis=axes, keepdims=True)
-        centred = input - mean
-        var = ops.mean(centred * centred, axis=axes, keepdims=True)
-        if running_mean is not None or running_var is not None:
-            if isinstance(_raw(mean), Box):
-                raise ValueError("instance_norm: updating running_mean and running_var "
-                                 "under cr.vmap would give one array per example; call "
-                                 ".eval() or pass track_running_stats=False")
-            for running, batch in ((running_mean, _raw(mean)),
-                                   (running_var, _raw(var) * (count / (count - 1)))):
-                if running is not None:
-                    xp.copyto(running, (1 - momentum) * running + momentum
-                              * batch.reshape(shape[0], channels).mean(axis=0))
-    else:
-        if running_mean is None or running_var is None:
-            raise ValueError("instance_norm: use_input_stats=False normalises by the "
-                             "running statistics; running_mean and running_var are None")
-        dtype = float_dtype(input)
-        centred = input - xp.as_array(running_mean, dtype).reshape(per_channel)
-        var = xp.as_array(running_var, dtype).reshape(per_channel)
+    if not use_input_stats:
+        centred, var = _by_running_statistics("instance_norm", "use_input_stats=False",
+                                              input, running_mean, running_var)
+        return _affine(centred / ops.sqrt(var + eps), weight, bias, channels, len(shape))
+    count = int(np.prod(shape[2:]))
+    if count == 1:
+        raise ValueError(f"instance_norm: input of shape {shape} has one spatial entry; "
+                         f"expected more than 1 when using the input's statistics")
+    mean, centred, var = _input_statistics(input, tuple(range(2, len(shape))))
+    if running_mean is not None or running_var is not None:
+        if isinstance(_raw(mean), Box):
+            raise ValueError("instance_norm: updating running_mean and running_var "
+                             "under cr.vmap would give one array per example; call "
+                             ".eval() or pass track_running_stats=False")
+        # (each example has its own statistics: the running ones move towards their
+        # average over the batch, as torch's)
+        _move_running_statistics(running_mean, running_var, mean, var, count, momentum)
     return _affine(centred / ops.sqrt(var + eps), weight, bias, channels, len(shape))
 
 
@@ -232,29 +228,42 @@ def rms_norm(input: ArrayLike, normalized_shape: int | tuple[int, ...],
     return out if weight is None else out * weight
 
 
-class _BatchNorm(Module):
-    _ndims = (4,)
+class _RunningStatisticsNorm(Module):
+    """What batch and instance normalisation share: ``weight`` and ``bias`` of C (with
+    ``affine``), and the buffers ``running_mean``, ``running_var`` and
+    ``num_batches_tracked`` (with ``track_running_stats``), under torch's names."""
+
     _buffer_names = ("running_mean", "running_var", "num_batches_tracked")
 
-    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
-                 affine: bool = True, track_running_stats: bool = True,
-                 dtype: DTypeLike = np.float64) -> None:
+    def __init__(self, num_features: int, eps: float, momentum: float | None, affine: bool,
+                 track_running_stats: bool, dtype: DTypeLike, bias: bool = True) -> None:
         name = type(self).__name__
         if not isinstance(num_features, Integral) or num_features < 1:
             raise ValueError(f"{name}: num_features must be a positive int, got "
                              f"{num_features!r}")
         if momentum is not None and not 0 <= momentum <= 1:
             raise ValueError(f"{name}: momentum must be in [0, 1] or None, got {momentum!r}")
-        self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.num_features, self.eps, self.momentum = int(num_features), eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         self.weight = Parameter(np.ones(num_features), dtype=dtype) if affine else None
-        self.bias = Parameter(np.zeros(num_features), dtype=dtype) if affine else None
+        self.bias = Parameter(np.zeros(num_features), dtype=dtype) \
+            if affine and bias else None
         if track_running_stats:
             self.running_mean = np.zeros(num_features, dtype)
             self.running_var = np.ones(num_features, dtype)
             self.num_batches_tracked = np.zeros((), np.int64)
         else:
             self.running_mean = self.running_var = self.num_batches_tracked = None
+
+    def extra_repr(self) -> str:
+        """The settings, as torch shows them."""
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"affine={self.affine}, bias={self.bias is not None}, "
+                f"track_running_stats={self.track_running_stats}")
+
+
+class _BatchNorm(_RunningStatisticsNorm):
+    _ndims = (4,)
 
     def forward(self, x: ArrayLike) -> Result:
         """Normalised by the batch's statistics in training (which also update the
@@ -275,11 +284,6 @@ class _BatchNorm(Module):
             # under cr.vmap, counts nothing)
             xp.add(self.num_batches_tracked, 1, out=self.num_batches_tracked)
         return out
-
-    def extra_repr(self) -> str:
-        """The settings, as PyTorch shows them."""
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
 
 
 class BatchNorm1d(_BatchNorm):
@@ -305,8 +309,9 @@ class BatchNorm1d(_BatchNorm):
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
                  affine: bool = True, track_running_stats: bool = True,
-                 dtype: DTypeLike = np.float64) -> None:
-        super().__init__(num_features, eps, momentum, affine, track_running_stats, dtype)
+                 dtype: DTypeLike = np.float64, *, bias: bool = True) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, dtype,
+                         bias)
 
 
 class BatchNorm2d(_BatchNorm):
@@ -326,8 +331,30 @@ class BatchNorm2d(_BatchNorm):
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
                  affine: bool = True, track_running_stats: bool = True,
-                 dtype: DTypeLike = np.float64) -> None:
-        super().__init__(num_features, eps, momentum, affine, track_running_stats, dtype)
+                 dtype: DTypeLike = np.float64, *, bias: bool = True) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, dtype,
+                         bias)
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch normalisation of (N, C, D, H, W) inputs per channel (PyTorch's
+    ``nn.BatchNorm3d``); see ``BatchNorm1d`` for the statistics, train and eval.
+
+    >>> bn = cr.nn.BatchNorm3d(2)
+    >>> bn(cr.tensor(np.arange(32.0).reshape(2, 2, 2, 2, 2))).shape
+    (2, 2, 2, 2, 2)
+    >>> bn.running_mean.tolist()                  # 0.1 of the channels' means, 11.5 and 19.5
+    [1.15, 1.95]
+    """
+
+    _ndims = (5,)
+    _expected = "(N, C, D, H, W)"
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
+                 affine: bool = True, track_running_stats: bool = True,
+                 dtype: DTypeLike = np.float64, *, bias: bool = True) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, dtype,
+                         bias)
 
 
 class GroupNorm(Module):
@@ -371,31 +398,15 @@ class GroupNorm(Module):
                 f"affine={self.affine}, bias={self.bias is not None}")
 
 
-class _InstanceNorm(Module):
+class _InstanceNorm(_RunningStatisticsNorm):
+    # (torch keeps num_batches_tracked in the state_dict, but InstanceNorm never moves it)
     d = 1
-    _buffer_names = ("running_mean", "running_var", "num_batches_tracked")
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
                  affine: bool = False, track_running_stats: bool = False,
                  dtype: DTypeLike = np.float64, *, bias: bool = True) -> None:
-        name = type(self).__name__
-        if not isinstance(num_features, Integral) or num_features < 1:
-            raise ValueError(f"{name}: num_features must be a positive int, got "
-                             f"{num_features!r}")
-        if momentum is not None and not 0 <= momentum <= 1:
-            raise ValueError(f"{name}: momentum must be in [0, 1] or None, got {momentum!r}")
-        self.num_features, self.eps, self.momentum = int(num_features), eps, momentum
-        self.affine, self.track_running_stats = affine, track_running_stats
-        self.weight = Parameter(np.ones(num_features), dtype=dtype) if affine else None
-        self.bias = Parameter(np.zeros(num_features), dtype=dtype) \
-            if affine and bias else None
-        if track_running_stats:
-            self.running_mean = np.zeros(num_features, dtype)
-            self.running_var = np.ones(num_features, dtype)
-            # (torch keeps the count in the state_dict but InstanceNorm never moves it)
-            self.num_batches_tracked = np.zeros((), np.int64)
-        else:
-            self.running_mean = self.running_var = self.num_batches_tracked = None
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, dtype,
+                         bias)
 
     def forward(self, x: ArrayLike) -> Result:
         """Each example's channels normalised by their own statistics in training (or
@@ -420,12 +431,6 @@ class _InstanceNorm(Module):
                             self.bias, self.training or not self.track_running_stats,
                             0.0 if self.momentum is None else self.momentum, self.eps)
         return ops.reshape(out, shape) if unbatched else out
-
-    def extra_repr(self) -> str:
-        """The settings, as torch shows them."""
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, bias={self.bias is not None}, "
-                f"track_running_stats={self.track_running_stats}")
 
 
 class InstanceNorm1d(_InstanceNorm):
