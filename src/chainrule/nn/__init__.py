@@ -15,7 +15,7 @@ for tensors, with losses as functions (``nn.functional``) and as modules.
 """
 
 from . import functional, init, utils
-from .attention import MultiheadAttention, TransformerEncoder, TransformerEncoderLayer
+from .attention import MultiheadAttention
 from .containers import ModuleDict, ModuleList
 from .conv import Conv1d, Conv2d
 from .activations import (CELU, ELU, GELU, GLU, Hardshrink, Hardsigmoid, Hardswish,
@@ -30,8 +30,8 @@ from .losses import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CosineSimi
                      PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss, TripletMarginLoss,
                      TripletMarginWithDistanceLoss)
 from .module import IncompatibleKeys, Module, Parameter
-from .normalization import (BatchNorm1d, BatchNorm2d, GroupNorm, InstanceNorm1d,
-                            InstanceNorm2d, InstanceNorm3d, RMSNorm)
+from .normalization import (BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm,
+                            InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, RMSNorm)
 from .padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d,
                       ConstantPad2d, ConstantPad3d, ReflectionPad1d, ReflectionPad2d,
                       ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d,
@@ -43,6 +43,8 @@ from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 from .parameter_containers import ParameterDict, ParameterList
 from .recurrent import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNCell
 from .scalar import Layer, Neuron
+from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,
+                          TransformerEncoder, TransformerEncoderLayer)
 
 __all__ = ["Module", "Parameter", "Neuron", "Layer", "MLP", "Linear", "Sequential",
            "ReLU", "Tanh", "Sigmoid", "GELU", "Dropout", "Flatten", "CrossEntropyLoss",
@@ -60,7 +62,8 @@ __all__ = ["Module", "Parameter", "Neuron", "Layer", "MLP", "Linear", "Sequentia
            "MarginRankingLoss", "HingeEmbeddingLoss", "CosineEmbeddingLoss",
            "SoftMarginLoss", "MultiLabelSoftMarginLoss", "TripletMarginLoss",
            "TripletMarginWithDistanceLoss", "MultiMarginLoss", "MultiLabelMarginLoss"]
-__all__ += ["GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "RMSNorm"]
+__all__ += ["BatchNorm3d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
+            "RMSNorm"]
 __all__ += ["ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d",
             "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d",
             "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d",
@@ -68,3 +71,4 @@ __all__ += ["ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad
 __all__ += ["AlphaDropout", "Dropout1d", "Dropout2d", "Dropout3d", "ChannelShuffle",
             "PixelShuffle", "PixelUnshuffle", "Unflatten"]
 __all__ += ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"]
+__all__ += ["TransformerDecoderLayer", "TransformerDecoder", "Transformer"]

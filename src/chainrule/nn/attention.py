@@ -1,19 +1,18 @@
-"""Attention layers as PyTorch has them: ``MultiheadAttention``,
-``TransformerEncoderLayer`` and ``TransformerEncoder``, with torch's arguments, masks,
-parameter names and layouts, so a torch ``state_dict`` of these layers loads as it is.
+"""Attention as PyTorch has it: ``MultiheadAttention``, with torch's arguments, masks,
+parameter names and layouts, so a torch ``state_dict`` of it loads as it is; the
+Transformer's layers built on it are in ``transformer.py``.
 
 Everything is written with the library's differentiable operations (matmul, softmax,
 where), so ``backward``, ``cr.grad``, ``cr.jit`` and ``cr.vmap`` go through it.
 
-    >>> layer = cr.nn.TransformerEncoderLayer(d_model=8, nhead=2, dim_feedforward=16,
-    ...                                       dropout=0.0, batch_first=True, rng=0)
-    >>> layer(cr.ones(3, 5, 8)).shape                     # batch 3, 5 tokens, 8 features
-    (3, 5, 8)
+    >>> attention = cr.nn.MultiheadAttention(8, num_heads=2, batch_first=True, rng=0)
+    >>> x = cr.ones(3, 5, 8)                              # batch 3, 5 tokens, 8 features
+    >>> out, weights = attention(x, x, x)
+    >>> out.shape, weights.shape                          # weights averaged over heads
+    ((3, 5, 8), (3, 5, 5))
 """
 
-import copy
 import math
-from collections.abc import Callable
 from numbers import Integral
 
 import numpy as np
@@ -21,18 +20,17 @@ from numpy.typing import ArrayLike, DTypeLike
 
 from .. import rules as ops
 from ..primitive import shape_of
-from ..rules import fused, fused_attention, fused_norm
+from ..rules import fused, fused_attention
 from ..rules.common import Result, float_dtype
 from ..api.torch_random import default_generator
 from . import functional as F
-from .containers import ModuleList
-from .layers import RNG, Dropout, LayerNorm, Linear, initial_generator
+from .layers import RNG, Linear, initial_generator
 from .module import Module, Parameter
 from .recurrent import check_device
 from .scaled_dot_product import additive_mask, scaled_dot_product_attention
 
-__all__ = ["scaled_dot_product_attention", "MultiheadAttention", "TransformerEncoderLayer",
-           "TransformerEncoder", "NonDynamicallyQuantizableLinear"]
+__all__ = ["scaled_dot_product_attention", "MultiheadAttention",
+           "NonDynamicallyQuantizableLinear"]
 
 
 def _affine(x, weight, bias):
@@ -58,7 +56,7 @@ _LINEAR_ACTIVATIONS = {"relu": ops.relu, "tanh": ops.tanh, "sigmoid": ops.sigmoi
 class NonDynamicallyQuantizableLinear(Linear):
     """A Linear initialised as torch's: weight and bias from U(-1/sqrt(in_features),
     1/sqrt(in_features)) (nn.Linear's default is He's normal): the projections of
-    ``MultiheadAttention`` and the feed-forward layers of ``TransformerEncoderLayer``,
+    ``MultiheadAttention`` and the feed-forward layers of the Transformer's,
     so that a model made with a seed starts as torch's would in distribution. Its
     layout is every Linear's, PyTorch's (out_features, in_features), so torch's
     state_dict of them loads as it is. ``isinstance(m, nn.Linear)`` holds.
@@ -321,145 +319,3 @@ def _padded(mask, added):
     shape = tuple(shape_of(mask))
     return ops.concatenate([mask, np.zeros(shape[:-1] + (added,), dtype=float_dtype(mask))],
                            axis=-1)
-
-
-_ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
-
-
-class TransformerEncoderLayer(Module):
-    """torch's ``nn.TransformerEncoderLayer``: self-attention and a feed-forward
-    network, each added to its input and normalised.
-
-    The two orders::
-
-        norm_first=False (post-norm, torch's default)   norm_first=True (pre-norm)
-        x = norm1(x + sa(x))                            x = x + sa(norm1(x))
-        x = norm2(x + ff(x))                            x = x + ff(norm2(x))
-
-    where sa is ``self_attn`` (a MultiheadAttention) then dropout, and ff is
-    ``linear2(dropout(activation(linear1(x))))`` then dropout. ``activation`` is "relu",
-    "gelu" or a callable. Submodules and parameters are named as torch's (self_attn,
-    linear1, linear2, norm1, norm2), the linear weights in torch's (out, in) layout.
-    Dropout draws from the default generator. ``rng`` draws the initial weights.
-
-    >>> layer = cr.nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, rng=0)
-    >>> layer(cr.ones(5, 3, 8)).shape                     # 5 tokens, batch 3
-    (5, 3, 8)
-    >>> sorted(layer.state_dict())[:3]
-    ['linear1.bias', 'linear1.weight', 'linear2.bias']
-    """
-
-    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
-                 dropout: float = 0.1, activation: str | Callable = "relu",
-                 layer_norm_eps: float = 1e-5, batch_first: bool = False,
-                 norm_first: bool = False, bias: bool = True, device: str | None = None,
-                 dtype: DTypeLike = None, *, rng: RNG = None) -> None:
-        check_device("TransformerEncoderLayer", device)
-        if isinstance(activation, str):
-            if activation not in _ACTIVATIONS:
-                raise ValueError(f"TransformerEncoderLayer: activation must be 'relu', "
-                                 f"'gelu' or a callable, got {activation!r}")
-            activation = _ACTIVATIONS[activation]
-        elif not callable(activation):
-            raise ValueError(f"TransformerEncoderLayer: activation must be 'relu', 'gelu' "
-                             f"or a callable, got {type(activation).__name__}")
-        rng, dtype = initial_generator(rng), np.float64 if dtype is None else dtype
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
-                                            batch_first=batch_first, dtype=dtype, rng=rng)
-        self.linear1 = NonDynamicallyQuantizableLinear(d_model, dim_feedforward, bias, rng,
-                                                       dtype)
-        self.dropout = Dropout(dropout, rng=default_generator)
-        self.linear2 = NonDynamicallyQuantizableLinear(dim_feedforward, d_model, bias, rng,
-                                                       dtype)
-        self.norm_first, self.batch_first = bool(norm_first), bool(batch_first)
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
-        self.dropout1 = Dropout(dropout, rng=default_generator)
-        self.dropout2 = Dropout(dropout, rng=default_generator)
-        self.activation = activation
-
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal):
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-                           need_weights=False, is_causal=is_causal)[0]
-        return self.dropout1(x)
-
-    def _ff_block(self, x):
-        shape = shape_of(x)
-        flat = len(shape) > 2 and self.activation in _ACTIVATIONS.values()
-        if flat:  # the rows as one matrix through both layers: two reshapes, not four
-            x = ops.reshape(x, (math.prod(shape[:-1]), shape[-1]))
-        if self.activation is ops.relu:  # (one node with linear1 where the overrides are on)
-            hidden = self.linear1(x, activation="relu")
-        else:
-            hidden = self.activation(self.linear1(x))
-        out = self.dropout2(self.linear2(self.dropout(hidden)))
-        return ops.reshape(out, shape) if flat else out
-
-    def forward(self, src: ArrayLike, src_mask: ArrayLike | None = None,
-                src_key_padding_mask: ArrayLike | None = None,
-                is_causal: bool = False) -> Result:
-        """The layer on src ((L, N, E), (N, L, E) with batch_first, or (L, E)); the masks
-        as MultiheadAttention's attn_mask and key_padding_mask."""
-        x, norm1, norm2 = src, self._norm(self.norm1), self._norm(self.norm2)
-        if self.norm_first:
-            x = x + self._sa_block(norm1(x), src_mask, src_key_padding_mask, is_causal)
-            return x + self._ff_block(norm2(x))
-        x = norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
-        return norm2(x + self._ff_block(x))
-
-    @staticmethod
-    def _norm(norm):
-        """The normalisation ``norm`` computes: a LayerNorm over the last axis as one node
-        (rules/fused_norm.py, with its shape check) unless the overrides are off;
-        another module (a subclass, a replacement) as it is."""
-        if type(norm) is not LayerNorm or len(norm.normalized_shape) != 1 \
-                or not fused.enabled():
-            return norm
-
-        def normalised(x):
-            if shape_of(x)[-1:] != norm.normalized_shape:
-                return norm(x)  # (its error)
-            return fused_norm.layer_norm(x, norm.weight, norm.bias, eps=norm.eps)
-        return normalised
-
-
-class TransformerEncoder(Module):
-    """torch's ``nn.TransformerEncoder``: ``num_layers`` deep copies of
-    ``encoder_layer`` (``layers``, a ModuleList), applied in turn, then ``norm`` if
-    given. The copies start with the same weights, as torch's, and their dropout draws
-    from the default generator, each its own masks.
-
-    >>> layer = cr.nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, batch_first=True,
-    ...                                       rng=0)
-    >>> encoder = cr.nn.TransformerEncoder(layer, num_layers=2, norm=cr.nn.LayerNorm(8))
-    >>> encoder(cr.ones(3, 5, 8)).shape, len(encoder.layers)
-    ((3, 5, 8), 2)
-    >>> list(encoder.state_dict())[0]
-    'layers.0.self_attn.in_proj_weight'
-    """
-
-    def __init__(self, encoder_layer: Module, num_layers: int, norm: Module | None = None,
-                 enable_nested_tensor: bool = True, mask_check: bool = True) -> None:
-        if not isinstance(encoder_layer, Module):
-            raise ValueError(f"TransformerEncoder: encoder_layer must be a Module, got "
-                             f"{type(encoder_layer).__name__}")
-        if isinstance(num_layers, bool) or not isinstance(num_layers, Integral) \
-                or num_layers < 1:
-            raise ValueError(f"TransformerEncoder: num_layers must be a positive int, got "
-                             f"{num_layers!r}")
-        # the default generator is shared, not copied: a copy of it in each layer would
-        # draw the same dropout masks in every layer
-        memo = {id(default_generator): default_generator}
-        self.layers = ModuleList([copy.deepcopy(encoder_layer, dict(memo))
-                                  for _ in range(num_layers)])
-        self.num_layers, self.norm = int(num_layers), norm
-
-    def forward(self, src: ArrayLike, mask: ArrayLike | None = None,
-                src_key_padding_mask: ArrayLike | None = None,
-                is_causal: bool | None = None) -> Result:
-        """Each layer on the previous one's output, with the same masks, then norm."""
-        x = src
-        for layer in self.layers:
-            x = layer(x, src_mask=mask, src_key_padding_mask=src_key_padding_mask,
-                      is_causal=bool(is_causal))
-        return x if self.norm is None else self.norm(x)
