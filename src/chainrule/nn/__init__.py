@@ -29,6 +29,7 @@ from .losses import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CosineSimi
                      MultiLabelSoftMarginLoss, MultiMarginLoss, NLLLoss, PairwiseDistance,
                      PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss, TripletMarginLoss,
                      TripletMarginWithDistanceLoss)
+from .losses import CTCLoss
 from .module import IncompatibleKeys, Module, Parameter
 from .normalization import (BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm,
                             InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, RMSNorm)
@@ -72,3 +73,4 @@ __all__ += ["AlphaDropout", "Dropout1d", "Dropout2d", "Dropout3d", "ChannelShuff
             "PixelShuffle", "PixelUnshuffle", "Unflatten"]
 __all__ += ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"]
 __all__ += ["TransformerDecoderLayer", "TransformerDecoder", "Transformer"]
+__all__ += ["CTCLoss"]

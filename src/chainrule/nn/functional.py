@@ -6,8 +6,9 @@ example.
 
 This file holds ``linear`` and ``one_hot`` and gathers the rest from their homes:
 ``loss_functions.py``, ``likelihood_losses.py``, ``embedding_losses.py``,
-``distances.py``, ``activation_functions.py``, ``conv_functions.py``,
-``pooling_functions.py``, ``normalization.py`` and ``scaled_dot_product.py``.
+``sequence_losses.py``, ``distances.py``, ``activation_functions.py``,
+``conv_functions.py``, ``pooling_functions.py``, ``normalization.py`` and
+``scaled_dot_product.py``.
 
 >>> import chainrule.nn.functional as F
 >>> logits = cr.tensor([[0.0, 0.0]], requires_grad=True)      # (N=1, C=2)
@@ -50,6 +51,7 @@ from .channel_dropout import alpha_dropout, dropout1d, dropout2d, dropout3d
 from .reshaping import channel_shuffle, pixel_shuffle, pixel_unshuffle
 from .resampling import interpolate, upsample
 from .scaled_dot_product import scaled_dot_product_attention
+from .sequence_losses import ctc_loss
 
 __all__ = ["linear", "cross_entropy", "one_hot", "mse_loss",
            "binary_cross_entropy_with_logits", "hinge_loss", "nll_loss", "l1_loss",
@@ -161,3 +163,4 @@ __all__ += ["pad"]
 __all__ += ["alpha_dropout", "dropout1d", "dropout2d", "dropout3d", "channel_shuffle",
             "pixel_shuffle", "pixel_unshuffle"]
 __all__ += ["interpolate", "upsample"]
+__all__ += ["ctc_loss"]

@@ -15,6 +15,7 @@ from numpy.typing import ArrayLike
 from ..rules.common import Result
 from ..tensor import Tensor
 from . import distances, embedding_losses, likelihood_losses, loss_functions as F
+from . import sequence_losses
 from .module import Module
 
 __all__ = ["CrossEntropyLoss", "MSELoss", "BCEWithLogitsLoss", "NLLLoss", "L1Loss",
@@ -22,7 +23,7 @@ __all__ = ["CrossEntropyLoss", "MSELoss", "BCEWithLogitsLoss", "NLLLoss", "L1Los
            "KLDivLoss", "PoissonNLLLoss", "GaussianNLLLoss", "MarginRankingLoss",
            "HingeEmbeddingLoss", "CosineEmbeddingLoss", "SoftMarginLoss",
            "MultiLabelSoftMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
-           "MultiMarginLoss", "MultiLabelMarginLoss"]
+           "MultiMarginLoss", "MultiLabelMarginLoss", "CTCLoss"]
 
 
 def _weight_buffer(module, name, weight):
@@ -446,3 +447,25 @@ class MultiLabelMarginLoss(Module):
         """The multi-label hinge loss of the listed classes, reduced."""
         return embedding_losses.multilabel_margin_loss(input, target,
                                                        reduction=self.reduction)
+
+
+class CTCLoss(Module):
+    """``nn.functional.ctc_loss`` as a module: ``blank``, ``reduction`` and
+    ``zero_infinity`` fixed; the lengths come with each call.
+
+    >>> loss_fn = cr.nn.CTCLoss()
+    >>> log_probs = cr.log_softmax(cr.zeros(3, 1, 3), axis=-1)
+    >>> round(loss_fn(log_probs, [[1, 2]], [3], [2]).item(), 4)    # mean: / 2 labels
+    0.8432
+    """
+
+    def __init__(self, blank: int = 0, reduction: str = "mean",
+                 zero_infinity: bool = False) -> None:
+        self.blank, self.zero_infinity = blank, zero_infinity
+        self.reduction = F._check_reduction("CTCLoss", reduction)
+
+    def forward(self, log_probs: ArrayLike, targets: ArrayLike, input_lengths: ArrayLike,
+                target_lengths: ArrayLike) -> Result:
+        """The CTC loss of the targets given the log-probabilities, reduced."""
+        return sequence_losses.ctc_loss(log_probs, targets, input_lengths, target_lengths,
+                                        self.blank, self.reduction, self.zero_infinity)
