@@ -16,6 +16,10 @@ Every operand may carry extra leading axes (a batch of tangents or cotangents, a
 jacfwd and jacrev push through the rules), which broadcast like NumPy's: the forward
 passes keep them in front, and the engine sums a VJP back to its input's shape.
 
+PyTorch's transposed convolution is conv_input_grad as an operation of its own
+(``conv_transpose``): its settings name the convolution it transposes, and its output
+size is that convolution's input size, so it inherits the three rules as they are.
+
 The columns of im2col are a strided view of the padded input (``xp.sliding_window_view``,
 then a step of ``stride`` and ``dilation``); one copy puts them in matmul's order, and one
 batched matmul does the arithmetic. Pooling (``pooling.py``) reads the same windows.
@@ -27,7 +31,7 @@ from .. import arrays as xp
 from ..primitive import shape_of
 from .common import op
 
-__all__ = ["conv", "conv_arguments"]
+__all__ = ["conv", "conv_arguments", "conv_transpose", "conv_transpose_arguments"]
 
 
 # ---------------------------------------------------------------------------------------
@@ -292,3 +296,79 @@ def conv(x, w, stride=1, padding=0, dilation=1, groups=1, name="conv"):
     settings = conv_arguments(name, shape_of(x), shape_of(w), stride, padding, dilation,
                               groups)
     return _conv(x, w, **settings)
+
+
+# ---------------------------------------------------------------------------------------
+# The transposed convolution: conv_input_grad read as an operation of its own
+# ---------------------------------------------------------------------------------------
+
+def conv_transpose_arguments(name, x_shape, w_shape, stride=1, padding=0,
+                             output_padding=0, groups=1, dilation=1):
+    """The transposed convolution's settings checked against the shapes, as
+    ``conv_input_grad`` takes them: ``dict(size, stride, pads, dilation, groups)``, where
+    ``size`` is the output's spatial shape and ``pads`` are those of the convolution it
+    transposes. A ValueError (one line, naming ``name`` and the shapes) where they do not
+    fit.
+
+    >>> cr.rules.convolution.conv_transpose_arguments("conv_transpose1d", (1, 2, 4),
+    ...                                               (2, 3, 3), stride=2)["size"]
+    (9,)
+    """
+    d = len(w_shape) - 2
+    if d < 1:
+        raise ValueError(f"{name}: weight of shape {w_shape}, expected (in_channels, "
+                         f"out_channels / groups, *kernel)")
+    _check_input(name, x_shape, d)
+    if not isinstance(groups, int) or isinstance(groups, bool) or groups < 1:
+        raise ValueError(f"{name}: groups must be a positive int, got {groups!r}")
+    if x_shape[1] != w_shape[0]:
+        raise ValueError(f"{name}: input of shape {x_shape} has {x_shape[1]} channels, but "
+                         f"the weight of shape {w_shape} expects {w_shape[0]} (its layout "
+                         f"is (in_channels, out_channels / groups, *kernel))")
+    if w_shape[0] % groups:
+        raise ValueError(f"{name}: groups={groups} must divide the input's {w_shape[0]} "
+                         f"channels (input {x_shape}, weight {w_shape})")
+    if isinstance(padding, str):
+        raise ValueError(f"{name}: padding must be an int or {d} of them, got {padding!r}")
+    stride = _tuple(stride, d, "stride", name, 1)
+    dilation = _tuple(dilation, d, "dilation", name, 1)
+    padding = _tuple(padding, d, "padding", name, 0)
+    extra = _tuple(output_padding, d, "output_padding", name, 0)
+    if any(e >= s and e >= dl for e, s, dl in zip(extra, stride, dilation)):
+        raise ValueError(f"{name}: output_padding {extra} must be smaller than the stride "
+                         f"{stride} or the dilation {dilation} along each axis")
+    kernel = tuple(w_shape[2:])
+    size = tuple((n - 1) * s - 2 * p + dl * (k - 1) + e + 1 for n, k, s, p, dl, e
+                 in zip(x_shape[2:], kernel, stride, padding, dilation, extra))
+    if any(n < 1 for n in size):
+        raise ValueError(f"{name}: input of shape {x_shape} with a weight of shape "
+                         f"{w_shape}, stride {stride}, padding {padding}, dilation "
+                         f"{dilation} and output_padding {extra} gives an output of size "
+                         f"{size}; expected every size positive")
+    # The convolution this one transposes maps ``size`` back onto the input's shape. An
+    # output_padding of a stride or more (allowed below the dilation) adds whole strides
+    # that convolution would read: its high side is cropped by them instead, which keeps
+    # the output and makes the operands' shapes agree in every derivative.
+    pads = tuple((p, p - s * (e // s)) for p, s, e in zip(padding, stride, extra))
+    return dict(size=size, stride=stride, pads=pads, dilation=dilation, groups=groups)
+
+
+def conv_transpose(x, w, stride=1, padding=0, output_padding=0, groups=1, dilation=1,
+                   name="conv_transpose"):
+    """The transposed convolution of x (N, C_in, *spatial) with w (C_in, C_out / groups,
+    *kernel): PyTorch's conv_transpose1d/2d/3d, the gradient of ``conv`` in its input,
+    so that ``conv_transpose(conv(x, w), w)`` has x's shape when the stride divides.
+
+    Each output size is ``(n - 1) * stride - 2 * padding + dilation * (k - 1) +
+    output_padding + 1``: ``padding`` (ints) crops the full result, ``output_padding``
+    (below the stride or the dilation) adds rows at the end. Differentiable in x and w
+    to any order, forward and reverse.
+
+    >>> x = cr.tensor([[[1.0, 2.0]]])                          # (N, C_in, L)
+    >>> w = cr.tensor([[[1.0, 10.0, 100.0]]])                  # (C_in, C_out, k)
+    >>> cr.rules.convolution.conv_transpose(x, w, stride=2).data.tolist()
+    [[[1.0, 10.0, 102.0, 20.0, 200.0]]]
+    """
+    settings = conv_transpose_arguments(name, shape_of(x), shape_of(w), stride, padding,
+                                        output_padding, groups, dilation)
+    return _conv_input(x, w, **settings)
