@@ -6,7 +6,12 @@ meaning: windows with strides, padding and dilation, read through the strided vi
 window back where it came from: two linear operations, each the other's VJP. Max
 pooling's gradient is folded back to each window's maximum (tied entries share it,
 chainrule's convention for max); average pooling is the mean of the unfolded windows;
-adaptive average pooling is a linear map, one matrix per axis.
+adaptive average pooling is a linear map, one matrix per axis. The rest are made of
+these and of the table's operations, so every derivative, of any order, vmap and jit
+come with them: ``ceil_mode`` is more padding at the far end, adaptive max pooling a
+max over each bin's entries gathered, power-average pooling PyTorch's formula over
+average pooling, and unpooling a write at the indices. Indices are read from the
+numbers (int64 arrays, no derivative).
 """
 
 import itertools
@@ -17,16 +22,23 @@ from ..primitive import raw, shape_of
 from .common import float_dtype, op
 from .contractions import einsum
 from .convolution import _check_fits, _check_input, _pad_or_crop, _spatial, _tuple, _windows
-from .reductions import sum as _sum
+from .elementwise import absolute, relu, sign
+from .elementary import stop_gradient
+from .indexing import getitem, index_add, index_set
+from .reductions import max as _max, sum as _sum
 from .shapes import reshape
 
-__all__ = ["max_pool", "avg_pool", "adaptive_avg_pool", "pool_arguments"]
+__all__ = ["max_pool", "avg_pool", "adaptive_avg_pool", "adaptive_max_pool", "lp_pool",
+           "max_unpool", "pool_arguments"]
 
 
-def pool_arguments(name, x_shape, kernel_size, stride=None, padding=0, dilation=1, d=2):
+def pool_arguments(name, x_shape, kernel_size, stride=None, padding=0, dilation=1, d=2,
+                   ceil_mode=False):
     """Pooling's settings checked against the input's shape: ``dict(kernel, stride, pads,
     dilation)``; ``stride`` None is the kernel size, as in PyTorch. Padding may be at most
     half the kernel (PyTorch's rule: a window of padding alone has no entry to pool).
+    ``ceil_mode`` pads the far end further, so that a last partial window counts when
+    it starts inside the input or its near padding (PyTorch's rule).
 
     >>> cr.rules.pooling.pool_arguments("max_pool2d", (1, 1, 4, 4), 2)["stride"]
     (2, 2)
@@ -41,7 +53,19 @@ def pool_arguments(name, x_shape, kernel_size, stride=None, padding=0, dilation=
                          f"size {kernel}")
     pads = tuple((p, p) for p in padding)
     _check_fits(name, x_shape, kernel, dilation, pads)
+    if ceil_mode:
+        pads = tuple((p, p + _ceil_extra(n, k, s, dl, p)) for n, k, s, dl, p in
+                     zip(x_shape[2:], kernel, stride, dilation, padding))
     return dict(kernel=kernel, stride=stride, pads=pads, dilation=dilation)
+
+
+def _ceil_extra(n, k, s, dl, p):
+    """The padding past the far end that ceil_mode's last window needs."""
+    span = dl * (k - 1) + 1
+    out = -(-(n + 2 * p - span) // s) + 1
+    if (out - 1) * s >= n + p:  # a window starting in the far padding is dropped
+        out -= 1
+    return max(0, (out - 1) * s + span - (n + 2 * p))
 
 
 # ---------------------------------------------------------------------------------------
@@ -124,9 +148,12 @@ _max_pool.defjvp(lambda t, ans, x, kernel, stride, pads, dilation: _sum(
     * _winners(x, ans, kernel, stride, pads, dilation), axis=-len(kernel) - 3))
 
 
-def max_pool(x, kernel_size, stride=None, padding=0, dilation=1, d=2, name="max_pool"):
+def max_pool(x, kernel_size, stride=None, padding=0, dilation=1, d=2, ceil_mode=False,
+             return_indices=False, name="max_pool"):
     """The largest entry of each window over x's last ``d`` axes (x: (N, C, *spatial)),
-    PyTorch's max_pool1d/2d: padding counts as -inf, ``stride`` defaults to the kernel.
+    PyTorch's max_pool1d/2d/3d: padding counts as -inf, ``stride`` defaults to the kernel.
+    ``return_indices=True`` gives ``(y, indices)`` too, each maximum's flat index (int64)
+    in its (prod spatial) plane, as PyTorch's; a tie gives the first of the window.
 
     Entries tied for a window's maximum share its gradient evenly (chainrule's
     convention for max; PyTorch gives it all to one).
@@ -138,27 +165,65 @@ def max_pool(x, kernel_size, stride=None, padding=0, dilation=1, d=2, name="max_
     >>> y.sum().backward()
     >>> x.grad.tolist()                                       # a tie: half each
     [[[[0.0, 0.5], [0.5, 0.0]]]]
+    >>> cr.rules.pooling.max_pool(x, 2, return_indices=True)[1].tolist()
+    [[[[1]]]]
     """
-    s = pool_arguments(name, shape_of(x), kernel_size, stride, padding, dilation, d)
-    return _max_pool(x, **s)
+    s = pool_arguments(name, shape_of(x), kernel_size, stride, padding, dilation, d,
+                       ceil_mode)
+    y = _max_pool(x, **s)
+    if not return_indices:
+        return y
+    return y, _first_maxima(raw(x), s, d)
+
+
+def _first_maxima(x, s, d):
+    """The flat index in its plane of each window's first maximum (int64, no derivative:
+    read from the numbers, with any batch axes in front)."""
+    spatial = shape_of(x)[-d:]
+    plane = xp.arange(math.prod(spatial)).reshape((1, 1) + spatial)
+    where = _unfold.forward(plane, **s, fill=-1)                 # (K, 1, 1, *out)
+    first = xp.argmax(_unfold(x, **s, fill=-xp.inf), axis=-d - 3)  # (batched, under vmap)
+    first = xp.expand_dims(first, -d - 3)                        # (..., 1, N, C, *out)
+    where = xp.broadcast_to(where, first.shape[:-d - 3] + where.shape[:1]
+                            + first.shape[-d - 2:])
+    return xp.squeeze(xp.take_along_axis(where, first, axis=-d - 3), axis=-d - 3)
 
 
 def avg_pool(x, kernel_size, stride=None, padding=0, count_include_pad=True, d=2,
-             name="avg_pool"):
+             ceil_mode=False, divisor_override=None, name="avg_pool"):
     """The mean of each window over x's last ``d`` axes (x: (N, C, *spatial)), PyTorch's
-    avg_pool1d/2d: padding adds zeros, which count in the mean unless
-    ``count_include_pad=False``; ``stride`` defaults to the kernel.
+    avg_pool1d/2d/3d: padding adds zeros, which count in the mean unless
+    ``count_include_pad=False``; ``stride`` defaults to the kernel. With ``ceil_mode`` a
+    last partial window divides by its entries within the padded input (PyTorch's
+    rule); ``divisor_override`` divides every window's sum by that number instead.
 
     >>> x = cr.tensor(np.arange(4.0).reshape(1, 1, 2, 2))
     >>> cr.rules.pooling.avg_pool(x, 2).data.tolist()
     [[[[1.5]]]]
+    >>> cr.rules.pooling.avg_pool(x, 2, divisor_override=1).data.tolist()
+    [[[[6.0]]]]
     """
-    s = pool_arguments(name, shape_of(x), kernel_size, stride, padding, 1, d)
+    if divisor_override is not None and (
+            not isinstance(divisor_override, int) or isinstance(divisor_override, bool)
+            or divisor_override == 0):
+        raise ValueError(f"{name}: divisor_override must be a nonzero int or None, got "
+                         f"{divisor_override!r}")
+    s = pool_arguments(name, shape_of(x), kernel_size, stride, padding, 1, d, ceil_mode)
     total = _sum(_unfold(x, **s), axis=-d - 3)
-    if count_include_pad or not any(lo or hi for lo, hi in s["pads"]):
+    if divisor_override is not None:
+        return total / divisor_override
+    extra = tuple(hi - lo for lo, hi in s["pads"])
+    if not any(extra) and (count_include_pad or not any(lo for lo, _ in s["pads"])):
         return total / math.prod(s["kernel"])
-    ones = xp.ones((1,) * (len(shape_of(x)) - d) + _spatial(x, d), float_dtype(x))
-    return total / xp.sum(_unfold.forward(ones, **s), axis=-d - 3)
+    # each window's count: the entries it covers of the input, and of the padding
+    # unless count_include_pad=False, never of ceil_mode's extra
+    ones = xp.ones((1, 1) + _spatial(x, d), float_dtype(x))
+    near = tuple((lo, lo) for lo, _ in s["pads"])
+    ones = _pad_or_crop(ones, near, 1.0 if count_include_pad else 0.0)
+    counts = xp.sum(_unfold.forward(ones, s["kernel"], s["stride"],
+                                    tuple((0, e) for e in extra), s["dilation"]),
+                    axis=-d - 3)
+    return total / counts
 
 
 def _bins(n, m, dtype):
@@ -180,16 +245,143 @@ def adaptive_avg_pool(x, output_size, d=2, name="adaptive_avg_pool"):
     >>> cr.rules.pooling.adaptive_avg_pool(x, (1, 2)).data.tolist()
     [[[[0.5, 2.5]]]]
     """
-    _check_input(name, shape_of(x), d)
-    sizes = output_size if isinstance(output_size, (tuple, list)) else (output_size,) * d
-    spatial = _spatial(x, d)
-    sizes = tuple(n if m is None else m for m, n in zip(sizes, spatial))
-    if len(sizes) != d or not all(isinstance(m, int) and m >= 1 for m in sizes):
-        raise ValueError(f"{name}: output_size must be a positive int or {d} of them, got "
-                         f"{output_size!r}")
+    spatial, sizes = _output_sizes(name, x, output_size, d)
     letters = "abcdefghijklmnopqrstuvwxyz"
     ins, outs = letters[:d], letters[d:2 * d]
     matrices = [_bins(n, m, float_dtype(x)) for n, m in zip(spatial, sizes)]
     spec = ("..." + ins + "," + ",".join(o + i for i, o in zip(ins, outs))
             + "->..." + outs)
     return einsum(spec, x, *matrices)
+
+
+def _output_sizes(name, x, output_size, d):
+    _check_input(name, shape_of(x), d)
+    sizes = output_size if isinstance(output_size, (tuple, list)) else (output_size,) * d
+    spatial = _spatial(x, d)
+    sizes = tuple(sizes)
+    if len(sizes) == d:
+        sizes = tuple(n if m is None else m for m, n in zip(sizes, spatial))
+    if len(sizes) != d or not all(isinstance(m, int) and not isinstance(m, bool)
+                                  and m >= 1 for m in sizes):
+        raise ValueError(f"{name}: output_size must be a positive int or {d} of them, got "
+                         f"{output_size!r}")
+    return spatial, sizes
+
+
+def _bin_members(spatial, sizes):
+    """(*sizes, L): the flat plane index of each entry of each adaptive bin, a bin
+    shorter than L repeating its first entry (a repeat changes no maximum, and the
+    gradient its copies share goes back to the one entry)."""
+    per_axis = []
+    for n, m in zip(spatial, sizes):
+        bounds = [((i * n) // m, -((-(i + 1) * n) // m)) for i in range(m)]
+        width = max(stop - start for start, stop in bounds)
+        rows = [[start + min(j, stop - start - 1) for j in range(width)]
+                for start, stop in bounds]
+        per_axis.append(xp.asarray(rows))
+    members = xp.zeros((1,) * len(spatial) * 2, dtype=xp.int64)
+    for axis, rows in enumerate(per_axis):
+        d = len(spatial)
+        shape = [1] * (2 * d)
+        shape[axis], shape[d + axis] = rows.shape
+        members = members * spatial[axis] + rows.reshape(shape)
+    return members.reshape(sizes + (-1,))
+
+
+def adaptive_max_pool(x, output_size, d=2, return_indices=False, name="adaptive_max_pool"):
+    """The largest entry of each adaptive bin over x's last ``d`` axes (bins as
+    ``adaptive_avg_pool``'s), PyTorch's adaptive_max_pool1d/2d/3d; ``return_indices=True``
+    gives ``(y, indices)`` too, each maximum's flat index (int64) in its plane. Entries
+    tied for a bin's maximum share its gradient evenly.
+
+    >>> x = cr.tensor(np.array([[[3.0, 1.0, 4.0, 1.0, 5.0]]]))
+    >>> y, i = cr.rules.pooling.adaptive_max_pool(x, 2, d=1, return_indices=True)
+    >>> y.data.tolist(), i.tolist()                            # [0, 3) and [2, 5)
+    ([[[4.0, 5.0]]], [[[2, 4]]])
+    """
+    spatial, sizes = _output_sizes(name, x, output_size, d)
+    members = _bin_members(spatial, sizes)
+    shape = shape_of(x)
+    flat = reshape(x, shape[:len(shape) - d] + (math.prod(spatial),))
+    gathered = getitem(flat, index=(Ellipsis, members))
+    y = _max(gathered, axis=-1)
+    if not return_indices:
+        return y
+    first = xp.argmax(raw(gathered), axis=-1)
+    return y, xp.take_along_axis(xp.broadcast_to(members, first.shape + members.shape[-1:]),
+                                 first[..., None], axis=-1)[..., 0]
+
+
+def lp_pool(x, norm_type, kernel_size, stride=None, ceil_mode=False, d=2, name="lp_pool"):
+    """PyTorch's power-average pooling lp_pool1d/2d/3d: (sum of x**p over each window)
+    ** (1/p), computed as PyTorch does, from the window's mean (with ``ceil_mode``'s
+    divisor) times the kernel's size, a negative mean taken as 0; p = ±inf is the
+    max (min) of |x|.
+
+    >>> x = cr.tensor(np.array([[[3.0, 4.0]]]))
+    >>> cr.rules.pooling.lp_pool(x, 2, 2, d=1).data.tolist()
+    [[[5.0]]]
+    """
+    if norm_type == math.inf:
+        return max_pool(absolute(x), kernel_size, stride, 0, 1, d, ceil_mode, name=name)
+    if norm_type == -math.inf:
+        return -max_pool(-absolute(x), kernel_size, stride, 0, 1, d, ceil_mode, name=name)
+    kernel = _tuple(kernel_size, d, "kernel_size", name, 1)
+    out = avg_pool(x ** norm_type, kernel, stride, 0, True, d, ceil_mode, name=name)
+    return (sign(out) * relu(absolute(out)) * math.prod(kernel)) ** (1.0 / norm_type)
+
+
+def max_unpool(y, indices, kernel_size, stride=None, padding=0, output_size=None, d=2,
+               name="max_unpool"):
+    """PyTorch's max_unpool1d/2d/3d, max pooling's partial inverse: zeros of the
+    ``output_size`` (by default (n - 1) stride - 2 padding + kernel per axis), with
+    each entry of y (N, C, *spatial) written at its flat ``indices`` in its plane;
+    the gradient reads back at the indices (each entry that of its place, as PyTorch's,
+    also where overlapping windows repeat an index).
+
+    >>> y, i = cr.rules.pooling.max_pool(np.array([[[1.0, 3.0, 2.0, 0.0]]]), 2, d=1,
+    ...                                  return_indices=True)
+    >>> cr.rules.pooling.max_unpool(y, i, 2, d=1).tolist()
+    [[[0.0, 3.0, 2.0, 0.0]]]
+    """
+    shape = shape_of(y)
+    _check_input(name, shape, d)
+    kernel = _tuple(kernel_size, d, "kernel_size", name, 1)
+    stride = kernel if stride is None else _tuple(stride, d, "stride", name, 1)
+    padding = _tuple(padding, d, "padding", name, 0)
+    default = tuple((n - 1) * s - 2 * p + k
+                    for n, s, p, k in zip(shape[2:], stride, padding, kernel))
+    if output_size is None:
+        size = default
+    else:
+        size = tuple(output_size)[-d:] if len(output_size) == d + 2 else tuple(output_size)
+        if len(size) != d:
+            raise ValueError(f"{name}: output_size {tuple(output_size)} has "
+                             f"{len(output_size)} entries, expected {d} or {d + 2}")
+        for n, low, s in zip(size, default, stride):
+            if not low - s < n < low + s:
+                raise ValueError(f"{name}: output_size {tuple(output_size)} is not within "
+                                 f"the stride of the default {default}")
+    if any(n <= 0 for n in size):
+        raise ValueError(f"{name}: output size {size} from input {shape}, expected "
+                         f"positive sizes")
+    indices = xp.asarray(raw(indices))
+    if indices.shape != shape or indices.dtype.kind not in "iu":
+        raise ValueError(f"{name}: indices of shape {indices.shape} and dtype "
+                         f"{indices.dtype}, expected integers of the input's shape {shape}")
+    plane = math.prod(size)
+    if indices.size and (indices.min() < 0 or indices.max() >= plane):
+        raise ValueError(f"{name}: indices run from {indices.min()} to {indices.max()}, "
+                         f"expected them within the output plane of {plane} entries")
+    n, c = shape[:2]
+    lead = shape[:2] + (-1,)
+    where = (Ellipsis, xp.arange(n).reshape(n, 1, 1), xp.arange(c).reshape(1, c, 1),
+             indices.reshape(lead))
+    zeros = xp.zeros(shape[:2] + (plane,), float_dtype(y))
+    flat = reshape(y, lead)
+    # PyTorch's derivatives: each entry reads the gradient of its place, even where
+    # overlapping windows repeat an index (their entries are equal: the value is one of
+    # them, the adjoint that of adding them)
+    added = index_add(zeros, flat, index=where)
+    out = added - stop_gradient(added - index_set(zeros, flat, index=where))
+    return reshape(out, shape[:2] + size)
