@@ -18,11 +18,13 @@ from . import functional, init, utils
 from .attention import MultiheadAttention
 from .containers import ModuleDict, ModuleList
 from .conv import Conv1d, Conv2d
+from .conv import Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .activations import (CELU, ELU, GELU, GLU, Hardshrink, Hardsigmoid, Hardswish,
                           Hardtanh, Identity, LeakyReLU, LogSigmoid, LogSoftmax, Mish, PReLU,
                           ReLU, ReLU6, RReLU, SELU, Sigmoid, SiLU, Softmax, Softmin, Softplus,
                           Softshrink, Softsign, Tanh, Tanhshrink, Threshold)
-from .layers import Dropout, Embedding, Flatten, LayerNorm, Linear, MLP, Sequential
+from .layers import Dropout, Flatten, LayerNorm, Linear, MLP, Sequential
+from .embeddings import Embedding, EmbeddingBag
 from .losses import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CosineSimilarity,
                      CrossEntropyLoss, GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss,
                      KLDivLoss, L1Loss, MarginRankingLoss, MSELoss, MultiLabelMarginLoss,
@@ -74,3 +76,5 @@ __all__ += ["AlphaDropout", "Dropout1d", "Dropout2d", "Dropout3d", "ChannelShuff
 __all__ += ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"]
 __all__ += ["TransformerDecoderLayer", "TransformerDecoder", "Transformer"]
 __all__ += ["CTCLoss"]
+__all__ += ["Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
+__all__ += ["EmbeddingBag"]

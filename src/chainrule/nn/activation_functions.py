@@ -14,12 +14,12 @@ from numpy.typing import ArrayLike
 
 from .. import arrays as xp
 from .. import rules as ops
-from ..primitive import Box, raw as _raw, shape_of
+from ..primitive import raw as _raw, shape_of
 from ..api.torch_random import default_generator
 from ..rules.common import Result, float_dtype
 
 __all__ = ["relu", "leaky_relu", "elu", "gelu", "silu", "sigmoid", "tanh", "softplus",
-           "softmax", "log_softmax", "dropout", "layer_norm", "embedding", "relu6",
+           "softmax", "log_softmax", "dropout", "layer_norm", "relu6",
            "hardtanh", "selu", "celu", "mish", "softsign", "logsigmoid", "hardswish",
            "hardsigmoid", "hardshrink", "softshrink", "tanhshrink", "threshold", "rrelu",
            "glu", "softmin", "prelu"]
@@ -374,25 +374,3 @@ def layer_norm(x: ArrayLike, normalized_shape: int | tuple[int, ...],
     if weight is not None:
         y = y * weight
     return y if bias is None else y + bias
-
-
-def embedding(indices: ArrayLike, weight: ArrayLike) -> Result:
-    """The rows of ``weight`` at ``indices`` (ints, any shape): shape indices.shape +
-    (embedding_dim,), as torch's; differentiable in the weight.
-
-    >>> table = cr.tensor([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]])
-    >>> cr.nn.functional.embedding(np.array([2, 0]), table).data.tolist()
-    [[4.0, 5.0], [0.0, 1.0]]
-    """
-    indices = _raw(indices)
-    if not unknown_values(indices):
-        indices = np.asarray(indices).astype(np.intp)
-    return ops.take(weight, indices, axis=0)
-
-
-def unknown_values(indices) -> bool:
-    """Whether raw indices are a transform's, whose numbers are not known here: a batch
-    of cr.vmap (one set of indices per example) or cr.jit's traced array (other numbers
-    at each replay). They index as they are, where eager ones are read and checked."""
-    return isinstance(indices, Box) or (type(indices) is not np.ndarray
-                                        and type(indices) in xp.ARRAYS)

@@ -6,7 +6,7 @@ example.
 
 This file holds ``linear`` and ``one_hot`` and gathers the rest from their homes:
 ``loss_functions.py``, ``likelihood_losses.py``, ``embedding_losses.py``,
-``sequence_losses.py``, ``distances.py``, ``activation_functions.py``,
+``sequence_losses.py``, ``distances.py``, ``activation_functions.py``, ``embeddings.py``,
 ``conv_functions.py``, ``pooling_functions.py``, ``normalization.py`` and
 ``scaled_dot_product.py``.
 
@@ -28,12 +28,14 @@ from .. import rules as ops
 from ..primitive import raw as _raw, shape_of
 from ..rules.common import Result
 from ..tensor import Tensor
-from .activation_functions import (celu, dropout, elu, embedding, gelu, glu, hardshrink,
+from .activation_functions import (celu, dropout, elu, gelu, glu, hardshrink,
                                    hardsigmoid, hardswish, hardtanh, layer_norm, leaky_relu,
                                    log_softmax, logsigmoid, mish, prelu, relu, relu6, rrelu,
                                    selu, sigmoid, silu, softmax, softmin, softplus,
                                    softshrink, softsign, tanh, tanhshrink, threshold)
 from .conv_functions import conv1d, conv2d
+from .conv_functions import conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d
+from .embeddings import embedding, embedding_bag
 from .distances import cosine_similarity, normalize, pairwise_distance, pdist
 from .embedding_losses import (cosine_embedding_loss, hinge_embedding_loss,
                                margin_ranking_loss, multi_margin_loss,
@@ -164,3 +166,5 @@ __all__ += ["alpha_dropout", "dropout1d", "dropout2d", "dropout3d", "channel_shu
             "pixel_shuffle", "pixel_unshuffle"]
 __all__ += ["interpolate", "upsample"]
 __all__ += ["ctc_loss"]
+__all__ += ["conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"]
+__all__ += ["embedding_bag"]

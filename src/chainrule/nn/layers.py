@@ -1,6 +1,7 @@
 """Layers for the tensor engine, shaped like PyTorch's: Linear, Sequential, Dropout,
-Flatten, LayerNorm, Embedding and a tensor MLP (the activations as modules are in
-activations.py, the losses in losses.py, the convolutions in conv.py)."""
+Flatten, LayerNorm and a tensor MLP (the activations as modules are in activations.py,
+the lookup tables in embeddings.py, the losses in losses.py, the convolutions in
+conv.py)."""
 
 import math
 from numbers import Integral
@@ -11,40 +12,18 @@ from numpy.typing import ArrayLike, DTypeLike
 
 from ..rules import fused
 from .. import rules as ops
-from ..api.torch_random import default_generator
-from ..primitive import raw
 from ..rules.common import Result
 from ..tensor import Tensor
 from . import functional as F
-from .activation_functions import unknown_values
 from .activations import GELU, ReLU, Sigmoid, Tanh
+from .construction import RNG, initial_generator, make_generator
 from .module import Module, Parameter
 from .scalar import MLP as ScalarMLP
 
-__all__ = ["Linear", "Sequential", "Dropout", "Flatten", "MLP", "LayerNorm", "Embedding",
+__all__ = ["Linear", "Sequential", "Dropout", "Flatten", "MLP", "LayerNorm",
            "ACTIVATIONS", "make_generator"]
 
 # Where random numbers come from: None (fresh entropy), an int seed, or a Generator.
-RNG = int | np.random.Generator | None
-
-
-def make_generator(rng: RNG) -> np.random.Generator:
-    """A ``numpy.random.Generator`` from None (fresh entropy), a seed, or a Generator."""
-    if isinstance(rng, np.random.Generator):
-        return rng
-    if rng is None or isinstance(rng, Integral):
-        return np.random.default_rng(rng)
-    raise TypeError(f"rng: expected None, an int seed or a numpy.random.Generator, "
-                    f"got {type(rng).__name__} {rng!r}")
-
-
-def initial_generator(rng: RNG) -> Any:
-    """Where a layer's initial weights come from: ``rng`` (a seed or a Generator), or by
-    default chainrule's default generator, as PyTorch draws them from its own, so that
-    ``cr.manual_seed(n)`` makes a model's first weights repeatable."""
-    return default_generator if rng is None else make_generator(rng)
-
-
 class Linear(Module):
     """``y = x @ weight.T + bias``, weight of shape (out_features, in_features): one row
     per output, PyTorch's layout, so that ``weight[k]``, ``F.linear`` and a torch
@@ -277,79 +256,6 @@ class LayerNorm(Module):
         """normalized_shape, eps and elementwise_affine, for repr."""
         return (f"{self.normalized_shape}, eps={self.eps}, "
                 f"elementwise_affine={self.elementwise_affine}")
-
-
-class Embedding(Module):
-    """A table of ``num_embeddings`` vectors of size ``embedding_dim``; the input is an
-    int array of indices (any shape; a float array of whole numbers, as ``cr.tensor``
-    makes of ints, is read the same), the output the rows it picks, with one more axis.
-
-    ``weight`` (num_embeddings, embedding_dim) starts N(0, 1), as PyTorch's; a row used
-    twice gets both gradients added. ``padding_idx``, as PyTorch's, names a row that
-    starts at zeros and gets no gradient (its vectors stand for padding).
-
-    >>> emb = cr.nn.Embedding(5, 3, rng=0)
-    >>> out = emb(np.array([[0, 4], [4, 4]]))
-    >>> out.shape
-    (2, 2, 3)
-    >>> out.sum().backward()
-    >>> emb.weight.grad[:, 0].tolist()          # row 0 used once, row 4 three times
-    [1.0, 0.0, 0.0, 0.0, 3.0]
-    """
-
-    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
-                 rng: RNG = None, dtype: DTypeLike = np.float64) -> None:
-        for name, n in (("num_embeddings", num_embeddings), ("embedding_dim", embedding_dim)):
-            if not isinstance(n, Integral) or n < 1:
-                raise ValueError(f"Embedding: {name} must be a positive int, got {n!r}")
-        if padding_idx is not None:
-            if not isinstance(padding_idx, Integral) or \
-                    not -num_embeddings <= padding_idx < num_embeddings:
-                raise ValueError(f"Embedding: padding_idx must be an int in "
-                                 f"[-{num_embeddings}, {num_embeddings}), got {padding_idx!r}")
-            padding_idx = int(padding_idx) % num_embeddings  # PyTorch counts -1 as the last
-        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
-        self.padding_idx = padding_idx
-        w = initial_generator(rng).standard_normal((num_embeddings, embedding_dim))
-        if padding_idx is not None:
-            w[padding_idx] = 0.0
-        self.weight = Parameter(w, dtype=dtype)
-
-    def forward(self, indices: ArrayLike) -> Tensor:
-        """weight[indices]: the rows of the table, shape indices.shape + (embedding_dim,)."""
-        array = raw(indices)
-        if unknown_values(array):  # (cr.vmap's, cr.jit's: no range to check here)
-            if array.dtype.kind not in "iu":
-                raise TypeError(f"Embedding: traced indices must be an int array, got "
-                                f"dtype {array.dtype}")
-            return self._rows(array, array == self.padding_idx
-                              if self.padding_idx is not None else None)
-        array = np.asarray(array)
-        if array.dtype.kind not in "iu":
-            # cr.tensor makes floats of ints: whole numbers are read as the indices
-            if array.dtype.kind != "f" or not np.all(array == np.round(array)):
-                raise TypeError(f"Embedding: indices must be whole numbers (an int "
-                                f"array), got dtype {array.dtype}")
-            array = array.astype(np.intp)
-        if array.size and (array.min() < 0 or array.max() >= self.num_embeddings):
-            raise IndexError(f"Embedding: indices must lie in [0, {self.num_embeddings}), "
-                             f"got values from {array.min()} to {array.max()}")
-        if self.padding_idx is None or not np.any(array == self.padding_idx):
-            return self._rows(array, None)
-        return self._rows(array, array == self.padding_idx)
-
-    def _rows(self, array, padded):
-        """The rows at ``array``; where ``padded``, the padding row's numbers as a
-        constant: no gradient reaches it."""
-        rows = self.weight[array]
-        if padded is None:
-            return rows
-        return ops.where(padded[..., None], self.weight.detach()[array], rows)
-
-    def extra_repr(self) -> str:
-        """num_embeddings and embedding_dim (and padding_idx if set), for repr."""
-        padding = "" if self.padding_idx is None else f", padding_idx={self.padding_idx}"
-        return f"{self.num_embeddings}, {self.embedding_dim}{padding}"
 
 
 class MLP(Sequential):

@@ -26,7 +26,7 @@ from ..rules.common import Result
 from ..tensor import Tensor
 from ..api.torch_random import default_generator
 from . import functional as F
-from .layers import RNG, initial_generator, make_generator
+from .construction import RNG, check_device, initial_generator, make_generator
 from .module import Module, Parameter
 from .utils.rnn import PackedSequence, packed_data, padded_rows
 
@@ -137,13 +137,6 @@ _STEPS = {"RNN_TANH": rnn_tanh_cell, "RNN_RELU": rnn_relu_cell, "GRU": gru_cell}
 def _check_size(layer, name, n):
     if isinstance(n, bool) or not isinstance(n, Integral) or n < 1:
         raise ValueError(f"{layer}: {name} must be a positive int, got {n!r}")
-
-
-def check_device(layer, device):
-    """torch's ``device=``: the CPU (where chainrule computes) or None; another is refused."""
-    kind = getattr(device, "type", None) or str(device).split(":")[0]
-    if device is not None and kind != "cpu":
-        raise ValueError(f"{layer}: chainrule computes on the CPU, got device={str(device)!r}")
 
 
 def _mode(layer, nonlinearity):
