@@ -49,6 +49,12 @@ from .loss_functions import (binary_cross_entropy, binary_cross_entropy_with_log
 from .normalization import batch_norm, group_norm, instance_norm, rms_norm
 from .padding import pad
 from .pooling_functions import adaptive_avg_pool2d, avg_pool2d, max_pool2d
+from .pooling_functions import (adaptive_avg_pool1d, adaptive_avg_pool3d,
+                                adaptive_max_pool1d, adaptive_max_pool2d, adaptive_max_pool3d,
+                                avg_pool1d, avg_pool3d, lp_pool1d, lp_pool2d, lp_pool3d,
+                                max_pool1d, max_pool3d, max_unpool1d, max_unpool2d,
+                                max_unpool3d)
+from .folding import fold, unfold
 from .channel_dropout import alpha_dropout, dropout1d, dropout2d, dropout3d
 from .reshaping import channel_shuffle, pixel_shuffle, pixel_unshuffle
 from .resampling import interpolate, upsample
@@ -165,6 +171,10 @@ __all__ += ["pad"]
 __all__ += ["alpha_dropout", "dropout1d", "dropout2d", "dropout3d", "channel_shuffle",
             "pixel_shuffle", "pixel_unshuffle"]
 __all__ += ["interpolate", "upsample"]
-__all__ += ["ctc_loss"]
 __all__ += ["conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"]
+__all__ += ["max_pool1d", "max_pool3d", "avg_pool1d", "avg_pool3d", "adaptive_avg_pool1d",
+            "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d",
+            "adaptive_max_pool3d", "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_unpool1d",
+            "max_unpool2d", "max_unpool3d", "fold", "unfold"]
+__all__ += ["ctc_loss"]
 __all__ += ["embedding_bag"]
