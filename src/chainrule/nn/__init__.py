@@ -21,9 +21,9 @@ from .conv import Conv1d, Conv2d
 from .conv import Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .activations import (CELU, ELU, GELU, GLU, Hardshrink, Hardsigmoid, Hardswish,
                           Hardtanh, Identity, LeakyReLU, LogSigmoid, LogSoftmax, Mish, PReLU,
-                          ReLU, ReLU6, RReLU, SELU, Sigmoid, SiLU, Softmax, Softmin, Softplus,
-                          Softshrink, Softsign, Tanh, Tanhshrink, Threshold)
-from .layers import Dropout, Flatten, LayerNorm, Linear, MLP, Sequential
+                          ReLU, ReLU6, RReLU, SELU, Sigmoid, SiLU, Softmax, Softmax2d, Softmin,
+                          Softplus, Softshrink, Softsign, Tanh, Tanhshrink, Threshold)
+from .layers import Bilinear, Dropout, Flatten, LayerNorm, Linear, MLP, Sequential
 from .embeddings import Embedding, EmbeddingBag
 from .losses import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CosineSimilarity,
                      CrossEntropyLoss, GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss,
@@ -34,12 +34,14 @@ from .losses import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CosineSimi
 from .losses import CTCLoss
 from .module import IncompatibleKeys, Module, Parameter
 from .normalization import (BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm,
-                            InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, RMSNorm)
+                            InstanceNorm1d, InstanceNorm2d, InstanceNorm3d,
+                            LocalResponseNorm, RMSNorm)
 from .padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d,
                       ConstantPad2d, ConstantPad3d, ReflectionPad1d, ReflectionPad2d,
                       ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d,
                       ZeroPad1d, ZeroPad2d, ZeroPad3d)
-from .channel_dropout import AlphaDropout, Dropout1d, Dropout2d, Dropout3d
+from .channel_dropout import (AlphaDropout, Dropout1d, Dropout2d, Dropout3d,
+                              FeatureAlphaDropout)
 from .reshaping import ChannelShuffle, PixelShuffle, PixelUnshuffle, Unflatten
 from .resampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
@@ -87,3 +89,4 @@ __all__ += ["MaxPool1d", "MaxPool3d", "AvgPool1d", "AvgPool3d", "AdaptiveAvgPool
 __all__ += ["TransformerDecoderLayer", "TransformerDecoder", "Transformer"]
 __all__ += ["CTCLoss"]
 __all__ += ["EmbeddingBag"]
+__all__ += ["Bilinear", "Softmax2d", "FeatureAlphaDropout", "LocalResponseNorm"]

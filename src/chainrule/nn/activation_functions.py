@@ -19,7 +19,7 @@ from ..api.torch_random import default_generator
 from ..rules.common import Result, float_dtype
 
 __all__ = ["relu", "leaky_relu", "elu", "gelu", "silu", "sigmoid", "tanh", "softplus",
-           "softmax", "log_softmax", "dropout", "layer_norm", "relu6",
+           "softmax", "log_softmax", "dropout", "gumbel_softmax", "layer_norm", "relu6",
            "hardtanh", "selu", "celu", "mish", "softsign", "logsigmoid", "hardswish",
            "hardsigmoid", "hardshrink", "softshrink", "tanhshrink", "threshold", "rrelu",
            "glu", "softmin", "prelu"]
@@ -355,6 +355,33 @@ def dropout(x: ArrayLike, p: float = 0.5, training: bool = True, inplace: bool =
     generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     keep = xp.draw(generator.random, shape_of(x)) >= p
     return x * (keep / (1 - p)).astype(float_dtype(x))
+
+
+def gumbel_softmax(logits: ArrayLike, tau: float = 1.0, hard: bool = False,
+                   eps: float = 1e-10, dim: int = -1,
+                   rng: "np.random.Generator | int | None" = None) -> Result:
+    """torch's ``gumbel_softmax``: a sample from the Gumbel-softmax (concrete)
+    distribution, softmax((logits + g) / tau) along ``dim`` with g standard Gumbel
+    noise, differentiable in the logits. ``hard=True`` returns the one-hot vector of
+    its largest entry, whose gradient is the soft sample's (the straight-through
+    estimator). The noise comes from ``rng`` (a seed or a Generator) or chainrule's
+    default generator; ``eps`` is accepted and unused, as in torch.
+
+    >>> y = cr.nn.functional.gumbel_softmax(cr.zeros(2, 3), hard=True, rng=0)
+    >>> y.data.sum(axis=1).tolist(), sorted(set(y.data.ravel().tolist()))
+    ([1.0, 1.0], [0.0, 1.0])
+    """
+    generator = default_generator if rng is None else (
+        rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng))
+    gumbels = -xp.log(xp.draw(generator.exponential, 1.0, shape_of(logits)))
+    soft = ops.softmax((logits + gumbels.astype(float_dtype(logits))) / tau, axis=dim)
+    if not hard:
+        return soft
+    chosen = _raw(soft) == xp.max(_raw(soft), axis=dim, keepdims=True)
+    # (one winner along dim, as torch's argmax: the first of tied maxima)
+    first = xp.cumsum(chosen.astype(np.int64), axis=dim) == 1
+    one_hot = (chosen & first).astype(float_dtype(logits))
+    return one_hot - ops.stop_gradient(soft) + soft
 
 
 def layer_norm(x: ArrayLike, normalized_shape: int | tuple[int, ...],

@@ -13,12 +13,13 @@ import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
 from .. import rules as ops
+from ..primitive import shape_of
 from ..rules.common import Result
 from . import activation_functions as F
 from .module import Module, Parameter
 
 __all__ = ["ReLU", "Tanh", "Sigmoid", "GELU", "SiLU", "LeakyReLU", "ELU", "Softplus",
-           "Identity", "Softmax", "LogSoftmax", "ReLU6", "Hardtanh", "SELU", "CELU", "Mish",
+           "Identity", "Softmax", "Softmax2d", "LogSoftmax", "ReLU6", "Hardtanh", "SELU", "CELU", "Mish",
            "Softsign", "LogSigmoid", "Hardswish", "Hardsigmoid", "Hardshrink", "Softshrink",
            "Tanhshrink", "Threshold", "RReLU", "GLU", "Softmin", "PReLU"]
 
@@ -186,6 +187,24 @@ class Softmax(Module):
     def extra_repr(self) -> str:
         """dim, for repr."""
         return f"dim={self.dim}"
+
+
+class Softmax2d(Module):
+    """softmax over the channels of each position (torch's ``nn.Softmax2d``): input
+    (N, C, H, W) or (C, H, W), the softmax along axis -3.
+
+    >>> y = cr.nn.Softmax2d()(cr.zeros(1, 4, 2, 2))
+    >>> y.data[0, :, 0, 0].tolist()                 # 4 channels share each position
+    [0.25, 0.25, 0.25, 0.25]
+    """
+
+    def forward(self, x: ArrayLike) -> Result:
+        """softmax(x) along the channel axis."""
+        shape = shape_of(x)
+        if len(shape) not in (3, 4):
+            raise ValueError(f"Softmax2d: input of shape {shape}, expected (N, C, H, W) or "
+                             f"(C, H, W)")
+        return ops.softmax(x, axis=-3)
 
 
 class LogSoftmax(Module):

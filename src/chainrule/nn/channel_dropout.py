@@ -1,5 +1,6 @@
 """Dropout of whole channels (torch's ``dropout1d``/``2d``/``3d`` and their modules) and
-SELU's alpha dropout (``alpha_dropout``, ``nn.AlphaDropout``). The draws come from
+SELU's alpha dropout (``alpha_dropout``, ``nn.AlphaDropout``, and of whole channels
+``feature_alpha_dropout``, ``nn.FeatureAlphaDropout``). The draws come from
 ``rng`` (a seed or a ``numpy.random.Generator``), as ``F.dropout`` and ``nn.Dropout``
 take them; under cr.jit each run draws anew. The mask is a constant: the gradient is
 the mask, its derivatives zero, as torch's.
@@ -18,8 +19,8 @@ from ..primitive import shape_of
 from ..rules.common import Result, float_dtype
 from .module import Module
 
-__all__ = ["dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "Dropout1d",
-           "Dropout2d", "Dropout3d", "AlphaDropout"]
+__all__ = ["dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
+           "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"]
 
 Generator = np.random.Generator | int | None
 
@@ -90,6 +91,19 @@ def dropout3d(input: ArrayLike, p: float = 0.5, training: bool = True,
                             "(N, C, D, H, W) or (C, D, H, W)")
 
 
+def _alpha_dropout(x, p, training, rng, name, mask_shape):
+    _check_p(p, name)
+    if not training or p == 0:
+        return x
+    if p == 1:
+        return x * 0.0
+    dtype = float_dtype(x)
+    keep = (xp.draw(_generator(rng).random, mask_shape) >= p).astype(dtype)
+    a = 1 / np.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))
+    shift = (keep - 1) * (_ALPHA * a) + _ALPHA * a * p
+    return x * (keep * a).astype(dtype) + shift.astype(dtype)
+
+
 def alpha_dropout(input: ArrayLike, p: float = 0.5, training: bool = False,
                   inplace: bool = False, rng: Generator = None) -> Result:
     """torch's ``alpha_dropout``, for SELU networks: in training each entry is dropped
@@ -101,16 +115,25 @@ def alpha_dropout(input: ArrayLike, p: float = 0.5, training: bool = False,
     >>> np.round(y.data, 4).tolist()                       # kept: a alpha p, dropped: -a alpha (1 - p)
     [0.7792, -0.7792, -0.7792, -0.7792]
     """
-    _check_p(p, "alpha_dropout")
-    if not training or p == 0:
-        return input
-    if p == 1:
-        return input * 0.0
-    dtype = float_dtype(input)
-    keep = (xp.draw(_generator(rng).random, shape_of(input)) >= p).astype(dtype)
-    a = 1 / np.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))
-    shift = (keep - 1) * (_ALPHA * a) + _ALPHA * a * p
-    return input * (keep * a).astype(dtype) + shift.astype(dtype)
+    return _alpha_dropout(input, p, training, rng, "alpha_dropout", shape_of(input))
+
+
+def feature_alpha_dropout(input: ArrayLike, p: float = 0.5, training: bool = False,
+                          inplace: bool = False, rng: Generator = None) -> Result:
+    """torch's ``feature_alpha_dropout``: ``alpha_dropout`` of whole channels, each
+    (example, channel) of x (N, C, ...) kept or dropped as one, for SELU networks of
+    convolutions. (``training`` is False by default, as torch's.)
+
+    >>> y = feature_alpha_dropout(cr.zeros(1, 3, 2), 0.5, training=True, rng=0)
+    >>> np.round(y.data[0], 4).tolist()                    # one choice per channel
+    [[0.7792, 0.7792], [-0.7792, -0.7792], [-0.7792, -0.7792]]
+    """
+    shape = shape_of(input)
+    if len(shape) < 2:
+        raise ValueError(f"feature_alpha_dropout: input of shape {shape}, expected (N, C, "
+                         f"...) with at least 2 dimensions")
+    return _alpha_dropout(input, p, training, rng, "feature_alpha_dropout",
+                          shape[:2] + (1,) * (len(shape) - 2))
 
 
 class _Dropout(Module):
@@ -173,3 +196,14 @@ class AlphaDropout(_Dropout):
     """
 
     _functional = staticmethod(alpha_dropout)
+
+
+class FeatureAlphaDropout(_Dropout):
+    """Alpha dropout of whole channels (torch's ``nn.FeatureAlphaDropout``): see
+    ``F.feature_alpha_dropout``; the identity in eval.
+
+    >>> cr.nn.FeatureAlphaDropout(0.2)
+    FeatureAlphaDropout(p=0.2, inplace=False)
+    """
+
+    _functional = staticmethod(feature_alpha_dropout)

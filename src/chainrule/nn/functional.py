@@ -4,7 +4,7 @@ normalisations, the convolutions and pooling, and attention. Each loss takes PyT
 ``reduction=``: "mean" over the batch (the default), "sum", or "none" for one loss per
 example.
 
-This file holds ``linear`` and ``one_hot`` and gathers the rest from their homes:
+This file holds ``linear``, ``bilinear`` and ``one_hot`` and gathers the rest from their homes:
 ``loss_functions.py``, ``likelihood_losses.py``, ``embedding_losses.py``,
 ``sequence_losses.py``, ``distances.py``, ``activation_functions.py``, ``embeddings.py``,
 ``conv_functions.py``, ``pooling_functions.py``, ``normalization.py`` and
@@ -28,7 +28,7 @@ from .. import rules as ops
 from ..primitive import raw as _raw, shape_of
 from ..rules.common import Result
 from ..tensor import Tensor
-from .activation_functions import (celu, dropout, elu, gelu, glu, hardshrink,
+from .activation_functions import (celu, dropout, elu, gelu, gumbel_softmax, glu, hardshrink,
                                    hardsigmoid, hardswish, hardtanh, layer_norm, leaky_relu,
                                    log_softmax, logsigmoid, mish, prelu, relu, relu6, rrelu,
                                    selu, sigmoid, silu, softmax, softmin, softplus,
@@ -46,7 +46,8 @@ from .likelihood_losses import gaussian_nll_loss, kl_div, poisson_nll_loss
 from .loss_functions import (binary_cross_entropy, binary_cross_entropy_with_logits,
                              cross_entropy, hinge_loss, huber_loss, l1_loss, mse_loss,
                              nll_loss, smooth_l1_loss)
-from .normalization import batch_norm, group_norm, instance_norm, rms_norm
+from .normalization import (batch_norm, group_norm, instance_norm, local_response_norm,
+                            rms_norm)
 from .padding import pad
 from .pooling_functions import adaptive_avg_pool2d, avg_pool2d, max_pool2d
 from .pooling_functions import (adaptive_avg_pool1d, adaptive_avg_pool3d,
@@ -55,13 +56,14 @@ from .pooling_functions import (adaptive_avg_pool1d, adaptive_avg_pool3d,
                                 max_pool1d, max_pool3d, max_unpool1d, max_unpool2d,
                                 max_unpool3d)
 from .folding import fold, unfold
-from .channel_dropout import alpha_dropout, dropout1d, dropout2d, dropout3d
+from .channel_dropout import (alpha_dropout, dropout1d, dropout2d, dropout3d,
+                              feature_alpha_dropout)
 from .reshaping import channel_shuffle, pixel_shuffle, pixel_unshuffle
 from .resampling import interpolate, upsample
 from .scaled_dot_product import scaled_dot_product_attention
 from .sequence_losses import ctc_loss
 
-__all__ = ["linear", "cross_entropy", "one_hot", "mse_loss",
+__all__ = ["linear", "bilinear", "cross_entropy", "one_hot", "mse_loss",
            "binary_cross_entropy_with_logits", "hinge_loss", "nll_loss", "l1_loss",
            "smooth_l1_loss", "huber_loss",
            "binary_cross_entropy", "relu", "leaky_relu", "elu", "gelu", "silu", "sigmoid",
@@ -123,6 +125,25 @@ def linear(x: ArrayLike, weight: ArrayLike, bias: ArrayLike | None = None,
 _ACTIVATIONS = {"relu": ops.relu, "tanh": ops.tanh, "sigmoid": ops.sigmoid, "gelu": ops.gelu}
 
 
+def bilinear(input1: ArrayLike, input2: ArrayLike, weight: ArrayLike,
+             bias: ArrayLike | None = None) -> Result:
+    """torch's ``bilinear``: y_k = x1 A_k x2 + b_k, for x1 (..., in1), x2 (..., in2),
+    weight A (out, in1, in2) and bias (out,) or None -> (..., out).
+
+    >>> A = cr.tensor([[[1.0, 0.0], [0.0, 2.0]]])             # one output
+    >>> bilinear(cr.tensor([[1.0, 1.0]]), cr.tensor([[3.0, 4.0]]), A).data.tolist()
+    [[11.0]]
+    """
+    s1, s2, sw = shape_of(input1), shape_of(input2), shape_of(weight)
+    if len(sw) != 3 or not s1 or not s2 or s1[-1] != sw[1] or s2[-1] != sw[2] \
+            or s1[:-1] != s2[:-1]:
+        raise ValueError(f"bilinear: input1 of shape {s1}, input2 of shape {s2} and weight "
+                         f"of shape {sw}; expected (..., in1), (..., in2) and (out, in1, "
+                         f"in2)")
+    y = ops.einsum("...i,kij,...j->...k", input1, weight, input2)
+    return y if bias is None else y + bias
+
+
 def one_hot(tensor: ArrayLike, num_classes: int = -1) -> Result:
     """The one-hot encoding of integer class indices, as PyTorch's: shape
     ``tensor.shape + (num_classes,)``, int64, with a 1 at each index. ``num_classes=-1``
@@ -178,3 +199,4 @@ __all__ += ["max_pool1d", "max_pool3d", "avg_pool1d", "avg_pool3d", "adaptive_av
             "max_unpool2d", "max_unpool3d", "fold", "unfold"]
 __all__ += ["ctc_loss"]
 __all__ += ["embedding_bag"]
+__all__ += ["gumbel_softmax", "feature_alpha_dropout", "local_response_norm"]

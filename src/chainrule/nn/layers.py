@@ -16,11 +16,11 @@ from ..rules.common import Result
 from ..tensor import Tensor
 from . import functional as F
 from .activations import GELU, ReLU, Sigmoid, Tanh
-from .construction import RNG, initial_generator, make_generator
+from .construction import RNG, check_device, initial_generator, make_generator
 from .module import Module, Parameter
 from .scalar import MLP as ScalarMLP
 
-__all__ = ["Linear", "Sequential", "Dropout", "Flatten", "MLP", "LayerNorm",
+__all__ = ["Linear", "Bilinear", "Sequential", "Dropout", "Flatten", "MLP", "LayerNorm",
            "ACTIVATIONS", "make_generator"]
 
 # Where random numbers come from: None (fresh entropy), an int seed, or a Generator.
@@ -183,6 +183,42 @@ class Dropout(Module):
     def extra_repr(self) -> str:
         """p, for repr."""
         return f"p={self.p}"
+
+
+class Bilinear(Module):
+    """``y = x1 A x2 + b`` per output (torch's ``nn.Bilinear``): weight (out_features,
+    in1_features, in2_features), bias (out_features,), both U(-1/sqrt(in1_features),
+    1/sqrt(in1_features)) as torch's, drawn from ``rng`` or the default generator.
+
+    >>> layer = cr.nn.Bilinear(3, 4, 5, rng=0)
+    >>> layer(cr.ones(2, 3), cr.ones(2, 4)).shape, layer.weight.shape
+    ((2, 5), (5, 3, 4))
+    """
+
+    def __init__(self, in1_features: int, in2_features: int, out_features: int,
+                 bias: bool = True, device: str | None = None, dtype: DTypeLike = np.float64,
+                 *, rng: RNG = None) -> None:
+        check_device("Bilinear", device)
+        for name, n in (("in1_features", in1_features), ("in2_features", in2_features),
+                        ("out_features", out_features)):
+            if not isinstance(n, Integral) or n < 1:
+                raise ValueError(f"Bilinear: {name} must be a positive int, got {n!r}")
+        self.in1_features, self.in2_features = int(in1_features), int(in2_features)
+        self.out_features = int(out_features)
+        rng, bound = initial_generator(rng), 1 / math.sqrt(in1_features)
+        self.weight = Parameter(rng.uniform(-bound, bound, (out_features, in1_features,
+                                                            in2_features)), dtype=dtype)
+        self.bias = (Parameter(rng.uniform(-bound, bound, out_features), dtype=dtype)
+                     if bias else None)
+
+    def forward(self, input1: ArrayLike, input2: ArrayLike) -> Result:
+        """x1 A_k x2 + b_k for each output k."""
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        """The settings, as torch shows them."""
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")
 
 
 class Flatten(Module):

@@ -1,7 +1,8 @@
-"""Batch, group, instance and RMS normalisation, as functions and as modules, with
-torch's signatures, parameter names and buffers (so a torch ``state_dict`` loads as it
-is). Built from chainrule's mean, reshape and sqrt: derivatives of any order, cr.vmap
-and cr.jit go through them. (LayerNorm is in layers.py.)
+"""Batch, group, instance, RMS and local response normalisation, as functions and as
+modules, with torch's signatures, parameter names and buffers (so a torch
+``state_dict`` loads as it is). Built from chainrule's mean, reshape and sqrt:
+derivatives of any order, cr.vmap and cr.jit go through them. (LayerNorm is in
+layers.py.)
 
 >>> import chainrule.nn.functional as F
 >>> x = cr.tensor([[[1.0, 3.0], [10.0, 30.0]]])             # (N=1, C=2, L=2)
@@ -21,9 +22,9 @@ from ..primitive import Box, raw as _raw, shape_of
 from ..rules.common import Result, float_dtype
 from .module import Module, Parameter
 
-__all__ = ["batch_norm", "group_norm", "instance_norm", "rms_norm", "BatchNorm1d",
-           "BatchNorm2d", "BatchNorm3d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d",
-           "InstanceNorm3d", "RMSNorm"]
+__all__ = ["batch_norm", "group_norm", "instance_norm", "rms_norm", "local_response_norm",
+           "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm", "InstanceNorm1d",
+           "InstanceNorm2d", "InstanceNorm3d", "RMSNorm", "LocalResponseNorm"]
 
 
 def _affine(out, weight, bias, channels, ndim):
@@ -194,6 +195,35 @@ def instance_norm(input: ArrayLike, running_mean: np.ndarray | None = None,
         # average over the batch, as torch's)
         _move_running_statistics(running_mean, running_var, mean, var, count, momentum)
     return _affine(centred / ops.sqrt(var + eps), weight, bias, channels, len(shape))
+
+
+def local_response_norm(input: ArrayLike, size: int, alpha: float = 1e-4,
+                        beta: float = 0.75, k: float = 1.0) -> Result:
+    """torch's ``local_response_norm`` (AlexNet's): each entry of x (N, C, *) divided by
+    (k + alpha * mean of the squares over ``size`` neighbouring channels) ** beta, the
+    window centred on its channel (size // 2 before, (size - 1) // 2 after), zeros past
+    the ends counted in the mean.
+
+    >>> x = cr.tensor([[[2.0], [0.0], [0.0]]])                 # (N=1, C=3, L=1)
+    >>> np.round(local_response_norm(x, 3, alpha=3.0, beta=1.0).data.ravel(), 4).tolist()
+    [0.4, 0.0, 0.0]
+    """
+    shape = shape_of(input)
+    if len(shape) < 3:
+        raise ValueError(f"local_response_norm: input of shape {shape}, expected (N, C, "
+                         f"...) with at least 3 dimensions")
+    if not isinstance(size, Integral) or size < 1:
+        raise ValueError(f"local_response_norm: size must be a positive int, got {size!r}")
+    channels = shape[1]
+    squares = input * input
+    before, after = size // 2, (size - 1) // 2
+    widths = [(0, 0)] * len(shape)
+    widths[1] = (before, after)
+    padded = ops.pad(squares, widths)
+    window = padded[:, 0:channels]
+    for shift in range(1, size):
+        window = window + padded[:, shift:shift + channels]
+    return input / (k + alpha * (window / size)) ** beta
 
 
 def _normalized_shape(value, name):
@@ -485,6 +515,27 @@ class InstanceNorm3d(_InstanceNorm):
                  dtype: DTypeLike = np.float64, *, bias: bool = True) -> None:
         super().__init__(num_features, eps, momentum, affine, track_running_stats, dtype,
                          bias=bias)
+
+
+class LocalResponseNorm(Module):
+    """Local response normalisation across channels (torch's ``nn.LocalResponseNorm``):
+    see ``F.local_response_norm``.
+
+    >>> cr.nn.LocalResponseNorm(2)
+    LocalResponseNorm(2, alpha=0.0001, beta=0.75, k=1.0)
+    """
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75,
+                 k: float = 1.0) -> None:
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, x: ArrayLike) -> Result:
+        """Each entry divided by its neighbouring channels' response."""
+        return local_response_norm(x, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        """The settings, as torch shows them."""
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
 
 
 class RMSNorm(Module):
