@@ -1,8 +1,10 @@
 """PyTorch's ``torch.nn.utils`` for chainrule's parameters: clipping gradients
 (``clip_grad_norm_``, ``clip_grad_value_``, ``get_total_norm``,
 ``clip_grads_with_norm_``), a model's parameters as one vector and back
-(``parameters_to_vector``, ``vector_to_parameters``), and batches of sequences of
-different lengths, padded or packed for the recurrent layers (``rnn``).
+(``parameters_to_vector``, ``vector_to_parameters``), a layer and the batch norm after
+it folded into one for inference (``fuse_conv_bn_eval``, ``fuse_linear_bn_eval`` and
+their ``_weights`` forms), and batches of sequences of different lengths, padded or
+packed for the recurrent layers (``rnn``).
 
 >>> w = cr.tensor([3.0, 4.0], requires_grad=True)
 >>> (w * w).sum().backward()                        # the gradient 2w = [6, 8], norm 10
@@ -14,7 +16,10 @@ different lengths, padded or packed for the recurrent layers (``rnn``).
 
 from .clip_grad import clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm
 from .convert_parameters import parameters_to_vector, vector_to_parameters
+from .fusion import (fuse_conv_bn_eval, fuse_conv_bn_weights, fuse_linear_bn_eval,
+                     fuse_linear_bn_weights)
 from . import rnn
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm", "clip_grads_with_norm_",
-           "parameters_to_vector", "vector_to_parameters", "rnn"]
+           "parameters_to_vector", "vector_to_parameters", "fuse_conv_bn_eval",
+           "fuse_conv_bn_weights", "fuse_linear_bn_eval", "fuse_linear_bn_weights", "rnn"]
