@@ -392,3 +392,14 @@ def test_refusals_are_torchs(name, call, match):
 def test_the_pooling_primitives_are_in_the_table():
     names = {p.name for p in cr.rules.primitives()}
     assert {"unfold", "fold", "max_pool"} <= names
+
+
+@pytest.mark.parametrize("d", [1, 2, 3])
+def test_the_with_indices_forms_are_torchs(d):
+    x = normal(2, 3, *(7, 6, 5)[:d])
+    for name, args in ((f"max_pool{d}d_with_indices", (3, 2, 1)),
+                       (f"adaptive_max_pool{d}d_with_indices", ((3, 2, 2)[:d],))):
+        y, indices = getattr(F, name)(x, *args)
+        ty, tindices = getattr(TF, name)(T(x, grad=False), *args)
+        close(y, ty)
+        np.testing.assert_array_equal(indices, tindices.numpy())

@@ -56,6 +56,10 @@ from .pooling_functions import (adaptive_avg_pool1d, adaptive_avg_pool3d,
                                 max_pool1d, max_pool3d, max_unpool1d, max_unpool2d,
                                 max_unpool3d)
 from .folding import fold, unfold
+from .pooling_functions import (adaptive_max_pool1d_with_indices,
+                                adaptive_max_pool2d_with_indices,
+                                adaptive_max_pool3d_with_indices, max_pool1d_with_indices,
+                                max_pool2d_with_indices, max_pool3d_with_indices)
 from .channel_dropout import (alpha_dropout, dropout1d, dropout2d, dropout3d,
                               feature_alpha_dropout)
 from .reshaping import channel_shuffle, pixel_shuffle, pixel_unshuffle
@@ -200,3 +204,6 @@ __all__ += ["max_pool1d", "max_pool3d", "avg_pool1d", "avg_pool3d", "adaptive_av
 __all__ += ["ctc_loss"]
 __all__ += ["embedding_bag"]
 __all__ += ["gumbel_softmax", "feature_alpha_dropout", "local_response_norm"]
+__all__ += ["max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
+            "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
+            "adaptive_max_pool3d_with_indices"]

@@ -270,3 +270,51 @@ max_unpool3d.__doc__ = """PyTorch's ``max_unpool3d``: max_pool3d's partial inver
     >>> max_unpool3d(y, i, 2).shape
     (1, 1, 2, 2, 2)
     """
+
+
+def _max_pool_with_indices(d):
+    name = f"max_pool{d}d_with_indices"
+    pool = globals()[f"max_pool{d}d"]
+
+    def with_indices(x: ArrayLike, kernel_size: Size, stride: Size | None = None,
+                     padding: Size = 0, dilation: Size = 1, ceil_mode: bool = False,
+                     return_indices: bool = True) -> Result | tuple[Result, np.ndarray]:
+        return pool(x, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+    with_indices.__name__ = with_indices.__qualname__ = name
+    with_indices.__doc__ = f"""torch's ``{name}``: ``max_pool{d}d`` with
+    ``return_indices=True`` by default, (y, indices).
+
+    >>> y, i = {name}(cr.ones({", ".join(["1", "1"] + ["2"] * d)}), 2)
+    >>> i.ravel().tolist()
+    [0]
+    """
+    return with_indices
+
+
+def _adaptive_max_pool_with_indices(d):
+    name = f"adaptive_max_pool{d}d_with_indices"
+    pool = globals()[f"adaptive_max_pool{d}d"]
+
+    def with_indices(x: ArrayLike, output_size: OutputSize,
+                     return_indices: bool = True) -> Result | tuple[Result, np.ndarray]:
+        return pool(x, output_size, return_indices)
+    with_indices.__name__ = with_indices.__qualname__ = name
+    with_indices.__doc__ = f"""torch's ``{name}``: ``adaptive_max_pool{d}d`` with
+    ``return_indices=True`` by default, (y, indices).
+
+    >>> y, i = {name}(cr.ones({", ".join(["1", "1"] + ["2"] * d)}), 1)
+    >>> i.ravel().tolist()
+    [0]
+    """
+    return with_indices
+
+
+max_pool1d_with_indices = _max_pool_with_indices(1)
+max_pool2d_with_indices = _max_pool_with_indices(2)
+max_pool3d_with_indices = _max_pool_with_indices(3)
+adaptive_max_pool1d_with_indices = _adaptive_max_pool_with_indices(1)
+adaptive_max_pool2d_with_indices = _adaptive_max_pool_with_indices(2)
+adaptive_max_pool3d_with_indices = _adaptive_max_pool_with_indices(3)
+__all__ += ["max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
+            "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
+            "adaptive_max_pool3d_with_indices"]
