@@ -157,9 +157,11 @@ def test_grid_sample_values_and_derivatives_are_torchs(d, mode, padding, corners
     forward_is_reverse(ours, x, g)
 
 
-@pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
-def test_grid_sample_under_jit_and_vmap_and_in_float32(mode):
-    x, g = normal(2, 3, 4, 5), grid(2, 3, 2, 2)
+@pytest.mark.parametrize("d, mode", [(2, "bilinear"), (2, "nearest"), (2, "bicubic"),
+                                     (3, "bilinear"), (3, "nearest")])
+def test_grid_sample_under_jit_and_vmap_and_in_float32(d, mode):
+    x = normal(2, 3, 4, 5) if d == 2 else normal(2, 3, 2, 4, 5)
+    g = grid(2, 3, 2, 2) if d == 2 else grid(2, 2, 3, 2, 3)
     f = lambda x, g: grid_sample(x, g, mode, "reflection", False)  # noqa: E731
     under_transforms(f, x, g)
     x32, g32 = x.astype(np.float32), g.astype(np.float32)
@@ -209,7 +211,8 @@ def test_grid_sample_refuses_what_torch_refuses():
              ((x[0], g[0]), "input of shape \\(3, 4, 5\\)"),
              ((x, grid(1, 3, 3, 2)), "expected the same batch size N"),
              ((normal(1, 2, 3, 4, 5), grid(1, 2, 2, 2, 3), "bicubic"),
-              "mode 'bicubic' of an input of shape \\(1, 2, 3, 4, 5\\)")]
+              "mode 'bicubic' of an input of shape \\(1, 2, 3, 4, 5\\)"),
+             ((x.astype(np.float32), g), "expected the same floating dtype")]
     for args, match in cases:
         with pytest.raises((ValueError, RuntimeError, NotImplementedError)):
             quiet(TF.grid_sample)(*[torch.tensor(a) if isinstance(a, np.ndarray) else a
@@ -282,6 +285,17 @@ def test_upsample_bilinear_and_nearest_are_torchs(size, scale):
                   lambda x: TF.upsample_bilinear(x, size, scale), [x], second="square")
     against_torch(lambda x: upsample_nearest(x, size, scale),
                   lambda x: TF.upsample_nearest(x, size, scale), [x], second="square")
+
+
+@pytest.mark.parametrize("kwargs", [dict(scale_factor=2, mode="bicubic"),
+                                    dict(size=(3, 2), mode="area"),
+                                    dict(scale_factor=1.5, mode="nearest-exact"),
+                                    dict(size=7, mode="bicubic", align_corners=True)],
+                         ids=["bicubic", "area", "nearest-exact", "bicubic-corners"])
+def test_upsample_module_takes_the_new_modes(kwargs):
+    m, tm = cr.nn.Upsample(**kwargs), torch.nn.Upsample(**kwargs)
+    assert repr(m) == repr(tm)
+    against_torch(m, tm, [normal(2, 3, 4, 5)], second="square")
 
 
 def test_interpolate_refuses_the_new_modes_where_torch_refuses():

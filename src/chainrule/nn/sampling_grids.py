@@ -198,6 +198,10 @@ def grid_sample(input: ArrayLike, grid: ArrayLike, mode: str = "bilinear",
     if grid_shape[0] != shape[0]:
         raise ValueError(f"grid_sample: input of shape {shape} and grid of shape "
                          f"{grid_shape}; expected the same batch size N")
+    dtypes = (xp.result_type(raw(input)), xp.result_type(raw(grid)))
+    if dtypes[0] != dtypes[1] or dtypes[0].kind != "f":
+        raise ValueError(f"grid_sample: input of dtype {dtypes[0]} and grid of dtype "
+                         f"{dtypes[1]}; expected the same floating dtype")
     if mode == "bicubic" and d != 2:
         raise ValueError(f"grid_sample: mode 'bicubic' of an input of shape {shape}; "
                          f"expected a 4-d input (N, C, H, W)")
