@@ -64,6 +64,8 @@ from .channel_dropout import (alpha_dropout, dropout1d, dropout2d, dropout3d,
                               feature_alpha_dropout)
 from .reshaping import channel_shuffle, pixel_shuffle, pixel_unshuffle
 from .resampling import interpolate, upsample
+from .resampling import upsample_bilinear, upsample_nearest
+from .sampling_grids import affine_grid, grid_sample
 from .scaled_dot_product import scaled_dot_product_attention
 from .sequence_losses import ctc_loss
 
@@ -207,3 +209,4 @@ __all__ += ["gumbel_softmax", "feature_alpha_dropout", "local_response_norm"]
 __all__ += ["max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
             "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
             "adaptive_max_pool3d_with_indices"]
+__all__ += ["affine_grid", "grid_sample", "upsample_bilinear", "upsample_nearest"]
