@@ -20,7 +20,7 @@ from ..tensor_data import zeros_like
 from .module_state import BufferSlot, IncompatibleKeys, cast, check_buffer, load, parse_to
 from .torch_layout import TorchLayout
 
-__all__ = ["Module", "Parameter", "IncompatibleKeys"]
+__all__ = ["Module", "Parameter", "Buffer", "IncompatibleKeys"]
 
 
 class Parameter(Tensor):
@@ -42,6 +42,42 @@ class Parameter(Tensor):
         if dtype is None and self._data.dtype.kind in "biu":
             self._data = self._data.astype(np.float64)
         self._set_requires_grad(True, "Parameter")
+
+
+class Buffer(Tensor):
+    """A Tensor that, set as a Module's attribute, becomes one of its buffers (as
+    ``register_buffer(name, data, persistent)`` makes it), as torch's ``nn.Buffer``:
+    state that is not trained, listed by ``named_buffers()`` and, unless
+    ``persistent=False``, saved by ``state_dict()``. It shares ``data``'s array (an
+    empty one without data) and its ``requires_grad``.
+
+    >>> class Causal(cr.nn.Module):
+    ...     def __init__(self):
+    ...         self.mask = cr.nn.Buffer(cr.tril(cr.ones(2, 2)))
+    ...         self.scratch = cr.nn.Buffer(cr.zeros(2), persistent=False)
+    >>> model = Causal()
+    >>> [name for name, b in model.named_buffers()], list(model.state_dict())
+    (['mask', 'scratch'], ['mask'])
+    """
+
+    __slots__ = ("persistent",)
+
+    def __init__(self, data: ArrayLike | None = None, *, persistent: bool = True) -> None:
+        if data is None:
+            data = np.empty(0)
+        grad = isinstance(data, Tensor) and data.requires_grad
+        super().__init__(data.data if isinstance(data, Tensor) else data,
+                         requires_grad=grad)
+        self.persistent = bool(persistent)
+
+    def __reduce__(self):
+        return _rebuilt_buffer, (self._data, self.requires_grad, self.persistent)
+
+
+def _rebuilt_buffer(data, requires_grad, persistent):
+    buffer = Buffer(np.array(data), persistent=persistent)  # (a copy, writable)
+    buffer.requires_grad = requires_grad
+    return buffer
 
 
 class _Layout:
@@ -151,6 +187,13 @@ class Module(TorchLayout):
             # program it is traced into holds for this module's mode (train or eval)
             xp.touch(self)
         return self.forward(*args, **kwargs)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # An nn.Buffer set as an attribute registers itself, as torch's does; the
+        # registration sets None first, so that it does not come back here.
+        if isinstance(value, Buffer):
+            self.register_buffer(name, None, value.persistent)
+        object.__setattr__(self, name, value)
 
     def _jit_state_(self) -> tuple[dict, tuple]:
         """What cr.jit carries of this module (the state protocol): its buffers (arrays

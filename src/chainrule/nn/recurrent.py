@@ -30,7 +30,8 @@ from .construction import RNG, check_device, initial_generator, make_generator
 from .module import Module, Parameter
 from .utils.rnn import PackedSequence, packed_data, padded_rows
 
-__all__ = ["RNN", "GRU", "LSTM", "RNNCell", "GRUCell", "LSTMCell", "rnn_tanh_cell",
+__all__ = ["RNNBase", "RNNCellBase", "RNN", "GRU", "LSTM", "RNNCell", "GRUCell", "LSTMCell",
+           "rnn_tanh_cell",
            "rnn_relu_cell", "gru_cell", "lstm_cell"]
 
 # How many blocks of hidden_size rows each weight has: the gates, in torch's order.
@@ -154,15 +155,24 @@ def _uniform(rng, k, shape, dtype):
 # The layers over a sequence
 # ---------------------------------------------------------------------------------------
 
-class _RNNBase(Module):
-    """What RNN, GRU and LSTM share: the parameters of each layer and direction, named
-    as torch's (``weight_ih_l0``, ``weight_hh_l0``, ``bias_ih_l0``, ``bias_hh_l0``, then
-    ``..._reverse`` for the backward direction of a bidirectional layer), each drawn
-    from U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)), and the loop over time."""
+class RNNBase(Module):
+    """What RNN, GRU and LSTM share (torch's ``nn.RNNBase``): the parameters of each
+    layer and direction, named as torch's (``weight_ih_l0``, ``weight_hh_l0``,
+    ``bias_ih_l0``, ``bias_hh_l0``, then ``..._reverse`` for the backward direction of a
+    bidirectional layer), each drawn from U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)),
+    and the loop over time. ``mode`` is ``'RNN_TANH'``, ``'RNN_RELU'``, ``'GRU'`` or
+    ``'LSTM'``.
 
-    def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int,
-                 bias: bool, batch_first: bool, dropout: float, bidirectional: bool,
-                 proj_size: int, device: str | None, dtype: DTypeLike, rng: RNG) -> None:
+    >>> isinstance(cr.nn.GRU(3, 4, rng=0), cr.nn.RNNBase)
+    True
+    >>> cr.nn.RNNBase("LSTM", 3, 4, rng=0).weight_ih_l0.shape
+    (16, 3)
+    """
+
+    def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1,
+                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
+                 bidirectional: bool = False, proj_size: int = 0, device: str | None = None,
+                 dtype: DTypeLike = None, rng: RNG = None) -> None:
         name = type(self).__name__
         check_device(name, device)
         _check_size(name, "input_size", input_size)
@@ -394,7 +404,7 @@ class _RNNBase(Module):
         return s
 
 
-class RNN(_RNNBase):
+class RNN(RNNBase):
     """An Elman RNN over a sequence, torch's ``nn.RNN``: at each step t, for each layer,
     ``h_t = tanh(W_ih x_t + b_ih + W_hh h_(t-1) + b_hh)`` (``nonlinearity="relu"``:
     relu), x_t the input (the layer below's h_t above the first layer).
@@ -422,7 +432,7 @@ class RNN(_RNNBase):
         self.nonlinearity = nonlinearity
 
 
-class GRU(_RNNBase):
+class GRU(RNNBase):
     """A gated recurrent unit over a sequence, torch's ``nn.GRU``; each step is
     ``gru_cell``.
 
@@ -450,7 +460,7 @@ class GRU(_RNNBase):
                          dropout, bidirectional, 0, device, dtype, rng)
 
 
-class LSTM(_RNNBase):
+class LSTM(RNNBase):
     """A long short-term memory over a sequence, torch's ``nn.LSTM``; each step is
     ``lstm_cell``.
 
@@ -487,12 +497,21 @@ class LSTM(_RNNBase):
 # The cells: one step, the loop left to the caller
 # ---------------------------------------------------------------------------------------
 
-class _CellBase(Module):
-    """What the cells share: ``weight_ih`` (gates * hidden, input), ``weight_hh``
-    (gates * hidden, hidden), ``bias_ih``, ``bias_hh``, drawn as the layers' are."""
+class RNNCellBase(Module):
+    """What the cells share (torch's ``nn.RNNCellBase``): ``weight_ih`` (gates * hidden,
+    input), ``weight_hh`` (gates * hidden, hidden), ``bias_ih``, ``bias_hh``, drawn as
+    the layers' are. (torch's takes the number of gates, ``num_chunks``; this one the
+    ``mode``, as RNNBase, which names them.)
 
-    def __init__(self, mode: str, input_size: int, hidden_size: int, bias: bool,
-                 device: str | None, dtype: DTypeLike, rng: RNG) -> None:
+    >>> isinstance(cr.nn.LSTMCell(3, 4, rng=0), cr.nn.RNNCellBase)
+    True
+    >>> cr.nn.RNNCellBase("GRU", 3, 4, rng=0).weight_hh.shape
+    (12, 4)
+    """
+
+    def __init__(self, mode: str, input_size: int, hidden_size: int, bias: bool = True,
+                 device: str | None = None, dtype: DTypeLike = None,
+                 rng: RNG = None) -> None:
         name = type(self).__name__
         check_device(name, device)
         _check_size(name, "input_size", input_size)
@@ -553,7 +572,7 @@ def _unbatch(batched, x):
     return x if batched else ops.squeeze(x, 0)
 
 
-class RNNCell(_CellBase):
+class RNNCell(RNNCellBase):
     """One step of an Elman RNN, torch's ``nn.RNNCell``:
     ``h' = tanh(W_ih x + b_ih + W_hh h + b_hh)`` (``nonlinearity="relu"``: relu).
 
@@ -581,7 +600,7 @@ class RNNCell(_CellBase):
         return _unbatch(batched, h)
 
 
-class GRUCell(_CellBase):
+class GRUCell(RNNCellBase):
     """One step of a GRU, torch's ``nn.GRUCell``: ``gru_cell``'s equations.
 
     ``forward(input, hx=None)`` as ``RNNCell``'s; returns h'.
@@ -602,7 +621,7 @@ class GRUCell(_CellBase):
         return _unbatch(batched, gru_cell(self._gi(input), self._gh(h), h))
 
 
-class LSTMCell(_CellBase):
+class LSTMCell(RNNCellBase):
     """One step of an LSTM, torch's ``nn.LSTMCell``: ``lstm_cell``'s equations.
 
     ``forward(input, hx=None)``: hx is the pair (h, c), or None (zeros); returns
