@@ -276,6 +276,20 @@ def test_a_first_call_under_jit_and_vmap_is_the_eager_one():
     assert mapped.weight.shape == (3, 5)
 
 
+def test_a_first_call_under_jit_of_a_module_with_buffers_is_refused():
+    bn = nn.LazyBatchNorm1d()
+    with pytest.raises(TypeError, match="LazyBatchNorm1d: a first call under cr.jit") as e:
+        cr.jit(lambda t: bn(t))(cr.ones(4, 3))
+    one_line(e)
+    assert type(bn) is nn.LazyBatchNorm1d and bn.has_uninitialized_params()
+    x = RNG.standard_normal((4, 3))
+    eager = nn.BatchNorm1d(3)
+    bn(cr.tensor(x)), eager(cr.tensor(x))  # once outside; then cr.jit carries the statistics
+    f = cr.jit(lambda t: bn(t))
+    close(f(cr.tensor(x)), eager(cr.tensor(x)).data)
+    close(bn.running_mean, eager.running_mean)
+
+
 def test_a_lazy_module_inside_a_model_is_sized_by_the_models_first_call():
     model = nn.Sequential(nn.LazyLinear(4, rng=0), nn.ReLU(), nn.LazyLinear(2, rng=1))
     model(cr.ones(3, 6))

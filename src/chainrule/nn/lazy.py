@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
+from .. import arrays as xp
 from ..primitive import shape_of
 from ..tensor import Tensor
 from .attention import NonDynamicallyQuantizableLinear
@@ -194,6 +195,13 @@ class LazyModuleMixin:
             return
         size = self._infer_size(args[0])
         pending = self.has_uninitialized_params()
+        if (xp.recorders_open[0] and xp.recorder() is not None
+                and any(isinstance(v, UninitializedBuffer) for v in vars(self).values())):
+            # (a buffer made inside a trace is not one the program carries: its updates
+            # would be lost)
+            raise TypeError(f"{name}: a first call under cr.jit would make the buffers "
+                            f"inside the trace; call the module once outside cr.jit (or "
+                            f"load a state_dict into it) first")
         if not pending:  # everything loaded: no draws from the user's generator
             settings = dict(settings, rng=np.random.default_rng(0))
         fresh = object.__new__(type(self))
