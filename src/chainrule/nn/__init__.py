@@ -56,6 +56,13 @@ from .scalar import Layer, Neuron
 from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,
                           TransformerEncoder, TransformerEncoderLayer)
 
+from .module import Buffer
+from .recurrent import RNNBase, RNNCellBase
+from .lazy import (LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, LazyConv1d, LazyConv2d,
+                   LazyConv3d, LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d,
+                   LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d, LazyLinear,
+                   UninitializedBuffer, UninitializedParameter)
+
 __all__ = ["Module", "Parameter", "Neuron", "Layer", "MLP", "Linear", "Sequential",
            "ReLU", "Tanh", "Sigmoid", "GELU", "Dropout", "Flatten", "CrossEntropyLoss",
            "MSELoss", "BCEWithLogitsLoss", "ModuleList", "ModuleDict", "LayerNorm",
@@ -90,3 +97,7 @@ __all__ += ["TransformerDecoderLayer", "TransformerDecoder", "Transformer"]
 __all__ += ["CTCLoss"]
 __all__ += ["EmbeddingBag"]
 __all__ += ["Bilinear", "Softmax2d", "FeatureAlphaDropout", "LocalResponseNorm"]
+__all__ += ["Buffer", "RNNBase", "RNNCellBase", "UninitializedParameter", "UninitializedBuffer",
+            "LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
+            "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d",
+            "LazyBatchNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d"]
