@@ -638,12 +638,12 @@ class Module(TorchLayout):
         return self._module_entries()
 
     def __repr__(self):
-        children = list(self._repr_children())
-        head = f"{type(self).__name__}({self.extra_repr()}"
+        # torch's layout: the settings alone on the first line; with submodules, the
+        # settings' lines and then each submodule's, indented, one per line
+        extra = self.extra_repr()
+        lines = extra.split("\n") if extra else []
+        children = [f"({name}): " + repr(child).replace("\n", "\n  ")
+                    for name, child in self._repr_children()]
         if not children:
-            return head + ")"
-        lines = [head]
-        for name, child in children:
-            body = repr(child).replace("\n", "\n  ")
-            lines.append(f"  ({name}): {body}")
-        return "\n".join(lines) + "\n)"
+            return f"{type(self).__name__}({extra})"
+        return f"{type(self).__name__}(\n  " + "\n  ".join(lines + children) + "\n)"

@@ -3,7 +3,9 @@
 ``clip_grads_with_norm_``), a model's parameters as one vector and back
 (``parameters_to_vector``, ``vector_to_parameters``), a layer and the batch norm after
 it folded into one for inference (``fuse_conv_bn_eval``, ``fuse_linear_bn_eval`` and
-their ``_weights`` forms), and batches of sequences of different lengths, padded or
+their ``_weights`` forms), tensors computed from others each time they are read
+(``parametrize``, ``parametrizations.weight_norm`` and ``spectral_norm``, and the older
+``weight_norm``), and batches of sequences of different lengths, padded or
 packed for the recurrent layers (``rnn``).
 
 >>> w = cr.tensor([3.0, 4.0], requires_grad=True)
@@ -18,8 +20,10 @@ from .clip_grad import clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_,
 from .convert_parameters import parameters_to_vector, vector_to_parameters
 from .fusion import (fuse_conv_bn_eval, fuse_conv_bn_weights, fuse_linear_bn_eval,
                      fuse_linear_bn_weights)
-from . import rnn
+from . import parametrizations, parametrize, rnn
+from .parametrizations import legacy_weight_norm as weight_norm, remove_weight_norm
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm", "clip_grads_with_norm_",
            "parameters_to_vector", "vector_to_parameters", "fuse_conv_bn_eval",
-           "fuse_conv_bn_weights", "fuse_linear_bn_eval", "fuse_linear_bn_weights", "rnn"]
+           "fuse_conv_bn_weights", "fuse_linear_bn_eval", "fuse_linear_bn_weights", "weight_norm", "remove_weight_norm",
+           "parametrize", "parametrizations", "rnn"]
