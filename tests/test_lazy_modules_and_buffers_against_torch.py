@@ -299,6 +299,20 @@ def test_a_lazy_module_inside_a_model_is_sized_by_the_models_first_call():
     assert "Linear(in_features=6, out_features=4, bias=True)" in repr(model)
 
 
+def test_a_model_holding_lazy_layers_loads_a_state_before_its_first_call():
+    eager = nn.Sequential(nn.Linear(3, 4, rng=0), nn.ReLU(), nn.Linear(4, 2, rng=1))
+    lazy = nn.Sequential(nn.LazyLinear(4), nn.ReLU(), nn.LazyLinear(2))
+    assert repr(lazy.load_state_dict(eager.state_dict())) == "<All keys matched successfully>"
+    x = RNG.normal(size=(5, 3))
+    np.testing.assert_array_equal(lazy(x).data, eager(x).data)
+    assert type(lazy[2]) is nn.Linear
+    partial = nn.Sequential(nn.LazyLinear(4), nn.ReLU(), nn.LazyLinear(2))
+    state = {k: v for k, v in eager.state_dict().items() if k.startswith("layers.0")}
+    with pytest.raises(ValueError, match=r"missing \['layers.2.weight', 'layers.2.bias'\]"):
+        partial.load_state_dict(state)
+    assert isinstance(partial[0].weight, nn.UninitializedParameter)   # nothing changed
+
+
 def test_the_unbatched_instance_norm_reads_its_channels_from_axis_0():
     # (torch 2.13's lazy instance norms read axis 1 even here, and then refuse the input)
     norm = nn.LazyInstanceNorm1d()

@@ -16,6 +16,7 @@ from ..rules.common import Result
 from ..tensor import Tensor
 from . import functional as F
 from .activations import GELU, ReLU, Sigmoid, Tanh
+from . import hooks
 from .construction import RNG, check_device, initial_generator, make_generator
 from .module import Module, Parameter
 from .scalar import MLP as ScalarMLP
@@ -121,7 +122,8 @@ class Sequential(Module):
         while i < len(layers):
             layer = layers[i]
             if (fuse and type(layer) is Linear and i + 1 < len(layers)
-                    and type(layers[i + 1]) is ReLU):
+                    and type(layers[i + 1]) is ReLU and not hooks.has_hooks(layer)
+                    and not hooks.has_hooks(layers[i + 1])):
                 x = layer.forward(x, activation="relu")
                 i += 2
             else:

@@ -251,8 +251,20 @@ class LazyModuleMixin:
         >>> layer.weight.shape
         (2, 3)
         """
-        missing = [key for key in self._lazy_names
-                   if isinstance(vars(self).get(key), _UNINITIALIZED) and key not in state]
+        materialized = self._materialize_from(state, "")
+        try:
+            return super().load_state_dict(state, strict)
+        except BaseException:
+            self._unmaterialize(materialized)
+            raise
+
+    def _materialize_from(self, state: Mapping[str, ArrayLike], prefix: str) -> list:
+        """Give each uninitialised parameter or buffer the shape of the state's entry
+        ``prefix + name`` (a model's load calls this for each lazy layer in it); the
+        list of what changed, for ``_unmaterialize``."""
+        missing = [prefix + key for key in self._lazy_names
+                   if isinstance(vars(self).get(key), _UNINITIALIZED)
+                   and prefix + key not in state]
         if missing:
             raise ValueError(f"load_state_dict: {type(self).__name__} does not match the "
                              f"state: missing {missing}, which the state must hold to give "
@@ -261,21 +273,25 @@ class LazyModuleMixin:
         try:
             for key in self._lazy_names:
                 own = vars(self).get(key)
-                if isinstance(own, _UNINITIALIZED) and key in state:
-                    shape = as_array(state[key]).shape
+                if isinstance(own, _UNINITIALIZED) and prefix + key in state:
+                    shape = as_array(state[prefix + key]).shape
                     if isinstance(own, UninitializedParameter):
                         own.materialize(shape)
                     else:
                         setattr(self, key, np.zeros(shape, own._data.dtype))
                     materialized.append((key, own))
-            return super().load_state_dict(state, strict)
         except BaseException:
-            for key, own in materialized:
-                if isinstance(own, Parameter) and not isinstance(own, _UNINITIALIZED):
-                    own.__class__ = UninitializedParameter
-                    own._data = np.empty(0, own._data.dtype)
-                setattr(self, key, own)
+            self._unmaterialize(materialized)
             raise
+        return materialized
+
+    def _unmaterialize(self, materialized: list) -> None:
+        """Undo ``_materialize_from``: a refused load leaves the layer uninitialised."""
+        for key, own in materialized:
+            if isinstance(own, Parameter) and not isinstance(own, _UNINITIALIZED):
+                own.__class__ = UninitializedParameter
+                own._data = np.empty(0, own._data.dtype)
+            setattr(self, key, own)
 
 
 # --- Linear --------------------------------------------------------------------------

@@ -11,73 +11,18 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Callable
 
 import numpy as np
-from numpy.typing import ArrayLike, DTypeLike
+from numpy.typing import ArrayLike
 
 from .. import arrays as xp
 from ..tensor import Tensor
 from ..scalar.value import Value
 from ..tensor_data import zeros_like
+from . import hooks
 from .module_state import BufferSlot, IncompatibleKeys, cast, check_buffer, load, parse_to
+from .parameter import Buffer, Parameter
 from .torch_layout import TorchLayout
 
 __all__ = ["Module", "Parameter", "Buffer", "IncompatibleKeys"]
-
-
-class Parameter(Tensor):
-    """A Tensor that a Module trains: it requires grad and is listed by parameters().
-    A parameter is a float: integer data becomes float64 (where ``cr.tensor`` keeps
-    integers), unless ``dtype`` says otherwise.
-
-    >>> w = cr.nn.Parameter([1.0, 2.0])
-    >>> w
-    tensor([1., 2.], requires_grad=True)
-    >>> cr.nn.Parameter([1, 2]).dtype
-    dtype('float64')
-    """
-
-    __slots__ = ()
-
-    def __init__(self, data: ArrayLike, dtype: DTypeLike = None) -> None:
-        super().__init__(data, dtype=dtype)
-        if dtype is None and self._data.dtype.kind in "biu":
-            self._data = self._data.astype(np.float64)
-        self._set_requires_grad(True, "Parameter")
-
-
-class Buffer(Tensor):
-    """A Tensor that, set as a Module's attribute, becomes one of its buffers (as
-    ``register_buffer(name, data, persistent)`` makes it), as torch's ``nn.Buffer``:
-    state that is not trained, listed by ``named_buffers()`` and, unless
-    ``persistent=False``, saved by ``state_dict()``. It shares ``data``'s array (an
-    empty one without data) and its ``requires_grad``.
-
-    >>> class Causal(cr.nn.Module):
-    ...     def __init__(self):
-    ...         self.mask = cr.nn.Buffer(cr.tril(cr.ones(2, 2)))
-    ...         self.scratch = cr.nn.Buffer(cr.zeros(2), persistent=False)
-    >>> model = Causal()
-    >>> [name for name, b in model.named_buffers()], list(model.state_dict())
-    (['mask', 'scratch'], ['mask'])
-    """
-
-    __slots__ = ("persistent",)
-
-    def __init__(self, data: ArrayLike | None = None, *, persistent: bool = True) -> None:
-        if data is None:
-            data = np.empty(0)
-        grad = isinstance(data, Tensor) and data.requires_grad
-        super().__init__(data.data if isinstance(data, Tensor) else data,
-                         requires_grad=grad)
-        self.persistent = bool(persistent)
-
-    def __reduce__(self):
-        return _rebuilt_buffer, (self._data, self.requires_grad, self.persistent)
-
-
-def _rebuilt_buffer(data, requires_grad, persistent):
-    buffer = Buffer(np.array(data), persistent=persistent)  # (a copy, writable)
-    buffer.requires_grad = requires_grad
-    return buffer
 
 
 class _Layout:
@@ -186,7 +131,43 @@ class Module(TorchLayout):
         if xp.recorders_open[0] and xp.recorder() is not None:  # cr.jit: the
             # program it is traced into holds for this module's mode (train or eval)
             xp.touch(self)
+        held = self.__dict__   # (hooks.has_hooks, spelt out: this runs at every call)
+        if "_forward_hooks" in held or "_forward_pre_hooks" in held:
+            return hooks.call_with_hooks(self, args, kwargs)
         return self.forward(*args, **kwargs)
+
+    def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,
+                                  with_kwargs: bool = False) -> hooks.RemovableHandle:
+        """Call ``hook(module, args)`` before each forward, as torch's: a result other
+        than None replaces the positional arguments (a tuple, or one value); with
+        ``with_kwargs``, ``hook(module, args, kwargs)`` may return ``(args, kwargs)``.
+        Returns a handle whose ``remove()`` takes the hook off.
+
+        >>> layer = cr.nn.Identity()
+        >>> handle = layer.register_forward_pre_hook(lambda m, args: (2 * args[0],))
+        >>> layer(cr.tensor([1.0])).tolist()
+        [2.0]
+        >>> handle.remove()
+        """
+        return hooks.add(self, "_forward_pre_hooks", hook, prepend, with_kwargs, False)
+
+    def register_forward_hook(self, hook: Callable, *, prepend: bool = False,
+                              with_kwargs: bool = False,
+                              always_call: bool = False) -> hooks.RemovableHandle:
+        """Call ``hook(module, args, output)`` after each forward, as torch's (to read a
+        layer's activations, or replace its output by returning something other than
+        None); with ``with_kwargs``, ``hook(module, args, kwargs, output)``;
+        ``always_call`` calls it even when forward raised. Returns a handle whose
+        ``remove()`` takes the hook off.
+
+        >>> seen = []
+        >>> layer = cr.nn.Linear(2, 1, rng=0)
+        >>> with layer.register_forward_hook(lambda m, args, out: seen.append(out.shape)):
+        ...     _ = layer(cr.ones(3, 2))
+        >>> seen
+        [(3, 1)]
+        """
+        return hooks.add(self, "_forward_hooks", hook, prepend, with_kwargs, always_call)
 
     def __setattr__(self, name: str, value: Any) -> None:
         # An nn.Buffer set as an attribute registers itself, as torch's does; the
@@ -586,12 +567,27 @@ class Module(TorchLayout):
         version = getattr(state, "format_version", None)  # (a checkpoint's: cr.load)
         if version is not None:
             state = self._in_current_layout(state, version)
-        own = {name: (p, np.shape(p.data), None) for name, p in self.named_parameters()}
-        for name, module, key in self._saved_buffers():
-            buffer = BufferSlot(module, key)
-            own[name] = (buffer, np.shape(buffer.data), None)
-        return IncompatibleKeys(*load(own, state, strict, "load_state_dict",
-                                      type(self).__name__))
+        # a lazy layer inside, not called yet, takes its shapes from the state first
+        sized = []
+        try:
+            for prefix, module in self._lazy_parts():
+                sized.append((module, module._materialize_from(state, prefix)))
+            own = {name: (p, np.shape(p.data), None) for name, p in self.named_parameters()}
+            for name, module, key in self._saved_buffers():
+                buffer = BufferSlot(module, key)
+                own[name] = (buffer, np.shape(buffer.data), None)
+            return IncompatibleKeys(*load(own, state, strict, "load_state_dict",
+                                          type(self).__name__))
+        except BaseException:
+            for module, materialized in sized:
+                module._unmaterialize(materialized)
+            raise
+
+    def _lazy_parts(self):
+        """(prefix, module) of the lazy submodules (nn.lazy's) not called yet."""
+        return [(f"{name}." if name else "", module)
+                for name, module in self.named_modules()
+                if module is not self and hasattr(module, "_materialize_from")]
 
     def _in_current_layout(self, state, version):
         """A checkpoint's arrays, written in format ``version``, in today's layouts: each
