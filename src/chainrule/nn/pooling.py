@@ -13,7 +13,8 @@ from .pooling_functions import OutputSize
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
            "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d",
            "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "LPPool1d",
-           "LPPool2d", "LPPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]
+           "LPPool2d", "LPPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d",
+           "FractionalMaxPool2d", "FractionalMaxPool3d"]
 
 
 def _n_tuple(value, d):
@@ -339,5 +340,59 @@ class MaxUnpool3d(_MaxUnpool):
     >>> y, i = cr.nn.MaxPool3d(2, return_indices=True)(cr.ones(1, 1, 2, 2, 2))
     >>> cr.nn.MaxUnpool3d(2)(y, i, output_size=(3, 3, 3)).shape
     (1, 1, 3, 3, 3)
+    """
+    d = 3
+
+
+class _FractionalMaxPool(Module):
+    d = 2
+
+    def __init__(self, kernel_size: Size, output_size: OutputSize | None = None,
+                 output_ratio: float | tuple[float, ...] | None = None,
+                 return_indices: bool = False, _random_samples: ArrayLike | None = None,
+                 ) -> None:
+        name = type(self).__name__
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{name}: requires an output_size or an output_ratio, got "
+                             f"neither")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError(f"{name}: takes one of output_size and output_ratio, got "
+                             f"output_size={output_size!r} and output_ratio={output_ratio!r}")
+        self.kernel_size = _n_tuple(kernel_size, self.d)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = None if output_size is None else _n_tuple(output_size, self.d)
+        self.output_ratio = None if output_ratio is None else _n_tuple(output_ratio, self.d)
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"{name}: output_ratio must be between 0 and 1, got "
+                             f"{output_ratio!r}")
+
+    def forward(self, x: ArrayLike) -> Result | tuple[Result, np.ndarray]:
+        """The max of each pseudo-random window (and with return_indices, where it is)."""
+        return getattr(F, f"fractional_max_pool{self.d}d")(
+            x, self.kernel_size, self.output_size, self.output_ratio, self.return_indices,
+            _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPool):
+    """The largest entry of each of ``output_size`` overlapping windows of
+    ``kernel_size`` at pseudo-random places (PyTorch's ``nn.FractionalMaxPool2d``): input
+    (N, C, H, W) or (C, H, W); ``output_ratio`` instead gives the output as a fraction
+    of the input. ``_random_samples`` (N, C, 2) fixes the windows, as in torch; else
+    each call draws them from chainrule's default generator.
+
+    >>> FractionalMaxPool2d(3, output_ratio=0.5)(cr.ones(1, 2, 8, 10)).shape
+    (1, 2, 4, 5)
+    """
+    d = 2
+
+
+class FractionalMaxPool3d(_FractionalMaxPool):
+    """The largest entry of each of ``output_size`` overlapping windows of
+    ``kernel_size`` at pseudo-random places (PyTorch's ``nn.FractionalMaxPool3d``): input
+    (N, C, D, H, W) or (C, D, H, W); ``_random_samples`` (N, C, 3) fixes the windows.
+
+    >>> FractionalMaxPool3d(2, output_size=3)(cr.ones(1, 2, 5, 6, 7)).shape
+    (1, 2, 3, 3, 3)
     """
     d = 3

@@ -7,13 +7,17 @@ Indices (``return_indices=True``) are int64 NumPy arrays: they have no derivativ
 (1, 1, 2, 2)
 """
 
+import math
+
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .. import arrays as xp
 from .. import rules as ops
+from ..api.torch_random import default_generator
 from ..primitive import raw, shape_of
 from ..rules import pooling as _pool
-from ..rules.common import Result
+from ..rules.common import Result, float_dtype
 from .conv_functions import Size
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d",
@@ -318,3 +322,138 @@ adaptive_max_pool3d_with_indices = _adaptive_max_pool_with_indices(3)
 __all__ += ["max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
             "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
             "adaptive_max_pool3d_with_indices"]
+
+
+def _fractional_starts(u, n, m, k):
+    """(..., m): the first entry of each of m regions of k along an axis of n, for
+    samples u (...) in [0, 1), by torch's pseudo-random sequence: the gaps between
+    starts are floor or ceil of alpha = (n - k) / (m - 1), and the last region ends at
+    the axis' end. Computed in u's dtype, as torch does (so float32 picks float32's
+    regions)."""
+    last = xp.full(u.shape + (1,), n - k, dtype=np.int64)
+    if m == 1:
+        return last
+    alpha = u.dtype.type(n - k) / u.dtype.type(m - 1)
+    i = xp.arange(m - 1, dtype=u.dtype)
+    # Both products are >= 0, so floor is C's truncation to int.
+    starts = xp.floor((i + u[..., None]) * alpha) - xp.floor(u[..., None] * alpha)
+    return xp.concat([starts.astype(np.int64), last], axis=-1)
+
+
+def _fractional_max_pool(x, kernel_size, output_size, output_ratio, return_indices,
+                         samples, rng, d):
+    name = f"fractional_max_pool{d}d"
+    shape = shape_of(x)
+    if len(shape) not in (d + 1, d + 2):
+        raise ValueError(f"{name}: input of shape {shape}, expected (N, C, {_AXES[d]}) or "
+                         f"(C, {_AXES[d]})")
+    batch, channels, spatial = (shape[0] if len(shape) == d + 2 else 1), shape[-d - 1], \
+        shape[-d:]
+    kernel = _tuple_of(name, "kernel_size", kernel_size, d, int)
+    if output_size is None:
+        if output_ratio is None:
+            raise ValueError(f"{name}: requires an output_size or an output_ratio, got "
+                             f"neither")
+        ratio = _tuple_of(name, "output_ratio", output_ratio, d, float)
+        sizes = tuple(int(n * r) for n, r in zip(spatial, ratio))
+    else:
+        sizes = _tuple_of(name, "output_size", output_size, d, int)
+    # torch lets the last 2-d window end at the input's end, but not a 3-d one.
+    room, bound = (0, "<=") if d == 2 else (1, "<")
+    for axis, (n, m, k) in enumerate(zip(spatial, sizes, kernel)):
+        if k < 1 or m < 1 or m + k - 1 + room > n:
+            raise ValueError(f"{name}: kernel_size {kernel} and output_size {sizes} do not "
+                             f"fit input of spatial shape {spatial} (axis {axis}: expected "
+                             f"output + kernel - 1 {bound} input, both >= 1)")
+    dtype = float_dtype(x)
+    if samples is None:
+        generator = default_generator if rng is None else (
+            rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng))
+        samples = xp.draw(generator.random, (batch, channels, d)).astype(dtype)
+    else:
+        samples = np.asarray(raw(samples))
+        if samples.shape != (batch, channels, d):
+            raise ValueError(f"{name}: _random_samples of shape {samples.shape} for input "
+                             f"of shape {shape}, expected {(batch, channels, d)}")
+        samples = samples.astype(dtype, copy=False)
+    # torch reads the samples of a plane as (W, H) in 2-d and as (T, H, W) in 3-d.
+    order = (1, 0) if d == 2 else tuple(range(d))
+    plane = math.prod(spatial)
+    window = math.prod(kernel)
+    flat_index = 0  # (N, C, *sizes, *kernel): each window entry's flat index in its plane
+    for axis in range(d):
+        starts = _fractional_starts(samples[..., order[axis]], spatial[axis], sizes[axis],
+                                    kernel[axis])
+        at = [1] * (2 * d)
+        at[axis] = sizes[axis]
+        taps = [1] * (2 * d)
+        taps[d + axis] = kernel[axis]
+        position = starts.reshape((batch, channels) + tuple(at)) + \
+            xp.arange(kernel[axis]).reshape(taps)
+        flat_index = flat_index * spatial[axis] + position
+    flat_index = flat_index.reshape((batch, channels) + sizes + (window,))
+    planes = ops.reshape(x, (batch, channels, plane))
+    gathered = ops.take_along_axis(planes, flat_index.reshape(batch, channels, -1), axis=-1)
+    gathered = ops.reshape(gathered, (batch, channels) + sizes + (window,))
+    y = ops.max(gathered, axis=-1)
+    if len(shape) == d + 1:
+        y = ops.reshape(y, shape_of(y)[1:])
+    if not return_indices:
+        return y
+    first = xp.argmax(raw(gathered), axis=-1)
+    indices = xp.take_along_axis(xp.broadcast_to(flat_index, first.shape + (window,)),
+                                 first[..., None], axis=-1)[..., 0]
+    if len(shape) == d + 1:
+        indices = np.squeeze(indices, axis=-d - 2)
+    return y, indices
+
+
+def _tuple_of(name, what, value, d, kind):
+    values = tuple(value) if isinstance(value, (tuple, list)) else (value,) * d
+    if len(values) != d or not all(
+            isinstance(v, (int, np.integer) if kind is int else (int, float, np.number))
+            and not isinstance(v, bool) for v in values):
+        raise ValueError(f"{name}: {what} must be {'an int' if kind is int else 'a number'}"
+                         f" or {d} of them, got {value!r}")
+    return tuple(kind(v) for v in values)
+
+
+Samples = ArrayLike | None
+Rng = "np.random.Generator | int | None"
+
+
+def _fractional(d, with_indices):
+    name = f"fractional_max_pool{d}d" + ("_with_indices" if with_indices else "")
+
+    def fractional_max_pool(x: ArrayLike, kernel_size: Size,
+                            output_size: OutputSize | None = None,
+                            output_ratio: float | tuple[float, ...] | None = None,
+                            return_indices: bool = with_indices,
+                            _random_samples: Samples = None, *,
+                            rng: Rng = None) -> Result | tuple[Result, np.ndarray]:
+        return _fractional_max_pool(x, kernel_size, output_size, output_ratio,
+                                    return_indices, _random_samples, rng, d)
+    fractional_max_pool.__name__ = fractional_max_pool.__qualname__ = name
+    shape = ", ".join(["1", "1"] + ["5"] * d)
+    fractional_max_pool.__doc__ = f"""torch's ``{name}``: the largest entry of each of
+    ``output_size`` (or input size times ``output_ratio``, rounded down) overlapping
+    windows of ``kernel_size``, for x (N, C, {_AXES[d]}) or (C, {_AXES[d]}). The windows
+    start at torch's pseudo-random sequence for one sample in [0, 1) per plane and axis:
+    ``_random_samples`` (N, C, {d}), given as torch takes them, gives torch's numbers
+    exactly; else they are drawn from ``rng`` (a seed or a Generator) or chainrule's
+    default generator.{" Indices are returned by default." if with_indices else ""}
+
+    >>> y, i = {name}(cr.ones({shape}), 2, output_size=3, return_indices=True,
+    ...                   _random_samples=np.full((1, 1, {d}), 0.5))
+    >>> y.shape, i.shape
+    ({(1, 1) + (3,) * d}, {(1, 1) + (3,) * d})
+    """
+    return fractional_max_pool
+
+
+fractional_max_pool2d = _fractional(2, False)
+fractional_max_pool3d = _fractional(3, False)
+fractional_max_pool2d_with_indices = _fractional(2, True)
+fractional_max_pool3d_with_indices = _fractional(3, True)
+__all__ += ["fractional_max_pool2d", "fractional_max_pool3d",
+            "fractional_max_pool2d_with_indices", "fractional_max_pool3d_with_indices"]
