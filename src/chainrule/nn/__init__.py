@@ -31,7 +31,7 @@ from .losses import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CosineSimi
                      MultiLabelSoftMarginLoss, MultiMarginLoss, NLLLoss, PairwiseDistance,
                      PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss, TripletMarginLoss,
                      TripletMarginWithDistanceLoss)
-from .losses import CTCLoss
+from .losses import CTCLoss, LinearCrossEntropyLoss
 from .module import IncompatibleKeys, Module, Parameter
 from .normalization import (BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm,
                             InstanceNorm1d, InstanceNorm2d, InstanceNorm3d,
@@ -101,3 +101,4 @@ __all__ += ["Buffer", "RNNBase", "RNNCellBase", "UninitializedParameter", "Unini
             "LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
             "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d",
             "LazyBatchNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d"]
+__all__ += ["LinearCrossEntropyLoss"]

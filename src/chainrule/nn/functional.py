@@ -44,7 +44,8 @@ from .embedding_losses import (cosine_embedding_loss, hinge_embedding_loss,
                                triplet_margin_with_distance_loss)
 from .likelihood_losses import gaussian_nll_loss, kl_div, poisson_nll_loss
 from .loss_functions import (binary_cross_entropy, binary_cross_entropy_with_logits,
-                             cross_entropy, hinge_loss, huber_loss, l1_loss, mse_loss,
+                             cross_entropy, hinge_loss, huber_loss, l1_loss,
+                             linear_cross_entropy, mse_loss,
                              nll_loss, smooth_l1_loss)
 from .normalization import (batch_norm, group_norm, instance_norm, local_response_norm,
                             rms_norm)
@@ -210,3 +211,4 @@ __all__ += ["max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_wi
             "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
             "adaptive_max_pool3d_with_indices"]
 __all__ += ["affine_grid", "grid_sample", "upsample_bilinear", "upsample_nearest"]
+__all__ += ["linear_cross_entropy"]

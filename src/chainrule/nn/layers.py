@@ -29,8 +29,9 @@ class Linear(Module):
     """``y = x @ weight.T + bias``, weight of shape (out_features, in_features): one row
     per output, PyTorch's layout, so that ``weight[k]``, ``F.linear`` and a torch
     state dict carry over as they are. ``init="he"`` draws N(0, 2 / in_features), right for ReLU;
-    ``"xavier"`` draws U(-a, a) with a = sqrt(6 / (in + out)), right for tanh. The bias
-    starts at 0. ``rng`` is a seed or a ``numpy.random.Generator``; by default the
+    ``"xavier"`` draws U(-a, a) with a = sqrt(6 / (in + out)), right for tanh; the bias
+    starts at 0. ``"torch"`` is torch's default: weight and bias U(-b, b), b =
+    1 / sqrt(in_features), so a ported model starts alike in distribution. ``rng`` is a seed or a ``numpy.random.Generator``; by default the
     weights come from the default generator, which ``cr.manual_seed`` seeds, as PyTorch's.
 
     Input (..., in_features), output (..., out_features).
@@ -52,6 +53,14 @@ class Linear(Module):
             if not isinstance(n, Integral) or n < 1:
                 raise ValueError(f"Linear: {name} must be a positive int, got {n!r}")
         rng = initial_generator(rng)
+        if init == "torch":  # torch's default: weight and bias U(-1/sqrt(in), 1/sqrt(in))
+            bound = 1 / math.sqrt(in_features)
+            self.in_features, self.out_features = in_features, out_features
+            self.weight = Parameter(rng.uniform(-bound, bound, (out_features, in_features)),
+                                    dtype=dtype)
+            self.bias = (Parameter(rng.uniform(-bound, bound, out_features), dtype=dtype)
+                         if bias else None)
+            return
         # (drawn column by column, so that a seed gives the numbers it always gave)
         if init == "he":
             w = rng.standard_normal((in_features, out_features)) * math.sqrt(2 / in_features)
@@ -59,7 +68,7 @@ class Linear(Module):
             a = math.sqrt(6 / (in_features + out_features))
             w = rng.uniform(-a, a, (in_features, out_features))
         else:
-            raise ValueError(f"Linear: init must be 'he' or 'xavier', got {init!r}")
+            raise ValueError(f"Linear: init must be 'he', 'xavier' or 'torch', got {init!r}")
         w = np.ascontiguousarray(w.T)
         self.in_features, self.out_features = in_features, out_features
         self.weight = Parameter(w, dtype=dtype)

@@ -25,8 +25,12 @@ from .. import rules as ops
 from ..primitive import Box, raw as _raw, shape_of
 from ..rules.common import Result, class_indices, float_dtype
 
-__all__ = ["cross_entropy", "nll_loss", "mse_loss", "binary_cross_entropy_with_logits",
-           "binary_cross_entropy", "hinge_loss", "l1_loss", "smooth_l1_loss", "huber_loss"]
+__all__ = ["cross_entropy", "linear_cross_entropy", "nll_loss", "mse_loss",
+           "binary_cross_entropy_with_logits", "binary_cross_entropy", "hinge_loss", "l1_loss",
+           "smooth_l1_loss", "huber_loss"]
+
+# an ignore_index no label equals: torch's ignore_index=None, nothing ignored
+_NO_LABEL = -(2 ** 62)
 
 REDUCTIONS = ("mean", "sum", "none")
 
@@ -270,6 +274,34 @@ def _cross_entropy_of_probabilities(logits, targets, weight, reduction, label_sm
     if weight is not None:  # one weight per class, along the class axis
         terms = terms * ops.reshape(weight, (shape[axis],) + (1,) * (len(shape) - axis - 1))
     return _reduce(-ops.sum(terms, axis=axis), reduction)
+
+
+def linear_cross_entropy(input: ArrayLike, linear_weight: ArrayLike, target: ArrayLike, *,
+                         linear_bias: ArrayLike | None = None,
+                         weight: ArrayLike | None = None, reduction: str = "mean",
+                         ignore_index: int | None = None, label_smoothing: float = 0.0,
+                         options: object = None) -> Result:
+    """torch's ``linear_cross_entropy``: ``cross_entropy`` of the logits ``input @
+    linear_weight.T + linear_bias``, for input (N, in) (or (in,)), linear_weight
+    (C, *out, in) and bias (C, *out): the logits are (N, C, *out) and the targets
+    (N, *out). ``ignore_index`` None ignores nothing. ``options`` (torch's chunking of
+    the batch, a memory strategy) is accepted; the numbers are the same without it.
+
+    >>> W = cr.tensor([[1.0, 0.0], [0.0, 1.0]])
+    >>> round(linear_cross_entropy(cr.tensor([[0.0, 0.0]]), W, np.array([1])).item(), 4)
+    0.6931
+    """
+    x_shape, w_shape = shape_of(input), shape_of(linear_weight)
+    if len(w_shape) < 2 or not x_shape or x_shape[-1] != w_shape[-1]:
+        raise ValueError(f"linear_cross_entropy: input of shape {x_shape} and "
+                         f"linear_weight of shape {w_shape}; expected (N, in) and "
+                         f"(C, *out_features, in)")
+    logits = ops.tensordot(input, linear_weight, axes=([len(x_shape) - 1], [len(w_shape) - 1]))
+    if linear_bias is not None:
+        logits = logits + linear_bias
+    return cross_entropy(logits, target, weight, reduction=reduction,
+                         label_smoothing=label_smoothing,
+                         ignore_index=_NO_LABEL if ignore_index is None else ignore_index)
 
 
 def nll_loss(log_probs: ArrayLike, labels: ArrayLike, weight: ArrayLike | None = None,

@@ -12,10 +12,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .. import rules as ops
 from ..rules.common import Result
 from ..tensor import Tensor
 from . import distances, embedding_losses, likelihood_losses, loss_functions as F
 from . import sequence_losses
+from .construction import check_device
+from .layers import Linear
 from .module import Module
 
 __all__ = ["CrossEntropyLoss", "MSELoss", "BCEWithLogitsLoss", "NLLLoss", "L1Loss",
@@ -23,7 +26,7 @@ __all__ = ["CrossEntropyLoss", "MSELoss", "BCEWithLogitsLoss", "NLLLoss", "L1Los
            "KLDivLoss", "PoissonNLLLoss", "GaussianNLLLoss", "MarginRankingLoss",
            "HingeEmbeddingLoss", "CosineEmbeddingLoss", "SoftMarginLoss",
            "MultiLabelSoftMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
-           "MultiMarginLoss", "MultiLabelMarginLoss", "CTCLoss"]
+           "MultiMarginLoss", "MultiLabelMarginLoss", "CTCLoss", "LinearCrossEntropyLoss"]
 
 
 def _weight_buffer(module, name, weight):
@@ -469,3 +472,50 @@ class CTCLoss(Module):
         """The CTC loss of the targets given the log-probabilities, reduced."""
         return sequence_losses.ctc_loss(log_probs, targets, input_lengths, target_lengths,
                                         self.blank, self.reduction, self.zero_infinity)
+
+
+class LinearCrossEntropyLoss(Module):
+    """torch's ``nn.LinearCrossEntropyLoss``: a ``linear`` layer to ``num_classes`` (times
+    ``out_features``) logits and the cross-entropy of the targets under them, in one
+    module (``F.linear_cross_entropy``); the layer's weight (num_classes * prod(out),
+    in_features) starts U(+-1/sqrt(in_features)), as torch's.
+
+    >>> loss_fn = cr.nn.LinearCrossEntropyLoss(3, 4, rng=0)
+    >>> loss_fn(cr.ones(2, 3), np.array([0, 3])).shape, loss_fn.linear.weight.shape
+    ((), (4, 3))
+    """
+
+    def __init__(self, in_features: int, num_classes: int, *,
+                 out_features: tuple[int, ...] = (), bias: bool = False,
+                 device: str | None = None, dtype: Any = None, reduction: str = "mean",
+                 weight: ArrayLike | None = None, ignore_index: int | None = None,
+                 label_smoothing: float = 0.0, options: object = None,
+                 rng: Any = None) -> None:
+        check_device("LinearCrossEntropyLoss", device)
+        self.num_classes, self.out_features = int(num_classes), tuple(out_features)
+        size = self.num_classes * int(np.prod(self.out_features, dtype=np.int64))
+        self.linear = Linear(in_features, size, bias, init="torch", rng=rng,
+                             dtype=np.float64 if dtype is None else dtype)
+        _weight_buffer(self, "weight", weight)
+        self.reduction = F._check_reduction("LinearCrossEntropyLoss", reduction)
+        self.label_smoothing = F._check_label_smoothing("LinearCrossEntropyLoss",
+                                                        label_smoothing)
+        self.ignore_index, self.options = ignore_index, options
+
+    def forward(self, input: ArrayLike, target: ArrayLike) -> Result:
+        """The cross-entropy of the targets under the layer's logits of input."""
+        shape = (self.num_classes, *self.out_features)
+        weight = ops.reshape(self.linear.weight, shape + (self.linear.in_features,))
+        bias = None if self.linear.bias is None else ops.reshape(self.linear.bias, shape)
+        return F.linear_cross_entropy(input, weight, target, linear_bias=bias,
+                                      weight=self.weight, reduction=self.reduction,
+                                      ignore_index=self.ignore_index,
+                                      label_smoothing=self.label_smoothing,
+                                      options=self.options)
+
+    def extra_repr(self) -> str:
+        """The settings, as torch shows them."""
+        return (f"in_features={self.linear.in_features}, num_classes={self.num_classes}, "
+                f"out_features={self.out_features}, bias={self.linear.bias is not None}, "
+                f"reduction={self.reduction}, ignore_index={self.ignore_index}, "
+                f"label_smoothing={self.label_smoothing}, options={self.options}")
