@@ -62,6 +62,9 @@ from .lazy import (LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, LazyConv1d
                    LazyConv3d, LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d,
                    LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d, LazyLinear,
                    UninitializedBuffer, UninitializedParameter)
+from .pooling import FractionalMaxPool2d, FractionalMaxPool3d
+from .legacy_norms import CrossMapLRN2d
+from .adaptive_softmax import AdaptiveLogSoftmaxWithLoss
 
 __all__ = ["Module", "Parameter", "Neuron", "Layer", "MLP", "Linear", "Sequential",
            "ReLU", "Tanh", "Sigmoid", "GELU", "Dropout", "Flatten", "CrossEntropyLoss",
@@ -102,3 +105,5 @@ __all__ += ["Buffer", "RNNBase", "RNNCellBase", "UninitializedParameter", "Unini
             "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d",
             "LazyBatchNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d"]
 __all__ += ["LinearCrossEntropyLoss"]
+__all__ += ["FractionalMaxPool2d", "FractionalMaxPool3d", "CrossMapLRN2d",
+            "AdaptiveLogSoftmaxWithLoss"]

@@ -69,6 +69,8 @@ from .resampling import upsample_bilinear, upsample_nearest
 from .sampling_grids import affine_grid, grid_sample
 from .scaled_dot_product import scaled_dot_product_attention
 from .sequence_losses import ctc_loss
+from .pooling_functions import (fractional_max_pool2d, fractional_max_pool2d_with_indices,
+                                fractional_max_pool3d, fractional_max_pool3d_with_indices)
 
 __all__ = ["linear", "bilinear", "cross_entropy", "one_hot", "mse_loss",
            "binary_cross_entropy_with_logits", "hinge_loss", "nll_loss", "l1_loss",
@@ -212,3 +214,5 @@ __all__ += ["max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_wi
             "adaptive_max_pool3d_with_indices"]
 __all__ += ["affine_grid", "grid_sample", "upsample_bilinear", "upsample_nearest"]
 __all__ += ["linear_cross_entropy"]
+__all__ += ["fractional_max_pool2d", "fractional_max_pool3d",
+            "fractional_max_pool2d_with_indices", "fractional_max_pool3d_with_indices"]
