@@ -161,6 +161,14 @@ def test_jit_replays_and_vmap_maps_the_bags():
     close(lookup(bags[::-1].copy()), F.embedding_bag(bags[::-1], table, mode="max"))
 
 
+def _rescale_a_table_a_graph_still_needs():
+    layer = nn.Embedding(4, 3, max_norm=0.5, rng=0)
+    x = cr.tensor(np.ones((2, 3)), requires_grad=True)
+    pending = cr.sum(x @ layer.weight.T)   # its gradient in x reads the table
+    layer(np.array([0, 1]))
+    pending.backward()
+
+
 @pytest.mark.parametrize("call, message", [
     (lambda: F.embedding_bag(np.array([0, 1]), np.ones((3, 2))),
      r"embedding_bag: 1-d input of 2 indices needs offsets"),
@@ -185,6 +193,9 @@ def test_jit_replays_and_vmap_maps_the_bags():
      r"Embedding: _weight of shape \(2, 2\), expected \(3, 2\)"),
     (lambda: cr.jit(lambda i: F.embedding(i, np.ones((3, 2)), max_norm=1.0))(np.array([0])),
      r"embedding: max_norm rescales the table's rows in place"),
+    (lambda: _rescale_a_table_a_graph_still_needs(),
+     r"Embedding: max_norm rescales the table's rows in place, but a graph not yet run "
+     r"backward still needs the table's numbers"),
 ])
 def test_bad_input_is_a_one_line_error(call, message):
     with pytest.raises((ValueError, IndexError)) as info:

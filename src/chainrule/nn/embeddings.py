@@ -85,6 +85,10 @@ def _renormalise(weight, indices, max_norm, norm_type, name):
         raise TypeError(f"{name}: max_norm writes into the table, so it must be a Tensor "
                         f"or an ndarray, got {type(weight).__name__}")
     rows = np.unique(indices)
+    if not data.flags.writeable:
+        raise ValueError(f"{name}: max_norm rescales the table's rows in place, but a graph "
+                         f"not yet run backward still needs the table's numbers; call "
+                         f"backward first, or look up before the other use, as in torch")
     norms = np.linalg.norm(data[rows], ord=norm_type, axis=1)
     over = norms > max_norm
     with no_grad():
