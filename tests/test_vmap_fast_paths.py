@@ -5,8 +5,11 @@ one batched operand is a NumPy array (``batching._kind_on_one_array``: the axis 
 and the forward called, without the general call record); the arithmetic operators
 between a batch and a number, a smaller array or a batch of its own level
 (``batching._arithmetic_on_arrays``: NumPy's operator on the numbers, without the
-operation's dispatch); and reshape and broadcast_to of one batch to a plain shape
-(``batching._shape_on_one_array``). Every case of the derivative table, mapped and
+operation's dispatch); reshape and broadcast_to of one batch to a plain shape
+(``batching._shape_on_one_array``); an indexed update through slices and integers
+(``batching_indexing._basic_update``: one more slice in front); and the backward walk's
+fitting of a batch of gradients as the stack of arrays it holds
+(``backward._fitted_stack``). Every case of the derivative table, mapped and
 differentiated per example, gives the same bits with them and without them, and so does
 every Jacobian taken as vmap of vjp and jvp."""
 
@@ -14,7 +17,8 @@ import numpy as np
 import pytest
 
 import chainrule as cr
-from chainrule.transforms import batching
+from chainrule import backward
+from chainrule.transforms import batching, batching_indexing
 
 import test_derivatives as table
 from test_jacobians_by_vmap import jacobian_both_ways
@@ -38,10 +42,15 @@ SHORT_WAYS = ["_entrywise_on_arrays", "_kind_on_one_array", "_arithmetic_on_arra
 
 
 def same_bits_without_the_short_ways(run, monkeypatch):
-    """run() with the short ways and with the general path alone: the same arrays."""
+    """run() with the short ways and with the general path alone: the same arrays. The
+    backward walk's shortcuts go too (``backward.FAST_PATHS``, whose ``_fitted_stack``
+    fits a vmapped pass's gradients as stacks), and so does the indexed update's way
+    through a basic index (``batching_indexing._basic_update``)."""
     fast = run()
     for name in SHORT_WAYS:
         monkeypatch.setattr(batching, name, lambda *call: None)
+    monkeypatch.setattr(backward, "FAST_PATHS", False)
+    monkeypatch.setattr(batching_indexing, "_basic_update", lambda *call: None)
     general = run()
     assert len(fast) == len(general)
     for a, b in zip(fast, general):
@@ -148,3 +157,38 @@ def test_the_shape_way_is_taken_for_one_batched_array_and_a_plain_shape():
         out = cr.vmap(lambda v: cr.broadcast_to(cr.reshape(v, (3, 2))[0], (4, 2)))(x)
         np.testing.assert_array_equal(out, np.broadcast_to(x.reshape(2, 3, 2)[:, :1], (2, 4, 2)))
         assert ("reshape", True) in calls and ("broadcast_to", True) in calls
+
+
+def test_a_basic_index_updates_the_batch_through_one_more_slice():
+    taken = []
+    original = batching_indexing._basic_update
+
+    def counted(*args):
+        out = original(*args)
+        taken.append(out is not None)
+        return out
+    x = np.arange(12.0).reshape(3, 4)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(batching_indexing, "_basic_update", counted)
+        jac = cr.jacrev(lambda v: v[::-1] * 2.0)(x[0])
+        per_row = cr.vmap(lambda v: v.at[1:3].add(v[:2] * 10.0))(x)
+    assert taken and all(taken)
+    np.testing.assert_array_equal(jac, 2.0 * np.eye(4)[::-1])
+    np.testing.assert_array_equal(per_row, [[0, 1, 12, 3], [4, 45, 56, 7], [8, 89, 100, 11]])
+
+
+def test_a_batch_of_gradients_is_fitted_as_its_stack():
+    fitted = []
+    original = backward._fitted_stack
+
+    def counted(*args):
+        out = original(*args)
+        fitted.append(out is not None)
+        return out
+    # x * s(x), s the sum: the scalar's gradient sums the example's axis away
+    _, pullback = cr.vjp(lambda x: x * cr.sum(x), np.array([1.0, 2.0]))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(backward, "_fitted_stack", counted)
+        (rows,) = cr.vmap(pullback)(np.eye(2))  # the rows of the Jacobian, s I + x 1^T
+    assert fitted and all(fitted)
+    np.testing.assert_array_equal(rows, [[4.0, 1.0], [2.0, 5.0]])

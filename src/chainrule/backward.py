@@ -23,9 +23,11 @@ __all__ = ["backward_pass", "accumulate", "add_gradients"]
 _NOTHING = (None, None, False)
 
 # The walk's shortcuts for NumPy arrays without batch axes nor create_graph: the
-# operation's pullback called as _pullback would call it, and a VJP that already has its
-# argument's shape and dtype passed on as _fit would pass it. False: every step through
-# _pullback and _fit (tests/test_eager_fast_paths.py compares the two bit for bit).
+# operation's pullback called as _pullback would call it, a VJP that already has its
+# argument's shape and dtype passed on as _fit would pass it, and a batch of cr.vmap's
+# fitted as the stack of arrays it holds (_fitted_stack). False: every step through
+# _pullback and _fit (tests/test_eager_fast_paths.py and tests/test_vmap_fast_paths.py
+# compare the two bit for bit).
 FAST_PATHS = True
 
 
@@ -130,6 +132,10 @@ def _fit(vjp, arg, g, create_graph, batch_shape=()):
     data = arg._data
     if create_graph or isinstance(vjp, Box) or (type(data) is not np.ndarray
                                                  and type(data) not in ARRAYS):
+        if FAST_PATHS and not create_graph and type(data) is np.ndarray and vjp._batched:
+            stack = _fitted_stack(vjp, data, batch_shape)
+            if stack is not None:
+                return stack, True
         # in a graph (create_graph, a seed in a graph, a transform's traced values):
         # the same with the table's operations, so the gradient can be differentiated
         if create_graph and not isinstance(vjp, Box):  # a constant, as a node of the
@@ -157,6 +163,33 @@ def _fit(vjp, arg, g, create_graph, batch_shape=()):
         vjp = (vjp.real if vjp.dtype.kind == "c" and dtype.kind != "c" else vjp).astype(dtype)
         fresh = True
     return vjp, fresh
+
+
+def _fitted_stack(vjp, data, batch_shape):
+    """A vmapped pass's gradient (cr.vmap's batch of one example's gradients, the batch
+    axis first) fitted as the stack of NumPy arrays it holds, the batch axis one more
+    leading axis: what the general path's operations on the batch give, without their
+    dispatch. None where the stack is not NumPy's or would need more than the array
+    rules (fewer axes than the argument, a complex gradient of a real argument).
+    tests/test_vmap_fast_paths.py holds the two equal."""
+    value = vjp._contents()
+    if type(value) is not np.ndarray:
+        return None
+    if value.dtype is data.dtype and value.shape[1:] == batch_shape + data.shape:
+        return vjp  # (what the general path's checks find: nothing to fit)
+    if value.ndim - 1 - len(batch_shape) < data.ndim or \
+            (value.dtype.kind == "c" and data.dtype.kind != "c"):
+        return None
+    fitted, _ = _fit(value, _Operand(data), None, False, (value.shape[0],) + batch_shape)
+    return type(vjp)(fitted, vjp._level)
+
+
+class _Operand:
+    """An argument of the walk as ``_fit`` reads it: its data only."""
+    __slots__ = ("_data",)
+
+    def __init__(self, data):
+        self._data = data
 
 
 def accumulate(leaf, g, owned):

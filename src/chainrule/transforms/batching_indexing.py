@@ -170,12 +170,16 @@ def index_update(call: Any) -> Any:
         return None
     x = call.values[0] if call.batched[0] else \
         ops.broadcast_to(call.values[0], (call.size,) + shape_of(call.values[0]))
+    value = call.values[1] if len(call.values) > 1 else p["value"]
+    value_batched = len(call.values) > 1 and call.batched[1]
+    if _basic(p["index"]):  # slices and integers: one more slice in front, as getitem's
+        out = _basic_update(call.prim, x, value, value_batched, p["index"])
+        if out is not None:
+            return out
     plan = _plan(call, p["index"], x, True)
     if plan is None:
         return None
     x, index, move, region_rank, new_axes = plan
-    value = call.values[1] if len(call.values) > 1 else p["value"]
-    value_batched = len(call.values) > 1 and call.batched[1]
     if value_batched or len(shape_of(value)) > 0:  # in the batch's region layout
         shape = shape_of(value)[value_batched:]
         value = ops.reshape(value, shape_of(value)[:value_batched] +
@@ -183,6 +187,23 @@ def index_update(call: Any) -> Any:
         value = _moved(value, move, back=True)
     out = call.prim(x, value, index=index)
     return ops.squeeze(out, tuple(a + 1 for a in new_axes)) if new_axes else out
+
+
+def _basic_update(prim, x, value, value_batched, index):
+    """An indexed update of the batch ``x`` through a basic index (slices and integers,
+    which keep the batch axis where it is): the values' batch axis put in front of one
+    example's region, padded with 1s as broadcasting pads them. None for values of more
+    axes than the region (the general plan decides)."""
+    parts = index if type(index) is tuple else (index,)
+    region_rank = len(shape_of(x)) - 1 - len(
+        [part for part in parts if part is not Ellipsis and type(part) is not slice])
+    shape = shape_of(value)[value_batched:]
+    if len(shape) > region_rank:
+        return None
+    if value_batched and len(shape) < region_rank:
+        value = ops.reshape(value, shape_of(value)[:1] + (1,) * (region_rank - len(shape))
+                            + shape)
+    return prim(x, value, index=(slice(None),) + parts)
 
 
 # Where the indices come from: NumPy's queries of one example's order, and their axes
