@@ -6,8 +6,8 @@
                           under primitive (an operation's record and call), rules/
                           (the derivative table, and predicates: the operations with
                           none), methods/ (a Tensor's and a tracer's methods), node,
-                          saved, backward, tensor, explain, and libraries (the one door
-                          to backends/)
+                          saved, gradient_hooks, backward, tensor, explain, and
+                          libraries (the one door to backends/)
     chainrule/backends/   other array libraries (torch, CuPy, Dask), at the
                           namespace's seam; the core reaches them through its door
     chainrule/api/        the public surfaces over the engine: chainrule.numpy, linalg,
@@ -309,8 +309,8 @@ def test_every_import_in_the_package_names_a_module_at_its_real_path():
 
 
 TOP_LEVEL = {"__init__", "__main__", "arguments", "arrays", "backward", "boxes", "explain",
-             "graph", "libraries", "modes", "node", "origin", "pickling", "primitive", "saved",
-             "tensor", "tensor_data"}
+             "gradient_hooks", "graph", "libraries", "modes", "node", "origin", "pickling",
+             "primitive", "saved", "tensor", "tensor_data"}
 
 
 def test_the_top_level_is_the_engine():

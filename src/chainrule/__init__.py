@@ -180,3 +180,12 @@ __all__ += [  # written by scripts/make_exports.py: the predicates
 ]
 
 _point_warnings_at_the_user()  # NumPy's RuntimeWarnings name the user's line (origin.py)
+
+
+def __getattr__(name: str) -> object:
+    # cr.autograd, as torch.autograd (its grad and backward) and HIPS autograd's
+    # drop-in: imported at the first use, not with the package
+    if name == "autograd":
+        import importlib
+        return importlib.import_module("chainrule.autograd")
+    raise AttributeError(f"module 'chainrule' has no attribute '{name}'")

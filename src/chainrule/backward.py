@@ -16,9 +16,10 @@ from .modes import _modes
 from .origin import check_finite
 from .primitive import Box, shape_of
 from .arrays import ARRAYS, as_array
+from .gradient_hooks import keeps_gradient, run_after_accumulate, run_hooks
 from .saved import FREED
 
-__all__ = ["backward_pass", "accumulate", "add_gradients"]
+__all__ = ["backward_pass", "accumulate", "accumulate_arrived", "add_gradients"]
 
 _NOTHING = (None, None, False)
 
@@ -49,8 +50,11 @@ def backward_pass(grads, order, create_graph=False, batch_shape=(), on_step=None
         _, g, owned = grads.pop(id(node), _NOTHING)
         if g is None:  # no path from the roots carries a gradient here
             continue
-        if node._retain:
-            arrived[id(node)] = (node, g, owned)
+        if node._retain:  # retain_grad(), or hooks on the node (gradient_hooks.py)
+            if node._retain is not True:
+                g, owned = run_hooks(node, g, owned)
+            if keeps_gradient(node):
+                arrived[id(node)] = (node, g, owned)
         versions = node._versions
         if versions is FREED:
             _refuse_freed(node)
@@ -190,6 +194,19 @@ class _Operand:
 
     def __init__(self, data):
         self._data = data
+
+
+def accumulate_arrived(arrived):
+    """Add each gradient a walk handed back (``backward_pass``'s result) into its
+    tensor's ``.grad``: a leaf's hooks first, and its post-accumulate hooks after
+    (gradient_hooks.py); a retained result's hooks already ran in the walk."""
+    for node, g, owned in arrived.values():
+        if node._retain and not node._prev:
+            g, owned = run_hooks(node, g, owned)
+            accumulate(node, g, owned)
+            run_after_accumulate(node)
+        else:
+            accumulate(node, g, owned)
 
 
 def accumulate(leaf, g, owned):

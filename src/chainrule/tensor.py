@@ -25,7 +25,8 @@ from numpy.typing import ArrayLike, DTypeLike
 
 from . import arrays as xp, pickling, rules as ops, tensor_data
 from .methods.array import ArrayMethods, describe_index, raw_index
-from .backward import accumulate, backward_pass
+from .backward import accumulate_arrived, backward_pass
+from .gradient_hooks import keep_gradient, keeps_gradient
 from .graph import topological_order
 from .modes import _modes
 from .node import Node
@@ -241,7 +242,7 @@ class Tensor(Node, TensorInterop, TensorTorchMethods, ArrayMethods):
         of an operation warns, unless ``retain_grad()`` asked to keep that one too."""
         if xp.recorders_open[0]:
             self._array()  # (a cr.jit trace: the tensor joins the program first)
-        if self._prev and not self._retain and self._grad is None:
+        if self._prev and self._grad is None and not keeps_gradient(self):
             warn_grad_of_a_result(self)
         return self._grad
 
@@ -371,7 +372,7 @@ class Tensor(Node, TensorInterop, TensorTorchMethods, ArrayMethods):
         """
         if not self.requires_grad:
             raise RuntimeError("retain_grad: the tensor does not require grad")
-        self._retain = True
+        keep_gradient(self)
         return self
 
     # --- in-place updates: a tensor that requires grad only inside no_grad(), and never
@@ -503,8 +504,7 @@ class Tensor(Node, TensorInterop, TensorTorchMethods, ArrayMethods):
         seeds = {id(self): (self, seed, False)}
         arrived = backward_pass(seeds, order, create_graph, on_step=on_step) if order \
             else seeds  # the root is a leaf: d(self)/d(self) = 1
-        for node, g, owned in arrived.values():
-            accumulate(node, g, owned)
+        accumulate_arrived(arrived)
         if not (create_graph if retain_graph is None else retain_graph):
             free(order)
         if trace is not None:

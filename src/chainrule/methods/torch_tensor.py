@@ -1,5 +1,6 @@
 """PyTorch's spellings that only a Tensor has, not the transforms' traced values: its
 graph (``grad_fn``, with ``name()``, ``inputs`` and ``next_functions``, as PyTorch's),
+the hooks on its gradient (``register_hook``, ``register_post_accumulate_grad_hook``),
 the in-place updates (``add_``, ``sub_``, ``mul_``, ``div_``, ``zero_``, ``fill_``,
 ``copy_``, ``clamp_``, ``lerp_``, ``addcmul_``, ``addcdiv_``), which follow the Tensor's
 rule for writes, and ``size``, NumPy's count whose
@@ -10,12 +11,14 @@ the methods shared with the tracers (``torch_names.py``) never touch; ``Tensor``
 both.
 """
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from .. import rules as ops
+from ..gradient_hooks import HookHandle, add_hook, keeps_gradient
 
 
 __all__ = ["TensorTorchMethods", "GradFn", "Size"]
@@ -135,6 +138,53 @@ class TensorTorchMethods:
             entry = index if isinstance(index, tuple) else (index,)
             return _shared(self, out, self._data[entry + (Ellipsis,)])
         return out
+
+    # --- hooks: functions called with the tensor's gradient (gradient_hooks.py) -------
+
+    def register_hook(self, hook: Callable[[Any], Any]) -> HookHandle:
+        """Call ``hook(grad)`` when backward() has this tensor's whole gradient (every
+        path summed), before it flows on; ``grad`` is a Tensor, and a Tensor or array of
+        its shape and dtype returned takes its place (None keeps it). Hooks run in the
+        order registered, also in ``cr.autograd.grad``; the handle's ``remove()`` takes
+        one off. On a leaf the hooks run before ``.grad`` is added to.
+
+        >>> x = cr.tensor([1.0, -2.0], requires_grad=True)
+        >>> handle = x.register_hook(lambda g: g.clamp(-1.0, 1.0))
+        >>> (x * 5).sum().backward()
+        >>> x.grad.tolist()
+        [1.0, 1.0]
+        """
+        if not self.requires_grad:
+            raise RuntimeError("register_hook: the tensor does not require grad, so no "
+                               "gradient will reach it; set requires_grad=True first")
+        if not callable(hook):
+            raise TypeError(f"register_hook: a hook must be callable, got "
+                            f"{type(hook).__name__}")
+        return add_hook(self, hook)
+
+    def register_post_accumulate_grad_hook(self, hook: Callable[[Any], Any]) -> HookHandle:
+        """Call ``hook(tensor)`` on a leaf once backward() has added to its ``.grad``
+        (an optimizer step per parameter, as it arrives). Refused on a result.
+
+        >>> w = cr.tensor([1.0, 2.0], requires_grad=True)
+        >>> handle = w.register_post_accumulate_grad_hook(lambda p: print(p.grad))
+        >>> (w * w).sum().backward()
+        [2. 4.]
+        """
+        if not self.requires_grad:
+            raise RuntimeError("register_post_accumulate_grad_hook: the tensor does not "
+                               "require grad")
+        if self._prev:
+            raise RuntimeError("register_post_accumulate_grad_hook: only a leaf (an input "
+                               "or a parameter) accumulates a .grad; this tensor is the "
+                               "result of an operation (use register_hook)")
+        return add_hook(self, hook, after_accumulate=True)
+
+    @property
+    def retains_grad(self) -> bool:
+        """Whether backward() keeps this result's gradient in ``.grad``
+        (``retain_grad()`` asked for it); False for a leaf, as in PyTorch."""
+        return bool(self._prev) and keeps_gradient(self)
 
     def diagonal(self, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
         """The diagonal ``offset`` of the (axis1, axis2) planes, as the last axis (as

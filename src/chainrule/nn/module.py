@@ -79,7 +79,7 @@ def _held(name, value, owner):
                             f"(or nn.ModuleDict)")
 
 
-class Module(TorchLayout):
+class Module(TorchLayout, hooks.HookRegistration):
     """A model or a part of one.
 
     ``parameters()`` lists the Parameters (and scalar Values) held in attributes, in the
@@ -132,42 +132,10 @@ class Module(TorchLayout):
             # program it is traced into holds for this module's mode (train or eval)
             xp.touch(self)
         held = self.__dict__   # (hooks.has_hooks, spelt out: this runs at every call)
-        if "_forward_hooks" in held or "_forward_pre_hooks" in held:
+        if "_forward_hooks" in held or "_forward_pre_hooks" in held or \
+                "_backward_hooks" in held or "_backward_pre_hooks" in held:
             return hooks.call_with_hooks(self, args, kwargs)
         return self.forward(*args, **kwargs)
-
-    def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,
-                                  with_kwargs: bool = False) -> hooks.RemovableHandle:
-        """Call ``hook(module, args)`` before each forward, as torch's: a result other
-        than None replaces the positional arguments (a tuple, or one value); with
-        ``with_kwargs``, ``hook(module, args, kwargs)`` may return ``(args, kwargs)``.
-        Returns a handle whose ``remove()`` takes the hook off.
-
-        >>> layer = cr.nn.Identity()
-        >>> handle = layer.register_forward_pre_hook(lambda m, args: (2 * args[0],))
-        >>> layer(cr.tensor([1.0])).tolist()
-        [2.0]
-        >>> handle.remove()
-        """
-        return hooks.add(self, "_forward_pre_hooks", hook, prepend, with_kwargs, False)
-
-    def register_forward_hook(self, hook: Callable, *, prepend: bool = False,
-                              with_kwargs: bool = False,
-                              always_call: bool = False) -> hooks.RemovableHandle:
-        """Call ``hook(module, args, output)`` after each forward, as torch's (to read a
-        layer's activations, or replace its output by returning something other than
-        None); with ``with_kwargs``, ``hook(module, args, kwargs, output)``;
-        ``always_call`` calls it even when forward raised. Returns a handle whose
-        ``remove()`` takes the hook off.
-
-        >>> seen = []
-        >>> layer = cr.nn.Linear(2, 1, rng=0)
-        >>> with layer.register_forward_hook(lambda m, args, out: seen.append(out.shape)):
-        ...     _ = layer(cr.ones(3, 2))
-        >>> seen
-        [(3, 1)]
-        """
-        return hooks.add(self, "_forward_hooks", hook, prepend, with_kwargs, always_call)
 
     def __setattr__(self, name: str, value: Any) -> None:
         # An nn.Buffer set as an attribute registers itself, as torch's does; the

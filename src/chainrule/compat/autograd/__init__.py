@@ -17,6 +17,10 @@ operators also take a value of a vector space of your own (``extend.VSpace``), w
 trace of its own differentiates (``core.user_vjp``, ``core.user_jvp``), built as
 autograd builds them on its ``make_vjp`` and ``make_jvp``; ``hessian`` refuses one, as
 autograd's does (``make_hvp`` and ``hessian_tensor_product`` take it).
+
+PyTorch's ``torch.autograd.grad`` and ``torch.autograd.backward`` are here too, over
+recorded tensors: ``grad`` given tensors in place of a function is PyTorch's
+(``chainrule.api.torch_autograd``).
 """
 
 import builtins as _python  # isinstance below is autograd's, which looks through boxes
@@ -26,6 +30,8 @@ import warnings as _warnings
 import numpy as _np
 
 from ... import rules as _rules
+from ...api import torch_autograd as _torch_autograd
+from ...api.torch_autograd import backward
 from ...arguments import ObjectOperands as _ObjectOperands
 from ...primitive import raw as _raw, shape_of as _shape_of
 from ...transforms import functional as _f, jacobians as _jac
@@ -43,7 +49,7 @@ __all__ = ["grad", "holomorphic_grad", "elementwise_grad", "deriv", "jacobian", 
            "make_jvp", "value_and_grad", "grad_and_aux", "grad_named", "multigrad_dict",
            "hessian_tensor_product", "hessian_vector_product", "make_hvp", "make_ggnvp",
            "vector_jacobian_product", "tensor_jacobian_product", "checkpoint", "primitive",
-           "builtins", "dict", "isinstance", "list", "tuple", "type"]
+           "builtins", "dict", "isinstance", "list", "tuple", "type", "backward"]
 
 
 def _named(operator, fun, argnum):
@@ -96,8 +102,16 @@ def _arrays(result):
     return result
 
 
-def grad(fun, argnum=0):
-    """The gradient of a scalar function of argument ``argnum``: ``grad(f)(x)``."""
+def grad(fun, argnum=0, *args, **kwargs):
+    """The gradient of a scalar function of argument ``argnum``: ``grad(f)(x)``.
+
+    Given tensors in place of a function, it is PyTorch's ``torch.autograd.grad``
+    (``grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+    allow_unused=None, is_grads_batched=False, materialize_grads=False)``): the
+    gradients of recorded outputs, one Tensor per input (``chainrule.api.torch_autograd``).
+    """
+    if not callable(fun) or args or kwargs:
+        return _torch_autograd.grad(fun, argnum, *args, **kwargs)
     engine = _f.grad(fun, argnums=argnum)
 
     def user(*args, **kwargs):
