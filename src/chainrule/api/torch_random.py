@@ -33,6 +33,7 @@ from numpy.typing import ArrayLike, DTypeLike
 
 from .. import arrays as xp
 from ..primitive import Box, raw, shape_of
+from ..methods.torch_inplace import use_default_generator
 from ..tensor import Tensor
 
 __all__ = ["Generator", "manual_seed", "default_generator", "rand", "randn", "randint",
@@ -202,6 +203,7 @@ def _restored(state):
 
 default_generator = Generator()
 default_generator.seed()  # as torch's: a new seed at each start of the program
+use_default_generator(default_generator)  # (x.uniform_() and the other fills)
 
 
 def manual_seed(seed: int) -> Generator:

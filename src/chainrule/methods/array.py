@@ -13,7 +13,9 @@ from . import numpy_protocol
 from .. import rules as ops
 from ..arrays import ARRAYS, holds_traced, stacked_list
 from ..primitive import Box, raw
+from .torch_math import TorchMath
 from .torch_names import TorchMethods
+from .torch_shapes import TorchShapes
 
 if TYPE_CHECKING:  # (typing.Self is Python 3.11's; type checkers bring typing_extensions)
     from typing_extensions import Self
@@ -56,7 +58,7 @@ def _reshape(x, *shape, order="C"):
     return ops.reshape(x, shape, order=order)
 
 
-class ArrayMethods(TorchMethods, Box):
+class ArrayMethods(TorchMethods, TorchMath, TorchShapes, Box):
     """The operators and methods of anything the operations of ``chainrule.rules``
     accept: Tensor, and the forward-mode tracer. Each is the table's operation."""
 

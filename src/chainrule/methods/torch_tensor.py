@@ -2,8 +2,9 @@
 graph (``grad_fn``, with ``name()``, ``inputs`` and ``next_functions``, as PyTorch's),
 the hooks on its gradient (``register_hook``, ``register_post_accumulate_grad_hook``),
 the in-place updates (``add_``, ``sub_``, ``mul_``, ``div_``, ``zero_``, ``fill_``,
-``copy_``, ``clamp_``, ``lerp_``, ``addcmul_``, ``addcdiv_``), which follow the Tensor's
-rule for writes, and ``size``, NumPy's count whose
+``copy_``, ``clamp_``, ``lerp_``, ``addcmul_``, ``addcdiv_``; the other ``name_`` forms,
+the random fills and the shape changes in place are ``torch_inplace.py``'s), which follow
+the Tensor's rule for writes, and ``size``, NumPy's count whose
 call as PyTorch's ``x.size()`` says where PyTorch's meaning lives.
 
 A file of its own because these need a Tensor's state (its node and its version), which
@@ -18,6 +19,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .. import rules as ops
+from .torch_inplace import TensorInplaceMethods
 from ..gradient_hooks import HookHandle, add_hook, keeps_gradient
 
 
@@ -126,7 +128,7 @@ def _entry(index):
     return type(index) is int or isinstance(index, np.integer)
 
 
-class TensorTorchMethods:
+class TensorTorchMethods(TensorInplaceMethods):
     """PyTorch's spellings that only a Tensor has: its graph, and in-place updates (which
     follow the Tensor's rule for writes: see ``Tensor.__iadd__``)."""
 
