@@ -515,3 +515,53 @@ def test_random_to_alone_and_float32_range():
     assert set(np.unique(x.data)) <= {0.0, 1.0, 2.0, 3.0}
     y = cr.zeros(1000, dtype=np.float32).random_()
     assert (y.data >= 0).all() and (y.data <= 2 ** 24).all()
+
+
+# --- the traced values' path, and views -------------------------------------------------
+
+TRACED = {
+    "kthvalue": lambda a: a.kthvalue(2, 1).values,
+    "logcumsumexp": lambda a: a.logcumsumexp(1),
+    "xlogy": lambda a: a.xlogy(a * a + 1),
+    "rsqrt": lambda a: (a * a + 1).rsqrt(),
+    "amax": lambda a: a.amax(1),
+    "diag_embed": lambda a: a.diag_embed(),
+    "index_add": lambda a: a.index_add(1, np.array([0, 0, 4]), a[:, :3]),
+    "scatter_reduce": lambda a: a.scatter_reduce(0, np.array([[0, 0, 2, 1, 0]]), a[:1] * 2,
+                                                 "amax"),
+    "unbind": lambda a: a.unbind(1)[0],
+    "addcmul": lambda a: a.addcmul(a, a, value=0.5),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TRACED))
+def test_methods_under_vmap_and_jvp_match_the_eager_ones(name):
+    f = TRACED[name]
+    xs = RNG.standard_normal((4, 3, 5))
+    batched = cr.vmap(f)(xs)
+    eager = np.stack([np.asarray(f(cr.tensor(x)).data) for x in xs])
+    np.testing.assert_allclose(np.asarray(getattr(batched, "data", batched)), eager,
+                               rtol=RTOL, atol=1e-14)
+    tangent = RNG.standard_normal((3, 5))
+    _, jvp = cr.jvp(f, (xs[0],), (tangent,))
+    weights = RNG.standard_normal(np.shape(jvp))
+    grad = cr.grad(lambda a: (f(a) * weights).sum())(xs[0])
+    np.testing.assert_allclose(np.sum(np.asarray(jvp) * weights), np.sum(grad * tangent),
+                               rtol=1e-10)
+
+
+def test_scatter_reads_only_as_much_of_src_as_the_index_has():
+    start, src = normal(3, 5), normal(4, 6)
+    i = np.stack([unique_index(5, 2) for _ in range(2)])
+    ours = cr.tensor(start).scatter(1, i, cr.tensor(src))
+    theirs = torch.tensor(start).scatter(1, torch.from_numpy(i), torch.tensor(src))
+    np.testing.assert_array_equal(ours.data, theirs.numpy())
+
+
+def test_an_inplace_form_writes_through_a_view():
+    start = normal(3, 3)
+    x, t = cr.tensor(start), torch.tensor(start)
+    x.diagonal().exp_()
+    t.diagonal().exp_()
+    np.testing.assert_allclose(x.data, t.numpy(), rtol=RTOL)
+    assert x._version[0] == 1

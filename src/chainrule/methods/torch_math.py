@@ -116,7 +116,7 @@ def _xlogy(x, other):
     # as torch's: 0 (and derivative 0 in x) where x is 0 and other is at most 0; where
     # x is 0 and other positive, the derivative in x is still log(other)
     with np.errstate(invalid="ignore"):
-        dead = (np.asarray(raw(x)) == 0) & (np.asarray(raw(other)) <= 0)
+        dead = (raw(x) == 0) & (raw(other) <= 0)
     safe = ops.where(dead, 1.0, other)
     return ops.where(dead, 0.0, x * ops.log(safe))
 
