@@ -76,7 +76,7 @@ U = [  # unary elementwise: name, domain
     ("asinh", normal), ("arcsinh", normal), ("atanh", within(-0.9, 0.9)),
     ("arctanh", within(-0.9, 0.9)), ("cosh", normal), ("sinh", normal), ("exp2", normal),
     ("deg2rad", normal), ("rad2deg", normal), ("negative", normal), ("positive", normal),
-    ("absolute", normal), ("sgn", normal),
+    ("absolute", normal), ("sgn", normal), ("sinc", normal), ("logit", within(0.05, 0.95)),
 ]
 CASES = {}
 for _name, _domain in U:
@@ -89,6 +89,9 @@ B = [  # binary: name, domains, differentiable
     ("remainder", normal, positive, True), ("true_divide", normal, positive, True),
     ("multiply", normal, normal, True), ("xlogy", normal, positive, True),
     ("float_power", positive, normal, True), ("floor_divide", normal, positive, False),
+    ("logaddexp", normal, normal, True), ("logaddexp2", normal, normal, True),
+    ("fmax", normal, normal, True), ("fmin", normal, normal, True),
+    ("copysign", normal, normal, True), ("heaviside", normal, normal, False),
 ]
 for _name, _d1, _d2, _diff in B:
     CASES[_name] = ((lambda a=_d1, b=_d2: [a(3, 4), b(3, 4)]), {},
@@ -98,6 +101,26 @@ CASES.update({
     "xlogy-zeros": (lambda: [np.array([0.0, 0.0, 1.5]), positive(3)], {},
                     lambda x, y, c: x.xlogy(y), True),
     "divide": (lambda: [normal(3, 4), positive(3, 4)], {}, lambda x, y, c: x.divide(y), True),
+    "fmax-nan": (lambda: [np.array([1.0, np.nan, np.nan]), np.array([np.nan, 2.0, np.nan])],
+                 {}, lambda x, y, c: x.fmax(y), False),
+    "heaviside-zeros": (lambda: [np.array([-1.0, 0.0, 2.0, 0.0]), normal(4)], {},
+                        lambda x, y, c: x.heaviside(y), False),
+    "logit-eps": (lambda: [RNG.uniform(0, 1, (3, 4))], {}, lambda x, c: x.logit(0.2), True),
+    "nansum": (lambda: [normal(3, 4)], {}, lambda x, c: x.nansum(1), True),
+    "nanmean": (lambda: [normal(3, 4)], {}, lambda x, c: x.nanmean(0, keepdim=True), True),
+    "nansum-nan": (lambda: [np.array([[1.0, np.nan], [np.nan, np.nan]])], {},
+                   lambda x, c: x.nansum(1), False),
+    "nanmean-nan": (lambda: [np.array([[1.0, np.nan, 2.0], [np.nan, 4.0, 0.5]])], {},
+                    lambda x, c: x.nanmean(1), False),
+    "diff": (lambda: [normal(3, 5)], {}, lambda x, c: x.diff(), True),
+    "diff-n2-dim0": (lambda: [normal(4, 3)], {}, lambda x, c: x.diff(2, 0), True),
+    "diff-prepend": (lambda: [normal(3, 5)], {"p": normal(3, 2), "a": normal(3, 1)},
+                     lambda x, c: x.diff(dim=1, prepend=c.p, append=c.a), True),
+    "argsort": (lambda: [distinct(3, 5)], {}, lambda x, c: x.argsort(), False),
+    "argsort-descending-dim0": (lambda: [distinct(4, 3)], {},
+                                lambda x, c: x.argsort(0, descending=True), False),
+    "argsort-ties-stable": (lambda: [np.array([3.0, 1.0, 2.0, 1.0, 3.0, 2.0])], {},
+                            lambda x, c: x.argsort(descending=True, stable=True), False),
     "divide-trunc": (lambda: [normal(3, 4) * 5, positive(3, 4)], {},
                      lambda x, y, c: x.divide(y, rounding_mode="trunc"), False),
     "divide-floor": (lambda: [normal(3, 4) * 5, positive(3, 4)], {},
@@ -325,6 +348,10 @@ INPLACE.update({name: (domain, (), {}) for name, domain in [
     ("sqrt", positive), ("sin", normal), ("cos", normal), ("tan", within(-1, 1)),
     ("tanh", normal), ("sigmoid", normal), ("relu", normal), ("sign", normal),
     ("round", normal), ("erf", normal), ("logical_not", normal)]})
+INPLACE.update({
+    "copysign": (normal, ("o",), {"o": normal(3, 4)}),
+    "heaviside": (lambda *s: RNG.integers(-1, 2, s).astype(float), ("o",), {"o": normal(3, 4)}),
+})
 INPLACE.update({
     "pow": (positive, (1.7,), {}), "float_power": (positive, (2.5,), {}),
     "clamp_min": (normal, (0.2,), {}), "clamp_max": (normal, (-0.2,), {}),

@@ -107,6 +107,8 @@ _UNARY = {
     "positive": (lambda x: x, "``+x``: the tensor itself.", "[1.0]", "[1.0]"),
     "absolute": (ops.absolute, "``|x|`` for each entry (the other name for abs).", "[-2.0]",
                  "[2.0]"),
+    "sinc": (ops.sinc, "``sin(pi x) / (pi x)`` for each entry (1 at 0), as torch.sinc.",
+             "[0.0, 1.0]", "[1.0, 3.8981718325193755e-17]"),
     "sgn": (_sgn, "The sign of each entry: -1, 0 or 1; of a complex entry ``x / |x|`` "
             "(0 for 0), as torch.sgn.", "[-2.0, 0.0, 3.0]", "[-1.0, 0.0, 1.0]"),
 }
@@ -119,6 +121,11 @@ def _xlogy(x, other):
         dead = (raw(x) == 0) & (raw(other) <= 0)
     safe = ops.where(dead, 1.0, other)
     return ops.where(dead, 0.0, x * ops.log(safe))
+
+
+def _copysign(x, other):
+    flip = np.signbit(raw(x)) != np.signbit(raw(other))
+    return ops.where(flip, -x, x)
 
 
 def _float_power(x, other):
@@ -142,6 +149,17 @@ _BINARY = {
                   "(Python's %), as torch.remainder.", "[-3.0, 3.0]", "2.0", "[1.0, 1.0]"),
     "true_divide": (ops.divide, "``self / other``.", "[3.0]", "2.0", "[1.5]"),
     "multiply": (ops.multiply, "``self * other``.", "[3.0]", "2.0", "[6.0]"),
+    "logaddexp": (ops.logaddexp, "``log(exp(self) + exp(other))``, without overflow.",
+                  "[0.0]", "0.0", "[0.6931471805599453]"),
+    "logaddexp2": (ops.logaddexp2, "``log2(2 ** self + 2 ** other)``, without overflow.",
+                   "[1.0]", "1.0", "[2.0]"),
+    "fmax": (ops.fmax, "The larger of the two, entry by entry, ignoring a NaN (the other "
+             "is taken), as torch.fmax.", "[1.0, np.nan]", "0.0", "[1.0, 0.0]"),
+    "fmin": (ops.fmin, "The smaller of the two, entry by entry, ignoring a NaN, as "
+             "torch.fmin.", "[1.0, np.nan]", "0.0", "[0.0, 0.0]"),
+    "copysign": (_copysign, "``|self|`` with the sign of other (of -0.0 too), as "
+                 "torch.copysign; no derivative in other.", "[1.0, -2.0]", "-0.0",
+                 "[-1.0, -2.0]"),
     "xlogy": (_xlogy, "``self * log(other)``, 0 where self is 0 (even where other is 0), "
               "as torch.xlogy.", "[0.0, 2.0]", "cr.tensor([0.0, 1.0])", "[0.0, 0.0]"),
     "float_power": (_float_power, "``self ** other`` computed in float64 (complex128 for "
@@ -328,6 +346,24 @@ class TorchMath:
         """
         return ops.nan_to_num(self, nan=nan, posinf=posinf, neginf=neginf)
 
+    def logit(self, eps: float | None = None) -> Any:
+        """``log(p / (1 - p))`` for each entry, first limited to [eps, 1 - eps] if
+        ``eps`` is given, as torch.logit.
+
+        >>> cr.tensor([0.5, 0.0]).logit(eps=0.25).tolist()
+        [0.0, -1.0986122886681096]
+        """
+        return ops.logit(self if eps is None else ops.clip(self, eps, 1 - eps))
+
+    def heaviside(self, values: ArrayLike) -> Any:
+        """0 where negative, 1 where positive, ``values`` where 0 (no derivative), as
+        torch.heaviside.
+
+        >>> cr.tensor([-1.0, 0.0, 2.0]).heaviside(cr.tensor([0.5])).tolist()
+        [0.0, 0.5, 1.0]
+        """
+        return _plain(self, np.heaviside(raw(self), raw(values)))
+
     # --- reductions ------------------------------------------------------------------
 
     def amax(self, dim: "int | tuple[int, ...] | None" = None, keepdim: bool = False) -> Any:
@@ -396,6 +432,50 @@ class TorchMath:
         if not keepdim:
             values, index = ops.squeeze(values, dim), np.squeeze(index, dim)
         return ValuesIndices(values, _plain(self, index))
+
+    def nansum(self, dim: "int | tuple[int, ...] | None" = None,
+               keepdim: bool = False) -> Any:
+        """The sum of the entries (along ``dim``), NaN counted as 0, as torch.nansum.
+
+        >>> cr.tensor([1.0, np.nan, 2.0]).nansum().item()
+        3.0
+        """
+        return ops.nansum(self, axis=_dims(dim), keepdims=keepdim)
+
+    def nanmean(self, dim: "int | tuple[int, ...] | None" = None,
+                keepdim: bool = False) -> Any:
+        """The mean of the entries that are not NaN (along ``dim``), as torch.nanmean.
+
+        >>> cr.tensor([1.0, np.nan, 2.0]).nanmean().item()
+        1.5
+        """
+        return ops.nanmean(self, axis=_dims(dim), keepdims=keepdim)
+
+    def diff(self, n: int = 1, dim: int = -1, prepend: ArrayLike | None = None,
+             append: ArrayLike | None = None) -> Any:
+        """The differences of neighbours along ``dim``, ``n`` times (with ``prepend``
+        and ``append`` joined first), as torch.diff.
+
+        >>> cr.tensor([1.0, 4.0, 9.0]).diff().tolist()
+        [3.0, 5.0]
+        """
+        return ops.diff(self, n, axis=dim, prepend=prepend, append=append)
+
+    def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
+        """Where the entries go to be in order along ``dim`` (ties keep their order),
+        as torch.argsort (no derivative).
+
+        >>> cr.tensor([3.0, 1.0, 2.0]).argsort(descending=True).tolist()
+        [0, 2, 1]
+        """
+        data = np.asarray(raw(self))
+        if descending:
+            flipped = np.flip(data, axis=dim)
+            order = np.flip(np.argsort(flipped, axis=dim, kind="stable"), axis=dim)
+            order = data.shape[dim] - 1 - order
+        else:
+            order = np.argsort(data, axis=dim, kind="stable")
+        return _plain(self, order.astype(np.int64))
 
     def count_nonzero(self, dim: "int | tuple[int, ...] | None" = None) -> Any:
         """The number of nonzero entries (along ``dim``), as torch.count_nonzero.
