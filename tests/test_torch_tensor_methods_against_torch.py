@@ -592,3 +592,16 @@ def test_an_inplace_form_writes_through_a_view():
     t.diagonal().exp_()
     np.testing.assert_allclose(x.data, t.numpy(), rtol=RTOL)
     assert x._version[0] == 1
+
+
+def test_a_random_fill_under_jit_draws_anew_at_each_call_as_eager():
+    traced, eager = cr.Generator().manual_seed(4), cr.Generator().manual_seed(4)
+
+    def step(x):
+        noise = cr.zeros(3)
+        noise.normal_(generator=traced)
+        return x + noise
+    jitted = cr.jit(step)
+    for _ in range(3):
+        expected = 1.0 + cr.zeros(3).normal_(generator=eager).data
+        np.testing.assert_array_equal(jitted(cr.ones(3)).data, expected)
