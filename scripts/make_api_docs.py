@@ -152,6 +152,7 @@ def sections():
     tree_util = importlib.import_module("chainrule.tree_util")
     test_util = importlib.import_module("chainrule.test_util")
     torch_autograd = importlib.import_module("chainrule.api.torch_autograd")
+    functional = importlib.import_module("chainrule.autograd.functional")
     placed = set(ENGINES + RANDOM + TRANSFORMS + MODES + PICTURES + CHECKPOINT_TOP)
     operations = [name for name in cr.__all__ if name not in placed
                   and not inspect.ismodule(getattr(cr, name))]
@@ -172,12 +173,14 @@ def sections():
                 "without a GPU (chainrule computes on the CPU), so that programs that "
                 "ask run with the import changed."),
         Section("torch.autograd's names", "chainrule.autograd",
-                _entries("autograd.", torch_autograd, torch_autograd.__all__),
+                _entries("autograd.", torch_autograd, torch_autograd.__all__)
+                + _entries("autograd.functional.", functional, functional.__all__),
                 "`cr.autograd.grad(outputs, inputs)` and `cr.autograd.backward(tensors)`: "
                 "PyTorch's gradients of recorded tensors, several outputs and inputs at "
                 "once (`chainrule.autograd` is HIPS autograd's drop-in too, whose `grad` "
-                "takes a function). A tensor's hooks are in [Methods of "
-                "Tensor](#methods-of-tensor)."),
+                "takes a function); `cr.autograd.functional`, torch.autograd.functional's "
+                "Jacobians and products of functions of tensors. A tensor's hooks are in "
+                "[Methods of Tensor](#methods-of-tensor)."),
         Section("Transforms", "chainrule", _entries("cr.", cr, TRANSFORMS),
                 "JAX-style function transforms: they take a function and give a function."),
         Section("Modes", "chainrule", _entries("cr.", cr, MODES),

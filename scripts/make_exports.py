@@ -115,7 +115,7 @@ def stubs():
     paths = ast.literal_eval(_assigned(PACKAGE / "api" / "paths.py", "PUBLIC_PATHS"))
     found = {}
     for public, real in paths.items():
-        where = PACKAGE / public.split(".", 1)[1]
+        where = PACKAGE.joinpath(*public.split(".")[1:])
         source = ROOT / "src" / real.replace(".", "/")
         if source.with_suffix(".py").is_file():
             source = source.with_suffix(".py")

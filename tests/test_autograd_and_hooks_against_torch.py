@@ -414,3 +414,58 @@ def test_a_jitted_step_replays_what_the_hooks_computed():
         for a, b in zip(step(eager_net, xs), jitted(jit_net, xs)):
             np.testing.assert_allclose(np.asarray(getattr(a, "data", a)),
                                        np.asarray(getattr(b, "data", b)), rtol=1e-12)
+
+
+# ---------------------------------------------------------------------------------------
+# torch.autograd.functional
+# ---------------------------------------------------------------------------------------
+
+U3, V2 = RNG.normal(size=3), RNG.normal(size=2)
+
+
+def functional_results(T, F):
+    """Every function of torch.autograd.functional on one and on several inputs and
+    outputs, in both modes, with and without create_graph."""
+    a, b = T.tensor(U3, requires_grad=True), T.tensor(V2)
+
+    def two(x, y):  # two inputs, two outputs
+        return (x.sin() * y.sum(), (x * x).sum() * y)
+
+    def scalar(x, y):
+        return (x ** 3).sum() * (y * y).sum() + (x.sum() * y).sum()
+
+    out = [F.jacobian(two, (a, b)),
+           F.jacobian(lambda x: x.tanh() * x, a),
+           F.jacobian(two, (a, b), vectorize=True, strategy="forward-mode"),
+           F.hessian(scalar, (a, b)),
+           F.hessian(lambda x: (x.exp() * x).sum(), a),
+           F.vjp(two, (a, b), (T.tensor(U3), T.tensor(V2))),
+           F.vjp(lambda x: (x ** 2).sum(), a),
+           F.jvp(two, (a, b), (T.tensor(U3), T.tensor(V2))),
+           F.hvp(scalar, (a, b), (T.tensor(U3), T.tensor(V2))),
+           F.vhp(lambda x: (x.exp() * x).sum(), a, T.tensor(U3))]
+    J = F.jacobian(lambda x: x.tanh() * x, a, create_graph=True)
+    (d,) = T.grad(J.sum(), a)
+    return out + [J.requires_grad, d]
+
+
+def test_autograd_functional_as_torchs():
+    import torch.autograd.functional as theirs
+    import chainrule.autograd.functional as ours
+    a = numbers(functional_results(Torch, theirs))
+    b = numbers(functional_results(Chainrule, ours))
+    assert _close(a, b), f"torch: {a}\nchainrule: {b}"
+
+
+@pytest.mark.parametrize("lib", ["torch", "chainrule"])
+def test_autograd_functional_refuses_where_torchs_does(lib):
+    import torch.autograd.functional as theirs
+    import chainrule.autograd.functional as ours
+    T, F = (Torch, theirs) if lib == "torch" else (Chainrule, ours)
+    a, b = T.tensor(U3, requires_grad=True), T.tensor(V2)
+    with pytest.raises(RuntimeError, match="independent of input 1|not depend on input 1"):
+        F.jacobian(lambda x, y: x * 2, (a, b), strict=True)
+    with pytest.raises(RuntimeError, match="can only be None"):
+        F.vjp(lambda x: x * 2, a)
+    with pytest.raises(RuntimeError, match="single element"):
+        F.hessian(lambda x: x * 2, a)

@@ -63,6 +63,7 @@ from .nn import optim
 from .compat import torch_func as func  # torch.func's names (chainrule.func)
 if _typing.TYPE_CHECKING:  # the module, called, is remat: its class says so (nn/checkpoint.py)
     from .nn.checkpoint import _CallableModule
+    from .compat import autograd  # (at run time at the first use: __getattr__ below)
     checkpoint: _CallableModule
 else:
     from .nn import checkpoint

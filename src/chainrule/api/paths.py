@@ -24,6 +24,8 @@ PUBLIC_PATHS = {
     "chainrule.creation": "chainrule.api.creation",
     "chainrule.torch_random": "chainrule.api.torch_random",
     "chainrule.predicates": "chainrule.rules.predicates",
+    # (a path inside another is listed first: the first that matches answers)
+    "chainrule.autograd.functional": "chainrule.compat.torch_autograd_functional",
     "chainrule.autograd": "chainrule.compat.autograd",
     "chainrule.micrograd": "chainrule.compat.micrograd",
     "chainrule.example_libraries": "chainrule.compat.example_libraries",

@@ -28,6 +28,8 @@ from .. import rules as ops
 from ..primitive import raw as _raw, shape_of
 from ..rules.common import Result
 from ..tensor import Tensor
+from ..methods.torch_inplace import (celu_, elu_, hardtanh_, leaky_relu_, relu_, rrelu_,
+                                     selu_, threshold_)
 from .activation_functions import (celu, dropout, elu, gelu, gumbel_softmax, glu, hardshrink,
                                    hardsigmoid, hardswish, hardtanh, layer_norm, leaky_relu,
                                    log_softmax, logsigmoid, mish, prelu, relu, relu6, rrelu,
@@ -216,3 +218,5 @@ __all__ += ["affine_grid", "grid_sample", "upsample_bilinear", "upsample_nearest
 __all__ += ["linear_cross_entropy"]
 __all__ += ["fractional_max_pool2d", "fractional_max_pool3d",
             "fractional_max_pool2d_with_indices", "fractional_max_pool3d_with_indices"]
+__all__ += ["relu_", "elu_", "leaky_relu_", "hardtanh_", "threshold_", "celu_", "selu_",
+            "rrelu_"]

@@ -20,17 +20,19 @@ autograd's does (``make_hvp`` and ``hessian_tensor_product`` take it).
 
 PyTorch's ``torch.autograd.grad`` and ``torch.autograd.backward`` are here too, over
 recorded tensors: ``grad`` given tensors in place of a function is PyTorch's
-(``chainrule.api.torch_autograd``).
+(``chainrule.api.torch_autograd``); and ``functional``, torch.autograd.functional.
 """
 
 import builtins as _python  # isinstance below is autograd's, which looks through boxes
 import inspect as _inspect
+from typing import Any as _Any
 import warnings as _warnings
 
 import numpy as _np
 
 from ... import rules as _rules
 from ...api import torch_autograd as _torch_autograd
+from .. import torch_autograd_functional as functional  # torch.autograd.functional
 from ...api.torch_autograd import backward
 from ...arguments import ObjectOperands as _ObjectOperands
 from ...primitive import raw as _raw, shape_of as _shape_of
@@ -49,7 +51,8 @@ __all__ = ["grad", "holomorphic_grad", "elementwise_grad", "deriv", "jacobian", 
            "make_jvp", "value_and_grad", "grad_and_aux", "grad_named", "multigrad_dict",
            "hessian_tensor_product", "hessian_vector_product", "make_hvp", "make_ggnvp",
            "vector_jacobian_product", "tensor_jacobian_product", "checkpoint", "primitive",
-           "builtins", "dict", "isinstance", "list", "tuple", "type", "backward"]
+           "builtins", "dict", "isinstance", "list", "tuple", "type", "backward",
+           "functional"]
 
 
 def _named(operator, fun, argnum):
@@ -102,7 +105,7 @@ def _arrays(result):
     return result
 
 
-def grad(fun, argnum=0, *args, **kwargs):
+def grad(fun: _Any, argnum: _Any = 0, *args: _Any, **kwargs: _Any) -> _Any:
     """The gradient of a scalar function of argument ``argnum``: ``grad(f)(x)``.
 
     Given tensors in place of a function, it is PyTorch's ``torch.autograd.grad``
