@@ -13,6 +13,7 @@ from . import numpy_protocol
 from .. import rules as ops
 from ..arrays import ARRAYS, holds_traced, stacked_list
 from ..primitive import Box, raw
+from .torch_logic import TorchLogic
 from .torch_math import TorchMath
 from .torch_names import TorchMethods
 from .torch_shapes import TorchShapes
@@ -58,7 +59,7 @@ def _reshape(x, *shape, order="C"):
     return ops.reshape(x, shape, order=order)
 
 
-class ArrayMethods(TorchMethods, TorchMath, TorchShapes, Box):
+class ArrayMethods(TorchMethods, TorchMath, TorchLogic, TorchShapes, Box):
     """The operators and methods of anything the operations of ``chainrule.rules``
     accept: Tensor, and the forward-mode tracer. Each is the table's operation."""
 

@@ -3,11 +3,13 @@ the small linear algebra its users call as Tensor methods: ``x.floor()``,
 ``x.rsqrt()``, ``x.atan2(y)``, ``x.addmm(a, b)``, ``x.amax(dim)``, ``x.kthvalue(k)``...
 Each is one of the table's operations, or a composition of them, so it is
 differentiable wherever the operation is, on Tensors and on the transforms' traced
-values alike; those with integer or boolean results (``floor_divide``, ``signbit``,
-``bincount``, the logical and bitwise ones) carry no derivative, as in PyTorch.
+values alike; those with integer results (``floor_divide``, ``bincount``) carry no
+derivative, as in PyTorch; the tests and the logical and bitwise operations are in
+torch_logic.py.
 
 NumPy's names are kept where NumPy has one (``arccos`` beside torch's ``acos``); where a
-name means something else in NumPy (``sort``), NumPy's meaning stays (torch_names.py).
+name means something else in NumPy (``median``, ``repeat``), NumPy's meaning stays
+(torch_names.py).
 The in-place forms (``floor_``...) are a Tensor's own: torch_inplace.py.
 """
 
@@ -19,6 +21,7 @@ from numpy.typing import ArrayLike
 
 from .. import rules as ops
 from ..primitive import raw, shape_of
+from .torch_logic import _plain
 
 __all__ = ["TorchMath", "MinMax", "ValuesIndices"]
 
@@ -44,11 +47,6 @@ def _binary(name, compute, doc, example, other, shown):
     method.__doc__ = (f"{doc}\n\n        >>> cr.tensor({example}).{name}({other}).tolist()\n"
                       f"        {shown}\n        ")
     return method
-
-
-def _plain(x, array):
-    """A result with no derivative (an integer or boolean one), as ``x``'s kind gives it."""
-    return type(x)._plain(array) if hasattr(type(x), "_plain") else array
 
 
 def _rsqrt(x):
@@ -477,6 +475,18 @@ class TorchMath:
             order = np.argsort(data, axis=dim, kind="stable")
         return _plain(self, order.astype(np.int64))
 
+    def sort(self, dim: int = -1, descending: bool = False,
+             stable: bool = False) -> ValuesIndices:
+        """The entries in order along ``dim`` and where each came from, as torch.sort:
+        ``(values, indices)``, ties in their order; the values are differentiable (each
+        entry's gradient goes back to where it came from).
+
+        >>> cr.tensor([3.0, 1.0, 2.0]).sort(descending=True).values.tolist()
+        [3.0, 2.0, 1.0]
+        """
+        indices = self.argsort(dim, descending, stable)
+        return ValuesIndices(ops.take_along_axis(self, raw(indices), axis=dim), indices)
+
     def count_nonzero(self, dim: "int | tuple[int, ...] | None" = None) -> Any:
         """The number of nonzero entries (along ``dim``), as torch.count_nonzero.
 
@@ -495,152 +505,6 @@ class TorchMath:
         """
         w = None if weights is None else raw(weights)
         return _plain(self, np.bincount(raw(self), w, minlength))
-
-    # --- predicates and the logical and bitwise operations (no derivative) ---------------
-
-    def signbit(self) -> Any:
-        """Whether each entry's sign bit is set (True for -0.0), as torch.signbit.
-
-        >>> cr.tensor([-1.0, -0.0, 2.0]).signbit().tolist()
-        [True, True, False]
-        """
-        return _plain(self, np.signbit(raw(self)))
-
-    def isposinf(self) -> Any:
-        """Whether each entry is +inf.
-
-        >>> cr.tensor([np.inf, -np.inf, 1.0]).isposinf().tolist()
-        [True, False, False]
-        """
-        return _plain(self, np.isposinf(raw(self)))
-
-    def isneginf(self) -> Any:
-        """Whether each entry is -inf.
-
-        >>> cr.tensor([np.inf, -np.inf, 1.0]).isneginf().tolist()
-        [False, True, False]
-        """
-        return _plain(self, np.isneginf(raw(self)))
-
-    def isreal(self) -> Any:
-        """Whether each entry is real (its imaginary part 0; True for a real dtype).
-
-        >>> cr.tensor([1.0 + 0.0j, 1.0j]).isreal().tolist()
-        [True, False]
-        """
-        return _plain(self, np.isreal(raw(self)))
-
-    def isnan(self) -> Any:
-        """Whether each entry is NaN.
-
-        >>> cr.tensor([np.nan, 1.0]).isnan().tolist()
-        [True, False]
-        """
-        return _plain(self, np.isnan(raw(self)))
-
-    def isinf(self) -> Any:
-        """Whether each entry is +inf or -inf.
-
-        >>> cr.tensor([np.inf, 1.0]).isinf().tolist()
-        [True, False]
-        """
-        return _plain(self, np.isinf(raw(self)))
-
-    def isfinite(self) -> Any:
-        """Whether each entry is neither infinite nor NaN.
-
-        >>> cr.tensor([np.inf, 1.0]).isfinite().tolist()
-        [False, True]
-        """
-        return _plain(self, np.isfinite(raw(self)))
-
-    def logical_not(self) -> Any:
-        """Whether each entry is zero (False), as torch.logical_not.
-
-        >>> cr.tensor([0.0, 2.0]).logical_not().tolist()
-        [True, False]
-        """
-        return _plain(self, np.logical_not(raw(self)))
-
-    def logical_and(self, other: ArrayLike) -> Any:
-        """Whether both are nonzero, entry by entry.
-
-        >>> cr.tensor([0.0, 2.0]).logical_and(cr.tensor([1.0, 1.0])).tolist()
-        [False, True]
-        """
-        return _plain(self, np.logical_and(raw(self), raw(other)))
-
-    def logical_or(self, other: ArrayLike) -> Any:
-        """Whether either is nonzero, entry by entry.
-
-        >>> cr.tensor([0.0, 2.0]).logical_or(cr.tensor([0.0, 0.0])).tolist()
-        [False, True]
-        """
-        return _plain(self, np.logical_or(raw(self), raw(other)))
-
-    def logical_xor(self, other: ArrayLike) -> Any:
-        """Whether exactly one is nonzero, entry by entry.
-
-        >>> cr.tensor([0.0, 2.0]).logical_xor(cr.tensor([1.0, 1.0])).tolist()
-        [True, False]
-        """
-        return _plain(self, np.logical_xor(raw(self), raw(other)))
-
-    def bitwise_not(self) -> Any:
-        """The bits of each integer flipped (``not`` for booleans), as torch's.
-
-        >>> cr.tensor([0, 5]).bitwise_not().tolist()
-        [-1, -6]
-        """
-        return _plain(self, np.invert(_integral("bitwise_not", self)))
-
-    def bitwise_and(self, other: ArrayLike) -> Any:
-        """The bits set in both, entry by entry (integer or boolean tensors).
-
-        >>> cr.tensor([12, 10]).bitwise_and(6).tolist()
-        [4, 2]
-        """
-        return _plain(self, np.bitwise_and(_integral("bitwise_and", self), raw(other)))
-
-    def bitwise_or(self, other: ArrayLike) -> Any:
-        """The bits set in either, entry by entry (integer or boolean tensors).
-
-        >>> cr.tensor([12, 10]).bitwise_or(1).tolist()
-        [13, 11]
-        """
-        return _plain(self, np.bitwise_or(_integral("bitwise_or", self), raw(other)))
-
-    def bitwise_xor(self, other: ArrayLike) -> Any:
-        """The bits set in exactly one, entry by entry (integer or boolean tensors).
-
-        >>> cr.tensor([12, 10]).bitwise_xor(6).tolist()
-        [10, 12]
-        """
-        return _plain(self, np.bitwise_xor(_integral("bitwise_xor", self), raw(other)))
-
-    def bitwise_left_shift(self, other: ArrayLike) -> Any:
-        """Each integer's bits shifted left by ``other``.
-
-        >>> cr.tensor([1, 3]).bitwise_left_shift(2).tolist()
-        [4, 12]
-        """
-        return _plain(self, np.left_shift(_integral("bitwise_left_shift", self), raw(other)))
-
-    def bitwise_right_shift(self, other: ArrayLike) -> Any:
-        """Each integer's bits shifted right by ``other`` (arithmetic shift).
-
-        >>> cr.tensor([8, -8]).bitwise_right_shift(2).tolist()
-        [2, -2]
-        """
-        return _plain(self, np.right_shift(_integral("bitwise_right_shift", self), raw(other)))
-
-
-def _integral(name, x):
-    data = raw(x)
-    if np.result_type(data).kind not in "biu":
-        raise TypeError(f"{name}: expected an integer or boolean tensor, got dtype "
-                        f"{np.result_type(data)}")
-    return data
 
 
 def _ndim(name, want, *values):

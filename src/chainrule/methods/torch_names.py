@@ -6,8 +6,7 @@ wherever the operation is, on Tensors and on the transforms' traced values alike
 
 Where NumPy and PyTorch give one name two meanings, NumPy's stays and the PyTorch
 spelling says so: ``x.size`` is the element count (``x.shape`` is PyTorch's
-``x.size()``), ``x.repeat`` repeats entries (``cr.tile`` is PyTorch's ``repeat``),
-``x.sort()`` is NumPy's. What only a Tensor has (the in-place updates ``add_``,
+``x.size()``), ``x.repeat`` repeats entries (``cr.tile`` is PyTorch's ``repeat``). What only a Tensor has (the in-place updates ``add_``,
 ``zero_``..., ``grad_fn``, ``x.size()``'s error) is in ``torch_tensor.py``.
 """
 

@@ -14,12 +14,9 @@ from numpy.typing import ArrayLike, DTypeLike
 
 from .. import rules as ops
 from ..primitive import raw, shape_of
+from .torch_logic import _plain
 
 __all__ = ["TorchShapes"]
-
-
-def _plain(x, array):
-    return type(x)._plain(array) if hasattr(type(x), "_plain") else array
 
 
 def _shape(size):
