@@ -28,7 +28,7 @@ from ..tensor_data import foreign
 from .forward import JVPTracer, tangent_in_dtype
 from .functional import (_argnums, _check_dtypes, _checked_output, _float_dtype, _in_kind,
                          _kind, _kind_of_results, _library, _point, _refuse_escaped,
-                         _ReverseRun, grad)
+                         _ReverseRun, _traced, grad)
 from .pytrees import PyTree, leaf_count, leaves_up_to, tree_flatten, tree_map, tree_unflatten
 from .vmap_axes import over_rows
 
@@ -162,7 +162,7 @@ def _forward_columns(f, args, kwargs, n, leaves, treedef, k, out_kind, has_aux=F
             traced[k] = JVPTracer(leaf, column, level)
             new_args[n] = tree_unflatten(treedef, traced)
         with enable_grad():
-            out = f(*new_args, **kwargs)
+            out = _traced(f, new_args, kwargs, out_kind)
         aux = None
         if has_aux:
             if not (isinstance(out, tuple) and len(out) == 2):
