@@ -326,7 +326,10 @@ around = round
 
 
 def _finite_slope(ans, x, nan=0.0, posinf=None, neginf=None):
-    return xp.isfinite(raw(x)).astype(xp.result_type(raw(x), xp.float32))
+    # 1 where x is finite, in x's dtype (float32 stays float32): a product, not an
+    # astype to a computed dtype, so that cr.jit's compiled tier takes it as it is
+    values = raw(x)
+    return xp.isfinite(values) * xp.ones_like(values)
 
 
 nan_to_num = elementwise(
