@@ -81,12 +81,13 @@ def add_hook(node: Any, hook: Callable, after_accumulate: bool = False) -> HookH
     return HookHandle(table, key)
 
 
-def keep_gradient(node: Any) -> None:
-    """``retain_grad()``: the walk hands this node's gradient back."""
+def keep_gradient(node: Any, keep: bool = True) -> None:
+    """``retain_grad()``: the walk hands this node's gradient back (or, ``keep=False``,
+    no longer does)."""
     if type(node._retain) is GradientHooks:
-        node._retain.retain = True
+        node._retain.retain = keep
     else:
-        node._retain = True
+        node._retain = keep
 
 
 def keeps_gradient(node: Any) -> bool:

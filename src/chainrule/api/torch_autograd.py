@@ -27,7 +27,7 @@ import numpy as np
 
 from .. import arrays as xp
 from ..backward import accumulate, accumulate_arrived, backward_pass
-from ..gradient_hooks import GradientHooks, keeps_gradient, run_after_accumulate, run_hooks
+from ..gradient_hooks import keep_gradient, keeps_gradient, run_after_accumulate, run_hooks
 from ..graph import Roots, topological_order
 from ..saved import free
 from ..tensor import Tensor, _seed_gradient
@@ -125,9 +125,9 @@ def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None =
         _, g, owned = found
         if t._prev:
             if not keeps_gradient(t):  # (a retained result was filled already)
-                _keep(t, True)  # (its .grad is asked for: no warning that it is None)
+                keep_gradient(t)  # (its .grad is asked for: no warning that it is None)
                 accumulate(t, g, owned)
-                _keep(t, False)
+                keep_gradient(t, False)
         else:
             g, owned = run_hooks(t, g, owned)
             accumulate(t, g, owned)
@@ -202,7 +202,7 @@ def _walk(outs, seeds, inputs, create_graph, retain_graph, batch_shape):
         grads[id(out)] = (out, seed if previous is None else previous[1] + seed, False)
     kept = [t for t in (inputs or ()) if t._prev and not keeps_gradient(t)]
     for t in kept:  # (the walk hands back what these reach, for this call only)
-        _keep(t, True)
+        keep_gradient(t)
     trace = xp.recorder()
     if trace is not None:  # cr.jit: name the part of the program that follows
         trace.mark("backward")
@@ -210,7 +210,7 @@ def _walk(outs, seeds, inputs, create_graph, retain_graph, batch_shape):
         arrived = backward_pass(grads, order, create_graph, batch_shape) if order else {}
     finally:
         for t in kept:
-            _keep(t, False)
+            keep_gradient(t, False)
     if trace is not None:
         trace.mark("forward")
     for leaf, seed in leaf_seeds:
@@ -238,12 +238,3 @@ def _between(order, wanted):
             reaches.add(id(node))
             kept.append(node)
     return kept
-
-
-def _keep(node, on):
-    """Switch a node's hand-back of its gradient (what retain_grad() asks) for one walk."""
-    held = node._retain
-    if type(held) is GradientHooks:
-        held.retain = on
-    else:
-        node._retain = on

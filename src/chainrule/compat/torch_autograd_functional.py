@@ -86,8 +86,8 @@ def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False,
         _refuse_independent(func, ins, "jacobian")
     transform = jacrev if strategy == "reverse-mode" else jacfwd
     result = transform(func, argnums=tuple(range(len(ins))))(*ins)
-    out = func(*ins)  # (only its kind: a tuple or one tensor)
-    _, many_out = _outputs(out, "jacobian")
+    # one block per input for each output: a tuple of them per output of a tuple
+    many_out = isinstance(result[0], tuple)
     per_output = result if many_out else (result,)
     rows = tuple(_packed(row, many, create_graph) for row in per_output)
     return rows if many_out else rows[0]
