@@ -16,6 +16,9 @@ program, run again with the key of each call, so a jitted step draws what the ea
 step draws. Under the transforms, samples are constants of differentiation; a sample
 reparameterised in its parameters (``loc + scale * normal(key)``, ``uniform``'s
 ``minval`` and ``maxval``) differentiates through them.
+
+The rest of jax.random's samplers (cauchy, laplace, poisson, multivariate_normal, ...)
+and its key utilities are here too, from ``random_distributions``.
 """
 
 from collections.abc import Sequence
@@ -26,10 +29,12 @@ from numpy.typing import ArrayLike, DTypeLike
 
 from .. import arrays as xp, rules as ops
 from ..primitive import raw
+from . import random_distributions as _more
+from .random_distributions import *  # noqa: F403  (the rest of jax.random: its __all__)
 
 __all__ = ["key", "PRNGKey", "split", "fold_in", "uniform", "normal", "bernoulli",
            "categorical", "randint", "permutation", "choice", "truncated_normal", "exponential",
-           "gamma", "beta", "dirichlet"]
+           "gamma", "beta", "dirichlet", *_more.__all__]
 
 Shape = int | Sequence[int]
 
