@@ -34,7 +34,9 @@ from .transforms import pytrees as tree_util  # jax.tree_util's names, keystr, t
 from .transforms.pytrees import (register_pytree_node_class, tree_flatten_with_path,
                                  tree_leaves_with_path, tree_map_with_path)
 from .transforms.array_type import Array  # jax.Array's role: for isinstance, annotations
-from .transforms.custom_derivatives import custom_jvp, custom_vjp
+from .transforms.custom_derivatives import custom_gradient, custom_jvp, custom_vjp
+from .transforms.linear_maps import linear_transpose, linearize
+from .transforms.pure_callback import pure_callback
 from .transforms import custom_derivatives  # jax.custom_derivatives: SymbolicZero, ...
 from .transforms import tree  # jax.tree: cr.tree.map, .leaves, ... (tree_util's short names)
 from .transforms.custom_root import custom_linear_solve, custom_root  # jax.lax's names
@@ -44,7 +46,8 @@ from .transforms.ad_checkpoint import remat
 from .transforms import ad_checkpoint, checkpoint_policies
 from .transforms import debug  # cr.debug.print, cr.debug.callback (a namespace, as cr.lax)
 from .sparse import hessian_sparsity, jacobian_sparsity, sparse_hessian, sparse_jacobian
-from .modes import detect_anomaly, enable_grad, inference_mode, is_grad_enabled, no_grad
+from .modes import (detect_anomaly, disable_jit, enable_grad, inference_mode, is_grad_enabled,
+                    is_jit_disabled, no_grad)
 from .primitive import (ENTRYWISE, LEADING_AXES, Batching, Primitive, along_axis, elementwise,
                         primitive)
 # (before cr.tensor, the function: a type checker reads this line as also binding
@@ -61,6 +64,12 @@ from . import nn
 from .api import cuda, linalg, random  # (cuda: torch.cuda as on a machine without a GPU)
 from .nn import optim
 from .compat import torch_func as func  # torch.func's names (chainrule.func)
+# JAX's runtime: its configuration, devices, eval_shape (compat/jax_runtime.py)
+from .compat.jax_runtime import (Device, ShapeDtypeStruct, block_until_ready, config,
+                                 default_backend, device_count, device_get, device_put,
+                                 devices, enable_x64, ensure_compile_time_eval, eval_shape,
+                                 local_device_count, local_devices, named_call, named_scope,
+                                 process_count, process_index)
 if _typing.TYPE_CHECKING:  # the module, called, is remat: its class says so (nn/checkpoint.py)
     from .nn.checkpoint import _CallableModule
     from .compat import autograd  # (at run time at the first use: __getattr__ below)
@@ -104,7 +113,13 @@ __all__ = [
     "custom_root", "custom_linear_solve",
     "custom_jvp", "custom_vjp", "custom_derivatives", "tree", "tree_flatten_with_path",
     "tree_leaves_with_path", "tree_map_with_path", "register_pytree_node_class", "Array",
-    "remat", "checkpoint_policies", "ad_checkpoint",
+    "remat", "checkpoint_policies", "ad_checkpoint", "linearize", "linear_transpose",
+    "custom_gradient", "pure_callback",
+    # JAX's runtime: one CPU, float64 (compat/jax_runtime.py)
+    "config", "Device", "devices", "local_devices", "device_count", "local_device_count",
+    "default_backend", "process_index", "process_count", "device_put", "device_get",
+    "block_until_ready", "ShapeDtypeStruct", "eval_shape", "named_call", "named_scope",
+    "ensure_compile_time_eval", "enable_x64",
     # sparse Jacobians and Hessians (SciPy sparse arrays; scipy imported on first use)
     "jacobian_sparsity", "hessian_sparsity", "sparse_jacobian", "sparse_hessian",
     # JAX's structured control flow
@@ -114,6 +129,7 @@ __all__ = [
     "jit", "make_program",
     # modes
     "no_grad", "enable_grad", "inference_mode", "is_grad_enabled", "detect_anomaly",
+    "disable_jit", "is_jit_disabled",
     # training
     "nn", "optim", "checkpoint", "save", "load", "random",
     # numpy.linalg's names

@@ -16,12 +16,13 @@ if TYPE_CHECKING:  # (typing.Self is Python 3.11's; type checkers bring typing_e
 _Function = TypeVar("_Function", bound=Callable[..., Any])
 
 __all__ = ["no_grad", "enable_grad", "inference_mode", "is_grad_enabled",
-           "detect_anomaly", "is_anomaly_enabled"]
+           "detect_anomaly", "is_anomaly_enabled", "disable_jit", "is_jit_disabled"]
 
 
 class _Modes(threading.local):
     grad_enabled = True
     anomaly = False
+    jit_disabled = False
 
 
 _modes = _Modes()
@@ -57,6 +58,15 @@ def is_grad_enabled() -> bool:
 def is_anomaly_enabled():
     """True inside ``detect_anomaly()``."""
     return _modes.anomaly
+
+
+def is_jit_disabled() -> bool:
+    """True inside ``disable_jit()``: a ``cr.jit`` function runs its Python, eagerly.
+
+    >>> cr.is_jit_disabled()
+    False
+    """
+    return bool(modes_switched[0]) and _modes.jit_disabled
 
 
 class _SwitchMode(contextlib.ContextDecorator):
@@ -188,3 +198,34 @@ class detect_anomaly(_SwitchMode):
     """
 
     attribute, value = "anomaly", True
+
+
+class disable_jit(_SwitchMode):
+    """Inside it, a ``cr.jit`` function runs as plain Python (``jax.disable_jit``): a
+    ``print`` shows numbers, a debugger stops inside, nothing is traced or replayed.
+    ``disable_jit(False)`` switches it back on inside an outer one. Also a decorator.
+
+    >>> f = cr.jit(lambda x: print("running", x) or x * 2)
+    >>> with cr.disable_jit():
+    ...     f(1.0), f(2.0)
+    running 1.0
+    running 2.0
+    (2.0, 4.0)
+    """
+
+    attribute, value = "jit_disabled", True
+
+    @overload
+    def __new__(cls, disable: bool = True) -> "Self": ...
+    @overload
+    def __new__(cls, disable: _Function) -> _Function: ...  # type: ignore[misc]
+
+    def __new__(cls, disable=True):
+        mode = object.__new__(cls)
+        if callable(disable):
+            return mode(disable)
+        mode.value = bool(disable)
+        return mode
+
+    def _recreate_cm(self):
+        return type(self)(self.value)

@@ -43,7 +43,8 @@ from .custom_primitive import Rules, call
 from .pytrees import leaves_up_to, tree_flatten, tree_map, tree_unflatten
 from .symbolic_zero import CustomVJPPrimal, SymbolicZero, instantiated, zero_from_primal
 
-__all__ = ["custom_jvp", "custom_vjp", "SymbolicZero", "CustomVJPPrimal", "zero_from_primal"]
+__all__ = ["custom_jvp", "custom_vjp", "custom_gradient", "SymbolicZero", "CustomVJPPrimal",
+           "zero_from_primal"]
 
 
 class _Custom:
@@ -396,3 +397,39 @@ def _like(t, like, name, what="the jvp rule's tangent"):
 def _shown(tree):
     """A pytree's structure in a few characters, for an error."""
     return repr(tree_unflatten(tree_flatten(tree)[1], ["*"] * len(tree_flatten(tree)[0])))
+
+
+def custom_gradient(fun: Callable[..., Any]) -> custom_vjp:
+    """A function that returns its own gradient rule with its output, as
+    ``jax.custom_gradient``: ``fun(*args)`` returns ``(out, vjp_fn)``, and
+    ``vjp_fn(g)`` the gradients, one per argument (a tuple; one alone may be bare). A
+    ``custom_vjp`` whose residual is ``vjp_fn``.
+
+    >>> @cr.custom_gradient
+    ... def f(x):
+    ...     return x ** 2, lambda g: g * 3 * x      # a gradient of 3x, not 2x
+    >>> f(2.0), cr.grad(f)(2.0)
+    (4.0, 6.0)
+    """
+    if not callable(fun):
+        raise TypeError(f"custom_gradient: expected a function, got {type(fun).__name__}")
+    name = getattr(fun, "__name__", "function")
+
+    def pair(*args):
+        found = fun(*args)
+        if not (isinstance(found, (tuple, list)) and len(found) == 2 and callable(found[1])):
+            raise TypeError(f"custom_gradient function {name}: it must return a pair "
+                            f"(output, vjp_fn), got {type(found).__name__}")
+        return found
+
+    @functools.wraps(fun)
+    def primal(*args):
+        return pair(*args)[0]
+
+    def bwd(vjp_fn, g):
+        grads = vjp_fn(g)
+        return grads if isinstance(grads, tuple) else (grads,)
+
+    wrapped = custom_vjp(primal)
+    wrapped.defvjp(lambda *args: tuple(pair(*args)), bwd)
+    return wrapped
