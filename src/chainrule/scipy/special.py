@@ -19,14 +19,15 @@ import scipy.special as _sp
 
 from .. import arrays as xp, rules as ops
 from ..primitive import elementwise, raw, shape_of
-from . import incomplete
+from . import incomplete, special_more as _more
+from .special_more import *  # noqa: F403  (more of jax.scipy.special: its __all__)
 
 __all__ = ["gammaln", "gamma", "rgamma", "gammasgn", "digamma", "psi", "polygamma",
            "multigammaln", "beta", "betaln", "gammainc", "gammaincc", "betainc", "erf", "erfc",
            "erfinv", "erfcinv", "ndtr", "ndtri", "log_ndtr", "expit", "logit", "logsumexp",
            "softmax", "log_softmax", "xlogy", "xlog1py", "entr", "rel_entr", "kl_div", "exp1",
            "expi", "expn", "spence", "poch", "zeta", "hyp1f1", "hyp2f1", "i0", "i1", "iv",
-           "i0e", "i1e", "ive", "j0", "j1", "jv", "jn", "y0", "y1", "yv", "yn"]
+           "i0e", "i1e", "ive", "j0", "j1", "jv", "jn", "y0", "y1", "yv", "yn", *_more.__all__]
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _SQRT_2PI = math.sqrt(2.0 * math.pi)
