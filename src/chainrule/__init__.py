@@ -30,7 +30,7 @@ from .transforms import (Function, GradcheckError, fixed_point, grad, gradcheck,
 from .transforms.control import (cond, dynamic_slice, dynamic_update_slice, fori_loop, scan,
                                  switch, while_loop)
 from .transforms import lax
-from .transforms import pytrees as tree_util  # jax.tree_util's names, keystr, the key paths
+from .transforms import tree_util  # jax.tree_util: pytrees.py's names, Partial, ...
 from .transforms.pytrees import (register_pytree_node_class, tree_flatten_with_path,
                                  tree_leaves_with_path, tree_map_with_path)
 from .transforms.array_type import Array  # jax.Array's role: for isinstance, annotations

@@ -33,7 +33,7 @@ PUBLIC_PATHS = {
     "chainrule.checkpoint": "chainrule.nn.checkpoint",
     "chainrule.lax": "chainrule.transforms.lax",        # JAX's jax.lax
     "chainrule.jax_nn": "chainrule.compat.jax_nn",      # JAX's jax.nn
-    "chainrule.tree_util": "chainrule.transforms.pytrees",  # JAX's jax.tree_util
+    "chainrule.tree_util": "chainrule.transforms.tree_util",  # JAX's jax.tree_util
     "chainrule.test_util": "chainrule.compat.jax_test_util",  # JAX's jax.test_util
     "chainrule.ad_checkpoint": "chainrule.transforms.ad_checkpoint",  # JAX's jax.ad_checkpoint
     "chainrule.cuda": "chainrule.api.cuda",             # PyTorch's torch.cuda (no GPU)

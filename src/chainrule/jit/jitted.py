@@ -34,7 +34,7 @@ import numpy as np
 
 from .. import arrays as xp
 from .. import libraries
-from ..modes import is_grad_enabled, is_jit_disabled
+from ..modes import is_grad_enabled, is_jit_disabled, modes_switched
 from . import guards, loops, native, randomness
 from .errors import ValueTracingError, values_refused
 from .state import ByIdentity, ObjectState, TensorState, carries_state, grad_key
@@ -178,8 +178,9 @@ class Jitted:
         self._fast = None
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if xp.recorder() is not None or is_jit_disabled():  # inside another trace: part
-            return self.fun(*args, **kwargs)  # of its program; under disable_jit: eagerly
+        if xp.recorder() is not None or (modes_switched[0] and is_jit_disabled()):
+            return self.fun(*args, **kwargs)  # (inside another trace: part of its program;
+            # under disable_jit: in Python)
         fast = self._fast  # the last program run, with its checks made one function
         if fast is not None:
             result = fast(args, kwargs)

@@ -111,10 +111,14 @@ def register_pytree_node(nodetype: type, flatten_func: Callable[[Any], Any],
     """
     _NODES[nodetype] = (flatten_func, unflatten_func)
     _FIELDS.pop(nodetype, None)
+    KEYED.pop(nodetype, None)
 
 
-# The registered dataclasses' field names, for their children's key paths.
+# The registered dataclasses' field names, for their children's key paths; and the
+# classes registered with their own keys (tree_util.register_pytree_with_keys): node ->
+# ([(key, child)...], aux).
 _FIELDS: dict[type, tuple[str, ...]] = {}
+KEYED: dict[type, Callable[[Any], Any]] = {}
 
 
 def register_pytree_node_class(cls: type) -> type:
@@ -507,7 +511,10 @@ def _with_paths(node, path, out, is_leaf, takes_path):
         return
     kind = type(node)
     registered = _NODES.get(kind)
-    if registered is not None:
+    if kind in KEYED:
+        pairs = list(KEYED[kind](node)[0])
+        keys, children = [k for k, _ in pairs], [c for _, c in pairs]
+    elif registered is not None:
         children = list(registered[0](node)[0])
         fields = _FIELDS.get(kind)
         keys = [GetAttrKey(name) for name in fields] if fields else \

@@ -28,10 +28,11 @@ from ...api import numpy as _cnp
 from ...primitive import raw as _raw, shape_of as _shape_of
 from ... import rules as _ops
 from . import initializers
+from .attention import dot_product_attention
 
-__all__ = ["celu", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu", "hard_swish",
-           "hard_tanh", "identity", "initializers", "leaky_relu", "log_sigmoid",
-           "log_softmax", "logsumexp", "mish", "one_hot", "relu", "relu6", "selu", "sigmoid",
+__all__ = ["celu", "dot_product_attention", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu",
+           "hard_swish", "hard_tanh", "identity", "initializers", "leaky_relu", "log1mexp",
+           "log_sigmoid", "log_softmax", "logmeanexp", "logsumexp", "mish", "one_hot", "relu", "relu6", "selu", "sigmoid",
            "silu", "soft_sign", "softmax", "softplus", "sparse_plus", "sparse_sigmoid",
            "squareplus", "standardize", "swish", "tanh"]
 
@@ -386,3 +387,33 @@ def one_hot(x, num_classes, dtype=_np.float64, axis=-1):
     hot = _ops.expand_dims(_raw(x), -1) == _np.arange(int(num_classes))
     out = _ops.astype(hot, _np.dtype(dtype))
     return out if axis == -1 else _cnp.moveaxis(out, -1, axis)
+
+
+def log1mexp(x):
+    """log(1 - exp(-x)) for x >= 0, accurate at both ends (``jax.nn.log1mexp``: Mächler's
+    two forms, log(-expm1(-x)) below log 2 and log1p(-exp(-x)) above); its derivative
+    is 1 / expm1(x) on either side.
+
+    >>> from chainrule import jax_nn
+    >>> np.round(jax_nn.log1mexp(np.array([1e-10, 50.0])), 6).tolist()
+    [-23.025851, -0.0]
+    """
+    below = x < math.log(2.0)
+    return _cnp.where(below, _cnp.log(-_cnp.expm1(-x)), _cnp.log1p(-_cnp.exp(-x)))
+
+
+def logmeanexp(x, axis=None, where=None, keepdims=False):
+    """log(mean(exp(x))) along ``axis``, stable (``jax.nn.logmeanexp``): logsumexp less
+    the log of how many entries (``where`` True) it took.
+
+    >>> from chainrule import jax_nn
+    >>> round(float(jax_nn.logmeanexp(np.array([1000.0, 1000.0]))), 4)
+    1000.0
+    """
+    if where is not None:
+        where = _np.broadcast_to(_np.asarray(_raw(where), bool), _shape_of(x))
+        x = _cnp.where(where, x, -_np.inf)
+        count = _np.sum(where, axis=axis, keepdims=keepdims)
+    else:
+        count = _np.sum(_np.ones(_shape_of(x)), axis=axis, keepdims=keepdims)
+    return _ops.logsumexp(x, axis=axis, keepdims=keepdims) - _np.log(count)
