@@ -510,3 +510,64 @@ def test_tensors_backward_through_lax_operations_as_jax_grad():
 def test_the_new_names_are_jax_lax_names():
     assert all(hasattr(jax.lax, name) for name in lax.__all__)
     assert len(lax.__all__) == len(set(lax.__all__)) > 130
+
+
+# -------------------------------------------------------------------------------- gather
+GATHERS = {  # name: (operand shape, indices, dimension numbers, slice sizes)
+    "rows": ((5, 4), [[3], [0], [3], [9], [-2]],
+             dict(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,)), (1, 4)),
+    "windows": ((6, 5), [[[0, 1], [4, 4]], [[2, 0], [5, -1]]],
+                dict(offset_dims=(2, 3), collapsed_slice_dims=(), start_index_map=(0, 1)),
+                (2, 3)),
+    "window axes first, index map reversed": (
+        (6, 5, 3), [[1, 4], [0, 2], [3, 3]],
+        dict(offset_dims=(0, 1), collapsed_slice_dims=(1,), start_index_map=(1, 0)),
+        (2, 1, 3)),
+    "batching axes": ((3, 5, 4), [[[1], [4]], [[0], [2]], [[3], [3]]],
+                      dict(offset_dims=(2,), collapsed_slice_dims=(1,), start_index_map=(1,),
+                           operand_batching_dims=(0,), start_indices_batching_dims=(0,)),
+                      (1, 1, 4)),
+    "no index rows": ((4, 3), np.zeros((2, 0), int),
+                      dict(offset_dims=(1, 2), collapsed_slice_dims=(), start_index_map=()),
+                      (2, 3)),
+}
+
+
+@pytest.mark.parametrize("mode", [None, "clip", "fill"])
+@pytest.mark.parametrize("name", sorted(GATHERS))
+def test_gather_is_jaxs_for_each_layout_and_mode(name, mode):
+    shape, indices, numbers, sizes = GATHERS[name]
+    indices = np.asarray(indices)
+    if mode is None:  # a promise that the windows are inside (JAX's derivative counts on it)
+        for k, d in enumerate(numbers["start_index_map"]):
+            indices[..., k] = np.clip(indices[..., k], 0, shape[d] - sizes[d])
+    x = RNG.standard_normal(shape)
+    ours_dn = lax.GatherDimensionNumbers(**numbers)
+    theirs_dn = jax.lax.GatherDimensionNumbers(**numbers)
+    _same(lax.gather(x, indices, ours_dn, sizes, mode=mode),
+          jax.lax.gather(x, indices, theirs_dn, sizes, mode=mode))
+    fill = dict(fill_value=0.5) if mode == "fill" else {}  # (NaN would spoil a gradient)
+    _agree(lambda v: cr.sum(cr.sin(lax.gather(v, indices, ours_dn, sizes, mode=mode, **fill))
+                            ** 2),
+           lambda v: jnp.sum(jnp.sin(jax.lax.gather(v, indices, theirs_dn, sizes, mode=mode,
+                                                    **fill)) ** 2), x)
+
+
+def test_gather_with_traced_indices_under_vmap_and_jit_is_jaxs():
+    shape, _, numbers, sizes = GATHERS["windows"]
+    x = RNG.standard_normal(shape)
+    indices = RNG.integers(-1, 6, (4, 2, 3, 2))
+    ours_dn = lax.GatherDimensionNumbers(**numbers)
+    theirs_dn = jax.lax.GatherDimensionNumbers(**numbers)
+    ours = cr.vmap(lambda i: lax.gather(x, i, ours_dn, sizes, mode="clip"))(indices)
+    theirs = jax.vmap(lambda i: jax.lax.gather(x, i, theirs_dn, sizes, mode="clip"))(indices)
+    _same(ours, theirs)
+    xs = RNG.standard_normal((4,) + shape)      # the operand batched too
+    _same(cr.vmap(lambda v, i: lax.gather(v, i, ours_dn, sizes, mode="fill"))(xs, indices),
+          jax.vmap(lambda v, i: jax.lax.gather(v, i, theirs_dn, sizes, mode="fill"))(xs, indices))
+    ours = cr.jit(lambda v, i: lax.gather(v, i, ours_dn, sizes, mode="fill"))(x, indices[0])
+    _same(ours, jax.lax.gather(x, indices[0], theirs_dn, sizes, mode="fill"))
+    grads = cr.vmap(cr.grad(lambda v: cr.sum(lax.gather(v, indices[0], ours_dn, sizes, mode="clip") ** 2)))(
+        np.stack([x, 2 * x]))
+    np.testing.assert_allclose(grads, jax.vmap(jax.grad(lambda v: jnp.sum(
+        jax.lax.gather(v, indices[0], theirs_dn, sizes, mode="clip") ** 2)))(np.stack([x, 2 * x])), **TOL)
