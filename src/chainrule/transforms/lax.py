@@ -13,7 +13,8 @@ ports by its imports. It gathers:
   lax_reductions.py);
 * the convolutions with JAX's dimension numbers (``conv_general_dilated``,
   ``conv_transpose``, ``conv_general_dilated_patches``...: lax_convolution.py);
-* XLA's general ``gather`` with its dimension numbers and modes (lax_gather.py);
+* XLA's general ``gather`` with its dimension numbers and modes (lax_gather.py), and
+  the scatters: ``scatter``, ``scatter_add``, ``scatter_mul``... (lax_scatter.py);
 * ``Precision`` (accepted by ``precision=``, which changes nothing on a CPU).
 
 Each operation is a composition of chainrule's differentiable operations, so grad,
@@ -34,7 +35,7 @@ from ..primitive import shape_of
 from ..rules import reshape as _reshape
 from ..rules import stop_gradient
 from . import (lax_bits, lax_convolution, lax_elementwise, lax_gather, lax_reductions,
-               lax_structure)
+               lax_scatter, lax_structure)
 from .control import (cond, dynamic_slice, dynamic_update_slice, fori_loop, scan, switch,
                       while_loop)
 from .custom_root import custom_linear_solve, custom_root
@@ -43,6 +44,7 @@ from .lax_convolution import *  # noqa: F401,F403
 from .lax_elementwise import *  # noqa: F401,F403
 from .lax_gather import *  # noqa: F401,F403
 from .lax_reductions import *  # noqa: F401,F403
+from .lax_scatter import *  # noqa: F401,F403
 from .lax_structure import *  # noqa: F401,F403
 
 __all__ = ["fori_loop", "scan", "while_loop", "cond", "switch", "map", "dynamic_slice",
@@ -50,7 +52,8 @@ __all__ = ["fori_loop", "scan", "while_loop", "cond", "switch", "map", "dynamic_
            "dynamic_index_in_dim", "stop_gradient", "Precision", "custom_root",
            "custom_linear_solve"]
 __all__ += (lax_elementwise.__all__ + lax_bits.__all__ + lax_structure.__all__
-            + lax_reductions.__all__ + lax_convolution.__all__ + lax_gather.__all__)
+            + lax_reductions.__all__ + lax_convolution.__all__ + lax_gather.__all__
+            + lax_scatter.__all__)
 
 
 class Precision(enum.Enum):
