@@ -247,6 +247,15 @@ def test_full_convert_element_type_and_iota_are_jaxs():
           jax.lax.broadcasted_iota(jnp.int64, (2, 3, 4), 1))
 
 
+def test_dtype_and_empty_are_jaxs_with_64_bit_values():
+    for value in [1, 1.0, 1j, True, float, int, complex, np.float32, "float32",
+                  np.ones(2, np.int8), np.ones(2)]:
+        assert lax.dtype(value) == jax.lax.dtype(value), value
+    assert lax.dtype(cr.tensor([1.0], dtype=np.float32)) == np.float32
+    ours, theirs = lax.empty((2, 3), np.float32), jax.lax.empty((2, 3), jnp.float32)
+    assert ours.shape == theirs.shape and ours.dtype == theirs.dtype
+
+
 # --------------------------------------------------------------------------- reductions
 @pytest.mark.parametrize("axes", [(0,), (1, 2), (0, 2), (0, 1, 2)])
 def test_reductions_over_axes_are_jaxs(axes):

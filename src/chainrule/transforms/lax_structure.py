@@ -29,7 +29,7 @@ __all__ = ["broadcast", "broadcast_in_dim", "broadcast_to_rank", "broadcast_shap
            "expand_dims", "squeeze", "reshape", "transpose", "rev", "full", "full_like",
            "index_in_dim", "index_take", "slice", "slice_in_dim", "pad", "select",
            "select_n", "tile", "split", "stack", "unstack", "dynamic_update_index_in_dim",
-           "optimization_barrier"]
+           "optimization_barrier", "dtype", "empty"]
 
 
 def broadcast(operand: Any, sizes: Sequence[int], *, out_sharding: Any = None) -> Any:
@@ -446,3 +446,36 @@ def optimization_barrier(operand: Any, /) -> Any:
     (1.0, 2.0)
     """
     return operand
+
+
+_PYTHON_SCALARS = {bool: np.dtype(bool), int: np.dtype(np.int64), float: np.dtype(np.float64),
+                   complex: np.dtype(np.complex128)}
+
+
+def dtype(x: Any) -> np.dtype:
+    """The dtype of a value (an array, a Tensor, a Python number) or of a type or dtype
+    name: Python's int, float and complex as int64, float64 and complex128 (JAX's with
+    64-bit values on, chainrule's).
+
+    >>> cr.lax.dtype(1.0), cr.lax.dtype(np.ones(2, np.int8)), cr.lax.dtype("float32")
+    (dtype('float64'), dtype('int8'), dtype('float32'))
+    """
+    if x is None:
+        raise ValueError("lax.dtype: None has no dtype")
+    if isinstance(x, type) and x in _PYTHON_SCALARS:
+        return _PYTHON_SCALARS[x]
+    if type(x) in _PYTHON_SCALARS:
+        return _PYTHON_SCALARS[type(x)]
+    if isinstance(x, (type, str, np.dtype)):
+        return np.dtype(x)
+    return np.result_type(raw(x))
+
+
+def empty(shape: Any, dtype: Any, *, out_sharding: Any = None) -> Any:
+    """An array of ``shape`` and ``dtype`` whose values are not to be relied on (zeros,
+    here, as JAX's on a CPU).
+
+    >>> cr.lax.empty((2,), np.float32).shape
+    (2,)
+    """
+    return np.zeros(shape, dtype=dtype)
