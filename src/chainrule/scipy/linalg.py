@@ -7,9 +7,11 @@ process or a Kalman filter written against SciPy calls.
     [1.0, 2.0]
 
 The matrix functions (``expm``, ``logm``, ``sqrtm``) and the Sylvester and Lyapunov
-solves are ``chainrule.scipy.matrix_functions``'s, and the other names of scipy.linalg
-that chainrule differentiates are ``cr.linalg``'s (``solve``, ``inv``, ``det``,
-``eigh``, ``svd``, ``qr``...): both re-exported here.
+solves are ``chainrule.scipy.matrix_functions``'s, the structured and named matrices
+(``toeplitz``, ``block_diag``, ``hilbert``...) and ``schur``, ``polar``, ``qr_multiply``...
+are ``chainrule.scipy.linalg_structured``'s, and the other names of scipy.linalg that
+chainrule differentiates are ``cr.linalg``'s (``solve``, ``inv``, ``det``, ``eigh``,
+``svd``, ``qr``...): all re-exported here.
 """
 
 import functools
@@ -21,13 +23,15 @@ from .. import arrays as xp, rules as ops
 from ..api.linalg import det, eigh, inv, lstsq, pinv, qr, slogdet, solve, svd  # noqa: F401
 from ..primitive import Primitive, raw, shape_of
 from .banded import solve_banded  # noqa: F401
+from .linalg_structured import *  # noqa: F401,F403  (the structured matrices, schur, polar...)
+from .linalg_structured import __all__ as _STRUCTURED
 from .matrix_functions import (_check_square, expm, logm,  # noqa: F401
                                solve_continuous_lyapunov, solve_sylvester, sqrtm)
 
 __all__ = ["solve_triangular", "cholesky", "cho_factor", "cho_solve", "lu_factor",
            "lu_solve", "lu", "expm", "logm", "sqrtm", "solve_sylvester",
            "solve_continuous_lyapunov", "solve_banded", "solve", "inv", "det", "slogdet", "eigh", "svd",
-           "qr", "lstsq", "pinv"]
+           "qr", "lstsq", "pinv", *_STRUCTURED]
 
 
 def _triangle(m, lower):
