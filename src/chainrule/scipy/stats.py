@@ -17,10 +17,13 @@ import sys
 
 from .. import arrays as xp, rules as ops
 from ..primitive import elementwise, ndim_of, raw, shape_of
-from . import special
+from . import special, stats_discrete as _discrete, stats_more as _more
+from .stats_discrete import *  # noqa: F403  (bernoulli, binom, ...: its __all__)
+from .stats_more import *  # noqa: F403  (gumbel_r, pareto, ..., mode, rankdata, sem)
 
 __all__ = ["norm", "expon", "uniform", "laplace", "logistic", "cauchy", "t", "gamma",
-           "chi2", "beta", "poisson", "dirichlet", "multivariate_normal"]
+           "chi2", "beta", "poisson", "dirichlet", "multivariate_normal", *_discrete.__all__,
+           *_more.__all__]
 
 _LOG_2PI = math.log(2.0 * math.pi)
 _LOG_PI = math.log(math.pi)
