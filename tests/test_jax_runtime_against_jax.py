@@ -276,3 +276,12 @@ def test_one_cpu_as_jax_describes_its_own():
     assert cr.block_until_ready(x) is x
     with cr.named_scope("block"), cr.ensure_compile_time_eval():
         assert cr.named_call(cr.exp, name="e")(0.0) == 1.0
+
+
+def test_numpy_and_scipy_are_attributes_of_the_package_as_jaxs_are():
+    import chainrule.numpy
+    import chainrule.scipy.special
+    assert cr.numpy is chainrule.numpy and cr.scipy.special is chainrule.scipy.special
+    assert cr.numpy.sin(0.0) == jax.numpy.sin(0.0)
+    with pytest.raises(AttributeError, match="no attribute 'nonesuch'"):
+        cr.nonesuch  # noqa: B018

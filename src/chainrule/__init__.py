@@ -73,6 +73,8 @@ from .compat.jax_runtime import (Device, ShapeDtypeStruct, block_until_ready, co
 if _typing.TYPE_CHECKING:  # the module, called, is remat: its class says so (nn/checkpoint.py)
     from .nn.checkpoint import _CallableModule
     from .compat import autograd  # (at run time at the first use: __getattr__ below)
+    from .api import numpy
+    from . import scipy
     checkpoint: _CallableModule
 else:
     from .nn import checkpoint
@@ -201,8 +203,9 @@ _point_warnings_at_the_user()  # NumPy's RuntimeWarnings name the user's line (o
 
 def __getattr__(name: str) -> object:
     # cr.autograd, as torch.autograd (its grad and backward) and HIPS autograd's
-    # drop-in: imported at the first use, not with the package
-    if name == "autograd":
+    # drop-in; cr.numpy and cr.scipy, as jax.numpy and jax.scipy after `import jax`:
+    # imported at the first use, not with the package
+    if name in ("autograd", "numpy", "scipy"):
         import importlib
-        return importlib.import_module("chainrule.autograd")
+        return importlib.import_module(f"chainrule.{name}")
     raise AttributeError(f"module 'chainrule' has no attribute '{name}'")
