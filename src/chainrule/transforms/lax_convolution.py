@@ -22,7 +22,8 @@ from .lax_structure import pad as _lax_pad
 
 __all__ = ["ConvDimensionNumbers", "conv_dimension_numbers", "conv_general_dilated", "conv",
            "conv_with_general_padding", "conv_transpose", "conv_general_dilated_patches",
-           "padtype_to_pads"]
+           "padtype_to_pads", "conv_general_permutations", "conv_shape_tuple",
+           "conv_general_shape_tuple", "conv_transpose_shape_tuple"]
 
 
 class ConvDimensionNumbers(NamedTuple):
@@ -266,3 +267,75 @@ def conv_general_dilated_patches(lhs: Any, filter_shape: Sequence[int],
     return conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation,
                                 rhs_dilation, dn, feature_group_count=channels,
                                 preferred_element_type=preferred_element_type)
+
+
+def conv_general_permutations(dimension_numbers: Sequence[str]) -> tuple[tuple[int, ...], ...]:
+    """The axis permutations (lhs, rhs, out) that three dimension strings name: batch
+    and feature first, then the spatial axes in the kernel's order.
+
+    >>> cr.lax.conv_general_permutations(("NHWC", "HWIO", "NHWC"))
+    ((0, 3, 1, 2), (3, 2, 0, 1), (0, 3, 1, 2))
+    """
+    return _permutations(dimension_numbers)
+
+
+def _strided(n, k, s):
+    return max((n - k) // s + 1, 0)
+
+
+def conv_shape_tuple(lhs_shape: Sequence[int], rhs_shape: Sequence[int],
+                     strides: Sequence[int], pads: Any,
+                     batch_group_count: int = 1) -> tuple[int, ...]:
+    """The result's shape of a convolution of operands (N, C, spatial...) and (O, I,
+    spatial...), with ``pads`` a padding name or (low, high) pairs.
+
+    >>> cr.lax.conv_shape_tuple((2, 3, 9), (8, 3, 3), (2,), "SAME")
+    (2, 8, 5)
+    """
+    if isinstance(pads, str):
+        pads = padtype_to_pads(lhs_shape[2:], rhs_shape[2:], strides, pads)
+    if len(pads) != len(lhs_shape) - 2:
+        raise TypeError(f"conv_shape_tuple: expected {len(lhs_shape) - 2} (low, high) "
+                        f"pairs, got {len(pads)}")
+    padded = [n + lo + hi for n, (lo, hi) in zip(lhs_shape[2:], pads)]
+    if any(p < 0 for p in padded):
+        raise ValueError(f"conv_shape_tuple: negative padding {pads} is larger than "
+                         f"the spatial shape {tuple(lhs_shape[2:])}")
+    space = tuple(_strided(p, k, s) for p, k, s in zip(padded, rhs_shape[2:], strides))
+    return (int(lhs_shape[0]) // batch_group_count, int(rhs_shape[0])) + space
+
+
+def conv_general_shape_tuple(lhs_shape: Sequence[int], rhs_shape: Sequence[int],
+                             window_strides: Sequence[int], padding: Any,
+                             dimension_numbers: Sequence[str]) -> tuple[int, ...]:
+    """``conv_shape_tuple`` in the layout three dimension strings name.
+
+    >>> cr.lax.conv_general_shape_tuple((2, 9, 3), (3, 3, 8), (2,), "SAME",
+    ...                                 ("NWC", "WIO", "NWC"))
+    (2, 5, 8)
+    """
+    lhs_perm, rhs_perm, out_perm = _permutations(dimension_numbers)
+    out = conv_shape_tuple([lhs_shape[a] for a in lhs_perm], [rhs_shape[a] for a in rhs_perm],
+                           window_strides, padding)
+    return tuple(int(out[a]) for a in np.argsort(out_perm))
+
+
+def conv_transpose_shape_tuple(lhs_shape: Sequence[int], rhs_shape: Sequence[int],
+                               window_strides: Sequence[int], padding: Any,
+                               dimension_numbers: Sequence[str]) -> tuple[int, ...]:
+    """The result's shape of ``conv_transpose`` (a padding name or (low, high) pairs)
+    in the layout three dimension strings name.
+
+    >>> cr.lax.conv_transpose_shape_tuple((1, 4, 3), (3, 3, 8), (2,), "SAME",
+    ...                                   ("NWC", "WIO", "NWC"))
+    (1, 8, 8)
+    """
+    lhs_perm, rhs_perm, out_perm = _permutations(dimension_numbers)
+    lhs = [lhs_shape[a] for a in lhs_perm]
+    rhs = [rhs_shape[a] for a in rhs_perm]
+    if isinstance(padding, str):
+        padding = [_transpose_padding(k, s, padding) for k, s in zip(rhs[2:], window_strides)]
+    space = [(n - 1) * s - k + 2 + sum(p)
+             for n, k, s, p in zip(lhs[2:], rhs[2:], window_strides, padding)]
+    out = [lhs[0], rhs[0]] + space
+    return tuple(int(out[a]) for a in np.argsort(out_perm))

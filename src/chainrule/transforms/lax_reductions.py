@@ -31,7 +31,8 @@ from .pytrees import tree_flatten, tree_unflatten
 __all__ = ["reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and",
            "reduce_or", "reduce_xor", "reduce", "reduce_window", "argmax", "argmin",
            "cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp", "associative_scan",
-           "sort", "sort_key_val", "top_k", "dot", "dot_general", "batch_matmul"]
+           "sort", "sort_key_val", "top_k", "dot", "dot_general", "batch_matmul",
+           "reduce_window_shape_tuple"]
 
 
 def _axes(operand, axes):
@@ -470,3 +471,23 @@ def batch_matmul(lhs: Any, rhs: Any, precision: Any = None) -> Any:
                          f"shapes {tuple(shape_of(lhs))} and {tuple(shape_of(rhs))}")
     batch = tuple(range(rank - 2))
     return dot_general(lhs, rhs, (((rank - 1,), (rank - 2,)), (batch, batch)))
+
+
+def reduce_window_shape_tuple(operand_shape: Sequence[int], window_dimensions: Sequence[int],
+                              window_strides: Sequence[int],
+                              padding: Sequence[tuple[int, int]],
+                              base_dilation: Sequence[int] | None = None,
+                              window_dilation: Sequence[int] | None = None) -> tuple[int, ...]:
+    """The result's shape of ``reduce_window`` with (low, high) ``padding`` pairs.
+
+    >>> cr.lax.reduce_window_shape_tuple((5, 7), (2, 3), (1, 2), ((0, 0), (1, 1)))
+    (4, 4)
+    """
+    shape = list(operand_shape)
+    if base_dilation is not None:
+        shape = [(n - 1) * b + 1 if n else 0 for n, b in zip(shape, base_dilation)]
+    window = list(window_dimensions)
+    if window_dilation is not None:
+        window = [(k - 1) * r + 1 if k else 0 for k, r in zip(window, window_dilation)]
+    return tuple(builtins.max((n + lo + hi - k) // s + 1, 0)
+                 for n, (lo, hi), k, s in zip(shape, padding, window, window_strides))

@@ -29,7 +29,7 @@ __all__ = ["broadcast", "broadcast_in_dim", "broadcast_to_rank", "broadcast_shap
            "expand_dims", "squeeze", "reshape", "transpose", "rev", "full", "full_like",
            "index_in_dim", "index_take", "slice", "slice_in_dim", "pad", "select",
            "select_n", "tile", "split", "stack", "unstack", "dynamic_update_index_in_dim",
-           "optimization_barrier", "dtype", "empty"]
+           "optimization_barrier", "dtype", "empty", "broadcast_like"]
 
 
 def broadcast(operand: Any, sizes: Sequence[int], *, out_sharding: Any = None) -> Any:
@@ -479,3 +479,12 @@ def empty(shape: Any, dtype: Any, *, out_sharding: Any = None) -> Any:
     (2,)
     """
     return np.zeros(shape, dtype=dtype)
+
+
+def broadcast_like(arr: Any, like_arr: Any) -> Any:
+    """``arr`` broadcast to the shape of ``like_arr``.
+
+    >>> cr.lax.broadcast_like(np.array([1.0, 2.0]), np.zeros((3, 2))).shape
+    (3, 2)
+    """
+    return R.broadcast_to(arr, tuple(shape_of(like_arr)))
