@@ -236,7 +236,13 @@ def sections():
                                             "dynamic_index_in_dim"]),
                 "`cr.lax` (`from chainrule import lax`): the loops, branches and dynamic "
                 "slices are "
-                "`cr.`'s own (above); these are the rest."),
+                "`cr.`'s own (above); these are the rest. It also holds jax.lax's "
+                "operations, each composed of chainrule's differentiable ones: elementwise "
+                "math and bit operations, shapes (`broadcast_in_dim`, `pad`, `select_n`...), "
+                "reductions, scans, sorts and products (`reduce`, `reduce_window`, "
+                "`cumsum`, `dot_general`...), `gather` and the scatters, the convolutions; "
+                "and the special functions (`lgamma`, `igamma`, `betainc`...), "
+                "`chainrule.scipy.special`'s under jax.lax's names."),
         Section("jax.ad_checkpoint's names", "chainrule.ad_checkpoint",
                 [Entry("cr.ad_checkpoint", cr.ad_checkpoint, "module")]
                 + _entries("ad_checkpoint.", cr.ad_checkpoint,

@@ -66,3 +66,33 @@ def test_stop_gradient_under_vmap_jit_and_backward():
     t = cr.tensor(X, requires_grad=True)
     cr.sum(t * cr.stop_gradient(t ** 2)).backward()
     np.testing.assert_allclose(t.grad, X ** 2)
+
+
+# jax.lax's special functions, chainrule.scipy.special's under lax's names: (name,
+# the point, the arguments differentiated, as JAX differentiates them; its lax.zeta has
+# no derivative, where chainrule's has one in q, checked in test_scipy_special)
+SPECIAL = [("lgamma", (2.7,), (0,)), ("digamma", (2.7,), (0,)), ("polygamma", (2.0, 1.7), (1,)),
+           ("zeta", (3.0, 1.5), ()), ("igamma", (2.0, 1.3), (1,)),
+           ("igammac", (2.0, 1.3), (1,)), ("betainc", (2.0, 3.0, 0.4), (2,)),
+           ("bessel_i0e", (1.3,), (0,)), ("bessel_i1e", (1.3,), (0,)),
+           ("erf_inv", (0.3,), (0,)), ("erfc", (0.7,), (0,))]
+
+
+@pytest.mark.parametrize("name, point, argnums", SPECIAL, ids=[s[0] for s in SPECIAL])
+def test_the_special_functions_are_jaxs_to_second_order(name, point, argnums):
+    ours, theirs = getattr(lax, name), getattr(jax.lax, name)
+    point = tuple(np.float64(p) if isinstance(p, float) else p for p in point)
+    np.testing.assert_allclose(ours(*point), theirs(*point), rtol=1e-12)
+    for argnum in argnums:
+        first = cr.grad(ours, argnums=argnum)(*point)
+        np.testing.assert_allclose(first, jax.grad(theirs, argnums=argnum)(*point),
+                                   rtol=1e-10)
+        np.testing.assert_allclose(cr.grad(cr.grad(ours, argnums=argnum), argnums=argnum)(
+            *point), jax.grad(jax.grad(theirs, argnums=argnum), argnums=argnum)(*point),
+            rtol=1e-8)
+    assert name in lax.__all__
+
+
+def test_a_name_jax_lax_lacks_is_an_attribute_error():
+    with pytest.raises(AttributeError, match="no attribute 'nonesuch'"):
+        lax.nonesuch  # noqa: B018

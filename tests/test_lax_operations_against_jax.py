@@ -297,9 +297,35 @@ def test_reduce_combines_another_init_value_once_as_jaxs_value_does():
                                    jax.lax.reduce(x, init, theirs, (1,)), **TOL)
 
 
-def test_reduce_refuses_a_general_computation_in_one_line():
-    with pytest.raises(NotImplementedError, match="lax.reduce: computation"):
-        lax.reduce(np.ones(3), 0.0, lambda a, b: a + 2 * b, (0,))
+def test_reduce_and_reduce_window_fold_any_other_computation_as_jaxs():
+    # (an associative computation, as XLA asks: JAX differentiates a tree of it, whatever
+    # order its value took)
+    x = RNG.standard_normal((3, 4))
+    _agree(lambda v: cr.sum(lax.reduce(v, -np.inf, cr.logaddexp, (1,))),
+           lambda v: jnp.sum(jax.lax.reduce(v, -np.inf, jnp.logaddexp, (1,))), x)
+    # (JAX has no reverse mode for a general reduce_window: value and jvp compared, the
+    # gradient against central differences)
+    def ours(v):
+        return lax.reduce_window(v, -np.inf, cr.logaddexp, (2, 2), (1, 1), "VALID")
+
+    def theirs(v):
+        return jax.lax.reduce_window(v, -np.inf, jnp.logaddexp, (2, 2), (1, 1), "VALID")
+    t = RNG.standard_normal(x.shape)
+    np.testing.assert_allclose(ours(x), theirs(x), **TOL)
+    np.testing.assert_allclose(cr.jvp(ours, (x,), (t,))[1], jax.jvp(theirs, (x,), (t,))[1],
+                               **TOL)
+    cr.gradcheck(ours, x)
+    np.testing.assert_allclose(lax.reduce(x, 1.0, lambda a, b: a * 0.5 + cr.sin(b), (1,)),
+                               jax.lax.reduce(x, 1.0, lambda a, b: a * 0.5 + jnp.sin(b), (1,)),
+                               **TOL)
+    pair = ((x, np.arange(12).reshape(3, 4)), (-np.inf, 0))  # a variadic reduce: argmax
+    def larger(a, b):
+        return (lax.max(a[0], b[0]), lax.select(b[0] > a[0], b[1], a[1]))
+    ours = lax.reduce(*pair, larger, (1,))
+    theirs = jax.lax.reduce(*pair, lambda a, b: (jax.lax.max(a[0], b[0]), jax.lax.select(
+        b[0] > a[0], b[1], a[1])), (1,))
+    for a, b in zip(ours, theirs):
+        np.testing.assert_array_equal(a, b)
 
 
 @pytest.mark.parametrize("ours, theirs, init", [(lax.add, jax.lax.add, 0.0),

@@ -29,7 +29,7 @@ from .transforms import (Function, GradcheckError, fixed_point, grad, gradcheck,
                          value_and_grad, vjp, vmap)
 from .transforms.control import (cond, dynamic_slice, dynamic_update_slice, fori_loop, scan,
                                  switch, while_loop)
-from .transforms import lax
+from .compat import jax_lax as lax  # jax.lax: transforms/lax.py's, and special functions
 from .transforms import tree_util  # jax.tree_util: pytrees.py's names, Partial, ...
 from .transforms.pytrees import (register_pytree_node_class, tree_flatten_with_path,
                                  tree_leaves_with_path, tree_map_with_path)

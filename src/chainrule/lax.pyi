@@ -1,3 +1,4 @@
 # For type checkers, written by scripts/make_exports.py: at run time
 # api/paths.py answers the import of chainrule.lax with the module below.
-from chainrule.transforms.lax import *
+from chainrule.compat.jax_lax import *
+from chainrule.compat.jax_lax import __getattr__ as __getattr__

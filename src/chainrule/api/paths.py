@@ -31,7 +31,7 @@ PUBLIC_PATHS = {
     "chainrule.example_libraries": "chainrule.compat.example_libraries",
     "chainrule.optim": "chainrule.nn.optim",            # PyTorch's torch.optim (and .lr_scheduler)
     "chainrule.checkpoint": "chainrule.nn.checkpoint",
-    "chainrule.lax": "chainrule.transforms.lax",        # JAX's jax.lax
+    "chainrule.lax": "chainrule.compat.jax_lax",        # JAX's jax.lax
     "chainrule.jax_nn": "chainrule.compat.jax_nn",      # JAX's jax.nn
     "chainrule.tree_util": "chainrule.transforms.tree_util",  # JAX's jax.tree_util
     "chainrule.test_util": "chainrule.compat.jax_test_util",  # JAX's jax.test_util

@@ -104,7 +104,9 @@ def gather(operand: Any, start_indices: Any, dimension_numbers: GatherDimensionN
     mode = GatherScatterMode.PROMISE_IN_BOUNDS if mode is None else \
         GatherScatterMode.from_any(mode)
     if mode == GatherScatterMode.ONE_HOT:
-        raise NotImplementedError("lax.gather: mode 'one_hot' is not supported")
+        raise ValueError("lax.gather: mode 'one_hot' (an accelerator's way to "
+                         "compute a gather) is not one chainrule takes; expected 'clip', "
+                         "'fill' or 'promise_in_bounds'")
     oshape, ishape = tuple(shape_of(operand)), tuple(shape_of(start_indices))
     rank, sizes = len(oshape), tuple(int(n) for n in slice_sizes)
     collapsed, starts_of = tuple(dn.collapsed_slice_dims), tuple(dn.start_index_map)

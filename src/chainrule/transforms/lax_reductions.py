@@ -138,32 +138,51 @@ def _monoid(computation):
     return None
 
 
-def _refuse(name, computation):
-    raise NotImplementedError(
-        f"lax.{name}: computation {getattr(computation, '__name__', computation)!r} is "
-        f"not one chainrule knows; pass lax.add, lax.mul, lax.max, lax.min or "
-        f"lax.bitwise_and/or/xor (a general Python computation is not supported)")
+def _folded(computation, flat, inits, dimensions):
+    """A computation chainrule does not know as a monoid, folded entry by entry along
+    the reduced axes (XLA leaves the order to itself: this is one of its orders), each
+    step on the whole of the kept axes at once. With several operands the computation
+    takes and returns tuples, as JAX's variadic reduce."""
+    axes = _axes(flat[0], dimensions)
+    kept = [a for a in range(len(shape_of(flat[0]))) if a not in axes]
+    rows = []
+    for x in flat:
+        shape = tuple(shape_of(x))
+        moved = R.transpose(x, tuple(axes) + tuple(kept))
+        rows.append(R.reshape(moved, (-1,) + tuple(shape[a] for a in kept)))
+    kept_shape = tuple(shape_of(rows[0])[1:])
+    acc = [R.broadcast_to(init, kept_shape) for init in inits]
+    for i in range(shape_of(rows[0])[0]):
+        if len(flat) == 1:
+            acc = [computation(acc[0], rows[0][i])]
+        else:
+            acc = list(computation(tuple(acc), tuple(r[i] for r in rows)))
+    return acc
 
 
 def reduce(operands: Any, init_values: Any, computation: Callable[[Any, Any], Any],
            dimensions: Sequence[int], out_sharding: Any = None) -> Any:
-    """``computation`` folded over ``dimensions``, starting from ``init_values``, for
-    the monoids chainrule knows: ``computation`` is ``lax.add``, ``lax.mul``,
-    ``lax.max``, ``lax.min`` or a bitwise one (or the same ``cr.``/operator function);
-    the init value is combined once with each result. One operand, or a pytree of
-    operands each with its init value and the same computation.
+    """``computation`` folded over ``dimensions``, starting from ``init_values``. For
+    the monoids chainrule knows (``lax.add``, ``lax.mul``, ``lax.max``, ``lax.min``, a
+    bitwise one, or the same ``cr.``/operator function) one reduction, the init value
+    combined once with each result; any other computation is folded entry by entry
+    along the reduced axes (one call per entry, each on all the kept axes at once). One
+    operand, or a pytree of operands each with its init value (the computation then
+    takes and returns tuples).
 
     >>> cr.lax.reduce(np.arange(6.0).reshape(2, 3), 0.0, cr.lax.add, (1,)).tolist()
     [3.0, 12.0]
+    >>> float(cr.lax.reduce(np.array([1.0, 2.0, 3.0]), 0.0, lambda a, b: 2 * a + b, (0,)))
+    11.0
     """
-    found = _monoid(computation)
-    if found is None:
-        _refuse("reduce", computation)
-    combine, reduction = found
     flat, tree = tree_flatten(operands)
     inits, init_tree = tree_flatten(init_values)
     if len(inits) != len(flat):
         raise ValueError(f"lax.reduce: {len(flat)} operands but {len(inits)} init values")
+    found = _monoid(computation) if len(flat) == 1 else None
+    if found is None:
+        return tree_unflatten(tree, _folded(computation, flat, inits, dimensions))
+    combine, reduction = found
     out = [combine(reduction(x, dimensions), init) for x, init in zip(flat, inits)]
     return tree_unflatten(tree, out)
 
@@ -174,19 +193,19 @@ def reduce_window(operand: Any, init_value: Any, computation: Callable,
                   padding: str | Sequence[tuple[int, int]] = "VALID",
                   base_dilation: Sequence[int] | None = None,
                   window_dilation: Sequence[int] | None = None) -> Any:
-    """``computation`` folded over each window of ``operand`` (a pooling), for the
-    monoids ``reduce`` knows: the operand is spread by ``base_dilation`` and padded
+    """``computation`` folded over each window of ``operand`` (a pooling): the operand
+    is spread by ``base_dilation`` and padded
     (``"SAME"``, ``"VALID"`` or (low, high) pairs) with ``init_value``, then each window
     (``window_dimensions``, its taps ``window_dilation`` apart, moved by
-    ``window_strides``) is reduced and combined once with ``init_value``.
+    ``window_strides``) is reduced and combined once with ``init_value``, tap by tap,
+    each tap for every window at once (``computation`` elementwise on arrays, as lax's
+    functions are).
 
     >>> cr.lax.reduce_window(np.arange(5.0), -np.inf, cr.lax.max, (2,), (1,), "VALID").tolist()
     [1.0, 2.0, 3.0, 4.0]
     """
     found = _monoid(computation)
-    if found is None:
-        _refuse("reduce_window", computation)
-    combine = found[0]
+    combine = computation if found is None else found[0]
     shape = tuple(shape_of(operand))
     d = len(shape)
     window = tuple(int(n) for n in window_dimensions)

@@ -48,7 +48,9 @@ class ScatterDimensionNumbers(NamedTuple):
 def _scatter(update, name, operand, scatter_indices, updates, dn, mode):
     mode = GatherScatterMode.from_any(mode)
     if mode == GatherScatterMode.ONE_HOT:
-        raise NotImplementedError(f"lax.{name}: mode 'one_hot' is not supported")
+        raise ValueError(f"lax.{name}: mode 'one_hot' (an accelerator's way to "
+                         f"compute a scatter) is not one chainrule takes; expected 'clip', "
+                         f"'fill' or 'promise_in_bounds'")
     oshape, ishape = tuple(shape_of(operand)), tuple(shape_of(scatter_indices))
     ushape, rank = tuple(shape_of(updates)), len(oshape)
     inserted, starts_of = tuple(dn.inserted_window_dims), tuple(dn.scatter_dims_to_operand_dims)
