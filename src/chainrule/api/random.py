@@ -29,6 +29,7 @@ from numpy.typing import ArrayLike, DTypeLike
 
 from .. import arrays as xp, rules as ops
 from ..primitive import raw
+from .random_draws import as_shape as _shape, draw as _draw
 from . import random_distributions as _more
 from .random_distributions import *  # noqa: F403  (the rest of jax.random: its __all__)
 
@@ -53,25 +54,6 @@ def _hashed(seed):
 
 
 PRNGKey = key  # (JAX's older name)
-
-
-def _generator(key_words):
-    """NumPy's Philox generator keyed by a key's two words."""
-    words = np.asarray(key_words, dtype=np.uint32)
-    if words.shape != (2,):
-        raise ValueError(f"random: a key is an array of two uint32 words (from "
-                         f"cr.random.key or split), got shape {words.shape}")
-    return np.random.Generator(np.random.Philox(key=int(words[0]) << 32 | int(words[1])))
-
-
-def _draw(sample, key_words):
-    """``sample(generator)`` for this key: one call of a cr.jit program when the key is
-    traced, so that each run draws with its own key."""
-    return xp.call(lambda k: sample(_generator(k)), raw(key_words))
-
-
-def _shape(shape):
-    return (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
 
 
 def split(key: ArrayLike, num: int = 2) -> np.ndarray:

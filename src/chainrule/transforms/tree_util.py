@@ -14,7 +14,7 @@ questions about a treedef (``treedef_children``, ``treedef_is_leaf``, ``treedef_
 
 import functools
 from collections.abc import Callable, Hashable, Iterable
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 from .pytrees import *  # noqa: F401,F403  (jax.tree_util's names, written in pytrees.py)
 from .pytrees import (_NODES, KEYED, LEAF, DictKey, FlattenedIndexKey, GetAttrKey, PyTree,
@@ -31,8 +31,25 @@ __all__ = [*_PYTREES, "tree_all", "tree_transpose", "Partial", "register_static"
 _Class = TypeVar("_Class", bound=type)
 
 PyTreeDef = TreeDef  # (JAX's type's name; the form is pytrees.py's)
-KeyEntry = Any  # DictKey, SequenceKey, GetAttrKey, FlattenedIndexKey, or a user's key
-KeyPath = tuple[Any, ...]
+# For the type checkers, Any and a tuple (as JAX's aliases), Annotated so that each
+# carries its own docstring
+KeyEntry = Annotated[Any, "key entry"]
+KeyEntry.__doc__ = """One step of a key path: a ``DictKey``, ``SequenceKey``, ``GetAttrKey``,
+``FlattenedIndexKey`` or a key a registered class chose (``jax.tree_util.KeyEntry``).
+
+>>> path, leaf = cr.tree_util.tree_leaves_with_path({"w": [5.0]})[0]
+>>> [type(entry).__name__ for entry in path]
+['DictKey', 'SequenceKey']
+"""
+KeyPath = Annotated[tuple[Any, ...], "key path"]
+KeyPath.__doc__ = """The key entries from a tree's root to one of its leaves, a tuple
+(``jax.tree_util.KeyPath``); ``keystr`` prints it.
+
+>>> path, leaf = cr.tree_util.tree_leaves_with_path({"w": [5.0]})[0]
+>>> cr.tree_util.keystr(path), leaf
+("['w'][0]", 5.0)
+"""
+__test__ = {"KeyEntry": KeyEntry.__doc__, "KeyPath": KeyPath.__doc__}
 
 
 class Partial(functools.partial):
