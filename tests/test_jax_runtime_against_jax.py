@@ -232,6 +232,8 @@ def test_disable_jit_runs_the_python_as_jaxs_does():
 
 
 def test_config_flags_a_ported_program_sets():
+    from chainrule.modes import modes_switched
+    switched = modes_switched[0]  # (the count the scalar engine's fast paths look at)
     cr.config.update("jax_enable_x64", True)
     assert cr.config.jax_enable_x64 is True and cr.config.read("jax_platform_name") == "cpu"
     with pytest.raises(ValueError, match="float64"):
@@ -251,6 +253,7 @@ def test_config_flags_a_ported_program_sets():
         cr.config.update("jax_disable_jit", False)
     with np.errstate(divide="ignore"):
         assert np.isneginf(cr.log(cr.tensor([0.0])).data[0]) and not cr.is_jit_disabled()
+    assert modes_switched[0] == switched  # the flags set back leave no mode counted
     with cr.enable_x64():
         assert cr.ones(2).dtype == np.float64
     with pytest.raises(ValueError, match="float64"):

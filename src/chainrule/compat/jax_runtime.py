@@ -298,7 +298,8 @@ class _Config:
     """
 
     def __init__(self) -> None:
-        self._counted = False
+        self._counted = False  # (whether a flag holds one of modes_switched's count)
+        self._holding = {"anomaly": False, "jit_disabled": False}
         # each flag's setter: it checks the value, switches what it switches, and
         # returns the value to keep
         self._setters: dict[str, Callable[[Any], Any]] = {
@@ -373,12 +374,16 @@ class _Config:
 
     def _switch(self, attribute, value):
         """Set a mode of this thread until set back (a flag, where the mode's context
-        managers set it for a block)."""
-        if not self._counted:  # (the count a mode's check looks at first: one, for good)
-            with _switching:
-                modes_switched[0] += 1
-            self._counted = True
+        managers set it for a block). While a flag holds a mode on, the count that a
+        mode's check looks at first holds one more, and no longer: the scalar engine's
+        fast paths look at that count."""
         setattr(_modes, attribute, bool(value))
+        self._holding[attribute] = bool(value)
+        needed = any(self._holding.values())
+        if needed != self._counted:
+            with _switching:
+                modes_switched[0] += 1 if needed else -1
+            self._counted = needed
         return bool(value)
 
     def _debug_nans(self, value):
