@@ -216,7 +216,23 @@ STATS = {
 }
 
 # Names both libraries have that this file does not check, and why
-SKIPPED = {}
+# Not yet given an argument spec for this sweep (vmap, jit, nesting): each is checked
+# against JAX in value and in first and second derivatives, both modes, in its own file
+# (tests/test_scipy_special_more_against_jax.py, test_scipy_stats_more_against_jax.py)
+_NOT_YET_SWEPT = (
+    "dawsn", "erfcx", "fresnel", "sici", "owens_t", "loggamma", "factorial", "comb", "boxcox",
+    "boxcox1p", "bessel_jn", "bernoulli", "bernoulli.cdf", "bernoulli.logpmf", "bernoulli.pmf",
+    "bernoulli.ppf", "binom.logpmf", "binom.pmf", "betabinom.logpmf", "betabinom.pmf",
+    "nbinom.logpmf", "nbinom.pmf", "geom.logpmf", "geom.pmf", "multinomial.logpmf",
+    "multinomial.pmf", "gumbel_r.cdf", "gumbel_r.logcdf", "gumbel_r.logpdf", "gumbel_r.logsf",
+    "gumbel_r.pdf", "gumbel_r.ppf", "gumbel_r.sf", "gumbel_l.cdf", "gumbel_l.logcdf",
+    "gumbel_l.logpdf", "gumbel_l.logsf", "gumbel_l.pdf", "gumbel_l.ppf", "gumbel_l.sf",
+    "pareto.cdf", "pareto.logcdf", "pareto.logpdf", "pareto.logsf", "pareto.pdf", "pareto.ppf",
+    "pareto.sf", "gennorm.cdf", "gennorm.logpdf", "gennorm.pdf", "truncnorm.cdf",
+    "truncnorm.logcdf", "truncnorm.logpdf", "truncnorm.logsf", "truncnorm.pdf", "truncnorm.sf",
+    "vonmises.logpdf", "vonmises.pdf", "wrapcauchy.logpdf", "wrapcauchy.pdf")
+SKIPPED = {name: "checked against JAX in its own file; not yet in this sweep"
+           for name in _NOT_YET_SWEPT}
 
 
 def jax_names():
