@@ -133,18 +133,9 @@ def gather(operand: Any, start_indices: Any, dimension_numbers: GatherDimensionN
                 inside = ok if inside is None else P.logical_and(inside, ok)
             start = R.clip(start, 0, oshape[d] - sizes[d])
             start = R.reshape(start, batch_shape + behind)
-        elif d in obatch:
-            axis = ibatch[obatch.index(d)]
-            line = [1] * (nb + nw)
-            line[axis] = batch_shape[axis]
-            start = np.arange(batch_shape[axis]).reshape(line)
         else:
-            start = 0
-        if d in window:
-            line = [1] * (nb + nw)
-            line[nb + window.index(d)] = sizes[d]
-            start = start + np.arange(sizes[d]).reshape(line)
-        index.append(start)
+            start = None
+        index.append(axis_index(d, start, batch_shape, window, sizes, obatch, ibatch))
     out = R.getitem(operand, index=tuple(index))
     out = R.broadcast_to(out, batch_shape + tuple(sizes[d] for d in window))
     if inside is not None:
@@ -155,3 +146,23 @@ def gather(operand: Any, start_indices: Any, dimension_numbers: GatherDimensionN
     for p in range(nb + nw):
         perm.append(nb + offsets.index(p) if p in offsets else next(batch_axes))
     return R.transpose(out, tuple(perm)) if perm != list(range(nb + nw)) else out
+
+
+def axis_index(d, start, batch_shape, window, sizes, obatch, ibatch):
+    """The index along operand axis ``d`` of every (batch, window) place, shaped
+    batch_shape + one axis per window axis: the window's start (``start``, from the
+    indices; else the batch position for a batching axis, else 0), plus the offset
+    inside the window. Gather and the scatters index alike."""
+    nb, nw = len(batch_shape), len(window)
+    if start is None and d in obatch:
+        axis = ibatch[obatch.index(d)]
+        line = [1] * (nb + nw)
+        line[axis] = batch_shape[axis]
+        start = np.arange(batch_shape[axis]).reshape(line)
+    elif start is None:
+        start = 0
+    if d in window:
+        line = [1] * (nb + nw)
+        line[nb + window.index(d)] = sizes[d]
+        start = start + np.arange(sizes[d]).reshape(line)
+    return start

@@ -15,13 +15,12 @@ operand; ``"clip"`` and ``"promise_in_bounds"`` move it inside.
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-import numpy as np
 
 from .. import rules as R
 from ..primitive import shape_of
 from ..rules import predicates as P
 from ..rules.indexing import index_add, index_max, index_min, index_multiply, index_set
-from .lax_gather import GatherScatterMode
+from .lax_gather import GatherScatterMode, axis_index
 
 __all__ = ["ScatterDimensionNumbers", "scatter", "scatter_add", "scatter_sub", "scatter_mul",
            "scatter_min", "scatter_max"]
@@ -88,20 +87,10 @@ def _scatter(update, name, operand, scatter_indices, updates, dn, mode):
             starts[d] = R.where(outside, oshape[d], starts[d])
     index = []
     for d in range(rank):
-        if d in starts:
-            start = R.reshape(starts[d], batch_shape + behind)
-        elif d in obatch:
-            axis = ibatch[obatch.index(d)]
-            line = [1] * (nb + nw)
-            line[axis] = batch_shape[axis]
-            start = np.arange(batch_shape[axis]).reshape(line)
-        else:
-            start = 0
-        if d in window:
-            line = [1] * (nb + nw)
-            line[nb + window.index(d)] = sizes[d]
-            start = start + np.arange(sizes[d]).reshape(line)
-        index.append(R.broadcast_to(start, batch_shape + tuple(sizes[d] for d in window)))
+        start = R.reshape(starts[d], batch_shape + behind) if d in starts else None
+        index.append(R.broadcast_to(
+            axis_index(d, start, batch_shape, window, sizes, obatch, ibatch),
+            batch_shape + tuple(sizes[d] for d in window)))
     out = update(target, updates, index=tuple(index))
     if target is not operand:
         out = R.getitem(out, index=tuple(slice(0, n) for n in oshape))
