@@ -7,12 +7,14 @@ An operation is public once its topic file (``chainrule/rules/elementwise.py``..
 it in its ``__all__``. mypy learns what ``from .rules import *`` brings, and what a
 module exports, only from ``__all__`` lists written as literals: a list built at import
 time (``[name for topic in TOPICS ...]``) is invisible to it, and ``cr.sin`` would be
-"Module has no attribute". So the three lists that gather the topic files' names spell
+"Module has no attribute". So the lists that gather the topic files' names spell
 them out, and this script writes them:
 
 * ``chainrule/rules/__init__.py``: every topic's names, in the table's order;
 * ``chainrule/__init__.py``: the same and the predicates (``cr.NAME``);
-* ``chainrule/api/numpy.py``: the same, for ``chainrule.numpy``.
+* ``chainrule/api/numpy.py``: the same, for ``chainrule.numpy``;
+* ``chainrule/transforms/lax.py``: the names of the ``lax_*`` modules it gathers, and
+  ``chainrule/compat/jax_lax.py``: those and its own (``chainrule.lax``).
 
 A list starts on the line that names this script, which says what it holds ("the
 operations" or "the predicates"), and ends at the next line that is ``]``; only
@@ -53,19 +55,31 @@ def _topics():
     return [name.id for name in _assigned(PACKAGE / "rules" / "__init__.py", "TOPICS").elts]
 
 
-# What a list holds, by the words after MARK on its first line: its files' names.
+def _lax_modules():
+    """The modules ``transforms/lax.py`` gathers with ``from .lax_... import *``."""
+    tree = ast.parse((PACKAGE / "transforms" / "lax.py").read_text(encoding="utf-8"))
+    return [node.module for node in tree.body if isinstance(node, ast.ImportFrom)
+            and node.level == 1 and (node.module or "").startswith("lax_")
+            and [a.name for a in node.names] == ["*"]]
+
+
+# What a list holds, by the words after MARK on its first line: its files (the folder
+# under chainrule/, the module), whose ``__all__`` lists it gathers.
 KINDS = {
-    "the operations": _topics,
-    "the predicates": lambda: ["predicates"],
+    "the operations": lambda: [("rules", topic) for topic in _topics()],
+    "the predicates": lambda: [("rules", "predicates")],
+    "the lax operations": lambda: [("transforms", m) for m in _lax_modules()],
+    "jax.lax's names": lambda: [("transforms", m) for m in ["lax", *_lax_modules()]],
 }
 FILES = [PACKAGE / "rules" / "__init__.py", PACKAGE / "__init__.py",
-         PACKAGE / "api" / "numpy.py"]
+         PACKAGE / "api" / "numpy.py", PACKAGE / "transforms" / "lax.py",
+         PACKAGE / "compat" / "jax_lax.py"]
 
 
 def groups(kind):
     """(file, the names its ``__all__`` lists) for each file a list of ``kind`` holds."""
-    return [(name, ast.literal_eval(_assigned(PACKAGE / "rules" / f"{name}.py", "__all__")))
-            for name in KINDS[kind]()]
+    return [(name, ast.literal_eval(_assigned(PACKAGE / folder / f"{name}.py", "__all__")))
+            for folder, name in KINDS[kind]()]
 
 
 def _lines(kind):

@@ -58,7 +58,7 @@ from .api.creation import (arange, eye, full, linspace, ones, ones_like, rand, r
 from .api.torch_counting import histc, histogram
 from .api.torch_random import (Generator, bernoulli, manual_seed, multinomial, normal,
                                rand_like, randint, randn_like, randperm)
-from .jit import jit, make_program
+from .jit import jit, make_program, pmap
 from .origin import point_warnings_at_the_user as _point_warnings_at_the_user
 from . import nn
 from .api import cuda, linalg, random  # (cuda: torch.cuda as on a machine without a GPU)
@@ -128,7 +128,7 @@ __all__ = [
     "fori_loop", "scan", "while_loop", "cond", "switch", "dynamic_slice", "dynamic_update_slice",
     "lax",
     # tracing a function into a program of NumPy calls
-    "jit", "make_program",
+    "jit", "make_program", "pmap",
     # modes
     "no_grad", "enable_grad", "inference_mode", "is_grad_enabled", "detect_anomaly",
     "disable_jit", "is_jit_disabled",

@@ -15,7 +15,6 @@ import importlib
 from typing import TYPE_CHECKING
 
 from ..transforms.lax import *  # noqa: F401,F403
-from ..transforms.lax import __all__ as _OPERATIONS
 
 if TYPE_CHECKING:
     from ..scipy.special import (digamma, erfc, gammainc as igamma,  # noqa: F401
@@ -31,7 +30,50 @@ _SPECIAL = {"lgamma": "gammaln", "digamma": "digamma", "polygamma": "polygamma",
             "betainc": "betainc", "bessel_i0e": "i0e", "bessel_i1e": "i1e",
             "erf_inv": "erfinv", "erfc": "erfc"}
 
-__all__ = [*_OPERATIONS, *_SPECIAL]
+__all__ = ["lgamma", "digamma", "polygamma", "zeta", "igamma", "igammac", "betainc",
+           "bessel_i0e", "bessel_i1e", "erf_inv", "erfc"]
+__all__ += [  # written by scripts/make_exports.py: jax.lax's names
+    # lax
+    "fori_loop", "scan", "while_loop", "cond", "switch", "map", "dynamic_slice",
+    "dynamic_update_slice", "dynamic_slice_in_dim", "dynamic_update_slice_in_dim",
+    "dynamic_index_in_dim", "stop_gradient", "Precision", "custom_root",
+    "custom_linear_solve",
+    # lax_bits
+    "eq", "ne", "lt", "le", "gt", "ge", "bitwise_and", "bitwise_or", "bitwise_xor",
+    "bitwise_not", "shift_left", "shift_right_arithmetic", "shift_right_logical",
+    "population_count", "clz",
+    # lax_collectives
+    "psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "axis_size", "ppermute",
+    "pshuffle", "pbroadcast", "psum_scatter", "all_to_all", "pswapaxes",
+    # lax_convolution
+    "ConvDimensionNumbers", "conv_dimension_numbers", "conv_general_dilated", "conv",
+    "conv_with_general_padding", "conv_transpose", "conv_general_dilated_patches",
+    "padtype_to_pads", "conv_general_permutations", "conv_shape_tuple",
+    "conv_general_shape_tuple", "conv_transpose_shape_tuple",
+    # lax_elementwise
+    "add", "sub", "mul", "div", "rem", "neg", "pow", "integer_pow", "square", "reciprocal",
+    "sqrt", "rsqrt", "cbrt", "exp", "exp2", "expm1", "log", "log1p", "logistic", "sin",
+    "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh",
+    "atanh", "erf", "abs", "sign", "max", "min", "clamp", "floor", "ceil", "round",
+    "RoundingMethod", "is_finite", "nextafter", "complex", "conj", "real", "imag",
+    # lax_gather
+    "GatherDimensionNumbers", "GatherScatterMode", "gather",
+    # lax_reductions
+    "reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or",
+    "reduce_xor", "reduce", "reduce_window", "argmax", "argmin", "cumsum", "cumprod",
+    "cummax", "cummin", "cumlogsumexp", "associative_scan", "sort", "sort_key_val", "top_k",
+    "dot", "dot_general", "batch_matmul", "reduce_window_shape_tuple",
+    # lax_scatter
+    "ScatterDimensionNumbers", "scatter", "scatter_add", "scatter_sub", "scatter_mul",
+    "scatter_min", "scatter_max",
+    # lax_structure
+    "broadcast", "broadcast_in_dim", "broadcast_to_rank", "broadcast_shapes",
+    "broadcasted_iota", "iota", "collapse", "concatenate", "convert_element_type",
+    "expand_dims", "squeeze", "reshape", "transpose", "rev", "full", "full_like",
+    "index_in_dim", "index_take", "slice", "slice_in_dim", "pad", "select", "select_n",
+    "tile", "split", "stack", "unstack", "dynamic_update_index_in_dim",
+    "optimization_barrier", "dtype", "empty", "broadcast_like",
+]
 
 
 def __getattr__(name: str) -> object:

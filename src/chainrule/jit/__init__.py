@@ -21,10 +21,12 @@
     state.py       the state a traced function reads and writes (tensors, and any
                    object with the state protocol: modules, optimizers, a user's
                    class), as the program's inputs and outputs
+    pmap.py        jax.pmap on one CPU: a named cr.vmap, traced and replayed
     guards.py      how the function reached that state (a closure, a dict, an attribute),
                    checked at each call: replaced state traces again
 """
 
 from .jitted import jit, make_program
+from .pmap import pmap
 
-__all__ = ["jit", "make_program"]
+__all__ = ["jit", "make_program", "pmap"]

@@ -15,6 +15,8 @@ ports by its imports. It gathers:
   ``conv_transpose``, ``conv_general_dilated_patches``...: lax_convolution.py);
 * XLA's general ``gather`` with its dimension numbers and modes (lax_gather.py), and
   the scatters: ``scatter``, ``scatter_add``, ``scatter_mul``... (lax_scatter.py);
+* the collectives over the named axes of ``cr.vmap(f, axis_name=...)``: ``psum``,
+  ``pmean``, ``all_gather``, ``axis_index``, ``ppermute``... (lax_collectives.py);
 * ``Precision`` (accepted by ``precision=``, which changes nothing on a CPU).
 
 Each operation is a composition of chainrule's differentiable operations, so grad,
@@ -34,12 +36,11 @@ from typing import Any
 from ..primitive import shape_of
 from ..rules import reshape as _reshape
 from ..rules import stop_gradient
-from . import (lax_bits, lax_convolution, lax_elementwise, lax_gather, lax_reductions,
-               lax_scatter, lax_structure)
 from .control import (cond, dynamic_slice, dynamic_update_slice, fori_loop, scan, switch,
                       while_loop)
 from .custom_root import custom_linear_solve, custom_root
 from .lax_bits import *  # noqa: F401,F403
+from .lax_collectives import *  # noqa: F401,F403
 from .lax_convolution import *  # noqa: F401,F403
 from .lax_elementwise import *  # noqa: F401,F403
 from .lax_gather import *  # noqa: F401,F403
@@ -51,9 +52,43 @@ __all__ = ["fori_loop", "scan", "while_loop", "cond", "switch", "map", "dynamic_
            "dynamic_update_slice", "dynamic_slice_in_dim", "dynamic_update_slice_in_dim",
            "dynamic_index_in_dim", "stop_gradient", "Precision", "custom_root",
            "custom_linear_solve"]
-__all__ += (lax_elementwise.__all__ + lax_bits.__all__ + lax_structure.__all__
-            + lax_reductions.__all__ + lax_convolution.__all__ + lax_gather.__all__
-            + lax_scatter.__all__)
+__all__ += [  # written by scripts/make_exports.py: the lax operations
+    # lax_bits
+    "eq", "ne", "lt", "le", "gt", "ge", "bitwise_and", "bitwise_or", "bitwise_xor",
+    "bitwise_not", "shift_left", "shift_right_arithmetic", "shift_right_logical",
+    "population_count", "clz",
+    # lax_collectives
+    "psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "axis_size", "ppermute",
+    "pshuffle", "pbroadcast", "psum_scatter", "all_to_all", "pswapaxes",
+    # lax_convolution
+    "ConvDimensionNumbers", "conv_dimension_numbers", "conv_general_dilated", "conv",
+    "conv_with_general_padding", "conv_transpose", "conv_general_dilated_patches",
+    "padtype_to_pads", "conv_general_permutations", "conv_shape_tuple",
+    "conv_general_shape_tuple", "conv_transpose_shape_tuple",
+    # lax_elementwise
+    "add", "sub", "mul", "div", "rem", "neg", "pow", "integer_pow", "square", "reciprocal",
+    "sqrt", "rsqrt", "cbrt", "exp", "exp2", "expm1", "log", "log1p", "logistic", "sin",
+    "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh",
+    "atanh", "erf", "abs", "sign", "max", "min", "clamp", "floor", "ceil", "round",
+    "RoundingMethod", "is_finite", "nextafter", "complex", "conj", "real", "imag",
+    # lax_gather
+    "GatherDimensionNumbers", "GatherScatterMode", "gather",
+    # lax_reductions
+    "reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or",
+    "reduce_xor", "reduce", "reduce_window", "argmax", "argmin", "cumsum", "cumprod",
+    "cummax", "cummin", "cumlogsumexp", "associative_scan", "sort", "sort_key_val", "top_k",
+    "dot", "dot_general", "batch_matmul", "reduce_window_shape_tuple",
+    # lax_scatter
+    "ScatterDimensionNumbers", "scatter", "scatter_add", "scatter_sub", "scatter_mul",
+    "scatter_min", "scatter_max",
+    # lax_structure
+    "broadcast", "broadcast_in_dim", "broadcast_to_rank", "broadcast_shapes",
+    "broadcasted_iota", "iota", "collapse", "concatenate", "convert_element_type",
+    "expand_dims", "squeeze", "reshape", "transpose", "rev", "full", "full_like",
+    "index_in_dim", "index_take", "slice", "slice_in_dim", "pad", "select", "select_n",
+    "tile", "split", "stack", "unstack", "dynamic_update_index_in_dim",
+    "optimization_barrier", "dtype", "empty", "broadcast_like",
+]
 
 
 class Precision(enum.Enum):

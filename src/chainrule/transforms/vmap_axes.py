@@ -3,6 +3,7 @@ of which argument is mapped (``in_axes``, JAX's tree prefixes), the batch size, 
 where the batch axis goes in the results (``out_axes``).
 """
 
+import contextlib
 import functools
 from typing import Any, Callable
 
@@ -13,6 +14,7 @@ from .. import libraries
 from .. import rules as ops
 from ..primitive import Box, new_level, shape_of
 from .batching import BatchTracer, _ndim, _numbers
+from .lax_collectives import named_axis
 from .pytrees import _NODES, tree_flatten, tree_unflatten
 
 __all__ = ["vmap"]
@@ -45,7 +47,8 @@ def _move(x, source, destination):
 
 
 def vmap(f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
-         axis_size: int | None = None) -> Callable[..., Any]:
+         axis_name: Any = None, axis_size: int | None = None,
+         spmd_axis_name: Any = None) -> Callable[..., Any]:
     """``f`` mapped over a batch axis: written for one example, run on all at once.
 
     ``in_axes`` says, per positional argument, which axis holds the batch (an int, or
@@ -53,6 +56,9 @@ def vmap(f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
     and lists, tuples and dicts inside match the arguments' pytrees (JAX's prefix
     rule). Keyword arguments are batched along axis 0. ``out_axes`` puts the batch axis
     of each output. ``axis_size`` gives the batch size when no argument is batched.
+    ``axis_name`` names the batch axis for the collectives of ``chainrule.lax``
+    (``psum``, ``pmean``, ``all_gather``, ``axis_index``...: ``lax_collectives.py``);
+    ``spmd_axis_name`` (a device mesh's axis) changes nothing on one CPU.
     vmap nests with every transform, in any order: ``cr.vmap(cr.grad(loss))`` gives
     per-example gradients. Operations without a batching rule run example by example
     (counted in ``chainrule.transforms.batching.fallbacks``); random draws inside f are
@@ -97,11 +103,12 @@ def vmap(f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
         traced = [leaf if axis is None else
                   BatchTracer(_move(leaf, axis % _ndim(leaf), 0), level)
                   for leaf, axis in zip(leaves, flat_axes)]
-        if treedef is None:
-            out = f(*traced)
-        else:
-            new_args, new_kwargs = tree_unflatten(treedef, traced)
-            out = f(*new_args, **new_kwargs)
+        with _named(axis_name, level, size):
+            if treedef is None:
+                out = f(*traced)
+            else:
+                new_args, new_kwargs = tree_unflatten(treedef, traced)
+                out = f(*new_args, **new_kwargs)
         if _is_axis(out_axes) and _all_leaves((out,)):  # (one array: no tree to walk)
             out_leaves, out_def = [out], None
             placed = [_output(out, out_axes, size, level)]
@@ -115,6 +122,10 @@ def vmap(f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
         return placed[0] if out_def is None else tree_unflatten(out_def, placed)
 
     return vmapped
+
+
+def _named(axis_name, level, size):
+    return contextlib.nullcontext() if axis_name is None else named_axis(axis_name, level, size)
 
 
 def over_rows(f: Callable[..., Any], rows: Any) -> Any:
