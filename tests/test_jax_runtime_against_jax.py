@@ -261,6 +261,55 @@ def test_config_flags_a_ported_program_sets():
             pass
 
 
+# JAX's flags as context managers: (name, a value to set, the flag it sets)
+FLAG_BLOCKS = [
+    ("debug_nans", True, "jax_debug_nans"), ("debug_infs", True, "jax_debug_infs"),
+    ("log_compiles", False, "jax_log_compiles"), ("enable_checks", True, "jax_enable_checks"),
+    ("threefry_partitionable", False, "jax_threefry_partitionable"),
+    ("default_matmul_precision", "float32", "jax_default_matmul_precision"),
+    ("numpy_rank_promotion", "allow", "jax_numpy_rank_promotion"),
+    ("numpy_dtype_promotion", "standard", "jax_numpy_dtype_promotion"),
+    ("default_prng_impl", "rbg", "jax_default_prng_impl"),
+    ("transfer_guard_host_to_device", "disallow", "jax_transfer_guard_host_to_device"),
+    ("transfer_guard_device_to_host", "log", "jax_transfer_guard_device_to_host"),
+    ("transfer_guard_device_to_device", "disallow", "jax_transfer_guard_device_to_device"),
+]
+
+
+@pytest.mark.parametrize("name, value, flag", FLAG_BLOCKS, ids=[b[0] for b in FLAG_BLOCKS])
+def test_a_flags_with_block_sets_it_and_sets_it_back_as_jaxs(name, value, flag):
+    before, jax_before = cr.config.read(flag), getattr(jax.config, flag)
+    with getattr(cr, name)(value), getattr(jax, name)(value):
+        assert cr.config.read(flag) == getattr(jax.config, flag) == value
+    assert cr.config.read(flag) == before and getattr(jax.config, flag) == jax_before
+
+
+def test_flag_blocks_switch_what_the_flags_switch_and_refuse_what_they_cannot():
+    from chainrule.modes import modes_switched
+    switched = modes_switched[0]
+    with cr.debug_nans():  # (a bool flag's value left out is True, as in JAX)
+        with pytest.raises(FloatingPointError, match="log"), np.errstate(divide="ignore"):
+            cr.log(cr.tensor([0.0, 1.0]))
+    assert modes_switched[0] == switched and not cr.config.jax_debug_nans
+    with cr.transfer_guard("disallow"), jax.transfer_guard("disallow"):
+        assert cr.config.jax_transfer_guard_device_to_host == \
+            jax.config.jax_transfer_guard_device_to_host == "disallow"
+        assert cr.device_put(np.ones(2)).tolist() == [1.0, 1.0]  # (nothing moves)
+    with cr.default_device(cr.devices()[0]):
+        assert cr.config.jax_default_device == cr.devices()[0]
+    with pytest.raises(ValueError, match="promotes dtypes as NumPy does"):
+        with cr.numpy_dtype_promotion("strict"):
+            pass
+    with pytest.raises(ValueError, match="its one CPU"):
+        with cr.default_device("gpu"):
+            pass
+    with pytest.raises(TypeError, match="default_matmul_precision\\(\\) takes the value"):
+        with cr.default_matmul_precision():
+            pass
+    assert cr.config.jax_numpy_dtype_promotion == "standard"
+    assert cr.config.jax_default_device is None
+
+
 def test_one_cpu_as_jax_describes_its_own():
     assert [d.platform for d in cr.devices()] == [d.platform for d in jax.devices()]
     assert repr(cr.devices()) == repr(jax.devices())

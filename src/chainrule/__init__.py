@@ -66,10 +66,16 @@ from .nn import optim
 from .compat import torch_func as func  # torch.func's names (chainrule.func)
 # JAX's runtime: its configuration, devices, eval_shape (compat/jax_runtime.py)
 from .compat.jax_runtime import (Device, ShapeDtypeStruct, block_until_ready, config,
-                                 default_backend, device_count, device_get, device_put,
-                                 devices, enable_x64, ensure_compile_time_eval, eval_shape,
-                                 local_device_count, local_devices, named_call, named_scope,
-                                 process_count, process_index)
+                                 debug_infs, debug_nans, default_backend, default_device,
+                                 default_matmul_precision, default_prng_impl, device_count,
+                                 device_get, device_put, devices, enable_checks, enable_x64,
+                                 ensure_compile_time_eval, eval_shape, local_device_count,
+                                 local_devices, log_compiles, named_call, named_scope,
+                                 numpy_dtype_promotion, numpy_rank_promotion, process_count,
+                                 process_index, threefry_partitionable, transfer_guard,
+                                 transfer_guard_device_to_device,
+                                 transfer_guard_device_to_host,
+                                 transfer_guard_host_to_device)
 if _typing.TYPE_CHECKING:  # the module, called, is remat: its class says so (nn/checkpoint.py)
     from .nn.checkpoint import _CallableModule
     from .compat import autograd  # (at run time at the first use: __getattr__ below)
@@ -122,6 +128,11 @@ __all__ = [
     "default_backend", "process_index", "process_count", "device_put", "device_get",
     "block_until_ready", "ShapeDtypeStruct", "eval_shape", "named_call", "named_scope",
     "ensure_compile_time_eval", "enable_x64",
+    # (JAX's flags for a with block)
+    "debug_nans", "debug_infs", "log_compiles", "enable_checks", "threefry_partitionable",
+    "default_matmul_precision", "numpy_rank_promotion", "numpy_dtype_promotion",
+    "default_device", "default_prng_impl", "transfer_guard", "transfer_guard_host_to_device",
+    "transfer_guard_device_to_host", "transfer_guard_device_to_device",
     # sparse Jacobians and Hessians (SciPy sparse arrays; scipy imported on first use)
     "jacobian_sparsity", "hessian_sparsity", "sparse_jacobian", "sparse_hessian",
     # JAX's structured control flow

@@ -26,7 +26,12 @@ from ..transforms.pytrees import tree_map
 __all__ = ["config", "Device", "devices", "local_devices", "device_count",
            "local_device_count", "default_backend", "process_index", "process_count",
            "device_put", "device_get", "block_until_ready", "ShapeDtypeStruct", "eval_shape",
-           "named_call", "named_scope", "ensure_compile_time_eval", "enable_x64"]
+           "named_call", "named_scope", "ensure_compile_time_eval", "enable_x64",
+           "debug_nans", "debug_infs", "log_compiles", "enable_checks",
+           "threefry_partitionable", "default_matmul_precision", "numpy_rank_promotion",
+           "numpy_dtype_promotion", "default_device", "default_prng_impl", "transfer_guard",
+           "transfer_guard_host_to_device", "transfer_guard_device_to_host",
+           "transfer_guard_device_to_device"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -319,6 +324,14 @@ class _Config:
             "jax_persistent_cache_min_entry_size_bytes": lambda v: v,
             "jax_default_prng_impl": lambda v: v,  # (cr.random's keys are NumPy's Philox)
             "jax_threefry_partitionable": lambda v: v,
+            "jax_numpy_dtype_promotion": self._dtype_promotion,
+            "jax_default_device": self._device,
+            # (one CPU: no array moves between a host and a device, so none is guarded)
+            "jax_transfer_guard": self._guard,
+            "jax_transfer_guard_host_to_device": self._guard,
+            "jax_transfer_guard_device_to_host": self._guard,
+            "jax_transfer_guard_device_to_device": self._guard,
+            "jax_enable_checks": bool,  # (JAX's checks of its own internals)
         }
         self._values: dict[str, Any] = {
             "jax_enable_x64": True, "jax_platform_name": "cpu", "jax_platforms": "cpu",
@@ -328,7 +341,11 @@ class _Config:
             "jax_compilation_cache_dir": None,
             "jax_persistent_cache_min_compile_time_secs": 1.0,
             "jax_persistent_cache_min_entry_size_bytes": 0,
-            "jax_default_prng_impl": "threefry2x32", "jax_threefry_partitionable": True}
+            "jax_default_prng_impl": "threefry2x32", "jax_threefry_partitionable": True,
+            "jax_numpy_dtype_promotion": "standard", "jax_default_device": None,
+            "jax_transfer_guard": "allow", "jax_transfer_guard_host_to_device": "allow",
+            "jax_transfer_guard_device_to_host": "allow",
+            "jax_transfer_guard_device_to_device": "allow", "jax_enable_checks": False}
 
     def update(self, name: str, value: Any) -> None:
         """Set the flag ``name`` (``jax.config.update``)."""
@@ -363,6 +380,29 @@ class _Config:
             raise ValueError(f"config.update('jax_numpy_rank_promotion', {value!r}): "
                              f"chainrule broadcasts as NumPy does ('allow') and cannot "
                              f"warn or raise on it")
+        return value
+
+    @staticmethod
+    def _dtype_promotion(value):
+        if value != "standard":
+            raise ValueError(f"config.update('jax_numpy_dtype_promotion', {value!r}): "
+                             f"chainrule promotes dtypes as NumPy does ('standard') and "
+                             f"cannot refuse a promotion")
+        return value
+
+    @staticmethod
+    def _device(value):
+        if value is not None and not isinstance(value, Device) and value != "cpu":
+            raise ValueError(f"config.update('jax_default_device', {value!r}): chainrule "
+                             f"computes on its one CPU; expected None or cr.devices()[0]")
+        return value
+
+    @staticmethod
+    def _guard(value):
+        levels = ("allow", "log", "disallow", "log_explicit", "disallow_explicit")
+        if value not in levels:
+            raise ValueError(f"config.update: a transfer guard of {value!r}; expected one "
+                             f"of {', '.join(levels)}")
         return value
 
     @staticmethod
@@ -401,3 +441,70 @@ class _Config:
 
 
 config = _Config()
+
+
+_UNSET = object()
+
+
+def _flag_context(flag: str, name: str, example: Any,
+                  boolean: bool = True) -> Callable[..., Any]:
+    """``jax.<name>(value)``: the flag set for a ``with`` block, then set back (a bool
+    flag's value may be left out: True)."""
+    @contextlib.contextmanager
+    def context(new_val: Any = _UNSET) -> Iterator[None]:
+        if new_val is _UNSET:
+            if not boolean:
+                raise TypeError(f"{name}() takes the value to set for the block")
+            new_val = True
+        before = config.read(flag)
+        config.update(flag, new_val)
+        try:
+            yield
+        finally:
+            config.update(flag, before)
+    context.__name__ = context.__qualname__ = name
+    context.__doc__ = (f"``jax.{name}(value)``: ``config.update({flag!r}, value)`` for a "
+                       f"``with`` block, set back after it (in this thread).\n\n"
+                       f"    >>> with cr.{name}({example!r}):\n"
+                       f"    ...     cr.config.{flag}\n    {example!r}\n")
+    return context
+
+
+debug_nans = _flag_context("jax_debug_nans", "debug_nans", True)
+debug_infs = _flag_context("jax_debug_infs", "debug_infs", True)
+log_compiles = _flag_context("jax_log_compiles", "log_compiles", False)
+enable_checks = _flag_context("jax_enable_checks", "enable_checks", True)
+threefry_partitionable = _flag_context("jax_threefry_partitionable", "threefry_partitionable",
+                                       True)
+default_matmul_precision = _flag_context("jax_default_matmul_precision",
+                                         "default_matmul_precision", "float32", boolean=False)
+numpy_rank_promotion = _flag_context("jax_numpy_rank_promotion", "numpy_rank_promotion",
+                                     "allow", boolean=False)
+numpy_dtype_promotion = _flag_context("jax_numpy_dtype_promotion", "numpy_dtype_promotion",
+                                      "standard", boolean=False)
+default_device = _flag_context("jax_default_device", "default_device", "cpu", boolean=False)
+default_prng_impl = _flag_context("jax_default_prng_impl", "default_prng_impl", "rbg",
+                                  boolean=False)
+transfer_guard_host_to_device = _flag_context(
+    "jax_transfer_guard_host_to_device", "transfer_guard_host_to_device", "log",
+    boolean=False)
+transfer_guard_device_to_host = _flag_context(
+    "jax_transfer_guard_device_to_host", "transfer_guard_device_to_host", "log",
+    boolean=False)
+transfer_guard_device_to_device = _flag_context(
+    "jax_transfer_guard_device_to_device", "transfer_guard_device_to_device", "log",
+    boolean=False)
+
+
+@contextlib.contextmanager
+def transfer_guard(new_val: str) -> Iterator[None]:
+    """``jax.transfer_guard(level)``: the three directions' guards for a ``with`` block.
+    On one CPU no array moves between a host and a device, so no level stops anything.
+
+    >>> with cr.transfer_guard("disallow"):
+    ...     cr.config.jax_transfer_guard_host_to_device
+    'disallow'
+    """
+    with transfer_guard_host_to_device(new_val), transfer_guard_device_to_host(new_val), \
+            transfer_guard_device_to_device(new_val):
+        yield

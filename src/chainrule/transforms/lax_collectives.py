@@ -109,8 +109,9 @@ def _varying(x, level, size):
     one already (added to a batch of zeros, so that the levels stay in their order)."""
     if _varies(x, level):
         return x
-    dtype = np.result_type(getattr(x, "dtype", None) or np.asarray(x).dtype)
-    return R.add(x, BatchTracer(np.zeros((size,), dtype), level))
+    dtype = getattr(x, "dtype", None)
+    zeros = np.zeros((size,), np.result_type(x) if dtype is None else dtype)
+    return R.add(x, BatchTracer(zeros, level))
 
 
 def _my_index(level, size):
