@@ -93,6 +93,21 @@ def pytest_sessionfinish(session):
         out.write("\n".join(lines) + "\n")
 
 
+def pytest_terminal_summary(terminalreporter):
+    """The files that took the suite's time (setup, call and teardown, summed over the
+    workers): where to look first when the suite grows slow."""
+    by_file = collections.Counter()
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            if isinstance(report, pytest.TestReport):
+                by_file[report.nodeid.split("::")[0]] += report.duration
+    if sum(by_file.values()) < 600:  # a short run: nothing to look for
+        return
+    terminalreporter.write_sep("-", "the slowest test files (seconds, all workers)")
+    for name, seconds in by_file.most_common(15):
+        terminalreporter.write_line(f"{seconds:9.0f}  {name}")
+
+
 @pytest.fixture(autouse=True)
 def _process_wide_switches_put_back():
     jax, torch = sys.modules.get("jax"), sys.modules.get("torch")  # only if imported

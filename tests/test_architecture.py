@@ -285,6 +285,37 @@ def test_import_chainrule_imports_numpy_and_nothing_else_outside_the_standard_li
     assert not loaded & extras, sorted(loaded & extras)
 
 
+def test_import_chainrule_leaves_nn_the_jax_namespaces_sparse_and_pictures_for_their_first_use():
+    """``import chainrule`` loads the engines and the transforms; nn, optim, lax, func,
+    sparse Jacobians and pictures load when a program first names them (chainrule's
+    ``__getattr__``), as the same objects their own import paths give, and ``dir``
+    and a star import still show them."""
+    import subprocess
+    import sys
+    code = """
+import sys, chainrule as cr
+waiting = ["chainrule.nn", "chainrule.nn.optim", "chainrule.compat.jax_lax",
+           "chainrule.compat.torch_func", "chainrule.sparse", "chainrule.app.viz"]
+print(sorted(m for m in waiting if m in sys.modules))
+import chainrule.nn, chainrule.optim, chainrule.lax, chainrule.func, chainrule.sparse
+import chainrule.nn.checkpoint, chainrule.app.viz
+print(cr.nn is chainrule.nn, cr.optim is chainrule.optim, cr.lax is chainrule.lax,
+      cr.func is chainrule.func, cr.checkpoint is chainrule.nn.checkpoint,
+      cr.load is chainrule.nn.checkpoint.load, cr.save is chainrule.nn.checkpoint.save,
+      cr.sparse_jacobian is chainrule.sparse.sparse_jacobian,
+      cr.draw_graph is chainrule.app.viz.draw_graph)
+print(all(name in dir(cr) for name in ["nn", "optim", "lax", "sparse_hessian", "Tensor"]))
+namespace = {}
+exec("from chainrule import *", namespace)
+print(all(name in namespace for name in cr.__all__))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split("\n")
+    assert out[0] == "[]", out[0]
+    assert out[1] == " ".join(["True"] * 9), out[1]
+    assert out[2:4] == ["True", "True"], out[2:4]
+
+
 def test_every_import_in_the_package_names_a_module_at_its_real_path():
     """Inside the package, imports name where a module lives (``chainrule.api.numpy``),
     never a public path kept for users (``chainrule.numpy``: api/paths.py), so this test

@@ -29,7 +29,6 @@ from .transforms import (Function, GradcheckError, fixed_point, grad, gradcheck,
                          value_and_grad, vjp, vmap)
 from .transforms.control import (cond, dynamic_slice, dynamic_update_slice, fori_loop, scan,
                                  switch, while_loop)
-from .compat import jax_lax as lax  # jax.lax: transforms/lax.py's, and special functions
 from .transforms import tree_util  # jax.tree_util: pytrees.py's names, Partial, ...
 from .transforms.pytrees import (register_pytree_node_class, tree_flatten_with_path,
                                  tree_leaves_with_path, tree_map_with_path)
@@ -45,7 +44,6 @@ from .transforms.custom_root import custom_linear_solve, custom_root  # jax.lax'
 from .transforms.ad_checkpoint import remat
 from .transforms import ad_checkpoint, checkpoint_policies
 from .transforms import debug  # cr.debug.print, cr.debug.callback (a namespace, as cr.lax)
-from .sparse import hessian_sparsity, jacobian_sparsity, sparse_hessian, sparse_jacobian
 from .modes import (detect_anomaly, disable_jit, enable_grad, inference_mode, is_grad_enabled,
                     is_jit_disabled, no_grad)
 from .primitive import (ENTRYWISE, LEADING_AXES, Batching, Primitive, along_axis, elementwise,
@@ -60,10 +58,7 @@ from .api.torch_random import (Generator, bernoulli, manual_seed, multinomial, n
                                rand_like, randint, randn_like, randperm)
 from .jit import jit, make_program, pmap
 from .origin import point_warnings_at_the_user as _point_warnings_at_the_user
-from . import nn
 from .api import cuda, linalg, random  # (cuda: torch.cuda as on a machine without a GPU)
-from .nn import optim
-from .compat import torch_func as func  # torch.func's names (chainrule.func)
 # JAX's runtime: its configuration, devices, eval_shape (compat/jax_runtime.py)
 from .compat.jax_runtime import (Device, ShapeDtypeStruct, block_until_ready, config,
                                  debug_infs, debug_nans, default_backend, default_device,
@@ -76,17 +71,20 @@ from .compat.jax_runtime import (Device, ShapeDtypeStruct, block_until_ready, co
                                  transfer_guard_device_to_device,
                                  transfer_guard_device_to_host,
                                  transfer_guard_host_to_device)
-if _typing.TYPE_CHECKING:  # the module, called, is remat: its class says so (nn/checkpoint.py)
+if _typing.TYPE_CHECKING:  # (at run time at the first use: __getattr__ below)
     from .nn.checkpoint import _CallableModule
-    from .compat import autograd  # (at run time at the first use: __getattr__ below)
+    from .compat import autograd
     from .api import numpy
     from . import scipy
-    checkpoint: _CallableModule
-else:
-    from .nn import checkpoint
-from .nn.checkpoint import load, save
+    from . import nn
+    from .nn import optim
+    from .compat import jax_lax as lax  # jax.lax: transforms/lax.py's, and special functions
+    from .compat import torch_func as func  # torch.func's names (chainrule.func)
+    from .nn.checkpoint import load, save
+    from .sparse import hessian_sparsity, jacobian_sparsity, sparse_hessian, sparse_jacobian
+    from .app.viz import draw_graph, render_graph
+    checkpoint: _CallableModule  # the module, called, is remat (nn/checkpoint.py says why)
 from .scalar import Value
-from .app.viz import draw_graph, render_graph
 
 abs = absolute  # like numpy.abs
 # PyTorch's dtype names (torch.float32, torch.long...), as NumPy's types: x.to(cr.float32),
@@ -212,11 +210,41 @@ __all__ += [  # written by scripts/make_exports.py: the predicates
 _point_warnings_at_the_user()  # NumPy's RuntimeWarnings name the user's line (origin.py)
 
 
+# The parts a program may never touch load at their first use, not with the package: the
+# scalar engine, the tensor engine and the transforms come at once, while nn, the JAX and
+# PyTorch namespaces, sparse Jacobians and pictures wait. `import chainrule` then takes
+# about half the time, and leaves fewer objects for each of Python's full garbage
+# collections to walk (micrograd's programs run one per step). name -> (module, attribute
+# of it, or None for the module itself).
+_AT_FIRST_USE = {
+    "autograd": ("chainrule.autograd", None),  # as torch.autograd, and HIPS autograd's drop-in
+    "numpy": ("chainrule.numpy", None),        # jax.numpy
+    "scipy": ("chainrule.scipy", None),        # jax.scipy
+    "nn": ("chainrule.nn", None),
+    "optim": ("chainrule.optim", None),
+    "checkpoint": ("chainrule.checkpoint", None),
+    "func": ("chainrule.func", None),          # torch.func
+    "lax": ("chainrule.lax", None),            # jax.lax
+    "load": ("chainrule.nn.checkpoint", "load"),
+    "save": ("chainrule.nn.checkpoint", "save"),
+    "draw_graph": ("chainrule.app.viz", "draw_graph"),
+    "render_graph": ("chainrule.app.viz", "render_graph"),
+    **{name: ("chainrule.sparse", name) for name in
+       ("jacobian_sparsity", "hessian_sparsity", "sparse_jacobian", "sparse_hessian")},
+}
+
+
 def __getattr__(name: str) -> object:
-    # cr.autograd, as torch.autograd (its grad and backward) and HIPS autograd's
-    # drop-in; cr.numpy and cr.scipy, as jax.numpy and jax.scipy after `import jax`:
-    # imported at the first use, not with the package
-    if name in ("autograd", "numpy", "scipy"):
-        import importlib
-        return importlib.import_module(f"chainrule.{name}")
-    raise AttributeError(f"module 'chainrule' has no attribute '{name}'")
+    if name not in _AT_FIRST_USE:
+        raise AttributeError(f"module 'chainrule' has no attribute '{name}'")
+    import importlib
+    module, attribute = _AT_FIRST_USE[name]
+    found = importlib.import_module(module)
+    if attribute is not None:
+        found = getattr(found, attribute)
+    globals()[name] = found  # (the next use is an ordinary lookup)
+    return found
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_AT_FIRST_USE))
