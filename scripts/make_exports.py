@@ -14,7 +14,7 @@ them out, and this script writes them:
 * ``chainrule/__init__.py``: the same and the predicates (``cr.NAME``);
 * ``chainrule/api/numpy.py``: the same, for ``chainrule.numpy``;
 * ``chainrule/transforms/lax.py``: the names of the ``lax_*`` modules it gathers, and
-  ``chainrule/compat/jax_lax.py``: those and its own (``chainrule.lax``).
+  ``chainrule/compat/jax_lax/__init__.py``: those and its own (``chainrule.lax``).
 
 A list starts on the line that names this script, which says what it holds ("the
 operations" or "the predicates"), and ends at the next line that is ``]``; only
@@ -73,7 +73,7 @@ KINDS = {
 }
 FILES = [PACKAGE / "rules" / "__init__.py", PACKAGE / "__init__.py",
          PACKAGE / "api" / "numpy.py", PACKAGE / "transforms" / "lax.py",
-         PACKAGE / "compat" / "jax_lax.py"]
+         PACKAGE / "compat" / "jax_lax" / "__init__.py"]
 
 
 def groups(kind):

@@ -14,10 +14,11 @@ extra), so that ``import chainrule`` still imports NumPy alone.
 import importlib
 from typing import TYPE_CHECKING
 
-from ..transforms.lax import *  # noqa: F401,F403
+from ...transforms.lax import *  # noqa: F401,F403
 
 if TYPE_CHECKING:
-    from ..scipy.special import (digamma, erfc, gammainc as igamma,  # noqa: F401
+    from . import linalg  # noqa: F401
+    from ...scipy.special import (digamma, erfc, gammainc as igamma,  # noqa: F401
                                  gammaincc as igammac, gammaln as lgamma, i0e as bessel_i0e,
                                  i1e as bessel_i1e, erfinv as erf_inv, betainc, polygamma,
                                  zeta)
@@ -77,6 +78,8 @@ __all__ += [  # written by scripts/make_exports.py: jax.lax's names
 
 
 def __getattr__(name: str) -> object:
+    if name == "linalg":  # jax.lax.linalg (linalg.py beside this file)
+        return importlib.import_module("chainrule.compat.jax_lax.linalg")
     if name in _SPECIAL:
         special = importlib.import_module("chainrule.scipy.special")
         return getattr(special, _SPECIAL[name])

@@ -1,0 +1,301 @@
+"""chainrule.lax.linalg against jax.lax.linalg (float64): the same outputs (shapes,
+dtypes, numbers), and where JAX differentiates, the same gradients (reverse mode),
+the same directional derivatives (forward mode) and the same Hessians, plus vmap and
+cr.jit (traced, then replayed on other numbers).
+
+Eigenvectors and singular vectors are compared as LAPACK leaves them (the two libraries
+call the same routines); only ``eig``'s left eigenvectors, which chainrule computes from
+the right ones, are compared up to each column's phase. A function of vectors that is
+differentiated is one that does not depend on their signs.
+"""
+
+import itertools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.lax import linalg as J
+
+import chainrule as cr
+from chainrule.lax import linalg as C
+from seeds_and_tolerances import seeded
+
+jax.config.update("jax_enable_x64", True)
+
+RTOL, ATOL = 1e-10, 1e-12
+
+
+def _same(ours, theirs, rtol=RTOL, atol=ATOL):
+    ours, theirs = np.asarray(ours), np.asarray(theirs)
+    assert ours.shape == theirs.shape, (ours.shape, theirs.shape)
+    assert ours.dtype == theirs.dtype, (ours.dtype, theirs.dtype)
+    np.testing.assert_allclose(ours, theirs, rtol=rtol, atol=atol)
+
+
+def _positive_definite(name, shape):
+    a = seeded("lax.linalg", name).standard_normal(shape)
+    return a @ np.swapaxes(a, -1, -2) + shape[-1] * np.eye(shape[-1])
+
+
+def _matrix(name, shape, shift=0.0):
+    return seeded("lax.linalg", name).standard_normal(shape) + shift * np.eye(*shape[-2:])
+
+
+# name -> (build(L, N) giving the function of the arguments, the arguments): L is a
+# lax.linalg module, N a NumPy namespace; each function returns a scalar whose
+# derivatives are compared (sign-free in the vectors it reads)
+def _weights(name, shape):
+    return seeded("lax.linalg", name, "weights").standard_normal(shape)
+
+
+DIFFERENTIABLE = {
+    "cholesky": (lambda L, N: lambda a: N.sum(L.cholesky(a) * _weights("cholesky", (2, 4, 4))),
+                 [_positive_definite("cholesky", (2, 4, 4))]),
+    "cholesky unsymmetrized": (
+        lambda L, N: lambda a: N.sum(L.cholesky(a + N.swapaxes(a, -1, -2),
+                                                symmetrize_input=False) ** 2),
+        [_positive_definite("cholesky-u", (4, 4))]),
+    "eigh values": (lambda L, N: lambda a: N.sum(L.eigh(a)[1] * N.arange(1.0, 5.0)),
+                    [_positive_definite("eigh", (3, 4, 4))]),
+    "eigh vectors": (lambda L, N: lambda a: N.sum(L.eigh(a)[0] ** 2 * _weights("eighv", (4, 4))),
+                     [_positive_definite("eighv", (4, 4))]),
+    "eigh subset": (lambda L, N: lambda a: N.sum(L.eigh(a, subset_by_index=(1, 3))[1] ** 2),
+                    [_positive_definite("eighs", (4, 4))]),
+    "eig values": (lambda L, N: lambda a: N.sum(N.abs(L.eig(
+        a, compute_left_eigenvectors=False, compute_right_eigenvectors=False)[0]) ** 2),
+        [_matrix("eig", (4, 4))]),
+    "lu": (lambda L, N: lambda a: N.sum(L.lu(a)[0] * _weights("lu", (4, 4))),
+           [_matrix("lu", (4, 4))]),
+    "lu batched": (lambda L, N: lambda a: N.sum(L.lu(a)[0] ** 2),
+                   [_matrix("lub", (2, 3, 3))]),
+    "qr square": (lambda L, N: lambda a: N.sum(L.qr(a)[1] * _weights("qr", (4, 4))),
+                  [_matrix("qr", (4, 4), 3.0)]),
+    "qr full, tall": (lambda L, N: lambda a: N.sum(L.qr(a)[0] * _weights("qrf", (5, 5))),
+                      [_matrix("qrf", (5, 3))]),
+    "qr full, tall, batched": (lambda L, N: lambda a: N.sum(L.qr(a)[0] ** 3),
+                               [_matrix("qrfb", (2, 4, 2))]),
+    "qr reduced": (lambda L, N: lambda a: N.sum(
+        L.qr(a, full_matrices=False)[0] * _weights("qrr", (5, 3))),
+        [_matrix("qrr", (5, 3))]),
+    "svd values": (lambda L, N: lambda a: N.sum(L.svd(a, compute_uv=False) ** 3),
+                   [_matrix("svd", (2, 5, 3))]),
+    "svd reduced": (lambda L, N: lambda a: N.sum(
+        L.svd(a, full_matrices=False)[0] ** 2 * _weights("svdr", (4, 3))),
+        [_matrix("svdr", (4, 3))]),
+    "tridiagonal_solve": (
+        lambda L, N: lambda dl, d, du, b: N.sum(L.tridiagonal_solve(dl, d, du, b) ** 2),
+        [np.concatenate([[0.0], _weights("tri-dl", (4,))]), 4 + _weights("tri-d", (5,)),
+         np.concatenate([_weights("tri-du", (4,)), [0.0]]), _weights("tri-b", (5, 2))]),
+    "cholesky_update": (
+        lambda L, N: lambda r, w: N.sum(L.cholesky_update(r, w) * _weights("cu", (4, 4))),
+        [np.linalg.cholesky(_positive_definite("cu", (4, 4))).T, _weights("cu-w", (4,))]),
+    "symmetric_product": (
+        lambda L, N: lambda a, c: N.sum(L.symmetric_product(a, c, alpha=2.0, beta=0.5) ** 2),
+        [_matrix("sp", (4, 3)), _positive_definite("sp-c", (4, 4))]),
+    "householder_product": (
+        lambda L, N: lambda a, taus: N.sum(L.householder_product(a, taus) ** 3),
+        [_matrix("hh", (5, 3)), seeded("lax.linalg", "hh-taus").uniform(0.5, 1.5, 3)]),
+}
+
+class _Composed:
+    """jax.lax.linalg, but for what JAX does not differentiate (cholesky_update,
+    symmetric_product, householder_product, eigh's subset_by_index; eig's eigenvalues
+    only with ``enable_eigvec_derivs``), written with
+    jax.numpy's differentiable operations: the reference for their derivatives (the
+    values are checked against jax.lax.linalg's own)."""
+
+    def __getattr__(self, name):
+        return getattr(J, name)
+
+    @staticmethod
+    def cholesky_update(r, w):
+        return jnp.linalg.cholesky(r.T @ r + jnp.outer(w, w)).T
+
+    @staticmethod
+    def symmetric_product(a, c, alpha=1.0, beta=0.0):
+        return alpha * a @ jnp.swapaxes(a, -1, -2) + beta * c
+
+    @staticmethod
+    def householder_product(a, taus):
+        m, n = a.shape[-2:]
+        rows = jnp.arange(m)[:, None]
+        q = jnp.eye(m)
+        for i in range(taus.shape[-1]):
+            v = jnp.where(rows > i, a[:, i:i + 1], 0.0) + (rows == i)
+            q = q - taus[i] * (q @ v) @ v.T
+        return q[:, :n]
+
+    @staticmethod
+    def eig(a, **keywords):  # (JAX asks for consent even for the eigenvalues alone)
+        return J.eig(a, enable_eigvec_derivs=True, **keywords)
+
+    @staticmethod
+    def eigh(a, subset_by_index=None):
+        v, w = J.eigh(a)
+        if subset_by_index is None:
+            return v, w
+        start, stop = subset_by_index
+        return v[..., start:stop], w[..., start:stop]
+
+
+COMPOSED = _Composed()
+
+# every flag of triangular_solve: (left_side, lower, transpose_a, conjugate_a, unit_diagonal)
+FLAGS = list(itertools.product([True, False], repeat=5))
+
+
+def _triangular_case(flags):
+    left_side = flags[0]
+    name = "ts" + "".join("1" if f else "0" for f in flags)
+    a = _matrix(name, (4, 4), 4.0)
+    b = _weights(name, (4, 3) if left_side else (3, 4))
+    keywords = dict(zip(["left_side", "lower", "transpose_a", "conjugate_a",
+                         "unit_diagonal"], flags))
+    return (lambda L, N: lambda a, b: N.sum(L.triangular_solve(a, b, **keywords) ** 2), [a, b])
+
+
+for _flags in FLAGS:
+    DIFFERENTIABLE[f"triangular_solve {_flags}"] = _triangular_case(_flags)
+
+
+@pytest.mark.parametrize("name", sorted(DIFFERENTIABLE))
+def test_values_gradients_directional_derivatives_and_hessians_equal_jax(name):
+    build, args = DIFFERENTIABLE[name]
+    ours, theirs = build(C, cr), build(COMPOSED, jnp)
+    if "subset" not in name:  # (JAX computes no subset on a CPU)
+        _same(ours(*args), build(J, jnp)(*args))
+    every = tuple(range(len(args)))
+    for got, want in zip(cr.grad(ours, argnums=every)(*args),
+                         jax.grad(theirs, argnums=every)(*args)):
+        _same(got, want)
+    tangents = [seeded("lax.linalg", name, "tangent", str(i)).standard_normal(np.shape(a))
+                for i, a in enumerate(args)]
+    _same(cr.jvp(ours, args, tangents)[1], jax.jvp(theirs, args, tangents)[1])
+    first = args[0]
+    rest = args[1:]
+    _same(cr.hessian(lambda x: ours(x, *rest))(first),
+          jax.hessian(lambda x: theirs(x, *rest))(first), rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("name", sorted(DIFFERENTIABLE))
+def test_jit_replays_and_vmap_maps_the_gradient(name):
+    build, args = DIFFERENTIABLE[name]
+    ours, theirs = build(C, cr), build(COMPOSED, jnp)
+    jitted = cr.jit(cr.grad(ours))
+    other = [a * 1.01 + 0.001 for a in args]  # (keeps the triangles and diagonals' shape)
+    for values in (args, other):
+        _same(jitted(*values), jax.grad(theirs)(*values))
+    stacked = [np.stack([a, b]) for a, b in zip(args, other)]
+    _same(cr.vmap(cr.grad(ours))(*stacked), jax.vmap(jax.grad(theirs))(*stacked))
+
+
+def test_the_decompositions_outputs_equal_jax_with_their_dtypes():
+    spd = _positive_definite("outputs", (2, 4, 4))
+    a, tall, wide = _matrix("outputs-a", (4, 4)), _matrix("tall", (5, 3)), _matrix("wide", (3, 5))
+    pairs = [(C.cholesky(spd), J.cholesky(spd)), (C.eigh(spd), J.eigh(spd)),
+             (C.lu(a), J.lu(a)), (C.lu(spd), J.lu(spd)),
+             (C.schur(a), J.schur(a)), (C.schur(a, compute_schur_vectors=False),
+                                        J.schur(a, compute_schur_vectors=False))]
+    for x in (a, tall, wide):
+        for full in (True, False):
+            pairs += [(C.qr(x, full_matrices=full), J.qr(x, full_matrices=full)),
+                      (C.svd(x, full_matrices=full), J.svd(x, full_matrices=full))]
+        pairs.append((C.svd(x, compute_uv=False), J.svd(x, compute_uv=False)))
+        # (JAX computes no subset on a CPU: the reference is its full SVD's slice)
+        u, s, vh = J.svd(x, full_matrices=False)
+        pairs.append((C.svd(x, full_matrices=False, subset_by_index=(1, 2)),
+                      (u[:, 1:2], s[1:2], vh[1:2])))
+    for ours, theirs in pairs:
+        if isinstance(theirs, (list, tuple)):
+            assert type(ours) is type(theirs), (type(ours), type(theirs))
+            assert len(ours) == len(theirs)
+            for o, t in zip(ours, theirs):
+                _same(o, t)
+        else:
+            _same(ours, theirs)
+
+
+def test_eigh_and_cholesky_read_the_triangle_they_are_told_to():
+    """Without symmetrizing, only ``lower`` (or the upper) triangle is read, and of a
+    complex diagonal its real part. (JAX's eigenvectors from the upper triangle and
+    NumPy's may differ in sign, which is free.)"""
+    spd = _positive_definite("triangle", (2, 4, 4))
+    junk = _matrix("triangle-junk", (2, 4, 4))
+    hermitian = spd + 1j * (junk - np.swapaxes(junk, -1, -2))
+    for matrix in (spd, hermitian):
+        for lower in (True, False):
+            unread = np.triu(junk, 1) if lower else np.tril(junk, -1)
+            scrambled = (np.tril(matrix) if lower else np.triu(matrix)) + 10 * unread
+            scrambled = scrambled + 0.5j * np.eye(4) if matrix is hermitian else scrambled
+            v, w = C.eigh(scrambled, lower=lower, symmetrize_input=False)
+            jv, jw = J.eigh(scrambled, lower=lower, symmetrize_input=False)
+            _same(w, jw)
+            _same(w, np.linalg.eigvalsh(matrix))
+            signs = np.sum(np.conj(jv) * np.asarray(v), axis=-2, keepdims=True)
+            _same(np.asarray(v), jv * signs)
+        scrambled = np.tril(matrix) + 10 * np.triu(junk, 1)
+        _same(C.cholesky(scrambled, symmetrize_input=False),
+              J.cholesky(scrambled, symmetrize_input=False))
+
+
+def test_eig_gives_jaxs_eigenvalues_and_right_vectors_and_left_vectors_up_to_phase():
+    a = _matrix("eig-outputs", (3, 4, 4))
+    w, vl, vr = C.eig(a)
+    jw, jvl, jvr = J.eig(a)
+    _same(w, jw)
+    _same(vr, jvr)
+    vl, jvl = np.asarray(vl), np.asarray(jvl)
+    assert vl.dtype == jvl.dtype and vl.shape == jvl.shape
+    phase = np.sum(np.conj(jvl) * vl, axis=-2, keepdims=True)  # one unit number per column
+    np.testing.assert_allclose(np.abs(phase), 1.0, rtol=1e-10)
+    np.testing.assert_allclose(vl, jvl * phase, rtol=1e-9, atol=1e-12)
+    # the definition: vl^H a = w vl^H, columns of length 1
+    left = np.swapaxes(np.conj(vl), -1, -2)
+    np.testing.assert_allclose(left @ a, np.asarray(w)[..., :, None] * left, atol=1e-12)
+    assert [len(C.eig(a[0], compute_left_eigenvectors=left, compute_right_eigenvectors=right))
+            for left in (True, False) for right in (True, False)] == [3, 2, 2, 1]
+
+
+def test_lu_pivots_to_permutation_equals_jax_on_batches():
+    pivots = np.array([[2, 2, 3], [1, 2, 2], [0, 1, 2]], dtype=np.int32)
+    _same(C.lu_pivots_to_permutation(pivots, 5), J.lu_pivots_to_permutation(pivots, 5))
+    _same(cr.jit(lambda p: C.lu_pivots_to_permutation(p, 4))(pivots),
+          J.lu_pivots_to_permutation(pivots, 4))
+
+
+def test_symmetric_product_with_its_output_symmetrized_equals_jax():
+    a, c = _matrix("sp-sym", (2, 4, 3)), _positive_definite("sp-sym-c", (2, 4, 4))
+    for symmetrize in (True, False):
+        _same(C.symmetric_product(a, c, alpha=0.5, beta=2.0, symmetrize_output=symmetrize),
+              J.symmetric_product(a, c, alpha=0.5, beta=2.0, symmetrize_output=symmetrize))
+
+
+def test_what_jax_does_not_differentiate_raises_here_too():
+    """A full SVD of a matrix that is not square (its extra vectors are any basis of
+    the rest of the space) and a Schur decomposition. (A full QR's extra columns are
+    LAPACK's Householder basis, a smooth function of the matrix: both differentiate it.)"""
+    tall = _matrix("no-derivative", (5, 3))
+    for build in (lambda L, N: lambda x: N.sum(L.svd(x)[0]),
+                  lambda L, N: lambda x: N.sum(L.svd(x.T)[2]),
+                  lambda L, N: lambda x: N.sum(L.schur(x[:3])[0])):
+        with pytest.raises(Exception):
+            jax.grad(build(J, jnp))(tall)
+        with pytest.raises(TypeError, match="not differentiable"):
+            cr.grad(build(C, cr))(tall)
+
+
+def test_bad_input_is_refused_in_one_line_naming_the_operation():
+    cases = [(lambda: C.cholesky(np.ones((2, 3))), "lax.linalg.cholesky: expected a batch of square"),
+             (lambda: C.triangular_solve(np.eye(3), np.ones((2, 3)), left_side=True),
+              "lax.linalg.triangular_solve: a is 3x3"),
+             (lambda: C.tridiagonal_solve(np.ones(3), np.ones(4), np.ones(4), np.ones((4, 1))),
+              "lax.linalg.tridiagonal_solve: dl has shape (3,)"),
+             (lambda: C.lu_pivots_to_permutation(np.zeros(4, np.int32), 3),
+              "permutation_size 3 is less than the 4 pivots"),
+             (lambda: C.householder_product(np.ones((3, 2)), np.ones(3)), "3 taus"),
+             (lambda: C.qr(np.ones((3, 3)), pivoting=True), "pivoting=True is not supported")]
+    for call, message in cases:
+        with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")) as info:
+            call()
+        assert "\n" not in str(info.value)
