@@ -113,6 +113,41 @@ def test_an_entropy_read_by_a_call_of_the_program_stays_live():
     assert not np.array_equal(first, second)
 
 
+def test_a_module_first_imported_while_tracing_may_make_its_own_generator(tmp_path):
+    """A library that makes an unseeded generator at its top level, imported for the
+    first time inside the traced function (chainrule.scipy loads SciPy at its first use),
+    made it once for the process: the trace goes on. A generator the function itself
+    makes without a seed after that import is still refused. (A fresh process: here the
+    modules are imported already.)"""
+    import subprocess
+    import sys
+    (tmp_path / "makes_its_own.py").write_text(
+        "import numpy as np\nGENERATOR = np.random.default_rng()\nSCALE = 2.0\n")
+    code = f"""
+import sys
+sys.path.insert(0, {str(tmp_path)!r})
+import numpy as np
+import chainrule as cr
+def scaled(x):
+    import makes_its_own
+    return x * makes_its_own.SCALE
+print(cr.jit(scaled)(np.ones(2)).tolist(), cr.jit(scaled)(np.full(2, 3.0)).tolist())
+norm = cr.jit(lambda x: cr.scipy.stats.norm.logpdf(x))
+print(np.allclose(norm(np.zeros(1)), -0.5 * np.log(2 * np.pi)))
+def drawing(x):
+    import makes_its_own
+    return x + np.random.default_rng().random(2)
+try:
+    cr.jit(drawing)(np.zeros(2))
+    print("not refused")
+except TypeError as refusal:
+    print("made without a seed" in str(refusal))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split("\n")
+    assert out[:3] == ["[2.0, 2.0] [6.0, 6.0]", "True", "True"], out
+
+
 @pytest.mark.parametrize("draw", ["rand", "randn", "randint", "normal_"])
 def test_torchs_global_generator_is_refused(draw):
     torch = pytest.importorskip("torch")

@@ -16,10 +16,10 @@ without a seed (``np.random.default_rng()``, ``Generator(PCG64())``,
 entropy as it is made, through ``random._urandom`` (NumPy's SeedSequence reads it
 through ``secrets``; Python's ``Random.seed(None)`` reads it in C, so that call is
 counted): such a read during the trace, other than in a call of the program (which
-runs again at every call), is refused (one made with a seed gives the same numbers at
-every call, eagerly too, so it stays). And where torch is imported, its global
-generator's state (``torch.rand``, ``randn``, ``normal_``...) is compared before and
-after the trace.
+runs again at every call) or in a module's first import, is refused (one made with a
+seed gives the same numbers at every call, eagerly too, so it stays). And where torch
+is imported, its global generator's state (``torch.rand``, ``randn``, ``normal_``...)
+is compared before and after the trace.
 """
 
 import contextlib
@@ -129,15 +129,21 @@ def _counted_seed(self, a=None, version=2):
 
 def _count_a_read():
     reads = getattr(_thread, "reads", None)
-    if reads is not None and not _in_a_call_of_the_program():
+    if reads is not None and not _in_a_call_of_the_program_or_an_import():
         reads[0] += 1
 
 
-def _in_a_call_of_the_program():
+def _in_a_call_of_the_program_or_an_import():
+    """A generator made in a call of the program is made again at every run; one made
+    while a module is first imported (a library making its own at its top level, as
+    chainrule.scipy's first use inside a traced function imports SciPy's) is part of
+    that module, made once per process whether or not a trace is open."""
     frame = sys._getframe(3)
     while frame is not None:
         code = frame.f_code
-        if code in RUNS_A_CALL or code.co_filename.startswith("<cr.jit"):
+        if code in RUNS_A_CALL or code.co_filename.startswith("<cr.jit") or (
+                code.co_filename == "<frozen importlib._bootstrap>"
+                and code.co_name == "_load_unlocked"):
             return True
         frame = frame.f_back
     return False
