@@ -43,6 +43,7 @@ from .lax_bits import *  # noqa: F401,F403
 from .lax_collectives import *  # noqa: F401,F403
 from .lax_convolution import *  # noqa: F401,F403
 from .lax_elementwise import *  # noqa: F401,F403
+from .lax_fft import *  # noqa: F401,F403
 from .lax_gather import *  # noqa: F401,F403
 from .lax_reductions import *  # noqa: F401,F403
 from .lax_scatter import *  # noqa: F401,F403
@@ -56,7 +57,7 @@ __all__ += [  # written by scripts/make_exports.py: the lax operations
     # lax_bits
     "eq", "ne", "lt", "le", "gt", "ge", "bitwise_and", "bitwise_or", "bitwise_xor",
     "bitwise_not", "shift_left", "shift_right_arithmetic", "shift_right_logical",
-    "population_count", "clz",
+    "population_count", "clz", "bitcast_convert_type",
     # lax_collectives
     "psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "axis_size", "ppermute",
     "pshuffle", "pbroadcast", "psum_scatter", "all_to_all", "pswapaxes",
@@ -71,13 +72,16 @@ __all__ += [  # written by scripts/make_exports.py: the lax operations
     "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh",
     "atanh", "erf", "abs", "sign", "max", "min", "clamp", "floor", "ceil", "round",
     "RoundingMethod", "is_finite", "nextafter", "complex", "conj", "real", "imag",
+    # lax_fft
+    "FftType", "fft",
     # lax_gather
     "GatherDimensionNumbers", "GatherScatterMode", "gather",
     # lax_reductions
     "reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or",
     "reduce_xor", "reduce", "reduce_window", "argmax", "argmin", "cumsum", "cumprod",
     "cummax", "cummin", "cumlogsumexp", "associative_scan", "sort", "sort_key_val", "top_k",
-    "dot", "dot_general", "batch_matmul", "reduce_window_shape_tuple",
+    "approx_max_k", "approx_min_k", "dot", "dot_general", "batch_matmul",
+    "reduce_window_shape_tuple",
     # lax_scatter
     "ScatterDimensionNumbers", "scatter", "scatter_add", "scatter_sub", "scatter_mul",
     "scatter_min", "scatter_max",

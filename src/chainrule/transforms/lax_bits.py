@@ -1,8 +1,9 @@
 """``jax.lax``'s comparisons and integer operations: ``eq``, ``ne``, ``lt``, ``le``,
 ``gt``, ``ge``, the bitwise ``and``/``or``/``xor``/``not``, the shifts (JAX's: a shift
 by the width or more gives 0, or the sign for the arithmetic right shift),
-``population_count`` and ``clz`` (on the two's complement, as XLA's). None has a
-derivative (their results are bools or integers).
+``population_count`` and ``clz`` (on the two's complement, as XLA's), and
+``bitcast_convert_type``. None has a derivative (their results are bools or integers,
+or a float read from another type's bits).
 
 >>> cr.lax.shift_right_logical(np.array([-1], np.int8), 4).tolist()
 [15]
@@ -12,13 +13,14 @@ from typing import Any
 
 import numpy as np
 
+from .. import arrays as xp
 from ..api import numpy as cnp
-from ..primitive import raw
+from ..primitive import Primitive, raw
 from ..rules import predicates as P
 
 __all__ = ["eq", "ne", "lt", "le", "gt", "ge", "bitwise_and", "bitwise_or", "bitwise_xor",
            "bitwise_not", "shift_left", "shift_right_arithmetic", "shift_right_logical",
-           "population_count", "clz"]
+           "population_count", "clz", "bitcast_convert_type"]
 
 
 def eq(x: Any, y: Any) -> Any:
@@ -200,3 +202,33 @@ def clz(x: Any) -> Any:
         y = cnp.where(top_clear, cnp.left_shift(y, np.asarray(step, dtype)), y)
         step //= 2
     return cnp.astype(cnp.where(P.equal(x, 0), np.asarray(bits, dtype), count), dtype)
+
+
+def _reinterpreted(x, new_dtype):
+    x, new = np.array(x, order="C"), np.dtype(new_dtype)  # (a 0-d array stays 0-d)
+    old = x.dtype
+    if new.itemsize == old.itemsize:
+        return x.view(new)
+    if new.itemsize < old.itemsize:  # each entry becomes a last axis of narrower ones
+        return x.view(new).reshape(x.shape + (old.itemsize // new.itemsize,))
+    ratio = new.itemsize // old.itemsize
+    if not x.shape or x.shape[-1] != ratio:
+        raise ValueError(f"lax.bitcast_convert_type: {old} to {new} reads {ratio} entries "
+                         f"as one, so the last axis must have {ratio}; got shape {x.shape}")
+    return x.view(new).reshape(x.shape[:-1])
+
+
+# (no rules: a derivative through reinterpreted bits raises, as in JAX)
+_bitcast = Primitive(lambda x, new_dtype: xp.call(_reinterpreted, x, new_dtype),
+                     "bitcast_convert_type")
+
+
+def bitcast_convert_type(operand: Any, new_dtype: Any) -> Any:
+    """operand's bits read as ``new_dtype``: to a narrower type each entry becomes a
+    new last axis of its pieces (in the machine's byte order), to a wider one the last
+    axis is read as one entry.
+
+    >>> cr.lax.bitcast_convert_type(np.float32(1.0), np.int32).tolist()
+    1065353216
+    """
+    return _bitcast(operand, new_dtype=np.dtype(new_dtype))

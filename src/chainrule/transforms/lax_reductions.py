@@ -31,7 +31,8 @@ from .pytrees import tree_flatten, tree_unflatten
 __all__ = ["reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and",
            "reduce_or", "reduce_xor", "reduce", "reduce_window", "argmax", "argmin",
            "cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp", "associative_scan",
-           "sort", "sort_key_val", "top_k", "dot", "dot_general", "batch_matmul",
+           "sort", "sort_key_val", "top_k", "approx_max_k", "approx_min_k", "dot",
+           "dot_general", "batch_matmul",
            "reduce_window_shape_tuple"]
 
 
@@ -421,6 +422,28 @@ def top_k(operand: Any, k: int, *, axis: int = -1) -> tuple[Any, Any]:
     axis = axis % len(shape_of(operand))
     kind = np.result_type(raw(operand)).kind
     key = _bits.bitwise_not(operand) if kind in "ub" else R.negative(_sort_key(operand))
+    order = slice_in_dim(P.argsort(R.stop_gradient(key), axis=axis, stable=True), 0,
+                         int(k), 1, axis)
+    return R.take_along_axis(operand, order, axis=axis), R.astype(order, np.int32)
+
+
+def approx_max_k(operand: Any, k: int, reduction_dimension: int = -1,
+                 recall_target: float = 0.95, reduction_input_size_override: int = -1,
+                 aggregate_to_topk: bool = True) -> tuple[Any, Any]:
+    """The ``k`` largest entries along ``reduction_dimension`` and their indices, as
+    ``top_k``: on a CPU JAX's search is exact too, so ``recall_target`` and the sizes
+    it tunes change nothing."""
+    return top_k(operand, k, axis=reduction_dimension)
+
+
+def approx_min_k(operand: Any, k: int, reduction_dimension: int = -1,
+                 recall_target: float = 0.95, reduction_input_size_override: int = -1,
+                 aggregate_to_topk: bool = True) -> tuple[Any, Any]:
+    """The ``k`` smallest entries along ``reduction_dimension`` (smallest first) and
+    their indices, exact as ``approx_max_k``."""
+    axis = reduction_dimension % len(shape_of(operand))
+    kind = np.result_type(raw(operand)).kind
+    key = operand if kind in "ub" else _sort_key(operand)
     order = slice_in_dim(P.argsort(R.stop_gradient(key), axis=axis, stable=True), 0,
                          int(k), 1, axis)
     return R.take_along_axis(operand, order, axis=axis), R.astype(order, np.int32)

@@ -12,7 +12,7 @@ extra), so that ``import chainrule`` still imports NumPy alone.
 """
 
 import importlib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ...transforms.lax import *  # noqa: F401,F403
 
@@ -32,7 +32,8 @@ _SPECIAL = {"lgamma": "gammaln", "digamma": "digamma", "polygamma": "polygamma",
             "erf_inv": "erfinv", "erfc": "erfc"}
 
 __all__ = ["lgamma", "digamma", "polygamma", "zeta", "igamma", "igammac", "betainc",
-           "bessel_i0e", "bessel_i1e", "erf_inv", "erfc"]
+           "bessel_i0e", "bessel_i1e", "erf_inv", "erfc", "igamma_grad_a",
+           "random_gamma_grad"]
 __all__ += [  # written by scripts/make_exports.py: jax.lax's names
     # lax
     "fori_loop", "scan", "while_loop", "cond", "switch", "map", "dynamic_slice",
@@ -42,7 +43,7 @@ __all__ += [  # written by scripts/make_exports.py: jax.lax's names
     # lax_bits
     "eq", "ne", "lt", "le", "gt", "ge", "bitwise_and", "bitwise_or", "bitwise_xor",
     "bitwise_not", "shift_left", "shift_right_arithmetic", "shift_right_logical",
-    "population_count", "clz",
+    "population_count", "clz", "bitcast_convert_type",
     # lax_collectives
     "psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "axis_size", "ppermute",
     "pshuffle", "pbroadcast", "psum_scatter", "all_to_all", "pswapaxes",
@@ -57,13 +58,16 @@ __all__ += [  # written by scripts/make_exports.py: jax.lax's names
     "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh",
     "atanh", "erf", "abs", "sign", "max", "min", "clamp", "floor", "ceil", "round",
     "RoundingMethod", "is_finite", "nextafter", "complex", "conj", "real", "imag",
+    # lax_fft
+    "FftType", "fft",
     # lax_gather
     "GatherDimensionNumbers", "GatherScatterMode", "gather",
     # lax_reductions
     "reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or",
     "reduce_xor", "reduce", "reduce_window", "argmax", "argmin", "cumsum", "cumprod",
     "cummax", "cummin", "cumlogsumexp", "associative_scan", "sort", "sort_key_val", "top_k",
-    "dot", "dot_general", "batch_matmul", "reduce_window_shape_tuple",
+    "approx_max_k", "approx_min_k", "dot", "dot_general", "batch_matmul",
+    "reduce_window_shape_tuple",
     # lax_scatter
     "ScatterDimensionNumbers", "scatter", "scatter_add", "scatter_sub", "scatter_mul",
     "scatter_min", "scatter_max",
@@ -75,6 +79,25 @@ __all__ += [  # written by scripts/make_exports.py: jax.lax's names
     "tile", "split", "stack", "unstack", "dynamic_update_index_in_dim",
     "optimization_barrier", "dtype", "empty", "broadcast_like",
 ]
+
+
+def igamma_grad_a(a: Any, x: Any) -> Any:
+    """d igamma(a, x) / da, elementwise: the regularized lower incomplete gamma's
+    derivative in its shape (chainrule.scipy.special.gammainc's, SciPy's values)."""
+    from ...api import numpy as cnp
+    from ...scipy import special
+    from ...transforms import jvp
+    return jvp(lambda a: special.gammainc(a, x), (a,), (cnp.ones_like(a),))[1]
+
+
+def random_gamma_grad(a: Any, x: Any) -> Any:
+    """d x / d a for a sample x of the standard gamma distribution of shape a, held at
+    its quantile: -(d igamma / da) / (d igamma / dx), the implicit reparametrization
+    jax.random.gamma's derivative uses."""
+    from ...api import numpy as cnp
+    from ...scipy import special
+    density = cnp.exp((a - 1) * cnp.log(x) - x - special.gammaln(a))
+    return -igamma_grad_a(a, x) / density
 
 
 def __getattr__(name: str) -> object:
