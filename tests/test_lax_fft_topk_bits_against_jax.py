@@ -99,6 +99,15 @@ def test_approx_max_k_and_min_k_are_jaxs_exact_top_k_on_a_cpu(name, dimension, d
         _same(cr.vmap(cr.grad(loss(C, cr)))(batch), jax.vmap(jax.grad(loss(J, jnp)))(batch))
 
 
+def test_approx_k_without_aggregating_refuses_in_one_line():
+    """JAX's unaggregated result is XLA's candidate list (256 of 3000 entries for k = 5),
+    a length its algorithm picks: refused rather than guessed."""
+    for name in ("approx_max_k", "approx_min_k"):
+        with pytest.raises(ValueError, match=f"lax.{name}: aggregate_to_topk=False") as info:
+            getattr(C, name)(np.ones((2, 6)), 2, aggregate_to_topk=False)
+        assert "\n" not in str(info.value)
+
+
 BITCASTS = [("float32", "int32", ()), ("float64", "uint8", (3,)), ("int16", "float32", (4, 2)),
             ("uint32", "float32", (5,)), ("float64", "int64", (2, 3)), ("int8", "uint8", (4,)),
             ("float32", "uint16", (3,)), ("uint8", "float64", (2, 8))]

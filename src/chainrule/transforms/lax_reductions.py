@@ -433,7 +433,17 @@ def approx_max_k(operand: Any, k: int, reduction_dimension: int = -1,
     """The ``k`` largest entries along ``reduction_dimension`` and their indices, as
     ``top_k``: on a CPU JAX's search is exact too, so ``recall_target`` and the sizes
     it tunes change nothing."""
+    _aggregated("approx_max_k", aggregate_to_topk)
     return top_k(operand, k, axis=reduction_dimension)
+
+
+def _aggregated(name, aggregate_to_topk):
+    # Unaggregated, XLA returns its search's candidates, as many as its algorithm picks
+    # for the size and recall_target: a count this library could only guess.
+    if not aggregate_to_topk:
+        raise ValueError(f"lax.{name}: aggregate_to_topk=False returns XLA's candidate "
+                         f"list, whose length its algorithm picks; chainrule gives the "
+                         f"k best (aggregate_to_topk=True)")
 
 
 def approx_min_k(operand: Any, k: int, reduction_dimension: int = -1,
@@ -441,6 +451,7 @@ def approx_min_k(operand: Any, k: int, reduction_dimension: int = -1,
                  aggregate_to_topk: bool = True) -> tuple[Any, Any]:
     """The ``k`` smallest entries along ``reduction_dimension`` (smallest first) and
     their indices, exact as ``approx_max_k``."""
+    _aggregated("approx_min_k", aggregate_to_topk)
     axis = reduction_dimension % len(shape_of(operand))
     kind = np.result_type(raw(operand)).kind
     key = operand if kind in "ub" else _sort_key(operand)
