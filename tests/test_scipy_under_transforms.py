@@ -383,6 +383,29 @@ def _summed_grad(f, i):
     return jax.grad(lambda *a: jnp.sum(f(*a)), argnums=i)
 
 
+def _second_derivatives(f, args, argnums):
+    """{i: each example's second derivative in argument i} of an entrywise f: the
+    derivative of its summed gradient along all-ones in argument i, the directions
+    pushed through together (JAX traces f's gradient once, not once per argument)."""
+    if not argnums:
+        return {}
+    grad = _summed_grad(f, tuple(argnums))
+    zeros = [jnp.zeros_like(args[i]) for i in argnums]
+
+    def along(k):  # the derivative of every gradient along argument argnums[k]
+        tangents = [jnp.where(k == m, 1.0, 0.0) + z for m, z in enumerate(zeros)]
+
+        def of_differentiable(*values):
+            full = list(args)
+            for i, v in zip(argnums, values):
+                full[i] = v
+            return grad(*full)
+        return jax.jvp(of_differentiable, [args[i] for i in argnums], tangents)[1]
+
+    per_direction = jax.vmap(along)(jnp.arange(len(argnums)))
+    return {i: per_direction[k][k] for k, i in enumerate(argnums)}
+
+
 @lru_cache(maxsize=None)
 def jax_program(name):
     spec, _, theirs = resolve(name)
@@ -390,10 +413,9 @@ def jax_program(name):
     seconds = [i for i in differentiable(name, 2) if spec.args[i].fd != 2]
     if entrywise(name):
         def run(*args):
-            grads = {i: _summed_grad(theirs, i)(*args) for i in firsts}
+            grads = dict(zip(firsts, _summed_grad(theirs, tuple(firsts))(*args)))
             return {"values": theirs(*args), "grad": grads, "jacobian": grads,
-                    "hessian": {i: _summed_grad(_summed_grad(theirs, i), i)(*args)
-                                for i in seconds}}
+                    "hessian": _second_derivatives(theirs, args, seconds)}
     else:
         f = scalar(name, "jax")
 
@@ -406,14 +428,44 @@ def jax_program(name):
     return jax.jit(run)
 
 
+def _with_shared(args, mapped):
+    """The batch with the arguments not in ``mapped`` shared: example 0's, repeated."""
+    if mapped is None:
+        return list(args)
+    return [a if i in mapped else np.broadcast_to(a[0], a.shape) for i, a in enumerate(args)]
+
+
 @lru_cache(maxsize=None)
+def _every_jax_answer(name):
+    """JAX's answers at every batch a check of this function asks about, run together:
+    the program compiles once per process, although the suite's memory guard
+    (tests/conftest.py) may empty JAX's caches between any two tests."""
+    spec = resolve(name)[0]
+    n = len(spec.args)
+    mappings = {None} | {(i,) for i in range(n)}
+    mappings |= {tuple(k for k in range(n) if k != i) for i in differentiable(name)}
+    program = jax_program(name)
+    answers = {}
+    for which in ("A", "B"):
+        for mapped in mappings:
+            args = _with_shared(batch(name, which), mapped)
+            answers[which, mapped] = jax.tree_util.tree_map(np.asarray, program(*args))
+    for i in differentiable(name, 2):
+        if spec.args[i].fd == 2:  # steps for central differences of the first derivative
+            for sign in (1, -1):
+                args = list(batch(name, "A"))
+                args[i] = args[i] + sign * FD_STEP
+                answers["A", ("step", i, sign)] = jax.tree_util.tree_map(
+                    np.asarray, program(*args))
+    return answers
+
+
 def jax_answers(name, which, mapped=None):
     """JAX's answers at a batch; with ``mapped``, the other arguments shared (example
     0's, repeated along the batch)."""
-    args = batch(name, which)
-    if mapped is not None:
-        args = [a if i in mapped else np.broadcast_to(a[0], a.shape) for i, a in enumerate(args)]
-    return jax.tree_util.tree_map(np.asarray, jax_program(name)(*args))
+    if mapped == tuple(range(len(resolve(name)[0].args))):
+        mapped = None
+    return _every_jax_answer(name)[which, mapped]
 
 
 def jax_values(name, which, mapped):
@@ -432,11 +484,7 @@ def jax_grad(name, which, i, kind="grad", mapped=None):
     """Each example's gradient of the per-example scalar in argument i (its Jacobian
     of the function itself, for kind="jacobian"); ``mapped`` as in jax_answers."""
     if resolve(name)[0].args[i].fd == 1:
-        args = batch(name, which)
-        if mapped is not None:
-            args = [a if k in mapped else np.broadcast_to(a[0], a.shape)
-                    for k, a in enumerate(args)]
-        return _first_by_fd(name, args, i)
+        return _first_by_fd(name, _with_shared(batch(name, which), mapped), i)
     return jax_answers(name, which, mapped)[kind][i]
 
 
@@ -446,12 +494,8 @@ def jax_jacobian(name, which, i):
 
 def jax_hessian(name, which, i):
     if resolve(name)[0].args[i].fd == 2:  # central differences of JAX's first derivative
-        args = batch(name, which)
-        up, down = list(args), list(args)
-        up[i], down[i] = args[i] + FD_STEP, args[i] - FD_STEP
-        program = jax_program(name)
-        return (np.asarray(program(*up)["grad"][i])
-                - np.asarray(program(*down)["grad"][i])) / (2 * FD_STEP)
+        up, down = (jax_answers(name, which, ("step", i, sign)) for sign in (1, -1))
+        return (up["grad"][i] - down["grad"][i]) / (2 * FD_STEP)
     return jax_answers(name, which)["hessian"][i]
 
 
