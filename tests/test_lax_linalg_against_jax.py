@@ -166,16 +166,20 @@ def test_values_gradients_directional_derivatives_and_hessians_equal_jax(name):
     if "subset" not in name:  # (JAX computes no subset on a CPU)
         _same(ours(*args), build(J, jnp)(*args))
     every = tuple(range(len(args)))
-    for got, want in zip(cr.grad(ours, argnums=every)(*args),
-                         jax.grad(theirs, argnums=every)(*args)):
-        _same(got, want)
     tangents = [seeded("lax.linalg", name, "tangent", str(i)).standard_normal(np.shape(a))
                 for i, a in enumerate(args)]
-    _same(cr.jvp(ours, args, tangents)[1], jax.jvp(theirs, args, tangents)[1])
+
+    def jaxs(args, tangents):  # compiled: eager JAX takes ten times as long on these
+        return (jax.grad(theirs, argnums=every)(*args), jax.jvp(theirs, args, tangents)[1],
+                jax.hessian(lambda x: theirs(x, *args[1:]))(args[0]))
+
+    want_grads, want_jvp, want_hessian = jax.jit(jaxs)(args, tangents)
+    for got, want in zip(cr.grad(ours, argnums=every)(*args), want_grads):
+        _same(got, want)
+    _same(cr.jvp(ours, args, tangents)[1], want_jvp)
     first = args[0]
     rest = args[1:]
-    _same(cr.hessian(lambda x: ours(x, *rest))(first),
-          jax.hessian(lambda x: theirs(x, *rest))(first), rtol=1e-8, atol=1e-10)
+    _same(cr.hessian(lambda x: ours(x, *rest))(first), want_hessian, rtol=1e-8, atol=1e-10)
 
 
 @pytest.mark.parametrize("name", sorted(DIFFERENTIABLE))
@@ -184,10 +188,11 @@ def test_jit_replays_and_vmap_maps_the_gradient(name):
     ours, theirs = build(C, cr), build(COMPOSED, jnp)
     jitted = cr.jit(cr.grad(ours))
     other = [a * 1.01 + 0.001 for a in args]  # (keeps the triangles and diagonals' shape)
+    jax_grad = jax.jit(jax.grad(theirs))
     for values in (args, other):
-        _same(jitted(*values), jax.grad(theirs)(*values))
+        _same(jitted(*values), jax_grad(*values))
     stacked = [np.stack([a, b]) for a, b in zip(args, other)]
-    _same(cr.vmap(cr.grad(ours))(*stacked), jax.vmap(jax.grad(theirs))(*stacked))
+    _same(cr.vmap(cr.grad(ours))(*stacked), jax.jit(jax.vmap(jax.grad(theirs)))(*stacked))
 
 
 def test_the_decompositions_outputs_equal_jax_with_their_dtypes():
