@@ -65,6 +65,12 @@ DIFFERENTIABLE = {
     "eig values": (lambda L, N: lambda a: N.sum(N.abs(L.eig(
         a, compute_left_eigenvectors=False, compute_right_eigenvectors=False)[0]) ** 2),
         [_matrix("eig", (4, 4))]),
+    "eig right vectors": (lambda L, N: lambda a: N.sum(N.abs(L.eig(
+        a, compute_left_eigenvectors=False)[1]) ** 2 * _weights("eigv", (4, 4))),
+        [_matrix("eigv", (4, 4))]),
+    "eig left vectors": (lambda L, N: lambda a: N.sum(N.abs(L.eig(
+        a, compute_right_eigenvectors=False)[1]) ** 2 * _weights("eigl", (4, 4))),
+        [_matrix("eigl", (4, 4))]),
     "lu": (lambda L, N: lambda a: N.sum(L.lu(a)[0] * _weights("lu", (4, 4))),
            [_matrix("lu", (4, 4))]),
     "lu batched": (lambda L, N: lambda a: N.sum(L.lu(a)[0] ** 2),
@@ -87,6 +93,11 @@ DIFFERENTIABLE = {
         lambda L, N: lambda dl, d, du, b: N.sum(L.tridiagonal_solve(dl, d, du, b) ** 2),
         [np.concatenate([[0.0], _weights("tri-dl", (4,))]), 4 + _weights("tri-d", (5,)),
          np.concatenate([_weights("tri-du", (4,)), [0.0]]), _weights("tri-b", (5, 2))]),
+    "tridiagonal_solve perturb_singular": (  # (a matrix that is not singular: the plain solve)
+        lambda L, N: lambda dl, d, du, b: N.sum(
+            L.tridiagonal_solve(dl, d, du, b, perturb_singular=True) ** 2),
+        [np.concatenate([[0.0], _weights("trp-dl", (4,))]), 0.5 + _weights("trp-d", (5,)),
+         np.concatenate([_weights("trp-du", (4,)), [0.0]]), _weights("trp-b", (5, 2))]),
     "cholesky_update": (
         lambda L, N: lambda r, w: N.sum(L.cholesky_update(r, w) * _weights("cu", (4, 4))),
         [np.linalg.cholesky(_positive_definite("cu", (4, 4))).T, _weights("cu-w", (4,))]),
@@ -113,8 +124,11 @@ class _Composed:
         return jnp.linalg.cholesky(r.T @ r + jnp.outer(w, w)).T
 
     @staticmethod
-    def symmetric_product(a, c, alpha=1.0, beta=0.0):
-        return alpha * a @ jnp.swapaxes(a, -1, -2) + beta * c
+    def symmetric_product(a, c, alpha=1.0, beta=0.0, symmetrize_output=False):
+        out = alpha * a @ jnp.swapaxes(a, -1, -2) + beta * c
+        if symmetrize_output:
+            return jnp.tril(out) + jnp.swapaxes(jnp.tril(out, -1), -1, -2)
+        return out
 
     @staticmethod
     def householder_product(a, taus):
@@ -157,6 +171,22 @@ def _triangular_case(flags):
 
 for _flags in FLAGS:
     DIFFERENTIABLE[f"triangular_solve {_flags}"] = _triangular_case(_flags)
+
+
+def _complex_triangular_case(transpose_a, conjugate_a):
+    """A complex a (from its real and imaginary parts, the arguments), where
+    ``conjugate_a`` matters."""
+    name = f"tsc{int(transpose_a)}{int(conjugate_a)}"
+    keywords = dict(left_side=True, lower=True, transpose_a=transpose_a,
+                    conjugate_a=conjugate_a)
+    return (lambda L, N: lambda re, im, b: N.sum(N.abs(
+        L.triangular_solve(re + 1j * im, b * (1 + 0.5j), **keywords)) ** 2),
+        [_matrix(name, (4, 4), 4.0), _matrix(name + "-im", (4, 4)), _weights(name, (4, 3))])
+
+
+for _transpose, _conjugate in itertools.product([True, False], repeat=2):
+    DIFFERENTIABLE[f"triangular_solve complex a, transpose_a={_transpose}, "
+                   f"conjugate_a={_conjugate}"] = _complex_triangular_case(_transpose, _conjugate)
 
 
 @pytest.mark.parametrize("name", sorted(DIFFERENTIABLE))
@@ -270,10 +300,67 @@ def test_lu_pivots_to_permutation_equals_jax_on_batches():
 
 
 def test_symmetric_product_with_its_output_symmetrized_equals_jax():
-    a, c = _matrix("sp-sym", (2, 4, 3)), _positive_definite("sp-sym-c", (2, 4, 4))
+    """A c that is not symmetric tells the two apart: symmetrized, the output is its
+    lower triangle mirrored."""
+    a, c = _matrix("sp-sym", (2, 4, 3)), _matrix("sp-sym-c", (2, 4, 4))
     for symmetrize in (True, False):
-        _same(C.symmetric_product(a, c, alpha=0.5, beta=2.0, symmetrize_output=symmetrize),
-              J.symmetric_product(a, c, alpha=0.5, beta=2.0, symmetrize_output=symmetrize))
+        ours = C.symmetric_product(a, c, alpha=0.5, beta=2.0, symmetrize_output=symmetrize)
+        _same(ours, J.symmetric_product(a, c, alpha=0.5, beta=2.0,
+                                        symmetrize_output=symmetrize))
+        assert np.array_equal(ours, np.swapaxes(ours, -1, -2)) == symmetrize
+        loss = lambda L, N: lambda a, c: N.sum(N.sin(L.symmetric_product(
+            a, c, alpha=0.5, beta=2.0, symmetrize_output=symmetrize)))
+        for ours_g, theirs_g in zip(cr.grad(loss(C, cr), argnums=(0, 1))(a, c),
+                                    jax.grad(loss(COMPOSED, jnp), argnums=(0, 1))(a, c)):
+            _same(ours_g, theirs_g)
+
+
+def _tridiagonal_systems(name, dtype, m, count=40):
+    """Diagonals of entries -1, 0 and 1: many of the matrices singular, some with a
+    whole row of zeros; right-hand sides of two columns."""
+    rng = seeded("lax.linalg", name, str(np.dtype(dtype)), str(m))
+    dl, d, du = (rng.integers(-1, 2, (count, m)).astype(dtype) for _ in range(3))
+    if np.issubdtype(dtype, np.complexfloating):
+        d = d + 1j * rng.integers(-1, 2, (count, m)) * (rng.random((count, m)) < 0.3)
+    dl[..., 0], du[..., -1] = 0, 0
+    return dl, d, du, rng.integers(-2, 3, (count, m, 2)).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+def test_tridiagonal_solve_perturbs_singular_systems_as_jax_does(dtype):
+    """With ``perturb_singular`` a zero pivot becomes eps * max|U| (doubled until the
+    quotient fits): the result is finite and JAX's, to the bit for real matrices."""
+    for m in (1, 2, 3, 5):
+        systems = _tridiagonal_systems("perturbed", dtype, m)
+        ours = C.tridiagonal_solve(*systems, perturb_singular=True)
+        theirs = np.asarray(J.tridiagonal_solve(*systems, perturb_singular=True))
+        assert ours.dtype == theirs.dtype and np.isfinite(ours).all()
+        if np.issubdtype(dtype, np.complexfloating):  # (rounding: to each system's size)
+            size = np.maximum(np.abs(theirs).max(axis=(-2, -1), keepdims=True), 1.0)
+            np.testing.assert_allclose(ours / size, theirs / size, rtol=0, atol=1e-14)
+        else:
+            np.testing.assert_array_equal(ours, theirs)
+    singular = [np.array([0.0, 1.0]), np.array([1.0, 2.0]), np.array([2.0, 0.0])]
+    with pytest.raises(np.linalg.LinAlgError):  # (the plain solve refuses it)
+        C.tridiagonal_solve(*singular, np.ones((2, 1)))
+    _same(cr.jit(lambda *s: C.tridiagonal_solve(*s, perturb_singular=True))(
+        *singular, np.ones((2, 1))),
+        J.tridiagonal_solve(*singular, np.ones((2, 1)), perturb_singular=True))
+
+
+def test_inverse_iteration_through_the_perturbed_solve_finds_jaxs_eigenvector():
+    """The use it exists for: a symmetric tridiagonal matrix shifted by one of its
+    eigenvalues is singular to working precision; one solve gives that eigenvector."""
+    rng = seeded("lax.linalg", "inverse iteration")
+    d, e = rng.standard_normal(20), rng.standard_normal(19)
+    shift = np.linalg.eigvalsh(np.diag(d) + np.diag(e, 1) + np.diag(e, -1))[3]
+    args = (np.concatenate([[0.0], e]), d - shift, np.concatenate([e, [0.0]]),
+            np.ones((20, 1)))
+    ours = C.tridiagonal_solve(*args, perturb_singular=True)
+    _same(ours, J.tridiagonal_solve(*args, perturb_singular=True))
+    vector = ours[:, 0] / np.linalg.norm(ours)
+    matrix = np.diag(d) + np.diag(e, 1) + np.diag(e, -1)
+    np.testing.assert_allclose(matrix @ vector, shift * vector, atol=1e-10)
 
 
 def test_what_jax_does_not_differentiate_raises_here_too():
@@ -291,7 +378,8 @@ def test_what_jax_does_not_differentiate_raises_here_too():
 
 
 def test_bad_input_is_refused_in_one_line_naming_the_operation():
-    cases = [(lambda: C.cholesky(np.ones((2, 3))), "lax.linalg.cholesky: expected a batch of square"),
+    cases = [(lambda: C.cholesky(np.ones((2, 3))),
+              "lax.linalg.cholesky: a matrix of shape (2, 3); expected square"),
              (lambda: C.triangular_solve(np.eye(3), np.ones((2, 3)), left_side=True),
               "lax.linalg.triangular_solve: a is 3x3"),
              (lambda: C.tridiagonal_solve(np.ones(3), np.ones(4), np.ones(4), np.ones((4, 1))),

@@ -11,11 +11,13 @@ so that each has its derivative. Every function takes a batch of matrices (``[..
 [[0.0, 2.0]]
 
 Where it differs from JAX: a matrix that is not positive definite makes ``cholesky``
-raise (JAX fills the result with NaNs); ``eigh`` and ``eig`` return the eigenvalues in
-NumPy's order whatever ``sort_eigenvalues`` says (JAX leaves an unsorted order
-unspecified); ``eig``'s left eigenvectors may differ from JAX's by a sign (each is
-unique up to its phase; here its largest entry is real and positive), and its
-eigenvectors have derivatives (JAX's raise); ``qr`` does not pivot.
+raise (JAX fills the result with NaNs), as a singular one makes ``tridiagonal_solve``
+raise without ``perturb_singular``; ``eigh`` and ``eig`` return the eigenvalues in NumPy's
+order whatever ``sort_eigenvalues`` says (JAX leaves an unsorted order unspecified);
+``eig``'s left eigenvectors may differ from JAX's by a sign (each is unique up to its
+phase; here its largest entry is real and positive), and its eigenvectors have
+derivatives without ``enable_eigvec_derivs`` (JAX's raise unless it is set; with it,
+they are JAX's); ``qr`` does not pivot.
 """
 
 from typing import Any
@@ -26,6 +28,7 @@ from ... import arrays as xp
 from ...api import linalg as _linalg
 from ...api import numpy as cnp
 from ...primitive import Primitive
+from ...rules.matrices import check_square
 
 try:  # lu and schur are SciPy's (the ``scipy`` extra); the rest needs NumPy alone
     from ...scipy import linalg as _scipy_linalg
@@ -52,10 +55,7 @@ def _mH(x):  # the matrices' conjugate transposes
 
 
 def _square(name, x):
-    shape = cnp.shape(x)
-    if len(shape) < 2 or shape[-1] != shape[-2]:
-        raise ValueError(f"lax.linalg.{name}: expected a batch of square matrices "
-                         f"[..., n, n], got shape {tuple(shape)}")
+    check_square(f"lax.linalg.{name}", x)
 
 
 def _hermitian_from(x, lower):
@@ -253,7 +253,9 @@ def triangular_solve(a: Any, b: Any, *, left_side: bool = False, lower: bool = F
 def tridiagonal_solve(dl: Any, d: Any, du: Any, b: Any, *,
                       perturb_singular: bool = False) -> Any:
     """x with ``a @ x = b`` for the tridiagonal a with ``a[i, i-1] = dl[i]``,
-    ``a[i, i] = d[i]`` and ``a[i, i+1] = du[i]`` (``dl[0]`` and ``du[-1]`` unread)."""
+    ``a[i, i] = d[i]`` and ``a[i, i+1] = du[i]`` (``dl[0]`` and ``du[-1]`` unread). A
+    singular a raises, unless ``perturb_singular``: then a zero pivot is perturbed and
+    the result stays finite (large, along a's null space: inverse iteration's step)."""
     m = cnp.shape(d)[-1]
     for name, v in (("dl", dl), ("du", du)):
         if cnp.shape(v) != cnp.shape(d):
@@ -263,11 +265,88 @@ def tridiagonal_solve(dl: Any, d: Any, du: Any, b: Any, *,
     if cnp.shape(b)[-2] != m:
         raise ValueError(f"lax.linalg.tridiagonal_solve: b has shape {tuple(cnp.shape(b))}; "
                          f"expected [..., {m}, k] for diagonals of length {m}")
+    if perturb_singular:
+        return _perturbed_tridiagonal_solve(dl, d, du, b)
     dtype = cnp.result_type(dl, d, du, b)
     a = (cnp.eye(m, k=-1, dtype=dtype) * cnp.expand_dims(dl, -1)
          + cnp.eye(m, dtype=dtype) * cnp.expand_dims(d, -1)
          + cnp.eye(m, k=1, dtype=dtype) * cnp.expand_dims(du, -1))
     return _linalg.solve(a, b)
+
+
+def _perturbed_tridiagonal_solve(dl, d, du, b):
+    """The solve that stays finite on a singular matrix, as JAX's CPU kernel gives it
+    (the elimination of LAPACK's dlagtf, the inverse iteration's): two rows swap where
+    the lower one's entry is the larger relative to its row's size; in the back
+    substitution a pivot of exactly 0 becomes ``eps * max|U|`` with the zero's sign
+    (the smallest normal number where that maximum is 0). The maximum runs over the
+    rows of U that JAX's kernel reads for it: the first row as given, the rows the
+    elimination has finished but the last two, and the last pivot. Where no pivot is 0
+    this is the plain solve, and its derivative is the elimination's."""
+    m = cnp.shape(d)[-1]
+    dtype = cnp.result_type(dl, d, du, b)
+    real = np.finfo(np.dtype(dtype)).dtype  # (the precision of a complex dtype's parts)
+    a = [d[..., k] for k in range(m)]     # U's diagonal
+    up = [du[..., k] for k in range(m)]   # U's first superdiagonal
+    up2 = [0.0] * m                       # the second, filled in by row swaps
+    rows = [b[..., k, :] for k in range(m)]
+    scale = cnp.abs(a[0]) + cnp.abs(up[0])  # the size of the row that holds the pivot
+    sizes = [cnp.abs(a[0])] + ([cnp.abs(up[0])] if m > 1 else [])
+
+    def ratio(x, size):  # |x| / size, 0 where x is 0
+        return cnp.where(x == 0, 0.0, cnp.abs(x) / cnp.where(x == 0, 1.0, size))
+
+    for k in range(m - 1):
+        c = dl[..., k + 1]
+        below = cnp.abs(c) + cnp.abs(a[k + 1]) + (cnp.abs(up[k + 1]) if k < m - 2 else 0.0)
+        swap = ratio(c, below) > ratio(a[k], scale)
+        keep_factor = c / cnp.where(swap | (c == 0), 1.0, a[k])
+        swap_factor = a[k] / cnp.where(swap, c, 1.0)
+        a[k], a[k + 1], up[k] = (cnp.where(swap, c, a[k]),
+                                 cnp.where(swap, up[k] - swap_factor * a[k + 1],
+                                           a[k + 1] - keep_factor * up[k]),
+                                 cnp.where(swap, a[k + 1], up[k]))
+        if k < m - 2:
+            up2[k], up[k + 1] = (cnp.where(swap, up[k + 1], 0.0),
+                                 cnp.where(swap, -swap_factor * up[k + 1], up[k + 1]))
+            sizes += [cnp.abs(a[k]), cnp.abs(up[k]), cnp.abs(up2[k])]
+        flag = swap[..., None]
+        rows[k], rows[k + 1] = (cnp.where(flag, rows[k + 1], rows[k]),
+                                cnp.where(flag, rows[k] - swap_factor[..., None] * rows[k + 1],
+                                          rows[k + 1] - keep_factor[..., None] * rows[k]))
+        scale = cnp.where(swap, cnp.abs(a[k + 1]) + cnp.abs(up[k + 1]), below)
+    if m > 1:
+        sizes.append(cnp.abs(a[m - 1]))
+    largest = cnp.max(cnp.stack(sizes), axis=0)
+    perturbation = cnp.maximum(np.finfo(real).eps * largest, np.finfo(real).tiny)
+    x = [None] * m
+    for k in reversed(range(m)):
+        rest = rows[k]
+        if k + 1 < m:
+            rest = rest - up[k][..., None] * x[k + 1]
+        if k + 2 < m:
+            rest = rest - up2[k][..., None] * x[k + 2]
+        pivot, rest = _safe_pivot(a[k], rest, perturbation, np.finfo(real).tiny)
+        x[k] = rest * (1.0 / pivot)[..., None]
+    return cnp.stack(x, axis=-2)
+
+
+def _safe_pivot(pivot, rest, perturbation, safemin):
+    """``(pivot, rest)`` such that ``rest / pivot`` neither overflows nor divides by 0,
+    as LAPACK's dlagts does it: a pivot below 1 whose quotient would pass the largest
+    number (or that is 0) has ``perturbation``, then twice it, four times... added, with
+    its own sign, until the quotient fits; a subnormal pivot whose quotient fits has
+    both scaled up."""
+    size = cnp.abs(pivot)
+    numerator = cnp.max(cnp.abs(rest), axis=-1)
+    add = (size < 1) & ((size == 0) | (numerator * safemin > size))
+    target = cnp.minimum(1.0, numerator * safemin)
+    doublings = cnp.maximum(1.0, cnp.ceil(cnp.log2(cnp.maximum(target - size, 0.0)
+                                                   / perturbation + 1.0)))
+    signed = cnp.where(cnp.signbit(cnp.real(pivot)), -perturbation, perturbation)
+    scale = cnp.where(~add & (size < safemin) & (size != 0), 1.0 / safemin, 1.0)
+    pivot = cnp.where(add, pivot + signed * (2.0 ** doublings - 1.0), pivot * scale)
+    return pivot, rest * scale[..., None]
 
 
 def cholesky_update(r_matrix: Any, w_vector: Any) -> Any:
@@ -280,8 +359,11 @@ def cholesky_update(r_matrix: Any, w_vector: Any) -> Any:
 
 def symmetric_product(a_matrix: Any, c_matrix: Any, *, alpha: float = 1.0,
                       beta: float = 0.0, symmetrize_output: bool = False) -> Any:
-    """``alpha * a @ a^T + beta * c``."""
-    return alpha * (a_matrix @ _mT(a_matrix)) + beta * c_matrix
+    """``alpha * a @ a^T + beta * c``; with ``symmetrize_output`` its lower triangle
+    mirrored above the diagonal (BLAS's syrk writes only that triangle: a c that is not
+    symmetric leaves its own upper triangle out)."""
+    out = alpha * (a_matrix @ _mT(a_matrix)) + beta * c_matrix
+    return cnp.tril(out) + _mT(cnp.tril(out, -1)) if symmetrize_output else out
 
 
 def householder_product(a: Any, taus: Any) -> Any:
