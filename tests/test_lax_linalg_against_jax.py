@@ -84,6 +84,18 @@ DIFFERENTIABLE = {
     "qr reduced": (lambda L, N: lambda a: N.sum(
         L.qr(a, full_matrices=False)[0] * _weights("qrr", (5, 3))),
         [_matrix("qrr", (5, 3))]),
+    "qr pivoted": (lambda L, N: lambda a: N.sum(
+        L.qr(a, pivoting=True)[1] * _weights("qrp", (4, 4))), [_matrix("qrp", (4, 4), 3.0)]),
+    "qr pivoted, wide, reduced": (lambda L, N: lambda a: N.sum(
+        L.qr(a, pivoting=True, full_matrices=False)[0] ** 3), [_matrix("qrpw", (3, 5))]),
+    "ormqr": (lambda L, N: lambda a, taus, c: N.sum(L.ormqr(a, taus, c) ** 3),
+              [_matrix("om", (5, 3)), seeded("lax.linalg", "om-taus").uniform(0.5, 1.5, 3),
+               _weights("om-c", (5, 2))]),
+    "ormqr from the right, transposed": (
+        lambda L, N: lambda a, taus, c: N.sum(L.ormqr(a, taus, c, left=False,
+                                                      transpose=True) ** 3),
+        [_matrix("omr", (4, 3)), seeded("lax.linalg", "omr-taus").uniform(0.5, 1.5, 2),
+         _weights("omr-c", (2, 4))]),
     "svd values": (lambda L, N: lambda a: N.sum(L.svd(a, compute_uv=False) ** 3),
                    [_matrix("svd", (2, 5, 3))]),
     "svd reduced": (lambda L, N: lambda a: N.sum(
@@ -111,7 +123,7 @@ DIFFERENTIABLE = {
 
 class _Composed:
     """jax.lax.linalg, but for what JAX does not differentiate (cholesky_update,
-    symmetric_product, householder_product, eigh's subset_by_index; eig's eigenvalues
+    symmetric_product, householder_product, ormqr, eigh's subset_by_index; eig's eigenvalues
     only with ``enable_eigvec_derivs``), written with
     jax.numpy's differentiable operations: the reference for their derivatives (the
     values are checked against jax.lax.linalg's own)."""
@@ -139,6 +151,17 @@ class _Composed:
             v = jnp.where(rows > i, a[:, i:i + 1], 0.0) + (rows == i)
             q = q - taus[i] * (q @ v) @ v.T
         return q[:, :n]
+
+    @staticmethod
+    def ormqr(a, taus, c, left=True, transpose=False):
+        m = a.shape[-2]
+        rows = jnp.arange(m)[:, None]
+        q = jnp.eye(m)
+        for i in range(taus.shape[-1]):
+            v = jnp.where(rows > i, a[:, i:i + 1], 0.0) + (rows == i)
+            q = q - taus[i] * (q @ v) @ v.T
+        q = q.T if transpose else q
+        return q @ c if left else c @ q
 
     @staticmethod
     def eig(a, **keywords):  # (JAX asks for consent even for the eigenvalues alone)
@@ -363,6 +386,37 @@ def test_inverse_iteration_through_the_perturbed_solve_finds_jaxs_eigenvector():
     np.testing.assert_allclose(matrix @ vector, shift * vector, atol=1e-10)
 
 
+def test_pivoted_qr_and_the_reductions_equal_jax_in_values_and_dtypes():
+    """qr's column order, hessenberg's and tridiagonal's packed reflectors are LAPACK's
+    (geqp3, gehrd, sytrd/hetrd) in both; ormqr applies reflectors under every flag."""
+    for dtype in (np.float64, np.complex128):
+        x = _matrix("reductions", (2, 5, 5)).astype(dtype)
+        if dtype == np.complex128:
+            x = x + 1j * _matrix("reductions-im", (2, 5, 5))
+        for shape in [(5, 5), (5, 3), (3, 5)]:
+            for full in (True, False):
+                ours = C.qr(x[..., :shape[0], :shape[1]], pivoting=True, full_matrices=full)
+                theirs = J.qr(x[..., :shape[0], :shape[1]], pivoting=True,
+                              full_matrices=full)
+                for got, want in zip(ours, theirs):
+                    assert np.asarray(got).dtype == want.dtype
+                    _same(got, want)
+        for got, want in zip(C.hessenberg(x), J.hessenberg(x)):
+            _same(got, want)
+        for lower in (True, False):  # (the other triangle unread: x is not Hermitian)
+            for got, want in zip(C.tridiagonal(x, lower=lower), J.tridiagonal(x, lower=lower)):
+                assert np.asarray(got).dtype == want.dtype
+                _same(got, want)
+        h, taus = J.geqrf(x[..., :, :3]) if hasattr(J, "geqrf") else \
+            jnp.linalg.qr(x[..., :, :3], mode="raw")
+        h = np.asarray(h) if hasattr(J, "geqrf") else np.swapaxes(np.asarray(h), -1, -2)
+        taus = np.asarray(taus)
+        for left, transpose in itertools.product([True, False], repeat=2):
+            c = _weights("ormqr-c", (2, 5, 2) if left else (2, 2, 5)).astype(dtype)
+            _same(C.ormqr(h, taus, c, left=left, transpose=transpose),
+                  J.ormqr(h, taus, c, left=left, transpose=transpose))
+
+
 def test_what_jax_does_not_differentiate_raises_here_too():
     """A full SVD of a matrix that is not square (its extra vectors are any basis of
     the rest of the space) and a Schur decomposition. (A full QR's extra columns are
@@ -370,7 +424,9 @@ def test_what_jax_does_not_differentiate_raises_here_too():
     tall = _matrix("no-derivative", (5, 3))
     for build in (lambda L, N: lambda x: N.sum(L.svd(x)[0]),
                   lambda L, N: lambda x: N.sum(L.svd(x.T)[2]),
-                  lambda L, N: lambda x: N.sum(L.schur(x[:3])[0])):
+                  lambda L, N: lambda x: N.sum(L.schur(x[:3])[0]),
+                  lambda L, N: lambda x: N.sum(L.hessenberg(x[:3])[0]),
+                  lambda L, N: lambda x: N.sum(L.tridiagonal(x[:3])[1])):
         with pytest.raises(Exception):
             jax.grad(build(J, jnp))(tall)
         with pytest.raises(TypeError, match="not differentiable"):
@@ -387,7 +443,9 @@ def test_bad_input_is_refused_in_one_line_naming_the_operation():
              (lambda: C.lu_pivots_to_permutation(np.zeros(4, np.int32), 3),
               "permutation_size 3 is less than the 4 pivots"),
              (lambda: C.householder_product(np.ones((3, 2)), np.ones(3)), "3 taus"),
-             (lambda: C.qr(np.ones((3, 3)), pivoting=True), "pivoting=True is not supported")]
+             (lambda: C.ormqr(np.ones((4, 2)), np.ones(2), np.ones((3, 2))),
+              "lax.linalg.ormqr: c has shape (3, 2); expected 4 rows"),
+             (lambda: C.hessenberg(np.ones((2, 3))), "lax.linalg.hessenberg: a matrix")]
     for call, message in cases:
         with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")) as info:
             call()

@@ -20,6 +20,7 @@ derivatives without ``enable_eigvec_derivs`` (JAX's raise unless it is set; with
 they are JAX's); ``qr`` does not pivot.
 """
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,7 @@ import numpy as np
 from ... import arrays as xp
 from ...api import linalg as _linalg
 from ...api import numpy as cnp
+from ...boxes import raw
 from ...primitive import Primitive
 from ...rules.matrices import check_square
 
@@ -41,9 +43,9 @@ def _scipy(name):
         raise ImportError(f"lax.linalg.{name} needs SciPy: pip install 'chainrule[scipy]'")
     return _scipy_linalg
 
-__all__ = ["cholesky", "cholesky_update", "eig", "eigh", "householder_product", "lu",
-           "lu_pivots_to_permutation", "qr", "schur", "svd", "symmetric_product",
-           "triangular_solve", "tridiagonal_solve"]
+__all__ = ["cholesky", "cholesky_update", "eig", "eigh", "hessenberg", "householder_product",
+           "lu", "lu_pivots_to_permutation", "ormqr", "qr", "schur", "svd", "symmetric_product",
+           "triangular_solve", "tridiagonal", "tridiagonal_solve"]
 
 
 def _mT(x):  # the matrices' transposes
@@ -181,14 +183,17 @@ def _complete_columns(x):
 def qr(x: Any, *, pivoting: bool = False, full_matrices: bool = True,
        use_magma: bool | None = None) -> Any:
     """``(q, r)`` with ``x = q @ r``, q unitary, r upper triangular. With
-    ``full_matrices`` q is square (m x m), else it has ``min(m, n)`` columns."""
-    if pivoting:
-        raise ValueError("lax.linalg.qr: pivoting=True is not supported; "
-                         "scipy.linalg.qr(x, pivoting=True) gives the column order")
+    ``full_matrices`` q is square (m x m), else it has ``min(m, n)`` columns. With
+    ``pivoting``, ``(q, r, p)`` with ``x[..., p] = q @ r``: LAPACK's geqp3 picks the
+    column order p (int32, no derivative) so that r's diagonal does not grow."""
     shape = cnp.shape(x)
     if len(shape) < 2:
         raise ValueError(f"lax.linalg.qr: expected a batch of matrices [..., m, n], "
                          f"got shape {tuple(shape)}")
+    if pivoting:
+        order = _pivoted_columns(raw(x))  # (a constant: piecewise, as a sort's order)
+        permuted = cnp.take_along_axis(x, order[..., None, :], axis=-1)
+        return (*qr(permuted, full_matrices=full_matrices), order)
     q, r = _linalg.qr(x)
     m, n = shape[-2], shape[-1]
     if full_matrices and m > n:
@@ -383,6 +388,76 @@ def householder_product(a: Any, taus: Any) -> Any:
         v = below + cnp.asarray((rows == i).astype(np.float64), dtype=dtype)
         q = q - (taus[..., i, None, None] * (q @ v)) @ _mH(v)
     return q[..., :, :n]
+
+
+def ormqr(a: Any, taus: Any, c: Any, *, left: bool = True, transpose: bool = False) -> Any:
+    """c multiplied by the Q that the reflectors packed in a and taus describe (see
+    ``householder_product``), without forming Q: ``Q @ c`` (``left``), ``c @ Q`` (not),
+    with Q's conjugate transpose for ``transpose``. Each reflector ``I - tau v v^H`` is
+    applied in turn, in the order the product asks for."""
+    shape, k = cnp.shape(a), cnp.shape(taus)[-1]
+    m = shape[-2]
+    if cnp.shape(c)[-2 if left else -1] != m:
+        side = "rows" if left else "columns"
+        raise ValueError(f"lax.linalg.ormqr: c has shape {tuple(cnp.shape(c))}; expected "
+                         f"{m} {side}, as a has {m} rows (left={left})")
+    if k > min(m, shape[-1]):
+        raise ValueError(f"lax.linalg.ormqr: {k} taus for a matrix of shape "
+                         f"{tuple(shape)}; expected at most {min(m, shape[-1])}")
+    dtype = cnp.result_type(a, taus)
+    rows = np.arange(m)[:, None]
+    order = range(k - 1, -1, -1) if left != transpose else range(k)
+    for i in order:
+        v = cnp.where(rows > i, a[..., :, i:i + 1], 0) + \
+            cnp.asarray((rows == i).astype(np.float64), dtype=dtype)
+        tau = taus[..., i, None, None]
+        tau = cnp.conj(tau) if transpose else tau
+        c = c - tau * (v @ (_mH(v) @ c)) if left else c - tau * ((c @ v) @ _mH(v))
+    return c
+
+
+def hessenberg(a: Any) -> list[Any]:
+    """``[a, taus]``: the upper Hessenberg form of a on and above its first
+    subdiagonal, the reflectors that reach it below (LAPACK's gehrd). No derivative,
+    as JAX gives none."""
+    _square("hessenberg", a)
+    return [_reduced("gehrd", 0)(a), _reduced("gehrd", 1)(a)]
+
+
+def tridiagonal(a: Any, *, lower: bool = True) -> list[Any]:
+    """``[a, d, e, taus]``: the tridiagonal form of the symmetric (Hermitian) a that
+    its ``lower`` (else upper) triangle describes, as LAPACK's sytrd/hetrd packs it:
+    the diagonal d, the off-diagonal e, and the reflectors in a's other entries of that
+    triangle, with their taus. No derivative, as JAX gives none."""
+    _square("tridiagonal", a)
+    return [_reduced("sytrd", i, bool(lower))(a) for i in range(4)]
+
+
+def _geqp3_order(x):
+    """geqp3's column order for each matrix of the batch (int32)."""
+    import scipy.linalg
+    flat = x.reshape((-1,) + x.shape[-2:])
+    found = [scipy.linalg.qr(matrix, mode="r", pivoting=True)[1] for matrix in flat]
+    return np.asarray(found, np.int32).reshape(x.shape[:-2] + (x.shape[-1],))
+
+
+_pivoted_columns = Primitive(lambda x: xp.call(_geqp3_order, x), "qr_pivots")
+
+
+@functools.cache
+def _reduced(routine, output, lower=None):
+    """A primitive without derivative giving output ``output`` of the LAPACK reduction
+    ``routine`` (gehrd; sytrd, or hetrd for complex matrices), matrix by matrix."""
+    keywords = {} if lower is None else {"lower": int(lower)}
+
+    def run(x):
+        import scipy.linalg.lapack as lapack
+        name = "hetrd" if routine == "sytrd" and np.iscomplexobj(x) else routine
+        function = lapack.get_lapack_funcs(name, (x,))
+        flat = x.reshape((-1,) + x.shape[-2:])
+        parts = [function(matrix, **keywords)[output] for matrix in flat]
+        return np.stack(parts).reshape(x.shape[:-2] + parts[0].shape)
+    return Primitive(lambda x: xp.call(run, x), f"{routine}_{output}")
 
 
 def schur(x: Any, *, compute_schur_vectors: bool = True, sort_eig_vals: bool = False,
