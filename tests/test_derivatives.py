@@ -1212,6 +1212,9 @@ case("cov(x,y)", cr.cov, lambda x, y: torch.cov(torch.stack([x, y])), ((5,), "wi
 case("cov(weights)", lambda x: cr.cov(x, fweights=_FW, aweights=_AW.astype(x.dtype)),
      lambda x: torch.cov(x, fweights=torch.from_numpy(_FW),
                          aweights=torch.from_numpy(_AW).to(x.dtype)), ((3, 5), "wide"))
+case("cov(aweights differentiated)", lambda x, w: cr.cov(x, fweights=_FW, aweights=w),
+     lambda x, w: torch.cov(x, fweights=torch.from_numpy(_FW), aweights=w),
+     ((3, 5), "wide"), ((5,), "pos"))
 case("corrcoef", cr.corrcoef, torch.corrcoef, ((3, 5), "wide"))
 
 # --- dtype ------------------------------------------------------------------------------

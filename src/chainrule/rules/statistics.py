@@ -153,24 +153,25 @@ def cov(m: ArrayLike, y: ArrayLike | None = None, rowvar: bool = True, bias: boo
     if ddof is None:
         ddof = 0 if bias else 1
     weights = None
-    for given in (fweights, aweights):
-        if given is not None:
-            given = xp.asarray(raw(given), dtype=_weights_dtype(raw(given), x))
-            weights = given if weights is None else weights * given
+    if fweights is not None:  # counts of repeats: integers, without a derivative
+        weights = xp.asarray(raw(fweights), dtype=_weights_dtype(raw(fweights), x))
+    if aweights is not None:  # importances: the covariance's derivative reaches them
+        if isinstance(aweights, (list, tuple, int, float, xp.ndarray, xp.generic)):
+            aweights = xp.asarray(aweights, dtype=_weights_dtype(aweights, x))
+        weights = aweights if weights is None else weights * aweights
     if weights is None:
         centred = x - mean(x, 1, keepdims=True)
         factor = shape_of(x)[1] - ddof
         weighted = centred
     else:
-        total = weights.sum()
+        total = sum(weights)
         centred = x - expand_dims(average(x, 1, weights), 1)
         if ddof == 0:
             factor = total
         elif aweights is None:
             factor = total - ddof
         else:
-            factor = total - ddof * (weights * xp.asarray(raw(aweights), weights.dtype)).sum() \
-                / total
+            factor = total - ddof * sum(weights * aweights) / total
         weighted = centred * weights
     c = matmul(weighted, transpose(centred)) / factor
     return squeeze(c)

@@ -20,6 +20,7 @@ from ..primitive import elementwise, ndim_of, raw, shape_of
 from . import special, stats_discrete as _discrete, stats_more as _more
 from .stats_discrete import *  # noqa: F403  (bernoulli, binom, ...: its __all__)
 from .stats_more import *  # noqa: F403  (gumbel_r, pareto, ..., mode, rankdata, sem)
+from .stats_kde import gaussian_kde
 
 __all__ = ["norm", "expon", "uniform", "laplace", "logistic", "cauchy", "t", "gamma",
            "chi2", "beta", "poisson", "dirichlet", "multivariate_normal", *_discrete.__all__,
@@ -538,3 +539,5 @@ def _singular_logpdf(columns, cov, k):
 # here the name under stats is the distribution itself, so that import works too
 for _name in __all__:
     sys.modules[f"{__name__}.{_name}"] = globals()[_name]
+
+__all__ += ["gaussian_kde"]  # (a class, as JAX's: not among the modules above)
