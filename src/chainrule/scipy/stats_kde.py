@@ -152,7 +152,8 @@ class gaussian_kde:  # noqa: N801  (SciPy's and JAX's name)
             raise ValueError(f"gaussian_kde.integrate_gaussian: mean of shape "
                              f"{cnp.shape(mean)} and cov of shape {cnp.shape(cov)}; "
                              f"expected ({self.d},) and ({self.d}, {self.d})")
-        return self._convolved(self.covariance + cov, self.dataset, self.weights, mean)
+        return self._convolved(self.covariance + cov, self.dataset, self.weights,
+                               mean[:, None])[0]
 
     def integrate_box_1d(self, low: Any, high: Any) -> Any:
         """The probability that the variable lies between ``low`` and ``high`` (one
@@ -173,21 +174,20 @@ class gaussian_kde:  # noqa: N801  (SciPy's and JAX's name)
             raise ValueError(f"gaussian_kde.integrate_kde: {other.d} variables against "
                              f"{self.d}; expected the same")
         small, large = (self, other) if self.n < other.n else (other, self)
-        covariance = self.covariance + other.covariance
-        total = 0.0
-        for j in range(small.n):  # (each of the smaller set's samples as a mean)
-            total = total + small.weights[j] * self._convolved(
-                covariance, large.dataset, large.weights, small.dataset[:, j])
-        return total
+        at_each = self._convolved(self.covariance + other.covariance, large.dataset,
+                                  large.weights, small.dataset)
+        return cnp.sum(small.weights * at_each)
 
-    def _convolved(self, covariance, samples, weights, mean):
-        """sum_j w_j N(mean; x_j, covariance)."""
+    def _convolved(self, covariance, samples, weights, means):
+        """sum_j w_j N(m; x_j, covariance) for each column m of ``means`` (d, k): one
+        solve with the covariance's Cholesky factor for every pair of m and x_j."""
         factor = linalg.cho_factor(covariance)
         norm = 1.0 / (math.sqrt(2 * math.pi) ** self.d
                       * cnp.prod(cnp.diagonal(factor[0])))
-        difference = samples - mean[:, None]
+        k, n = cnp.shape(means)[1], cnp.shape(samples)[1]
+        difference = cnp.reshape(samples[:, None, :] - means[:, :, None], (self.d, k * n))
         exponent = 0.5 * cnp.sum(difference * linalg.cho_solve(factor, difference), axis=0)
-        return norm * cnp.sum(cnp.exp(-exponent) * weights)
+        return norm * cnp.sum(cnp.exp(-cnp.reshape(exponent, (k, n))) * weights, axis=1)
 
     def integrate_box(self, low_bounds: Any, high_bounds: Any, maxpts: Any = None) -> Any:
         """SciPy's box integral over several variables, which JAX leaves out too."""
