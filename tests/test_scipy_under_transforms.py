@@ -282,7 +282,13 @@ STATS = {
 # Names both libraries have that this file does not check, and why
 SKIPPED = {"bernoulli": "its argument is a count that sets the length of its output (the "
                         "Bernoulli numbers B_0 .. B_n): nothing to map or differentiate; "
-                        "tests/test_scipy_special_more_against_jax.py checks its values"}
+                        "tests/test_scipy_special_more_against_jax.py checks its values",
+           **{f"gaussian_kde.{m}": "a fitted estimator's method, not a function of arrays: "
+                                   "tests/test_scipy_stats_kde.py checks it against JAX "
+                                   "(values, grad, jvp, Hessian, jit and vmap)"
+              for m in ("evaluate", "pdf", "logpdf", "integrate_box", "integrate_box_1d",
+                        "integrate_gaussian", "integrate_kde", "resample", "set_bandwidth",
+                        "tree_flatten", "tree_unflatten")}}
 
 
 def jax_names():
