@@ -381,13 +381,18 @@ def householder_product(a: Any, taus: Any) -> Any:
         raise ValueError(f"lax.linalg.householder_product: {k} taus for a matrix of "
                          f"shape {tuple(shape)}; expected at most {min(m, n)}")
     dtype = cnp.result_type(a, taus)
-    rows = np.arange(m)[:, None]
     q = cnp.broadcast_to(cnp.eye(m, dtype=dtype), tuple(shape[:-2]) + (m, m))
     for i in range(k):
-        below = cnp.where(rows > i, a[..., :, i:i + 1], 0)
-        v = below + cnp.asarray((rows == i).astype(np.float64), dtype=dtype)
+        v = _reflector(a, i, dtype)
         q = q - (taus[..., i, None, None] * (q @ v)) @ _mH(v)
     return q[..., :, :n]
+
+
+def _reflector(a, i, dtype):
+    """v_i, a column: 0 above row i, 1 at row i and a's column i below it."""
+    rows = np.arange(cnp.shape(a)[-2])[:, None]
+    return cnp.where(rows > i, a[..., :, i:i + 1], 0) + \
+        cnp.asarray((rows == i).astype(np.float64), dtype=dtype)
 
 
 def ormqr(a: Any, taus: Any, c: Any, *, left: bool = True, transpose: bool = False) -> Any:
@@ -405,11 +410,9 @@ def ormqr(a: Any, taus: Any, c: Any, *, left: bool = True, transpose: bool = Fal
         raise ValueError(f"lax.linalg.ormqr: {k} taus for a matrix of shape "
                          f"{tuple(shape)}; expected at most {min(m, shape[-1])}")
     dtype = cnp.result_type(a, taus)
-    rows = np.arange(m)[:, None]
     order = range(k - 1, -1, -1) if left != transpose else range(k)
     for i in order:
-        v = cnp.where(rows > i, a[..., :, i:i + 1], 0) + \
-            cnp.asarray((rows == i).astype(np.float64), dtype=dtype)
+        v = _reflector(a, i, dtype)
         tau = taus[..., i, None, None]
         tau = cnp.conj(tau) if transpose else tau
         c = c - tau * (v @ (_mH(v) @ c)) if left else c - tau * ((c @ v) @ _mH(v))
@@ -433,12 +436,17 @@ def tridiagonal(a: Any, *, lower: bool = True) -> list[Any]:
     return [_reduced("sytrd", i, bool(lower))(a) for i in range(4)]
 
 
+def _per_matrix(function, x):
+    """``function`` (NumPy arrays in and out) on each matrix of the batch x, stacked."""
+    parts = [function(matrix) for matrix in x.reshape((-1,) + x.shape[-2:])]
+    return np.stack(parts).reshape(x.shape[:-2] + parts[0].shape)
+
+
 def _geqp3_order(x):
     """geqp3's column order for each matrix of the batch (int32)."""
     import scipy.linalg
-    flat = x.reshape((-1,) + x.shape[-2:])
-    found = [scipy.linalg.qr(matrix, mode="r", pivoting=True)[1] for matrix in flat]
-    return np.asarray(found, np.int32).reshape(x.shape[:-2] + (x.shape[-1],))
+    return _per_matrix(lambda matrix: scipy.linalg.qr(matrix, mode="r", pivoting=True)[1]
+                       .astype(np.int32), x)
 
 
 _pivoted_columns = Primitive(lambda x: xp.call(_geqp3_order, x), "qr_pivots")
@@ -454,9 +462,7 @@ def _reduced(routine, output, lower=None):
         import scipy.linalg.lapack as lapack
         name = "hetrd" if routine == "sytrd" and np.iscomplexobj(x) else routine
         function = lapack.get_lapack_funcs(name, (x,))
-        flat = x.reshape((-1,) + x.shape[-2:])
-        parts = [function(matrix, **keywords)[output] for matrix in flat]
-        return np.stack(parts).reshape(x.shape[:-2] + parts[0].shape)
+        return _per_matrix(lambda matrix: function(matrix, **keywords)[output], x)
     return Primitive(lambda x: xp.call(run, x), f"{routine}_{output}")
 
 
