@@ -34,14 +34,14 @@ def test_solve_triangular_matches_scipy_and_jax(trans, lower, unit, rhs):
     theirs = lambda a, b: jnp.sum(jsl.solve_triangular(a, b, **kwargs) ** 3)
     for argnum in (0, 1):
         np.testing.assert_allclose(cr.grad(ours, argnums=argnum)(a, b),
-                                   jax.grad(theirs, argnums=argnum)(a, b), rtol=1e-10,
+                                   jax.jit(jax.grad(theirs, argnums=argnum))(a, b), rtol=1e-10,
                                    atol=1e-12)
         np.testing.assert_allclose(cr.hessian(ours, argnums=argnum)(a, b),
-                                   jax.hessian(theirs, argnums=argnum)(a, b), rtol=1e-9,
+                                   jax.jit(jax.hessian(theirs, argnums=argnum))(a, b), rtol=1e-9,
                                    atol=1e-11)
     da, db = RNG.standard_normal(a.shape), RNG.standard_normal(b.shape)
     np.testing.assert_allclose(cr.jvp(ours, (a, b), (da, db))[1],
-                               jax.jvp(theirs, (a, b), (da, db))[1], rtol=1e-10)
+                               _jax_jvp(theirs, (a, b), (da, db)), rtol=1e-10)
 
 
 @pytest.mark.parametrize("lower", [True, False])
@@ -96,18 +96,25 @@ def _assert_matches_central_differences(grad, f, x, f_scale, h=1e-5, **tolerance
 
 
 def _check_against_jax(ours, theirs, args, argnums, rtol=1e-10, hessian_rtol=1e-9):
-    """Gradients and Hessians in each argument, and one jvp in all of them at once."""
+    """Gradients and Hessians in each argument, and one jvp in all of them at once.
+    JAX's under jax.jit: one compile of the whole function is quicker than JAX's eager
+    dispatch, which compiles each operation on its own."""
     scale = lambda x: 1e-12 * max(1.0, float(np.max(np.abs(x))))
     for argnum in argnums:
-        expected = jax.grad(theirs, argnums=argnum)(*args)
+        expected = jax.jit(jax.grad(theirs, argnums=argnum))(*args)
         np.testing.assert_allclose(cr.grad(ours, argnums=argnum)(*args), expected,
                                    rtol=rtol, atol=scale(expected))
-        expected = jax.hessian(theirs, argnums=argnum)(*args)
+        expected = jax.jit(jax.hessian(theirs, argnums=argnum))(*args)
         np.testing.assert_allclose(cr.hessian(ours, argnums=argnum)(*args), expected,
                                    rtol=hessian_rtol, atol=scale(expected))
     tangents = tuple(RNG.standard_normal(np.shape(x)) for x in args)
     np.testing.assert_allclose(cr.jvp(ours, args, tangents)[1],
-                               jax.jvp(theirs, args, tangents)[1], rtol=rtol)
+                               _jax_jvp(theirs, args, tangents), rtol=rtol)
+
+
+def _jax_jvp(f, primals, tangents):
+    """JAX's jvp of f (its tangent out), compiled as a whole."""
+    return jax.jit(lambda p, t: jax.jvp(f, p, t)[1])(tuple(primals), tuple(tangents))
 
 
 def test_the_lu_test_matrix_is_pivoted_in_a_cycle():
@@ -364,14 +371,14 @@ def test_solve_banded_matches_scipy_and_a_dense_solve_in_jax(lower, upper, rhs):
     theirs = lambda ab, b: jnp.sum(jnp.linalg.solve(_dense_from_band(lower, upper, ab), b) ** 3)
     for argnum in (0, 1):
         np.testing.assert_allclose(cr.grad(ours, argnums=argnum)(ab, b),
-                                   jax.grad(theirs, argnums=argnum)(ab, b), rtol=1e-10,
+                                   jax.jit(jax.grad(theirs, argnums=argnum))(ab, b), rtol=1e-10,
                                    atol=1e-12)
         np.testing.assert_allclose(cr.hessian(ours, argnums=argnum)(ab, b),
-                                   jax.hessian(theirs, argnums=argnum)(ab, b), rtol=1e-9,
+                                   jax.jit(jax.hessian(theirs, argnums=argnum))(ab, b), rtol=1e-9,
                                    atol=1e-11)
     dab, db = RNG.standard_normal(ab.shape), RNG.standard_normal(b.shape)
     np.testing.assert_allclose(cr.jvp(ours, (ab, b), (dab, db))[1],
-                               jax.jvp(theirs, (ab, b), (dab, db))[1], rtol=1e-10)
+                               _jax_jvp(theirs, (ab, b), (dab, db)), rtol=1e-10)
 
 
 def test_solve_banded_refuses_a_band_of_the_wrong_height():
