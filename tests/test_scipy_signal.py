@@ -112,7 +112,8 @@ def _jax_extended(theirs, a, v, mode, boundary, fillvalue):
     boundary says, then the valid convolution (or correlation), windowed as ``mode``."""
     pad = [(n - 1, n - 1) for n in v.shape]
     if boundary == "fill":
-        extended = jnp.pad(a, pad, constant_values=fillvalue)
+        inside = jnp.pad(jnp.ones(a.shape, bool), pad)  # (JAX's pad does not
+        extended = jnp.where(inside, jnp.pad(a, pad), fillvalue)  # differentiate its fill)
     else:
         extended = jnp.pad(a, pad, mode={"wrap": "wrap", "symm": "symmetric"}[boundary])
     full = theirs(extended, v, mode="valid")
@@ -177,7 +178,36 @@ def test_the_2d_convolutions_fftconvolve_and_detrend_run_under_vmap_and_jit():
         np.testing.assert_allclose(cr.jit(cr.grad(loss))(a), cr.grad(loss)(a), atol=1e-12)
 
 
+@pytest.mark.parametrize("name, ours, theirs, values", FUNCTIONS_2D,
+                         ids=[f[0] for f in FUNCTIONS_2D])
+def test_the_fill_value_is_differentiated_at_zero_too(name, ours, theirs, values):
+    a, v = RNG.standard_normal((4, 5)), RNG.standard_normal((3, 2))
+    w = RNG.standard_normal(values(a, v).shape)
+    for c in (0.0, 1.5):
+        mine = lambda c: cr.sum(ours(a, v, fillvalue=c) ** 2 * w)
+        jaxs = lambda c: jnp.sum(_jax_extended(theirs, a, v, "full", "fill", c) ** 2 * w)
+        np.testing.assert_allclose(cr.grad(mine)(c), jax.jit(jax.grad(jaxs))(c), rtol=1e-11)
+        np.testing.assert_allclose(cr.hessian(mine)(c), jax.jit(jax.hessian(jaxs))(c),
+                                   rtol=1e-11)
+        assert cr.grad(mine)(c) != 0
+
+
+def test_float32_stays_float32_as_in_scipy():
+    a, v = RNG.standard_normal((4, 5)).astype(np.float32), np.ones((2, 3), np.float32)
+    for ours, scipys in [(signal.detrend(a, bp=[2]), ss.detrend(a, bp=[2])),
+                         (signal.detrend(a, type="constant"), ss.detrend(a, type="constant")),
+                         (signal.convolve2d(a, v, boundary="symm"),
+                          ss.convolve2d(a, v, boundary="symm")),
+                         (signal.correlate2d(a, v, fillvalue=1.5),
+                          ss.correlate2d(a, v, fillvalue=1.5)),
+                         (signal.fftconvolve(a, v[:1], axes=1), ss.fftconvolve(a, v[:1], axes=1))]:
+        assert np.asarray(ours).dtype == scipys.dtype == np.float32
+        np.testing.assert_allclose(ours, scipys, rtol=1e-5, atol=1e-5)
+
+
 def test_bad_boundaries_types_and_breakpoints_are_refused_in_one_line():
+    with pytest.raises(ValueError, match="convolve2d: mode must be 'full', 'valid' or 'same'"):
+        signal.convolve2d(np.ones((3, 3)), np.ones((2, 2)), mode="wrap")
     with pytest.raises(ValueError, match="boundary must be 'fill', 'wrap' or 'symm'"):
         signal.convolve2d(np.ones((3, 3)), np.ones((2, 2)), boundary="reflect")
     with pytest.raises(ValueError, match="must be 2-d"):

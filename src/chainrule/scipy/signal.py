@@ -12,12 +12,14 @@ window where they overlap: so the rules are written with this one operation, and
 derivatives of any order follow.
 """
 
+from numbers import Number
+
 import numpy as np
 import scipy.signal as _signal
 
 from .. import arrays as xp
 from .. import rules as ops
-from ..primitive import Primitive, shape_of
+from ..primitive import Primitive, raw, shape_of
 
 __all__ = ["convolve", "correlate", "convolve2d", "correlate2d", "fftconvolve", "detrend"]
 
@@ -111,8 +113,13 @@ def convolve2d(in1, in2, mode="full", boundary="fill", fillvalue=0):
     if boundary not in _BOUNDARIES:
         raise ValueError(f"convolve2d: boundary must be 'fill', 'wrap' or 'symm', "
                          f"got {boundary!r}")
-    if mode == "valid" or (boundary == "fill" and fillvalue == 0):
-        return convolve(in1, in2, mode=mode)  # (in valid mode no entry reaches past an edge)
+    if mode not in ("full", "valid", "same"):
+        raise ValueError(f"convolve2d: mode must be 'full', 'valid' or 'same', got {mode!r}")
+    # (in valid mode no entry reaches past an edge; a zero fill differentiated stays in
+    # the formula below, whose derivative in it is not zero)
+    if mode == "valid" or (boundary == "fill" and isinstance(fillvalue, Number)
+                           and fillvalue == 0):
+        return convolve(in1, in2, mode=mode)
     if boundary == "fill":
         # in1 extended with c is (in1 - c) extended with 0, plus c everywhere: the
         # convolution's every entry gains c * sum(in2)
@@ -122,8 +129,6 @@ def convolve2d(in1, in2, mode="full", boundary="fill", fillvalue=0):
     full = convolve(extended, in2, mode="valid")
     if mode == "full":
         return full
-    if mode != "same":
-        raise ValueError(f"convolve2d: mode must be 'full', 'valid' or 'same', got {mode!r}")
     return _window(full, [(f - n) // 2 for f, n in zip(shape_of(full), a)], a)
 
 
@@ -200,7 +205,9 @@ def detrend(data, axis=-1, type="linear", bp=0, overwrite_data=False):
     if breaks[0] < 0 or breaks[-1] > n:
         raise ValueError(f"detrend: breakpoints must lie in [0, {n}] (the length of axis "
                          f"{axis}), got bp={bp!r}")
-    residual = np.eye(n)
+    # (in float32 for float32 data, as SciPy keeps it)
+    single = np.dtype(getattr(raw(data), "dtype", np.float64)).char in "fF"
+    residual = np.eye(n, dtype=np.float32 if single else np.float64)
     for start, stop in zip(breaks[:-1], breaks[1:]):
         line = np.stack([np.arange(1, stop - start + 1) / (stop - start),
                          np.ones(stop - start)], axis=1)
