@@ -168,6 +168,22 @@ def test_a_linear_solve_under_vmap_over_b_solves_each_example():
                                np.broadcast_to(np.linalg.inv(a), (5, 3, 3)), rtol=1e-12)
 
 
+def test_a_linear_solve_under_jit_with_b_an_argument_replays_at_new_numbers():
+    a = np.array([[4.0, 1.0], [1.0, 3.0]])
+
+    def solve(matvec, rhs):
+        return cnp.linalg.solve(cr.jacobian(matvec)(rhs), rhs)
+
+    x = cr.jit(lambda b: cr.custom_linear_solve(lambda v: a @ v, b, solve, symmetric=True))
+    for b in (np.array([1.0, 2.0]), np.array([-3.0, 0.5])):  # traced at the first
+        np.testing.assert_allclose(x(b), np.linalg.solve(a, b), rtol=1e-12)
+    gradient = cr.jit(cr.grad(lambda b: cr.sum(cr.custom_linear_solve(
+        lambda v: a @ v, b, solve, symmetric=True) ** 2)))
+    b = np.array([1.0, 2.0])
+    np.testing.assert_allclose(gradient(b), 2 * np.linalg.solve(a, np.linalg.solve(a, b)),
+                               rtol=1e-12)
+
+
 def test_reverse_mode_without_a_transpose_solve_is_refused_as_in_jax():
     a = np.array([[3.0, 1.0], [0.0, 2.0]])
 

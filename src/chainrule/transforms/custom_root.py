@@ -24,6 +24,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import rules as ops
+from ..arrays import ARRAYS
 from ..primitive import Box, shape_of
 from .implicit import implicit_solution
 from .solver_numbers import on_numbers, plain
@@ -135,8 +136,9 @@ def _described(treedef, shapes):
 
 
 def _is_array(leaf):
-    return isinstance(leaf, (np.ndarray, np.generic, Box, int, float, complex)) and \
-        not isinstance(leaf, bool)
+    # (ARRAYS: cr.jit's traced arrays too)
+    return (isinstance(leaf, (np.ndarray, np.generic, Box, int, float, complex))
+            or type(leaf) in ARRAYS) and not isinstance(leaf, bool)
 
 
 def custom_linear_solve(matvec: Callable[[Any], Any], b: Any,

@@ -17,8 +17,14 @@ derivative is being taken, since it would be the derivative of another problem.
 A may also be SciPy's ``LinearOperator`` (matrix-free), a constant: x is then
 differentiable in b, the derivative's solve made with the operator (forward mode) or
 its transpose, whose products are the operator's ``rmatvec`` (reverse mode; cg and
-minres take A = A^T). For an operator whose products depend on values being
-differentiated, use ``cr.custom_linear_solve``.
+minres take A = A^T).
+
+The iterative solvers also take A as a function v -> A v, as jax.scipy.sparse.linalg
+does (and ``tol=``, JAX's name for ``rtol``): x is then differentiable in b and in the
+values the function closes over, through ``cr.custom_linear_solve`` (the derivative's
+solves use the same method, with v -> A^T v found by reverse mode for gmres and
+bicgstab). Such a solve that stops before its tolerance raises, since JAX returns no
+``info`` to check.
 
     >>> import chainrule.scipy.sparse as sp
     >>> from chainrule.scipy.sparse.linalg import cg
@@ -34,7 +40,9 @@ import scipy.sparse as _sp
 import scipy.sparse.linalg as _sla
 
 from ... import arrays as xp
+from ...arrays import ARRAYS
 from ...primitive import Box, Primitive, shape_of
+from ...transforms.custom_root import custom_linear_solve
 from .matrix import SparseMatrix, as_sparse, matvec
 
 __all__ = ["spsolve", "cg", "minres", "gmres", "bicgstab"]
@@ -179,9 +187,86 @@ def _plain(*values):
     return all(type(v) in (np.ndarray, float, int) or _sp.issparse(v) for v in values)
 
 
+# ---------------------------------------------------------------------------------------
+# A as a function v -> A v (JAX's way): cr.custom_linear_solve, whose rules solve again
+# ---------------------------------------------------------------------------------------
+
+def _as_operator(function, n, dtype, what):
+    """A function v -> A v on vectors of n entries as SciPy's LinearOperator."""
+    def product(v):
+        out = np.asarray(function(np.asarray(v).reshape(n)))
+        if out.shape not in ((n,), (n, 1)):
+            raise ValueError(f"{what}: expected a vector of shape ({n},) from the "
+                             f"function, got shape {out.shape}")
+        return out.reshape(n)
+    return _sla.LinearOperator((n, n), matvec=product, dtype=dtype)
+
+
+def _scipy_solver(method, options, transposed_options):
+    """solve(matvec, rhs) for custom_linear_solve: SciPy's ``method`` with ``options``,
+    raising where it stops before its tolerance. A derivative of a derivative calls it
+    with a traced right side, or a matvec that closes over traced values: that solve is
+    then a differentiable solve of its own, so derivatives of any order follow."""
+    def solve(matvec, rhs):
+        if not _numbers(rhs) or not _numbers(matvec(rhs)):  # (traced: by cr.jit too)
+            return _function_solve(method, matvec, rhs, options, transposed_options)[0]
+        rhs = np.asarray(rhs)
+        n = rhs.shape[0]
+        dtype = np.result_type(rhs, float)
+        opts = dict(options)
+        if callable(opts.get("M")) and not isinstance(opts["M"], _sla.LinearOperator):
+            opts["M"] = _as_operator(opts["M"], n, dtype, f"{method}'s preconditioner M")
+        x, info = _run(method, _as_operator(matvec, n, dtype, method), rhs, opts)
+        if info != 0:
+            raise ValueError(_not_converged(method, info, n))
+        return np.asarray(x).reshape(rhs.shape)
+    return solve
+
+
+def _numbers(value):
+    """Whether value is plain numbers: not a Box, nor a traced array of cr.jit."""
+    return not isinstance(value, Box) and (type(value) is np.ndarray
+                                           or type(value) not in ARRAYS)
+
+
+def _refused_transpose(method):
+    def transpose_solve(vecmat, rhs):
+        raise TypeError(f"{method}: the derivative solves with A^T, preconditioned by "
+                        f"M^T, and the preconditioner M is a function, which has no "
+                        f"transpose; pass M as a matrix or a LinearOperator")
+    return transpose_solve
+
+
+def _function_solve(method, A, b, options, transposed_options=None):
+    """(x, 0) of A(x) = b for a function A, differentiable in b and in what A closes
+    over. ``transposed_options`` are those of the solves with A^T (a preconditioner M
+    serves as M^T); None: found from ``options``."""
+    if len(shape_of(b)) != 1:
+        raise ValueError(f"{method}: with A a function, expected b a vector (1-d), got "
+                         f"shape {shape_of(b)}")
+    M = options.get("M")
+    if method in _SYMMETRIC:  # the adjoint solve is the solve itself
+        transpose_solve = None
+    elif transposed_options is None and callable(M) and not hasattr(M, "T"):
+        transpose_solve = _refused_transpose(method)
+    else:
+        if transposed_options is None:
+            transposed_options = dict(_transposed(method, options))
+        # (a solve with A^T, whose own adjoint is with A again)
+        transpose_solve = _scipy_solver(method, transposed_options, options)
+    x = custom_linear_solve(A, b, _scipy_solver(method, options, transposed_options),
+                            transpose_solve, symmetric=method in _SYMMETRIC)
+    return x, 0
+
+
 def _solve_with(method, name, A, b, options, iterative):
     if type(b) in (list, tuple):
         b = np.asarray(b, dtype=float)
+    if callable(A) and not isinstance(A, _sla.LinearOperator) and not _sp.issparse(A):
+        if not iterative:
+            raise TypeError(f"{name}: expected a matrix (a LU factors its entries), got "
+                            f"a function; solve with it by cg, minres, gmres or bicgstab")
+        return _function_solve(method, A, b, options)
     if isinstance(A, _sla.LinearOperator) and not _plain(b):
         if A.shape[0] != A.shape[1] or shape_of(b) != (A.shape[0],):
             raise ValueError(f"{name}: expected a square operator A and b of shape "
@@ -225,14 +310,16 @@ def spsolve(A, b, permc_spec=None, use_umfpack=True):
     return _solve_with("spsolve", "spsolve", A, b, options, iterative=False)
 
 
-def _iterative(method, A, b, x0, options):
+def _iterative(method, A, b, x0, options, tol=None):
+    if tol is not None:  # (JAX's name for SciPy's rtol)
+        options["rtol"] = tol
     options = {k: v for k, v in options.items() if v is not None or k == "maxiter"}
     if x0 is not None:  # (where the iteration starts: not differentiated)
         options["x0"] = np.asarray(getattr(x0, "_data", x0))
     return _solve_with(method, method, A, b, options, iterative=True)
 
 
-def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None):
+def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, tol=None):
     """(x, info) of A x = b by conjugate gradients (A symmetric positive definite), as
     scipy.sparse.linalg.cg; x differentiable in A's entries and in b, to any order (the
     derivative solves with cg too).
@@ -243,12 +330,15 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None):
     >>> x, info = cg(A, np.array([1.0, 2.0]), rtol=1e-12)
     >>> x.round(6).tolist(), info
     ([0.090909, 0.636364], 0)
+    >>> x, info = cg(lambda v: A @ v, np.array([1.0, 2.0]), tol=1e-12)  # as in JAX
+    >>> x.round(6).tolist(), info
+    ([0.090909, 0.636364], 0)
     """
     return _iterative("cg", A, b, x0, {"rtol": rtol, "atol": atol, "maxiter": maxiter,
-                                       "M": M})
+                                       "M": M}, tol)
 
 
-def minres(A, b, x0=None, *, rtol=1e-5, shift=0.0, maxiter=None, M=None):
+def minres(A, b, x0=None, *, rtol=1e-5, shift=0.0, maxiter=None, M=None, tol=None):
     """(x, info) of (A - shift I) x = b by MINRES (A symmetric, possibly indefinite), as
     scipy.sparse.linalg.minres; x differentiable in A's entries and in b, to any order
     (the derivative's solves are MINRES's with the same shift).
@@ -263,10 +353,11 @@ def minres(A, b, x0=None, *, rtol=1e-5, shift=0.0, maxiter=None, M=None):
     options = {"rtol": rtol, "maxiter": maxiter, "M": M}
     if shift != 0.0:  # (SciPy's keyword, left out at 0 as the other methods have none)
         options["shift"] = float(shift)
-    return _iterative("minres", A, b, x0, options)
+    return _iterative("minres", A, b, x0, options, tol)
 
 
-def gmres(A, b, x0=None, *, rtol=1e-5, atol=0.0, restart=None, maxiter=None, M=None):
+def gmres(A, b, x0=None, *, rtol=1e-5, atol=0.0, restart=None, maxiter=None, M=None,
+          tol=None, solve_method=None):
     """(x, info) of A x = b by GMRES (any nonsingular A), as scipy.sparse.linalg.gmres; x
     differentiable in A's entries and in b, to any order (the derivative's solve is with
     A^T, by GMRES too).
@@ -278,11 +369,15 @@ def gmres(A, b, x0=None, *, rtol=1e-5, atol=0.0, restart=None, maxiter=None, M=N
     >>> x.round(6).tolist(), info
     ([1.0, 1.0], 0)
     """
+    if solve_method not in (None, "batched", "incremental"):  # (JAX's, same answer)
+        raise ValueError(f"gmres: solve_method must be 'batched' or 'incremental', got "
+                         f"{solve_method!r}")
     return _iterative("gmres", A, b, x0, {"rtol": rtol, "atol": atol, "restart": restart,
-                                          "maxiter": maxiter, "M": M})
+                                          "maxiter": maxiter, "M": M}, tol)
 
 
-def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None):
+def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None,
+             tol=None):
     """(x, info) of A x = b by BiCGSTAB (any nonsingular A), as
     scipy.sparse.linalg.bicgstab; x differentiable in A's entries and in b, to any order.
 
@@ -294,4 +389,4 @@ def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None):
     ([1.0, 1.0], 0)
     """
     return _iterative("bicgstab", A, b, x0, {"rtol": rtol, "atol": atol,
-                                             "maxiter": maxiter, "M": M})
+                                             "maxiter": maxiter, "M": M}, tol)
