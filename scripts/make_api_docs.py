@@ -140,6 +140,7 @@ def sections():
     stats = importlib.import_module("chainrule.scipy.stats")
     scipy_linalg = importlib.import_module("chainrule.scipy.linalg")
     scipy_signal = importlib.import_module("chainrule.scipy.signal")
+    scipy_ndimage = importlib.import_module("chainrule.scipy.ndimage")
     fft_rules = importlib.import_module("chainrule.rules.fft")
     scipy_integrate = importlib.import_module("chainrule.scipy.integrate")
     scipy_optimize = importlib.import_module("chainrule.scipy.optimize")
@@ -326,7 +327,14 @@ def sections():
                 [Entry("chainrule.scipy.signal", scipy_signal, "module")]
                 + _entries("signal.", scipy_signal, scipy_signal.__all__),
                 "`import chainrule.scipy.signal as signal`: n-dimensional convolve and "
-                "correlate, differentiable in both inputs."),
+                "correlate, 2-d ones with SciPy's boundaries, fftconvolve and detrend, "
+                "differentiable in every array input."),
+        Section("SciPy's interpolation at coordinates", "chainrule.scipy.ndimage",
+                [Entry("chainrule.scipy.ndimage", scipy_ndimage, "module")]
+                + _entries("ndimage.", scipy_ndimage, scipy_ndimage.__all__),
+                "`from chainrule.scipy.ndimage import map_coordinates`: an image read at "
+                "fractional coordinates (orders 0 and 1, SciPy's modes), differentiable "
+                "in the image, the coordinates and cval."),
         Section("SciPy's integration", "chainrule.scipy.integrate",
                 [Entry("chainrule.scipy.integrate", scipy_integrate, "module")]
                 + _entries("integrate.", scipy_integrate, scipy_integrate.__all__),
