@@ -141,6 +141,7 @@ def sections():
     scipy_linalg = importlib.import_module("chainrule.scipy.linalg")
     scipy_signal = importlib.import_module("chainrule.scipy.signal")
     scipy_ndimage = importlib.import_module("chainrule.scipy.ndimage")
+    scipy_fft = importlib.import_module("chainrule.scipy.fft")
     fft_rules = importlib.import_module("chainrule.rules.fft")
     scipy_integrate = importlib.import_module("chainrule.scipy.integrate")
     scipy_optimize = importlib.import_module("chainrule.scipy.optimize")
@@ -335,6 +336,11 @@ def sections():
                 "`from chainrule.scipy.ndimage import map_coordinates`: an image read at "
                 "fractional coordinates (orders 0 and 1, SciPy's modes), differentiable "
                 "in the image, the coordinates and cval."),
+        Section("SciPy's cosine transforms", "chainrule.scipy.fft",
+                [Entry("chainrule.scipy.fft", scipy_fft, "module")]
+                + _entries("fft.", scipy_fft, scipy_fft.__all__),
+                "`import chainrule.scipy.fft as fft`: dct, idct, dctn and idctn of type 2, "
+                "as jax.scipy.fft has them, differentiable to any order."),
         Section("SciPy's integration", "chainrule.scipy.integrate",
                 [Entry("chainrule.scipy.integrate", scipy_integrate, "module")]
                 + _entries("integrate.", scipy_integrate, scipy_integrate.__all__),

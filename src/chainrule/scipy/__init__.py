@@ -1,5 +1,5 @@
 """SciPy's functions with derivatives: ``chainrule.scipy.special``, ``.stats``,
-``.linalg``, ``.signal``, ``.integrate`` and ``.ndimage``, as ``jax.scipy`` and ``autograd.scipy`` are
+``.linalg``, ``.signal``, ``.integrate``, ``.ndimage`` and ``.fft``, as ``jax.scipy`` and ``autograd.scipy`` are
 for their libraries.
 
 SciPy computes the values (odeint solves on its own); the derivative rules are
@@ -16,6 +16,7 @@ except ImportError as err:  # (a ModuleNotFoundError, as the bare one was: an Im
     raise ModuleNotFoundError("chainrule.scipy needs SciPy, which is not installed: pip "
                               "install 'chainrule[scipy]'", name="scipy") from err
 
-from . import integrate, linalg, ndimage, optimize, signal, special, stats  # noqa: E402
+from . import fft, integrate, linalg, ndimage, optimize, signal, special, stats  # noqa: E402
 
-__all__ = ["integrate", "linalg", "ndimage", "optimize", "signal", "special", "stats"]
+__all__ = ["fft", "integrate", "linalg", "ndimage", "optimize", "signal", "special",
+           "stats"]
