@@ -142,6 +142,7 @@ def sections():
     scipy_signal = importlib.import_module("chainrule.scipy.signal")
     scipy_ndimage = importlib.import_module("chainrule.scipy.ndimage")
     scipy_fft = importlib.import_module("chainrule.scipy.fft")
+    scipy_interpolate = importlib.import_module("chainrule.scipy.interpolate")
     fft_rules = importlib.import_module("chainrule.rules.fft")
     scipy_integrate = importlib.import_module("chainrule.scipy.integrate")
     scipy_optimize = importlib.import_module("chainrule.scipy.optimize")
@@ -341,6 +342,12 @@ def sections():
                 + _entries("fft.", scipy_fft, scipy_fft.__all__),
                 "`import chainrule.scipy.fft as fft`: dct, idct, dctn and idctn of type 2, "
                 "as jax.scipy.fft has them, differentiable to any order."),
+        Section("SciPy's grid interpolation", "chainrule.scipy.interpolate",
+                [Entry("chainrule.scipy.interpolate", scipy_interpolate, "module")]
+                + _entries("interpolate.", scipy_interpolate, scipy_interpolate.__all__),
+                "`from chainrule.scipy.interpolate import RegularGridInterpolator`: "
+                "linear and nearest, differentiable in the points, the values and the "
+                "grid."),
         Section("SciPy's integration", "chainrule.scipy.integrate",
                 [Entry("chainrule.scipy.integrate", scipy_integrate, "module")]
                 + _entries("integrate.", scipy_integrate, scipy_integrate.__all__),

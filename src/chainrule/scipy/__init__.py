@@ -1,5 +1,5 @@
 """SciPy's functions with derivatives: ``chainrule.scipy.special``, ``.stats``,
-``.linalg``, ``.signal``, ``.integrate``, ``.ndimage`` and ``.fft``, as ``jax.scipy`` and ``autograd.scipy`` are
+``.linalg``, ``.signal``, ``.integrate``, ``.ndimage``, ``.interpolate`` and ``.fft``, as ``jax.scipy`` and ``autograd.scipy`` are
 for their libraries.
 
 SciPy computes the values (odeint solves on its own); the derivative rules are
@@ -16,7 +16,8 @@ except ImportError as err:  # (a ModuleNotFoundError, as the bare one was: an Im
     raise ModuleNotFoundError("chainrule.scipy needs SciPy, which is not installed: pip "
                               "install 'chainrule[scipy]'", name="scipy") from err
 
-from . import fft, integrate, linalg, ndimage, optimize, signal, special, stats  # noqa: E402
+from . import (fft, integrate, interpolate, linalg, ndimage, optimize, signal,  # noqa: E402
+               special, stats)
 
-__all__ = ["fft", "integrate", "linalg", "ndimage", "optimize", "signal", "special",
-           "stats"]
+__all__ = ["fft", "integrate", "interpolate", "linalg", "ndimage", "optimize", "signal",
+           "special", "stats"]
