@@ -115,6 +115,13 @@ def takes_arrays(transformed, xs):
 @pytest.mark.parametrize("transform", TRANSFORM_PARAMS)
 @pytest.mark.parametrize("case", CASES)
 def test_a_case_through_a_transform(case, transform):
+    through(case, transform)
+
+
+def through(case, transform):
+    """One case (``case.id``, ``case.fn`` and ``case.arrays()``) through one transform,
+    against the same case run one example at a time eagerly. Other files' tables of
+    composite functions (tests/test_scipy_composites_under_transforms.py) call it too."""
     sets = examples(case)
     eager = [case.fn(*[cr.tensor(a) for a in xs]) for xs in sets]
     n = len(sets[0])

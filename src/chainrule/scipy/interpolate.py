@@ -122,11 +122,12 @@ class RegularGridInterpolator:
 
     def _check_bounds(self, coordinates):
         for k, (g, x) in enumerate(zip(self.grid, coordinates)):
-            numbers, edges = raw(x), np.asarray(raw(g))
-            if type(numbers) is not np.ndarray:
+            numbers, edges = raw(x), raw(g)
+            if type(numbers) is not np.ndarray or type(edges) is not np.ndarray:
                 raise ValueError("RegularGridInterpolator: bounds_error=True checks the "
-                                 "points' numbers, which a transform is tracing here; "
-                                 "pass bounds_error=False (jax.scipy's default)")
+                                 "points' and the grid's numbers, which a transform is "
+                                 "tracing here; pass bounds_error=False (jax.scipy's "
+                                 "default)")
             if np.any((numbers < edges[0]) | (numbers > edges[-1])):
                 raise ValueError(f"RegularGridInterpolator: one of the requested xi is out "
                                  f"of bounds in dimension {k} ([{edges[0]}, {edges[-1]}])")

@@ -34,12 +34,20 @@ __all__ = ["toeplitz", "hankel", "circulant", "companion", "leslie", "fiedler",
 
 
 def _vector(name, v):
-    """v as a 1-d array (a list becomes one; a traced or Tensor one stays as it is)."""
-    if not isinstance(v, Box):
+    """v as a 1-d array (a list becomes one; a Tensor, a transform's tracer or cr.jit's
+    traced array stays as it is)."""
+    if not isinstance(v, Box) and type(v) not in xp.ARRAYS:
         v = np.asarray(v)
     if len(shape_of(v)) != 1:
         raise ValueError(f"{name}: expected a 1-d array, got shape {shape_of(v)}")
     return v
+
+
+def _known_zero(x):
+    """Whether x is a number known now to be 0. Under vmap or cr.jit its numbers are not
+    known while the program is built: a zero then divides into infinities, as in JAX."""
+    x = raw(x)
+    return type(x) in (np.ndarray, np.float64, float) and x == 0
 
 
 def _gathered(values, index):
@@ -104,7 +112,7 @@ def companion(a: Any) -> Any:
     n = shape_of(a)[0]
     if n < 2:
         raise ValueError(f"companion: the polynomial needs at least 2 coefficients, got {n}")
-    if np.any(np.asarray(raw(a))[0] == 0):
+    if _known_zero(a[0]):
         raise ValueError("companion: the first coefficient must not be zero")
     values = -a[1:] / a[0]
     index = np.full((n - 1, n - 1), -1)
@@ -155,7 +163,7 @@ def fiedler_companion(a: Any) -> Any:
     size = shape_of(a)[0]
     if size <= 2:
         return ops.reshape(-(a / a[0])[-1:], (1, 1)) if size == 2 else np.zeros((0, 0))
-    if np.asarray(raw(a))[0] == 0:
+    if _known_zero(a[0]):
         raise ValueError("fiedler_companion: the first coefficient must not be zero")
     a = a / a[0]
     n = size - 1
