@@ -383,6 +383,17 @@ def _activation(input, name, new):
     return input._inplace("", _copy, new, what=f"F.{name}_(x)", instead=f"x = F.{name}(x)")
 
 
+def _numbers(input, name):
+    """``input.detach()``: the numbers an in-place activation computes from. Only a
+    Tensor can be written into: a value a transform traces (vmap, grad, cr.jit) is
+    immutable, as JAX's arrays are."""
+    if not hasattr(input, "_inplace"):  # (a Tensor's write rule)
+        raise TypeError(f"F.{name}_(x) writes into x, which must be a Tensor; got "
+                        f"{type(input).__name__} (a transform's traced value or an array "
+                        f"cannot be written): write x = F.{name}(x)")
+    return input.detach()
+
+
 def relu_(input: Any) -> Any:
     """``max(x, 0)`` written into x, in place (under the Tensor's write rule).
 
@@ -390,7 +401,7 @@ def relu_(input: Any) -> Any:
     >>> relu_(cr.tensor([-1.0, 2.0])).tolist()
     [0.0, 2.0]
     """
-    return _activation(input, "relu", ops.maximum(input.detach(), 0.0))
+    return _activation(input, "relu", ops.maximum(_numbers(input, "relu"), 0.0))
 
 
 def elu_(input: Any, alpha: float = 1.0) -> Any:
@@ -400,7 +411,7 @@ def elu_(input: Any, alpha: float = 1.0) -> Any:
     >>> elu_(cr.tensor([0.0, 2.0])).tolist()
     [0.0, 2.0]
     """
-    x = input.detach()
+    x = _numbers(input, "elu")
     return _activation(input, "elu", ops.where(raw(x) > 0, x, alpha * ops.expm1(x)))
 
 
@@ -411,7 +422,7 @@ def leaky_relu_(input: Any, negative_slope: float = 0.01) -> Any:
     >>> leaky_relu_(cr.tensor([-2.0, 2.0]), 0.5).tolist()
     [-1.0, 2.0]
     """
-    x = input.detach()
+    x = _numbers(input, "leaky_relu")
     return _activation(input, "leaky_relu", ops.where(raw(x) > 0, x, negative_slope * x))
 
 
@@ -422,7 +433,8 @@ def hardtanh_(input: Any, min_val: float = -1.0, max_val: float = 1.0) -> Any:
     >>> hardtanh_(cr.tensor([-2.0, 0.5, 2.0])).tolist()
     [-1.0, 0.5, 1.0]
     """
-    return _activation(input, "hardtanh", ops.clip(input.detach(), min_val, max_val))
+    new = ops.clip(_numbers(input, "hardtanh"), min_val, max_val)
+    return _activation(input, "hardtanh", new)
 
 
 def threshold_(input: Any, threshold: float, value: float) -> Any:
@@ -432,7 +444,7 @@ def threshold_(input: Any, threshold: float, value: float) -> Any:
     >>> threshold_(cr.tensor([0.5, 2.0]), 1.0, -1.0).tolist()
     [-1.0, 2.0]
     """
-    x = input.detach()
+    x = _numbers(input, "threshold")
     return _activation(input, "threshold", ops.where(raw(x) > threshold, x, value))
 
 
@@ -443,7 +455,7 @@ def celu_(input: Any, alpha: float = 1.0) -> Any:
     >>> celu_(cr.tensor([0.0, 2.0])).tolist()
     [0.0, 2.0]
     """
-    x = input.detach()
+    x = _numbers(input, "celu")
     new = ops.maximum(x, 0.0) + ops.minimum(alpha * ops.expm1(x / alpha), 0.0)
     return _activation(input, "celu", new)
 
@@ -456,7 +468,7 @@ def selu_(input: Any) -> Any:
     >>> selu_(cr.tensor([0.0])).tolist()
     [0.0]
     """
-    x = input.detach()
+    x = _numbers(input, "selu")
     new = _SELU_SCALE * (ops.maximum(x, 0.0) + ops.minimum(_SELU_ALPHA * ops.expm1(x), 0.0))
     return _activation(input, "selu", new)
 
@@ -470,7 +482,7 @@ def rrelu_(input: Any, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
     >>> rrelu_(cr.tensor([-3.0, 2.0]), 0.5, 0.5).tolist()
     [-1.5, 2.0]
     """
-    x = input.detach()
+    x = _numbers(input, "rrelu")
     if training:
         source = _generator("rrelu_", generator)
         slope = xp.draw(source.uniform, lower, upper, x.shape)

@@ -161,7 +161,9 @@ def one_hot(tensor: ArrayLike, num_classes: int = -1) -> Result:
     takes the largest index plus one. An index below 0 or not below ``num_classes`` is a
     ValueError, a fraction a TypeError (whole floats are taken, where PyTorch wants
     int64); a Tensor gives a Tensor (without a gradient: the result is made of
-    integers), an array an ndarray.
+    integers), an array an ndarray. Under vmap or cr.jit, whose indices' numbers are not
+    read, ``num_classes`` must be given, and an index outside the classes gives a row
+    of zeros (as ``jax.nn.one_hot``).
 
     >>> cr.nn.functional.one_hot(cr.tensor([0, 2]))
     tensor([[1, 0, 0],
@@ -169,7 +171,19 @@ def one_hot(tensor: ArrayLike, num_classes: int = -1) -> Result:
     >>> cr.nn.functional.one_hot(np.array([1]), num_classes=4).tolist()
     [[0, 1, 0, 0]]
     """
+    if (isinstance(num_classes, (bool, np.bool_)) or not isinstance(num_classes, Integral)
+            or num_classes < -1):
+        raise ValueError(f"one_hot: num_classes must be -1 (the largest index plus one) "
+                         f"or a count >= 0, got {num_classes!r}")
     indices = xp.as_array(_raw(tensor))
+    if type(indices) is not np.ndarray:  # traced by vmap or cr.jit: numbers not known
+        if num_classes == -1:
+            raise ValueError("one_hot: num_classes=-1 reads the largest index, which a "
+                             "transform is tracing here; pass num_classes")
+        # an index outside [0, num_classes) or a fraction matches no class: a row of
+        # zeros, as jax.nn.one_hot gives
+        return ops.astype(ops.expand_dims(indices, -1) == xp.arange(int(num_classes)),
+                          np.int64)
     # (cr.tensor([0, 2]) is float64: whole floats are taken, as cross_entropy takes them)
     if indices.dtype.kind not in "iu" and not (
             indices.dtype.kind == "f" and bool(xp.all(indices == xp.round(indices)))):
@@ -178,10 +192,6 @@ def one_hot(tensor: ArrayLike, num_classes: int = -1) -> Result:
                                                else ""))
     if indices.dtype.kind == "f":
         indices = indices.astype(np.int64)
-    if (isinstance(num_classes, (bool, np.bool_)) or not isinstance(num_classes, Integral)
-            or num_classes < -1):
-        raise ValueError(f"one_hot: num_classes must be -1 (the largest index plus one) "
-                         f"or a count >= 0, got {num_classes!r}")
     if num_classes == -1:
         if not indices.size:
             raise ValueError("one_hot: cannot infer num_classes from an empty tensor; "

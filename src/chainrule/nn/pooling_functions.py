@@ -118,9 +118,10 @@ def _max_unpool(d):
                    output_size: tuple[int, ...] | None = None) -> Result:
         shape = shape_of(x)
         if len(shape) == d + 1:
+            indices = raw(indices)
             y = _pool.max_unpool(ops.reshape(x, (1,) + shape),
-                                 np.asarray(raw(indices))[None], kernel_size, stride,
-                                 padding, output_size, d=d, name=name)
+                                 ops.reshape(indices, (1,) + shape_of(indices)), kernel_size,
+                                 stride, padding, output_size, d=d, name=name)
             return ops.reshape(y, shape_of(y)[1:])
         if len(shape) != d + 2:
             raise ValueError(f"{name}: input of shape {shape}, expected "

@@ -18,13 +18,14 @@ import itertools
 import math
 
 from .. import arrays as xp
-from ..primitive import raw, shape_of
+from ..primitive import Box, raw, shape_of
 from .common import float_dtype, op
 from .contractions import einsum
 from .convolution import _check_fits, _check_input, _pad_or_crop, _spatial, _tuple, _windows
-from .elementwise import absolute, relu, sign
+from .elementwise import absolute, relu, sign, where
 from .elementary import stop_gradient
 from .indexing import getitem, index_add, index_set
+from .predicates import logical_and
 from .reductions import max as _max, sum as _sum
 from .shapes import reshape
 
@@ -365,23 +366,34 @@ def max_unpool(y, indices, kernel_size, stride=None, padding=0, output_size=None
     if any(n <= 0 for n in size):
         raise ValueError(f"{name}: output size {size} from input {shape}, expected "
                          f"positive sizes")
-    indices = xp.asarray(raw(indices))
-    if indices.shape != shape or indices.dtype.kind not in "iu":
-        raise ValueError(f"{name}: indices of shape {indices.shape} and dtype "
+    indices = raw(indices)
+    if not isinstance(indices, Box):  # (a list; cr.jit's traced array stays one)
+        indices = xp.as_array(indices)
+    if shape_of(indices) != shape or indices.dtype.kind not in "iu":
+        raise ValueError(f"{name}: indices of shape {shape_of(indices)} and dtype "
                          f"{indices.dtype}, expected integers of the input's shape {shape}")
-    plane = math.prod(size)
-    if indices.size and (indices.min() < 0 or indices.max() >= plane):
-        raise ValueError(f"{name}: indices run from {indices.min()} to {indices.max()}, "
-                         f"expected them within the output plane of {plane} entries")
+    plane, spare = math.prod(size), 0
+    if type(indices) is xp.ndarray:  # numbers known now
+        if indices.size and (indices.min() < 0 or indices.max() >= plane):
+            raise ValueError(f"{name}: indices run from {indices.min()} to "
+                             f"{indices.max()}, expected them within the output plane of "
+                             f"{plane} entries")
+    else:  # numbers a transform traces (vmap, cr.jit), so not checked: an index outside
+        # the plane writes to a spare entry past its end, cut off below (JAX's scatter
+        # drops such an update), never wrapping round to another place
+        inside = logical_and(indices >= 0, indices < plane)
+        indices, spare = where(inside, indices, plane), 1
     n, c = shape[:2]
     lead = shape[:2] + (-1,)
-    where = (Ellipsis, xp.arange(n).reshape(n, 1, 1), xp.arange(c).reshape(1, c, 1),
-             indices.reshape(lead))
-    zeros = xp.zeros(shape[:2] + (plane,), float_dtype(y))
+    at = (Ellipsis, xp.arange(n).reshape(n, 1, 1), xp.arange(c).reshape(1, c, 1),
+          reshape(indices, lead))
+    zeros = xp.zeros(shape[:2] + (plane + spare,), float_dtype(y))
     flat = reshape(y, lead)
     # PyTorch's derivatives: each entry reads the gradient of its place, even where
     # overlapping windows repeat an index (their entries are equal: the value is one of
     # them, the adjoint that of adding them)
-    added = index_add(zeros, flat, index=where)
-    out = added - stop_gradient(added - index_set(zeros, flat, index=where))
+    added = index_add(zeros, flat, index=at)
+    out = added - stop_gradient(added - index_set(zeros, flat, index=at))
+    if spare:
+        out = getitem(out, index=(Ellipsis, slice(0, plane)))
     return reshape(out, shape[:2] + size)
