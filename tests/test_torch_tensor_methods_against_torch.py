@@ -561,6 +561,8 @@ TRACED = {
                                                  "amax"),
     "unbind": lambda a: a.unbind(1)[0],
     "addcmul": lambda a: a.addcmul(a, a, value=0.5),
+    "clone": lambda a: a.clone() * a,
+    "detach": lambda a: a.detach() * a,
 }
 
 
@@ -578,6 +580,19 @@ def test_methods_under_vmap_and_jvp_match_the_eager_ones(name):
     grad = cr.grad(lambda a: (f(a) * weights).sum())(xs[0])
     np.testing.assert_allclose(np.sum(np.asarray(jvp) * weights), np.sum(grad * tangent),
                                rtol=1e-10)
+
+
+def test_argmax_argmin_and_detach_of_traced_values_are_torch_funcs():
+    xs = normal(4, 3, 5)
+    for name in ("argmax", "argmin"):
+        for kwargs in ({}, {"dim": 1}, {"dim": 0, "keepdim": True}):
+            ours = cr.vmap(lambda a: getattr(a, name)(**kwargs))(xs)
+            theirs = torch.func.vmap(lambda a: getattr(a, name)(**kwargs))(torch.tensor(xs))
+            np.testing.assert_array_equal(ours, theirs.numpy())
+    # detach inside grad is a stop_gradient for torch.func as for chainrule
+    ours = cr.grad(lambda a: (a.detach() ** 2 * a.sin()).sum())(xs[0])
+    theirs = torch.func.grad(lambda a: (a.detach() ** 2 * a.sin()).sum())(torch.tensor(xs[0]))
+    np.testing.assert_allclose(ours, theirs.numpy(), rtol=RTOL)
 
 
 def test_scatter_reads_only_as_much_of_src_as_the_index_has():

@@ -16,7 +16,8 @@ import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
 from .. import rules as ops
-from ..rules.predicates import all as _all, any as _any
+from ..rules.predicates import all as _all, any as _any, argmax as _argmax, \
+    argmin as _argmin
 from ..primitive import Box, raw, shape_of
 
 __all__ = ["TorchMethods"]
@@ -391,6 +392,44 @@ class TorchMethods:
         [True]
         """
         return _any(self, axis=dim, keepdims=keepdim)
+
+    # (a Tensor has its own argmax, argmin, clone and detach, in tensor.py: these are the
+    # traced values', inside vmap, grad or cr.jit, where PyTorch's torch.func takes them)
+    def argmax(self, axis: int | None = None, dim: int | None = None,
+               keepdims: bool = False, keepdim: bool = False) -> Any:
+        """The index of the largest entry (along ``axis``, PyTorch's ``dim``): integers,
+        with no derivative.
+
+        >>> cr.vmap(lambda x: x.argmax())(np.array([[1.0, 3.0], [4.0, 2.0]])).tolist()
+        [1, 0]
+        """
+        return _argmax(self, axis=axis if dim is None else dim, keepdims=keepdims or keepdim)
+
+    def argmin(self, axis: int | None = None, dim: int | None = None,
+               keepdims: bool = False, keepdim: bool = False) -> Any:
+        """The index of the smallest entry (along ``axis``, PyTorch's ``dim``).
+
+        >>> cr.vmap(lambda x: x.argmin(dim=0))(np.array([[1.0, 3.0], [4.0, 2.0]])).tolist()
+        [0, 1]
+        """
+        return _argmin(self, axis=axis if dim is None else dim, keepdims=keepdims or keepdim)
+
+    def clone(self) -> Any:
+        """The same values, in the graph (the gradient flows back), as torch's clone.
+
+        >>> cr.grad(lambda x: (x.clone() * x).sum())(np.array([1.0, 2.0])).tolist()
+        [2.0, 4.0]
+        """
+        return ops.multiply(self, 1)
+
+    def detach(self) -> Any:
+        """The same values with no derivative (``stop_gradient``), as torch.func reads
+        ``x.detach()`` inside a transform.
+
+        >>> cr.grad(lambda x: (x.detach() * x).sum())(np.array([1.0, 2.0])).tolist()
+        [1.0, 2.0]
+        """
+        return ops.stop_gradient(self)
 
     def norm(self, p: "float | str | None" = "fro", dim: "int | tuple[int, ...] | None" = None,
              keepdim: bool = False, dtype: DTypeLike | None = None) -> Any:
