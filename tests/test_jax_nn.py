@@ -76,6 +76,18 @@ def test_softmax_log_softmax_logsumexp_standardize_glu_along_axes(axis):
               jax.grad(lambda v: jnp.sum(jax.nn.glu(v, axis=axis) * 1.5))(x))
 
 
+def test_logsumexp_with_weights_of_either_sign_is_jaxs():
+    x = RNG.standard_normal((3, 4))
+    b = np.array([[1.0, -2.0, 0.5, 0.0], [-1.0, -1.0, 0.2, 0.3], [2.0, 1.0, 1.0, -0.5]])
+    ours, sign = cnn.logsumexp(x, axis=1, b=b, return_sign=True)
+    theirs, their_sign = jax.nn.logsumexp(x, axis=1, b=b, return_sign=True)
+    close(ours, theirs)
+    np.testing.assert_array_equal(sign, their_sign)
+    close(cr.grad(lambda v: cr.sum(cnn.logsumexp(v, axis=1, b=b, return_sign=True)[0]))(x),
+          jax.grad(lambda v: jnp.sum(jax.nn.logsumexp(v, axis=1, b=b, return_sign=True)[0]))(
+              x))
+
+
 def test_one_hot_as_jax_out_of_range_rows_are_zeros():
     labels = np.array([[0, 2], [5, -1]])
     for axis in (-1, 0, 1):

@@ -27,6 +27,7 @@ import numpy as _np
 from ...api import numpy as _cnp
 from ...primitive import raw as _raw, shape_of as _shape_of
 from ... import rules as _ops
+from ...scipy import special as _special
 from . import initializers
 from .attention import dot_product_attention
 
@@ -337,9 +338,10 @@ def log_softmax(x, axis=-1):
     return _ops.log_softmax(x, axis=axis)
 
 
-def logsumexp(a, axis=None, b=None, keepdims=False):
-    """log(sum(b * exp(a))) along ``axis``, stable (``jax.nn.logsumexp``, which is
-    ``jax.scipy.special.logsumexp``); ``b`` scales each term and must be positive.
+def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
+    """log(sum(b * exp(a))) along ``axis``, stable: ``jax.nn.logsumexp`` is
+    ``jax.scipy.special.logsumexp``, and so is this (``b`` of any sign, with
+    ``return_sign=True`` for a sum that may be negative).
 
     >>> from chainrule import jax_nn
     >>> round(float(jax_nn.logsumexp(np.array([1000.0, 1000.0]))), 4)   # 1000 + log 2
@@ -347,12 +349,7 @@ def logsumexp(a, axis=None, b=None, keepdims=False):
     >>> round(float(jax_nn.logsumexp(np.zeros(2), b=np.array([1.0, 3.0]))), 4)  # log 4
     1.3863
     """
-    if b is not None:
-        if _np.any(_np.asarray(_raw(b)) <= 0):
-            raise ValueError("logsumexp: b must be positive here (its log is added to a); "
-                             "a zero or negative weight would need the result's sign")
-        a = a + _cnp.log(b)
-    return _ops.logsumexp(a, axis=axis, keepdims=keepdims)
+    return _special.logsumexp(a, axis=axis, b=b, keepdims=keepdims, return_sign=return_sign)
 
 
 def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5):
