@@ -21,6 +21,7 @@ import builtins as _builtins
 import numpy as _np
 
 from ..methods import numpy_protocol as _numpy_protocol
+from .. import arrays as _xp
 from .. import rules as _rules
 from ..rules import fft as _fft
 from ..primitive import Box as _Box, raw as _raw
@@ -124,7 +125,9 @@ def full(shape, fill_value, dtype=None):
     >>> cr.grad(lambda x: cnp.sum(cnp.full((2, 3), x)))(1.5)
     6.0
     """
-    if not _traced(fill_value):
+    # (a value cr.jit traces too: NumPy's would write it into an array made outside
+    # the trace)
+    if not _traced(fill_value) and not _xp.holds_traced((fill_value,)):
         return _np.full(shape, fill_value, dtype=dtype)
     shape = (shape,) if _np.ndim(shape) == 0 else tuple(shape)
     value = fill_value if dtype is None else _rules.astype(fill_value, _np.dtype(dtype))
@@ -139,7 +142,7 @@ def full_like(a, fill_value, dtype=None, shape=None):
     >>> cr.grad(lambda x: cnp.sum(cnp.full_like(np.zeros(4), x)))(1.5)
     4.0
     """
-    if not _traced(fill_value):
+    if not _traced(fill_value) and not _xp.holds_traced((fill_value,)):
         return _np.full_like(a, fill_value, dtype=dtype, shape=shape)
     return _numpy_protocol.full_like(a, fill_value, dtype=dtype, shape=shape)
 

@@ -41,6 +41,8 @@ TWINS.update({
     np.linalg.norm: ops.linalg_norm,   # (cr.norm is the Tensor method's: a vector norm)
     np.linalg.multi_dot: ops.multi_dot,
 })
+if hasattr(np, "astype"):  # NumPy 2's np.astype(x, dtype), the method as a function
+    TWINS[np.astype] = lambda x, dtype, /, *, copy=True, device=None: ops.astype(x, dtype)
 if hasattr(np.linalg, "trace"):  # NumPy 2's array-API spellings: over the last two axes
     TWINS.update({
         np.linalg.trace: lambda x, offset=0, dtype=None: ops.trace(x, offset, -2, -1),

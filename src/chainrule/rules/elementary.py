@@ -307,8 +307,17 @@ rint = _flat("rint", xp.rint, "x rounded to the nearest integer (half to even)."
     [0.0, 2.0, 2.0]
     """)
 fix = trunc
+
+
+def _held(x):
+    # x's value, a new array (np.positive, which has no loop for bools: a mask's copy)
+    if xp.result_type(x) == bool:
+        return xp.logical_and(x, True)
+    return xp.positive(x)
+
+
 stop_gradient = elementwise(
-    xp.positive, "stop_gradient", lambda ans, x: xp.zeros_like(raw(ans)), text=("0",),
+    _held, "stop_gradient", lambda ans, x: xp.zeros_like(raw(ans)), text=("0",),
     doc="""\
 x itself, as a constant of differentiation (jax.lax.stop_gradient): its derivative is
     0, so every transform and backward() sees no dependence on x through it, at every

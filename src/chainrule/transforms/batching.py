@@ -165,8 +165,10 @@ class BatchTracer(Tracer):
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if method == "__call__" and not kwargs:
-            if ufunc in numpy_protocol.CONSTANT_UFUNCS:
+            if ufunc in numpy_protocol.CONSTANT_UFUNCS or ufunc in _INTEGERS_ONLY:
                 return _plain_entrywise(ufunc, inputs)
+            if ufunc is np.nextafter:  # (an example in a graph refuses it, by name)
+                return _plain_entrywise(ufunc, inputs, strip=False)
             prim = _ARITHMETIC.get(ufunc)  # (an array times a batch: array.__mul__)
             if prim is not None and len(inputs) == 2:
                 reflected = inputs[1] is self
@@ -228,6 +230,14 @@ class BatchTracer(Tracer):
 xp.ARRAYS.add(BatchTracer)
 
 
+# ufuncs of integers (lax's shifts, population_count and clz call them), which carry no
+# derivative as the bitwise ones: entry by entry on the examples' values. np.nextafter
+# (lax.nextafter), whose float result JAX does not differentiate, too, on the values
+# with their derivative boxes: an example in a graph refuses it, as eagerly.
+_INTEGERS_ONLY = {np.left_shift, np.right_shift}
+if hasattr(np, "bitwise_count"):  # (NumPy 2)
+    _INTEGERS_ONLY.add(np.bitwise_count)
+
 _ONE_EXAMPLE = {  # NumPy's questions about an array, answered for one example
     np.shape: lambda x: shape_of(x),
     np.ndim: lambda x: _ndim(x),
@@ -245,18 +255,20 @@ def _top_batch(items):
     return max(levels) if levels else None
 
 
-def _plain_entrywise(func, inputs):
-    """A NumPy function without derivative (a comparison), entry by entry, on batches."""
+def _plain_entrywise(func, inputs, strip=True):
+    """A NumPy function without derivative (a comparison), entry by entry, on batches
+    (``strip``: on the values without their derivative boxes)."""
     found = _one_level(inputs)
     if found is not None and found[0] != -1:  # (batches of NumPy arrays: at once)
         return BatchTracer(func(*found[1]), found[0])
-    inputs = [_strip(x) for x in inputs]
+    if strip:
+        inputs = [_strip(x) for x in inputs]
     level = _top_batch(inputs)
     if level is None:
         return func(*inputs)
     batched = [isinstance(x, BatchTracer) and x._level == level for x in inputs]
     values = [x.value if b else x for x, b in zip(inputs, batched)]
-    return BatchTracer(_plain_entrywise(func, _aligned(values, batched)), level)
+    return BatchTracer(_plain_entrywise(func, _aligned(values, batched), strip), level)
 
 
 _ARITHMETIC = {np.add: ops.add, np.subtract: ops.subtract, np.multiply: ops.multiply,
