@@ -395,6 +395,70 @@ case("custom_linear_solve",
                                           lambda mv, r: cnp.linalg.solve(a.T, r)),
      ((3, 3), "wellcond"), ((3,), "any"))
 
+# --- more options that change the code path -------------------------------------------
+case("pow-integer-exponent", lambda x: lax.pow(x, np.int32(3)), (M, "any"))
+case("expand_dims-negative", lambda x: lax.expand_dims(x, (-1,)), (M, "any"))
+case("squeeze-negative", lambda x: lax.squeeze(x, (-1,)), ((3, 2, 1), "any"))
+case("reshape-dimensions-3d", lambda x: lax.reshape(x, (4, 6), dimensions=(2, 0, 1)),
+     (T, "any"))
+case("dynamic_slice_in_dim-negative", lambda x: lax.dynamic_slice_in_dim(x, -2, 2, axis=1),
+     (M, "any"))
+case("dynamic_index_in_dim-negative", lambda x: lax.dynamic_index_in_dim(x, -1, axis=0),
+     (M, "any"))
+case("scatter_add-drop",  # the second row's index is past the end: dropped
+     lambda x, u: lax.scatter_add(x, np.array([[1], [7], [2]]), u, SCATTER_ROWS,
+                                  mode="drop"), (M, "any"), ((3, 4), "any"))
+case("scatter_mul-clip",
+     lambda x, u: lax.scatter_mul(x, np.array([[1], [7]]), u, SCATTER_ROWS, mode="clip"),
+     (M, "any"), ((2, 4), "any"))
+case("gather-rows-fill-past-the-end",
+     lambda x: lax.gather(x, np.array([[1], [3], [-1]]), GATHER_ROWS, (1, 4), mode="fill",
+                          fill_value=-0.5), (M, "any"))
+case("sort-complex",  # real parts rounded, so that the imaginary parts break ties
+     lambda x, y: lax.sort(lax.complex(lax.round(2 * x), y)), (M, "any"), (M, "any"))
+case("conv_general_dilated-same-lower",
+     lambda x, w: lax.conv_general_dilated(x, w, (2,), "SAME_LOWER"), ((1, 2, 6), "any"),
+     ((3, 2, 2), "any"))
+case("conv_transpose-dilated-explicit",
+     lambda x, w: lax.conv_transpose(x, w, (2,), ((1, 2),), rhs_dilation=(2,)),
+     ((1, 4, 2), "any"), ((2, 2, 3), "any"))
+case("fft-rfft-2d", lambda x: lax.fft(x, "RFFT", (3, 4)), (M, "any"))
+case("fft-irfft-2d", lambda x, y: lax.fft(lax.complex(x, y), "IRFFT", (2, 4)),
+     ((2, 3), "any"), ((2, 3), "any"))
+case("scan-length-unroll",
+     lambda c: lax.scan(lambda h, _: (cnp.sin(h) + h, h * h), c, None, length=4, unroll=2),
+     ((2,), "any"))
+case("switch-clamped", lambda x: lax.switch(7, [cnp.sin, cnp.cos], x) + lax.switch(
+    -2, [cnp.tanh, cnp.exp], x), (V, "any"))
+case("cond-operands", lambda x, y: lax.cond(x[0] > y[0], lambda a, b: a * b,
+                                            lambda a, b: a - b, x, y), (V, "any"), (V, "any"))
+case("custom_linear_solve-symmetric",
+     lambda a, b: lax.custom_linear_solve(lambda v: a @ v, b,
+                                          lambda mv, r: cnp.linalg.solve(a, r),
+                                          symmetric=True),
+     ((3, 3), "spd"), ((3,), "any"))
+case("reduce_window-max-same-lower",
+     lambda x: lax.reduce_window(x, -np.inf, lax.max, (2, 2), (1, 1), "SAME_LOWER"), IMAGE)
+case("top_k-of-rows", lambda x: lax.top_k(x, 1), ((4, 3), "wide"))
+case("dot_general-preferred", lambda a, b: lax.dot_general(
+    a, b, (((1,), (0,)), ((), ())), preferred_element_type=np.float64), (M, "any"),
+     ((4, 2), "any"))
+
+
+# integer arithmetic (lax.div and lax.rem round towards zero, as C): values only
+for name in ("div", "rem", "max", "min", "mul", "sub"):
+    case(f"{name}-int", lambda x, y, f=getattr(lax, name): f(ints(x), ints(y)), (M, "any"),
+         (M, "any"), values_only=True)
+for name in ("abs", "sign", "neg", "square"):
+    case(f"{name}-int", lambda x, f=getattr(lax, name): f(ints(x)), (M, "any"),
+         values_only=True)
+case("integer_pow-int", lambda x: lax.integer_pow(ints(x), 3), (M, "any"), values_only=True)
+case("clamp-int", lambda x: lax.clamp(-4, ints(x), 6), (M, "any"), values_only=True)
+case("cumsum-int", lambda x: lax.cumsum(ints(x), axis=1, reverse=True), (M, "any"),
+     values_only=True)
+case("sort-int", lambda x: lax.sort(ints(x), dimension=0), (M, "any"), values_only=True)
+
+
 # --- collectives: over a named vmap inside the row (axis "i", size 3), the table's
 # transforms around it ------------------------------------------------------------------
 def named(f):
