@@ -13,9 +13,12 @@ from a key, so a program draws fresh numbers by passing new keys, never by hidde
 
 Under ``cr.jit`` a key is an input like any array: each sampler is one call of the
 program, run again with the key of each call, so a jitted step draws what the eager
-step draws. Under the transforms, samples are constants of differentiation; a sample
-reparameterised in its parameters (``loc + scale * normal(key)``, ``uniform``'s
-``minval`` and ``maxval``) differentiates through them.
+step draws. Under the transforms a sample differentiates in its distribution's
+parameters as JAX's do: through the formula that makes it from a parameter-free draw
+(``loc + scale * normal(key)``, ``uniform``'s ``minval`` and ``maxval``), or, where it
+is drawn by rejection (gamma, beta, truncated_normal, and what is made of gamma
+numbers: dirichlet, chisquare, t, f, loggamma), by implicit reparameterization at its
+quantile (``random_implicit``).
 
 The rest of jax.random's samplers (cauchy, laplace, poisson, multivariate_normal, ...)
 and its key utilities are here too, from ``random_distributions``.
@@ -28,8 +31,9 @@ import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
 from .. import arrays as xp, rules as ops
-from ..primitive import raw
+from ..primitive import raw, shape_of
 from .random_draws import as_shape as _shape, draw as _draw
+from .random_implicit import beta_sample, gamma_sample, truncated_normal_sample
 from . import random_distributions as _more
 from .random_distributions import *  # noqa: F403  (the rest of jax.random: its __all__)
 
@@ -171,7 +175,8 @@ def choice(key: ArrayLike, a: int | ArrayLike, shape: Shape = (), replace: bool 
 def truncated_normal(key: ArrayLike, lower: float, upper: float, shape: Shape = (),
                      dtype: DTypeLike = np.float64) -> Any:
     """Standard normal numbers conditioned to [lower, upper], by drawing again where a
-    draw falls outside (exact; slow only for an interval far in a tail).
+    draw falls outside (exact; slow only for an interval far in a tail); differentiable
+    in lower and upper (each number held at its quantile).
 
     >>> x = cr.random.truncated_normal(cr.random.key(8), -1.0, 2.0, (1000,))
     >>> bool(x.min() >= -1 and x.max() <= 2)
@@ -180,7 +185,7 @@ def truncated_normal(key: ArrayLike, lower: float, upper: float, shape: Shape = 
     if not lower < upper:
         raise ValueError(f"truncated_normal: expected lower < upper, got {lower} and {upper}")
 
-    def sample(g):
+    def sample(g, lower, upper):
         out = g.standard_normal(_shape(shape))
         outside = (out < lower) | (out > upper)
         for _ in range(10_000):
@@ -190,7 +195,9 @@ def truncated_normal(key: ArrayLike, lower: float, upper: float, shape: Shape = 
             outside = (out < lower) | (out > upper)
         raise ValueError(f"truncated_normal: [{lower}, {upper}] is too far in a tail to "
                          f"sample by rejection")
-    return _draw(sample, key)
+    x = _more.draw_with(sample, key, lower, upper)
+    return truncated_normal_sample(lower, upper, x) if _more.differentiated(lower, upper) \
+        else x
 
 
 def exponential(key: ArrayLike, shape: Shape = (), dtype: DTypeLike = np.float64) -> Any:
@@ -203,31 +210,38 @@ def exponential(key: ArrayLike, shape: Shape = (), dtype: DTypeLike = np.float64
 
 
 def gamma(key: ArrayLike, a: ArrayLike, shape: Shape | None = None) -> Any:
-    """Gamma numbers of shape ``a`` and scale 1 (a constant of differentiation).
+    """Gamma numbers of shape ``a`` and scale 1; differentiable in ``a`` (each number
+    held at its quantile, as JAX's).
 
     >>> round(float(cr.random.gamma(cr.random.key(10), 3.0, (100_000,)).mean()), 1)
     3.0
     """
     shape = np.shape(raw(a)) if shape is None else _shape(shape)
-    return _draw(lambda g: g.standard_gamma(np.asarray(raw(a)), shape), key)
+    x = _more.draw_with(lambda g, a: g.standard_gamma(a, shape), key, a)
+    return gamma_sample(a, x) if _more.differentiated(a) else x
 
 
 def beta(key: ArrayLike, a: ArrayLike, b: ArrayLike, shape: Shape | None = None) -> Any:
-    """Beta numbers with shapes ``a`` and ``b``.
+    """Beta numbers with shapes ``a`` and ``b``; differentiable in both (each number
+    held at its quantile).
 
     >>> round(float(cr.random.beta(cr.random.key(11), 2.0, 2.0, (100_000,)).mean()), 2)
     0.5
     """
     shape = np.broadcast_shapes(np.shape(raw(a)), np.shape(raw(b))) if shape is None \
         else _shape(shape)
-    return _draw(lambda g: g.beta(np.asarray(raw(a)), np.asarray(raw(b)), shape), key)
+    x = _more.draw_with(lambda g, a, b: g.beta(a, b, shape), key, a, b)
+    return beta_sample(a, b, x) if _more.differentiated(a, b) else x
 
 
 def dirichlet(key: ArrayLike, alpha: ArrayLike, shape: Shape = ()) -> Any:
-    """Dirichlet vectors with concentrations ``alpha`` (shape + (len(alpha),)).
+    """Dirichlet vectors with concentrations ``alpha`` (shape + (len(alpha),)): gamma
+    numbers of shapes alpha, normalised (in logarithms, so a tiny alpha is exact, as
+    JAX draws them); differentiable in alpha.
 
     >>> v = cr.random.dirichlet(cr.random.key(12), np.ones(3), (2,))
     >>> v.shape, np.allclose(v.sum(axis=-1), 1.0)
     ((2, 3), True)
     """
-    return _draw(lambda g: g.dirichlet(np.asarray(raw(alpha)), _shape(shape) or None), key)
+    logs = _more.loggamma(key, alpha, _shape(shape) + tuple(shape_of(alpha)))
+    return ops.softmax(logs, axis=-1)

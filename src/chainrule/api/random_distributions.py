@@ -6,14 +6,14 @@
 
 As in cr.random, each sampler is a function of its key alone, drawn from NumPy's Philox
 generator keyed by the key (NumPy's samplers, not JAX's bits), and under ``cr.jit`` one
-call of the program, run again with each call's key. A sample is a constant of
-differentiation, except where it is an explicit function of a parameter-free draw and
-the parameters: ``lognormal`` in sigma, ``pareto`` in b, ``rayleigh`` in scale,
-``weibull_min`` in scale and concentration, ``double_sided_maxwell`` in loc and scale,
-``triangular`` in its three points and ``multivariate_normal`` in mean and cov
-differentiate through them (the sample is that function of a draw). The shape
-parameters of ``chisquare``, ``f``, ``t``, ``loggamma``, ``wald``, ``generalized_normal``
-and the discrete samplers' parameters are not differentiated (as cr.random.gamma's).
+call of the program, run again with each call's key. A sample differentiates in its
+parameters as JAX's does: where it is an explicit function of a parameter-free draw
+(``lognormal`` in sigma, ``pareto`` in b, ``rayleigh`` in scale, ``weibull_min`` in scale
+and concentration, ``double_sided_maxwell`` in loc and scale, ``triangular`` in its
+three points, ``multivariate_normal`` in mean and cov) through that function; where it
+is made of gamma numbers (``chisquare``, ``f``, ``t``, ``loggamma``,
+``generalized_normal``), or chosen between two roots (``wald`` in its mean), by
+implicit reparameterization (``random_implicit``). The discrete samplers' numbers are integers, with no derivative.
 """
 
 from collections.abc import Sequence
@@ -23,8 +23,10 @@ import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
 from .. import arrays as xp, rules as ops
-from ..primitive import raw
+from ..primitive import Box, raw
+from ..rules.predicates import less_equal
 from .random_draws import as_shape as _shape, draw as _draw, generator as _generator
+from .random_implicit import gamma_sample, wald_sample
 
 Shape = int | Sequence[int]
 
@@ -36,11 +38,18 @@ __all__ = ["key_data", "wrap_key_data", "clone", "key_impl", "bits", "rademacher
            "multinomial", "multivariate_normal", "orthogonal", "ball"]
 
 
-def _draw_with(sample, key, *params):
+def draw_with(sample, key, *params):
     """``sample(generator, *params)`` for this key, the parameters as NumPy arrays: one
     call of a cr.jit program, whose inputs are the key and the parameters."""
     return xp.call(lambda k, *p: sample(_generator(k), *(np.asarray(v) for v in p)),
                    raw(key), *(raw(p) for p in params))
+
+
+
+def differentiated(*params):
+    """Whether a transform follows any of the parameters (a sample's derivative is then
+    attached to it)."""
+    return any(isinstance(p, Box) for p in params)
 
 
 def _batch(shape, *params):
@@ -217,40 +226,57 @@ def lognormal(key: ArrayLike, sigma: ArrayLike = 1.0, shape: Shape | None = None
 
 def chisquare(key: ArrayLike, df: ArrayLike, shape: Shape | None = None,
               dtype: DTypeLike = np.float64) -> Any:
-    """Chi-squared numbers with ``df`` degrees of freedom.
+    """Chi-squared numbers with ``df`` degrees of freedom (twice gamma numbers of shape
+    df / 2); differentiable in df.
 
     >>> round(float(cr.random.chisquare(cr.random.key(0), 3.0, (100_000,)).mean()), 1)
     3.0
     """
-    return _draw_with(lambda g, df: g.chisquare(df, _batch(shape, df)).astype(dtype), key, df)
+    x = draw_with(lambda g, df: g.chisquare(df, _batch(shape, df)).astype(dtype), key, df)
+    return _chisquared(df, x)
+
+
+def _chisquared(df, x):
+    """A chi-squared number x, with its derivative in df attached where one is asked for:
+    x is twice a gamma number of shape df / 2 (a halving and doubling that are exact)."""
+    return 2.0 * gamma_sample(df / 2.0, x / 2.0) if differentiated(df) else x
 
 
 def f(key: ArrayLike, dfnum: ArrayLike, dfden: ArrayLike, shape: Shape | None = None,
       dtype: DTypeLike = np.float64) -> Any:
-    """F numbers with ``dfnum`` and ``dfden`` degrees of freedom.
+    """F numbers with ``dfnum`` and ``dfden`` degrees of freedom: the ratio of two
+    chi-squared numbers, each over its degrees of freedom; differentiable in both.
 
     >>> round(float(cr.random.f(cr.random.key(0), 4.0, 12.0, (100_000,)).mean()), 1)  # 12/10
     1.2
     """
-    return _draw_with(lambda g, a, b: g.f(a, b, _batch(shape, a, b)).astype(dtype),
-                      key, dfnum, dfden)
+    def sample(g, a, b):
+        size = _batch(shape, a, b)
+        return np.stack([g.chisquare(a, size), g.chisquare(b, size)])
+    both = draw_with(sample, key, dfnum, dfden)
+    out = (_chisquared(dfnum, both[0]) / dfnum) / (_chisquared(dfden, both[1]) / dfden)
+    return ops.astype(out, dtype)
 
 
 def t(key: ArrayLike, df: ArrayLike, shape: Shape | None = None,
       dtype: DTypeLike = np.float64) -> Any:
-    """Student's t numbers with ``df`` degrees of freedom.
+    """Student's t numbers with ``df`` degrees of freedom: a normal number over the root
+    of a chi-squared one over df; differentiable in df.
 
     >>> round(float(cr.random.t(cr.random.key(0), 5.0, (100_000,)).var()), 1)   # 5 / 3
     1.7
     """
-    return _draw_with(lambda g, df: g.standard_t(df, _batch(shape, df)).astype(dtype),
-                      key, df)
+    def sample(g, df):
+        size = _batch(shape, df)
+        return np.stack([g.standard_normal(size), g.chisquare(df, size)])
+    both = draw_with(sample, key, df)
+    return ops.astype(both[0] / ops.sqrt(_chisquared(df, both[1]) / df), dtype)
 
 
 def loggamma(key: ArrayLike, a: ArrayLike, shape: Shape | None = None,
              dtype: DTypeLike = np.float64) -> Any:
     """The logarithm of gamma numbers of shape ``a``, accurate for a tiny ``a`` (where the
-    gamma number itself underflows): log G(a + 1) + log(U) / a.
+    gamma number itself underflows): log G(a + 1) + log(U) / a; differentiable in a.
 
     >>> x = cr.random.loggamma(cr.random.key(0), 0.01, (3,))
     >>> bool(np.isfinite(x).all() and (x < 0).all())
@@ -258,15 +284,17 @@ def loggamma(key: ArrayLike, a: ArrayLike, shape: Shape | None = None,
     """
     def sample(g, a):
         size = _batch(shape, a)
-        return (np.log(g.standard_gamma(a + 1.0, size))
-                + np.log(g.random(size)) / a).astype(dtype)
-    return _draw_with(sample, key, a)
+        return np.stack([g.standard_gamma(a + 1.0, size), g.random(size)])
+    both = draw_with(sample, key, a)
+    larger = gamma_sample(a + 1.0, both[0]) if differentiated(a) else both[0]
+    return ops.astype(ops.log(larger) + ops.log(both[1]) / a, dtype)
 
 
 def generalized_normal(key: ArrayLike, p: float, shape: Shape = (),
                        dtype: DTypeLike = np.float64) -> Any:
     """Numbers of density exp(-|x|**p) / (2 gamma(1 + 1/p)): a random sign times
-    G**(1/p), G a gamma number of shape 1/p (p = 2: normal of variance 1/2).
+    G**(1/p), G a gamma number of shape 1/p (p = 2: normal of variance 1/2);
+    differentiable in p.
 
     >>> round(float(cr.random.generalized_normal(cr.random.key(0), 2.0, (100_000,)).var()), 2)
     0.5
@@ -274,18 +302,32 @@ def generalized_normal(key: ArrayLike, p: float, shape: Shape = (),
     def sample(g, p):
         size = _shape(shape)
         sign = 2 * g.integers(0, 2, size) - 1
-        return (sign * g.standard_gamma(1.0 / p, size) ** (1.0 / p)).astype(dtype)
-    return _draw_with(sample, key, p)
+        return np.stack([sign, g.standard_gamma(1.0 / p, size)])
+    both = draw_with(sample, key, p)
+    power = gamma_sample(1.0 / p, both[1]) if differentiated(p) else both[1]
+    return ops.astype(both[0] * power ** (1.0 / p), dtype)
 
 
 def wald(key: ArrayLike, mean: ArrayLike, shape: Shape | None = None,
          dtype: DTypeLike = np.float64) -> Any:
-    """Wald (inverse Gaussian) numbers with mean ``mean`` and shape parameter 1.
+    """Wald (inverse Gaussian) numbers with mean ``mean`` and shape parameter 1, by
+    Michael, Schucany and Haas's transformation of a normal and a uniform number (as
+    NumPy and JAX draw them); differentiable in the mean, each number held at its
+    quantile (unbiased, where the transformation's own slope is not).
 
     >>> round(float(cr.random.wald(cr.random.key(0), 2.0, (100_000,)).mean()), 1)
     2.0
     """
-    return _draw_with(lambda g, m: g.wald(m, 1.0, _batch(shape, m)).astype(dtype), key, mean)
+    def sample(g, m):
+        size = _batch(shape, m)
+        return np.stack([g.standard_normal(size), g.random(size)])
+    both = draw_with(sample, key, mean)
+    m, y = raw(mean), both[0] * both[0]
+    root = m + m * m * y / 2.0 - m / 2.0 * ops.sqrt(4.0 * m * y + m * m * y * y)
+    # the smaller root where a uniform number falls below m / (m + root), the other
+    # (m**2 / root) elsewhere
+    x = ops.astype(ops.where(less_equal(both[1], m / (m + root)), root, m * m / root), dtype)
+    return wald_sample(mean, x) if differentiated(mean) else x
 
 
 # ---------------------------------------------------------------------------------------
@@ -394,7 +436,7 @@ def geometric(key: ArrayLike, p: ArrayLike, shape: Shape | None = None,
     >>> round(float(cr.random.geometric(cr.random.key(0), 0.25, (100_000,)).mean()), 1)
     4.0
     """
-    return _draw_with(lambda g, p: g.geometric(p, _batch(shape, p)).astype(dtype), key, p)
+    return draw_with(lambda g, p: g.geometric(p, _batch(shape, p)).astype(dtype), key, p)
 
 
 def poisson(key: ArrayLike, lam: ArrayLike, shape: Shape | None = None,
@@ -404,7 +446,7 @@ def poisson(key: ArrayLike, lam: ArrayLike, shape: Shape | None = None,
     >>> round(float(cr.random.poisson(cr.random.key(0), 3.0, (100_000,)).mean()), 1)
     3.0
     """
-    return _draw_with(lambda g, lam: g.poisson(lam, _batch(shape, lam)).astype(dtype),
+    return draw_with(lambda g, lam: g.poisson(lam, _batch(shape, lam)).astype(dtype),
                       key, lam)
 
 
@@ -416,7 +458,7 @@ def binomial(key: ArrayLike, n: ArrayLike, p: ArrayLike, shape: Shape | None = N
     >>> x.dtype, round(float(x.mean()), 1)
     (dtype('float64'), 3.0)
     """
-    return _draw_with(lambda g, n, p: g.binomial(n.astype(np.int64), p, _batch(shape, n, p))
+    return draw_with(lambda g, n, p: g.binomial(n.astype(np.int64), p, _batch(shape, n, p))
                       .astype(dtype), key, n, p)
 
 
@@ -435,7 +477,7 @@ def multinomial(key: ArrayLike, n: ArrayLike, p: ArrayLike, *, shape: Shape | No
         p = np.broadcast_to(p, full)
         n = np.broadcast_to(n, full[:-1]).astype(np.int64)
         return g.multinomial(n, p / p.sum(axis=-1, keepdims=True)).astype(dtype)
-    return _draw_with(sample, key, n, p)
+    return draw_with(sample, key, n, p)
 
 
 # ---------------------------------------------------------------------------------------

@@ -19,7 +19,8 @@ import scipy.special as _sp
 
 from .. import arrays as xp, rules as ops
 from ..primitive import elementwise, raw, shape_of
-from . import incomplete, special_more as _more
+from ..api import incomplete
+from . import special_more as _more
 from .special_more import *  # noqa: F403  (more of jax.scipy.special: its __all__)
 
 __all__ = ["gammaln", "gamma", "rgamma", "gammasgn", "digamma", "psi", "polygamma",
