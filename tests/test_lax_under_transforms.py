@@ -459,6 +459,13 @@ case("cumsum-int", lambda x: lax.cumsum(ints(x), axis=1, reverse=True), (M, "any
 case("sort-int", lambda x: lax.sort(ints(x), dimension=0), (M, "any"), values_only=True)
 
 
+# a float32 carry plus the loop's index: float32 eagerly (a Python int), float64 under
+# cr.jit (see FORI_LOOP_INDEX)
+case("fori_loop-float32",
+     lambda x: lax.fori_loop(0, 3, lambda i, c: c * cnp.sin(c) + i,
+                             lax.convert_element_type(x, np.float32)), (V, "any"))
+
+
 # --- collectives: over a named vmap inside the row (axis "i", size 3), the table's
 # transforms around it ------------------------------------------------------------------
 def named(f):
@@ -510,8 +517,23 @@ def test_row_ids_are_unique():
     assert len(ids) == len(set(ids))
 
 
-PARAMS = [pytest.param(c, t, id=f"{c.id}-{t.replace(' ', '_')}",
-                       marks=[pytest.mark.slow] if k else [])
+FORI_LOOP_INDEX = (
+    "cr.jit runs fori_loop as a scan over np.arange(lower, upper): the body's index is "
+    "a traced int64 array, where eagerly (and under vmap alone) it is a Python int, so "
+    "NumPy's promotion turns a float32 carry plus the index into float64 (JAX's int32 "
+    "index keeps float32): the carry's dtype, and its numbers, change under jit")
+# the (row, transform) pairs a defect too deep to fix here leaves failing, each its reason
+XFAIL = {("fori_loop-float32", "jit of vmap of jit"): FORI_LOOP_INDEX}
+
+
+def marks(case, k, transform):
+    found = [pytest.mark.slow] if k else []
+    if (case.id, transform) in XFAIL:
+        found.append(pytest.mark.xfail(strict=True, reason=XFAIL[case.id, transform]))
+    return found
+
+
+PARAMS = [pytest.param(c, t, id=f"{c.id}-{t.replace(' ', '_')}", marks=marks(c, k, t))
           for c in CASES
           for k, t in enumerate(VALUES_ONLY if c.values_only else transforms.TRANSFORMS)]
 
@@ -575,3 +597,11 @@ def test_stop_gradient_and_convert_element_type_of_a_mask():
     x = np.array([[1.0, -1.0], [-2.0, 3.0]])
     assert np.asarray(cr.vmap(f)(x)).tolist() == [[1, 0], [0, 1]]
     assert np.asarray(cr.jit(f)(x)).tolist() == [[1, 0], [0, 1]]
+
+
+@pytest.mark.xfail(strict=True, reason=FORI_LOOP_INDEX)
+def test_fori_loop_keeps_a_float32_carry_under_jit():
+    body = lambda i, c: c + i  # noqa: E731
+    x = np.ones(2, np.float32)
+    assert lax.fori_loop(0, 2, body, x).dtype == np.float32  # eagerly
+    assert cr.jit(lambda v: lax.fori_loop(0, 2, body, v))(x).dtype == np.float32
