@@ -94,6 +94,10 @@ MEAN_CASES = {
     "loggamma-tiny": (lambda k, a: random.loggamma(k, a, (N,)), 0.05, lambda x: x,
                       lambda a: sp.polygamma(1, a)),
     "wald": (lambda k, m: random.wald(k, m, (N,)), 1.5, lambda x: x, lambda m: 1.0),
+    # a point uniform in the unit p-ball of 3 dimensions: its p-norm to the p has mean
+    # 3 / (3 + p), for every p
+    "ball": (lambda k, p: cr.sum(cr.abs(random.ball(k, 3, p, (N,))) ** p, axis=-1), 1.5,
+             lambda x: x, lambda p: -3.0 / (3.0 + p) ** 2),
     "generalized_normal": (lambda k, p: random.generalized_normal(k, p, (N,)), 1.5,
                            lambda x: cr.abs(x),
                            lambda p: np.exp(sp.gammaln(2 / p) - sp.gammaln(1 / p))

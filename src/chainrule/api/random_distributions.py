@@ -507,17 +507,26 @@ def orthogonal(key: ArrayLike, n: int, shape: Shape = (), dtype: DTypeLike = np.
 def ball(key: ArrayLike, d: int, p: float = 2, shape: Shape = (),
          dtype: DTypeLike = np.float64) -> Any:
     """Points drawn uniformly from the unit ``p``-norm ball in ``d`` dimensions (shape
-    ``shape + (d,)``): g / (sum |g|**p + E)**(1/p), g generalized normal, E exponential.
+    ``shape + (d,)``): g / (sum |g|**p + E)**(1/p), g generalized normal, E exponential;
+    differentiable in p (through g's gamma numbers, as generalized_normal).
 
     >>> x = cr.random.ball(cr.random.key(0), 3, 2, (1000,))
     >>> x.shape, bool((np.linalg.norm(x, axis=-1) <= 1).all())
     ((1000, 3), True)
     """
-    def sample(g):
-        size = _shape(shape)
+    size = _shape(shape)
+
+    def sample(g, p):  # the three draws in one array: signs, gamma numbers, exponentials
         sign = 2 * g.integers(0, 2, size + (d,)) - 1
-        gen = sign * g.standard_gamma(1.0 / p, size + (d,)) ** (1.0 / p)
+        gam = g.standard_gamma(1.0 / p, size + (d,))
         e = g.standard_exponential(size)
-        return (gen / ((np.abs(gen) ** p).sum(axis=-1) + e)[..., None] ** (1.0 / p)) \
-            .astype(dtype)
-    return _draw(sample, key)
+        return np.concatenate([sign.ravel(), gam.ravel(), e.ravel()])
+    flat, n = draw_with(sample, key, p), int(np.prod(size + (d,), dtype=np.int64))
+    sign = ops.reshape(flat[:n], size + (d,))
+    gam = ops.reshape(flat[n:2 * n], size + (d,))
+    e = ops.reshape(flat[2 * n:], size)
+    if differentiated(p):
+        gam = gamma_sample(1.0 / p, gam)
+    gen = sign * gam ** (1.0 / p)
+    norm = (ops.sum(ops.absolute(gen) ** p, axis=-1) + e) ** (1.0 / p)
+    return ops.astype(gen / ops.expand_dims(norm, -1), dtype)
