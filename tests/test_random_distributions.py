@@ -75,6 +75,37 @@ def test_under_jit_each_call_draws_with_its_own_key_what_eager_draws(name, call)
     assert not np.array_equal(draws[1], draws[2]) or name == "rademacher"
 
 
+MORE_CALLS = [  # random.py's samplers, beside CALLS
+    ("uniform", lambda r, k, a: r.uniform(k, (3,), minval=-1.0, maxval=2.0)),
+    ("normal", lambda r, k, a: r.normal(k, (2, 2))),
+    ("bernoulli", lambda r, k, a: r.bernoulli(k, 0.3, (4,))),
+    ("categorical", lambda r, k, a: r.categorical(k, a.array([0.0, 1.0, -1.0]), shape=(3,))),
+    ("randint", lambda r, k, a: r.randint(k, (3,), 0, 10)),
+    ("permutation", lambda r, k, a: r.permutation(k, 5)),
+    ("choice", lambda r, k, a: r.choice(k, 6, (3,), replace=False)),
+    ("truncated_normal", lambda r, k, a: r.truncated_normal(k, -1.0, 0.5, (3,))),
+    ("exponential", lambda r, k, a: r.exponential(k, (3,))),
+    ("gamma", lambda r, k, a: r.gamma(k, a.array([0.5, 3.0]))),
+    ("beta", lambda r, k, a: r.beta(k, 2.0, a.array([0.5, 3.0]))),
+    ("dirichlet", lambda r, k, a: r.dirichlet(k, a.array([0.1, 1.0, 5.0]), (2,))),
+]
+
+
+@pytest.mark.parametrize("name, call", CALLS + MORE_CALLS,
+                         ids=[c[0] for c in CALLS + MORE_CALLS])
+def test_under_vmap_each_mapped_key_draws_its_own_numbers_also_under_jit(name, call):
+    keys = random.split(random.key(5), 3)
+    one_by_one = np.stack([np.asarray(call(random, k, np)) for k in keys])
+    mapped = cr.vmap(lambda k: call(random, k, np))
+    np.testing.assert_array_equal(mapped(keys), one_by_one)
+    program = cr.jit(cr.vmap(cr.jit(lambda k: call(random, k, np))))
+    for seed in (6, 7):  # traced at the first keys, replayed at the next
+        others = random.split(random.key(seed), 3)
+        np.testing.assert_array_equal(program(others),
+                                      np.stack([np.asarray(call(random, k, np))
+                                                for k in others]))
+
+
 def _signed_square(x, loc, scale):
     y = (np.asarray(x) - loc) / scale
     return np.sign(y) * y * y / 2
