@@ -142,6 +142,7 @@ def sections():
     scipy_signal = importlib.import_module("chainrule.scipy.signal")
     scipy_ndimage = importlib.import_module("chainrule.scipy.ndimage")
     scipy_fft = importlib.import_module("chainrule.scipy.fft")
+    scipy_vq = importlib.import_module("chainrule.scipy.cluster.vq")
     scipy_interpolate = importlib.import_module("chainrule.scipy.interpolate")
     fft_rules = importlib.import_module("chainrule.rules.fft")
     scipy_integrate = importlib.import_module("chainrule.scipy.integrate")
@@ -342,6 +343,12 @@ def sections():
                 + _entries("fft.", scipy_fft, scipy_fft.__all__),
                 "`import chainrule.scipy.fft as fft`: dct, idct, dctn and idctn of type 2, "
                 "as jax.scipy.fft has them, differentiable to any order."),
+        Section("SciPy's vector quantization", "chainrule.scipy.cluster.vq",
+                [Entry("chainrule.scipy.cluster.vq", scipy_vq, "module")]
+                + _entries("vq.", scipy_vq, scipy_vq.__all__),
+                "`from chainrule.scipy.cluster.vq import vq`: each observation's nearest "
+                "code, as jax.scipy.cluster has it; the distance differentiable in the "
+                "observations and the code book."),
         Section("SciPy's grid interpolation", "chainrule.scipy.interpolate",
                 [Entry("chainrule.scipy.interpolate", scipy_interpolate, "module")]
                 + _entries("interpolate.", scipy_interpolate, scipy_interpolate.__all__),

@@ -1,4 +1,4 @@
-"""chainrule.scipy's linalg, signal, ndimage, fft, interpolate and sparse.linalg under
+"""chainrule.scipy's linalg, signal, ndimage, fft, interpolate, sparse.linalg and cluster under
 the function transforms: generated from a table, as the derivative table's cases are.
 
 These functions are written with chainrule's operations (a DCT is an FFT with a twist,
@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 import chainrule as cr
+import chainrule.scipy.cluster.vq as vq
 import chainrule.scipy.fft as fft
 import chainrule.scipy.interpolate as interpolate
 import chainrule.scipy.linalg as la
@@ -187,12 +188,16 @@ case("spsolve",
      lambda data, b: spla.spsolve(sparse.coo_array((data + 3.0, (ROW, COL)), shape=(3, 3)), b),
      ((5,), "any"), ((3,), "any"))
 
+# --- scipy.cluster ---------------------------------------------------------------------
+case("vq", vq.vq, ((5, 3), "any"), ((4, 3), "any"))
+case("vq-1d", vq.vq, ((5,), "any"), ((3,), "any"))
+
 SKIPPED = {name: "takes only a size: no argument to map or differentiate"
            for name in ("dft", "hadamard", "helmert", "hilbert", "invhilbert", "pascal",
                         "invpascal")}
 SKIPPED["odeint"] = ("tests/test_scipy_integrate.py runs it under vmap, jit and nested "
                      "grads; a table of it would re-integrate for every transform")
-MODULES = (la, signal, ndimage, fft, interpolate, spla)
+MODULES = (la, signal, ndimage, fft, interpolate, spla, vq)
 
 
 def test_every_public_function_has_a_case_or_a_reason():

@@ -1,6 +1,6 @@
 """SciPy's functions with derivatives: ``chainrule.scipy.special``, ``.stats``,
-``.linalg``, ``.signal``, ``.integrate``, ``.ndimage``, ``.interpolate`` and ``.fft``, as ``jax.scipy`` and ``autograd.scipy`` are
-for their libraries.
+``.linalg``, ``.signal``, ``.integrate``, ``.ndimage``, ``.interpolate``, ``.fft`` and
+``.cluster``, as ``jax.scipy`` and ``autograd.scipy`` are for their libraries.
 
 SciPy computes the values (odeint solves on its own); the derivative rules are
 chainrule's, written with the library's own operations, so that derivatives of any
@@ -16,8 +16,8 @@ except ImportError as err:  # (a ModuleNotFoundError, as the bare one was: an Im
     raise ModuleNotFoundError("chainrule.scipy needs SciPy, which is not installed: pip "
                               "install 'chainrule[scipy]'", name="scipy") from err
 
-from . import (fft, integrate, interpolate, linalg, ndimage, optimize, signal,  # noqa: E402
-               special, stats)
+from . import (cluster, fft, integrate, interpolate, linalg, ndimage, optimize,  # noqa: E402
+               signal, special, stats)
 
-__all__ = ["fft", "integrate", "interpolate", "linalg", "ndimage", "optimize", "signal",
-           "special", "stats"]
+__all__ = ["cluster", "fft", "integrate", "interpolate", "linalg", "ndimage", "optimize",
+           "signal", "special", "stats"]
