@@ -173,3 +173,23 @@ def test_owens_t_matches_its_closed_forms():
     np.testing.assert_allclose(sps.owens_t(h, 1.0), phi * (1 - phi) / 2, rtol=1e-13)
     a = draw(-3.0, 3.0)
     np.testing.assert_allclose(sps.owens_t(0.0, a), np.arctan(a) / (2 * math.pi), rtol=1e-13)
+
+
+def test_wofz_is_scipys_and_holomorphic_with_jaxs_derivatives_at_complex_points():
+    z = np.array([0.5 + 0.3j, -1.2 + 2.0j, 3.0 - 0.4j, 0.0 + 0.0j, -0.3 - 1.5j])
+    np.testing.assert_allclose(sps.wofz(z), sp.wofz(z), rtol=1e-15)
+    x = np.array([-2.0, 0.25, 7.0])  # real points give complex values, as SciPy's
+    np.testing.assert_array_equal(sps.wofz(x), sp.wofz(x + 0j))
+    assert sps.wofz(np.float32(1.0)).dtype == jsp.wofz(np.float32(1.0)).dtype
+    w = np.array([0.3, -1.1, 0.7, 0.2, 0.9])
+
+    def loss(np_, f):
+        return lambda v: np_.sum(np_.real(f(v)) * w + np_.imag(f(v)) * w[::-1])
+    np.testing.assert_allclose(cr.grad(loss(cr, sps.wofz))(z),
+                               jax.grad(loss(jnp, jsp.wofz))(z), rtol=1e-12)
+    np.testing.assert_allclose(cr.jacfwd(sps.wofz, holomorphic=True)(z),
+                               jax.jacfwd(jsp.wofz, holomorphic=True)(z), rtol=1e-12,
+                               atol=1e-15)
+    np.testing.assert_allclose(cr.hessian(loss(cr, sps.wofz))(z.real),
+                               jax.hessian(loss(jnp, jsp.wofz))(z.real), rtol=1e-10,
+                               atol=1e-14)

@@ -163,6 +163,10 @@ SPECIAL = {
     "i1e": Spec((R(0.2, 3.0),)),
     "dawsn": Spec((R(-3.0, 3.0),)),
     "erfcx": Spec((R(-2.0, 5.0),)),
+    # complex-valued: both parts enter one real number
+    "wofz": Spec((R(-3.0, 3.0),),
+                 ours=lambda x: cr.real(sps.wofz(x)) - 0.7 * cr.imag(sps.wofz(x)),
+                 theirs=lambda x: jnp.real(jsp.wofz(x)) - 0.7 * jnp.imag(jsp.wofz(x))),
     "loggamma": Spec((R(0.3, 6.0),)),
     "factorial": Spec((R(0.0, 5.0),)),
     # a pair of functions: the example's output is the two stacked

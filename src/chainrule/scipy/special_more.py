@@ -24,8 +24,8 @@ from numpy.typing import ArrayLike
 from .. import arrays as xp, rules as ops
 from ..primitive import elementwise, raw
 
-__all__ = ["dawsn", "erfcx", "fresnel", "sici", "owens_t", "loggamma", "factorial", "comb",
-           "boxcox", "boxcox1p", "bessel_jn", "bernoulli"]
+__all__ = ["dawsn", "erfcx", "wofz", "fresnel", "sici", "owens_t", "loggamma", "factorial",
+           "comb", "boxcox", "boxcox1p", "bessel_jn", "bernoulli"]
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -57,6 +57,16 @@ erfcx = elementwise(_sp.erfcx, "erfcx", lambda ans, x: 2.0 * x * ans - _TWO_OVER
     >>> import chainrule.scipy.special as sps
     >>> round(float(sps.erfcx(1.0)), 10), round(float(cr.grad(sps.erfcx)(1.0)), 10)
     (0.4275835762, -0.2732120148)
+    """)
+_TWO_I_OVER_SQRT_PI = 2j / math.sqrt(math.pi)
+wofz = elementwise(lambda z: _sp.wofz(z + 0j), "wofz",
+                   lambda ans, z: _TWO_I_OVER_SQRT_PI - 2.0 * z * ans,
+                   doc="""The Faddeeva function exp(-z**2) erfc(-i z), complex for a real or
+    complex z (jax.scipy.special.wofz); holomorphic, w'(z) = 2i / sqrt(pi) - 2 z w(z).
+
+    >>> import chainrule.scipy.special as sps
+    >>> complex(np.round(sps.wofz(0.5 + 0.3j), 8))
+    (0.61485154+0.30312435j)
     """)
 _fresnel_s = elementwise(lambda x: _sp.fresnel(x)[0], "fresnel_s",
                          lambda ans, x: ops.sin(_HALF_PI * x * x),
