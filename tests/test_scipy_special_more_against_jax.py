@@ -193,3 +193,38 @@ def test_wofz_is_scipys_and_holomorphic_with_jaxs_derivatives_at_complex_points(
     np.testing.assert_allclose(cr.hessian(loss(cr, sps.wofz))(z.real),
                                jax.hessian(loss(jnp, jsp.wofz))(z.real), rtol=1e-10,
                                atol=1e-14)
+
+
+def test_sph_harm_y_is_scipys_with_jaxs_derivatives_in_both_angles():
+    n = np.array([0, 1, 2, 3, 3, 4, 2, 5])
+    m = np.array([0, -1, 2, 1, -3, 2, 3, -5])     # |m| > n gives 0, as SciPy's
+    theta = np.array([0.3, 1.1, 2.0, 0.7, 1.5, 2.8, 1.0, 0.9])
+    phi = np.array([0.1, -0.7, 2.2, 0.4, 1.0, -2.0, 0.5, 3.0])
+    np.testing.assert_allclose(sps.sph_harm_y(n, m, theta, phi),
+                               sp.sph_harm_y(n, m, theta, phi), rtol=1e-14, atol=1e-16)
+    w = np.arange(1.0, 9.0)
+
+    def loss(np_, f):
+        return lambda t, p: np_.sum((np_.real(f(n, m, t, p)) - 0.6 * np_.imag(f(n, m, t, p)))
+                                    * w)
+    ours = loss(cr, sps.sph_harm_y)
+    theirs = loss(jnp, lambda *a: jsp.sph_harm_y(*a, n_max=5))
+    for i in (0, 1):
+        expected = jax.grad(theirs, i)(theta, phi)
+        np.testing.assert_allclose(cr.grad(ours, i)(theta, phi), expected, rtol=1e-12,
+                                   atol=1e-14)
+        np.testing.assert_allclose(cr.jacfwd(ours, i)(theta, phi), expected, rtol=1e-12,
+                                   atol=1e-14)
+    np.testing.assert_allclose(cr.hessian(ours, (0, 1))(theta, phi),
+                               jax.hessian(theirs, (0, 1))(theta, phi), rtol=1e-10,
+                               atol=1e-12)
+
+
+def test_sph_harm_y_refuses_what_it_does_not_compute_by_name():
+    with pytest.raises(ValueError, match="sph_harm_y: diff_n=1 is not computed here"):
+        sps.sph_harm_y(2, 1, 0.5, 0.5, diff_n=1)
+    with pytest.raises(ValueError, match="sph_harm_y: a degree n above n_max=2"):
+        sps.sph_harm_y(np.array([1, 3]), 0, 0.5, 0.5, n_max=2)
+    with pytest.raises(TypeError, match="sph_harm_y: argument 0 is being differentiated, "
+                                        "but the operation is not differentiable"):
+        cr.grad(lambda n: cr.real(sps.sph_harm_y(n, 1, 0.5, 0.5)))(2.0)   # n: a degree

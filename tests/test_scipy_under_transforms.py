@@ -167,6 +167,13 @@ SPECIAL = {
     "wofz": Spec((R(-3.0, 3.0),),
                  ours=lambda x: cr.real(sps.wofz(x)) - 0.7 * cr.imag(sps.wofz(x)),
                  theirs=lambda x: jnp.real(jsp.wofz(x)) - 0.7 * jnp.imag(jsp.wofz(x))),
+    # the degree and order are integers (an order above the degree gives 0); JAX needs
+    # n_max where n is traced
+    "sph_harm_y": Spec((N(1, 2, 3), N(-2, 0, 1, 3), R(0.2, 2.9), R(-3.0, 3.0)),
+                       ours=lambda n, m, t, p: cr.real(sps.sph_harm_y(n, m, t, p))
+                       - 0.6 * cr.imag(sps.sph_harm_y(n, m, t, p)),
+                       theirs=lambda n, m, t, p: jnp.real(jsp.sph_harm_y(n, m, t, p, n_max=3))
+                       - 0.6 * jnp.imag(jsp.sph_harm_y(n, m, t, p, n_max=3))),
     "loggamma": Spec((R(0.3, 6.0),)),
     "factorial": Spec((R(0.0, 5.0),)),
     # a pair of functions: the example's output is the two stacked

@@ -25,7 +25,7 @@ from .. import arrays as xp, rules as ops
 from ..primitive import elementwise, raw
 
 __all__ = ["dawsn", "erfcx", "wofz", "fresnel", "sici", "owens_t", "loggamma", "factorial",
-           "comb", "boxcox", "boxcox1p", "bessel_jn", "bernoulli"]
+           "comb", "boxcox", "boxcox1p", "bessel_jn", "bernoulli", "sph_harm_y"]
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -249,3 +249,41 @@ def bernoulli(n: int) -> np.ndarray:
     if n >= 1:
         numbers[1] = -numbers[1]
     return np.array([float(b) for b in numbers])
+
+
+def _sph_harm_y_dtheta(ans, n, m, theta, phi):
+    """d/dtheta Y_n^m = m cot(theta) Y_n^m + sqrt((n - m)(n + m + 1)) e^(-i phi) Y_n^(m+1)
+    (Condon and Shortley's phase, as SciPy's; the second term is 0 at m = n)."""
+    m_plus = ops.where(m < n, m + 1, m)  # (Y_n^(n+1) is 0: its factor is 0 there)
+    step = xp.sqrt(xp.maximum((raw(n) - raw(m)) * (raw(n) + raw(m) + 1), 0))
+    return (m / ops.tan(theta) * ans
+            + step * ops.exp(-1j * phi) * _sph_harm_y(n, m_plus, theta, phi))
+
+
+_sph_harm_y = elementwise(lambda n, m, theta, phi: xp.call(_sp.sph_harm_y, n, m, theta, phi),
+                          "sph_harm_y", None, None, _sph_harm_y_dtheta,
+                          lambda ans, n, m, theta, phi: 1j * m * ans)
+
+
+def sph_harm_y(n: ArrayLike, m: ArrayLike, theta: ArrayLike, phi: ArrayLike,
+               diff_n: int | None = None, n_max: int | None = None) -> ArrayLike:
+    """The spherical harmonic Y_n^m at polar angle ``theta`` and azimuth ``phi``
+    (``scipy.special.sph_harm_y``, ``jax.scipy.special.sph_harm_y``; Condon and
+    Shortley's phase), complex; 0 where |m| > n. Differentiable to any order in theta
+    and phi: dY/dphi = i m Y, and dY/dtheta a sum of Y_n^m and Y_n^(m+1). The degree n
+    and order m are integers, not differentiated. ``n_max`` (JAX's bound on n) is
+    checked where n's numbers are known; ``diff_n`` other than 0 is refused:
+    ``cr.jacfwd`` gives the derivatives.
+
+    >>> import chainrule.scipy.special as sps
+    >>> complex(np.round(sps.sph_harm_y(3, 1, 0.7, 0.4), 8))
+    (-0.36912883-0.15606516j)
+    """
+    if diff_n not in (None, 0):
+        raise ValueError(f"sph_harm_y: diff_n={diff_n} is not computed here; differentiate "
+                         f"in theta and phi with cr.grad or cr.jacfwd instead")
+    degrees = raw(n)  # (checked where known: a traced n is checked by nothing here)
+    if n_max is not None and isinstance(degrees, (np.ndarray, np.generic, int, float)) \
+            and np.any(degrees > n_max):
+        raise ValueError(f"sph_harm_y: a degree n above n_max={n_max}")
+    return _sph_harm_y(n, m, theta, phi)
