@@ -31,20 +31,13 @@ import chainrule.scipy.signal as signal
 import chainrule.scipy.sparse as sparse
 import chainrule.scipy.sparse.linalg as spla
 
-import test_derivatives as table
 import test_table_under_transforms as transforms
 
-VALUES_ONLY = ("vmap over axis 0", "vmap over the last axis", "vmap of the first argument",
-               "jit of vmap of jit")
 CASES = []
 
 
-def case(id, fn, *specs, values_only=False):
-    """A row: ``fn(*arrays)`` with one ``(shape, domain)`` per argument (the domains of
-    tests/test_derivatives.py's ``draw``)."""
-    row = table.Case(id, fn, None, specs)
-    row.values_only = values_only
-    CASES.append(row)
+def case(*row, **options):
+    CASES.append(transforms.row(*row, **options))
 
 
 def lower(a):
@@ -207,12 +200,6 @@ def test_every_public_function_has_a_case_or_a_reason():
     assert not missing, f"add a case (or a reason in SKIPPED) for: {missing}"
 
 
-PARAMS = [pytest.param(c, t, id=f"{c.id}-{t.replace(' ', '_')}",
-                       marks=[pytest.mark.slow] if k else [])
-          for c in CASES
-          for k, t in enumerate(VALUES_ONLY if c.values_only else transforms.TRANSFORMS)]
-
-
-@pytest.mark.parametrize("case, transform", PARAMS)
+@pytest.mark.parametrize("case, transform", transforms.params(CASES))
 def test_a_composite_through_a_transform(case, transform):
     transforms.through(case, transform)

@@ -42,6 +42,29 @@ TRANSFORM_PARAMS = [pytest.param(t, marks=[pytest.mark.slow] if k else [])
                     for k, t in enumerate(TRANSFORMS)]
 
 
+# Other files' tables of composite functions (scipy's, nn.functional's, jax_nn's, lax's)
+# are rows of the same shape, run through the same transforms by ``through``; a row
+# whose output has no derivative runs through these.
+VALUES_ONLY = ("vmap over axis 0", "vmap over the last axis", "vmap of the first argument",
+               "jit of vmap of jit")
+
+
+def row(id, fn, *specs, values_only=False):
+    """A row of such a table: ``fn(*arrays)`` with one ``(shape, domain)`` per argument
+    (the domains of tests/test_derivatives.py's ``draw``)."""
+    case = table.Case(id, fn, None, specs)
+    case.values_only = values_only
+    return case
+
+
+def params(rows):
+    """Each row with each of its transforms, the first in the developer's fast loop."""
+    return [pytest.param(r, t, id=f"{r.id}-{t.replace(' ', '_')}",
+                         marks=[pytest.mark.slow] if k else [])
+            for r in rows
+            for k, t in enumerate(VALUES_ONLY if r.values_only else TRANSFORMS)]
+
+
 def rng_for(case, what):
     return np.random.default_rng(zlib.crc32(f"{case.id}/{what}".encode()))
 
