@@ -25,20 +25,15 @@ import chainrule as cr
 import chainrule.lax as lax
 import chainrule.numpy as cnp
 
-import test_derivatives as table
 import test_table_under_transforms as transforms
 
-VALUES_ONLY = ("vmap over axis 0", "vmap over the last axis", "vmap of the first argument",
-               "jit of vmap of jit")
 CASES = []
 
 
-def case(id, fn, *specs, values_only=False):
+def case(*row, **options):
     """A row: ``fn(*arrays)`` with one ``(shape, domain)`` per argument (the domains of
     tests/test_derivatives.py's ``draw``)."""
-    row = table.Case(id, fn, None, specs)
-    row.values_only = values_only
-    CASES.append(row)
+    CASES.append(transforms.row(*row, **options))
 
 
 def ints(x):
@@ -535,7 +530,7 @@ def marks(case, k, transform):
 
 PARAMS = [pytest.param(c, t, id=f"{c.id}-{t.replace(' ', '_')}", marks=marks(c, k, t))
           for c in CASES
-          for k, t in enumerate(VALUES_ONLY if c.values_only else transforms.TRANSFORMS)]
+          for k, t in enumerate(transforms.VALUES_ONLY if c.values_only else transforms.TRANSFORMS)]
 
 
 @pytest.mark.parametrize("case, transform", PARAMS)
