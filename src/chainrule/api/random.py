@@ -16,9 +16,9 @@ program, run again with the key of each call, so a jitted step draws what the ea
 step draws. Under the transforms a sample differentiates in its distribution's
 parameters as JAX's do: through the formula that makes it from a parameter-free draw
 (``loc + scale * normal(key)``, ``uniform``'s ``minval`` and ``maxval``), or, where it
-is drawn by rejection (gamma, beta, truncated_normal, and what is made of gamma
-numbers: dirichlet, chisquare, t, f, loggamma), by implicit reparameterization at its
-quantile (``random_implicit``).
+is drawn by rejection or a choice (gamma, beta, truncated_normal, wald, and what is made
+of gamma numbers: dirichlet, chisquare, t, f, loggamma, generalized_normal, ball), by
+implicit reparameterization at its quantile (``random_implicit``).
 
 The rest of jax.random's samplers (cauchy, laplace, poisson, multivariate_normal, ...)
 and its key utilities are here too, from ``random_distributions``.
@@ -182,10 +182,10 @@ def truncated_normal(key: ArrayLike, lower: float, upper: float, shape: Shape = 
     >>> bool(x.min() >= -1 and x.max() <= 2)
     True
     """
-    if not lower < upper:
-        raise ValueError(f"truncated_normal: expected lower < upper, got {lower} and {upper}")
-
-    def sample(g, lower, upper):
+    def sample(g, lower, upper):  # (the bounds' numbers: each example's under vmap)
+        if not np.all(lower < upper):
+            raise ValueError(f"truncated_normal: expected lower < upper, got {lower} and "
+                             f"{upper}")
         out = g.standard_normal(_shape(shape))
         outside = (out < lower) | (out > upper)
         for _ in range(10_000):

@@ -13,7 +13,8 @@ and concentration, ``double_sided_maxwell`` in loc and scale, ``triangular`` in 
 three points, ``multivariate_normal`` in mean and cov) through that function; where it
 is made of gamma numbers (``chisquare``, ``f``, ``t``, ``loggamma``,
 ``generalized_normal``), or chosen between two roots (``wald`` in its mean), by
-implicit reparameterization (``random_implicit``). The discrete samplers' numbers are integers, with no derivative.
+implicit reparameterization (``random_implicit``). The discrete samplers' numbers are
+integers, with no derivative.
 """
 
 from collections.abc import Sequence
@@ -40,10 +41,11 @@ __all__ = ["key_data", "wrap_key_data", "clone", "key_impl", "bits", "rademacher
 
 def draw_with(sample, key, *params):
     """``sample(generator, *params)`` for this key, the parameters as NumPy arrays: one
-    call of a cr.jit program, whose inputs are the key and the parameters."""
-    return xp.call(lambda k, *p: sample(_generator(k), *(np.asarray(v) for v in p)),
+    call of a cr.jit program, whose inputs are the key and the parameters. The draw
+    reads the parameters' numbers only (under vmap, each example's); a sampler attaches
+    their derivatives to what it draws (``differentiated``)."""
+    return xp.call(lambda k, *p: sample(_generator(k), *(np.asarray(raw(v)) for v in p)),
                    raw(key), *(raw(p) for p in params))
-
 
 
 def differentiated(*params):
@@ -322,7 +324,8 @@ def wald(key: ArrayLike, mean: ArrayLike, shape: Shape | None = None,
         size = _batch(shape, m)
         return np.stack([g.standard_normal(size), g.random(size)])
     both = draw_with(sample, key, mean)
-    m, y = raw(mean), both[0] * both[0]
+    # the draw from the mean's numbers: its derivative is the quantile's, attached below
+    m, y = ops.stop_gradient(mean), both[0] * both[0]
     root = m + m * m * y / 2.0 - m / 2.0 * ops.sqrt(4.0 * m * y + m * m * y * y)
     # the smaller root where a uniform number falls below m / (m + root), the other
     # (m**2 / root) elsewhere
@@ -447,7 +450,7 @@ def poisson(key: ArrayLike, lam: ArrayLike, shape: Shape | None = None,
     3.0
     """
     return draw_with(lambda g, lam: g.poisson(lam, _batch(shape, lam)).astype(dtype),
-                      key, lam)
+                     key, lam)
 
 
 def binomial(key: ArrayLike, n: ArrayLike, p: ArrayLike, shape: Shape | None = None,
@@ -459,7 +462,7 @@ def binomial(key: ArrayLike, n: ArrayLike, p: ArrayLike, shape: Shape | None = N
     (dtype('float64'), 3.0)
     """
     return draw_with(lambda g, n, p: g.binomial(n.astype(np.int64), p, _batch(shape, n, p))
-                      .astype(dtype), key, n, p)
+                     .astype(dtype), key, n, p)
 
 
 def multinomial(key: ArrayLike, n: ArrayLike, p: ArrayLike, *, shape: Shape | None = None,
