@@ -205,25 +205,41 @@ def test_an_in_place_activation_refuses_a_traced_value(name):
     assert f(t, *args) is t
 
 
-def test_one_hot_under_a_transform_needs_num_classes_and_gives_zeros_outside():
-    labels = np.array([[0, 3], [2, 5]])  # 5 is outside 4 classes
+def test_one_hot_under_a_transform_needs_num_classes_and_checks_each_run():
+    labels = np.array([[0, 3], [2, 1]])
     out = cr.vmap(lambda i: F.one_hot(i, 4))(labels)
     np.testing.assert_array_equal(out, [[[1, 0, 0, 0], [0, 0, 0, 1]],
-                                        [[0, 0, 1, 0], [0, 0, 0, 0]]])
+                                        [[0, 0, 1, 0], [0, 1, 0, 0]]])
     assert out.dtype == np.int64
     with pytest.raises(ValueError, match="one_hot: num_classes=-1 reads the largest index"):
         cr.vmap(F.one_hot)(labels)
+    outside = np.array([[0, 3], [2, 5]])  # 5 is not one of 4 classes
     with pytest.raises(ValueError, match="class values must be smaller than num_classes"):
-        F.one_hot(labels, 4)  # eagerly the numbers are known: PyTorch's error
+        F.one_hot(outside, 4)  # eagerly the numbers are known: PyTorch's error
+    with pytest.raises(ValueError, match=r"one_hot: class values must be whole numbers "
+                                         r"in \[0, 4\)"):
+        cr.vmap(lambda i: F.one_hot(i, 4))(outside)
+    program = cr.jit(lambda i: F.one_hot(i, 4))
+    np.testing.assert_array_equal(program(labels), F.one_hot(labels, 4))
+    with pytest.raises(ValueError, match=r"whole numbers in \[0, 4\)"):
+        program(outside)  # the traced program checks at each run
 
 
-def test_max_unpool_under_vmap_drops_an_index_outside_the_plane():
+def test_max_unpool_under_a_transform_checks_its_indices_at_each_run():
     y = np.array([[[[1.0, 2.0]]], [[[3.0, 4.0]]]])       # two examples of (1, 1, 2)
-    indices = np.array([[[[0, 3]]], [[[-1, 1]]]])        # -1 is outside the plane of 4
-    out = cr.vmap(lambda v, i: F.max_unpool1d(v, i, 2))(y, indices)
-    np.testing.assert_array_equal(out, [[[[1.0, 0.0, 0.0, 2.0]]], [[[0.0, 4.0, 0.0, 0.0]]]])
+    good = np.array([[[[0, 3]]], [[[2, 1]]]])
+    out = cr.vmap(lambda v, i: F.max_unpool1d(v, i, 2))(y, good)
+    np.testing.assert_array_equal(out, [[[[1.0, 0.0, 0.0, 2.0]]], [[[0.0, 4.0, 3.0, 0.0]]]])
+    bad = np.array([[[[0, 3]]], [[[-1, 1]]]])            # -1 is outside the plane of 4
     with pytest.raises(ValueError, match="indices run from -1 to 1"):
-        F.max_unpool1d(y[1], indices[1], 2)
+        F.max_unpool1d(y[1], bad[1], 2)
+    with pytest.raises(ValueError, match="max_unpool1d: an index lies outside the output "
+                                         "plane of 4 entries"):
+        cr.vmap(lambda v, i: F.max_unpool1d(v, i, 2))(y, bad)
+    program = cr.jit(lambda v, i: F.max_unpool1d(v, i, 2))
+    np.testing.assert_array_equal(program(y[0], good[0]), F.max_unpool1d(y[0], good[0], 2))
+    with pytest.raises(ValueError, match="an index lies outside the output plane"):
+        program(y[1], bad[1])
 
 
 def test_every_function_has_a_row_or_a_reason():

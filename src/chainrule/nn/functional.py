@@ -27,6 +27,7 @@ from .. import arrays as xp
 from .. import rules as ops
 from ..primitive import raw as _raw, shape_of
 from ..rules.common import Result
+from ..rules.predicates import all as _all, logical_and
 from ..tensor import Tensor
 from ..methods.torch_inplace import (celu_, elu_, hardtanh_, leaky_relu_, relu_, rrelu_,
                                      selu_, threshold_)
@@ -161,9 +162,8 @@ def one_hot(tensor: ArrayLike, num_classes: int = -1) -> Result:
     takes the largest index plus one. An index below 0 or not below ``num_classes`` is a
     ValueError, a fraction a TypeError (whole floats are taken, where PyTorch wants
     int64); a Tensor gives a Tensor (without a gradient: the result is made of
-    integers), an array an ndarray. Under vmap or cr.jit, whose indices' numbers are not
-    read, ``num_classes`` must be given, and an index outside the classes gives a row
-    of zeros (as ``jax.nn.one_hot``).
+    integers), an array an ndarray. Under vmap or cr.jit ``num_classes`` must be given,
+    and the indices are checked when their numbers exist (at each run of a program).
 
     >>> cr.nn.functional.one_hot(cr.tensor([0, 2]))
     tensor([[1, 0, 0],
@@ -176,12 +176,14 @@ def one_hot(tensor: ArrayLike, num_classes: int = -1) -> Result:
         raise ValueError(f"one_hot: num_classes must be -1 (the largest index plus one) "
                          f"or a count >= 0, got {num_classes!r}")
     indices = xp.as_array(_raw(tensor))
-    if type(indices) is not np.ndarray:  # traced by vmap or cr.jit: numbers not known
+    if type(indices) is not np.ndarray:  # traced by vmap or cr.jit: checked when known
         if num_classes == -1:
             raise ValueError("one_hot: num_classes=-1 reads the largest index, which a "
                              "transform is tracing here; pass num_classes")
-        # an index outside [0, num_classes) or a fraction matches no class: a row of
-        # zeros, as jax.nn.one_hot gives
+        inside = logical_and(indices >= 0, indices < num_classes)
+        if indices.dtype.kind == "f":
+            inside = logical_and(inside, indices == ops.round(indices))
+        xp.require(_all(inside), _not_a_class, num_classes)
         return ops.astype(ops.expand_dims(indices, -1) == xp.arange(int(num_classes)),
                           np.int64)
     # (cr.tensor([0, 2]) is float64: whole floats are taken, as cross_entropy takes them)
@@ -206,6 +208,10 @@ def one_hot(tensor: ArrayLike, num_classes: int = -1) -> Result:
                              f"{num_classes}, got {high}")
     encoded = (indices[..., None] == xp.arange(int(num_classes))).astype(np.int64)
     return Tensor(encoded, dtype=np.int64) if isinstance(tensor, Tensor) else encoded
+
+
+def _not_a_class(num_classes):
+    return ValueError(f"one_hot: class values must be whole numbers in [0, {num_classes})")
 
 
 __all__ += ["group_norm", "instance_norm", "rms_norm"]

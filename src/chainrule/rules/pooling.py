@@ -22,10 +22,10 @@ from ..primitive import Box, raw, shape_of
 from .common import float_dtype, op
 from .contractions import einsum
 from .convolution import _check_fits, _check_input, _pad_or_crop, _spatial, _tuple, _windows
-from .elementwise import absolute, relu, sign, where
+from .elementwise import absolute, relu, sign
 from .elementary import stop_gradient
 from .indexing import getitem, index_add, index_set
-from .predicates import logical_and
+from .predicates import all as _all, logical_and
 from .reductions import max as _max, sum as _sum
 from .shapes import reshape
 
@@ -372,28 +372,29 @@ def max_unpool(y, indices, kernel_size, stride=None, padding=0, output_size=None
     if shape_of(indices) != shape or indices.dtype.kind not in "iu":
         raise ValueError(f"{name}: indices of shape {shape_of(indices)} and dtype "
                          f"{indices.dtype}, expected integers of the input's shape {shape}")
-    plane, spare = math.prod(size), 0
+    plane = math.prod(size)
     if type(indices) is xp.ndarray:  # numbers known now
         if indices.size and (indices.min() < 0 or indices.max() >= plane):
             raise ValueError(f"{name}: indices run from {indices.min()} to "
                              f"{indices.max()}, expected them within the output plane of "
                              f"{plane} entries")
-    else:  # numbers a transform traces (vmap, cr.jit), so not checked: an index outside
-        # the plane writes to a spare entry past its end, cut off below (JAX's scatter
-        # drops such an update), never wrapping round to another place
-        inside = logical_and(indices >= 0, indices < plane)
-        indices, spare = where(inside, indices, plane), 1
+    else:  # numbers a transform traces (vmap, cr.jit): checked when they exist (an index
+        # outside the plane would wrap round to another place)
+        xp.require(_all(logical_and(indices >= 0, indices < plane)), _outside_plane,
+                   name, plane)
     n, c = shape[:2]
     lead = shape[:2] + (-1,)
     at = (Ellipsis, xp.arange(n).reshape(n, 1, 1), xp.arange(c).reshape(1, c, 1),
           reshape(indices, lead))
-    zeros = xp.zeros(shape[:2] + (plane + spare,), float_dtype(y))
+    zeros = xp.zeros(shape[:2] + (plane,), float_dtype(y))
     flat = reshape(y, lead)
     # PyTorch's derivatives: each entry reads the gradient of its place, even where
     # overlapping windows repeat an index (their entries are equal: the value is one of
     # them, the adjoint that of adding them)
     added = index_add(zeros, flat, index=at)
     out = added - stop_gradient(added - index_set(zeros, flat, index=at))
-    if spare:
-        out = getitem(out, index=(Ellipsis, slice(0, plane)))
     return reshape(out, shape[:2] + size)
+
+
+def _outside_plane(name, plane):
+    return ValueError(f"{name}: an index lies outside the output plane of {plane} entries")
