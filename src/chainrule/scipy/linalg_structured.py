@@ -43,11 +43,14 @@ def _vector(name, v):
     return v
 
 
-def _known_zero(x):
-    """Whether x is a number known now to be 0. Under vmap or cr.jit its numbers are not
-    known while the program is built: a zero then divides into infinities, as in JAX."""
-    x = raw(x)
-    return type(x) in (np.ndarray, np.float64, float) and x == 0
+def _require_leading(name, a):
+    """The polynomial's first coefficient is not 0: checked on its numbers (under vmap
+    every example's, under cr.jit at each run of the program)."""
+    xp.require(raw(a[0]) != 0, _zero_leading, name)
+
+
+def _zero_leading(name):
+    return ValueError(f"{name}: the first coefficient must not be zero")
 
 
 def _gathered(values, index):
@@ -112,8 +115,7 @@ def companion(a: Any) -> Any:
     n = shape_of(a)[0]
     if n < 2:
         raise ValueError(f"companion: the polynomial needs at least 2 coefficients, got {n}")
-    if _known_zero(a[0]):
-        raise ValueError("companion: the first coefficient must not be zero")
+    _require_leading("companion", a)
     values = -a[1:] / a[0]
     index = np.full((n - 1, n - 1), -1)
     index[0] = np.arange(n - 1)
@@ -163,8 +165,7 @@ def fiedler_companion(a: Any) -> Any:
     size = shape_of(a)[0]
     if size <= 2:
         return ops.reshape(-(a / a[0])[-1:], (1, 1)) if size == 2 else np.zeros((0, 0))
-    if _known_zero(a[0]):
-        raise ValueError("fiedler_companion: the first coefficient must not be zero")
+    _require_leading("fiedler_companion", a)
     a = a / a[0]
     n = size - 1
     values = -a  # values[k] is -a[k]; -1 stands for 0, -2 for 1
